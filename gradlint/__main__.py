@@ -1,0 +1,5 @@
+import sys
+
+from gradlint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,70 @@
+"""What every rule is: metadata, its documentation, and visitor methods over LibCST nodes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from gradlint.diagnostics import Applicability, Fix
+
+if TYPE_CHECKING:
+    from gradlint.engine import FileContext
+
+DOCS_URL = "https://github.com/gradlint/gradlint/blob/main/docs/rules/{code}.md"
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class. The subclass docstring is the user documentation, in ruff's sections:
+    What it does / Why is this bad? / Example / Use instead / Fix safety / References."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    fix_title: ClassVar[str | None] = None
+    fix_applicability: ClassVar[Applicability] = Applicability.UNSAFE
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+
+    @property
+    def facts(self):
+        return self.context.facts
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        fix: Fix | None = None,
+    ) -> None:
+        self.context.report(self, node, message or self.message, fix)
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first paragraph of the 'What it does' section, for listings and hover."""
+        doc = cls.documentation()
+        lines = doc.splitlines()
+        out: list[str] = []
+        seen_heading = False
+        for line in lines:
+            if line.startswith("## What it does"):
+                seen_heading = True
+                continue
+            if seen_heading:
+                if not line.strip():
+                    if out:
+                        break
+                    continue
+                out.append(line.strip())
+        return " ".join(out) or cls.message
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(code=cls.code)
