@@ -23,6 +23,9 @@ class Rule(cst.BatchableCSTVisitor):
     message: ClassVar[str]
     fix_title: ClassVar[str | None] = None
     fix_applicability: ClassVar[Applicability] = Applicability.UNSAFE
+    # Substrings at least one of which a file must contain for the rule to possibly match;
+    # files with none are not even parsed (see engine.might_match).
+    trigger_tokens: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

@@ -1,0 +1,218 @@
+"""The one engine behind every front: parse once, compute shared facts once, run every
+selected rule in one batched visit, then apply `# noqa`.
+
+    lint_source(source, path, config) -> list[Diagnostic]     (raises SourceError)
+    lint_file(path, config) -> FileResult                      (never raises on bad input)
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gradlint.config import Config
+from gradlint.diagnostics import Diagnostic, FileError, Fix, Position
+from gradlint.rules import ALL_RULES
+from gradlint.rules.base import Rule
+
+DEFAULT_CONFIG = Config()
+
+# flake8's noqa grammar: `# noqa`, `# noqa: GL001,GL002`, `# NOQA:GL001 GL002`.
+NOQA_RE = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE
+)
+FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+class SourceError(Exception):
+    """The source cannot be linted (not valid Python, too deeply nested, ...)."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: FileError | None = None
+    source: str | None = None
+
+
+def rules_for(codes) -> list[type[Rule]]:
+    return [rule for rule in ALL_RULES if rule.code in codes]
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    for rule in ALL_RULES:
+        if rule.code == code.upper() or rule.name == code:
+            return rule
+    return None
+
+
+class FileContext:
+    """Everything rules share about one file. Facts and positions are computed lazily and
+    at most once: positions only when something is reported."""
+
+    def __init__(self, path: str, source: str, module: cst.Module) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.diagnostics: list[Diagnostic] = []
+        self._reported: set[tuple[str, int]] = set()
+
+    @cached_property
+    def facts(self):
+        from gradlint.analysis import FileFacts
+
+        return FileFacts(self.module)
+
+    @cached_property
+    def positions(self):
+        return self.wrapper.resolve(PositionProvider)
+
+    def position_of(self, node: cst.CSTNode) -> tuple[Position, Position]:
+        rng = self.positions[node]
+        return (
+            Position(rng.start.line, rng.start.column),
+            Position(rng.end.line, rng.end.column),
+        )
+
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        key = (rule.code, id(node))
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        start, end = self.position_of(node)
+        self.diagnostics.append(
+            Diagnostic(
+                code=rule.code,
+                name=rule.name,
+                message=message,
+                path=self.path,
+                start=start,
+                end=end,
+                fix=fix,
+                noqa_line=start.line,
+                url=rule.url(),
+            )
+        )
+
+
+def parse(source: str, path: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        reason = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+        raise SourceError(
+            FileError(path, f"syntax error: {reason}", exc.raw_line, max(exc.raw_column, 0))
+        ) from None
+    except RecursionError:
+        raise SourceError(FileError(path, "cannot parse: nesting too deep")) from None
+
+
+def might_match(source: str, rules: list[type[Rule]]) -> bool:
+    """A cheap text test: a file with none of the tokens a rule needs cannot match it."""
+    return any(any(tok in source for tok in rule.trigger_tokens) for rule in rules)
+
+
+def lint_source(
+    source: str, path: str = "-", config: Config | None = None
+) -> list[Diagnostic]:
+    """Lint one file's text. Raises SourceError when the text is not lintable Python."""
+    config = config or DEFAULT_CONFIG
+    rules = rules_for(config.codes_for(path, [r.code for r in ALL_RULES]))
+    if not rules or FILE_NOQA_RE.search(source):
+        return []
+    if not might_match(source, rules):
+        return []
+    module = parse(source, path)
+    context = FileContext(path, source, module)
+    visitors = [rule(context) for rule in rules]
+    try:
+        cst.visit_batched(module, visitors)
+    except RecursionError:
+        raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
+    return apply_noqa(sorted(context.diagnostics, key=lambda d: d.sort_key), source)
+
+
+def noqa_map(source: str) -> dict[int, frozenset[str] | None]:
+    """line -> codes suppressed there (None: all). Reads real comments via tokenize, so a
+    `# noqa` inside a string does not count."""
+    result: dict[int, frozenset[str] | None] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return result
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        match = NOQA_RE.search(tok.string)
+        if not match:
+            continue
+        codes = match.group("codes")
+        line = tok.start[0]
+        if codes is None:
+            result[line] = None
+        else:
+            parsed = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+            prev = result.get(line, frozenset())
+            result[line] = None if prev is None and line in result else parsed | (prev or frozenset())
+    return result
+
+
+def is_suppressed(diagnostic: Diagnostic, noqa: dict[int, frozenset[str] | None]) -> bool:
+    if diagnostic.noqa_line not in noqa:
+        return False
+    codes = noqa[diagnostic.noqa_line]
+    # flake8 matches noqa codes by prefix: `# noqa: GL` silences every GL code.
+    return codes is None or any(diagnostic.code.startswith(c) for c in codes)
+
+
+def apply_noqa(diagnostics: list[Diagnostic], source: str) -> list[Diagnostic]:
+    if not diagnostics:
+        return diagnostics
+    noqa = noqa_map(source)
+    return [d for d in diagnostics if not is_suppressed(d, noqa)]
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """Decode as Python does for a file without a coding cookie we honour: UTF-8, BOM ok."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(FileError(path, f"cannot decode: {exc}")) from None
+    try:
+        text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = getattr(exc, "reason", str(exc))
+        start = getattr(exc, "start", None)
+        line = data[:start].count(b"\n") + 1 if start is not None else 0
+        raise SourceError(
+            FileError(path, f"not valid {encoding}: {reason}", line, 0)
+        ) from None
+    if "\x00" in text:
+        raise SourceError(FileError(path, "source contains a NUL byte"))
+    return text
+
+
+def lint_file(path: str | Path, config: Config | None = None) -> FileResult:
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return FileResult(name, error=FileError(name, f"cannot read: {exc.strerror or exc}"))
+    try:
+        source = decode_source(data, name)
+        return FileResult(name, lint_source(source, name, config), source=source)
+    except SourceError as exc:
+        return FileResult(name, error=exc.error)

@@ -1,0 +1,5 @@
+"""The rule registry, in code order."""
+
+from __future__ import annotations
+
+ALL_RULES: list = []
