@@ -13,7 +13,7 @@ import pytest
 from flake8.main.cli import main as flake8_main
 
 import gradlint.engine
-from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.engine import lint_file, rule_by_code
 from gradlint.flake8_plugin import GradlintChecker
 from gradlint.rules.base import Rule
@@ -94,7 +94,10 @@ def test_flake8_reports_engine_findings_with_one_based_code_point_columns(
     assert err == ""
     engine = lint_file(path).diagnostics
     assert rows == [(str(path), d.start.line, d.start.column + 1, d.code) for d in engine]
-    assert rows == [(str(path), 1, len('s = "é😋"; w = 1; ') + 1, "GL901"), (str(path), 3, 1, "GL901")]
+    assert rows == [
+        (str(path), 1, len('s = "é😋"; w = 1; ') + 1, "GL901"),
+        (str(path), 3, 1, "GL901"),
+    ]
 
 
 def test_plugin_yields_flake8_tuples_directly(test_rules):
