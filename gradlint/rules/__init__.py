@@ -2,4 +2,8 @@
 
 from __future__ import annotations
 
-ALL_RULES: list = []
+from gradlint.rules.gl002_leaf_inplace_outside_no_grad import LeafInplaceOutsideNoGrad
+
+ALL_RULES: list = [
+    LeafInplaceOutsideNoGrad,
+]

@@ -1,0 +1,56 @@
+"""Facts that more than one rule needs, computed at most once per file and only when a
+rule asks (most files never need them)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.loops import LoopAnalysis, LoopFacts
+from gradlint.analysis.tensors import TensorFacts
+
+__all__ = ["FileFacts", "GradMode", "LoopFacts", "dotted_name"]
+
+
+class FileFacts:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+
+    @cached_property
+    def index(self) -> FileIndex:
+        return FileIndex(self.module)
+
+    @cached_property
+    def flow(self) -> DataFlow:
+        return DataFlow(self.index)
+
+    @cached_property
+    def grad_mode(self) -> GradModeAnalysis:
+        return GradModeAnalysis(self.index)
+
+    @cached_property
+    def autograd(self) -> AutogradCalls:
+        return AutogradCalls(self.index, self.flow)
+
+    @cached_property
+    def loops(self) -> LoopAnalysis:
+        return LoopAnalysis(self.index, self.flow, self.autograd)
+
+    @cached_property
+    def tensors(self) -> TensorFacts:
+        return TensorFacts(self.index)
+
+    # shortcuts used by most rules
+    def mode_at(self, node: cst.CSTNode) -> GradMode:
+        return self.grad_mode.mode_at(node)
+
+    def is_recording(self, node: cst.CSTNode) -> bool:
+        return self.mode_at(node) is GradMode.RECORDING
+
+    def qualified_name(self, node: cst.CSTNode | None) -> str | None:
+        return self.index.qualified_name(node)

@@ -1,0 +1,103 @@
+"""Where a region of code differentiates: `x.backward()`, `torch.autograd.grad(...)`,
+`torch.autograd.backward(...)`, `manual_backward(loss)`, and optimizer steps.
+
+A differentiation event has *roots*: the variables the differentiated value is built
+from (graph-aware). An optimizer step has no visible root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import DataFlow, method_name
+from gradlint.analysis.index import FileIndex, dotted_name
+
+AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "torch.autograd.grad_mode.grad"})
+AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
+_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+@dataclass
+class DiffEvent:
+    call: cst.Call
+    kind: str  # "backward" | "grad" | "step"
+    roots: set[str] = field(default_factory=set)
+    # The expression that is differentiated (None for a step).
+    root_expr: cst.CSTNode | None = None
+
+
+def keyword_arg(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg
+        elif position is not None and i == position and arg.star == "":
+            return arg
+    return None
+
+
+class AutogradCalls:
+    def __init__(self, index: FileIndex, flow: DataFlow) -> None:
+        self.index = index
+        self.flow = flow
+
+    def is_autograd_grad(self, call: cst.Call) -> bool:
+        return self.index.qualified_name(call.func) in AUTOGRAD_GRAD
+
+    def event(self, call: cst.Call) -> DiffEvent | None:
+        qualified = self.index.qualified_name(call.func)
+        if qualified in AUTOGRAD_GRAD:
+            outputs = keyword_arg(call, "outputs", 0)
+            expr = outputs.value if outputs else None
+            return DiffEvent(call, "grad", self.flow.reads(expr), expr)
+        if qualified in AUTOGRAD_BACKWARD:
+            tensors = keyword_arg(call, "tensors", 0)
+            expr = tensors.value if tensors else None
+            return DiffEvent(call, "backward", self.flow.reads(expr), expr)
+        method = method_name(call)
+        if method in _BACKWARD_METHODS:
+            receiver = call.func.value  # type: ignore[union-attr]
+            roots = self.flow.reads(receiver)
+            expr: cst.CSTNode = receiver
+            if call.args and call.args[0].keyword is None:
+                # `y.backward(grad_y)` passes a gradient, but `accelerator.backward(loss)`
+                # and `self.manual_backward(loss)` pass what is differentiated. Both
+                # count as roots; the argument is the expression when the receiver is
+                # a plain object rather than a computed tensor.
+                roots |= self.flow.reads(call.args[0].value)
+                if (
+                    method == "manual_backward"
+                    or isinstance(receiver, (cst.Name, cst.Attribute))
+                    and not self._looks_like_tensor_receiver(receiver)
+                ):
+                    expr = call.args[0].value
+            return DiffEvent(call, "backward", roots, expr)
+        if method == "step" and self._is_optimizer_step(call):
+            return DiffEvent(call, "step")
+        return None
+
+    @staticmethod
+    def _looks_like_tensor_receiver(receiver: cst.CSTNode) -> bool:
+        name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+        return name not in {"self", "accelerator", "fabric", "engine", "model_engine", "trainer"}
+
+    def _is_optimizer_step(self, call: cst.Call) -> bool:
+        receiver = dotted_name(call.func.value) or ""  # type: ignore[union-attr]
+        lowered = receiver.lower()
+        if "sched" in lowered:
+            return False
+        if "opt" in lowered.rsplit(".", 1)[-1]:
+            return True
+        # `scaler.step(optimizer)` (AMP) steps the optimizer it is given.
+        return any("opt" in (dotted_name(arg.value) or "").lower() for arg in call.args)
+
+    def events_in(self, region: cst.CSTNode) -> list[DiffEvent]:
+        events = []
+        for node in self.index.walk(region):
+            if isinstance(node, cst.Call):
+                found = self.event(node)
+                if found is not None:
+                    events.append(found)
+        return events

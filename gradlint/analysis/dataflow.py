@@ -1,0 +1,234 @@
+"""Which variables an expression reads, which a statement binds, and whether a value can
+carry an autograd graph.
+
+Variables are dotted names: `h`, `self.hidden`. Reads are *graph-aware*: a value that
+passes through `.detach()`, `.item()`, `float(...)`, a comparison or `.shape` carries no
+graph, so what it was computed from does not count as a dependency. This is the one place
+that knows which operations cut the graph; every rule asks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+
+# Methods whose result carries no graph back to the receiver.
+GRAPH_CUTTING_METHODS = frozenset(
+    {
+        "detach",
+        "detach_",
+        "item",
+        "tolist",
+        "numpy",
+        "argmax",
+        "argmin",
+        "argsort",
+        "numel",
+        "size",
+        "dim",
+        "nelement",
+        "element_size",
+        "long",
+        "int",
+        "bool",
+        "byte",
+        "short",
+        "nonzero",
+        "data_ptr",
+        "stride",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "sign",
+        "__len__",
+    }
+)
+# Attributes that carry no graph.
+GRAPH_CUTTING_ATTRIBUTES = frozenset(
+    {"data", "shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn"}
+)
+# Builtins and modules whose results are Python values, not graph-carrying tensors.
+GRAPH_CUTTING_FUNCTIONS = frozenset(
+    {
+        "float",
+        "int",
+        "bool",
+        "str",
+        "len",
+        "round",
+        "repr",
+        "format",
+        "print",
+        "isinstance",
+        "hasattr",
+        "id",
+        "type",
+        "range",
+        "enumerate",
+        "math",
+        "np",
+        "numpy",
+        "copy.deepcopy",
+        "torch.no_grad",
+        "torch.argmax",
+        "torch.argmin",
+        "torch.isnan",
+        "torch.isfinite",
+        "torch.numel",
+        "torch.zeros",
+        "torch.ones",
+        "torch.empty",
+        "torch.zeros_like",
+        "torch.ones_like",
+        "torch.empty_like",
+        "torch.full",
+        "torch.full_like",
+        "torch.randn",
+        "torch.rand",
+        "torch.randint",
+        "torch.randn_like",
+        "torch.rand_like",
+        "torch.arange",
+        "torch.linspace",
+        "torch.eye",
+    }
+)
+# Fresh tensors with no history: assigning one re-initialises loop state.
+FRESH_TENSOR_FUNCTIONS = frozenset(
+    {name for name in GRAPH_CUTTING_FUNCTIONS if name.startswith("torch.")}
+    | {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.randperm"}
+)
+_COMPARISON_OPS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+    cst.Is,
+    cst.IsNot,
+    cst.In,
+    cst.NotIn,
+)
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """Dotted names bound by an assignment target (tuples and starred unpacked)."""
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        name = dotted_name(target)
+        return [name] if name else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: list[str] = []
+        for element in target.elements:
+            out.extend(target_names(element.value))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+def method_name(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+class DataFlow:
+    """Reads and bindings, graph-aware, with names resolved through the file's imports."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+
+    # -- reads ------------------------------------------------------------------------
+
+    def is_graph_cut(self, node: cst.CSTNode) -> bool:
+        """Does this expression produce a value with no autograd history?"""
+        if isinstance(node, cst.Call):
+            method = method_name(node)
+            if method in GRAPH_CUTTING_METHODS:
+                return True
+            qualified = self.index.qualified_name(node.func) or ""
+            if qualified in GRAPH_CUTTING_FUNCTIONS or qualified.split(".")[0] in (
+                "math",
+                "np",
+                "numpy",
+            ):
+                return True
+            return False
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in GRAPH_CUTTING_ATTRIBUTES
+        if isinstance(node, cst.Comparison):
+            return all(isinstance(t.operator, _COMPARISON_OPS) for t in node.comparisons)
+        return False
+
+    def reads(self, expr: cst.CSTNode | None, *, graph_only: bool = True) -> set[str]:
+        """Dotted variables read by expr. With graph_only, reads hidden behind a
+        graph-cutting operation are left out."""
+        if expr is None:
+            return set()
+        result: set[str] = set()
+        bound_locally: set[str] = set()
+        stack: list[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            if graph_only and self.is_graph_cut(node):
+                continue
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                name = dotted_name(node)
+                if name is not None:
+                    result.add(name)
+                    if isinstance(node, cst.Attribute):
+                        result.add(name.split(".")[0])
+                    continue
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(node, cst.Lambda):
+                bound_locally.update(p.name.value for p in node.params.params)
+            if isinstance(node, cst.CompFor):
+                bound_locally.update(target_names(node.target))
+            if isinstance(node, cst.Arg) and node.keyword is not None:
+                stack.append(node.value)
+                continue
+            stack.extend(node.children)
+        return result - bound_locally
+
+    def has_tensor_op(self, expr: cst.CSTNode | None) -> bool:
+        """Does expr contain an operation that may build graph: a call that is not a
+        graph cut, or a matrix product? Python arithmetic on numbers does not."""
+        if expr is None:
+            return False
+        stack: list[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            if self.is_graph_cut(node):
+                continue
+            if isinstance(node, cst.Call):
+                return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.MatrixMultiply
+            ):
+                return True
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(node.children)
+        return False
+
+
+@dataclass
+class Binding:
+    """One binding of a variable: `var = value` (or an augmented/for/with binding)."""
+
+    var: str
+    statement: cst.CSTNode
+    value: cst.CSTNode | None
+    deps: set[str] = field(default_factory=set)
+    tensor_op: bool = False
+    augmented: bool = False
+    kind: str = "assign"  # assign | augassign | for | with | other

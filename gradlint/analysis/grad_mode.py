@@ -1,0 +1,251 @@
+"""Is autograd recording at a given node?
+
+RECORDING is the default at module level and in a function that some visible caller
+reaches with grad enabled (or that no caller in the module reaches: its users run it in
+PyTorch's default mode). NOT_RECORDING under `torch.no_grad()`, `torch.inference_mode()`,
+`torch.set_grad_enabled(False)` (as a block, a decorator or an earlier statement), inside a
+function whose every call in this module sits in a not-recording context, and in the
+framework hooks that their trainers run without grad (Lightning's validation/test/predict
+steps). UNKNOWN where a flag or decorator we cannot evaluate decides; rules stay silent
+there rather than guess.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+
+
+class GradMode(enum.Enum):
+    RECORDING = "recording"
+    NOT_RECORDING = "not recording"
+    UNKNOWN = "unknown"
+
+
+_TORCH_GRAD_MODULES = ("torch.", "torch.autograd.", "torch.autograd.grad_mode.")
+_DISABLERS = {"no_grad", "inference_mode"}
+_ENABLERS = {"enable_grad"}
+_SETTER = "set_grad_enabled"
+
+# Trainer hooks that the framework calls under no_grad / inference_mode.
+_NO_GRAD_HOOKS = {
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "on_validation_batch_end",
+    "on_test_batch_end",
+    "on_predict_batch_end",
+    "validation_epoch_end",
+    "test_epoch_end",
+}
+
+
+def _grad_api(qualified: str | None) -> str | None:
+    """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`."""
+    if not qualified:
+        return None
+    for prefix in _TORCH_GRAD_MODULES:
+        if qualified.startswith(prefix):
+            tail = qualified[len(prefix) :]
+            if tail in _DISABLERS or tail in _ENABLERS or tail == _SETTER:
+                return tail
+    return None
+
+
+def _bool_literal(arg: cst.Arg | None) -> bool | None:
+    if arg is None:
+        return None
+    value = arg.value
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    return None
+
+
+class GradModeAnalysis:
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._function_modes: dict[cst.FunctionDef, GradMode] = {}
+        self._in_progress: set[cst.FunctionDef] = set()
+        self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
+
+    # -- context managers and decorators --------------------------------------------
+
+    def context_effect(self, expr: cst.BaseExpression) -> GradMode | None:
+        """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
+        is not a grad-mode manager."""
+        call = expr if isinstance(expr, cst.Call) else None
+        target = call.func if call is not None else expr
+        api = _grad_api(self.index.qualified_name(target))
+        if api is None:
+            return None
+        first = call.args[0] if call is not None and call.args else None
+        if api == "no_grad":
+            return GradMode.NOT_RECORDING
+        if api == "enable_grad":
+            return GradMode.RECORDING
+        if api == "inference_mode":
+            if first is None:
+                return GradMode.NOT_RECORDING
+            flag = _bool_literal(first)
+            if flag is None:
+                return GradMode.UNKNOWN
+            return GradMode.NOT_RECORDING if flag else None
+        # set_grad_enabled(flag)
+        if call is None:
+            return None
+        flag = _bool_literal(first)
+        if flag is None:
+            return GradMode.UNKNOWN
+        return GradMode.RECORDING if flag else GradMode.NOT_RECORDING
+
+    def _statement_setter(self, stmt: cst.CSTNode) -> GradMode | None:
+        """`torch.set_grad_enabled(False)` written as a statement switches the mode for
+        everything after it in the same block."""
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        effect = None
+        for small in stmt.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                call = small.value
+                if _grad_api(self.index.qualified_name(call.func)) == _SETTER:
+                    effect = self.context_effect(call)
+        return effect
+
+    # -- the query ------------------------------------------------------------------
+
+    def mode_at(self, node: cst.CSTNode) -> GradMode:
+        child = node
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, cst.With) and child is anc.body:
+                effects = [self.context_effect(item.item) for item in anc.items]
+                effects = [e for e in effects if e is not None]
+                if effects:
+                    return effects[-1]
+            elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                effect = self._earlier_setter(anc, child)
+                if effect is not None:
+                    return effect
+            elif isinstance(anc, cst.FunctionDef):
+                return self.function_mode(anc)
+            elif isinstance(anc, cst.Lambda):
+                return GradMode.RECORDING
+            child = anc
+        return GradMode.RECORDING
+
+    def _earlier_setter(self, block: cst.CSTNode, child: cst.CSTNode) -> GradMode | None:
+        effect = None
+        for stmt in block.body:
+            if stmt is child:
+                break
+            found = self._statement_setter(stmt)
+            if found is not None:
+                effect = found
+        return effect
+
+    def function_mode(self, func: cst.FunctionDef) -> GradMode:
+        cached = self._function_modes.get(func)
+        if cached is not None:
+            return cached
+        if func in self._in_progress:
+            # A recursive call path: assume the default mode for the cycle.
+            return GradMode.RECORDING
+        self._in_progress.add(func)
+        try:
+            mode = self._compute_function_mode(func)
+        finally:
+            self._in_progress.discard(func)
+        self._function_modes[func] = mode
+        return mode
+
+    def _compute_function_mode(self, func: cst.FunctionDef) -> GradMode:
+        for decorator in reversed(func.decorators):
+            effect = self.context_effect(decorator.decorator)
+            if effect is not None:
+                return effect
+            name = self.index.qualified_name(
+                decorator.decorator.func
+                if isinstance(decorator.decorator, cst.Call)
+                else decorator.decorator
+            )
+            # A home-made decorator named after grad mode (torch.optim's
+            # `_use_grad_for_differentiable`, `no_grad_if(...)`) may switch it.
+            if name and ("grad" in name.lower() or "inference" in name.lower()):
+                return GradMode.UNKNOWN
+        cls = self.index.enclosing_class(func)
+        if cls is not None and func.name.value in _NO_GRAD_HOOKS and self._is_lightning(cls):
+            return GradMode.NOT_RECORDING
+        callers = self.callers_of(func)
+        if not callers:
+            return GradMode.RECORDING
+        modes = {self.mode_at(call) for call in callers}
+        if GradMode.RECORDING in modes:
+            return GradMode.RECORDING
+        if modes == {GradMode.NOT_RECORDING}:
+            return GradMode.NOT_RECORDING
+        return GradMode.UNKNOWN
+
+    def _is_lightning(self, cls: cst.ClassDef) -> bool:
+        for base in cls.bases:
+            name = self.index.qualified_name(base.value) or ""
+            if "lightning" in name.lower() or name.endswith("LightningModule"):
+                return True
+        return False
+
+    def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls in this module that reach `func`: `f(...)` for a module-level or nested
+        function, `self.f(...)` / `cls.f(...)` for a method. A function that is also
+        referenced without being called (passed as a callback) has callers we cannot see,
+        so it is treated as having none visible."""
+        if self._callers is None:
+            self._callers = self._collect_callers()
+        return self._callers.get(func, [])
+
+    def _collect_callers(self) -> dict[cst.FunctionDef, list[cst.Call]]:
+        by_plain_name: dict[str, list[cst.FunctionDef]] = {}
+        by_method: dict[tuple[cst.ClassDef, str], cst.FunctionDef] = {}
+        for func in self.index.functions:
+            cls = self.index.enclosing_class(func)
+            if cls is None:
+                by_plain_name.setdefault(func.name.value, []).append(func)
+            else:
+                by_method[(cls, func.name.value)] = func
+        callers: dict[cst.FunctionDef, list[cst.Call]] = {}
+        called_funcs: set[cst.CSTNode] = set()
+        for call in self.index.calls:
+            called_funcs.add(call.func)
+            target = call.func
+            if isinstance(target, cst.Name):
+                for func in by_plain_name.get(target.value, ()):
+                    callers.setdefault(func, []).append(call)
+            elif isinstance(target, cst.Attribute) and dotted_name(target.value) in (
+                "self",
+                "cls",
+            ):
+                cls = self._class_of_node(call)
+                func = by_method.get((cls, target.attr.value)) if cls is not None else None
+                if func is not None:
+                    callers.setdefault(func, []).append(call)
+        # A bare reference (callback, decorator argument) hides other call sites.
+        escaped: set[str] = set()
+        for node in self.index.order:
+            if isinstance(node, cst.Name) and node not in called_funcs:
+                parent = self.index.parent.get(node)
+                if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+                    continue
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    if parent not in called_funcs:
+                        escaped.add(node.value)
+                    continue
+                escaped.add(node.value)
+        return {
+            func: calls for func, calls in callers.items() if func.name.value not in escaped
+        }
+
+    def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+        return None

@@ -1,0 +1,161 @@
+"""Structural facts about one module, computed in a single iterative walk: each node's
+parent, its textual order, the scope (function or module) it belongs to, and the
+import-alias table that resolves `T.no_grad`, `ng`, `grad` to qualified names.
+
+The walk is iterative so that deeply nested generated code cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# Names that behave as torch even where the file does not import them (notebook cells,
+# snippets that rely on a star import).
+_DEFAULT_ALIASES = {"torch": "torch"}
+
+
+def dotted_name(node: cst.CSTNode | None) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None. Parentheses are ignored."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _module_dotted(node: cst.BaseExpression | None) -> str | None:
+    return dotted_name(node) if node is not None else None
+
+
+class FileIndex:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.order: dict[cst.CSTNode, int] = {}
+        self.aliases: dict[str, str] = {}  # local name -> qualified, real imports only
+        self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef] = []
+        self.calls: list[cst.Call] = []
+        self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._walk()
+
+    def _walk(self) -> None:
+        counter = 0
+        stack: list[cst.CSTNode] = [self.module]
+        parent = self.parent
+        order = self.order
+        while stack:
+            node = stack.pop()
+            order[node] = counter
+            counter += 1
+            if isinstance(node, cst.Call):
+                self.calls.append(node)
+            elif isinstance(node, cst.FunctionDef):
+                self.functions.append(node)
+            elif isinstance(node, cst.ClassDef):
+                self.classes.append(node)
+            elif isinstance(node, cst.Import):
+                self._record_import(node)
+            elif isinstance(node, cst.ImportFrom):
+                self._record_import_from(node)
+            children = node.children
+            for child in children:
+                parent[child] = node
+            stack.extend(reversed(children))
+
+    def _record_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _module_dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None:
+                local = dotted_name(alias.asname.name)
+                if local:
+                    self.aliases[local] = full
+            else:
+                top = full.split(".")[0]
+                self.aliases[top] = top
+
+    def _record_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = _module_dotted(node.module)
+        if base is None:
+            return
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = dotted_name(alias.asname.name) if alias.asname is not None else name
+            if local:
+                self.aliases[local] = f"{base}.{name}"
+
+    # -- queries -------------------------------------------------------------------
+
+    def qualified_name(self, node: cst.CSTNode | None) -> str | None:
+        """Resolve a Name/Attribute chain through imports: with `import torch as T`,
+        `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        resolved = self.aliases.get(head) or _DEFAULT_ALIASES.get(head)
+        if resolved is None:
+            return dotted
+        return f"{resolved}.{rest}" if rest else resolved
+
+    def ancestors(self, node: cst.CSTNode):
+        parent = self.parent.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent.get(parent)
+
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost FunctionDef (or Lambda) containing node, else the Module."""
+        cached = self._scope_cache.get(node)
+        if cached is not None:
+            return cached
+        scope: cst.CSTNode = self.module
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                scope = anc
+                break
+        self._scope_cache[node] = scope
+        return scope
+
+    def enclosing_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
+        """The class a function is a method of (directly in its body), if any."""
+        for anc in self.ancestors(func):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                return None
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost statement (simple or compound) containing node."""
+        current = node
+        while current is not None and not isinstance(
+            current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        ):
+            current = self.parent.get(current)
+        return current if current is not None else node
+
+    def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return node is container or any(anc is container for anc in self.ancestors(node))
+
+    def walk(self, root: cst.CSTNode, *, into_functions: bool = False):
+        """Pre-order nodes under root (root included); nested defs are skipped unless
+        asked, since their bodies run at another time."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            yield node
+            if node is not root and not into_functions and isinstance(
+                node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+            ):
+                continue
+            stack.extend(reversed(node.children))

@@ -1,0 +1,272 @@
+"""Loop-carried variables: what one iteration reads that the previous one wrote.
+
+A variable is *carried* by a loop when the body reads it before it is definitely assigned
+in that iteration, and assigns it somewhere in the body. Definite assignment follows
+Python's control flow: both branches of an `if`, not the body of a nested loop, and a
+branch that ends in `continue`/`break`/`return`/`raise` does not constrain what follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
+from gradlint.analysis.dataflow import Binding, DataFlow, target_names
+from gradlint.analysis.index import FileIndex, dotted_name
+
+LoopNode = cst.For | cst.While
+
+
+@dataclass
+class LoopFacts:
+    loop: cst.CSTNode
+    carried: set[str] = field(default_factory=set)
+    bindings: list[Binding] = field(default_factory=list)
+    events: list[DiffEvent] = field(default_factory=list)
+
+    def bindings_of(self, var: str) -> list[Binding]:
+        return [b for b in self.bindings if b.var == var]
+
+    @property
+    def differentiates(self) -> bool:
+        return bool(self.events)
+
+    @property
+    def roots(self) -> set[str]:
+        out: set[str] = set()
+        for event in self.events:
+            out |= event.roots
+        return out
+
+    def closure(self, variables: set[str]) -> set[str]:
+        """Every variable the given ones are computed from inside this loop body."""
+        seen = set(variables)
+        frontier = list(variables)
+        by_var: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            by_var.setdefault(binding.var, []).append(binding)
+        while frontier:
+            var = frontier.pop()
+            for binding in by_var.get(var, ()):
+                for dep in binding.deps:
+                    if dep not in seen:
+                        seen.add(dep)
+                        frontier.append(dep)
+        return seen
+
+
+class _Terminated:
+    """Definite-assignment state after a statement that never falls through."""
+
+
+TERMINATED = _Terminated()
+
+
+class LoopAnalysis:
+    def __init__(self, index: FileIndex, flow: DataFlow, autograd: AutogradCalls) -> None:
+        self.index = index
+        self.flow = flow
+        self.autograd = autograd
+        self._cache: dict[cst.CSTNode, LoopFacts] = {}
+
+    def facts(self, loop: cst.CSTNode) -> LoopFacts:
+        cached = self._cache.get(loop)
+        if cached is None:
+            cached = self._compute(loop)
+            self._cache[loop] = cached
+        return cached
+
+    def _compute(self, loop: cst.CSTNode) -> LoopFacts:
+        facts = LoopFacts(loop)
+        facts.bindings = self.bindings_in(loop.body)
+        exposed: set[str] = set()
+        start = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
+        if isinstance(loop, cst.While):
+            exposed |= self.flow.reads(loop.test, graph_only=False)
+        self._block(loop.body, start, exposed)
+        assigned = {b.var for b in facts.bindings if b.kind in ("assign", "augassign")}
+        facts.carried = exposed & assigned
+        facts.events = self.autograd.events_in(loop.body)
+        return facts
+
+    # -- bindings -----------------------------------------------------------------------
+
+    def bindings_in(self, region: cst.CSTNode) -> list[Binding]:
+        out: list[Binding] = []
+        flow = self.flow
+        for node in self.index.walk(region):
+            if isinstance(node, cst.Assign):
+                deps = flow.reads(node.value)
+                tensor_op = flow.has_tensor_op(node.value)
+                for target in node.targets:
+                    for var in target_names(target.target):
+                        out.append(Binding(var, node, node.value, set(deps), tensor_op))
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                for var in target_names(node.target):
+                    out.append(
+                        Binding(
+                            var,
+                            node,
+                            node.value,
+                            flow.reads(node.value),
+                            flow.has_tensor_op(node.value),
+                        )
+                    )
+            elif isinstance(node, cst.AugAssign):
+                for var in target_names(node.target):
+                    out.append(
+                        Binding(
+                            var,
+                            node,
+                            node.value,
+                            flow.reads(node.value) | {var},
+                            flow.has_tensor_op(node.value),
+                            augmented=True,
+                            kind="augassign",
+                        )
+                    )
+            elif isinstance(node, cst.NamedExpr):
+                for var in target_names(node.target):
+                    out.append(
+                        Binding(
+                            var, node, node.value, flow.reads(node.value),
+                            flow.has_tensor_op(node.value),
+                        )
+                    )
+            elif isinstance(node, cst.For) and node is not region:
+                for var in target_names(node.target):
+                    out.append(
+                        Binding(var, node, node.iter, flow.reads(node.iter), False, kind="for")
+                    )
+            elif isinstance(node, cst.With):
+                for item in node.items:
+                    if item.asname is not None:
+                        for var in target_names(item.asname.name):
+                            out.append(
+                                Binding(var, node, item.item, flow.reads(item.item), True,
+                                        kind="with")
+                            )
+        return out
+
+    # -- definite assignment ---------------------------------------------------------
+
+    def _reads(self, node: cst.CSTNode | None) -> set[str]:
+        return self.flow.reads(node, graph_only=False)
+
+    def _block(self, block: cst.CSTNode, assigned, exposed: set[str]):
+        """Walk a block's statements; returns the definitely-assigned set after it."""
+        body = block.body if isinstance(block, (cst.IndentedBlock, cst.Module)) else None
+        if body is None:  # SimpleStatementSuite: `for x in y: a = b`
+            body = [block]
+        for stmt in body:
+            if assigned is TERMINATED:
+                break
+            assigned = self._statement(stmt, assigned, exposed)
+        return assigned
+
+    def _note(self, reads: set[str], assigned: set[str], exposed: set[str]) -> None:
+        for var in reads:
+            if var not in assigned and not any(var.startswith(a + ".") for a in assigned):
+                exposed.add(var)
+
+    def _statement(self, stmt: cst.CSTNode, assigned, exposed: set[str]):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            assigned = set(assigned)
+            for small in stmt.body:
+                assigned = self._small(small, assigned, exposed)
+                if assigned is TERMINATED:
+                    return TERMINATED
+            return assigned
+        if isinstance(stmt, cst.If):
+            self._note(self._reads(stmt.test), assigned, exposed)
+            after_body = self._block(stmt.body, set(assigned), exposed)
+            if stmt.orelse is None:
+                after_else = set(assigned)
+            elif isinstance(stmt.orelse, cst.If):
+                after_else = self._statement(stmt.orelse, set(assigned), exposed)
+            else:
+                after_else = self._block(stmt.orelse.body, set(assigned), exposed)
+            return _meet(after_body, after_else)
+        if isinstance(stmt, cst.For):
+            self._note(self._reads(stmt.iter), assigned, exposed)
+            inner = set(assigned) | set(target_names(stmt.target))
+            self._block(stmt.body, inner, exposed)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body, set(assigned), exposed)
+            return assigned
+        if isinstance(stmt, cst.While):
+            self._note(self._reads(stmt.test), assigned, exposed)
+            self._block(stmt.body, set(assigned), exposed)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body, set(assigned), exposed)
+            return assigned
+        if isinstance(stmt, cst.With):
+            assigned = set(assigned)
+            for item in stmt.items:
+                self._note(self._reads(item.item), assigned, exposed)
+                if item.asname is not None:
+                    assigned |= set(target_names(item.asname.name))
+            return self._block(stmt.body, assigned, exposed)
+        if isinstance(stmt, cst.Try):
+            after = self._block(stmt.body, set(assigned), exposed)
+            for handler in stmt.handlers:
+                self._block(handler.body, set(assigned), exposed)
+            if stmt.orelse is not None and after is not TERMINATED:
+                after = self._block(stmt.orelse.body, after, exposed)
+            if stmt.finalbody is not None:
+                base = set(assigned) if after is TERMINATED else after
+                self._block(stmt.finalbody.body, base, exposed)
+            return after if after is not TERMINATED else set(assigned)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return set(assigned) | {stmt.name.value}
+        # match statements and anything newer: read everything, assign nothing definite
+        self._note(self._reads(stmt), assigned, exposed)
+        return assigned
+
+    def _small(self, small: cst.CSTNode, assigned: set[str], exposed: set[str]):
+        if isinstance(small, cst.Assign):
+            self._note(self._reads(small.value), assigned, exposed)
+            for target in small.targets:
+                self._note(_target_base_reads(self, target.target), assigned, exposed)
+                assigned |= set(target_names(target.target))
+            return assigned
+        if isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._note(self._reads(small.value), assigned, exposed)
+                assigned |= set(target_names(small.target))
+            return assigned
+        if isinstance(small, cst.AugAssign):
+            self._note(self._reads(small.value) | self._reads(small.target), assigned, exposed)
+            assigned |= set(target_names(small.target))
+            return assigned
+        if isinstance(small, (cst.Continue, cst.Break)):
+            return TERMINATED
+        if isinstance(small, (cst.Return, cst.Raise)):
+            self._note(self._reads(small), assigned, exposed)
+            return TERMINATED
+        self._note(self._reads(small), assigned, exposed)
+        return assigned
+
+
+def _target_base_reads(analysis: LoopAnalysis, target: cst.CSTNode) -> set[str]:
+    """`h[0] = x` and `obj.attr[i] = x` read the container they write into."""
+    if isinstance(target, cst.Subscript):
+        return analysis._reads(target)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for element in target.elements:
+            out |= _target_base_reads(analysis, element.value)
+        return out
+    if isinstance(target, cst.Attribute) and dotted_name(target) is None:
+        return analysis._reads(target.value)
+    return set()
+
+
+def _meet(a, b):
+    if a is TERMINATED:
+        return b
+    if b is TERMINATED:
+        return a
+    return a & b

@@ -1,0 +1,391 @@
+"""Which expressions are leaf tensors that require grad (parameters, `requires_grad=True`
+tensors), and which names hold modules.
+
+Leafness is a property of a *binding*, so a use is a leaf only when every binding that can
+reach it makes a leaf: `w = torch.zeros(3, requires_grad=True)` then `w = w * 2` is not.
+Reaching bindings are found on the syntax tree: the last binding before the use that
+dominates it (same or enclosing block), any earlier ones it does not dominate, and, inside
+a loop, bindings later in the loop body that flow back to the use.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.index import FileIndex, dotted_name
+
+PARAMETER_CLASSES = frozenset(
+    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
+)
+PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+# Methods that hand back the receiver itself (so leafness carries over).
+_SELF_RETURNING = frozenset({"requires_grad_"})
+# Views: in-place on them is in-place on the leaf ("a view of a leaf Variable ...").
+VIEW_METHODS = frozenset(
+    {
+        "view",
+        "view_as",
+        "reshape",
+        "flatten",
+        "t",
+        "transpose",
+        "permute",
+        "squeeze",
+        "unsqueeze",
+        "expand",
+        "expand_as",
+        "narrow",
+        "select",
+        "diagonal",
+        "unfold",
+        "as_strided",
+        "T",
+        "mT",
+    }
+)
+_MODULE_PREFIXES = ("torch.nn.",)
+_NOT_MODULES = ("torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.Parameter")
+
+LEAF = "leaf"
+PARAMS = "params"  # an iterable of parameters
+MODULE = "module"
+OTHER = "other"
+_LOOP_TARGET = "loop-target"  # decided on demand from the loop's iterable
+
+
+class TensorFacts:
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._scope_bindings: dict[cst.CSTNode, dict[str, list[tuple[cst.CSTNode, str]]]] = {}
+        self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
+        self._module_classes: set[str] | None = None
+        self._resolving: set[cst.CSTNode] = set()
+
+    # -- classification of values -----------------------------------------------------
+
+    def local_module_classes(self) -> set[str]:
+        """Classes in this file that subclass a torch module (directly or via each other)."""
+        if self._module_classes is None:
+            found: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for cls in self.index.classes:
+                    if cls.name.value in found:
+                        continue
+                    for base in cls.bases:
+                        name = self.index.qualified_name(base.value) or ""
+                        if name in found or (
+                            name.startswith("torch.nn.") and name.endswith("Module")
+                        ) or name in ("torch.nn.Module", "nn.Module"):
+                            found.add(cls.name.value)
+                            changed = True
+                            break
+            self._module_classes = found
+        return self._module_classes
+
+    def classify_value(self, value: cst.CSTNode | None, scope: cst.CSTNode) -> str:
+        if value is None:
+            return OTHER
+        if isinstance(value, cst.Call):
+            qualified = self.index.qualified_name(value.func) or ""
+            if qualified in PARAMETER_CLASSES:
+                return LEAF
+            method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+            if method in _SELF_RETURNING:
+                if value.args and _is_false(value.args[0].value):
+                    return OTHER
+                return LEAF
+            if qualified.startswith("torch.") and _has_true_kwarg(value, "requires_grad"):
+                # `torch.zeros(3, requires_grad=True)`; `.to(...)` after it is a
+                # non-leaf and is a Call with another func, so it lands below.
+                return LEAF
+            if method in PARAMETER_ITERATORS:
+                return PARAMS
+            if qualified in ("list", "tuple") and value.args:
+                inner = value.args[0].value
+                if self.classify_value(inner, scope) == PARAMS:
+                    return PARAMS
+            if self._is_module_constructor(qualified):
+                return MODULE
+            return OTHER
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            if self.classify_value(value.for_in.iter, scope) == PARAMS and isinstance(
+                value.elt, cst.Name
+            ) and dotted_name(value.for_in.target) == value.elt.value:
+                return PARAMS
+        return OTHER
+
+    def _is_module_constructor(self, qualified: str) -> bool:
+        if qualified.startswith(_MODULE_PREFIXES) and not qualified.startswith(_NOT_MODULES):
+            last = qualified.rsplit(".", 1)[-1]
+            return last[:1].isupper()
+        return qualified in self.local_module_classes()
+
+    # -- bindings per scope ------------------------------------------------------------
+
+    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[tuple[cst.CSTNode, str]]]:
+        cached = self._scope_bindings.get(scope)
+        if cached is not None:
+            return cached
+        table: dict[str, list[tuple[cst.CSTNode, str]]] = {}
+        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        if isinstance(scope, cst.FunctionDef):
+            for param in _all_params(scope.params):
+                table.setdefault(param.name.value, []).append((param, OTHER))
+        for node in self.index.walk(root):
+            if isinstance(node, cst.Assign):
+                kind = self.classify_value(node.value, scope)
+                for target in node.targets:
+                    names = target_names(target.target)
+                    for name in names:
+                        table.setdefault(name, []).append(
+                            (node, kind if len(names) == 1 else OTHER)
+                        )
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                kind = self.classify_value(node.value, scope)
+                for name in target_names(node.target):
+                    table.setdefault(name, []).append((node, kind))
+            elif isinstance(node, cst.For):
+                # Resolved lazily (see _kind): the iterable may be a name whose own
+                # bindings live in this very table.
+                names = target_names(node.target)
+                for i, name in enumerate(names):
+                    last = i == len(names) - 1 or not isinstance(node.target, cst.Tuple)
+                    table.setdefault(name, []).append((node, _LOOP_TARGET if last else OTHER))
+            elif isinstance(node, cst.With):
+                for item in node.items:
+                    if item.asname is not None:
+                        for name in target_names(item.asname.name):
+                            table.setdefault(name, []).append((node, OTHER))
+            elif isinstance(node, cst.NamedExpr):
+                for name in target_names(node.target):
+                    table.setdefault(name, []).append((node, OTHER))
+            elif isinstance(node, (cst.Import, cst.ImportFrom)):
+                continue
+            elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+                # `x.requires_grad_()` as a statement makes x a leaf that requires grad.
+                call = node.value
+                if (
+                    isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "requires_grad_"
+                    and not (call.args and _is_false(call.args[0].value))
+                ):
+                    name = dotted_name(call.func.value)
+                    if name:
+                        table.setdefault(name, []).append((node, LEAF))
+        self._scope_bindings[scope] = table
+        return table
+
+    def _loop_target_kind(self, loop: cst.For, scope: cst.CSTNode) -> str:
+        iterable = loop.iter
+        if isinstance(iterable, cst.Call):
+            qualified = self.index.qualified_name(iterable.func) or ""
+            if qualified in ("enumerate", "reversed", "list", "tuple") and iterable.args:
+                iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+            if iterable.func.attr.value in PARAMETER_ITERATORS:
+                return LEAF
+        if isinstance(iterable, cst.Subscript):
+            # `for p in group["params"]` over an optimizer's param_groups
+            key = iterable.slice[0].slice if iterable.slice else None
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+                if key.value.evaluated_value == "params":
+                    return LEAF
+        name = dotted_name(iterable)
+        if name is not None and self.kind_of_name(name, loop, scope) == PARAMS:
+            return LEAF
+        return OTHER
+
+    # -- reaching bindings ---------------------------------------------------------------
+
+    def kind_of_name(self, name: str, use: cst.CSTNode, scope: cst.CSTNode | None = None) -> str:
+        """LEAF / PARAMS / MODULE when every binding that can reach `use` agrees."""
+        scope = scope or self.index.scope_of(use)
+        bindings = self._bindings(scope).get(name)
+        if not bindings:
+            if scope is not self.index.module and "." not in name:
+                return self.kind_of_name(name, use, self.index.module) if self._is_global(
+                    name, scope
+                ) else OTHER
+            return OTHER
+        reaching = self._reaching(bindings, use)
+        kinds = {self._kind(node, kind, scope) for node, kind in reaching}
+        if len(kinds) == 1:
+            return kinds.pop()
+        return OTHER
+
+    def _kind(self, node: cst.CSTNode, kind: str, scope: cst.CSTNode) -> str:
+        if kind != _LOOP_TARGET:
+            return kind
+        if node in self._resolving:
+            return OTHER
+        self._resolving.add(node)
+        try:
+            return self._loop_target_kind(node, scope)
+        finally:
+            self._resolving.discard(node)
+
+    def _is_global(self, name: str, scope: cst.CSTNode) -> bool:
+        return name in self._bindings(self.index.module)
+
+    def _reaching(self, bindings, use):
+        order = self.index.order
+        use_order = order.get(use, 0)
+        before = [(n, k) for n, k in bindings if order.get(n, 0) < use_order]
+        reaching: list = []
+        for node, kind in before:
+            if self._dominates(node, use):
+                reaching = [(node, kind)]
+            else:
+                reaching.append((node, kind))
+        # Back edges: bindings later in a loop that encloses the use flow back to it,
+        # unless a binding inside that loop already dominates the use.
+        for loop in self._enclosing_loops(use):
+            if any(self.index.is_inside(n, loop) and self._dominates(n, use) for n, _ in before):
+                break
+            for node, kind in bindings:
+                if order.get(node, 0) > use_order and self.index.is_inside(node, loop):
+                    reaching.append((node, kind))
+        # A binding of the use's own statement (`w -= ...`) does not reach itself.
+        return [(n, k) for n, k in reaching if not self.index.is_inside(use, n) or isinstance(n, cst.For)]
+
+    def _enclosing_loops(self, node: cst.CSTNode):
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                return
+            if isinstance(anc, (cst.For, cst.While)):
+                yield anc
+
+    def _dominates(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Does `binding` always run before `use`? True when the binding's statement sits
+        in a block that encloses the use (so nothing can skip it), or it is the `for`
+        whose body holds the use."""
+        if isinstance(binding, cst.For):
+            return self.index.is_inside(use, binding.body)
+        if isinstance(binding, cst.Param):
+            return True
+        statement = binding
+        while statement is not None and not isinstance(
+            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
+            statement = self.index.parent.get(statement)
+        if statement is None:
+            return False
+        block = self.index.parent.get(statement)
+        if block is None or not self.index.is_inside(use, block):
+            return False
+        # Conditional blocks that hold the binding but not the use break dominance,
+        # and that is exactly "block encloses use"; `try` bodies may be cut short.
+        return True
+
+    # -- expressions ------------------------------------------------------------------
+
+    def leaf_requiring_grad(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
+        """If expr is (a view of) a leaf tensor that requires grad, a short description
+        of why we believe so; else None."""
+        base = expr
+        via_view = False
+        while True:
+            if isinstance(base, cst.Subscript):
+                base, via_view = base.value, True
+            elif (
+                isinstance(base, cst.Call)
+                and isinstance(base.func, cst.Attribute)
+                and base.func.attr.value in VIEW_METHODS
+            ):
+                base, via_view = base.func.value, True
+            elif isinstance(base, cst.Attribute) and base.attr.value in ("T", "mT"):
+                base, via_view = base.value, True
+            else:
+                break
+        name = dotted_name(base)
+        if name is None:
+            return None
+        last = name.rsplit(".", 1)[-1]
+        if last in ("data", "grad") or ".grad." in f".{name}." or ".data." in f".{name}.":
+            return None
+        kind = self.kind_of_name(name, use)
+        if kind == LEAF:
+            return name
+        if "." in name:
+            owner, attr = name.rsplit(".", 1)
+            if self._is_parameter_attribute(owner, attr, use):
+                return name
+        return None
+
+    def _is_parameter_attribute(self, owner: str, attr: str, use: cst.CSTNode) -> bool:
+        """`self.w` assigned a Parameter in the class, or `<module>.weight`/`.bias`."""
+        if owner == "self":
+            cls = self._enclosing_class(use)
+            if cls is not None and self._class_attributes(cls).get(attr) == LEAF:
+                return True
+        if attr in ("weight", "bias"):
+            return self._is_module_expr(owner, use)
+        return False
+
+    def _is_module_expr(self, dotted: str, use: cst.CSTNode) -> bool:
+        parts = dotted.split(".")
+        if parts[0] == "self":
+            cls = self._enclosing_class(use)
+            if cls is None or cls.name.value not in self.local_module_classes():
+                return False
+            if len(parts) == 1:
+                return True
+            # `self.fc.weight`: fc assigned a module in the class, or any submodule of a
+            # module we know (`self.encoder.layers.0` is not spelled that way in Python).
+            return self._class_attributes(cls).get(parts[1]) == MODULE
+        kind = self.kind_of_name(parts[0], use)
+        return kind == MODULE
+
+    def _enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+        return None
+
+    def _class_attributes(self, cls: cst.ClassDef) -> dict[str, str]:
+        cached = self._class_attrs.get(cls)
+        if cached is not None:
+            return cached
+        attrs: dict[str, str] = {}
+        for node in self.index.walk(cls, into_functions=True):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                name = dotted_name(node.targets[0].target)
+                if name and name.startswith("self.") and name.count(".") == 1:
+                    kind = self.classify_value(node.value, cls)
+                    attr = name.split(".", 1)[1]
+                    if attrs.get(attr, kind) != kind:
+                        kind = OTHER
+                    attrs[attr] = kind
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if (
+                    dotted_name(node.func) == "self.register_parameter"
+                    and node.args
+                    and isinstance(node.args[0].value, cst.SimpleString)
+                ):
+                    attrs[node.args[0].value.evaluated_value] = LEAF
+        self._class_attrs[cls] = attrs
+        return attrs
+
+
+def _all_params(params: cst.Parameters):
+    yield from params.posonly_params
+    yield from params.params
+    if isinstance(params.star_arg, cst.Param):
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
+def _has_true_kwarg(call: cst.Call, name: str) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
+
+
+def _is_false(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"

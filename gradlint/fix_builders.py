@@ -1,0 +1,105 @@
+"""Building blocks for rule fixes. Each returns a Fix made of text edits, so one fix can
+carry its import and the LSP can offer it as a quick fix. A builder returns None when it
+cannot produce code that is certain to parse (a statement sharing its line with others,
+say), and the rule then reports without a fix."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.diagnostics import Applicability, Edit, Fix, Position
+
+
+def torch_name(context) -> tuple[str, Edit | None]:
+    """The local name for `torch` and, when the file does not import it, an edit that
+    adds `import torch` after the module docstring and `__future__` imports."""
+    for local, qualified in context.facts.index.aliases.items():
+        if qualified == "torch" and "." not in local:
+            return local, None
+    insert_line = 1
+    for stmt in context.module.body:
+        if _is_docstring(stmt) or _is_future_import(stmt):
+            insert_line = context.position_of(stmt)[1].line + 1
+            continue
+        break
+    return "torch", Edit(Position(insert_line, 0), Position(insert_line, 0), "import torch\n")
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future_import(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.ImportFrom)
+        and isinstance(stmt.body[0].module, cst.Name)
+        and stmt.body[0].module.value == "__future__"
+    )
+
+
+def own_line(context, statement: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The line that holds exactly this statement and nothing else, inside a block."""
+    index = context.facts.index
+    line = statement if isinstance(statement, cst.SimpleStatementLine) else index.parent.get(statement)
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    if not isinstance(index.parent.get(line), (cst.IndentedBlock, cst.Module)):
+        return None
+    return line
+
+
+def _newline(line: str) -> str:
+    for ending in ("\r\n", "\n", "\r"):
+        if line.endswith(ending):
+            return ending
+    return "\n"
+
+
+def _indent_unit(context) -> str:
+    unit = context.module.default_indent
+    return unit if unit and not unit.strip() else "    "
+
+
+def wrap_in_no_grad(context, statement: cst.CSTNode, title: str) -> Fix | None:
+    """Put one statement, on its own line(s), inside `with torch.no_grad():`."""
+    line_node = own_line(context, statement)
+    if line_node is None:
+        return None
+    start, end = context.position_of(line_node)
+    lines = context.source.splitlines(keepends=True)
+    first = lines[start.line - 1]
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    newline = _newline(first)
+    unit = _indent_unit(context)
+    # Indent every physical line of the statement so continuation lines keep their shape.
+    body = [unit + text if text.strip() else text for text in lines[start.line - 1 : end.line]]
+    last = body[-1].rstrip("\r\n")
+    name, import_edit = torch_name(context)
+    text = f"{indent}with {name}.no_grad():{newline}" + "".join(body[:-1]) + last
+    end_column = len(lines[end.line - 1].rstrip("\r\n"))
+    edits = [Edit(Position(start.line, 0), Position(end.line, end_column), text)]
+    if import_edit is not None:
+        edits.insert(0, import_edit)
+    return Fix(title, tuple(edits), Applicability.UNSAFE)
+
+
+def replace_node(
+    context,
+    node: cst.CSTNode,
+    new_code: str,
+    title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix:
+    start, end = context.position_of(node)
+    return Fix(title, (Edit(start, end, new_code),), applicability)
+
+
+def render(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

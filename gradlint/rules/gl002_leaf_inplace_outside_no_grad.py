@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode
+from gradlint.rules.base import Rule
+
+# Trailing-underscore methods that are not in-place updates of the tensor's values.
+_NOT_INPLACE = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
+
+
+class LeafInplaceOutsideNoGrad(Rule):
+    """
+    ## What it does
+    Flags an in-place operation (`-=`, `+=`, `*=`, `/=`, `x[i] = ...`, or any `.xxx_()`
+    method such as `add_`, `zero_`, `copy_`, `clamp_`) on a leaf tensor that requires
+    grad (a parameter, a `requires_grad=True` tensor) while autograd is recording.
+
+    ## Why is this bad?
+    Autograd cannot record an in-place change of a leaf it is tracking, so the operation
+    raises `RuntimeError: a leaf Variable that requires grad is being used in an in-place
+    operation.` (or `a view of a leaf Variable ...` for `w[0] = 0`). Manual optimizers,
+    weight clipping and re-initialisation hit it as soon as they run outside
+    `torch.no_grad()`. Going through `.data` silences the error but also hides
+    autograd's version check, which can give silently wrong gradients.
+
+    ## Example
+    ```python
+    import torch
+
+    w = torch.zeros(3, requires_grad=True)
+    loss = (w * 2.0).sum()
+    loss.backward()
+    w -= 0.1 * w.grad
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    w = torch.zeros(3, requires_grad=True)
+    loss = (w * 2.0).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+    ```
+
+    ## Fix safety
+    The fix wraps the statement in `with torch.no_grad():`. It is unsafe: the update
+    stops being recorded, which is what an optimizer step wants, but code that meant to
+    differentiate through the update (rare, and impossible on a leaf) changes meaning.
+
+    ## References
+    - [Autograd mechanics: in-place operations](https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd)
+    - [`torch.no_grad`](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    """
+
+    code = "GL002"
+    name = "leaf-inplace-outside-no-grad"
+    message = "In-place update of leaf tensor `{name}` that requires grad while autograd is recording; this raises at run time"
+    fix_title = "Wrap the update in `with torch.no_grad():`"
+    trigger_tokens = ("requires_grad", "Parameter", "parameters(", ".weight", ".bias")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node.target, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                self._check(target.target, node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if not method.endswith("_") or method.startswith("_") or method in _NOT_INPLACE:
+            return
+        self._check(func.value, node)
+
+    def _check(self, target: cst.CSTNode, node: cst.CSTNode) -> None:
+        facts = self.facts
+        leaf = facts.tensors.leaf_requiring_grad(target, target)
+        if leaf is None:
+            return
+        if facts.mode_at(node) is not GradMode.RECORDING:
+            return
+        statement = facts.index.statement_of(node)
+        from gradlint.fix_builders import wrap_in_no_grad
+
+        self.report(
+            statement,
+            self.message.format(name=leaf),
+            fix=wrap_in_no_grad(self.context, statement, self.fix_title),
+        )
