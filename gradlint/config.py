@@ -1,46 +1,128 @@
-"""Which rules run on which file.
+"""Which rules run on which file, and which files are linted at all.
 
-`Config` is what the engine needs; `load_config` (CLI side) fills it from
-`[tool.gradlint]` in the closest pyproject.toml and the command line.
+`Config` is what the engine and file discovery need. `load_settings` (CLI side) fills it
+from `[tool.gradlint]` in the closest pyproject.toml (or a `gradlint.toml` /
+`.gradlint.toml`) and the command line, the way ruff layers its configuration: a
+`select` in a later layer (the command line) replaces everything before it, while an
+`ignore` or `extend-select` on its own adjusts the selection the earlier layer made.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import os
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+try:  # pragma: no cover - which branch runs depends on the interpreter
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+# What ruff skips by default, plus gradlint's own cache and bytecode folders. Setting
+# `exclude` replaces this list; `extend-exclude` adds to it.
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".gradlint_cache",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+DEFAULT_SELECT: tuple[str, ...] = ("GL",)
+
+# Prefixes that name gradlint's code family itself; valid even before a rule with that
+# prefix exists, so `select = ["GL"]` never fails.
+FAMILY_PREFIXES = ("G", "GL")
 
 
 @dataclass(frozen=True)
 class Config:
     # Code prefixes, as ruff and flake8 take them: "GL" selects every rule, "GL00" a family.
-    select: tuple[str, ...] = ("GL",)
+    select: tuple[str, ...] = DEFAULT_SELECT
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    # glob pattern -> code prefixes ignored in files that match it
+    # glob pattern -> code prefixes ignored in files that match it ("!glob": files that don't)
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    # The directory relative globs (exclude, per-file-ignores) are anchored at: the
+    # directory of the configuration file, or the working directory. "" = the working
+    # directory at the time of matching.
+    root: str = ""
+    respect_gitignore: bool = True
+    force_exclude: bool = False
 
-    def codes_for(self, path: str, all_codes: list[str]) -> frozenset[str]:
-        """The codes that run on `path`: the most specific matching prefix wins, as in ruff."""
-        ignored = list(self.ignore)
-        for pattern, prefixes in self.per_file_ignores.items():
-            if _path_matches(path, pattern):
-                ignored.extend(prefixes)
+    def selected_codes(self, all_codes: Iterable[str]) -> frozenset[str]:
+        """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores.
+
+        Within one layer the most specific prefix wins and an ignore beats a select of
+        the same length, as in ruff: `select = ["GL001"], ignore = ["GL"]` keeps GL001.
+        """
         selected = tuple(self.select) + tuple(self.extend_select)
         chosen = set()
         for code in all_codes:
             sel = _longest_prefix(code, selected)
             if sel < 0:
                 continue
-            if _longest_prefix(code, ignored) >= max(sel, 0) and _longest_prefix(code, ignored) >= 0:
-                # ruff: an ignore at least as specific as the select wins
+            if _longest_prefix(code, self.ignore) >= sel:
                 continue
             chosen.add(code)
         return frozenset(chosen)
 
+    def codes_for(self, path: str, all_codes: list[str]) -> frozenset[str]:
+        """The codes that run on `path`.
 
-def _longest_prefix(code: str, prefixes) -> int:
+        Per-file ignores apply after the selection and regardless of specificity, as in
+        ruff: `select = ["GL001"]` with `per-file-ignores = {"tests/*" = ["GL"]}` runs
+        nothing in tests.
+        """
+        chosen = self.selected_codes(all_codes)
+        if not self.per_file_ignores or not chosen:
+            return chosen
+        ignored: list[str] = []
+        for pattern, prefixes in self.per_file_ignores.items():
+            negated = pattern.startswith("!")
+            if _path_matches(path, pattern[1:] if negated else pattern, self.root) != negated:
+                ignored.extend(prefixes)
+        if not ignored:
+            return chosen
+        return frozenset(code for code in chosen if _longest_prefix(code, ignored) < 0)
+
+    @property
+    def all_excludes(self) -> tuple[str, ...]:
+        return tuple(self.exclude) + tuple(self.extend_exclude)
+
+    def root_path(self) -> str:
+        return os.path.abspath(self.root or os.getcwd())
+
+
+def _longest_prefix(code: str, prefixes: Iterable[str]) -> int:
     best = -1
     for prefix in prefixes:
         prefix = prefix.strip().upper()
@@ -51,10 +133,317 @@ def _longest_prefix(code: str, prefixes) -> int:
     return best
 
 
-def _path_matches(path: str, pattern: str) -> bool:
+def _path_matches(path: str, pattern: str, root: str = "") -> bool:
+    """Match a per-file-ignores glob the way ruff does: against the path relative to the
+    project root, the path as given, and the file name. `*` may cross `/`."""
     norm = path.replace("\\", "/")
-    return (
-        fnmatch.fnmatch(norm, pattern)
-        or fnmatch.fnmatch(norm, "*/" + pattern)
-        or fnmatch.fnmatch(norm.rsplit("/", 1)[-1], pattern)
+    pattern = pattern.replace("\\", "/")
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    candidates = [norm, norm.rsplit("/", 1)[-1]]
+    if path not in ("", "-"):
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.getcwd()))
+        candidates.append(relative.replace("\\", "/"))
+    if os.path.isabs(pattern):
+        return fnmatch.fnmatch(os.path.abspath(path).replace("\\", "/"), pattern)
+    return any(
+        fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, "*/" + pattern)
+        for candidate in candidates
+    )
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+class ConfigError(Exception):
+    """A configuration file or command-line value gradlint cannot use (exit status 2)."""
+
+
+CONFIG_FILE_NAMES = (".gradlint.toml", "gradlint.toml", "pyproject.toml")
+KNOWN_KEYS = (
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "respect-gitignore",
+    "force-exclude",
+    "output-format",
+    "cache-dir",
+)
+SELECTOR_KEYS = ("select", "extend-select", "ignore")
+_SELECTOR_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """What one configuration file says, validated but not yet layered."""
+
+    source: Path | None = None
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
+    output_format: str | None = None
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The command line's say. None = not given on the command line."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] | None = None
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    config: Config
+    source: Path | None = None  # the configuration file used, if any
+    output_format: str | None = None
+    cache_dir: str | None = None  # absolute, from the configuration file
+
+
+def parse_selectors(values: Iterable[str], all_codes: Sequence[str], where: str) -> tuple[str, ...]:
+    """Validate code prefixes (`GL`, `GL00`, `GL001`, `ALL`); unknown ones are an error."""
+    result: list[str] = []
+    for raw in values:
+        value = raw.strip()
+        if not value:
+            continue
+        upper = value.upper()
+        if upper == "ALL" or upper in FAMILY_PREFIXES:
+            result.append(upper)
+            continue
+        if not _SELECTOR_RE.match(value) or not any(code.startswith(upper) for code in all_codes):
+            hint = difflib.get_close_matches(upper, list(all_codes), n=1)
+            suggestion = f" (did you mean {hint[0]}?)" if hint else ""
+            known = ", ".join(all_codes) or "none yet"
+            raise ConfigError(
+                f"{where}: unknown rule selector {value!r}{suggestion}; "
+                f"known codes: {known}; `gradlint rule --all` lists them"
+            )
+        result.append(upper)
+    return tuple(result)
+
+
+def split_selectors(text: str) -> list[str]:
+    """`--select GL001,GL002` and `--select "GL001, GL002"` both work."""
+    return [part for part in re.split(r"[,\s]+", text) if part]
+
+
+def _expect_str_list(value, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _expect_bool(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _expect_str(value, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    return value
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8: {exc.reason}") from None
+
+
+def gradlint_table(path: Path) -> dict | None:
+    """The gradlint table of a config file: `[tool.gradlint]` in a pyproject.toml (None
+    when it has none), the whole document in a gradlint.toml."""
+    document = read_toml(path)
+    if path.name != "pyproject.toml":
+        return document
+    tool = document.get("tool")
+    if not isinstance(tool, dict) or "gradlint" not in tool:
+        return None
+    table = tool["gradlint"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.gradlint] must be a table")
+    return table
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The closest configuration file at or above `start`: a gradlint.toml /
+    .gradlint.toml, or a pyproject.toml that has a [tool.gradlint] table (one without it
+    is passed over, as ruff passes over a pyproject.toml without [tool.ruff])."""
+    directory = start if start.is_dir() else start.parent
+    directory = directory.resolve()
+    for candidate_dir in (directory, *directory.parents):
+        for name in CONFIG_FILE_NAMES:
+            candidate = candidate_dir / name
+            if not candidate.is_file():
+                continue
+            if name != "pyproject.toml" or gradlint_table(candidate) is not None:
+                return candidate
+    return None
+
+
+def parse_file_settings(
+    table: dict, source: Path | None, all_codes: Sequence[str], formats: Sequence[str]
+) -> FileSettings:
+    section = "[tool.gradlint]" if source is None or source.name == "pyproject.toml" else ""
+    prefix = f"{source}: {section}".rstrip() if source else section
+
+    def where(key: str) -> str:
+        return f"{prefix} {key}".strip()
+
+    for key in table:
+        if key not in KNOWN_KEYS:
+            hint = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(
+                f"{where(key)}: unknown option{suggestion}; known options: " + ", ".join(KNOWN_KEYS)
+            )
+    values: dict = {}
+    for key in SELECTOR_KEYS:
+        if key in table:
+            values[key.replace("-", "_")] = parse_selectors(
+                _expect_str_list(table[key], where(key)), all_codes, where(key)
+            )
+    if "per-file-ignores" in table:
+        raw = table["per-file-ignores"]
+        if not isinstance(raw, dict):
+            raise ConfigError(
+                f"{where('per-file-ignores')}: expected a table of glob = [codes], got {raw!r}"
+            )
+        values["per_file_ignores"] = {
+            pattern: parse_selectors(
+                _expect_str_list(codes, where(f"per-file-ignores.{pattern!r}")),
+                all_codes,
+                where(f"per-file-ignores.{pattern!r}"),
+            )
+            for pattern, codes in raw.items()
+        }
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            values[key.replace("-", "_")] = _expect_str_list(table[key], where(key))
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            values[key.replace("-", "_")] = _expect_bool(table[key], where(key))
+    if "output-format" in table:
+        fmt = _expect_str(table["output-format"], where("output-format"))
+        if fmt not in formats:
+            raise ConfigError(
+                f"{where('output-format')}: unknown format {fmt!r}; choose from "
+                + ", ".join(formats)
+            )
+        values["output_format"] = fmt
+    if "cache-dir" in table:
+        cache_dir = _expect_str(table["cache-dir"], where("cache-dir"))
+        base = source.parent if source else Path.cwd()
+        values["cache_dir"] = str((base / os.path.expanduser(cache_dir)).absolute())
+    return FileSettings(source=source, **values)
+
+
+def layered_selection(
+    file: FileSettings, cli: Overrides, all_codes: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(select, extend_select, ignore) for Config after layering the command line over
+    the configuration file the way ruff does."""
+    file_select = file.select if file.select is not None else DEFAULT_SELECT
+    if cli.select is not None:
+        # A select on the command line starts over: the file's select, extend-select and
+        # ignore no longer apply.
+        return cli.select, cli.extend_select or (), cli.ignore or ()
+    if not cli.extend_select and not cli.ignore:
+        return file_select, file.extend_select, file.ignore
+    # An ignore or extend-select alone adjusts what the file selected, whatever the
+    # specificity there: `--ignore GL` drops a rule the file selected as `GL001`. The
+    # result is the exact list of codes, since prefixes cannot express two layers.
+    base = Config(select=file_select, extend_select=file.extend_select, ignore=file.ignore)
+    enabled = set(base.selected_codes(all_codes))
+    for code in all_codes:
+        extended = _longest_prefix(code, cli.extend_select or ())
+        ignored = _longest_prefix(code, cli.ignore or ())
+        if extended < 0 and ignored < 0:
+            continue
+        if ignored >= extended:
+            enabled.discard(code)
+        else:
+            enabled.add(code)
+    return tuple(sorted(enabled)), (), ()
+
+
+def load_settings(
+    start: Path | None = None,
+    *,
+    config_file: Path | None = None,
+    isolated: bool = False,
+    overrides: Overrides | None = None,
+    all_codes: Sequence[str] | None = None,
+    formats: Sequence[str] = (),
+) -> Settings:
+    """Find, read and validate the configuration, then lay the command line over it.
+
+    Raises ConfigError for an unreadable or invalid file, an unknown option, or an
+    unknown rule code.
+    """
+    if all_codes is None:
+        from gradlint import engine
+
+        all_codes = [rule.code for rule in engine.ALL_RULES]
+    overrides = overrides or Overrides()
+    source: Path | None = None
+    table: dict | None = None
+    if config_file is not None:
+        source = config_file.absolute()
+        if not source.is_file():
+            raise ConfigError(f"{config_file}: configuration file not found")
+        table = gradlint_table(source)
+        if table is None:
+            raise ConfigError(f"{config_file}: has no [tool.gradlint] table")
+    elif not isolated:
+        source = find_config_file((start or Path.cwd()).absolute())
+        if source is not None:
+            table = gradlint_table(source)
+    file = parse_file_settings(table or {}, source, all_codes, formats)
+    select, extend_select, ignore = layered_selection(file, overrides, all_codes)
+
+    def pick(cli_value, file_value, default):
+        if cli_value is not None:
+            return cli_value
+        return file_value if file_value is not None else default
+
+    config = Config(
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        per_file_ignores=file.per_file_ignores,
+        exclude=pick(overrides.exclude, file.exclude, DEFAULT_EXCLUDE),
+        extend_exclude=file.extend_exclude + (overrides.extend_exclude or ()),
+        root=str(source.parent if source else Path.cwd().absolute()),
+        respect_gitignore=pick(overrides.respect_gitignore, file.respect_gitignore, True),
+        force_exclude=pick(overrides.force_exclude, file.force_exclude, False),
+    )
+    return Settings(
+        config=config,
+        source=source,
+        output_format=file.output_format,
+        cache_dir=file.cache_dir,
     )
