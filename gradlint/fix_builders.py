@@ -69,6 +69,19 @@ def _indent_unit(context) -> str:
 
 def wrap_in_no_grad(context, statement: cst.CSTNode, title: str) -> Fix | None:
     """Put one statement, on its own line(s), inside `with torch.no_grad():`."""
+    return rewrite_statement(context, statement, title, wrap_no_grad=True)
+
+
+def rewrite_statement(
+    context,
+    statement: cst.CSTNode,
+    title: str,
+    new_code: str | None = None,
+    *,
+    wrap_no_grad: bool = False,
+) -> Fix | None:
+    """Replace one statement that stands on its own line(s) with `new_code` (default:
+    the statement as written), optionally inside `with torch.no_grad():`."""
     line_node = own_line(context, statement)
     if line_node is None:
         return None
@@ -77,16 +90,26 @@ def wrap_in_no_grad(context, statement: cst.CSTNode, title: str) -> Fix | None:
     first = lines[start.line - 1]
     indent = first[: len(first) - len(first.lstrip(" \t"))]
     newline = _newline(first)
-    unit = _indent_unit(context)
-    # Indent every physical line of the statement so continuation lines keep their shape.
-    body = [unit + text if text.strip() else text for text in lines[start.line - 1 : end.line]]
-    last = body[-1].rstrip("\r\n")
-    name, import_edit = torch_name(context)
-    text = f"{indent}with {name}.no_grad():{newline}" + "".join(body[:-1]) + last
+    if new_code is None:
+        # Keep the statement's own text (comments, continuation lines) as written.
+        original = [text.rstrip("\r\n") for text in lines[start.line - 1 : end.line]]
+        original[0] = original[0][len(indent) :]
+    else:
+        original = new_code.splitlines()
+    edits: list[Edit] = []
+    if wrap_no_grad:
+        name, import_edit = torch_name(context)
+        if import_edit is not None:
+            edits.append(import_edit)
+        unit = _indent_unit(context)
+        body = [indent + unit + original[0]] + [
+            (unit + text if text.strip() else text) for text in original[1:]
+        ]
+        text = f"{indent}with {name}.no_grad():{newline}" + newline.join(body)
+    else:
+        text = indent + newline.join(original)
     end_column = len(lines[end.line - 1].rstrip("\r\n"))
-    edits = [Edit(Position(start.line, 0), Position(end.line, end_column), text)]
-    if import_edit is not None:
-        edits.insert(0, import_edit)
+    edits.append(Edit(Position(start.line, 0), Position(end.line, end_column), text))
     return Fix(title, tuple(edits), Applicability.UNSAFE)
 
 

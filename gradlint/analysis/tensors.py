@@ -44,6 +44,10 @@ VIEW_METHODS = frozenset(
         "mT",
     }
 )
+# nn.Module methods that return the module itself.
+_MODULE_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "to_empty"}
+)
 _MODULE_PREFIXES = ("torch.nn.",)
 _NOT_MODULES = ("torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.Parameter")
 
@@ -103,6 +107,12 @@ class TensorFacts:
                 return LEAF
             if method in PARAMETER_ITERATORS:
                 return PARAMS
+            if method in _MODULE_RETURNING and isinstance(value.func, cst.Attribute):
+                # `Net().to(device)` is still the module; `tensor.to(device)` is a
+                # new non-leaf tensor, so only a module survives.
+                if self.classify_value(value.func.value, scope) == MODULE:
+                    return MODULE
+                return OTHER
             if qualified in ("list", "tuple") and value.args:
                 inner = value.args[0].value
                 if self.classify_value(inner, scope) == PARAMS:
@@ -136,13 +146,10 @@ class TensorFacts:
                 table.setdefault(param.name.value, []).append((param, OTHER))
         for node in self.index.walk(root):
             if isinstance(node, cst.Assign):
-                kind = self.classify_value(node.value, scope)
                 for target in node.targets:
-                    names = target_names(target.target)
-                    for name in names:
-                        table.setdefault(name, []).append(
-                            (node, kind if len(names) == 1 else OTHER)
-                        )
+                    for name, value in _pairs(target.target, node.value):
+                        kind = self.classify_value(value, scope) if value is not None else OTHER
+                        table.setdefault(name, []).append((node, kind))
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 kind = self.classify_value(node.value, scope)
                 for name in target_names(node.target):
@@ -368,6 +375,23 @@ class TensorFacts:
                     attrs[node.args[0].value.evaluated_value] = LEAF
         self._class_attrs[cls] = attrs
         return attrs
+
+
+def _pairs(target: cst.CSTNode, value: cst.CSTNode):
+    """(name, value) for each name bound, pairing `a, b = x, y` element-wise; a name
+    unpacked from a value we cannot split gets None."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(
+            target.elements
+        ) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            for t, v in zip(target.elements, value.elements):
+                yield from _pairs(t.value, v.value)
+            return
+        for name in target_names(target):
+            yield name, None
+        return
+    for name in target_names(target):
+        yield name, value
 
 
 def _all_params(params: cst.Parameters):

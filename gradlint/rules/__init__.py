@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from gradlint.rules.gl002_leaf_inplace_outside_no_grad import LeafInplaceOutsideNoGrad
+from gradlint.rules.gl003_param_rebind_update import ParamRebindUpdate
 
 ALL_RULES: list = [
     LeafInplaceOutsideNoGrad,
+    ParamRebindUpdate,
 ]

@@ -1,0 +1,234 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, dotted_name
+from gradlint.fix_builders import render, rewrite_statement
+from gradlint.rules.base import Rule
+
+# Calls on the rebound name, after the rebinding, that make it a fresh leaf on purpose.
+_RELEAFING_METHODS = frozenset({"requires_grad_", "retain_grad", "detach_"})
+
+
+def _mentions_grad(expr: cst.CSTNode) -> bool:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _grad_owners(expr: cst.CSTNode) -> set[str]:
+    owners: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            name = dotted_name(node.value)
+            if name:
+                owners.add(name)
+        stack.extend(node.children)
+    return owners
+
+
+class ParamRebindUpdate(Rule):
+    """
+    ## What it does
+    Flags a gradient step written as a rebinding, `p = p - lr * p.grad` (or `+`, or with
+    the `.grad` of another tensor), where `p` is a parameter or a tensor that requires
+    grad.
+
+    ## Why is this bad?
+    The assignment makes a *new* tensor and points the name at it; the parameter itself
+    never changes. Outside `no_grad` the new `p` is a non-leaf: next step its `.grad` is
+    `None` (with a warning), and every update chains another node onto the graph. Inside
+    `no_grad` the new `p` no longer requires grad: the next `backward()` raises, or, when
+    other parameters keep the loss differentiable, `p` silently stops training. For a
+    loop variable over `model.parameters()` the model is never updated at all.
+
+    ## Example
+    ```python
+    import torch
+
+    w = torch.zeros(4, requires_grad=True)
+    for _ in range(3):
+        loss = ((w - 1.0) ** 2).sum()
+        loss.backward()
+        w = w - 0.1 * w.grad
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    w = torch.zeros(4, requires_grad=True)
+    for _ in range(3):
+        loss = ((w - 1.0) ** 2).sum()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+        w.grad = None
+    ```
+
+    Making the result a fresh leaf on purpose, `w = (w - lr * w.grad).detach()
+    .requires_grad_()`, is also fine and is not flagged; neither are functional
+    fast weights built from `torch.autograd.grad(..., create_graph=True)` (MAML), which
+    use no `.grad`.
+
+    ## Fix safety
+    The fix rewrites the statement as an in-place update (`w -= 0.1 * w.grad`) inside
+    `with torch.no_grad():`. It is unsafe: it changes which tensor the name refers to
+    afterwards (now always the original parameter), which is the point, but code that
+    relied on the old behaviour changes.
+
+    ## References
+    - [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html)
+    - [`torch.Tensor.is_leaf`](https://pytorch.org/docs/stable/generated/torch.Tensor.is_leaf.html)
+    """
+
+    code = "GL003"
+    name = "param-rebind-update"
+    message = "`{name} = {name} {op} ...` rebinds the name instead of updating the tensor; {consequence}"
+    fix_title = "Update `{name}` in place under `torch.no_grad()`"
+    trigger_tokens = (".grad",)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target_node, value = node.targets[0].target, node.value
+        if isinstance(target_node, cst.Tuple) and isinstance(value, cst.Tuple):
+            # `w, b = w - lr * gw, b - lr * gb`
+            if len(target_node.elements) != len(value.elements):
+                return
+            pairs = [(t.value, v.value) for t, v in zip(target_node.elements, value.elements)]
+            fixable = False
+        else:
+            pairs = [(target_node, value)]
+            fixable = True
+        for target_expr, element in pairs:
+            self._check(node, target_expr, element, fixable)
+
+    def _check(self, node: cst.Assign, target_expr, value, fixable: bool) -> None:
+        target = dotted_name(target_expr)
+        if target is None or not isinstance(value, cst.BinaryOperation):
+            return
+        if not isinstance(value.operator, (cst.Add, cst.Subtract)):
+            return
+        left, right = dotted_name(value.left), dotted_name(value.right)
+        if left == target:
+            step = value.right
+        elif right == target and isinstance(value.operator, cst.Add):
+            step = value.left
+        else:
+            return
+        owners = self._grad_owners(step, node)
+        if owners is None:
+            return
+        facts = self.facts
+        is_leaf = facts.tensors.leaf_requiring_grad(target_expr, value) is not None
+        if not is_leaf and target not in owners:
+            # `lr = lr - decay * x.grad.norm()`-like arithmetic on plain data.
+            return
+        if self._made_leaf_afterwards(node, target):
+            return
+        mode = facts.mode_at(node)
+        if mode is GradMode.UNKNOWN:
+            return
+        op = "-" if isinstance(value.operator, cst.Subtract) else "+"
+        fix = self._fix(node, target_expr, target, op, step, mode) if fixable else None
+        self.report(
+            node,
+            self.message.format(
+                name=target, op=op, consequence=self._consequence(node, target, mode)
+            ),
+            fix=fix,
+        )
+
+    def _grad_owners(self, step: cst.CSTNode, node: cst.CSTNode) -> set[str] | None:
+        """Whose `.grad` the step uses, directly (`p.grad`) or through a name bound to a
+        `.grad` (`g = p.grad`, `gw, gb = w.grad, b.grad`). None if it uses no `.grad`."""
+        owners = _grad_owners(step)
+        if _mentions_grad(step):
+            return owners
+        aliases = self._grad_aliases(node)
+        used = self.facts.flow.reads(step, graph_only=False)
+        found = False
+        for name in used:
+            if name in aliases:
+                found = True
+                owners |= aliases[name]
+        return owners if found else None
+
+    def _grad_aliases(self, node: cst.CSTNode) -> dict[str, set[str]]:
+        index = self.facts.index
+        scope = index.scope_of(node)
+        aliases: dict[str, set[str]] = {}
+        for other in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if not isinstance(other, cst.Assign) or len(other.targets) != 1:
+                continue
+            target, value = other.targets[0].target, other.value
+            pairs = (
+                [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+                if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple)
+                else [(target, value)]
+            )
+            for t, v in pairs:
+                name = dotted_name(t)
+                if name and isinstance(v, cst.Attribute) and v.attr.value == "grad":
+                    owner = dotted_name(v.value)
+                    aliases[name] = {owner} if owner else set()
+        return aliases
+
+    def _consequence(self, node: cst.Assign, target: str, mode: GradMode) -> str:
+        if self._is_parameter_loop_variable(node, target):
+            return "the model's parameter is never updated"
+        if mode is GradMode.NOT_RECORDING:
+            return f"the new `{target}` does not require grad, so it stops training (or the next backward raises)"
+        return f"the new `{target}` is a non-leaf whose `.grad` stays None, so later updates are lost"
+
+    def _is_parameter_loop_variable(self, node: cst.Assign, target: str) -> bool:
+        index = self.facts.index
+        for anc in index.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(anc, cst.For) and target in {dotted_name(anc.target)} | {
+                dotted_name(e.value) for e in getattr(anc.target, "elements", ())
+            }:
+                return self.facts.tensors.leaf_requiring_grad(anc.target, node) is not None or (
+                    self.facts.tensors.kind_of_name(target, node) == "leaf"
+                )
+        return False
+
+    def _made_leaf_afterwards(self, node: cst.Assign, target: str) -> bool:
+        """`w = w - lr * w.grad` followed by `w.requires_grad_()` (or retain_grad) makes a
+        fresh leaf on purpose."""
+        index = self.facts.index
+        scope = index.scope_of(node)
+        after = index.order[node]
+        for other in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if index.order.get(other, -1) <= after:
+                continue
+            if isinstance(other, cst.Call) and isinstance(other.func, cst.Attribute):
+                if (
+                    other.func.attr.value in _RELEAFING_METHODS
+                    and dotted_name(other.func.value) == target
+                ):
+                    return True
+            if isinstance(other, cst.Assign):
+                for t in other.targets:
+                    if dotted_name(t.target) == f"{target}.requires_grad":
+                        return True
+        return False
+
+    def _fix(self, node: cst.Assign, target_expr, target: str, op: str, step, mode):
+        operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
+        update = cst.AugAssign(target=target_expr, operator=operator, value=step)
+        return rewrite_statement(
+            self.context,
+            node,
+            self.fix_title.format(name=target),
+            render(update),
+            wrap_no_grad=mode is GradMode.RECORDING,
+        )
