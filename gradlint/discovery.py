@@ -1,0 +1,396 @@
+"""Which files a run lints: walk the given paths, honouring `exclude` /
+`extend-exclude` and `.gitignore` files, and report paths that cannot be walked.
+
+Explicitly named files are linted whatever their extension and even when excluded,
+unless `force_exclude` is set (what pre-commit and editors want, since they pass every
+changed file). Directories are walked recursively for `.py` and `.pyi` files.
+
+Symbolic links are followed; a directory reached twice (a link back to an ancestor, or
+two links to one place) is walked once, so a symlink loop neither hangs nor duplicates
+files. A link that points at an ancestor is reported as a warning, a `.py` link that
+cannot be resolved (dangling, or a loop) and a directory that cannot be read are
+reported as errors: each gets one line and the walk goes on.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import re
+import stat as stat_module
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gradlint.config import Config
+from gradlint.diagnostics import FileError
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+# ---------------------------------------------------------------------------
+# .gitignore
+
+
+@dataclass(frozen=True)
+class IgnorePattern:
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+
+
+def _translate_segment(segment: str) -> str:
+    """One path segment of a gitignore glob as a regex: `*` and `?` stay inside the
+    segment, `[...]` is a class (`[!...]` negated), a backslash quotes the next char."""
+    out: list[str] = []
+    i, n = 0, len(segment)
+    while i < n:
+        char = segment[i]
+        if char == "\\" and i + 1 < n:
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if char == "*":
+            while i + 1 < n and segment[i + 1] == "*":
+                i += 1  # `a**b` within a segment is an ordinary star
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = i + 1
+            if end < n and segment[end] in "!^":
+                end += 1
+            if end < n and segment[end] == "]":
+                end += 1
+            while end < n and segment[end] != "]":
+                end += 1
+            if end >= n:
+                out.append(re.escape(char))  # no closing bracket: a literal `[`
+            else:
+                body = segment[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                body = body.replace("\\", "\\\\")
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def compile_gitignore_line(line: str) -> IgnorePattern | None:
+    """One .gitignore line (git's gitignore(5) rules), or None for blanks and comments."""
+    line = line.rstrip("\n").rstrip("\r")
+    # Trailing spaces are dropped unless quoted with a backslash.
+    stripped = line.rstrip(" ")
+    if stripped.endswith("\\") and len(stripped) < len(line):
+        stripped += " "
+    line = stripped
+    if not line or line.startswith("#"):
+        return None
+    negated = False
+    if line.startswith("!"):
+        negated = True
+        line = line[1:]
+    elif line.startswith("\\!") or line.startswith("\\#"):
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    # A slash at the start or in the middle anchors the pattern to the .gitignore's
+    # directory; otherwise it matches at any depth.
+    anchored = "/" in line
+    line = line.lstrip("/")
+    segments = line.split("/")
+    if segments == ["**"]:
+        body = ".*"
+    else:
+        parts: list[str] = []
+        last = len(segments) - 1
+        for index, segment in enumerate(segments):
+            if segment == "**":
+                if index == 0:
+                    parts.append("(?:.*/)?")
+                elif index == last:
+                    parts.append("/.*")
+                else:
+                    parts.append("/(?:.*/)?")
+                continue
+            if index > 0 and segments[index - 1] != "**":
+                parts.append("/")
+            parts.append(_translate_segment(segment))
+        body = "".join(parts)
+    if not anchored:
+        body = "(?:.*/)?" + body
+    try:
+        regex = re.compile(body + r"\Z", re.DOTALL)
+    except re.error:
+        return None  # git ignores patterns it cannot parse; so do we
+    return IgnorePattern(regex, negated, dir_only)
+
+
+@dataclass(frozen=True)
+class IgnoreFile:
+    """The patterns of one .gitignore, relative to `base` (an absolute directory)."""
+
+    base: str
+    patterns: tuple[IgnorePattern, ...]
+
+    @classmethod
+    def read(cls, path: str, base: str) -> IgnoreFile | None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            return None
+        patterns = tuple(p for p in map(compile_gitignore_line, lines) if p is not None)
+        return cls(base, patterns) if patterns else None
+
+    def match(self, abs_path: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a `!` pattern, None: no pattern matched.
+        The last matching pattern decides, as in git."""
+        prefix = self.base if self.base.endswith(os.sep) else self.base + os.sep
+        if not abs_path.startswith(prefix):
+            return None
+        relative = abs_path[len(prefix) :].replace(os.sep, "/")
+        for pattern in reversed(self.patterns):
+            if pattern.dir_only and not is_dir:
+                continue
+            if pattern.regex.match(relative):
+                return not pattern.negated
+        return None
+
+
+def is_gitignored(abs_path: str, is_dir: bool, chain: Iterable[IgnoreFile]) -> bool:
+    """Deeper .gitignore files override shallower ones, as in git."""
+    for ignore_file in reversed(list(chain)):
+        verdict = ignore_file.match(abs_path, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def find_repo_root(directory: str) -> str | None:
+    current = directory
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+# ---------------------------------------------------------------------------
+# exclude / extend-exclude
+
+
+class ExcludeMatcher:
+    """ruff's exclude semantics: a glob matches the file or directory name, or the path
+    anchored at the project root (where `*` may cross `/`)."""
+
+    def __init__(self, patterns: Iterable[str], root: str) -> None:
+        name_parts: list[str] = []
+        path_parts: list[str] = []
+        for pattern in patterns:
+            pattern = pattern.strip()
+            if not pattern:
+                continue
+            if pattern.startswith("./"):
+                pattern = pattern[2:]
+            pattern = pattern.rstrip("/") or pattern
+            name_parts.append(fnmatch.translate(pattern))
+            anchored = os.path.join(root, os.path.expanduser(pattern))
+            path_parts.append(fnmatch.translate(os.path.normpath(anchored)))
+        self._name = re.compile("|".join(name_parts)) if name_parts else None
+        self._path = re.compile("|".join(path_parts)) if path_parts else None
+
+    def __call__(self, abs_path: str, name: str | None = None) -> bool:
+        if self._name is None:
+            return False
+        name = name if name is not None else os.path.basename(abs_path)
+        return bool(self._name.match(name) or (self._path and self._path.match(abs_path)))
+
+
+# ---------------------------------------------------------------------------
+# The walk
+
+
+@dataclass
+class Discovery:
+    # (display path, absolute path) of every file to lint, in a stable order
+    files: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _display(base_display: str, *parts: str) -> str:
+    joined = os.path.join(base_display, *parts) if parts else base_display
+    if joined.startswith("." + os.sep) and len(joined) > 2:
+        joined = joined[2:]
+    return joined
+
+
+def _reason(exc: OSError, link: bool = False) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop (too many levels of symbolic links)"
+    if exc.errno == errno.ENOENT:
+        return "dangling symbolic link" if link else "no such file or directory"
+    return (exc.strerror or str(exc)).lower()
+
+
+class Walker:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.root = config.root_path()
+        self.excluded = ExcludeMatcher(config.all_excludes, self.root)
+        self._chains: dict[str, tuple[IgnoreFile, ...]] = {}
+        self._repo_roots: dict[str, str | None] = {}
+        self.result = Discovery()
+        self._seen_files: set[str] = set()
+        self._seen_dirs: set[tuple[int, int]] = set()
+
+    # .gitignore chain of a directory: every .gitignore from the repository root (or,
+    # outside a repository, from the project root when inside it) down to the directory.
+    def chain_for(self, directory: str) -> tuple[IgnoreFile, ...]:
+        if not self.config.respect_gitignore:
+            return ()
+        cached = self._chains.get(directory)
+        if cached is not None:
+            return cached
+        top = find_repo_root(directory)
+        if top is None:
+            in_root = directory == self.root or directory.startswith(self.root + os.sep)
+            top = self.root if in_root else directory
+        if directory == top:
+            chain: tuple[IgnoreFile, ...] = ()
+            info_exclude = os.path.join(directory, ".git", "info", "exclude")
+            extra = IgnoreFile.read(info_exclude, directory)
+            if extra is not None:
+                chain = (extra,)
+        else:
+            chain = self.chain_for(os.path.dirname(directory))
+        own = IgnoreFile.read(os.path.join(directory, ".gitignore"), directory)
+        if own is not None:
+            chain = (*chain, own)
+        self._chains[directory] = chain
+        return chain
+
+    def is_force_excluded(self, abs_path: str, is_dir: bool) -> bool:
+        """For an explicitly named path under force-exclude: is it, or a directory above
+        it inside the project, excluded?"""
+        inside = self.root.rstrip(os.sep) + os.sep
+        current, current_is_dir = abs_path, is_dir
+        while True:
+            parent = os.path.dirname(current)
+            if self.excluded(current):
+                return True
+            if self.config.respect_gitignore and parent != current:
+                if is_gitignored(current, current_is_dir, self.chain_for(parent)):
+                    return True
+            # Climb only while still below the project root: the root's own name (or a
+            # folder above it) being called `dist` or `venv` must not exclude everything.
+            if parent == current or not parent.startswith(inside):
+                return False
+            current, current_is_dir = parent, True
+
+    def add_file(self, display: str, abs_path: str) -> None:
+        if abs_path not in self._seen_files:
+            self._seen_files.add(abs_path)
+            self.result.files.append((display, abs_path))
+
+    def add_path(self, given: str) -> None:
+        abs_path = os.path.normpath(os.path.abspath(given))
+        display = given if given in (".", "./") else given.rstrip("/\\") or given
+        try:
+            stat = os.stat(abs_path)
+        except OSError as exc:
+            link = os.path.islink(abs_path)
+            self.result.errors.append(FileError(display, _reason(exc, link=link)))
+            return
+        is_dir = stat_module.S_ISDIR(stat.st_mode)
+        if self.config.force_exclude and self.is_force_excluded(abs_path, is_dir):
+            return
+        if is_dir:
+            self.walk(display, abs_path, (stat.st_dev, stat.st_ino))
+        else:
+            self.add_file(_display(display), abs_path)
+
+    def walk(self, display_root: str, abs_root: str, identity: tuple[int, int]) -> None:
+        if identity in self._seen_dirs:
+            return
+        self._seen_dirs.add(identity)
+        # Depth-first with an explicit stack (deep trees must not hit the recursion
+        # limit); each frame carries the identities of its ancestors to spot loops.
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
+            (display_root, abs_root, frozenset([identity]))
+        ]
+        while stack:
+            display_dir, abs_dir, ancestors = stack.pop()
+            try:
+                with os.scandir(abs_dir) as iterator:
+                    entries = sorted(iterator, key=lambda entry: entry.name)
+            except OSError as exc:
+                self.result.errors.append(
+                    FileError(_display(display_dir), f"cannot read directory: {_reason(exc)}")
+                )
+                continue
+            chain = self.chain_for(abs_dir)
+            subdirs: list[tuple[str, str, frozenset[tuple[int, int]]]] = []
+            for entry in entries:
+                name = entry.name
+                abs_path = os.path.join(abs_dir, name)
+                display = _display(display_dir, name)
+                try:
+                    is_dir = entry.is_dir()  # follows symlinks; False when it cannot
+                except OSError:
+                    is_dir = False
+                if not is_dir and not name.endswith(PYTHON_SUFFIXES):
+                    continue
+                if self.excluded(abs_path, name):
+                    continue
+                if chain and is_gitignored(abs_path, is_dir, chain):
+                    continue
+                if is_dir:
+                    if os.path.exists(os.path.join(abs_path, "pyvenv.cfg")):
+                        continue  # a virtualenv, whatever it is called
+                    try:
+                        stat = entry.stat()
+                    except OSError as exc:
+                        self.result.errors.append(FileError(display, _reason(exc, link=True)))
+                        continue
+                    identity = (stat.st_dev, stat.st_ino)
+                    if identity in ancestors:
+                        self.result.warnings.append(
+                            f"{display}: symbolic link loop (points to a directory above it); skipped"
+                        )
+                        continue
+                    if identity in self._seen_dirs:
+                        continue
+                    self._seen_dirs.add(identity)
+                    subdirs.append((display, abs_path, ancestors | {identity}))
+                    continue
+                if entry.is_symlink():
+                    try:
+                        os.stat(abs_path)
+                    except OSError as exc:
+                        self.result.errors.append(FileError(display, _reason(exc, link=True)))
+                        continue
+                try:
+                    if not entry.is_file():
+                        continue  # a socket or fifo named *.py
+                except OSError:
+                    continue
+                self.add_file(display, abs_path)
+            # Reversed so that the stack pops them in name order.
+            stack.extend(reversed(subdirs))
+
+
+def discover(paths: Iterable[str], config: Config) -> Discovery:
+    """Every file to lint under `paths`, with the problems met on the way."""
+    walker = Walker(config)
+    for given in paths:
+        walker.add_path(given)
+    return walker.result
