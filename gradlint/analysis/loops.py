@@ -78,6 +78,19 @@ class LoopAnalysis:
             self._cache[loop] = cached
         return cached
 
+    def scope_facts(self, scope: cst.CSTNode) -> LoopFacts:
+        """Bindings and differentiation events of a whole function (or module) body,
+        for rules that follow values through a scope rather than around a loop."""
+        key = ("scope", scope)
+        cached = self._cache.get(key)
+        if cached is None:
+            body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            cached = LoopFacts(scope)
+            cached.bindings = self.bindings_in(body)
+            cached.events = self.autograd.events_in(body)
+            self._cache[key] = cached
+        return cached
+
     def _compute(self, loop: cst.CSTNode) -> LoopFacts:
         facts = LoopFacts(loop)
         facts.bindings = self.bindings_in(loop.body)

@@ -90,7 +90,9 @@ class ParamRebindUpdate(Rule):
 
     code = "GL003"
     name = "param-rebind-update"
-    message = "`{name} = {name} {op} ...` rebinds the name instead of updating the tensor; {consequence}"
+    message = (
+        "`{name} = {name} {op} ...` rebinds the name instead of updating the tensor; {consequence}"
+    )
     fix_title = "Update `{name}` in place under `torch.no_grad()`"
     trigger_tokens = (".grad",)
 
@@ -186,7 +188,9 @@ class ParamRebindUpdate(Rule):
             return "the model's parameter is never updated"
         if mode is GradMode.NOT_RECORDING:
             return f"the new `{target}` does not require grad, so it stops training (or the next backward raises)"
-        return f"the new `{target}` is a non-leaf whose `.grad` stays None, so later updates are lost"
+        return (
+            f"the new `{target}` is a non-leaf whose `.grad` stays None, so later updates are lost"
+        )
 
     def _is_parameter_loop_variable(self, node: cst.Assign, target: str) -> bool:
         index = self.facts.index

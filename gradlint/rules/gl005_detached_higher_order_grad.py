@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import keyword_arg
+from gradlint.analysis.dataflow import target_names
+from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.rules.base import Rule
+
+# torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
+_CREATE_GRAPH_POSITION = 4
+
+
+def _argument(call: cst.Call, position: int, helper: cst.FunctionDef) -> cst.Arg | None:
+    name = helper.params.params[position].name.value
+    offset = (
+        1
+        if isinstance(call.func, cst.Attribute)
+        and helper.params.params[0].name.value in ("self", "cls")
+        else 0
+    )
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg
+        elif i + offset == position and not arg.star:
+            return arg
+    return None
+
+
+class DetachedHigherOrderGrad(Rule):
+    """
+    ## What it does
+    Flags a first derivative taken with `torch.autograd.grad(...)` without
+    `create_graph=True`, or detached right after, whose result is then differentiated
+    again: by a second `torch.autograd.grad` (Laplacians and Hessians in PINNs) or by
+    `backward()` of a loss built from it (WGAN-GP gradient penalties, MAML inner steps,
+    input-gradient regularisers).
+
+    ## Why is this bad?
+    Without `create_graph=True` autograd does not record how the gradient was computed,
+    so the gradient is a constant to everything after it. A second `grad` of it raises
+    `RuntimeError: element 0 of tensors does not require grad and does not have a
+    grad_fn`; worse, when another differentiable term is present, the penalty or
+    residual silently contributes no gradient and training quietly optimises the wrong
+    objective.
+
+    Not flagged: `create_graph=True` with `.detach()` only for logging or plotting,
+    first derivatives that are never differentiated again (saliency maps, attacks), and
+    an explicit `create_graph=False`, which states a deliberate first-order choice such
+    as first-order MAML.
+
+    ## Example
+    ```python
+    import torch
+
+    x = torch.linspace(0.0, 1.0, 16, requires_grad=True)
+    u = torch.sin(3.0 * x)
+    u_x = torch.autograd.grad(u.sum(), x)[0]
+    u_xx = torch.autograd.grad(u_x.sum(), x)[0]
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    x = torch.linspace(0.0, 1.0, 16, requires_grad=True)
+    u = torch.sin(3.0 * x)
+    u_x = torch.autograd.grad(u.sum(), x, create_graph=True)[0]
+    u_xx = torch.autograd.grad(u_x.sum(), x)[0]
+    ```
+
+    ## Fix safety
+    The fix adds `create_graph=True` (or removes the `.detach()` that follows the call).
+    It is unsafe: it makes the second derivative flow, which is the intent, but it
+    costs memory and changes the gradients the optimizer sees.
+
+    ## References
+    - [`torch.autograd.grad`](https://pytorch.org/docs/stable/generated/torch.autograd.grad.html)
+    - [Double backward with custom functions](https://pytorch.org/tutorials/intermediate/custom_function_double_backward_tutorial.html)
+    """
+
+    code = "GL005"
+    name = "detached-higher-order-grad"
+    message = "This gradient is differentiated again later, but it is computed {why}, so the second derivative is lost"
+    fix_title = "Compute the first derivative with `create_graph=True`"
+    trigger_tokens = ("autograd",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._grad_calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # Resolved at the end: `G(...)` may be `from torch.autograd import grad as G`.
+        if isinstance(node.func, (cst.Name, cst.Attribute)):
+            self._grad_calls.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._grad_calls:
+            return
+        autograd = self.facts.autograd
+        for call in self._grad_calls:
+            if autograd.is_autograd_grad(call):
+                self._check(call)
+
+    def _check(self, call: cst.Call) -> None:
+        facts = self.facts
+        index = facts.index
+        create_graph = keyword_arg(call, "create_graph", _CREATE_GRAPH_POSITION)
+        detach_call = self._detach_applied(call)
+        if create_graph is None:
+            why = "without `create_graph=True`"
+        elif isinstance(create_graph.value, cst.Name) and create_graph.value.value == "True":
+            if detach_call is None:
+                return
+            why = "with `create_graph=True` but detached right after"
+        else:
+            # `create_graph=False` says first order on purpose; a variable we cannot read.
+            return
+        if self._differentiated_again(call) or self._differentiated_through_helper(call):
+            self.report(
+                call,
+                self.message.format(why=why),
+                fix=self._fix(call, create_graph, detach_call),
+            )
+
+    def _produced(self, call: cst.Call) -> set[str]:
+        statement = self.facts.index.statement_of(call)
+        produced: set[str] = set()
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                produced |= set(target_names(target.target))
+        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)) and statement.value:
+            produced |= set(target_names(statement.target))
+        return produced
+
+    def _differentiated_again(
+        self,
+        call: cst.Call,
+        helper: cst.FunctionDef | None = None,
+        outputs_position: int | None = None,
+    ) -> bool:
+        """Is the result of `call` (a grad, or a call of a grad helper) differentiated
+        later in the same scope: by a grad/backward built from it, or by another call of
+        the helper whose `outputs` argument is built from it?"""
+        index = self.facts.index
+        produced = self._produced(call)
+        scope = index.scope_of(call)
+        region = self.facts.loops.scope_facts(scope)
+        after = index.order[call]
+        for event in region.events:
+            if event.kind == "step" or event.call is call or index.is_inside(event.call, call):
+                continue
+            inside_root = event.root_expr is not None and index.is_inside(call, event.root_expr)
+            if index.order[event.call] < after and not inside_root:
+                continue
+            if inside_root or region.closure(event.roots) & produced:
+                return True
+        if helper is None or outputs_position is None or not produced:
+            return False
+        for other in self.facts.grad_mode.callers_of(helper):
+            if other is call or index.scope_of(other) is not scope or index.order[other] < after:
+                continue
+            arg = _argument(other, outputs_position, helper)
+            if arg is not None and region.closure(self.facts.flow.reads(arg.value)) & produced:
+                return True
+        return False
+
+    def _differentiated_through_helper(self, call: cst.Call) -> bool:
+        """`def gradient(y, x): return torch.autograd.grad(y, x, ...)[0]`, called as
+        `du = gradient(u, x)` and then `gradient(du, x)`."""
+        index = self.facts.index
+        helper = index.scope_of(call)
+        if not isinstance(helper, cst.FunctionDef) or not self._returns_result(call, helper):
+            return False
+        outputs = keyword_arg(call, "outputs", 0)
+        params = [p.name.value for p in helper.params.params]
+        reads = self.facts.flow.reads(outputs.value) if outputs else set()
+        positions = [i for i, name in enumerate(params) if name in reads]
+        position = positions[0] if positions else None
+        return any(
+            self._differentiated_again(caller, helper, position)
+            for caller in self.facts.grad_mode.callers_of(helper)
+        )
+
+    def _returns_result(self, call: cst.Call, helper: cst.FunctionDef) -> bool:
+        index = self.facts.index
+        statement = index.statement_of(call)
+        if isinstance(statement, cst.Return):
+            return True
+        produced = self._produced(call)
+        if not produced:
+            return False
+        for node in index.walk(helper.body):
+            if isinstance(node, cst.Return) and self.facts.flow.reads(node.value) & produced:
+                return True
+        return False
+
+    def _detach_applied(self, call: cst.Call) -> cst.Call | None:
+        """`grad(...)[0].detach()`: the `.detach()` call applied to this result in the
+        same expression, if any."""
+        index = self.facts.index
+        node: cst.CSTNode = call
+        for anc in index.ancestors(call):
+            if isinstance(anc, cst.Subscript) and anc.value is node:
+                node = anc
+                continue
+            if isinstance(anc, cst.Attribute) and anc.value is node:
+                parent = index.parent.get(anc)
+                if (
+                    anc.attr.value == "detach"
+                    and isinstance(parent, cst.Call)
+                    and parent.func is anc
+                ):
+                    return parent
+                return None
+            return None
+        return None
+
+    def _fix(self, call: cst.Call, create_graph: cst.Arg | None, detach_call: cst.Call | None):
+        context = self.context
+        if create_graph is None:
+            if not call.args or any(arg.star for arg in call.args):
+                return None
+            last = call.args[-1]
+            _, end = context.position_of(last.value)
+            text = ", create_graph=True"
+            if last.comma is not cst.MaybeSentinel.DEFAULT and isinstance(last.comma, cst.Comma):
+                # trailing comma: `grad(a, b,)` -> insert after the comma
+                _, end = context.position_of(last)
+                text = " create_graph=True,"
+            return Fix(self.fix_title, (Edit(end, end, text),), Applicability.UNSAFE)
+        if detach_call is not None:
+            # `grad(...)[0].detach()` -> `grad(...)[0]`
+            receiver = detach_call.func.value  # type: ignore[union-attr]
+            _, receiver_end = context.position_of(receiver)
+            _, call_end = context.position_of(detach_call)
+            return Fix(
+                "Remove the `.detach()` so the gradient keeps its graph",
+                (Edit(receiver_end, call_end, ""),),
+                Applicability.UNSAFE,
+            )
+        return None
