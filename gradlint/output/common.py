@@ -1,0 +1,188 @@
+"""What every output format shares: ordering, paths, fix availability and ruff's summary."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TextIO
+from urllib.parse import quote
+
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix
+from gradlint.engine import FileResult
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    # Text formats: list each finding's fix title, and enumerate `fixed` (ruff's --show-fixes).
+    show_fixes: bool = False
+    # Whether --unsafe-fixes is on: decides which findings count as fixable (`[*]`).
+    unsafe_fixes: bool = False
+    # Diagnostics that --fix already applied, for "Found N errors (M fixed, K remaining)."
+    fixed: Sequence[Diagnostic] = ()
+    # Where text formats print files that could not be linted (None: the report stream).
+    error_stream: TextIO | None = None
+    # Paths in SARIF and GitHub annotations are made relative to this (default: cwd).
+    root: str | None = None
+
+
+def sorted_diagnostics(results: Sequence[FileResult]) -> list[Diagnostic]:
+    return sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+
+
+def sorted_errors(results: Sequence[FileResult]) -> list[FileError]:
+    errors = [r.error for r in results if r.error is not None]
+    return sorted(errors, key=lambda e: (e.path, e.line, e.column))
+
+
+def sources_by_path(results: Sequence[FileResult]) -> dict[str, str]:
+    return {r.path: r.source for r in results if r.source is not None}
+
+
+def is_fixable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` (with `--unsafe-fixes` when that is on) would apply this fix."""
+    if fix is None or not fix.edits:
+        return False
+    if fix.applicability is Applicability.SAFE:
+        return True
+    return unsafe_fixes and fix.applicability is Applicability.UNSAFE
+
+
+def is_hidden_unsafe(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
+    """An unsafe fix that `--unsafe-fixes` would enable."""
+    return (
+        not unsafe_fixes
+        and fix is not None
+        and bool(fix.edits)
+        and fix.applicability is Applicability.UNSAFE
+    )
+
+
+def plural(count: int, word: str, plural_form: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural_form or word + 's'}"
+
+
+def write_summary(
+    stream: TextIO,
+    diagnostics: Sequence[Diagnostic],
+    errors: Sequence[FileError],
+    options: ReportOptions,
+) -> None:
+    """ruff's closing lines: `Found N errors.` / `All checks passed!`, then what --fix can do."""
+    remaining = len(diagnostics) + len(errors)
+    fixed = len(options.fixed)
+    if fixed:
+        stream.write(
+            f"Found {plural(remaining + fixed, 'error')} ({fixed} fixed, {remaining} remaining).\n"
+        )
+    elif remaining:
+        stream.write(f"Found {plural(remaining, 'error')}.\n")
+    else:
+        stream.write("All checks passed!\n")
+    fixable = sum(is_fixable(d.fix, unsafe_fixes=options.unsafe_fixes) for d in diagnostics)
+    hidden = sum(is_hidden_unsafe(d.fix, unsafe_fixes=options.unsafe_fixes) for d in diagnostics)
+    unsafe_hint = (
+        f"{plural(hidden, 'unsafe fix', 'unsafe fixes')} available with `--fix --unsafe-fixes`"
+    )
+    if fixable and hidden:
+        stream.write(f"[*] {fixable} fixable with `--fix` ({unsafe_hint}).\n")
+    elif fixable:
+        stream.write(f"[*] {fixable} fixable with `--fix`.\n")
+    elif hidden:
+        stream.write(f"{unsafe_hint}.\n")
+
+
+def write_fixed(stream: TextIO, fixed: Sequence[Diagnostic]) -> None:
+    """ruff's --show-fixes enumeration of what --fix applied, per file and code."""
+    if not fixed:
+        return
+    stream.write(f"\nFixed {plural(len(fixed), 'error')}:\n")
+    by_path: dict[str, dict[tuple[str, str], int]] = {}
+    for diagnostic in fixed:
+        counts = by_path.setdefault(diagnostic.path, {})
+        key = (diagnostic.code, diagnostic.name)
+        counts[key] = counts.get(key, 0) + 1
+    for path in sorted(by_path):
+        stream.write(f"- {path}:\n")
+        for (code, name), count in sorted(by_path[path].items()):
+            stream.write(f"    {count} \u00d7 {code} ({name})\n")
+    stream.write("\n")
+
+
+def error_line(error: FileError) -> str:
+    """`path:line:col: error: message`; a file with no position (unreadable) points at 1:1 so
+    problem matchers that expect `path:line:col:` still pick it up."""
+    line = error.line or 1
+    column = error.column + 1 if error.line else 1
+    return f"{error.path}:{line}:{column}: error: {error.message}"
+
+
+def write_errors(errors: Sequence[FileError], stream: TextIO) -> None:
+    for error in errors:
+        stream.write(error_line(error) + "\n")
+
+
+# --- paths -------------------------------------------------------------------------------
+
+
+def relative_path(path: str, root: str | None) -> str | None:
+    """`path` relative to root as a POSIX path, or None when it lies outside root."""
+    base = Path(root or os.getcwd()).resolve()
+    absolute = Path(path)
+    if not absolute.is_absolute():
+        absolute = Path(os.getcwd()) / absolute
+    absolute = Path(os.path.normpath(absolute))
+    try:
+        relative = absolute.relative_to(base)
+    except ValueError:
+        try:
+            relative = absolute.resolve().relative_to(base)
+        except (ValueError, OSError):
+            return None
+    return PurePosixPath(*relative.parts).as_posix()
+
+
+def display_path(path: str, root: str | None) -> str:
+    """A path for annotations: relative to root when inside it, else absolute."""
+    if path == "-":
+        return path
+    relative = relative_path(path, root)
+    return relative if relative is not None else os.path.abspath(path)
+
+
+def artifact_location(path: str, root: str | None) -> dict:
+    """A SARIF artifactLocation: a percent-encoded URI relative to %SRCROOT% when the file is
+    under root; otherwise an absolute file URI with no base id (a base would misresolve it)."""
+    relative = relative_path(path, root) if path != "-" else None
+    if relative is not None:
+        return {"uri": quote(relative, safe="/"), "uriBaseId": "%SRCROOT%"}
+    if path == "-":
+        return {"uri": "stdin"}
+    return {"uri": Path(os.path.abspath(path)).as_uri()}
+
+
+# --- terminal widths ---------------------------------------------------------------------
+
+TAB_WIDTH = 4
+
+
+def char_width(char: str) -> int:
+    if char == "\t":
+        return TAB_WIDTH
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2
+    return 1
+
+
+def text_width(text: str) -> int:
+    return sum(char_width(c) for c in text)
+
+
+def display_text(text: str) -> str:
+    """A source line as the terminal should show it: tabs as spaces, as ruff does, so that
+    carets computed with text_width line up."""
+    return text.replace("\t", " " * TAB_WIDTH)

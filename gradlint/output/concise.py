@@ -1,0 +1,33 @@
+"""`path:line:col: CODE [*] message`, one line per finding, as `ruff --output-format concise`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from gradlint.engine import FileResult
+from gradlint.output.common import (
+    ReportOptions,
+    is_fixable,
+    sorted_diagnostics,
+    sorted_errors,
+    write_errors,
+    write_fixed,
+    write_summary,
+)
+
+
+def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
+    diagnostics = sorted_diagnostics(results)
+    errors = sorted_errors(results)
+    write_errors(errors, options.error_stream or stream)
+    for d in diagnostics:
+        marker = "[*] " if is_fixable(d.fix, unsafe_fixes=options.unsafe_fixes) else ""
+        stream.write(
+            f"{d.path}:{d.start.line}:{d.start.column + 1}: {d.code} {marker}{d.message}\n"
+        )
+        if options.show_fixes and d.fix is not None:
+            stream.write(f"  help: {d.fix.title}\n")
+    if options.show_fixes:
+        write_fixed(stream, options.fixed)
+    write_summary(stream, diagnostics, errors, options)

@@ -1,0 +1,198 @@
+"""Each finding with its source lines, the range underlined, and the fix as a diff, in the
+layout of `ruff --output-format full`:
+
+    GL002 In-place update of leaf tensor `w` ...
+     --> train.py:3:1
+      |
+    1 | import torch
+    2 | w = torch.ones(3, requires_grad=True)
+    3 | w += 1
+      | ^^^^^^
+      |
+    help: Wrap the update in `with torch.no_grad():`
+      |
+    2 | w = torch.ones(3, requires_grad=True)
+      - w += 1
+    3 + with torch.no_grad():
+    4 +     w += 1
+      |
+    note: This is an unsafe fix and may change runtime behavior
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from typing import TextIO
+
+from gradlint.diagnostics import Applicability, Diagnostic, Fix
+from gradlint.engine import FileResult
+from gradlint.fixes import InvalidEditError, OverlappingEditsError, apply_edits
+from gradlint.output.common import (
+    ReportOptions,
+    display_text,
+    is_fixable,
+    sorted_diagnostics,
+    sorted_errors,
+    sources_by_path,
+    text_width,
+    write_errors,
+    write_fixed,
+    write_summary,
+)
+
+CONTEXT_LINES = 2
+# A multi-line range longer than this shows its first and last lines around an ellipsis.
+MAX_RANGE_LINES = 6
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+NOTES = {
+    Applicability.UNSAFE: "This is an unsafe fix and may change runtime behavior",
+    Applicability.DISPLAY_ONLY: (
+        "This is a display-only fix: it may be incorrect, so it is never applied "
+        "automatically; review it by hand"
+    ),
+}
+
+
+def source_lines(source: str) -> list[str]:
+    """Lines as the engine numbers them (LibCST breaks at \\r\\n, \\r and \\n only)."""
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    lines = _LINE_BREAK.split(source)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
+    diagnostics = sorted_diagnostics(results)
+    errors = sorted_errors(results)
+    write_errors(errors, options.error_stream or stream)
+    sources = sources_by_path(results)
+    lines_cache: dict[str, list[str]] = {}
+    for diagnostic in diagnostics:
+        source = sources.get(diagnostic.path)
+        if source is not None and diagnostic.path not in lines_cache:
+            lines_cache[diagnostic.path] = source_lines(source)
+        stream.write(render(diagnostic, source, lines_cache.get(diagnostic.path), options) + "\n")
+    if options.show_fixes:
+        write_fixed(stream, options.fixed)
+    write_summary(stream, diagnostics, errors, options)
+
+
+def render(
+    diagnostic: Diagnostic,
+    source: str | None,
+    lines: list[str] | None,
+    options: ReportOptions,
+) -> str:
+    marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
+    out = [f"{diagnostic.code} {marker}{diagnostic.message}"]
+    where = f"{diagnostic.path}:{diagnostic.start.line}:{diagnostic.start.column + 1}"
+    if lines:
+        rows, width = snippet(lines, diagnostic)
+        out.append(f"{' ' * width}--> {where}")
+        out.append(f"{' ' * (width + 1)}|")
+        out.extend(rows)
+    else:
+        out.append(f" --> {where}")
+    fix = diagnostic.fix
+    if fix is not None:
+        out.append(f"help: {fix.title}")
+        if source is not None:
+            out.extend(fix_diff(source, fix))
+        note = NOTES.get(fix.applicability)
+        if note:
+            out.append(f"note: {note}")
+    return "\n".join(out) + "\n"
+
+
+def _clamp(lines: list[str], line: int, column: int) -> tuple[int, int]:
+    if line > len(lines):
+        return len(lines), len(lines[-1])
+    line = max(line, 1)
+    return line, min(max(column, 0), len(lines[line - 1]))
+
+
+def snippet(lines: list[str], diagnostic: Diagnostic) -> tuple[list[str], int]:
+    """The source rows around the range with the range marked, and the gutter width."""
+    s_line, s_col = _clamp(lines, diagnostic.start.line, diagnostic.start.column)
+    e_line, e_col = _clamp(lines, diagnostic.end.line, diagnostic.end.column)
+    if (e_line, e_col) < (s_line, s_col):
+        e_line, e_col = s_line, s_col
+    # A range that ends at the start of a line ends, visibly, at the end of the one before.
+    if e_line > s_line and e_col == 0:
+        e_line -= 1
+        e_col = len(lines[e_line - 1])
+    first = max(1, s_line - CONTEXT_LINES)
+    last = min(len(lines), e_line + CONTEXT_LINES)
+    width = len(str(last))
+    blank = " " * width
+    multiline = e_line > s_line
+
+    shown = list(range(first, last + 1))
+    if multiline and e_line - s_line + 1 > MAX_RANGE_LINES:
+        keep = set(range(first, s_line + 2)) | set(range(e_line - 1, last + 1))
+        shown = [n for n in shown if n in keep]
+
+    rows: list[str] = []
+    previous = None
+    for number in shown:
+        if previous is not None and number != previous + 1:
+            rows.append("...")
+        previous = number
+        text = lines[number - 1]
+        shown_text = display_text(text)
+        if not multiline:
+            rows.append(f"{number:>{width}} | {shown_text}".rstrip())
+            if number == s_line:
+                pad = text_width(text[:s_col])
+                carets = max(1, text_width(text[s_col:e_col]))
+                rows.append(f"{blank} | {' ' * pad}{'^' * carets}")
+            continue
+        if number == s_line:
+            starts_line = text[:s_col].strip() == ""
+            gutter = "/ " if starts_line else "  "
+            rows.append(f"{number:>{width}} | {gutter}{shown_text}".rstrip())
+            if not starts_line:
+                rows.append(f"{blank} |  {'_' * (1 + text_width(text[:s_col]))}^")
+        elif s_line < number <= e_line:
+            rows.append(f"{number:>{width}} | | {shown_text}".rstrip())
+            if number == e_line:
+                last_char = max(e_col - 1, 0)
+                rows.append(f"{blank} | |{'_' * (1 + text_width(text[:last_char]))}^")
+        else:
+            rows.append(f"{number:>{width}} |   {shown_text}".rstrip())
+    if last > e_line:
+        rows.append(f"{blank} |")
+    return rows, width
+
+
+def fix_diff(source: str, fix: Fix) -> list[str]:
+    """The lines the fix changes, with one line of context, numbered in the fixed text (left
+    aligned, and tabs kept, as ruff prints its diffs)."""
+    try:
+        fixed = apply_edits(source, fix.edits)
+    except (InvalidEditError, OverlappingEditsError):
+        return []
+    old, new = source_lines(source), source_lines(fixed)
+    groups = list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(1))
+    if not groups:
+        return []
+    width = len(str(max(max(j2 for *_, j2 in group) for group in groups)))
+    blank = " " * width
+    rows = [f"{blank} |"]
+    for index, group in enumerate(groups):
+        if index:
+            rows.append("...")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows.extend(f"{j + 1:<{width}} | {new[j]}".rstrip() for j in range(j1, j2))
+                continue
+            rows.extend(f"{blank} - {old[i]}".rstrip() for i in range(i1, i2))
+            rows.extend(f"{j + 1:<{width}} + {new[j]}".rstrip() for j in range(j1, j2))
+    rows.append(f"{blank} |")
+    return rows

@@ -1,0 +1,61 @@
+"""GitHub Actions workflow commands: each finding becomes an error annotation on the pull
+request's diff.
+
+    ::error title=gradlint (GL002),file=train.py,line=3,col=1,endLine=3,endColumn=7::GL002 message
+
+Values are escaped as the Actions toolkit does: `%`, CR and LF everywhere, and also `:` and
+`,` inside properties, where they would end a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.engine import FileResult
+from gradlint.output.common import ReportOptions, display_path, sorted_diagnostics, sorted_errors
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(properties: dict[str, object], message: str) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+    return f"::error {props}::{escape_data(message)}"
+
+
+def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
+    message = f"{diagnostic.code} {diagnostic.message}"
+    if diagnostic.fix is not None:
+        message += f"\n  help: {diagnostic.fix.title}"
+    return command(
+        {
+            "title": f"gradlint ({diagnostic.code})",
+            "file": display_path(diagnostic.path, root),
+            "line": diagnostic.start.line,
+            "col": diagnostic.start.column + 1,
+            "endLine": diagnostic.end.line,
+            "endColumn": diagnostic.end.column + 1,
+        },
+        message,
+    )
+
+
+def error_command(error: FileError, root: str | None) -> str:
+    properties: dict[str, object] = {"title": "gradlint", "file": display_path(error.path, root)}
+    if error.line:
+        properties.update(line=error.line, col=error.column + 1)
+    return command(properties, f"error: {error.message}")
+
+
+def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
+    for error in sorted_errors(results):
+        stream.write(error_command(error, options.root) + "\n")
+    for diagnostic in sorted_diagnostics(results):
+        stream.write(diagnostic_command(diagnostic, options.root) + "\n")

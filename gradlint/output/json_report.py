@@ -1,0 +1,104 @@
+"""A JSON list in the shape of `ruff check --output-format json`, so tools that read ruff's
+findings (editor plugins, reviewdog, CI annotators) read gradlint's unchanged.
+
+Keys and their meaning follow ruff: 1-based `row` and `column` (code points), `end_location`
+just past the range, `filename` absolute, fix `applicability` one of "safe", "unsafe",
+"displayonly", and a file that could not be linted as an object with `"code": null`, as
+ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TextIO
+
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
+from gradlint.engine import FileResult
+from gradlint.output.common import ReportOptions, sorted_diagnostics, sorted_errors
+
+APPLICABILITY = {
+    Applicability.SAFE: "safe",
+    Applicability.UNSAFE: "unsafe",
+    Applicability.DISPLAY_ONLY: "displayonly",
+}
+
+
+def location(position: Position) -> dict:
+    return {"column": position.column + 1, "row": position.line}
+
+
+def filename(path: str) -> str:
+    return path if path == "-" else os.path.abspath(path)
+
+
+def fix_object(fix: Fix | None) -> dict | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": APPLICABILITY[fix.applicability],
+        "edits": [
+            {
+                "content": edit.content,
+                "end_location": location(edit.end),
+                "location": location(edit.start),
+            }
+            for edit in sorted(fix.edits, key=lambda e: (e.start, e.end))
+        ],
+        "message": fix.title,
+    }
+
+
+def diagnostic_object(diagnostic: Diagnostic) -> dict:
+    return {
+        "cell": None,
+        "code": diagnostic.code,
+        "end_location": location(diagnostic.end),
+        "filename": filename(diagnostic.path),
+        "fix": fix_object(diagnostic.fix),
+        "location": location(diagnostic.start),
+        "message": diagnostic.message,
+        "name": diagnostic.name,
+        "noqa_row": diagnostic.noqa_line or diagnostic.start.line,
+        "severity": "error",
+        "url": diagnostic.url or None,
+    }
+
+
+def error_object(error: FileError) -> dict:
+    position = (
+        {"column": error.column + 1, "row": error.line} if error.line else {"column": 1, "row": 1}
+    )
+    message = error.message
+    if message.startswith("syntax error: "):
+        # Consumers of ruff's JSON recognise a code-less object as a syntax error by this
+        # prefix (nvim-lint, trunk).
+        message = "SyntaxError: " + message[len("syntax error: ") :]
+    return {
+        "cell": None,
+        "code": None,
+        "end_location": dict(position),
+        "filename": filename(error.path),
+        "fix": None,
+        "location": position,
+        "message": message,
+        "name": None,
+        "noqa_row": None,
+        "severity": "error",
+        "url": None,
+    }
+
+
+def report_objects(results: Sequence[FileResult]) -> list[dict]:
+    objects = [diagnostic_object(d) for d in sorted_diagnostics(results)]
+    objects.extend(error_object(e) for e in sorted_errors(results))
+    objects.sort(key=lambda o: (o["filename"], o["location"]["row"], o["location"]["column"]))
+    return objects
+
+
+def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
+    # ensure_ascii: escapes keep the output writable to any console encoding, and every
+    # JSON reader decodes them.
+    json.dump(report_objects(results), stream, indent=2, sort_keys=True, ensure_ascii=True)
+    stream.write("\n")

@@ -1,0 +1,166 @@
+"""SARIF 2.1.0 for GitHub code scanning (`github/codeql-action/upload-sarif`).
+
+Every rule is listed in `tool.driver.rules` (so the Security tab can show a rule's help even
+before it fires), findings point at files by URIs relative to `%SRCROOT%` (the checkout,
+i.e. the directory gradlint ran in unless `root` says otherwise), columns are counted in code
+points (`columnKind`), and files that could not be linted are tool-execution notifications,
+not results: they are not findings about the code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import gradlint
+import gradlint.engine
+from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
+from gradlint.engine import FileResult
+from gradlint.output.common import (
+    ReportOptions,
+    artifact_location,
+    sorted_diagnostics,
+    sorted_errors,
+)
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/gradlint/gradlint"
+# GitHub truncates longer descriptions.
+MAX_DESCRIPTION = 1024
+
+
+def region(start: Position, end: Position) -> dict:
+    return {
+        "startLine": start.line,
+        "startColumn": start.column + 1,
+        "endLine": end.line,
+        "endColumn": end.column + 1,
+    }
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, _ = text.partition(". ")
+    return (head + "." if dot else text)[:MAX_DESCRIPTION]
+
+
+def rule_descriptor(rule) -> dict:
+    documentation = rule.documentation()
+    summary = rule.summary()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": _first_sentence(summary)},
+        "fullDescription": {"text": summary[:MAX_DESCRIPTION]},
+        "help": {"text": documentation, "markdown": documentation},
+        "helpUri": rule.url(),
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["pytorch", "autograd"]},
+    }
+
+
+def unknown_rule_descriptor(diagnostic: Diagnostic) -> dict:
+    """A code outside ALL_RULES (a plugin, a test rule): still listed, so ruleIndex holds."""
+    descriptor: dict = {
+        "id": diagnostic.code,
+        "name": diagnostic.name,
+        "shortDescription": {"text": diagnostic.message[:MAX_DESCRIPTION]},
+        "defaultConfiguration": {"level": "error"},
+    }
+    if diagnostic.url:
+        descriptor["helpUri"] = diagnostic.url
+    return descriptor
+
+
+def replacement(edit: Edit) -> dict:
+    return {
+        "deletedRegion": region(edit.start, edit.end),
+        "insertedContent": {"text": edit.content},
+    }
+
+
+def fix_object(fix: Fix, location: dict) -> dict:
+    return {
+        "description": {"text": fix.title},
+        "artifactChanges": [
+            {
+                "artifactLocation": location,
+                "replacements": [
+                    replacement(e) for e in sorted(fix.edits, key=lambda e: (e.start, e.end))
+                ],
+            }
+        ],
+    }
+
+
+def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> dict:
+    location = artifact_location(diagnostic.path, root)
+    result = {
+        "ruleId": diagnostic.code,
+        "ruleIndex": rule_index,
+        "level": "error",
+        "message": {"text": diagnostic.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": location,
+                    "region": region(diagnostic.start, diagnostic.end),
+                }
+            }
+        ],
+    }
+    if diagnostic.fix is not None and diagnostic.fix.edits:
+        result["fixes"] = [fix_object(diagnostic.fix, location)]
+    return result
+
+
+def notification(error: FileError, root: str | None) -> dict:
+    physical: dict = {"artifactLocation": artifact_location(error.path, root)}
+    if error.line:
+        physical["region"] = {"startLine": error.line, "startColumn": error.column + 1}
+    return {
+        "level": "error",
+        "message": {"text": f"{error.path}: {error.message}"},
+        "locations": [{"physicalLocation": physical}],
+    }
+
+
+def sarif_log(results: Sequence[FileResult], root: str | None = None) -> dict:
+    diagnostics = sorted_diagnostics(results)
+    rules = [rule_descriptor(rule) for rule in gradlint.engine.ALL_RULES]
+    index = {descriptor["id"]: i for i, descriptor in enumerate(rules)}
+    for diagnostic in diagnostics:
+        if diagnostic.code not in index:
+            index[diagnostic.code] = len(rules)
+            rules.append(unknown_rule_descriptor(diagnostic))
+    base = Path(root or os.getcwd()).resolve()
+    run = {
+        "tool": {
+            "driver": {
+                "name": "gradlint",
+                "informationUri": INFORMATION_URI,
+                "version": gradlint.__version__,
+                "semanticVersion": gradlint.__version__,
+                "rules": rules,
+            }
+        },
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri().rstrip("/") + "/"}},
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    notification(e, root) for e in sorted_errors(results)
+                ],
+            }
+        ],
+        "results": [result_object(d, index[d.code], root) for d in diagnostics],
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
+    json.dump(sarif_log(results, options.root), stream, indent=2, ensure_ascii=True)
+    stream.write("\n")
