@@ -1,0 +1,403 @@
+"""`gradlint lsp`: a language server over stdio (pygls 2).
+
+It publishes the engine's diagnostics when a document is opened, changed or saved, using
+the configuration the CLI would use for that file (the closest pyproject.toml /
+gradlint.toml), and offers code actions:
+
+- the rule's fix for a diagnostic (quick fix), when it has one that can be applied;
+- "Disable GLxxx for this line": adds `# noqa: GLxxx`, or extends the line's noqa list;
+- `source.fixAll.gradlint`: every fix, unsafe ones included, since the user asks for it.
+
+Hovering a diagnostic shows the rule's summary and a link to its documentation.
+
+Positions: the engine counts columns in code points; LSP counts in the encoding agreed at
+initialisation (UTF-16 unless the client offers another), so every column is converted
+through pygls's position codec.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+import tokenize
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradlint import __version__
+from gradlint.config import ConfigError, load_settings
+from gradlint.diagnostics import Applicability, Diagnostic, Position
+from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
+from gradlint.fixes import LineIndex, fix_source
+
+try:
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
+except ImportError:  # the `lsp` extra is not installed; main() says so
+    types = None
+
+FIX_ALL_KIND = "source.fixAll.gradlint"
+SOURCE = "gradlint"
+
+log = logging.getLogger(__name__)
+
+
+# --- positions ---------------------------------------------------------------------
+
+
+class ClientPositions:
+    """Converts engine positions (1-based lines, code-point columns) and string offsets of
+    one text into LSP positions (0-based lines, columns in the client's code units)."""
+
+    def __init__(self, source: str, codec) -> None:
+        self.index = LineIndex(source)
+        self.codec = codec
+
+    def position(self, position: Position):
+        start = self.index.line_starts[position.line - 1]
+        prefix = self.index.source[start : start + position.column]
+        return types.Position(line=position.line - 1, character=self.codec.client_num_units(prefix))
+
+    def range(self, start: Position, end: Position):
+        return types.Range(start=self.position(start), end=self.position(end))
+
+    def at_offset(self, offset: int):
+        line = bisect_right(self.index.line_starts, offset)
+        start = self.index.line_starts[line - 1]
+        return self.position(Position(line, offset - start))
+
+
+# --- what the server knows about one document version -----------------------------
+
+
+@dataclass
+class LintedDocument:
+    uri: str
+    version: int | None
+    source: str
+    path: str
+    config: object
+    positions: ClientPositions
+    # (engine diagnostic, the LSP diagnostic published for it)
+    findings: list[tuple[Diagnostic, object]] = field(default_factory=list)
+    _fixed_all: str | None = None
+
+    def fixed_all(self) -> str:
+        """The text after every fix, unsafe ones included (computed once per version)."""
+        if self._fixed_all is None:
+            try:
+                self._fixed_all = fix_source(
+                    self.source, self.path, self.config, unsafe=True
+                ).source
+            except SourceError:
+                self._fixed_all = self.source
+        return self._fixed_all
+
+
+def document_path(uri: str) -> str:
+    return to_fs_path(uri) or "-"
+
+
+def config_for(path: str, warn) -> object:
+    """The configuration the CLI would use for `path`; the defaults (and a warning) when
+    the configuration file is invalid, so the editor keeps working while it is fixed.
+    Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
+    start = Path(path).parent if path != "-" else Path.cwd()
+    try:
+        return load_settings(start).config
+    except ConfigError as exc:
+        warn(f"gradlint: {exc}; using the default configuration")
+        return DEFAULT_CONFIG
+
+
+def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions):
+    return types.Diagnostic(
+        range=positions.range(diagnostic.start, diagnostic.end),
+        message=diagnostic.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=diagnostic.code,
+        code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
+        source=SOURCE,
+    )
+
+
+def lint_document(uri: str, version: int | None, source: str, codec, warn) -> LintedDocument:
+    path = document_path(uri)
+    config = config_for(path, warn)
+    positions = ClientPositions(source, codec)
+    linted = LintedDocument(uri, version, source, path, config, positions)
+    try:
+        diagnostics = lint_source(source, path, config)
+    except SourceError:
+        # Not parseable (often mid-edit): other tools report the syntax error; stale
+        # positions would be worse than none.
+        return linted
+    linted.findings = [(d, to_lsp_diagnostic(d, positions)) for d in diagnostics]
+    return linted
+
+
+# --- code actions ------------------------------------------------------------------
+
+
+def text_edit(positions: ClientPositions, start: Position, end: Position, content: str):
+    return types.TextEdit(range=positions.range(start, end), new_text=content)
+
+
+def minimal_edit(positions: ClientPositions, old: str, new: str):
+    """One edit that turns `old` into `new`, trimmed to the part that changed, so markers
+    and the cursor outside it stay where they are."""
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return types.TextEdit(
+        range=types.Range(
+            start=positions.at_offset(prefix), end=positions.at_offset(len(old) - suffix)
+        ),
+        new_text=new[prefix : len(new) - suffix],
+    )
+
+
+def noqa_insertion(source: str, line: int, code: str) -> tuple[Position, str] | None:
+    """Where and what to insert so that `line` carries `# noqa: <code>`: the code added to
+    the line's noqa list, or a new noqa comment at the end of the line. None where a
+    comment cannot go (the line ends inside a string, or in a backslash continuation)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    comment = None
+    for tok in tokens:
+        if tok.start[0] <= line < tok.end[0] and tok.type not in (tokenize.NL, tokenize.NEWLINE):
+            return None  # the line ends inside a multi-line string
+        if tok.type == tokenize.COMMENT and tok.start[0] == line:
+            comment = tok
+    if comment is not None:
+        match = NOQA_RE.search(comment.string)
+        if match is not None:
+            if match.group("codes") is None:
+                return None  # a bare noqa already silences every code on the line
+            column = comment.start[1] + match.end("codes")
+            return Position(line, column), f", {code}"
+        return Position(line, comment.end[1]), f"  # noqa: {code}"
+    text = LineIndex(source)
+    start, end = text.line_starts[line - 1], text.line_ends[line - 1]
+    content = source[start:end].rstrip(" \t\f")
+    if content.endswith("\\"):
+        return None
+    return Position(line, len(content)), f"  # noqa: {code}"
+
+
+def _overlaps(a, b) -> bool:
+    def key(p):
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def _wants(only, kind: str) -> bool:
+    """Whether a request's `only` filter admits `kind` (kinds are dotted hierarchies)."""
+    if not only:
+        return True
+    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def _fixable(diagnostic: Diagnostic) -> bool:
+    fix = diagnostic.fix
+    return (
+        fix is not None and bool(fix.edits) and fix.applicability is not Applicability.DISPLAY_ONLY
+    )
+
+
+def workspace_edit(linted: LintedDocument, edits: list, versioned: bool):
+    if versioned:
+        document = types.OptionalVersionedTextDocumentIdentifier(
+            uri=linted.uri, version=linted.version
+        )
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=document, edits=edits)]
+        )
+    return types.WorkspaceEdit(changes={linted.uri: edits})
+
+
+def code_actions(linted: LintedDocument, request_range, only, versioned: bool) -> list:
+    actions = []
+    positions = linted.positions
+    if _wants(only, types.CodeActionKind.QuickFix):
+        for diagnostic, published in linted.findings:
+            if not _overlaps(published.range, request_range):
+                continue
+            if _fixable(diagnostic):
+                edits = [
+                    text_edit(positions, e.start, e.end, e.content) for e in diagnostic.fix.edits
+                ]
+                actions.append(
+                    types.CodeAction(
+                        title=f"{diagnostic.fix.title} ({diagnostic.code})",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[published],
+                        edit=workspace_edit(linted, edits, versioned),
+                        is_preferred=diagnostic.fix.applicability is Applicability.SAFE,
+                    )
+                )
+            insertion = noqa_insertion(linted.source, diagnostic.noqa_line, diagnostic.code)
+            if insertion is not None:
+                where, text = insertion
+                actions.append(
+                    types.CodeAction(
+                        title=f"Disable {diagnostic.code} for this line",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[published],
+                        edit=workspace_edit(
+                            linted, [text_edit(positions, where, where, text)], versioned
+                        ),
+                    )
+                )
+    if _wants(only, FIX_ALL_KIND) and any(_fixable(d) for d, _ in linted.findings):
+        fixed = linted.fixed_all()
+        if fixed != linted.source:
+            actions.append(
+                types.CodeAction(
+                    title="gradlint: fix all auto-fixable problems",
+                    kind=FIX_ALL_KIND,
+                    edit=workspace_edit(
+                        linted, [minimal_edit(positions, linted.source, fixed)], versioned
+                    ),
+                )
+            )
+    return actions
+
+
+def hover_text(diagnostic: Diagnostic) -> str:
+    rule = rule_by_code(diagnostic.code)
+    parts = [f"**{diagnostic.code}** `{diagnostic.name}`: {diagnostic.message}"]
+    if rule is not None:
+        parts.append(rule.summary())
+    if (
+        diagnostic.fix is not None
+        and diagnostic.fix.applicability is not Applicability.DISPLAY_ONLY
+    ):
+        parts.append(f"Fix ({diagnostic.fix.applicability.value}): {diagnostic.fix.title}")
+    if diagnostic.url:
+        parts.append(f"[Documentation]({diagnostic.url})")
+    return "\n\n".join(parts)
+
+
+# --- the server --------------------------------------------------------------------
+
+
+def create_server():
+    server = LanguageServer(SOURCE, __version__)
+    linted_documents: dict[str, LintedDocument] = {}
+    warned: set[str] = set()
+
+    def warn_once(message: str) -> None:
+        if message in warned:
+            return
+        warned.add(message)
+        server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+
+    def current(uri: str) -> LintedDocument:
+        document = server.workspace.get_text_document(uri)
+        linted = linted_documents.get(uri)
+        if linted is None or linted.source != document.source:
+            linted = lint_document(
+                uri, document.version, document.source, server.workspace.position_codec, warn_once
+            )
+            linted_documents[uri] = linted
+        return linted
+
+    def publish(uri: str) -> None:
+        try:
+            linted = current(uri)
+        except Exception as exc:  # a rule bug must not take the editor's server down
+            log.exception("gradlint failed on %s", uri)
+            warn_once(f"gradlint: internal error on {uri}: {type(exc).__name__}: {exc}")
+            return
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                version=linted.version,
+                diagnostics=[published for _, published in linted.findings],
+            )
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        # Saving may follow a change to the configuration: lint afresh.
+        linted_documents.pop(params.text_document.uri, None)
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        linted_documents.pop(params.text_document.uri, None)
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    def code_action(params: types.CodeActionParams):
+        linted = current(params.text_document.uri)
+        capabilities = server.client_capabilities.workspace
+        versioned = bool(
+            capabilities
+            and capabilities.workspace_edit
+            and capabilities.workspace_edit.document_changes
+        )
+        return code_actions(linted, params.range, params.context.only, versioned) or None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams):
+        linted = current(params.text_document.uri)
+        point = types.Range(start=params.position, end=params.position)
+        found = [(d, p) for d, p in linted.findings if _overlaps(p.range, point)]
+        if not found:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown,
+                value="\n\n---\n\n".join(hover_text(d) for d, _ in found),
+            ),
+            range=found[0][1].range,
+        )
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="gradlint lsp", description="gradlint's language server, over stdio."
+    )
+    # Several editors' generic clients pass --stdio; stdio is the only transport anyway.
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    # The CLI passes what follows `gradlint lsp`; called bare, there is nothing to parse.
+    parser.parse_args([] if argv is None else argv)
+    if types is None:
+        print(
+            "gradlint: the language server needs pygls; install it with "
+            "`pip install 'gradlint[lsp]'`",
+            file=sys.stderr,
+        )
+        return 2
+    create_server().start_io()
+    return 0

@@ -1,0 +1,456 @@
+"""`gradlint lsp` end to end: a real pygls client talks to the server over stdio, opens
+documents, receives diagnostics, asks for code actions and applies the edits it gets."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from gradlint.engine import rule_by_code
+from gradlint.lsp import FIX_ALL_KIND, noqa_insertion
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+FIXTURES = REPO / "fixtures"
+
+# The server with the real rules plus the stand-in GL901 (flags `x += y`, fix: `x = x + y`),
+# so the plumbing is tested whatever rules exist.
+SERVER_WITH_TEST_RULE = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+import gradlint.engine as engine
+from test_flake8_plugin import AugAddRule
+engine.ALL_RULES = [*engine.ALL_RULES, AugAddRule]
+from gradlint.lsp import main
+sys.exit(main())
+"""
+
+TIMEOUT = 20
+
+
+# --- a minimal editor: apply LSP edits the way a client does -----------------------
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+
+def _offset(text: str, position: types.Position) -> int:
+    """LSP position (UTF-16 columns) -> offset in the Python string."""
+    starts = _line_starts(text)
+    if position.line >= len(starts):
+        return len(text)
+    offset, units = starts[position.line], 0
+    while units < position.character:
+        units += 2 if ord(text[offset]) > 0xFFFF else 1
+        offset += 1
+    return offset
+
+
+def apply_edit(text: str, uri: str, edit: types.WorkspaceEdit) -> str:
+    if edit.document_changes:
+        edits = [e for change in edit.document_changes for e in change.edits]
+        assert all(change.text_document.uri == uri for change in edit.document_changes)
+    else:
+        assert set(edit.changes) == {uri}
+        edits = edit.changes[uri]
+    spans = sorted(
+        ((_offset(text, e.range.start), _offset(text, e.range.end), e.new_text) for e in edits),
+        reverse=True,
+    )
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+class Editor:
+    """One server process and the documents open in it."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.published: dict[str, asyncio.Queue] = {}
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+
+    def _queue(self, uri: str) -> asyncio.Queue:
+        return self.published.setdefault(uri, asyncio.Queue())
+
+    async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
+        params = await asyncio.wait_for(self._queue(uri).get(), TIMEOUT)
+        return list(params.diagnostics)
+
+    async def open(self, path: Path, text: str) -> tuple[str, list[types.Diagnostic]]:
+        uri = path.as_uri()
+        self.texts[uri], self.versions[uri] = text, 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=text
+                )
+            )
+        )
+        return uri, await self.diagnostics(uri)
+
+    async def replace(self, uri: str, text: str) -> list[types.Diagnostic]:
+        self.texts[uri] = text
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        return await self.diagnostics(uri)
+
+    async def actions(self, uri: str, range_: types.Range, only=None) -> list[types.CodeAction]:
+        result = await asyncio.wait_for(
+            self.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=range_,
+                    context=types.CodeActionContext(diagnostics=[], only=only),
+                )
+            ),
+            TIMEOUT,
+        )
+        return list(result or [])
+
+    async def apply(self, uri: str, action: types.CodeAction) -> list[types.Diagnostic]:
+        """Apply the action's edit, tell the server, return the new diagnostics."""
+        return await self.replace(uri, apply_edit(self.texts[uri], uri, action.edit))
+
+
+class Session:
+    """A server process and a client, driven from an event loop in a background thread so
+    that one server can serve several tests."""
+
+    def __init__(self, command=None, *, document_changes: bool = False) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.editor = self.call(self._start(command, document_changes))
+
+    def call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(3 * TIMEOUT)
+
+    def run(self, scenario):
+        return self.call(scenario(self.editor))
+
+    async def _start(self, command, document_changes: bool) -> Editor:
+        client = LanguageClient("gradlint-tests", "0")
+        editor = Editor(client)
+
+        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            editor._queue(params.uri).put_nowait(params)
+
+        await client.start_io(*(command or [sys.executable, "-c", SERVER_WITH_TEST_RULE]), cwd=REPO)
+        capabilities = types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(
+                workspace_edit=types.WorkspaceEditClientCapabilities(
+                    document_changes=document_changes
+                )
+            )
+        )
+        await asyncio.wait_for(
+            client.initialize_async(
+                types.InitializeParams(capabilities=capabilities, process_id=os.getpid())
+            ),
+            TIMEOUT,
+        )
+        client.initialized(types.InitializedParams())
+        return editor
+
+    async def _stop(self) -> None:
+        client = self.editor.client
+        try:
+            await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
+            client.exit(None)
+        finally:
+            await asyncio.wait_for(client.stop(), TIMEOUT)
+
+    def close(self) -> None:
+        try:
+            self.call(self._stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(TIMEOUT)
+            self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def session():
+    """One server (real rules plus the stand-in GL901) shared by the plumbing tests; it
+    announces versioned document edits, the other sessions plain `changes`."""
+    shared = Session(document_changes=True)
+    yield shared
+    shared.close()
+
+
+def run_editor(scenario, *, command=None, document_changes: bool = False):
+    """A fresh server for one scenario."""
+    fresh = Session(command, document_changes=document_changes)
+    try:
+        return fresh.run(scenario)
+    finally:
+        fresh.close()
+
+
+def whole(text: str) -> types.Range:
+    return types.Range(
+        start=types.Position(line=0, character=0),
+        end=types.Position(line=len(_line_starts(text)), character=0),
+    )
+
+
+def by_title(actions, prefix: str) -> types.CodeAction:
+    matches = [a for a in actions if a.title.startswith(prefix)]
+    assert len(matches) == 1, [a.title for a in actions]
+    return matches[0]
+
+
+# --- the stand-in rule: plumbing ---------------------------------------------------
+
+
+def test_diagnostic_quick_fix_and_disable_for_this_line(session, tmp_path):
+    text = 's = "é😋"; w = 1; w += 1\n'
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        assert len(diagnostics) == 1
+        found = diagnostics[0]
+        assert (found.code, found.source, found.message) == (
+            "GL901",
+            "gradlint",
+            "augmented addition",
+        )
+        assert found.severity == types.DiagnosticSeverity.Warning
+        assert found.code_description.href == rule_url("GL901")
+        # LSP columns count UTF-16 units: the emoji before `w += 1` is two of them.
+        column = len('s = "é😋"; w = 1; '.encode("utf-16-le")) // 2
+        assert column == len('s = "é😋"; w = 1; ') + 1
+        assert (found.range.start.line, found.range.start.character) == (0, column)
+        assert (found.range.end.line, found.range.end.character) == (0, column + len("w += 1"))
+
+        actions = await editor.actions(uri, found.range)
+        # An unfiltered request (Helix's menu, VS Code's lightbulb) gets fix-all as well.
+        assert sorted(a.kind for a in actions) == ["quickfix", "quickfix", FIX_ALL_KIND]
+        fix = by_title(actions, "Rewrite as a plain assignment (GL901)")
+        disable = by_title(actions, "Disable GL901 for this line")
+        assert fix.diagnostics[0].code == disable.diagnostics[0].code == "GL901"
+
+        assert await editor.apply(uri, fix) == []
+        assert editor.texts[uri] == 's = "é😋"; w = 1; w = w + 1\n'
+
+        assert len(await editor.replace(uri, text)) == 1
+        actions = await editor.actions(uri, found.range)
+        assert await editor.apply(uri, by_title(actions, "Disable GL901")) == []
+        assert editor.texts[uri] == 's = "é😋"; w = 1; w += 1  # noqa: GL901\n'
+
+    session.run(scenario)
+
+
+async def _disable_every_finding(editor: Editor, uri: str) -> list[types.Diagnostic]:
+    for diagnostic in await editor.replace(uri, editor.texts[uri]):
+        actions = await editor.actions(uri, diagnostic.range)
+        action = by_title(actions, f"Disable {diagnostic.code}")
+        editor.texts[uri] = apply_edit(editor.texts[uri], uri, action.edit)
+    return await editor.replace(uri, editor.texts[uri])
+
+
+def test_disable_keeps_an_existing_comment(session, tmp_path):
+    async def scenario(editor: Editor):
+        uri, _ = await editor.open(tmp_path / "mod.py", "x = 1\nx += 2  # counts twice\n")
+        assert await _disable_every_finding(editor, uri) == []
+        assert editor.texts[uri] == "x = 1\nx += 2  # counts twice  # noqa: GL901\n"
+
+    session.run(scenario)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine.NOQA_RE takes codes as one letter + digits, so it reads "
+    "`# noqa: E501, GL901` as E501 only",
+)
+def test_disable_extends_an_existing_noqa_list(session, tmp_path):
+    async def scenario(editor: Editor):
+        uri, _ = await editor.open(tmp_path / "mod.py", "x = 1\nx += 1  # noqa: E501\n")
+        remaining = await _disable_every_finding(editor, uri)
+        assert editor.texts[uri] == "x = 1\nx += 1  # noqa: E501, GL901\n"
+        assert remaining == []
+
+    session.run(scenario)
+
+
+def test_fix_all_applies_every_fix_and_only_filters_kinds(session, tmp_path):
+    text = "a = b = 1\na += 1\nif a:\n    b += a\n"
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        assert len(diagnostics) == 2
+        actions = await editor.actions(uri, whole(text), only=[types.CodeActionKind.SourceFixAll])
+        assert [a.kind for a in actions] == [FIX_ALL_KIND]
+        assert await editor.apply(uri, actions[0]) == []
+        assert editor.texts[uri] == "a = b = 1\na = a + 1\nif a:\n    b = b + a\n"
+        # Nothing left to fix: no fix-all action, no quick fixes.
+        assert await editor.actions(uri, whole(text)) == []
+
+    session.run(scenario)
+
+
+def test_hover_carries_the_rule_summary(session, tmp_path):
+    text = "x = 1\nx += 1\n"
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        hover = await editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=1, character=2),
+            )
+        )
+        assert "GL901" in hover.contents.value
+        assert "a stand-in rule for testing the fronts' plumbing" in hover.contents.value
+        assert hover.range == diagnostics[0].range
+        nothing = await editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=0, character=0),
+            )
+        )
+        assert nothing is None
+
+    session.run(scenario)
+
+
+def test_configuration_of_the_document_applies_and_is_reread_on_save(session, tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.gradlint]\nignore = ["GL901"]\n', encoding="utf-8")
+    text = "x = 1\nx += 1\n"
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "pkg" / "mod.py", text)
+        assert diagnostics == []
+        pyproject.write_text("[tool.gradlint]\n", encoding="utf-8")
+        editor.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert [d.code for d in await editor.diagnostics(uri)] == ["GL901"]
+
+    session.run(scenario)
+
+
+def test_unparsable_text_clears_diagnostics(session, tmp_path):
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", "x = 1\nx += 1\n")
+        assert len(diagnostics) == 1
+        assert await editor.replace(uri, "x = 1\nx += 1\nif (\n") == []
+
+    session.run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "expected"),
+    [
+        ("x += 1\n", 1, "x += 1  # noqa: GL002\n"),
+        ("x += 1   \n", 1, "x += 1  # noqa: GL002   \n"),
+        ("x += 1  # noqa:E501\n", 1, "x += 1  # noqa:E501, GL002\n"),
+        ("x += 1  # see issue 3\n", 1, "x += 1  # see issue 3  # noqa: GL002\n"),
+        ("f(x,\n  y)\n", 1, "f(x,  # noqa: GL002\n  y)\n"),
+        ("x = '#'; x += 1\n", 1, "x = '#'; x += 1  # noqa: GL002\n"),
+    ],
+)
+def test_noqa_insertion(source, line, expected):
+    where, text = noqa_insertion(source, line, "GL002")
+    lines = source.splitlines(keepends=True)
+    target = lines[where.line - 1]
+    lines[where.line - 1] = target[: where.column] + text + target[where.column :]
+    assert "".join(lines) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ('x = f("""a\nb""")\n', 1),  # the line ends inside a string
+        ("x = 1 + \\\n    2\n", 1),  # a comment cannot follow a backslash continuation
+        ("x += 1  # noqa\n", 1),  # a bare noqa already covers every code
+    ],
+)
+def test_noqa_insertion_declines_where_a_comment_cannot_go(source, line):
+    assert noqa_insertion(source, line, "GL002") is None
+
+
+def rule_url(code: str) -> str:
+    from gradlint.rules.base import DOCS_URL
+
+    return DOCS_URL.format(code=code)
+
+
+# --- the real rules, through `python -m gradlint lsp` ------------------------------
+
+
+@pytest.mark.skipif(rule_by_code("GL002") is None, reason="GL002 not registered yet")
+def test_real_gl002_through_the_cli_entry_point(tmp_path):
+    text = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        assert [(d.code, d.range.start.line) for d in diagnostics] == [("GL002", 2)]
+        actions = await editor.actions(uri, diagnostics[0].range)
+        assert await editor.apply(uri, by_title(actions, "Disable GL002")) == []
+        assert editor.texts[uri].endswith("w += 1  # noqa: GL002\n")
+        fixes = [a for a in actions if not a.title.startswith("Disable")]
+        if fixes:
+            await editor.replace(uri, text)
+            assert await editor.apply(uri, fixes[0]) == []
+
+    run_editor(scenario, command=[sys.executable, "-m", "gradlint", "lsp"])
+
+
+def _fixture_pairs() -> list[tuple[Path, Path]]:
+    pairs = []
+    for fixed in sorted(FIXTURES.glob("GL*/bad_*.fixed.py")):
+        bad = fixed.with_name(fixed.name.replace(".fixed.py", ".py"))
+        if bad.exists() and rule_by_code(fixed.parent.name) is not None:
+            pairs.append((bad, fixed))
+    return pairs
+
+
+@pytest.mark.skipif(not _fixture_pairs(), reason="no rule fixes with .fixed.py fixtures yet")
+def test_fixture_quick_fixes_and_fix_all_produce_the_fixed_files():
+    pairs = _fixture_pairs()
+
+    async def scenario(editor: Editor):
+        for bad, fixed in pairs:
+            expected = fixed.read_text(encoding="utf-8")
+            text = bad.read_text(encoding="utf-8")
+            # One quick fix at a time, as a user would click them.
+            uri, diagnostics = await editor.open(bad, text)
+            for _ in range(50):
+                fixes = [
+                    a
+                    for d in diagnostics
+                    for a in await editor.actions(uri, d.range, [types.CodeActionKind.QuickFix])
+                    if not a.title.startswith("Disable")
+                ]
+                if not fixes:
+                    break
+                diagnostics = await editor.apply(uri, fixes[0])
+            assert editor.texts[uri] == expected, f"quick fixes on {bad.name}"
+            # All at once.
+            await editor.replace(uri, text)
+            [fix_all] = await editor.actions(uri, whole(text), [FIX_ALL_KIND])
+            await editor.apply(uri, fix_all)
+            assert editor.texts[uri] == expected, f"fix-all on {bad.name}"
+
+    run_editor(scenario, command=[sys.executable, "-m", "gradlint", "lsp"])
