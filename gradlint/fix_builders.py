@@ -47,7 +47,9 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
 def own_line(context, statement: cst.CSTNode) -> cst.SimpleStatementLine | None:
     """The line that holds exactly this statement and nothing else, inside a block."""
     index = context.facts.index
-    line = statement if isinstance(statement, cst.SimpleStatementLine) else index.parent.get(statement)
+    line = (
+        statement if isinstance(statement, cst.SimpleStatementLine) else index.parent.get(statement)
+    )
     if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
         return None
     if not isinstance(index.parent.get(line), (cst.IndentedBlock, cst.Module)):

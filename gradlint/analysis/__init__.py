@@ -27,7 +27,7 @@ class FileFacts:
 
     @cached_property
     def flow(self) -> DataFlow:
-        return DataFlow(self.index)
+        return DataFlow(self.index, self.grad_mode)
 
     @cached_property
     def grad_mode(self) -> GradModeAnalysis:

@@ -143,8 +143,27 @@ def method_name(call: cst.Call) -> str | None:
 class DataFlow:
     """Reads and bindings, graph-aware, with names resolved through the file's imports."""
 
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, grad_mode=None) -> None:
         self.index = index
+        self._grad_mode = grad_mode
+        self._no_grad_functions: set[str] | None = None
+
+    def no_grad_functions(self) -> set[str]:
+        """Names of this module's functions decorated with `@torch.no_grad()` or
+        `@torch.inference_mode()`: what they return carries no graph."""
+        if self._no_grad_functions is None:
+            from gradlint.analysis.grad_mode import GradMode
+
+            found: set[str] = set()
+            if self._grad_mode is not None:
+                for func in self.index.functions:
+                    for decorator in func.decorators:
+                        if self._grad_mode.context_effect(decorator.decorator) is (
+                            GradMode.NOT_RECORDING
+                        ):
+                            found.add(func.name.value)
+            self._no_grad_functions = found
+        return self._no_grad_functions
 
     # -- reads ------------------------------------------------------------------------
 
@@ -155,6 +174,12 @@ class DataFlow:
             if method in GRAPH_CUTTING_METHODS:
                 return True
             qualified = self.index.qualified_name(node.func) or ""
+            if (
+                qualified in self.no_grad_functions()
+                or qualified.startswith("self.")
+                and (qualified[5:] in self.no_grad_functions())
+            ):
+                return True
             if qualified in GRAPH_CUTTING_FUNCTIONS or qualified.split(".")[0] in (
                 "math",
                 "np",
@@ -166,6 +191,13 @@ class DataFlow:
             return node.attr.value in GRAPH_CUTTING_ATTRIBUTES
         if isinstance(node, cst.Comparison):
             return all(isinstance(t.operator, _COMPARISON_OPS) for t in node.comparisons)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            # `tuple(h.detach() for h in hidden)`: every element is cut.
+            return self.is_graph_cut(node.elt)
+        if isinstance(node, (cst.Tuple, cst.List)) and node.elements:
+            return all(self.is_graph_cut(e.value) for e in node.elements)
+        if isinstance(node, cst.Name) and node.value == "None":
+            return True
         return False
 
     def reads(self, expr: cst.CSTNode | None, *, graph_only: bool = True) -> set[str]:

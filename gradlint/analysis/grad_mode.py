@@ -240,9 +240,7 @@ class GradModeAnalysis:
                         escaped.add(node.value)
                     continue
                 escaped.add(node.value)
-        return {
-            func: calls for func, calls in callers.items() if func.name.value not in escaped
-        }
+        return {func: calls for func, calls in callers.items() if func.name.value not in escaped}
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for anc in self.index.ancestors(node):

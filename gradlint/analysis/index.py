@@ -154,8 +154,32 @@ class FileIndex:
         while stack:
             node = stack.pop()
             yield node
-            if node is not root and not into_functions and isinstance(
-                node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+            if (
+                node is not root
+                and not into_functions
+                and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
             ):
                 continue
             stack.extend(reversed(node.children))
+
+    def dominates(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Does `binding` always run before `use`? True when the binding's statement sits
+        in a block that encloses the use (so nothing can skip it), or it is the `for`
+        whose body holds the use."""
+        if isinstance(binding, cst.For):
+            return self.is_inside(use, binding.body)
+        if isinstance(binding, cst.Param):
+            return True
+        statement = binding
+        while statement is not None and not isinstance(
+            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
+            statement = self.parent.get(statement)
+        if statement is None:
+            return False
+        block = self.parent.get(statement)
+        if block is None or not self.is_inside(use, block):
+            return False
+        # Conditional blocks that hold the binding but not the use break dominance,
+        # and that is exactly "block encloses use"; `try` bodies may be cut short.
+        return True

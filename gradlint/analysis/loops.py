@@ -144,7 +144,10 @@ class LoopAnalysis:
                 for var in target_names(node.target):
                     out.append(
                         Binding(
-                            var, node, node.value, flow.reads(node.value),
+                            var,
+                            node,
+                            node.value,
+                            flow.reads(node.value),
                             flow.has_tensor_op(node.value),
                         )
                     )
@@ -158,8 +161,9 @@ class LoopAnalysis:
                     if item.asname is not None:
                         for var in target_names(item.asname.name):
                             out.append(
-                                Binding(var, node, item.item, flow.reads(item.item), True,
-                                        kind="with")
+                                Binding(
+                                    var, node, item.item, flow.reads(item.item), True, kind="with"
+                                )
                             )
         return out
 

@@ -80,9 +80,11 @@ class TensorFacts:
                         continue
                     for base in cls.bases:
                         name = self.index.qualified_name(base.value) or ""
-                        if name in found or (
-                            name.startswith("torch.nn.") and name.endswith("Module")
-                        ) or name in ("torch.nn.Module", "nn.Module"):
+                        if (
+                            name in found
+                            or (name.startswith("torch.nn.") and name.endswith("Module"))
+                            or name in ("torch.nn.Module", "nn.Module")
+                        ):
                             found.add(cls.name.value)
                             changed = True
                             break
@@ -121,9 +123,11 @@ class TensorFacts:
                 return MODULE
             return OTHER
         if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
-            if self.classify_value(value.for_in.iter, scope) == PARAMS and isinstance(
-                value.elt, cst.Name
-            ) and dotted_name(value.for_in.target) == value.elt.value:
+            if (
+                self.classify_value(value.for_in.iter, scope) == PARAMS
+                and isinstance(value.elt, cst.Name)
+                and dotted_name(value.for_in.target) == value.elt.value
+            ):
                 return PARAMS
         return OTHER
 
@@ -213,9 +217,11 @@ class TensorFacts:
         bindings = self._bindings(scope).get(name)
         if not bindings:
             if scope is not self.index.module and "." not in name:
-                return self.kind_of_name(name, use, self.index.module) if self._is_global(
-                    name, scope
-                ) else OTHER
+                return (
+                    self.kind_of_name(name, use, self.index.module)
+                    if self._is_global(name, scope)
+                    else OTHER
+                )
             return OTHER
         reaching = self._reaching(bindings, use)
         kinds = {self._kind(node, kind, scope) for node, kind in reaching}
@@ -243,20 +249,26 @@ class TensorFacts:
         before = [(n, k) for n, k in bindings if order.get(n, 0) < use_order]
         reaching: list = []
         for node, kind in before:
-            if self._dominates(node, use):
+            if self.index.dominates(node, use):
                 reaching = [(node, kind)]
             else:
                 reaching.append((node, kind))
         # Back edges: bindings later in a loop that encloses the use flow back to it,
         # unless a binding inside that loop already dominates the use.
         for loop in self._enclosing_loops(use):
-            if any(self.index.is_inside(n, loop) and self._dominates(n, use) for n, _ in before):
+            if any(
+                self.index.is_inside(n, loop) and self.index.dominates(n, use) for n, _ in before
+            ):
                 break
             for node, kind in bindings:
                 if order.get(node, 0) > use_order and self.index.is_inside(node, loop):
                     reaching.append((node, kind))
         # A binding of the use's own statement (`w -= ...`) does not reach itself.
-        return [(n, k) for n, k in reaching if not self.index.is_inside(use, n) or isinstance(n, cst.For)]
+        return [
+            (n, k)
+            for n, k in reaching
+            if not self.index.is_inside(use, n) or isinstance(n, cst.For)
+        ]
 
     def _enclosing_loops(self, node: cst.CSTNode):
         for anc in self.index.ancestors(node):
@@ -264,28 +276,6 @@ class TensorFacts:
                 return
             if isinstance(anc, (cst.For, cst.While)):
                 yield anc
-
-    def _dominates(self, binding: cst.CSTNode, use: cst.CSTNode) -> bool:
-        """Does `binding` always run before `use`? True when the binding's statement sits
-        in a block that encloses the use (so nothing can skip it), or it is the `for`
-        whose body holds the use."""
-        if isinstance(binding, cst.For):
-            return self.index.is_inside(use, binding.body)
-        if isinstance(binding, cst.Param):
-            return True
-        statement = binding
-        while statement is not None and not isinstance(
-            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-        ):
-            statement = self.index.parent.get(statement)
-        if statement is None:
-            return False
-        block = self.index.parent.get(statement)
-        if block is None or not self.index.is_inside(use, block):
-            return False
-        # Conditional blocks that hold the binding but not the use break dominance,
-        # and that is exactly "block encloses use"; `try` bodies may be cut short.
-        return True
 
     # -- expressions ------------------------------------------------------------------
 
@@ -381,9 +371,11 @@ def _pairs(target: cst.CSTNode, value: cst.CSTNode):
     """(name, value) for each name bound, pairing `a, b = x, y` element-wise; a name
     unpacked from a value we cannot split gets None."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(
-            target.elements
-        ) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+        if (
+            isinstance(value, (cst.Tuple, cst.List))
+            and len(value.elements) == len(target.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+        ):
             for t, v in zip(target.elements, value.elements):
                 yield from _pairs(t.value, v.value)
             return

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from gradlint.rules.gl001_undetached_loop_state import UndetachedLoopState
 from gradlint.rules.gl002_leaf_inplace_outside_no_grad import LeafInplaceOutsideNoGrad
 from gradlint.rules.gl003_param_rebind_update import ParamRebindUpdate
 from gradlint.rules.gl004_eval_without_no_grad import EvalWithoutNoGrad
 from gradlint.rules.gl005_detached_higher_order_grad import DetachedHigherOrderGrad
+from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulation
 
 ALL_RULES: list = [
+    UndetachedLoopState,
     LeafInplaceOutsideNoGrad,
     ParamRebindUpdate,
     EvalWithoutNoGrad,
     DetachedHigherOrderGrad,
+    LossHistoryAccumulation,
 ]

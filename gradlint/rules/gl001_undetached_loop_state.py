@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, LoopFacts, dotted_name
+from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS
+from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.fix_builders import own_line
+from gradlint.rules.base import Rule
+
+_DETACHING_HELPER_WORDS = ("repackage", "detach")
+
+
+class UndetachedLoopState(Rule):
+    """
+    ## What it does
+    Flags a tensor carried from one loop iteration to the next (`h = h + f(h)`,
+    `out, hidden = rnn(x, hidden)`, `h, c = cell(x, (h, c))`, `state = next_state`) in
+    a loop that calls `backward()`, `torch.autograd.grad` or `optimizer.step()` every
+    iteration, when nothing in the loop detaches it.
+
+    ## Why is this bad?
+    The carried tensor drags the previous iterations' graph into the next one. The
+    second `backward()` then fails with `RuntimeError: Trying to backward through the
+    graph a second time`. The usual "fix", `backward(retain_graph=True)`, is worse: no
+    error, but every step backpropagates through the entire history, so time per step
+    and memory grow linearly (quadratic time overall), and with an optimizer step in
+    between it fails with "modified by an inplace operation".
+
+    Not flagged: state detached anywhere in the loop (top of the loop, after the step,
+    every k steps for truncated BPTT, through a `repackage_hidden` helper), state
+    re-created each iteration, one backward after the whole rollout (intentional full
+    BPTT), loops without backward, loops under `no_grad`, and Python numbers
+    (`step += 1`, `running = 0.9 * running + 0.1 * loss.item()`).
+
+    ## Example
+    ```python
+    import torch
+
+    W = torch.nn.Parameter(torch.randn(8, 8) * 0.1)
+    opt = torch.optim.SGD([W], lr=0.01)
+    h = torch.zeros(1, 8)
+    for t in range(5):
+        h = h + 0.1 * torch.tanh(h @ W + 1.0)
+        loss = h.pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    W = torch.nn.Parameter(torch.randn(8, 8) * 0.1)
+    opt = torch.optim.SGD([W], lr=0.01)
+    h = torch.zeros(1, 8)
+    for t in range(5):
+        h = h.detach()
+        h = h + 0.1 * torch.tanh(h @ W + 1.0)
+        loss = h.pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    ```
+
+    ## Fix safety
+    The fix inserts `h = h.detach()` at the top of the loop body. It is offered only
+    when `h` is known to be a tensor (made by a torch factory before the loop), and it
+    is unsafe: it truncates backpropagation through time to one step, which is what a
+    per-step backward needs, but not what code that meant full BPTT wants.
+
+    ## References
+    - [PyTorch FAQ: truncated BPTT and `repackage_hidden`](https://pytorch.org/docs/stable/notes/faq.html)
+    - [`torch.Tensor.detach`](https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
+    """
+
+    code = "GL001"
+    name = "undetached-loop-state"
+    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach it at the top of the loop"
+    fix_title = "Detach {names} at the top of the loop"
+    trigger_tokens = ("backward", "autograd", ".step(")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._loops: list[cst.CSTNode] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for loop in self._loops:
+            facts = self.facts.loops.facts(loop)
+            if facts.differentiates and facts.carried:
+                self._check_loop(facts)
+
+    def _check_loop(self, loop: LoopFacts) -> None:
+        facts = self.facts
+        if facts.mode_at(loop.loop.body) is not GradMode.RECORDING:
+            return
+        roots = loop.roots
+        consumed = loop.closure(roots) if roots else None
+        by_statement: dict[cst.CSTNode, list[str]] = {}
+        for var in sorted(loop.carried):
+            if consumed is not None and var not in consumed:
+                continue  # never reaches what is differentiated (GL006's territory)
+            carrying = self._carrying_statements(var, loop)
+            for statement in carrying:
+                by_statement.setdefault(statement, []).append(var)
+        for statement, names in by_statement.items():
+            if facts.mode_at(statement) is not GradMode.RECORDING:
+                continue
+            quoted = ", ".join(f"`{n}`" for n in names)
+            self.report(
+                statement,
+                self.message.format(names=quoted, pronoun="its" if len(names) == 1 else "their"),
+                fix=self._fix(loop, names, quoted),
+            )
+
+    def _carrying_statements(self, var: str, loop: LoopFacts) -> list[cst.CSTNode]:
+        """The statements that rebind `var` to a value built from its previous value
+        through tensor operations; empty when any path detaches or re-creates it."""
+        facts = self.facts
+        carrying = []
+        for binding in loop.bindings_of(var):
+            if binding.kind not in ("assign", "augassign"):
+                continue
+            if facts.mode_at(binding.statement) is not GradMode.RECORDING:
+                return []  # advanced under no_grad: no graph to carry
+            if self._detaches(binding.value):
+                return []
+            sources = loop.closure(binding.deps)
+            if var not in sources:
+                return []  # re-created from scratch on this path
+            if binding.tensor_op or any(
+                b.tensor_op for b in loop.bindings if b.var in sources and b.var != var
+            ):
+                carrying.append(binding.statement)
+        if self._detached_in_place(var, loop):
+            return []
+        return carrying
+
+    def _detaches(self, value: cst.CSTNode | None) -> bool:
+        """`repackage_hidden(h)` or any helper named for detaching, or one of this
+        module's functions whose body detaches."""
+        if not isinstance(value, cst.Call):
+            return False
+        name = self.facts.qualified_name(value.func) or ""
+        last = name.rsplit(".", 1)[-1].lower()
+        if any(word in last for word in _DETACHING_HELPER_WORDS):
+            return True
+        for func in self.facts.index.functions:
+            if func.name.value == last and self._body_detaches(func):
+                return True
+        return False
+
+    def _body_detaches(self, func: cst.FunctionDef) -> bool:
+        for node in self.facts.index.walk(func.body):
+            if isinstance(node, cst.Attribute) and node.attr.value in ("detach", "detach_"):
+                return True
+        return False
+
+    def _detached_in_place(self, var: str, loop: LoopFacts) -> bool:
+        for node in self.facts.index.walk(loop.loop.body):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in ("detach_", "requires_grad_")
+                and dotted_name(node.func.value) == var
+            ):
+                return True
+        return False
+
+    def _fix(self, loop: LoopFacts, names: list[str], quoted: str) -> Fix | None:
+        body = loop.loop.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        if not all(self._known_tensor_before(loop.loop, name) for name in names):
+            return None
+        first = body.body[0]
+        if own_line(self.context, first) is None and not isinstance(
+            first, cst.BaseCompoundStatement
+        ):
+            return None
+        start, _ = self.context.position_of(first)
+        indent = " " * start.column
+        lines = "".join(f"{indent}{name} = {name}.detach()\n" for name in names)
+        # Insert before the first statement's own line, after its leading comments.
+        return Fix(
+            self.fix_title.format(names=quoted),
+            (Edit(Position(start.line, 0), Position(start.line, 0), lines),),
+            Applicability.UNSAFE,
+        )
+
+    def _known_tensor_before(self, loop: cst.CSTNode, name: str) -> bool:
+        """Every binding of `name` before the loop is a torch factory call, so
+        `.detach()` exists on the first iteration's value."""
+        index = self.facts.index
+        scope = index.scope_of(loop)
+        bindings = [
+            b
+            for b in self.facts.loops.scope_facts(scope).bindings
+            if b.var == name and index.order[b.statement] < index.order[loop]
+        ]
+        if not bindings:
+            return False
+        for binding in bindings:
+            value = binding.value
+            if not isinstance(value, cst.Call):
+                return False
+            qualified = self.facts.qualified_name(value.func) or ""
+            if qualified not in FRESH_TENSOR_FUNCTIONS and not qualified.startswith("torch."):
+                return False
+        return True

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, LoopFacts, dotted_name
+from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.rules.base import Rule
+
+_ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+class LossHistoryAccumulation(Rule):
+    """
+    ## What it does
+    Flags a graph-carrying tensor (a loss, a model output) accumulated across the
+    iterations of a training loop that calls `backward()` or `optimizer.step()`:
+    `total_loss += loss`, `losses.append(loss)`, `running = running + loss`.
+
+    ## Why is this bad?
+    The accumulator keeps a reference to every iteration's autograd graph, so the
+    history grows for as long as the loop runs: the PyTorch FAQ's "Don't accumulate
+    history across your training loop". With backward in the loop the saved activations
+    are freed but every graph node stays alive (about 8 nodes and 4.5 KB of host memory
+    per iteration for a small MLP); anything that still holds activations keeps them
+    too. It is an unbounded leak that looks like a logging line.
+
+    Not flagged: `.item()` and `.detach()` accumulations, accumulators that are
+    themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
+    `torch.stack(losses).sum().backward()` then `losses.clear()`).
+
+    ## Example
+    ```python
+    import torch
+
+    w = torch.zeros(3, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    total_loss = 0.0
+    for step in range(10):
+        loss = ((w - 1.0) ** 2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total_loss += loss
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    w = torch.zeros(3, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    total_loss = 0.0
+    for step in range(10):
+        loss = ((w - 1.0) ** 2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total_loss += loss.item()
+    ```
+
+    `float(loss)` also works, but on torch 2.x it warns when the tensor requires grad.
+
+    ## Fix safety
+    The fix accumulates `loss.detach()` instead of `loss`: the value is kept as a tensor
+    (so later `.item()` or arithmetic still works) without its graph. It is unsafe: code
+    that later differentiates the accumulator would stop getting gradients (gradlint
+    does not flag accumulators it sees being backpropagated).
+
+    ## References
+    - [PyTorch FAQ: accumulating history](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
+    - [`torch.Tensor.detach`](https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html)
+    """
+
+    code = "GL006"
+    name = "loss-history-accumulation"
+    message = "`{acc}` accumulates `{value}` with its autograd graph on every iteration of a training loop; every iteration's graph stays alive. Accumulate `.item()` or `.detach()`"
+    fix_title = "Accumulate `{value}.detach()`"
+    trigger_tokens = ("backward", ".step(")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._loops: list[cst.CSTNode] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for loop in self._loops:
+            facts = self.facts.loops.facts(loop)
+            if facts.differentiates:
+                self._check_loop(facts)
+
+    def _check_loop(self, loop: LoopFacts) -> None:
+        facts = self.facts
+        index = facts.index
+        flow = facts.flow
+        consumed = loop.closure(loop.roots)
+        graph_vars = {var for var in consumed if var in loop.roots} | {
+            b.var for b in loop.bindings if b.var in consumed and b.tensor_op
+        }
+        for node in index.walk(loop.loop.body):
+            found = self._accumulation(node)
+            if found is None:
+                continue
+            accumulator, value = found
+            if accumulator in consumed:
+                continue  # backpropagated itself: a micro-batch or TBPTT accumulator
+            if not flow.reads(value) & graph_vars:
+                continue
+            if not self._carried(accumulator, node, loop):
+                continue
+            if facts.mode_at(node) is not GradMode.RECORDING:
+                continue
+            rendered = _short(value)
+            self.report(
+                index.statement_of(node),
+                self.message.format(acc=accumulator, value=rendered),
+                fix=self._fix(value, rendered),
+            )
+
+    def _accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+        """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
+        `acc.append(v)`, `acc[k] += v`."""
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            target = node.target
+            if isinstance(target, cst.Subscript):
+                target = target.value
+            name = dotted_name(target)
+            return (name, node.value) if name else None
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            name = dotted_name(node.targets[0].target)
+            value = node.value
+            if (
+                name
+                and isinstance(value, cst.BinaryOperation)
+                and isinstance(value.operator, cst.Add)
+            ):
+                if dotted_name(value.left) == name:
+                    return name, value.right
+                if dotted_name(value.right) == name:
+                    return name, value.left
+            return None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in _ACCUMULATING_METHODS and node.args:
+                receiver = node.func.value
+                if isinstance(receiver, cst.Subscript):
+                    receiver = receiver.value  # history["loss"].append(loss)
+                name = dotted_name(receiver)
+                parent = self.facts.index.parent.get(node)
+                if name and isinstance(parent, cst.Expr):
+                    return name, node.args[-1].value
+        return None
+
+    def _carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts) -> bool:
+        """Does the accumulator outlive the iteration? Not when a plain assignment in
+        the loop body re-creates it before this statement on every path."""
+        statement = self.facts.index.statement_of(node)
+        for binding in loop.bindings_of(accumulator):
+            if binding.augmented or binding.statement is statement:
+                continue
+            if self.facts.index.order[binding.statement] < self.facts.index.order[statement] and (
+                self.facts.index.dominates(binding.statement, statement)
+            ):
+                return False
+        return True
+
+    def _fix(self, value: cst.BaseExpression, rendered: str) -> Fix | None:
+        start, end = self.context.position_of(value)
+        if start.line != end.line:
+            return None
+        text = rendered if isinstance(value, _ATOMS) else f"({rendered})"
+        return Fix(
+            self.fix_title.format(value=text),
+            (Edit(end, end, ".detach()"),)
+            if isinstance(value, _ATOMS)
+            else (
+                Edit(start, start, "("),
+                Edit(end, end, ").detach()"),
+            ),
+            Applicability.UNSAFE,
+        )
+
+
+def _short(node: cst.CSTNode) -> str:
+    text = cst.Module([]).code_for_node(node)
+    return text if len(text) <= 40 else text[:37] + "..."
