@@ -50,7 +50,7 @@ class Diagnostic:
     start: Position
     end: Position
     fix: Fix | None = None
-    # The line whose `# noqa` suppresses this diagnostic (the first line of the node).
+    # The line whose noqa comment suppresses this diagnostic (the first line of the node).
     noqa_line: int = 0
     url: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)

@@ -283,18 +283,17 @@ class TensorFacts:
         """If expr is (a view of) a leaf tensor that requires grad, a short description
         of why we believe so; else None."""
         base = expr
-        via_view = False
         while True:
             if isinstance(base, cst.Subscript):
-                base, via_view = base.value, True
+                base, _via_view = base.value, True
             elif (
                 isinstance(base, cst.Call)
                 and isinstance(base.func, cst.Attribute)
                 and base.func.attr.value in VIEW_METHODS
             ):
-                base, via_view = base.func.value, True
+                base, _via_view = base.func.value, True
             elif isinstance(base, cst.Attribute) and base.attr.value in ("T", "mT"):
-                base, via_view = base.value, True
+                base, _via_view = base.value, True
             else:
                 break
         name = dotted_name(base)
@@ -376,7 +375,7 @@ def _pairs(target: cst.CSTNode, value: cst.CSTNode):
             and len(value.elements) == len(target.elements)
             and not any(isinstance(e, cst.StarredElement) for e in target.elements)
         ):
-            for t, v in zip(target.elements, value.elements):
+            for t, v in zip(target.elements, value.elements, strict=False):
                 yield from _pairs(t.value, v.value)
             return
         for name in target_names(target):

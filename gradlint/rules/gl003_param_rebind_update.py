@@ -104,7 +104,7 @@ class ParamRebindUpdate(Rule):
             # `w, b = w - lr * gw, b - lr * gb`
             if len(target_node.elements) != len(value.elements):
                 return
-            pairs = [(t.value, v.value) for t, v in zip(target_node.elements, value.elements)]
+            pairs = [(t.value, v.value) for t, v in zip(target_node.elements, value.elements, strict=False)]
             fixable = False
         else:
             pairs = [(target_node, value)]
@@ -172,7 +172,7 @@ class ParamRebindUpdate(Rule):
                 continue
             target, value = other.targets[0].target, other.value
             pairs = (
-                [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+                [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=False)]
                 if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple)
                 else [(target, value)]
             )

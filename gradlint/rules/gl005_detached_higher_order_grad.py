@@ -104,8 +104,6 @@ class DetachedHigherOrderGrad(Rule):
                 self._check(call)
 
     def _check(self, call: cst.Call) -> None:
-        facts = self.facts
-        index = facts.index
         create_graph = keyword_arg(call, "create_graph", _CREATE_GRAPH_POSITION)
         detach_call = self._detach_applied(call)
         if create_graph is None:
