@@ -1,0 +1,275 @@
+"""A content-hash cache of lint results, so a second run over an unchanged tree costs
+little more than reading the files.
+
+Layout (like ruff's `.ruff_cache`):
+
+    .gradlint_cache/
+      CACHEDIR.TAG          tells backup tools to skip the folder
+      .gitignore            `*`, so the cache is never committed
+      <version>/<root>.json one file per project root
+
+Each entry is keyed by the file's absolute path and stores a key made of the content
+hash and the exact set of codes that run on that file (the effective configuration);
+the whole file is also stamped with a fingerprint of the gradlint version and its
+installed sources, so an upgraded or edited gradlint starts from an empty cache.
+The cache is never consulted when fixing. Failing to read it means a cold run; failing
+to write it means a warning, never a failed run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradlint
+from gradlint.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Position
+
+CACHE_DIR_NAME = ".gradlint_cache"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by gradlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+# Entries for files not linted for this long are dropped when the cache is written.
+MAX_AGE_S = 30 * 24 * 3600
+# `seen` is refreshed only when older than this, so a warm run usually writes nothing.
+SEEN_REFRESH_S = 24 * 3600
+FORMAT_VERSION = 1
+
+
+def default_cache_dir(root: str) -> str:
+    return os.path.join(root, CACHE_DIR_NAME)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def entry_key(data_hash: str, codes: Iterable[str]) -> str:
+    return data_hash + ":" + ",".join(sorted(codes))
+
+
+_FINGERPRINT: str | None = None
+
+
+def gradlint_fingerprint() -> str:
+    """The version plus the size and mtime of every installed gradlint source file: a
+    release or an edit to a rule invalidates the cache, so it never serves stale
+    results from an older rule."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        package = Path(gradlint.__file__).parent
+        digest = hashlib.blake2b(gradlint.__version__.encode(), digest_size=16)
+        for directory, dirnames, filenames in os.walk(package):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.join(directory, name)
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue
+                relative = os.path.relpath(path, package)
+                digest.update(f"{relative}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+        _FINGERPRINT = digest.hexdigest()
+    return _FINGERPRINT
+
+
+# ---------------------------------------------------------------------------
+# (De)serialising results
+
+
+def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
+    fix = None
+    if diagnostic.fix is not None:
+        fix = {
+            "title": diagnostic.fix.title,
+            "applicability": diagnostic.fix.applicability.value,
+            "edits": [
+                [e.start.line, e.start.column, e.end.line, e.end.column, e.content]
+                for e in diagnostic.fix.edits
+            ],
+        }
+    return {
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "message": diagnostic.message,
+        "start": [diagnostic.start.line, diagnostic.start.column],
+        "end": [diagnostic.end.line, diagnostic.end.column],
+        "fix": fix,
+        "noqa_line": diagnostic.noqa_line,
+        "url": diagnostic.url,
+        "extra": diagnostic.extra,
+    }
+
+
+def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
+    fix = None
+    if data["fix"] is not None:
+        fix = Fix(
+            title=data["fix"]["title"],
+            edits=tuple(
+                Edit(Position(sl, sc), Position(el, ec), content)
+                for sl, sc, el, ec, content in data["fix"]["edits"]
+            ),
+            applicability=Applicability(data["fix"]["applicability"]),
+        )
+    return Diagnostic(
+        code=data["code"],
+        name=data["name"],
+        message=data["message"],
+        path=path,
+        start=Position(*data["start"]),
+        end=Position(*data["end"]),
+        fix=fix,
+        noqa_line=data["noqa_line"],
+        url=data["url"],
+        extra=data["extra"],
+    )
+
+
+def error_to_json(error: FileError) -> dict:
+    return {"message": error.message, "line": error.line, "column": error.column}
+
+
+def error_from_json(data: dict, path: str) -> FileError:
+    return FileError(path, data["message"], data["line"], data["column"])
+
+
+@dataclass
+class CachedResult:
+    diagnostics: list[Diagnostic]
+    error: FileError | None
+
+
+# ---------------------------------------------------------------------------
+
+
+class Cache:
+    """The results of one project root. Lives in the main process only: workers never
+    see it, so their memory does not grow with the corpus."""
+
+    def __init__(self, directory: str, root: str, warn: Callable[[str], None]) -> None:
+        self.directory = directory
+        self.root = root
+        self._warn = warn
+        self._warned = False
+        root_id = hashlib.blake2b(root.encode(), digest_size=8).hexdigest()
+        self.path = os.path.join(directory, gradlint.__version__, f"{root_id}.json")
+        self.entries: dict[str, list] = {}
+        self.dirty = False
+        self.now = int(time.time())
+        self.hits = 0
+        self.misses = 0
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, UnicodeDecodeError):
+            return  # unreadable or corrupt: start cold, and overwrite it when saving
+        if (
+            not isinstance(document, dict)
+            or document.get("format") != FORMAT_VERSION
+            or document.get("fingerprint") != gradlint_fingerprint()
+            or not isinstance(document.get("entries"), dict)
+        ):
+            self.dirty = True  # replace a stale cache even if nothing new is linted
+            return
+        self.entries = document["entries"]
+
+    def lookup(self, abs_path: str, key: str, display_path: str) -> CachedResult | None:
+        entry = self.entries.get(abs_path)
+        if not isinstance(entry, list) or len(entry) != 4 or entry[0] != key:
+            self.misses += 1
+            return None
+        try:
+            diagnostics = [diagnostic_from_json(item, display_path) for item in entry[2]]
+            error = error_from_json(entry[3], display_path) if entry[3] else None
+        except (KeyError, TypeError, ValueError):
+            self.misses += 1
+            return None  # an entry written by a buggy or foreign writer: lint again
+        if self.now - entry[1] > SEEN_REFRESH_S:
+            entry[1] = self.now
+            self.dirty = True
+        self.hits += 1
+        return CachedResult(diagnostics, error)
+
+    def store(
+        self, abs_path: str, key: str, diagnostics: list[Diagnostic], error: FileError | None
+    ) -> None:
+        try:
+            payload = [diagnostic_to_json(d) for d in diagnostics]
+            # Rules may put anything in `extra`; an entry that JSON cannot hold is not
+            # cached rather than failing the run.
+            json.dumps(payload)
+        except (TypeError, ValueError):
+            return
+        self.entries[abs_path] = [key, self.now, payload, error_to_json(error) if error else None]
+        self.dirty = True
+
+    def warn_once(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            self._warn(message)
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        entries = {
+            path: entry
+            for path, entry in self.entries.items()
+            if isinstance(entry, list) and len(entry) == 4 and self.now - entry[1] <= MAX_AGE_S
+        }
+        document = {
+            "format": FORMAT_VERSION,
+            "fingerprint": gradlint_fingerprint(),
+            "entries": entries,
+        }
+        try:
+            _prepare_directory(self.directory)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            # Write a temporary file and rename it: a concurrent run or a crash never
+            # leaves a half-written cache behind.
+            fd, temporary = tempfile.mkstemp(
+                dir=os.path.dirname(self.path), prefix=".tmp-", suffix=".json"
+            )
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(document, handle, separators=(",", ":"))
+                os.replace(temporary, self.path)
+            except BaseException:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+                raise
+        except OSError as exc:
+            self.warn_once(
+                f"cannot write the cache in {self.directory}: {exc.strerror or exc}; "
+                "continuing without it (use --no-cache or --cache-dir to silence this)"
+            )
+            return
+        self.dirty = False
+
+
+def _prepare_directory(directory: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    tag = os.path.join(directory, "CACHEDIR.TAG")
+    if not os.path.exists(tag):
+        with open(tag, "w", encoding="utf-8") as handle:
+            handle.write(CACHEDIR_TAG)
+    ignore = os.path.join(directory, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("# Automatically created by gradlint.\n*\n")
