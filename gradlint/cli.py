@@ -1,0 +1,805 @@
+"""The `gradlint` command: `gradlint [check] PATHS`, `gradlint rule CODE`, `gradlint lsp`.
+
+The CLI only finds files, loads configuration, schedules work and picks a front; the
+engine lints, gradlint.fixes fixes and gradlint.output renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import difflib
+import io
+import json
+import os
+import sys
+import tokenize
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gradlint
+from gradlint import engine
+from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
+from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.engine import FileResult
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+DEFAULT_FORMATS = ("concise", "full", "json", "github", "sarif")
+OUTPUT_FORMAT_ENV = "GRADLINT_OUTPUT_FORMAT"
+CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
+LSP_MISSING = "gradlint lsp needs the lsp extra: pip install 'gradlint[lsp]'"
+SUBCOMMANDS = ("check", "rule", "lsp")
+
+
+def output_formats() -> tuple[str, ...]:
+    try:
+        from gradlint.output import FORMATS
+    except ImportError:
+        return DEFAULT_FORMATS
+    return tuple(FORMATS)
+
+
+def default_jobs() -> int:
+    counter = getattr(os, "process_cpu_count", None)  # 3.13+: honours affinity
+    if counter is not None:
+        return counter() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+class UsageError(Exception):
+    """A bad command line: exit status 2."""
+
+
+# ---------------------------------------------------------------------------
+# Argument parsing
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+
+CHECK_DESCRIPTION = """\
+Lint Python files for PyTorch autograd pitfalls.
+
+Commands:
+  gradlint [check] [PATHS ...]   lint files and directories (the default command)
+  gradlint rule CODE | --all     show a rule's documentation, or list every rule
+  gradlint lsp                   run the language server (needs: pip install 'gradlint[lsp]')
+
+Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
+.gradlint.toml) at or above the first path, with the keys select, extend-select, ignore,
+per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, output-format and
+cache-dir; command-line options override it. Codes are prefixes, as in ruff: GL selects every
+rule, GL00 a family, GL001 one rule; ALL selects everything."""
+
+CHECK_EPILOG = """\
+exit status:
+  0  no findings (or --exit-zero)
+  1  findings remain, or a file could not be linted (unreadable, not UTF-8, a syntax error:
+     one line on stderr each, the run goes on), or --diff has changes to show
+  2  bad command line or configuration (unknown option or code, invalid pyproject.toml)
+
+examples:
+  gradlint src tests
+  gradlint --select GL001,GL002 --output-format full train.py
+  gradlint --fix --unsafe-fixes .
+  cat train.py | gradlint - --stdin-filename train.py"""
+
+
+def _csv(value: str) -> list[str]:
+    return split_selectors(value)
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        usage="%(prog)s [check] [options] [PATHS ...]",
+        description=CHECK_DESCRIPTION,
+        epilog=CHECK_EPILOG,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATHS",
+        help="files or directories to lint (default: .); directories are searched for .py "
+        "and .pyi files; '-' reads the source from stdin",
+    )
+    parser.add_argument("--version", action="version", version=f"gradlint {gradlint.__version__}")
+
+    rules = parser.add_argument_group("rule selection")
+    rules.add_argument(
+        "--select",
+        type=_csv,
+        action="append",
+        metavar="CODES",
+        help="comma-separated code prefixes to enable, replacing the configured selection "
+        "(default: GL, every rule)",
+    )
+    rules.add_argument(
+        "--extend-select",
+        type=_csv,
+        action="append",
+        metavar="CODES",
+        help="comma-separated code prefixes to enable on top of the selection",
+    )
+    rules.add_argument(
+        "--ignore",
+        type=_csv,
+        action="append",
+        metavar="CODES",
+        help="comma-separated code prefixes to disable; within one layer the more specific "
+        "prefix wins (--select GL001 --ignore GL keeps GL001)",
+    )
+
+    files = parser.add_argument_group("file selection")
+    files.add_argument(
+        "--exclude",
+        type=_csv,
+        action="append",
+        metavar="GLOBS",
+        help="comma-separated globs of files and directories to skip, replacing the "
+        "default list (.git, .venv, venv, __pycache__, .gradlint_cache, build folders, ...)",
+    )
+    files.add_argument(
+        "--extend-exclude",
+        type=_csv,
+        action="append",
+        metavar="GLOBS",
+        help="comma-separated globs to skip in addition to the exclude list",
+    )
+    files.add_argument(
+        "--respect-gitignore",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="skip files matched by .gitignore files (default: yes)",
+    )
+    files.add_argument(
+        "--force-exclude",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="apply exclusions to paths named on the command line too (default: no; "
+        "useful for pre-commit and editors, which pass every file)",
+    )
+    files.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the file name to report, and to match per-file-ignores against, when reading stdin",
+    )
+
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply safe fixes in place, then report what remains (with '-', print the "
+        "fixed source to stdout and the findings to stderr)",
+    )
+    fixing.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply unsafe fixes (most autograd fixes change behaviour, which is their "
+        "point: review them)",
+    )
+    fixing.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff of the fixes instead of writing them; exit 1 when there is one",
+    )
+    fixing.add_argument(
+        "--fix-only",
+        action="store_true",
+        help="apply fixes but do not report the findings that remain; exit 0 unless a file "
+        "could not be linted",
+    )
+    fixing.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="list the fixes applied (with --fix), or show each finding's available fix",
+    )
+
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--output-format",
+        metavar="FORMAT",
+        help=f"one of: {', '.join(output_formats())} (default: concise, or "
+        f"${OUTPUT_FORMAT_ENV}, or output-format in the configuration)",
+    )
+    output.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per rule instead of the findings",
+    )
+    output.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings or files that could not be linted",
+    )
+
+    config = parser.add_argument_group("configuration")
+    config.add_argument(
+        "--config",
+        metavar="FILE",
+        help="use this pyproject.toml or gradlint.toml instead of searching for one",
+    )
+    config.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+
+    speed = parser.add_argument_group("performance")
+    speed.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        metavar="N",
+        help="lint N files at a time in worker processes (default: the number of CPUs; "
+        "1 lints in this process)",
+    )
+    speed.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the result cache",
+    )
+    speed.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help=f"where to keep the result cache (default: .gradlint_cache in the project root, "
+        f"or ${CACHE_DIR_ENV}); results are keyed by gradlint version, selected rules and "
+        "file content, and never used when fixing",
+    )
+    return parser
+
+
+def rule_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gradlint rule",
+        description="Show the documentation of a rule, or list every rule.",
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("code", nargs="?", help="a rule code (GL001) or name")
+    parser.add_argument("--all", action="store_true", help="list code, name and summary")
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) or json",
+    )
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# Work on one file (runs in a worker process, or in-process with --jobs 1)
+
+
+@dataclass
+class Task:
+    display: str
+    abs_path: str | None  # None: stdin
+    data: bytes | None = None  # None: read it from abs_path
+    key: str | None = None  # the cache key, when the cache is in use
+
+
+@dataclass
+class Outcome:
+    result: FileResult
+    abs_path: str | None = None
+    key: str | None = None
+    cacheable: bool = False
+    fixed: list[Diagnostic] = field(default_factory=list)
+    new_source: str | None = None
+    diff: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+MODES = ("check", "fix", "fix-only", "diff")
+
+
+def encode_like(original: bytes, text: str) -> bytes:
+    """Write fixed text back in the file's own encoding, keeping a UTF-8 BOM."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    if original.startswith(codecs.BOM_UTF8):
+        return codecs.BOM_UTF8 + text.lstrip("\ufeff").encode("utf-8")
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    return text.encode(encoding)
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{display}",
+        tofile=f"b/{display}",
+    )
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
+    """Lint (or fix) one file. Never raises: every failure becomes a FileError."""
+    display = task.display
+    data = task.data
+    if data is None:
+        try:
+            data = Path(task.abs_path).read_bytes()
+        except OSError as exc:
+            reason = (exc.strerror or str(exc)).lower()
+            return Outcome(FileResult(display, error=FileError(display, f"cannot read: {reason}")))
+    outcome = Outcome(FileResult(display), abs_path=task.abs_path, key=task.key)
+    try:
+        source = engine.decode_source(data, display)
+        if mode == "check":
+            outcome.result.diagnostics = engine.lint_source(source, display, config)
+        else:
+            from gradlint import fixes
+
+            fixed = fixes.fix_source(source, display, config, unsafe=unsafe)
+            outcome.fixed = list(fixed.fixed)
+            outcome.result.diagnostics = list(fixed.remaining)
+            for diagnostic in getattr(fixed, "rejected", ()):
+                outcome.warnings.append(
+                    f"{display}:{diagnostic.start.line}:{diagnostic.start.column + 1}: the fix for "
+                    f"{diagnostic.code} produced code that does not parse and was not applied "
+                    "(please report this)"
+                )
+            if not getattr(fixed, "converged", True):
+                outcome.warnings.append(
+                    f"{display}: fixes did not settle; some were left unapplied"
+                )
+            if fixed.source != source:
+                if mode == "diff":
+                    outcome.diff = unified_diff(source, fixed.source, display)
+                elif task.abs_path is None:
+                    outcome.new_source = fixed.source
+                else:
+                    Path(task.abs_path).write_bytes(encode_like(data, fixed.source))
+                source = fixed.source
+            elif task.abs_path is None:
+                outcome.new_source = source
+        outcome.cacheable = mode == "check"
+    except engine.SourceError as exc:
+        outcome.result.error = exc.error
+        outcome.result.diagnostics = []
+        outcome.cacheable = mode == "check"
+        if task.abs_path is None and mode in ("fix", "fix-only"):
+            # stdin in fix mode echoes its input even when it cannot be linted, so a
+            # pipeline never loses the text.
+            outcome.new_source = data.decode("utf-8", errors="surrogateescape")
+        return outcome
+    except OSError as exc:
+        outcome.result.error = FileError(
+            display, f"cannot write: {(exc.strerror or str(exc)).lower()}"
+        )
+        return outcome
+    except Exception as exc:  # a rule bug must cost one file, not the run
+        outcome.result.error = FileError(
+            display, f"internal error: {type(exc).__name__}: {exc} (please report this)"
+        )
+        return outcome
+    # Only files with findings keep their text (the full format shows context): the
+    # run's memory stays proportional to the findings, not to the corpus.
+    if outcome.result.diagnostics:
+        outcome.result.source = source
+    return outcome
+
+
+_WORKER_STATE: tuple[Config, str, bool] | None = None
+
+
+def _init_worker(config: Config, mode: str, unsafe: bool) -> None:
+    global _WORKER_STATE
+    _WORKER_STATE = (config, mode, unsafe)
+
+
+def _process_in_worker(task: Task) -> Outcome:
+    config, mode, unsafe = _WORKER_STATE
+    return process(task, config, mode, unsafe)
+
+
+def _pool_context():
+    import multiprocessing
+
+    # fork starts workers in milliseconds and hands them the loaded rules; macOS and
+    # Windows cannot fork safely, and Python 3.14 no longer defaults to it on Linux.
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def run_tasks(
+    tasks: Iterable[Task], config: Config, mode: str, unsafe: bool, jobs: int, count: int
+) -> Iterator[Outcome]:
+    """Process tasks, in-process or in a pool, yielding outcomes as they finish. At most a
+    few tasks per worker are in flight, so file contents never pile up in memory."""
+    workers = min(jobs, count)
+    if workers <= 1:
+        for task in tasks:
+            yield process(task, config, mode, unsafe)
+        return
+    window = workers * 4
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(config, mode, unsafe),
+    ) as pool:
+        pending: dict[Future, Task] = {}
+
+        def drain(block_until_below: int) -> Iterator[Outcome]:
+            nonlocal pending
+            while len(pending) > block_until_below:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    task = pending.pop(future)
+                    yield _future_outcome(future, task)
+
+        for task in tasks:
+            pending[pool.submit(_process_in_worker, task)] = task
+            yield from drain(window)
+        yield from drain(0)
+
+
+def _future_outcome(future: Future, task: Task) -> Outcome:
+    try:
+        return future.result()
+    except Exception as exc:  # a worker died (out of memory, a crash in native code)
+        return Outcome(
+            FileResult(
+                task.display,
+                error=FileError(
+                    task.display, f"internal error: worker failed: {exc or type(exc).__name__}"
+                ),
+            )
+        )
+
+
+# ---------------------------------------------------------------------------
+# The check command
+
+
+class Console:
+    def __init__(self, stdout, stderr) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def warn(self, message: str) -> None:
+        print(f"gradlint: warning: {message}", file=self.stderr)
+
+
+def _flatten(groups: list[list[str]] | None) -> tuple[str, ...] | None:
+    if groups is None:
+        return None
+    return tuple(item for group in groups for item in group)
+
+
+def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
+    from gradlint.config import parse_selectors
+
+    def selectors(option: str) -> tuple[str, ...] | None:
+        values = _flatten(getattr(args, option.replace("-", "_")))
+        if values is None:
+            return None
+        return parse_selectors(values, all_codes, f"--{option}")
+
+    return Overrides(
+        select=selectors("select"),
+        extend_select=selectors("extend-select"),
+        ignore=selectors("ignore"),
+        exclude=_flatten(args.exclude),
+        extend_exclude=_flatten(args.extend_exclude),
+        respect_gitignore=args.respect_gitignore,
+        force_exclude=args.force_exclude,
+    )
+
+
+def _config_start(args: argparse.Namespace, stdin_mode: bool) -> Path:
+    if stdin_mode:
+        return Path(args.stdin_filename).absolute() if args.stdin_filename else Path.cwd()
+    return Path(args.paths[0]).absolute() if args.paths else Path.cwd()
+
+
+def _cache_for(args: argparse.Namespace, settings: Settings, console: Console):
+    from gradlint import cache
+
+    directory = args.cache_dir or os.environ.get(CACHE_DIR_ENV) or settings.cache_dir
+    root = settings.config.root_path()
+    directory = os.path.abspath(directory) if directory else cache.default_cache_dir(root)
+    return cache.Cache(directory, root, console.warn)
+
+
+def _report_fixes(console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream) -> None:
+    """The closing line of --diff and --fix-only, which print no report (--fix's report
+    says "Found N errors (M fixed, K remaining)." itself)."""
+    if mode == "diff":
+        if fixed:
+            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}.\n")
+        return
+    if show and fixed:
+        from gradlint.output.common import write_fixed
+
+        write_fixed(stream, fixed)
+    elif fixed:
+        stream.write(f"Fixed {_plural(len(fixed), 'error')}.\n")
+    else:
+        stream.write("No errors fixed.\n")
+
+
+def _plural(number: int, word: str) -> str:
+    return f"{number} {word}" + ("" if number == 1 else "s")
+
+
+def run_check(args: argparse.Namespace, console: Console) -> int:
+    stdin_mode = args.paths == ["-"] or (not args.paths and args.stdin_filename is not None)
+    if "-" in args.paths and not stdin_mode:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
+    formats = output_formats()
+    all_codes = [rule.code for rule in engine.ALL_RULES]
+    settings = load_settings(
+        _config_start(args, stdin_mode),
+        config_file=Path(args.config) if args.config else None,
+        isolated=args.isolated,
+        overrides=_overrides(args, all_codes),
+        all_codes=all_codes,
+        formats=formats,
+    )
+    config = settings.config
+    env_format = os.environ.get(OUTPUT_FORMAT_ENV) or None
+    fmt = args.output_format or env_format or settings.output_format or "concise"
+    if fmt not in formats:
+        source = (
+            "--output-format"
+            if args.output_format
+            else f"${OUTPUT_FORMAT_ENV}"
+            if env_format
+            else "output-format"
+        )
+        raise UsageError(f"{source}: unknown format {fmt!r}; choose from {', '.join(formats)}")
+
+    results: list[FileResult] = []
+    tasks: list[Task] = []
+    if stdin_mode:
+        display = args.stdin_filename or "-"
+        data = (
+            sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        )
+        if args.stdin_filename and config.force_exclude:
+            from gradlint.discovery import Walker
+
+            if Walker(config).is_force_excluded(os.path.abspath(display), False):
+                if mode in ("fix", "fix-only"):
+                    console.stdout.write(data.decode("utf-8", errors="replace"))
+                return EXIT_CLEAN
+        tasks.append(Task(display, None, data))
+    else:
+        from gradlint.discovery import discover
+
+        found = discover(args.paths or ["."], config)
+        for warning in found.warnings:
+            console.warn(warning)
+        for error in found.errors:
+            results.append(FileResult(error.path, error=error))
+        tasks = [Task(display, abs_path) for display, abs_path in found.files]
+        if not tasks and not found.errors:
+            console.warn("no Python files found under the given path(s)")
+
+    use_cache = mode == "check" and not stdin_mode and not args.no_cache
+    cache = _cache_for(args, settings, console) if use_cache and tasks else None
+    jobs = args.jobs or default_jobs()
+    outcomes: list[Outcome] = []
+
+    if cache is not None:
+        from gradlint.cache import content_hash, entry_key
+
+        codes = [rule.code for rule in engine.ALL_RULES]
+        misses: list[Task] = []
+        for task in tasks:
+            try:
+                data = Path(task.abs_path).read_bytes()
+            except OSError as exc:
+                reason = (exc.strerror or str(exc)).lower()
+                results.append(
+                    FileResult(
+                        task.display, error=FileError(task.display, f"cannot read: {reason}")
+                    )
+                )
+                continue
+            key = entry_key(content_hash(data), config.codes_for(task.display, codes))
+            hit = cache.lookup(task.abs_path, key, task.display)
+            if hit is not None:
+                result = FileResult(task.display, hit.diagnostics, hit.error)
+                if hit.diagnostics:
+                    try:
+                        result.source = engine.decode_source(data, task.display)
+                    except engine.SourceError:
+                        pass
+                results.append(result)
+                continue
+            # The bytes travel with the task: what is linted is exactly what was hashed.
+            misses.append(Task(task.display, task.abs_path, data, key))
+        tasks = misses
+
+    for outcome in run_tasks(tasks, config, mode, args.unsafe_fixes, jobs, len(tasks)):
+        results.append(outcome.result)
+        if cache is not None and outcome.cacheable and outcome.key is not None:
+            cache.store(
+                outcome.abs_path, outcome.key, outcome.result.diagnostics, outcome.result.error
+            )
+        for warning in outcome.warnings:
+            console.warn(warning)
+        if outcome.fixed or outcome.diff or outcome.new_source is not None:
+            outcomes.append(outcome)
+    if cache is not None:
+        cache.save()
+
+    results.sort(key=lambda r: r.path)
+    errors = [r.error for r in results if r.error is not None]
+    findings = sum(len(r.diagnostics) for r in results)
+    outcomes.sort(key=lambda o: o.result.path)
+    fixed = [d for o in outcomes for d in o.fixed]
+    # With stdin being fixed, stdout carries the fixed source: everything else goes to stderr.
+    stream = console.stderr if (stdin_mode and mode != "check") else console.stdout
+
+    if stdin_mode and mode in ("fix", "fix-only"):
+        for outcome in outcomes:
+            if outcome.new_source is not None:
+                console.stdout.write(outcome.new_source)
+    diffs = [o.diff for o in outcomes if o.diff]
+    for diff in diffs:
+        console.stdout.write(diff)
+
+    from gradlint import output
+    from gradlint.output.common import error_line
+
+    text_format = fmt in ("concise", "full")
+    if mode in ("check", "fix") and not args.statistics:
+        # concise and full print unlintable files to stderr themselves; the machine
+        # formats put them in the report, and we add the stderr line.
+        if not text_format:
+            for error in errors:
+                console.stderr.write(error_line(error) + "\n")
+        output.write_report(
+            fmt,
+            results,
+            stream,
+            show_fixes=args.show_fixes,
+            unsafe_fixes=args.unsafe_fixes,
+            fixed=fixed,
+            error_stream=console.stderr,
+        )
+    else:
+        for error in errors:
+            console.stderr.write(error_line(error) + "\n")
+        if mode in ("check", "fix"):
+            output.write_statistics(
+                results,
+                stream,
+                fmt="json" if fmt == "json" else "concise",
+                unsafe_fixes=args.unsafe_fixes,
+            )
+        else:
+            _report_fixes(console, fixed, mode, args.show_fixes, stream)
+
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if errors:
+        return EXIT_FINDINGS
+    if mode == "diff":
+        return EXIT_FINDINGS if diffs else EXIT_CLEAN
+    if mode == "fix-only":
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+# ---------------------------------------------------------------------------
+# rule and lsp
+
+
+def run_rule(argv: list[str], console: Console) -> int:
+    args = rule_parser().parse_args(argv)
+    if args.all == bool(args.code):
+        raise UsageError("gradlint rule: give a rule code (gradlint rule GL001) or --all")
+    if args.all:
+        rules = list(engine.ALL_RULES)
+    else:
+        rule = engine.rule_by_code(args.code)
+        if rule is None:
+            known = ", ".join(r.code for r in engine.ALL_RULES) or "none"
+            raise UsageError(f"unknown rule {args.code!r}; known rules: {known}")
+        rules = [rule]
+    if args.output_format == "json":
+        payload = [
+            {
+                "code": rule.code,
+                "name": rule.name,
+                "summary": rule.summary(),
+                "message": rule.message,
+                "fix": rule.fix_title,
+                "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
+                "url": rule.url(),
+                "documentation": rule.documentation(),
+            }
+            for rule in rules
+        ]
+        json.dump(payload if args.all else payload[0], console.stdout, indent=2)
+        console.stdout.write("\n")
+        return EXIT_CLEAN
+    if args.all:
+        width = max((len(rule.name) for rule in rules), default=0)
+        for rule in rules:
+            console.stdout.write(f"{rule.code}  {rule.name.ljust(width)}  {rule.summary()}\n")
+        return EXIT_CLEAN
+    rule = rules[0]
+    console.stdout.write(f"# {rule.name} ({rule.code})\n\n")
+    if rule.fix_title:
+        console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
+    console.stdout.write(rule.documentation().rstrip() + "\n")
+    return EXIT_CLEAN
+
+
+def run_lsp(argv: list[str], console: Console) -> int:
+    # Checked here rather than left to gradlint.lsp, which imports without the extra:
+    # the message names the extra to install.
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        console.stderr.write(f"gradlint: error: {LSP_MISSING}\n")
+        return EXIT_USAGE
+    try:
+        from gradlint.lsp import main as lsp_main
+    except ImportError as exc:
+        console.stderr.write(f"gradlint: error: cannot start the language server: {exc}\n")
+        return EXIT_USAGE
+    result = lsp_main(argv)
+    return result if isinstance(result, int) else EXIT_CLEAN
+
+
+# ---------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `gradlint` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    console = Console(sys.stdout, sys.stderr)
+    command = "check"
+    if argv and argv[0] in SUBCOMMANDS:
+        command = argv.pop(0)
+    try:
+        if command == "rule":
+            return run_rule(argv, console)
+        if command == "lsp":
+            return run_lsp(argv, console)
+        args = check_parser().parse_args(argv)
+        return run_check(args, console)
+    except SystemExit as exc:  # argparse: --help, --version, bad usage
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_CLEAN if code is None else EXIT_USAGE)
+    except (UsageError, ConfigError) as exc:
+        console.stderr.write(f"gradlint: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.stderr.write("gradlint: interrupted\n")
+        return 130
