@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import sys
 import tokenize
 from bisect import bisect_right
@@ -28,6 +29,7 @@ from pathlib import Path
 from gradlint import __version__
 from gradlint.config import ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Position
+from gradlint.discovery import Walker
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
 from gradlint.fixes import LineIndex, fix_source
 
@@ -128,6 +130,10 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
     config = config_for(path, warn)
     positions = ClientPositions(source, codec)
     linted = LintedDocument(uri, version, source, path, config, positions)
+    if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
+        # Editors open every file (a virtualenv's, a generated one): apply `exclude` as
+        # the CLI does for files named under --force-exclude.
+        return linted
     try:
         diagnostics = lint_source(source, path, config)
     except SourceError:

@@ -335,17 +335,22 @@ def test_hover_carries_the_rule_summary(session, tmp_path):
 
 def test_configuration_of_the_document_applies_and_is_reread_on_save(session, tmp_path):
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text('[tool.gradlint]\nignore = ["GL901"]\n', encoding="utf-8")
+    pyproject.write_text(
+        '[tool.gradlint]\nignore = ["GL901"]\nextend-exclude = ["generated"]\n', encoding="utf-8"
+    )
     text = "x = 1\nx += 1\n"
 
     async def scenario(editor: Editor):
         uri, diagnostics = await editor.open(tmp_path / "pkg" / "mod.py", text)
         assert diagnostics == []
-        pyproject.write_text("[tool.gradlint]\n", encoding="utf-8")
+        pyproject.write_text('[tool.gradlint]\nextend-exclude = ["generated"]\n', encoding="utf-8")
         editor.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
         assert [d.code for d in await editor.diagnostics(uri)] == ["GL901"]
+        # Excluded files get nothing, as `gradlint check --force-exclude` gives them.
+        _, diagnostics = await editor.open(tmp_path / "generated" / "mod.py", text)
+        assert diagnostics == []
 
     session.run(scenario)
 
