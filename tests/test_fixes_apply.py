@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradlint.engine
 from gradlint.config import Config
@@ -356,3 +358,52 @@ def test_unparsable_input_raises_source_error(rules):
     rules(RenameSafe)
     with pytest.raises(gradlint.engine.SourceError):
         fix_source("def f(:\n    bad_name\n", "t.py", TEST_CONFIG, unsafe=False)
+
+
+# --- property: positions computed independently agree with apply_edits -------------------
+
+PIECES = ["a", "bc", " ", "\t", "é", "😀", "日", "\n", "\r\n", "\r", "\x0c", "\u2028"]
+
+
+def _position_of(text: str, offset: int) -> Position:
+    """A deliberately naive scan: count line breaks (CRLF as one) before offset."""
+    line, line_start, i = 1, 0, 0
+    while i < offset:
+        if text.startswith("\r\n", i):
+            i += 2
+            line, line_start = line + 1, i
+        elif text[i] in "\r\n":
+            i += 1
+            line, line_start = line + 1, i
+        else:
+            i += 1
+    return Position(line, offset - line_start)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(PIECES), max_size=30),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=8),
+    contents=st.lists(st.sampled_from(["", "X", "new\n", "é😀"]), min_size=4, max_size=4),
+)
+def test_apply_edits_matches_splicing_at_offsets(pieces, cuts, contents):
+    text = "".join(pieces)
+    # Valid offsets: piece boundaries (never between the \r and \n of one CRLF).
+    boundaries = [0]
+    for piece in pieces:
+        boundaries.append(boundaries[-1] + len(piece))
+    boundaries = [
+        b for b in boundaries if not (text[b - 1 : b] == "\r" and text[b : b + 1] == "\n")
+    ]
+    points = sorted({boundaries[c % len(boundaries)] for c in cuts})
+    spans = [(points[i], points[i + 1]) for i in range(0, len(points) - 1, 2)]
+    edits = [
+        Edit(_position_of(text, s), _position_of(text, e), contents[i % len(contents)])
+        for i, (s, e) in enumerate(spans)
+    ]
+    expected, cursor = [], 0
+    for i, (s, e) in enumerate(spans):
+        expected += [text[cursor:s], contents[i % len(contents)]]
+        cursor = e
+    expected.append(text[cursor:])
+    assert apply_edits(text, edits) == "".join(expected)
