@@ -389,6 +389,9 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
             outcome.new_source = data.decode("utf-8", errors="surrogateescape")
         return outcome
     except OSError as exc:
+        # Nothing was written, so nothing counts as fixed.
+        outcome.fixed = []
+        outcome.result.diagnostics = []
         outcome.result.error = FileError(
             display, f"cannot write: {(exc.strerror or str(exc)).lower()}"
         )

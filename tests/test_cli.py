@@ -714,3 +714,22 @@ def test_real_gl002_through_the_cli(tmp_path, monkeypatch, capsys):
     assert code == 1 and findings(out) == [("train.py", 3, "GL002")]
     code, out, _ = run(capsys, "rule", "GL002")
     assert code == 0 and "## What it does" in out
+
+
+def test_a_file_that_cannot_be_written_is_one_error(project, capsys, monkeypatch):
+    write(project, {"a.py": "bad()\n", "b.py": "bad()\n"})
+    target = str(project / "a.py")
+    original = Path.write_bytes
+
+    def write_bytes(self, data):
+        if str(self) == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    code, out, err = run(capsys, "-j1", "--fix", ".")
+    assert code == 1
+    assert "a.py:1:1: error: cannot write: permission denied" in err
+    assert (project / "a.py").read_text() == "bad()\n"
+    assert (project / "b.py").read_text() == "good()\n"
+    assert "1 fixed" in out
