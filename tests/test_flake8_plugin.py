@@ -13,6 +13,7 @@ import pytest
 from flake8.main.cli import main as flake8_main
 
 import gradlint.engine
+from gradlint.config import load_settings
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.engine import lint_file, rule_by_code
 from gradlint.flake8_plugin import GradlintChecker
@@ -226,7 +227,8 @@ def _fixture_files() -> list[Path]:
 
 
 @pytest.mark.skipif(not gradlint.engine.ALL_RULES, reason="no rules registered yet")
-def test_flake8_matches_the_engine_on_the_fixtures():
+def test_flake8_matches_the_engine_on_the_fixtures(monkeypatch):
+    monkeypatch.chdir(REPO)
     files = [f for f in _fixture_files() if not f.name.endswith(".fixed.py")]
     if not files:
         pytest.skip("no fixtures yet")
@@ -242,10 +244,12 @@ def test_flake8_matches_the_engine_on_the_fixtures():
     for line in out.stdout.splitlines():
         path, row, col, code, _ = line.split("|", 4)
         flake8_rows.add((path, int(row), int(col), code))
+    # The configuration `gradlint check` would use here.
+    config = load_settings(REPO).config
     engine_rows = set()
     for f in files:
         relative = str(f.relative_to(REPO))
-        result = lint_file(relative)
+        result = lint_file(relative, config)
         assert result.error is None, result.error
         engine_rows.update(
             (relative, d.start.line, d.start.column + 1, d.code) for d in result.diagnostics
