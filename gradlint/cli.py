@@ -16,6 +16,7 @@ import sys
 import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -301,12 +302,10 @@ class Outcome:
     key: str | None = None
     cacheable: bool = False
     fixed: list[Diagnostic] = field(default_factory=list)
-    new_source: str | None = None
+    # stdin being fixed: what to print (bytes when the input could not be decoded)
+    new_source: str | bytes | None = None
     diff: str | None = None
     warnings: list[str] = field(default_factory=list)
-
-
-MODES = ("check", "fix", "fix-only", "diff")
 
 
 def encode_like(original: bytes, text: str) -> bytes:
@@ -358,13 +357,13 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
             fixed = fixes.fix_source(source, display, config, unsafe=unsafe)
             outcome.fixed = list(fixed.fixed)
             outcome.result.diagnostics = list(fixed.remaining)
-            for diagnostic in getattr(fixed, "rejected", ()):
+            for diagnostic in fixed.rejected:
                 outcome.warnings.append(
                     f"{display}:{diagnostic.start.line}:{diagnostic.start.column + 1}: the fix for "
                     f"{diagnostic.code} produced code that does not parse and was not applied "
                     "(please report this)"
                 )
-            if not getattr(fixed, "converged", True):
+            if not fixed.converged:
                 outcome.warnings.append(
                     f"{display}: fixes did not settle; some were left unapplied"
                 )
@@ -386,7 +385,7 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
         if task.abs_path is None and mode in ("fix", "fix-only"):
             # stdin in fix mode echoes its input even when it cannot be linted, so a
             # pipeline never loses the text.
-            outcome.new_source = data.decode("utf-8", errors="surrogateescape")
+            outcome.new_source = data
         return outcome
     except OSError as exc:
         # Nothing was written, so nothing counts as fixed.
@@ -431,51 +430,84 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
+# A pool whose worker died (killed for memory, a crash in native code) is replaced, at
+# most this many times; after that the files left are reported, not linted.
+MAX_POOL_RESTARTS = 4
+WORKER_DIED = "a worker process died while linting this file"
+
+
 def run_tasks(
     tasks: Iterable[Task], config: Config, mode: str, unsafe: bool, jobs: int, count: int
 ) -> Iterator[Outcome]:
     """Process tasks, in-process or in a pool, yielding outcomes as they finish. At most a
-    few tasks per worker are in flight, so file contents never pile up in memory."""
+    few tasks per worker are in flight, so file contents never pile up in memory.
+
+    When a worker dies, every file in flight fails with it; those files are rerun one at a
+    time in a fresh pool, so only the file that kills a worker is reported as failed."""
     workers = min(jobs, count)
     if workers <= 1:
         for task in tasks:
             yield process(task, config, mode, unsafe)
         return
     window = workers * 4
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_pool_context(),
-        initializer=_init_worker,
-        initargs=(config, mode, unsafe),
-    ) as pool:
-        pending: dict[Future, Task] = {}
+    queue = iter(tasks)
+    suspects: list[Task] = []
+    for _attempt in range(MAX_POOL_RESTARTS + 1):
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(config, mode, unsafe),
+        ) as pool:
+            broken = False
+            while suspects and not broken:
+                task = suspects.pop(0)
+                try:
+                    outcome = pool.submit(_process_in_worker, task).result()
+                except BrokenProcessPool:
+                    outcome, broken = _failed(task, WORKER_DIED), True
+                except Exception as exc:
+                    outcome = _failed(task, f"worker failed: {type(exc).__name__}: {exc}")
+                yield outcome
+            if broken:
+                continue
+            pending: dict[Future, Task] = {}
 
-        def drain(block_until_below: int) -> Iterator[Outcome]:
-            nonlocal pending
-            while len(pending) > block_until_below:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    task = pending.pop(future)
-                    yield _future_outcome(future, task)
+            def drain(limit: int, pending=pending) -> Iterator[Outcome]:
+                while len(pending) > limit:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        task = pending.pop(future)
+                        if isinstance(future.exception(), BrokenProcessPool):
+                            suspects.append(task)
+                        else:
+                            yield _future_outcome(future, task)
 
-        for task in tasks:
-            pending[pool.submit(_process_in_worker, task)] = task
-            yield from drain(window)
-        yield from drain(0)
+            for task in queue:
+                try:
+                    pending[pool.submit(_process_in_worker, task)] = task
+                except BrokenProcessPool:
+                    suspects.append(task)
+                    break
+                yield from drain(window)
+            yield from drain(0)
+        if not suspects:
+            return
+    for task in [*suspects, *queue]:
+        yield _failed(task, "not linted: worker processes keep dying")
+
+
+def _failed(task: Task, reason: str) -> Outcome:
+    return Outcome(
+        FileResult(task.display, error=FileError(task.display, f"internal error: {reason}"))
+    )
 
 
 def _future_outcome(future: Future, task: Task) -> Outcome:
     try:
         return future.result()
-    except Exception as exc:  # a worker died (out of memory, a crash in native code)
-        return Outcome(
-            FileResult(
-                task.display,
-                error=FileError(
-                    task.display, f"internal error: worker failed: {exc or type(exc).__name__}"
-                ),
-            )
-        )
+    except Exception as exc:  # e.g. a result that cannot be pickled back
+        return _failed(task, f"worker failed: {type(exc).__name__}: {exc}")
 
 
 # ---------------------------------------------------------------------------
@@ -486,6 +518,19 @@ class Console:
     def __init__(self, stdout, stderr) -> None:
         self.stdout = stdout
         self.stderr = stderr
+
+    def write_source(self, source: str | bytes) -> None:
+        """Echo a (fixed) stdin source; bytes that are not text go out untouched."""
+        if isinstance(source, str):
+            self.stdout.write(source)
+            return
+        buffer = getattr(self.stdout, "buffer", None)
+        if buffer is not None:
+            self.stdout.flush()
+            buffer.write(source)
+            buffer.flush()
+        else:
+            self.stdout.write(source.decode("utf-8", errors="replace"))
 
     def warn(self, message: str) -> None:
         print(f"gradlint: warning: {message}", file=self.stderr)
@@ -593,7 +638,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
 
             if Walker(config).is_force_excluded(os.path.abspath(display), False):
                 if mode in ("fix", "fix-only"):
-                    console.stdout.write(data.decode("utf-8", errors="replace"))
+                    console.write_source(data)
                 return EXIT_CLEAN
         tasks.append(Task(display, None, data))
     else:
@@ -668,7 +713,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if stdin_mode and mode in ("fix", "fix-only"):
         for outcome in outcomes:
             if outcome.new_source is not None:
-                console.stdout.write(outcome.new_source)
+                console.write_source(outcome.new_source)
     diffs = [o.diff for o in outcomes if o.diff]
     for diff in diffs:
         console.stdout.write(diff)

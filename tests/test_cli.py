@@ -733,3 +733,21 @@ def test_a_file_that_cannot_be_written_is_one_error(project, capsys, monkeypatch
     assert (project / "a.py").read_text() == "bad()\n"
     assert (project / "b.py").read_text() == "good()\n"
     assert "1 fixed" in out
+
+
+def test_a_worker_that_dies_costs_only_its_file(project, capsys, monkeypatch):
+    write(project, {f"m{i}.py": "bad()\n" for i in range(6)})
+    write(project, {"crash.py": "bad()\n"})
+    original = engine.lint_source
+    parent = os.getpid()
+
+    def dying(source, path="-", config=None):
+        if path == "crash.py" and os.getpid() != parent:
+            os._exit(1)  # only ever in a worker: the test process must survive
+        return original(source, path, config)
+
+    monkeypatch.setattr(engine, "lint_source", dying)
+    code, out, err = run(capsys, "--no-cache", "-j2", ".")
+    assert code == 1
+    assert sorted(p for p, *_ in findings(out)) == [f"m{i}.py" for i in range(6)]
+    assert err.count("\n") == 1 and "crash.py" in err and cli.WORKER_DIED in err
