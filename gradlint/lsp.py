@@ -17,6 +17,7 @@ through pygls's position codec.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
@@ -169,13 +170,22 @@ def minimal_edit(positions: ClientPositions, old: str, new: str):
     )
 
 
+@functools.lru_cache(maxsize=4)
+def _tokens(source: str) -> tuple[tokenize.TokenInfo, ...] | None:
+    """The file's tokens, kept for the few texts code actions are asked about, so a
+    request over many findings tokenizes once."""
+    try:
+        return tuple(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
 def noqa_insertion(source: str, line: int, code: str) -> tuple[Position, str] | None:
     """Where and what to insert so that `line` carries `# noqa: <code>`: the code added to
     the line's noqa list, or a new noqa comment at the end of the line. None where a
     comment cannot go (the line ends inside a string, or in a backslash continuation)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
+    tokens = _tokens(source)
+    if tokens is None:
         return None
     comment = None
     for tok in tokens:
