@@ -26,7 +26,7 @@ DEFAULT_CONFIG = Config()
 
 # flake8's noqa grammar: `# noqa`, `# noqa: GL001,GL002`, `# NOQA:GL001 GL002`.
 NOQA_RE = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 

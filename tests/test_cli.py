@@ -266,10 +266,6 @@ def test_noqa_and_file_level_noqa(project, capsys):
     assert findings(out) == [("a.py", 3, "GL901")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.NOQA_RE takes codes as [A-Z][0-9]+, so `# noqa: GL903` reads as a bare noqa",
-)
 def test_noqa_for_another_code_does_not_suppress(project, capsys):
     write(project, {"a.py": "bad()  # noqa: GL903\n"})
     code, out, _ = run(capsys, "-j1", ".")

@@ -125,11 +125,6 @@ def test_noqa_for_the_reported_code_hides_it_and_other_codes_do_not(tmp_path, ca
     assert [d.start.line for d in lint_file(path).diagnostics] == [3, 6]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.NOQA_RE takes codes as one letter + digits, so `# noqa: GL001` parses "
-    "as a bare noqa and hides every code on the line (flake8 uses [A-Z]+[0-9]+)",
-)
 def test_noqa_for_another_gl_code_does_not_hide(tmp_path, capsys, test_rules):
     path = write(tmp_path, "mod.py", "x = 1\nx += 1  # noqa: GL001\n")
     rows, _ = run_flake8(capsys, "--select", "GL", str(path))

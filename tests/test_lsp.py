@@ -277,11 +277,6 @@ def test_disable_keeps_an_existing_comment(session, tmp_path):
     session.run(scenario)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.NOQA_RE takes codes as one letter + digits, so it reads "
-    "`# noqa: E501, GL901` as E501 only",
-)
 def test_disable_extends_an_existing_noqa_list(session, tmp_path):
     async def scenario(editor: Editor):
         uri, _ = await editor.open(tmp_path / "mod.py", "x = 1\nx += 1  # noqa: E501\n")

@@ -228,6 +228,10 @@ class DataFlow:
             if isinstance(node, cst.Arg) and node.keyword is not None:
                 stack.append(node.value)
                 continue
+            if graph_only and isinstance(node, cst.Subscript):
+                # `x[perm]`: gradient flows to x, never to the (integer) index.
+                stack.append(node.value)
+                continue
             stack.extend(node.children)
         return result - bound_locally
 
@@ -248,6 +252,9 @@ class DataFlow:
             ):
                 return True
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            if isinstance(node, cst.Subscript):
+                stack.append(node.value)
                 continue
             stack.extend(node.children)
         return False

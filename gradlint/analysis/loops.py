@@ -40,13 +40,15 @@ class LoopFacts:
             out |= event.roots
         return out
 
-    def closure(self, variables: set[str]) -> set[str]:
-        """Every variable the given ones are computed from inside this loop body."""
+    def closure(self, variables: set[str], keep=None) -> set[str]:
+        """Every variable the given ones are computed from inside this region; `keep`
+        (a predicate on bindings) limits which bindings are followed."""
         seen = set(variables)
         frontier = list(variables)
         by_var: dict[str, list[Binding]] = {}
         for binding in self.bindings:
-            by_var.setdefault(binding.var, []).append(binding)
+            if keep is None or keep(binding):
+                by_var.setdefault(binding.var, []).append(binding)
         while frontier:
             var = frontier.pop()
             for binding in by_var.get(var, ()):

@@ -104,7 +104,8 @@ class UndetachedLoopState(Rule):
         roots = loop.roots
         consumed = loop.closure(roots) if roots else None
         by_statement: dict[cst.CSTNode, list[str]] = {}
-        for var in sorted(loop.carried):
+        callables = self._called_names(loop)
+        for var in sorted(loop.carried - callables):
             if consumed is not None and var not in consumed:
                 continue  # never reaches what is differentiated (GL006's territory)
             carrying = self._carrying_statements(var, loop)
@@ -119,6 +120,27 @@ class UndetachedLoopState(Rule):
                 self.message.format(names=quoted, pronoun="its" if len(names) == 1 else "their"),
                 fix=self._fix(loop, names, quoted),
             )
+
+    def _called_names(self, loop: LoopFacts) -> set[str]:
+        """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions
+        fetched anew, not tensor state."""
+        called: set[str] = set()
+        for node in self.facts.index.walk(loop.loop.body):
+            if isinstance(node, cst.Call):
+                func = node.func
+                name = dotted_name(func)
+                if name:
+                    called.add(name)
+                if isinstance(func, cst.Attribute) and func.attr.value in (
+                    "parameters",
+                    "named_parameters",
+                    "state_dict",
+                    "modules",
+                ):
+                    owner = dotted_name(func.value)
+                    if owner:
+                        called.add(owner)
+        return called
 
     def _carrying_statements(self, var: str, loop: LoopFacts) -> list[cst.CSTNode]:
         """The statements that rebind `var` to a value built from its previous value

@@ -104,7 +104,10 @@ class ParamRebindUpdate(Rule):
             # `w, b = w - lr * gw, b - lr * gb`
             if len(target_node.elements) != len(value.elements):
                 return
-            pairs = [(t.value, v.value) for t, v in zip(target_node.elements, value.elements, strict=False)]
+            pairs = [
+                (t.value, v.value)
+                for t, v in zip(target_node.elements, value.elements, strict=False)
+            ]
             fixable = False
         else:
             pairs = [(target_node, value)]

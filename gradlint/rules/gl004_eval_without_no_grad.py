@@ -14,6 +14,10 @@ def _literal(expr: cst.CSTNode) -> bool | None:
     return None
 
 
+# Methods through which a value outlives the statement that computed it.
+_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
+
+
 class EvalWithoutNoGrad(Rule):
     """
     ## What it does
@@ -84,6 +88,7 @@ class EvalWithoutNoGrad(Rule):
         model = dotted_name(func.value)
         if model is None:
             return
+
         method = func.attr.value
         if method == "eval" and not node.args:
             self._mode_switches.append((node, model, True))
@@ -99,6 +104,10 @@ class EvalWithoutNoGrad(Rule):
         index = facts.index
         switches_by_scope: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
         for call, model, is_eval in self._mode_switches:
+            # `model.eval()` as a statement switches the model; `jit.freeze(m.eval())`
+            # makes a new object whose name we do not follow.
+            if not isinstance(index.parent.get(call), cst.Expr):
+                continue
             switches_by_scope.setdefault(index.scope_of(call), []).append(
                 (index.order[call], model, is_eval)
             )
@@ -110,7 +119,7 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 if facts.mode_at(call) is not GradMode.RECORDING:
                     continue
-                if self._is_differentiated(call, scope):
+                if not self._is_retained(call) or self._is_differentiated(call, scope):
                     continue
                 statement = index.statement_of(call)
                 self.report(
@@ -142,6 +151,30 @@ class EvalWithoutNoGrad(Rule):
             if name == model and latest_order < order < at:
                 latest, latest_order = is_eval, order
         return latest
+
+    def _is_retained(self, call: cst.Call) -> bool:
+        """Does the output outlive its statement (assigned, returned, yielded, stored)?
+        `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once."""
+        index = self.facts.index
+        statement = index.statement_of(call)
+        if not isinstance(statement, cst.Expr):
+            return True
+        node: cst.CSTNode = call
+        for anc in index.ancestors(call):
+            if anc is statement:
+                return False
+            if isinstance(anc, (cst.Yield, cst.Await)):
+                return True
+            if (
+                isinstance(anc, cst.Call)
+                and anc is not call
+                and isinstance(anc.func, cst.Attribute)
+                and anc.func.attr.value in _STORING_METHODS
+                and node is not anc.func
+            ):
+                return True
+            node = anc
+        return False
 
     def _is_differentiated(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         facts = self.facts

@@ -11,6 +11,17 @@ from gradlint.rules.base import Rule
 _CREATE_GRAPH_POSITION = 4
 
 
+def _between(index, after: int, before: int, first: cst.Call):
+    statement = index.statement_of(first)
+
+    def keep(binding) -> bool:
+        if binding.statement is statement:
+            return True
+        return after < index.order[binding.statement] < before
+
+    return keep
+
+
 def _argument(call: cst.Call, position: int, helper: cst.FunctionDef) -> cst.Arg | None:
     name = helper.params.params[position].name.value
     offset = (
@@ -150,9 +161,14 @@ class DetachedHigherOrderGrad(Rule):
             if event.kind == "step" or event.call is call or index.is_inside(event.call, call):
                 continue
             inside_root = event.root_expr is not None and index.is_inside(call, event.root_expr)
-            if index.order[event.call] < after and not inside_root:
+            if inside_root:
+                return True
+            before = index.order[event.call]
+            if before < after:
                 continue
-            if inside_root or region.closure(event.roots) & produced:
+            # Follow only what is computed between the two calls: a name rebound in
+            # between (say with create_graph=True) no longer holds this result.
+            if region.closure(event.roots, _between(index, after, before, call)) & produced:
                 return True
         if helper is None or outputs_position is None or not produced:
             return False
@@ -160,7 +176,11 @@ class DetachedHigherOrderGrad(Rule):
             if other is call or index.scope_of(other) is not scope or index.order[other] < after:
                 continue
             arg = _argument(other, outputs_position, helper)
-            if arg is not None and region.closure(self.facts.flow.reads(arg.value)) & produced:
+            window = _between(index, after, index.order[other], call)
+            if (
+                arg is not None
+                and region.closure(self.facts.flow.reads(arg.value), window) & produced
+            ):
                 return True
         return False
 
@@ -220,13 +240,9 @@ class DetachedHigherOrderGrad(Rule):
         if create_graph is None:
             if not call.args or any(arg.star for arg in call.args):
                 return None
-            last = call.args[-1]
-            _, end = context.position_of(last.value)
+            # After the last argument's value, before any trailing comma.
+            _, end = context.position_of(call.args[-1].value)
             text = ", create_graph=True"
-            if last.comma is not cst.MaybeSentinel.DEFAULT and isinstance(last.comma, cst.Comma):
-                # trailing comma: `grad(a, b,)` -> insert after the comma
-                _, end = context.position_of(last)
-                text = " create_graph=True,"
             return Fix(self.fix_title, (Edit(end, end, text),), Applicability.UNSAFE)
         if detach_call is not None:
             # `grad(...)[0].detach()` -> `grad(...)[0]`
