@@ -7,6 +7,7 @@ selected rule in one batched visit, then apply `# noqa`.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -112,17 +113,41 @@ def parse(source: str, path: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        reason = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-        raise SourceError(
-            FileError(path, f"syntax error: {reason}", exc.raw_line, max(exc.raw_column, 0))
-        ) from None
+        raise SourceError(_syntax_error(source, path, exc)) from None
     except RecursionError:
         raise SourceError(FileError(path, "cannot parse: nesting too deep")) from None
+
+
+def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileError:
+    """CPython words syntax errors for people ("'(' was never closed"); LibCST's parser
+    lists expected tokens. Prefer CPython's text and position when it also rejects."""
+    try:
+        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as cpython:
+        if cpython.lineno:
+            return FileError(
+                path,
+                f"SyntaxError: {cpython.msg}",
+                cpython.lineno,
+                max((cpython.offset or 1) - 1, 0),
+            )
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    reason = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+    return FileError(path, f"SyntaxError: {reason}", exc.editor_line, max(exc.editor_column, 0))
 
 
 def might_match(source: str, rules: list[type[Rule]]) -> bool:
     """A cheap text test: a file with none of the tokens a rule needs cannot match it."""
     return any(any(tok in source for tok in rule.trigger_tokens) for rule in rules)
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def lint_source(
@@ -134,6 +159,12 @@ def lint_source(
     if not rules or FILE_NOQA_RE.search(source):
         return []
     if not might_match(source, rules):
+        # No rule can match, but a syntax error is still a result: CPython's parser is
+        # an order of magnitude cheaper than LibCST's, and only a file it rejects is
+        # handed to LibCST, so the error reported is the same as without the skip.
+        if _compiles(source):
+            return []
+        parse(source, path)
         return []
     module = parse(source, path)
     context = FileContext(path, source, module)

@@ -419,7 +419,7 @@ def test_broken_inputs_each_get_one_line_and_the_run_goes_on(project, capsys, mo
         lines = [line for line in err.splitlines() if line]
         by_file = {line.split(":")[0]: line for line in lines}
         assert len(lines) == len(by_file) == 5, err  # one line per bad path
-        assert "syntax error" in by_file["syntax.py"] and ":1:" in by_file["syntax.py"]
+        assert "SyntaxError" in by_file["syntax.py"] and ":1:" in by_file["syntax.py"]
         assert "utf-8" in by_file["latin1.py"].lower()
         assert "symbolic link loop" in by_file["loop.py"]
         assert "permission denied" in by_file["unreadable.py"].lower()
