@@ -1,0 +1,222 @@
+"""Runs ONE fixture, in its own child process, and reports what happened as plain data.
+
+1. A plain call `main(device=...)` with no hooks at all, so errors are torch's own (the
+   saved-tensor hooks change error texts and switch off the version-counter check).
+   Warnings are recorded here; `check_symptom(result)` is called on the result.
+2. If that returned normally, `main(n, device)` at three loop lengths, each under a fresh
+   SavedTensorTracker, measuring the graph held by what `main` returned while it is still
+   alive. The plain call doubles as the warm-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+import torch
+
+from runtime_check.measure import (
+    SavedTensorTracker,
+    collect_tensors,
+    count_graph_nodes,
+    graph_saved_bytes,
+)
+
+DEVICE_RE = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+def resolve_device(request: str) -> str:
+    """auto -> cuda if available else cpu. Only here, in a child: calling into CUDA in the
+    parent would make every later fork unable to use it."""
+    if request == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not DEVICE_RE.match(request):
+        raise ValueError(f"unknown device {request!r}: use cpu, cuda, cuda:N or auto")
+    if request.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {request!r} was asked for but CUDA is not available")
+    return request
+
+
+def describe_exception(exc: BaseException) -> dict:
+    cls = type(exc)
+    return {
+        "type": cls.__name__,
+        "module": cls.__module__,
+        "mro": [c.__name__ for c in cls.__mro__],
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)[-12:]),
+    }
+
+
+def load_module(path: Path):
+    name = "gradlint_fixture_" + re.sub(r"\W", "_", path.stem)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def default_n(main) -> int | None:
+    try:
+        parameter = inspect.signature(main).parameters.get("n")
+    except (TypeError, ValueError):
+        return None
+    if parameter is None or not isinstance(parameter.default, int):
+        return None
+    return parameter.default
+
+
+def sizes_for(n: int) -> list[int]:
+    base = max(n, 2)
+    return [base, 2 * base, 4 * base]
+
+
+def measure_at(main, n: int, device: str, use_hooks: bool = True) -> dict:
+    """Run main(n) and measure the graph held by what it returned, while it is alive."""
+    is_cuda = device.startswith("cuda")
+    gc.collect()
+    if is_cuda:
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        baseline = torch.cuda.memory_allocated(device)
+    tracker = SavedTensorTracker() if use_hooks else contextlib.nullcontext()
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tracker:
+            result = main(n=n, device=device)
+    gc.collect()
+    tensors = collect_tensors(result)
+    saved_tensors, saved_bytes = tracker.live() if use_hooks else graph_saved_bytes(tensors)
+    point = {
+        "n": n,
+        "nodes": count_graph_nodes(tensors),
+        "saved_tensors": saved_tensors,
+        "saved_bytes": saved_bytes,
+    }
+    if is_cuda:
+        torch.cuda.synchronize(device)
+        point["cuda_allocated"] = torch.cuda.memory_allocated(device) - baseline
+        point["cuda_peak"] = torch.cuda.max_memory_allocated(device) - baseline
+    del tensors, result
+    gc.collect()
+    return point
+
+
+def measure_growth(main, n: int, device: str) -> dict:
+    """Three loop lengths under the saved-tensor tracker. Code that refuses saved-tensor
+    hooks (torch.func, autograd.functional) is measured again without them, reading saved
+    bytes from the graph instead; if that fails too, the error is the finding."""
+    growth: dict = {"points": [], "error": None, "skipped": None, "saved_bytes_from": "hooks"}
+    for use_hooks in (True, False):
+        growth["points"] = []
+        try:
+            for size in sizes_for(n):
+                growth["points"].append(measure_at(main, size, device, use_hooks))
+        except Exception as exc:
+            growth["error"] = {"n": size, **describe_exception(exc)}
+            if use_hooks:
+                growth["hooks_refused"] = growth["error"]
+                growth["saved_bytes_from"] = "graph"
+            continue
+        growth["error"] = None
+        break
+    return growth
+
+
+def run_fixture(path: str, device_request: str) -> dict:
+    observation: dict = {
+        "torch": torch.__version__,
+        "device": None,
+        "status": "ran",  # ran | setup-error | import-error | contract-error
+        "problem": None,
+        "plain": None,
+        "growth": None,
+    }
+    try:
+        device = resolve_device(device_request)
+    except (ValueError, RuntimeError) as exc:
+        observation.update(status="setup-error", problem=str(exc))
+        return observation
+    observation["device"] = device
+    if device == "cpu":
+        torch.set_num_threads(1)
+    # Whatever the process imported so far is not the fixture's: keep the collector off it,
+    # so the gc.collect() calls of the measurement stay cheap (a no-op if the forkserver
+    # preload already did this).
+    gc.freeze()
+    try:
+        module = load_module(Path(path))
+    except BaseException as exc:  # noqa: BLE001 - any import failure is a finding
+        observation.update(status="import-error", problem=describe_exception(exc))
+        return observation
+    main = getattr(module, "main", None)
+    if not callable(main):
+        observation.update(status="contract-error", problem="the module defines no main()")
+        return observation
+    parameters = inspect.signature(main).parameters
+    if "device" not in parameters:
+        observation.update(status="contract-error", problem="main() takes no `device` argument")
+        return observation
+
+    plain: dict = {"exception": None, "warnings": [], "symptom": None, "seconds": None}
+    observation["plain"] = plain
+    torch.manual_seed(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = main(device=device)
+        except Exception as exc:
+            plain["exception"] = describe_exception(exc)
+            result = None
+    plain["warnings"] = [
+        {"category": w.category.__name__, "message": str(w.message).splitlines()[0]} for w in caught
+    ]
+    if plain["exception"] is not None:
+        return observation
+
+    check_symptom = getattr(module, "check_symptom", None)
+    if callable(check_symptom):
+        with warnings.catch_warnings():
+            # e.g. `assert result.grad is None` on a non-leaf warns; that is the check's
+            # business, not the program's.
+            warnings.simplefilter("ignore")
+            try:
+                check_symptom(result)
+                plain["symptom"] = {"holds": True}
+            except Exception as exc:
+                plain["symptom"] = {"holds": False, "exception": describe_exception(exc)}
+    del result
+
+    n = default_n(main)
+    if n is None:
+        observation["growth"] = {"error": None, "skipped": "main() has no int `n` argument"}
+        return observation
+    observation["growth"] = measure_growth(main, n, device)
+    return observation
+
+
+def child_main(path: str, device_request: str, conn, log_path: str) -> None:
+    """Entry point of the child process. Output of the fixture goes to `log_path`, so a
+    crash leaves its last words there and a chatty fixture cannot garble the table."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    try:
+        observation = run_fixture(path, device_request)
+    except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
+        observation = {"status": "harness-error", "problem": describe_exception(exc)}
+    conn.send(observation)
+    conn.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
