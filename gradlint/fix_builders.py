@@ -98,6 +98,10 @@ def rewrite_statement(
         original[0] = original[0][len(indent) :]
     else:
         original = new_code.splitlines()
+        # Keep what follows the statement on its last line (a trailing comment).
+        _, statement_end = context.position_of(statement)
+        if statement_end.line == end.line:
+            original[-1] += lines[end.line - 1].rstrip("\r\n")[statement_end.column :]
     edits: list[Edit] = []
     if wrap_no_grad:
         name, import_edit = torch_name(context)
