@@ -77,7 +77,7 @@ class UndetachedLoopState(Rule):
 
     code = "GL001"
     name = "undetached-loop-state"
-    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach it at the top of the loop"
+    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach {them} at the top of the loop"
     fix_title = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
 
@@ -117,7 +117,11 @@ class UndetachedLoopState(Rule):
             quoted = ", ".join(f"`{n}`" for n in names)
             self.report(
                 statement,
-                self.message.format(names=quoted, pronoun="its" if len(names) == 1 else "their"),
+                self.message.format(
+                    names=quoted,
+                    pronoun="its" if len(names) == 1 else "their",
+                    them="it" if len(names) == 1 else "them",
+                ),
                 fix=self._fix(loop, names, quoted),
             )
 
