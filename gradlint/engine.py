@@ -25,7 +25,8 @@ from gradlint.rules.base import Rule
 
 DEFAULT_CONFIG = Config()
 
-# flake8's noqa grammar: `# noqa`, `# noqa: GL001,GL002`, `# NOQA:GL001 GL002`.
+# flake8's noqa grammar: a bare noqa comment, or one listing codes (`GL001,GL002`,
+# `GL001 GL002`), any case.
 NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -150,9 +151,7 @@ def _compiles(source: str) -> bool:
     return True
 
 
-def lint_source(
-    source: str, path: str = "-", config: Config | None = None
-) -> list[Diagnostic]:
+def lint_source(source: str, path: str = "-", config: Config | None = None) -> list[Diagnostic]:
     """Lint one file's text. Raises SourceError when the text is not lintable Python."""
     config = config or DEFAULT_CONFIG
     rules = rules_for(config.codes_for(path, [r.code for r in ALL_RULES]))
@@ -197,7 +196,9 @@ def noqa_map(source: str) -> dict[int, frozenset[str] | None]:
         else:
             parsed = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
             prev = result.get(line, frozenset())
-            result[line] = None if prev is None and line in result else parsed | (prev or frozenset())
+            result[line] = (
+                None if prev is None and line in result else parsed | (prev or frozenset())
+            )
     return result
 
 
@@ -205,7 +206,7 @@ def is_suppressed(diagnostic: Diagnostic, noqa: dict[int, frozenset[str] | None]
     if diagnostic.noqa_line not in noqa:
         return False
     codes = noqa[diagnostic.noqa_line]
-    # flake8 matches noqa codes by prefix: `# noqa: GL` silences every GL code.
+    # flake8 matches listed codes by prefix: GL00 silences GL001..GL009.
     return codes is None or any(diagnostic.code.startswith(c) for c in codes)
 
 
@@ -228,9 +229,7 @@ def decode_source(data: bytes, path: str) -> str:
         reason = getattr(exc, "reason", str(exc))
         start = getattr(exc, "start", None)
         line = data[:start].count(b"\n") + 1 if start is not None else 0
-        raise SourceError(
-            FileError(path, f"not valid {encoding}: {reason}", line, 0)
-        ) from None
+        raise SourceError(FileError(path, f"not valid {encoding}: {reason}", line, 0)) from None
     if "\x00" in text:
         raise SourceError(FileError(path, "source contains a NUL byte"))
     return text

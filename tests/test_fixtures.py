@@ -15,9 +15,7 @@ MARKER = re.compile(r"#\s*error:\s*(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
 
 
 def fixture_files():
-    return sorted(
-        p for p in FIXTURES.glob("GL*/*.py") if not p.name.endswith(".fixed.py")
-    )
+    return sorted(p for p in FIXTURES.glob("GL*/*.py") if not p.name.endswith(".fixed.py"))
 
 
 def expected_findings(path: Path) -> set[tuple[int, str]]:
