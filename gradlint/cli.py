@@ -851,3 +851,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.stderr.write("gradlint: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # `gradlint src | head`: the reader left; say nothing more and exit like a
+        # well-behaved filter, without a traceback at interpreter shutdown.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1

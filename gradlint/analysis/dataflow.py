@@ -215,9 +215,10 @@ class DataFlow:
             if isinstance(node, (cst.Name, cst.Attribute)):
                 name = dotted_name(node)
                 if name is not None:
-                    result.add(name)
-                    if isinstance(node, cst.Attribute):
-                        result.add(name.split(".")[0])
+                    # `self.h.pow(2)` reads `self`, `self.h` (and the method's name).
+                    parts = name.split(".")
+                    for i in range(1, len(parts) + 1):
+                        result.add(".".join(parts[:i]))
                     continue
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 continue
