@@ -11,6 +11,8 @@ from gradlint.engine import lint_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# Lint-only cases: shapes and traps beyond the runnable fixtures.
+CASES = ROOT / "tests" / "cases"
 MARKER = re.compile(r"#\s*error:\s*(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
 
 
@@ -28,7 +30,11 @@ def expected_findings(path: Path) -> set[tuple[int, str]]:
     return expected
 
 
-@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path",
+    fixture_files() + sorted(CASES.glob("*.py")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
 def test_markers_equal_findings(path: Path) -> None:
     result = lint_file(path)
     assert result.error is None, result.error

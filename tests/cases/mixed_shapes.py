@@ -1,0 +1,106 @@
+"""Shapes beyond the fixtures: attribute state, aliases, while loops, closures, traps.
+
+Lint-only cases (not run by runtime_check): every `# error:` marker must be reported and
+nothing else.
+"""
+import torch
+import torch.nn as nn
+
+# 1. GL001 with attribute state in a method
+class Agent:
+    def __init__(self):
+        self.rnn = nn.GRUCell(4, 8)
+        self.h = torch.zeros(1, 8)
+        self.opt = torch.optim.Adam(self.rnn.parameters())
+
+    def train(self, xs):
+        for x in xs:
+            self.h = self.rnn(x, self.h)   # error: GL001
+            loss = self.h.pow(2).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+# 2. set_grad_enabled statement at top of script
+def evaluate(model, xs):
+    model.eval()
+    outs = []
+    for x in xs:
+        outs.append(model(x))  # error: GL004
+    return outs
+
+# 3. torch.set_grad_enabled(False) as statement
+def evaluate2(model, xs):
+    torch.set_grad_enabled(False)
+    model.eval()
+    out = model(xs)
+    return out
+
+# 4. GL006 in while with self attribute
+class T:
+    def fit(self, model, opt, data):
+        self.history = []
+        step = 0
+        while step < 10:
+            loss = model(data).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            self.history.append(loss)  # error: GL006
+            step += 1
+
+# 5. GL002 on nn.Parameter via from import alias
+from torch.nn import Parameter as P
+w = P(torch.zeros(3))
+w.mul_(2)  # error: GL002
+
+# 6. nested function with no_grad decorated caller (closure)
+def outer(model):
+    @torch.no_grad()
+    def ema():
+        for p in model.parameters():
+            p.mul_(0.9)
+    ema()
+
+# 7. Trap: retain_graph in GAN two losses, no carried state
+def gan(G, D, z, optD, optG):
+    for i in range(10):
+        fake = G(z)
+        d_loss = D(fake).mean()
+        optD.zero_grad()
+        d_loss.backward(retain_graph=True)
+        optD.step()
+        g_loss = -D(fake).mean()
+        optG.zero_grad()
+        g_loss.backward()
+        optG.step()
+
+# 8. GL001: x = f(W @ x) while loop with autograd.grad
+from torch.autograd import grad
+def f(W, x):
+    i = 0
+    while i < 5:
+        x = torch.tanh(W @ x)  # error: GL001
+        g, = grad(x.sum(), W)
+        i += 1
+    return g
+
+# 9. trap: x is data re-assigned from loader each iteration
+def train(model, loader, opt):
+    for batch in loader:
+        x = batch[0].cuda()
+        x = model.preprocess(x)
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+
+# 10. trap: lr schedule carried float
+def sched(opt, model, x):
+    lr = 0.1
+    for i in range(10):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        lr = lr * 0.9
+        for g in opt.param_groups:
+            g["lr"] = lr
