@@ -126,13 +126,21 @@ def read_fixture(path: Path) -> Fixture:
     return Fixture(path, role, rule, outcome)
 
 
+def _order(path: Path) -> tuple:
+    # bad_x.py, then its bad_x.fixed.py
+    return (str(path.parent), path.name.replace(".fixed.py", ".py"), path.name)
+
+
 def discover(paths) -> list[Path]:
-    """Fixture files under `paths` (files or folders), sorted, each once."""
+    """Fixture files under `paths` (files or folders), each once, in the order the paths
+    were given and sorted within each folder."""
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            candidates = sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
+            candidates = sorted(
+                (p for p in path.rglob("*.py") if "__pycache__" not in p.parts), key=_order
+            )
         elif path.exists():
             if role_of(path) is None:
                 raise ValueError(f"{path} is not a fixture (bad_*.py, good_*.py, bad_*.fixed.py)")
@@ -142,4 +150,4 @@ def discover(paths) -> list[Path]:
         for candidate in candidates:
             if role_of(candidate) is not None:
                 found[candidate] = None
-    return sorted(found, key=lambda p: (str(p.parent), p.name))
+    return list(found)

@@ -87,6 +87,10 @@ def run_children(
     from runtime_check import worker
 
     context = _context()
+    # Start the forkserver (it imports torch) before any fixture's clock starts ticking.
+    warm = context.Process(target=worker.ready, daemon=True)
+    warm.start()
+    warm.join()
     observations: dict[Path, dict] = {}
     pending = list(fixtures)
     running: list[_Running] = []
@@ -194,6 +198,10 @@ def run(
     files = discover(default_paths() if paths is None else paths)
     fixtures = [read_fixture(path) for path in files]
     device_request = requested_device(device)
+    if not fixtures:
+        return Report(
+            rows=[], device=device_request, torch_version=None, seconds=0.0, lint_checked=lint
+        )
 
     lints: dict[Path, Lint] = {}
     linter = None
@@ -202,9 +210,11 @@ def run(
         linter.start()
 
     runnable = [f for f in fixtures if f.contract_error is None]
-    observations = run_children(
-        runnable, device_request, jobs=jobs or os.cpu_count() or 1, timeout=timeout
-    )
+    observations = {}
+    if runnable:
+        observations = run_children(
+            runnable, device_request, jobs=jobs or os.cpu_count() or 1, timeout=timeout
+        )
     if linter is not None:
         linter.join()
 

@@ -193,6 +193,15 @@ def _first_line(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _warning_summary(warnings: list[dict]) -> list[str]:
+    """Distinct warnings, with a count for repeats (a loop warns once per iteration)."""
+    counts: dict[str, int] = {}
+    for w in warnings:
+        text = f"{w['category']}: {_first_line(w['message'], 120)}"
+        counts[text] = counts.get(text, 0) + 1
+    return [text if k == 1 else f"{text} (x{k})" for text, k in counts.items()]
+
+
 def message_matches(expected: str, actual: str) -> bool:
     """A prefix, or a regex searched anywhere in the message (the anchors in pitfalls.md
     are written both ways)."""
@@ -293,9 +302,7 @@ def judge_runtime(
     if fixture.role == "fixed" or outcome.kind == "clean":
         what = "the fixed file" if fixture.role == "fixed" else "a clean fixture"
         if warnings:
-            listed = "; ".join(
-                f"{w['category']}: {_first_line(w['message'], 120)}" for w in warnings
-            )
+            listed = "; ".join(_warning_summary(warnings))
             reasons.append(f"{what} must run without warnings, got {listed}")
         if growth_data.get("skipped"):
             reasons.append(f"{what} cannot be shown flat: {growth_data['skipped']}")

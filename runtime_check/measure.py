@@ -77,10 +77,11 @@ def collect_tensors(*roots: object) -> list[torch.Tensor]:
     return tensors
 
 
-def live_tensors() -> list[torch.Tensor]:
+def live_tensors(collect: bool = True) -> list[torch.Tensor]:
     """Every tensor the garbage collector knows about: a handle-free root set for code
     that keeps its state somewhere you cannot point at (a closure, a global)."""
-    gc.collect()
+    if collect:
+        gc.collect()
     with warnings.catch_warnings():
         # isinstance() on the deprecated torch.distributed.reduce_op warns.
         warnings.simplefilter("ignore")
@@ -239,6 +240,6 @@ def snapshot(
     gc.collect()
     tensors = collect_tensors(*roots)
     if scan_live_tensors:
-        tensors += collect_tensors(live_tensors())
+        tensors += collect_tensors(live_tensors(collect=False))
     saved_count, saved_bytes = tracker.live() if tracker is not None else (0, 0)
     return GraphSnapshot(count_graph_nodes(tensors), saved_count, saved_bytes, cuda_allocated())

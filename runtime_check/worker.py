@@ -220,3 +220,7 @@ def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     conn.close()
     sys.stdout.flush()
     sys.stderr.flush()
+
+
+def ready() -> None:
+    """A child that does nothing: starting it makes sure the forkserver is up and warm."""

@@ -1,0 +1,16 @@
+"""Claims to grow, but detaches its state every step.
+
+grows: graph nodes reachable from `h`
+"""
+
+import torch
+
+
+def main(n: int = 4, device: str = "cpu"):
+    w = torch.nn.Parameter(0.1 * torch.randn(4, 4, device=device))
+    h = torch.randn(2, 4, device=device)
+    for _ in range(n):
+        h = torch.tanh(h @ w)
+        h.square().mean().backward()
+        h = h.detach()
+    return h

@@ -1,0 +1,20 @@
+"""Claims a silent failure, but runs inference under no_grad.
+
+silent: the output still has a grad_fn
+"""
+
+import torch
+
+
+def main(n: int = 3, device: str = "cpu"):
+    model = torch.nn.Linear(4, 2).to(device)
+    model.eval()
+    out = None
+    for _ in range(n):
+        with torch.no_grad():
+            out = model(torch.randn(2, 4, device=device))
+    return out
+
+
+def check_symptom(result) -> None:
+    assert result.grad_fn is not None, "the output has no grad_fn"

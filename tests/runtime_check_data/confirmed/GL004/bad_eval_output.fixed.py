@@ -1,0 +1,20 @@
+"""Inference after model.eval() without no_grad: the output keeps its graph.
+
+silent: the output still has a grad_fn, so its activations stay saved
+"""
+
+import torch
+
+
+def main(n: int = 3, device: str = "cpu"):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU()).to(device)
+    model.eval()
+    out = None
+    for _ in range(n):
+        with torch.no_grad():
+            out = model(torch.randn(2, 4, device=device))
+    return out
+
+
+def check_symptom(result) -> None:
+    assert result.grad_fn is not None
