@@ -162,6 +162,13 @@ def minimal_edit(positions: ClientPositions, old: str, new: str):
     suffix = 0
     while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
         suffix += 1
+    # A position between the \r and \n of a line break does not exist for the client:
+    # widen the edit over the whole break instead.
+    if 0 < prefix < len(old) and old[prefix - 1 : prefix + 1] == "\r\n":
+        prefix -= 1
+    end = len(old) - suffix
+    if suffix and 0 < end < len(old) and old[end - 1 : end + 1] == "\r\n":
+        suffix -= 1
     return types.TextEdit(
         range=types.Range(
             start=positions.at_offset(prefix), end=positions.at_offset(len(old) - suffix)
