@@ -442,3 +442,17 @@ def test_cuda_memory_is_reported_per_iteration():
     assert grows.cuda_mib_per_iteration is not None and grows.cuda_mib_per_iteration > 0
     flat = row_for(report, "good_detached.py").growth
     assert flat.cuda_allocated is not None and "cuda" in report.device
+
+
+def test_the_documented_example_passes_and_catches_the_bug_it_names():
+    text = (ROOT / "docs" / "runtime-check.md").read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(example, "docs/runtime-check.md", "exec"), namespace)
+    namespace["test_training_step_keeps_no_graph_alive"]()
+
+    buggy = example.replace('running["loss"] += loss.item()', 'running["loss"] += loss')
+    assert buggy != example
+    exec(compile(buggy, "docs/runtime-check.md", "exec"), namespace)
+    with pytest.raises(runtime_check.GraphGrowthError, match="grew by 4 nodes per iteration"):
+        namespace["test_training_step_keeps_no_graph_alive"]()
