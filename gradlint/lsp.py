@@ -32,7 +32,7 @@ from gradlint.config import ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Position
 from gradlint.discovery import Walker
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
-from gradlint.fixes import LineIndex, fix_source
+from gradlint.fixes import LineIndex, fix_source, is_applicable
 
 try:
     from lsprotocol import types
@@ -231,10 +231,8 @@ def _wants(only, kind: str) -> bool:
 
 
 def _fixable(diagnostic: Diagnostic) -> bool:
-    fix = diagnostic.fix
-    return (
-        fix is not None and bool(fix.edits) and fix.applicability is not Applicability.DISPLAY_ONLY
-    )
+    # Unsafe fixes are offered too: the user picks each action.
+    return is_applicable(diagnostic.fix, unsafe=True)
 
 
 def workspace_edit(linted: LintedDocument, edits: list, versioned: bool):
