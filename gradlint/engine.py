@@ -73,10 +73,16 @@ class FileContext:
         self._reported: set[tuple[str, int]] = set()
 
     @cached_property
+    def index(self):
+        from gradlint.analysis.index import FileIndex
+
+        return FileIndex(self.module)
+
+    @cached_property
     def facts(self):
         from gradlint.analysis import FileFacts
 
-        return FileFacts(self.module)
+        return FileFacts(self.module, self.index)
 
     @cached_property
     def positions(self):
@@ -167,12 +173,30 @@ def lint_source(source: str, path: str = "-", config: Config | None = None) -> l
         return []
     module = parse(source, path)
     context = FileContext(path, source, module)
-    visitors = [rule(context) for rule in rules]
     try:
-        cst.visit_batched(module, visitors)
+        run_rules(context, [rule(context) for rule in rules])
     except RecursionError:
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
     return apply_noqa(sorted(context.diagnostics, key=lambda d: d.sort_key), source)
+
+
+def run_rules(context: FileContext, rules: list[Rule]) -> None:
+    """One batched pass: each node, in source order, goes to every rule's
+    `visit_<NodeType>`; then every rule's `leave_Module` runs with the whole file seen.
+    The walk is the index's (iterative, trivia skipped), so the shared facts and the
+    rules pay for one traversal between them."""
+    handlers: dict[str, list] = {}
+    for rule in rules:
+        for name, method in rule.visit_methods():
+            handlers.setdefault(name, []).append(method)
+    if handlers:
+        for node in context.index.nodes:
+            for method in handlers.get(type(node).__name__, ()):
+                method(node)
+    for rule in rules:
+        leave = getattr(rule, "leave_Module", None)
+        if leave is not None:
+            leave(context.module)
 
 
 def noqa_map(source: str) -> dict[int, frozenset[str] | None]:

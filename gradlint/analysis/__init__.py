@@ -18,8 +18,10 @@ __all__ = ["FileFacts", "GradMode", "LoopFacts", "dotted_name"]
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, index: FileIndex | None = None) -> None:
         self.module = module
+        if index is not None:
+            self.index = index
 
     @cached_property
     def index(self) -> FileIndex:

@@ -233,7 +233,7 @@ class DataFlow:
                 # `x[perm]`: gradient flows to x, never to the (integer) index.
                 stack.append(node.value)
                 continue
-            stack.extend(node.children)
+            stack.extend(self.index.kids(node))
         return result - bound_locally
 
     def has_tensor_op(self, expr: cst.CSTNode | None) -> bool:
@@ -257,7 +257,7 @@ class DataFlow:
             if isinstance(node, cst.Subscript):
                 stack.append(node.value)
                 continue
-            stack.extend(node.children)
+            stack.extend(self.index.kids(node))
         return False
 
 

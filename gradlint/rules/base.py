@@ -11,12 +11,18 @@ from gradlint.diagnostics import Applicability, Fix
 if TYPE_CHECKING:
     from gradlint.engine import FileContext
 
+_VISIT_METHODS: dict[type, tuple[str, ...]] = {}
+
 DOCS_URL = "https://github.com/gradlint/gradlint/blob/main/docs/rules/{code}.md"
 
 
-class Rule(cst.BatchableCSTVisitor):
+class Rule:
     """Base class. The subclass docstring is the user documentation, in ruff's sections:
-    What it does / Why is this bad? / Example / Use instead / Fix safety / References."""
+    What it does / Why is this bad? / Example / Use instead / Fix safety / References.
+
+    The engine calls `visit_<NodeType>(node)` for every node of that LibCST type, in
+    source order, with the whole file's facts already available, then `leave_Module`.
+    Rules that need to see the whole file collect candidates and decide there."""
 
     code: ClassVar[str]
     name: ClassVar[str]
@@ -28,8 +34,19 @@ class Rule(cst.BatchableCSTVisitor):
     trigger_tokens: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, context: FileContext) -> None:
-        super().__init__()
         self.context = context
+
+    def visit_methods(self):
+        """(node type name, bound method) for each `visit_<NodeType>` this rule has."""
+        methods = _VISIT_METHODS.get(type(self))
+        if methods is None:
+            methods = tuple(
+                name
+                for name in dir(type(self))
+                if name.startswith("visit_") and name != "visit_methods"
+            )
+            _VISIT_METHODS[type(self)] = methods
+        return [(name[len("visit_") :], getattr(self, name)) for name in methods]
 
     @property
     def facts(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.index import child_nodes
 from gradlint.fix_builders import render, rewrite_statement
 from gradlint.rules.base import Rule
 
@@ -16,7 +17,7 @@ def _mentions_grad(expr: cst.CSTNode) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Attribute) and node.attr.value == "grad":
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -29,7 +30,7 @@ def _grad_owners(expr: cst.CSTNode) -> set[str]:
             name = dotted_name(node.value)
             if name:
                 owners.add(name)
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return owners
 
 
