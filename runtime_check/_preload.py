@@ -16,6 +16,7 @@ import torch._dynamo  # noqa: F401
 import torch.func  # noqa: F401
 import torch.optim  # noqa: F401
 
+import runtime_check.child  # noqa: F401
 import runtime_check.worker  # noqa: F401
 
 gc.freeze()

@@ -128,7 +128,11 @@ def read_fixture(path: Path) -> Fixture:
 
 def _order(path: Path) -> tuple:
     # bad_x.py, then its bad_x.fixed.py
-    return (str(path.parent), path.name.replace(".fixed.py", ".py"), path.name)
+    return (
+        str(path.parent),
+        path.name.replace(".fixed.py", ".py"),
+        path.name.endswith(".fixed.py"),
+    )
 
 
 def discover(paths) -> list[Path]:

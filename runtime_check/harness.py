@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from runtime_check import child
 from runtime_check.contract import Fixture, discover, read_fixture
 from runtime_check.judge import Lint, Row, judge
 from runtime_check.report import Report
@@ -84,11 +85,9 @@ def run_children(
     on_done: Callable[[Fixture, dict], None] | None = None,
 ) -> dict[Path, dict]:
     """path -> observation (the worker's dict, or a timeout/crash description)."""
-    from runtime_check import worker
-
     context = _context()
     # Start the forkserver (it imports torch) before any fixture's clock starts ticking.
-    warm = context.Process(target=worker.ready, daemon=True)
+    warm = context.Process(target=child.ready, daemon=True)
     warm.start()
     warm.join()
     observations: dict[Path, dict] = {}
@@ -101,7 +100,7 @@ def run_children(
             receiver, sender = context.Pipe(duplex=False)
             log_path = os.path.join(logs, f"{next(numbers)}.log")
             process = context.Process(
-                target=worker.child_main,
+                target=child.child_main,
                 args=(str(fixture.path), device, sender, log_path),
                 name=f"runtime_check:{fixture.path.name}",
                 daemon=True,

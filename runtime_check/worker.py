@@ -14,7 +14,6 @@ import contextlib
 import gc
 import importlib.util
 import inspect
-import os
 import re
 import sys
 import traceback
@@ -117,25 +116,29 @@ def measure_growth(main, n: int, device: str) -> dict:
     hooks (torch.func, autograd.functional) is measured again without them, reading saved
     bytes from the graph instead; if that fails too, the error is the finding."""
     growth: dict = {"points": [], "error": None, "skipped": None, "saved_bytes_from": "hooks"}
+    refused = None
     for use_hooks in (True, False):
-        growth["points"] = []
+        points = []
         try:
             for size in sizes_for(n):
-                growth["points"].append(measure_at(main, size, device, use_hooks))
+                points.append(measure_at(main, size, device, use_hooks))
         except Exception as exc:
-            growth["error"] = {"n": size, **describe_exception(exc)}
+            error = {"n": size, **describe_exception(exc)}
             if use_hooks:
-                growth["hooks_refused"] = growth["error"]
-                growth["saved_bytes_from"] = "graph"
-            continue
-        growth["error"] = None
-        break
+                refused = error
+                continue
+            growth["error"] = error
+            return growth
+        growth["points"] = points
+        if refused is not None:
+            growth.update(saved_bytes_from="graph", hooks_refused=refused)
+        return growth
     return growth
 
 
 def run_fixture(path: str, device_request: str) -> dict:
     observation: dict = {
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # TorchVersion would make the parent import torch
         "device": None,
         "status": "ran",  # ran | setup-error | import-error | contract-error
         "problem": None,
@@ -203,24 +206,3 @@ def run_fixture(path: str, device_request: str) -> dict:
         return observation
     observation["growth"] = measure_growth(main, n, device)
     return observation
-
-
-def child_main(path: str, device_request: str, conn, log_path: str) -> None:
-    """Entry point of the child process. Output of the fixture goes to `log_path`, so a
-    crash leaves its last words there and a chatty fixture cannot garble the table."""
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    try:
-        observation = run_fixture(path, device_request)
-    except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
-        observation = {"status": "harness-error", "problem": describe_exception(exc)}
-    conn.send(observation)
-    conn.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
-
-
-def ready() -> None:
-    """A child that does nothing: starting it makes sure the forkserver is up and warm."""

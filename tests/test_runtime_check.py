@@ -161,17 +161,53 @@ def test_json_report_shape(data_report):
     assert row["growth"]["nodes"][1] - row["growth"]["nodes"][0] == 8
 
 
-def test_cli_writes_json_and_exits_1_on_a_mismatch(tmp_path):
+def test_cli_writes_json_and_exits_1_on_a_mismatch_without_importing_torch(tmp_path):
+    """In a fresh process: the parent must never import torch (CUDA initialised there would
+    be unusable in the forked children, and the import costs seconds)."""
     out = tmp_path / "report.json"
     files = [BROKEN / "GL001" / "bad_actually_fine.py", CONFIRMED / "GL001" / "good_detached.py"]
-    command = [sys.executable, "-m", "runtime_check", "--device", "cpu", "--no-lint"]
-    done = subprocess.run(
-        [*command, "--json", str(out), *map(str, files)], capture_output=True, text=True
+    argv = ["--device", "cpu", "--no-lint", "--json", str(out), *map(str, files)]
+    script = (
+        "import sys\n"
+        "from runtime_check.__main__ import main\n"
+        f"code = main({argv!r})\n"
+        "assert 'torch' not in sys.modules, 'the parent imported torch'\n"
+        "sys.exit(code)\n"
     )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert "bad_actually_fine.py" in done.stdout and "FAIL" in done.stdout
     document = json.loads(out.read_text())
     assert [r["verdict"] for r in document["rows"]] == ["FAIL", "ok"]
+
+
+def test_module_entry_point():
+    done = subprocess.run(
+        [sys.executable, "-m", "runtime_check", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "--device" in done.stdout and "--json" in done.stdout
+
+
+def test_device_choice(monkeypatch):
+    from runtime_check.harness import requested_device
+
+    monkeypatch.delenv("GRADLINT_DEVICE", raising=False)
+    assert requested_device("auto") == "auto"  # each child resolves: cuda if available
+    monkeypatch.setenv("GRADLINT_DEVICE", "cuda:1")
+    assert requested_device("auto") == "cuda:1"
+    assert requested_device(None) == "cuda:1"
+    assert requested_device("cpu") == "cpu"  # an explicit choice wins
+
+
+def test_growth_shapes():
+    from runtime_check.judge import Growth
+
+    assert Growth([5, 10, 20], [3, 3, 3], [64, 64, 64]).shape == "flat"
+    grows = Growth([5, 10, 20], [21, 41, 81], [0, 0, 0])
+    assert grows.shape == "grows" and grows.linear and grows.nodes_per_iteration == 4
+    assert Growth([5, 10, 20], [3, 3, 3], [0, 10, 5000]).linear is False
+    assert Growth([5, 10, 20], [3, 4, 3], [0, 0, 0]).shape == "irregular"
+    assert Growth([5, 10, 20], [3, 3, 3], [0, 0, 8]).shape == "irregular"
 
 
 def test_cli_usage_errors_exit_2(tmp_path, capsys):
