@@ -157,8 +157,12 @@ def _compiles(source: str) -> bool:
     return True
 
 
-def lint_source(source: str, path: str = "-", config: Config | None = None) -> list[Diagnostic]:
-    """Lint one file's text. Raises SourceError when the text is not lintable Python."""
+def lint_source(
+    source: str, path: str = "-", config: Config | None = None, *, noqa: bool = True
+) -> list[Diagnostic]:
+    """Lint one file's text. Raises SourceError when the text is not lintable Python.
+    With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
+    which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
     rules = rules_for(config.codes_for(path, [r.code for r in ALL_RULES]))
     if not rules or FILE_NOQA_RE.search(source):
@@ -177,7 +181,8 @@ def lint_source(source: str, path: str = "-", config: Config | None = None) -> l
         run_rules(context, [rule(context) for rule in rules])
     except RecursionError:
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
-    return apply_noqa(sorted(context.diagnostics, key=lambda d: d.sort_key), source)
+    found = sorted(context.diagnostics, key=lambda d: d.sort_key)
+    return apply_noqa(found, source) if noqa else found
 
 
 def run_rules(context: FileContext, rules: list[Rule]) -> None:

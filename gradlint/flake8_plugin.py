@@ -85,10 +85,10 @@ class GradlintChecker:
             # Rules flake8 would discard anyway are not run: a code ignored by its full name
             # is the most specific ignore, so it wins over any gradlint select.
             config = dataclasses.replace(config, ignore=(*config.ignore, *discarded))
-        # TODO(lead): with flake8's --disable-noqa the engine still applies gradlint's noqa
-        # comments; honouring that flag needs lint_source(..., noqa=False) in the engine.
+        # flake8 applies `# noqa` itself (and honours its --disable-noqa), so the engine
+        # leaves the comments to it.
         try:
-            return lint_source("".join(self.lines), self.filename, config)
+            return lint_source("".join(self.lines), self.filename, config, noqa=False)
         except SourceError:
             # Not Python LibCST can read: flake8 reports its own E999 where Python agrees.
             return []

@@ -267,3 +267,11 @@ def test_real_rule_and_noqa_through_the_flake8_command(tmp_path):
     assert [line.split("|")[:4] for line in out.stdout.splitlines()] == [
         [str(flagged), "3", "1", "GL002"]
     ]
+
+
+def test_disable_noqa_shows_what_noqa_hides(tmp_path, capsys, test_rules):
+    path = write(tmp_path, "mod.py", "x = 1\nx += 1  # noqa\n")
+    rows, _ = run_flake8(capsys, "--select", "GL", str(path))
+    assert rows == []
+    rows, _ = run_flake8(capsys, "--select", "GL", "--disable-noqa", str(path))
+    assert [row[1] for row in rows] == [2]
