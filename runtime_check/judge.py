@@ -286,7 +286,12 @@ def judge_runtime(
     elif growth_data.get("skipped"):
         parts.append("not measured")
     if symptom is not None:
-        parts.append("symptom holds" if symptom["holds"] else "symptom absent")
+        if symptom["holds"]:
+            parts.append("symptom holds")
+        elif symptom["exception"]["type"] == "AssertionError":
+            parts.append("symptom absent")
+        else:
+            parts.append(f"check_symptom crashed ({symptom['exception']['type']})")
     if warnings:
         first = warnings[0]
         parts.append(f"warns {first['category']}: {_first_line(first['message'], 60)}")
@@ -320,6 +325,13 @@ def judge_runtime(
                 reasons.append(
                     "check_symptom still passes on the fixed file: the fix does not remove "
                     "the pitfall at runtime"
+                )
+            elif "AssertionError" not in symptom.get("exception", {}).get("mro", []):
+                # A check that crashes (AttributeError on a None grad_fn, say) proves nothing
+                # either way; only a failed assertion says the symptom is gone.
+                reasons.append(
+                    "check_symptom crashed on the fixed file instead of failing an assertion: "
+                    f"{describe_exception(symptom['exception'])}"
                 )
         return observed, growth, reasons
 

@@ -116,6 +116,7 @@ def test_truthful_fixtures_are_confirmed(data_report):
         ("bad_does_not_raise.py", "main() returned normally; expected it to raise RuntimeError"),
         ("bad_symptom_absent.py", "check_symptom failed, so the silent failure did not happen"),
         ("bad_fix_keeps_symptom.fixed.py", "check_symptom still passes on the fixed file"),
+        ("bad_check_crashes.fixed.py", "check_symptom crashed on the fixed file"),
         ("good_warns.py", "must run without warnings, got UserWarning: To copy construct"),
         ("good_no_outcome.py", "the docstring has no outcome line"),
         ("good_crashes.py", "died (exit code 3)"),
@@ -131,6 +132,7 @@ def test_lying_fixture_fails_with_the_reason(data_report, name, why):
 
 def test_the_truthful_bad_beside_a_broken_fix_still_passes(data_report):
     assert row_for(data_report, "bad_fix_keeps_symptom.py").ok
+    assert row_for(data_report, "bad_check_crashes.py").ok
 
 
 def test_a_hanging_fixture_is_killed_at_the_time_limit():
@@ -143,7 +145,7 @@ def test_json_report_shape(data_report):
     document = json.loads(data_report.to_json())
     assert document["ok"] is False and document["device"] == "cpu"
     assert document["counts"]["fixtures"] == len(document["rows"]) == len(data_report.rows)
-    assert document["counts"]["failed"] == 10
+    assert document["counts"]["failed"] == 11
     row = next(r for r in document["rows"] if r["fixture"].endswith("bad_retained_rollout.py"))
     assert set(row) >= {
         "rule",
