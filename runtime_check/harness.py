@@ -15,16 +15,17 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from multiprocessing.connection import wait
 from pathlib import Path
 
 from runtime_check import child
 from runtime_check.contract import Fixture, discover, read_fixture
-from runtime_check.judge import Lint, Row, judge
+from runtime_check.judge import Lint, judge
 from runtime_check.report import Report
 
 DEFAULT_TIMEOUT = 120.0
@@ -65,6 +66,18 @@ def _tail(path: str, limit: int = 4000) -> str:
         return ""
 
 
+def _exit_reason(process) -> str:
+    code = process.exitcode
+    if code is None:
+        return "still running, its pipe closed"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
 class _Running:
     def __init__(self, fixture: Fixture, process, conn, log_path: str, timeout: float) -> None:
         self.fixture = fixture
@@ -82,7 +95,6 @@ def run_children(
     *,
     jobs: int,
     timeout: float,
-    on_done: Callable[[Fixture, dict], None] | None = None,
 ) -> dict[Path, dict]:
     """path -> observation (the worker's dict, or a timeout/crash description)."""
     context = _context()
@@ -118,8 +130,6 @@ def run_children(
                 entry.process.join()
             observation["seconds"] = round(time.monotonic() - entry.started, 3)
             observations[entry.fixture.path] = observation
-            if on_done:
-                on_done(entry.fixture, observation)
 
         while pending or running:
             while pending and len(running) < jobs:
@@ -133,11 +143,10 @@ def run_children(
                         observation = entry.conn.recv()
                     except (EOFError, OSError):
                         entry.process.join(5)
-                        code = entry.process.exitcode
                         observation = {
                             "status": "crashed",
-                            "problem": f"the child process died (exit code {code}) before "
-                            "reporting; its output ends with:\n" + _tail(entry.log_path),
+                            "problem": f"the child process died ({_exit_reason(entry.process)})"
+                            " before reporting; its output ends with:\n" + _tail(entry.log_path),
                             "log_tail": _tail(entry.log_path),
                         }
                     finish(entry, observation)
@@ -188,7 +197,6 @@ def run(
     jobs: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     lint: bool = True,
-    on_row: Callable[[Row], None] | None = None,
 ) -> Report:
     """Run the fixtures under `paths` (default: all of fixtures/) and judge each one.
 
@@ -217,17 +225,15 @@ def run(
     if linter is not None:
         linter.join()
 
-    rows = []
-    for fixture in fixtures:
-        row = judge(
+    rows = [
+        judge(
             fixture,
             observations.get(fixture.path),
             lints.get(fixture.path) if lint else None,
             _label(fixture.path),
         )
-        rows.append(row)
-        if on_row:
-            on_row(row)
+        for fixture in fixtures
+    ]
     devices = {o.get("device") for o in observations.values() if o.get("device")}
     versions = {o.get("torch") for o in observations.values() if o.get("torch")}
     return Report(
