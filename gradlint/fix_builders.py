@@ -102,18 +102,23 @@ def rewrite_statement(
         _, statement_end = context.position_of(statement)
         if statement_end.line == end.line:
             original[-1] += lines[end.line - 1].rstrip("\r\n")[statement_end.column :]
+    # Lines of new code are relative to the statement's indent; continuation lines of
+    # the original text already carry their own.
+    relative = new_code is not None
     edits: list[Edit] = []
+    extra = ""
+    header = ""
     if wrap_no_grad:
         name, import_edit = torch_name(context)
         if import_edit is not None:
             edits.append(import_edit)
-        unit = _indent_unit(context)
-        body = [indent + unit + original[0]] + [
-            (unit + text if text.strip() else text) for text in original[1:]
-        ]
-        text = f"{indent}with {name}.no_grad():{newline}" + newline.join(body)
-    else:
-        text = indent + newline.join(original)
+        extra = _indent_unit(context)
+        header = f"{indent}with {name}.no_grad():{newline}"
+    body = [indent + extra + original[0]] + [
+        (indent + extra + text) if relative else (extra + text if text.strip() else text)
+        for text in original[1:]
+    ]
+    text = header + newline.join(body)
     end_column = len(lines[end.line - 1].rstrip("\r\n"))
     edits.append(Edit(Position(start.line, 0), Position(end.line, end_column), text))
     return Fix(title, tuple(edits), Applicability.UNSAFE)

@@ -65,6 +65,7 @@ class TensorFacts:
         self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
         self._module_classes: set[str] | None = None
         self._resolving: set[cst.CSTNode] = set()
+        self._resolving_names: set[str] = set()
 
     # -- classification of values -----------------------------------------------------
 
@@ -364,6 +365,120 @@ class TensorFacts:
                     attrs[node.args[0].value.evaluated_value] = LEAF
         self._class_attrs[cls] = attrs
         return attrs
+
+    # -- what a value is, for fixes that must produce code valid on it --------------------
+
+    def module_class(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
+        """The qualified class of the module `expr` names (`self.lstm`, `rnn`), when it
+        is constructed visibly: `self.lstm = nn.LSTM(...)`, `rnn = nn.GRU(...).to(d)`."""
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        constructors: list[cst.CSTNode] = []
+        if name.startswith("self.") and name.count(".") == 1:
+            cls = self._enclosing_class(use)
+            if cls is None:
+                return None
+            for node in self.index.walk(cls, into_functions=True):
+                if (
+                    isinstance(node, cst.Assign)
+                    and len(node.targets) == 1
+                    and dotted_name(node.targets[0].target) == name
+                ):
+                    constructors.append(node.value)
+        else:
+            scope = self.index.scope_of(use)
+            for node, _kind in self._bindings(scope).get(name, ()):
+                if isinstance(node, cst.Assign):
+                    constructors.append(node.value)
+        classes = {self._constructed_class(value) for value in constructors}
+        return classes.pop() if len(classes) == 1 else None
+
+    def _constructed_class(self, value: cst.CSTNode) -> str | None:
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _MODULE_RETURNING
+        ):
+            value = value.func.value
+        if isinstance(value, cst.Call):
+            return self.index.qualified_name(value.func)
+        return None
+
+    def value_shape(self, value: cst.CSTNode | None, position: int | None, use) -> str | None:
+        """ "tensor", "tensors" (a tuple of tensors), "none", or None when unsure, for the
+        value bound to a name (`position`: its index when unpacked from a tuple)."""
+        if value is None:
+            return None
+        if position is None:
+            if isinstance(value, cst.Name) and value.value == "None":
+                return "none"
+            if isinstance(value, (cst.Tuple, cst.List)) and all(
+                self.value_shape(e.value, None, use) == "tensor" for e in value.elements
+            ):
+                return "tensors"
+            if self._is_tensor_expr(value):
+                return "tensor"
+            if isinstance(value, cst.Subscript):
+                # `trajectory[0]` of a tensor (or of a list of tensors) is a tensor
+                return "tensor" if self.value_shape(value.value, None, use) == "tensor" else None
+            if isinstance(value, cst.Call):
+                cls = self.module_class(value.func, use) or ""
+                if cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1] not in _TUPLE_MODULES:
+                    return "tensor"  # a layer's output
+            if isinstance(value, cst.Name) and value.value not in self._resolving_names:
+                # `state = next_state`: whatever every binding of next_state is
+                self._resolving_names.add(value.value)
+                try:
+                    scope = self.index.scope_of(use)
+                    shapes = {
+                        self.value_shape(node.value, None, node)
+                        for node, _ in self._bindings(scope).get(value.value, ())
+                        if isinstance(node, cst.Assign)
+                        and len(node.targets) == 1
+                        and isinstance(node.targets[0].target, cst.Name)
+                    }
+                finally:
+                    self._resolving_names.discard(value.value)
+                return shapes.pop() if len(shapes) == 1 else None
+            return None
+        if isinstance(value, cst.Call):
+            cls = self.module_class(value.func, use)
+            # nn.LSTM returns (output, (h, c)); nn.GRU / nn.RNN return (output, h); the
+            # cell modules return h or (h, c), unpacked into tensors.
+            if cls == "torch.nn.LSTM":
+                return "tensors" if position == 1 else "tensor"
+            if cls in ("torch.nn.GRU", "torch.nn.RNN", "torch.nn.LSTMCell"):
+                return "tensor"
+        if isinstance(value, (cst.Tuple, cst.List)) and position < len(value.elements):
+            return self.value_shape(value.elements[position].value, None, use)
+        return None
+
+    def _is_tensor_expr(self, value: cst.CSTNode) -> bool:
+        """A torch function's result, or a method/index/arithmetic chain on one."""
+        while True:
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.BinaryOperation):
+                return self._is_tensor_expr(value.left) or self._is_tensor_expr(value.right)
+            elif isinstance(value, cst.Call):
+                qualified = self.index.qualified_name(value.func) or ""
+                if qualified.startswith("torch.nn.functional.") or (
+                    qualified.startswith("torch.")
+                    and not qualified.startswith(
+                        ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cuda.", "torch.device")
+                    )
+                ):
+                    return True
+                if isinstance(value.func, cst.Attribute) and not qualified.startswith("torch."):
+                    value = value.func.value  # `torch.randn(...).cumsum(0)`
+                else:
+                    return False
+            else:
+                return False
+
+
+_TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 
 
 def _pairs(target: cst.CSTNode, value: cst.CSTNode):

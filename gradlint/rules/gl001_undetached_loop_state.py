@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
-from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
@@ -204,8 +203,6 @@ class UndetachedLoopState(Rule):
         body = loop.loop.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
-        if not all(self._known_tensor_before(loop.loop, name) for name in names):
-            return None
         first = body.body[0]
         if own_line(self.context, first) is None and not isinstance(
             first, cst.BaseCompoundStatement
@@ -213,31 +210,63 @@ class UndetachedLoopState(Rule):
             return None
         start, _ = self.context.position_of(first)
         indent = " " * start.column
-        lines = "".join(f"{indent}{name} = {name}.detach()\n" for name in names)
+        unit = self.context.module.default_indent
+        lines = []
+        for name in names:
+            shape = self._shape(loop, name)
+            if shape is None:
+                return None
+            detach = (
+                f"{name} = {name}.detach()"
+                if shape.startswith("tensor ")
+                else f"{name} = tuple(t.detach() for t in {name})"
+            )
+            if shape.endswith("or none"):
+                lines.append(f"{indent}if {name} is not None:\n{indent}{unit}{detach}\n")
+            else:
+                lines.append(f"{indent}{detach}\n")
         # Insert before the first statement's own line, after its leading comments.
         return Fix(
             self.fix_title.format(names=quoted),
-            (Edit(Position(start.line, 0), Position(start.line, 0), lines),),
+            (Edit(Position(start.line, 0), Position(start.line, 0), "".join(lines)),),
             Applicability.UNSAFE,
         )
 
-    def _known_tensor_before(self, loop: cst.CSTNode, name: str) -> bool:
-        """Every binding of `name` before the loop is a torch factory call, so
-        `.detach()` exists on the first iteration's value."""
+    def _shape(self, loop: LoopFacts, name: str) -> str | None:
+        """What `name` holds at the top of the loop, so the inserted detach is valid on
+        it: "tensor [or none]" or "tensors [or none]" (an LSTM's (h, c)); None if unsure."""
         index = self.facts.index
-        scope = index.scope_of(loop)
-        bindings = [
+        tensors = self.facts.tensors
+        scope = index.scope_of(loop.loop)
+        shapes: set[str] = set()
+        before = [
             b
             for b in self.facts.loops.scope_facts(scope).bindings
-            if b.var == name and index.order[b.statement] < index.order[loop]
+            if b.var == name and index.order[b.statement] < index.order[loop.loop]
         ]
-        if not bindings:
-            return False
-        for binding in bindings:
-            value = binding.value
-            if not isinstance(value, cst.Call):
-                return False
-            qualified = self.facts.qualified_name(value.func) or ""
-            if qualified not in FRESH_TENSOR_FUNCTIONS and not qualified.startswith("torch."):
-                return False
-        return True
+        if not before:
+            return None
+        for binding in before + loop.bindings_of(name):
+            shapes.add(self._binding_shape(binding, name, tensors) or "unknown")
+        concrete = shapes - {"none"}
+        if len(concrete) != 1 or "unknown" in concrete:
+            return None
+        (kind,) = concrete
+        return f"{kind} or none" if "none" in shapes else f"{kind} "
+
+    @staticmethod
+    def _binding_shape(binding, name: str, tensors) -> str | None:
+        statement = binding.statement
+        if binding.kind == "augassign":
+            return "tensor"
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return None
+        target = statement.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [dotted_name(e.value) for e in target.elements]
+            if name not in names:
+                return None
+            return tensors.value_shape(statement.value, names.index(name), statement)
+        if isinstance(statement.value, cst.BinaryOperation):
+            return "tensor"  # `h = h + f(h)`: arithmetic on the carried tensor
+        return tensors.value_shape(statement.value, None, statement)

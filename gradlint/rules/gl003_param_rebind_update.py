@@ -107,50 +107,54 @@ class ParamRebindUpdate(Rule):
                 return
             pairs = [
                 (t.value, v.value)
-                for t, v in zip(target_node.elements, value.elements, strict=False)
+                for t, v in zip(target_node.elements, value.elements, strict=True)
             ]
-            fixable = False
         else:
             pairs = [(target_node, value)]
-            fixable = True
-        for target_expr, element in pairs:
-            self._check(node, target_expr, element, fixable)
+        updates = [u for u in (self._update(node, t, v) for t, v in pairs) if u is not None]
+        if not updates:
+            return
+        mode = self.facts.mode_at(node)
+        if mode is GradMode.UNKNOWN:
+            return
+        target_expr, target, op, step = updates[0]
+        names = [u[1] for u in updates]
+        self.report(
+            node,
+            self.message.format(
+                name=", ".join(names) if len(names) > 1 else target,
+                op=op,
+                consequence=self._consequence(node, target, mode),
+            ),
+            fix=self._fix(node, updates, len(pairs), mode),
+        )
 
-    def _check(self, node: cst.Assign, target_expr, value, fixable: bool) -> None:
+    def _update(self, node: cst.Assign, target_expr, value):
+        """(target node, name, operator, step) when `target = target ± step` is a
+        gradient step on a tensor that requires grad; else None."""
         target = dotted_name(target_expr)
         if target is None or not isinstance(value, cst.BinaryOperation):
-            return
+            return None
         if not isinstance(value.operator, (cst.Add, cst.Subtract)):
-            return
+            return None
         left, right = dotted_name(value.left), dotted_name(value.right)
         if left == target:
             step = value.right
         elif right == target and isinstance(value.operator, cst.Add):
             step = value.left
         else:
-            return
+            return None
         owners = self._grad_owners(step, node)
         if owners is None:
-            return
-        facts = self.facts
-        is_leaf = facts.tensors.leaf_requiring_grad(target_expr, value) is not None
+            return None
+        is_leaf = self.facts.tensors.leaf_requiring_grad(target_expr, value) is not None
         if not is_leaf and target not in owners:
             # `lr = lr - decay * x.grad.norm()`-like arithmetic on plain data.
-            return
+            return None
         if self._made_leaf_afterwards(node, target):
-            return
-        mode = facts.mode_at(node)
-        if mode is GradMode.UNKNOWN:
-            return
+            return None
         op = "-" if isinstance(value.operator, cst.Subtract) else "+"
-        fix = self._fix(node, target_expr, target, op, step, mode) if fixable else None
-        self.report(
-            node,
-            self.message.format(
-                name=target, op=op, consequence=self._consequence(node, target, mode)
-            ),
-            fix=fix,
-        )
+        return target_expr, target, op, step
 
     def _grad_owners(self, step: cst.CSTNode, node: cst.CSTNode) -> set[str] | None:
         """Whose `.grad` the step uses, directly (`p.grad`) or through a name bound to a
@@ -230,13 +234,26 @@ class ParamRebindUpdate(Rule):
                         return True
         return False
 
-    def _fix(self, node: cst.Assign, target_expr, target: str, op: str, step, mode):
-        operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
-        update = cst.AugAssign(target=target_expr, operator=operator, value=step)
+    def _fix(self, node: cst.Assign, updates, element_count: int, mode):
+        """One in-place update per rebound name, under `no_grad` when grad is on. In a
+        tuple assignment every right-hand side is computed first, so a sequential
+        rewrite is offered only when no step reads another target."""
+        if len(updates) != element_count:
+            return None
+        names = {name for _, name, _, _ in updates}
+        lines = []
+        for target_expr, name, op, step in updates:
+            if len(updates) > 1 and self.facts.flow.reads(step, graph_only=False) & (
+                names - {name}
+            ):
+                return None
+            operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
+            lines.append(render(cst.AugAssign(target=target_expr, operator=operator, value=step)))
+        title = self.fix_title.format(name="`, `".join(sorted(names)))
         return rewrite_statement(
             self.context,
             node,
-            self.fix_title.format(name=target),
-            render(update),
+            title,
+            "\n".join(lines),
             wrap_no_grad=mode is GradMode.RECORDING,
         )
