@@ -93,8 +93,22 @@ class LoopAnalysis:
             self._cache[key] = cached
         return cached
 
+    def differentiating_loops(self) -> list[LoopFacts]:
+        """Facts of every `for`/`while` loop in the file whose body differentiates
+        (backward, autograd.grad or an optimizer step), in source order."""
+        found = []
+        for node in self.index.nodes:
+            if isinstance(node, (cst.For, cst.While)):
+                facts = self.facts(node)
+                if facts.differentiates:
+                    found.append(facts)
+        return found
+
     def _compute(self, loop: cst.CSTNode) -> LoopFacts:
         facts = LoopFacts(loop)
+        facts.events = self.autograd.events_in(loop.body)
+        if not facts.events:
+            return facts  # nothing rules ask about a loop that does not differentiate
         facts.bindings = self.bindings_in(loop.body)
         exposed: set[str] = set()
         start = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
@@ -103,7 +117,6 @@ class LoopAnalysis:
         self._block(loop.body, start, exposed)
         assigned = {b.var for b in facts.bindings if b.kind in ("assign", "augassign")}
         facts.carried = exposed & assigned
-        facts.events = self.autograd.events_in(loop.body)
         return facts
 
     # -- bindings -----------------------------------------------------------------------

@@ -80,21 +80,10 @@ class UndetachedLoopState(Rule):
     fix_title = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._loops: list[cst.CSTNode] = []
-
-    def visit_For(self, node: cst.For) -> None:
-        self._loops.append(node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loops.append(node)
-
     def leave_Module(self, original_node: cst.Module) -> None:
-        for loop in self._loops:
-            facts = self.facts.loops.facts(loop)
-            if facts.differentiates and facts.carried:
-                self._check_loop(facts)
+        for loop in self.facts.loops.differentiating_loops():
+            if loop.carried:
+                self._check_loop(loop)
 
     def _check_loop(self, loop: LoopFacts) -> None:
         facts = self.facts
