@@ -186,6 +186,14 @@ def test_cli_writes_json_and_exits_1_on_a_mismatch_without_importing_torch(tmp_p
     assert [r["verdict"] for r in document["rows"]] == ["FAIL", "ok"]
 
 
+def test_json_to_stdout_is_only_json(capsys):
+    from runtime_check.__main__ import main
+
+    code = main(["--no-lint", "--json", "-", str(CONFIRMED / "GL001" / "good_detached.py")])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0 and document["ok"] is True and document["rows"][0]["observed"] == "flat"
+
+
 def test_module_entry_point():
     done = subprocess.run(
         [sys.executable, "-m", "runtime_check", "--help"], capture_output=True, text=True
