@@ -166,9 +166,14 @@ class DetachedHigherOrderGrad(Rule):
             before = index.order[event.call]
             if before < after:
                 continue
-            # Follow only what is computed between the two calls: a name rebound in
+            # Follow only what is computed between the two calls; a name rebound in
             # between (say with create_graph=True) no longer holds this result.
-            if region.closure(event.roots, _between(index, after, before, call)) & produced:
+            window = _between(index, after, before, call)
+            own = index.statement_of(call)
+            alive = produced - {
+                b.var for b in region.bindings if b.statement is not own and window(b)
+            }
+            if region.closure(event.roots, window) & alive:
                 return True
         if helper is None or outputs_position is None or not produced:
             return False

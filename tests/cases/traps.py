@@ -187,3 +187,15 @@ def counters(model, loader, opt):
         best = min(best, loss.item())
         seen = step * x.size(0)
         del seen
+
+
+def grad_then_gradgrad(func, inputs):
+    # torch's own jit test utilities: a first-order grad, then the same name rebound
+    # with create_graph=True before the second-order grad.
+    outputs = func(*inputs)
+    grads = torch.autograd.grad(outputs.sum(), inputs)
+    outputs = func(*inputs)
+    l1 = outputs.sum()
+    grads = torch.autograd.grad(l1, inputs, create_graph=True)
+    l2 = sum(g.sum() for g in grads) * l1
+    return torch.autograd.grad(l2, inputs)
