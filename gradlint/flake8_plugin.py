@@ -85,7 +85,7 @@ class GradlintChecker:
             # Rules flake8 would discard anyway are not run: a code ignored by its full name
             # is the most specific ignore, so it wins over any gradlint select.
             config = dataclasses.replace(config, ignore=(*config.ignore, *discarded))
-        # flake8 applies `# noqa` itself (and honours its --disable-noqa), so the engine
+        # flake8 applies noqa comments itself (and honours its --disable-noqa), so the engine
         # leaves the comments to it.
         try:
             return lint_source("".join(self.lines), self.filename, config, noqa=False)
