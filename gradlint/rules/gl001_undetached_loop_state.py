@@ -77,7 +77,8 @@ class UndetachedLoopState(Rule):
     code = "GL001"
     name = "undetached-loop-state"
     message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach {them} at the top of the loop"
-    fix_title = "Detach {names} at the top of the loop"
+    fix_title = "Detach the carried state at the top of the loop"
+    _fix_title_for = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -216,7 +217,7 @@ class UndetachedLoopState(Rule):
                 lines.append(f"{indent}{detach}\n")
         # Insert before the first statement's own line, after its leading comments.
         return Fix(
-            self.fix_title.format(names=quoted),
+            self._fix_title_for.format(names=quoted),
             (Edit(Position(start.line, 0), Position(start.line, 0), "".join(lines)),),
             Applicability.UNSAFE,
         )

@@ -94,7 +94,8 @@ class ParamRebindUpdate(Rule):
     message = (
         "`{name} = {name} {op} ...` rebinds the name instead of updating the tensor; {consequence}"
     )
-    fix_title = "Update `{name}` in place under `torch.no_grad()`"
+    fix_title = "Update the tensor in place under `torch.no_grad()`"
+    _fix_title_for = "Update `{name}` in place under `torch.no_grad()`"
     trigger_tokens = (".grad",)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -249,7 +250,7 @@ class ParamRebindUpdate(Rule):
                 return None
             operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
             lines.append(render(cst.AugAssign(target=target_expr, operator=operator, value=step)))
-        title = self.fix_title.format(name="`, `".join(sorted(names)))
+        title = self._fix_title_for.format(name="`, `".join(sorted(names)))
         return rewrite_statement(
             self.context,
             node,

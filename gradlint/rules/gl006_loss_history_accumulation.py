@@ -75,7 +75,8 @@ class LossHistoryAccumulation(Rule):
     code = "GL006"
     name = "loss-history-accumulation"
     message = "`{acc}` accumulates `{value}` with its autograd graph on every iteration of a training loop; every iteration's graph stays alive. Accumulate `.item()` or `.detach()`"
-    fix_title = "Accumulate `{value}.detach()`"
+    fix_title = "Accumulate the detached value"
+    _fix_title_for = "Accumulate `{value}.detach()`"
     trigger_tokens = ("backward", ".step(")
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -162,7 +163,7 @@ class LossHistoryAccumulation(Rule):
             return None
         text = rendered if isinstance(value, _ATOMS) else f"({rendered})"
         return Fix(
-            self.fix_title.format(value=text),
+            self._fix_title_for.format(value=text),
             (Edit(end, end, ".detach()"),)
             if isinstance(value, _ATOMS)
             else (
