@@ -303,6 +303,8 @@ class TensorFacts:
         last = name.rsplit(".", 1)[-1]
         if last in ("data", "grad") or ".grad." in f".{name}." or ".data." in f".{name}.":
             return None
+        if self._requires_grad_switched_off(name, use):
+            return None
         kind = self.kind_of_name(name, use)
         if kind == LEAF:
             return name
@@ -312,29 +314,113 @@ class TensorFacts:
                 return name
         return None
 
+    def _requires_grad_switched_off(self, name: str, use: cst.CSTNode) -> bool:
+        """`p.requires_grad = False` (or `p.requires_grad_(False)`) earlier in the same
+        scope, not switched back on before `use`: the in-place op is legal there, as in
+        `w.requires_grad = False; w.copy_(src); w.requires_grad = True`."""
+        index = self.index
+        scope = index.scope_of(use)
+        at = index.order.get(use, 0)
+        state = None
+        for node in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+            if index.order.get(node, 0) >= at:
+                break
+            flag = None
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                if dotted_name(node.targets[0].target) == f"{name}.requires_grad":
+                    if isinstance(node.value, cst.Name) and node.value.value in ("True", "False"):
+                        flag = node.value.value == "True"
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "requires_grad_"
+                and dotted_name(node.func.value) == name
+            ):
+                flag = not (node.args and _is_false(node.args[0].value))
+            if flag is not None:
+                state = flag
+        return state is False
+
     def _is_parameter_attribute(self, owner: str, attr: str, use: cst.CSTNode) -> bool:
-        """`self.w` assigned a Parameter in the class, or `<module>.weight`/`.bias`."""
+        """`self.w` assigned a Parameter in the class, or the `.weight`/`.bias` of a
+        module whose class we can see holds them as Parameters (torch.nn's layers, or a
+        local class that makes them Parameters or inherits them). A local class that
+        registers `weight` as a buffer (frozen batch norm) does not count."""
         if owner == "self":
             cls = self._enclosing_class(use)
             if cls is not None and self._class_attributes(cls).get(attr) == LEAF:
                 return True
-        if attr in ("weight", "bias"):
-            return self._is_module_expr(owner, use)
-        return False
+        if attr not in ("weight", "bias"):
+            return False
+        owner_class = self._owner_class(owner, use)
+        return owner_class is not None and self._class_has_parameter(owner_class, attr, set())
 
-    def _is_module_expr(self, dotted: str, use: cst.CSTNode) -> bool:
+    def _local_class(self, name: str) -> cst.ClassDef | None:
+        for cls in self.index.classes:
+            if cls.name.value == name:
+                return cls
+        return None
+
+    def _owner_class(self, dotted: str, use: cst.CSTNode) -> str | None:
+        """The qualified class of the module a dotted name refers to, following
+        `self.fc` / `model.fc` through the constructors visible in this file."""
         parts = dotted.split(".")
         if parts[0] == "self":
             cls = self._enclosing_class(use)
-            if cls is None or cls.name.value not in self.local_module_classes():
-                return False
-            if len(parts) == 1:
-                return True
-            # `self.fc.weight`: fc assigned a module in the class, or any submodule of a
-            # module we know (`self.encoder.layers.0` is not spelled that way in Python).
-            return self._class_attributes(cls).get(parts[1]) == MODULE
-        kind = self.kind_of_name(parts[0], use)
-        return kind == MODULE
+            if cls is None:
+                return None
+            current = cls.name.value
+        else:
+            scope = self.index.scope_of(use)
+            values = [
+                node.value
+                for node, _ in self._bindings(scope).get(parts[0], ())
+                if isinstance(node, cst.Assign)
+            ]
+            if not values and scope is not self.index.module:
+                values = [
+                    node.value
+                    for node, _ in self._bindings(self.index.module).get(parts[0], ())
+                    if isinstance(node, cst.Assign)
+                ]
+            classes = {self._constructed_class(v) for v in values}
+            if len(classes) != 1:
+                return None
+            current = classes.pop()
+        for attr in parts[1:]:
+            if current is None:
+                return None
+            cls = self._local_class(current)
+            if cls is None:
+                return None
+            current = self._attribute_class(cls, attr)
+        return current
+
+    def _attribute_class(self, cls: cst.ClassDef, attr: str) -> str | None:
+        classes = set()
+        for node in self.index.walk(cls, into_functions=True):
+            if (
+                isinstance(node, cst.Assign)
+                and len(node.targets) == 1
+                and dotted_name(node.targets[0].target) == f"self.{attr}"
+            ):
+                classes.add(self._constructed_class(node.value))
+        return classes.pop() if len(classes) == 1 else None
+
+    def _class_has_parameter(self, qualified: str, attr: str, seen: set[str]) -> bool:
+        if qualified.startswith("torch.nn.") and qualified != "torch.nn.Module":
+            return True
+        cls = self._local_class(qualified)
+        if cls is None or qualified in seen:
+            return False
+        seen.add(qualified)
+        own = self._class_attributes(cls).get(attr)
+        if own is not None:
+            return own == LEAF
+        return any(
+            self._class_has_parameter(self.index.qualified_name(base.value) or "", attr, seen)
+            for base in cls.bases
+        )
 
     def _enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for anc in self.index.ancestors(node):
@@ -363,6 +449,12 @@ class TensorFacts:
                     and isinstance(node.args[0].value, cst.SimpleString)
                 ):
                     attrs[node.args[0].value.evaluated_value] = LEAF
+                elif (
+                    dotted_name(node.func) == "self.register_buffer"
+                    and node.args
+                    and isinstance(node.args[0].value, cst.SimpleString)
+                ):
+                    attrs[node.args[0].value.evaluated_value] = OTHER
         self._class_attrs[cls] = attrs
         return attrs
 

@@ -91,11 +91,16 @@ class UndetachedLoopState(Rule):
         if facts.mode_at(loop.loop.body) is not GradMode.RECORDING:
             return
         roots = loop.roots
-        consumed = loop.closure(roots) if roots else None
+        if not roots:
+            # Only an optimizer step is visible: whether the carried value feeds the
+            # graph being stepped is out of sight (HF's Trainer carries callback state
+            # and a detached running loss there), so stay quiet.
+            return
+        consumed = loop.closure(roots)
         by_statement: dict[cst.CSTNode, list[str]] = {}
         callables = self._called_names(loop)
         for var in sorted(loop.carried - callables):
-            if consumed is not None and var not in consumed:
+            if var not in consumed:
                 continue  # never reaches what is differentiated (GL006's territory)
             carrying = self._carrying_statements(var, loop)
             for statement in carrying:

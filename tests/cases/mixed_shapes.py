@@ -104,3 +104,19 @@ def sched(opt, model, x):
         lr = lr * 0.9
         for g in opt.param_groups:
             g["lr"] = lr
+
+
+# 9. a local subclass of a torch layer inherits Parameter weights
+class ScaledLinear(nn.Linear):
+    pass
+
+
+layer = ScaledLinear(4, 4)
+layer.weight.mul_(0.5)  # error: GL002
+
+# 10. requires_grad switched back on before the in-place update
+p = torch.zeros(3, requires_grad=True)
+p.requires_grad = False
+p.fill_(1.0)
+p.requires_grad = True
+p.add_(1.0)  # error: GL002

@@ -199,3 +199,40 @@ def grad_then_gradgrad(func, inputs):
     grads = torch.autograd.grad(l1, inputs, create_graph=True)
     l2 = sum(g.sum() for g in grads) * l1
     return torch.autograd.grad(l2, inputs)
+
+
+class FrozenBatchNorm2d(nn.Module):
+    # transformers' DETR family: weight and bias are buffers, not parameters.
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("weight", torch.ones(n))
+        self.register_buffer("bias", torch.zeros(n))
+
+
+def replace_batch_norm(model):
+    for name, module in model.named_children():
+        if isinstance(module, nn.BatchNorm2d):
+            new_module = FrozenBatchNorm2d(module.num_features)
+            new_module.weight.copy_(module.weight)
+            new_module.bias.copy_(module.bias)
+            model._modules[name] = new_module
+
+
+def prune_linear_layer(layer, index):
+    # transformers.pytorch_utils: requires_grad switched off around the copy.
+    w = layer.weight.index_select(0, index).detach().clone()
+    new_layer = nn.Linear(layer.in_features, len(index))
+    new_layer.weight.requires_grad = False
+    new_layer.weight.copy_(w)
+    new_layer.weight.requires_grad = True
+    return new_layer
+
+
+def trainer_loop(self, batches, model):
+    # HF Trainer: callback state carried across steps; backward hides in a helper.
+    for inputs in batches:
+        self.control = self.callback_handler.on_step_begin(self.args, self.state, self.control)
+        tr_loss_step = self.training_step(model, inputs)
+        self._tr_loss += tr_loss_step
+        self.optimizer.step()
+        self.control = self.callback_handler.on_step_end(self.args, self.state, self.control)
