@@ -124,16 +124,5 @@ def rewrite_statement(
     return Fix(title, tuple(edits), Applicability.UNSAFE)
 
 
-def replace_node(
-    context,
-    node: cst.CSTNode,
-    new_code: str,
-    title: str,
-    applicability: Applicability = Applicability.UNSAFE,
-) -> Fix:
-    start, end = context.position_of(node)
-    return Fix(title, (Edit(start, end, new_code),), applicability)
-
-
 def render(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)

@@ -220,11 +220,16 @@ class TensorFacts:
             if scope is not self.index.module and "." not in name:
                 return (
                     self.kind_of_name(name, use, self.index.module)
-                    if self._is_global(name, scope)
+                    if name in self._bindings(self.index.module)
                     else OTHER
                 )
             return OTHER
-        reaching = self._reaching(bindings, use)
+        if scope is self.index.module and self.index.scope_of(use) is not scope:
+            # A global read inside a function runs when the function is called: any
+            # module-level binding may be the one it sees.
+            reaching = bindings
+        else:
+            reaching = self._reaching(bindings, use)
         kinds = {self._kind(node, kind, scope) for node, kind in reaching}
         if len(kinds) == 1:
             return kinds.pop()
@@ -240,9 +245,6 @@ class TensorFacts:
             return self._loop_target_kind(node, scope)
         finally:
             self._resolving.discard(node)
-
-    def _is_global(self, name: str, scope: cst.CSTNode) -> bool:
-        return name in self._bindings(self.index.module)
 
     def _reaching(self, bindings, use):
         order = self.index.order

@@ -196,12 +196,11 @@ class EvalWithoutNoGrad(Rule):
             produced |= set(target_names(statement.target))
         elif isinstance(statement, cst.Expr):
             # `losses.append(crit(model(x), y))` then a backward of the list
-            produced |= {
-                name
-                for name in facts.flow.reads(statement.value)
-                if isinstance(statement.value, cst.Call)
-                and dotted_name(getattr(statement.value.func, "value", None)) == name
-            }
+            value = statement.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                receiver = dotted_name(value.func.value)
+                if receiver:
+                    produced.add(receiver)
         if not produced:
             return False
         return bool(region.closure(region.roots) & produced)

@@ -120,3 +120,12 @@ p.requires_grad = False
 p.fill_(1.0)
 p.requires_grad = True
 p.add_(1.0)  # error: GL002
+
+
+# 11. a global parameter updated in a function defined before it
+def bump():
+    scale.add_(1.0)  # error: GL002
+
+
+scale = nn.Parameter(torch.ones(1))
+bump()
