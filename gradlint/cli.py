@@ -397,7 +397,7 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
         return outcome
     except Exception as exc:  # a rule bug must cost one file, not the run
         outcome.result.error = FileError(
-            display, f"internal error: {type(exc).__name__}: {exc} (please report this)"
+            display, f"internal error: {describe_exception(exc)} (please report this)"
         )
         return outcome
     # Only files with findings keep their text (the full format shows context): the
@@ -826,6 +826,19 @@ def run_lsp(argv: list[str], console: Console) -> int:
 
 
 # ---------------------------------------------------------------------------
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One short line: an exception's text can be huge (a KeyError keyed by a deep CST
+    node reprs the whole tree) or itself fail to render."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - rendering the message is best effort
+        text = ""
+    text = " ".join(text.split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:

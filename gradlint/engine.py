@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
+import threading
 import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -86,7 +88,11 @@ class FileContext:
 
     @cached_property
     def positions(self):
-        return self.wrapper.resolve(PositionProvider)
+        try:
+            return run_deep(self.wrapper.resolve, PositionProvider)
+        except (RecursionError, KeyError):
+            # LibCST turns a RecursionError in its code generation into a KeyError.
+            raise SourceError(FileError(self.path, "cannot analyse: nesting too deep")) from None
 
     def position_of(self, node: cst.CSTNode) -> tuple[Position, Position]:
         rng = self.positions[node]
@@ -116,9 +122,47 @@ class FileContext:
         )
 
 
+# LibCST's parser (native) and its position and code generation (Python) recurse once
+# per nesting level. Deep but valid generated code overflows the default thread stack
+# (the native parser then takes the whole process down) or the recursion limit, so those
+# calls run on a thread with a large stack and a raised limit.
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+_DEEP_RECURSION_LIMIT = 50_000
+
+
+def run_deep(function, *args):
+    """Call function(*args) on a thread whose stack and recursion limit fit deeply
+    nested code; its exception, if any, is raised here."""
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # handed back to the calling thread
+            outcome["error"] = exc
+
+    with _DEEP_LOCK:
+        previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
+        previous_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION_LIMIT))
+        try:
+            worker = threading.Thread(target=target, name="gradlint-deep")
+            worker.start()
+            worker.join()
+        finally:
+            threading.stack_size(previous_stack)
+            sys.setrecursionlimit(previous_limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+_DEEP_LOCK = threading.Lock()
+
+
 def parse(source: str, path: str) -> cst.Module:
     try:
-        return cst.parse_module(source)
+        return run_deep(cst.parse_module, source)
     except cst.ParserSyntaxError as exc:
         raise SourceError(_syntax_error(source, path, exc)) from None
     except RecursionError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.fixes import split_lines
 
 
 def torch_name(context) -> tuple[str, Edit | None]:
@@ -88,7 +89,7 @@ def rewrite_statement(
     if line_node is None:
         return None
     start, end = context.position_of(line_node)
-    lines = context.source.splitlines(keepends=True)
+    lines = split_lines(context.source)
     first = lines[start.line - 1]
     indent = first[: len(first) - len(first.lstrip(" \t"))]
     newline = _newline(first)

@@ -28,6 +28,19 @@ _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
 
 
+def split_lines(source: str) -> list[str]:
+    """Lines with their endings, broken where LibCST breaks them: at `\r\n`, `\r` or
+    `\n` only (`str.splitlines` also breaks at form feeds, U+2028 and others)."""
+    lines = []
+    start = 0
+    for match in _NEWLINE_RE.finditer(source):
+        lines.append(source[start : match.end()])
+        start = match.end()
+    if start < len(source):
+        lines.append(source[start:])
+    return lines
+
+
 class InvalidEditError(ValueError):
     """An edit points outside the source (a line or column that does not exist)."""
 
