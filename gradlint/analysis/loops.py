@@ -122,64 +122,49 @@ class LoopAnalysis:
     # -- bindings -----------------------------------------------------------------------
 
     def bindings_in(self, region: cst.CSTNode) -> list[Binding]:
+        """Every binding in region (nested defs excluded), each with what its value
+        reads (graph-aware) and whether computing it may build graph."""
         out: list[Binding] = []
         flow = self.flow
+
+        def bind(targets, node, value, *, kind="assign", tensor_op=None, self_read=False):
+            deps = flow.reads(value)
+            op = flow.has_tensor_op(value) if tensor_op is None else tensor_op
+            for var in targets:
+                out.append(
+                    Binding(
+                        var,
+                        node,
+                        value,
+                        deps | {var} if self_read else set(deps),
+                        op,
+                        augmented=kind == "augassign",
+                        kind=kind,
+                    )
+                )
+
         for node in self.index.walk(region):
             if isinstance(node, cst.Assign):
-                deps = flow.reads(node.value)
-                tensor_op = flow.has_tensor_op(node.value)
-                for target in node.targets:
-                    for var in target_names(target.target):
-                        out.append(Binding(var, node, node.value, set(deps), tensor_op))
+                names = [v for t in node.targets for v in target_names(t.target)]
+                bind(names, node, node.value)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
-                for var in target_names(node.target):
-                    out.append(
-                        Binding(
-                            var,
-                            node,
-                            node.value,
-                            flow.reads(node.value),
-                            flow.has_tensor_op(node.value),
-                        )
-                    )
+                bind(target_names(node.target), node, node.value)
             elif isinstance(node, cst.AugAssign):
-                for var in target_names(node.target):
-                    out.append(
-                        Binding(
-                            var,
-                            node,
-                            node.value,
-                            flow.reads(node.value) | {var},
-                            flow.has_tensor_op(node.value),
-                            augmented=True,
-                            kind="augassign",
-                        )
-                    )
+                bind(target_names(node.target), node, node.value, kind="augassign", self_read=True)
             elif isinstance(node, cst.NamedExpr):
-                for var in target_names(node.target):
-                    out.append(
-                        Binding(
-                            var,
-                            node,
-                            node.value,
-                            flow.reads(node.value),
-                            flow.has_tensor_op(node.value),
-                        )
-                    )
+                bind(target_names(node.target), node, node.value)
             elif isinstance(node, cst.For) and node is not region:
-                for var in target_names(node.target):
-                    out.append(
-                        Binding(var, node, node.iter, flow.reads(node.iter), False, kind="for")
-                    )
+                bind(target_names(node.target), node, node.iter, kind="for", tensor_op=False)
             elif isinstance(node, cst.With):
                 for item in node.items:
                     if item.asname is not None:
-                        for var in target_names(item.asname.name):
-                            out.append(
-                                Binding(
-                                    var, node, item.item, flow.reads(item.item), True, kind="with"
-                                )
-                            )
+                        bind(
+                            target_names(item.asname.name),
+                            node,
+                            item.item,
+                            kind="with",
+                            tensor_op=True,
+                        )
         return out
 
     # -- definite assignment ---------------------------------------------------------
