@@ -93,20 +93,47 @@ def _fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+# type -> 0 (not a node), 1 (trivia), 2 (a node that matters). LibCST's node classes are
+# ABCs, and isinstance against an ABC is the walk's single largest cost, so each type is
+# classified once.
+_KIND: dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    kind = _KIND.get(cls)
+    if kind is None:
+        if not issubclass(cls, cst.CSTNode):
+            kind = 0
+        elif issubclass(cls, _TRIVIA):
+            kind = 1
+        else:
+            kind = 2
+        _KIND[cls] = kind
+    return kind
+
+
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The node's children that carry meaning, in source order. LibCST's `.children`
     rebuilds every child through the visitor protocol, which costs more than parsing;
     reading the dataclass fields directly is several times cheaper."""
     out: list[cst.CSTNode] = []
+    kinds = _KIND
     for name in _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _TRIVIA):
-                out.append(value)
-        elif isinstance(value, (tuple, list)):
+        cls = type(value)
+        if cls is tuple or cls is list:
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _TRIVIA):
+                item_kind = kinds.get(type(item))
+                if item_kind is None:
+                    item_kind = _kind(type(item))
+                if item_kind == 2:
                     out.append(item)
+        else:
+            kind = kinds.get(cls)
+            if kind is None:
+                kind = _kind(cls)
+            if kind == 2:
+                out.append(value)
     return out
 
 
@@ -134,15 +161,18 @@ class FileIndex:
             node = stack.pop()
             order[node] = len(nodes)
             nodes.append(node)
-            if isinstance(node, cst.Call):
+            # Exact type checks: these classes have no subclasses, and isinstance on
+            # LibCST's ABCs is slow enough to matter on every node.
+            cls = type(node)
+            if cls is cst.Call:
                 self.calls.append(node)
-            elif isinstance(node, cst.FunctionDef):
+            elif cls is cst.FunctionDef:
                 self.functions.append(node)
-            elif isinstance(node, cst.ClassDef):
+            elif cls is cst.ClassDef:
                 self.classes.append(node)
-            elif isinstance(node, cst.Import):
+            elif cls is cst.Import:
                 self._record_import(node)
-            elif isinstance(node, cst.ImportFrom):
+            elif cls is cst.ImportFrom:
                 self._record_import_from(node)
             children = child_nodes(node)
             children_of[node] = children
