@@ -67,6 +67,7 @@ sys.exit(main())
 
 @dataclass
 class Tool:
+    key: str  # for --only
     name: str
     # argv, with {files} standing for the file list (expanded into arguments) and
     # {list} for the path of a file holding the list, {cache} for a cache directory
@@ -96,44 +97,51 @@ def tools(torchfix_venv: Path | None) -> list[Tool]:
     py = sys.executable
     found = [
         Tool(
+            "gradlint-cold",
             "gradlint cold",
             [py, "-m", "gradlint", "--isolated", "--no-cache", "-j1", "--exit-zero", "{files}"],
             "--no-cache -j1",
         ),
         Tool(
+            "gradlint-warm",
             "gradlint warm",
             [py, "-m", "gradlint", "--isolated", "--cache-dir", "{cache}", "-j1", "{files}"],
             "-j1, cache filled by an untimed run",
             prime=True,
         ),
-        Tool("libcst.parse_module loop", [py, "-c", LIBCST_LOOP, "{list}"], "the LibCST floor"),
-        Tool("ast.parse loop", [py, "-c", AST_LOOP, "{list}"], "CPython's parser, for scale"),
         Tool(
+            "libcst-parse",
+            "libcst.parse_module loop",
+            [py, "-c", LIBCST_LOOP, "{list}"],
+            "the LibCST floor",
+        ),
+        Tool(
+            "ast-parse",
+            "ast.parse loop",
+            [py, "-c", AST_LOOP, "{list}"],
+            "CPython's parser, for scale",
+        ),
+        Tool(
+            "ruff",
             "ruff check --select ALL",
-            [
-                "ruff",
-                "check",
-                "--isolated",
-                "--select",
-                "ALL",
-                "--no-cache",
-                "--exit-zero",
-                "--quiet",
-                "{files}",
-            ],
+            ["ruff", "check", "--isolated", "--select", "ALL", "--no-cache", "--exit-zero"]
+            + ["--quiet", "{files}"],
             "multi-threaded; CPU s summed over threads",
         ),
         Tool(
+            "flake8-B",
             "flake8 --select B",
             [py, "-m", "flake8", "-j1", "--select", "B", "{files}"],
             "bugbear; gradlint's GL plugin installed but not selected",
         ),
         Tool(
+            "flake8-B-no-GL",
             "flake8 --select B, no GL plugin",
             [py, "-c", FLAKE8_WITHOUT_GRADLINT, "-j1", "--select", "B", "{files}"],
             "gradlint's distribution hidden from flake8's plugin finder",
         ),
         Tool(
+            "flake8-GL",
             "flake8 --select GL",
             [py, "-m", "flake8", "-j1", "--select", "GL", "{files}"],
             "gradlint through its flake8 plugin",
@@ -144,10 +152,12 @@ def tools(torchfix_venv: Path | None) -> list[Tool]:
         found += [
             Tool(
                 "torchfix",
+                "torchfix",
                 [str(venv_bin / "torchfix"), "-j1", "{files}"],
                 "TorchFix CLI, default rules, -j1",
             ),
             Tool(
+                "flake8-TOR",
                 "flake8 --select TOR",
                 [str(venv_bin / "python"), "-m", "flake8", "-j1", "--select", "TOR", "{files}"],
                 "TorchFix's flake8 plugin",
@@ -325,7 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="a virtualenv with torchfix installed (it pins libcst<1.6)",
     )
-    parser.add_argument("--only", help="comma-separated tool names to run (default: all)")
+    parser.add_argument(
+        "--only",
+        help="comma-separated tool keys to run (default: all): gradlint-cold, gradlint-warm, "
+        "libcst-parse, ast-parse, ruff, flake8-B, flake8-B-no-GL, flake8-GL, torchfix, "
+        "flake8-TOR",
+    )
     parser.add_argument("--json", type=Path, help="also write the timings here")
     parser.add_argument("--profile", type=Path, help="profile cold gradlint on this folder")
     parser.add_argument("--top", type=int, default=25)
@@ -339,7 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = tools(args.torchfix_venv)
     if args.only:
         wanted = {name.strip() for name in args.only.split(",")}
-        chosen = [tool for tool in chosen if tool.name in wanted]
+        unknown = wanted - {tool.key for tool in chosen}
+        if unknown:
+            parser.error(f"unknown tool keys: {', '.join(sorted(unknown))}")
+        chosen = [tool for tool in chosen if tool.key in wanted]
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}", flush=True)
     everything = {}
     with tempfile.TemporaryDirectory(prefix="gradlint-bench-") as tmp:
