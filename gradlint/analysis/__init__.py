@@ -9,10 +9,15 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
+from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.train_mode import TrainModeAnalysis
+from gradlint.analysis.values import ValueAnalysis
 
 __all__ = ["FileFacts", "GradMode", "LoopFacts", "dotted_name"]
 
@@ -46,6 +51,35 @@ class FileFacts:
     @cached_property
     def tensors(self) -> TensorFacts:
         return TensorFacts(self.index)
+
+    @cached_property
+    def values(self) -> ValueAnalysis:
+        return ValueAnalysis(self.index, self.tensors)
+
+    @cached_property
+    def train_mode(self) -> TrainModeAnalysis:
+        return TrainModeAnalysis(self.index)
+
+    @cached_property
+    def frameworks(self) -> FrameworkAnalysis:
+        return FrameworkAnalysis(self.index)
+
+    @cached_property
+    def forwards(self) -> ForwardAnalysis:
+        return ForwardAnalysis(
+            self.index,
+            self.flow,
+            self.autograd,
+            self.loops,
+            self.values,
+            self.tensors,
+            self.grad_mode,
+            self.summaries,
+        )
+
+    @cached_property
+    def summaries(self) -> FunctionSummaries:
+        return FunctionSummaries(self.index, self.autograd)
 
     # shortcuts used by most rules
     def mode_at(self, node: cst.CSTNode) -> GradMode:

@@ -26,6 +26,21 @@ class DiffEvent:
     roots: set[str] = field(default_factory=set)
     # The expression that is differentiated (None for a step).
     root_expr: cst.CSTNode | None = None
+    # Variables differentiated *with respect to* (`inputs=` of autograd.grad).
+    wrt: set[str] = field(default_factory=set)
+    # The event keeps the graph it differentiates, to be differentiated again:
+    # `autograd.grad(..., create_graph=True)` or a differentiable optimizer's
+    # `diffopt.step(loss)` (higher, learn2learn). A loop of only such events is an
+    # unrolled computation whose history is the point, not a training loop.
+    keeps_graph: bool = False
+
+
+def _not_false(arg: cst.Arg | None) -> bool:
+    """A flag given and not literally False (`create_graph=not first_order` may hold)."""
+    if arg is None:
+        return False
+    value = arg.value
+    return not (isinstance(value, cst.Name) and value.value in ("False", "None"))
 
 
 def keyword_arg(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
@@ -51,7 +66,15 @@ class AutogradCalls:
         if qualified in AUTOGRAD_GRAD:
             outputs = keyword_arg(call, "outputs", 0)
             expr = outputs.value if outputs else None
-            return DiffEvent(call, "grad", self.flow.reads(expr), expr)
+            inputs = keyword_arg(call, "inputs", 1)
+            return DiffEvent(
+                call,
+                "grad",
+                self.flow.reads(expr),
+                expr,
+                wrt=self.flow.reads(inputs.value) if inputs else set(),
+                keeps_graph=_not_false(keyword_arg(call, "create_graph", 5)),
+            )
         if qualified in AUTOGRAD_BACKWARD:
             tensors = keyword_arg(call, "tensors", 0)
             expr = tensors.value if tensors else None
@@ -75,8 +98,27 @@ class AutogradCalls:
                     expr = call.args[0].value
             return DiffEvent(call, "backward", roots, expr)
         if method == "step" and self._is_optimizer_step(call):
+            if self._is_differentiable_step(call):
+                loss = call.args[0].value
+                return DiffEvent(call, "step", self.flow.reads(loss), loss, keeps_graph=True)
             return DiffEvent(call, "step")
         return None
+
+    def _is_differentiable_step(self, call: cst.Call) -> bool:
+        """`diffopt.step(loss)`: a differentiable optimizer is handed the loss, where a
+        torch optimizer takes nothing, a closure, or (AMP's scaler) the optimizer."""
+        if not call.args or call.args[0].keyword is not None:
+            return False
+        arg = call.args[0].value
+        if isinstance(arg, cst.Lambda):
+            return False
+        name = dotted_name(arg)
+        if name is not None:
+            if "opt" in name.lower() or "closure" in name.lower():
+                return False
+            if any(f.name.value == name for f in self.index.functions):
+                return False  # a closure defined in this file
+        return True
 
     @staticmethod
     def _looks_like_tensor_receiver(receiver: cst.CSTNode) -> bool:

@@ -301,3 +301,64 @@ class FileIndex:
         # Conditional blocks that hold the binding but not the use break dominance,
         # and that is exactly "block encloses use"; `try` bodies may be cut short.
         return True
+
+    def reaching(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
+        """Which of a variable's binding nodes (in one scope) can reach `use`: the last
+        one before it that dominates it and any later-but-earlier ones that do not, plus,
+        inside a loop, bindings later in the loop body that flow back round to it (unless
+        one inside that loop already dominates the use). A binding of the use's own
+        statement (`w -= ...`) does not reach itself."""
+        order = self.order
+        use_order = order.get(use, 0)
+        before = [n for n in bindings if order.get(n, 0) < use_order]
+        reaching: list[cst.CSTNode] = []
+        for node in before:
+            if self.dominates(node, use):
+                reaching = [node]
+            else:
+                reaching.append(node)
+        # `for ...: m.train(); ...; m.eval()` then a use after the loop: every way out
+        # of the loop body passes the later binding, which kills the earlier one.
+        reaching = [
+            node
+            for node in reaching
+            if not any(
+                order.get(node, 0) < order.get(later, 0) and self._kills(later, node, use)
+                for later in reaching
+            )
+        ]
+        for loop in self.enclosing_loops(use):
+            if any(self.is_inside(n, loop) and self.dominates(n, use) for n in before):
+                break
+            for node in bindings:
+                if order.get(node, 0) > use_order and self.is_inside(node, loop):
+                    reaching.append(node)
+        return [n for n in reaching if not self.is_inside(use, n) or isinstance(n, cst.For)]
+
+    def block_of(self, binding: cst.CSTNode) -> cst.CSTNode | None:
+        """The block (indented body or module) whose statement holds the binding."""
+        statement = binding
+        while statement is not None and not isinstance(
+            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
+            statement = self.parent.get(statement)
+        return self.parent.get(statement) if statement is not None else None
+
+    def _kills(self, later: cst.CSTNode, earlier: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Does every path from `earlier` out of the block holding `later` run `later`?
+        True when that block also holds `earlier` and the use lies outside it (a `break`
+        between the two is not modelled)."""
+        if isinstance(later, (cst.For, cst.Param)):
+            return False
+        block = self.block_of(later)
+        return (
+            block is not None and self.is_inside(earlier, block) and not self.is_inside(use, block)
+        )
+
+    def enclosing_loops(self, node: cst.CSTNode):
+        """The `for`/`while` loops around node, innermost first, up to its function."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                return
+            if isinstance(anc, (cst.For, cst.While)):
+                yield anc

@@ -34,6 +34,24 @@ class LoopFacts:
         return bool(self.events)
 
     @property
+    def unrolled(self) -> bool:
+        """Every differentiation here keeps its graph (`create_graph=True`, a
+        differentiable optimizer step): the loop unrolls a computation that is
+        differentiated as a whole later (MAML's inner loop, a Jacobian trace), so
+        carrying and keeping history is the algorithm."""
+        return bool(self.events) and all(event.keeps_graph for event in self.events)
+
+    def differentiated_with_respect_to(self, var: str) -> bool:
+        """Is some `autograd.grad` here taken with respect to `var`, or to what `var` is
+        built from (functional fast weights)?"""
+        wrt: set[str] = set()
+        for event in self.events:
+            wrt |= event.wrt
+        if not wrt:
+            return False
+        return var in wrt or var in self.closure(wrt)
+
+    @property
     def roots(self) -> set[str]:
         out: set[str] = set()
         for event in self.events:

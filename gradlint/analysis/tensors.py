@@ -247,38 +247,8 @@ class TensorFacts:
             self._resolving.discard(node)
 
     def _reaching(self, bindings, use):
-        order = self.index.order
-        use_order = order.get(use, 0)
-        before = [(n, k) for n, k in bindings if order.get(n, 0) < use_order]
-        reaching: list = []
-        for node, kind in before:
-            if self.index.dominates(node, use):
-                reaching = [(node, kind)]
-            else:
-                reaching.append((node, kind))
-        # Back edges: bindings later in a loop that encloses the use flow back to it,
-        # unless a binding inside that loop already dominates the use.
-        for loop in self._enclosing_loops(use):
-            if any(
-                self.index.is_inside(n, loop) and self.index.dominates(n, use) for n, _ in before
-            ):
-                break
-            for node, kind in bindings:
-                if order.get(node, 0) > use_order and self.index.is_inside(node, loop):
-                    reaching.append((node, kind))
-        # A binding of the use's own statement (`w -= ...`) does not reach itself.
-        return [
-            (n, k)
-            for n, k in reaching
-            if not self.index.is_inside(use, n) or isinstance(n, cst.For)
-        ]
-
-    def _enclosing_loops(self, node: cst.CSTNode):
-        for anc in self.index.ancestors(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
-                return
-            if isinstance(anc, (cst.For, cst.While)):
-                yield anc
+        reaching = set(self.index.reaching([node for node, _ in bindings], use))
+        return [(node, kind) for node, kind in bindings if node in reaching]
 
     # -- expressions ------------------------------------------------------------------
 

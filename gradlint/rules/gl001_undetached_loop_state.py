@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
+from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
@@ -90,6 +91,8 @@ class UndetachedLoopState(Rule):
         facts = self.facts
         if facts.mode_at(loop.loop.body) is not GradMode.RECORDING:
             return
+        if loop.unrolled:
+            return  # a differentiable unroll (MAML inner loop): the history is the point
         roots = loop.roots
         if not roots:
             # Only an optimizer step is visible: whether the carried value feeds the
@@ -102,6 +105,10 @@ class UndetachedLoopState(Rule):
         for var in sorted(loop.carried - callables):
             if var not in consumed:
                 continue  # never reaches what is differentiated (GL006's territory)
+            if loop.differentiated_with_respect_to(var):
+                continue  # functional fast weights: the gradient is taken through them
+            if not self._may_carry_graph(var, loop):
+                continue  # a number, a module, a tensor that never had history
             carrying = self._carrying_statements(var, loop)
             for statement in carrying:
                 by_statement.setdefault(statement, []).append(var)
@@ -118,6 +125,14 @@ class UndetachedLoopState(Rule):
                 ),
                 fix=self._fix(loop, names, quoted),
             )
+
+    def _may_carry_graph(self, var: str, loop: LoopFacts) -> bool:
+        values = self.facts.values
+        return any(
+            may_carry_graph(values.of_binding(binding.statement, var))
+            for binding in loop.bindings_of(var)
+            if binding.kind in ("assign", "augassign")
+        )
 
     def _called_names(self, loop: LoopFacts) -> set[str]:
         """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions

@@ -3,16 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
-from gradlint.analysis.dataflow import target_names
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
-
-
-def _literal(expr: cst.CSTNode) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
-
 
 # Methods through which a value outlives the statement that computed it.
 _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
@@ -77,80 +69,89 @@ class EvalWithoutNoGrad(Rule):
     fix_title = "Wrap the inference in `with torch.no_grad():`"
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._mode_switches: list[tuple[cst.Call, str, bool]] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute):
-            return
-        model = dotted_name(func.value)
-        if model is None:
-            return
-
-        method = func.attr.value
-        if method == "eval" and not node.args:
-            self._mode_switches.append((node, model, True))
-        elif method == "train":
-            flag = _literal(node.args[0].value) if node.args else True
-            if flag is not None:
-                self._mode_switches.append((node, model, not flag))
-
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not any(is_eval for _, _, is_eval in self._mode_switches):
+        facts = self.facts
+        modes = facts.train_mode
+        if not modes.has_eval_switch():
             return
+        index = facts.index
+        for scope in {index.scope_of(s.anchor) for s in modes.switches() if s.to_eval}:
+            models = modes.eval_models_in(scope)
+            for call, model, at in self._forwards(scope, models):
+                self._check(call, model, at)
+
+    def _forwards(self, scope: cst.CSTNode, models: set[str]):
+        """(call, model, point) for each forward of an eval'd model in scope: direct
+        calls, calls of this file's helpers that run a forward of the model they are
+        passed, and forwards inside closures defined here (judged where they are
+        called)."""
         facts = self.facts
         index = facts.index
-        switches_by_scope: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
-        for call, model, is_eval in self._mode_switches:
-            # `model.eval()` as a statement switches the model; `jit.freeze(m.eval())`
-            # makes a new object whose name we do not follow.
-            if not isinstance(index.parent.get(call), cst.Expr):
-                continue
-            switches_by_scope.setdefault(index.scope_of(call), []).append(
-                (index.order[call], model, is_eval)
-            )
-        for scope, switches in switches_by_scope.items():
-            models = {model for _, model, is_eval in switches if is_eval}
-            for call in self._forward_calls(scope, models):
-                model = self._called_model(call)
-                if self._latest_switch(switches, model, index.order[call]) is not True:
-                    continue
-                if facts.mode_at(call) is not GradMode.RECORDING:
-                    continue
-                if not self._is_retained(call) or self._is_differentiated(call, scope):
-                    continue
-                statement = index.statement_of(call)
-                self.report(
-                    call,
-                    self.message.format(model=model),
-                    fix=wrap_in_no_grad(self.context, statement, self.fix_title),
-                )
-
-    @staticmethod
-    def _called_model(call: cst.Call) -> str | None:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-            return dotted_name(func.value)
-        return dotted_name(func)
-
-    def _forward_calls(self, scope: cst.CSTNode, models: set[str]):
-        index = self.facts.index
+        summaries = facts.summaries
         body = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        for node in index.walk(body):
-            if isinstance(node, cst.Call) and self._called_model(node) in models:
-                yield node
+        for node in index.walk(body, into_functions=True):
+            if not isinstance(node, cst.Call):
+                continue
+            model = _called_model(node)
+            inner = index.scope_of(node)
+            if model in models:
+                if inner is scope:
+                    yield node, model, node
+                elif isinstance(inner, cst.FunctionDef) and index.is_inside(inner, body):
+                    if not _binds(index, inner, model):
+                        for site in facts.grad_mode.callers_of(inner):
+                            if index.scope_of(site) is scope:
+                                yield node, model, site
+                continue
+            if inner is not scope:
+                continue
+            callee = summaries.resolve(node)
+            if callee is None:
+                continue
+            summary = summaries.of(callee)
+            if summary.differentiates:
+                continue  # a training helper: its forward is differentiated inside
+            for param in summary.forwarded_params:
+                argument = summary.forwarded_argument(node, param)
+                passed = dotted_name(argument) if argument is not None else None
+                if passed not in models:
+                    continue
+                if not any(
+                    facts.mode_at(forward) is GradMode.RECORDING
+                    for forward in summary.forwards[param]
+                ):
+                    continue  # the helper runs it under no_grad itself
+                yield node, passed, node
 
-    @staticmethod
-    def _latest_switch(switches, model: str, at: int) -> bool | None:
-        """Is `model` in eval mode at textual position `at` (the last switch before it)?"""
-        latest = None
-        latest_order = -1
-        for order, name, is_eval in switches:
-            if name == model and latest_order < order < at:
-                latest, latest_order = is_eval, order
-        return latest
+    def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:
+        """`call` runs a forward of `model`; `at` is where that happens in the scope
+        where the mode was switched (the call itself, or the call of the closure)."""
+        facts = self.facts
+        if facts.train_mode.eval_switch_at(model, at) is None:
+            return
+        if facts.mode_at(call) is not GradMode.RECORDING or facts.mode_at(at) is not (
+            GradMode.RECORDING
+        ):
+            return
+        if facts.frameworks.is_foreign(call):
+            return
+        if not self._is_retained(call) and not self._is_retained(at):
+            return
+        forwards = facts.forwards
+        if at is call and forwards.graph_is_used(call, model):
+            return
+        if at is not call and forwards.is_differentiated(at, facts.index.scope_of(at)):
+            return
+        reported = call if facts.index.scope_of(call) is not facts.index.scope_of(at) else at
+        if reported is call and at is not call:
+            if not self._is_retained(call) or facts.forwards.graph_is_used(call, model):
+                return
+        statement = facts.index.statement_of(reported)
+        self.report(
+            reported,
+            self.message.format(model=model),
+            fix=wrap_in_no_grad(self.context, statement, self.fix_title),
+        )
 
     def _is_retained(self, call: cst.Call) -> bool:
         """Does the output outlive its statement (assigned, returned, yielded, stored)?
@@ -176,31 +177,23 @@ class EvalWithoutNoGrad(Rule):
             node = anc
         return False
 
-    def _is_differentiated(self, call: cst.Call, scope: cst.CSTNode) -> bool:
-        facts = self.facts
-        index = facts.index
-        region = facts.loops.scope_facts(scope)
-        if not region.events:
-            return False
-        for event in region.events:
-            if event.root_expr is not None and index.is_inside(call, event.root_expr):
+
+def _called_model(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return dotted_name(func.value)
+    return dotted_name(func)
+
+
+def _binds(index, func: cst.FunctionDef, name: str) -> bool:
+    """Does the function bind `name` itself (a parameter or a local), hiding the outer
+    one?"""
+    params = func.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            return True
+    for node in index.walk(func.body):
+        if isinstance(node, cst.Assign):
+            if any(dotted_name(t.target) == name for t in node.targets):
                 return True
-            if event.kind == "grad" and index.is_inside(call, event.call):
-                return True
-        statement = index.statement_of(call)
-        produced: set[str] = set()
-        if isinstance(statement, cst.Assign):
-            for target in statement.targets:
-                produced |= set(target_names(target.target))
-        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
-            produced |= set(target_names(statement.target))
-        elif isinstance(statement, cst.Expr):
-            # `losses.append(crit(model(x), y))` then a backward of the list
-            value = statement.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-                receiver = dotted_name(value.func.value)
-                if receiver:
-                    produced.add(receiver)
-        if not produced:
-            return False
-        return bool(region.closure(region.roots) & produced)
+    return False

@@ -87,6 +87,8 @@ class LossHistoryAccumulation(Rule):
         facts = self.facts
         index = facts.index
         flow = facts.flow
+        if loop.unrolled:
+            return  # every graph here is kept on purpose, to be differentiated later
         consumed = loop.closure(loop.roots)
         graph_vars = {var for var in consumed if var in loop.roots} | {
             b.var for b in loop.bindings if b.var in consumed and b.tensor_op

@@ -1,0 +1,317 @@
+"""The real-code ledger: gradlint measured on public PyTorch repositories.
+
+    python bench/real-code/ledger.py prepare CORPUS_DIR [--git-dir-template T]
+    python bench/real-code/ledger.py run CORPUS_DIR [--check] [--json FILE]
+
+`corpus.tsv` pins each repository to a commit. `prepare` lays each one out as
+CORPUS_DIR/<owner>+<name>/ with the commit's .py and .ipynb files (cloned from GitHub, or
+read from an existing git directory named by the template, e.g.
+`/mirrors/{owner}+{name}.git`).
+
+`ledger.tsv` holds one row per judged place: repo, commit, path, line, code, verdict,
+reason. Verdicts:
+
+- TRUE   gradlint reports it and it is the pitfall the rule describes.
+- FALSE  gradlint reported it and it is not (the reason says why); it must stay fixed.
+- MISS   a real pitfall found by reading the code; gradlint should report it there.
+- TRAP   correct code that looks like the pitfall; gradlint must stay silent there.
+
+`run` lints the corpus and prints, per rule and overall: findings, how many are judged
+true (TRUE or MISS rows) or false (FALSE or TRAP rows), the precision over judged
+findings, how many MISS rows are now caught, and every finding not judged yet. With
+--check it exits 1 when a finding is unjudged or judged false, or a TRUE one is lost, so a change to the
+analysis that adds a false positive fails loudly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS_TSV = HERE / "corpus.tsv"
+LEDGER_TSV = HERE / "ledger.tsv"
+COLUMNS = ("repo", "commit", "path", "line", "code", "verdict", "reason")
+GOOD = frozenset({"TRUE", "MISS"})
+BAD = frozenset({"FALSE", "TRAP"})
+VERDICTS = GOOD | BAD
+LINTED_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass(frozen=True)
+class Repo:
+    name: str  # owner/name
+    commit: str
+    kind: str
+
+    @property
+    def folder(self) -> str:
+        return self.name.replace("/", "+")
+
+
+@dataclass(frozen=True)
+class Row:
+    repo: str
+    commit: str
+    path: str
+    line: int
+    code: str
+    verdict: str
+    reason: str
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.repo, self.path, self.line, self.code)
+
+
+def read_corpus(path: Path = CORPUS_TSV) -> list[Repo]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            Repo(r["repo"], r["commit"], r["kind"]) for r in csv.DictReader(handle, delimiter="\t")
+        ]
+
+
+def read_ledger(path: Path = LEDGER_TSV) -> list[Row]:
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for n, r in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
+            if r["verdict"] not in VERDICTS:
+                raise SystemExit(f"{path}:{n}: unknown verdict {r['verdict']!r}")
+            rows.append(
+                Row(
+                    r["repo"],
+                    r["commit"],
+                    r["path"],
+                    int(r["line"]),
+                    r["code"],
+                    r["verdict"],
+                    r["reason"],
+                )
+            )
+    return rows
+
+
+def write_ledger(rows: list[Row], path: Path = LEDGER_TSV) -> None:
+    rows = sorted(rows, key=lambda r: (r.repo, r.path, r.line, r.code))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for r in rows:
+            writer.writerow([r.repo, r.commit, r.path, r.line, r.code, r.verdict, r.reason])
+
+
+# -- prepare ---------------------------------------------------------------------------
+
+
+def _extract(git_dir: str, commit: str, dest: Path) -> int:
+    """Write the commit's linted files under dest. Reads blob by blob, so a snapshot
+    whose large binaries are missing still yields all of its source."""
+    listing = subprocess.run(
+        ["git", "--git-dir", git_dir, "ls-tree", "-r", "-z", commit],
+        check=True,
+        capture_output=True,
+    ).stdout
+    count = 0
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, raw_path = entry.split(b"\t", 1)
+        _mode, kind, sha = meta.split()
+        path = os.fsdecode(raw_path)
+        if kind != b"blob" or not path.endswith(LINTED_SUFFIXES):
+            continue
+        blob = subprocess.run(
+            ["git", "--git-dir", git_dir, "cat-file", "blob", sha.decode()], capture_output=True
+        )
+        if blob.returncode != 0:
+            print(f"  {path}: blob missing, skipped", file=sys.stderr)
+            continue
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
+        count += 1
+    return count
+
+
+def prepare(corpus_dir: Path, template: str | None) -> int:
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    for repo in read_corpus():
+        dest = corpus_dir / repo.folder
+        if dest.exists():
+            print(f"{repo.name}: present")
+            continue
+        owner, name = repo.name.split("/")
+        with tempfile.TemporaryDirectory() as scratch:
+            if template:
+                git_dir = template.format(owner=owner, name=name, folder=repo.folder)
+            else:
+                git_dir = os.path.join(scratch, "repo.git")
+                url = f"https://github.com/{repo.name}.git"
+                subprocess.run(["git", "clone", "--bare", "--quiet", url, git_dir], check=True)
+            staging = Path(scratch) / "out"
+            staging.mkdir()
+            count = _extract(git_dir, repo.commit, staging)
+            staging.rename(dest)
+        print(f"{repo.name}: {count} files at {repo.commit[:12]}")
+    return 0
+
+
+# -- run -------------------------------------------------------------------------------
+
+
+def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, int, str, str]]:
+    """(repo, path, line, code, message) for every finding, paths relative to the repo."""
+    findings = []
+    for repo in repos:
+        root = corpus_dir / repo.folder
+        if not root.is_dir():
+            print(f"warning: {repo.name} is not in {corpus_dir} (run `prepare`)", file=sys.stderr)
+            continue
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gradlint",
+                "--isolated",
+                "--no-cache",
+                "--select",
+                "ALL",
+                "--output-format",
+                "json",
+                "--exit-zero",
+                ".",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"gradlint failed on {repo.name}: {proc.stderr.strip()}")
+        for item in json.loads(proc.stdout or "[]"):
+            if not item.get("code"):
+                continue  # a file gradlint could not lint: reported on stderr, not judged
+            path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
+            findings.append(
+                (repo.name, path, item["location"]["row"], item["code"], item["message"])
+            )
+    return findings
+
+
+def report(findings, rows: list[Row], out=sys.stdout) -> dict:
+    by_key = {r.key: r for r in rows}
+    per_rule: dict[str, Counter] = defaultdict(Counter)
+    unjudged = []
+    false_hits = []
+    found_keys = set()
+    for repo, path, line, code, message in findings:
+        key = (repo, path, line, code)
+        found_keys.add(key)
+        row = by_key.get(key)
+        counts = per_rule[code]
+        counts["findings"] += 1
+        if row is None:
+            counts["unjudged"] += 1
+            unjudged.append((repo, path, line, code, message))
+        elif row.verdict in GOOD:
+            counts["true"] += 1
+        else:
+            counts["false"] += 1
+            false_hits.append(row)
+    lost = [r for r in rows if r.verdict == "TRUE" and r.key not in found_keys]
+    misses = [r for r in rows if r.verdict == "MISS"]
+    for r in misses:
+        per_rule[r.code]["misses"] += 1
+        if r.key in found_keys:
+            per_rule[r.code]["caught"] += 1
+
+    def ratio(a: int, b: int) -> str:
+        return f"{a / b:.2f}" if b else "-"
+
+    total = Counter()
+    print(
+        f"{'rule':<6} {'findings':>8} {'true':>5} {'false':>5} {'unjudged':>8} {'precision':>9} {'misses caught':>14}",
+        file=out,
+    )
+    for code in sorted(per_rule):
+        c = per_rule[code]
+        total.update(c)
+        print(
+            f"{code:<6} {c['findings']:>8} {c['true']:>5} {c['false']:>5} {c['unjudged']:>8} "
+            f"{ratio(c['true'], c['true'] + c['false']):>9} {c['caught']:>6} / {c['misses']:<5}",
+            file=out,
+        )
+    print(
+        f"{'all':<6} {total['findings']:>8} {total['true']:>5} {total['false']:>5} {total['unjudged']:>8} "
+        f"{ratio(total['true'], total['true'] + total['false']):>9} {total['caught']:>6} / {total['misses']:<5}",
+        file=out,
+    )
+    if false_hits:
+        print("\nfindings judged false (fix the analysis, not the ledger):", file=out)
+        for r in false_hits:
+            print(f"  {r.repo} {r.path}:{r.line} {r.code} [{r.verdict}] {r.reason}", file=out)
+    if lost:
+        print(
+            "\nTRUE findings no longer reported (a lost true positive is a regression):", file=out
+        )
+        for r in lost:
+            print(f"  {r.repo} {r.path}:{r.line} {r.code} {r.reason}", file=out)
+    still_missed = [r for r in misses if r.key not in found_keys]
+    if still_missed:
+        print("\nreal pitfalls still missed:", file=out)
+        for r in still_missed:
+            print(f"  {r.repo} {r.path}:{r.line} {r.code} {r.reason}", file=out)
+    if unjudged:
+        print("\nfindings not judged yet (read the code, then add a row):", file=out)
+        for repo, path, line, code, message in unjudged:
+            print(f"  {repo} {path}:{line} {code} {message}", file=out)
+    return {
+        "per_rule": {k: dict(v) for k, v in per_rule.items()},
+        "total": dict(total),
+        "false": [r.key for r in false_hits],
+        "lost": [r.key for r in lost],
+        "unjudged": [u[:4] for u in unjudged],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="lay out the pinned corpus under CORPUS_DIR")
+    p.add_argument("corpus_dir", type=Path)
+    p.add_argument(
+        "--git-dir-template", help="read each repo from this git dir: {owner}, {name}, {folder}"
+    )
+    r = sub.add_parser("run", help="lint the corpus and score it against the ledger")
+    r.add_argument("corpus_dir", type=Path)
+    r.add_argument("--check", action="store_true", help="exit 1 on unjudged or false findings")
+    r.add_argument("--json", type=Path, help="also write the figures as JSON")
+    r.add_argument("--repo", action="append", help="only this repo (owner/name); repeatable")
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        return prepare(args.corpus_dir, args.git_dir_template)
+    repos = read_corpus()
+    if args.repo:
+        repos = [r for r in repos if r.name in set(args.repo)]
+    rows = read_ledger()
+    findings = lint_corpus(args.corpus_dir, repos)
+    names = {r.name for r in repos}
+    figures = report(findings, [row for row in rows if row.repo in names])
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    if args.check and (figures["unjudged"] or figures["false"] or figures["lost"]):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+"""Does a forward pass need autograd? The question behind "evaluation without no_grad"
+(and every rule about inference that records a graph): a forward whose graph is used
+must keep recording, whatever mode the module is in.
+
+A forward's graph is used when:
+- its result flows into `backward()` / `autograd.grad` in the same function;
+- one of its inputs requires grad (`x.requires_grad_()`, `requires_grad=True`): input
+  gradients are the point (PINN residuals, saliency, adversarial examples);
+- its result is handed, together with one of its inputs, to another call: the shape of a
+  derivative operator (`operator(inputs, outputs)`, `jacobian(y, x)`), which gradlint
+  cannot see into;
+- the module's own `forward` differentiates (an unrolled inner optimisation, an energy
+  model solved by gradient descent), so it cannot run without grad.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.grad_mode import GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.values import Kind, ValueAnalysis
+
+
+class ForwardAnalysis:
+    def __init__(
+        self,
+        index: FileIndex,
+        flow: DataFlow,
+        autograd: AutogradCalls,
+        loops: LoopAnalysis,
+        values: ValueAnalysis,
+        tensors: TensorFacts,
+        grad_mode: GradModeAnalysis,
+        summaries: FunctionSummaries,
+    ) -> None:
+        self.index = index
+        self.flow = flow
+        self.autograd = autograd
+        self.loops = loops
+        self.values = values
+        self.tensors = tensors
+        self.grad_mode = grad_mode
+        self.summaries = summaries
+        self._differentiating_classes: set[str] | None = None
+
+    # -- the query ---------------------------------------------------------------------
+
+    def graph_is_used(self, call: cst.Call, model: str) -> bool:
+        scope = self.index.scope_of(call)
+        return (
+            self.is_differentiated(call, scope)
+            or self._input_requires_grad(call, scope)
+            or self._passed_with_its_input(call)
+            or self._forward_differentiates(model, call)
+        )
+
+    # -- result differentiated ---------------------------------------------------------
+
+    def is_differentiated(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """Does the call's result reach a differentiation in its function? Followed
+        along def-use chains, so `loss = evaluate(...)` does not inherit the `backward()`
+        of an earlier training `loss`."""
+        index = self.index
+        region = self.loops.scope_facts(scope)
+        if not region.events:
+            return False
+        if self._cut_within_statement(call):
+            return False  # `vgg(x).detach()`: no gradient can come back through it
+        for event in region.events:
+            if event.root_expr is not None and index.is_inside(call, event.root_expr):
+                return True
+            if event.kind == "grad" and index.is_inside(call, event.call):
+                return True
+        statement = index.statement_of(call)
+        work = [(statement, var) for var in self._produced(call)]
+        seen: set[tuple[cst.CSTNode, str]] = set()
+        containers: set[str] = set()
+        while work:
+            binding, var = work.pop()
+            if (binding, var) in seen or len(seen) > 500:
+                continue
+            seen.add((binding, var))
+            if isinstance(binding, cst.Expr):
+                containers.add(var)  # `losses.append(...)`: followed by name below
+                continue
+            for use in self.values.uses_reached(binding, var):
+                if self._cut_within_statement(use):
+                    continue
+                for event in region.events:
+                    if event.root_expr is not None and index.is_inside(use, event.root_expr):
+                        return True
+                    if event.kind == "grad" and index.is_inside(use, event.call):
+                        return True
+                work.extend(self._flows_into(use))
+        return bool(containers and region.closure(region.roots) & containers)
+
+    def _cut_within_statement(self, node: cst.CSTNode) -> bool:
+        statement = self.index.statement_of(node)
+        for anc in self.index.ancestors(node):
+            if anc is statement:
+                return False
+            if self.flow.is_graph_cut(anc):
+                return True
+        return False
+
+    def _flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+        """(binding, variable) pairs that a read passes its value on to."""
+        statement = self.index.statement_of(use)
+        out: list[tuple[cst.CSTNode, str]] = []
+        if isinstance(statement, cst.Assign) and self.index.is_inside(use, statement.value):
+            for target in statement.targets:
+                out.extend((statement, v) for v in target_names(target.target))
+        elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
+            value = statement.value
+            if value is not None and self.index.is_inside(use, value):
+                out.extend((statement, v) for v in target_names(statement.target))
+        elif isinstance(statement, cst.Expr):
+            value = statement.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                receiver = dotted_name(value.func.value)
+                if receiver and not self.index.is_inside(use, value.func):
+                    out.append((statement, receiver))
+        for anc in self.index.ancestors(use):
+            if isinstance(anc, cst.For) and self.index.is_inside(use, anc.iter):
+                out.extend((anc, v) for v in target_names(anc.target))
+                break
+            if anc is statement:
+                break
+        return out
+
+    def _produced(self, call: cst.Call) -> set[str]:
+        """The variables the call's result is bound or stored into."""
+        statement = self.index.statement_of(call)
+        produced: set[str] = set()
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                produced |= set(target_names(target.target))
+        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+            produced |= set(target_names(statement.target))
+        elif isinstance(statement, cst.Expr):
+            # `losses.append(crit(model(x), y))` then a backward of the list
+            value = statement.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                receiver = dotted_name(value.func.value)
+                if receiver:
+                    produced.add(receiver)
+        return produced
+
+    # -- inputs that require grad ------------------------------------------------------
+
+    def _input_requires_grad(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        for arg in call.args:
+            if Kind.LEAF in self.values.of_expr(arg.value, call):
+                return True
+            name = dotted_name(arg.value)
+            if name is not None and self._made_to_require_grad(name, call):
+                return True
+        return False
+
+    def _made_to_require_grad(self, name: str, use: cst.CSTNode) -> bool:
+        """`name.requires_grad_()` or `name.requires_grad = True` in the function (or,
+        for `self.x`, anywhere in the class)."""
+        region: cst.CSTNode = self.index.scope_of(use)
+        if name.startswith("self."):
+            for anc in self.index.ancestors(use):
+                if isinstance(anc, cst.ClassDef):
+                    region = anc
+                    break
+        for node in self.index.walk(region, into_functions=True):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "requires_grad_"
+                and dotted_name(node.func.value) == name
+                and not (node.args and _is_false(node.args[0].value))
+            ):
+                return True
+            if (
+                isinstance(node, cst.Assign)
+                and any(dotted_name(t.target) == f"{name}.requires_grad" for t in node.targets)
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "True"
+            ):
+                return True
+        return False
+
+    # -- derivative operators ----------------------------------------------------------
+
+    def _passed_with_its_input(self, call: cst.Call) -> bool:
+        """`y = net(x)` then `op(x, y)`: a call given both the output and an input, to a
+        callee that may differentiate one by the other. A recurrent state that is both
+        input and output (`out, h = rnn(x, h)`) does not count; nor does a callee that
+        is known not to differentiate (a torch function, a loss module, a function of
+        this file that does not)."""
+        outputs = self._produced(call)
+        inputs = {dotted_name(a.value) for a in call.args} - {None} - outputs
+        outputs -= inputs
+        if not inputs or not outputs:
+            return False
+        scope = self.index.scope_of(call)
+        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        after = self.index.order[call]
+        for node in self.index.walk(body):
+            if not isinstance(node, cst.Call) or self.index.order[node] <= after:
+                continue
+            names = {dotted_name(a.value) for a in node.args}
+            if names & inputs and names & outputs and self._may_differentiate(node):
+                return True
+        return False
+
+    def _may_differentiate(self, call: cst.Call) -> bool:
+        qualified = self.index.qualified_name(call.func) or ""
+        if qualified.startswith("torch.") or qualified in ("print", "len", "zip", "isinstance"):
+            return False
+        callee = self.values.of_expr(call.func, call)
+        if callee and callee <= {Kind.MODULE, Kind.OBJECT, Kind.PYTHON}:
+            return False  # `criterion(recon, x)` with a loss module
+        function = self.summaries.resolve(call)
+        if function is not None:
+            return self.summaries.of(function).differentiates
+        return True
+
+    # -- modules whose forward differentiates -----------------------------------------
+
+    def differentiating_classes(self) -> set[str]:
+        """Local module classes whose `forward` calls backward / autograd.grad / a
+        differentiable optimizer step."""
+        if self._differentiating_classes is None:
+            found: set[str] = set()
+            for cls in self.index.classes:
+                for stmt in cls.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
+                        if self.autograd.events_in(stmt.body):
+                            found.add(cls.name.value)
+            self._differentiating_classes = found
+        return self._differentiating_classes
+
+    def _forward_differentiates(self, model: str, use: cst.CSTNode) -> bool:
+        classes = self.differentiating_classes()
+        if not classes:
+            return False
+        cls = self.tensors.module_class(cst.parse_expression(model), use)
+        if cls is not None:
+            return cls.rsplit(".", 1)[-1] in classes
+        # The model's class is out of sight (a parameter, an attribute): in a file whose
+        # own models differentiate inside forward, do not guess that this one does not.
+        return True
+
+
+def _is_false(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"

@@ -1,0 +1,72 @@
+"""Which deep-learning framework a piece of code is written for.
+
+Multi-backend libraries (DeepXDE, Keras 3, einops-style code) keep a PaddlePaddle,
+TensorFlow or JAX branch next to the PyTorch one, with the same `net.eval()` and
+`net(x)` spelling. gradlint's rules are about torch's autograd; on another framework's
+code they would only cry wolf.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex
+
+FOREIGN_FRAMEWORKS = frozenset(
+    {"paddle", "tensorflow", "tf", "jax", "flax", "mindspore", "oneflow", "mxnet", "keras"}
+)
+
+
+class FrameworkAnalysis:
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._region_cache: dict[cst.CSTNode, str | None] = {}
+
+    def _roots(self, name: cst.CSTNode) -> str | None:
+        qualified = self.index.qualified_name(name)
+        if qualified is None:
+            return None
+        return qualified.split(".")[0]
+
+    def _region_framework(self, region: cst.CSTNode) -> str | None:
+        """ "torch", a foreign framework's name, or None when the region names neither
+        (a region naming both is torch's)."""
+        cached = self._region_cache.get(region, "")
+        if cached != "":
+            return cached
+        seen: set[str] = set()
+        for node in self.index.walk(region):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                parent = self.index.parent.get(node)
+                if isinstance(parent, cst.Attribute) and parent.value is node:
+                    continue  # the whole chain is looked at once
+                root = self._roots(node)
+                if root == "torch" or root in FOREIGN_FRAMEWORKS:
+                    seen.add(root)
+        if "torch" in seen:
+            result: str | None = "torch"
+        elif seen:
+            result = sorted(seen)[0]
+        else:
+            result = None
+        self._region_cache[region] = result
+        return result
+
+    def is_foreign(self, node: cst.CSTNode) -> bool:
+        """Is node in code written for another framework: the innermost `if` branch or
+        function around it that names a framework names only a foreign one?"""
+        child = node
+        for anc in self.index.ancestors(node):
+            region = None
+            if isinstance(anc, cst.If) and child in (anc.body, anc.orelse):
+                region = child
+            elif isinstance(anc, cst.Else):
+                region = anc.body
+            elif isinstance(anc, (cst.FunctionDef, cst.Module)):
+                region = anc.body if isinstance(anc, cst.FunctionDef) else anc
+            if region is not None:
+                framework = self._region_framework(region)
+                if framework is not None:
+                    return framework != "torch"
+            child = anc
+        return False

@@ -1,0 +1,108 @@
+"""What a function does to autograd, summarised once so that a call site can be judged
+without re-reading the body: which of its parameters it runs a forward of, whether it
+differentiates, and the callee a call resolves to.
+
+Summaries are per module today: a call resolves to a function of the same file (a
+module-level or nested function by name, a method through `self.`/`cls.`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.index import FileIndex, dotted_name
+
+
+@dataclass
+class FunctionSummary:
+    function: cst.FunctionDef
+    params: list[str] = field(default_factory=list)
+    # Parameters the body calls (`model(x)`, `model.forward(x)`): forwards of arguments.
+    forwarded_params: set[str] = field(default_factory=set)
+    forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
+    # backward / autograd.grad / an optimizer step somewhere in the body.
+    differentiates: bool = False
+
+    def forwarded_argument(self, call: cst.Call, param: str) -> cst.BaseExpression | None:
+        """The argument expression a call passes for `param`."""
+        try:
+            position = self.params.index(param)
+        except ValueError:
+            return None
+        if self.params and self.params[0] in ("self", "cls"):
+            position -= 1
+        for i, arg in enumerate(call.args):
+            if arg.keyword is not None:
+                if arg.keyword.value == param:
+                    return arg.value
+            elif arg.star:
+                return None
+            elif i == position:
+                return arg.value
+        return None
+
+
+class FunctionSummaries:
+    def __init__(self, index: FileIndex, autograd: AutogradCalls) -> None:
+        self.index = index
+        self.autograd = autograd
+        self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._by_name: dict[str, list[cst.FunctionDef]] | None = None
+
+    def of(self, func: cst.FunctionDef) -> FunctionSummary:
+        found = self._summaries.get(func)
+        if found is None:
+            found = self._summarise(func)
+            self._summaries[func] = found
+        return found
+
+    def _summarise(self, func: cst.FunctionDef) -> FunctionSummary:
+        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        params += [p.name.value for p in func.params.kwonly_params]
+        summary = FunctionSummary(func, params)
+        candidates = set(params) - {"self", "cls"}
+        for node in self.index.walk(func.body):
+            if not isinstance(node, cst.Call):
+                continue
+            callee = node.func
+            if isinstance(callee, cst.Attribute) and callee.attr.value == "forward":
+                callee = callee.value
+            if isinstance(callee, cst.Name) and callee.value in candidates:
+                summary.forwarded_params.add(callee.value)
+                summary.forwards.setdefault(callee.value, []).append(node)
+            if self.autograd.event(node) is not None:
+                summary.differentiates = True
+        return summary
+
+    def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this file a call runs, when it is unambiguous."""
+        if self._by_name is None:
+            self._by_name = {}
+            for func in self.index.functions:
+                self._by_name.setdefault(func.name.value, []).append(func)
+        target = call.func
+        if isinstance(target, cst.Name):
+            candidates = [
+                f
+                for f in self._by_name.get(target.value, ())
+                if self.index.enclosing_class(f) is None
+            ]
+            return candidates[0] if len(candidates) == 1 else None
+        if isinstance(target, cst.Attribute) and dotted_name(target.value) in ("self", "cls"):
+            cls = None
+            for anc in self.index.ancestors(call):
+                if isinstance(anc, cst.ClassDef):
+                    cls = anc
+                    break
+            if cls is None:
+                return None
+            methods = [
+                f
+                for f in self._by_name.get(target.attr.value, ())
+                if self.index.enclosing_class(f) is cls
+            ]
+            return methods[0] if len(methods) == 1 else None
+        return None

@@ -1,0 +1,125 @@
+"""Is a module in evaluation mode at a given point?
+
+`model.eval()` and `model.train(flag)` are treated as bindings of a pseudo-variable, the
+module's mode, and answered with the same reaching-definitions query as any variable:
+after `if training: net.train() else: net.eval()` both switches reach the next line, so
+the mode there is not known to be eval. Switches that are not statements
+(`m = Net().eval()`, `[n.eval() for n in nets]`) are followed where their result is
+bound to a name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+
+
+@dataclass(frozen=True)
+class ModeSwitch:
+    call: cst.Call
+    model: str  # the dotted name whose mode is set
+    to_eval: bool
+    anchor: cst.CSTNode  # the statement that counts as the binding
+
+
+def _literal(expr: cst.CSTNode) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
+    """(receiver, to_eval) for `x.eval()` / `x.train(flag)` with a literal flag."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method == "eval" and not call.args:
+        return dotted_name(func.value), True
+    if method == "train":
+        if not call.args:
+            return dotted_name(func.value), False
+        arg = call.args[0]
+        if arg.keyword is not None and arg.keyword.value != "mode":
+            return None
+        flag = _literal(arg.value)
+        if flag is not None:
+            return dotted_name(func.value), not flag
+    return None
+
+
+class TrainModeAnalysis:
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._switches: list[ModeSwitch] | None = None
+        self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
+
+    def switches(self) -> list[ModeSwitch]:
+        if self._switches is None:
+            found: list[ModeSwitch] = []
+            for call in self.index.calls:
+                switch = switch_of(call)
+                if switch is None:
+                    continue
+                receiver, to_eval = switch
+                parent = self.index.parent.get(call)
+                if isinstance(parent, cst.Expr) and receiver is not None:
+                    found.append(ModeSwitch(call, receiver, to_eval, parent))
+                    continue
+                # `m = Net().eval()` / `m = m.eval()`: the bound name is in that mode
+                if isinstance(parent, cst.Assign) and parent.value is call:
+                    for target in parent.targets:
+                        name = dotted_name(target.target)
+                        if name is not None:
+                            found.append(ModeSwitch(call, name, to_eval, parent))
+                elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is call:
+                    # `[net.eval() for net in nets]`: every element of `nets`
+                    if isinstance(parent.for_in.target, cst.Name) and receiver == (
+                        parent.for_in.target.value
+                    ):
+                        container = dotted_name(parent.for_in.iter)
+                        if container is not None:
+                            statement = self.index.statement_of(parent)
+                            found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
+            self._switches = found
+        return self._switches
+
+    def has_eval_switch(self) -> bool:
+        return any(s.to_eval for s in self.switches())
+
+    def eval_models_in(self, scope: cst.CSTNode) -> set[str]:
+        return {
+            s.model for s in self.switches() if s.to_eval and self.index.scope_of(s.anchor) is scope
+        }
+
+    def _scope_switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:
+        key = (scope, model)
+        found = self._by_scope.get(key)
+        if found is None:
+            found = [
+                s
+                for s in self.switches()
+                if s.model == model and self.index.scope_of(s.anchor) is scope
+            ]
+            self._by_scope[key] = found
+        return found
+
+    def eval_switch_at(self, model: str, use: cst.CSTNode) -> ModeSwitch | None:
+        """The switch that puts `model` in eval mode at `use`, when every switch of it in
+        the use's scope that can reach the use is an eval switch; else None (training
+        mode, unknown, or both possible)."""
+        scope = self.index.scope_of(use)
+        switches = self._scope_switches(scope, model)
+        if not switches:
+            return None
+        anchors = [s.anchor for s in switches]
+        reaching = self.index.reaching(anchors, use)
+        if not reaching:
+            return None
+        chosen = [s for s in switches if s.anchor in reaching]
+        if all(s.to_eval for s in chosen):
+            return chosen[-1]
+        return None

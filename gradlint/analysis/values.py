@@ -1,0 +1,480 @@
+"""What a value is to autograd, flow-sensitively: for an expression at a point of the
+program, the set of things it may be.
+
+The question every rule asks of a name is "can this carry an autograd graph here?". A
+name answers through the bindings that can reach the use (see `FileIndex.reaching`), so
+a loop counter `i += seq_len` with `seq_len = max(5, int(...))` is a Python number, a
+`baseline = baseline.to(device)` of an object made by a class call is that object, and
+`x = x - x.mean(0)` on a tensor from `torch.randn` is a tensor without grad. Anything we
+cannot see through is UNKNOWN, and UNKNOWN may carry a graph: rules that must not cry
+wolf ask `may_carry_graph` and stay silent only on what is proven graph-free.
+
+Loop-carried values are solved as a least fixpoint: a binding met again while it is
+being evaluated contributes nothing, so `k = min(max(k, 0), 1)` is a number when its
+other sources are.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, target_names
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.tensors import PARAMETER_CLASSES, TensorFacts
+
+
+class Kind(enum.Enum):
+    PYTHON = "a Python number, string or other plain value"
+    NONE = "None"
+    MODULE = "a module"
+    OBJECT = "an object of a class that is not a tensor"
+    TENSOR = "a tensor without autograd history"
+    LEAF = "a leaf tensor that requires grad"
+    GRAPH = "a tensor that carries an autograd graph"
+    UNKNOWN = "unknown"
+
+
+Value = frozenset[Kind]
+
+PYTHON: Value = frozenset({Kind.PYTHON})
+NONE: Value = frozenset({Kind.NONE})
+MODULE: Value = frozenset({Kind.MODULE})
+OBJECT: Value = frozenset({Kind.OBJECT})
+TENSOR: Value = frozenset({Kind.TENSOR})
+LEAF: Value = frozenset({Kind.LEAF})
+GRAPH: Value = frozenset({Kind.GRAPH})
+UNKNOWN: Value = frozenset({Kind.UNKNOWN})
+NOTHING: Value = frozenset()
+
+_GRAPH_KINDS = frozenset({Kind.GRAPH, Kind.UNKNOWN})
+_TENSORISH = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
+
+# Builtins whose result is a plain Python value whatever they are given.
+_PYTHON_RESULT = frozenset(
+    {"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "hasattr"}
+    | {"id", "type", "range", "enumerate", "print", "divmod", "hash", "ord", "chr"}
+)
+# Builtins that compute with their arguments: plain when every argument is plain.
+_ARITHMETIC_BUILTINS = frozenset({"min", "max", "abs", "sum", "pow"})
+# Tensor methods whose result is a Python value.
+_PYTHON_METHODS = frozenset(
+    {
+        "parse_args",
+        "parse_known_args",
+        "item",
+        "tolist",
+        "numel",
+        "size",
+        "dim",
+        "nelement",
+        "element_size",
+        "data_ptr",
+    }
+    | {"stride", "__len__", "is_contiguous", "get_device"}
+)
+# Tensor methods whose result is a tensor without history.
+_GRAPH_FREE_METHODS = frozenset(
+    {"detach", "argmax", "argmin", "argsort", "long", "int", "bool", "byte", "short"}
+    | {"nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "sign"}
+    | {"numpy", "cpu_numpy"}
+)
+_GRAPH_FREE_ATTRIBUTES = frozenset({"data", "grad"})
+_PYTHON_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
+)
+# Methods of a module (or any object) that hand back the receiver.
+_SELF_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "to_empty"}
+    | {"requires_grad_", "share_memory"}
+)
+_PYTHON_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
+_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+    cst.Is,
+    cst.IsNot,
+    cst.In,
+    cst.NotIn,
+)
+# A class call whose instance *is* a tensor.
+_TENSOR_CLASS_SUFFIXES = ("Tensor", "Variable", "Parameter")
+
+
+def may_carry_graph(value: Value) -> bool:
+    return bool(value & _GRAPH_KINDS)
+
+
+def combine(*values: Value) -> Value:
+    """The value of arithmetic on these operands."""
+    kinds: set[Kind] = set()
+    for value in values:
+        if Kind.UNKNOWN in value or value & {Kind.MODULE, Kind.OBJECT}:
+            kinds.add(Kind.UNKNOWN)
+        if value & {Kind.GRAPH, Kind.LEAF}:
+            kinds.add(Kind.GRAPH)
+    if not kinds:
+        if any(Kind.TENSOR in v for v in values):
+            kinds.add(Kind.TENSOR)
+        elif any(v for v in values):
+            kinds.add(Kind.PYTHON)
+    return frozenset(kinds)
+
+
+class ValueAnalysis:
+    def __init__(self, index: FileIndex, tensors: TensorFacts) -> None:
+        self.index = index
+        self.tensors = tensors
+        self._tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
+        self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._active: set[tuple[cst.CSTNode, str]] = set()
+        self._cycles = 0
+
+    # -- the queries -------------------------------------------------------------------
+
+    def of_name(self, name: str, use: cst.CSTNode) -> Value:
+        """What `name` may hold when `use` runs."""
+        scope = self.index.scope_of(use)
+        bindings = self._table(scope).get(name)
+        if not bindings:
+            if scope is not self.index.module and name in self._table(self.index.module):
+                # a global read in a function: any module-level binding may be current
+                return self._union(self._table(self.index.module)[name], name)
+            return UNKNOWN
+        reaching = self.index.reaching(bindings, use)
+        if not reaching:
+            return UNKNOWN
+        return self._union(reaching, name)
+
+    def of_binding(self, binding: cst.CSTNode, name: str) -> Value:
+        """What `name` holds right after `binding` (an Assign, AugAssign, For, ...)."""
+        key = (binding, name)
+        memo = self._memo.get(key)
+        if memo is not None:
+            return memo
+        if key in self._active:
+            self._cycles += 1
+            return NOTHING
+        self._active.add(key)
+        cycles = self._cycles
+        try:
+            value = self._binding_value(binding, name)
+        finally:
+            self._active.discard(key)
+        if self._cycles == cycles:
+            self._memo[key] = value
+        return value
+
+    def of_expr(self, expr: cst.CSTNode, use: cst.CSTNode | None = None) -> Value:
+        """What `expr` evaluates to (names resolved at `use`, default: expr itself)."""
+        return self._expr(expr, use if use is not None else expr)
+
+    def uses_reached(self, binding: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+        """The reads of `name` in the binding's scope that this binding can reach: the
+        def-use chain, so a later rebinding of the same name starts a new chain."""
+        scope = self.index.scope_of(binding)
+        bindings = self._table(scope).get(name, [])
+        return [
+            use
+            for use in self._uses(scope).get(name, ())
+            if binding in self.index.reaching(bindings, use)
+        ]
+
+    def _uses(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        found = self._use_tables.get(scope)
+        if found is not None:
+            return found
+        found = {}
+        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        targets: set[cst.CSTNode] = set()
+        for node in self.index.walk(root):
+            if isinstance(node, cst.Assign):
+                targets.update(t.target for t in node.targets)
+            elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor)):
+                targets.add(node.target)
+            elif isinstance(node, cst.NamedExpr):
+                targets.add(node.target)
+            if node in targets:
+                if isinstance(node, (cst.Tuple, cst.List)):
+                    targets.update(e.value for e in node.elements)
+                elif isinstance(node, cst.StarredElement):
+                    targets.add(node.value)
+                continue
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                parent = self.index.parent.get(node)
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    continue
+                name = dotted_name(node)
+                if name is not None:
+                    found.setdefault(name, []).append(node)
+        self._use_tables[scope] = found
+        return found
+
+    # -- bindings ----------------------------------------------------------------------
+
+    def _table(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        table = self._tables.get(scope)
+        if table is not None:
+            return table
+        table = {}
+        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        if isinstance(scope, cst.FunctionDef):
+            for param in _params(scope.params):
+                table.setdefault(param.name.value, []).append(param)
+        elif isinstance(scope, cst.Lambda):
+            for param in _params(scope.params):
+                table.setdefault(param.name.value, []).append(param)
+        for node in self.index.walk(root):
+            names: list[str] = []
+            if isinstance(node, cst.Assign):
+                names = [n for t in node.targets for n in target_names(t.target)]
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                if not isinstance(node, cst.AnnAssign) or node.value is not None:
+                    names = target_names(node.target)
+            elif isinstance(node, (cst.For, cst.CompFor)) and node is not root:
+                names = target_names(node.target)
+            elif isinstance(node, cst.NamedExpr):
+                names = target_names(node.target)
+            elif isinstance(node, cst.With):
+                for item in node.items:
+                    if item.asname is not None:
+                        names.extend(target_names(item.asname.name))
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+                names = [node.name.value]
+            elif isinstance(node, (cst.Import, cst.ImportFrom)):
+                if not isinstance(node.names, cst.ImportStar):
+                    for alias in node.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        name = dotted_name(bound)
+                        if name:
+                            names.append(name.split(".")[0])
+            for name in names:
+                table.setdefault(name, []).append(node)
+        self._tables[scope] = table
+        return table
+
+    def _union(self, bindings: list[cst.CSTNode], name: str) -> Value:
+        out: set[Kind] = set()
+        for binding in bindings:
+            out |= self.of_binding(binding, name)
+        return frozenset(out)
+
+    def _binding_value(self, node: cst.CSTNode, name: str) -> Value:
+        if isinstance(node, cst.Param):
+            # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
+            if node.default is not None and self._expr(node.default, node) == PYTHON:
+                return PYTHON
+            return UNKNOWN
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                found = _paired_value(target.target, node.value, name)
+                if found is not None:
+                    value, position = found
+                    whole = self._expr(value, node)
+                    return whole if position is None else _element(whole)
+            return UNKNOWN
+        if isinstance(node, cst.AnnAssign):
+            return self._expr(node.value, node) if node.value is not None else UNKNOWN
+        if isinstance(node, cst.AugAssign):
+            if isinstance(node.target, (cst.Name, cst.Attribute)):
+                previous = self.of_name(name, node)
+                return combine(previous, self._expr(node.value, node))
+            return UNKNOWN
+        if isinstance(node, cst.NamedExpr):
+            return self._expr(node.value, node)
+        if isinstance(node, (cst.For, cst.CompFor)):
+            return self._loop_target(node, name)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
+            return OBJECT
+        return UNKNOWN
+
+    def _loop_target(self, loop: cst.For | cst.CompFor, name: str) -> Value:
+        iterable = loop.iter
+        if isinstance(iterable, cst.Call):
+            callee = self.index.qualified_name(iterable.func)
+            if callee == "range":
+                return PYTHON
+            if callee == "enumerate" and isinstance(loop.target, cst.Tuple):
+                first = loop.target.elements[0].value if loop.target.elements else None
+                if isinstance(first, cst.Name) and first.value == name:
+                    return PYTHON
+        return UNKNOWN
+
+    # -- expressions -------------------------------------------------------------------
+
+    def _expr(self, expr: cst.CSTNode, use: cst.CSTNode) -> Value:
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return PYTHON
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return PYTHON
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False"):
+                return PYTHON
+            if expr.value == "None":
+                return NONE
+            return self.of_name(expr.value, use)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, use)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, use)
+        if isinstance(expr, cst.BinaryOperation):
+            return combine(self._expr(expr.left, use), self._expr(expr.right, use))
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return PYTHON
+            return combine(self._expr(expr.expression, use))
+        if isinstance(expr, cst.BooleanOperation):
+            return self._expr(expr.left, use) | self._expr(expr.right, use)
+        if isinstance(expr, cst.IfExp):
+            return self._expr(expr.body, use) | self._expr(expr.orelse, use)
+        if isinstance(expr, cst.Comparison):
+            if all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons):
+                return PYTHON | TENSOR  # a bool, or a bool tensor: no history either way
+            return UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            container = self._expr(expr.value, use)
+            if container and container <= _TENSORISH | {Kind.UNKNOWN}:
+                return frozenset(Kind.GRAPH if k is Kind.LEAF else k for k in container)
+            return _element(container)
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            out: set[Kind] = set()
+            for element in expr.elements:
+                out |= self._expr(element.value, use)
+            return frozenset(out) or PYTHON
+        if isinstance(expr, cst.Dict):
+            return UNKNOWN
+        if isinstance(expr, cst.Lambda):
+            return OBJECT
+        if isinstance(expr, cst.StarredElement):
+            return self._expr(expr.value, use)
+        return UNKNOWN
+
+    def _attribute(self, expr: cst.Attribute, use: cst.CSTNode) -> Value:
+        attr = expr.attr.value
+        if attr in _PYTHON_ATTRIBUTES:
+            return PYTHON
+        if attr in _GRAPH_FREE_ATTRIBUTES:
+            return TENSOR | NONE
+        if attr in ("T", "mT", "real", "imag"):
+            return combine(self._expr(expr.value, use))
+        name = dotted_name(expr)
+        if name is not None:
+            head = name.split(".")[0]
+            qualified = self.index.qualified_name(expr) or name
+            if head in self.index.aliases or qualified.startswith("torch."):
+                return PYTHON  # `torch.float32`, `np.pi`, `args.lr`-like constants of modules
+            if name.startswith("self."):
+                return UNKNOWN
+            scope = self.index.scope_of(use)
+            if self._table(scope).get(name):
+                return self.of_name(name, use)
+        if self._expr(expr.value, use) == PYTHON:
+            return PYTHON  # `args.bptt` of an argparse namespace
+        return UNKNOWN
+
+    def _call(self, call: cst.Call, use: cst.CSTNode) -> Value:
+        func = call.func
+        qualified = self.index.qualified_name(func) or ""
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if qualified in _PYTHON_RESULT:
+            return PYTHON
+        if qualified in _ARITHMETIC_BUILTINS:
+            args = [self._expr(a.value, use) for a in call.args]
+            if call.args and all(a.star == "" for a in call.args):
+                return combine(*args)
+            return UNKNOWN
+        if qualified.startswith(_PYTHON_MODULES):
+            return PYTHON
+        if qualified in PARAMETER_CLASSES:
+            return LEAF
+        if qualified in FRESH_TENSOR_FUNCTIONS:
+            return LEAF if _keyword_true(call, "requires_grad") else TENSOR
+        if method is not None:
+            if method in _PYTHON_METHODS:
+                return PYTHON
+            if method in _GRAPH_FREE_METHODS:
+                return TENSOR
+            receiver = self._expr(func.value, use)  # type: ignore[attr-defined]
+            if method in _SELF_RETURNING and receiver and receiver <= {Kind.MODULE, Kind.OBJECT}:
+                return receiver
+            if method == "requires_grad_":
+                return LEAF
+            if receiver and receiver <= {Kind.TENSOR} and not qualified.startswith("torch."):
+                # A method of a tensor without history, on arguments without history
+                args = [self._expr(a.value, use) for a in call.args]
+                return combine(TENSOR, *args)
+        if self.tensors._is_module_constructor(qualified):
+            return MODULE
+        last = qualified.rsplit(".", 1)[-1]
+        if (
+            last[:1].isupper()
+            and not last.isupper()
+            and not last.endswith(_TENSOR_CLASS_SUFFIXES)
+            and not qualified.startswith("torch.")
+        ):
+            # `LinearValue(...)`, `ReplayBuffer(...)`: an instance of a class
+            return OBJECT
+        if qualified.startswith("torch.") and not qualified.startswith(
+            ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
+        ):
+            # a torch function of its arguments: history only where they have it
+            args = [self._expr(a.value, use) for a in call.args if a.keyword is None]
+            if args and all(a for a in args):
+                return combine(TENSOR, *args)
+        return UNKNOWN
+
+
+def _params(params: cst.Parameters):
+    yield from params.posonly_params
+    yield from params.params
+    if isinstance(params.star_arg, cst.Param):
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
+def _paired_value(
+    target: cst.CSTNode, value: cst.CSTNode, name: str
+) -> tuple[cst.CSTNode, int | None] | None:
+    """The expression bound to `name` by `target = value`, pairing tuples element-wise;
+    (value, 0) when the name is unpacked from a value we cannot split."""
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return (value, None) if dotted_name(target) == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        if (
+            isinstance(value, (cst.Tuple, cst.List))
+            and len(value.elements) == len(elements)
+            and not any(isinstance(e, cst.StarredElement) for e in elements)
+        ):
+            for t, v in zip(elements, value.elements, strict=True):
+                found = _paired_value(t.value, v.value, name)
+                if found is not None:
+                    return found
+            return None
+        if name in target_names(target):
+            return (value, 0)
+    if isinstance(target, cst.StarredElement):
+        return _paired_value(target.value, value, name)
+    return None
+
+
+def _element(container: Value) -> Value:
+    """An element unpacked from a value: plain from plain, else unknown."""
+    if container and container <= {Kind.PYTHON, Kind.TENSOR}:
+        return container
+    return UNKNOWN
+
+
+def _keyword_true(call: cst.Call, name: str) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
