@@ -29,7 +29,7 @@ DEFAULT_CONFIG = Config()
 
 # flake8's noqa grammar: a bare noqa comment, or one listing codes (`GL001,GL002`,
 # `GL001 GL002`). The word noqa may be in any case; the codes are compared as written, as
-# flake8 compares them, so `# noqa: gl002` lists a code that matches nothing.
+# flake8 compares them, so a lower-case `gl002` in the list matches nothing.
 NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
