@@ -314,8 +314,13 @@ def hover_text(diagnostic: Diagnostic) -> str:
 
 def create_server():
     server = LanguageServer(SOURCE, __version__)
+    server.gradlint_shut_down = False
     linted_documents: dict[str, LintedDocument] = {}
     warned: set[str] = set()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params) -> None:
+        server.gradlint_shut_down = True
 
     def warn_once(message: str) -> None:
         if message in warned:
@@ -420,5 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    create_server().start_io()
-    return 0
+    server = create_server()
+    server.start_io()
+    # `exit` ends the process with 0 after `shutdown` and 1 without (LSP 3.17), and so
+    # does the client going away; pygls swallows the status, so it is decided here.
+    return 0 if server.gradlint_shut_down else 1

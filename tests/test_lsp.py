@@ -72,10 +72,21 @@ def apply_edit(text: str, uri: str, edit: types.WorkspaceEdit) -> str:
     return text
 
 
+class RecordingClient(LanguageClient):
+    """A client that keeps the server's exit status."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.exit_status: int | None = None
+
+    async def server_exit(self, server) -> None:
+        self.exit_status = server.returncode
+
+
 class Editor:
     """One server process and the documents open in it."""
 
-    def __init__(self, client: LanguageClient) -> None:
+    def __init__(self, client: RecordingClient) -> None:
         self.client = client
         self.published: dict[str, asyncio.Queue] = {}
         self.texts: dict[str, str] = {}
@@ -148,7 +159,7 @@ class Session:
         return self.call(scenario(self.editor))
 
     async def _start(self, command, document_changes: bool) -> Editor:
-        client = LanguageClient("gradlint-tests", "0")
+        client = RecordingClient("gradlint-tests", "0")
         editor = Editor(client)
 
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -174,6 +185,8 @@ class Session:
 
     async def _stop(self) -> None:
         client = self.editor.client
+        if client.exit_status is not None:  # a test has ended the server itself
+            return
         try:
             await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
             client.exit(None)
@@ -362,6 +375,19 @@ def test_unparsable_text_clears_diagnostics(session, tmp_path):
         assert await editor.replace(uri, "x = 1\nx += 1\nif (\n") == []
 
     session.run(scenario)
+
+
+@pytest.mark.parametrize(("shut_down", "status"), [(True, 0), (False, 1)])
+def test_exit_status_is_0_after_shutdown_and_1_without(shut_down, status):
+    async def scenario(editor: Editor):
+        client = editor.client
+        if shut_down:
+            await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
+        client.exit(None)
+        await asyncio.wait_for(client.stop(), TIMEOUT)
+        return client.exit_status
+
+    assert run_editor(scenario, command=[sys.executable, "-m", "gradlint", "lsp"]) == status
 
 
 @pytest.mark.parametrize(
