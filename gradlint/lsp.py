@@ -8,7 +8,8 @@ gradlint.toml), and offers code actions:
 - "Disable GLxxx for this line": adds `# noqa: GLxxx`, or extends the line's noqa list;
 - `source.fixAll.gradlint`: every fix, unsafe ones included, since the user asks for it.
 
-Hovering a diagnostic shows the rule's summary and a link to its documentation.
+Hovering a diagnostic shows the rule's summary and a link to its documentation. Requests
+about a document that is not open get empty results.
 
 Positions: the engine counts columns in code points; LSP counts in the encoding agreed at
 initialisation (UTF-16 unless the client offers another), so every column is converted
@@ -21,6 +22,7 @@ import functools
 import io
 import logging
 import os
+import re
 import sys
 import tokenize
 from bisect import bisect_right
@@ -309,12 +311,90 @@ def hover_text(diagnostic: Diagnostic) -> str:
     return "\n\n".join(parts)
 
 
+# --- the editor's text ------------------------------------------------------------
+
+# LSP lines end at \n, \r\n or \r, and nowhere else.
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    """An open document's text, as the editor has it."""
+
+    uri: str
+    version: int | None
+    text: str
+
+
+def text_offset(text: str, position, codec) -> int:
+    """The string offset of an LSP position. A line past the end means the end of the
+    text, a character past the end of its line the end of the line, as LSP specifies."""
+    line, offset = 0, 0
+    if position.line > 0:
+        for match in LINE_BREAK_RE.finditer(text):
+            line += 1
+            if line == position.line:
+                offset = match.end()
+                break
+        else:
+            return len(text)
+    found = LINE_BREAK_RE.search(text, offset)
+    line_end = found.start() if found else len(text)
+    units = 0
+    while offset < line_end and units < position.character:
+        units += codec.client_num_units(text[offset])
+        offset += 1
+    return offset
+
+
+def apply_change(text: str, change, codec) -> str:
+    """The text after one `didChange` content change.
+
+    pygls's own documents split lines with str.splitlines, which also breaks at \\f,
+    \\v, \\x1c-\\x1e, \\x85, U+2028 and U+2029: after any of them, every incremental edit
+    landed lines away from where the editor made it. Lines are counted here as LSP counts
+    them."""
+    if not isinstance(change, types.TextDocumentContentChangePartial):
+        return change.text
+    start = text_offset(text, change.range.start, codec)
+    end = text_offset(text, change.range.end, codec)
+    return text[:start] + change.text + text[max(start, end) :]
+
+
+def protocol_class():
+    """pygls's protocol, except that text documents are left to gradlint: pygls applies
+    incremental edits by str.splitlines lines (see apply_change), and in doing so even
+    clamps the positions of the notification gradlint then receives."""
+    from pygls.protocol import LanguageServerProtocol
+    from pygls.protocol.language_server import lsp_method
+
+    class GradlintProtocol(LanguageServerProtocol):
+        def _user_handler(self, method: str, params):
+            if (handler := self.fm.features.get(method)) is not None:
+                yield handler, (params,), None
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+        def lsp_text_document__did_open(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+        def lsp_text_document__did_change(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+        def lsp_text_document__did_close(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    return GradlintProtocol
+
+
 # --- the server --------------------------------------------------------------------
 
 
 def create_server():
-    server = LanguageServer(SOURCE, __version__)
+    server = LanguageServer(SOURCE, __version__, protocol_cls=protocol_class())
     server.gradlint_shut_down = False
+    documents: dict[str, OpenDocument] = {}
     linted_documents: dict[str, LintedDocument] = {}
     warned: set[str] = set()
 
@@ -330,12 +410,16 @@ def create_server():
             types.ShowMessageParams(type=types.MessageType.Warning, message=message)
         )
 
-    def current(uri: str) -> LintedDocument:
-        document = server.workspace.get_text_document(uri)
+    def current(uri: str) -> LintedDocument | None:
+        """The lint of the document's text; None when the document is not open (a request
+        about it gets an empty result, as there is no text to answer from)."""
+        document = documents.get(uri)
+        if document is None:
+            return None
         linted = linted_documents.get(uri)
-        if linted is None or linted.source != document.source:
+        if linted is None or (linted.version, linted.source) != (document.version, document.text):
             linted = lint_document(
-                uri, document.version, document.source, server.workspace.position_codec, warn_once
+                uri, document.version, document.text, server.workspace.position_codec, warn_once
             )
             linted_documents[uri] = linted
         return linted
@@ -347,6 +431,8 @@ def create_server():
             log.exception("gradlint failed on %s", uri)
             warn_once(f"gradlint: internal error on {uri}: {type(exc).__name__}: {exc}")
             return
+        if linted is None:
+            return
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri,
@@ -357,11 +443,22 @@ def create_server():
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        item = params.text_document
+        documents[item.uri] = OpenDocument(item.uri, item.version, item.text)
+        publish(item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        uri = params.text_document.uri
+        document = documents.get(uri)
+        if document is None:
+            log.warning("change to %s, which is not open: ignored", uri)
+            return
+        text = document.text
+        for change in params.content_changes:
+            text = apply_change(text, change, server.workspace.position_codec)
+        documents[uri] = OpenDocument(uri, params.text_document.version, text)
+        publish(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
@@ -371,6 +468,7 @@ def create_server():
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        documents.pop(params.text_document.uri, None)
         linted_documents.pop(params.text_document.uri, None)
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
@@ -382,6 +480,8 @@ def create_server():
     )
     def code_action(params: types.CodeActionParams):
         linted = current(params.text_document.uri)
+        if linted is None:
+            return None
         capabilities = server.client_capabilities.workspace
         versioned = bool(
             capabilities
@@ -393,6 +493,8 @@ def create_server():
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params: types.HoverParams):
         linted = current(params.text_document.uri)
+        if linted is None:
+            return None
         point = types.Range(start=params.position, end=params.position)
         found = [(d, p) for d, p in linted.findings if _overlaps(p.range, point)]
         if not found:

@@ -124,6 +124,26 @@ class Editor:
         )
         return await self.diagnostics(uri)
 
+    def edit(self, uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
+        """Send one incremental change, as editors do on each keystroke, and apply it here
+        the way LSP defines lines (broken at \\n, \\r\\n and \\r only)."""
+        range_ = types.Range(start=types.Position(*start), end=types.Position(*end))
+        text = self.texts[uri]
+        self.texts[uri] = (
+            text[: _offset(text, range_.start)] + new_text + text[_offset(text, range_.end) :]
+        )
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(range=range_, text=new_text)
+                ],
+            )
+        )
+
     async def actions(self, uri: str, range_: types.Range, only=None) -> list[types.CodeAction]:
         result = await asyncio.wait_for(
             self.client.text_document_code_action_async(
@@ -373,6 +393,86 @@ def test_unparsable_text_clears_diagnostics(session, tmp_path):
         uri, diagnostics = await editor.open(tmp_path / "mod.py", "x = 1\nx += 1\n")
         assert len(diagnostics) == 1
         assert await editor.replace(uri, "x = 1\nx += 1\nif (\n") == []
+
+    session.run(scenario)
+
+
+def _found(diagnostics) -> list[tuple[str, int, int, int, int]]:
+    return [
+        (
+            d.code,
+            d.range.start.line,
+            d.range.start.character,
+            d.range.end.line,
+            d.range.end.character,
+        )
+        for d in diagnostics
+    ]
+
+
+def test_incremental_edits_after_form_feed_and_line_separator(session, tmp_path):
+    # str.splitlines breaks lines at all of these; LSP (and Python) only at \n, \r\n, \r.
+    # A server that splits like splitlines applies the edits below lines too low.
+    text = (
+        "import os  # \x0c form feed\n"
+        "s = '\u2028'  # a line separator in a string\n"
+        "t = 1  # \x85 \x0b \x1c \u2029\n"
+        "x = 1\n"
+    )
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        assert diagnostics == []
+        editor.edit(uri, (4, 0), (4, 0), "x += 1\n")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 4, 0, 4, 6)]
+        editor.edit(uri, (4, 5), (4, 6), "22")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 4, 0, 4, 7)]
+        # Across the line with U+2028, then inside the line with the form feed.
+        editor.edit(uri, (1, 0), (2, 0), "")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 3, 0, 3, 7)]
+        editor.edit(uri, (0, 15), (0, 19), "page")
+        assert editor.texts[uri] == (
+            "import os  # \x0c page feed\nt = 1  # \x85 \x0b \x1c \u2029\nx = 1\nx += 22\n"
+        )
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 3, 0, 3, 7)]
+        # The server's copy is the editor's: its fix-all edit, made from its own text,
+        # turns the editor's text into exactly the fixed text.
+        actions = await editor.actions(uri, whole(editor.texts[uri]), only=[FIX_ALL_KIND])
+        assert await editor.apply(uri, actions[0]) == []
+        assert editor.texts[uri].endswith("\nx = 1\nx = x + 22\n")
+
+    session.run(scenario)
+
+
+def test_requests_on_a_document_never_opened_get_empty_results(session, tmp_path):
+    # A file on disk, and one that does not exist: neither was opened.
+    (tmp_path / "on_disk.py").write_text("x = 1\nx += 1\n", encoding="utf-8")
+
+    async def scenario(editor: Editor):
+        for name in ("on_disk.py", "missing.py"):
+            document = types.TextDocumentIdentifier(uri=(tmp_path / name).as_uri())
+            point = types.Position(line=1, character=2)
+            hover = await asyncio.wait_for(
+                editor.client.text_document_hover_async(
+                    types.HoverParams(text_document=document, position=point)
+                ),
+                TIMEOUT,
+            )
+            assert hover is None
+            actions = await asyncio.wait_for(
+                editor.client.text_document_code_action_async(
+                    types.CodeActionParams(
+                        text_document=document,
+                        range=types.Range(start=point, end=point),
+                        context=types.CodeActionContext(diagnostics=[]),
+                    )
+                ),
+                TIMEOUT,
+            )
+            assert not actions
+        # The server is still there.
+        _, diagnostics = await editor.open(tmp_path / "opened.py", "x = 1\nx += 1\n")
+        assert len(diagnostics) == 1
 
     session.run(scenario)
 
