@@ -2,7 +2,10 @@
 
 It publishes the engine's diagnostics when a document is opened, changed or saved, using
 the configuration the CLI would use for that file (the closest pyproject.toml /
-gradlint.toml), and offers code actions:
+gradlint.toml). Changes are linted once the text has rested for DEBOUNCE_SECONDS, on a
+worker thread; a result for a version the editor has since changed is dropped, and every
+publication names its version. With `trace` on, each lint is reported by `$/logTrace`.
+It offers code actions:
 
 - the rule's fix for a diagnostic (quick fix), when it has one that can be applied;
 - "Disable GLxxx for this line": adds `# noqa: GLxxx`, or extends the line's noqa list;
@@ -18,14 +21,18 @@ through pygls's position codec.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
+import itertools
 import logging
 import os
 import re
 import sys
+import time
 import tokenize
 from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -319,11 +326,14 @@ LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 @dataclass(frozen=True)
 class OpenDocument:
-    """An open document's text, as the editor has it."""
+    """One version of an open document's text, as the editor has it. `generation` is new
+    for each change and each save, so a lint result can tell whether it is still the
+    latest (a save keeps the text but may follow an edit to the configuration)."""
 
     uri: str
     version: int | None
     text: str
+    generation: int
 
 
 def text_offset(text: str, position, codec) -> int:
@@ -390,50 +400,174 @@ def protocol_class():
 
 # --- the server --------------------------------------------------------------------
 
+# How long the text must rest after a change before it is linted: typing sends a change
+# per keystroke, and only the last one's findings are worth computing.
+DEBOUNCE_SECONDS = 0.1
 
-def create_server():
-    server = LanguageServer(SOURCE, __version__, protocol_cls=protocol_class())
-    server.gradlint_shut_down = False
-    documents: dict[str, OpenDocument] = {}
-    linted_documents: dict[str, LintedDocument] = {}
-    warned: set[str] = set()
 
-    @server.feature(types.SHUTDOWN)
-    def shutdown(params) -> None:
-        server.gradlint_shut_down = True
+class Server:
+    """The documents, their lints and the scheduling between them.
 
-    def warn_once(message: str) -> None:
-        if message in warned:
+    Everything here runs on pygls's event loop thread except the lints (and the code
+    actions built from them), which run one at a time on a worker thread, so the loop
+    keeps reading edits while a lint works. A change postpones its document's lint by
+    DEBOUNCE_SECONDS; a result whose document changed meanwhile is dropped, so every
+    publication carries the latest version's findings and names that version."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.documents: dict[str, OpenDocument] = {}
+        self.linted: dict[str, tuple[int, LintedDocument]] = {}  # uri -> (generation, lint)
+        self.in_flight: dict[str, tuple[int, asyncio.Future]] = {}
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Task] = set()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
+        self.generations = itertools.count()
+        self.warned: set[str] = set()
+        self.shut_down = False
+
+    # -- messages to the client
+
+    def warn_once(self, message: str) -> None:
+        if message in self.warned:
             return
-        warned.add(message)
-        server.window_show_message(
+        self.warned.add(message)
+        self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=message)
         )
 
-    def current(uri: str) -> LintedDocument | None:
-        """The lint of the document's text; None when the document is not open (a request
-        about it gets an empty result, as there is no text to answer from)."""
-        document = documents.get(uri)
+    def trace(self, message: str) -> None:
+        """`$/logTrace`, which the client asks for with `trace` at initialisation or with
+        `$/setTrace`; silent otherwise."""
+        if self.server.protocol.trace not in (None, types.TraceValue.Off):
+            self.server.log_trace(types.LogTraceParams(message=message))
+
+    # -- the documents
+
+    def put(self, uri: str, version: int | None, text: str) -> OpenDocument:
+        document = OpenDocument(uri, version, text, next(self.generations))
+        self.documents[uri] = document
+        return document
+
+    def open(self, item) -> None:
+        self.put(item.uri, item.version, item.text)
+        self.schedule(item.uri, 0)
+
+    def change(self, params) -> None:
+        uri = params.text_document.uri
+        document = self.documents.get(uri)
         if document is None:
-            return None
-        linted = linted_documents.get(uri)
-        if linted is None or (linted.version, linted.source) != (document.version, document.text):
-            linted = lint_document(
-                uri, document.version, document.text, server.workspace.position_codec, warn_once
+            log.warning("change to %s, which is not open: ignored", uri)
+            return
+        codec = self.server.workspace.position_codec
+        text = document.text
+        for change in params.content_changes:
+            text = apply_change(text, change, codec)
+        self.put(uri, params.text_document.version, text)
+        self.schedule(uri, DEBOUNCE_SECONDS)
+
+    def save(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is not None:
+            # Saving may follow a change to the configuration: lint afresh.
+            self.put(uri, document.version, document.text)
+            self.schedule(uri, 0)
+
+    def close(self, uri: str) -> None:
+        self.documents.pop(uri, None)
+        self.linted.pop(uri, None)
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    # -- linting
+
+    def is_latest(self, uri: str, generation: int) -> bool:
+        document = self.documents.get(uri)
+        return document is not None and document.generation == generation
+
+    async def latest(self, uri: str) -> LintedDocument | None:
+        """The lint of the document's latest text: kept from before, being computed, or
+        computed now. None when the document is not open, when its lint failed, or when it
+        keeps changing while it is linted."""
+        for _ in range(3):
+            document = self.documents.get(uri)
+            if document is None:
+                return None
+            kept = self.linted.get(uri)
+            if kept is not None and kept[0] == document.generation:
+                return kept[1]
+            running = self.in_flight.get(uri)
+            if running is None or running[0] != document.generation:
+                running = (document.generation, asyncio.ensure_future(self._lint(document)))
+                self.in_flight[uri] = running
+            # Shielded: a request given up on must not drop a lint others wait for.
+            linted = await asyncio.shield(running[1])
+            if self.is_latest(uri, document.generation):
+                return linted  # None when the lint failed: it was reported once
+        return None
+
+    async def _lint(self, document: OpenDocument) -> LintedDocument | None:
+        warnings: list[str] = []
+        started = time.perf_counter()
+        try:
+            linted = await asyncio.get_running_loop().run_in_executor(
+                self.worker,
+                lint_document,
+                document.uri,
+                document.version,
+                document.text,
+                self.server.workspace.position_codec,
+                warnings.append,
             )
-            linted_documents[uri] = linted
+        except Exception as exc:  # a rule bug must not take the editor's server down
+            log.exception("gradlint failed on %s", document.uri)
+            self.warn_once(
+                f"gradlint: internal error on {document.uri}: {type(exc).__name__}: {exc}"
+            )
+            linted = None
+        finally:
+            running = self.in_flight.get(document.uri)
+            if running is not None and running[0] == document.generation:
+                del self.in_flight[document.uri]
+        for warning in warnings:
+            self.warn_once(warning)
+        latest = self.is_latest(document.uri, document.generation)
+        self.trace(
+            f"gradlint: linted {document.uri} (version {document.version}) in "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms"
+            + ("" if latest else "; superseded, dropped")
+        )
+        if linted is not None and latest:
+            self.linted[document.uri] = (document.generation, linted)
         return linted
 
-    def publish(uri: str) -> None:
-        try:
-            linted = current(uri)
-        except Exception as exc:  # a rule bug must not take the editor's server down
-            log.exception("gradlint failed on %s", uri)
-            warn_once(f"gradlint: internal error on {uri}: {type(exc).__name__}: {exc}")
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint and publish `uri` after `delay`, instead of any lint scheduled before."""
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self.timers[uri] = loop.call_later(delay, self._start_publishing, uri)
+
+    def _start_publishing(self, uri: str) -> None:
+        self.timers.pop(uri, None)
+        task = asyncio.ensure_future(self._publish(uri))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _publish(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is None:
             return
-        if linted is None:
+        linted = await self.latest(uri)
+        # A newer change has its own publication coming.
+        if linted is None or not self.is_latest(uri, document.generation):
             return
-        server.text_document_publish_diagnostics(
+        self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri,
                 version=linted.version,
@@ -441,58 +575,26 @@ def create_server():
             )
         )
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        item = params.text_document
-        documents[item.uri] = OpenDocument(item.uri, item.version, item.text)
-        publish(item.uri)
+    # -- requests
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        document = documents.get(uri)
-        if document is None:
-            log.warning("change to %s, which is not open: ignored", uri)
-            return
-        text = document.text
-        for change in params.content_changes:
-            text = apply_change(text, change, server.workspace.position_codec)
-        documents[uri] = OpenDocument(uri, params.text_document.version, text)
-        publish(uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        # Saving may follow a change to the configuration: lint afresh.
-        linted_documents.pop(params.text_document.uri, None)
-        publish(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        documents.pop(params.text_document.uri, None)
-        linted_documents.pop(params.text_document.uri, None)
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
-        )
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
-    )
-    def code_action(params: types.CodeActionParams):
-        linted = current(params.text_document.uri)
+    async def code_actions(self, params):
+        linted = await self.latest(params.text_document.uri)
         if linted is None:
             return None
-        capabilities = server.client_capabilities.workspace
+        capabilities = self.server.client_capabilities.workspace
         versioned = bool(
             capabilities
             and capabilities.workspace_edit
             and capabilities.workspace_edit.document_changes
         )
-        return code_actions(linted, params.range, params.context.only, versioned) or None
+        # Fix-all may lint several times over: off the loop, like a lint.
+        actions = await asyncio.get_running_loop().run_in_executor(
+            self.worker, code_actions, linted, params.range, params.context.only, versioned
+        )
+        return actions or None
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(params: types.HoverParams):
-        linted = current(params.text_document.uri)
+    async def hover(self, params):
+        linted = await self.latest(params.text_document.uri)
         if linted is None:
             return None
         point = types.Range(start=params.position, end=params.position)
@@ -506,6 +608,56 @@ def create_server():
             ),
             range=found[0][1].range,
         )
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+        self.worker.shutdown(wait=False, cancel_futures=True)
+
+
+def create_server():
+    server = LanguageServer(SOURCE, __version__, protocol_cls=protocol_class())
+    state = Server(server)
+    server.gradlint = state
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        # pygls reads `trace` only from $/setTrace; the initial value comes from here.
+        if params.trace is not None:
+            server.protocol.trace = params.trace
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params) -> None:
+        state.shutdown()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        state.open(params.text_document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        state.change(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        state.save(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        state.close(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    async def code_action(params: types.CodeActionParams):
+        return await state.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(params: types.HoverParams):
+        return await state.hover(params)
 
     return server
 
@@ -531,4 +683,4 @@ def main(argv: list[str] | None = None) -> int:
     server.start_io()
     # `exit` ends the process with 0 after `shutdown` and 1 without (LSP 3.17), and so
     # does the client going away; pygls swallows the status, so it is decided here.
-    return 0 if server.gradlint_shut_down else 1
+    return 0 if server.gradlint.shut_down else 1

@@ -73,11 +73,12 @@ def apply_edit(text: str, uri: str, edit: types.WorkspaceEdit) -> str:
 
 
 class RecordingClient(LanguageClient):
-    """A client that keeps the server's exit status."""
+    """A client that keeps the server's exit status and its `$/logTrace` messages."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.exit_status: int | None = None
+        self.traces: list[str] = []
 
     async def server_exit(self, server) -> None:
         self.exit_status = server.returncode
@@ -186,6 +187,10 @@ class Session:
         def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
             editor._queue(params.uri).put_nowait(params)
 
+        @client.feature(types.LOG_TRACE)
+        def on_trace(params: types.LogTraceParams) -> None:
+            client.traces.append(params.message)
+
         await client.start_io(*(command or [sys.executable, "-c", SERVER_WITH_TEST_RULE]), cwd=REPO)
         capabilities = types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
@@ -196,7 +201,11 @@ class Session:
         )
         await asyncio.wait_for(
             client.initialize_async(
-                types.InitializeParams(capabilities=capabilities, process_id=os.getpid())
+                types.InitializeParams(
+                    capabilities=capabilities,
+                    process_id=os.getpid(),
+                    trace=types.TraceValue.Messages,
+                )
             ),
             TIMEOUT,
         )
@@ -440,6 +449,33 @@ def test_incremental_edits_after_form_feed_and_line_separator(session, tmp_path)
         actions = await editor.actions(uri, whole(editor.texts[uri]), only=[FIX_ALL_KIND])
         assert await editor.apply(uri, actions[0]) == []
         assert editor.texts[uri].endswith("\nx = 1\nx = x + 22\n")
+
+    session.run(scenario)
+
+
+def test_quick_edits_are_debounced_and_only_the_latest_version_is_published(session, tmp_path):
+    text = "".join(f"v{i} = {i}\n" for i in range(1000))
+    edits = 100
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "big.py", text)
+        assert diagnostics == []
+        linted_before = sum(uri in message for message in editor.client.traces)
+        for i in range(edits - 1):
+            editor.edit(uri, (1000 + i, 0), (1000 + i, 0), f"w{i} = {i}\n")
+        editor.edit(uri, (1000 + edits - 1, 0), (1000 + edits - 1, 0), "x = 1; x += 1\n")
+        final = editor.versions[uri]
+        published = []
+        while not published or published[-1].version != final:
+            published.append(await asyncio.wait_for(editor._queue(uri).get(), TIMEOUT))
+        assert _found(published[-1].diagnostics) == [("GL901", 1099, 7, 1099, 13)]
+        # Every publication names its version; superseded versions were dropped.
+        versions = [p.version for p in published]
+        assert versions == sorted(versions) and len(published) <= 3, versions
+        # The server traces each lint (`$/logTrace`, asked for at initialisation).
+        assert linted_before == 1, editor.client.traces
+        lints = sum(uri in message for message in editor.client.traces) - linted_before
+        assert 1 <= lints <= 5, lints
 
     session.run(scenario)
 
