@@ -28,7 +28,8 @@ from gradlint.rules.base import Rule
 DEFAULT_CONFIG = Config()
 
 # flake8's noqa grammar: a bare noqa comment, or one listing codes (`GL001,GL002`,
-# `GL001 GL002`), any case.
+# `GL001 GL002`). The word noqa may be in any case; the codes are compared as written, as
+# flake8 compares them, so a lower-case `gl002` in the list matches nothing.
 NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -267,7 +268,8 @@ def noqa_map(source: str) -> dict[int, frozenset[str] | None]:
         if codes is None:
             result[line] = None
         else:
-            parsed = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+            # Case-sensitive, as flake8 reads them: every front then agrees on `gl002`.
+            parsed = frozenset(c for c in re.split(r"[,\s]+", codes) if c)
             prev = result.get(line, frozenset())
             result[line] = (
                 None if prev is None and line in result else parsed | (prev or frozenset())

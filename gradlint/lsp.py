@@ -2,13 +2,17 @@
 
 It publishes the engine's diagnostics when a document is opened, changed or saved, using
 the configuration the CLI would use for that file (the closest pyproject.toml /
-gradlint.toml), and offers code actions:
+gradlint.toml). Changes are linted once the text has rested for DEBOUNCE_SECONDS, on a
+worker thread; a result for a version the editor has since changed is dropped, and every
+publication names its version. With `trace` on, each lint is reported by `$/logTrace`.
+It offers code actions:
 
 - the rule's fix for a diagnostic (quick fix), when it has one that can be applied;
 - "Disable GLxxx for this line": adds `# noqa: GLxxx`, or extends the line's noqa list;
 - `source.fixAll.gradlint`: every fix, unsafe ones included, since the user asks for it.
 
-Hovering a diagnostic shows the rule's summary and a link to its documentation.
+Hovering a diagnostic shows the rule's summary and a link to its documentation. Requests
+about a document that is not open get empty results.
 
 Positions: the engine counts columns in code points; LSP counts in the encoding agreed at
 initialisation (UTF-16 unless the client offers another), so every column is converted
@@ -17,13 +21,18 @@ through pygls's position codec.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
+import itertools
 import logging
 import os
+import re
 import sys
+import time
 import tokenize
 from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,40 +318,256 @@ def hover_text(diagnostic: Diagnostic) -> str:
     return "\n\n".join(parts)
 
 
+# --- the editor's text ------------------------------------------------------------
+
+# LSP lines end at \n, \r\n or \r, and nowhere else.
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    """One version of an open document's text, as the editor has it. `generation` is new
+    for each change and each save, so a lint result can tell whether it is still the
+    latest (a save keeps the text but may follow an edit to the configuration)."""
+
+    uri: str
+    version: int | None
+    text: str
+    generation: int
+
+
+def text_offset(text: str, position, codec) -> int:
+    """The string offset of an LSP position. A line past the end means the end of the
+    text, a character past the end of its line the end of the line, as LSP specifies."""
+    line, offset = 0, 0
+    if position.line > 0:
+        for match in LINE_BREAK_RE.finditer(text):
+            line += 1
+            if line == position.line:
+                offset = match.end()
+                break
+        else:
+            return len(text)
+    found = LINE_BREAK_RE.search(text, offset)
+    line_end = found.start() if found else len(text)
+    units = 0
+    while offset < line_end and units < position.character:
+        units += codec.client_num_units(text[offset])
+        offset += 1
+    return offset
+
+
+def apply_change(text: str, change, codec) -> str:
+    """The text after one `didChange` content change.
+
+    pygls's own documents split lines with str.splitlines, which also breaks at \\f,
+    \\v, \\x1c-\\x1e, \\x85, U+2028 and U+2029: after any of them, every incremental edit
+    landed lines away from where the editor made it. Lines are counted here as LSP counts
+    them."""
+    if not isinstance(change, types.TextDocumentContentChangePartial):
+        return change.text
+    start = text_offset(text, change.range.start, codec)
+    end = text_offset(text, change.range.end, codec)
+    return text[:start] + change.text + text[max(start, end) :]
+
+
+def protocol_class():
+    """pygls's protocol, except that text documents are left to gradlint: pygls applies
+    incremental edits by str.splitlines lines (see apply_change), and in doing so even
+    clamps the positions of the notification gradlint then receives."""
+    from pygls.protocol import LanguageServerProtocol
+    from pygls.protocol.language_server import lsp_method
+
+    class GradlintProtocol(LanguageServerProtocol):
+        def _user_handler(self, method: str, params):
+            if (handler := self.fm.features.get(method)) is not None:
+                yield handler, (params,), None
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+        def lsp_text_document__did_open(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+        def lsp_text_document__did_change(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+        @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+        def lsp_text_document__did_close(self, params):
+            yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    return GradlintProtocol
+
+
 # --- the server --------------------------------------------------------------------
 
+# How long the text must rest after a change before it is linted: typing sends a change
+# per keystroke, and only the last one's findings are worth computing.
+DEBOUNCE_SECONDS = 0.1
 
-def create_server():
-    server = LanguageServer(SOURCE, __version__)
-    linted_documents: dict[str, LintedDocument] = {}
-    warned: set[str] = set()
 
-    def warn_once(message: str) -> None:
-        if message in warned:
+class Server:
+    """The documents, their lints and the scheduling between them.
+
+    Everything here runs on pygls's event loop thread except the lints (and the code
+    actions built from them), which run one at a time on a worker thread, so the loop
+    keeps reading edits while a lint works. A change postpones its document's lint by
+    DEBOUNCE_SECONDS; a result whose document changed meanwhile is dropped, so every
+    publication carries the latest version's findings and names that version."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.documents: dict[str, OpenDocument] = {}
+        self.linted: dict[str, tuple[int, LintedDocument]] = {}  # uri -> (generation, lint)
+        self.in_flight: dict[str, tuple[int, asyncio.Future]] = {}
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Task] = set()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
+        self.generations = itertools.count()
+        self.warned: set[str] = set()
+        self.shut_down = False
+
+    # -- messages to the client
+
+    def warn_once(self, message: str) -> None:
+        if message in self.warned:
             return
-        warned.add(message)
-        server.window_show_message(
+        self.warned.add(message)
+        self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=message)
         )
 
-    def current(uri: str) -> LintedDocument:
-        document = server.workspace.get_text_document(uri)
-        linted = linted_documents.get(uri)
-        if linted is None or linted.source != document.source:
-            linted = lint_document(
-                uri, document.version, document.source, server.workspace.position_codec, warn_once
+    def trace(self, message: str) -> None:
+        """`$/logTrace`, which the client asks for with `trace` at initialisation or with
+        `$/setTrace`; silent otherwise."""
+        if self.server.protocol.trace not in (None, types.TraceValue.Off):
+            self.server.log_trace(types.LogTraceParams(message=message))
+
+    # -- the documents
+
+    def put(self, uri: str, version: int | None, text: str) -> OpenDocument:
+        document = OpenDocument(uri, version, text, next(self.generations))
+        self.documents[uri] = document
+        return document
+
+    def open(self, item) -> None:
+        self.put(item.uri, item.version, item.text)
+        self.schedule(item.uri, 0)
+
+    def change(self, params) -> None:
+        uri = params.text_document.uri
+        document = self.documents.get(uri)
+        if document is None:
+            log.warning("change to %s, which is not open: ignored", uri)
+            return
+        codec = self.server.workspace.position_codec
+        text = document.text
+        for change in params.content_changes:
+            text = apply_change(text, change, codec)
+        self.put(uri, params.text_document.version, text)
+        self.schedule(uri, DEBOUNCE_SECONDS)
+
+    def save(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is not None:
+            # Saving may follow a change to the configuration: lint afresh.
+            self.put(uri, document.version, document.text)
+            self.schedule(uri, 0)
+
+    def close(self, uri: str) -> None:
+        self.documents.pop(uri, None)
+        self.linted.pop(uri, None)
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    # -- linting
+
+    def is_latest(self, uri: str, generation: int) -> bool:
+        document = self.documents.get(uri)
+        return document is not None and document.generation == generation
+
+    async def latest(self, uri: str) -> LintedDocument | None:
+        """The lint of the document's latest text: kept from before, being computed, or
+        computed now. None when the document is not open, when its lint failed, or when it
+        keeps changing while it is linted."""
+        for _ in range(3):
+            document = self.documents.get(uri)
+            if document is None:
+                return None
+            kept = self.linted.get(uri)
+            if kept is not None and kept[0] == document.generation:
+                return kept[1]
+            running = self.in_flight.get(uri)
+            if running is None or running[0] != document.generation:
+                running = (document.generation, asyncio.ensure_future(self._lint(document)))
+                self.in_flight[uri] = running
+            # Shielded: a request given up on must not drop a lint others wait for.
+            linted = await asyncio.shield(running[1])
+            if self.is_latest(uri, document.generation):
+                return linted  # None when the lint failed: it was reported once
+        return None
+
+    async def _lint(self, document: OpenDocument) -> LintedDocument | None:
+        warnings: list[str] = []
+        started = time.perf_counter()
+        try:
+            linted = await asyncio.get_running_loop().run_in_executor(
+                self.worker,
+                lint_document,
+                document.uri,
+                document.version,
+                document.text,
+                self.server.workspace.position_codec,
+                warnings.append,
             )
-            linted_documents[uri] = linted
+        except Exception as exc:  # a rule bug must not take the editor's server down
+            log.exception("gradlint failed on %s", document.uri)
+            self.warn_once(
+                f"gradlint: internal error on {document.uri}: {type(exc).__name__}: {exc}"
+            )
+            linted = None
+        finally:
+            running = self.in_flight.get(document.uri)
+            if running is not None and running[0] == document.generation:
+                del self.in_flight[document.uri]
+        for warning in warnings:
+            self.warn_once(warning)
+        latest = self.is_latest(document.uri, document.generation)
+        self.trace(
+            f"gradlint: linted {document.uri} (version {document.version}) in "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms"
+            + ("" if latest else "; superseded, dropped")
+        )
+        if linted is not None and latest:
+            self.linted[document.uri] = (document.generation, linted)
         return linted
 
-    def publish(uri: str) -> None:
-        try:
-            linted = current(uri)
-        except Exception as exc:  # a rule bug must not take the editor's server down
-            log.exception("gradlint failed on %s", uri)
-            warn_once(f"gradlint: internal error on {uri}: {type(exc).__name__}: {exc}")
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint and publish `uri` after `delay`, instead of any lint scheduled before."""
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self.timers[uri] = loop.call_later(delay, self._start_publishing, uri)
+
+    def _start_publishing(self, uri: str) -> None:
+        self.timers.pop(uri, None)
+        task = asyncio.ensure_future(self._publish(uri))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _publish(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is None:
             return
-        server.text_document_publish_diagnostics(
+        linted = await self.latest(uri)
+        # A newer change has its own publication coming.
+        if linted is None or not self.is_latest(uri, document.generation):
+            return
+        self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri,
                 version=linted.version,
@@ -350,44 +575,28 @@ def create_server():
             )
         )
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+    # -- requests
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        publish(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        # Saving may follow a change to the configuration: lint afresh.
-        linted_documents.pop(params.text_document.uri, None)
-        publish(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        linted_documents.pop(params.text_document.uri, None)
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
-        )
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
-    )
-    def code_action(params: types.CodeActionParams):
-        linted = current(params.text_document.uri)
-        capabilities = server.client_capabilities.workspace
+    async def code_actions(self, params):
+        linted = await self.latest(params.text_document.uri)
+        if linted is None:
+            return None
+        capabilities = self.server.client_capabilities.workspace
         versioned = bool(
             capabilities
             and capabilities.workspace_edit
             and capabilities.workspace_edit.document_changes
         )
-        return code_actions(linted, params.range, params.context.only, versioned) or None
+        # Fix-all may lint several times over: off the loop, like a lint.
+        actions = await asyncio.get_running_loop().run_in_executor(
+            self.worker, code_actions, linted, params.range, params.context.only, versioned
+        )
+        return actions or None
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(params: types.HoverParams):
-        linted = current(params.text_document.uri)
+    async def hover(self, params):
+        linted = await self.latest(params.text_document.uri)
+        if linted is None:
+            return None
         point = types.Range(start=params.position, end=params.position)
         found = [(d, p) for d, p in linted.findings if _overlaps(p.range, point)]
         if not found:
@@ -399,6 +608,56 @@ def create_server():
             ),
             range=found[0][1].range,
         )
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+        self.worker.shutdown(wait=False, cancel_futures=True)
+
+
+def create_server():
+    server = LanguageServer(SOURCE, __version__, protocol_cls=protocol_class())
+    state = Server(server)
+    server.gradlint = state
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        # pygls reads `trace` only from $/setTrace; the initial value comes from here.
+        if params.trace is not None:
+            server.protocol.trace = params.trace
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params) -> None:
+        state.shutdown()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        state.open(params.text_document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        state.change(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        state.save(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        state.close(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    async def code_action(params: types.CodeActionParams):
+        return await state.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(params: types.HoverParams):
+        return await state.hover(params)
 
     return server
 
@@ -420,5 +679,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    create_server().start_io()
-    return 0
+    server = create_server()
+    server.start_io()
+    # `exit` ends the process with 0 after `shutdown` and 1 without (LSP 3.17), and so
+    # does the client going away; pygls swallows the status, so it is decided here.
+    return 0 if server.gradlint.shut_down else 1

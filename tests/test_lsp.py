@@ -72,10 +72,22 @@ def apply_edit(text: str, uri: str, edit: types.WorkspaceEdit) -> str:
     return text
 
 
+class RecordingClient(LanguageClient):
+    """A client that keeps the server's exit status and its `$/logTrace` messages."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.exit_status: int | None = None
+        self.traces: list[str] = []
+
+    async def server_exit(self, server) -> None:
+        self.exit_status = server.returncode
+
+
 class Editor:
     """One server process and the documents open in it."""
 
-    def __init__(self, client: LanguageClient) -> None:
+    def __init__(self, client: RecordingClient) -> None:
         self.client = client
         self.published: dict[str, asyncio.Queue] = {}
         self.texts: dict[str, str] = {}
@@ -113,6 +125,26 @@ class Editor:
         )
         return await self.diagnostics(uri)
 
+    def edit(self, uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
+        """Send one incremental change, as editors do on each keystroke, and apply it here
+        the way LSP defines lines (broken at \\n, \\r\\n and \\r only)."""
+        range_ = types.Range(start=types.Position(*start), end=types.Position(*end))
+        text = self.texts[uri]
+        self.texts[uri] = (
+            text[: _offset(text, range_.start)] + new_text + text[_offset(text, range_.end) :]
+        )
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(range=range_, text=new_text)
+                ],
+            )
+        )
+
     async def actions(self, uri: str, range_: types.Range, only=None) -> list[types.CodeAction]:
         result = await asyncio.wait_for(
             self.client.text_document_code_action_async(
@@ -148,12 +180,16 @@ class Session:
         return self.call(scenario(self.editor))
 
     async def _start(self, command, document_changes: bool) -> Editor:
-        client = LanguageClient("gradlint-tests", "0")
+        client = RecordingClient("gradlint-tests", "0")
         editor = Editor(client)
 
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
             editor._queue(params.uri).put_nowait(params)
+
+        @client.feature(types.LOG_TRACE)
+        def on_trace(params: types.LogTraceParams) -> None:
+            client.traces.append(params.message)
 
         await client.start_io(*(command or [sys.executable, "-c", SERVER_WITH_TEST_RULE]), cwd=REPO)
         capabilities = types.ClientCapabilities(
@@ -165,7 +201,11 @@ class Session:
         )
         await asyncio.wait_for(
             client.initialize_async(
-                types.InitializeParams(capabilities=capabilities, process_id=os.getpid())
+                types.InitializeParams(
+                    capabilities=capabilities,
+                    process_id=os.getpid(),
+                    trace=types.TraceValue.Messages,
+                )
             ),
             TIMEOUT,
         )
@@ -174,6 +214,8 @@ class Session:
 
     async def _stop(self) -> None:
         client = self.editor.client
+        if client.exit_status is not None:  # a test has ended the server itself
+            return
         try:
             await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
             client.exit(None)
@@ -362,6 +404,126 @@ def test_unparsable_text_clears_diagnostics(session, tmp_path):
         assert await editor.replace(uri, "x = 1\nx += 1\nif (\n") == []
 
     session.run(scenario)
+
+
+def _found(diagnostics) -> list[tuple[str, int, int, int, int]]:
+    return [
+        (
+            d.code,
+            d.range.start.line,
+            d.range.start.character,
+            d.range.end.line,
+            d.range.end.character,
+        )
+        for d in diagnostics
+    ]
+
+
+def test_incremental_edits_after_form_feed_and_line_separator(session, tmp_path):
+    # str.splitlines breaks lines at all of these; LSP (and Python) only at \n, \r\n, \r.
+    # A server that splits like splitlines applies the edits below lines too low.
+    text = (
+        "import os  # \x0c form feed\n"
+        "s = '\u2028'  # a line separator in a string\n"
+        "t = 1  # \x85 \x0b \x1c \u2029\n"
+        "x = 1\n"
+    )
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "mod.py", text)
+        assert diagnostics == []
+        editor.edit(uri, (4, 0), (4, 0), "x += 1\n")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 4, 0, 4, 6)]
+        editor.edit(uri, (4, 5), (4, 6), "22")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 4, 0, 4, 7)]
+        # Across the line with U+2028, then inside the line with the form feed.
+        editor.edit(uri, (1, 0), (2, 0), "")
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 3, 0, 3, 7)]
+        editor.edit(uri, (0, 15), (0, 19), "page")
+        assert editor.texts[uri] == (
+            "import os  # \x0c page feed\nt = 1  # \x85 \x0b \x1c \u2029\nx = 1\nx += 22\n"
+        )
+        assert _found(await editor.diagnostics(uri)) == [("GL901", 3, 0, 3, 7)]
+        # The server's copy is the editor's: its fix-all edit, made from its own text,
+        # turns the editor's text into exactly the fixed text.
+        actions = await editor.actions(uri, whole(editor.texts[uri]), only=[FIX_ALL_KIND])
+        assert await editor.apply(uri, actions[0]) == []
+        assert editor.texts[uri].endswith("\nx = 1\nx = x + 22\n")
+
+    session.run(scenario)
+
+
+def test_quick_edits_are_debounced_and_only_the_latest_version_is_published(session, tmp_path):
+    text = "".join(f"v{i} = {i}\n" for i in range(1000))
+    edits = 100
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "big.py", text)
+        assert diagnostics == []
+        linted_before = sum(uri in message for message in editor.client.traces)
+        for i in range(edits - 1):
+            editor.edit(uri, (1000 + i, 0), (1000 + i, 0), f"w{i} = {i}\n")
+        editor.edit(uri, (1000 + edits - 1, 0), (1000 + edits - 1, 0), "x = 1; x += 1\n")
+        final = editor.versions[uri]
+        published = []
+        while not published or published[-1].version != final:
+            published.append(await asyncio.wait_for(editor._queue(uri).get(), TIMEOUT))
+        assert _found(published[-1].diagnostics) == [("GL901", 1099, 7, 1099, 13)]
+        # Every publication names its version; superseded versions were dropped.
+        versions = [p.version for p in published]
+        assert versions == sorted(versions) and len(published) <= 3, versions
+        # The server traces each lint (`$/logTrace`, asked for at initialisation).
+        assert linted_before == 1, editor.client.traces
+        lints = sum(uri in message for message in editor.client.traces) - linted_before
+        assert 1 <= lints <= 5, lints
+
+    session.run(scenario)
+
+
+def test_requests_on_a_document_never_opened_get_empty_results(session, tmp_path):
+    # A file on disk, and one that does not exist: neither was opened.
+    (tmp_path / "on_disk.py").write_text("x = 1\nx += 1\n", encoding="utf-8")
+
+    async def scenario(editor: Editor):
+        for name in ("on_disk.py", "missing.py"):
+            document = types.TextDocumentIdentifier(uri=(tmp_path / name).as_uri())
+            point = types.Position(line=1, character=2)
+            hover = await asyncio.wait_for(
+                editor.client.text_document_hover_async(
+                    types.HoverParams(text_document=document, position=point)
+                ),
+                TIMEOUT,
+            )
+            assert hover is None
+            actions = await asyncio.wait_for(
+                editor.client.text_document_code_action_async(
+                    types.CodeActionParams(
+                        text_document=document,
+                        range=types.Range(start=point, end=point),
+                        context=types.CodeActionContext(diagnostics=[]),
+                    )
+                ),
+                TIMEOUT,
+            )
+            assert not actions
+        # The server is still there.
+        _, diagnostics = await editor.open(tmp_path / "opened.py", "x = 1\nx += 1\n")
+        assert len(diagnostics) == 1
+
+    session.run(scenario)
+
+
+@pytest.mark.parametrize(("shut_down", "status"), [(True, 0), (False, 1)])
+def test_exit_status_is_0_after_shutdown_and_1_without(shut_down, status):
+    async def scenario(editor: Editor):
+        client = editor.client
+        if shut_down:
+            await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
+        client.exit(None)
+        await asyncio.wait_for(client.stop(), TIMEOUT)
+        return client.exit_status
+
+    assert run_editor(scenario, command=[sys.executable, "-m", "gradlint", "lsp"]) == status
 
 
 @pytest.mark.parametrize(

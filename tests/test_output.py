@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -619,3 +621,72 @@ def test_every_format_reports_a_real_finding(tmp_path, monkeypatch, fmt):
     else:
         (result,) = json.loads(text)["runs"][0]["results"]
         assert result["ruleId"] == "GL002"
+
+
+# A file name that is not valid UTF-8 reaches gradlint surrogate-escaped (os.fsdecode):
+# every format must escape it rather than fail to encode it, under a strict stdout too.
+BAD_NAME = b"bad\xff.py"
+BROKEN_NAME = b"broken\xfe.py"
+
+
+@pytest.fixture
+def undecodable_names(tmp_path) -> Path:
+    try:
+        (tmp_path / os.fsdecode(BAD_NAME)).write_text(GL002_SNIPPET, encoding="utf-8")
+        (tmp_path / os.fsdecode(BROKEN_NAME)).write_text("x = (\n", encoding="utf-8")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system only takes UTF-8 file names")
+    return tmp_path
+
+
+@pytest.mark.skipif(
+    gradlint.engine.rule_by_code("GL002") is None, reason="GL002 not registered yet"
+)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_escapes_file_names_that_are_not_utf8(undecodable_names, fmt):
+    done = subprocess.run(
+        [sys.executable, "-m", "gradlint", "check", "--isolated", "--no-cache", "--jobs=1"]
+        + ["--output-format", fmt, "."],
+        cwd=undecodable_names,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},  # strict: a surrogate cannot pass
+        capture_output=True,
+        text=True,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1
+    out, err = done.stdout, done.stderr
+    bad, broken = r"bad\xff.py", r"broken\xfe.py"
+    # The machine formats add the stderr line for the unlintable file; the text ones print
+    # it there themselves.
+    assert re.search(rf"^{re.escape(broken)}:1:\d+: error: ", err, re.MULTILINE), err
+    if fmt == "concise":
+        assert out.startswith(f"{bad}:3:1: GL002 ")
+        assert out.endswith(
+            "Found 2 errors.\n1 unsafe fix available with `--fix --unsafe-fixes`.\n"
+        )
+    elif fmt == "full":
+        assert f" --> {bad}:3:1\n" in out
+        assert "Found 2 errors." in out
+    elif fmt == "json":
+        objects = json.loads(out)
+        assert [(o["filename"], o["code"]) for o in objects] == [
+            (str(undecodable_names / bad), "GL002"),
+            (str(undecodable_names / broken), None),
+        ]
+    elif fmt == "github":
+        lines = out.splitlines()
+        assert len(lines) == 2
+        assert lines[0].startswith(f"::error title=gradlint,file={broken},line=1,")
+        assert lines[1].startswith(f"::error title=gradlint (GL002),file={bad},line=3,col=1,")
+    else:
+        (run,) = json.loads(out)["runs"]
+        (result,) = run["results"]
+        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        # A URI names the file's very bytes.
+        assert location == {"uri": "bad%FF.py", "uriBaseId": "%SRCROOT%"}
+        (note,) = run["invocations"][0]["toolExecutionNotifications"]
+        assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+            "broken%FE.py"
+        )
+        assert note["message"]["text"].startswith(f"{broken}: ")
+    assert "\\udc" not in out

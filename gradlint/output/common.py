@@ -105,7 +105,7 @@ def write_fixed(stream: TextIO, fixed: Sequence[Diagnostic]) -> None:
         key = (diagnostic.code, diagnostic.name)
         counts[key] = counts.get(key, 0) + 1
     for path in sorted(by_path):
-        stream.write(f"- {path}:\n")
+        stream.write(f"- {printable(path)}:\n")
         for (code, name), count in sorted(by_path[path].items()):
             stream.write(f"    {count} \u00d7 {code} ({name})\n")
     stream.write("\n")
@@ -116,7 +116,7 @@ def error_line(error: FileError) -> str:
     problem matchers that expect `path:line:col:` still pick it up."""
     line = error.line or 1
     column = error.column + 1 if error.line else 1
-    return f"{error.path}:{line}:{column}: error: {error.message}"
+    return f"{printable(error.path)}:{line}:{column}: error: {printable(error.message)}"
 
 
 def write_errors(errors: Sequence[FileError], stream: TextIO) -> None:
@@ -125,6 +125,36 @@ def write_errors(errors: Sequence[FileError], stream: TextIO) -> None:
 
 
 # --- paths -------------------------------------------------------------------------------
+
+
+def printable(text: str) -> str:
+    """`text` with what UTF-8 cannot encode shown as backslash escapes.
+
+    A file name that is not valid UTF-8 reaches gradlint as os.fsdecode makes it, each bad
+    byte a lone surrogate (b'bad\\xff.py' -> 'bad\\udcff.py'), which no strict encoder
+    writes: a report naming that file would fail mid-way. Every format writes names
+    through this, so they read `bad\\xff.py` and the report always comes out."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte (a Windows name)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def uri_quote(path: str) -> str:
+    """A relative POSIX path percent-encoded for a URI, bytes a name could not decode
+    included (`bad%FF.py`): the URI names the very file, as Path.as_uri does."""
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = path.encode("utf-8", "surrogatepass")
+    return quote(raw, safe="/")
 
 
 def relative_path(path: str, root: str | None) -> str | None:
@@ -149,7 +179,7 @@ def display_path(path: str, root: str | None) -> str:
     if path == "-":
         return path
     relative = relative_path(path, root)
-    return relative if relative is not None else os.path.abspath(path)
+    return printable(relative if relative is not None else os.path.abspath(path))
 
 
 def artifact_location(path: str, root: str | None) -> dict:
@@ -157,7 +187,7 @@ def artifact_location(path: str, root: str | None) -> dict:
     under root; otherwise an absolute file URI with no base id (a base would misresolve it)."""
     relative = relative_path(path, root) if path != "-" else None
     if relative is not None:
-        return {"uri": quote(relative, safe="/"), "uriBaseId": "%SRCROOT%"}
+        return {"uri": uri_quote(relative), "uriBaseId": "%SRCROOT%"}
     if path == "-":
         return {"uri": "stdin"}
     return {"uri": Path(os.path.abspath(path)).as_uri()}

@@ -9,6 +9,7 @@ from gradlint.engine import FileResult
 from gradlint.output.common import (
     ReportOptions,
     is_fixable,
+    printable,
     sorted_diagnostics,
     sorted_errors,
     write_errors,
@@ -24,7 +25,7 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
     for d in diagnostics:
         marker = "[*] " if is_fixable(d.fix, unsafe_fixes=options.unsafe_fixes) else ""
         stream.write(
-            f"{d.path}:{d.start.line}:{d.start.column + 1}: {d.code} {marker}{d.message}\n"
+            f"{printable(d.path)}:{d.start.line}:{d.start.column + 1}: {d.code} {marker}{d.message}\n"
         )
         if options.show_fixes and d.fix is not None:
             stream.write(f"  help: {d.fix.title}\n")

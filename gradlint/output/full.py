@@ -33,6 +33,7 @@ from gradlint.output.common import (
     ReportOptions,
     display_text,
     is_fixable,
+    printable,
     sorted_diagnostics,
     sorted_errors,
     sources_by_path,
@@ -91,7 +92,7 @@ def render(
 ) -> str:
     marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
     out = [f"{diagnostic.code} {marker}{diagnostic.message}"]
-    where = f"{diagnostic.path}:{diagnostic.start.line}:{diagnostic.start.column + 1}"
+    where = f"{printable(diagnostic.path)}:{diagnostic.start.line}:{diagnostic.start.column + 1}"
     if lines:
         rows, width = snippet(lines, diagnostic)
         out.append(f"{' ' * width}--> {where}")

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
 from gradlint.engine import FileResult
-from gradlint.output.common import ReportOptions, sorted_diagnostics, sorted_errors
+from gradlint.output.common import ReportOptions, printable, sorted_diagnostics, sorted_errors
 
 APPLICABILITY = {
     Applicability.SAFE: "safe",
@@ -30,7 +30,7 @@ def location(position: Position) -> dict:
 
 
 def filename(path: str) -> str:
-    return path if path == "-" else os.path.abspath(path)
+    return path if path == "-" else printable(os.path.abspath(path))
 
 
 def fix_object(fix: Fix | None) -> dict | None:

@@ -22,6 +22,7 @@ from gradlint.engine import FileResult
 from gradlint.output.common import (
     ReportOptions,
     artifact_location,
+    printable,
     sorted_diagnostics,
     sorted_errors,
 )
@@ -122,7 +123,7 @@ def notification(error: FileError, root: str | None) -> dict:
         physical["region"] = {"startLine": error.line, "startColumn": error.column + 1}
     return {
         "level": "error",
-        "message": {"text": f"{error.path}: {error.message}"},
+        "message": {"text": printable(f"{error.path}: {error.message}")},
         "locations": [{"physicalLocation": physical}],
     }
 
