@@ -405,9 +405,9 @@ def load_settings(
     unknown rule code.
     """
     if all_codes is None:
-        from gradlint import engine
+        from gradlint.rules import ALL_RULES
 
-        all_codes = [rule.code for rule in engine.ALL_RULES]
+        all_codes = [rule.code for rule in ALL_RULES]
     overrides = overrides or Overrides()
     source: Path | None = None
     table: dict | None = None

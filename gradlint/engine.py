@@ -10,20 +10,29 @@ from __future__ import annotations
 import ast
 import io
 import re
-import sys
-import threading
 import tokenize
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradlint.config import Config
-from gradlint.diagnostics import Diagnostic, FileError, Fix, Position
+from gradlint.context import FileContext
+from gradlint.deep import run_deep
+from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.results import FileResult, SourceError
 from gradlint.rules import ALL_RULES
 from gradlint.rules.base import Rule
+
+__all__ = [
+    "ALL_RULES",
+    "DEFAULT_CONFIG",
+    "FileContext",
+    "FileResult",
+    "SourceError",
+    "lint_file",
+    "lint_source",
+    "rule_by_code",
+]
 
 DEFAULT_CONFIG = Config()
 
@@ -36,22 +45,6 @@ NOQA_RE = re.compile(
 FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 
 
-class SourceError(Exception):
-    """The source cannot be linted (not valid Python, too deeply nested, ...)."""
-
-    def __init__(self, error: FileError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: FileError | None = None
-    source: str | None = None
-
-
 def rules_for(codes) -> list[type[Rule]]:
     return [rule for rule in ALL_RULES if rule.code in codes]
 
@@ -61,104 +54,6 @@ def rule_by_code(code: str) -> type[Rule] | None:
         if rule.code == code.upper() or rule.name == code:
             return rule
     return None
-
-
-class FileContext:
-    """Everything rules share about one file. Facts and positions are computed lazily and
-    at most once: positions only when something is reported."""
-
-    def __init__(self, path: str, source: str, module: cst.Module) -> None:
-        self.path = path
-        self.source = source
-        self.module = module
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.diagnostics: list[Diagnostic] = []
-        self._reported: set[tuple[str, int]] = set()
-
-    @cached_property
-    def index(self):
-        from gradlint.analysis.index import FileIndex
-
-        return FileIndex(self.module)
-
-    @cached_property
-    def facts(self):
-        from gradlint.analysis import FileFacts
-
-        return FileFacts(self.module, self.index)
-
-    @cached_property
-    def positions(self):
-        try:
-            return run_deep(self.wrapper.resolve, PositionProvider)
-        except (RecursionError, KeyError):
-            # LibCST turns a RecursionError in its code generation into a KeyError.
-            raise SourceError(FileError(self.path, "cannot analyse: nesting too deep")) from None
-
-    def position_of(self, node: cst.CSTNode) -> tuple[Position, Position]:
-        rng = self.positions[node]
-        return (
-            Position(rng.start.line, rng.start.column),
-            Position(rng.end.line, rng.end.column),
-        )
-
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
-        key = (rule.code, id(node))
-        if key in self._reported:
-            return
-        self._reported.add(key)
-        start, end = self.position_of(node)
-        self.diagnostics.append(
-            Diagnostic(
-                code=rule.code,
-                name=rule.name,
-                message=message,
-                path=self.path,
-                start=start,
-                end=end,
-                fix=fix,
-                noqa_line=start.line,
-                url=rule.url(),
-            )
-        )
-
-
-# LibCST's parser (native) and its position and code generation (Python) recurse once
-# per nesting level. Deep but valid generated code overflows the default thread stack
-# (the native parser then takes the whole process down) or the recursion limit, so those
-# calls run on a thread with a large stack and a raised limit.
-_DEEP_STACK_BYTES = 512 * 1024 * 1024
-_DEEP_RECURSION_LIMIT = 50_000
-
-
-def run_deep(function, *args):
-    """Call function(*args) on a thread whose stack and recursion limit fit deeply
-    nested code; its exception, if any, is raised here."""
-    outcome: dict = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed back to the calling thread
-            outcome["error"] = exc
-
-    with _DEEP_LOCK:
-        previous_stack = threading.stack_size(_DEEP_STACK_BYTES)
-        previous_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION_LIMIT))
-        try:
-            worker = threading.Thread(target=target, name="gradlint-deep")
-            worker.start()
-            worker.join()
-        finally:
-            threading.stack_size(previous_stack)
-            sys.setrecursionlimit(previous_limit)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
-
-
-_DEEP_LOCK = threading.Lock()
 
 
 def parse(source: str, path: str) -> cst.Module:

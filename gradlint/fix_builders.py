@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
-from gradlint.fixes import split_lines
+from gradlint.edits import split_lines
 
 
 def torch_name(context) -> tuple[str, Edit | None]:

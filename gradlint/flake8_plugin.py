@@ -99,10 +99,10 @@ def _config_for_directory(directory: str):
     """[tool.gradlint] from the closest configuration file, as the CLI finds it; read once
     per directory and process."""
     from gradlint.config import ConfigError, load_settings
-    from gradlint.engine import DEFAULT_CONFIG
+    from gradlint.engine import ALL_RULES, DEFAULT_CONFIG
 
     try:
-        return load_settings(Path(directory)).config
+        return load_settings(Path(directory), all_codes=[r.code for r in ALL_RULES]).config
     except ConfigError as exc:
         _note(f"{exc}; using the default configuration")
         return DEFAULT_CONFIG

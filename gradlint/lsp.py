@@ -36,12 +36,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradlint import __version__
+from gradlint import __version__, engine
 from gradlint.config import ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Position
 from gradlint.discovery import Walker
+from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
-from gradlint.fixes import LineIndex, fix_source, is_applicable
+from gradlint.fixes import fix_source
 
 try:
     from lsprotocol import types
@@ -118,7 +119,7 @@ def config_for(path: str, warn) -> object:
     Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
     start = Path(path).parent if path != "-" else Path.cwd()
     try:
-        return load_settings(start).config
+        return load_settings(start, all_codes=[r.code for r in engine.ALL_RULES]).config
     except ConfigError as exc:
         warn(f"gradlint: {exc}; using the default configuration")
         return DEFAULT_CONFIG

@@ -11,13 +11,8 @@ from hypothesis import strategies as st
 import gradlint.engine
 from gradlint.config import Config
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
-from gradlint.fixes import (
-    MAX_PASSES,
-    InvalidEditError,
-    OverlappingEditsError,
-    apply_edits,
-    fix_source,
-)
+from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
+from gradlint.fixes import MAX_PASSES, fix_source
 from gradlint.rules.base import Rule
 
 TEST_CONFIG = Config(select=("TS",))

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gradlint.diagnostics import Diagnostic
-from gradlint.engine import FileResult
 from gradlint.output import concise, full, github, json_report, sarif
 from gradlint.output.common import (
     ReportOptions,
@@ -20,6 +19,7 @@ from gradlint.output.common import (
     sorted_errors,
     write_summary,
 )
+from gradlint.results import FileResult
 
 FORMATS = ("concise", "full", "json", "github", "sarif")
 

@@ -11,7 +11,8 @@ from typing import TextIO
 from urllib.parse import quote
 
 from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix
-from gradlint.engine import FileResult
+from gradlint.edits import is_applicable
+from gradlint.results import FileResult
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,7 @@ def sources_by_path(results: Sequence[FileResult]) -> dict[str, str]:
 
 def is_fixable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
     """Whether `--fix` (with `--unsafe-fixes` when that is on) would apply this fix."""
-    if fix is None or not fix.edits:
-        return False
-    if fix.applicability is Applicability.SAFE:
-        return True
-    return unsafe_fixes and fix.applicability is Applicability.UNSAFE
+    return is_applicable(fix, unsafe=unsafe_fixes)
 
 
 def is_hidden_unsafe(fix: Fix | None, *, unsafe_fixes: bool) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from gradlint.engine import FileResult
 from gradlint.output.common import (
     ReportOptions,
     is_fixable,
@@ -16,6 +15,7 @@ from gradlint.output.common import (
     write_fixed,
     write_summary,
 )
+from gradlint.results import FileResult
 
 
 def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:

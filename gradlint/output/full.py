@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gradlint.diagnostics import Applicability, Diagnostic, Fix
-from gradlint.engine import FileResult
-from gradlint.fixes import InvalidEditError, OverlappingEditsError, apply_edits
+from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
 from gradlint.output.common import (
     ReportOptions,
     display_text,
@@ -42,6 +41,7 @@ from gradlint.output.common import (
     write_fixed,
     write_summary,
 )
+from gradlint.results import FileResult
 
 CONTEXT_LINES = 2
 # A multi-line range longer than this shows its first and last lines around an ellipsis.

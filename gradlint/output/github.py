@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gradlint.diagnostics import Diagnostic, FileError
-from gradlint.engine import FileResult
 from gradlint.output.common import ReportOptions, display_path, sorted_diagnostics, sorted_errors
+from gradlint.results import FileResult
 
 
 def escape_data(text: str) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
-from gradlint.engine import FileResult
 from gradlint.output.common import ReportOptions, printable, sorted_diagnostics, sorted_errors
+from gradlint.results import FileResult
 
 APPLICABILITY = {
     Applicability.SAFE: "safe",

@@ -18,7 +18,6 @@ from typing import TextIO
 import gradlint
 import gradlint.engine
 from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
-from gradlint.engine import FileResult
 from gradlint.output.common import (
     ReportOptions,
     artifact_location,
@@ -26,6 +25,7 @@ from gradlint.output.common import (
     sorted_diagnostics,
     sorted_errors,
 )
+from gradlint.results import FileResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/gradlint/gradlint"

@@ -9,7 +9,7 @@ import libcst as cst
 from gradlint.diagnostics import Applicability, Fix
 
 if TYPE_CHECKING:
-    from gradlint.engine import FileContext
+    from gradlint.context import FileContext
 
 _VISIT_METHODS: dict[type, tuple[str, ...]] = {}
 

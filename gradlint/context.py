@@ -1,0 +1,88 @@
+"""Everything rules share about one file: its text, its tree, the analysis facts and
+positions, each computed lazily and at most once."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gradlint.deep import run_deep
+from gradlint.diagnostics import Diagnostic, FileError, Fix, Position
+from gradlint.results import SourceError
+
+if TYPE_CHECKING:
+    from gradlint.analysis import FileFacts
+    from gradlint.analysis.index import FileIndex
+
+
+class ReportingRule(Protocol):
+    """What the context needs of a rule to report for it (rules/base.Rule has it)."""
+
+    code: str
+    name: str
+
+    @classmethod
+    def url(cls) -> str: ...
+
+
+class FileContext:
+    """Everything rules share about one file. Facts and positions are computed lazily and
+    at most once: positions only when something is reported."""
+
+    def __init__(self, path: str, source: str, module: cst.Module) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.diagnostics: list[Diagnostic] = []
+        self._reported: set[tuple[str, int]] = set()
+
+    @cached_property
+    def index(self) -> FileIndex:
+        from gradlint.analysis.index import FileIndex
+
+        return FileIndex(self.module)
+
+    @cached_property
+    def facts(self) -> FileFacts:
+        from gradlint.analysis import FileFacts
+
+        return FileFacts(self.module, self.index)
+
+    @cached_property
+    def positions(self):
+        try:
+            return run_deep(self.wrapper.resolve, PositionProvider)
+        except (RecursionError, KeyError):
+            # LibCST turns a RecursionError in its code generation into a KeyError.
+            raise SourceError(FileError(self.path, "cannot analyse: nesting too deep")) from None
+
+    def position_of(self, node: cst.CSTNode) -> tuple[Position, Position]:
+        rng = self.positions[node]
+        return (
+            Position(rng.start.line, rng.start.column),
+            Position(rng.end.line, rng.end.column),
+        )
+
+    def report(self, rule: ReportingRule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        key = (rule.code, id(node))
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        start, end = self.position_of(node)
+        self.diagnostics.append(
+            Diagnostic(
+                code=rule.code,
+                name=rule.name,
+                message=message,
+                path=self.path,
+                start=start,
+                end=end,
+                fix=fix,
+                noqa_line=start.line,
+                url=rule.url(),
+            )
+        )

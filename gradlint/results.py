@@ -1,0 +1,24 @@
+"""What linting one file produces, shared by the engine and every front (no front
+imports the engine for its types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gradlint.diagnostics import Diagnostic, FileError
+
+
+class SourceError(Exception):
+    """The source cannot be linted (not valid Python, too deeply nested, ...)."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: FileError | None = None
+    source: str | None = None
