@@ -117,10 +117,10 @@ class EvalWithoutNoGrad(Rule):
                 if passed not in models:
                     continue
                 if not any(
-                    facts.mode_at(forward) is GradMode.RECORDING
+                    facts.mode_at(forward) is GradMode.RECORDING and self._is_retained(forward)
                     for forward in summary.forwards[param]
                 ):
-                    continue  # the helper runs it under no_grad itself
+                    continue  # run under no_grad by the helper, or its output dropped at once
                 yield node, passed, node
 
     def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:

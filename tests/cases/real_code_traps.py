@@ -206,3 +206,19 @@ def fine_tune(model, batches, opt):
     model.eval()
     for batch in batches:
         fine_tune_step(model, batch, opt)
+
+
+# torch/fx/passes/splitter_base.py: a helper runs the forward only for a hook's side
+# effect and drops its output at once.
+def capture_inputs(main_mod, example_inputs):
+    captured = []
+    handle = main_mod.register_forward_pre_hook(lambda m, i: captured.append(i))
+    main_mod(*example_inputs)
+    handle.remove()
+    return captured
+
+
+def splitter(split_mod, sample_input):
+    split_mod.eval()
+    inputs = capture_inputs(split_mod, sample_input)
+    return inputs
