@@ -4,7 +4,7 @@ positions, each computed lazily and at most once."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 class ReportingRule(Protocol):
     """What the context needs of a rule to report for it (rules/base.Rule has it)."""
 
-    code: str
-    name: str
+    code: ClassVar[str]
+    name: ClassVar[str]
 
     @classmethod
     def url(cls) -> str: ...

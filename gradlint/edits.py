@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -138,7 +139,7 @@ def apply_edits(source: str, edits: Iterable[Edit]) -> str:
     return splice(source, [(s, e, edit.content) for s, e, edit in located])
 
 
-def is_applicable(fix: Fix | None, *, unsafe: bool) -> bool:
+def is_applicable(fix: Fix | None, *, unsafe: bool) -> TypeGuard[Fix]:
     if fix is None or not fix.edits:
         return False
     if fix.applicability is Applicability.SAFE:

@@ -35,10 +35,11 @@ from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from gradlint import __version__, engine
-from gradlint.config import ConfigError, load_settings
-from gradlint.diagnostics import Applicability, Diagnostic, Position
+from gradlint.config import Config, ConfigError, load_settings
+from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
@@ -49,7 +50,7 @@ try:
     from pygls.lsp.server import LanguageServer
     from pygls.uris import to_fs_path
 except ImportError:  # the `lsp` extra is not installed; main() says so
-    types = None
+    types = None  # type: ignore[assignment]
 
 FIX_ALL_KIND = "source.fixAll.gradlint"
 SOURCE = "gradlint"
@@ -91,10 +92,10 @@ class LintedDocument:
     version: int | None
     source: str
     path: str
-    config: object
+    config: Config
     positions: ClientPositions
     # (engine diagnostic, the LSP diagnostic published for it)
-    findings: list[tuple[Diagnostic, object]] = field(default_factory=list)
+    findings: list[tuple[Diagnostic, types.Diagnostic]] = field(default_factory=list)
     _fixed_all: str | None = None
 
     def fixed_all(self) -> str:
@@ -113,7 +114,7 @@ def document_path(uri: str) -> str:
     return to_fs_path(uri) or "-"
 
 
-def config_for(path: str, warn) -> object:
+def config_for(path: str, warn) -> Config:
     """The configuration the CLI would use for `path`; the defaults (and a warning) when
     the configuration file is invalid, so the editor keeps working while it is fixed.
     Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
@@ -125,7 +126,7 @@ def config_for(path: str, warn) -> object:
         return DEFAULT_CONFIG
 
 
-def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions):
+def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions) -> types.Diagnostic:
     return types.Diagnostic(
         range=positions.range(diagnostic.start, diagnostic.end),
         message=diagnostic.message,
@@ -240,9 +241,9 @@ def _wants(only, kind: str) -> bool:
     return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
 
 
-def _fixable(diagnostic: Diagnostic) -> bool:
+def _fixable(fix: Fix | None) -> TypeGuard[Fix]:
     # Unsafe fixes are offered too: the user picks each action.
-    return is_applicable(diagnostic.fix, unsafe=True)
+    return is_applicable(fix, unsafe=True)
 
 
 def workspace_edit(linted: LintedDocument, edits: list, versioned: bool):
@@ -263,7 +264,7 @@ def code_actions(linted: LintedDocument, request_range, only, versioned: bool) -
         for diagnostic, published in linted.findings:
             if not _overlaps(published.range, request_range):
                 continue
-            if _fixable(diagnostic):
+            if _fixable(diagnostic.fix):
                 edits = [
                     text_edit(positions, e.start, e.end, e.content) for e in diagnostic.fix.edits
                 ]
@@ -289,7 +290,7 @@ def code_actions(linted: LintedDocument, request_range, only, versioned: bool) -
                         ),
                     )
                 )
-    if _wants(only, FIX_ALL_KIND) and any(_fixable(d) for d, _ in linted.findings):
+    if _wants(only, FIX_ALL_KIND) and any(_fixable(d.fix) for d, _ in linted.findings):
         fixed = linted.fixed_all()
         if fixed != linted.source:
             actions.append(

@@ -8,6 +8,7 @@ from (graph-aware). An optimizer step has no visible root.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -65,7 +66,7 @@ class AutogradCalls:
         qualified = self.index.qualified_name(call.func)
         if qualified in AUTOGRAD_GRAD:
             outputs = keyword_arg(call, "outputs", 0)
-            expr = outputs.value if outputs else None
+            expr: cst.BaseExpression | None = outputs.value if outputs else None
             inputs = keyword_arg(call, "inputs", 1)
             return DiffEvent(
                 call,
@@ -80,10 +81,11 @@ class AutogradCalls:
             expr = tensors.value if tensors else None
             return DiffEvent(call, "backward", self.flow.reads(expr), expr)
         method = method_name(call)
-        if method in _BACKWARD_METHODS:
-            receiver = call.func.value  # type: ignore[union-attr]
+        # A method name means `call.func` is an Attribute; the isinstance tells mypy.
+        if method in _BACKWARD_METHODS and isinstance(call.func, cst.Attribute):
+            receiver = call.func.value
             roots = self.flow.reads(receiver)
-            expr: cst.CSTNode = receiver
+            expr = receiver
             if call.args and call.args[0].keyword is None:
                 # `y.backward(grad_y)` passes a gradient, but `accelerator.backward(loss)`
                 # and `self.manual_backward(loss)` pass what is differentiated. Both
@@ -126,7 +128,9 @@ class AutogradCalls:
         return name not in {"self", "accelerator", "fabric", "engine", "model_engine", "trainer"}
 
     def _is_optimizer_step(self, call: cst.Call) -> bool:
-        receiver = dotted_name(call.func.value) or ""  # type: ignore[union-attr]
+        # The only caller has matched a `.step(...)` method call.
+        func = cast(cst.Attribute, call.func)
+        receiver = dotted_name(func.value) or ""
         lowered = receiver.lower()
         if "sched" in lowered:
             return False

@@ -121,9 +121,9 @@ class GradModeAnalysis:
         for anc in self.index.ancestors(node):
             if isinstance(anc, cst.With) and child is anc.body:
                 effects = [self.context_effect(item.item) for item in anc.items]
-                effects = [e for e in effects if e is not None]
-                if effects:
-                    return effects[-1]
+                known = [e for e in effects if e is not None]
+                if known:
+                    return known[-1]
             elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
                 effect = self._earlier_setter(anc, child)
                 if effect is not None:
@@ -135,7 +135,9 @@ class GradModeAnalysis:
             child = anc
         return GradMode.RECORDING
 
-    def _earlier_setter(self, block: cst.CSTNode, child: cst.CSTNode) -> GradMode | None:
+    def _earlier_setter(
+        self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode
+    ) -> GradMode | None:
         effect = None
         for stmt in block.body:
             if stmt is child:
@@ -225,9 +227,9 @@ class GradModeAnalysis:
                 "cls",
             ):
                 cls = self._class_of_node(call)
-                func = by_method.get((cls, target.attr.value)) if cls is not None else None
-                if func is not None:
-                    callers.setdefault(func, []).append(call)
+                method = by_method.get((cls, target.attr.value)) if cls is not None else None
+                if method is not None:
+                    callers.setdefault(method, []).append(call)
         # A bare reference (callback, decorator argument) hides other call sites.
         escaped: set[str] = set()
         for node in self.index.order:

@@ -8,6 +8,7 @@ The walk is iterative so that deeply nested generated code cannot overflow the s
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import libcst as cst
 
@@ -165,15 +166,15 @@ class FileIndex:
             # LibCST's ABCs is slow enough to matter on every node.
             cls = type(node)
             if cls is cst.Call:
-                self.calls.append(node)
+                self.calls.append(cast(cst.Call, node))
             elif cls is cst.FunctionDef:
-                self.functions.append(node)
+                self.functions.append(cast(cst.FunctionDef, node))
             elif cls is cst.ClassDef:
-                self.classes.append(node)
+                self.classes.append(cast(cst.ClassDef, node))
             elif cls is cst.Import:
-                self._record_import(node)
+                self._record_import(cast(cst.Import, node))
             elif cls is cst.ImportFrom:
-                self._record_import_from(node)
+                self._record_import_from(cast(cst.ImportFrom, node))
             children = child_nodes(node)
             children_of[node] = children
             for child in children:
@@ -255,7 +256,7 @@ class FileIndex:
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) containing node."""
-        current = node
+        current: cst.CSTNode | None = node
         while current is not None and not isinstance(
             current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
         ):
@@ -288,7 +289,7 @@ class FileIndex:
             return self.is_inside(use, binding.body)
         if isinstance(binding, cst.Param):
             return True
-        statement = binding
+        statement: cst.CSTNode | None = binding
         while statement is not None and not isinstance(
             statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):
@@ -337,7 +338,7 @@ class FileIndex:
 
     def block_of(self, binding: cst.CSTNode) -> cst.CSTNode | None:
         """The block (indented body or module) whose statement holds the binding."""
-        statement = binding
+        statement: cst.CSTNode | None = binding
         while statement is not None and not isinstance(
             statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):

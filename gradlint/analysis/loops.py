@@ -8,7 +8,9 @@ branch that ends in `continue`/`break`/`return`/`raise` does not constrain what 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import libcst as cst
 
@@ -17,11 +19,13 @@ from gradlint.analysis.dataflow import Binding, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 
 LoopNode = cst.For | cst.While
+# The region the facts describe: a `for`/`while` loop, or a whole scope (scope_facts).
+RegionT = TypeVar("RegionT", bound=cst.CSTNode)
 
 
 @dataclass
-class LoopFacts:
-    loop: cst.CSTNode
+class LoopFacts(Generic[RegionT]):
+    loop: RegionT
     carried: set[str] = field(default_factory=set)
     bindings: list[Binding] = field(default_factory=list)
     events: list[DiffEvent] = field(default_factory=list)
@@ -89,29 +93,29 @@ class LoopAnalysis:
         self.index = index
         self.flow = flow
         self.autograd = autograd
-        self._cache: dict[cst.CSTNode, LoopFacts] = {}
+        self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
+        self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
 
-    def facts(self, loop: cst.CSTNode) -> LoopFacts:
+    def facts(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         cached = self._cache.get(loop)
         if cached is None:
             cached = self._compute(loop)
             self._cache[loop] = cached
         return cached
 
-    def scope_facts(self, scope: cst.CSTNode) -> LoopFacts:
+    def scope_facts(self, scope: cst.CSTNode) -> LoopFacts[cst.CSTNode]:
         """Bindings and differentiation events of a whole function (or module) body,
         for rules that follow values through a scope rather than around a loop."""
-        key = ("scope", scope)
-        cached = self._cache.get(key)
+        cached = self._scope_cache.get(scope)
         if cached is None:
             body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
             cached = LoopFacts(scope)
             cached.bindings = self.bindings_in(body)
             cached.events = self.autograd.events_in(body)
-            self._cache[key] = cached
+            self._scope_cache[scope] = cached
         return cached
 
-    def differentiating_loops(self) -> list[LoopFacts]:
+    def differentiating_loops(self) -> list[LoopFacts[LoopNode]]:
         """Facts of every `for`/`while` loop in the file whose body differentiates
         (backward, autograd.grad or an optimizer step), in source order."""
         found = []
@@ -122,7 +126,7 @@ class LoopAnalysis:
                     found.append(facts)
         return found
 
-    def _compute(self, loop: cst.CSTNode) -> LoopFacts:
+    def _compute(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         facts = LoopFacts(loop)
         facts.events = self.autograd.events_in(loop.body)
         if not facts.events:
@@ -192,7 +196,9 @@ class LoopAnalysis:
 
     def _block(self, block: cst.CSTNode, assigned, exposed: set[str]):
         """Walk a block's statements; returns the definitely-assigned set after it."""
-        body = block.body if isinstance(block, (cst.IndentedBlock, cst.Module)) else None
+        body: Sequence[cst.CSTNode] | None = (
+            block.body if isinstance(block, (cst.IndentedBlock, cst.Module)) else None
+        )
         if body is None:  # SimpleStatementSuite: `for x in y: a = b`
             body = [block]
         for stmt in body:

@@ -10,6 +10,8 @@ a loop, bindings later in the loop body that flow back to the use.
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from gradlint.analysis.dataflow import target_names
@@ -242,7 +244,8 @@ class TensorFacts:
             return OTHER
         self._resolving.add(node)
         try:
-            return self._loop_target_kind(node, scope)
+            # Only `for` statements are recorded with the _LOOP_TARGET kind.
+            return self._loop_target_kind(cast(cst.For, node), scope)
         finally:
             self._resolving.discard(node)
 
@@ -341,7 +344,7 @@ class TensorFacts:
             cls = self._enclosing_class(use)
             if cls is None:
                 return None
-            current = cls.name.value
+            current: str | None = cls.name.value
         else:
             scope = self.index.scope_of(use)
             values = [
@@ -420,13 +423,17 @@ class TensorFacts:
                     and node.args
                     and isinstance(node.args[0].value, cst.SimpleString)
                 ):
-                    attrs[node.args[0].value.evaluated_value] = LEAF
+                    key = node.args[0].value.evaluated_value
+                    if isinstance(key, str):  # a b"..." name is never looked up
+                        attrs[key] = LEAF
                 elif (
                     dotted_name(node.func) == "self.register_buffer"
                     and node.args
                     and isinstance(node.args[0].value, cst.SimpleString)
                 ):
-                    attrs[node.args[0].value.evaluated_value] = OTHER
+                    key = node.args[0].value.evaluated_value
+                    if isinstance(key, str):
+                        attrs[key] = OTHER
         self._class_attrs[cls] = attrs
         return attrs
 
@@ -507,12 +514,12 @@ class TensorFacts:
                 return shapes.pop() if len(shapes) == 1 else None
             return None
         if isinstance(value, cst.Call):
-            cls = self.module_class(value.func, use)
+            module = self.module_class(value.func, use)
             # nn.LSTM returns (output, (h, c)); nn.GRU / nn.RNN return (output, h); the
             # cell modules return h or (h, c), unpacked into tensors.
-            if cls == "torch.nn.LSTM":
+            if module == "torch.nn.LSTM":
                 return "tensors" if position == 1 else "tensor"
-            if cls in ("torch.nn.GRU", "torch.nn.RNN", "torch.nn.LSTMCell"):
+            if module in ("torch.nn.GRU", "torch.nn.RNN", "torch.nn.LSTMCell"):
                 return "tensor"
         if isinstance(value, (cst.Tuple, cst.List)) and position < len(value.elements):
             return self.value_shape(value.elements[position].value, None, use)

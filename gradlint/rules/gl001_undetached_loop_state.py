@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
+from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
 from gradlint.fix_builders import own_line
@@ -87,7 +88,7 @@ class UndetachedLoopState(Rule):
             if loop.carried:
                 self._check_loop(loop)
 
-    def _check_loop(self, loop: LoopFacts) -> None:
+    def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
         if facts.mode_at(loop.loop.body) is not GradMode.RECORDING:
             return
@@ -126,7 +127,7 @@ class UndetachedLoopState(Rule):
                 fix=self._fix(loop, names, quoted),
             )
 
-    def _may_carry_graph(self, var: str, loop: LoopFacts) -> bool:
+    def _may_carry_graph(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         values = self.facts.values
         return any(
             may_carry_graph(values.of_binding(binding.statement, var))
@@ -134,7 +135,7 @@ class UndetachedLoopState(Rule):
             if binding.kind in ("assign", "augassign")
         )
 
-    def _called_names(self, loop: LoopFacts) -> set[str]:
+    def _called_names(self, loop: LoopFacts[LoopNode]) -> set[str]:
         """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions
         fetched anew, not tensor state."""
         called: set[str] = set()
@@ -155,7 +156,7 @@ class UndetachedLoopState(Rule):
                         called.add(owner)
         return called
 
-    def _carrying_statements(self, var: str, loop: LoopFacts) -> list[cst.CSTNode]:
+    def _carrying_statements(self, var: str, loop: LoopFacts[LoopNode]) -> list[cst.CSTNode]:
         """The statements that rebind `var` to a value built from its previous value
         through tensor operations; empty when any path detaches or re-creates it."""
         facts = self.facts
@@ -198,7 +199,7 @@ class UndetachedLoopState(Rule):
                 return True
         return False
 
-    def _detached_in_place(self, var: str, loop: LoopFacts) -> bool:
+    def _detached_in_place(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         for node in self.facts.index.walk(loop.loop.body):
             if (
                 isinstance(node, cst.Call)
@@ -209,7 +210,7 @@ class UndetachedLoopState(Rule):
                 return True
         return False
 
-    def _fix(self, loop: LoopFacts, names: list[str], quoted: str) -> Fix | None:
+    def _fix(self, loop: LoopFacts[LoopNode], names: list[str], quoted: str) -> Fix | None:
         body = loop.loop.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
@@ -242,7 +243,7 @@ class UndetachedLoopState(Rule):
             Applicability.UNSAFE,
         )
 
-    def _shape(self, loop: LoopFacts, name: str) -> str | None:
+    def _shape(self, loop: LoopFacts[LoopNode], name: str) -> str | None:
         """What `name` holds at the top of the loop, so the inserted detach is valid on
         it: "tensor [or none]" or "tensors [or none]" (an LSTM's (h, c)); None if unsure."""
         index = self.facts.index

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import keyword_arg
@@ -251,7 +253,8 @@ class DetachedHigherOrderGrad(Rule):
             return Fix(self.fix_title, (Edit(end, end, text),), Applicability.UNSAFE)
         if detach_call is not None:
             # `grad(...)[0].detach()` -> `grad(...)[0]`
-            receiver = detach_call.func.value  # type: ignore[union-attr]
+            # _detach_applied only returns a call whose func is the `.detach` Attribute.
+            receiver = cast(cst.Attribute, detach_call.func).value
             _, receiver_end = context.position_of(receiver)
             _, call_end = context.position_of(detach_call)
             return Fix(

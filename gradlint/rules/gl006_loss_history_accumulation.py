@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
+from gradlint.analysis.loops import LoopNode
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.rules.base import Rule
 
@@ -83,7 +84,7 @@ class LossHistoryAccumulation(Rule):
         for loop in self.facts.loops.differentiating_loops():
             self._check_loop(loop)
 
-    def _check_loop(self, loop: LoopFacts) -> None:
+    def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
         index = facts.index
         flow = facts.flow
@@ -117,7 +118,7 @@ class LossHistoryAccumulation(Rule):
         """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
         `acc.append(v)`, `acc[k] += v`."""
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-            target = node.target
+            target: cst.CSTNode = node.target
             if isinstance(target, cst.Subscript):
                 target = target.value
             name = dotted_name(target)
@@ -146,7 +147,7 @@ class LossHistoryAccumulation(Rule):
                     return name, node.args[-1].value
         return None
 
-    def _carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts) -> bool:
+    def _carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts[LoopNode]) -> bool:
         """Does the accumulator outlive the iteration? Not when a plain assignment in
         the loop body re-creates it before this statement on every path."""
         statement = self.facts.index.statement_of(node)
