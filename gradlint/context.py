@@ -16,6 +16,7 @@ from gradlint.results import SourceError
 if TYPE_CHECKING:
     from gradlint.analysis import FileFacts
     from gradlint.analysis.index import FileIndex
+    from gradlint.analysis.project import ProjectIndex
 
 
 class ReportingRule(Protocol):
@@ -50,7 +51,13 @@ class FileContext:
     def facts(self) -> FileFacts:
         from gradlint.analysis import FileFacts
 
-        return FileFacts(self.module, self.index)
+        return FileFacts(self.module, self.index, self.project)
+
+    @cached_property
+    def project(self) -> ProjectIndex:
+        from gradlint.analysis.project import ProjectIndex
+
+        return ProjectIndex(self.path)
 
     @cached_property
     def positions(self):

@@ -14,6 +14,7 @@ from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
+from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.train_mode import TrainModeAnalysis
@@ -23,8 +24,14 @@ __all__ = ["FileFacts", "GradMode", "LoopFacts", "dotted_name"]
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, index: FileIndex | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        index: FileIndex | None = None,
+        project: ProjectIndex | None = None,
+    ) -> None:
         self.module = module
+        self.project = project
         if index is not None:
             self.index = index
 
@@ -54,7 +61,7 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        return ValueAnalysis(self.index, self.tensors)
+        return ValueAnalysis(self.index, self.tensors, self.summaries)
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
@@ -79,7 +86,7 @@ class FileFacts:
 
     @cached_property
     def summaries(self) -> FunctionSummaries:
-        return FunctionSummaries(self.index, self.autograd)
+        return FunctionSummaries(self.index, self.autograd, self.project)
 
     # shortcuts used by most rules
     def mode_at(self, node: cst.CSTNode) -> GradMode:

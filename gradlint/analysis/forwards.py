@@ -26,6 +26,9 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.values import Kind, ValueAnalysis
 
+# Methods through which a value outlives the statement that computed it.
+_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
+
 
 class ForwardAnalysis:
     def __init__(
@@ -49,7 +52,64 @@ class ForwardAnalysis:
         self.summaries = summaries
         self._differentiating_classes: set[str] | None = None
 
-    # -- the query ---------------------------------------------------------------------
+    # -- the queries -------------------------------------------------------------------
+
+    def output_is_kept(self, call: cst.Call) -> bool:
+        """Does the output outlive its statement (assigned, returned, yielded, stored)?
+        `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once."""
+        index = self.index
+        statement = index.statement_of(call)
+        if not isinstance(statement, cst.Expr):
+            return True
+        node: cst.CSTNode = call
+        for anc in index.ancestors(call):
+            if anc is statement:
+                return False
+            if isinstance(anc, (cst.Yield, cst.Await)):
+                return True
+            if (
+                isinstance(anc, cst.Call)
+                and anc is not call
+                and isinstance(anc.func, cst.Attribute)
+                and anc.func.attr.value in _STORING_METHODS
+                and node is not anc.func
+            ):
+                return True
+            node = anc
+        return False
+
+    def inference_arguments(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments of a helper call that the helper runs a forward of, with
+        autograd recording and the output kept, in a helper that never differentiates:
+        the helper is inference, so the caller's grad mode decides its cost. Helpers of
+        this file and of the project's other files (see analysis.project)."""
+        summaries = self.summaries
+        found: list[cst.BaseExpression] = []
+        local = summaries.resolve(call)
+        if local is not None:
+            summary = summaries.of(local)
+            if summary.differentiates:
+                return []
+            for param in summary.forwarded_params:
+                argument = summary.forwarded_argument(call, param)
+                if argument is not None and any(
+                    self.grad_mode.mode_at(forward).value == "recording"
+                    and self.output_is_kept(forward)
+                    for forward in summary.forwards[param]
+                ):
+                    found.append(argument)
+            return found
+        external = summaries.resolve_external(call)
+        if external is None or external.differentiates or external.no_grad:
+            return []
+        shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
+        for param, facts in external.forwards.items():
+            if not any(f.recording and f.kept for f in facts):
+                continue
+            position = external.argument_for(shape, param)
+            if position is not None:
+                found.append(call.args[position].value)
+        return found
 
     def graph_is_used(self, call: cst.Call, model: str) -> bool:
         scope = self.index.scope_of(call)

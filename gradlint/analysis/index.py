@@ -146,6 +146,9 @@ class FileIndex:
         self.children_of: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         self.nodes: list[cst.CSTNode] = []  # pre-order, i.e. source order
         self.aliases: dict[str, str] = {}  # local name -> qualified, real imports only
+        # local name -> (module, relative level, imported name or None for a module),
+        # relative imports included: what the project-wide pass resolves to files.
+        self.imported_from: dict[str, tuple[str, int, str | None]] = {}
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
         self.calls: list[cst.Call] = []
@@ -194,16 +197,27 @@ class FileIndex:
                 local = dotted_name(alias.asname.name)
                 if local:
                     self.aliases[local] = full
+                    self.imported_from[local] = (full, 0, None)
             else:
                 top = full.split(".")[0]
                 self.aliases[top] = top
+                self.imported_from.setdefault(full, (full, 0, None))
 
     def _record_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        base = _module_dotted(node.module)
-        if base is None:
+        level = len(node.relative)
+        module = _module_dotted(node.module) if node.module is not None else ""
+        if module is None:
             return
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            local = dotted_name(alias.asname.name) if alias.asname is not None else name
+            if name and local:
+                self.imported_from[local] = (module, level, name)
+        if level or node.module is None:
+            return  # relative imports are the project's own code, not torch's
+        base = module
         for alias in node.names:
             name = dotted_name(alias.name)
             if name is None:

@@ -2,8 +2,9 @@
 without re-reading the body: which of its parameters it runs a forward of, whether it
 differentiates, and the callee a call resolves to.
 
-Summaries are per module today: a call resolves to a function of the same file (a
-module-level or nested function by name, a method through `self.`/`cls.`).
+A call resolves to a function of the same file (a module-level or nested function by
+name, a method through `self.`/`cls.`) or, through the file's imports, to a function of
+another of the project's files (`resolve_external`, summarised by analysis.project).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.project import ExternalFunction, ProjectIndex
 
 
 @dataclass
@@ -46,9 +48,12 @@ class FunctionSummary:
 
 
 class FunctionSummaries:
-    def __init__(self, index: FileIndex, autograd: AutogradCalls) -> None:
+    def __init__(
+        self, index: FileIndex, autograd: AutogradCalls, project: ProjectIndex | None = None
+    ) -> None:
         self.index = index
         self.autograd = autograd
+        self.project = project
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._by_name: dict[str, list[cst.FunctionDef]] | None = None
 
@@ -105,4 +110,30 @@ class FunctionSummaries:
                 if self.index.enclosing_class(f) is cls
             ]
             return methods[0] if len(methods) == 1 else None
+        return None
+
+    def resolve_external(self, call: cst.Call) -> ExternalFunction | None:
+        """The summary of an imported project function a call runs: `evaluate(...)`
+        after `from utils import evaluate`, `utils.evaluate(...)` after `import utils`
+        or `from . import utils`."""
+        if self.project is None:
+            return None
+        imported = self.index.imported_from
+        target = call.func
+        if isinstance(target, cst.Name):
+            origin = imported.get(target.value)
+            if origin is None:
+                return None
+            module, level, name = origin
+            if name is None:
+                return None  # `import utils` then `utils(...)`: a module is not called
+            return self.project.function(module, level, name)
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            origin = imported.get(target.value.value)
+            if origin is None:
+                return None
+            module, level, name = origin
+            if name is not None:  # `from . import utils`: the module is module.name
+                module = f"{module}.{name}" if module else name
+            return self.project.function(module, level, target.attr.value)
         return None

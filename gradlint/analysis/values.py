@@ -22,6 +22,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import PARAMETER_CLASSES, TensorFacts
 
 
@@ -127,9 +128,12 @@ def combine(*values: Value) -> Value:
 
 
 class ValueAnalysis:
-    def __init__(self, index: FileIndex, tensors: TensorFacts) -> None:
+    def __init__(
+        self, index: FileIndex, tensors: TensorFacts, summaries: FunctionSummaries | None = None
+    ) -> None:
         self.index = index
         self.tensors = tensors
+        self.summaries = summaries
         self._tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
@@ -411,6 +415,14 @@ class ValueAnalysis:
                 return combine(TENSOR, *args)
         if self.tensors._is_module_constructor(qualified):
             return MODULE
+        if self.summaries is not None:
+            # A helper of another project file: `@torch.no_grad()` or returning `.item()`
+            external = self.summaries.resolve_external(call)
+            if external is not None:
+                if external.returns_python:
+                    return PYTHON
+                if external.no_grad:
+                    return TENSOR | PYTHON | NONE
         last = qualified.rsplit(".", 1)[-1]
         if (
             last[:1].isupper()

@@ -6,9 +6,6 @@ from gradlint.analysis import GradMode, dotted_name
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
-# Methods through which a value outlives the statement that computed it.
-_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
-
 
 class EvalWithoutNoGrad(Rule):
     """
@@ -87,7 +84,6 @@ class EvalWithoutNoGrad(Rule):
         called)."""
         facts = self.facts
         index = facts.index
-        summaries = facts.summaries
         body = scope.body if isinstance(scope, cst.FunctionDef) else scope
         for node in index.walk(body, into_functions=True):
             if not isinstance(node, cst.Call):
@@ -105,23 +101,10 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if inner is not scope:
                 continue
-            callee = summaries.resolve(node)
-            if callee is None:
-                continue
-            summary = summaries.of(callee)
-            if summary.differentiates:
-                continue  # a training helper: its forward is differentiated inside
-            for param in summary.forwarded_params:
-                argument = summary.forwarded_argument(node, param)
-                passed = dotted_name(argument) if argument is not None else None
-                if passed not in models:
-                    continue
-                if not any(
-                    facts.mode_at(forward) is GradMode.RECORDING and self._is_retained(forward)
-                    for forward in summary.forwards[param]
-                ):
-                    continue  # run under no_grad by the helper, or its output dropped at once
-                yield node, passed, node
+            for argument in facts.forwards.inference_arguments(node):
+                passed = dotted_name(argument)
+                if passed in models:
+                    yield node, passed, node
 
     def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:
         """`call` runs a forward of `model`; `at` is where that happens in the scope
@@ -135,7 +118,7 @@ class EvalWithoutNoGrad(Rule):
             return
         if facts.frameworks.is_foreign(call):
             return
-        if not self._is_retained(call) and not self._is_retained(at):
+        if not facts.forwards.output_is_kept(call) and not facts.forwards.output_is_kept(at):
             return
         forwards = facts.forwards
         if at is call and forwards.graph_is_used(call, model):
@@ -144,7 +127,7 @@ class EvalWithoutNoGrad(Rule):
             return
         reported = call if facts.index.scope_of(call) is not facts.index.scope_of(at) else at
         if reported is call and at is not call:
-            if not self._is_retained(call) or facts.forwards.graph_is_used(call, model):
+            if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(call, model):
                 return
         statement = facts.index.statement_of(reported)
         self.report(
@@ -152,30 +135,6 @@ class EvalWithoutNoGrad(Rule):
             self.message.format(model=model),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title),
         )
-
-    def _is_retained(self, call: cst.Call) -> bool:
-        """Does the output outlive its statement (assigned, returned, yielded, stored)?
-        `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once."""
-        index = self.facts.index
-        statement = index.statement_of(call)
-        if not isinstance(statement, cst.Expr):
-            return True
-        node: cst.CSTNode = call
-        for anc in index.ancestors(call):
-            if anc is statement:
-                return False
-            if isinstance(anc, (cst.Yield, cst.Await)):
-                return True
-            if (
-                isinstance(anc, cst.Call)
-                and anc is not call
-                and isinstance(anc.func, cst.Attribute)
-                and anc.func.attr.value in _STORING_METHODS
-                and node is not anc.func
-            ):
-                return True
-            node = anc
-        return False
 
 
 def _called_model(call: cst.Call) -> str | None:

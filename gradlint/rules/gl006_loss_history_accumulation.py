@@ -4,6 +4,7 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
+from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.rules.base import Rule
 
@@ -103,6 +104,8 @@ class LossHistoryAccumulation(Rule):
                 continue  # backpropagated itself: a micro-batch or TBPTT accumulator
             if not flow.reads(value) & graph_vars:
                 continue
+            if not may_carry_graph(facts.values.of_expr(value)):
+                continue  # a number, or a tensor proven to have no history
             if not self._carried(accumulator, node, loop):
                 continue
             if facts.mode_at(node) is not GradMode.RECORDING:

@@ -1,0 +1,216 @@
+"""The project-wide pass: a file is linted with what its imports of the project's own
+files do (analysis/project.py)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradlint.analysis import project
+from gradlint.engine import lint_file
+
+EVALUATE = """
+    def evaluate(model, loader):
+        correct = 0
+        for x, y in loader:
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+        return correct
+"""
+
+TRAIN = """
+    import torch
+    {import_line}
+
+
+    def main(model, loader):
+        model.eval()
+        acc = {call}(model, loader)
+        return acc
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def findings(path: Path) -> list[tuple[int, str]]:
+    result = lint_file(path)
+    assert result.error is None, result.error
+    return [(d.start.line, d.code) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("files", "import_line", "call"),
+    [
+        ({"utils.py": EVALUATE}, "from utils import evaluate", "evaluate"),
+        ({"utils.py": EVALUATE}, "import utils", "utils.evaluate"),
+        ({"utils.py": EVALUATE}, "import utils as U", "U.evaluate"),
+        (
+            {"pkg/__init__.py": "", "pkg/utils.py": EVALUATE},
+            "from .utils import evaluate",
+            "evaluate",
+        ),
+        (
+            {"pkg/__init__.py": "", "pkg/utils.py": EVALUATE},
+            "from . import utils",
+            "utils.evaluate",
+        ),
+        (
+            {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/utils.py": EVALUATE},
+            "from pkg.utils import evaluate",
+            "evaluate",
+        ),
+    ],
+    ids=[
+        "from-import",
+        "import-module",
+        "import-as",
+        "relative",
+        "relative-module",
+        "absolute-in-package",
+    ],
+)
+def test_eval_in_one_file_forward_in_a_helper_of_another(tmp_path, files, import_line, call):
+    write(tmp_path, files)
+    where = (
+        "pkg/sub/train.py"
+        if "pkg.utils" in import_line
+        else ("pkg/train.py" if import_line.startswith("from .") else "train.py")
+    )
+    write(tmp_path, {where: TRAIN.format(import_line=import_line, call=call)})
+    assert findings(tmp_path / where) == [(7, "GL004")]
+
+
+def test_src_layout(tmp_path):
+    """scripts/ is no package; `lib` resolves from the project's src/ folder."""
+    write(tmp_path, {"src/lib/__init__.py": "", "src/lib/utils.py": EVALUATE})
+    train = TRAIN.format(import_line="from lib.utils import evaluate", call="evaluate")
+    write(tmp_path, {"scripts/train.py": train})
+    assert findings(tmp_path / "scripts" / "train.py") == [(7, "GL004")]
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "import torch\n\n\n@torch.no_grad()\n" + textwrap.dedent(EVALUATE).lstrip(),
+        textwrap.dedent(
+            """
+            import torch
+
+
+            def evaluate(model, loader):
+                with torch.no_grad():
+                    out = model(loader)
+                return out.argmax(1)
+            """
+        ),
+        textwrap.dedent(
+            """
+            def evaluate(model, loader, opt):
+                loss = model(loader).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """
+        ),
+        textwrap.dedent(
+            """
+            def evaluate(model, loader):
+                model(loader)
+                return 0
+            """
+        ),
+    ],
+    ids=["no-grad-decorator", "no-grad-block", "trains", "output-dropped"],
+)
+def test_helpers_that_are_not_wasted_inference_are_not_flagged(tmp_path, helper):
+    write(tmp_path, {"utils.py": helper})
+    write(
+        tmp_path,
+        {"train.py": TRAIN.format(import_line="from utils import evaluate", call="evaluate")},
+    )
+    assert findings(tmp_path / "train.py") == []
+
+
+def test_a_module_outside_the_project_is_not_resolved(tmp_path):
+    write(
+        tmp_path,
+        {"train.py": TRAIN.format(import_line="from torchvision import evaluate", call="evaluate")},
+    )
+    assert findings(tmp_path / "train.py") == []
+
+
+def test_an_imported_helper_that_returns_a_number_is_not_history(tmp_path):
+    write(
+        tmp_path,
+        {
+            "metrics.py": """
+                def batch_loss(model, x, y):
+                    return float(((model(x) - y) ** 2).mean())
+            """,
+            "train.py": """
+                from metrics import batch_loss
+
+
+                def fit(model, batches, opt):
+                    total = 0.0
+                    for x, y in batches:
+                        loss = ((model(x) - y) ** 2).mean()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                        total += batch_loss(model, x, y)
+                    return total
+            """,
+        },
+    )
+    assert findings(tmp_path / "train.py") == []
+
+
+def test_summaries_follow_edits_to_the_imported_file(tmp_path):
+    write(tmp_path, {"utils.py": EVALUATE})
+    write(
+        tmp_path,
+        {"train.py": TRAIN.format(import_line="from utils import evaluate", call="evaluate")},
+    )
+    assert findings(tmp_path / "train.py") == [(7, "GL004")]
+    guarded = "import torch\n\n\n@torch.no_grad()\n" + textwrap.dedent(EVALUATE).lstrip()
+    (tmp_path / "utils.py").write_text(guarded, encoding="utf-8")
+    stat = (tmp_path / "utils.py").stat()
+    os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert findings(tmp_path / "train.py") == []
+
+
+def test_dependencies_record_the_summaries_used(tmp_path):
+    write(tmp_path, {"utils.py": EVALUATE})
+    index = project.ProjectIndex(str(tmp_path / "train.py"))
+    function = index.function("utils", 0, "evaluate")
+    assert function is not None and function.forwards["model"][0].recording
+    assert list(index.dependencies) == [str(tmp_path / "utils.py")]
+    assert project.dependencies_unchanged(index.dependencies)
+    (tmp_path / "utils.py").write_text(
+        "def evaluate(model, loader):\n    return 0\n", encoding="utf-8"
+    )
+    stat = (tmp_path / "utils.py").stat()
+    os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert not project.dependencies_unchanged(index.dependencies)
+
+
+def test_unparsable_or_huge_dependencies_are_skipped(tmp_path, monkeypatch):
+    write(tmp_path, {"utils.py": "def evaluate(model, loader:\n"})
+    write(
+        tmp_path,
+        {"train.py": TRAIN.format(import_line="from utils import evaluate", call="evaluate")},
+    )
+    assert findings(tmp_path / "train.py") == []
+    write(tmp_path, {"utils.py": EVALUATE})
+    monkeypatch.setattr(project, "MAX_SUMMARY_BYTES", 10)
+    assert findings(tmp_path / "train.py") == []
