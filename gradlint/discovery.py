@@ -260,7 +260,7 @@ class Walker:
         cached = self._chains.get(directory)
         if cached is not None:
             return cached
-        top = find_repo_root(directory)
+        top = self.repo_root(directory)
         if top is None:
             in_root = directory == self.root or directory.startswith(self.root + os.sep)
             top = self.root if in_root else directory
@@ -277,6 +277,26 @@ class Walker:
             chain = (*chain, own)
         self._chains[directory] = chain
         return chain
+
+    def repo_root(self, directory: str) -> str | None:
+        """find_repo_root, remembered for every directory on the way up: a directory
+        costs one stat of its `.git` however deep it is."""
+        climbed: list[str] = []
+        current = directory
+        while current not in self._repo_roots:
+            climbed.append(current)
+            if os.path.exists(os.path.join(current, ".git")):
+                self._repo_roots[current] = current
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                self._repo_roots[current] = None
+                break
+            current = parent
+        found = self._repo_roots[current]
+        for below in climbed:
+            self._repo_roots[below] = found
+        return found
 
     def is_force_excluded(self, abs_path: str, is_dir: bool) -> bool:
         """For an explicitly named path under force-exclude: is it, or a directory above

@@ -1,0 +1,103 @@
+"""Issue 11, "Never lose a byte": what gradlint writes, reads and follows, under faults.
+
+Each test injects the fault the issue describes (a write cut short by RLIMIT_FSIZE, a
+rename that fails, an edit made while fixing, a signal to the parent, a device named on
+the command line, ...) and checks what the user is left with. The real rules run (GL002
+and its unsafe fix: `w += 1` on a leaf becomes `with torch.no_grad(): w += 1`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradlint import cli, discovery, engine
+from gradlint.config import Config
+
+GL002 = b"import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
+FIXED_MARK = b"with torch.no_grad():"
+BOM = b"\xef\xbb\xbf"
+LATIN1 = b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9'\n"
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>GL\d{3}) ", re.M)
+ERROR = re.compile(r"^(?P<path>.+?):\d+:\d+: error: (?P<message>.+)$", re.M)
+
+pytestmark = pytest.mark.skipif(
+    engine.rule_by_code("GL002") is None, reason="GL002 is not registered"
+)
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def gradlint(capsys, *args: str | Path) -> tuple[int, str, str]:
+    status = cli.main(["--isolated", "--no-cache", "-j1", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def findings(out: str) -> set[tuple[str, int, str]]:
+    return {(m["path"], int(m["line"]), m["code"]) for m in FINDING.finditer(out)}
+
+
+def errors(err: str) -> dict[str, str]:
+    return {m["path"]: m["message"] for m in ERROR.finditer(err)}
+
+
+def subprocess_gradlint(cwd: Path, *args: str, stdin: bytes | None = None, **kwargs):
+    kwargs.setdefault("timeout", 120)
+    return subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        **kwargs,
+    )
+
+
+def leftovers(directory: Path) -> list[str]:
+    return [p.name for p in directory.iterdir() if p.name.endswith(".gradlint-tmp")]
+
+
+# --- 9. walking is linear in the depth of the tree -------------------------------------------
+
+
+def _stat_calls(root: Path, depth: int, monkeypatch) -> int:
+    current = root / f"d{depth}"
+    for _level in range(depth):
+        current = current / "d"
+    write(current / "leaf.py", b"x = 1\n")
+    calls = [0]
+    for name in ("stat", "lstat", "scandir"):
+        real = getattr(os, name)
+
+        def counted(*args, _real=real, **kwargs):
+            calls[0] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, counted)
+    try:
+        found = discovery.discover([str(root / f"d{depth}")], Config(root=str(root)))
+    finally:
+        monkeypatch.undo()
+    assert [Path(p).name for _, p in found.files] == ["leaf.py"]
+    return calls[0]
+
+
+@pytest.mark.parametrize("with_git", [False, True])
+def test_walking_costs_a_constant_number_of_stat_calls_per_directory(tmp_path, with_git):
+    if with_git:
+        (tmp_path / ".git").mkdir()
+    mp = pytest.MonkeyPatch()
+    shallow = _stat_calls(tmp_path, 100, mp)
+    deep = _stat_calls(tmp_path, 200, mp)
+    # Linear: twice the depth, about twice the calls (quadratic would be about four times).
+    assert deep <= 2.2 * shallow, (shallow, deep)
+    assert deep <= 8 * 200, deep
