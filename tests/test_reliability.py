@@ -8,6 +8,7 @@ and its unsafe fix: `w += 1` on a leaf becomes `with torch.no_grad(): w += 1`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -101,3 +102,58 @@ def test_walking_costs_a_constant_number_of_stat_calls_per_directory(tmp_path, w
     # Linear: twice the depth, about twice the calls (quadratic would be about four times).
     assert deep <= 2.2 * shallow, (shallow, deep)
     assert deep <= 8 * 200, deep
+
+
+# --- 15. a cache entry of the wrong shape is a miss, then rewritten ------------------------
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda entry: entry.__setitem__(1, "yesterday"),
+        lambda entry: entry.__setitem__(2, {"not": "a list"}),
+        lambda entry: entry[2][0].__setitem__("start", ["3", 0]),
+        lambda entry: entry[2][0].__setitem__("message", 42),
+        lambda entry: entry[2][0]["fix"].__setitem__("applicability", "maybe"),
+        lambda entry: entry[2][0]["fix"]["edits"][0].__setitem__(0, None),
+        lambda entry: entry.__setitem__(3, {"message": None, "line": 1, "column": 0}),
+        lambda entry: entry.append("extra"),
+    ],
+    ids=[
+        "seen-str",
+        "diagnostics-dict",
+        "start-str",
+        "message-int",
+        "applicability",
+        "edit-none",
+        "error-message",
+        "five-fields",
+    ],
+)
+def test_a_wrong_typed_cache_entry_is_a_miss_and_is_rewritten(
+    tmp_path, capsys, monkeypatch, corrupt
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cli.CACHE_DIR_ENV, raising=False)
+    write(tmp_path / "a.py", GL002)
+    argv = ["--isolated", "-j1", "a.py"]
+    assert cli.main(argv) == 1
+    expected = capsys.readouterr().out
+    [cache_file] = (tmp_path / ".gradlint_cache").glob("*/*.json")
+    document = json.loads(cache_file.read_text())
+    [entry] = document["entries"].values()
+    corrupt(entry)
+    cache_file.write_text(json.dumps(document))
+
+    linted: list[str] = []
+    real_lint = engine.lint_source
+
+    def counting(source, path="-", config=None, **kwargs):
+        linted.append(path)
+        return real_lint(source, path, config, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_source", counting)
+    for _ in range(2):  # a miss, linted again; its entry is rewritten, so then a hit
+        assert cli.main(argv) == 1
+        assert capsys.readouterr().out == expected
+    assert linted == ["a.py"]
