@@ -157,3 +157,46 @@ def test_a_wrong_typed_cache_entry_is_a_miss_and_is_rewritten(
         assert cli.main(argv) == 1
         assert capsys.readouterr().out == expected
     assert linted == ["a.py"]
+
+
+# --- 17. runtime_check runs only the fixtures asked for --------------------------------------
+
+
+def test_runtime_check_without_paths_never_runs_the_working_directorys_fixtures(
+    tmp_path, monkeypatch
+):
+    from runtime_check import __main__ as runtime_main
+    from runtime_check import harness
+
+    marker = tmp_path / "executed"
+    evil = write(
+        tmp_path / "fixtures" / "GL001" / "good_evil.py",
+        f'"""Evil.\n\nclean\n"""\nopen({str(marker)!r}, "w").close()\n\n\ndef main():\n'
+        "    pass\n".encode(),
+    )
+    monkeypatch.chdir(tmp_path)
+    asked: list[Path] = []
+
+    def run_children(fixtures, device, *, jobs, timeout):
+        asked.extend(fixture.path.resolve() for fixture in fixtures)
+        return {}
+
+    monkeypatch.setattr(harness, "run_children", run_children)
+    runtime_main.main(["--device", "cpu", "--no-lint"])
+
+    own = (harness.REPO_ROOT / "fixtures").resolve()
+    assert asked, "gradlint's own fixtures should have been run"
+    assert evil.resolve() not in asked
+    assert all(own in path.parents for path in asked)
+    assert not marker.exists()
+
+
+def test_runtime_check_without_its_fixtures_says_so(tmp_path, monkeypatch, capsys):
+    from runtime_check import __main__ as runtime_main
+    from runtime_check import harness
+
+    write(tmp_path / "fixtures" / "GL001" / "bad_x.py", b'"""X.\n\nclean\n"""\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(harness, "REPO_ROOT", tmp_path / "installed")
+    assert runtime_main.main(["--no-lint"]) == 2
+    assert "gradlint's own fixtures are not here" in capsys.readouterr().err
