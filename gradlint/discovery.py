@@ -5,11 +5,21 @@ Explicitly named files are linted whatever their extension and even when exclude
 unless `force_exclude` is set (what pre-commit and editors want, since they pass every
 changed file). Directories are walked recursively for `.py` and `.pyi` files.
 
-Symbolic links are followed; a directory reached twice (a link back to an ancestor, or
-two links to one place) is walked once, so a symlink loop neither hangs nor duplicates
-files. A link that points at an ancestor is reported as a warning, a `.py` link that
-cannot be resolved (dangling, or a loop) and a directory that cannot be read are
-reported as errors: each gets one line and the walk goes on.
+Symbolic links to directories met while walking are not followed, as in ruff: a link
+such as `vendored -> ../../elsewhere` would take the walk (and `--fix`) outside the
+project. A directory named on the command line is walked even when it is a link.
+Links to files are linted, but a file whose real path is outside every path named on
+the command line is listed in `Discovery.outside`, and the CLI never writes it. A `.py`
+link that cannot be resolved (dangling, or a loop) and a directory that cannot be read
+are reported as errors: each gets one line and the walk goes on.
+
+Only regular files and FIFOs named on the command line are read: a device such as
+/dev/zero is one error line. A notebook named on the command line is one error line too
+(notebooks are not supported yet); walking skips them as any other non-Python file.
+
+Every directory costs a constant number of system calls (the repository root that
+anchors .gitignore files is found once per directory, from its parent's), so deep trees
+are walked in linear time.
 """
 
 from __future__ import annotations
@@ -24,8 +34,11 @@ from dataclasses import dataclass, field
 
 from gradlint.config import Config
 from gradlint.diagnostics import FileError
+from gradlint.fileio import file_kind, not_a_file_message
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+NOTEBOOK_ERROR = "notebooks are not supported yet; not linted"
 
 
 # ---------------------------------------------------------------------------
@@ -224,6 +237,11 @@ class Discovery:
     files: list[tuple[str, str]] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # absolute path -> real path (symbolic links resolved), for every file
+    real_paths: dict[str, str] = field(default_factory=dict)
+    # absolute paths of files that are links to a file outside every named path and
+    # were not named themselves: they are linted, never written
+    outside: set[str] = field(default_factory=set)
 
 
 def _display(base_display: str, *parts: str) -> str:
@@ -251,6 +269,9 @@ class Walker:
         self.result = Discovery()
         self._seen_files: set[str] = set()
         self._seen_dirs: set[tuple[int, int]] = set()
+        self.roots: list[str] = []  # real paths of the directories named
+        self.named_files: set[str] = set()  # real paths of the files named
+        self.linked_files: list[tuple[str, str]] = []  # (path, real path) of file links
 
     # .gitignore chain of a directory: every .gitignore from the repository root (or,
     # outside a repository, from the project root when inside it) down to the directory.
@@ -316,10 +337,11 @@ class Walker:
                 return False
             current, current_is_dir = parent, True
 
-    def add_file(self, display: str, abs_path: str) -> None:
+    def add_file(self, display: str, abs_path: str, real_path: str) -> None:
         if abs_path not in self._seen_files:
             self._seen_files.add(abs_path)
             self.result.files.append((display, abs_path))
+            self.result.real_paths[abs_path] = real_path
 
     def add_path(self, given: str) -> None:
         abs_path = os.path.normpath(os.path.abspath(given))
@@ -334,21 +356,34 @@ class Walker:
         if self.config.force_exclude and self.is_force_excluded(abs_path, is_dir):
             return
         if is_dir:
-            self.walk(display, abs_path, (stat.st_dev, stat.st_ino))
-        else:
-            self.add_file(_display(display), abs_path)
+            real_root = os.path.realpath(abs_path)
+            self.roots.append(real_root)
+            self.walk(display, abs_path, real_root, (stat.st_dev, stat.st_ino))
+            return
+        kind = file_kind(stat.st_mode)
+        if kind is not None:
+            # /dev/zero and friends: reading never ends (or has effects of its own).
+            self.result.errors.append(FileError(_display(display), not_a_file_message(kind)))
+            return
+        if abs_path.endswith(NOTEBOOK_SUFFIX):
+            self.result.errors.append(FileError(_display(display), NOTEBOOK_ERROR))
+            return
+        real_path = os.path.realpath(abs_path)
+        self.named_files.add(real_path)
+        self.add_file(_display(display), abs_path, real_path)
 
-    def walk(self, display_root: str, abs_root: str, identity: tuple[int, int]) -> None:
+    def walk(
+        self, display_root: str, abs_root: str, real_root: str, identity: tuple[int, int]
+    ) -> None:
         if identity in self._seen_dirs:
             return
         self._seen_dirs.add(identity)
         # Depth-first with an explicit stack (deep trees must not hit the recursion
-        # limit); each frame carries the identities of its ancestors to spot loops.
-        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
-            (display_root, abs_root, frozenset([identity]))
-        ]
+        # limit). Links to directories are not followed, so the real path of a directory
+        # is its parent's plus its name: no system call needed to know it.
+        stack: list[tuple[str, str, str]] = [(display_root, abs_root, real_root)]
         while stack:
-            display_dir, abs_dir, ancestors = stack.pop()
+            display_dir, abs_dir, real_dir = stack.pop()
             try:
                 with os.scandir(abs_dir) as iterator:
                     entries = sorted(iterator, key=lambda entry: entry.name)
@@ -358,17 +393,17 @@ class Walker:
                 )
                 continue
             chain = self.chain_for(abs_dir)
-            subdirs: list[tuple[str, str, frozenset[tuple[int, int]]]] = []
+            subdirs: list[tuple[str, str, str]] = []
             for entry in entries:
                 name = entry.name
-                abs_path = os.path.join(abs_dir, name)
-                display = _display(display_dir, name)
                 try:
-                    is_dir = entry.is_dir()  # follows symlinks; False when it cannot
+                    is_dir = entry.is_dir(follow_symlinks=False)  # a link to one: no
                 except OSError:
                     is_dir = False
                 if not is_dir and not name.endswith(PYTHON_SUFFIXES):
                     continue
+                abs_path = os.path.join(abs_dir, name)
+                display = _display(display_dir, name)
                 if self.excluded(abs_path, name):
                     continue
                 if chain and is_gitignored(abs_path, is_dir, chain):
@@ -377,35 +412,46 @@ class Walker:
                     if os.path.exists(os.path.join(abs_path, "pyvenv.cfg")):
                         continue  # a virtualenv, whatever it is called
                     try:
-                        stat = entry.stat()
+                        stat = entry.stat(follow_symlinks=False)
                     except OSError as exc:
-                        self.result.errors.append(FileError(display, _reason(exc, link=True)))
+                        self.result.errors.append(FileError(display, _reason(exc)))
                         continue
                     identity = (stat.st_dev, stat.st_ino)
-                    if identity in ancestors:
-                        self.result.warnings.append(
-                            f"{display}: symbolic link loop (points to a directory above it); skipped"
-                        )
-                        continue
                     if identity in self._seen_dirs:
-                        continue
+                        continue  # walked already (named twice, or a bind mount loop)
                     self._seen_dirs.add(identity)
-                    subdirs.append((display, abs_path, ancestors | {identity}))
+                    subdirs.append((display, abs_path, os.path.join(real_dir, name)))
                     continue
+                real_path = os.path.join(real_dir, name)
                 if entry.is_symlink():
                     try:
-                        os.stat(abs_path)
+                        target = os.stat(abs_path)
                     except OSError as exc:
                         self.result.errors.append(FileError(display, _reason(exc, link=True)))
                         continue
-                try:
-                    if not entry.is_file():
-                        continue  # a socket or fifo named *.py
-                except OSError:
-                    continue
-                self.add_file(display, abs_path)
+                    if not stat_module.S_ISREG(target.st_mode):
+                        continue  # a link to a directory (not followed), fifo, device
+                    real_path = os.path.realpath(abs_path)
+                    self.linked_files.append((abs_path, real_path))
+                else:
+                    try:
+                        if not entry.is_file(follow_symlinks=False):
+                            continue  # a socket or fifo named *.py
+                    except OSError:
+                        continue
+                self.add_file(display, abs_path, real_path)
             # Reversed so that the stack pops them in name order.
             stack.extend(reversed(subdirs))
+
+    def finish(self) -> Discovery:
+        """Mark the links whose target is outside every named path (see Discovery)."""
+        roots = [root.rstrip(os.sep) + os.sep for root in self.roots]
+        for abs_path, real_path in self.linked_files:
+            if real_path in self.named_files:
+                continue
+            if not any(real_path.startswith(root) for root in roots):
+                self.result.outside.add(abs_path)
+        return self.result
 
 
 def discover(paths: Iterable[str], config: Config) -> Discovery:
@@ -413,4 +459,4 @@ def discover(paths: Iterable[str], config: Config) -> Discovery:
     walker = Walker(config)
     for given in paths:
         walker.add_path(given)
-    return walker.result
+    return walker.finish()
