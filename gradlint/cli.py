@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import difflib
 import io
 import json
 import os
+import signal
 import sys
+import threading
+import time
 import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -482,11 +486,44 @@ def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Co
 
 
 _WORKER_STATE: tuple[Config, str, bool] | None = None
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _init_worker(config: Config, mode: str, unsafe: bool) -> None:
+def _init_worker(config: Config, mode: str, unsafe: bool, parent: int) -> None:
     global _WORKER_STATE
     _WORKER_STATE = (config, mode, unsafe)
+    # A forked worker inherits the parent's handlers. The parent decides when workers
+    # stop: Ctrl-C and a hangup (sent to the whole process group) are left to it, and
+    # SIGTERM, which the parent sends when it stops them, kills.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make sure this worker does not outlive the gradlint process that started it,
+    even when that one is killed outright (SIGKILL, a crash in native code)."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="gradlint-parent-watch", daemon=True).start()
 
 
 def _process_in_worker(task: Task) -> Outcome:
@@ -523,16 +560,18 @@ def run_tasks(
         for task in tasks:
             yield process(task, config, mode, unsafe)
         return
+    with _stop_on_signals():
+        yield from _run_pooled(tasks, config, mode, unsafe, workers)
+
+
+def _run_pooled(
+    tasks: Iterable[Task], config: Config, mode: str, unsafe: bool, workers: int
+) -> Iterator[Outcome]:
     window = workers * 4
     queue = iter(tasks)
     suspects: list[Task] = []
     for _attempt in range(MAX_POOL_RESTARTS + 1):
-        with ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=_pool_context(),
-            initializer=_init_worker,
-            initargs=(config, mode, unsafe),
-        ) as pool:
+        with _worker_pool(workers, config, mode, unsafe) as pool:
             broken = False
             while suspects and not broken:
                 task = suspects.pop(0)
@@ -569,6 +608,91 @@ def run_tasks(
             return
     for task in [*suspects, *queue]:
         yield _failed(task, "not linted: worker processes keep dying")
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: stop the workers, then exit."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While workers run, SIGTERM and SIGHUP raise Terminated in the main thread (as
+    SIGINT raises KeyboardInterrupt), so the pool is torn down instead of orphaned."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        # An ignored signal (nohup) stays ignored.
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, _raise_terminated)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+# Pools alive in this process: main() stops any left when it returns or raises.
+_LIVE_POOLS: list[ProcessPoolExecutor] = []
+
+
+@contextlib.contextmanager
+def _worker_pool(workers: int, config: Config, mode: str, unsafe: bool):
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(config, mode, unsafe, os.getpid()),
+    )
+    _LIVE_POOLS.append(pool)
+    try:
+        yield pool
+    except BaseException:
+        # Interrupted, terminated, or the consumer went away: do not wait for files in
+        # flight (shutdown(wait=True) would), stop the workers now.
+        _stop_pool(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if pool in _LIVE_POOLS:
+            _LIVE_POOLS.remove(pool)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        try:
+            process.terminate()
+        except (OSError, ValueError):
+            pass
+    try:
+        pool.shutdown(wait=False, cancel_futures=True)
+    except Exception:  # noqa: BLE001 - tearing down a pool that may be broken
+        pass
+    for process in processes:
+        try:
+            process.join(2)
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+        except (OSError, ValueError, AssertionError):
+            pass
+
+
+def stop_all_pools() -> None:
+    while _LIVE_POOLS:
+        _stop_pool(_LIVE_POOLS.pop())
 
 
 def _one_task_per_file(tasks: list[Task], real_paths: dict[str, str]) -> list[Task]:
@@ -991,9 +1115,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.stderr.write("gradlint: interrupted\n")
         return 130
+    except Terminated as exc:
+        console.stderr.write("gradlint: terminated\n")
+        return 128 + exc.signum
     except BrokenPipeError:
         # `gradlint src | head`: the reader left; say nothing more and exit like a
         # well-behaved filter, without a traceback at interpreter shutdown.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    finally:
+        # Whatever ends the run (a crash included), no worker outlives it.
+        stop_all_pools()

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -523,6 +524,69 @@ def test_stdin_over_the_limit_is_refused_and_echoed_whole_when_fixing(tmp_path):
     assert b"input is over the 1 KiB limit" in done.stderr
     fixing = subprocess_gradlint(tmp_path, "--max-file-size", "1KB", "--fix", "-", stdin=data)
     assert fixing.stdout == data
+
+
+# --- 8. workers die with the parent ---------------------------------------------------------
+
+_SLOW_RUN = """
+import os, sys, time
+from gradlint import cli, engine
+
+def slow(source, path="-", config=None, **kwargs):
+    with open(os.environ["GRADLINT_TEST_PIDS"], "a") as handle:
+        handle.write(f"{os.getpid()}\\n")
+    time.sleep(120)
+
+engine.lint_source = slow
+sys.exit(cli.main(["--isolated", "--no-cache", "-j2", "."]))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie nobody reaped yet is dead
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_workers_die_with_the_parent(tmp_path, signum):
+    for i in range(4):
+        write(tmp_path / f"m{i}.py", GL002)
+    pids_file = tmp_path / "pids"
+    env = {**os.environ, "GRADLINT_TEST_PIDS": str(pids_file)}
+    # Output to a file, not a pipe: workers that outlive the parent would hold a pipe
+    # open, and reading it to its end would wait for them.
+    with open(tmp_path / "output", "wb") as output:
+        parent = subprocess.Popen(
+            [sys.executable, "-c", _SLOW_RUN], cwd=tmp_path, env=env, stdout=output, stderr=output
+        )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(workers) < 2:
+            time.sleep(0.05)
+            if pids_file.exists():
+                workers = [int(line) for line in pids_file.read_text().split()]
+        assert len(workers) == 2, "the workers never started"
+        parent.send_signal(signum)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(map(_alive, workers)):
+            time.sleep(0.05)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their parent"
+        if signum != signal.SIGKILL:
+            assert parent.returncode == 128 + signum, (tmp_path / "output").read_text()
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 # --- 9. walking is linear in the depth of the tree -------------------------------------------
