@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import dataclasses
 import difflib
 import io
 import json
@@ -80,9 +81,11 @@ Commands:
   gradlint lsp                   run the language server (needs: pip install 'gradlint[lsp]')
 
 Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
-.gradlint.toml) at or above the first path, with the keys select, extend-select, ignore,
-per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, output-format and
-cache-dir; command-line options override it. Codes are prefixes, as in ruff: GL selects every
+.gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
+(output-format and cache-dir come from the one closest to the first path). The keys are select,
+extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore,
+force-exclude, output-format and cache-dir; command-line options override every file's, and
+--config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything."""
 
 CHECK_EPILOG = """\
@@ -331,6 +334,7 @@ class Task:
     max_size: int = 0  # read at most this many bytes (0: no limit)
     # False: found through a symbolic link to a file outside the linted paths; not fixed
     writable: bool = True
+    config: Config | None = None  # its closest configuration, when not the run's
 
 
 @dataclass
@@ -389,6 +393,7 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
 
 def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     display = task.display
+    config = task.config or config
     data = task.data
     if data is None:
         try:
@@ -829,14 +834,17 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
     formats = output_formats()
     all_codes = [rule.code for rule in engine.ALL_RULES]
+    overrides = _overrides(args, all_codes)
     settings = load_settings(
         _config_start(args, stdin_mode),
         config_file=Path(args.config) if args.config else None,
         isolated=args.isolated,
-        overrides=_overrides(args, all_codes),
+        overrides=overrides,
         all_codes=all_codes,
         formats=formats,
     )
+    # The run's configuration: output format, cache directory, and the rules of files
+    # that have no configuration of their own. Each file is linted with its closest.
     config = settings.config
     env_format = os.environ.get(OUTPUT_FORMAT_ENV) or None
     fmt = args.output_format or env_format or settings.output_format or "concise"
@@ -884,9 +892,23 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
         tasks.append(Task(display, None, data))
     else:
-        from gradlint.discovery import discover
+        from gradlint.discovery import ConfigResolver, discover
 
-        found = discover(args.paths or ["."], config)
+        resolver = None
+        if not args.config and not args.isolated:
+
+            def load(source: str | None) -> Config:
+                return load_settings(
+                    config_file=Path(source) if source else None,
+                    isolated=source is None,
+                    overrides=overrides,
+                    all_codes=all_codes,
+                    formats=formats,
+                ).config
+
+            resolver = ConfigResolver(load)
+            resolver.seed(settings.source, config)
+        found = discover(args.paths or ["."], config, resolver)
         for warning in found.warnings:
             console.warn(warning)
         for error in found.errors:
@@ -897,6 +919,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 abs_path,
                 max_size=args.max_file_size,
                 writable=abs_path not in found.outside,
+                config=found.configs.get(abs_path),
             )
             for display, abs_path in found.files
         ]
@@ -925,7 +948,8 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 error = FileError(task.display, "out of memory while reading; not linted")
                 results.append(FileResult(task.display, error=error))
                 continue
-            key = entry_key(content_hash(data), config.codes_for(task.display, codes))
+            task_config = task.config or config
+            key = entry_key(content_hash(data), task_config.codes_for(task.display, codes))
             hit = cache.lookup(task.abs_path, key, task.display)
             if hit is not None:
                 result = FileResult(task.display, hit.diagnostics, hit.error)
@@ -937,7 +961,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 results.append(result)
                 continue
             # The bytes travel with the task: what is linted is exactly what was hashed.
-            misses.append(Task(task.display, task.abs_path, data, key))
+            misses.append(dataclasses.replace(task, data=data, key=key))
         tasks = misses
 
     for outcome in run_tasks(tasks, config, mode, args.unsafe_fixes, jobs, len(tasks)):

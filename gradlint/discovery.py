@@ -29,10 +29,11 @@ import fnmatch
 import os
 import re
 import stat as stat_module
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gradlint.config import Config
+from gradlint.config import CONFIG_FILE_NAMES, Config, gradlint_table
 from gradlint.diagnostics import FileError
 from gradlint.fileio import file_kind, not_a_file_message
 
@@ -242,6 +243,8 @@ class Discovery:
     # absolute paths of files that are links to a file outside every named path and
     # were not named themselves: they are linted, never written
     outside: set[str] = field(default_factory=set)
+    # absolute path -> the configuration closest to it, where it is not the run's
+    configs: dict[str, Config] = field(default_factory=dict)
 
 
 def _display(base_display: str, *parts: str) -> str:
@@ -259,11 +262,69 @@ def _reason(exc: OSError, link: bool = False) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
+def _config_file_in(directory: str) -> str | None:
+    """The configuration file of this directory itself, as config.find_config_file
+    picks one (a pyproject.toml counts only with a [tool.gradlint] table)."""
+    for name in CONFIG_FILE_NAMES:
+        candidate = os.path.join(directory, name)
+        if not os.path.isfile(candidate):
+            continue
+        if name != "pyproject.toml" or gradlint_table(Path(candidate)) is not None:
+            return os.path.realpath(candidate)
+    return None
+
+
+class ConfigResolver:
+    """The closest configuration of every directory, as ruff resolves it: a file is
+    linted (and a directory walked) with the configuration file nearest above it, so
+    a nested pyproject.toml governs its own subtree whatever paths the run was given.
+
+    `load(source)` builds the Config of a configuration file (None: no file), with the
+    command line laid over it. Directories and files are looked up once each, and
+    every directory costs a few stats, however deep."""
+
+    def __init__(self, load: Callable[[str | None], Config]) -> None:
+        self._load = load
+        self._sources: dict[str, str | None] = {}
+        self._configs: dict[str | None, Config] = {}
+
+    def seed(self, source: str | os.PathLike | None, config: Config) -> None:
+        """Use `config` for `source`: the configuration already loaded for the run."""
+        self._configs[os.path.realpath(source) if source is not None else None] = config
+
+    def source_for(self, directory: str) -> str | None:
+        climbed: list[str] = []
+        current = directory
+        while current not in self._sources:
+            climbed.append(current)
+            found = _config_file_in(current)
+            parent = os.path.dirname(current)
+            if found is not None or parent == current:
+                self._sources[current] = found
+                break
+            current = parent
+        source = self._sources[current]
+        for below in climbed:
+            self._sources[below] = source
+        return source
+
+    def config_for(self, directory: str) -> Config:
+        source = self.source_for(directory)
+        config = self._configs.get(source)
+        if config is None:
+            config = self._configs[source] = self._load(source)
+        return config
+
+
 class Walker:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, resolver: ConfigResolver | None = None) -> None:
         self.config = config
+        self.resolver = resolver
         self.root = config.root_path()
         self.excluded = ExcludeMatcher(config.all_excludes, self.root)
+        self._matchers: dict[int, tuple[Config, ExcludeMatcher]] = {
+            id(config): (config, self.excluded)
+        }
         self._chains: dict[str, tuple[IgnoreFile, ...]] = {}
         self._repo_roots: dict[str, str | None] = {}
         self.result = Discovery()
@@ -276,8 +337,6 @@ class Walker:
     # .gitignore chain of a directory: every .gitignore from the repository root (or,
     # outside a repository, from the project root when inside it) down to the directory.
     def chain_for(self, directory: str) -> tuple[IgnoreFile, ...]:
-        if not self.config.respect_gitignore:
-            return ()
         cached = self._chains.get(directory)
         if cached is not None:
             return cached
@@ -319,16 +378,29 @@ class Walker:
             self._repo_roots[below] = found
         return found
 
+    def config_for(self, directory: str) -> Config:
+        """The configuration that governs `directory` (the run's, without a resolver)."""
+        return self.resolver.config_for(directory) if self.resolver else self.config
+
+    def matcher_for(self, config: Config) -> ExcludeMatcher:
+        known = self._matchers.get(id(config))
+        if known is None:
+            known = (config, ExcludeMatcher(config.all_excludes, config.root_path()))
+            self._matchers[id(config)] = known
+        return known[1]
+
     def is_force_excluded(self, abs_path: str, is_dir: bool) -> bool:
         """For an explicitly named path under force-exclude: is it, or a directory above
         it inside the project, excluded?"""
-        inside = self.root.rstrip(os.sep) + os.sep
+        config = self.config_for(os.path.dirname(abs_path))
+        excluded = self.matcher_for(config)
+        inside = config.root_path().rstrip(os.sep) + os.sep
         current, current_is_dir = abs_path, is_dir
         while True:
             parent = os.path.dirname(current)
-            if self.excluded(current):
+            if excluded(current):
                 return True
-            if self.config.respect_gitignore and parent != current:
+            if config.respect_gitignore and parent != current:
                 if is_gitignored(current, current_is_dir, self.chain_for(parent)):
                     return True
             # Climb only while still below the project root: the root's own name (or a
@@ -337,11 +409,15 @@ class Walker:
                 return False
             current, current_is_dir = parent, True
 
-    def add_file(self, display: str, abs_path: str, real_path: str) -> None:
+    def add_file(
+        self, display: str, abs_path: str, real_path: str, config: Config | None = None
+    ) -> None:
         if abs_path not in self._seen_files:
             self._seen_files.add(abs_path)
             self.result.files.append((display, abs_path))
             self.result.real_paths[abs_path] = real_path
+            if config is not None and config is not self.config:
+                self.result.configs[abs_path] = config
 
     def add_path(self, given: str) -> None:
         abs_path = os.path.normpath(os.path.abspath(given))
@@ -353,7 +429,9 @@ class Walker:
             self.result.errors.append(FileError(display, _reason(exc, link=link)))
             return
         is_dir = stat_module.S_ISDIR(stat.st_mode)
-        if self.config.force_exclude and self.is_force_excluded(abs_path, is_dir):
+        # A named path is judged, and a named file linted, by its folder's configuration.
+        config = self.config_for(os.path.dirname(abs_path))
+        if config.force_exclude and self.is_force_excluded(abs_path, is_dir):
             return
         if is_dir:
             real_root = os.path.realpath(abs_path)
@@ -370,7 +448,7 @@ class Walker:
             return
         real_path = os.path.realpath(abs_path)
         self.named_files.add(real_path)
-        self.add_file(_display(display), abs_path, real_path)
+        self.add_file(_display(display), abs_path, real_path, config)
 
     def walk(
         self, display_root: str, abs_root: str, real_root: str, identity: tuple[int, int]
@@ -392,7 +470,9 @@ class Walker:
                     FileError(_display(display_dir), f"cannot read directory: {_reason(exc)}")
                 )
                 continue
-            chain = self.chain_for(abs_dir)
+            config = self.config_for(abs_dir)
+            excluded = self.matcher_for(config)
+            chain = self.chain_for(abs_dir) if config.respect_gitignore else ()
             subdirs: list[tuple[str, str, str]] = []
             for entry in entries:
                 name = entry.name
@@ -404,7 +484,7 @@ class Walker:
                     continue
                 abs_path = os.path.join(abs_dir, name)
                 display = _display(display_dir, name)
-                if self.excluded(abs_path, name):
+                if excluded(abs_path, name):
                     continue
                 if chain and is_gitignored(abs_path, is_dir, chain):
                     continue
@@ -439,7 +519,7 @@ class Walker:
                             continue  # a socket or fifo named *.py
                     except OSError:
                         continue
-                self.add_file(display, abs_path, real_path)
+                self.add_file(display, abs_path, real_path, config)
             # Reversed so that the stack pops them in name order.
             stack.extend(reversed(subdirs))
 
@@ -454,9 +534,13 @@ class Walker:
         return self.result
 
 
-def discover(paths: Iterable[str], config: Config) -> Discovery:
-    """Every file to lint under `paths`, with the problems met on the way."""
-    walker = Walker(config)
+def discover(
+    paths: Iterable[str], config: Config, resolver: ConfigResolver | None = None
+) -> Discovery:
+    """Every file to lint under `paths`, with the problems met on the way. With a
+    resolver, each directory is walked (and each file linted) with its closest
+    configuration; without one, `config` governs everything."""
+    walker = Walker(config, resolver)
     for given in paths:
         walker.add_path(given)
     return walker.finish()

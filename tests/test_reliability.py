@@ -592,7 +592,7 @@ def test_workers_die_with_the_parent(tmp_path, signum):
 # --- 9. walking is linear in the depth of the tree -------------------------------------------
 
 
-def _stat_calls(root: Path, depth: int, monkeypatch) -> int:
+def _stat_calls(root: Path, depth: int, monkeypatch, resolve: bool = False) -> int:
     current = root / f"d{depth}"
     for _level in range(depth):
         current = current / "d"
@@ -606,8 +606,11 @@ def _stat_calls(root: Path, depth: int, monkeypatch) -> int:
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(os, name, counted)
+    config = Config(root=str(root))
+    # With a resolver, as the CLI walks: each directory's closest configuration too.
+    resolver = discovery.ConfigResolver(lambda source: config) if resolve else None
     try:
-        found = discovery.discover([str(root / f"d{depth}")], Config(root=str(root)))
+        found = discovery.discover([str(root / f"d{depth}")], config, resolver)
     finally:
         monkeypatch.undo()
     assert [Path(p).name for _, p in found.files] == ["leaf.py"]
@@ -615,15 +618,84 @@ def _stat_calls(root: Path, depth: int, monkeypatch) -> int:
 
 
 @pytest.mark.parametrize("with_git", [False, True])
-def test_walking_costs_a_constant_number_of_stat_calls_per_directory(tmp_path, with_git):
+@pytest.mark.parametrize("resolve", [False, True], ids=["one-config", "closest-config"])
+def test_walking_costs_a_constant_number_of_stat_calls_per_directory(tmp_path, with_git, resolve):
     if with_git:
         (tmp_path / ".git").mkdir()
     mp = pytest.MonkeyPatch()
-    shallow = _stat_calls(tmp_path, 100, mp)
-    deep = _stat_calls(tmp_path, 200, mp)
+    shallow = _stat_calls(tmp_path, 100, mp, resolve)
+    deep = _stat_calls(tmp_path, 200, mp, resolve)
     # Linear: twice the depth, about twice the calls (quadratic would be about four times).
     assert deep <= 2.2 * shallow, (shallow, deep)
-    assert deep <= 8 * 200, deep
+    assert deep <= 12 * 200, deep
+
+
+# --- 10. each file is linted with its closest configuration --------------------------------
+
+
+def _nested_project(root: Path) -> None:
+    write(root / "a.py", GL002)
+    write(root / "tests" / "t.py", GL002)
+    sub = root / "sub"
+    write(
+        sub / "pyproject.toml",
+        b'[tool.gradlint]\nignore = ["GL002"]\nextend-exclude = ["generated"]\n',
+    )
+    write(sub / "s.py", GL002)
+    write(sub / "generated" / "g.py", b"def broken(:\n")
+    lib = root / "lib"
+    write(
+        lib / "gradlint.toml",
+        b'[per-file-ignores]\n"tests/*" = ["GL002"]\n',
+    )
+    write(lib / "l.py", GL002)
+    write(lib / "tests" / "lt.py", GL002)
+
+
+def _cli(capsys, *args: str) -> tuple[int, set, str]:
+    status = cli.main(["--no-cache", "-j1", *args])
+    out, err = capsys.readouterr()
+    return status, findings(out), err
+
+
+def test_each_file_is_linted_with_its_closest_configuration(tmp_path, capsys, monkeypatch):
+    _nested_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    expected = {
+        ("a.py", 3, "GL002"),
+        (os.path.join("tests", "t.py"), 3, "GL002"),
+        (os.path.join("lib", "l.py"), 3, "GL002"),
+    }
+
+    status, found, err = _cli(capsys, ".")
+
+    assert status == 1 and err == ""  # sub/generated is excluded by sub's configuration
+    assert found == expected
+    # The order of the paths no longer picks the configuration.
+    one = _cli(capsys, "a.py", "sub/s.py", "lib")
+    other = _cli(capsys, "sub/s.py", "lib", "a.py")
+    assert one == other
+    assert one[1] == {("a.py", 3, "GL002"), (os.path.join("lib", "l.py"), 3, "GL002")}
+    # The command line still applies to every file; --config to all of them, alone.
+    assert _cli(capsys, "--ignore", "GL002", ".")[:2] == (0, set())
+    write(tmp_path / "all.toml", b'select = ["GL002"]\n')
+    status, found, err = _cli(capsys, "--config", "all.toml", "sub", "lib")
+    assert found == {
+        (os.path.join("sub", "s.py"), 3, "GL002"),
+        (os.path.join("lib", "l.py"), 3, "GL002"),
+        (os.path.join("lib", "tests", "lt.py"), 3, "GL002"),
+    }
+    assert os.path.join("sub", "generated", "g.py") in err  # not excluded by sub's file
+
+
+def test_an_invalid_nested_configuration_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "a.py", GL002)
+    write(tmp_path / "sub" / "pyproject.toml", b'[tool.gradlint]\nselect = "GL002"\n')
+    write(tmp_path / "sub" / "s.py", GL002)
+    monkeypatch.chdir(tmp_path)
+    status, _, err = _cli(capsys, ".")
+    assert status == 2
+    assert "sub" in err and "expected a list of strings" in err
 
 
 # --- 15. a cache entry of the wrong shape is a miss, then rewritten ------------------------
