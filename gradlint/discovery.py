@@ -17,9 +17,12 @@ Only regular files and FIFOs named on the command line are read: a device such a
 /dev/zero is one error line. A notebook named on the command line is one error line too
 (notebooks are not supported yet); walking skips them as any other non-Python file.
 
+With a ConfigResolver (the CLI's default), each directory is walked with its closest
+configuration file's exclusions, and each file is recorded with that configuration.
+
 Every directory costs a constant number of system calls (the repository root that
-anchors .gitignore files is found once per directory, from its parent's), so deep trees
-are walked in linear time.
+anchors .gitignore files, and the closest configuration, are found once per directory
+from its parent's), so deep trees are walked in linear time.
 """
 
 from __future__ import annotations
