@@ -139,6 +139,10 @@ def replace_file(path: str, data: bytes, original: bytes) -> None:
     info = os.stat(target)
     if not stat_module.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", path)
+    # Renaming over a file needs only the folder to be writable: a file the user may
+    # not write stays unwritten, as when it was written in place.
+    if not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
     directory, name = os.path.split(target)
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".gradlint-tmp")
     try:

@@ -132,6 +132,17 @@ def test_fix_keeps_permissions_and_writes_through_a_link(tmp_path, capsys, monke
     assert leftovers(tmp_path / "real") == []
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anything")
+def test_a_read_only_file_is_not_fixed(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path / "a.py", GL002)
+    path.chmod(0o444)
+    status, _, err = gradlint(capsys, "--fix", "--unsafe-fixes", "a.py")
+    assert status == 1
+    assert errors(err)["a.py"].startswith("cannot write: permission denied")
+    assert path.read_bytes() == GL002
+
+
 # --- 2. an edit made while fixing is not overwritten --------------------------------------
 
 
