@@ -143,6 +143,67 @@ def error_from_json(data: dict, path: str) -> FileError:
     return FileError(path, data["message"], data["line"], data["column"])
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_point(value) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(map(_is_int, value))
+
+
+def _valid_fix(data) -> bool:
+    if data is None:
+        return True
+    if not isinstance(data, dict) or not isinstance(data.get("title"), str):
+        return False
+    if data.get("applicability") not in {a.value for a in Applicability}:
+        return False
+    edits = data.get("edits")
+    return isinstance(edits, list) and all(
+        isinstance(edit, list)
+        and len(edit) == 5
+        and all(map(_is_int, edit[:4]))
+        and isinstance(edit[4], str)
+        for edit in edits
+    )
+
+
+def _valid_diagnostic(data) -> bool:
+    return (
+        isinstance(data, dict)
+        and all(isinstance(data.get(key), str) for key in ("code", "name", "message", "url"))
+        and _is_point(data.get("start"))
+        and _is_point(data.get("end"))
+        and _is_int(data.get("noqa_line"))
+        and isinstance(data.get("extra"), dict)
+        and "fix" in data
+        and _valid_fix(data["fix"])
+    )
+
+
+def _valid_error(data) -> bool:
+    return data is None or (
+        isinstance(data, dict)
+        and isinstance(data.get("message"), str)
+        and _is_int(data.get("line"))
+        and _is_int(data.get("column"))
+    )
+
+
+def valid_entry(entry) -> bool:
+    """[key, seen, diagnostics, error] with every field of the type this module writes.
+    Anything else (a foreign or buggy writer, a hand edit) is a miss, never a crash."""
+    return (
+        isinstance(entry, list)
+        and len(entry) == 4
+        and isinstance(entry[0], str)
+        and _is_int(entry[1])
+        and isinstance(entry[2], list)
+        and all(_valid_diagnostic(item) for item in entry[2])
+        and _valid_error(entry[3])
+    )
+
+
 @dataclass
 class CachedResult:
     diagnostics: list[Diagnostic]
@@ -190,15 +251,23 @@ class Cache:
 
     def lookup(self, abs_path: str, key: str, display_path: str) -> CachedResult | None:
         entry = self.entries.get(abs_path)
-        if not isinstance(entry, list) or len(entry) != 4 or entry[0] != key:
+        if entry is not None and not valid_entry(entry):
+            # Written by a buggy or foreign writer: drop it, so that the file is linted
+            # again and its entry rewritten.
+            del self.entries[abs_path]
+            self.dirty = True
+            entry = None
+        if entry is None or entry[0] != key:
             self.misses += 1
             return None
         try:
             diagnostics = [diagnostic_from_json(item, display_path) for item in entry[2]]
             error = error_from_json(entry[3], display_path) if entry[3] else None
         except (KeyError, TypeError, ValueError):
+            del self.entries[abs_path]
+            self.dirty = True
             self.misses += 1
-            return None  # an entry written by a buggy or foreign writer: lint again
+            return None
         if self.now - entry[1] > SEEN_REFRESH_S:
             entry[1] = self.now
             self.dirty = True
@@ -229,7 +298,7 @@ class Cache:
         entries = {
             path: entry
             for path, entry in self.entries.items()
-            if isinstance(entry, list) and len(entry) == 4 and self.now - entry[1] <= MAX_AGE_S
+            if valid_entry(entry) and self.now - entry[1] <= MAX_AGE_S
         }
         document = {
             "format": FORMAT_VERSION,

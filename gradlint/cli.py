@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
+import dataclasses
 import difflib
 import io
 import json
 import os
+import signal
 import sys
+import threading
+import time
 import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradlint
-from gradlint import engine
+from gradlint import engine, fileio
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
 from gradlint.engine import FileResult
@@ -76,16 +81,19 @@ Commands:
   gradlint lsp                   run the language server (needs: pip install 'gradlint[lsp]')
 
 Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
-.gradlint.toml) at or above the first path, with the keys select, extend-select, ignore,
-per-file-ignores, exclude, extend-exclude, respect-gitignore, force-exclude, output-format and
-cache-dir; command-line options override it. Codes are prefixes, as in ruff: GL selects every
+.gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
+(output-format and cache-dir come from the one closest to the first path). The keys are select,
+extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore,
+force-exclude, output-format and cache-dir; command-line options override every file's, and
+--config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything."""
 
 CHECK_EPILOG = """\
 exit status:
   0  no findings (or --exit-zero)
-  1  findings remain, or a file could not be linted (unreadable, not UTF-8, a syntax error:
-     one line on stderr each, the run goes on), or --diff has changes to show
+  1  findings remain, or a file could not be linted or fixed (unreadable, not UTF-8, a syntax
+     error, over --max-file-size, a device or a notebook, a fix that cannot be written: one
+     line on stderr each, the run goes on), or --diff has changes to show
   2  bad command line or configuration (unknown option or code, invalid pyproject.toml)
 
 examples:
@@ -107,6 +115,26 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
     return number
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2}
+_SIZE_UNITS |= {"mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+def _file_size(value: str) -> int:
+    """`5MB`, `512k`, `1048576`; units are powers of 1024; 0 means no limit."""
+    text = value.strip().lower().replace(" ", "")
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number) :]
+    try:
+        amount = float(number)
+    except ValueError:
+        amount = -1.0
+    if unit not in _SIZE_UNITS or amount < 0 or amount != amount:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 5MB, 512KB or 0 (no limit), got {value!r}"
+        )
+    return int(amount * _SIZE_UNITS[unit])
 
 
 def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
@@ -179,6 +207,16 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         default=None,
         help="apply exclusions to paths named on the command line too (default: no; "
         "useful for pre-commit and editors, which pass every file)",
+    )
+    files.add_argument(
+        "--max-file-size",
+        type=_file_size,
+        default=fileio.DEFAULT_MAX_FILE_SIZE,
+        metavar="SIZE",
+        help="skip larger files with a one-line error instead of linting them, since "
+        "memory grows with a file's size (about 1 GB per MB of dense code); units are "
+        f"powers of 1024, 0 means no limit (default: "
+        f"{fileio.format_size(fileio.DEFAULT_MAX_FILE_SIZE).replace(' ', '')})",
     )
     files.add_argument(
         "--stdin-filename",
@@ -293,6 +331,10 @@ class Task:
     abs_path: str | None  # None: stdin
     data: bytes | None = None  # None: read it from abs_path
     key: str | None = None  # the cache key, when the cache is in use
+    max_size: int = 0  # read at most this many bytes (0: no limit)
+    # False: found through a symbolic link to a file outside the linted paths; not fixed
+    writable: bool = True
+    config: Config | None = None  # its closest configuration, when not the run's
 
 
 @dataclass
@@ -339,13 +381,25 @@ def unified_diff(old: str, new: str, display: str) -> str:
 def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     """Lint (or fix) one file. Never raises: every failure becomes a FileError."""
     display = task.display
+    try:
+        return _process(task, config, mode, unsafe)
+    except MemoryError:
+        # Raised while the file's data is still referenced; returning from here lets it go.
+        pass
+    return Outcome(
+        FileResult(display, error=FileError(display, "out of memory while linting; not linted"))
+    )
+
+
+def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
+    display = task.display
+    config = task.config or config
     data = task.data
     if data is None:
         try:
-            data = Path(task.abs_path).read_bytes()
-        except OSError as exc:
-            reason = (exc.strerror or str(exc)).lower()
-            return Outcome(FileResult(display, error=FileError(display, f"cannot read: {reason}")))
+            data = fileio.read_source(task.abs_path, task.max_size)
+        except fileio.SourceReadError as exc:
+            return Outcome(FileResult(display, error=FileError(display, str(exc))))
     outcome = Outcome(FileResult(display), abs_path=task.abs_path, key=task.key)
     try:
         source = engine.decode_source(data, display)
@@ -370,13 +424,15 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
             if fixed.source != source:
                 if mode == "diff":
                     outcome.diff = unified_diff(source, fixed.source, display)
+                    source = fixed.source
                 elif task.abs_path is None:
-                    outcome.new_source = fixed.source
-                else:
-                    Path(task.abs_path).write_bytes(encode_like(data, fixed.source))
-                source = fixed.source
+                    outcome.new_source = encode_like(data, fixed.source)
+                    source = fixed.source
+                elif _write_fix(task, outcome, data, encode_like(data, fixed.source), config):
+                    source = fixed.source
             elif task.abs_path is None:
-                outcome.new_source = source
+                # Nothing changed: the very bytes that came in go out (BOM, coding cookie).
+                outcome.new_source = data
         outcome.cacheable = mode == "check"
     except engine.SourceError as exc:
         outcome.result.error = exc.error
@@ -387,18 +443,14 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
             # pipeline never loses the text.
             outcome.new_source = data
         return outcome
-    except OSError as exc:
-        # Nothing was written, so nothing counts as fixed.
-        outcome.fixed = []
-        outcome.result.diagnostics = []
-        outcome.result.error = FileError(
-            display, f"cannot write: {(exc.strerror or str(exc)).lower()}"
-        )
-        return outcome
+    except MemoryError:
+        raise
     except Exception as exc:  # a rule bug must cost one file, not the run
         outcome.result.error = FileError(
             display, f"internal error: {describe_exception(exc)} (please report this)"
         )
+        if task.abs_path is None and mode in ("fix", "fix-only"):
+            outcome.new_source = data
         return outcome
     # Only files with findings keep their text (the full format shows context): the
     # run's memory stays proportional to the findings, not to the corpus.
@@ -407,12 +459,76 @@ def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     return outcome
 
 
+def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Config) -> bool:
+    """Write a fixed file; True when written. When it is not, the outcome reports the
+    file's findings as they stand (nothing counts as fixed) with the reason: a warning
+    when the file is outside the linted paths or changed meanwhile, else a file error."""
+    display = task.display
+    problem: str | None = None
+    try:
+        if not task.writable:
+            problem = (
+                f"{display}: not fixed: it links to a file outside the linted paths; "
+                "name it on the command line to fix it"
+            )
+        else:
+            fileio.replace_file(task.abs_path, new, data)
+            return True
+    except fileio.FileChanged:
+        problem = f"{display}: not fixed: the file changed while it was being fixed; run again"
+    except OSError as exc:
+        outcome.result.error = FileError(
+            display, f"cannot write: {(exc.strerror or str(exc)).lower()}; the file is unchanged"
+        )
+    if problem is not None:
+        outcome.warnings.append(problem)
+    outcome.fixed = []
+    # The findings of the text on disk, which the fixes were not written to.
+    outcome.result.diagnostics = engine.lint_source(
+        engine.decode_source(data, display), display, config
+    )
+    return False
+
+
 _WORKER_STATE: tuple[Config, str, bool] | None = None
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _init_worker(config: Config, mode: str, unsafe: bool) -> None:
+def _init_worker(config: Config, mode: str, unsafe: bool, parent: int) -> None:
     global _WORKER_STATE
     _WORKER_STATE = (config, mode, unsafe)
+    # A forked worker inherits the parent's handlers. The parent decides when workers
+    # stop: Ctrl-C and a hangup (sent to the whole process group) are left to it, and
+    # SIGTERM, which the parent sends when it stops them, kills.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make sure this worker does not outlive the gradlint process that started it,
+    even when that one is killed outright (SIGKILL, a crash in native code)."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="gradlint-parent-watch", daemon=True).start()
 
 
 def _process_in_worker(task: Task) -> Outcome:
@@ -449,16 +565,18 @@ def run_tasks(
         for task in tasks:
             yield process(task, config, mode, unsafe)
         return
+    with _stop_on_signals():
+        yield from _run_pooled(tasks, config, mode, unsafe, workers)
+
+
+def _run_pooled(
+    tasks: Iterable[Task], config: Config, mode: str, unsafe: bool, workers: int
+) -> Iterator[Outcome]:
     window = workers * 4
     queue = iter(tasks)
     suspects: list[Task] = []
     for _attempt in range(MAX_POOL_RESTARTS + 1):
-        with ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=_pool_context(),
-            initializer=_init_worker,
-            initargs=(config, mode, unsafe),
-        ) as pool:
+        with _worker_pool(workers, config, mode, unsafe) as pool:
             broken = False
             while suspects and not broken:
                 task = suspects.pop(0)
@@ -497,6 +615,105 @@ def run_tasks(
         yield _failed(task, "not linted: worker processes keep dying")
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: stop the workers, then exit."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While workers run, SIGTERM and SIGHUP raise Terminated in the main thread (as
+    SIGINT raises KeyboardInterrupt), so the pool is torn down instead of orphaned."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        # An ignored signal (nohup) stays ignored.
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, _raise_terminated)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+# Pools alive in this process: main() stops any left when it returns or raises.
+_LIVE_POOLS: list[ProcessPoolExecutor] = []
+
+
+@contextlib.contextmanager
+def _worker_pool(workers: int, config: Config, mode: str, unsafe: bool):
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(config, mode, unsafe, os.getpid()),
+    )
+    _LIVE_POOLS.append(pool)
+    try:
+        yield pool
+    except BaseException:
+        # Interrupted, terminated, or the consumer went away: do not wait for files in
+        # flight (shutdown(wait=True) would), stop the workers now.
+        _stop_pool(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if pool in _LIVE_POOLS:
+            _LIVE_POOLS.remove(pool)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        try:
+            process.terminate()
+        except (OSError, ValueError):
+            pass
+    try:
+        pool.shutdown(wait=False, cancel_futures=True)
+    except Exception:  # noqa: BLE001 - tearing down a pool that may be broken
+        pass
+    for process in processes:
+        try:
+            process.join(2)
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+        except (OSError, ValueError, AssertionError):
+            pass
+
+
+def stop_all_pools() -> None:
+    while _LIVE_POOLS:
+        _stop_pool(_LIVE_POOLS.pop())
+
+
+def _one_task_per_file(tasks: list[Task], real_paths: dict[str, str]) -> list[Task]:
+    """When fixing, a file reached under two names (a link to a file also linted) is
+    fixed once, under its own name when that is one of them: fixing it twice would
+    find it changed by the first fix."""
+    chosen: dict[str, Task] = {}
+    for task in tasks:
+        real = real_paths.get(task.abs_path, task.abs_path)
+        kept = chosen.get(real)
+        if kept is None or (task.abs_path == real and kept.abs_path != real):
+            chosen[real] = task
+    keep = {id(task) for task in chosen.values()}
+    return [task for task in tasks if id(task) in keep]
+
+
 def _failed(task: Task, reason: str) -> Outcome:
     return Outcome(
         FileResult(task.display, error=FileError(task.display, f"internal error: {reason}"))
@@ -512,6 +729,14 @@ def _future_outcome(future: Future, task: Task) -> Outcome:
 
 # ---------------------------------------------------------------------------
 # The check command
+
+
+class _TextSink:
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> None:
+        self.stream.write(data.decode("utf-8", errors="replace"))
 
 
 class Console:
@@ -531,6 +756,10 @@ class Console:
             buffer.flush()
         else:
             self.stdout.write(source.decode("utf-8", errors="replace"))
+
+    def stdout_bytes(self):
+        self.stdout.flush()
+        return getattr(self.stdout, "buffer", None) or _TextSink(self.stdout)
 
     def warn(self, message: str) -> None:
         print(f"gradlint: warning: {message}", file=self.stderr)
@@ -605,14 +834,17 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
     formats = output_formats()
     all_codes = [rule.code for rule in engine.ALL_RULES]
+    overrides = _overrides(args, all_codes)
     settings = load_settings(
         _config_start(args, stdin_mode),
         config_file=Path(args.config) if args.config else None,
         isolated=args.isolated,
-        overrides=_overrides(args, all_codes),
+        overrides=overrides,
         all_codes=all_codes,
         formats=formats,
     )
+    # The run's configuration: output format, cache directory, and the rules of files
+    # that have no configuration of their own. Each file is linted with its closest.
     config = settings.config
     env_format = os.environ.get(OUTPUT_FORMAT_ENV) or None
     fmt = args.output_format or env_format or settings.output_format or "concise"
@@ -630,26 +862,69 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     tasks: list[Task] = []
     if stdin_mode:
         display = args.stdin_filename or "-"
-        data = (
-            sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        )
+        stdin = getattr(sys.stdin, "buffer", None)
+        echo = mode in ("fix", "fix-only")
+        try:
+            if stdin is not None:
+                data = fileio.read_stream(stdin, args.max_file_size)
+            else:
+                data = sys.stdin.read().encode()
+        except fileio.TooLarge as exc:
+            # Not linted; with --fix the input still goes through, all of it.
+            if echo:
+                console.write_source(exc.head)
+                fileio.copy_stream(stdin, console.stdout_bytes())
+            console.stderr.write(f"{display}:1:1: error: {exc}\n")
+            return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
         if args.stdin_filename and config.force_exclude:
             from gradlint.discovery import Walker
 
             if Walker(config).is_force_excluded(os.path.abspath(display), False):
-                if mode in ("fix", "fix-only"):
+                if echo:
                     console.write_source(data)
                 return EXIT_CLEAN
+        from gradlint.discovery import NOTEBOOK_ERROR, NOTEBOOK_SUFFIX
+
+        if display.endswith(NOTEBOOK_SUFFIX):
+            if echo:
+                console.write_source(data)
+            console.stderr.write(f"{display}:1:1: error: {NOTEBOOK_ERROR}\n")
+            return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
         tasks.append(Task(display, None, data))
     else:
-        from gradlint.discovery import discover
+        from gradlint.discovery import ConfigResolver, discover
 
-        found = discover(args.paths or ["."], config)
+        resolver = None
+        if not args.config and not args.isolated:
+
+            def load(source: str | None) -> Config:
+                return load_settings(
+                    config_file=Path(source) if source else None,
+                    isolated=source is None,
+                    overrides=overrides,
+                    all_codes=all_codes,
+                    formats=formats,
+                ).config
+
+            resolver = ConfigResolver(load)
+            resolver.seed(settings.source, config)
+        found = discover(args.paths or ["."], config, resolver)
         for warning in found.warnings:
             console.warn(warning)
         for error in found.errors:
             results.append(FileResult(error.path, error=error))
-        tasks = [Task(display, abs_path) for display, abs_path in found.files]
+        tasks = [
+            Task(
+                display,
+                abs_path,
+                max_size=args.max_file_size,
+                writable=abs_path not in found.outside,
+                config=found.configs.get(abs_path),
+            )
+            for display, abs_path in found.files
+        ]
+        if mode in ("fix", "fix-only"):
+            tasks = _one_task_per_file(tasks, found.real_paths)
         if not tasks and not found.errors:
             console.warn("no Python files found under the given path(s)")
 
@@ -665,16 +940,16 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         misses: list[Task] = []
         for task in tasks:
             try:
-                data = Path(task.abs_path).read_bytes()
-            except OSError as exc:
-                reason = (exc.strerror or str(exc)).lower()
-                results.append(
-                    FileResult(
-                        task.display, error=FileError(task.display, f"cannot read: {reason}")
-                    )
-                )
+                data = fileio.read_source(task.abs_path, task.max_size)
+            except fileio.SourceReadError as exc:
+                results.append(FileResult(task.display, error=FileError(task.display, str(exc))))
                 continue
-            key = entry_key(content_hash(data), config.codes_for(task.display, codes))
+            except MemoryError:
+                error = FileError(task.display, "out of memory while reading; not linted")
+                results.append(FileResult(task.display, error=error))
+                continue
+            task_config = task.config or config
+            key = entry_key(content_hash(data), task_config.codes_for(task.display, codes))
             hit = cache.lookup(task.abs_path, key, task.display)
             if hit is not None:
                 result = FileResult(task.display, hit.diagnostics, hit.error)
@@ -686,7 +961,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 results.append(result)
                 continue
             # The bytes travel with the task: what is linted is exactly what was hashed.
-            misses.append(Task(task.display, task.abs_path, data, key))
+            misses.append(dataclasses.replace(task, data=data, key=key))
         tasks = misses
 
     for outcome in run_tasks(tasks, config, mode, args.unsafe_fixes, jobs, len(tasks)):
@@ -864,9 +1139,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.stderr.write("gradlint: interrupted\n")
         return 130
+    except Terminated as exc:
+        console.stderr.write("gradlint: terminated\n")
+        return 128 + exc.signum
     except BrokenPipeError:
         # `gradlint src | head`: the reader left; say nothing more and exit like a
         # well-behaved filter, without a traceback at interpreter shutdown.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    finally:
+        # Whatever ends the run (a crash included), no worker outlives it.
+        stop_all_pools()

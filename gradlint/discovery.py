@@ -5,11 +5,24 @@ Explicitly named files are linted whatever their extension and even when exclude
 unless `force_exclude` is set (what pre-commit and editors want, since they pass every
 changed file). Directories are walked recursively for `.py` and `.pyi` files.
 
-Symbolic links are followed; a directory reached twice (a link back to an ancestor, or
-two links to one place) is walked once, so a symlink loop neither hangs nor duplicates
-files. A link that points at an ancestor is reported as a warning, a `.py` link that
-cannot be resolved (dangling, or a loop) and a directory that cannot be read are
-reported as errors: each gets one line and the walk goes on.
+Symbolic links to directories met while walking are not followed, as in ruff: a link
+such as `vendored -> ../../elsewhere` would take the walk (and `--fix`) outside the
+project. A directory named on the command line is walked even when it is a link.
+Links to files are linted, but a file whose real path is outside every path named on
+the command line is listed in `Discovery.outside`, and the CLI never writes it. A `.py`
+link that cannot be resolved (dangling, or a loop) and a directory that cannot be read
+are reported as errors: each gets one line and the walk goes on.
+
+Only regular files and FIFOs named on the command line are read: a device such as
+/dev/zero is one error line. A notebook named on the command line is one error line too
+(notebooks are not supported yet); walking skips them as any other non-Python file.
+
+With a ConfigResolver (the CLI's default), each directory is walked with its closest
+configuration file's exclusions, and each file is recorded with that configuration.
+
+Every directory costs a constant number of system calls (the repository root that
+anchors .gitignore files, and the closest configuration, are found once per directory
+from its parent's), so deep trees are walked in linear time.
 """
 
 from __future__ import annotations
@@ -19,13 +32,17 @@ import fnmatch
 import os
 import re
 import stat as stat_module
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gradlint.config import Config
+from gradlint.config import CONFIG_FILE_NAMES, Config, gradlint_table
 from gradlint.diagnostics import FileError
+from gradlint.fileio import file_kind, not_a_file_message
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
+NOTEBOOK_ERROR = "notebooks are not supported yet; not linted"
 
 
 # ---------------------------------------------------------------------------
@@ -224,6 +241,13 @@ class Discovery:
     files: list[tuple[str, str]] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # absolute path -> real path (symbolic links resolved), for every file
+    real_paths: dict[str, str] = field(default_factory=dict)
+    # absolute paths of files that are links to a file outside every named path and
+    # were not named themselves: they are linted, never written
+    outside: set[str] = field(default_factory=set)
+    # absolute path -> the configuration closest to it, where it is not the run's
+    configs: dict[str, Config] = field(default_factory=dict)
 
 
 def _display(base_display: str, *parts: str) -> str:
@@ -241,26 +265,85 @@ def _reason(exc: OSError, link: bool = False) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
+def _config_file_in(directory: str) -> str | None:
+    """The configuration file of this directory itself, as config.find_config_file
+    picks one (a pyproject.toml counts only with a [tool.gradlint] table)."""
+    for name in CONFIG_FILE_NAMES:
+        candidate = os.path.join(directory, name)
+        if not os.path.isfile(candidate):
+            continue
+        if name != "pyproject.toml" or gradlint_table(Path(candidate)) is not None:
+            return os.path.realpath(candidate)
+    return None
+
+
+class ConfigResolver:
+    """The closest configuration of every directory, as ruff resolves it: a file is
+    linted (and a directory walked) with the configuration file nearest above it, so
+    a nested pyproject.toml governs its own subtree whatever paths the run was given.
+
+    `load(source)` builds the Config of a configuration file (None: no file), with the
+    command line laid over it. Directories and files are looked up once each, and
+    every directory costs a few stats, however deep."""
+
+    def __init__(self, load: Callable[[str | None], Config]) -> None:
+        self._load = load
+        self._sources: dict[str, str | None] = {}
+        self._configs: dict[str | None, Config] = {}
+
+    def seed(self, source: str | os.PathLike | None, config: Config) -> None:
+        """Use `config` for `source`: the configuration already loaded for the run."""
+        self._configs[os.path.realpath(source) if source is not None else None] = config
+
+    def source_for(self, directory: str) -> str | None:
+        climbed: list[str] = []
+        current = directory
+        while current not in self._sources:
+            climbed.append(current)
+            found = _config_file_in(current)
+            parent = os.path.dirname(current)
+            if found is not None or parent == current:
+                self._sources[current] = found
+                break
+            current = parent
+        source = self._sources[current]
+        for below in climbed:
+            self._sources[below] = source
+        return source
+
+    def config_for(self, directory: str) -> Config:
+        source = self.source_for(directory)
+        config = self._configs.get(source)
+        if config is None:
+            config = self._configs[source] = self._load(source)
+        return config
+
+
 class Walker:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, resolver: ConfigResolver | None = None) -> None:
         self.config = config
+        self.resolver = resolver
         self.root = config.root_path()
         self.excluded = ExcludeMatcher(config.all_excludes, self.root)
+        self._matchers: dict[int, tuple[Config, ExcludeMatcher]] = {
+            id(config): (config, self.excluded)
+        }
         self._chains: dict[str, tuple[IgnoreFile, ...]] = {}
         self._repo_roots: dict[str, str | None] = {}
         self.result = Discovery()
         self._seen_files: set[str] = set()
         self._seen_dirs: set[tuple[int, int]] = set()
+        self.roots: list[str] = []  # real paths of the directories named
+        self.named_files: set[str] = set()  # real paths of the files named
+        self.linked_files: list[tuple[str, str]] = []  # (path, real path) of file links
 
     # .gitignore chain of a directory: every .gitignore from the repository root (or,
     # outside a repository, from the project root when inside it) down to the directory.
     def chain_for(self, directory: str) -> tuple[IgnoreFile, ...]:
-        if not self.config.respect_gitignore:
-            return ()
         cached = self._chains.get(directory)
         if cached is not None:
             return cached
-        top = find_repo_root(directory)
+        top = self.repo_root(directory)
         if top is None:
             in_root = directory == self.root or directory.startswith(self.root + os.sep)
             top = self.root if in_root else directory
@@ -278,16 +361,49 @@ class Walker:
         self._chains[directory] = chain
         return chain
 
+    def repo_root(self, directory: str) -> str | None:
+        """find_repo_root, remembered for every directory on the way up: a directory
+        costs one stat of its `.git` however deep it is."""
+        climbed: list[str] = []
+        current = directory
+        while current not in self._repo_roots:
+            climbed.append(current)
+            if os.path.exists(os.path.join(current, ".git")):
+                self._repo_roots[current] = current
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                self._repo_roots[current] = None
+                break
+            current = parent
+        found = self._repo_roots[current]
+        for below in climbed:
+            self._repo_roots[below] = found
+        return found
+
+    def config_for(self, directory: str) -> Config:
+        """The configuration that governs `directory` (the run's, without a resolver)."""
+        return self.resolver.config_for(directory) if self.resolver else self.config
+
+    def matcher_for(self, config: Config) -> ExcludeMatcher:
+        known = self._matchers.get(id(config))
+        if known is None:
+            known = (config, ExcludeMatcher(config.all_excludes, config.root_path()))
+            self._matchers[id(config)] = known
+        return known[1]
+
     def is_force_excluded(self, abs_path: str, is_dir: bool) -> bool:
         """For an explicitly named path under force-exclude: is it, or a directory above
         it inside the project, excluded?"""
-        inside = self.root.rstrip(os.sep) + os.sep
+        config = self.config_for(os.path.dirname(abs_path))
+        excluded = self.matcher_for(config)
+        inside = config.root_path().rstrip(os.sep) + os.sep
         current, current_is_dir = abs_path, is_dir
         while True:
             parent = os.path.dirname(current)
-            if self.excluded(current):
+            if excluded(current):
                 return True
-            if self.config.respect_gitignore and parent != current:
+            if config.respect_gitignore and parent != current:
                 if is_gitignored(current, current_is_dir, self.chain_for(parent)):
                     return True
             # Climb only while still below the project root: the root's own name (or a
@@ -296,10 +412,15 @@ class Walker:
                 return False
             current, current_is_dir = parent, True
 
-    def add_file(self, display: str, abs_path: str) -> None:
+    def add_file(
+        self, display: str, abs_path: str, real_path: str, config: Config | None = None
+    ) -> None:
         if abs_path not in self._seen_files:
             self._seen_files.add(abs_path)
             self.result.files.append((display, abs_path))
+            self.result.real_paths[abs_path] = real_path
+            if config is not None and config is not self.config:
+                self.result.configs[abs_path] = config
 
     def add_path(self, given: str) -> None:
         abs_path = os.path.normpath(os.path.abspath(given))
@@ -311,24 +432,39 @@ class Walker:
             self.result.errors.append(FileError(display, _reason(exc, link=link)))
             return
         is_dir = stat_module.S_ISDIR(stat.st_mode)
-        if self.config.force_exclude and self.is_force_excluded(abs_path, is_dir):
+        # A named path is judged, and a named file linted, by its folder's configuration.
+        config = self.config_for(os.path.dirname(abs_path))
+        if config.force_exclude and self.is_force_excluded(abs_path, is_dir):
             return
         if is_dir:
-            self.walk(display, abs_path, (stat.st_dev, stat.st_ino))
-        else:
-            self.add_file(_display(display), abs_path)
+            real_root = os.path.realpath(abs_path)
+            self.roots.append(real_root)
+            self.walk(display, abs_path, real_root, (stat.st_dev, stat.st_ino))
+            return
+        kind = file_kind(stat.st_mode)
+        if kind is not None:
+            # /dev/zero and friends: reading never ends (or has effects of its own).
+            self.result.errors.append(FileError(_display(display), not_a_file_message(kind)))
+            return
+        if abs_path.endswith(NOTEBOOK_SUFFIX):
+            self.result.errors.append(FileError(_display(display), NOTEBOOK_ERROR))
+            return
+        real_path = os.path.realpath(abs_path)
+        self.named_files.add(real_path)
+        self.add_file(_display(display), abs_path, real_path, config)
 
-    def walk(self, display_root: str, abs_root: str, identity: tuple[int, int]) -> None:
+    def walk(
+        self, display_root: str, abs_root: str, real_root: str, identity: tuple[int, int]
+    ) -> None:
         if identity in self._seen_dirs:
             return
         self._seen_dirs.add(identity)
         # Depth-first with an explicit stack (deep trees must not hit the recursion
-        # limit); each frame carries the identities of its ancestors to spot loops.
-        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
-            (display_root, abs_root, frozenset([identity]))
-        ]
+        # limit). Links to directories are not followed, so the real path of a directory
+        # is its parent's plus its name: no system call needed to know it.
+        stack: list[tuple[str, str, str]] = [(display_root, abs_root, real_root)]
         while stack:
-            display_dir, abs_dir, ancestors = stack.pop()
+            display_dir, abs_dir, real_dir = stack.pop()
             try:
                 with os.scandir(abs_dir) as iterator:
                     entries = sorted(iterator, key=lambda entry: entry.name)
@@ -337,19 +473,21 @@ class Walker:
                     FileError(_display(display_dir), f"cannot read directory: {_reason(exc)}")
                 )
                 continue
-            chain = self.chain_for(abs_dir)
-            subdirs: list[tuple[str, str, frozenset[tuple[int, int]]]] = []
+            config = self.config_for(abs_dir)
+            excluded = self.matcher_for(config)
+            chain = self.chain_for(abs_dir) if config.respect_gitignore else ()
+            subdirs: list[tuple[str, str, str]] = []
             for entry in entries:
                 name = entry.name
-                abs_path = os.path.join(abs_dir, name)
-                display = _display(display_dir, name)
                 try:
-                    is_dir = entry.is_dir()  # follows symlinks; False when it cannot
+                    is_dir = entry.is_dir(follow_symlinks=False)  # a link to one: no
                 except OSError:
                     is_dir = False
                 if not is_dir and not name.endswith(PYTHON_SUFFIXES):
                     continue
-                if self.excluded(abs_path, name):
+                abs_path = os.path.join(abs_dir, name)
+                display = _display(display_dir, name)
+                if excluded(abs_path, name):
                     continue
                 if chain and is_gitignored(abs_path, is_dir, chain):
                     continue
@@ -357,40 +495,55 @@ class Walker:
                     if os.path.exists(os.path.join(abs_path, "pyvenv.cfg")):
                         continue  # a virtualenv, whatever it is called
                     try:
-                        stat = entry.stat()
+                        stat = entry.stat(follow_symlinks=False)
                     except OSError as exc:
-                        self.result.errors.append(FileError(display, _reason(exc, link=True)))
+                        self.result.errors.append(FileError(display, _reason(exc)))
                         continue
                     identity = (stat.st_dev, stat.st_ino)
-                    if identity in ancestors:
-                        self.result.warnings.append(
-                            f"{display}: symbolic link loop (points to a directory above it); skipped"
-                        )
-                        continue
                     if identity in self._seen_dirs:
-                        continue
+                        continue  # walked already (named twice, or a bind mount loop)
                     self._seen_dirs.add(identity)
-                    subdirs.append((display, abs_path, ancestors | {identity}))
+                    subdirs.append((display, abs_path, os.path.join(real_dir, name)))
                     continue
+                real_path = os.path.join(real_dir, name)
                 if entry.is_symlink():
                     try:
-                        os.stat(abs_path)
+                        target = os.stat(abs_path)
                     except OSError as exc:
                         self.result.errors.append(FileError(display, _reason(exc, link=True)))
                         continue
-                try:
-                    if not entry.is_file():
-                        continue  # a socket or fifo named *.py
-                except OSError:
-                    continue
-                self.add_file(display, abs_path)
+                    if not stat_module.S_ISREG(target.st_mode):
+                        continue  # a link to a directory (not followed), fifo, device
+                    real_path = os.path.realpath(abs_path)
+                    self.linked_files.append((abs_path, real_path))
+                else:
+                    try:
+                        if not entry.is_file(follow_symlinks=False):
+                            continue  # a socket or fifo named *.py
+                    except OSError:
+                        continue
+                self.add_file(display, abs_path, real_path, config)
             # Reversed so that the stack pops them in name order.
             stack.extend(reversed(subdirs))
 
+    def finish(self) -> Discovery:
+        """Mark the links whose target is outside every named path (see Discovery)."""
+        roots = [root.rstrip(os.sep) + os.sep for root in self.roots]
+        for abs_path, real_path in self.linked_files:
+            if real_path in self.named_files:
+                continue
+            if not any(real_path.startswith(root) for root in roots):
+                self.result.outside.add(abs_path)
+        return self.result
 
-def discover(paths: Iterable[str], config: Config) -> Discovery:
-    """Every file to lint under `paths`, with the problems met on the way."""
-    walker = Walker(config)
+
+def discover(
+    paths: Iterable[str], config: Config, resolver: ConfigResolver | None = None
+) -> Discovery:
+    """Every file to lint under `paths`, with the problems met on the way. With a
+    resolver, each directory is walked (and each file linted) with its closest
+    configuration; without one, `config` governs everything."""
+    walker = Walker(config, resolver)
     for given in paths:
         walker.add_path(given)
-    return walker.result
+    return walker.finish()

@@ -97,6 +97,41 @@ def _compiles(source: str) -> bool:
     return True
 
 
+# CPython's AST of a file costs about 250 bytes of memory per byte of source (1.3 GB for
+# 5 MB). The skip path only needs "does it parse", so it parses top-level pieces of about
+# this size one at a time: the memory is that of one piece, the time the same.
+_PIECE_CHARS = 256 * 1024
+# A piece starts at a line that begins at column 0 with code, and not with a closing
+# bracket or a clause that continues the statement before it.
+_PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
+
+
+def _compiles_in_pieces(source: str) -> bool:
+    """Whether the source parses, as _compiles says, in bounded memory.
+
+    When every piece parses on its own the whole does: each piece ends with no bracket,
+    string or compound statement open (or it would not parse alone), and the next starts
+    at column 0 with a statement that cannot continue the previous one. A piece that
+    does not parse (a split inside a string, say) grows to the next start a few times,
+    then the whole text decides, as before."""
+    if len(source) <= 2 * _PIECE_CHARS or "barry_as_FLUFL" in source:
+        return _compiles(source)
+    start = 0
+    while start < len(source):
+        end = start
+        for _attempt in range(3):
+            match = _PIECE_START.search(source, max(end, start + _PIECE_CHARS))
+            end = match.end() if match else len(source)
+            if _compiles(source[start:end]):
+                break
+            if end == len(source):
+                return _compiles(source) if start else False
+        else:
+            return _compiles(source)
+        start = end
+    return True
+
+
 def lint_source(
     source: str, path: str = "-", config: Config | None = None, *, noqa: bool = True
 ) -> list[Diagnostic]:
@@ -111,7 +146,7 @@ def lint_source(
         # No rule can match, but a syntax error is still a result: CPython's parser is
         # an order of magnitude cheaper than LibCST's, and only a file it rejects is
         # handed to LibCST, so the error reported is the same as without the skip.
-        if _compiles(source):
+        if _compiles_in_pieces(source):
             return []
         parse(source, path)
         return []

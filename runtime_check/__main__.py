@@ -26,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="fixture files or folders (default: fixtures/)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="fixture files or folders (default: gradlint's own fixtures/, wherever the "
+        "command is run from)",
     )
     parser.add_argument(
         "--device",

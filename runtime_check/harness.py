@@ -34,8 +34,15 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def default_paths() -> list[Path]:
-    local = Path("fixtures")
-    return [local if local.is_dir() else REPO_ROOT / "fixtures"]
+    """gradlint's own fixtures, found next to this package, never the working
+    directory's: fixtures are imported and run, so only files asked for may be."""
+    own = REPO_ROOT / "fixtures"
+    if not own.is_dir():
+        raise FileNotFoundError(
+            f"gradlint's own fixtures are not here ({own}: this install has no fixtures/); "
+            "name the fixture files or folders to run"
+        )
+    return [own]
 
 
 def requested_device(device: str | None) -> str:
@@ -199,7 +206,8 @@ def run(
     timeout: float = DEFAULT_TIMEOUT,
     lint: bool = True,
 ) -> Report:
-    """Run the fixtures under `paths` (default: all of fixtures/) and judge each one.
+    """Run the fixtures under `paths` (default: all of gradlint's own fixtures/, never the
+    working directory's) and judge each one.
 
     Returns a Report: `report.ok`, `report.rows`, `report.to_dict()`, `report.table()`."""
     began = time.monotonic()

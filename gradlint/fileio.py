@@ -1,0 +1,167 @@
+"""Reading sources with a bound, and writing fixes without ever leaving a file half done.
+
+    read_source(path, limit) -> bytes          raises SourceReadError (one line, per file)
+    read_stream(stream, limit) -> bytes        stdin; raises TooLarge with what was read
+    replace_file(path, data, original)         raises FileChanged or OSError; the file
+                                               holds `original` or `data`, never a mix
+
+Only regular files and FIFOs (`<(...)`) are read: a character device such as /dev/zero,
+a socket or a block device is refused before it is opened, since opening some devices
+has effects of its own. Everything read is capped at `limit` bytes (0: no cap), so an
+endless or huge input costs at most that much memory before it is refused.
+
+A fix is written to a temporary file in the target's own directory (so the rename never
+crosses a file system), given the target's permission bits (and owner, where allowed),
+flushed to disk, and renamed over the target with os.replace, which is atomic: a full
+disk, a file size limit or a crash leaves the original byte for byte. A symbolic link is
+written through: its target is replaced and the link stays a link. Just before the
+rename the target is read again; if it no longer holds what was linted (an editor saved
+it meanwhile), nothing is written and FileChanged says so.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_module
+import tempfile
+
+# 5 MiB: the largest hand-written Python files are a few hundred KiB; LibCST needs up to
+# about 1 GB of memory per MB of dense code, so this bounds one file's cost.
+DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+class SourceReadError(Exception):
+    """A file that is not read (or not read whole): the message is for the user."""
+
+
+class TooLarge(SourceReadError):
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.head = head  # what was read before the cap was hit (streams only)
+
+
+class FileChanged(Exception):
+    """The file on disk is no longer what was linted; the fix was not written."""
+
+
+def format_size(size: int) -> str:
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def too_large_message(limit: int, size: int | None = None) -> str:
+    what = f"file is {format_size(size)}, over" if size is not None else "file is over"
+    return f"{what} the {format_size(limit)} limit (--max-file-size); not linted"
+
+
+def file_kind(mode: int) -> str | None:
+    """None for what gradlint reads (a regular file, a FIFO), else what it is."""
+    if stat_module.S_ISREG(mode) or stat_module.S_ISFIFO(mode):
+        return None
+    if stat_module.S_ISCHR(mode):
+        return "a character device"
+    if stat_module.S_ISBLK(mode):
+        return "a block device"
+    if stat_module.S_ISSOCK(mode):
+        return "a socket"
+    if stat_module.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def not_a_file_message(kind: str) -> str:
+    return f"cannot read: {kind}, not a regular file"
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
+def read_source(path: str, limit: int) -> bytes:
+    """The bytes of a regular file or FIFO, at most `limit` of them (0: no limit)."""
+    try:
+        kind = file_kind(os.stat(path).st_mode)
+        if kind is not None:
+            raise SourceReadError(not_a_file_message(kind))
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            kind = file_kind(info.st_mode)  # it may have been swapped since the stat
+            if kind is not None:
+                raise SourceReadError(not_a_file_message(kind))
+            if limit and stat_module.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise TooLarge(too_large_message(limit, info.st_size))
+            data = handle.read(limit + 1) if limit else handle.read()
+    except OSError as exc:
+        raise SourceReadError(f"cannot read: {_reason(exc)}") from None
+    if limit and len(data) > limit:
+        raise TooLarge(too_large_message(limit))
+    return data
+
+
+def read_stream(stream, limit: int) -> bytes:
+    """Read a binary stream to its end, or raise TooLarge (holding what was read) once
+    more than `limit` bytes came."""
+    if not limit:
+        return stream.read()
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(too_large_message(limit).replace("file is", "input is"), data)
+    return data
+
+
+def copy_stream(source, target) -> None:
+    """The rest of `source` to `target`, a chunk at a time."""
+    while True:
+        chunk = source.read(_CHUNK)
+        if not chunk:
+            return
+        target.write(chunk)
+
+
+def _holds(path: str, expected: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(expected) + 1) == expected
+    except OSError:
+        return False
+
+
+def replace_file(path: str, data: bytes, original: bytes) -> None:
+    """Replace the file at `path` (through a symbolic link) with `data`, atomically, if
+    it still holds `original`. Raises FileChanged when it does not, OSError when it
+    cannot be written; in both cases the file is left as it was."""
+    target = os.path.realpath(path)
+    info = os.stat(target)
+    if not stat_module.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    # Renaming over a file needs only the folder to be writable: a file the user may
+    # not write stays unwritten, as when it was written in place.
+    if not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    directory, name = os.path.split(target)
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".gradlint-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            try:  # as the original's owner where allowed (root, or one's own file)
+                os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+            except OSError:
+                pass
+            # After the chown, which may clear set-id bits.
+            os.fchmod(handle.fileno(), stat_module.S_IMODE(info.st_mode))
+            os.fsync(handle.fileno())
+        if not _holds(target, original):
+            raise FileChanged(path)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
