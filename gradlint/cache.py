@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradlint
+from gradlint.analysis.project import dependencies_unchanged
 from gradlint.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Position
 
 CACHE_DIR_NAME = ".gradlint_cache"
@@ -40,7 +41,7 @@ CACHEDIR_TAG = (
 MAX_AGE_S = 30 * 24 * 3600
 # `seen` is refreshed only when older than this, so a warm run usually writes nothing.
 SEEN_REFRESH_S = 24 * 3600
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def default_cache_dir(root: str) -> str:
@@ -191,16 +192,19 @@ def _valid_error(data) -> bool:
 
 
 def valid_entry(entry) -> bool:
-    """[key, seen, diagnostics, error] with every field of the type this module writes.
-    Anything else (a foreign or buggy writer, a hand edit) is a miss, never a crash."""
+    """[key, seen, diagnostics, error, dependencies] with every field of the type this
+    module writes. Anything else (a foreign or buggy writer, a hand edit) is a miss,
+    never a crash."""
     return (
         isinstance(entry, list)
-        and len(entry) == 4
+        and len(entry) == 5
         and isinstance(entry[0], str)
         and _is_int(entry[1])
         and isinstance(entry[2], list)
         and all(_valid_diagnostic(item) for item in entry[2])
         and _valid_error(entry[3])
+        and isinstance(entry[4], dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in entry[4].items())
     )
 
 
@@ -260,6 +264,10 @@ class Cache:
         if entry is None or entry[0] != key:
             self.misses += 1
             return None
+        if entry[4] and not dependencies_unchanged(entry[4]):
+            # A helper this file imports now does something else: lint it again.
+            self.misses += 1
+            return None
         try:
             diagnostics = [diagnostic_from_json(item, display_path) for item in entry[2]]
             error = error_from_json(entry[3], display_path) if entry[3] else None
@@ -275,7 +283,12 @@ class Cache:
         return CachedResult(diagnostics, error)
 
     def store(
-        self, abs_path: str, key: str, diagnostics: list[Diagnostic], error: FileError | None
+        self,
+        abs_path: str,
+        key: str,
+        diagnostics: list[Diagnostic],
+        error: FileError | None,
+        dependencies: dict[str, str] | None = None,
     ) -> None:
         try:
             payload = [diagnostic_to_json(d) for d in diagnostics]
@@ -284,7 +297,13 @@ class Cache:
             json.dumps(payload)
         except (TypeError, ValueError):
             return
-        self.entries[abs_path] = [key, self.now, payload, error_to_json(error) if error else None]
+        self.entries[abs_path] = [
+            key,
+            self.now,
+            payload,
+            error_to_json(error) if error else None,
+            dict(dependencies or {}),
+        ]
         self.dirty = True
 
     def warn_once(self, message: str) -> None:

@@ -396,6 +396,7 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     config = task.config or config
     data = task.data
     if data is None:
+        assert task.abs_path is not None  # stdin tasks always carry their data
         try:
             data = fileio.read_source(task.abs_path, task.max_size)
         except fileio.SourceReadError as exc:
@@ -404,7 +405,11 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     try:
         source = engine.decode_source(data, display)
         if mode == "check":
-            outcome.result.diagnostics = engine.lint_source(source, display, config)
+            dependencies: dict[str, str] = {}
+            outcome.result.diagnostics = engine.lint_source(
+                source, display, config, dependencies=dependencies
+            )
+            outcome.result.dependencies = dependencies
         else:
             from gradlint import fixes
 
@@ -472,6 +477,7 @@ def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Co
                 "name it on the command line to fix it"
             )
         else:
+            assert task.abs_path is not None  # stdin is echoed, never written to a file
             fileio.replace_file(task.abs_path, new, data)
             return True
     except fileio.FileChanged:
@@ -532,6 +538,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _process_in_worker(task: Task) -> Outcome:
+    assert _WORKER_STATE is not None  # set by the pool's initializer before any task
     config, mode, unsafe = _WORKER_STATE
     return process(task, config, mode, unsafe)
 
@@ -706,6 +713,9 @@ def _one_task_per_file(tasks: list[Task], real_paths: dict[str, str]) -> list[Ta
     find it changed by the first fix."""
     chosen: dict[str, Task] = {}
     for task in tasks:
+        if task.abs_path is None:
+            chosen[task.display] = task
+            continue
         real = real_paths.get(task.abs_path, task.abs_path)
         kept = chosen.get(real)
         if kept is None or (task.abs_path == real and kept.abs_path != real):
@@ -939,6 +949,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         codes = [rule.code for rule in engine.ALL_RULES]
         misses: list[Task] = []
         for task in tasks:
+            assert task.abs_path is not None  # the cache is off for stdin
             try:
                 data = fileio.read_source(task.abs_path, task.max_size)
             except fileio.SourceReadError as exc:
@@ -968,7 +979,11 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         results.append(outcome.result)
         if cache is not None and outcome.cacheable and outcome.key is not None:
             cache.store(
-                outcome.abs_path, outcome.key, outcome.result.diagnostics, outcome.result.error
+                outcome.abs_path,
+                outcome.key,
+                outcome.result.diagnostics,
+                outcome.result.error,
+                outcome.result.dependencies,
             )
         for warning in outcome.warnings:
             console.warn(warning)

@@ -133,7 +133,12 @@ def _compiles_in_pieces(source: str) -> bool:
 
 
 def lint_source(
-    source: str, path: str = "-", config: Config | None = None, *, noqa: bool = True
+    source: str,
+    path: str = "-",
+    config: Config | None = None,
+    *,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
 ) -> list[Diagnostic]:
     """Lint one file's text. Raises SourceError when the text is not lintable Python.
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
@@ -156,6 +161,8 @@ def lint_source(
         run_rules(context, [rule(context) for rule in rules])
     except RecursionError:
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
+    if dependencies is not None and "project" in context.__dict__:
+        dependencies.update(context.project.dependencies)
     found = sorted(context.diagnostics, key=lambda d: d.sort_key)
     return apply_noqa(found, source) if noqa else found
 

@@ -22,3 +22,6 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: FileError | None = None
     source: str | None = None
+    # The project files whose summaries the result depends on: path -> summary digest
+    # (see analysis.project). A cached result is stale when one of them changes.
+    dependencies: dict[str, str] = field(default_factory=dict)

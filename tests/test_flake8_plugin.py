@@ -15,7 +15,7 @@ from flake8.main.cli import main as flake8_main
 import gradlint.engine
 from gradlint.config import load_settings
 from gradlint.diagnostics import Applicability, Edit, Fix
-from gradlint.engine import lint_file, rule_by_code
+from gradlint.engine import lint_file
 from gradlint.flake8_plugin import GradlintChecker
 from gradlint.rules.base import Rule
 
@@ -221,7 +221,6 @@ def _fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("GL*/*.py"))
 
 
-@pytest.mark.skipif(not gradlint.engine.ALL_RULES, reason="no rules registered yet")
 def test_flake8_matches_the_engine_on_the_fixtures(monkeypatch):
     monkeypatch.chdir(REPO)
     files = [f for f in _fixture_files() if not f.name.endswith(".fixed.py")]
@@ -253,7 +252,6 @@ def test_flake8_matches_the_engine_on_the_fixtures(monkeypatch):
     assert flake8_rows == engine_rows
 
 
-@pytest.mark.skipif(rule_by_code("GL002") is None, reason="GL002 not registered yet")
 def test_real_rule_and_noqa_through_the_flake8_command(tmp_path):
     snippet = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
     flagged = write(tmp_path, "flagged.py", snippet)

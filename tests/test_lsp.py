@@ -591,7 +591,6 @@ def rule_url(code: str) -> str:
 # --- the real rules, through `python -m gradlint lsp` ------------------------------
 
 
-@pytest.mark.skipif(rule_by_code("GL002") is None, reason="GL002 not registered yet")
 def test_real_gl002_through_the_cli_entry_point(tmp_path):
     text = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
 

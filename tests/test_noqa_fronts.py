@@ -13,12 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from test_lsp import Editor, run_editor
-
-from gradlint.engine import rule_by_code
-
-pytestmark = pytest.mark.skipif(rule_by_code("GL002") is None, reason="GL002 not registered yet")
 
 LEAF = "torch.ones(3, requires_grad=True)"
 # (line, comment): which lines every front must still report.

@@ -92,10 +92,6 @@ def run_hook(tmp_path: Path, hook_id: str, files: dict[str, str], args=()) -> tu
     return result.returncode, result.stdout + result.stderr
 
 
-needs_gl002 = pytest.mark.skipif(rule_by_code("GL002") is None, reason="GL002 not registered yet")
-
-
-@needs_gl002
 def test_check_hook_fails_on_a_finding_and_skips_excluded_and_non_python_files(tmp_path):
     code, output = run_hook(
         tmp_path,
@@ -118,7 +114,6 @@ def test_check_hook_passes_clean_code(tmp_path):
     assert code == 0, output
 
 
-@needs_gl002
 def test_fix_hook_applies_unsafe_fixes_only_when_asked(tmp_path):
     code, output = run_hook(tmp_path, "gradlint-fix", {"train.py": SNIPPET})
     assert code == 1, output

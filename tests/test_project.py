@@ -214,3 +214,39 @@ def test_unparsable_or_huge_dependencies_are_skipped(tmp_path, monkeypatch):
     write(tmp_path, {"utils.py": EVALUATE})
     monkeypatch.setattr(project, "MAX_SUMMARY_BYTES", 10)
     assert findings(tmp_path / "train.py") == []
+
+
+def test_the_cache_relints_a_file_when_a_helper_it_imports_changes(tmp_path, monkeypatch, capsys):
+    """Editing a helper re-lints its callers (their cached results depended on its
+    summary) and nothing else."""
+    from gradlint import cli, engine
+
+    write(tmp_path, {"utils.py": EVALUATE, "other.py": "x = 1\n"})
+    write(
+        tmp_path,
+        {"train.py": TRAIN.format(import_line="from utils import evaluate", call="evaluate")},
+    )
+    monkeypatch.chdir(tmp_path)
+    linted: list[str] = []
+    original = engine.lint_source
+
+    def counting(source, path="-", config=None, **options):
+        linted.append(path)
+        return original(source, path, config, **options)
+
+    monkeypatch.setattr(engine, "lint_source", counting)
+
+    def run() -> str:
+        cli.main(["-j1", "--select", "GL004", "."])
+        return capsys.readouterr().out
+
+    assert "train.py:7:" in run()
+    linted.clear()
+    assert "train.py:7:" in run()
+    assert linted == []  # all from the cache
+    guarded = "import torch\n\n\n@torch.no_grad()\n" + textwrap.dedent(EVALUATE).lstrip()
+    (tmp_path / "utils.py").write_text(guarded, encoding="utf-8")
+    stat = (tmp_path / "utils.py").stat()
+    os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert "train.py" not in run()
+    assert sorted(linted) == ["train.py", "utils.py"]  # the helper and its caller only
