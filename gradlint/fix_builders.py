@@ -70,15 +70,18 @@ def _indent_unit(context) -> str:
     return unit if unit and not unit.strip() else "    "
 
 
-def wrap_in_no_grad(context, statement: cst.CSTNode, title: str) -> Fix | None:
+def wrap_in_no_grad(
+    context, statement: cst.CSTNode, title: str, applicability: Applicability
+) -> Fix | None:
     """Put one statement, on its own line(s), inside `with torch.no_grad():`."""
-    return rewrite_statement(context, statement, title, wrap_no_grad=True)
+    return rewrite_statement(context, statement, title, applicability, wrap_no_grad=True)
 
 
 def rewrite_statement(
     context,
     statement: cst.CSTNode,
     title: str,
+    applicability: Applicability,
     new_code: str | None = None,
     *,
     wrap_no_grad: bool = False,
@@ -122,7 +125,7 @@ def rewrite_statement(
     text = header + newline.join(body)
     end_column = len(lines[end.line - 1].rstrip("\r\n"))
     edits.append(Edit(Position(start.line, 0), Position(end.line, end_column), text))
-    return Fix(title, tuple(edits), Applicability.UNSAFE)
+    return Fix(title, tuple(edits), applicability)
 
 
 def render(node: cst.CSTNode) -> str:

@@ -104,3 +104,36 @@ def test_layers_import_only_downwards():
             assert not imports & fronts, (name, imports & fronts)
         if name != "gradlint.__main__":
             assert "gradlint.cli" not in imports, name
+
+
+def test_every_finding_carries_a_filled_message_and_its_rules_fix_safety():
+    """Over every bad fixture: no `{placeholder}` reaches a user, and each fix has the
+    applicability its rule class declares (declared once, not hard-coded per fix)."""
+    from gradlint.engine import lint_file, rule_by_code
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    seen: set[str] = set()
+    for path in sorted(fixtures.glob("GL*/bad_*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue
+        for diagnostic in lint_file(path).diagnostics:
+            seen.add(diagnostic.code)
+            assert "{" not in diagnostic.message and "}" not in diagnostic.message, diagnostic
+            rule = rule_by_code(diagnostic.code)
+            assert rule is not None
+            if diagnostic.fix is not None:
+                assert diagnostic.fix.applicability is rule.fix_applicability, diagnostic
+    assert seen, "no bad fixture produced a finding"
+
+
+def test_a_message_with_a_missing_field_is_refused():
+    import pytest
+
+    from gradlint.rules import ALL_RULES
+
+    rule_class = next(r for r in ALL_RULES if r.placeholders())
+    rule = rule_class.__new__(rule_class)
+    with pytest.raises(TypeError):
+        rule.message_for()
+    with pytest.raises(TypeError):
+        rule.report(None)  # type: ignore[arg-type]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import string
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from gradlint.diagnostics import Applicability, Fix
+from gradlint.diagnostics import Applicability, Edit, Fix
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -58,7 +59,30 @@ class Rule:
         message: str | None = None,
         fix: Fix | None = None,
     ) -> None:
-        self.context.report(self, node, message or self.message, fix)
+        """Report `node`. A rule whose message has placeholders passes the filled text
+        from `message_for`; the class message is never shipped with `{name}` in it."""
+        text = message if message is not None else self.message
+        if message is None and self.placeholders():
+            raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
+        self.context.report(self, node, text, fix)
+
+    @classmethod
+    def placeholders(cls) -> frozenset[str]:
+        return frozenset(field for _, field, _, _ in string.Formatter().parse(cls.message) if field)
+
+    def message_for(self, **fields: str) -> str:
+        """The message with every placeholder filled: a missing or unknown field is a
+        TypeError at the first report, not a `{names}` in a user's terminal."""
+        expected = self.placeholders()
+        if set(fields) != expected:
+            raise TypeError(
+                f"{self.code}: message fields {sorted(fields)} do not match {sorted(expected)}"
+            )
+        return self.message.format(**fields)
+
+    def fix(self, title: str, edits: tuple[Edit, ...]) -> Fix:
+        """A fix of this rule, with the safety its class declares."""
+        return Fix(title, edits, self.fix_applicability)
 
     @classmethod
     def summary(cls) -> str:

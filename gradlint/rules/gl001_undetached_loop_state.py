@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.values import may_carry_graph
-from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.diagnostics import Edit, Fix, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
@@ -119,7 +119,7 @@ class UndetachedLoopState(Rule):
             quoted = ", ".join(f"`{n}`" for n in names)
             self.report(
                 statement,
-                self.message.format(
+                self.message_for(
                     names=quoted,
                     pronoun="its" if len(names) == 1 else "their",
                     them="it" if len(names) == 1 else "them",
@@ -237,10 +237,9 @@ class UndetachedLoopState(Rule):
             else:
                 lines.append(f"{indent}{detach}\n")
         # Insert before the first statement's own line, after its leading comments.
-        return Fix(
+        return self.fix(
             self._fix_title_for.format(names=quoted),
             (Edit(Position(start.line, 0), Position(start.line, 0), "".join(lines)),),
-            Applicability.UNSAFE,
         )
 
     def _shape(self, loop: LoopFacts[LoopNode], name: str) -> str | None:

@@ -90,6 +90,6 @@ class LeafInplaceOutsideNoGrad(Rule):
 
         self.report(
             statement,
-            self.message.format(name=leaf),
-            fix=wrap_in_no_grad(self.context, statement, self.fix_title),
+            self.message_for(name=leaf),
+            fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
         )

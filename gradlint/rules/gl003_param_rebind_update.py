@@ -122,7 +122,7 @@ class ParamRebindUpdate(Rule):
         names = [u[1] for u in updates]
         self.report(
             node,
-            self.message.format(
+            self.message_for(
                 name=", ".join(names) if len(names) > 1 else target,
                 op=op,
                 consequence=self._consequence(node, target, mode),
@@ -255,6 +255,7 @@ class ParamRebindUpdate(Rule):
             self.context,
             node,
             title,
+            self.fix_applicability,
             "\n".join(lines),
             wrap_no_grad=mode is GradMode.RECORDING,
         )

@@ -132,8 +132,8 @@ class EvalWithoutNoGrad(Rule):
         statement = facts.index.statement_of(reported)
         self.report(
             reported,
-            self.message.format(model=model),
-            fix=wrap_in_no_grad(self.context, statement, self.fix_title),
+            self.message_for(model=model),
+            fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
         )
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import keyword_arg
 from gradlint.analysis.dataflow import target_names
-from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.diagnostics import Edit
 from gradlint.rules.base import Rule
 
 # torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
@@ -131,7 +131,7 @@ class DetachedHigherOrderGrad(Rule):
         if self._differentiated_again(call) or self._differentiated_through_helper(call):
             self.report(
                 call,
-                self.message.format(why=why),
+                self.message_for(why=why),
                 fix=self._fix(call, create_graph, detach_call),
             )
 
@@ -250,16 +250,15 @@ class DetachedHigherOrderGrad(Rule):
             # After the last argument's value, before any trailing comma.
             _, end = context.position_of(call.args[-1].value)
             text = ", create_graph=True"
-            return Fix(self.fix_title, (Edit(end, end, text),), Applicability.UNSAFE)
+            return self.fix(self.fix_title, (Edit(end, end, text),))
         if detach_call is not None:
             # `grad(...)[0].detach()` -> `grad(...)[0]`
             # _detach_applied only returns a call whose func is the `.detach` Attribute.
             receiver = cast(cst.Attribute, detach_call.func).value
             _, receiver_end = context.position_of(receiver)
             _, call_end = context.position_of(detach_call)
-            return Fix(
+            return self.fix(
                 "Remove the `.detach()` so the gradient keeps its graph",
                 (Edit(receiver_end, call_end, ""),),
-                Applicability.UNSAFE,
             )
         return None

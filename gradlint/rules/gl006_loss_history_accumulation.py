@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.values import may_carry_graph
-from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.diagnostics import Edit, Fix
 from gradlint.rules.base import Rule
 
 _ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
@@ -113,7 +113,7 @@ class LossHistoryAccumulation(Rule):
             rendered = _short(value)
             self.report(
                 index.statement_of(node),
-                self.message.format(acc=accumulator, value=rendered),
+                self.message_for(acc=accumulator, value=rendered),
                 fix=self._fix(value, rendered),
             )
 
@@ -168,7 +168,7 @@ class LossHistoryAccumulation(Rule):
         if start.line != end.line:
             return None
         text = rendered if isinstance(value, _ATOMS) else f"({rendered})"
-        return Fix(
+        return self.fix(
             self._fix_title_for.format(value=text),
             (Edit(end, end, ".detach()"),)
             if isinstance(value, _ATOMS)
@@ -176,7 +176,6 @@ class LossHistoryAccumulation(Rule):
                 Edit(start, start, "("),
                 Edit(end, end, ").detach()"),
             ),
-            Applicability.UNSAFE,
         )
 
 
