@@ -19,6 +19,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
 from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
 from gradlint.rules import ALL_RULES
 from gradlint.rules.base import Rule
@@ -155,15 +156,27 @@ def lint_source(
             return []
         parse(source, path)
         return []
-    module = parse(source, path)
-    context = FileContext(path, source, module)
+    normalised = None
+    try:
+        module = parse(source, path)
+    except SourceError:
+        # Indentation that CPython accepts and LibCST rejects: lint a copy measured as
+        # CPython measures it (gradlint.indentation), offering no fix.
+        normalised = normalise(source) if _compiles(source) else None
+        if normalised is None:
+            raise
+        module = parse(normalised.source, path)
+    context = FileContext(path, normalised.source if normalised else source, module)
     try:
         run_rules(context, [rule(context) for rule in rules])
     except RecursionError:
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
     if dependencies is not None and "project" in context.__dict__:
         dependencies.update(context.project.dependencies)
-    found = sorted(context.diagnostics, key=lambda d: d.sort_key)
+    found = context.diagnostics
+    if normalised is not None:
+        found = [normalised.diagnostic(d) for d in found]
+    found = sorted(found, key=lambda d: d.sort_key)
     return apply_noqa(found, source) if noqa else found
 
 
