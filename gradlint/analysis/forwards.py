@@ -26,6 +26,12 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.values import Kind, ValueAnalysis
 
+# nn.Module's own API: calling these is not a forward pass.
+_MODULE_API = frozenset(
+    {"forward", "__init__", "train", "eval", "parameters", "named_parameters", "to", "cuda"}
+    | {"cpu", "state_dict", "load_state_dict", "zero_grad", "modules", "children", "apply"}
+    | {"extra_repr", "reset_parameters", "init_weights", "_init_weights", "requires_grad_"}
+)
 # Methods through which a value outlives the statement that computed it.
 _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 
@@ -51,6 +57,7 @@ class ForwardAnalysis:
         self.grad_mode = grad_mode
         self.summaries = summaries
         self._differentiating_classes: set[str] | None = None
+        self._forward_methods: set[str] | None = None
 
     # -- the queries -------------------------------------------------------------------
 
@@ -88,7 +95,7 @@ class ForwardAnalysis:
         local = summaries.resolve(call)
         if local is not None:
             summary = summaries.of(local)
-            if summary.differentiates:
+            if self.differentiates(local):
                 return []
             for param in summary.forwarded_params:
                 argument = summary.forwarded_argument(call, param)
@@ -286,6 +293,107 @@ class ForwardAnalysis:
             return self.summaries.of(function).differentiates
         return True
 
+    # -- what a module's methods compute ---------------------------------------------
+
+    def forward_methods(self) -> set[str]:
+        """Names of methods of this file's nn.Module classes, other than `forward`,
+        that compute with the module's layers (`self(x)`, `self.encoder(x)`): calling
+        one (`model.encode(x)`, `agent.get_action(s)`) is a forward pass."""
+        if self._forward_methods is None:
+            found: set[str] = set()
+            modules = self.tensors.local_module_classes()
+            for cls in self.index.classes:
+                if cls.name.value not in modules:
+                    continue
+                layers = {
+                    attr
+                    for attr, kind in self.tensors._class_attributes(cls).items()
+                    if kind == "module"
+                } | self._module_attributes(cls)
+                for stmt in cls.body.body:
+                    if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in _MODULE_API:
+                        continue
+                    if self._computes_with(stmt, layers):
+                        found.add(stmt.name.value)
+            self._forward_methods = found
+        return self._forward_methods
+
+    def _module_attributes(self, cls: cst.ClassDef) -> set[str]:
+        found: set[str] = set()
+        for node in self.index.walk(cls, into_functions=True):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                name = dotted_name(node.targets[0].target)
+                if name and name.startswith("self.") and name.count(".") == 1:
+                    if isinstance(node.value, cst.Call):
+                        qualified = self.index.qualified_name(node.value.func) or ""
+                        if self.tensors._is_module_constructor(qualified):
+                            found.add(name[5:])
+        return found
+
+    def _computes_with(self, method: cst.FunctionDef, layers: set[str]) -> bool:
+        """Does the method run the module's layers, without differentiating (itself, in
+        a method of the class it calls, or in the module's own forward)? MAML's
+        `evaluation_forward_prop` adapts with autograd.grad even in eval mode."""
+        computes = False
+        cls = self.index.enclosing_class(method)
+        for node in self.index.walk(method.body):
+            if not isinstance(node, cst.Call):
+                continue
+            if self.autograd.event(node) is not None:
+                return False
+            callee = dotted_name(node.func)
+            if callee in ("self", "self.forward"):
+                if cls is not None and cls.name.value in self.differentiating_classes():
+                    return False
+                computes = True
+            elif callee and callee.startswith("self."):
+                if callee[5:] in layers:
+                    computes = True
+                helper = self.summaries.resolve(node)
+                if helper is not None and self.differentiates(helper):
+                    return False
+        return computes
+
+    def parameterless_classes(self) -> set[str]:
+        """This file's nn.Module classes that hold no parameters and no layers and call
+        none in forward (DropPath, a scaling wrapper): on inputs without history they
+        record nothing."""
+        found: set[str] = set()
+        modules = self.tensors.local_module_classes()
+        for cls in self.index.classes:
+            if cls.name.value not in modules or len(cls.bases) != 1:
+                continue
+            base = self.index.qualified_name(cls.bases[0].value)
+            if base != "torch.nn.Module":
+                continue
+            attributes = self.tensors._class_attributes(cls)
+            if any(kind in ("leaf", "module") for kind in attributes.values()):
+                continue
+            if self._module_attributes(cls):
+                continue
+            if any(
+                isinstance(node, cst.Call)
+                and (dotted_name(node.func) or "").startswith("self.")
+                and (dotted_name(node.func) or "") != "self.training"
+                for node in self.index.walk(cls, into_functions=True)
+            ):
+                continue
+            found.add(cls.name.value)
+        return found
+
+    def records_nothing(self, call: cst.Call, model: str) -> bool:
+        """A parameterless module applied to inputs without history."""
+        classes = self.parameterless_classes()
+        if not classes:
+            return False
+        cls = self.tensors.module_class(cst.parse_expression(model), call)
+        if cls is None or cls.rsplit(".", 1)[-1] not in classes:
+            return False
+        return all(
+            self.values.of_expr(arg.value, call) <= {Kind.TENSOR, Kind.PYTHON, Kind.NONE}
+            for arg in call.args
+        )
+
     # -- modules whose forward differentiates -----------------------------------------
 
     def differentiating_classes(self) -> set[str]:
@@ -296,10 +404,24 @@ class ForwardAnalysis:
             for cls in self.index.classes:
                 for stmt in cls.body.body:
                     if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
-                        if self.autograd.events_in(stmt.body):
+                        if self.differentiates(stmt):
                             found.add(cls.name.value)
             self._differentiating_classes = found
         return self._differentiating_classes
+
+    def differentiates(self, func: cst.FunctionDef, seen: frozenset = frozenset()) -> bool:
+        """Does the function differentiate, itself or through the functions of this file
+        it calls (MAML++'s forward calls an inner-loop update that calls autograd.grad)?"""
+        if func in seen:
+            return False
+        if self.summaries.of(func).differentiates:
+            return True
+        for node in self.index.walk(func.body):
+            if isinstance(node, cst.Call):
+                callee = self.summaries.resolve(node)
+                if callee is not None and self.differentiates(callee, seen | {func}):
+                    return True
+        return False
 
     def _forward_differentiates(self, model: str, use: cst.CSTNode) -> bool:
         classes = self.differentiating_classes()

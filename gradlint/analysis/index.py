@@ -325,7 +325,9 @@ class FileIndex:
         statement (`w -= ...`) does not reach itself."""
         order = self.order
         use_order = order.get(use, 0)
-        before = [n for n in bindings if order.get(n, 0) < use_order]
+        before = sorted(
+            (n for n in bindings if order.get(n, 0) < use_order), key=lambda n: order.get(n, 0)
+        )
         reaching: list[cst.CSTNode] = []
         for node in before:
             if self.dominates(node, use):

@@ -68,6 +68,7 @@ class TensorFacts:
         self._module_classes: set[str] | None = None
         self._resolving: set[cst.CSTNode] = set()
         self._resolving_names: set[str] = set()
+        self._aliasing = False
 
     # -- classification of values -----------------------------------------------------
 
@@ -97,6 +98,10 @@ class TensorFacts:
     def classify_value(self, value: cst.CSTNode | None, scope: cst.CSTNode) -> str:
         if value is None:
             return OTHER
+        if self._is_parameter_alias(value):
+            # `w = self.input.weight`, `b = conv.bias.view(n, -1)`: an alias or a view of
+            # a parameter; in-place on it is in-place on the leaf
+            return LEAF
         if isinstance(value, cst.Call):
             qualified = self.index.qualified_name(value.func) or ""
             if qualified in PARAMETER_CLASSES:
@@ -274,6 +279,8 @@ class TensorFacts:
                 break
         name = dotted_name(base)
         if name is None:
+            if self._is_container_layer_parameter(base, use):
+                return cst.Module([]).code_for_node(base)
             return None
         last = name.rsplit(".", 1)[-1]
         if last in ("data", "grad") or ".grad." in f".{name}." or ".data." in f".{name}.":
@@ -288,6 +295,76 @@ class TensorFacts:
             if self._is_parameter_attribute(owner, attr, use):
                 return name
         return None
+
+    def _is_parameter_alias(self, value: cst.CSTNode) -> bool:
+        if self._aliasing:
+            return False  # asked again while deciding a class's own attributes
+        self._aliasing = True
+        try:
+            return self._parameter_alias(value)
+        finally:
+            self._aliasing = False
+
+    def _parameter_alias(self, value: cst.CSTNode) -> bool:
+        base = value
+        while (
+            isinstance(base, cst.Call)
+            and isinstance(base.func, cst.Attribute)
+            and base.func.attr.value in VIEW_METHODS
+        ):
+            base = base.func.value
+        if not isinstance(base, cst.Attribute):
+            return False
+        name = dotted_name(base)
+        if name is not None and "." in name:
+            owner, attr = name.rsplit(".", 1)
+            return self._is_parameter_attribute(owner, attr, value)
+        return self._is_container_layer_parameter(base, value)
+
+    def _is_container_layer_parameter(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """`self.layers[i].weight` where `self.layers` is an nn.ModuleList/Sequential of
+        torch layers: the weight of one of them is a parameter."""
+        if not (
+            isinstance(expr, cst.Attribute)
+            and expr.attr.value in ("weight", "bias")
+            and isinstance(expr.value, cst.Subscript)
+        ):
+            return False
+        container = dotted_name(expr.value.value)
+        if container is None:
+            return False
+        constructors: list[cst.CSTNode] = []
+        if container.startswith("self.") and container.count(".") == 1:
+            cls = self._enclosing_class(use)
+            if cls is None:
+                return False
+            for node in self.index.walk(cls, into_functions=True):
+                if (
+                    isinstance(node, cst.Assign)
+                    and len(node.targets) == 1
+                    and dotted_name(node.targets[0].target) == container
+                ):
+                    constructors.append(node.value)
+        if len(constructors) != 1 or not isinstance(constructors[0], cst.Call):
+            return False
+        call = constructors[0]
+        kind = self.index.qualified_name(call.func)
+        if kind not in ("torch.nn.ModuleList", "torch.nn.Sequential") or not call.args:
+            return False
+        elements: list[cst.CSTNode] = []
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                elements.append(value.elt)
+            elif isinstance(value, (cst.List, cst.Tuple)):
+                elements.extend(e.value for e in value.elements)
+            else:
+                elements.append(value)
+        classes = {self._constructed_class(e) for e in elements}
+        return all(
+            c is not None and c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _WEIGHTED
+            for c in classes
+        )
 
     def _requires_grad_switched_off(self, name: str, use: cst.CSTNode) -> bool:
         """`p.requires_grad = False` (or `p.requires_grad_(False)`) earlier in the same
@@ -549,6 +626,12 @@ class TensorFacts:
                 return False
 
 
+# torch.nn layers whose `weight` and `bias` are parameters.
+_WEIGHTED = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"}
+    | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
+    | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
+)
 _TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 
 

@@ -238,6 +238,7 @@ class ValueAnalysis:
             names: list[str] = []
             if isinstance(node, cst.Assign):
                 names = [n for t in node.targets for n in target_names(t.target)]
+                names += [k for t in node.targets if (k := keyed_name(t.target)) is not None]
             elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
                 if not isinstance(node, cst.AnnAssign) or node.value is not None:
                     names = target_names(node.target)
@@ -342,6 +343,9 @@ class ValueAnalysis:
                 return PYTHON | TENSOR  # a bool, or a bool tensor: no history either way
             return UNKNOWN
         if isinstance(expr, cst.Subscript):
+            keyed = keyed_name(expr)
+            if keyed is not None and self._table(self.index.scope_of(use)).get(keyed):
+                return self._keyed_value(expr, keyed, use)
             container = self._expr(expr.value, use)
             if container and container <= _TENSORISH | {Kind.UNKNOWN}:
                 return frozenset(Kind.GRAPH if k is Kind.LEAF else k for k in container)
@@ -358,6 +362,25 @@ class ValueAnalysis:
         if isinstance(expr, cst.StarredElement):
             return self._expr(expr.value, use)
         return UNKNOWN
+
+    def _keyed_value(self, expr: cst.Subscript, keyed: str, use: cst.CSTNode) -> Value:
+        """`out["loss"]` after `out["loss"] = out["loss"].detach()`: each key of a dict
+        written with a literal key is a binding of its own, killed by a rebinding of the
+        whole dict."""
+        table = self._table(self.index.scope_of(use))
+        base = dotted_name(expr.value) or ""
+        key_bindings = table.get(keyed, [])
+        base_bindings = table.get(base, [])
+        out: set[Kind] = set()
+        for node in self.index.reaching(key_bindings + base_bindings, use):
+            if node in key_bindings:
+                out |= self.of_binding(node, keyed)
+            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
+                entry = _dict_entry(node.value, keyed[len(base) + 1 : -1])
+                out |= self._expr(entry, node) if entry is not None else UNKNOWN
+            else:
+                out |= UNKNOWN
+        return frozenset(out) or UNKNOWN
 
     def _attribute(self, expr: cst.Attribute, use: cst.CSTNode) -> Value:
         attr = expr.attr.value
@@ -452,11 +475,35 @@ def _params(params: cst.Parameters):
         yield params.star_kwarg
 
 
+def keyed_name(expr: cst.CSTNode) -> str | None:
+    """`out["loss"]` -> 'out["loss"]': a subscript of a dotted name by one string literal,
+    treated as a variable of its own."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return None
+    index = expr.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.SimpleString):
+        return None
+    base = dotted_name(expr.value)
+    if base is None:
+        return None
+    return f"{base}[{index.value.value}]"
+
+
+def _dict_entry(literal: cst.Dict, key_source: str) -> cst.BaseExpression | None:
+    for element in literal.elements:
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            if element.key.value == key_source:
+                return element.value
+    return None
+
+
 def _paired_value(
     target: cst.CSTNode, value: cst.CSTNode, name: str
 ) -> tuple[cst.CSTNode, int | None] | None:
     """The expression bound to `name` by `target = value`, pairing tuples element-wise;
     (value, 0) when the name is unpacked from a value we cannot split."""
+    if isinstance(target, cst.Subscript):
+        return (value, None) if keyed_name(target) == name else None
     if isinstance(target, (cst.Name, cst.Attribute)):
         return (value, None) if dotted_name(target) == name else None
     if isinstance(target, (cst.Tuple, cst.List)):

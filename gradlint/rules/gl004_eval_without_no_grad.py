@@ -88,7 +88,7 @@ class EvalWithoutNoGrad(Rule):
         for node in index.walk(body, into_functions=True):
             if not isinstance(node, cst.Call):
                 continue
-            model = _called_model(node)
+            model = _called_model(node, facts.forwards.forward_methods())
             inner = index.scope_of(node)
             if model in models:
                 if inner is scope:
@@ -118,6 +118,8 @@ class EvalWithoutNoGrad(Rule):
             return
         if facts.frameworks.is_foreign(call):
             return
+        if facts.forwards.records_nothing(call, model):
+            return  # a parameterless module on inputs without history builds no graph
         if not facts.forwards.output_is_kept(call) and not facts.forwards.output_is_kept(at):
             return
         forwards = facts.forwards
@@ -137,9 +139,13 @@ class EvalWithoutNoGrad(Rule):
         )
 
 
-def _called_model(call: cst.Call) -> str | None:
+def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
+    """The model a call runs a forward of: `model(x)`, `model.forward(x)`, or a method of
+    this file's modules that computes with their layers (`model.encode(x)`)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and (
+        func.attr.value == "forward" or func.attr.value in forward_methods
+    ):
         return dotted_name(func.value)
     return dotted_name(func)
 

@@ -222,3 +222,32 @@ def splitter(split_mod, sample_input):
     split_mod.eval()
     inputs = capture_inputs(split_mod, sample_input)
     return inputs
+
+
+# HowToTrainYourMAMLPytorch: evaluation adapts with an inner loop even in eval mode;
+# the module's forward reaches autograd.grad through a method it calls.
+class MAMLFewShotClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.classifier = nn.Linear(4, 2)
+
+    def inner_loop_update(self, loss, weights):
+        grads = torch.autograd.grad(loss, weights, create_graph=False)
+        return [w - 0.1 * g for w, g in zip(weights, grads)]
+
+    def forward(self, batch, steps):
+        x, y = batch
+        weights = list(self.classifier.parameters())
+        for _ in range(steps):
+            loss = F.cross_entropy(F.linear(x, *weights), y)
+            weights = self.inner_loop_update(loss, weights)
+        return F.cross_entropy(F.linear(x, *weights), y)
+
+    def evaluation_forward_prop(self, batch):
+        return self.forward(batch, steps=5)
+
+    def run_validation_iter(self, batch):
+        if self.training:
+            self.eval()
+        losses = self.evaluation_forward_prop(batch)
+        return losses.item()

@@ -1,0 +1,75 @@
+"""The shapes real training code takes (the semantic-model issue's list) that are real
+pitfalls: each flagged line carries its expected code."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import grad
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.input = nn.Linear(4, 4)
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def encode(self, x):
+        return self.input(x)
+
+    def zero_slice(self, a, b):
+        # alias of a parameter: in-place on it is in-place on the leaf
+        w = self.input.weight
+        w[:, a:b] = 0  # error: GL002
+
+    def bump_layer(self, i):
+        self.layers[i].weight[0] = 0  # error: GL002
+
+
+# An eval-mode `pred`, then a training `pred` with the same name that is backpropagated:
+# the first forward is still wasted.
+def reused_name(model, x, y, opt):
+    model.eval()
+    pred = model(x)  # error: GL004
+    accuracy = (pred.argmax(1) == y).float().mean().item()
+    model.train()
+    pred = model(x)
+    loss = F.cross_entropy(pred, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return accuracy
+
+
+# A view of a parameter, modified in place.
+def bias_view(v, n):
+    conv = nn.Conv2d(3, 8 * n, 3)
+    b = conv.bias.view(n, -1)
+    b[:, 4] += v  # error: GL002
+
+
+# Mode switched on every model of a list.
+def ensemble(nets, x):
+    [net.eval() for net in nets]
+    outs = [net(x) for net in nets]
+    return torch.stack(outs).mean(0).argmax(-1).tolist()
+
+
+# A module method that computes with the parameters is a forward.
+def encode_only(model: Net, x):
+    model.eval()
+    z = model.encode(x)  # error: GL004
+    return z.norm().item()
+
+
+# A first derivative without create_graph, differentiated again later.
+def penalty(critic, x, opt):
+    x = x.requires_grad_()
+    out = critic(x).sum()
+    g = grad(out, x)[0]  # error: GL005
+    gp = (g.norm(2, dim=1) - 1).pow(2).mean()
+    opt.zero_grad()
+    gp.backward()
+    opt.step()

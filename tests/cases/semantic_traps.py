@@ -1,0 +1,154 @@
+"""Correct code in the shapes of the semantic-model issue's list: none may be flagged."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import grad
+
+
+# Gradient accumulation: the accumulator is reset every outer iteration and read as a
+# number; at most k micro-batches' graphs are ever alive.
+def accumulation(model, batches, opt, k):
+    for group in batches:
+        logged = 0.0
+        opt.zero_grad()
+        for x, y in group:
+            loss = F.mse_loss(model(x), y) / k
+            loss.backward()
+            logged += loss.item()
+        opt.step()
+
+
+# A sum over environments backpropagated once after the loop.
+def over_environments(model, envs, opt):
+    total = 0
+    for x, y in envs:
+        total = total + F.mse_loss(model(x), y)
+    opt.zero_grad()
+    total.backward()
+    opt.step()
+
+
+# A helper that returns a Python float, and one under no_grad.
+class Trainer:
+    def __init__(self, model, opt):
+        self.model = model
+        self.opt = opt
+
+    @torch.no_grad()
+    def batch_metric(self, x, y):
+        return F.mse_loss(self.model(x), y)
+
+    def fit(self, batches):
+        total = 0.0
+        for x, y in batches:
+            loss = F.mse_loss(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            total += self.batch_metric(x, y)
+        return total
+
+
+# MAML with a helper that takes the gradient and returns the fast weights.
+def sgd_update(weights, grads, lr):
+    return [w - lr * g for w, g in zip(weights, grads)]
+
+
+def maml(net, weights, tasks, meta_opt, lr):
+    for support, query in tasks:
+        fast = weights
+        for _ in range(3):
+            loss = F.mse_loss(net(support[0], fast), support[1])
+            grads = grad(loss, fast, create_graph=True)
+            fast = sgd_update(fast, grads, lr)
+        meta_loss = F.mse_loss(net(query[0], fast), query[1])
+        meta_opt.zero_grad()
+        meta_loss.backward()
+        meta_opt.step()
+
+
+# A Hessian-vector product in a nested helper.
+def hessian_vector_product(loss, params, v):
+    grads = grad(loss, params, create_graph=True)
+    flat = torch.cat([g.reshape(-1) for g in grads])
+
+    def hvp(vector):
+        return grad(flat @ vector, params, retain_graph=True)
+
+    return hvp(v)
+
+
+# A Jacobian-trace accumulator (continuous normalising flows): not training history.
+def jacobian_trace(f, z):
+    z = z.requires_grad_()
+    out = f(z)
+    sum_diag = 0.0
+    for i in range(z.shape[1]):
+        sum_diag += grad(out[:, i].sum(), z, create_graph=True)[0][:, i]
+    return sum_diag
+
+
+# DataLoader targets reused after the loop are not carried state.
+def loader_targets(model, loader, opt):
+    for x, y in loader:
+        x = x.view(x.size(0), -1)
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return x.shape
+
+
+# Tensors that never require grad carry no graph.
+def never_requires_grad(model, opt, n):
+    x = torch.randn(8, 4)
+    for _ in range(n):
+        x = x - x.mean(0)
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+# A first derivative rebound with create_graph=True before the grad-grad.
+def rebound_first_derivative(f, x):
+    x = x.requires_grad_()
+    y = f(x).sum()
+    g = grad(y, x)[0]
+    print(g.norm().item())
+    g = grad(y, x, create_graph=True)[0]
+    return grad(g.sum(), x)[0]
+
+
+# One key of a dict detached, the rest kept: only the detached one is accumulated.
+def one_key_detached(model, batches, opt):
+    history = []
+    for x, y in batches:
+        out = {"loss": F.mse_loss(model(x), y), "n": x.shape[0]}
+        opt.zero_grad()
+        out["loss"].backward()
+        opt.step()
+        out["loss"] = out["loss"].detach()
+        history.append(out["loss"])
+    return history
+
+
+# A parameterless module (DropPath) on an input without grad records nothing.
+class DropPath(nn.Module):
+    def __init__(self, p=0.1):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        keep = (torch.rand(x.shape[0], 1) > self.p).float()
+        return x * keep / (1 - self.p)
+
+
+def drop_path_eval():
+    drop = DropPath()
+    drop.eval()
+    x = torch.randn(4, 8)
+    y = drop(x)
+    return y.sum().item()
