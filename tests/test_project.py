@@ -250,3 +250,71 @@ def test_the_cache_relints_a_file_when_a_helper_it_imports_changes(tmp_path, mon
     os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert "train.py" not in run()
     assert sorted(linted) == ["train.py", "utils.py"]  # the helper and its caller only
+
+
+def test_a_loader_in_another_file_that_returns_an_eval_model(tmp_path):
+    write(
+        tmp_path,
+        {
+            "loading.py": """
+                import torch
+
+
+                def load_model(path):
+                    model = torch.load(path)
+                    model.eval()
+                    return model
+            """,
+            # A file is parsed only when it holds a token some rule needs (here the
+            # fine-tuning function's `.train(`); the loader's eval comes from loading.py.
+            "serve.py": """
+                from loading import load_model
+
+
+                def predict(path, x):
+                    model = load_model(path)
+                    out = model(x)
+                    return out.argmax(-1).tolist()
+
+
+                def fine_tune(model, loss, opt):
+                    model.train(False)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+            """,
+        },
+    )
+    assert findings(tmp_path / "serve.py") == [(6, "GL004")]
+
+
+def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path):
+    write(
+        tmp_path,
+        {
+            "meters.py": """
+                class AverageMeter:
+                    def __init__(self):
+                        self.sum = 0
+
+                    def update(self, val, n=1):
+                        self.sum += val
+            """,
+            "train.py": """
+                from meters import AverageMeter
+
+
+                def fit(model, batches, opt):
+                    meter = AverageMeter()
+                    for x, y in batches:
+                        loss = ((model(x) - y) ** 2).mean()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                        meter.update(loss)
+                        meter.update(loss.item())
+                    return meter.sum
+            """,
+        },
+    )
+    assert findings(tmp_path / "train.py") == [(11, "GL006")]

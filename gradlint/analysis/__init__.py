@@ -65,7 +65,7 @@ class FileFacts:
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
-        return TrainModeAnalysis(self.index)
+        return TrainModeAnalysis(self.index, self.summaries)
 
     @cached_property
     def frameworks(self) -> FrameworkAnalysis:

@@ -49,6 +49,10 @@ class ExternalFunction:
     differentiates: bool = False
     no_grad: bool = False
     returns_python: bool = False
+    # `def load_model(): m = Net(); m.eval(); return m`
+    returns_eval_model: bool = False
+    # parameters added unchanged to the object's state: `self.sum += val`
+    accumulated_params: list[str] = field(default_factory=list)
 
     def argument_for(self, args: list[tuple[str | None, bool]], param: str) -> int | None:
         """Index into a call's arguments [(keyword, starred)] of the one bound to param."""
@@ -129,6 +133,9 @@ class _FunctionVisitor(ast.NodeVisitor):
         self.parents = parents
         self.no_grad_depth = 0
         self.returns: list[ast.AST | None] = []
+        # name -> last switch seen in source order (True: eval); a coarse reading, used
+        # only to say a returned model is in eval mode
+        self.modes: dict[str, bool] = {}
 
     def visit_With(self, node: ast.With) -> None:
         disabled = any(_is_no_grad(item.context_expr) for item in node.items)
@@ -151,7 +158,39 @@ class _FunctionVisitor(ast.NodeVisitor):
         self.returns.append(node.value)
         self.generic_visit(node)
 
+    def visit_Expr(self, node: ast.Expr) -> None:
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            receiver = _dotted(call.func.value)
+            if receiver is not None and call.func.attr == "eval" and not call.args:
+                self.modes[receiver] = True
+            elif receiver is not None and call.func.attr == "train":
+                self.modes[receiver] = False
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        target = _dotted(node.target) or ""
+        if (
+            isinstance(node.op, ast.Add)
+            and target.startswith("self.")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.function.params
+            and node.value.id not in self.function.accumulated_params
+        ):
+            self.function.accumulated_params.append(node.value.id)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend")
+            and (_dotted(node.func.value) or "").startswith("self.")
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in self.function.params
+            and node.args[0].id not in self.function.accumulated_params
+        ):
+            self.function.accumulated_params.append(node.args[0].id)
         callee = node.func
         if isinstance(callee, ast.Attribute) and callee.attr == "forward":
             callee = callee.value
@@ -198,6 +237,12 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Externa
         visitor.visit(stmt)
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
+    )
+    returned = {_dotted(value) if value is not None else None for value in visitor.returns}
+    function.returns_eval_model = (
+        len(returned) == 1
+        and None not in returned
+        and visitor.modes.get(returned.pop() or "") is True
     )
     if function.no_grad:
         for facts in function.forwards.values():

@@ -27,6 +27,9 @@ class FunctionSummary:
     forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
     # backward / autograd.grad / an optimizer step somewhere in the body.
     differentiates: bool = False
+    # Parameters the body adds to the object's own state as they are (`self.sum += val`,
+    # `self.values.append(val)`): a tracker's update method.
+    accumulated_params: set[str] = field(default_factory=set)
 
     def forwarded_argument(self, call: cst.Call, param: str) -> cst.BaseExpression | None:
         """The argument expression a call passes for `param`."""
@@ -70,6 +73,9 @@ class FunctionSummaries:
         summary = FunctionSummary(func, params)
         candidates = set(params) - {"self", "cls"}
         for node in self.index.walk(func.body):
+            accumulated = _accumulated_into_self(node)
+            if accumulated in candidates:
+                summary.accumulated_params.add(accumulated)
             if not isinstance(node, cst.Call):
                 continue
             callee = node.func
@@ -137,3 +143,64 @@ class FunctionSummaries:
                 module = f"{module}.{name}" if module else name
             return self.project.function(module, level, target.attr.value)
         return None
+
+    def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
+        """For `obj.method(...)` where every binding of `obj` that reaches the call makes
+        an instance of one class (of this file or an imported project file): the
+        method's parameters and the ones it accumulates into the object's state."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return None
+        owner = func.value.value
+        scope = self.index.scope_of(call)
+        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        bindings: list[cst.CSTNode] = [
+            node
+            for node in self.index.walk(body)
+            if isinstance(node, cst.Assign)
+            and any(dotted_name(t.target) == owner for t in node.targets)
+        ]
+        reaching = self.index.reaching(bindings, call) if bindings else []
+        classes = set()
+        for node in reaching:
+            value = node.value if isinstance(node, cst.Assign) else None
+            if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+                return None
+            classes.add(value.func.value)
+        if len(classes) != 1:
+            return None
+        (cls_name,) = classes
+        method = func.attr.value
+        for cls in self.index.classes:
+            if cls.name.value == cls_name:
+                for stmt in cls.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == method:
+                        summary = self.of(stmt)
+                        return summary.params, summary.accumulated_params
+                return None
+        origin = self.index.imported_from.get(cls_name)
+        if origin is None or origin[2] is None or self.project is None:
+            return None
+        module, level, name = origin
+        external = self.project.function(module, level, f"{name}.{method}")
+        if external is None:
+            return None
+        return external.params, set(external.accumulated_params)
+
+
+def _accumulated_into_self(node: cst.CSTNode) -> str | None:
+    """The parameter name a statement adds to `self.<x>` unchanged, if any."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        target = dotted_name(node.target)
+        if target and target.startswith("self.") and isinstance(node.value, cst.Name):
+            return node.value.value
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("append", "extend")
+        and (dotted_name(node.func.value) or "").startswith("self.")
+        and len(node.args) == 1
+        and isinstance(node.args[0].value, cst.Name)
+    ):
+        return node.args[0].value.value
+    return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,58 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
 
 
 class TrainModeAnalysis:
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, summaries: FunctionSummaries | None = None) -> None:
         self.index = index
+        self.summaries = summaries
         self._switches: list[ModeSwitch] | None = None
+        self._direct: list[ModeSwitch] | None = None
         self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
 
     def switches(self) -> list[ModeSwitch]:
+        """Every switch: the calls themselves, and bindings of a helper's result that
+        returns a model in eval mode (`model = load_model(path)`)."""
         if self._switches is None:
+            direct = self.direct_switches()
+            self._switches = direct + self._returned_models(direct)
+        return self._switches
+
+    def _returned_models(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
+        if self.summaries is None:
+            return []
+        found: list[ModeSwitch] = []
+        for call in self.index.calls:
+            parent = self.index.parent.get(call)
+            if not isinstance(parent, cst.Assign) or parent.value is not call:
+                continue
+            if not self._returns_eval_model(call, direct):
+                continue
+            for target in parent.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    found.append(ModeSwitch(call, name, True, parent))
+        return found
+
+    def _returns_eval_model(self, call: cst.Call, direct: list[ModeSwitch]) -> bool:
+        assert self.summaries is not None
+        local = self.summaries.resolve(call)
+        if local is not None:
+            returns = [
+                node
+                for node in self.index.walk(local.body)
+                if isinstance(node, cst.Return) and node.value is not None
+            ]
+            if not returns:
+                return False
+            for ret in returns:
+                name = dotted_name(ret.value)
+                if name is None or self._eval_at(name, ret, direct) is None:
+                    return False
+            return True
+        external = self.summaries.resolve_external(call)
+        return external is not None and external.returns_eval_model
+
+    def direct_switches(self) -> list[ModeSwitch]:
+        if self._direct is None:
             found: list[ModeSwitch] = []
             for call in self.index.calls:
                 switch = switch_of(call)
@@ -84,8 +130,8 @@ class TrainModeAnalysis:
                         if container is not None:
                             statement = self.index.statement_of(parent)
                             found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
-            self._switches = found
-        return self._switches
+            self._direct = found
+        return self._direct
 
     def has_eval_switch(self) -> bool:
         return any(s.to_eval for s in self.switches())
@@ -114,7 +160,17 @@ class TrainModeAnalysis:
         scope = self.index.scope_of(use)
         switches = self._scope_switches(scope, model)
         if not switches:
-            return None
+            return self._global_eval_switch(model, scope)
+        return self._decide(switches, use)
+
+    def _eval_at(self, model: str, use: cst.CSTNode, direct: list[ModeSwitch]):
+        scope = self.index.scope_of(use)
+        switches = [
+            s for s in direct if s.model == model and self.index.scope_of(s.anchor) is scope
+        ]
+        return self._decide(switches, use) if switches else None
+
+    def _decide(self, switches: list[ModeSwitch], use: cst.CSTNode) -> ModeSwitch | None:
         anchors = [s.anchor for s in switches]
         reaching = self.index.reaching(anchors, use)
         if not reaching:
@@ -123,3 +179,17 @@ class TrainModeAnalysis:
         if all(s.to_eval for s in chosen):
             return chosen[-1]
         return None
+
+    def _global_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
+        """A function that reads a module-level model it never switches (a web route's
+        handler, a callback): it runs after the module's code, so the model is in eval
+        mode there when every switch of it in the file is an eval switch at module
+        level."""
+        if scope is self.index.module or "." in model or "[" in model:
+            return None
+        everywhere = [s for s in self.switches() if s.model == model]
+        if not everywhere or not all(
+            s.to_eval and self.index.scope_of(s.anchor) is self.index.module for s in everywhere
+        ):
+            return None
+        return everywhere[-1]

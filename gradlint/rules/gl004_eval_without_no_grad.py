@@ -95,9 +95,14 @@ class EvalWithoutNoGrad(Rule):
                     yield node, model, node
                 elif isinstance(inner, cst.FunctionDef) and index.is_inside(inner, body):
                     if not _binds(index, inner, model):
-                        for site in facts.grad_mode.callers_of(inner):
+                        callers = facts.grad_mode.callers_of(inner)
+                        for site in callers:
                             if index.scope_of(site) is scope:
                                 yield node, model, site
+                        if not callers and scope is index.module:
+                            # an entry point (a route handler, a callback) reading the
+                            # module's model: judged where it runs, inside itself
+                            yield node, model, node
                 continue
             if inner is not scope:
                 continue

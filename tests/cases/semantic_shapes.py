@@ -73,3 +73,56 @@ def penalty(critic, x, opt):
     opt.zero_grad()
     gp.backward()
     opt.step()
+
+
+# A web route handler: the model is put in eval mode at module level, the forward runs
+# in a function the framework calls.
+class App:
+    def route(self, path):
+        return lambda f: f
+
+
+app = App()
+served = Net()
+served.eval()
+
+
+@app.route("/predict")
+def predict(x):
+    out = served(x)  # error: GL004
+    return out.argmax(-1).tolist()
+
+
+# An init function that returns the model in eval mode.
+def init_model():
+    model = Net()
+    model.eval()
+    return model
+
+
+def classify(x):
+    model = init_model()
+    logits = model(x)  # error: GL004
+    return logits.argmax(-1).tolist()
+
+
+# A loss handed to a tracker whose update method keeps it as it is.
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val
+        self.count += n
+
+
+def tracked(model, batches, opt):
+    meter = AverageMeter()
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.update(loss)  # error: GL006
+    return meter.sum / meter.count

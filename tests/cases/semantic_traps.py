@@ -152,3 +152,41 @@ def drop_path_eval():
     x = torch.randn(4, 8)
     y = drop(x)
     return y.sum().item()
+
+
+# A module-level model that a training function switches back: the mode in a handler
+# is not known to be eval.
+shared = nn.Linear(4, 2)
+shared.eval()
+
+
+def fine_tune_shared(batches, opt):
+    shared.train()
+    for x, y in batches:
+        loss = F.mse_loss(shared(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def serve_shared(x):
+    return shared(x).argmax(-1).tolist()
+
+
+class Meter:
+    def __init__(self):
+        self.values = []
+
+    def update(self, val):
+        self.values.append(val)
+
+
+def tracked_numbers(model, batches, opt):
+    meter = Meter()
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.update(loss.item())
+    return meter.values
