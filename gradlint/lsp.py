@@ -96,6 +96,8 @@ class LintedDocument:
     positions: ClientPositions
     # (engine diagnostic, the LSP diagnostic published for it)
     findings: list[tuple[Diagnostic, types.Diagnostic]] = field(default_factory=list)
+    # the project files whose summaries these findings used (analysis.project)
+    dependencies: dict[str, str] = field(default_factory=dict)
     _fixed_all: str | None = None
 
     def fixed_all(self) -> str:
@@ -147,7 +149,7 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
         # the CLI does for files named under --force-exclude.
         return linted
     try:
-        diagnostics = lint_source(source, path, config)
+        diagnostics = lint_source(source, path, config, dependencies=linted.dependencies)
     except SourceError:
         # Not parseable (often mid-edit): other tools report the syntax error; stale
         # positions would be worse than none.
@@ -474,6 +476,16 @@ class Server:
             # Saving may follow a change to the configuration: lint afresh.
             self.put(uri, document.version, document.text)
             self.schedule(uri, 0)
+        # Open documents that import the saved file were linted with its old summary.
+        saved = os.path.abspath(document_path(uri))
+        for other, (_generation, linted) in list(self.linted.items()):
+            if other == uri:
+                continue
+            if any(os.path.abspath(path) == saved for path in linted.dependencies):
+                dependent = self.documents.get(other)
+                if dependent is not None:
+                    self.put(other, dependent.version, dependent.text)
+                    self.schedule(other, 0)
 
     def close(self, uri: str) -> None:
         self.documents.pop(uri, None)

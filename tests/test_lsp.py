@@ -640,3 +640,31 @@ def test_fixture_quick_fixes_produce_the_fixed_files():
             # .fixed.py files; its plumbing is tested above with the stand-in rule.
 
     run_editor(scenario, command=[sys.executable, "-m", "gradlint", "lsp"])
+
+
+def test_saving_a_helper_relints_the_open_documents_that_import_it(session, tmp_path):
+    helper = tmp_path / "utils.py"
+    helper.write_text(
+        "def evaluate(model, x):\n    out = model(x)\n    return out.argmax(-1).tolist()\n",
+        encoding="utf-8",
+    )
+    caller = (
+        "from utils import evaluate\n\n\n"
+        "def main(model, x):\n    model.eval()\n    return evaluate(model, x)\n"
+    )
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "train.py", caller)
+        assert [(d.code, d.range.start.line) for d in diagnostics] == [("GL004", 5)]
+        guarded = "import torch\n\n\n@torch.no_grad()\n" + helper.read_text(encoding="utf-8")
+        helper_uri, _ = await editor.open(helper, helper.read_text(encoding="utf-8"))
+        helper.write_text(guarded, encoding="utf-8")
+        editor.texts[helper_uri] = guarded
+        editor.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=helper_uri)
+            )
+        )
+        assert await editor.diagnostics(uri) == []
+
+    session.run(scenario)
