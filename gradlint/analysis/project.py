@@ -350,13 +350,32 @@ class ProjectIndex:
         summary = summary_of_file(target)
         if summary is None:
             return None
-        self.dependencies[target] = summary.digest()
+        self.dependencies[target] = _stamp(target, summary)
         return summary.functions.get(name)
 
 
+def _stamp(path: str, summary: ModuleSummary) -> str:
+    """`size:mtime:digest`: a file whose size and mtime are unchanged need not be read
+    again to know its summary is unchanged (a warm run stays a stat per dependency)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"-:-:{summary.digest()}"
+    return f"{info.st_size}:{info.st_mtime_ns}:{summary.digest()}"
+
+
 def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
-    """Do these summarised files still summarise to the same digests?"""
-    for path, digest in dependencies.items():
+    """Do these summarised files still summarise as they did? A file touched without a
+    change to what it does (a comment, a new unrelated line) still counts as unchanged."""
+    for path, stamp in dependencies.items():
+        size, _, rest = stamp.partition(":")
+        mtime, _, digest = rest.partition(":")
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        if str(info.st_size) == size and str(info.st_mtime_ns) == mtime:
+            continue
         summary = summary_of_file(path)
         if summary is None or summary.digest() != digest:
             return False
