@@ -9,6 +9,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -82,7 +83,12 @@ class FileFacts:
             self.tensors,
             self.grad_mode,
             self.summaries,
+            self.differentiation,
         )
+
+    @cached_property
+    def differentiation(self) -> DifferentiationReach:
+        return DifferentiationReach(self.index, self.flow, self.loops, self.values)
 
     @cached_property
     def summaries(self) -> FunctionSummaries:

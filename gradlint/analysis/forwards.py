@@ -18,7 +18,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.differentiation import STORING_METHODS, DifferentiationReach
 from gradlint.analysis.grad_mode import GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
@@ -32,8 +33,6 @@ _MODULE_API = frozenset(
     | {"cpu", "state_dict", "load_state_dict", "zero_grad", "modules", "children", "apply"}
     | {"extra_repr", "reset_parameters", "init_weights", "_init_weights", "requires_grad_"}
 )
-# Methods through which a value outlives the statement that computed it.
-_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 
 
 class ForwardAnalysis:
@@ -47,6 +46,7 @@ class ForwardAnalysis:
         tensors: TensorFacts,
         grad_mode: GradModeAnalysis,
         summaries: FunctionSummaries,
+        reach: DifferentiationReach,
     ) -> None:
         self.index = index
         self.flow = flow
@@ -56,6 +56,7 @@ class ForwardAnalysis:
         self.tensors = tensors
         self.grad_mode = grad_mode
         self.summaries = summaries
+        self.reach = reach
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
 
@@ -78,7 +79,7 @@ class ForwardAnalysis:
                 isinstance(anc, cst.Call)
                 and anc is not call
                 and isinstance(anc.func, cst.Attribute)
-                and anc.func.attr.value in _STORING_METHODS
+                and anc.func.attr.value in STORING_METHODS
                 and node is not anc.func
             ):
                 return True
@@ -130,94 +131,7 @@ class ForwardAnalysis:
     # -- result differentiated ---------------------------------------------------------
 
     def is_differentiated(self, call: cst.Call, scope: cst.CSTNode) -> bool:
-        """Does the call's result reach a differentiation in its function? Followed
-        along def-use chains, so `loss = evaluate(...)` does not inherit the `backward()`
-        of an earlier training `loss`."""
-        index = self.index
-        region = self.loops.scope_facts(scope)
-        if not region.events:
-            return False
-        if self._cut_within_statement(call):
-            return False  # `vgg(x).detach()`: no gradient can come back through it
-        for event in region.events:
-            if event.root_expr is not None and index.is_inside(call, event.root_expr):
-                return True
-            if event.kind == "grad" and index.is_inside(call, event.call):
-                return True
-        statement = index.statement_of(call)
-        work = [(statement, var) for var in self._produced(call)]
-        seen: set[tuple[cst.CSTNode, str]] = set()
-        containers: set[str] = set()
-        while work:
-            binding, var = work.pop()
-            if (binding, var) in seen or len(seen) > 500:
-                continue
-            seen.add((binding, var))
-            if isinstance(binding, cst.Expr):
-                containers.add(var)  # `losses.append(...)`: followed by name below
-                continue
-            for use in self.values.uses_reached(binding, var):
-                if self._cut_within_statement(use):
-                    continue
-                for event in region.events:
-                    if event.root_expr is not None and index.is_inside(use, event.root_expr):
-                        return True
-                    if event.kind == "grad" and index.is_inside(use, event.call):
-                        return True
-                work.extend(self._flows_into(use))
-        return bool(containers and region.closure(region.roots) & containers)
-
-    def _cut_within_statement(self, node: cst.CSTNode) -> bool:
-        statement = self.index.statement_of(node)
-        for anc in self.index.ancestors(node):
-            if anc is statement:
-                return False
-            if self.flow.is_graph_cut(anc):
-                return True
-        return False
-
-    def _flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
-        """(binding, variable) pairs that a read passes its value on to."""
-        statement = self.index.statement_of(use)
-        out: list[tuple[cst.CSTNode, str]] = []
-        if isinstance(statement, cst.Assign) and self.index.is_inside(use, statement.value):
-            for target in statement.targets:
-                out.extend((statement, v) for v in target_names(target.target))
-        elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
-            value = statement.value
-            if value is not None and self.index.is_inside(use, value):
-                out.extend((statement, v) for v in target_names(statement.target))
-        elif isinstance(statement, cst.Expr):
-            value = statement.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-                receiver = dotted_name(value.func.value)
-                if receiver and not self.index.is_inside(use, value.func):
-                    out.append((statement, receiver))
-        for anc in self.index.ancestors(use):
-            if isinstance(anc, cst.For) and self.index.is_inside(use, anc.iter):
-                out.extend((anc, v) for v in target_names(anc.target))
-                break
-            if anc is statement:
-                break
-        return out
-
-    def _produced(self, call: cst.Call) -> set[str]:
-        """The variables the call's result is bound or stored into."""
-        statement = self.index.statement_of(call)
-        produced: set[str] = set()
-        if isinstance(statement, cst.Assign):
-            for target in statement.targets:
-                produced |= set(target_names(target.target))
-        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
-            produced |= set(target_names(statement.target))
-        elif isinstance(statement, cst.Expr):
-            # `losses.append(crit(model(x), y))` then a backward of the list
-            value = statement.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-                receiver = dotted_name(value.func.value)
-                if receiver:
-                    produced.add(receiver)
-        return produced
+        return self.reach.result_is_differentiated(call)
 
     # -- inputs that require grad ------------------------------------------------------
 
@@ -265,7 +179,7 @@ class ForwardAnalysis:
         input and output (`out, h = rnn(x, h)`) does not count; nor does a callee that
         is known not to differentiate (a torch function, a loss module, a function of
         this file that does not)."""
-        outputs = self._produced(call)
+        outputs = self.reach.produced(call)
         inputs = {dotted_name(a.value) for a in call.args} - {None} - outputs
         outputs -= inputs
         if not inputs or not outputs:

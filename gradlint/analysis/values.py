@@ -346,7 +346,8 @@ class ValueAnalysis:
             keyed = keyed_name(expr)
             if keyed is not None and self._table(self.index.scope_of(use)).get(keyed):
                 return self._keyed_value(expr, keyed, use)
-            container = self._expr(expr.value, use)
+            # None cannot be subscripted: what is indexed is the rest
+            container = self._expr(expr.value, use) - NONE
             if container and container <= _TENSORISH | {Kind.UNKNOWN}:
                 return frozenset(Kind.GRAPH if k is Kind.LEAF else k for k in container)
             return _element(container)
@@ -420,6 +421,17 @@ class ValueAnalysis:
             return PYTHON
         if qualified in PARAMETER_CLASSES:
             return LEAF
+        if qualified in ("torch.autograd.grad", "torch.autograd.grad_mode.grad"):
+            # gradients carry history only when asked to (`create_graph=True`)
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == "create_graph":
+                    flag = arg.value
+                    if isinstance(flag, cst.Name) and flag.value in ("False", "None"):
+                        return TENSOR | NONE
+                    return UNKNOWN
+            if len(call.args) < 6 or any(a.keyword is not None for a in call.args):
+                return TENSOR | NONE
+            return UNKNOWN
         if qualified in FRESH_TENSOR_FUNCTIONS:
             return LEAF if _keyword_true(call, "requires_grad") else TENSOR
         if method is not None:

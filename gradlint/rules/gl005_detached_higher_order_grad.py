@@ -128,7 +128,11 @@ class DetachedHigherOrderGrad(Rule):
         else:
             # `create_graph=False` says first order on purpose; a variable we cannot read.
             return
-        if self._differentiated_again(call) or self._differentiated_through_helper(call):
+        if (
+            self._differentiated_again(call)
+            or self.facts.differentiation.result_is_differentiated(call)
+            or self._differentiated_through_helper(call)
+        ):
             self.report(
                 call,
                 self.message_for(why=why),

@@ -126,3 +126,17 @@ def tracked(model, batches, opt):
         opt.step()
         meter.update(loss)  # error: GL006
     return meter.sum / meter.count
+
+
+# Gradients collected in a list, then differentiated again through a loop over it.
+def container_penalty(critic, xs, opt):
+    grads = []
+    for x in xs:
+        x = x.requires_grad_()
+        grads.append(grad(critic(x).sum(), x)[0])  # error: GL005
+    gp = 0
+    for g in grads:
+        gp = gp + (g.norm() - 1) ** 2
+    opt.zero_grad()
+    gp.backward()
+    opt.step()
