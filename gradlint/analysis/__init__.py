@@ -92,7 +92,7 @@ class FileFacts:
 
     @cached_property
     def summaries(self) -> FunctionSummaries:
-        return FunctionSummaries(self.index, self.autograd, self.project)
+        return FunctionSummaries(self.index, self.autograd, self.grad_mode.callees, self.project)
 
     # shortcuts used by most rules
     def mode_at(self, node: cst.CSTNode) -> GradMode:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
 
@@ -52,13 +53,17 @@ class FunctionSummary:
 
 class FunctionSummaries:
     def __init__(
-        self, index: FileIndex, autograd: AutogradCalls, project: ProjectIndex | None = None
+        self,
+        index: FileIndex,
+        autograd: AutogradCalls,
+        callees: CalleeResolver,
+        project: ProjectIndex | None = None,
     ) -> None:
         self.index = index
         self.autograd = autograd
+        self.callees = callees
         self.project = project
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
-        self._by_name: dict[str, list[cst.FunctionDef]] | None = None
 
     def of(self, func: cst.FunctionDef) -> FunctionSummary:
         found = self._summaries.get(func)
@@ -90,33 +95,7 @@ class FunctionSummaries:
 
     def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call runs, when it is unambiguous."""
-        if self._by_name is None:
-            self._by_name = {}
-            for func in self.index.functions:
-                self._by_name.setdefault(func.name.value, []).append(func)
-        target = call.func
-        if isinstance(target, cst.Name):
-            candidates = [
-                f
-                for f in self._by_name.get(target.value, ())
-                if self.index.enclosing_class(f) is None
-            ]
-            return candidates[0] if len(candidates) == 1 else None
-        if isinstance(target, cst.Attribute) and dotted_name(target.value) in ("self", "cls"):
-            cls = None
-            for anc in self.index.ancestors(call):
-                if isinstance(anc, cst.ClassDef):
-                    cls = anc
-                    break
-            if cls is None:
-                return None
-            methods = [
-                f
-                for f in self._by_name.get(target.attr.value, ())
-                if self.index.enclosing_class(f) is cls
-            ]
-            return methods[0] if len(methods) == 1 else None
-        return None
+        return self.callees.resolve(call)
 
     def resolve_external(self, call: cst.Call) -> ExternalFunction | None:
         """The summary of an imported project function a call runs: `evaluate(...)`

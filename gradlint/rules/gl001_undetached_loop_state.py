@@ -188,10 +188,13 @@ class UndetachedLoopState(Rule):
         last = name.rsplit(".", 1)[-1].lower()
         if any(word in last for word in _DETACHING_HELPER_WORDS):
             return True
-        for func in self.facts.index.functions:
-            if func.name.value == last and self._body_detaches(func):
-                return True
-        return False
+        summaries = self.facts.summaries
+        callee = summaries.resolve(value)
+        if callee is not None:
+            return self._body_detaches(callee)
+        # `obj.reset_state(h)`: any function of this file by that name that detaches
+        candidates = summaries.callees.named(name.rsplit(".", 1)[-1])
+        return bool(candidates) and all(self._body_detaches(f) for f in candidates)
 
     def _body_detaches(self, func: cst.FunctionDef) -> bool:
         for node in self.facts.index.walk(func.body):

@@ -130,7 +130,7 @@ class DetachedHigherOrderGrad(Rule):
             return
         if (
             self._differentiated_again(call)
-            or self.facts.differentiation.result_is_differentiated(call)
+            or self._stored_and_differentiated(call)
             or self._differentiated_through_helper(call)
         ):
             self.report(
@@ -138,6 +138,16 @@ class DetachedHigherOrderGrad(Rule):
                 self.message_for(why=why),
                 fix=self._fix(call, create_graph, detach_call),
             )
+
+    def _stored_and_differentiated(self, call: cst.Call) -> bool:
+        """`grads.append(grad(...))`, then differentiated through a loop over `grads`.
+        Assigned results are judged by `_differentiated_again`, whose "a rebinding in
+        between kills it" reading is what torch's own tests need (the same name
+        recomputed with create_graph=True under the same condition)."""
+        statement = self.facts.index.statement_of(call)
+        if not isinstance(statement, cst.Expr):
+            return False
+        return self.facts.differentiation.result_is_differentiated(call)
 
     def _produced(self, call: cst.Call) -> set[str]:
         statement = self.facts.index.statement_of(call)

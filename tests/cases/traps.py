@@ -236,3 +236,18 @@ def trainer_loop(self, batches, model):
         self._tr_loss += tr_loss_step
         self.optimizer.step()
         self.control = self.callback_handler.on_step_end(self.args, self.state, self.control)
+
+
+# torch/testing/_internal/jit_utils.py: the same name recomputed with create_graph=True
+# under the same condition before the grad-grad.
+def checkTrace_grad_grad(func, inputs, inputs_require_grads):
+    outputs = func(*inputs)
+    if inputs_require_grads:
+        grads = torch.autograd.grad(outputs.sum(), inputs)
+    outputs = func(*inputs)
+    if inputs_require_grads:
+        grads = torch.autograd.grad(outputs.sum(), inputs, create_graph=True)
+    if inputs_require_grads:
+        l2 = sum(g.sum() for g in grads)
+        return torch.autograd.grad(l2, inputs)
+    return None

@@ -1,0 +1,103 @@
+"""Which function of this file a call runs, and which calls reach a function: the one
+callee resolver every analysis and rule uses."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+
+
+class CalleeResolver:
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
+        self._names: dict[str, list[cst.FunctionDef]] | None = None
+
+    def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls in this module that reach `func`: `f(...)` for a module-level or nested
+        function, `self.f(...)` / `cls.f(...)` for a method. A function that is also
+        referenced without being called (passed as a callback) has callers we cannot see,
+        so it is treated as having none visible."""
+        if self._callers is None:
+            self._callers = self._collect_callers()
+        return self._callers.get(func, [])
+
+    def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this file a call runs, when exactly one can be: a module-level
+        function by name, or a method of the enclosing class through `self.`/`cls.`."""
+        target = call.func
+        if isinstance(target, cst.Name):
+            candidates = [
+                f
+                for f in self._by_name().get(target.value, ())
+                if self.index.enclosing_class(f) is None
+            ]
+            return candidates[0] if len(candidates) == 1 else None
+        if isinstance(target, cst.Attribute) and dotted_name(target.value) in ("self", "cls"):
+            cls = self._class_of_node(call)
+            if cls is None:
+                return None
+            methods = [
+                f
+                for f in self._by_name().get(target.attr.value, ())
+                if self.index.enclosing_class(f) is cls
+            ]
+            return methods[0] if len(methods) == 1 else None
+        return None
+
+    def named(self, name: str) -> list[cst.FunctionDef]:
+        """Every function of this file with that name (methods of any class included)."""
+        return list(self._by_name().get(name, ()))
+
+    def _by_name(self) -> dict[str, list[cst.FunctionDef]]:
+        if self._names is None:
+            self._names = {}
+            for func in self.index.functions:
+                self._names.setdefault(func.name.value, []).append(func)
+        return self._names
+
+    def _collect_callers(self) -> dict[cst.FunctionDef, list[cst.Call]]:
+        by_plain_name: dict[str, list[cst.FunctionDef]] = {}
+        by_method: dict[tuple[cst.ClassDef, str], cst.FunctionDef] = {}
+        for func in self.index.functions:
+            cls = self.index.enclosing_class(func)
+            if cls is None:
+                by_plain_name.setdefault(func.name.value, []).append(func)
+            else:
+                by_method[(cls, func.name.value)] = func
+        callers: dict[cst.FunctionDef, list[cst.Call]] = {}
+        called_funcs: set[cst.CSTNode] = set()
+        for call in self.index.calls:
+            called_funcs.add(call.func)
+            target = call.func
+            if isinstance(target, cst.Name):
+                for func in by_plain_name.get(target.value, ()):
+                    callers.setdefault(func, []).append(call)
+            elif isinstance(target, cst.Attribute) and dotted_name(target.value) in (
+                "self",
+                "cls",
+            ):
+                cls = self._class_of_node(call)
+                method = by_method.get((cls, target.attr.value)) if cls is not None else None
+                if method is not None:
+                    callers.setdefault(method, []).append(call)
+        # A bare reference (callback, decorator argument) hides other call sites.
+        escaped: set[str] = set()
+        for node in self.index.order:
+            if isinstance(node, cst.Name) and node not in called_funcs:
+                parent = self.index.parent.get(node)
+                if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+                    continue
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    if parent not in called_funcs:
+                        escaped.add(node.value)
+                    continue
+                escaped.add(node.value)
+        return {func: calls for func, calls in callers.items() if func.name.value not in escaped}
+
+    def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+        return None
