@@ -54,7 +54,7 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        return ValueAnalysis(self.index, self.tensors)
+        return ValueAnalysis(self.index, self.tensors, self.grad_mode)
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
