@@ -62,7 +62,7 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        return ValueAnalysis(self.index, self.tensors, self.summaries)
+        return ValueAnalysis(self.index, self.tensors, self.grad_mode, self.summaries)
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:

@@ -74,6 +74,11 @@ class GradModeAnalysis:
 
     # -- context managers and decorators --------------------------------------------
 
+    def api_of(self, expr: cst.CSTNode | None) -> str | None:
+        """The grad-mode API a Name/Attribute names, resolved through imports:
+        `no_grad`, `enable_grad`, `inference_mode` or `set_grad_enabled`; else None."""
+        return _grad_api(self.index.qualified_name(expr))
+
     def context_effect(self, expr: cst.BaseExpression) -> GradMode | None:
         """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
         is not a grad-mode manager."""

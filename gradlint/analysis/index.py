@@ -325,9 +325,7 @@ class FileIndex:
         statement (`w -= ...`) does not reach itself."""
         order = self.order
         use_order = order.get(use, 0)
-        before = sorted(
-            (n for n in bindings if order.get(n, 0) < use_order), key=lambda n: order.get(n, 0)
-        )
+        before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(n, 0))
         reaching: list[cst.CSTNode] = []
         for node in before:
             if self.dominates(node, use):
@@ -345,12 +343,45 @@ class FileIndex:
             )
         ]
         for loop in self.enclosing_loops(use):
-            if any(self.is_inside(n, loop) and self.dominates(n, use) for n in before):
+            if self._rebound_in(loop, before, use):
                 break
             for node in bindings:
                 if order.get(node, 0) > use_order and self.is_inside(node, loop):
                     reaching.append(node)
         return [n for n in reaching if not self.is_inside(use, n) or isinstance(n, cst.For)]
+
+    def loops_back(
+        self, binding: cst.CSTNode, use: cst.CSTNode, bindings: list[cst.CSTNode]
+    ) -> bool:
+        """Does `binding`, a statement that holds `use` (`h = f(h)`), reach `use` again
+        on a later iteration of a loop around both? Not when another of the variable's
+        `bindings` inside that loop always runs before the use (`h = x.detach()` at the
+        top of the body)."""
+        before = self._bound_before(bindings, use)
+        for loop in self.enclosing_loops(use):
+            if self._rebound_in(loop, before, use):
+                return False
+            if self.is_inside(binding, loop):
+                return True
+        return False
+
+    def _bound_before(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
+        """The bindings that run before `use`. The statement that holds the use (`x = x *
+        2`, `w -= lr * g`) starts before it in source order but binds after it runs, so it
+        is not one of them; a `for` whose body holds the use is."""
+        order = self.order
+        use_order = order.get(use, 0)
+        return [
+            n
+            for n in bindings
+            if order.get(n, 0) < use_order
+            and (isinstance(n, cst.For) or not self.is_inside(use, n))
+        ]
+
+    def _rebound_in(self, loop: cst.CSTNode, before: list[cst.CSTNode], use: cst.CSTNode) -> bool:
+        """Does a binding inside `loop` always run before `use` in its body, so that
+        nothing bound later in the body flows round to the use?"""
+        return any(self.is_inside(n, loop) and self.dominates(n, use) for n in before)
 
     def block_of(self, binding: cst.CSTNode) -> cst.CSTNode | None:
         """The block (indented body or module) whose statement holds the binding."""

@@ -12,6 +12,17 @@ wolf ask `may_carry_graph` and stay silent only on what is proven graph-free.
 Loop-carried values are solved as a least fixpoint: a binding met again while it is
 being evaluated contributes nothing, so `k = min(max(k, 0), 1)` is a number when its
 other sources are.
+
+Under `torch.no_grad()` / `inference_mode()` an operation records nothing, so a binding
+made there from a computation (arithmetic, a torch function, a tensor method, a torch.nn
+layer's forward) holds a tensor without history. Not so for views and for functions
+that hand back their input: under no_grad `p.view(3)`, `p[0]`, `p.float()`,
+`torch.as_tensor(p)` and `nn.Dropout().eval()(p)` of a parameter `p` all still require
+grad (measured on torch 2.13), so they keep their input's value.
+
+Values are per binding: an in-place change (`x.requires_grad_()`, `x.copy_(y)`,
+`x[i] = y`) is not a binding. A rule that needs a name *proven* free of history asks
+`mutated_in_place` as well.
 """
 
 from __future__ import annotations
@@ -21,9 +32,10 @@ import enum
 import libcst as cst
 
 from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, target_names
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import PARAMETER_CLASSES, TensorFacts
+from gradlint.analysis.tensors import PARAMETER_CLASSES, VIEW_METHODS, TensorFacts
 
 
 class Kind(enum.Enum):
@@ -105,10 +117,71 @@ _COMPARISONS = (
 )
 # A class call whose instance *is* a tensor.
 _TENSOR_CLASS_SUFFIXES = ("Tensor", "Variable", "Parameter")
+_GRAPH_FREE = frozenset({Kind.PYTHON, Kind.NONE, Kind.TENSOR})
+
+# Under no_grad these hand back their input, a view of it, or a tensor it holds, which
+# keeps the input's requires_grad (`p.view(3)`, `p.float()`, `torch.as_tensor(p)`,
+# `F.dropout(p, training=False)`; any trailing-underscore in-place method returns self).
+_ALIASING = VIEW_METHODS | frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as"}
+    | {"contiguous", "chunk", "split", "split_with_sizes", "unbind", "tensor_split"}
+    | {"hsplit", "vsplit", "dsplit", "unflatten", "movedim", "moveaxis", "swapaxes"}
+    | {"swapdims", "ravel", "conj", "resolve_conj", "resolve_neg", "real", "imag"}
+    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to"}
+    | {"broadcast_tensors", "view_as_real", "view_as_complex", "adjoint", "Tensor"}
+    | {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"}
+    | {"feature_alpha_dropout", "meshgrid", "unsafe_chunk", "unsafe_split", "align_to"}
+    | {"rename", "refine_names", "as_subclass", "to_dense", "coalesce", "pin_memory"}
+)
+# torch namespaces whose calls are not plain tensor computations (they build modules,
+# load saved tensors, or run user code); torch.nn.functional is the exception.
+_NOT_COMPUTATIONS = (
+    "torch.nn.",
+    "torch.autograd.",
+    "torch.utils.",
+    "torch.optim.",
+    "torch.func.",
+    "torch.jit.",
+    "torch.hub.",
+    "torch.distributed.",
+    "torch.cuda.",
+    "torch.fx.",
+    "torch.export.",
+    "torch.compile",
+    "torch.load",
+)
+# torch.nn layers whose forward may return its input as it is.
+_PASSTHROUGH_MODULES = frozenset(
+    {"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}
+    | {"FeatureAlphaDropout", "Flatten", "Unflatten", "Sequential", "ModuleList"}
+    | {"ModuleDict", "ParameterList", "ParameterDict", "Module"}
+)
+_CONTAINER_LITERALS = (
+    cst.List,
+    cst.Tuple,
+    cst.Set,
+    cst.Dict,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 
 
 def may_carry_graph(value: Value) -> bool:
     return bool(value & _GRAPH_KINDS)
+
+
+def is_graph_free(value: Value) -> bool:
+    """Proven to hold no tensor that requires grad: a Python value, None, or a tensor
+    without history (never UNKNOWN, a module or an object, which may hold one)."""
+    return bool(value) and value <= _GRAPH_FREE
+
+
+def _without_history(value: Value) -> Value:
+    return frozenset(
+        Kind.TENSOR if k in (Kind.LEAF, Kind.GRAPH, Kind.UNKNOWN) else k for k in value
+    )
 
 
 def combine(*values: Value) -> Value:
@@ -129,11 +202,17 @@ def combine(*values: Value) -> Value:
 
 class ValueAnalysis:
     def __init__(
-        self, index: FileIndex, tensors: TensorFacts, summaries: FunctionSummaries | None = None
+        self,
+        index: FileIndex,
+        tensors: TensorFacts,
+        grad_mode: GradModeAnalysis | None = None,
+        summaries: FunctionSummaries | None = None,
     ) -> None:
         self.index = index
         self.tensors = tensors
+        self.grad_mode = grad_mode
         self.summaries = summaries
+        self._mutated: dict[str, list[cst.CSTNode]] | None = None
         self._tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
@@ -178,6 +257,70 @@ class ValueAnalysis:
     def of_expr(self, expr: cst.CSTNode, use: cst.CSTNode | None = None) -> Value:
         """What `expr` evaluates to (names resolved at `use`, default: expr itself)."""
         return self._expr(expr, use if use is not None else expr)
+
+    def bindings_of(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """Every binding of `name` in the scope `use` reads it from (its function, or
+        the module for a name the function does not bind), flow-insensitively."""
+        scope = self.index.scope_of(use)
+        bindings = self._table(scope).get(name)
+        if not bindings and scope is not self.index.module:
+            bindings = self._table(self.index.module).get(name)
+        return list(bindings or ())
+
+    def bound_only_by_imports(self, name: str, use: cst.CSTNode) -> bool:
+        """Is every binding of `name` visible at `use` an import (or is it not bound in
+        this file at all)? `from torch import no_grad` then `no_grad = torch.no_grad()`
+        makes `no_grad` an instance, whatever the import table says."""
+        return all(isinstance(b, (cst.Import, cst.ImportFrom)) for b in self.bindings_of(name, use))
+
+    def mutated_in_place(self, name: str, use: cst.CSTNode) -> bool:
+        """Is the tensor `name` read at `use` changed in place, by an in-place method
+        (`name.requires_grad_()`, `name.copy_(y)`, also through a view or an index),
+        `out=name`, an indexed assignment (`name[i] = y`, `name[i] += y`) or
+        `name.requires_grad = ...`? Any of them may give it history or make it require
+        grad, which its bindings do not show. Flow-insensitive: a local name counts
+        changes in its function (and the functions nested in it), an attribute or a
+        global name changes anywhere in the file."""
+        if self._mutated is None:
+            self._mutated = self._collect_mutated()
+        scopes = self._mutated.get(name)
+        if not scopes:
+            return False
+        local = self.index.scope_of(use)
+        if "." in name or local is self.index.module or name not in self._table(local):
+            return True
+        return any(self.index.is_inside(scope, local) for scope in scopes)
+
+    def _collect_mutated(self) -> dict[str, list[cst.CSTNode]]:
+        found: dict[str, list[cst.CSTNode]] = {}
+
+        def add(expr: cst.CSTNode) -> None:
+            name = _mutated_base(expr)
+            if name is not None:
+                found.setdefault(name, []).append(self.index.scope_of(expr))
+
+        for node in self.index.nodes:
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute):
+                    method = func.attr.value
+                    if method.endswith("_") and not method.startswith("_"):
+                        add(func.value)
+                for arg in node.args:
+                    if arg.keyword is not None and arg.keyword.value == "out":
+                        add(arg.value)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Subscript):
+                        add(target.target)
+                    elif (
+                        isinstance(target.target, cst.Attribute)
+                        and target.target.attr.value == "requires_grad"
+                    ):
+                        add(target.target.value)
+            elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+                add(node.target)
+        return found
 
     def uses_reached(self, binding: cst.CSTNode, name: str) -> list[cst.CSTNode]:
         """The reads of `name` in the binding's scope that this binding can reach: the
@@ -281,18 +424,18 @@ class ValueAnalysis:
                 found = _paired_value(target.target, node.value, name)
                 if found is not None:
                     value, position = found
-                    whole = self._expr(value, node)
+                    whole = self._bound(value, node)
                     return whole if position is None else _element(whole)
             return UNKNOWN
         if isinstance(node, cst.AnnAssign):
-            return self._expr(node.value, node) if node.value is not None else UNKNOWN
+            return self._bound(node.value, node) if node.value is not None else UNKNOWN
         if isinstance(node, cst.AugAssign):
             if isinstance(node.target, (cst.Name, cst.Attribute)):
                 previous = self.of_name(name, node)
                 return combine(previous, self._expr(node.value, node))
             return UNKNOWN
         if isinstance(node, cst.NamedExpr):
-            return self._expr(node.value, node)
+            return self._bound(node.value, node)
         if isinstance(node, (cst.For, cst.CompFor)):
             return self._loop_target(node, name)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
@@ -310,6 +453,62 @@ class ValueAnalysis:
                 if isinstance(first, cst.Name) and first.value == name:
                     return PYTHON
         return UNKNOWN
+
+    # -- no-grad results ---------------------------------------------------------------
+
+    def _bound(self, expr: cst.CSTNode, binding: cst.CSTNode) -> Value:
+        """The value a binding gives its name: the expression's value, without history
+        when it is computed where autograd records nothing."""
+        value = self._expr(expr, binding)
+        if (
+            self.grad_mode is not None
+            and value & {Kind.LEAF, Kind.GRAPH, Kind.UNKNOWN}
+            and self._computes(expr, binding)
+            and self.grad_mode.mode_at(binding) is GradMode.NOT_RECORDING
+        ):
+            return _without_history(value)
+        return value
+
+    def _computes(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is expr a tensor computed by an operation (not a view or an alias of an
+        existing tensor), so that under no_grad it has no history?"""
+        if isinstance(expr, cst.BinaryOperation):
+            operands = (expr.left, expr.right)
+            if any(isinstance(o, _CONTAINER_LITERALS) for o in operands):
+                return False  # `[p] * 3`, `(h,) + rest` repeat the same tensors
+            return any(self._is_tensor(o, use) for o in operands)
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self._is_tensor(expr.expression, use)
+        if isinstance(expr, cst.Subscript):
+            return self._computes(expr.value, use)  # a view of a computed tensor
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        qualified = self.index.qualified_name(func) or ""
+        if qualified.startswith("torch."):
+            if qualified.startswith(_NOT_COMPUTATIONS) and not qualified.startswith(
+                "torch.nn.functional."
+            ):
+                return False
+            last = qualified.rsplit(".", 1)[-1]
+            return not (
+                last in _ALIASING or last.endswith("_") or _keyword_true(expr, "requires_grad")
+            )
+        layer = self.tensors.module_class(func, use) or ""
+        if layer.startswith("torch.nn."):
+            return layer.rsplit(".", 1)[-1] not in _PASSTHROUGH_MODULES
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _ALIASING or method.endswith("_"):
+                return self._computes(func.value, use)  # a view of a computed tensor
+            return self._is_tensor(func.value, use)  # `p.sum()`, `h.softmax(-1)`
+        return False
+
+    def _is_tensor(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        value = self._expr(expr, use)
+        if value and value <= _TENSORISH:
+            return True
+        return self.tensors.leaf_requiring_grad(expr, use) is not None or self._computes(expr, use)
 
     # -- expressions -------------------------------------------------------------------
 
@@ -542,6 +741,23 @@ def _element(container: Value) -> Value:
     if container and container <= {Kind.PYTHON, Kind.TENSOR}:
         return container
     return UNKNOWN
+
+
+def _mutated_base(expr: cst.CSTNode) -> str | None:
+    """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _ALIASING
+        ):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+            expr = expr.value
+        else:
+            return dotted_name(expr)
 
 
 def _keyword_true(call: cst.Call, name: str) -> bool:

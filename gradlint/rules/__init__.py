@@ -8,6 +8,8 @@ from gradlint.rules.gl003_param_rebind_update import ParamRebindUpdate
 from gradlint.rules.gl004_eval_without_no_grad import EvalWithoutNoGrad
 from gradlint.rules.gl005_detached_higher_order_grad import DetachedHigherOrderGrad
 from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulation
+from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
+from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -16,4 +18,6 @@ ALL_RULES: list = [
     EvalWithoutNoGrad,
     DetachedHigherOrderGrad,
     LossHistoryAccumulation,
+    GradModeNotEntered,
+    CheckpointWithoutGradInputs,
 ]

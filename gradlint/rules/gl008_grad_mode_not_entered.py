@@ -1,0 +1,225 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, dotted_name
+from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.fix_builders import render
+from gradlint.rules.base import Rule
+
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Calling these creates a context manager; only `with` (or a decorator) enters it.
+# `torch.set_grad_enabled(False)` is different: the call itself switches the mode.
+_MANAGERS = frozenset({"no_grad", "inference_mode", "enable_grad"})
+
+_NOT_CALLED = (
+    "`{name}` is used without calling it: `with {name}:` raises `TypeError: 'type' object "
+    "does not support the context manager protocol`; write `with {name}():`"
+)
+_NOT_CALLED_SETTER = (
+    "`{name}` is used without calling it: `with {name}:` raises `TypeError: 'type' object "
+    "does not support the context manager protocol`; pass the mode: `with {name}(False):`"
+)
+_BARE_CALL = (
+    "`{call}` on its own line does nothing: the context manager is created and dropped "
+    "without being entered, so grad mode does not change; put the code it should cover "
+    "under `with {call}:`"
+)
+_BARE_NAME = (
+    "`{name}` on its own line does nothing, so grad mode does not change; put the code it "
+    "should cover under `with {name}():`"
+)
+_VOLATILE = (
+    "`volatile=True` has had no effect since PyTorch 0.4: autograd still records everything "
+    "computed from this Variable; run that code under `with torch.no_grad():` instead"
+)
+
+
+class GradModeNotEntered(Rule):
+    """
+    ## What it does
+    Flags a grad-mode switch that never takes effect: `with torch.no_grad:` (also
+    `torch.enable_grad`, `torch.inference_mode`, `torch.set_grad_enabled`) without the
+    call; `torch.no_grad()`, `torch.inference_mode()` or `torch.enable_grad()` written as
+    a statement of its own; and `Variable(x, volatile=True)`.
+
+    ## Why is this bad?
+    `torch.no_grad` is a class, and a class is not a context manager:
+    `with torch.no_grad:` raises `TypeError: 'type' object does not support the context
+    manager protocol` every time it is reached. The bare statement `torch.no_grad()` is
+    worse because it is silent: it builds a context manager and drops it without
+    entering it, so every operation after it is still recorded, the very memory and time
+    the line was meant to save (the eval outputs keep their `grad_fn`).
+    `volatile=True` was PyTorch 0.3's way to say "record nothing computed from this
+    input"; since 0.4 it is ignored with only a `UserWarning: volatile was removed and now
+    has no effect`, so old evaluation and acting code builds a graph on every call.
+
+    Not flagged: `@torch.no_grad` used as a decorator without the call (valid since
+    PyTorch 2.1), `torch.set_grad_enabled(False)` as a statement (that call does switch
+    the mode, for the rest of the thread), a context manager stored first and entered
+    later (`ctx = torch.no_grad()` then `with ctx:`), a name the file rebinds after
+    importing it, `volatile=False`, and a `volatile=` flag that is not the literal `True`
+    (`volatile=evaluation`: whether it mattered depends on the caller), or a volatile
+    Variable made where autograd is already off.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 2)
+    x = torch.randn(8, 4)
+    with torch.no_grad:
+        logits = model(x)
+    torch.no_grad()
+    scores = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 2)
+    x = torch.randn(8, 4)
+    with torch.no_grad():
+        logits = model(x)
+    with torch.no_grad():
+        scores = model(x)
+    ```
+
+    ## Fix safety
+    The fix adds the missing `()` to `with torch.no_grad:` (and to `enable_grad` and
+    `inference_mode`). It is safe: the statement as written raises `TypeError` whenever
+    it runs, so no working program depends on it, and the call is the only thing the
+    line can mean. `with torch.set_grad_enabled:` gets no fix, since the flag it lacks
+    is not knowable.
+
+    Bare statements and `volatile=True` get no fix: the code they were meant to cover
+    (the rest of the block? the next forward? everything computed from the Variable?)
+    cannot be read off the source, and dropping `volatile=True` alone would only hide
+    the evidence of intent while the graph is still recorded.
+
+    ## References
+    - [`torch.no_grad`](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    - [PyTorch 0.4.0 migration guide: `volatile` is deprecated and has no effect](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
+    - [pytorch/pytorch#107086: grad-mode decorators without parentheses](https://github.com/pytorch/pytorch/pull/107086)
+    """
+
+    code = "GL008"
+    name = "grad-mode-not-entered"
+    message = _NOT_CALLED
+    fix_title = "Add the missing `()` so that `with` enters the manager"
+    _fix_title_for = "Call `{name}()` so that `with` enters it"
+    fix_applicability = Applicability.SAFE
+    trigger_tokens = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "volatile")
+
+    # -- `with torch.no_grad:` ---------------------------------------------------------
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            expr = item.item
+            if isinstance(expr, cst.Call):
+                continue
+            api = self._grad_api(expr)
+            if api is None:
+                continue
+            name = dotted_name(expr) or api
+            if api == "set_grad_enabled":
+                self.report(expr, _NOT_CALLED_SETTER.format(name=name))
+                continue
+            _, end = self.context.position_of(expr)
+            fix = Fix(
+                self._fix_title_for.format(name=name), (Edit(end, end, "()"),), Applicability.SAFE
+            )
+            self.report(expr, _NOT_CALLED.format(name=name), fix=fix)
+
+    # -- `torch.no_grad()` as a statement ------------------------------------------------
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value
+        if isinstance(value, cst.Call):
+            api = self._grad_api(value.func)
+            if api in _MANAGERS:
+                call = " ".join(render(value).split())
+                self.report(value, _BARE_CALL.format(call=call))
+        elif isinstance(value, (cst.Name, cst.Attribute)):
+            api = self._grad_api(value)
+            if api in _MANAGERS:
+                self.report(value, _BARE_NAME.format(name=dotted_name(value) or api))
+
+    # -- `Variable(x, volatile=True)` ----------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        volatile = next(
+            (a for a in node.args if a.keyword is not None and a.keyword.value == "volatile"),
+            None,
+        )
+        if volatile is None or not _is_true(volatile.value):
+            return
+        if not self._is_variable(node.func, node):
+            return
+        if self.facts.mode_at(node) is not GradMode.RECORDING:
+            return  # already under no_grad (or a mode we cannot tell): nothing to miss
+        self.report(volatile, _VOLATILE)
+
+    # -- names -----------------------------------------------------------------------------
+
+    def _grad_api(self, expr: cst.CSTNode) -> str | None:
+        """The grad-mode API `expr` names, when its root name is only ever an import
+        (or not bound here at all, like `torch` in a notebook cell)."""
+        api = self.facts.grad_mode.api_of(expr)
+        if api is None:
+            return None
+        name = dotted_name(expr)
+        if name is None or not self.facts.values.bound_only_by_imports(name.split(".")[0], expr):
+            return None
+        return api
+
+    def _is_variable(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """`torch.autograd.Variable`, or a wrapper of this file that passes its keyword
+        arguments on to it (`Variable = lambda *args, **kwargs: autograd.Variable(*args,
+        **kwargs).cuda()`, the usual way old code moved every Variable to the GPU)."""
+        name = dotted_name(func)
+        if name is None:
+            return False
+        values = self.facts.values
+        head = name.split(".")[0]
+        if self.facts.qualified_name(func) in _VARIABLE:
+            return values.bound_only_by_imports(head, use)
+        if "." in name:
+            return False
+        bindings = values.bindings_of(name, use)
+        return bool(bindings) and all(self._forwards_to_variable(b) for b in bindings)
+
+    def _forwards_to_variable(self, binding: cst.CSTNode) -> bool:
+        body: cst.CSTNode
+        if isinstance(binding, cst.FunctionDef):
+            params, body = binding.params, binding.body
+        elif (
+            isinstance(binding, cst.Assign)
+            and len(binding.targets) == 1
+            and isinstance(binding.value, cst.Lambda)
+        ):
+            params, body = binding.value.params, binding.value.body
+        else:
+            return False
+        kwargs = params.star_kwarg
+        if kwargs is None:
+            return False
+        index = self.facts.index
+        for node in index.walk(body):
+            if isinstance(node, cst.Call) and index.qualified_name(node.func) in _VARIABLE:
+                if any(
+                    a.star == "**"
+                    and isinstance(a.value, cst.Name)
+                    and a.value.value == kwargs.name.value
+                    for a in node.args
+                ):
+                    return True
+        return False
+
+
+def _is_true(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
