@@ -220,6 +220,10 @@ class DataFlow:
                     for i in range(1, len(parts) + 1):
                         result.add(".".join(parts[:i]))
                     continue
+                if isinstance(node, cst.Attribute):
+                    # `f(x).config.size` reads what f(x) reads; `size` is no variable
+                    stack.append(node.value)
+                    continue
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 continue
             if isinstance(node, cst.Lambda):

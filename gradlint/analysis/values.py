@@ -638,7 +638,10 @@ class ValueAnalysis:
                 return PYTHON
             if method in _GRAPH_FREE_METHODS:
                 return TENSOR
-            receiver = self._expr(func.value, use)  # type: ignore[attr-defined]
+            # None has no methods: where the call runs, the receiver is the rest
+            receiver = self._expr(func.value, use) - NONE  # type: ignore[attr-defined]
+            if not receiver:
+                return NOTHING  # met again while being solved: no new possibility yet
             if method in _SELF_RETURNING and receiver and receiver <= {Kind.MODULE, Kind.OBJECT}:
                 return receiver
             if method == "requires_grad_":
@@ -658,6 +661,16 @@ class ValueAnalysis:
                 if external.no_grad:
                     return TENSOR | PYTHON | NONE
         last = qualified.rsplit(".", 1)[-1]
+        owner = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
+        if (
+            owner[:1].isupper()
+            and not owner.isupper()
+            and not owner.endswith(_TENSOR_CLASS_SUFFIXES)
+            and not qualified.startswith("torch.")
+            and (last.startswith("from_") or last in ("load", "create", "build"))
+        ):
+            # `AutoencoderKL.from_pretrained(...)`: a class's factory makes an instance
+            return OBJECT
         if (
             last[:1].isupper()
             and not last.isupper()

@@ -120,6 +120,10 @@ class DetachedHigherOrderGrad(Rule):
         create_graph = keyword_arg(call, "create_graph", _CREATE_GRAPH_POSITION)
         detach_call = self._detach_applied(call)
         if create_graph is None:
+            if detach_call is not None:
+                # `grad(...)[0].detach()` without create_graph: first order on purpose,
+                # as VQGAN's adaptive weight is (the detach says so twice)
+                return
             why = "without `create_graph=True`"
         elif isinstance(create_graph.value, cst.Name) and create_graph.value.value == "True":
             if detach_call is None:
@@ -130,6 +134,7 @@ class DetachedHigherOrderGrad(Rule):
             return
         if (
             self._differentiated_again(call)
+            and (detach_call is not None or self._reaches_differentiation(call))
             or self._stored_and_differentiated(call)
             or self._differentiated_through_helper(call)
         ):
@@ -138,6 +143,15 @@ class DetachedHigherOrderGrad(Rule):
                 self.message_for(why=why),
                 fix=self._fix(call, create_graph, detach_call),
             )
+
+    def _reaches_differentiation(self, call: cst.Call) -> bool:
+        """The def-use reading, for results that are assigned: a path that passes a
+        graph cut (the VQGAN adaptive weight: `w = norm(g1) / norm(g2); w = w.detach()`)
+        is no second derivative, however the names are reused."""
+        statement = self.facts.index.statement_of(call)
+        if not isinstance(statement, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            return True  # nothing to follow by name: keep the textual reading
+        return self.facts.differentiation.result_is_differentiated(call)
 
     def _stored_and_differentiated(self, call: cst.Call) -> bool:
         """`grads.append(grad(...))`, then differentiated through a loop over `grads`.

@@ -251,3 +251,50 @@ class MAMLFewShotClassifier(nn.Module):
             self.eval()
         losses = self.evaluation_forward_prop(batch)
         return losses.item()
+
+
+# diffusers dreambooth scripts: a pipeline object moved between devices in the loop.
+class AutoencoderKL:
+    @classmethod
+    def from_pretrained(cls, name):
+        return cls()
+
+
+def offload_vae(transformer, batches, opt, offload):
+    vae = AutoencoderKL.from_pretrained("vae")
+    for batch in batches:
+        if offload:
+            vae = vae.to("cuda")
+        latents = vae.encode(batch)
+        if offload:
+            vae = vae.to("cpu")
+        loss = transformer(latents).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+# diffusers amused: a value read off a config attribute of a call's result.
+def codebook(accelerator, model, batches, opt):
+    for batch in batches:
+        codebook_size = accelerator.unwrap_model(model).config.codebook_size
+        logits = model(batch).reshape(-1, codebook_size)
+        loss = logits.logsumexp(-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+# diffusers sdxl: a tensor from a config, or None, moved each step.
+def latents_stats(vae_config, model, batches, opt):
+    latents_mean = None
+    if vae_config is not None:
+        latents_mean = torch.tensor(vae_config).view(1, 4, 1, 1)
+    for x in batches:
+        if latents_mean is not None:
+            latents_mean = latents_mean.to(device=x.device, dtype=x.dtype)
+            x = x - latents_mean
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()

@@ -251,3 +251,33 @@ def checkTrace_grad_grad(func, inputs, inputs_require_grads):
         l2 = sum(g.sum() for g in grads)
         return torch.autograd.grad(l2, inputs)
     return None
+
+
+# diffusers examples/vqgan/train_vqgan.py: the adaptive weight's gradients are first
+# order on purpose, detached, then scale a loss that is backpropagated.
+def grad_layer_wrt_loss(loss, layer):
+    return torch.autograd.grad(
+        outputs=loss, inputs=layer, grad_outputs=torch.ones_like(loss), retain_graph=True
+    )[0].detach()
+
+
+def vqgan_step(perceptual_loss, gen_loss, last_layer, opt):
+    w = grad_layer_wrt_loss(perceptual_loss, last_layer).norm(p=2)
+    w = w / grad_layer_wrt_loss(gen_loss, last_layer).norm(p=2).clamp(min=1e-8)
+    loss = perceptual_loss + w * gen_loss
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+# diffusers research_projects/autoencoderkl: the same weight computed inline, detached
+# after the ratio.
+def adaptive_weight(nll_loss, g_loss, last_layer, opt):
+    nll_grads = torch.autograd.grad(nll_loss, last_layer, retain_graph=True)[0]
+    g_grads = torch.autograd.grad(g_loss, last_layer, retain_graph=True)[0]
+    disc_weight = torch.norm(nll_grads) / (torch.norm(g_grads) + 1e-4)
+    disc_weight = torch.clamp(disc_weight, 0.0, 1e4).detach()
+    loss = nll_loss + disc_weight * g_loss
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
