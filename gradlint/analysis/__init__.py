@@ -11,6 +11,7 @@ from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
+from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
@@ -78,8 +79,12 @@ class FileFacts:
         )
 
     @cached_property
+    def grad_clears(self) -> GradClearing:
+        return GradClearing(self.index)
+
+    @cached_property
     def summaries(self) -> FunctionSummaries:
-        return FunctionSummaries(self.index, self.autograd)
+        return FunctionSummaries(self.index, self.autograd, self.grad_clears)
 
     # shortcuts used by most rules
     def mode_at(self, node: cst.CSTNode) -> GradMode:

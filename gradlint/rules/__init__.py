@@ -8,6 +8,7 @@ from gradlint.rules.gl003_param_rebind_update import ParamRebindUpdate
 from gradlint.rules.gl004_eval_without_no_grad import EvalWithoutNoGrad
 from gradlint.rules.gl005_detached_higher_order_grad import DetachedHigherOrderGrad
 from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulation
+from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -16,4 +17,5 @@ ALL_RULES: list = [
     EvalWithoutNoGrad,
     DetachedHigherOrderGrad,
     LossHistoryAccumulation,
+    MissingZeroGrad,
 ]
