@@ -16,6 +16,10 @@ reason. Verdicts:
 - MISS   a real pitfall found by reading the code; gradlint should report it there.
 - TRAP   correct code that looks like the pitfall; gradlint must stay silent there.
 
+Rows may also name repositories outside `corpus.tsv` (with their own commit): recall
+evidence, such as a public bug report checked out at the commit before its fix. They are
+kept as the record but not scored.
+
 `run` lints the corpus and prints, per rule and overall: findings, how many are judged
 true (TRUE or MISS rows) or false (FALSE or TRAP rows), the precision over judged
 findings, how many MISS rows are now caught, and every finding not judged yet. With

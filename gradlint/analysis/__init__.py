@@ -12,6 +12,7 @@ from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
+from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
@@ -91,8 +92,14 @@ class FileFacts:
         return DifferentiationReach(self.index, self.flow, self.loops, self.values)
 
     @cached_property
+    def grad_clears(self) -> GradClearing:
+        return GradClearing(self.index)
+
+    @cached_property
     def summaries(self) -> FunctionSummaries:
-        return FunctionSummaries(self.index, self.autograd, self.grad_mode.callees, self.project)
+        return FunctionSummaries(
+            self.index, self.autograd, self.grad_mode.callees, self.project, self.grad_clears
+        )
 
     # shortcuts used by most rules
     def mode_at(self, node: cst.CSTNode) -> GradMode:

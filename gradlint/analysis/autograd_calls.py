@@ -106,6 +106,28 @@ class AutogradCalls:
             return DiffEvent(call, "step")
         return None
 
+    def step_parts(
+        self, call: cst.Call
+    ) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+        """(the optimizer, the closure) of an optimizer step: `opt.step(closure)` steps
+        `opt`; AMP's `scaler.step(opt)` steps the optimizer it is given."""
+        if not isinstance(call.func, cst.Attribute):
+            return None, None
+        receiver = call.func.value
+        closure = keyword_arg(call, "closure")
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if "opt" in (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower():
+            if closure is None and positional:
+                closure = positional[0]
+            return receiver, closure.value if closure is not None else None
+        optimizer = keyword_arg(call, "optimizer") or (positional[0] if positional else None)
+        if closure is None and len(positional) > 1:
+            closure = positional[1]
+        return (
+            optimizer.value if optimizer is not None else None,
+            closure.value if closure is not None else None,
+        )
+
     def _is_differentiable_step(self, call: cst.Call) -> bool:
         """`diffopt.step(loss)`: a differentiable optimizer is handed the loss, where a
         torch optimizer takes nothing, a closure, or (AMP's scaler) the optimizer."""

@@ -8,6 +8,7 @@ from gradlint.rules.gl003_param_rebind_update import ParamRebindUpdate
 from gradlint.rules.gl004_eval_without_no_grad import EvalWithoutNoGrad
 from gradlint.rules.gl005_detached_higher_order_grad import DetachedHigherOrderGrad
 from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulation
+from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 
@@ -18,6 +19,7 @@ ALL_RULES: list = [
     EvalWithoutNoGrad,
     DetachedHigherOrderGrad,
     LossHistoryAccumulation,
+    MissingZeroGrad,
     GradModeNotEntered,
     CheckpointWithoutGradInputs,
 ]

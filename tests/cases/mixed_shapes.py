@@ -91,6 +91,7 @@ def train(model, loader, opt):
         x = batch[0].cuda()
         x = model.preprocess(x)
         loss = model(x).sum()
+        opt.zero_grad()
         loss.backward()
         opt.step()
 
@@ -99,6 +100,7 @@ def sched(opt, model, x):
     lr = 0.1
     for i in range(10):
         loss = model(x).sum()
+        opt.zero_grad()
         loss.backward()
         opt.step()
         lr = lr * 0.9

@@ -128,6 +128,7 @@ class UNetLike(nn.Module):
 def raw_batches(block, head, loader, optimizer):
     for x, y in loader:  # batches from a loader: unknown, silent
         loss = F.mse_loss(head(checkpoint(block, x)), y)
+        optimizer.zero_grad()
         loss.backward()
         optimizer.step()
 

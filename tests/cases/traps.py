@@ -46,6 +46,7 @@ def detach_inplace(cell, xs, opt):
     h = torch.zeros(1, 8)
     for x in xs:
         h = cell(x, h)
+        opt.zero_grad()
         h.sum().backward()
         opt.step()
         h.detach_()
@@ -180,6 +181,7 @@ def counters(model, loader, opt):
     best = float("inf")
     for x, y in loader:
         loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
         loss.backward()
         opt.step()
         step += 1
