@@ -29,7 +29,9 @@ import gradlint
 from gradlint import engine, fileio
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
-from gradlint.engine import FileResult
+from gradlint.edits import split_lines
+from gradlint.output.common import printable
+from gradlint.results import FileResult
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -364,11 +366,11 @@ def encode_like(original: bytes, text: str) -> bytes:
 
 
 def unified_diff(old: str, new: str, display: str) -> str:
+    # Lines broken where Python breaks them (not at form feeds, as str.splitlines
+    # would), and a file name that is not UTF-8 shown escaped, as every format does.
+    name = printable(display)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{display}",
-        tofile=f"b/{display}",
+        split_lines(old), split_lines(new), fromfile=f"a/{name}", tofile=f"b/{name}"
     )
     out: list[str] = []
     for line in lines:

@@ -748,3 +748,22 @@ def test_a_worker_that_dies_costs_only_its_file(project, capsys, monkeypatch):
     assert code == 1
     assert sorted(p for p, *_ in findings(out)) == [f"m{i}.py" for i in range(6)]
     assert err.count("\n") == 1 and "crash.py" in err and cli.WORKER_DIED in err
+
+
+def test_diff_of_a_file_whose_name_is_not_utf8(tmp_path):
+    """The diff header escapes the name as every format does; the report comes out."""
+    import subprocess
+    import sys
+
+    (tmp_path / os.fsdecode(b"bad\xff.py")).write_bytes(
+        b"import torch\n\nwith torch.no_grad:\n    pass\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--diff", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"--- a/bad\\xff.py" in done.stdout
+    assert b"+with torch.no_grad():" in done.stdout
