@@ -107,7 +107,7 @@ FRESH_TENSOR_FUNCTIONS = frozenset(
     {name for name in GRAPH_CUTTING_FUNCTIONS if name.startswith("torch.")}
     | {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.randperm"}
 )
-_COMPARISON_OPS = (
+COMPARISON_OPS = (
     cst.Equal,
     cst.NotEqual,
     cst.LessThan,
@@ -190,7 +190,7 @@ class DataFlow:
         if isinstance(node, cst.Attribute):
             return node.attr.value in GRAPH_CUTTING_ATTRIBUTES
         if isinstance(node, cst.Comparison):
-            return all(isinstance(t.operator, _COMPARISON_OPS) for t in node.comparisons)
+            return all(isinstance(t.operator, COMPARISON_OPS) for t in node.comparisons)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             # `tuple(h.detach() for h in hidden)`: every element is cut.
             return self.is_graph_cut(node.elt)

@@ -154,7 +154,7 @@ class TensorFacts:
         table: dict[str, list[tuple[cst.CSTNode, str]]] = {}
         root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
         if isinstance(scope, cst.FunctionDef):
-            for param in _all_params(scope.params):
+            for param in all_params(scope.params):
                 table.setdefault(param.name.value, []).append((param, OTHER))
         for node in self.index.walk(root):
             if isinstance(node, cst.Assign):
@@ -654,7 +654,7 @@ def _pairs(target: cst.CSTNode, value: cst.CSTNode):
         yield name, value
 
 
-def _all_params(params: cst.Parameters):
+def all_params(params: cst.Parameters):
     yield from params.posonly_params
     yield from params.params
     if isinstance(params.star_arg, cst.Param):

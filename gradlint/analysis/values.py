@@ -31,11 +31,11 @@ import enum
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, target_names
+from gradlint.analysis.dataflow import COMPARISON_OPS, FRESH_TENSOR_FUNCTIONS, target_names
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import PARAMETER_CLASSES, VIEW_METHODS, TensorFacts
+from gradlint.analysis.tensors import PARAMETER_CLASSES, VIEW_METHODS, TensorFacts, all_params
 
 
 class Kind(enum.Enum):
@@ -103,18 +103,6 @@ _SELF_RETURNING = frozenset(
     | {"requires_grad_", "share_memory"}
 )
 _PYTHON_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
-_COMPARISONS = (
-    cst.Equal,
-    cst.NotEqual,
-    cst.LessThan,
-    cst.LessThanEqual,
-    cst.GreaterThan,
-    cst.GreaterThanEqual,
-    cst.Is,
-    cst.IsNot,
-    cst.In,
-    cst.NotIn,
-)
 # A class call whose instance *is* a tensor.
 _TENSOR_CLASS_SUFFIXES = ("Tensor", "Variable", "Parameter")
 _GRAPH_FREE = frozenset({Kind.PYTHON, Kind.NONE, Kind.TENSOR})
@@ -371,11 +359,8 @@ class ValueAnalysis:
             return table
         table = {}
         root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        if isinstance(scope, cst.FunctionDef):
-            for param in _params(scope.params):
-                table.setdefault(param.name.value, []).append(param)
-        elif isinstance(scope, cst.Lambda):
-            for param in _params(scope.params):
+        if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
+            for param in all_params(scope.params):
                 table.setdefault(param.name.value, []).append(param)
         for node in self.index.walk(root):
             names: list[str] = []
@@ -538,7 +523,7 @@ class ValueAnalysis:
         if isinstance(expr, cst.IfExp):
             return self._expr(expr.body, use) | self._expr(expr.orelse, use)
         if isinstance(expr, cst.Comparison):
-            if all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons):
+            if all(isinstance(c.operator, COMPARISON_OPS) for c in expr.comparisons):
                 return PYTHON | TENSOR  # a bool, or a bool tensor: no history either way
             return UNKNOWN
         if isinstance(expr, cst.Subscript):
@@ -687,16 +672,6 @@ class ValueAnalysis:
             if args and all(a for a in args):
                 return combine(TENSOR, *args)
         return UNKNOWN
-
-
-def _params(params: cst.Parameters):
-    yield from params.posonly_params
-    yield from params.params
-    if isinstance(params.star_arg, cst.Param):
-        yield params.star_arg
-    yield from params.kwonly_params
-    if params.star_kwarg is not None:
-        yield params.star_kwarg
 
 
 def keyed_name(expr: cst.CSTNode) -> str | None:
