@@ -78,8 +78,12 @@ class ModuleSummary:
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
 
     def digest(self) -> str:
-        data = json.dumps(asdict(self), sort_keys=True).encode()
-        return hashlib.sha256(data).hexdigest()[:16]
+        # Summaries are never changed once made (a new file state is a new summary).
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            data = json.dumps(asdict(self), sort_keys=True).encode()
+            cached = self.__dict__["_digest"] = hashlib.sha256(data).hexdigest()[:16]
+        return cached
 
 
 # -- summarising a module with ast -------------------------------------------------------

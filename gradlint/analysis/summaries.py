@@ -79,6 +79,7 @@ class FunctionSummaries:
         self.project = project
         self.clearing = clearing if clearing is not None else GradClearing(index)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._assignment_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._in_progress: set[cst.FunctionDef] = set()
 
     def of(self, func: cst.FunctionDef) -> FunctionSummary:
@@ -180,6 +181,12 @@ class FunctionSummaries:
             return self.project.function(module, level, target.attr.value)
         return None
 
+    def _assignments(self, scope: cst.CSTNode, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        found = self._assignment_tables.get(scope)
+        if found is None:
+            found = self._assignment_tables[scope] = _assignment_table(self.index, body)
+        return found
+
     def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
         """For `obj.method(...)` where every binding of `obj` that reaches the call makes
         an instance of one class (of this file or an imported project file): the
@@ -190,12 +197,7 @@ class FunctionSummaries:
         owner = func.value.value
         scope = self.index.scope_of(call)
         body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        bindings: list[cst.CSTNode] = [
-            node
-            for node in self.index.walk(body)
-            if isinstance(node, cst.Assign)
-            and any(dotted_name(t.target) == owner for t in node.targets)
-        ]
+        bindings: list[cst.CSTNode] = list(self._assignments(scope, body).get(owner, ()))
         reaching = self.index.reaching(bindings, call) if bindings else []
         classes = set()
         for node in reaching:
@@ -222,6 +224,17 @@ class FunctionSummaries:
         if external is None:
             return None
         return external.params, set(external.accumulated_params)
+
+
+def _assignment_table(index: FileIndex, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+    table: dict[str, list[cst.CSTNode]] = {}
+    for node in index.walk(body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    table.setdefault(name, []).append(node)
+    return table
 
 
 def _accumulated_into_self(node: cst.CSTNode) -> str | None:

@@ -69,6 +69,7 @@ class TensorFacts:
         self._resolving: set[cst.CSTNode] = set()
         self._resolving_names: set[str] = set()
         self._aliasing = False
+        self._switch_cache: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
 
     # -- classification of values -----------------------------------------------------
 
@@ -370,28 +371,41 @@ class TensorFacts:
         """`p.requires_grad = False` (or `p.requires_grad_(False)`) earlier in the same
         scope, not switched back on before `use`: the in-place op is legal there, as in
         `w.requires_grad = False; w.copy_(src); w.requires_grad = True`."""
-        index = self.index
-        scope = index.scope_of(use)
-        at = index.order.get(use, 0)
+        at = self.index.order.get(use, 0)
         state = None
-        for node in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
-            if index.order.get(node, 0) >= at:
+        for order, switched, flag in self._requires_grad_switches(self.index.scope_of(use)):
+            if order >= at:
                 break
-            flag = None
+            if switched == name:
+                state = flag
+        return state is False
+
+    def _requires_grad_switches(self, scope: cst.CSTNode) -> list[tuple[int, str, bool]]:
+        """(order, name, flag) of each requires_grad switch in the scope, in source
+        order: read once per scope instead of once per in-place operation."""
+        found = self._switch_cache.get(scope)
+        if found is not None:
+            return found
+        found = []
+        index = self.index
+        for node in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
-                if dotted_name(node.targets[0].target) == f"{name}.requires_grad":
-                    if isinstance(node.value, cst.Name) and node.value.value in ("True", "False"):
-                        flag = node.value.value == "True"
+                target = dotted_name(node.targets[0].target) or ""
+                if target.endswith(".requires_grad") and isinstance(node.value, cst.Name):
+                    if node.value.value in ("True", "False"):
+                        name = target[: -len(".requires_grad")]
+                        found.append((index.order[node], name, node.value.value == "True"))
             elif (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value == "requires_grad_"
-                and dotted_name(node.func.value) == name
             ):
-                flag = not (node.args and _is_false(node.args[0].value))
-            if flag is not None:
-                state = flag
-        return state is False
+                receiver = dotted_name(node.func.value)
+                if receiver is not None:
+                    flag = not (node.args and _is_false(node.args[0].value))
+                    found.append((index.order[node], receiver, flag))
+        self._switch_cache[scope] = found
+        return found
 
     def _is_parameter_attribute(self, owner: str, attr: str, use: cst.CSTNode) -> bool:
         """`self.w` assigned a Parameter in the class, or the `.weight`/`.bias` of a
