@@ -24,7 +24,7 @@ from gradlint.analysis.grad_mode import GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.tensors import TensorFacts, is_false
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 # nn.Module's own API: calling these is not a forward pass.
@@ -159,7 +159,7 @@ class ForwardAnalysis:
                 and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value == "requires_grad_"
                 and dotted_name(node.func.value) == name
-                and not (node.args and _is_false(node.args[0].value))
+                and not (node.args and is_false(node.args[0].value))
             ):
                 return True
             if (
@@ -347,7 +347,3 @@ class ForwardAnalysis:
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
-
-
-def _is_false(expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"

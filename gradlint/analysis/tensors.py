@@ -109,7 +109,7 @@ class TensorFacts:
                 return LEAF
             method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
             if method in _SELF_RETURNING:
-                if value.args and _is_false(value.args[0].value):
+                if value.args and is_false(value.args[0].value):
                     return OTHER
                 return LEAF
             if qualified.startswith("torch.") and _has_true_kwarg(value, "requires_grad"):
@@ -190,7 +190,7 @@ class TensorFacts:
                 if (
                     isinstance(call.func, cst.Attribute)
                     and call.func.attr.value == "requires_grad_"
-                    and not (call.args and _is_false(call.args[0].value))
+                    and not (call.args and is_false(call.args[0].value))
                 ):
                     name = dotted_name(call.func.value)
                     if name:
@@ -402,7 +402,7 @@ class TensorFacts:
             ):
                 receiver = dotted_name(node.func.value)
                 if receiver is not None:
-                    flag = not (node.args and _is_false(node.args[0].value))
+                    flag = not (node.args and is_false(node.args[0].value))
                     found.append((index.order[node], receiver, flag))
         self._switch_cache[scope] = found
         return found
@@ -685,5 +685,5 @@ def _has_true_kwarg(call: cst.Call, name: str) -> bool:
     return False
 
 
-def _is_false(expr: cst.CSTNode) -> bool:
+def is_false(expr: cst.CSTNode) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
