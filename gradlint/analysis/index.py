@@ -138,6 +138,9 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 class FileIndex:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
@@ -152,19 +155,31 @@ class FileIndex:
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
         self.calls: list[cst.Call] = []
+        self.loops: list[cst.For | cst.While] = []  # source order
+        # _span_end[i]: one past the last pre-order position of nodes[i]'s subtree, so a
+        # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
+        self._span_end: list[int] = []
         self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
         self._walk()
 
     def _walk(self) -> None:
-        stack: list[cst.CSTNode] = [self.module]
+        # None on the stack closes the subtree opened last (its position is on `open_`).
+        stack: list[cst.CSTNode | None] = [self.module]
+        open_: list[int] = []
         parent = self.parent
         order = self.order
         children_of = self.children_of
         nodes = self.nodes
+        end = self._span_end
         while stack:
             node = stack.pop()
+            if node is None:
+                end[open_.pop()] = len(nodes)
+                continue
             order[node] = len(nodes)
+            open_.append(len(nodes))
             nodes.append(node)
+            end.append(0)
             # Exact type checks: these classes have no subclasses, and isinstance on
             # LibCST's ABCs is slow enough to matter on every node.
             cls = type(node)
@@ -178,10 +193,13 @@ class FileIndex:
                 self._record_import(cast(cst.Import, node))
             elif cls is cst.ImportFrom:
                 self._record_import_from(cast(cst.ImportFrom, node))
+            elif cls is cst.For or cls is cst.While:
+                self.loops.append(cast("cst.For | cst.While", node))
             children = child_nodes(node)
             children_of[node] = children
             for child in children:
                 parent[child] = node
+            stack.append(None)
             stack.extend(reversed(children))
 
     def kids(self, node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -283,15 +301,31 @@ class FileIndex:
     def walk(self, root: cst.CSTNode, *, into_functions: bool = False):
         """Pre-order nodes under root (root included); nested defs are skipped unless
         asked, since their bodies run at another time."""
+        start = self.order.get(root)
+        if start is None or self.nodes[start] is not root:
+            yield from self._walk_unindexed(root, into_functions)
+            return
+        nodes = self.nodes
+        end = self._span_end
+        stop = end[start]
+        yield root
+        i = start + 1
+        if into_functions:
+            yield from nodes[i:stop]
+            return
+        while i < stop:
+            node = nodes[i]
+            yield node
+            # Exact types: isinstance on LibCST's ABC-derived classes is slow per node.
+            i = end[i] if type(node) in _NESTED_SCOPES else i + 1
+
+    def _walk_unindexed(self, root: cst.CSTNode, into_functions: bool):
+        """The same walk over a tree the index has not seen (a node built by a fix)."""
         stack = [root]
         while stack:
             node = stack.pop()
             yield node
-            if (
-                node is not root
-                and not into_functions
-                and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-            ):
+            if node is not root and not into_functions and type(node) in _NESTED_SCOPES:
                 continue
             stack.extend(reversed(self.kids(node)))
 

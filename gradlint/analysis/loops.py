@@ -119,11 +119,10 @@ class LoopAnalysis:
         """Facts of every `for`/`while` loop in the file whose body differentiates
         (backward, autograd.grad or an optimizer step), in source order."""
         found = []
-        for node in self.index.nodes:
-            if isinstance(node, (cst.For, cst.While)):
-                facts = self.facts(node)
-                if facts.differentiates:
-                    found.append(facts)
+        for node in self.index.loops:
+            facts = self.facts(node)
+            if facts.differentiates:
+                found.append(facts)
         return found
 
     def _compute(self, loop: LoopNode) -> LoopFacts[LoopNode]:

@@ -132,9 +132,11 @@ def _differentiates(call: ast.Call) -> bool:
 
 
 class _FunctionVisitor(ast.NodeVisitor):
-    def __init__(self, function: ExternalFunction, parents: dict[ast.AST, ast.AST]) -> None:
+    def __init__(self, function: ExternalFunction) -> None:
         self.function = function
-        self.parents = parents
+        # calls that are whole statements (their result is dropped); an Expr is visited
+        # before the call it holds
+        self.statement_calls: set[int] = set()
         self.no_grad_depth = 0
         self.returns: list[ast.AST | None] = []
         # name -> last switch seen in source order (True: eval); a coarse reading, used
@@ -164,6 +166,7 @@ class _FunctionVisitor(ast.NodeVisitor):
 
     def visit_Expr(self, node: ast.Expr) -> None:
         call = node.value
+        self.statement_calls.add(id(call))
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             receiver = _dotted(call.func.value)
             if receiver is not None and call.func.attr == "eval" and not call.args:
@@ -199,8 +202,7 @@ class _FunctionVisitor(ast.NodeVisitor):
         if isinstance(callee, ast.Attribute) and callee.attr == "forward":
             callee = callee.value
         if isinstance(callee, ast.Name) and callee.id in self.function.params:
-            parent = self.parents.get(node)
-            kept = not isinstance(parent, ast.Expr)
+            kept = id(node) not in self.statement_calls
             self.function.forwards.setdefault(callee.id, []).append(
                 ForwardFact(recording=self.no_grad_depth == 0, kept=kept)
             )
@@ -230,11 +232,7 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Externa
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
-    parents: dict[ast.AST, ast.AST] = {}
-    for parent in ast.walk(node):
-        for child in ast.iter_child_nodes(parent):
-            parents[child] = parent
-    visitor = _FunctionVisitor(function, parents)
+    visitor = _FunctionVisitor(function)
     for stmt in node.body:
         if isinstance(stmt, ast.Expr) and _is_set_grad_enabled_false(stmt.value):
             visitor.no_grad_depth += 1  # for the rest of the body

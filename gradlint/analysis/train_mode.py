@@ -59,6 +59,7 @@ class TrainModeAnalysis:
         self._switches: list[ModeSwitch] | None = None
         self._direct: list[ModeSwitch] | None = None
         self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
+        self._local_returns_eval: dict[cst.CSTNode, bool] = {}
 
     def switches(self) -> list[ModeSwitch]:
         """Every switch: the calls themselves, and bindings of a helper's result that
@@ -88,20 +89,27 @@ class TrainModeAnalysis:
         assert self.summaries is not None
         local = self.summaries.resolve(call)
         if local is not None:
-            returns = [
-                node
-                for node in self.index.walk(local.body)
-                if isinstance(node, cst.Return) and node.value is not None
-            ]
-            if not returns:
-                return False
-            for ret in returns:
-                name = dotted_name(ret.value)
-                if name is None or self._eval_at(name, ret, direct) is None:
-                    return False
-            return True
+            known = self._local_returns_eval.get(local)
+            if known is None:
+                known = self._local_returns_eval[local] = self._returns_eval(local, direct)
+            return known
         external = self.summaries.resolve_external(call)
         return external is not None and external.returns_eval_model
+
+    def _returns_eval(self, local: cst.FunctionDef, direct: list[ModeSwitch]) -> bool:
+        """Does every `return` of this function hand back a name in eval mode?"""
+        returns = [
+            node
+            for node in self.index.walk(local.body)
+            if type(node) is cst.Return and node.value is not None
+        ]
+        if not returns:
+            return False
+        for ret in returns:
+            name = dotted_name(ret.value)
+            if name is None or self._eval_at(name, ret, direct) is None:
+                return False
+        return True
 
     def direct_switches(self) -> list[ModeSwitch]:
         if self._direct is None:
