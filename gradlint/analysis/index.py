@@ -19,11 +19,13 @@ _DEFAULT_ALIASES = {"torch": "torch"}
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None. Parentheses are ignored."""
+    # Exact types (these classes have no subclasses): isinstance against LibCST's
+    # ABC-derived classes is slow whenever it fails, and this runs on every expression.
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None

@@ -165,18 +165,18 @@ class LoopAnalysis:
                 )
 
         for node in self.index.walk(region):
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 names = [v for t in node.targets for v in target_names(t.target)]
                 bind(names, node, node.value)
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            elif type(node) is cst.AnnAssign and node.value is not None:
                 bind(target_names(node.target), node, node.value)
-            elif isinstance(node, cst.AugAssign):
+            elif type(node) is cst.AugAssign:
                 bind(target_names(node.target), node, node.value, kind="augassign", self_read=True)
-            elif isinstance(node, cst.NamedExpr):
+            elif type(node) is cst.NamedExpr:
                 bind(target_names(node.target), node, node.value)
-            elif isinstance(node, cst.For) and node is not region:
+            elif type(node) is cst.For and node is not region:
                 bind(target_names(node.target), node, node.iter, kind="for", tensor_op=False)
-            elif isinstance(node, cst.With):
+            elif type(node) is cst.With:
                 for item in node.items:
                     if item.asname is not None:
                         bind(

@@ -58,12 +58,15 @@ PARAMS = "params"  # an iterable of parameters
 MODULE = "module"
 OTHER = "other"
 _LOOP_TARGET = "loop-target"  # decided on demand from the loop's iterable
+_UNCLASSIFIED = "unclassified"  # an assigned value, classified when first asked
 
 
 class TensorFacts:
     def __init__(self, index: FileIndex) -> None:
         self.index = index
         self._scope_bindings: dict[cst.CSTNode, dict[str, list[tuple[cst.CSTNode, str]]]] = {}
+        self._bound_values: dict[tuple[cst.CSTNode, str], cst.CSTNode] = {}
+        self._classified: dict[tuple[cst.CSTNode, str], str] = {}
         self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
         self._module_classes: set[str] | None = None
         self._resolving: set[cst.CSTNode] = set()
@@ -157,34 +160,36 @@ class TensorFacts:
         if isinstance(scope, cst.FunctionDef):
             for param in all_params(scope.params):
                 table.setdefault(param.name.value, []).append((param, OTHER))
+        # Exact types: see dotted_name.
         for node in self.index.walk(root):
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 for target in node.targets:
                     for name, value in _pairs(target.target, node.value):
-                        kind = self.classify_value(value, scope) if value is not None else OTHER
-                        table.setdefault(name, []).append((node, kind))
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
-                kind = self.classify_value(node.value, scope)
+                        if value is None:
+                            table.setdefault(name, []).append((node, OTHER))
+                        else:
+                            table.setdefault(name, []).append((node, _UNCLASSIFIED))
+                            self._bound_values[(node, name)] = value
+            elif type(node) is cst.AnnAssign and node.value is not None:
                 for name in target_names(node.target):
-                    table.setdefault(name, []).append((node, kind))
-            elif isinstance(node, cst.For):
+                    table.setdefault(name, []).append((node, _UNCLASSIFIED))
+                    self._bound_values[(node, name)] = node.value
+            elif type(node) is cst.For:
                 # Resolved lazily (see _kind): the iterable may be a name whose own
                 # bindings live in this very table.
                 names = target_names(node.target)
                 for i, name in enumerate(names):
                     last = i == len(names) - 1 or not isinstance(node.target, cst.Tuple)
                     table.setdefault(name, []).append((node, _LOOP_TARGET if last else OTHER))
-            elif isinstance(node, cst.With):
+            elif type(node) is cst.With:
                 for item in node.items:
                     if item.asname is not None:
                         for name in target_names(item.asname.name):
                             table.setdefault(name, []).append((node, OTHER))
-            elif isinstance(node, cst.NamedExpr):
+            elif type(node) is cst.NamedExpr:
                 for name in target_names(node.target):
                     table.setdefault(name, []).append((node, OTHER))
-            elif isinstance(node, (cst.Import, cst.ImportFrom)):
-                continue
-            elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            elif type(node) is cst.Expr and isinstance(node.value, cst.Call):
                 # `x.requires_grad_()` as a statement makes x a leaf that requires grad.
                 call = node.value
                 if (
@@ -238,12 +243,22 @@ class TensorFacts:
             reaching = bindings
         else:
             reaching = self._reaching(bindings, use)
-        kinds = {self._kind(node, kind, scope) for node, kind in reaching}
+        kinds = {self._kind(node, kind, scope, name) for node, kind in reaching}
         if len(kinds) == 1:
             return kinds.pop()
         return OTHER
 
-    def _kind(self, node: cst.CSTNode, kind: str, scope: cst.CSTNode) -> str:
+    def _kind(self, node: cst.CSTNode, kind: str, scope: cst.CSTNode, name: str) -> str:
+        if kind == _UNCLASSIFIED:
+            # Classified when first asked: most bindings of a scope never are, and
+            # classifying every value up front was GL002's largest cost.
+            key = (node, name)
+            known = self._classified.get(key)
+            if known is None:
+                known = self._classified[key] = self.classify_value(
+                    self._bound_values[key], scope
+                )
+            return known
         if kind != _LOOP_TARGET:
             return kind
         if node in self._resolving:
@@ -389,14 +404,14 @@ class TensorFacts:
         found = []
         index = self.index
         for node in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 if target.endswith(".requires_grad") and isinstance(node.value, cst.Name):
                     if node.value.value in ("True", "False"):
                         name = target[: -len(".requires_grad")]
                         found.append((index.order[node], name, node.value.value == "True"))
             elif (
-                isinstance(node, cst.Call)
+                type(node) is cst.Call
                 and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value == "requires_grad_"
             ):
@@ -500,7 +515,7 @@ class TensorFacts:
             return cached
         attrs: dict[str, str] = {}
         for node in self.index.walk(cls, into_functions=True):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
                     kind = self.classify_value(node.value, cls)
@@ -508,7 +523,7 @@ class TensorFacts:
                     if attrs.get(attr, kind) != kind:
                         kind = OTHER
                     attrs[attr] = kind
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            elif type(node) is cst.Call and isinstance(node.func, cst.Attribute):
                 if (
                     dotted_name(node.func) == "self.register_parameter"
                     and node.args
