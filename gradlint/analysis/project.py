@@ -25,6 +25,7 @@ import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import cast
 
 _NO_GRAD_NAMES = frozenset({"no_grad", "inference_mode"})
 # Larger files are not summarised: a generated module is no helper library.
@@ -131,51 +132,61 @@ def _differentiates(call: ast.Call) -> bool:
     return False
 
 
-class _FunctionVisitor(ast.NodeVisitor):
+class _FunctionWalk:
+    """One pre-order pass over a function body, in source order, tracking how deep in
+    `no_grad` blocks each node sits. An explicit stack with exact-type dispatch: the
+    summaries of every imported module are made this way, and ast.NodeVisitor's
+    per-node method lookup and generic_visit cost several times more."""
+
     def __init__(self, function: ExternalFunction) -> None:
         self.function = function
-        # calls that are whole statements (their result is dropped); an Expr is visited
-        # before the call it holds
-        self.statement_calls: set[int] = set()
-        self.no_grad_depth = 0
         self.returns: list[ast.AST | None] = []
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
         self.modes: dict[str, bool] = {}
 
-    def visit_With(self, node: ast.With) -> None:
-        disabled = any(_is_no_grad(item.context_expr) for item in node.items)
-        for item in node.items:
-            self.visit(item.context_expr)
-        self.no_grad_depth += disabled
-        for stmt in node.body:
-            self.visit(stmt)
-        self.no_grad_depth -= disabled
+    def run(self, body: list[ast.stmt]) -> None:
+        depth = 0
+        top: list[tuple[ast.AST, int]] = []
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and _is_set_grad_enabled_false(stmt.value):
+                depth += 1  # for the rest of the body
+            top.append((stmt, depth))
+        stack = top[::-1]
+        statement_calls: set[int] = set()  # calls whose result is dropped
+        while stack:
+            node, depth = stack.pop()
+            cls = type(node)
+            if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
+                continue  # nested functions run at another time
+            if cls is ast.With:
+                with_node = cast(ast.With, node)
+                inner = depth + any(_is_no_grad(i.context_expr) for i in with_node.items)
+                children = [(i.context_expr, depth) for i in with_node.items]
+                children += [(stmt, inner) for stmt in with_node.body]
+                stack.extend(reversed(children))
+                continue
+            if cls is ast.Return:
+                self.returns.append(cast(ast.Return, node).value)
+            elif cls is ast.Expr:
+                self._statement(cast(ast.Expr, node), statement_calls)
+            elif cls is ast.AugAssign:
+                self._augmented(cast(ast.AugAssign, node))
+            elif cls is ast.Call:
+                self._call(cast(ast.Call, node), depth, statement_calls)
+            stack.extend((child, depth) for child in reversed(list(ast.iter_child_nodes(node))))
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        return  # nested functions run at another time
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        return
-
-    def visit_Return(self, node: ast.Return) -> None:
-        self.returns.append(node.value)
-        self.generic_visit(node)
-
-    def visit_Expr(self, node: ast.Expr) -> None:
+    def _statement(self, node: ast.Expr, statement_calls: set[int]) -> None:
         call = node.value
-        self.statement_calls.add(id(call))
+        statement_calls.add(id(call))
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             receiver = _dotted(call.func.value)
             if receiver is not None and call.func.attr == "eval" and not call.args:
                 self.modes[receiver] = True
             elif receiver is not None and call.func.attr == "train":
                 self.modes[receiver] = False
-        self.generic_visit(node)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+    def _augmented(self, node: ast.AugAssign) -> None:
         target = _dotted(node.target) or ""
         if (
             isinstance(node.op, ast.Add)
@@ -185,9 +196,8 @@ class _FunctionVisitor(ast.NodeVisitor):
             and node.value.id not in self.function.accumulated_params
         ):
             self.function.accumulated_params.append(node.value.id)
-        self.generic_visit(node)
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def _call(self, node: ast.Call, no_grad_depth: int, statement_calls: set[int]) -> None:
         if (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in ("append", "extend")
@@ -202,13 +212,11 @@ class _FunctionVisitor(ast.NodeVisitor):
         if isinstance(callee, ast.Attribute) and callee.attr == "forward":
             callee = callee.value
         if isinstance(callee, ast.Name) and callee.id in self.function.params:
-            kept = id(node) not in self.statement_calls
             self.function.forwards.setdefault(callee.id, []).append(
-                ForwardFact(recording=self.no_grad_depth == 0, kept=kept)
+                ForwardFact(recording=no_grad_depth == 0, kept=id(node) not in statement_calls)
             )
         if _differentiates(node):
             self.function.differentiates = True
-        self.generic_visit(node)
 
 
 def _returns_python(value: ast.AST | None) -> bool:
@@ -232,11 +240,8 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Externa
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
-    visitor = _FunctionVisitor(function)
-    for stmt in node.body:
-        if isinstance(stmt, ast.Expr) and _is_set_grad_enabled_false(stmt.value):
-            visitor.no_grad_depth += 1  # for the rest of the body
-        visitor.visit(stmt)
+    visitor = _FunctionWalk(function)
+    visitor.run(node.body)
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )

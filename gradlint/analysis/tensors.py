@@ -255,9 +255,7 @@ class TensorFacts:
             key = (node, name)
             known = self._classified.get(key)
             if known is None:
-                known = self._classified[key] = self.classify_value(
-                    self._bound_values[key], scope
-                )
+                known = self._classified[key] = self.classify_value(self._bound_values[key], scope)
             return known
         if kind != _LOOP_TARGET:
             return kind
