@@ -148,7 +148,6 @@ class FileIndex:
         self.module = module
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: dict[cst.CSTNode, int] = {}
-        self.children_of: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         self.nodes: list[cst.CSTNode] = []  # pre-order, i.e. source order
         self.aliases: dict[str, str] = {}  # local name -> qualified, real imports only
         # local name -> (module, relative level, imported name or None for a module),
@@ -170,7 +169,6 @@ class FileIndex:
         open_: list[int] = []
         parent = self.parent
         order = self.order
-        children_of = self.children_of
         nodes = self.nodes
         end = self._span_end
         while stack:
@@ -198,15 +196,26 @@ class FileIndex:
             elif cls is cst.For or cls is cst.While:
                 self.loops.append(cast("cst.For | cst.While", node))
             children = child_nodes(node)
-            children_of[node] = children
             for child in children:
                 parent[child] = node
             stack.append(None)
             stack.extend(reversed(children))
 
     def kids(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        found = self.children_of.get(node)
-        return found if found is not None else child_nodes(node)
+        """The node's meaningful children in source order (read off the pre-order list:
+        each child's subtree ends where the next child starts)."""
+        i = self.order.get(node)
+        if i is None or self.nodes[i] is not node:
+            return child_nodes(node)
+        nodes = self.nodes
+        end = self._span_end
+        stop = end[i]
+        out = []
+        i += 1
+        while i < stop:
+            out.append(nodes[i])
+            i = end[i]
+        return out
 
     def _record_import(self, node: cst.Import) -> None:
         for alias in node.names:

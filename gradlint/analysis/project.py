@@ -346,19 +346,27 @@ class ProjectIndex:
         self.enabled = enabled and path not in ("-", "", "<stdin>")
         # path of each summarised dependency -> digest of its summary
         self.dependencies: dict[str, str] = {}
+        # (module, level) -> its file: each import is asked about once per call site,
+        # and resolving it stats several candidate paths
+        self._modules: dict[tuple[str, int], str | None] = {}
+        self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method)."""
         if not self.enabled:
             return None
-        target = resolve_module(self.path, module, level)
+        key = (module, level)
+        if key not in self._modules:
+            self._modules[key] = resolve_module(self.path, module, level)
+        target = self._modules[key]
         if target is None or os.path.abspath(target) == os.path.abspath(self.path):
             return None
-        summary = summary_of_file(target)
-        if summary is None:
-            return None
-        self.dependencies[target] = _stamp(target, summary)
-        return summary.functions.get(name)
+        if target not in self._summaries:
+            summary = self._summaries[target] = summary_of_file(target)
+            if summary is not None:
+                self.dependencies[target] = _stamp(target, summary)
+        summary = self._summaries[target]
+        return summary.functions.get(name) if summary is not None else None
 
 
 def _stamp(path: str, summary: ModuleSummary) -> str:
