@@ -47,7 +47,7 @@ from gradlint.edits import split_lines
 from gradlint.engine import lint_source
 from gradlint.fixes import fix_source
 from gradlint.output.common import printable
-from gradlint.results import SourceError
+from gradlint.results import FileResult, SourceError
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -131,7 +131,7 @@ class Notebook:
         target = sum(len(line) for line in lines[: row - 1]) + column
         consumed = 0
         for piece in cell.pieces:
-            if target <= consumed + len(piece.text) or piece is cell.pieces[-1]:
+            if target < consumed + len(piece.text) or piece is cell.pieces[-1]:
                 return _raw_index(self.text or "", piece, max(0, target - consumed))
             consumed += len(piece.text)
         return cell.pieces[0].start
@@ -795,3 +795,32 @@ def notebook_diff(old: Notebook, changed: Notebook, display: str) -> str:
 def cell_sources(notebook: Notebook) -> dict[int, str]:
     """cell -> source, for the full format's snippets."""
     return {cell.number: cell.source for cell in notebook.cells if cell.is_code}
+
+
+def program_source(text: str, path: str) -> str:
+    """The notebook as one Python program (IPython lines masked, cells that do not parse
+    left out): what runtime_check executes for a notebook fixture, cells in order."""
+    return Program.build(read_notebook(text, path), path).text
+
+
+def lint_notebook_file(path: str, config: Config | None = None) -> FileResult:
+    """engine.lint_file for a notebook: never raises on bad input."""
+    name = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return FileResult(name, error=FileError(name, f"cannot read: {exc.strerror or exc}"))
+    try:
+        document = read_notebook(data.decode("utf-8-sig"), name)
+    except UnicodeDecodeError as exc:
+        return FileResult(name, error=FileError(name, f"not valid utf-8: {exc.reason}"))
+    except SourceError as exc:
+        return FileResult(name, error=exc.error)
+    except NotebookSkipped:
+        return FileResult(name)
+    try:
+        linted = lint_notebook(document, name, config)
+    except SourceError as exc:
+        return FileResult(name, error=exc.error)
+    return FileResult(name, linted.diagnostics, linted.error, cells=cell_sources(document))
