@@ -177,7 +177,13 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
         if punct is not None:
             if punct in "{[":
                 _value_starts(top)
-                if punct == "[" and depth == 3 and _in_cell(stack) and top[1] == "source":
+                if (
+                    punct == "["
+                    and depth == 3
+                    and top is not None
+                    and _in_cell(stack)
+                    and top[1] == "source"
+                ):
                     source_open = (stack[1][1], match.end() - 1)
                     found[stack[1][1]] = ((match.end() - 1, -1), True, [])
                 stack.append([punct == "{", -1 if punct == "[" else None, punct == "{"])
@@ -204,7 +210,7 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
         if string is None:
             continue
         start, end = match.start(1), match.end(1)
-        if depth == 3 and _in_cell(stack) and top[1] == "source":
+        if depth == 3 and top is not None and _in_cell(stack) and top[1] == "source":
             found[stack[1][1]] = ((start, end), False, [Piece(json.loads(string), start, end)])
         elif (
             depth == 4
@@ -297,7 +303,7 @@ def read_notebook(text: str, path: str) -> Notebook:
         number = index + 1
         if not isinstance(raw, dict):
             raise SourceError(FileError(path, f"cell {number} is not a JSON object"))
-        kind = raw.get("cell_type")
+        kind = str(raw.get("cell_type"))
         source = raw.get("source", "")
         if isinstance(source, list) and all(isinstance(line, str) for line in source):
             source_text = "".join(source)
@@ -750,7 +756,8 @@ def _list_edits(
         separator = text[pieces[0].end : pieces[1].start] if len(pieces) > 1 else "," + lead
     else:
         line_start = text.rfind("\n", 0, opened) + 1
-        indent = re.match(r"[ \t]*", text[line_start:opened]).group()
+        head = text[line_start:opened]
+        indent = head[: len(head) - len(head.lstrip(" \t"))]
         lead, tail = "\n" + indent + " ", "\n" + indent
         separator = "," + lead
     if not new:
@@ -824,3 +831,20 @@ def lint_notebook_file(path: str, config: Config | None = None) -> FileResult:
     except SourceError as exc:
         return FileResult(name, error=exc.error)
     return FileResult(name, linted.diagnostics, linted.error, cells=cell_sources(document))
+
+
+def fixed_cell_sources(
+    notebook: Notebook, path: str, config: Config | None, *, unsafe: bool = True
+) -> dict[int, str]:
+    """cell -> its source after every fix, for the cells that change: the editor's
+    fix-all, which has cells and no JSON to rewrite."""
+    program, _ = _lintable_program(notebook, path, config)
+    if not program.segments:
+        return {}
+    outcome = fix_source(program.text, path, config or Config(), unsafe=unsafe)
+    if outcome.source == program.text:
+        return {}
+    try:
+        return program.split(outcome.source)
+    except NotebookFixError:
+        return {}
