@@ -520,7 +520,9 @@ def _process_notebook(
         text = decode_notebook(data, display)
         document = nb.read_notebook(text, display)
         if mode == "check":
-            linted = nb.lint_notebook(document, display, config)
+            dependencies: dict[str, str] = {}
+            linted = nb.lint_notebook(document, display, config, dependencies=dependencies)
+            outcome.result.dependencies = dependencies
             outcome.result.diagnostics = linted.diagnostics
             outcome.result.error = linted.error
             outcome.cacheable = True

@@ -232,7 +232,7 @@ def lint_notebook_document(uri: str, version: int | None, cells, codec, warn) ->
     if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
         return linted
     try:
-        result = lint_notebook(linted.notebook(), path, config)
+        result = lint_notebook(linted.notebook(), path, config, dependencies=linted.dependencies)
     except SourceError:
         return linted
     positions: dict[str, ClientPositions] = {}

@@ -588,7 +588,13 @@ class NotebookLint:
     program: Program
 
 
-def _lintable_program(notebook: Notebook, path: str, config: Config | None, noqa: bool = True):
+def _lintable_program(
+    notebook: Notebook,
+    path: str,
+    config: Config | None,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
+):
     """The program and its findings. A cell LibCST rejects though CPython compiled it
     is left out like one that does not compile, and the rest linted again."""
     skip: set[int] = set()
@@ -596,7 +602,11 @@ def _lintable_program(notebook: Notebook, path: str, config: Config | None, noqa
     while True:
         program = Program.build(notebook, path, frozenset(skip))
         try:
-            found = lint_source(program.text, path, config, noqa=noqa) if program.segments else []
+            found = (
+                lint_source(program.text, path, config, noqa=noqa, dependencies=dependencies)
+                if program.segments
+                else []
+            )
         except SourceError as exc:
             number, row = program.cell_at(exc.error.line)
             if not number or number in skip:
@@ -637,9 +647,16 @@ def first_error(program: Program, path: str) -> FileError | None:
 
 
 def lint_notebook(
-    notebook: Notebook, path: str, config: Config | None = None, *, noqa: bool = True
+    notebook: Notebook,
+    path: str,
+    config: Config | None = None,
+    *,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
 ) -> NotebookLint:
-    program, found = _lintable_program(notebook, path, config, noqa)
+    """The notebook's findings in cell coordinates. `dependencies` collects the project
+    files whose summaries they used, as for lint_source (the cache's invalidation)."""
+    program, found = _lintable_program(notebook, path, config, noqa, dependencies)
     diagnostics = [program.to_cell(d) for d in found]
     diagnostics.sort(key=lambda d: d.sort_key)
     return NotebookLint(diagnostics, first_error(program, path), program)

@@ -339,3 +339,24 @@ def test_stdin_notebook_fix_prints_the_notebook(monkeypatch, capsys, project) ->
 
 def test_compiles_accepts_top_level_await() -> None:
     assert compiles("await f()\n") is None
+
+
+def test_a_cached_notebook_result_is_relinted_when_an_imported_helper_changes(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helpers.py").write_text("def evaluate(model, x):\n    return model(x)\n")
+    text = notebook_json(
+        ("code", "import torch\nfrom helpers import evaluate\nmodel = torch.nn.Linear(2, 2)\n"),
+        ("code", "model.eval()\nout = evaluate(model, torch.ones(1, 2))\n"),
+    )
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    args = ["--isolated", "-j1", "nb.ipynb"]
+    first = cli.main(args)
+    capsys.readouterr()
+    (tmp_path / "helpers.py").write_text(
+        "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n"
+    )
+    second = cli.main(args)
+    out = capsys.readouterr().out
+    assert (first, second) == (1, 0), out
