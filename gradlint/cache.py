@@ -29,7 +29,15 @@ from pathlib import Path
 
 import gradlint
 from gradlint.analysis.project import dependencies_unchanged
-from gradlint.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Position
+from gradlint.diagnostics import (
+    Applicability,
+    CellLocation,
+    Diagnostic,
+    Edit,
+    FileError,
+    Fix,
+    Position,
+)
 
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHEDIR_TAG = (
@@ -108,7 +116,38 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
         "noqa_line": diagnostic.noqa_line,
         "url": diagnostic.url,
         "extra": diagnostic.extra,
+        "cell": _cell_to_json(diagnostic.cell),
     }
+
+
+def _cell_to_json(cell: CellLocation | None) -> list | None:
+    if cell is None:
+        return None
+    return [
+        cell.number,
+        [cell.file_start.line, cell.file_start.column],
+        [cell.file_end.line, cell.file_end.column],
+        list(cell.edit_cells),
+    ]
+
+
+def _cell_from_json(data) -> CellLocation | None:
+    if data is None:
+        return None
+    number, start, end, edit_cells = data
+    return CellLocation(number, Position(*start), Position(*end), tuple(edit_cells))
+
+
+def _valid_cell(data) -> bool:
+    return data is None or (
+        isinstance(data, list)
+        and len(data) == 4
+        and _is_int(data[0])
+        and _is_point(data[1])
+        and _is_point(data[2])
+        and isinstance(data[3], list)
+        and all(map(_is_int, data[3]))
+    )
 
 
 def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
@@ -133,15 +172,20 @@ def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
         noqa_line=data["noqa_line"],
         url=data["url"],
         extra=data["extra"],
+        cell=_cell_from_json(data.get("cell")),
     )
 
 
 def error_to_json(error: FileError) -> dict:
-    return {"message": error.message, "line": error.line, "column": error.column}
+    data: dict = {"message": error.message, "line": error.line, "column": error.column}
+    if error.cell:
+        data["cell"] = [error.cell, error.file_line]
+    return data
 
 
 def error_from_json(data: dict, path: str) -> FileError:
-    return FileError(path, data["message"], data["line"], data["column"])
+    cell, file_line = data.get("cell") or (0, 0)
+    return FileError(path, data["message"], data["line"], data["column"], cell, file_line)
 
 
 def _is_int(value) -> bool:
@@ -179,6 +223,7 @@ def _valid_diagnostic(data) -> bool:
         and isinstance(data.get("extra"), dict)
         and "fix" in data
         and _valid_fix(data["fix"])
+        and _valid_cell(data.get("cell"))
     )
 
 
@@ -188,6 +233,14 @@ def _valid_error(data) -> bool:
         and isinstance(data.get("message"), str)
         and _is_int(data.get("line"))
         and _is_int(data.get("column"))
+        and (
+            data.get("cell") is None
+            or (
+                isinstance(data["cell"], list)
+                and len(data["cell"]) == 2
+                and all(map(_is_int, data["cell"]))
+            )
+        )
     )
 
 

@@ -85,16 +85,21 @@ Commands:
 Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
-extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore,
-force-exclude, output-format and cache-dir; command-line options override every file's, and
+extend-select, ignore, per-file-ignores, exclude, extend-exclude, include, extend-include,
+respect-gitignore, force-exclude, output-format and cache-dir; command-line options override every file's, and
 --config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
-rule, GL00 a family, GL001 one rule; ALL selects everything."""
+rule, GL00 a family, GL001 one rule; ALL selects everything.
+
+Jupyter notebooks (.ipynb) are linted by default: their code cells, in order, are one program,
+so a model.eval() in one cell reaches the forward in another; IPython magics and shell escapes
+are masked. Findings read path:cell N:row:col; --fix writes only the fixed source lines back."""
 
 CHECK_EPILOG = """\
 exit status:
   0  no findings (or --exit-zero)
   1  findings remain, or a file could not be linted or fixed (unreadable, not UTF-8, a syntax
-     error, over --max-file-size, a device or a notebook, a fix that cannot be written: one
+     error, over --max-file-size, a device, a notebook that is not valid nbformat 4 JSON or
+     has a cell that does not parse, a fix that cannot be written: one
      line on stderr each, the run goes on), or --diff has changes to show
   2  bad command line or configuration (unknown option or code, invalid pyproject.toml)
 
@@ -151,8 +156,8 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         "paths",
         nargs="*",
         metavar="PATHS",
-        help="files or directories to lint (default: .); directories are searched for .py "
-        "and .pyi files; '-' reads the source from stdin",
+        help="files or directories to lint (default: .); directories are searched for .py, "
+        ".pyi and .ipynb files (see --include); '-' reads the source from stdin",
     )
     parser.add_argument("--version", action="version", version=f"gradlint {gradlint.__version__}")
 
@@ -196,6 +201,22 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         action="append",
         metavar="GLOBS",
         help="comma-separated globs to skip in addition to the exclude list",
+    )
+    files.add_argument(
+        "--include",
+        type=_csv,
+        action="append",
+        metavar="GLOBS",
+        help="comma-separated globs of the files a directory walk lints, replacing the "
+        "default *.py,*.pyi,*.ipynb (--include '*.py,*.pyi' leaves notebooks out); files "
+        "named on the command line are linted whatever their name",
+    )
+    files.add_argument(
+        "--extend-include",
+        type=_csv,
+        action="append",
+        metavar="GLOBS",
+        help="comma-separated globs of further files to lint as Python (e.g. '*.pyw')",
     )
     files.add_argument(
         "--respect-gitignore",
@@ -404,6 +425,10 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
         except fileio.SourceReadError as exc:
             return Outcome(FileResult(display, error=FileError(display, str(exc))))
     outcome = Outcome(FileResult(display), abs_path=task.abs_path, key=task.key)
+    from gradlint import notebook
+
+    if notebook.is_notebook(display):
+        return _process_notebook(task, config, mode, unsafe, data, outcome)
     try:
         source = engine.decode_source(data, display)
         if mode == "check":
@@ -466,7 +491,116 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     return outcome
 
 
-def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Config) -> bool:
+def decode_notebook(data: bytes, display: str) -> str:
+    """A notebook's JSON text: UTF-8, as nbformat writes it (a BOM is allowed)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise engine.SourceError(
+            FileError(display, f"not valid utf-8: {exc.reason}", line, 0)
+        ) from None
+
+
+def encode_notebook(original: bytes, text: str) -> bytes:
+    bom = codecs.BOM_UTF8 if original.startswith(codecs.BOM_UTF8) else b""
+    return bom + text.encode("utf-8")
+
+
+def _process_notebook(
+    task: Task, config: Config, mode: str, unsafe: bool, data: bytes, outcome: Outcome
+) -> Outcome:
+    """_process for a `.ipynb`: the code cells are linted as one program (gradlint.notebook)
+    and findings carry their cell."""
+    from gradlint import notebook as nb
+
+    display = task.display
+    echo = task.abs_path is None and mode in ("fix", "fix-only")
+    try:
+        text = decode_notebook(data, display)
+        document = nb.read_notebook(text, display)
+        if mode == "check":
+            dependencies: dict[str, str] = {}
+            linted = nb.lint_notebook(document, display, config, dependencies=dependencies)
+            outcome.result.dependencies = dependencies
+            outcome.result.diagnostics = linted.diagnostics
+            outcome.result.error = linted.error
+            outcome.cacheable = True
+        else:
+            fixed = nb.fix_notebook(document, display, config, unsafe=unsafe)
+            outcome.fixed = list(fixed.fixed)
+            outcome.result.diagnostics = list(fixed.remaining)
+            outcome.result.error = fixed.error
+            for diagnostic in fixed.rejected:
+                outcome.warnings.append(
+                    f"{display}:{_where(diagnostic)}: the fix for {diagnostic.code} produced "
+                    "code that does not parse and was not applied (please report this)"
+                )
+            if not fixed.converged:
+                outcome.warnings.append(
+                    f"{display}: fixes did not settle; some were left unapplied"
+                )
+            if fixed.refused:
+                outcome.warnings.append(
+                    f"{display}: not fixed: {fixed.refused} (please report this)"
+                )
+            if fixed.text != text:
+                if mode == "diff":
+                    outcome.diff = nb.notebook_diff(document, fixed.notebook, display)
+                    document = fixed.notebook
+                elif task.abs_path is None:
+                    outcome.new_source = encode_notebook(data, fixed.text)
+                    document = fixed.notebook
+                elif _write_fix(
+                    task,
+                    outcome,
+                    data,
+                    encode_notebook(data, fixed.text),
+                    config,
+                    relint=lambda: nb.lint_notebook(document, display, config).diagnostics,
+                ):
+                    document = fixed.notebook
+            elif echo:
+                outcome.new_source = data
+    except nb.NotebookSkipped as exc:
+        outcome.warnings.append(f"{display}: skipped: {exc}")
+        if echo:
+            outcome.new_source = data
+        return outcome
+    except engine.SourceError as exc:
+        outcome.result.error = exc.error
+        outcome.result.diagnostics = []
+        outcome.cacheable = mode == "check"
+        if echo:
+            outcome.new_source = data
+        return outcome
+    except MemoryError:
+        raise
+    except Exception as exc:  # a rule bug must cost one file, not the run
+        outcome.result.error = FileError(
+            display, f"internal error: {describe_exception(exc)} (please report this)"
+        )
+        if echo:
+            outcome.new_source = data
+        return outcome
+    if outcome.result.diagnostics:
+        outcome.result.cells = nb.cell_sources(document)
+    return outcome
+
+
+def _where(diagnostic: Diagnostic) -> str:
+    cell = f"cell {diagnostic.cell.number}:" if diagnostic.cell is not None else ""
+    return f"{cell}{diagnostic.start.line}:{diagnostic.start.column + 1}"
+
+
+def _write_fix(
+    task: Task,
+    outcome: Outcome,
+    data: bytes,
+    new: bytes,
+    config: Config,
+    relint=None,
+) -> bool:
     """Write a fixed file; True when written. When it is not, the outcome reports the
     file's findings as they stand (nothing counts as fixed) with the reason: a warning
     when the file is outside the linted paths or changed meanwhile, else a file error."""
@@ -492,9 +626,12 @@ def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Co
         outcome.warnings.append(problem)
     outcome.fixed = []
     # The findings of the text on disk, which the fixes were not written to.
-    outcome.result.diagnostics = engine.lint_source(
-        engine.decode_source(data, display), display, config
-    )
+    if relint is not None:
+        outcome.result.diagnostics = relint()
+    else:
+        outcome.result.diagnostics = engine.lint_source(
+            engine.decode_source(data, display), display, config
+        )
     return False
 
 
@@ -800,6 +937,8 @@ def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
         extend_exclude=_flatten(args.extend_exclude),
         respect_gitignore=args.respect_gitignore,
         force_exclude=args.force_exclude,
+        include=_flatten(args.include),
+        extend_include=_flatten(args.extend_include),
     )
 
 
@@ -833,6 +972,20 @@ def _report_fixes(console: Console, fixed: list[Diagnostic], mode: str, show: bo
         stream.write(f"Fixed {_plural(len(fixed), 'error')}.\n")
     else:
         stream.write("No errors fixed.\n")
+
+
+def _restore_text(result: FileResult, data: bytes) -> None:
+    """The text a cached result's report shows (the full format's snippets)."""
+    from gradlint import notebook as nb
+
+    if nb.is_notebook(result.path):
+        try:
+            document = nb.read_notebook(decode_notebook(data, result.path), result.path)
+        except nb.NotebookSkipped:
+            return
+        result.cells = nb.cell_sources(document)
+        return
+    result.source = engine.decode_source(data, result.path)
 
 
 def _plural(number: int, word: str) -> str:
@@ -895,13 +1048,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 if echo:
                     console.write_source(data)
                 return EXIT_CLEAN
-        from gradlint.discovery import NOTEBOOK_ERROR, NOTEBOOK_SUFFIX
-
-        if display.endswith(NOTEBOOK_SUFFIX):
-            if echo:
-                console.write_source(data)
-            console.stderr.write(f"{display}:1:1: error: {NOTEBOOK_ERROR}\n")
-            return EXIT_CLEAN if args.exit_zero else EXIT_FINDINGS
         tasks.append(Task(display, None, data))
     else:
         from gradlint.discovery import ConfigResolver, discover
@@ -968,7 +1114,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 result = FileResult(task.display, hit.diagnostics, hit.error)
                 if hit.diagnostics:
                     try:
-                        result.source = engine.decode_source(data, task.display)
+                        _restore_text(result, data)
                     except engine.SourceError:
                         pass
                 results.append(result)

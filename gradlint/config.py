@@ -54,6 +54,11 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     "venv",
 )
 
+# The files a walk picks up, as ruff's `include`: globs matched against the file name or
+# the path anchored at the project root. Notebooks are in by default, as in ruff 0.6+;
+# `include = ["*.py", "*.pyi"]` (or `--extend-exclude '*.ipynb'`) leaves them out.
+DEFAULT_INCLUDE: tuple[str, ...] = ("*.py", "*.pyi", "*.ipynb")
+
 DEFAULT_SELECT: tuple[str, ...] = ("GL",)
 
 # Prefixes that name gradlint's code family itself; valid even before a rule with that
@@ -77,6 +82,8 @@ class Config:
     root: str = ""
     respect_gitignore: bool = True
     force_exclude: bool = False
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    extend_include: tuple[str, ...] = ()
 
     def selected_codes(self, all_codes: Iterable[str]) -> frozenset[str]:
         """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores.
@@ -117,6 +124,10 @@ class Config:
     @property
     def all_excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)
+
+    @property
+    def all_includes(self) -> tuple[str, ...]:
+        return tuple(self.include) + tuple(self.extend_include)
 
     def root_path(self) -> str:
         return os.path.abspath(self.root or os.getcwd())
@@ -168,6 +179,8 @@ KNOWN_KEYS = (
     "per-file-ignores",
     "exclude",
     "extend-exclude",
+    "include",
+    "extend-include",
     "respect-gitignore",
     "force-exclude",
     "output-format",
@@ -188,6 +201,8 @@ class FileSettings:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] | None = None
+    extend_include: tuple[str, ...] = ()
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
     output_format: str | None = None
@@ -205,6 +220,8 @@ class Overrides:
     extend_exclude: tuple[str, ...] | None = None
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
+    include: tuple[str, ...] | None = None
+    extend_include: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -340,7 +357,7 @@ def parse_file_settings(
             )
             for pattern, codes in raw.items()
         }
-    for key in ("exclude", "extend-exclude"):
+    for key in ("exclude", "extend-exclude", "include", "extend-include"):
         if key in table:
             values[key.replace("-", "_")] = _expect_str_list(table[key], where(key))
     for key in ("respect-gitignore", "force-exclude"):
@@ -440,6 +457,8 @@ def load_settings(
         root=str(source.parent if source else Path.cwd().absolute()),
         respect_gitignore=pick(overrides.respect_gitignore, file.respect_gitignore, True),
         force_exclude=pick(overrides.force_exclude, file.force_exclude, False),
+        include=pick(overrides.include, file.include, DEFAULT_INCLUDE),
+        extend_include=file.extend_include + (overrides.extend_include or ()),
     )
     return Settings(
         config=config,

@@ -42,6 +42,21 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class CellLocation:
+    """Where a finding in a Jupyter notebook lies. The Diagnostic's start, end and
+    noqa_line are then rows and columns inside cell `number`, and each fix edit is inside
+    the cell `edit_cells` names for it; `file_start` and `file_end` are the same points in
+    the raw .ipynb text, for the formats that point at files (SARIF, GitHub annotations)."""
+
+    number: int  # 1-based, every cell counted (markdown and raw too), as ruff counts
+    file_start: Position
+    file_end: Position
+    # The cell of each of the fix's edits, in Fix.edits order: a fix may add an import to
+    # the first code cell while the finding is in the ninth.
+    edit_cells: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str
@@ -54,10 +69,13 @@ class Diagnostic:
     noqa_line: int = 0
     url: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+    # Set for a finding in a notebook (see CellLocation); None in a Python file.
+    cell: CellLocation | None = None
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.start.line, self.start.column, self.code)
+        cell = self.cell.number if self.cell is not None else 0
+        return (self.path, cell, self.start.line, self.start.column, self.code)
 
 
 @dataclass(frozen=True)
@@ -68,8 +86,14 @@ class FileError:
     message: str
     line: int = 0
     column: int = 0  # 0-based
+    # A notebook cell that does not parse: its number (line and column are then inside
+    # it) and the line of the raw .ipynb text that holds that row (SARIF, GitHub).
+    cell: int = 0
+    file_line: int = 0
 
     def __str__(self) -> str:
+        if self.cell:
+            return f"{self.path}:cell {self.cell}:{self.line}:{self.column + 1}: {self.message}"
         if self.line:
             return f"{self.path}:{self.line}:{self.column + 1}: {self.message}"
         return f"{self.path}: {self.message}"

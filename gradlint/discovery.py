@@ -14,8 +14,8 @@ link that cannot be resolved (dangling, or a loop) and a directory that cannot b
 are reported as errors: each gets one line and the walk goes on.
 
 Only regular files and FIFOs named on the command line are read: a device such as
-/dev/zero is one error line. A notebook named on the command line is one error line too
-(notebooks are not supported yet); walking skips them as any other non-Python file.
+/dev/zero is one error line. Walking picks up the files `include` (+ `extend-include`)
+matches: `.py`, `.pyi` and Jupyter notebooks (`.ipynb`) by default.
 
 With a ConfigResolver (the CLI's default), each directory is walked with its closest
 configuration file's exclusions, and each file is recorded with that configuration.
@@ -42,7 +42,6 @@ from gradlint.fileio import file_kind, not_a_file_message
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIX = ".ipynb"
-NOTEBOOK_ERROR = "notebooks are not supported yet; not linted"
 
 
 # ---------------------------------------------------------------------------
@@ -328,6 +327,7 @@ class Walker:
         self._matchers: dict[int, tuple[Config, ExcludeMatcher]] = {
             id(config): (config, self.excluded)
         }
+        self._includes: dict[int, tuple[Config, ExcludeMatcher]] = {}
         self._chains: dict[str, tuple[IgnoreFile, ...]] = {}
         self._repo_roots: dict[str, str | None] = {}
         self.result = Discovery()
@@ -392,6 +392,14 @@ class Walker:
             self._matchers[id(config)] = known
         return known[1]
 
+    def includer_for(self, config: Config) -> ExcludeMatcher:
+        """Which files a walk lints (`include`), matched as `exclude` globs are."""
+        known = self._includes.get(id(config))
+        if known is None:
+            known = (config, ExcludeMatcher(config.all_includes, config.root_path()))
+            self._includes[id(config)] = known
+        return known[1]
+
     def is_force_excluded(self, abs_path: str, is_dir: bool) -> bool:
         """For an explicitly named path under force-exclude: is it, or a directory above
         it inside the project, excluded?"""
@@ -446,9 +454,6 @@ class Walker:
             # /dev/zero and friends: reading never ends (or has effects of its own).
             self.result.errors.append(FileError(_display(display), not_a_file_message(kind)))
             return
-        if abs_path.endswith(NOTEBOOK_SUFFIX):
-            self.result.errors.append(FileError(_display(display), NOTEBOOK_ERROR))
-            return
         real_path = os.path.realpath(abs_path)
         self.named_files.add(real_path)
         self.add_file(_display(display), abs_path, real_path, config)
@@ -475,6 +480,7 @@ class Walker:
                 continue
             config = self.config_for(abs_dir)
             excluded = self.matcher_for(config)
+            included = self.includer_for(config)
             chain = self.chain_for(abs_dir) if config.respect_gitignore else ()
             subdirs: list[tuple[str, str, str]] = []
             for entry in entries:
@@ -483,9 +489,9 @@ class Walker:
                     is_dir = entry.is_dir(follow_symlinks=False)  # a link to one: no
                 except OSError:
                     is_dir = False
-                if not is_dir and not name.endswith(PYTHON_SUFFIXES):
-                    continue
                 abs_path = os.path.join(abs_dir, name)
+                if not is_dir and not included(abs_path, name):
+                    continue
                 display = _display(display_dir, name)
                 if excluded(abs_path, name):
                     continue

@@ -14,6 +14,14 @@ It offers code actions:
 Hovering a diagnostic shows the rule's summary and a link to its documentation. Requests
 about a document that is not open get empty results.
 
+Notebooks (LSP 3.17 notebook synchronisation, as `ruff server` does it): the server
+advertises `notebookDocumentSync` for Python cells, follows `notebookDocument/didOpen`,
+`didChange` (cells added, removed, re-kinded and edited), `didSave` and `didClose`, lints
+the code cells in order as one program (gradlint.notebook), and publishes each cell's
+findings on that cell's URI. Quick fixes and "disable for this line" work in a cell; a
+fix that edits another cell too (an import added to the first) is left to fix-all, whose
+edit spans every cell it changes.
+
 Positions: the engine counts columns in code points; LSP counts in the encoding agreed at
 initialisation (UTF-16 unless the client offers another), so every column is converted
 through pygls's position codec.
@@ -22,6 +30,7 @@ through pygls's position codec.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import io
 import itertools
@@ -44,6 +53,7 @@ from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
 from gradlint.fixes import fix_source
+from gradlint.notebook import fixed_cell_sources, lint_notebook, notebook_from_cells
 
 try:
     from lsprotocol import types
@@ -156,6 +166,122 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
         return linted
     linted.findings = [(d, to_lsp_diagnostic(d, positions)) for d in diagnostics]
     return linted
+
+
+# --- notebooks ---------------------------------------------------------------------
+
+
+@dataclass
+class LintedNotebook:
+    """One version of an open notebook's lint: findings by cell URI, in cell coordinates."""
+
+    uri: str
+    version: int | None
+    path: str
+    config: Config
+    cells: tuple[tuple[str, str, str, int | None], ...]  # (cell URI, kind, text, version)
+    codec: object
+    findings: dict[str, list[tuple[Diagnostic, types.Diagnostic]]] = field(default_factory=dict)
+    dependencies: dict[str, str] = field(default_factory=dict)
+    _fixed: dict[str, str] | None = None
+
+    def notebook(self):
+        return notebook_from_cells([(kind, text) for _, kind, text, _ in self.cells])
+
+    def fixed_cells(self) -> dict[str, str]:
+        """cell URI -> its text after every fix, unsafe ones included (once per version)."""
+        if self._fixed is None:
+            try:
+                changed = fixed_cell_sources(self.notebook(), self.path, self.config)
+            except SourceError:
+                changed = {}
+            self._fixed = {self.cells[number - 1][0]: text for number, text in changed.items()}
+        return self._fixed
+
+    def cell_view(self, cell_uri: str) -> LintedDocument | None:
+        """The cell as a document of its own, with its findings; a fix that also edits
+        another cell is not offered as this cell's quick fix."""
+        for number, (uri, _kind, text, version) in enumerate(self.cells, start=1):
+            if uri != cell_uri:
+                continue
+            view = LintedDocument(
+                uri, version, text, self.path, self.config, ClientPositions(text, self.codec)
+            )
+            for diagnostic, published in self.findings.get(uri, []):
+                cell = diagnostic.cell
+                if cell is not None and any(c != number for c in cell.edit_cells):
+                    diagnostic = dataclasses.replace(diagnostic, fix=None)
+                view.findings.append((diagnostic, published))
+            view._fixed_all = text  # fix-all spans cells: see notebook_code_actions
+            return view
+        return None
+
+
+def cell_kind(kind, language: str) -> str:
+    """gradlint.notebook's kind of an LSP cell: a code cell in another language is left
+    out of the program, like markdown."""
+    if kind == types.NotebookCellKind.Markup:
+        return "markdown"
+    return "code" if language.lower() in ("python", "ipython", "") else f"code:{language}"
+
+
+def lint_notebook_document(uri: str, version: int | None, cells, codec, warn) -> LintedNotebook:
+    path = document_path(uri)
+    config = config_for(path, warn)
+    linted = LintedNotebook(uri, version, path, config, cells, codec)
+    if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
+        return linted
+    try:
+        result = lint_notebook(linted.notebook(), path, config, dependencies=linted.dependencies)
+    except SourceError:
+        return linted
+    positions: dict[str, ClientPositions] = {}
+    for diagnostic in result.diagnostics:
+        assert diagnostic.cell is not None
+        cell_uri, _kind, text, _version = cells[diagnostic.cell.number - 1]
+        if cell_uri not in positions:
+            positions[cell_uri] = ClientPositions(text, codec)
+        published = to_lsp_diagnostic(diagnostic, positions[cell_uri])
+        linted.findings.setdefault(cell_uri, []).append((diagnostic, published))
+    return linted
+
+
+def notebook_code_actions(
+    linted: LintedNotebook, cell_uri: str, request_range, only, versioned: bool
+) -> list:
+    view = linted.cell_view(cell_uri)
+    if view is None:
+        return []
+    actions = code_actions(view, request_range, only, versioned)
+    findings = [d for pairs in linted.findings.values() for d, _ in pairs]
+    if _wants(only, FIX_ALL_KIND) and any(_fixable(d.fix) for d in findings):
+        fixed = linted.fixed_cells()
+        changes = []
+        for uri, _kind, text, version in linted.cells:
+            if uri in fixed and fixed[uri] != text:
+                edit = minimal_edit(ClientPositions(text, linted.codec), text, fixed[uri])
+                changes.append((uri, version, edit))
+        if changes:
+            if versioned:
+                edit = types.WorkspaceEdit(
+                    document_changes=[
+                        types.TextDocumentEdit(
+                            text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                uri=uri, version=version
+                            ),
+                            edits=[change],
+                        )
+                        for uri, version, change in changes
+                    ]
+                )
+            else:
+                edit = types.WorkspaceEdit(changes={uri: [change] for uri, _, change in changes})
+            actions.append(
+                types.CodeAction(
+                    title="gradlint: fix all auto-fixable problems", kind=FIX_ALL_KIND, edit=edit
+                )
+            )
+    return actions
 
 
 # --- code actions ------------------------------------------------------------------
@@ -338,6 +464,8 @@ class OpenDocument:
     version: int | None
     text: str
     generation: int
+    # A notebook: its cells in order, (cell URI, kind, text, version); text is then "".
+    cells: tuple[tuple[str, str, str, int | None], ...] | None = None
 
 
 def text_offset(text: str, position, codec) -> int:
@@ -399,6 +527,19 @@ def protocol_class():
         def lsp_text_document__did_close(self, params):
             yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
+        # Notebook cells too: their text is kept and edited by gradlint (apply_change).
+        @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+        def lsp_notebook_document__did_open(self, params):
+            yield from self._user_handler(types.NOTEBOOK_DOCUMENT_DID_OPEN, params)
+
+        @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+        def lsp_notebook_document__did_change(self, params):
+            yield from self._user_handler(types.NOTEBOOK_DOCUMENT_DID_CHANGE, params)
+
+        @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+        def lsp_notebook_document__did_close(self, params):
+            yield from self._user_handler(types.NOTEBOOK_DOCUMENT_DID_CLOSE, params)
+
     return GradlintProtocol
 
 
@@ -421,12 +562,18 @@ class Server:
     def __init__(self, server) -> None:
         self.server = server
         self.documents: dict[str, OpenDocument] = {}
-        self.linted: dict[str, tuple[int, LintedDocument]] = {}  # uri -> (generation, lint)
+        # uri -> (generation, lint)
+        self.linted: dict[str, tuple[int, LintedDocument | LintedNotebook]] = {}
         self.in_flight: dict[str, tuple[int, asyncio.Future]] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task] = set()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
         self.generations = itertools.count()
+        # Notebooks: cell URI -> notebook URI; cell URI -> (text, version, language);
+        # notebook URI -> its cells in order, (cell URI, kind).
+        self.cell_owner: dict[str, str] = {}
+        self.cell_texts: dict[str, tuple[str, int | None, str]] = {}
+        self.notebook_cells: dict[str, list[tuple[str, object]]] = {}
         self.warned: set[str] = set()
         self.shut_down = False
 
@@ -484,8 +631,83 @@ class Server:
             if any(os.path.abspath(path) == saved for path in linted.dependencies):
                 dependent = self.documents.get(other)
                 if dependent is not None:
-                    self.put(other, dependent.version, dependent.text)
+                    if dependent.cells is not None:
+                        self.put_notebook(other, dependent.version)
+                    else:
+                        self.put(other, dependent.version, dependent.text)
                     self.schedule(other, 0)
+
+    # -- notebooks
+
+    def put_notebook(self, uri: str, version: int | None) -> OpenDocument:
+        cells = []
+        for cell_uri, kind in self.notebook_cells.get(uri, []):
+            text, cell_version, language = self.cell_texts.get(cell_uri, ("", None, "python"))
+            cells.append((cell_uri, cell_kind(kind, language), text, cell_version))
+        document = OpenDocument(uri, version, "", next(self.generations), tuple(cells))
+        self.documents[uri] = document
+        return document
+
+    def _open_cells(self, notebook_uri: str, items) -> None:
+        for item in items or ():
+            self.cell_texts[item.uri] = (item.text, item.version, item.language_id)
+            self.cell_owner[item.uri] = notebook_uri
+
+    def _close_cells(self, uris) -> None:
+        for uri in uris:
+            self.cell_texts.pop(uri, None)
+            self.cell_owner.pop(uri, None)
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    def open_notebook(self, params) -> None:
+        notebook = params.notebook_document
+        self.notebook_cells[notebook.uri] = [(c.document, c.kind) for c in notebook.cells]
+        self._open_cells(notebook.uri, params.cell_text_documents)
+        self.put_notebook(notebook.uri, notebook.version)
+        self.schedule(notebook.uri, 0)
+
+    def change_notebook(self, params) -> None:
+        uri = params.notebook_document.uri
+        cells = self.notebook_cells.get(uri)
+        if cells is None:
+            log.warning("change to notebook %s, which is not open: ignored", uri)
+            return
+        change = params.change.cells
+        if change is not None:
+            if change.structure is not None:
+                array = change.structure.array
+                new = [(c.document, c.kind) for c in array.cells or ()]
+                cells[array.start : array.start + array.delete_count] = new
+                self._open_cells(uri, change.structure.did_open)
+                self._close_cells(c.uri for c in change.structure.did_close or ())
+            for cell in change.data or ():
+                cells[:] = [(u, cell.kind if u == cell.document else k) for u, k in cells]
+            codec = self.server.workspace.position_codec
+            for content in change.text_content or ():
+                cell_uri = content.document.uri
+                text, _version, language = self.cell_texts.get(cell_uri, ("", None, "python"))
+                for edit in content.changes:
+                    text = apply_change(text, edit, codec)
+                self.cell_texts[cell_uri] = (text, content.document.version, language)
+        self.put_notebook(uri, params.notebook_document.version)
+        self.schedule(uri, DEBOUNCE_SECONDS)
+
+    def save_notebook(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is not None and document.cells is not None:
+            self.put_notebook(uri, document.version)
+            self.schedule(uri, 0)
+
+    def close_notebook(self, uri: str) -> None:
+        cells = self.notebook_cells.pop(uri, [])
+        self.documents.pop(uri, None)
+        self.linted.pop(uri, None)
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._close_cells(cell_uri for cell_uri, _ in cells)
 
     def close(self, uri: str) -> None:
         self.documents.pop(uri, None)
@@ -503,7 +725,7 @@ class Server:
         document = self.documents.get(uri)
         return document is not None and document.generation == generation
 
-    async def latest(self, uri: str) -> LintedDocument | None:
+    async def latest(self, uri: str) -> LintedDocument | LintedNotebook | None:
         """The lint of the document's latest text: kept from before, being computed, or
         computed now. None when the document is not open, when its lint failed, or when it
         keeps changing while it is linted."""
@@ -524,19 +746,33 @@ class Server:
                 return linted  # None when the lint failed: it was reported once
         return None
 
-    async def _lint(self, document: OpenDocument) -> LintedDocument | None:
+    async def _lint(self, document: OpenDocument):
         warnings: list[str] = []
         started = time.perf_counter()
         try:
-            linted = await asyncio.get_running_loop().run_in_executor(
-                self.worker,
-                lint_document,
-                document.uri,
-                document.version,
-                document.text,
-                self.server.workspace.position_codec,
-                warnings.append,
-            )
+            loop = asyncio.get_running_loop()
+            codec = self.server.workspace.position_codec
+            linted: LintedDocument | LintedNotebook | None
+            if document.cells is not None:
+                linted = await loop.run_in_executor(
+                    self.worker,
+                    lint_notebook_document,
+                    document.uri,
+                    document.version,
+                    document.cells,
+                    codec,
+                    warnings.append,
+                )
+            else:
+                linted = await loop.run_in_executor(
+                    self.worker,
+                    lint_document,
+                    document.uri,
+                    document.version,
+                    document.text,
+                    codec,
+                    warnings.append,
+                )
         except Exception as exc:  # a rule bug must not take the editor's server down
             log.exception("gradlint failed on %s", document.uri)
             self.warn_once(
@@ -581,6 +817,17 @@ class Server:
         # A newer change has its own publication coming.
         if linted is None or not self.is_latest(uri, document.generation):
             return
+        if isinstance(linted, LintedNotebook):
+            # Every cell, so a cell whose findings went away is cleared.
+            for cell_uri, _kind, _text, version in linted.cells:
+                self.server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(
+                        uri=cell_uri,
+                        version=version,
+                        diagnostics=[p for _, p in linted.findings.get(cell_uri, [])],
+                    )
+                )
+            return
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri,
@@ -591,8 +838,20 @@ class Server:
 
     # -- requests
 
+    async def _linted_for(self, uri: str):
+        """The lint a request about `uri` reads: the document's, or for a notebook cell
+        that cell's view of its notebook's lint."""
+        owner = self.cell_owner.get(uri)
+        if owner is None:
+            linted = await self.latest(uri)
+            return linted if isinstance(linted, LintedDocument) else None, None
+        notebook = await self.latest(owner)
+        if not isinstance(notebook, LintedNotebook):
+            return None, None
+        return notebook.cell_view(uri), notebook
+
     async def code_actions(self, params):
-        linted = await self.latest(params.text_document.uri)
+        linted, notebook = await self._linted_for(params.text_document.uri)
         if linted is None:
             return None
         capabilities = self.server.client_capabilities.workspace
@@ -602,13 +861,25 @@ class Server:
             and capabilities.workspace_edit.document_changes
         )
         # Fix-all may lint several times over: off the loop, like a lint.
-        actions = await asyncio.get_running_loop().run_in_executor(
-            self.worker, code_actions, linted, params.range, params.context.only, versioned
-        )
+        loop = asyncio.get_running_loop()
+        if notebook is not None:
+            actions = await loop.run_in_executor(
+                self.worker,
+                notebook_code_actions,
+                notebook,
+                params.text_document.uri,
+                params.range,
+                params.context.only,
+                versioned,
+            )
+        else:
+            actions = await loop.run_in_executor(
+                self.worker, code_actions, linted, params.range, params.context.only, versioned
+            )
         return actions or None
 
     async def hover(self, params):
-        linted = await self.latest(params.text_document.uri)
+        linted, _notebook = await self._linted_for(params.text_document.uri)
         if linted is None:
             return None
         point = types.Range(start=params.position, end=params.position)
@@ -632,7 +903,20 @@ class Server:
 
 
 def create_server():
-    server = LanguageServer(SOURCE, __version__, protocol_cls=protocol_class())
+    server = LanguageServer(
+        SOURCE,
+        __version__,
+        protocol_cls=protocol_class(),
+        # Python cells of any notebook type (jupyter-notebook in VS Code and JupyterLab).
+        notebook_document_sync=types.NotebookDocumentSyncOptions(
+            notebook_selector=[
+                types.NotebookDocumentFilterWithCells(
+                    notebook="*", cells=[types.NotebookCellLanguage(language="python")]
+                )
+            ],
+            save=True,
+        ),
+    )
     state = Server(server)
     server.gradlint = state
 
@@ -661,6 +945,22 @@ def create_server():
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         state.close(params.text_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def did_open_notebook(params: types.DidOpenNotebookDocumentParams) -> None:
+        state.open_notebook(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def did_change_notebook(params: types.DidChangeNotebookDocumentParams) -> None:
+        state.change_notebook(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def did_save_notebook(params: types.DidSaveNotebookDocumentParams) -> None:
+        state.save_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def did_close_notebook(params: types.DidCloseNotebookDocumentParams) -> None:
+        state.close_notebook(params.notebook_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

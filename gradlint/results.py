@@ -25,3 +25,5 @@ class FileResult:
     # The project files whose summaries the result depends on: path -> summary digest
     # (see analysis.project). A cached result is stale when one of them changes.
     dependencies: dict[str, str] = field(default_factory=dict)
+    # A notebook's code cells (cell number -> source), for the full format's snippets.
+    cells: dict[int, str] | None = None

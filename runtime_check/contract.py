@@ -1,7 +1,9 @@
 """The fixture contract (fixtures/README.md), read without importing torch.
 
-A fixture is `fixtures/<CODE>/bad_*.py`, `good_*.py` or `bad_*.fixed.py`. Its module
-docstring holds exactly one outcome line:
+A fixture is `fixtures/<CODE>/bad_*.py`, `good_*.py` or `bad_*.fixed.py`, or a Jupyter
+notebook named the same way (`bad_*.ipynb`, `bad_*.fixed.ipynb`), whose code cells in order
+(IPython magics masked) are the program. Its module docstring holds exactly one outcome
+line:
 
     raises: <ExceptionType>: <message prefix or regex>
     grows: <what grows>
@@ -62,11 +64,32 @@ class Fixture:
         return self.outcome.describe()
 
 
+SUFFIXES = (".py", ".ipynb")
+
+
+def is_notebook(path: Path) -> bool:
+    return path.name.endswith(".ipynb")
+
+
+def program_text(path: Path) -> str:
+    """The fixture's program: the file, or a notebook's code cells as one program."""
+    text = path.read_text(encoding="utf-8")
+    if not is_notebook(path):
+        return text
+    from gradlint.notebook import program_source
+    from gradlint.results import SourceError
+
+    try:
+        return program_source(text, str(path))
+    except SourceError as exc:
+        raise SyntaxError(str(exc)) from None
+
+
 def role_of(path: Path) -> str | None:
     name = path.name
-    if not name.endswith(".py"):
+    if not name.endswith(SUFFIXES):
         return None
-    if name.startswith("bad_") and name.endswith(".fixed.py"):
+    if name.startswith("bad_") and name.endswith((".fixed.py", ".fixed.ipynb")):
         return "fixed"
     if name.startswith("bad_"):
         return "bad"
@@ -112,7 +135,7 @@ def read_fixture(path: Path) -> Fixture:
     folder = path.parent.name
     rule = folder if RULE_FOLDER_RE.match(folder) else None
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(program_text(path), filename=str(path))
         outcome = parse_outcome(ast.get_docstring(tree))
     except (OSError, SyntaxError, UnicodeDecodeError, ContractError) as exc:
         return Fixture(path, role, rule, None, f"{type(exc).__name__}: {exc}")
@@ -130,8 +153,8 @@ def _order(path: Path) -> tuple:
     # bad_x.py, then its bad_x.fixed.py
     return (
         str(path.parent),
-        path.name.replace(".fixed.py", ".py"),
-        path.name.endswith(".fixed.py"),
+        path.name.replace(".fixed.py", ".py").replace(".fixed.ipynb", ".ipynb"),
+        path.name.endswith((".fixed.py", ".fixed.ipynb")),
     )
 
 
@@ -143,7 +166,14 @@ def discover(paths) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             candidates = sorted(
-                (p for p in path.rglob("*.py") if "__pycache__" not in p.parts), key=_order
+                (
+                    p
+                    for p in path.rglob("*")
+                    if p.name.endswith(SUFFIXES)
+                    and "__pycache__" not in p.parts
+                    and ".ipynb_checkpoints" not in p.parts
+                ),
+                key=_order,
             )
         elif path.exists():
             if role_of(path) is None:

@@ -177,14 +177,23 @@ def lint_all(fixtures: list[Fixture]) -> dict[Path, Lint]:
 
     registered = frozenset(rule.code for rule in engine.ALL_RULES)
     results: dict[Path, Lint] = {}
+    from gradlint.notebook import is_notebook, lint_notebook_file
+
     for fixture in fixtures:
         try:
-            result = engine.lint_file(fixture.path)
+            if is_notebook(str(fixture.path)):
+                result = lint_notebook_file(str(fixture.path))
+            else:
+                result = engine.lint_file(fixture.path)
         except Exception as exc:  # noqa: BLE001 - a linter crash is a finding, not our crash
             results[fixture.path] = Lint(error=f"gradlint crashed: {type(exc).__name__}: {exc}")
             continue
         results[fixture.path] = Lint(
-            findings=[(d.code, d.start.line) for d in result.diagnostics],
+            # A notebook finding by the line of the .ipynb that holds it.
+            findings=[
+                (d.code, d.cell.file_start.line if d.cell else d.start.line)
+                for d in result.diagnostics
+            ],
             error=str(result.error) if result.error else None,
             registered=registered,
         )

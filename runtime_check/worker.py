@@ -57,6 +57,18 @@ def describe_exception(exc: BaseException) -> dict:
 
 def load_module(path: Path):
     name = "gradlint_fixture_" + re.sub(r"\W", "_", path.stem)
+    if path.name.endswith(".ipynb"):
+        # A notebook runs as Jupyter runs it top to bottom: its code cells in order, in
+        # one namespace, with IPython magics and shell escapes skipped.
+        import types
+
+        from runtime_check.contract import program_text
+
+        module = types.ModuleType(name)
+        module.__file__ = str(path)
+        sys.modules[name] = module
+        exec(compile(program_text(path), str(path), "exec"), module.__dict__)
+        return module
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up by name

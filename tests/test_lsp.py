@@ -79,6 +79,7 @@ class RecordingClient(LanguageClient):
         super().__init__(*args, **kwargs)
         self.exit_status: int | None = None
         self.traces: list[str] = []
+        self.initialize_result: types.InitializeResult | None = None
 
     async def server_exit(self, server) -> None:
         self.exit_status = server.returncode
@@ -193,13 +194,17 @@ class Session:
 
         await client.start_io(*(command or [sys.executable, "-c", SERVER_WITH_TEST_RULE]), cwd=REPO)
         capabilities = types.ClientCapabilities(
+            # As VS Code announces it: the server then advertises notebookDocumentSync.
+            notebook_document=types.NotebookDocumentClientCapabilities(
+                synchronization=types.NotebookDocumentSyncClientCapabilities()
+            ),
             workspace=types.WorkspaceClientCapabilities(
                 workspace_edit=types.WorkspaceEditClientCapabilities(
                     document_changes=document_changes
                 )
-            )
+            ),
         )
-        await asyncio.wait_for(
+        client.initialize_result = await asyncio.wait_for(
             client.initialize_async(
                 types.InitializeParams(
                     capabilities=capabilities,
@@ -668,3 +673,139 @@ def test_saving_a_helper_relints_the_open_documents_that_import_it(session, tmp_
         assert await editor.diagnostics(uri) == []
 
     session.run(scenario)
+
+
+# --- notebooks (LSP 3.17 notebook synchronisation) ---------------------------------
+
+
+def _cell(uri: str, text: str, version: int = 1) -> types.TextDocumentItem:
+    return types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+
+
+def test_notebook_cells_get_diagnostics_quick_fixes_and_fix_all(tmp_path):
+    notebook_uri = (tmp_path / "train.ipynb").as_uri()
+    cell = [f"vscode-notebook-cell:{tmp_path / 'train.ipynb'}#c{i}" for i in range(4)]
+    texts = {
+        cell[0]: "from torch import nn\nm = nn.Linear(2, 2)\nmodel = nn.Linear(2, 2)\n",
+        cell[1]: "# Markdown: m.weight.zero_()",
+        cell[2]: "%time\nmodel.eval()\nm.weight.zero_()",
+        cell[3]: "print(1)\nout = model(m.weight)\n",
+    }
+    kinds = [2, 1, 2, 2]
+
+    async def scenario(editor: Editor):
+        client = editor.client
+        assert client.initialize_result is not None
+        sync = client.initialize_result.capabilities.notebook_document_sync
+        assert sync is not None and sync.notebook_selector[0].cells[0].language == "python"
+        client.notebook_document_did_open(
+            types.DidOpenNotebookDocumentParams(
+                notebook_document=types.NotebookDocument(
+                    uri=notebook_uri,
+                    notebook_type="jupyter-notebook",
+                    version=1,
+                    cells=[
+                        types.NotebookCell(kind=types.NotebookCellKind(k), document=u)
+                        for k, u in zip(kinds, cell, strict=True)
+                    ],
+                ),
+                cell_text_documents=[
+                    _cell(u, texts[u]) for u, k in zip(cell, kinds, strict=True) if k == 2
+                ],
+            )
+        )
+        published = {}
+        for _ in range(3):  # one publication per code cell
+            params = await asyncio.wait_for(
+                asyncio.wait_for(_any_publication(editor, [cell[0], cell[2], cell[3]]), TIMEOUT),
+                TIMEOUT,
+            )
+            published[params.uri] = list(params.diagnostics)
+        assert published[cell[0]] == []
+        # model.eval() in cell 3 reaches the forward in cell 4.
+        assert [(d.code, d.range.start.line) for d in published[cell[3]]] == [("GL004", 1)]
+        # %time is masked, so the row of the in-place update in cell 3 is its own.
+        (inplace,) = published[cell[2]]
+        assert (inplace.code, inplace.range.start.line, inplace.range.start.character) == (
+            "GL002",
+            2,
+            0,
+        )
+
+        actions = await editor.actions(cell[2], inplace.range)
+        titles = sorted(a.title for a in actions)
+        assert "Disable GL002 for this line" in titles
+        # The GL002 fix also adds `import torch` to cell 1: offered by fix-all, across cells.
+        fix_all = by_title(actions, "gradlint: fix all")
+        changed = set(fix_all.edit.changes)
+        assert changed == {cell[0], cell[2], cell[3]}
+        new_texts = {
+            u: apply_edit(texts[u], u, types.WorkspaceEdit(changes={u: fix_all.edit.changes[u]}))
+            for u in changed
+        }
+        assert new_texts[cell[0]].startswith("import torch\n")
+        assert "with torch.no_grad():\n    m.weight.zero_()" in new_texts[cell[2]]
+        assert new_texts[cell[2]].startswith("%time\n")
+
+        # The editor applies it: cell text changes go through notebookDocument/didChange.
+        client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(
+                    uri=notebook_uri, version=2
+                ),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                document=types.VersionedTextDocumentIdentifier(uri=u, version=2),
+                                changes=[
+                                    types.TextDocumentContentChangeWholeDocument(text=new_texts[u])
+                                ],
+                            )
+                            for u in sorted(changed)
+                        ]
+                    )
+                ),
+            )
+        )
+        after = {}
+        for _ in range(3):
+            params = await _any_publication(editor, [cell[0], cell[2], cell[3]])
+            after[params.uri] = list(params.diagnostics)
+        assert all(not diagnostics for diagnostics in after.values()), after
+
+        # A cell removed from the notebook is cleared; closing clears the rest.
+        client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(
+                    uri=notebook_uri, version=3
+                ),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        structure=types.NotebookDocumentCellChangeStructure(
+                            array=types.NotebookCellArrayChange(start=3, delete_count=1),
+                            did_close=[types.TextDocumentIdentifier(uri=cell[3])],
+                        )
+                    )
+                ),
+            )
+        )
+        assert await editor.diagnostics(cell[3]) == []
+        client.notebook_document_did_close(
+            types.DidCloseNotebookDocumentParams(
+                notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
+                cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in cell[:3]],
+            )
+        )
+
+    run_editor(scenario)
+
+
+async def _any_publication(editor: Editor, uris: list[str]):
+    """The next publication for any of `uris`."""
+    while True:
+        for uri in uris:
+            queue = editor._queue(uri)
+            if not queue.empty():
+                return queue.get_nowait()
+        await asyncio.sleep(0.02)

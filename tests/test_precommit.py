@@ -17,6 +17,10 @@ from gradlint.engine import rule_by_code
 REPO = Path(__file__).resolve().parents[1]
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 SNIPPET = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
+NOTEBOOK = (
+    '{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [],'
+    f' "source": {SNIPPET!r}}}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}\n'
+).replace("'", '"')
 
 
 def hooks() -> dict[str, dict]:
@@ -28,7 +32,8 @@ def test_manifest_is_valid_for_pre_commit():
     assert set(manifest) == {"gradlint", "gradlint-fix"}
     for hook in manifest.values():
         assert hook["language"] == "python"
-        assert hook["types"] == ["python"]
+        # Notebooks too (identify tags .ipynb as jupyter), as ruff's hooks do.
+        assert hook["types_or"] == ["python", "pyi", "jupyter"]
         assert hook["entry"].split()[:2] == ["gradlint", "check"]
         # Files named by pre-commit must still honour [tool.gradlint] exclude.
         assert "--force-exclude" in hook["entry"].split()
@@ -69,6 +74,7 @@ def run_hook(tmp_path: Path, hook_id: str, files: dict[str, str], args=()) -> tu
         f"    entry: {hook['entry']}",
         "    language: system",
         f"    types: {hook['types']}",
+        f"    types_or: {hook['types_or']}",
         f"    require_serial: {str(hook['require_serial']).lower()}",
         f"    args: {list(args)}",
     ]
@@ -101,10 +107,12 @@ def test_check_hook_fails_on_a_finding_and_skips_excluded_and_non_python_files(t
             "train.py": SNIPPET,
             "generated/model.py": SNIPPET,
             "notes.txt": SNIPPET,
+            "explore.ipynb": NOTEBOOK,
         },
     )
     assert code == 1, output
     assert "train.py:3:1: GL002" in output
+    assert "explore.ipynb:cell 1:3:1: GL002" in output
     assert "generated" not in output
     assert "notes.txt" not in output
 

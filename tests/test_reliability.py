@@ -807,23 +807,70 @@ def test_runtime_check_without_its_fixtures_says_so(tmp_path, monkeypatch, capsy
     assert "gradlint's own fixtures are not here" in capsys.readouterr().err
 
 
-# --- 18. notebooks named on the command line are an error, not a pass ----------------------
+# --- 18. notebooks: linted named, walked and from stdin; bad ones are one line each ------
 
 
-def test_a_notebook_named_on_the_command_line_is_a_file_error(tmp_path, capsys, monkeypatch):
+def test_notebooks_are_linted_named_walked_and_from_stdin(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    notebook = {"cells": [{"cell_type": "code", "source": ["w += 1\n"]}], "nbformat": 4}
-    write(tmp_path / "train.ipynb", json.dumps(notebook).encode())
-    write(tmp_path / "pkg" / "walked.ipynb", json.dumps(notebook).encode())
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": ["torch.no_grad()\n"]}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    text = json.dumps(notebook).encode()
+    write(tmp_path / "train.ipynb", text)
+    write(tmp_path / "pkg" / "walked.ipynb", text)
     write(tmp_path / "pkg" / "a.py", b"x = 1\n")
 
     status, out, err = gradlint(capsys, "train.ipynb", "pkg")
 
-    assert status == 1
-    assert errors(err) == {"train.ipynb": "notebooks are not supported yet; not linted"}
-    assert "walked.ipynb" not in err + out  # walking skips notebooks silently
-    assert gradlint(capsys, "pkg")[0] == 0
-    sys_stdin = io.TextIOWrapper(io.BytesIO(json.dumps(notebook).encode()))
+    assert status == 1 and not err
+    assert "train.ipynb:cell 1:1:1: GL008" in out
+    assert "pkg/walked.ipynb:cell 1:1:1: GL008" in out
+    # Walking leaves notebooks out when `include` says so; naming one still lints it.
+    assert gradlint(capsys, "pkg", "--include", "*.py,*.pyi")[0] == 0
+    sys_stdin = io.TextIOWrapper(io.BytesIO(text))
     monkeypatch.setattr(sys, "stdin", sys_stdin)
-    status, _, err = gradlint(capsys, "-", "--stdin-filename", "nb.ipynb")
-    assert status == 1 and "nb.ipynb:1:1: error: notebooks are not supported yet" in err
+    status, out, _ = gradlint(capsys, "-", "--stdin-filename", "nb.ipynb")
+    assert status == 1 and "nb.ipynb:cell 1:1:1: GL008" in out
+
+
+def test_bad_notebooks_are_one_line_each_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def nb(cells, **extra):
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, **extra}).encode()
+
+    code = {"cell_type": "code", "metadata": {}, "outputs": [], "source": "torch.no_grad()\n"}
+    write(tmp_path / "a_malformed.ipynb", b'{"cells": [\n  {"cell_type": "code",,}\n')
+    write(
+        tmp_path / "b_v3.ipynb", json.dumps({"nbformat": 3, "worksheets": [{"cells": []}]}).encode()
+    )
+    write(tmp_path / "c_string_source.ipynb", nb([code]))
+    write(tmp_path / "d_empty.ipynb", nb([]))
+    write(tmp_path / "e_zero_bytes.ipynb", b"")
+    huge = {"output_type": "stream", "name": "stdout", "text": ["x" * 100 + "\n"] * 20000}
+    write(tmp_path / "f_huge_outputs.ipynb", nb([dict(code, outputs=[huge])]))
+    r_kernel = {"kernelspec": {"language": "R", "name": "ir"}}
+    write(
+        tmp_path / "g_r.ipynb",
+        json.dumps({"cells": [code], "metadata": r_kernel, "nbformat": 4}).encode(),
+    )
+    write(tmp_path / "h_not_object.ipynb", b"[1, 2]")
+
+    status, out, err = gradlint(capsys, ".")
+
+    assert status == 1
+    found = errors(err)
+    assert found["a_malformed.ipynb"].startswith("not a valid notebook: invalid JSON")
+    assert "a_malformed.ipynb:2:" in err  # the JSON error's own line
+    assert found["b_v3.ipynb"].startswith("nbformat 3 notebook: gradlint reads nbformat 4")
+    assert (
+        found["h_not_object.ipynb"] == "not a Jupyter notebook: the JSON is a list, not an object"
+    )
+    assert "g_r.ipynb: skipped: the notebook's kernel language is 'R', not Python" in err
+    assert set(found) == {"a_malformed.ipynb", "b_v3.ipynb", "h_not_object.ipynb"}
+    assert "c_string_source.ipynb:cell 1:1:1: GL008" in out
+    assert "f_huge_outputs.ipynb:cell 1:1:1: GL008" in out
+    assert "d_empty" not in out + err and "e_zero_bytes" not in out + err

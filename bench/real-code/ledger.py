@@ -9,7 +9,9 @@ read from an existing git directory named by the template, e.g.
 `/mirrors/{owner}+{name}.git`).
 
 `ledger.tsv` holds one row per judged place: repo, commit, path, line, code, verdict,
-reason. Verdicts:
+reason. `line` is the reported line of a `.py` file; for a notebook (`.ipynb`) it is
+`CELL:ROW`, the cell (1-based, markdown cells counted, as gradlint's JSON `cell` field)
+and the row inside that cell, as gradlint reports them (`path:cell N:row:col`). Verdicts:
 
 - TRUE   gradlint reports it and it is the pitfall the rule describes.
 - FALSE  gradlint reported it and it is not (the reason says why); it must stay fixed.
@@ -66,13 +68,13 @@ class Row:
     repo: str
     commit: str
     path: str
-    line: int
+    line: str  # "12", or "CELL:ROW" in a notebook
     code: str
     verdict: str
     reason: str
 
     @property
-    def key(self) -> tuple[str, str, int, str]:
+    def key(self) -> tuple[str, str, str, str]:
         return (self.repo, self.path, self.line, self.code)
 
 
@@ -96,7 +98,7 @@ def read_ledger(path: Path = LEDGER_TSV) -> list[Row]:
                     r["repo"],
                     r["commit"],
                     r["path"],
-                    int(r["line"]),
+                    _checked_line(r["line"], path, n),
                     r["code"],
                     r["verdict"],
                     r["reason"],
@@ -105,8 +107,28 @@ def read_ledger(path: Path = LEDGER_TSV) -> list[Row]:
     return rows
 
 
+def line_key(line: str) -> tuple[int, ...]:
+    """`12` and `3:12` (cell 3, row 12) in numeric order."""
+    return tuple(int(part) for part in line.split(":"))
+
+
+def _checked_line(text: str, path: Path, n: int) -> str:
+    line = text.strip()
+    try:
+        line_key(line)
+    except ValueError:
+        raise SystemExit(f"{path}:{n}: line {text!r} is neither LINE nor CELL:ROW") from None
+    return line
+
+
+def finding_line(item: dict) -> str:
+    """A JSON finding's place as the ledger records it."""
+    row = item["location"]["row"]
+    return f"{item['cell']}:{row}" if item.get("cell") else str(row)
+
+
 def write_ledger(rows: list[Row], path: Path = LEDGER_TSV) -> None:
-    rows = sorted(rows, key=lambda r: (r.repo, r.path, r.line, r.code))
+    rows = sorted(rows, key=lambda r: (r.repo, r.path, line_key(r.line), r.code))
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(COLUMNS)
@@ -173,7 +195,7 @@ def prepare(corpus_dir: Path, template: str | None) -> int:
 # -- run -------------------------------------------------------------------------------
 
 
-def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, int, str, str]]:
+def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, str, str, str]]:
     """(repo, path, line, code, message) for every finding, paths relative to the repo."""
     findings = []
     for repo in repos:
@@ -206,7 +228,7 @@ def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, int
                 continue  # a file gradlint could not lint: reported on stderr, not judged
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
             findings.append(
-                (repo.name, path, item["location"]["row"], item["code"], item["message"])
+                (repo.name, path, finding_line(item), item["code"], item["message"])
             )
     return findings
 

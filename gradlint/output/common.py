@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
 from gradlint.edits import is_applicable
 from gradlint.results import FileResult
 
@@ -40,6 +40,27 @@ def sorted_errors(results: Sequence[FileResult]) -> list[FileError]:
 
 def sources_by_path(results: Sequence[FileResult]) -> dict[str, str]:
     return {r.path: r.source for r in results if r.source is not None}
+
+
+def cells_by_path(results: Sequence[FileResult]) -> dict[str, dict[int, str]]:
+    """A notebook's code cells by number, for the results that carry them."""
+    return {r.path: r.cells for r in results if r.cells is not None}
+
+
+def location_text(diagnostic: Diagnostic) -> str:
+    """`row:col`, or in a notebook `cell N:row:col` (ruff's layout), both 1-based."""
+    where = f"{diagnostic.start.line}:{diagnostic.start.column + 1}"
+    if diagnostic.cell is not None:
+        return f"cell {diagnostic.cell.number}:{where}"
+    return where
+
+
+def file_region(diagnostic: Diagnostic) -> tuple[Position, Position]:
+    """Start and end in the file itself: for a notebook finding, the points of the raw
+    .ipynb text that hold it, so an annotation lands on the right line of the JSON."""
+    if diagnostic.cell is not None:
+        return diagnostic.cell.file_start, diagnostic.cell.file_end
+    return diagnostic.start, diagnostic.end
 
 
 def is_fixable(fix: Fix | None, *, unsafe_fixes: bool) -> bool:
@@ -113,7 +134,8 @@ def error_line(error: FileError) -> str:
     problem matchers that expect `path:line:col:` still pick it up."""
     line = error.line or 1
     column = error.column + 1 if error.line else 1
-    return f"{printable(error.path)}:{line}:{column}: error: {printable(error.message)}"
+    cell = f"cell {error.cell}:" if error.cell else ""
+    return f"{printable(error.path)}:{cell}{line}:{column}: error: {printable(error.message)}"
 
 
 def write_errors(errors: Sequence[FileError], stream: TextIO) -> None:

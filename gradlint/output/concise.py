@@ -8,6 +8,7 @@ from typing import TextIO
 from gradlint.output.common import (
     ReportOptions,
     is_fixable,
+    location_text,
     printable,
     sorted_diagnostics,
     sorted_errors,
@@ -24,9 +25,7 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
     write_errors(errors, options.error_stream or stream)
     for d in diagnostics:
         marker = "[*] " if is_fixable(d.fix, unsafe_fixes=options.unsafe_fixes) else ""
-        stream.write(
-            f"{printable(d.path)}:{d.start.line}:{d.start.column + 1}: {d.code} {marker}{d.message}\n"
-        )
+        stream.write(f"{printable(d.path)}:{location_text(d)}: {d.code} {marker}{d.message}\n")
         if options.show_fixes and d.fix is not None:
             stream.write(f"  help: {d.fix.title}\n")
     if options.show_fixes:

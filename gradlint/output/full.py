@@ -30,8 +30,10 @@ from gradlint.diagnostics import Applicability, Diagnostic, Fix
 from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
 from gradlint.output.common import (
     ReportOptions,
+    cells_by_path,
     display_text,
     is_fixable,
+    location_text,
     printable,
     sorted_diagnostics,
     sorted_errors,
@@ -73,12 +75,19 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
     errors = sorted_errors(results)
     write_errors(errors, options.error_stream or stream)
     sources = sources_by_path(results)
-    lines_cache: dict[str, list[str]] = {}
+    cells = cells_by_path(results)
+    lines_cache: dict[tuple[str, int], list[str]] = {}
     for diagnostic in diagnostics:
-        source = sources.get(diagnostic.path)
-        if source is not None and diagnostic.path not in lines_cache:
-            lines_cache[diagnostic.path] = source_lines(source)
-        stream.write(render(diagnostic, source, lines_cache.get(diagnostic.path), options) + "\n")
+        # A notebook finding is shown in its cell, numbered as the cell's rows.
+        number = diagnostic.cell.number if diagnostic.cell is not None else 0
+        if number:
+            source = cells.get(diagnostic.path, {}).get(number)
+        else:
+            source = sources.get(diagnostic.path)
+        key = (diagnostic.path, number)
+        if source is not None and key not in lines_cache:
+            lines_cache[key] = source_lines(source)
+        stream.write(render(diagnostic, source, lines_cache.get(key), options) + "\n")
     if options.show_fixes:
         write_fixed(stream, options.fixed)
     write_summary(stream, diagnostics, errors, options)
@@ -92,7 +101,7 @@ def render(
 ) -> str:
     marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
     out = [f"{diagnostic.code} {marker}{diagnostic.message}"]
-    where = f"{printable(diagnostic.path)}:{diagnostic.start.line}:{diagnostic.start.column + 1}"
+    where = f"{printable(diagnostic.path)}:{location_text(diagnostic)}"
     if lines:
         rows, width = snippet(lines, diagnostic)
         out.append(f"{' ' * width}--> {where}")
@@ -103,7 +112,11 @@ def render(
     fix = diagnostic.fix
     if fix is not None:
         out.append(f"help: {fix.title}")
-        if source is not None:
+        # A fix with an edit in another cell (an import in the first) is not drawn.
+        in_cell = diagnostic.cell is None or all(
+            c == diagnostic.cell.number for c in diagnostic.cell.edit_cells
+        )
+        if source is not None and in_cell:
             out.extend(fix_diff(source, fix))
         note = NOTES.get(fix.applicability)
         if note:

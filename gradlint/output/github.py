@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gradlint.diagnostics import Diagnostic, FileError
-from gradlint.output.common import ReportOptions, display_path, sorted_diagnostics, sorted_errors
+from gradlint.output.common import (
+    ReportOptions,
+    display_path,
+    file_region,
+    location_text,
+    sorted_diagnostics,
+    sorted_errors,
+)
 from gradlint.results import FileResult
 
 
@@ -31,17 +38,21 @@ def command(properties: dict[str, object], message: str) -> str:
 
 
 def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
+    start, end = file_region(diagnostic)
     message = f"{diagnostic.code} {diagnostic.message}"
+    if diagnostic.cell is not None:
+        message += f" ({location_text(diagnostic)})"
     if diagnostic.fix is not None:
         message += f"\n  help: {diagnostic.fix.title}"
     return command(
         {
             "title": f"gradlint ({diagnostic.code})",
             "file": display_path(diagnostic.path, root),
-            "line": diagnostic.start.line,
-            "col": diagnostic.start.column + 1,
-            "endLine": diagnostic.end.line,
-            "endColumn": diagnostic.end.column + 1,
+            # A notebook finding points at the line of the .ipynb JSON that holds it.
+            "line": start.line,
+            "col": start.column + 1,
+            "endLine": end.line,
+            "endColumn": end.column + 1,
         },
         message,
     )
@@ -49,6 +60,9 @@ def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
 
 def error_command(error: FileError, root: str | None) -> str:
     properties: dict[str, object] = {"title": "gradlint", "file": display_path(error.path, root)}
+    if error.cell:
+        properties.update(line=error.file_line or 1)
+        return command(properties, f"error: cell {error.cell}:{error.line}: {error.message}")
     if error.line:
         properties.update(line=error.line, col=error.column + 1)
     return command(properties, f"error: {error.message}")

@@ -1,7 +1,8 @@
 """A JSON list in the shape of `ruff check --output-format json`, so tools that read ruff's
 findings (editor plugins, reviewdog, CI annotators) read gradlint's unchanged.
 
-Keys and their meaning follow ruff: 1-based `row` and `column` (code points), `end_location`
+Keys and their meaning follow ruff: 1-based `row` and `column` (code points; in a notebook,
+inside the cell that `cell` numbers, counting every cell from 1), `end_location`
 just past the range, `filename` absolute, fix `applicability` one of "safe", "unsafe",
 "displayonly", and a file that could not be linted as an object with `"code": null`, as
 ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
@@ -52,7 +53,8 @@ def fix_object(fix: Fix | None) -> dict | None:
 
 def diagnostic_object(diagnostic: Diagnostic) -> dict:
     return {
-        "cell": None,
+        # ruff's notebook fields: the 1-based cell, with rows counted inside it.
+        "cell": diagnostic.cell.number if diagnostic.cell is not None else None,
         "code": diagnostic.code,
         "end_location": location(diagnostic.end),
         "filename": filename(diagnostic.path),
@@ -76,7 +78,7 @@ def error_object(error: FileError) -> dict:
         # prefix (nvim-lint, trunk).
         message = "SyntaxError: " + message[len("syntax error: ") :]
     return {
-        "cell": None,
+        "cell": error.cell or None,
         "code": None,
         "end_location": dict(position),
         "filename": filename(error.path),
@@ -93,7 +95,9 @@ def error_object(error: FileError) -> dict:
 def report_objects(results: Sequence[FileResult]) -> list[dict]:
     objects = [diagnostic_object(d) for d in sorted_diagnostics(results)]
     objects.extend(error_object(e) for e in sorted_errors(results))
-    objects.sort(key=lambda o: (o["filename"], o["location"]["row"], o["location"]["column"]))
+    objects.sort(
+        key=lambda o: (o["filename"], o["cell"] or 0, o["location"]["row"], o["location"]["column"])
+    )
     return objects
 
 

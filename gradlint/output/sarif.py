@@ -21,6 +21,7 @@ from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
 from gradlint.output.common import (
     ReportOptions,
     artifact_location,
+    file_region,
     printable,
     sorted_diagnostics,
     sorted_errors,
@@ -107,23 +108,32 @@ def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> 
             {
                 "physicalLocation": {
                     "artifactLocation": location,
-                    "region": region(diagnostic.start, diagnostic.end),
+                    "region": region(*file_region(diagnostic)),
                 }
             }
         ],
     }
-    if diagnostic.fix is not None and diagnostic.fix.edits:
+    if diagnostic.cell is not None:
+        # The region is in the raw .ipynb JSON; say where in the notebook, too.
+        result["properties"] = {"cell": diagnostic.cell.number, "cellRow": diagnostic.start.line}
+    # A fix's replacements would be Python written over the JSON: notebooks get none.
+    if diagnostic.fix is not None and diagnostic.fix.edits and diagnostic.cell is None:
         result["fixes"] = [fix_object(diagnostic.fix, location)]
     return result
 
 
 def notification(error: FileError, root: str | None) -> dict:
     physical: dict = {"artifactLocation": artifact_location(error.path, root)}
-    if error.line:
+    if error.cell:
+        if error.file_line:
+            physical["region"] = {"startLine": error.file_line}
+    elif error.line:
         physical["region"] = {"startLine": error.line, "startColumn": error.column + 1}
     return {
         "level": "error",
-        "message": {"text": printable(f"{error.path}: {error.message}")},
+        "message": {
+            "text": printable(str(error) if error.cell else f"{error.path}: {error.message}")
+        },
         "locations": [{"physicalLocation": physical}],
     }
 

@@ -1,0 +1,867 @@
+"""Jupyter notebooks: read a `.ipynb`, lint its code cells as one program, map findings
+back to cells, and write fixes into the JSON without touching anything else.
+
+    read_notebook(text, path) -> Notebook          raises SourceError / NotebookSkipped
+    lint_notebook(notebook, path, config) -> NotebookLint
+    fix_notebook(notebook, path, config, unsafe=) -> NotebookFix
+    notebook_diff(old, new, display) -> str        a unified diff per changed cell
+
+The code cells, in cell order, are one program: a `model.eval()` in cell 5 reaches the
+forward in cell 9, as it does when the notebook runs top to bottom. Markdown and raw
+cells (and cells of another language) are left out. IPython syntax is masked line by line
+so the rest of the cell is still analysed: a line magic or shell escape (`%time`, `!pip`,
+`x = !ls`), a help query (`obj?`, `?obj`) becomes `pass` (or `x = ...`) at the same
+indentation; a cell magic (`%%bash`) masks its whole cell unless it runs the body as
+Python (`%%time`, `%%capture`, ...), when only the magic line is masked. Masking is only
+tried on a cell that does not compile as it stands, so a `%` or `?` inside valid Python
+(a string, a modulo) is never touched. A cell that still does not compile is reported
+with its number and left out; the other cells are linted.
+
+Between two cells the program holds one marker comment line, so a fixed program splits
+back into its cells exactly; a fix that would cross a marker, or edit a masked line, is
+refused rather than guessed at.
+
+Positions: rows and columns inside the cell (`cell` is 1-based and counts every cell,
+markdown included, as ruff does), and the same point in the raw JSON text for the formats
+that annotate files. Fixes rewrite only the JSON string tokens of the `source` lines that
+changed, so outputs, metadata, execution counts, key order, indentation and the final
+newline stay byte for byte.
+
+The JSON is read with the standard library; a scan over its tokens (one regular
+expression, so a megabyte of base64 image output is one token) finds where each cell's
+source lines lie in the raw text.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from gradlint.config import Config
+from gradlint.diagnostics import CellLocation, Diagnostic, Edit, FileError, Fix, Position
+from gradlint.edits import split_lines
+from gradlint.engine import lint_source
+from gradlint.fixes import fix_source
+from gradlint.output.common import printable
+from gradlint.results import FileResult, SourceError
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+# Cell magics whose body IPython runs as Python: only their first line is masked.
+PYTHON_CELL_MAGICS = frozenset(
+    {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3", "ipython"}
+)
+PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
+
+# The comment line placed between two cells of the program (never before the first, so a
+# docstring in the first cell stays the module's and imports a fix adds land in it).
+MARKER = "# gradlint: cell {number} ^^^"
+
+_COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+def is_notebook(path: str) -> bool:
+    return path.lower().endswith(NOTEBOOK_SUFFIX)
+
+
+class NotebookSkipped(Exception):
+    """A notebook that is deliberately not linted (a kernel in another language)."""
+
+
+# ---------------------------------------------------------------------------
+# Reading the JSON, with the raw positions of each cell's source
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One JSON string of a cell's source (a line, or the whole source when it is one
+    string): its decoded text and the span of its token, quotes included."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based among all cells
+    kind: str  # "code", "markdown", "raw" (or whatever the file says)
+    source: str
+    # Where the source lies in the raw text: the pieces, and the span of the `source`
+    # value (the array's brackets, or the one string). None without a raw text (an editor).
+    pieces: list[Piece] | None = None
+    span: tuple[int, int] | None = None
+    is_list: bool = True
+
+    @property
+    def is_code(self) -> bool:
+        return self.kind == "code"
+
+
+@dataclass
+class Notebook:
+    cells: list[Cell]
+    text: str | None = None  # the raw JSON, when read from a file
+    _line_starts: list[int] | None = field(default=None, repr=False)
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            text = self.text or ""
+            self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        return self._line_starts
+
+    def raw_position(self, cell: Cell, row: int, column: int) -> Position:
+        """The point of the raw file that holds (row, column) of the cell's source; the
+        start of the source value when the cell has no recorded pieces."""
+        offset = self._raw_offset(cell, row, column)
+        starts = self.line_starts()
+        line = bisect_right(starts, offset)
+        return Position(line, offset - starts[line - 1])
+
+    def _raw_offset(self, cell: Cell, row: int, column: int) -> int:
+        if not cell.pieces:
+            return cell.span[0] if cell.span else 0
+        # The decoded offset of the point, then the piece holding it.
+        lines = split_lines(cell.source)
+        row = max(1, min(row, len(lines) or 1))
+        target = sum(len(line) for line in lines[: row - 1]) + column
+        consumed = 0
+        for piece in cell.pieces:
+            if target < consumed + len(piece.text) or piece is cell.pieces[-1]:
+                return _raw_index(self.text or "", piece, max(0, target - consumed))
+            consumed += len(piece.text)
+        return cell.pieces[0].start
+
+
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)
+
+
+def _raw_index(text: str, piece: Piece, index: int) -> int:
+    """The raw offset of decoded character `index` of a string token."""
+    position = piece.start + 1
+    for _ in range(index):
+        match = _ESCAPE.match(text, position, piece.end - 1)
+        if match is None:
+            break
+        position = match.end()
+    return position
+
+
+# A JSON token after optional whitespace: a string, a structural character, or a bare
+# literal (number, true, false, null).
+_TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([{}\[\],:])|([^\s{}\[\],:"]+))', re.DOTALL)
+
+
+def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[Piece]]] | None:
+    """cell index (0-based) -> (span of its `source` value, whether it is a list, the
+    pieces), read from the token stream. None when the scan loses its way (it never
+    should on text json.loads accepted)."""
+    found: dict[int, tuple[tuple[int, int], bool, list[Piece]]] = {}
+    # Each frame: [is_object, key or index, expecting a key]
+    stack: list[list] = []
+    position = 0
+    length = len(text)
+    source_open: tuple[int, int] | None = None  # (cell index, offset of `[`)
+    while True:
+        match = _TOKEN.match(text, position)
+        if match is None:
+            break
+        position = match.end()
+        string, punct, bare = match.groups()
+        depth = len(stack)
+        top = stack[-1] if stack else None
+        if punct is not None:
+            if punct in "{[":
+                _value_starts(top)
+                if (
+                    punct == "["
+                    and depth == 3
+                    and top is not None
+                    and _in_cell(stack)
+                    and top[1] == "source"
+                ):
+                    source_open = (stack[1][1], match.end() - 1)
+                    found[stack[1][1]] = ((match.end() - 1, -1), True, [])
+                stack.append([punct == "{", -1 if punct == "[" else None, punct == "{"])
+            elif punct in "}]":
+                if not stack:
+                    return None
+                stack.pop()
+                if punct == "]" and depth == 4 and source_open is not None and _in_cell(stack):
+                    index, opened = source_open
+                    _, is_list, pieces = found[index]
+                    found[index] = ((opened, match.end()), is_list, pieces)
+                    source_open = None
+            elif punct == ":":
+                if top is not None:
+                    top[2] = False
+            elif punct == "," and top is not None and top[0]:
+                top[2] = True
+            continue
+        if string is not None and top is not None and top[0] and top[2]:
+            # A key: decoded only where it can matter.
+            top[1] = json.loads(string) if depth <= 3 else ""
+            continue
+        _value_starts(top)
+        if string is None:
+            continue
+        start, end = match.start(1), match.end(1)
+        if depth == 3 and top is not None and _in_cell(stack) and top[1] == "source":
+            found[stack[1][1]] = ((start, end), False, [Piece(json.loads(string), start, end)])
+        elif (
+            depth == 4
+            and source_open is not None
+            and _in_cell(stack[:3])
+            and stack[2][1] == "source"
+        ):
+            found[stack[1][1]][2].append(Piece(json.loads(string), start, end))
+    if stack or text[position:length].strip():
+        return None
+    return found
+
+
+def _value_starts(frame: list | None) -> None:
+    if frame is not None and not frame[0]:
+        frame[1] += 1
+
+
+def _in_cell(stack: list[list]) -> bool:
+    """Inside cells[i] of the top-level object."""
+    return (
+        len(stack) >= 3
+        and stack[0][0]
+        and stack[0][1] == "cells"
+        and not stack[1][0]
+        and stack[2][0]
+    )
+
+
+def _language(document: dict) -> str | None:
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    for section, key in (("kernelspec", "language"), ("language_info", "name")):
+        value = metadata.get(section)
+        if isinstance(value, dict) and isinstance(value.get(key), str):
+            return value[key]
+    return None
+
+
+def _cell_language(cell: dict) -> str | None:
+    """VS Code records a code cell's own language (`%%sql` cells, `csharp` in a
+    polyglot notebook) in metadata.vscode.languageId."""
+    metadata = cell.get("metadata")
+    if isinstance(metadata, dict):
+        vscode = metadata.get("vscode")
+        if isinstance(vscode, dict) and isinstance(vscode.get("languageId"), str):
+            return vscode["languageId"]
+    return None
+
+
+def read_notebook(text: str, path: str) -> Notebook:
+    """The cells of a notebook's JSON text. Raises SourceError with a one-line reason for
+    text that is not an nbformat 4 notebook, NotebookSkipped for one whose kernel is not
+    Python."""
+    if not text.strip():
+        return Notebook([], text)  # an empty file: nothing to lint, as ruff treats it
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            FileError(
+                path, f"not a valid notebook: invalid JSON: {exc.msg}", exc.lineno, exc.colno - 1
+            )
+        ) from None
+    except RecursionError:
+        raise SourceError(FileError(path, "not a valid notebook: JSON nested too deeply")) from None
+    if not isinstance(document, dict):
+        kind = type(document).__name__.replace("dict", "object")
+        raise SourceError(
+            FileError(path, f"not a Jupyter notebook: the JSON is a {kind}, not an object")
+        )
+    nbformat = document.get("nbformat")
+    if "worksheets" in document or (isinstance(nbformat, int) and nbformat < 4):
+        raise SourceError(
+            FileError(
+                path,
+                f"nbformat {nbformat} notebook: gradlint reads nbformat 4; convert it with "
+                "`jupyter nbconvert --to notebook --nbformat 4`",
+            )
+        )
+    raw_cells = document.get("cells")
+    if not isinstance(raw_cells, list):
+        raise SourceError(FileError(path, 'not a Jupyter notebook: no "cells" list'))
+    language = _language(document)
+    if language is not None and language.lower() not in PYTHON_LANGUAGES:
+        raise NotebookSkipped(f"the notebook's kernel language is {language!r}, not Python")
+    cells: list[Cell] = []
+    for index, raw in enumerate(raw_cells):
+        number = index + 1
+        if not isinstance(raw, dict):
+            raise SourceError(FileError(path, f"cell {number} is not a JSON object"))
+        kind = str(raw.get("cell_type"))
+        source = raw.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source_text = "".join(source)
+        elif isinstance(source, str):
+            source_text = source
+        else:
+            raise SourceError(
+                FileError(path, f"cell {number}: source must be a string or a list of strings")
+            )
+        cell_language = _cell_language(raw)
+        if kind == "code" and cell_language is not None:
+            if cell_language.lower() not in PYTHON_LANGUAGES:
+                kind = f"code:{cell_language}"  # not Python: left out like markdown
+        cells.append(Cell(number, str(kind), source_text, is_list=isinstance(source, list)))
+    positions = _source_positions(text)
+    if positions is not None:
+        for index, cell in enumerate(cells):
+            span, is_list, pieces = positions.get(index, (None, cell.is_list, None))
+            if pieces is not None and "".join(p.text for p in pieces) == cell.source:
+                cell.span, cell.pieces = span, pieces
+    return Notebook(cells, text)
+
+
+def notebook_from_cells(cells: list[tuple[str, str]]) -> Notebook:
+    """A notebook from (kind, source) pairs, as an editor holds it: no raw text."""
+    return Notebook([Cell(i + 1, kind, text) for i, (kind, text) in enumerate(cells)])
+
+
+# ---------------------------------------------------------------------------
+# IPython syntax
+
+
+_CELL_MAGIC = re.compile(r"^\s*%%(?P<name>\w+)")
+_ASSIGNED_MAGIC = re.compile(r"^(?P<target>\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[%!]")
+_HELP = re.compile(r"^\s*\?|\?\s*(?:#.*)?$")
+
+
+def compiles(text: str) -> SyntaxError | None:
+    try:
+        compile(text, "<cell>", "exec", _COMPILE_FLAGS, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SyntaxError(str(exc))
+    return None
+
+
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
+def mask_ipython(source: str) -> str:
+    """The cell with IPython syntax replaced, line for line, by Python that means nothing
+    to the rules (see the module docstring). Lines keep their count and endings."""
+    lines = split_lines(source)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None:
+        magic = _CELL_MAGIC.match(lines[first])
+        if magic is not None:
+            if magic.group("name") not in PYTHON_CELL_MAGICS:
+                return "".join(_ending(line) or "" for line in lines)
+            lines[first] = _ending(lines[first])
+    out: list[str] = []
+    continued = False
+    for line in lines:
+        body = line.rstrip("\r\n")
+        stripped = body.strip()
+        if continued:
+            out.append(_ending(line))  # a continuation of the magic line above
+            continued = body.endswith("\\")
+            continue
+        indent = body[: len(body) - len(body.lstrip())]
+        assigned = _ASSIGNED_MAGIC.match(body)
+        if assigned is not None:
+            out.append(f"{assigned.group('target')}...{_ending(line)}")
+            continued = body.endswith("\\")
+        elif stripped.startswith(("%", "!")) or (
+            stripped and not stripped.startswith("#") and _HELP.search(stripped)
+        ):
+            out.append(f"{indent}pass{_ending(line)}")
+            continued = body.endswith("\\")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------
+# The program: code cells in order, with the map back
+
+
+@dataclass(frozen=True)
+class Segment:
+    number: int  # the cell
+    original: str  # the cell's source as the notebook holds it
+    masked: str  # as linted (IPython masked); same number of lines
+    added_newline: bool  # a line break was added after the cell's last line
+
+
+class NotebookFixError(Exception):
+    """The fixed program cannot be put back into the cells exactly; nothing is written."""
+
+
+@dataclass
+class Program:
+    notebook: Notebook
+    segments: list[Segment]
+    errors: list[FileError] = field(default_factory=list)  # cells that do not parse
+
+    def __post_init__(self) -> None:
+        parts: list[str] = []
+        self.line_map: list[tuple[int, int]] = []  # program line - 1 -> (cell, row)
+        for index, segment in enumerate(self.segments):
+            if index:
+                parts.append(MARKER.format(number=segment.number) + "\n")
+                self.line_map.append((0, 0))
+            text = segment.masked + ("\n" if segment.added_newline else "")
+            parts.append(text)
+            rows = len(split_lines(text))
+            self.line_map.extend((segment.number, row) for row in range(1, rows + 1))
+        self.text = "".join(parts)
+        self.cells = {cell.number: cell for cell in self.notebook.cells}
+
+    @classmethod
+    def build(cls, notebook: Notebook, path: str, skip: frozenset[int] = frozenset()) -> Program:
+        segments: list[Segment] = []
+        errors: list[FileError] = []
+        for cell in notebook.cells:
+            if not cell.is_code or cell.number in skip or not cell.source.strip():
+                continue
+            masked = cell.source
+            problem = compiles(masked)
+            if problem is not None:
+                masked = mask_ipython(cell.source)
+                problem = compiles(masked)
+            if problem is not None:
+                errors.append(_cell_error(notebook, cell, problem, path))
+                continue
+            added = not masked.endswith(("\n", "\r"))
+            segments.append(Segment(cell.number, cell.source, masked, added))
+        return cls(notebook, segments, errors)
+
+    # -- positions
+
+    def cell_at(self, line: int) -> tuple[int, int]:
+        """(cell, row) of a program line; (0, 0) for a marker or a line past the end."""
+        if 1 <= line <= len(self.line_map):
+            return self.line_map[line - 1]
+        return (0, 0)
+
+    def _last_row(self, number: int) -> tuple[int, int]:
+        segment = next(s for s in self.segments if s.number == number)
+        lines = split_lines(segment.masked) or [""]
+        return len(lines), len(lines[-1].rstrip("\r\n"))
+
+    def to_cell(self, diagnostic: Diagnostic) -> Diagnostic:
+        """The finding in cell coordinates, with its raw-file points."""
+        number, row = self.cell_at(diagnostic.start.line)
+        if not number:  # never expected: a finding on a marker line
+            number, row = self.segments[0].number, 1
+        start = Position(row, diagnostic.start.column)
+        end_cell, end_row = self.cell_at(diagnostic.end.line)
+        if end_cell == number:
+            end = Position(end_row, diagnostic.end.column)
+        else:  # a range running to the start of the next line: clamp to this cell
+            end = Position(*self._last_row(number))
+        noqa_cell, noqa_row = self.cell_at(diagnostic.noqa_line)
+        cell = self.cells[number]
+        fix, edit_cells = self._fix_to_cells(diagnostic.fix)
+        location = CellLocation(
+            number,
+            self.notebook.raw_position(cell, start.line, start.column),
+            self.notebook.raw_position(cell, end.line, end.column),
+            edit_cells,
+        )
+        return Diagnostic(
+            code=diagnostic.code,
+            name=diagnostic.name,
+            message=diagnostic.message,
+            path=diagnostic.path,
+            start=start,
+            end=end,
+            fix=fix,
+            noqa_line=noqa_row if noqa_cell == number else row,
+            url=diagnostic.url,
+            extra=diagnostic.extra,
+            cell=location,
+        )
+
+    def _fix_to_cells(self, fix: Fix | None) -> tuple[Fix | None, tuple[int, ...]]:
+        if fix is None:
+            return None, ()
+        edits: list[Edit] = []
+        cells: list[int] = []
+        for edit in fix.edits:
+            first, start_row = self.cell_at(edit.start.line)
+            last, end_row = self.cell_at(edit.end.line)
+            if not first or first != last:
+                return None, ()  # an edit across cells cannot be offered
+            edits.append(
+                Edit(
+                    Position(start_row, edit.start.column),
+                    Position(end_row, edit.end.column),
+                    edit.content,
+                )
+            )
+            cells.append(first)
+        return Fix(fix.title, tuple(edits), fix.applicability), tuple(cells)
+
+    # -- back from a fixed program
+
+    def split(self, fixed: str) -> dict[int, str]:
+        """cell -> its new source, for the cells the fixed program changes. Raises
+        NotebookFixError when the program no longer splits at its markers, or a fix
+        edited a masked line."""
+        lines = split_lines(fixed)
+        pieces: list[list[str]] = [[]]
+        expected = iter(self.segments[1:])
+        waiting = next(expected, None)
+        for line in lines:
+            if waiting is not None and line.rstrip("\r\n") == MARKER.format(number=waiting.number):
+                pieces.append([])
+                waiting = next(expected, None)
+                continue
+            pieces[-1].append(line)
+        if len(pieces) != len(self.segments):
+            raise NotebookFixError("a fix crossed the boundary between two cells")
+        changed: dict[int, str] = {}
+        for segment, piece in zip(self.segments, pieces, strict=True):
+            text = "".join(piece)
+            if text == segment.masked + ("\n" if segment.added_newline else ""):
+                continue
+            if segment.added_newline and text.endswith("\n"):
+                text = text[:-1]
+            changed[segment.number] = _unmask(segment, text)
+        return changed
+
+
+def _unmask(segment: Segment, fixed: str) -> str:
+    """The fixed cell with its original IPython lines back: lines the fix left alone are
+    the original ones; a fix that changed a masked line is refused."""
+    if segment.masked == segment.original:
+        return fixed
+    original = split_lines(segment.original)
+    masked = split_lines(segment.masked)
+    new = split_lines(fixed)
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, masked, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(original[i1:i2])
+            continue
+        if any(original[i] != masked[i] for i in range(i1, i2)):
+            raise NotebookFixError(f"a fix changed an IPython line in cell {segment.number}")
+        out.extend(new[j1:j2])
+    return "".join(out)
+
+
+def _cell_error(notebook: Notebook, cell: Cell, problem: SyntaxError, path: str) -> FileError:
+    row = problem.lineno or 1
+    column = max((problem.offset or 1) - 1, 0)
+    line = split_lines(cell.source)[row - 1] if row <= len(split_lines(cell.source)) else ""
+    column = min(column, len(line.rstrip("\r\n")))
+    raw = notebook.raw_position(cell, row, column) if notebook.text else Position(0, 0)
+    return FileError(
+        path,
+        f"SyntaxError: {problem.msg}; the other cells were linted",
+        row,
+        column,
+        cell=cell.number,
+        file_line=raw.line,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Lint and fix
+
+
+@dataclass
+class NotebookLint:
+    diagnostics: list[Diagnostic]
+    error: FileError | None
+    program: Program
+
+
+def _lintable_program(
+    notebook: Notebook,
+    path: str,
+    config: Config | None,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
+):
+    """The program and its findings. A cell LibCST rejects though CPython compiled it
+    is left out like one that does not compile, and the rest linted again."""
+    skip: set[int] = set()
+    rejected: list[FileError] = []
+    while True:
+        program = Program.build(notebook, path, frozenset(skip))
+        try:
+            found = (
+                lint_source(program.text, path, config, noqa=noqa, dependencies=dependencies)
+                if program.segments
+                else []
+            )
+        except SourceError as exc:
+            number, row = program.cell_at(exc.error.line)
+            if not number or number in skip:
+                raise
+            skip.add(number)
+            cell = program.cells[number]
+            raw = notebook.raw_position(cell, row, exc.error.column) if notebook.text else None
+            rejected.append(
+                FileError(
+                    path,
+                    f"{exc.error.message}; the other cells were linted",
+                    row,
+                    exc.error.column,
+                    cell=number,
+                    file_line=raw.line if raw else 0,
+                )
+            )
+            continue
+        program.errors.extend(rejected)
+        return program, found
+
+
+def first_error(program: Program, path: str) -> FileError | None:
+    """One error line for the notebook: the first cell that does not parse, naming the
+    others."""
+    errors = sorted(program.errors, key=lambda e: e.cell)
+    if not errors:
+        return None
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    others = ", ".join(str(e.cell) for e in errors[1:])
+    message = first.message.replace(
+        "; the other cells were linted",
+        f"; cells {others} do not parse either; the other cells were linted",
+    )
+    return FileError(path, message, first.line, first.column, first.cell, first.file_line)
+
+
+def lint_notebook(
+    notebook: Notebook,
+    path: str,
+    config: Config | None = None,
+    *,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
+) -> NotebookLint:
+    """The notebook's findings in cell coordinates. `dependencies` collects the project
+    files whose summaries they used, as for lint_source (the cache's invalidation)."""
+    program, found = _lintable_program(notebook, path, config, noqa, dependencies)
+    diagnostics = [program.to_cell(d) for d in found]
+    diagnostics.sort(key=lambda d: d.sort_key)
+    return NotebookLint(diagnostics, first_error(program, path), program)
+
+
+@dataclass
+class NotebookFix:
+    text: str  # the new raw JSON (the input when nothing changed)
+    notebook: Notebook
+    fixed: list[Diagnostic]
+    remaining: list[Diagnostic]
+    error: FileError | None
+    rejected: list[Diagnostic] = field(default_factory=list)
+    converged: bool = True
+    refused: str | None = None  # why the fixes could not be written back, if so
+
+
+def fix_notebook(
+    notebook: Notebook, path: str, config: Config | None, *, unsafe: bool
+) -> NotebookFix:
+    program, found = _lintable_program(notebook, path, config)
+    error = first_error(program, path)
+    text = notebook.text or ""
+    if not program.segments:
+        return NotebookFix(text, notebook, [], [], error)
+    outcome = fix_source(program.text, path, config or Config(), unsafe=unsafe)
+    remaining_in_old = [program.to_cell(d) for d in found]
+    fixed = [_tolerant(program, d) for d in outcome.fixed]
+    rejected = [_tolerant(program, d) for d in outcome.rejected]
+    if outcome.source == program.text:
+        return NotebookFix(text, notebook, [], remaining_in_old, error, rejected, outcome.converged)
+    try:
+        changed = program.split(outcome.source)
+        new_text = rewrite_sources(notebook, changed)
+    except NotebookFixError as exc:
+        return NotebookFix(
+            text, notebook, [], remaining_in_old, error, rejected, outcome.converged, str(exc)
+        )
+    new_notebook = read_notebook(new_text, path)
+    after = lint_notebook(new_notebook, path, config)
+    return NotebookFix(
+        new_text, new_notebook, fixed, after.diagnostics, after.error, rejected, outcome.converged
+    )
+
+
+def _tolerant(program: Program, diagnostic: Diagnostic) -> Diagnostic:
+    """A diagnostic of a later fix pass mapped with the first pass's program: its cell is
+    right, its row may be off by the lines earlier fixes added; good for counting."""
+    try:
+        return program.to_cell(diagnostic)
+    except (KeyError, StopIteration, IndexError):
+        return diagnostic
+
+
+# ---------------------------------------------------------------------------
+# Writing sources back into the JSON
+
+
+def source_lines(text: str) -> list[str]:
+    """nbformat's list form: each line with its line break, the last without one unless
+    the source ends with one."""
+    return split_lines(text)
+
+
+def rewrite_sources(notebook: Notebook, changed: dict[int, str]) -> str:
+    """The raw JSON with the `source` of each changed cell replaced, editing only the
+    string tokens of the lines that changed (and, when the number of lines changes, the
+    separators between them, written as the array already writes them)."""
+    text = notebook.text
+    if text is None:
+        raise NotebookFixError("no notebook text to write the fixes into")
+    ensure_ascii = text.isascii() and "\\u" in text
+    replacements: list[tuple[int, int, str]] = []
+    cells = {cell.number: cell for cell in notebook.cells}
+    for number, source in changed.items():
+        cell = cells[number]
+        if cell.span is None or cell.pieces is None:
+            raise NotebookFixError(f"cannot locate the source of cell {number} in the file")
+        if not cell.is_list:
+            start, end = cell.span
+            replacements.append((start, end, json.dumps(source, ensure_ascii=ensure_ascii)))
+            continue
+        replacements.extend(_list_edits(text, cell, source_lines(source), ensure_ascii))
+    out: list[str] = []
+    cursor = 0
+    for start, end, content in sorted(replacements):
+        out.append(text[cursor:start])
+        out.append(content)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _list_edits(
+    text: str, cell: Cell, new: list[str], ensure_ascii: bool
+) -> list[tuple[int, int, str]]:
+    assert cell.pieces is not None and cell.span is not None
+    old = [piece.text for piece in cell.pieces]
+
+    def encode(line: str) -> str:
+        return json.dumps(line, ensure_ascii=ensure_ascii)
+
+    if len(old) == len(new):
+        return [
+            (piece.start, piece.end, encode(line))
+            for piece, line in zip(cell.pieces, new, strict=True)
+            if piece.text != line
+        ]
+    opened, closed = cell.span  # `[` ... `]` inclusive
+    pieces = cell.pieces
+    if pieces:
+        lead = text[opened + 1 : pieces[0].start]
+        tail = text[pieces[-1].end : closed - 1]
+        separator = text[pieces[0].end : pieces[1].start] if len(pieces) > 1 else "," + lead
+    else:
+        line_start = text.rfind("\n", 0, opened) + 1
+        head = text[line_start:opened]
+        indent = head[: len(head) - len(head.lstrip(" \t"))]
+        lead, tail = "\n" + indent + " ", "\n" + indent
+        separator = "," + lead
+    if not new:
+        return [(opened, closed, "[]")]
+    # Lines the fix left alone keep their own tokens, byte for byte.
+    tokens: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            tokens.extend(text[p.start : p.end] for p in pieces[i1:i2])
+        else:
+            tokens.extend(encode(line) for line in new[j1:j2])
+    return [(opened, closed, "[" + lead + separator.join(tokens) + tail + "]")]
+
+
+# ---------------------------------------------------------------------------
+# --diff
+
+
+def notebook_diff(old: Notebook, changed: Notebook, display: str) -> str:
+    """A unified diff per changed cell, headed `a/path:cell N` as ruff heads them."""
+    name = printable(display)
+    out: list[str] = []
+    new_cells = {cell.number: cell for cell in changed.cells}
+    for cell in old.cells:
+        other = new_cells.get(cell.number)
+        if other is None or other.source == cell.source:
+            continue
+        lines = difflib.unified_diff(
+            split_lines(cell.source),
+            split_lines(other.source),
+            fromfile=f"a/{name}:cell {cell.number}",
+            tofile=f"b/{name}:cell {cell.number}",
+        )
+        for line in lines:
+            out.append(line)
+            if not line.endswith(("\n", "\r")):
+                out.append("\n\\ No newline at end of cell\n")
+    return "".join(out)
+
+
+def cell_sources(notebook: Notebook) -> dict[int, str]:
+    """cell -> source, for the full format's snippets."""
+    return {cell.number: cell.source for cell in notebook.cells if cell.is_code}
+
+
+def program_source(text: str, path: str) -> str:
+    """The notebook as one Python program (IPython lines masked, cells that do not parse
+    left out): what runtime_check executes for a notebook fixture, cells in order."""
+    return Program.build(read_notebook(text, path), path).text
+
+
+def lint_notebook_file(path: str, config: Config | None = None) -> FileResult:
+    """engine.lint_file for a notebook: never raises on bad input."""
+    name = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return FileResult(name, error=FileError(name, f"cannot read: {exc.strerror or exc}"))
+    try:
+        document = read_notebook(data.decode("utf-8-sig"), name)
+    except UnicodeDecodeError as exc:
+        return FileResult(name, error=FileError(name, f"not valid utf-8: {exc.reason}"))
+    except SourceError as exc:
+        return FileResult(name, error=exc.error)
+    except NotebookSkipped:
+        return FileResult(name)
+    try:
+        linted = lint_notebook(document, name, config)
+    except SourceError as exc:
+        return FileResult(name, error=exc.error)
+    return FileResult(name, linted.diagnostics, linted.error, cells=cell_sources(document))
+
+
+def fixed_cell_sources(
+    notebook: Notebook, path: str, config: Config | None, *, unsafe: bool = True
+) -> dict[int, str]:
+    """cell -> its source after every fix, for the cells that change: the editor's
+    fix-all, which has cells and no JSON to rewrite."""
+    program, _ = _lintable_program(notebook, path, config)
+    if not program.segments:
+        return {}
+    outcome = fix_source(program.text, path, config or Config(), unsafe=unsafe)
+    if outcome.source == program.text:
+        return {}
+    try:
+        return program.split(outcome.source)
+    except NotebookFixError:
+        return {}

@@ -1,0 +1,362 @@
+"""Jupyter notebooks: code cells linted as one program, findings by cell, IPython syntax
+masked, bad cells reported while the rest is linted, fixes that change only the fixed
+source lines of the JSON, and every output format pointing at the right place."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gradlint import cli
+from gradlint.config import Config
+from gradlint.notebook import (
+    Program,
+    compiles,
+    fix_notebook,
+    lint_notebook,
+    lint_notebook_file,
+    mask_ipython,
+    read_notebook,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+MARKER = re.compile(r"#\s*error:\s*(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
+NOTEBOOKS = sorted(p for p in FIXTURES.glob("GL*/*.ipynb") if ".fixed." not in p.name)
+BAD_NOTEBOOKS = [p for p in NOTEBOOKS if p.name.startswith("bad_")]
+
+
+def notebook_json(*cells: tuple[str, str | list[str]], **metadata) -> str:
+    """nbformat's own layout: indent 1, non-ASCII kept, a final newline."""
+    out = []
+    for count, (kind, source) in enumerate(cells, start=1):
+        lines = source if isinstance(source, list) else source.splitlines(keepends=True)
+        cell: dict = {"cell_type": kind, "metadata": {}, "source": lines}
+        if kind == "code":
+            cell |= {
+                "execution_count": count,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok\n"]}],
+            }
+        out.append(cell)
+    document = {"cells": out, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
+def lint(text: str, path: str = "nb.ipynb", config: Config | None = None):
+    return lint_notebook(read_notebook(text, path), path, config)
+
+
+def found(text: str, **kwargs) -> set[tuple[int, int, str]]:
+    return {(d.cell.number, d.start.line, d.code) for d in lint(text, **kwargs).diagnostics}
+
+
+def markers(path: Path) -> set[tuple[int, int, str]]:
+    expected = set()
+    for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"], 1):
+        if cell["cell_type"] != "code":
+            continue
+        for row, line in enumerate("".join(cell["source"]).splitlines(), start=1):
+            match = MARKER.search(line)
+            if match:
+                expected |= {(number, row, c) for c in re.split(r"\s*,\s*", match["codes"])}
+    return expected
+
+
+# --- fixtures ------------------------------------------------------------------------------
+
+
+def test_there_are_notebook_fixtures() -> None:
+    assert len(BAD_NOTEBOOKS) >= 2 and len(NOTEBOOKS) > len(BAD_NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_notebook_markers_equal_findings_by_cell_and_row(path: Path) -> None:
+    result = lint_notebook_file(str(path))
+    assert result.error is None, result.error
+    assert {(d.cell.number, d.start.line, d.code) for d in result.diagnostics} == markers(path)
+
+
+def test_the_eval_fixture_crosses_cells_and_flags_cells_with_magics() -> None:
+    path = FIXTURES / "GL004" / "bad_notebook_eval_across_cells.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    flagged = {cell for cell, _, _ in markers(path)}
+    assert len(flagged) >= 2  # findings in several cells
+    eval_cell = next(i for i, c in enumerate(cells, 1) if "model.eval()" in "".join(c["source"]))
+    forward_cell = next(cell for cell, _, code in markers(path) if code == "GL004")
+    assert eval_cell != forward_cell  # the pitfall's two halves are in different cells
+    sources = {i: "".join(c["source"]) for i, c in enumerate(cells, 1)}
+    assert any(re.search(r"^\s*[%!]", sources[c], re.M) for c in flagged)  # a magic there
+    assert any("# noqa: GL008" in sources[c] for c in flagged)  # and a silenced line
+
+
+@pytest.mark.parametrize("bad", BAD_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_notebook_fix_reproduces_fixed_file_and_changes_only_fixed_lines(bad: Path) -> None:
+    text = bad.read_text(encoding="utf-8")
+    outcome = fix_notebook(read_notebook(text, str(bad)), str(bad), Config(), unsafe=True)
+    expected = bad.with_name(bad.name.replace(".ipynb", ".fixed.ipynb"))
+    assert outcome.text == expected.read_text(encoding="utf-8")
+    before, after = json.loads(text), json.loads(outcome.text)
+    # Everything but the sources is the same JSON, and the same text line for line.
+    strip = lambda doc: [{k: v for k, v in c.items() if k != "source"} for c in doc["cells"]]  # noqa: E731
+    assert strip(before) == strip(after) and before["metadata"] == after["metadata"]
+    old_lines, new_lines = text.splitlines(), outcome.text.splitlines()
+    import difflib
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+        if tag == "equal":
+            continue
+        # only source-line tokens of a `source` array change
+        for line in old_lines[i1:i2] + new_lines[j1:j2]:
+            assert re.fullmatch(r'\s*".*",?', line), line
+    assert outcome.text.endswith("}\n")
+    rule = bad.parent.name
+    assert not [d for d in outcome.remaining if d.code == rule]
+    again = fix_notebook(read_notebook(outcome.text, str(bad)), str(bad), Config(), unsafe=True)
+    assert again.text == outcome.text
+
+
+# --- the program -----------------------------------------------------------------------------
+
+
+def test_facts_flow_across_cells_and_markdown_is_skipped() -> None:
+    text = notebook_json(
+        ("code", "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\n"),
+        ("markdown", "model.eval() in prose is not code\n"),
+        ("code", "model.eval()"),
+        ("raw", "out = model(x)\n"),
+        ("code", "x = torch.randn(3, 2)\nout = model(x)\n"),
+    )
+    assert found(text) == {(5, 2, "GL004")}
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        ("%matplotlib inline", "pass"),
+        ("!pip install torch", "pass"),
+        ("files = !ls", "files = ..."),
+        ("t = %timeit -o f()", "t = ..."),
+        ("model?", "pass"),
+        ("?model", "pass"),
+        ("model??", "pass"),
+        ("  %time f()", "  pass"),
+    ],
+)
+def test_ipython_lines_are_masked_in_place(line: str, masked: str) -> None:
+    assert mask_ipython(f"x = 1\n{line}\ny = 2") == f"x = 1\n{masked}\ny = 2"
+
+
+def test_cell_magics_mask_the_cell_unless_it_runs_python() -> None:
+    assert mask_ipython("%%bash\necho hi\nw -= 1\n") == "\n\n\n"
+    assert mask_ipython("%%time\nw = 1\n") == "\nw = 1\n"
+    assert mask_ipython("%pip install \\\n  torch\nx = 1") == "pass\n\nx = 1"
+
+
+def test_valid_python_is_never_masked() -> None:
+    text = notebook_json(
+        ("code", 'import torch\nw = torch.ones(2, requires_grad=True)\nfmt = """\n%d\n"""\n'),
+        ("code", "w += 1 % 3\n"),
+    )
+    program = Program.build(read_notebook(text, "nb.ipynb"), "nb.ipynb")
+    assert "%d" in program.text and "pass" not in program.text
+    assert found(text) == {(2, 1, "GL002")}
+
+
+def test_magic_in_a_flagged_cell_and_noqa_in_a_cell() -> None:
+    text = notebook_json(
+        ("code", "import torch\nw = torch.ones(2, requires_grad=True)\n"),
+        ("code", "%time\nw += 1\nw *= 2  # noqa: GL002\n!ls\nw?\n"),
+    )
+    assert found(text) == {(2, 2, "GL002")}
+
+
+def test_a_cell_that_does_not_parse_is_reported_and_the_others_linted() -> None:
+    text = notebook_json(
+        ("code", "import torch\nw = torch.ones(2, requires_grad=True)\n"),
+        ("markdown", "# notes"),
+        ("code", "def broken(:\n    pass\n"),
+        ("code", "w += 1\n"),
+        ("code", "for x in\n"),
+    )
+    result = lint(text)
+    assert {(d.cell.number, d.start.line, d.code) for d in result.diagnostics} == {(4, 1, "GL002")}
+    error = result.error
+    assert error is not None and error.cell == 3 and error.line == 1
+    assert (
+        error.message.startswith("SyntaxError:") and "cells 5 do not parse either" in error.message
+    )
+    assert str(error).startswith("nb.ipynb:cell 3:1:")
+    # the raw file line that holds the broken source line
+    assert '"def broken(:\\n"' in text.splitlines()[error.file_line - 1]
+
+
+def test_noqa_per_file_ignores_and_exclude_match_notebook_paths(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = notebook_json(("code", "import torch\nw = torch.ones(2, requires_grad=True)\nw += 1\n"))
+    (tmp_path / "nbs").mkdir()
+    (tmp_path / "nbs" / "a.ipynb").write_text(text, encoding="utf-8")
+    (tmp_path / "skip").mkdir()
+    (tmp_path / "skip" / "b.ipynb").write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.gradlint]\nper-file-ignores = {"nbs/*.ipynb" = ["GL002"]}\nextend-exclude = ["skip"]\n'
+    )
+    status = cli.main(["--no-cache", "-j1", "."])
+    out, _ = capsys.readouterr()
+    assert status == 0, out
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\ninclude = ["*.py"]\n')
+    assert cli.main(["--no-cache", "-j1", "."]) == 0  # include leaves notebooks out
+    assert cli.main(["--no-cache", "-j1", "nbs/a.ipynb"]) == 1  # named: linted
+    capsys.readouterr()
+
+
+# --- output formats ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = notebook_json(
+        ("markdown", "# Training"),
+        ("code", "import torch\n\nw = torch.ones(2, requires_grad=True)\n"),
+        ("code", "%time\n    \nw += 1\n"),
+    )
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    return tmp_path, text
+
+
+def run_format(capsys, fmt: str, *extra: str) -> str:
+    cli.main(["--isolated", "--no-cache", "-j1", "--output-format", fmt, *extra, "nb.ipynb"])
+    return capsys.readouterr().out
+
+
+def test_text_formats_read_path_cell_row_col(project, capsys) -> None:
+    assert "nb.ipynb:cell 3:3:1: GL002" in run_format(capsys, "concise")
+    full = run_format(capsys, "full")
+    assert "--> nb.ipynb:cell 3:3:1" in full and "3 | w += 1" in full and "%time" in full
+
+
+def test_json_keeps_ruff_fields_and_adds_the_cell(project, capsys) -> None:
+    (item,) = json.loads(run_format(capsys, "json"))
+    assert item["cell"] == 3 and item["location"] == {"row": 3, "column": 1}
+    assert item["noqa_row"] == 3 and item["end_location"]["row"] == 3
+    edits = item["fix"]["edits"]
+    assert all(e["location"]["row"] <= 4 for e in edits)  # rows inside the cell
+
+
+def test_sarif_and_github_point_at_the_raw_file_line(project, capsys) -> None:
+    _, text = project
+    raw_line = 1 + next(i for i, line in enumerate(text.splitlines()) if '"w += 1\\n"' in line)
+    column = text.splitlines()[raw_line - 1].index("w += 1") + 1
+    log = json.loads(run_format(capsys, "sarif"))
+    (result,) = log["runs"][0]["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (raw_line, column)
+    assert result["properties"] == {"cell": 3, "cellRow": 3} and "fixes" not in result
+    github = run_format(capsys, "github")
+    assert f"line={raw_line},col={column}," in github and "(cell 3:3:1)" in github
+
+
+def test_cached_results_keep_their_cells(project, capsys) -> None:
+    args = ["--isolated", "-j1", "--output-format", "full", "nb.ipynb"]
+    cli.main(args)
+    first = capsys.readouterr().out
+    cli.main(args)
+    assert capsys.readouterr().out == first and "cell 3:3:1" in first
+
+
+# --- fixing ----------------------------------------------------------------------------------
+
+
+def test_fix_writes_only_the_changed_lines_and_keeps_everything_else(project, capsys) -> None:
+    root, text = project
+    status = cli.main(["--isolated", "--no-cache", "-j1", "--fix", "--unsafe-fixes", "nb.ipynb"])
+    capsys.readouterr()
+    new = (root / "nb.ipynb").read_text(encoding="utf-8")
+    assert status == 0
+    assert json.loads(new)["cells"][2]["source"] == [
+        "%time\n",
+        "    \n",
+        "with torch.no_grad():\n",
+        "    w += 1\n",
+    ]
+    old_lines, new_lines = text.splitlines(), new.splitlines()
+    assert [line for line in new_lines if line not in old_lines] == [
+        '    "with torch.no_grad():\\n",',
+        '    "    w += 1\\n"',
+    ]
+    assert (
+        new_lines[: old_lines.index('    "w += 1\\n"')]
+        == old_lines[: old_lines.index('    "w += 1\\n"')]
+    )
+
+
+def test_diff_shows_the_change_per_cell(project, capsys) -> None:
+    root, text = project
+    status = cli.main(["--isolated", "--no-cache", "-j1", "--diff", "--unsafe-fixes", "nb.ipynb"])
+    out = capsys.readouterr().out
+    assert status == 1 and (root / "nb.ipynb").read_text(encoding="utf-8") == text
+    assert "--- a/nb.ipynb:cell 3\n+++ b/nb.ipynb:cell 3\n" in out
+    assert "-w += 1\n+with torch.no_grad():\n+    w += 1\n" in out
+
+
+def test_fix_of_a_string_source_and_an_import_added_to_the_first_cell() -> None:
+    text = notebook_json(
+        ("code", "from torch import nn\n\nm = nn.Linear(2, 2)"),
+        ("code", ["m.weight.zero_()"]),
+    )
+    document = json.loads(text)
+    document["cells"][0]["source"] = "from torch import nn\n\nm = nn.Linear(2, 2)"
+    text = json.dumps(document, indent=1) + "\n"
+    outcome = fix_notebook(read_notebook(text, "nb.ipynb"), "nb.ipynb", Config(), unsafe=True)
+    cells = json.loads(outcome.text)["cells"]
+    assert cells[0]["source"].startswith("import torch\n") and isinstance(cells[0]["source"], str)
+    assert cells[1]["source"] == ["with torch.no_grad():\n", "    m.weight.zero_()"]
+    assert not outcome.remaining
+
+
+def test_a_fix_never_rewrites_an_ipython_line() -> None:
+    source = "x = 1\n%time\nfiles = !ls\ny = 2"
+    program = Program.build(read_notebook(notebook_json(("code", source)), "n"), "n")
+    changed = program.split(program.text.replace("y = 2", "y = 3"))
+    assert changed == {1: "x = 1\n%time\nfiles = !ls\ny = 3"}
+
+
+def test_stdin_notebook_fix_prints_the_notebook(monkeypatch, capsys, project) -> None:
+    import io
+    import sys
+
+    _, text = project
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    cli.main(
+        ["--isolated", "--no-cache", "--fix", "--unsafe-fixes", "-", "--stdin-filename", "x.ipynb"]
+    )
+    out = capsys.readouterr().out
+    assert json.loads(out)["cells"][2]["source"][-1] == "    w += 1\n"
+
+
+def test_compiles_accepts_top_level_await() -> None:
+    assert compiles("await f()\n") is None
+
+
+def test_a_cached_notebook_result_is_relinted_when_an_imported_helper_changes(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helpers.py").write_text("def evaluate(model, x):\n    return model(x)\n")
+    text = notebook_json(
+        ("code", "import torch\nfrom helpers import evaluate\nmodel = torch.nn.Linear(2, 2)\n"),
+        ("code", "model.eval()\nout = evaluate(model, torch.ones(1, 2))\n"),
+    )
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    args = ["--isolated", "-j1", "nb.ipynb"]
+    first = cli.main(args)
+    capsys.readouterr()
+    (tmp_path / "helpers.py").write_text(
+        "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n"
+    )
+    second = cli.main(args)
+    out = capsys.readouterr().out
+    assert (first, second) == (1, 0), out
