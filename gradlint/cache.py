@@ -29,7 +29,15 @@ from pathlib import Path
 
 import gradlint
 from gradlint.analysis.project import dependencies_unchanged
-from gradlint.diagnostics import Applicability, Diagnostic, Edit, FileError, Fix, Position
+from gradlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileError,
+    Fix,
+    Position,
+    Related,
+)
 
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHEDIR_TAG = (
@@ -41,7 +49,8 @@ CACHEDIR_TAG = (
 MAX_AGE_S = 30 * 24 * 3600
 # `seen` is refreshed only when older than this, so a warm run usually writes nothing.
 SEEN_REFRESH_S = 24 * 3600
-FORMAT_VERSION = 2
+# 3: diagnostics carry related locations.
+FORMAT_VERSION = 3
 
 
 def default_cache_dir(root: str) -> str:
@@ -107,6 +116,19 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
         "fix": fix,
         "noqa_line": diagnostic.noqa_line,
         "url": diagnostic.url,
+        # A place in the finding's own file is stored without its path, which is the
+        # display path of whoever reads the entry back.
+        "related": [
+            [
+                r.message,
+                None if r.path == diagnostic.path else r.path,
+                r.start.line,
+                r.start.column,
+                r.end.line,
+                r.end.column,
+            ]
+            for r in diagnostic.related
+        ],
         "extra": diagnostic.extra,
     }
 
@@ -132,6 +154,10 @@ def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
         fix=fix,
         noqa_line=data["noqa_line"],
         url=data["url"],
+        related=tuple(
+            Related(message, other or path, Position(sl, sc), Position(el, ec))
+            for message, other, sl, sc, el, ec in data["related"]
+        ),
         extra=data["extra"],
     )
 
@@ -169,6 +195,17 @@ def _valid_fix(data) -> bool:
     )
 
 
+def _valid_related(data) -> bool:
+    return isinstance(data, list) and all(
+        isinstance(item, list)
+        and len(item) == 6
+        and isinstance(item[0], str)
+        and (item[1] is None or isinstance(item[1], str))
+        and all(map(_is_int, item[2:]))
+        for item in data
+    )
+
+
 def _valid_diagnostic(data) -> bool:
     return (
         isinstance(data, dict)
@@ -177,6 +214,7 @@ def _valid_diagnostic(data) -> bool:
         and _is_point(data.get("end"))
         and _is_int(data.get("noqa_line"))
         and isinstance(data.get("extra"), dict)
+        and _valid_related(data.get("related"))
         and "fix" in data
         and _valid_fix(data["fix"])
     )

@@ -42,6 +42,19 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding (where the state is carried, where the
+    gradient is differentiated again, where the model was put in eval mode), with a short
+    label saying what happens there. `path` is the file it is in: the finding's own file,
+    or another project file the analysis read (the project-wide pass)."""
+
+    message: str
+    path: str
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str
@@ -53,6 +66,8 @@ class Diagnostic:
     # The line whose noqa comment suppresses this diagnostic (the first line of the node).
     noqa_line: int = 0
     url: str = ""
+    # The other places that explain the finding, in the order the rule gives them.
+    related: tuple[Related, ...] = ()
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -39,7 +39,7 @@ from typing import TypeGuard
 
 from gradlint import __version__, engine
 from gradlint.config import Config, ConfigError, load_settings
-from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
@@ -128,7 +128,10 @@ def config_for(path: str, warn) -> Config:
         return DEFAULT_CONFIG
 
 
-def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions) -> types.Diagnostic:
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic, positions: ClientPositions, uri: str | None = None
+) -> types.Diagnostic:
+    related = [related_information(r, diagnostic.path, positions, uri) for r in diagnostic.related]
     return types.Diagnostic(
         range=positions.range(diagnostic.start, diagnostic.end),
         message=diagnostic.message,
@@ -136,6 +139,36 @@ def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions) -> typ
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source=SOURCE,
+        related_information=related or None,
+    )
+
+
+def related_information(
+    related: Related, own_path: str, positions: ClientPositions, uri: str | None
+) -> types.DiagnosticRelatedInformation:
+    """A related place, in the client's position encoding: in the open document through
+    its own positions, in another project file through that file's text on disk (its
+    code-point columns as they are when it cannot be read)."""
+    if related.path == own_path and uri is not None:
+        target_uri, target = uri, positions
+    else:
+        target_uri = Path(os.path.abspath(related.path)).as_uri()
+        try:
+            text = Path(related.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+        target = ClientPositions(text, positions.codec) if text is not None else None
+    try:
+        if target is None:
+            raise IndexError
+        span = target.range(related.start, related.end)
+    except IndexError:  # unreadable, or changed on disk since it was summarised
+        span = types.Range(
+            start=types.Position(line=related.start.line - 1, character=related.start.column),
+            end=types.Position(line=related.end.line - 1, character=related.end.column),
+        )
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=target_uri, range=span), message=related.message
     )
 
 
@@ -154,7 +187,7 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
         # Not parseable (often mid-edit): other tools report the syntax error; stale
         # positions would be worse than none.
         return linted
-    linted.findings = [(d, to_lsp_diagnostic(d, positions)) for d in diagnostics]
+    linted.findings = [(d, to_lsp_diagnostic(d, positions, uri)) for d in diagnostics]
     return linted
 
 

@@ -5,6 +5,10 @@ Keys and their meaning follow ruff: 1-based `row` and `column` (code points), `e
 just past the range, `filename` absolute, fix `applicability` one of "safe", "unsafe",
 "displayonly", and a file that could not be linted as an object with `"code": null`, as
 ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
+
+gradlint adds keys of its own, which readers of ruff's format ignore: `related`, the other
+places that explain a finding (`message`, `filename`, `location`, `end_location`, in the
+same terms as the finding's own).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position, Related
 from gradlint.output.common import ReportOptions, printable, sorted_diagnostics, sorted_errors
 from gradlint.results import FileResult
 
@@ -50,6 +54,15 @@ def fix_object(fix: Fix | None) -> dict | None:
     }
 
 
+def related_object(related: Related) -> dict:
+    return {
+        "end_location": location(related.end),
+        "filename": filename(related.path),
+        "location": location(related.start),
+        "message": related.message,
+    }
+
+
 def diagnostic_object(diagnostic: Diagnostic) -> dict:
     return {
         "cell": None,
@@ -61,6 +74,7 @@ def diagnostic_object(diagnostic: Diagnostic) -> dict:
         "message": diagnostic.message,
         "name": diagnostic.name,
         "noqa_row": diagnostic.noqa_line or diagnostic.start.line,
+        "related": [related_object(r) for r in diagnostic.related],
         "severity": "error",
         "url": diagnostic.url or None,
     }
@@ -85,6 +99,7 @@ def error_object(error: FileError) -> dict:
         "message": message,
         "name": None,
         "noqa_row": None,
+        "related": [],
         "severity": "error",
         "url": None,
     }

@@ -112,6 +112,19 @@ def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> 
             }
         ],
     }
+    if diagnostic.related:
+        # The other places that explain the finding; code scanning links each one.
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(related.path, root),
+                    "region": region(related.start, related.end),
+                },
+                "message": {"text": related.message},
+            }
+            for number, related in enumerate(diagnostic.related, 1)
+        ]
     if diagnostic.fix is not None and diagnostic.fix.edits:
         result["fixes"] = [fix_object(diagnostic.fix, location)]
     return result

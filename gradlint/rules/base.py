@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.diagnostics import Applicability, Edit, Fix, Related
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -58,13 +59,18 @@ class Rule:
         node: cst.CSTNode,
         message: str | None = None,
         fix: Fix | None = None,
+        *,
+        related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
-        from `message_for`; the class message is never shipped with `{name}` in it."""
+        from `message_for`; the class message is never shipped with `{name}` in it.
+
+        `related`: the other places that explain the finding, each a (node of this
+        file, short label) pair, or a `Related` for a place in another file."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
-        self.context.report(self, node, text, fix)
+        self.context.report(self, node, text, fix, related=related)
 
     @classmethod
     def placeholders(cls) -> frozenset[str]:

@@ -125,7 +125,25 @@ class UndetachedLoopState(Rule):
                     them="it" if len(names) == 1 else "them",
                 ),
                 fix=self._fix(loop, names, quoted),
+                related=self._related(loop, names),
             )
+
+    def _related(self, loop: LoopFacts[LoopNode], names: list[str]):
+        """Where the state enters the loop, and each differentiation it reaches."""
+        index = self.facts.index
+        scope_bindings = self.facts.loops.scope_facts(index.scope_of(loop.loop)).bindings
+        start = index.order[loop.loop]
+        for name in names:
+            before = [
+                b for b in scope_bindings if b.var == name and index.order[b.statement] < start
+            ]
+            if before:
+                yield before[-1].statement, f"`{name}` enters the loop from here"
+        for event in loop.events:
+            if event.kind == "step" or not loop.closure(event.roots) & set(names):
+                continue
+            what = "backpropagated" if event.kind == "backward" else "differentiated"
+            yield event.call, f"{what} here every iteration"
 
     def _may_carry_graph(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         values = self.facts.values

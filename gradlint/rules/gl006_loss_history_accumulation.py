@@ -115,7 +115,27 @@ class LossHistoryAccumulation(Rule):
                 index.statement_of(node),
                 self.message_for(acc=accumulator, value=rendered),
                 fix=self._fix(value, rendered),
+                related=self._related(loop, accumulator, flow.reads(value)),
             )
+
+    def _related(self, loop: LoopFacts[LoopNode], accumulator: str, reads: set[str]):
+        """Where the accumulator starts, the loop that adds to it, and the backward whose
+        graph it keeps."""
+        index = self.facts.index
+        scope = self.facts.loops.scope_facts(index.scope_of(loop.loop))
+        start = index.order[loop.loop]
+        before = [
+            b
+            for b in scope.bindings
+            if b.var == accumulator and index.order[b.statement] < start
+        ]
+        if before:
+            yield before[-1].statement, f"`{accumulator}` is created here, outside the loop"
+        yield loop.loop, "every iteration of this loop keeps one more graph alive"
+        for event in loop.events:
+            if event.kind != "step" and loop.closure(event.roots) & reads:
+                yield event.call, "the graph that is kept is the one backpropagated here"
+                break
 
     def _accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,

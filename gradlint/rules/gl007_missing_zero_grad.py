@@ -365,10 +365,19 @@ class MissingZeroGrad(Rule):
             advice = f"Clear `{step.updated}.grad` every iteration (`{step.updated}.grad = None` after the update)"
         else:
             advice = "Call the optimizer's `zero_grad()` every iteration, before the backward"
+        backwards = sorted(
+            (b for b in sites.backwards if self.facts.index.is_inside(b, loop.body)),
+            key=self.facts.index.order.__getitem__,
+        )
+        related: list[tuple[cst.CSTNode, str]] = [
+            (loop, "this loop never clears the gradients"),
+        ]
+        related += [(b, "adds to `.grad` here, every iteration") for b in backwards[:1]]
         self.report(
             statement,
             self.message.format(step=_short(statement), advice=advice),
             fix=self._fix(step, sites, loop),
+            related=related,
         )
 
     # -- parameters made anew each iteration ------------------------------------------

@@ -155,7 +155,19 @@ class CheckpointWithoutGradInputs(Rule):
             node,
             _MESSAGE.format(callee=qualified.rsplit(".", 1)[-1], what=what),
             fix=self._fix(node, reentrant),
+            related=self._origins(inputs, node),
         )
+
+    def _origins(self, inputs: list[cst.BaseExpression], call: cst.Call):
+        """Where each named input comes from, proven not to require grad."""
+        for arg in inputs:
+            name = dotted_name(arg)
+            if name is None:
+                continue
+            for origin in self.facts.tensors.origins(name, call):
+                if isinstance(origin, cst.For):
+                    origin = origin.iter
+                yield origin, f"`{name}` comes from here, and does not require grad"
 
     def _sequential_input(
         self, positional: list[cst.BaseExpression], keywords: dict[str, cst.Arg]
