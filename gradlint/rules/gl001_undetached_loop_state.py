@@ -26,7 +26,9 @@ class UndetachedLoopState(Rule):
     graph a second time`. The usual "fix", `backward(retain_graph=True)`, is worse: no
     error, but every step backpropagates through the entire history, so time per step
     and memory grow linearly (quadratic time overall), and with an optimizer step in
-    between it fails with "modified by an inplace operation".
+    between it fails with "modified by an inplace operation". The message says which
+    of these the loop will do, read off its backward's `retain_graph` (both, when the
+    flag is not a literal).
 
     Not flagged: state detached anywhere in the loop (top of the loop, after the step,
     every k steps for truncated BPTT, through a `repackage_hidden` helper), state
@@ -78,7 +80,7 @@ class UndetachedLoopState(Rule):
 
     code = "GL001"
     name = "undetached-loop-state"
-    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach {them} at the top of the loop"
+    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; {consequence}. Detach {them} at the top of the loop"
     fix_title = "Detach the carried state at the top of the loop"
     _fix_title_for = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
@@ -123,10 +125,39 @@ class UndetachedLoopState(Rule):
                     names=quoted,
                     pronoun="its" if len(names) == 1 else "their",
                     them="it" if len(names) == 1 else "them",
+                    consequence=self._consequence(loop, names),
                 ),
                 fix=self._fix(loop, names, quoted),
                 related=self._related(loop, names),
             )
+
+    def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> str:
+        """What happens at run time (measured on torch 2.13, /work/shared/pitfalls.md 1a):
+        a backward that frees its graph raises on the second iteration; one that keeps
+        it (`retain_graph=True`) raises too once an optimizer step has changed the
+        weights in place, and otherwise silently re-walks a graph that grows."""
+        events = [
+            e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)
+        ]
+        kept = {self.facts.autograd.retains_graph(e) for e in events}
+        if kept == {False}:
+            return 'the second iteration\'s backward raises "Trying to backward through the graph a second time"'
+        if kept == {True}:
+            if any(e.kind == "step" for e in loop.events) or self._updates_in_place(loop):
+                return (
+                    'the second iteration\'s backward raises "modified by an inplace '
+                    'operation": the step changed weights the kept graph saved'
+                )
+            return (
+                "nothing raises, but the graph grows every iteration and each backward "
+                "walks the whole history (time and memory per step grow)"
+            )
+        return "the next backward raises, or, where it retains the graph, the graph grows"
+
+    def _updates_in_place(self, loop: LoopFacts[LoopNode]) -> bool:
+        """A manual update (`W -= lr * W.grad`) in the loop changes the weights in place."""
+        clearing = self.facts.grad_clears
+        return any(clearing.update_at(n) is not None for n in self.facts.index.walk(loop.loop.body))
 
     def _related(self, loop: LoopFacts[LoopNode], names: list[str]):
         """Where the state enters the loop, and each differentiation it reaches."""
