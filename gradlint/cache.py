@@ -31,12 +31,14 @@ import gradlint
 from gradlint.analysis.project import dependencies_unchanged
 from gradlint.diagnostics import (
     Applicability,
+    Confidence,
     Diagnostic,
     Edit,
     FileError,
     Fix,
     Position,
     Related,
+    Severity,
 )
 
 CACHE_DIR_NAME = ".gradlint_cache"
@@ -49,7 +51,7 @@ CACHEDIR_TAG = (
 MAX_AGE_S = 30 * 24 * 3600
 # `seen` is refreshed only when older than this, so a warm run usually writes nothing.
 SEEN_REFRESH_S = 24 * 3600
-# 3: diagnostics carry related locations.
+# 3: diagnostics carry related locations, a severity and a confidence.
 FORMAT_VERSION = 3
 
 
@@ -61,8 +63,11 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def entry_key(data_hash: str, codes: Iterable[str]) -> str:
-    return data_hash + ":" + ",".join(sorted(codes))
+def entry_key(data_hash: str, codes: Iterable[str], options: str = "") -> str:
+    """Content, selected codes, and the settings that change findings (severities,
+    minimum confidence: Config.result_options)."""
+    key = data_hash + ":" + ",".join(sorted(codes))
+    return f"{key}|{options}" if options else key
 
 
 _FINGERPRINT: str | None = None
@@ -116,6 +121,8 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
         "fix": fix,
         "noqa_line": diagnostic.noqa_line,
         "url": diagnostic.url,
+        "severity": diagnostic.severity.value,
+        "confidence": diagnostic.confidence.value,
         # A place in the finding's own file is stored without its path, which is the
         # display path of whoever reads the entry back.
         "related": [
@@ -154,6 +161,8 @@ def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
         fix=fix,
         noqa_line=data["noqa_line"],
         url=data["url"],
+        severity=Severity(data["severity"]),
+        confidence=Confidence(data["confidence"]),
         related=tuple(
             Related(message, other or path, Position(sl, sc), Position(el, ec))
             for message, other, sl, sc, el, ec in data["related"]
@@ -215,6 +224,8 @@ def _valid_diagnostic(data) -> bool:
         and _is_int(data.get("noqa_line"))
         and isinstance(data.get("extra"), dict)
         and _valid_related(data.get("related"))
+        and data.get("severity") in {s.value for s in Severity}
+        and data.get("confidence") in {c.value for c in Confidence}
         and "fix" in data
         and _valid_fix(data["fix"])
     )

@@ -86,7 +86,8 @@ Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gra
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
 extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore,
-force-exclude, output-format and cache-dir; command-line options override every file's, and
+force-exclude, output-format, cache-dir, severity (per rule: severity = {GL004 = "error"}) and
+min-confidence; command-line options override every file's, and
 --config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything."""
 
@@ -267,6 +268,14 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         "--statistics",
         action="store_true",
         help="print the number of findings per rule instead of the findings",
+    )
+    output.add_argument(
+        "--min-confidence",
+        choices=("low", "high"),
+        default=None,
+        help="high: report only findings the analysis fully saw, dropping those that rest on "
+        "an assumption it could not check (each rule's documentation says which); default: low, "
+        "every finding, or min-confidence in the configuration",
     )
     output.add_argument(
         "--exit-zero",
@@ -800,6 +809,7 @@ def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
         extend_exclude=_flatten(args.extend_exclude),
         respect_gitignore=args.respect_gitignore,
         force_exclude=args.force_exclude,
+        min_confidence=args.min_confidence,
     )
 
 
@@ -962,7 +972,11 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 results.append(FileResult(task.display, error=error))
                 continue
             task_config = task.config or config
-            key = entry_key(content_hash(data), task_config.codes_for(task.display, codes))
+            key = entry_key(
+                content_hash(data),
+                task_config.codes_for(task.display, codes),
+                task_config.result_options(),
+            )
             hit = cache.lookup(task.abs_path, key, task.display)
             if hit is not None:
                 result = FileResult(task.display, hit.diagnostics, hit.error)
@@ -1078,6 +1092,8 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "message": rule.message,
                 "fix": rule.fix_title,
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
+                "severity": rule.severity.value,
+                "low_confidence": rule.low_confidence or None,
                 "url": rule.url(),
                 "documentation": rule.documentation(),
             }
@@ -1095,6 +1111,7 @@ def run_rule(argv: list[str], console: Console) -> int:
     console.stdout.write(f"# {rule.name} ({rule.code})\n\n")
     if rule.fix_title:
         console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
+    console.stdout.write(rule.judgement().replace("**", "") + "\n\n")
     console.stdout.write(rule.documentation().rstrip() + "\n")
     return EXIT_CLEAN
 

@@ -77,6 +77,25 @@ class Config:
     root: str = ""
     respect_gitignore: bool = True
     force_exclude: bool = False
+    # code prefix -> "error" / "warning", overriding the rules' defaults (most specific
+    # prefix wins, as for select).
+    severity: dict[str, str] = field(default_factory=dict)
+    # "high" drops findings that rest on an assumption the analysis could not check.
+    min_confidence: str = "low"
+
+    def severity_for(self, code: str, default: str) -> str:
+        best, chosen = -1, default
+        for prefix, level in self.severity.items():
+            length = _longest_prefix(code, (prefix,))
+            if length > best:
+                best, chosen = length, level
+        return chosen
+
+    def result_options(self) -> str:
+        """What, besides the selected codes, changes a file's findings: part of its
+        cache key."""
+        levels = ",".join(f"{k}={v}" for k, v in sorted(self.severity.items()))
+        return f"severity:{levels};confidence:{self.min_confidence}"
 
     def selected_codes(self, all_codes: Iterable[str]) -> frozenset[str]:
         """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores.
@@ -172,7 +191,11 @@ KNOWN_KEYS = (
     "force-exclude",
     "output-format",
     "cache-dir",
+    "severity",
+    "min-confidence",
 )
+SEVERITIES = ("error", "warning")
+CONFIDENCES = ("low", "high")
 SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _SELECTOR_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
 
@@ -192,6 +215,8 @@ class FileSettings:
     force_exclude: bool | None = None
     output_format: str | None = None
     cache_dir: str | None = None
+    severity: dict[str, str] = field(default_factory=dict)
+    min_confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +230,7 @@ class Overrides:
     extend_exclude: tuple[str, ...] | None = None
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
+    min_confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +262,34 @@ def parse_selectors(values: Iterable[str], all_codes: Sequence[str], where: str)
             )
         result.append(upper)
     return tuple(result)
+
+
+def parse_severities(raw, all_codes: Sequence[str], where: str) -> dict[str, str]:
+    """`severity = {GL004 = "error", GL00 = "warning"}`: code prefixes to levels."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f'{where}: expected a table of code = "error" or "warning" '
+            f'(severity = {{GL004 = "error"}}), got {raw!r}'
+        )
+    levels: dict[str, str] = {}
+    for code, level in raw.items():
+        (prefix,) = parse_selectors([code], all_codes, f"{where}.{code}") or ("",)
+        if not prefix:
+            raise ConfigError(f"{where}: an empty code cannot have a severity")
+        if level not in SEVERITIES:
+            raise ConfigError(
+                f"{where}.{code}: expected one of {', '.join(map(repr, SEVERITIES))}, got {level!r}"
+            )
+        levels[prefix] = level
+    return levels
+
+
+def parse_confidence(value: str, where: str) -> str:
+    if value not in CONFIDENCES:
+        raise ConfigError(
+            f"{where}: expected one of {', '.join(map(repr, CONFIDENCES))}, got {value!r}"
+        )
+    return value
 
 
 def split_selectors(text: str) -> list[str]:
@@ -354,6 +408,12 @@ def parse_file_settings(
                 + ", ".join(formats)
             )
         values["output_format"] = fmt
+    if "severity" in table:
+        values["severity"] = parse_severities(table["severity"], all_codes, where("severity"))
+    if "min-confidence" in table:
+        values["min_confidence"] = parse_confidence(
+            _expect_str(table["min-confidence"], where("min-confidence")), where("min-confidence")
+        )
     if "cache-dir" in table:
         cache_dir = _expect_str(table["cache-dir"], where("cache-dir"))
         base = source.parent if source else Path.cwd()
@@ -440,6 +500,8 @@ def load_settings(
         root=str(source.parent if source else Path.cwd().absolute()),
         respect_gitignore=pick(overrides.respect_gitignore, file.respect_gitignore, True),
         force_exclude=pick(overrides.force_exclude, file.force_exclude, False),
+        severity=dict(file.severity),
+        min_confidence=pick(overrides.min_confidence, file.min_confidence, "low"),
     )
     return Settings(
         config=config,

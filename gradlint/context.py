@@ -11,7 +11,15 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradlint.deep import run_deep
-from gradlint.diagnostics import Diagnostic, FileError, Fix, Position, Related
+from gradlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    FileError,
+    Fix,
+    Position,
+    Related,
+    Severity,
+)
 from gradlint.results import SourceError
 
 if TYPE_CHECKING:
@@ -25,6 +33,7 @@ class ReportingRule(Protocol):
 
     code: ClassVar[str]
     name: ClassVar[str]
+    severity: ClassVar[Severity]
 
     @classmethod
     def url(cls) -> str: ...
@@ -83,6 +92,7 @@ class FileContext:
         fix: Fix | None,
         *,
         related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
+        confidence: Confidence = Confidence.HIGH,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -110,5 +120,7 @@ class FileContext:
                 noqa_line=start.line,
                 url=rule.url(),
                 related=tuple(places),
+                severity=rule.severity,
+                confidence=confidence,
             )
         )

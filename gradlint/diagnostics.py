@@ -19,6 +19,23 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
+class Severity(str, enum.Enum):
+    """What a finding costs: an error raises or silently breaks training; a warning wastes
+    memory or compute. Each rule has a default, overridable in `[tool.gradlint] severity`."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Confidence(str, enum.Enum):
+    """HIGH: the analysis saw everything the finding claims. LOW: it rests on an
+    assumption the analysis could not check (a value it cannot see through, a name-based
+    guess); each rule's documentation says which. `--min-confidence high` drops them."""
+
+    HIGH = "high"
+    LOW = "low"
+
+
 @dataclass(frozen=True, order=True)
 class Position:
     line: int  # 1-based
@@ -68,6 +85,8 @@ class Diagnostic:
     url: str = ""
     # The other places that explain the finding, in the order the rule gives them.
     related: tuple[Related, ...] = ()
+    severity: Severity = Severity.ERROR
+    confidence: Confidence = Confidence.HIGH
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -8,6 +8,7 @@ selected rule in one batched visit, then apply `# noqa`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -18,7 +19,7 @@ import libcst as cst
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
-from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
 from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
 from gradlint.rules import ALL_RULES
@@ -173,11 +174,23 @@ def lint_source(
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
     if dependencies is not None and "project" in context.__dict__:
         dependencies.update(context.project.dependencies)
-    found = context.diagnostics
+    found = _judged(context.diagnostics, config)
     if normalised is not None:
         found = [normalised.diagnostic(d) for d in found]
     found = sorted(found, key=lambda d: d.sort_key)
     return apply_noqa(found, source) if noqa else found
+
+
+def _judged(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    """The configured severity of each finding, and only the confidence asked for."""
+    if config.min_confidence == Confidence.HIGH.value:
+        diagnostics = [d for d in diagnostics if d.confidence is Confidence.HIGH]
+    if not config.severity:
+        return diagnostics
+    return [
+        dataclasses.replace(d, severity=Severity(config.severity_for(d.code, d.severity.value)))
+        for d in diagnostics
+    ]
 
 
 def run_rules(context: FileContext, rules: list[Rule]) -> None:

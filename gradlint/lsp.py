@@ -39,7 +39,7 @@ from typing import TypeGuard
 
 from gradlint import __version__, engine
 from gradlint.config import Config, ConfigError, load_settings
-from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related
+from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related, Severity
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
@@ -135,7 +135,9 @@ def to_lsp_diagnostic(
     return types.Diagnostic(
         range=positions.range(diagnostic.start, diagnostic.end),
         message=diagnostic.message,
-        severity=types.DiagnosticSeverity.Warning,
+        severity=types.DiagnosticSeverity.Warning
+        if diagnostic.severity is Severity.WARNING
+        else types.DiagnosticSeverity.Error,
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source=SOURCE,

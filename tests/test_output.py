@@ -259,7 +259,7 @@ RUFF_SAMPLE = (
 )
 RUFF_SELECT = "F401,E711,E731,E702"
 # Keys gradlint's JSON adds to ruff's (documented in gradlint.output.json_report).
-GRADLINT_JSON_KEYS = {"related"}
+GRADLINT_JSON_KEYS = {"related", "confidence"}
 APPLICABILITY = {
     "safe": Applicability.SAFE,
     "unsafe": Applicability.UNSAFE,
@@ -530,7 +530,7 @@ def test_sarif_lists_every_registered_rule_with_its_documentation(monkeypatch):
         assert descriptor["helpUri"] == rule.url()
         assert descriptor["shortDescription"]["text"]
         assert descriptor["fullDescription"]["text"] == rule.summary()
-        assert descriptor["defaultConfiguration"]["level"] == "error"
+        assert descriptor["defaultConfiguration"]["level"] == rule.severity.value
 
 
 def test_sarif_uris_are_percent_encoded_relative_or_absolute_file_uris(tmp_path, monkeypatch):

@@ -106,7 +106,9 @@ def test_gl004_points_at_the_helper_of_this_file_that_switches_to_eval(tmp_path)
 
 # --- the fronts ------------------------------------------------------------------------
 
-SOURCE = "import torch\nh = torch.zeros(3)  # é\nfor _ in range(3):\n    h = h + 1\n    h.backward()\n"
+SOURCE = (
+    "import torch\nh = torch.zeros(3)  # é\nfor _ in range(3):\n    h = h + 1\n    h.backward()\n"
+)
 
 
 def sample(path: str = "train.py", other: str = "helpers.py") -> FileResult:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Diagnostic, Fix, Related
+from gradlint.diagnostics import Applicability, Confidence, Diagnostic, Fix, Related, Severity
 from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
 from gradlint.output.common import (
     ReportOptions,
@@ -82,9 +82,7 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
         if source is not None and diagnostic.path not in lines_cache:
             lines_cache[diagnostic.path] = source_lines(source)
         stream.write(
-            render(
-                diagnostic, source, lines_cache.get(diagnostic.path), options, related_cache
-            )
+            render(diagnostic, source, lines_cache.get(diagnostic.path), options, related_cache)
             + "\n"
         )
     if options.show_fixes:
@@ -100,7 +98,9 @@ def render(
     line_cache: dict[str, list[str] | None] | None = None,
 ) -> str:
     marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
-    out = [f"{diagnostic.code} {marker}{diagnostic.message}"]
+    # An error reads as ruff's header; a warning says so, as a compiler's does.
+    level = "warning: " if diagnostic.severity is Severity.WARNING else ""
+    out = [f"{level}{diagnostic.code} {marker}{diagnostic.message}"]
     where = f"{printable(diagnostic.path)}:{diagnostic.start.line}:{diagnostic.start.column + 1}"
     # One gutter for the finding and the places related to it, as compilers print them.
     min_width = max((len(str(r.end.line)) for r in diagnostic.related), default=0)
@@ -114,6 +114,12 @@ def render(
         out.append(f" --> {where}")
     for related in diagnostic.related:
         out.extend(related_rows(related, diagnostic, lines, max(width, min_width), line_cache))
+    if diagnostic.confidence is Confidence.LOW:
+        out.append(
+            f"note: low confidence: this finding rests on an assumption gradlint could not "
+            f"check (`gradlint rule {diagnostic.code}` says which; `--min-confidence high` "
+            "hides such findings)"
+        )
     fix = diagnostic.fix
     if fix is not None:
         out.append(f"help: {fix.title}")

@@ -8,7 +8,9 @@ ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
 
 gradlint adds keys of its own, which readers of ruff's format ignore: `related`, the other
 places that explain a finding (`message`, `filename`, `location`, `end_location`, in the
-same terms as the finding's own).
+same terms as the finding's own), and `confidence` ("high", or "low" for a finding that
+rests on an assumption; null for a file error). `severity` is the rule's ("error" or
+"warning", as configured), where ruff always writes "error".
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def diagnostic_object(diagnostic: Diagnostic) -> dict:
         "name": diagnostic.name,
         "noqa_row": diagnostic.noqa_line or diagnostic.start.line,
         "related": [related_object(r) for r in diagnostic.related],
-        "severity": "error",
+        "severity": diagnostic.severity.value,
+        "confidence": diagnostic.confidence.value,
         "url": diagnostic.url or None,
     }
 
@@ -101,6 +104,7 @@ def error_object(error: FileError) -> dict:
         "noqa_row": None,
         "related": [],
         "severity": "error",
+        "confidence": None,
         "url": None,
     }
 

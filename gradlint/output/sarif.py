@@ -57,7 +57,7 @@ def rule_descriptor(rule) -> dict:
         "fullDescription": {"text": summary[:MAX_DESCRIPTION]},
         "help": {"text": documentation, "markdown": documentation},
         "helpUri": rule.url(),
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": rule.severity.value},
         "properties": {"tags": ["pytorch", "autograd"]},
     }
 
@@ -101,8 +101,9 @@ def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> 
     result = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
-        "level": "error",
+        "level": diagnostic.severity.value,
         "message": {"text": diagnostic.message},
+        "properties": {"confidence": diagnostic.confidence.value},
         "locations": [
             {
                 "physicalLocation": {

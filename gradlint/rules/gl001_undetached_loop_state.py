@@ -4,8 +4,8 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
-from gradlint.analysis.values import may_carry_graph
-from gradlint.diagnostics import Edit, Fix, Position
+from gradlint.analysis.values import MODULE, may_carry_graph
+from gradlint.diagnostics import Confidence, Edit, Fix, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
@@ -84,6 +84,11 @@ class UndetachedLoopState(Rule):
     fix_title = "Detach the carried state at the top of the loop"
     _fix_title_for = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
+    low_confidence = (
+        "low when every statement that carries the state calls a plain name that neither "
+        "this file, the project nor torch defines (`h = step(h)`): that it returns a "
+        "tensor with history is assumed, not seen."
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for loop in self.facts.loops.differentiating_loops():
@@ -104,6 +109,8 @@ class UndetachedLoopState(Rule):
             return
         consumed = loop.closure(roots)
         by_statement: dict[cst.CSTNode, list[str]] = {}
+        # Carried names whose graph is assumed, not seen: their values are UNKNOWN.
+        unsure: set[str] = set()
         callables = self._called_names(loop)
         for var in sorted(loop.carried - callables):
             if var not in consumed:
@@ -113,6 +120,8 @@ class UndetachedLoopState(Rule):
             if not self._may_carry_graph(var, loop):
                 continue  # a number, a module, a tensor that never had history
             carrying = self._carrying_statements(var, loop)
+            if carrying and all(self._through_unknown_function(s) for s in carrying):
+                unsure.add(var)
             for statement in carrying:
                 by_statement.setdefault(statement, []).append(var)
         for statement, names in by_statement.items():
@@ -129,6 +138,7 @@ class UndetachedLoopState(Rule):
                 ),
                 fix=self._fix(loop, names, quoted),
                 related=self._related(loop, names),
+                confidence=Confidence.LOW if unsure >= set(names) else Confidence.HIGH,
             )
 
     def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> str:
@@ -136,16 +146,14 @@ class UndetachedLoopState(Rule):
         a backward that frees its graph raises on the second iteration; one that keeps
         it (`retain_graph=True`) raises too once an optimizer step has changed the
         weights in place, and otherwise silently re-walks a graph that grows."""
-        events = [
-            e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)
-        ]
+        events = [e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)]
         kept = {self.facts.autograd.retains_graph(e) for e in events}
         if kept == {False}:
             return 'the second iteration\'s backward raises "Trying to backward through the graph a second time"'
         if kept == {True}:
             if any(e.kind == "step" for e in loop.events) or self._updates_in_place(loop):
                 return (
-                    'the second iteration\'s backward raises "modified by an inplace '
+                    "the second iteration's backward raises \"modified by an inplace "
                     'operation": the step changed weights the kept graph saved'
                 )
             return (
@@ -183,6 +191,20 @@ class UndetachedLoopState(Rule):
             for binding in loop.bindings_of(var)
             if binding.kind in ("assign", "augassign")
         )
+
+    def _through_unknown_function(self, statement: cst.CSTNode) -> bool:
+        """`h = step(h)` where `step` is a name this file and the project do not define
+        and that is no torch function or module: that it hands back a tensor with history
+        is assumed, not seen."""
+        value = getattr(statement, "value", None)
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return False
+        facts = self.facts
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified.startswith("torch.") or MODULE <= facts.values.of_expr(value.func, value):
+            return False
+        summaries = facts.summaries
+        return summaries.resolve(value) is None and summaries.resolve_external(value) is None
 
     def _called_names(self, loop: LoopFacts[LoopNode]) -> set[str]:
         """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions

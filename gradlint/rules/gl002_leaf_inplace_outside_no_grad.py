@@ -95,4 +95,3 @@ class LeafInplaceOutsideNoGrad(Rule):
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
             related=leaf_origins(facts, leaf, node),
         )
-

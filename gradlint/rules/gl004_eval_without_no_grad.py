@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.train_mode import ModeSwitch
-from gradlint.diagnostics import Position, Related
+from gradlint.diagnostics import Confidence, Position, Related, Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -66,7 +66,13 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
+    severity = Severity.WARNING
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    low_confidence = (
+        "low when the model is put in eval mode at module level and the forward runs in a "
+        "function that never switches it (a route handler, a callback): that the function "
+        "runs after the module's code is assumed."
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
@@ -145,6 +151,11 @@ class EvalWithoutNoGrad(Rule):
             self.message_for(model=model),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
             related=self._related(switch, model, call, at, reported),
+            # A module-level switch seen from a function that never switches the model
+            # (a route handler, a callback) assumes the function runs after the module.
+            confidence=Confidence.LOW
+            if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
+            else Confidence.HIGH,
         )
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
