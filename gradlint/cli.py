@@ -86,8 +86,8 @@ Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gra
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
 extend-select, ignore, per-file-ignores, exclude, extend-exclude, respect-gitignore,
-force-exclude, output-format, cache-dir, severity (per rule: severity = {GL004 = "error"}) and
-min-confidence; command-line options override every file's, and
+force-exclude, output-format, cache-dir, severity (per rule: severity = {GL004 = "error"}),
+min-confidence and preview; command-line options override every file's, and
 --config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything."""
 
@@ -172,6 +172,14 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         action="append",
         metavar="CODES",
         help="comma-separated code prefixes to enable on top of the selection",
+    )
+    rules.add_argument(
+        "--preview",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run preview rules that a prefix selects (default: no, or preview in the "
+        "configuration); without it a preview rule runs only when selected by its exact code "
+        "(--select GL011); `gradlint rule --all` says which rules are in preview",
     )
     rules.add_argument(
         "--ignore",
@@ -810,6 +818,7 @@ def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
         respect_gitignore=args.respect_gitignore,
         force_exclude=args.force_exclude,
         min_confidence=args.min_confidence,
+        preview=args.preview,
     )
 
 
@@ -958,7 +967,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if cache is not None:
         from gradlint.cache import content_hash, entry_key
 
-        codes = [rule.code for rule in engine.ALL_RULES]
         misses: list[Task] = []
         for task in tasks:
             assert task.abs_path is not None  # the cache is off for stdin
@@ -974,7 +982,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             task_config = task.config or config
             key = entry_key(
                 content_hash(data),
-                task_config.codes_for(task.display, codes),
+                engine.codes_for(task_config, task.display),
                 task_config.result_options(),
             )
             hit = cache.lookup(task.abs_path, key, task.display)
@@ -1094,6 +1102,7 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
                 "severity": rule.severity.value,
                 "low_confidence": rule.low_confidence or None,
+                "preview": rule.preview,
                 "url": rule.url(),
                 "documentation": rule.documentation(),
             }
@@ -1105,13 +1114,17 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all:
         width = max((len(rule.name) for rule in rules), default=0)
         for rule in rules:
-            console.stdout.write(f"{rule.code}  {rule.name.ljust(width)}  {rule.summary()}\n")
+            channel = "preview" if rule.preview else "stable "
+            console.stdout.write(
+                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"
+            )
         return EXIT_CLEAN
     rule = rules[0]
     console.stdout.write(f"# {rule.name} ({rule.code})\n\n")
     if rule.fix_title:
         console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
     console.stdout.write(rule.judgement().replace("**", "") + "\n\n")
+    console.stdout.write(rule.channel().replace("**", "") + "\n\n")
     console.stdout.write(rule.documentation().rstrip() + "\n")
     return EXIT_CLEAN
 

@@ -51,6 +51,15 @@ def rules_for(codes) -> list[type[Rule]]:
     return [rule for rule in ALL_RULES if rule.code in codes]
 
 
+def codes_for(config: Config, path: str) -> frozenset[str]:
+    """The registered rules' codes that run on `path`, preview rules included only as
+    `config` allows (read from the registry each time, so a rule's channel is its
+    class attribute)."""
+    return config.codes_for(
+        path, [r.code for r in ALL_RULES], [r.code for r in ALL_RULES if r.preview]
+    )
+
+
 def rule_by_code(code: str) -> type[Rule] | None:
     for rule in ALL_RULES:
         if rule.code == code.upper() or rule.name == code:
@@ -146,7 +155,7 @@ def lint_source(
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
-    rules = rules_for(config.codes_for(path, [r.code for r in ALL_RULES]))
+    rules = rules_for(codes_for(config, path))
     if not rules or FILE_NOQA_RE.search(source):
         return []
     if not might_match(source, rules):

@@ -4,7 +4,8 @@
     python scripts/gen_docs.py --check   # exit 1 if the committed docs differ from the rules
 
 Each page is `# CODE name`, a line saying whether a fix exists and how safe it is, one on
-its severity and confidence, then the rule's documentation() unchanged. README.md indexes them.
+its severity and confidence, one on whether it is stable or in preview, then the rule's
+documentation() unchanged. README.md indexes them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def rule_page(rule) -> str:
         GENERATED_NOTE,
         fix_line(rule),
         rule.judgement(),
+        rule.channel(),
         rule.documentation().strip(),
         f"Suppress one finding with `# noqa: {rule.code}` on the reported line.",
     ]
@@ -74,8 +76,8 @@ def index_page(rules) -> str:
         "",
         GENERATED_NOTE,
         "",
-        "| Code | Name | Summary | Severity | Fix |",
-        "| --- | --- | --- | --- | --- |",
+        "| Code | Name | Summary | Status | Severity | Fix |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
         if not rule.fix_title:
@@ -88,7 +90,7 @@ def index_page(rules) -> str:
             }[rule.fix_applicability]
         rows.append(
             f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {_cell(rule.summary())} "
-            f"| {rule.severity.value} | {fix} |"
+            f"| {'preview' if rule.preview else 'stable'} | {rule.severity.value} | {fix} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -34,6 +34,10 @@ class Rule:
     # ERROR: the pitfall raises or silently breaks training; WARNING: it wastes memory or
     # compute. Users override it per rule (`[tool.gradlint] severity`).
     severity: ClassVar[Severity] = Severity.ERROR
+    # A rule in preview runs only when selected by its exact code or with `--preview` /
+    # `preview = true`, until its precision on the real-code ledger is measured and
+    # stated in its documentation; then it is made stable by setting this to False.
+    preview: ClassVar[bool] = False
     # When the rule reports with Confidence.LOW, in the user's terms (shown in the docs and
     # by `gradlint rule`); empty: every finding is high confidence.
     low_confidence: ClassVar[str] = ""
@@ -133,6 +137,17 @@ class Rule:
             level = "error (raises, or silently breaks training)"
         sure = cls.low_confidence or "always high: no finding rests on an unchecked assumption."
         return f"**Severity:** {level}. **Confidence:** {sure}"
+
+    @classmethod
+    def channel(cls) -> str:
+        """One line saying whether the rule is stable or in preview, for its docs."""
+        if cls.preview:
+            return (
+                f"**Status:** preview: runs only when selected by its exact code "
+                f"(`--select {cls.code}`) or with `--preview` / `preview = true`, until its "
+                "precision on real code is measured."
+            )
+        return "**Status:** stable: runs whenever its code is selected (`GL` selects it)."
 
     @classmethod
     def url(cls) -> str:
