@@ -50,6 +50,9 @@ class FileContext:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.diagnostics: list[Diagnostic] = []
         self._reported: set[tuple[str, int]] = set()
+        # Fixes that wrap a statement in `with torch.no_grad():` (fix_builders records
+        # them; the engine merges adjacent ones into one block).
+        self.no_grad_wraps: list = []
 
     @cached_property
     def index(self) -> FileIndex:

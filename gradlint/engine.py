@@ -20,6 +20,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
 from gradlint.rules import ALL_RULES
@@ -187,7 +188,9 @@ def lint_source(
     if normalised is not None:
         found = [normalised.diagnostic(d) for d in found]
     found = sorted(found, key=lambda d: d.sort_key)
-    return apply_noqa(found, source) if noqa else found
+    if not noqa:
+        return found
+    return merge_adjacent_wraps(context, apply_noqa(found, source))
 
 
 def _judged(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:

@@ -7,6 +7,7 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import keyword_arg
 from gradlint.analysis.dataflow import target_names
 from gradlint.diagnostics import Edit
+from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
 
 # torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
@@ -280,10 +281,8 @@ class DetachedHigherOrderGrad(Rule):
         if create_graph is None:
             if not call.args or any(arg.star for arg in call.args):
                 return None
-            # After the last argument's value, before any trailing comma.
-            _, end = context.position_of(call.args[-1].value)
-            text = ", create_graph=True"
-            return self.fix(self.fix_title, (Edit(end, end, text),))
+            edits = add_keyword_argument(context, call, "create_graph", "True")
+            return self.fix(self.fix_title, edits)
         if detach_call is not None:
             # `grad(...)[0].detach()` -> `grad(...)[0]`
             # _detach_applied only returns a call whose func is the `.detach` Attribute.

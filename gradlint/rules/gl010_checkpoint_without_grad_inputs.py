@@ -6,6 +6,7 @@ from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
@@ -210,12 +211,10 @@ class CheckpointWithoutGradInputs(Rule):
         context = self.context
         if reentrant is not None:
             start, end = context.position_of(reentrant.value)
-            edit = Edit(start, end, "False")
+            edits: tuple[Edit, ...] = (Edit(start, end, "False"),)
         else:
-            # After the last argument's value, before any trailing comma.
-            _, end = context.position_of(call.args[-1].value)
-            edit = Edit(end, end, ", use_reentrant=False")
-        return Fix(self.fix_title, (edit,), Applicability.UNSAFE)
+            edits = add_keyword_argument(context, call, "use_reentrant", "False")
+        return Fix(self.fix_title, edits, Applicability.UNSAFE)
 
 
 def _bound_names(statement: cst.CSTNode) -> set[str]:
