@@ -151,6 +151,7 @@ def related_information(
     """A related place, in the client's position encoding: in the open document through
     its own positions, in another project file through that file's text on disk (its
     code-point columns as they are when it cannot be read)."""
+    target: ClientPositions | None
     if related.path == own_path and uri is not None:
         target_uri, target = uri, positions
     else:

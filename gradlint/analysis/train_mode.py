@@ -117,7 +117,10 @@ class TrainModeAnalysis:
         if external is None or not external.returns_eval_model:
             return None
         where = external.eval_switch
-        return None, (tuple(where) if len(where) == 5 else None)  # type: ignore[arg-type]
+        if len(where) != 5:
+            return None, None
+        path, line, column, end_line, end_column = where
+        return None, (path, line, column, end_line, end_column)
 
     def direct_switches(self) -> list[ModeSwitch]:
         if self._direct is None:
