@@ -198,7 +198,10 @@ class ParamRebindUpdate(Rule):
         if self._is_parameter_loop_variable(node, target):
             return "the model's parameter is never updated"
         if mode is GradMode.NOT_RECORDING:
-            return f"the new `{target}` does not require grad, so it stops training (or the next backward raises)"
+            return (
+                f"the new `{target}` does not require grad, so it silently stops training "
+                "(and the next backward raises if nothing else in the loss requires grad)"
+            )
         return (
             f"the new `{target}` is a non-leaf whose `.grad` stays None, so later updates are lost"
         )
