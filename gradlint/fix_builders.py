@@ -156,7 +156,7 @@ def merge_adjacent_wraps(context, diagnostics: list[Diagnostic]) -> list[Diagnos
     wraps = {id(w.fix): w for w in context.no_grad_wraps}
     if len(wraps) < 2:
         return diagnostics
-    index = context.facts.index
+    index = context.index
     by_line: dict[int, list[Diagnostic]] = {}
     found: dict[int, _Wrap] = {}
     for diagnostic in diagnostics:

@@ -9,9 +9,11 @@ import libcst as cst
 
 from gradlint.analysis import dotted_name
 from gradlint.analysis.dataflow import target_names
+from gradlint.diagnostics import Related
 
 if TYPE_CHECKING:
     from gradlint.analysis import FileFacts
+    from gradlint.context import FileContext
 
 
 def leaf_origins(facts: FileFacts, leaf: str, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
@@ -41,3 +43,11 @@ def _bound_names(binding: cst.CSTNode) -> set[str]:
     if isinstance(binding, (cst.AnnAssign, cst.AugAssign)):
         return set(target_names(binding.target)) | {dotted_name(binding.target) or ""}
     return set()
+
+
+def loop_header(context: FileContext, loop: cst.For | cst.While, label: str) -> Related:
+    """The loop's header (`for x in batches`, `while t < n`), not its whole body."""
+    start, _ = context.position_of(loop)
+    head = loop.iter if isinstance(loop, cst.For) else loop.test
+    _, end = context.position_of(head)
+    return Related(label, context.path, start, end)

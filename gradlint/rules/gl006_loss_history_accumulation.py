@@ -7,6 +7,7 @@ from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.values import Kind, may_carry_graph
 from gradlint.diagnostics import Confidence, Edit, Fix, Severity
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import loop_header
 
 _ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -146,7 +147,9 @@ class LossHistoryAccumulation(Rule):
         ]
         if before:
             yield before[-1].statement, f"`{accumulator}` is created here, outside the loop"
-        yield loop.loop, "every iteration of this loop keeps one more graph alive"
+        yield loop_header(
+            self.context, loop.loop, "every iteration of this loop keeps one more graph alive"
+        )
         for event in loop.events:
             if event.kind != "step" and loop.closure(event.roots) & reads:
                 yield event.call, "the graph that is kept is the one backpropagated here"
