@@ -28,10 +28,6 @@ def found(config: Config | None = None) -> list[str]:
     return [d.code for d in lint_source(GL002, "t.py", config)]
 
 
-def test_every_shipped_rule_is_stable_by_default():
-    assert [r.code for r in ALL_RULES if r.preview] == []
-
-
 @pytest.mark.parametrize(
     ("config", "runs"),
     [
