@@ -32,11 +32,14 @@ from gradlint.analysis.project import dependencies_unchanged
 from gradlint.diagnostics import (
     Applicability,
     CellLocation,
+    Confidence,
     Diagnostic,
     Edit,
     FileError,
     Fix,
     Position,
+    Related,
+    Severity,
 )
 
 CACHE_DIR_NAME = ".gradlint_cache"
@@ -49,7 +52,9 @@ CACHEDIR_TAG = (
 MAX_AGE_S = 30 * 24 * 3600
 # `seen` is refreshed only when older than this, so a warm run usually writes nothing.
 SEEN_REFRESH_S = 24 * 3600
-FORMAT_VERSION = 2
+# 3: diagnostics carry related locations (with their notebook cell), a severity and a
+#    confidence.
+FORMAT_VERSION = 3
 
 
 def default_cache_dir(root: str) -> str:
@@ -60,8 +65,11 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def entry_key(data_hash: str, codes: Iterable[str]) -> str:
-    return data_hash + ":" + ",".join(sorted(codes))
+def entry_key(data_hash: str, codes: Iterable[str], options: str = "") -> str:
+    """Content, selected codes, and the settings that change findings (severities,
+    minimum confidence: Config.result_options)."""
+    key = data_hash + ":" + ",".join(sorted(codes))
+    return f"{key}|{options}" if options else key
 
 
 _FINGERPRINT: str | None = None
@@ -115,6 +123,22 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
         "fix": fix,
         "noqa_line": diagnostic.noqa_line,
         "url": diagnostic.url,
+        "severity": diagnostic.severity.value,
+        "confidence": diagnostic.confidence.value,
+        # A place in the finding's own file is stored without its path, which is the
+        # display path of whoever reads the entry back.
+        "related": [
+            [
+                r.message,
+                None if r.path == diagnostic.path else r.path,
+                r.start.line,
+                r.start.column,
+                r.end.line,
+                r.end.column,
+                _cell_to_json(r.cell),
+            ]
+            for r in diagnostic.related
+        ],
         "extra": diagnostic.extra,
         "cell": _cell_to_json(diagnostic.cell),
     }
@@ -171,6 +195,14 @@ def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
         fix=fix,
         noqa_line=data["noqa_line"],
         url=data["url"],
+        severity=Severity(data["severity"]),
+        confidence=Confidence(data["confidence"]),
+        related=tuple(
+            Related(
+                message, other or path, Position(sl, sc), Position(el, ec), _cell_from_json(cell)
+            )
+            for message, other, sl, sc, el, ec, cell in data["related"]
+        ),
         extra=data["extra"],
         cell=_cell_from_json(data.get("cell")),
     )
@@ -213,6 +245,18 @@ def _valid_fix(data) -> bool:
     )
 
 
+def _valid_related(data) -> bool:
+    return isinstance(data, list) and all(
+        isinstance(item, list)
+        and len(item) == 7
+        and isinstance(item[0], str)
+        and (item[1] is None or isinstance(item[1], str))
+        and all(map(_is_int, item[2:6]))
+        and _valid_cell(item[6])
+        for item in data
+    )
+
+
 def _valid_diagnostic(data) -> bool:
     return (
         isinstance(data, dict)
@@ -221,6 +265,9 @@ def _valid_diagnostic(data) -> bool:
         and _is_point(data.get("end"))
         and _is_int(data.get("noqa_line"))
         and isinstance(data.get("extra"), dict)
+        and _valid_related(data.get("related"))
+        and data.get("severity") in {s.value for s in Severity}
+        and data.get("confidence") in {c.value for c in Confidence}
         and "fix" in data
         and _valid_fix(data["fix"])
         and _valid_cell(data.get("cell"))

@@ -86,7 +86,8 @@ Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gra
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
 extend-select, ignore, per-file-ignores, exclude, extend-exclude, include, extend-include,
-respect-gitignore, force-exclude, output-format and cache-dir; command-line options override every file's, and
+respect-gitignore, force-exclude, output-format, cache-dir, severity (per rule: severity =
+{GL004 = "error"}), min-confidence and preview; command-line options override every file's, and
 --config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything.
 
@@ -176,6 +177,14 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         action="append",
         metavar="CODES",
         help="comma-separated code prefixes to enable on top of the selection",
+    )
+    rules.add_argument(
+        "--preview",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run preview rules that a prefix selects (default: no, or preview in the "
+        "configuration); without it a preview rule runs only when selected by its exact code "
+        "(--select GL011); `gradlint rule --all` says which rules are in preview",
     )
     rules.add_argument(
         "--ignore",
@@ -288,6 +297,14 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         "--statistics",
         action="store_true",
         help="print the number of findings per rule instead of the findings",
+    )
+    output.add_argument(
+        "--min-confidence",
+        choices=("low", "high"),
+        default=None,
+        help="high: report only findings the analysis fully saw, dropping those that rest on "
+        "an assumption it could not check (each rule's documentation says which); default: low, "
+        "every finding, or min-confidence in the configuration",
     )
     output.add_argument(
         "--exit-zero",
@@ -939,6 +956,8 @@ def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
         force_exclude=args.force_exclude,
         include=_flatten(args.include),
         extend_include=_flatten(args.extend_include),
+        min_confidence=args.min_confidence,
+        preview=args.preview,
     )
 
 
@@ -1094,7 +1113,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if cache is not None:
         from gradlint.cache import content_hash, entry_key
 
-        codes = [rule.code for rule in engine.ALL_RULES]
         misses: list[Task] = []
         for task in tasks:
             assert task.abs_path is not None  # the cache is off for stdin
@@ -1108,7 +1126,11 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 results.append(FileResult(task.display, error=error))
                 continue
             task_config = task.config or config
-            key = entry_key(content_hash(data), task_config.codes_for(task.display, codes))
+            key = entry_key(
+                content_hash(data),
+                engine.codes_for(task_config, task.display),
+                task_config.result_options(),
+            )
             hit = cache.lookup(task.abs_path, key, task.display)
             if hit is not None:
                 result = FileResult(task.display, hit.diagnostics, hit.error)
@@ -1224,6 +1246,9 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "message": rule.message,
                 "fix": rule.fix_title,
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
+                "severity": rule.severity.value,
+                "low_confidence": rule.low_confidence or None,
+                "preview": rule.preview,
                 "url": rule.url(),
                 "documentation": rule.documentation(),
             }
@@ -1235,12 +1260,17 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all:
         width = max((len(rule.name) for rule in rules), default=0)
         for rule in rules:
-            console.stdout.write(f"{rule.code}  {rule.name.ljust(width)}  {rule.summary()}\n")
+            channel = "preview" if rule.preview else "stable "
+            console.stdout.write(
+                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"
+            )
         return EXIT_CLEAN
     rule = rules[0]
     console.stdout.write(f"# {rule.name} ({rule.code})\n\n")
     if rule.fix_title:
         console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
+    console.stdout.write(rule.judgement().replace("**", "") + "\n\n")
+    console.stdout.write(rule.channel().replace("**", "") + "\n\n")
     console.stdout.write(rule.documentation().rstrip() + "\n")
     return EXIT_CLEAN
 

@@ -84,32 +84,62 @@ class Config:
     force_exclude: bool = False
     include: tuple[str, ...] = DEFAULT_INCLUDE
     extend_include: tuple[str, ...] = ()
+    # code prefix -> "error" / "warning", overriding the rules' defaults (most specific
+    # prefix wins, as for select).
+    severity: dict[str, str] = field(default_factory=dict)
+    # "high" drops findings that rest on an assumption the analysis could not check.
+    min_confidence: str = "low"
+    # Run preview rules that a prefix selects (`GL`); without it a preview rule runs only
+    # when selected by its exact code, as in ruff.
+    preview: bool = False
 
-    def selected_codes(self, all_codes: Iterable[str]) -> frozenset[str]:
+    def severity_for(self, code: str, default: str) -> str:
+        best, chosen = -1, default
+        for prefix, level in self.severity.items():
+            length = _longest_prefix(code, (prefix,))
+            if length > best:
+                best, chosen = length, level
+        return chosen
+
+    def result_options(self) -> str:
+        """What, besides the selected codes, changes a file's findings: part of its
+        cache key."""
+        levels = ",".join(f"{k}={v}" for k, v in sorted(self.severity.items()))
+        return f"severity:{levels};confidence:{self.min_confidence}"
+
+    def selected_codes(
+        self, all_codes: Iterable[str], preview_codes: Iterable[str] = ()
+    ) -> frozenset[str]:
         """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores.
 
         Within one layer the most specific prefix wins and an ignore beats a select of
         the same length, as in ruff: `select = ["GL001"], ignore = ["GL"]` keeps GL001.
+        A code in `preview_codes` needs `preview`, or a select of its exact code.
         """
         selected = tuple(self.select) + tuple(self.extend_select)
+        preview = frozenset(preview_codes)
         chosen = set()
         for code in all_codes:
             sel = _longest_prefix(code, selected)
             if sel < 0:
+                continue
+            if code in preview and not self.preview and sel != len(code):
                 continue
             if _longest_prefix(code, self.ignore) >= sel:
                 continue
             chosen.add(code)
         return frozenset(chosen)
 
-    def codes_for(self, path: str, all_codes: list[str]) -> frozenset[str]:
+    def codes_for(
+        self, path: str, all_codes: list[str], preview_codes: Iterable[str] = ()
+    ) -> frozenset[str]:
         """The codes that run on `path`.
 
         Per-file ignores apply after the selection and regardless of specificity, as in
         ruff: `select = ["GL001"]` with `per-file-ignores = {"tests/*" = ["GL"]}` runs
         nothing in tests.
         """
-        chosen = self.selected_codes(all_codes)
+        chosen = self.selected_codes(all_codes, preview_codes)
         if not self.per_file_ignores or not chosen:
             return chosen
         ignored: list[str] = []
@@ -185,7 +215,12 @@ KNOWN_KEYS = (
     "force-exclude",
     "output-format",
     "cache-dir",
+    "severity",
+    "min-confidence",
+    "preview",
 )
+SEVERITIES = ("error", "warning")
+CONFIDENCES = ("low", "high")
 SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _SELECTOR_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
 
@@ -207,6 +242,9 @@ class FileSettings:
     force_exclude: bool | None = None
     output_format: str | None = None
     cache_dir: str | None = None
+    severity: dict[str, str] = field(default_factory=dict)
+    min_confidence: str | None = None
+    preview: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +260,8 @@ class Overrides:
     force_exclude: bool | None = None
     include: tuple[str, ...] | None = None
     extend_include: tuple[str, ...] | None = None
+    min_confidence: str | None = None
+    preview: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +293,34 @@ def parse_selectors(values: Iterable[str], all_codes: Sequence[str], where: str)
             )
         result.append(upper)
     return tuple(result)
+
+
+def parse_severities(raw, all_codes: Sequence[str], where: str) -> dict[str, str]:
+    """`severity = {GL004 = "error", GL00 = "warning"}`: code prefixes to levels."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f'{where}: expected a table of code = "error" or "warning" '
+            f'(severity = {{GL004 = "error"}}), got {raw!r}'
+        )
+    levels: dict[str, str] = {}
+    for code, level in raw.items():
+        (prefix,) = parse_selectors([code], all_codes, f"{where}.{code}") or ("",)
+        if not prefix:
+            raise ConfigError(f"{where}: an empty code cannot have a severity")
+        if level not in SEVERITIES:
+            raise ConfigError(
+                f"{where}.{code}: expected one of {', '.join(map(repr, SEVERITIES))}, got {level!r}"
+            )
+        levels[prefix] = level
+    return levels
+
+
+def parse_confidence(value: str, where: str) -> str:
+    if value not in CONFIDENCES:
+        raise ConfigError(
+            f"{where}: expected one of {', '.join(map(repr, CONFIDENCES))}, got {value!r}"
+        )
+    return value
 
 
 def split_selectors(text: str) -> list[str]:
@@ -360,7 +428,7 @@ def parse_file_settings(
     for key in ("exclude", "extend-exclude", "include", "extend-include"):
         if key in table:
             values[key.replace("-", "_")] = _expect_str_list(table[key], where(key))
-    for key in ("respect-gitignore", "force-exclude"):
+    for key in ("respect-gitignore", "force-exclude", "preview"):
         if key in table:
             values[key.replace("-", "_")] = _expect_bool(table[key], where(key))
     if "output-format" in table:
@@ -371,6 +439,12 @@ def parse_file_settings(
                 + ", ".join(formats)
             )
         values["output_format"] = fmt
+    if "severity" in table:
+        values["severity"] = parse_severities(table["severity"], all_codes, where("severity"))
+    if "min-confidence" in table:
+        values["min_confidence"] = parse_confidence(
+            _expect_str(table["min-confidence"], where("min-confidence")), where("min-confidence")
+        )
     if "cache-dir" in table:
         cache_dir = _expect_str(table["cache-dir"], where("cache-dir"))
         base = source.parent if source else Path.cwd()
@@ -379,10 +453,15 @@ def parse_file_settings(
 
 
 def layered_selection(
-    file: FileSettings, cli: Overrides, all_codes: Sequence[str]
+    file: FileSettings,
+    cli: Overrides,
+    all_codes: Sequence[str],
+    preview_codes: Sequence[str] = (),
+    preview: bool = False,
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(select, extend_select, ignore) for Config after layering the command line over
-    the configuration file the way ruff does."""
+    the configuration file the way ruff does. A preview code that a prefix would add is
+    added only with `preview`, so the exact list returned never selects one by accident."""
     file_select = file.select if file.select is not None else DEFAULT_SELECT
     if cli.select is not None:
         # A select on the command line starts over: the file's select, extend-select and
@@ -393,8 +472,10 @@ def layered_selection(
     # An ignore or extend-select alone adjusts what the file selected, whatever the
     # specificity there: `--ignore GL` drops a rule the file selected as `GL001`. The
     # result is the exact list of codes, since prefixes cannot express two layers.
-    base = Config(select=file_select, extend_select=file.extend_select, ignore=file.ignore)
-    enabled = set(base.selected_codes(all_codes))
+    base = Config(
+        select=file_select, extend_select=file.extend_select, ignore=file.ignore, preview=preview
+    )
+    enabled = set(base.selected_codes(all_codes, preview_codes))
     for code in all_codes:
         extended = _longest_prefix(code, cli.extend_select or ())
         ignored = _longest_prefix(code, cli.ignore or ())
@@ -402,7 +483,7 @@ def layered_selection(
             continue
         if ignored >= extended:
             enabled.discard(code)
-        else:
+        elif code not in preview_codes or preview or extended == len(code):
             enabled.add(code)
     return tuple(sorted(enabled)), (), ()
 
@@ -421,10 +502,11 @@ def load_settings(
     Raises ConfigError for an unreadable or invalid file, an unknown option, or an
     unknown rule code.
     """
-    if all_codes is None:
-        from gradlint.rules import ALL_RULES
+    from gradlint.rules import ALL_RULES
 
+    if all_codes is None:
         all_codes = [rule.code for rule in ALL_RULES]
+    preview_codes = [rule.code for rule in ALL_RULES if rule.preview and rule.code in all_codes]
     overrides = overrides or Overrides()
     source: Path | None = None
     table: dict | None = None
@@ -440,12 +522,16 @@ def load_settings(
         if source is not None:
             table = gradlint_table(source)
     file = parse_file_settings(table or {}, source, all_codes, formats)
-    select, extend_select, ignore = layered_selection(file, overrides, all_codes)
 
     def pick(cli_value, file_value, default):
         if cli_value is not None:
             return cli_value
         return file_value if file_value is not None else default
+
+    preview = pick(overrides.preview, file.preview, False)
+    select, extend_select, ignore = layered_selection(
+        file, overrides, all_codes, preview_codes, preview
+    )
 
     config = Config(
         select=select,
@@ -459,6 +545,9 @@ def load_settings(
         force_exclude=pick(overrides.force_exclude, file.force_exclude, False),
         include=pick(overrides.include, file.include, DEFAULT_INCLUDE),
         extend_include=file.extend_include + (overrides.extend_include or ()),
+        severity=dict(file.severity),
+        min_confidence=pick(overrides.min_confidence, file.min_confidence, "low"),
+        preview=preview,
     )
     return Settings(
         config=config,

@@ -3,6 +3,7 @@ positions, each computed lazily and at most once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -10,7 +11,15 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradlint.deep import run_deep
-from gradlint.diagnostics import Diagnostic, FileError, Fix, Position
+from gradlint.diagnostics import (
+    Confidence,
+    Diagnostic,
+    FileError,
+    Fix,
+    Position,
+    Related,
+    Severity,
+)
 from gradlint.results import SourceError
 
 if TYPE_CHECKING:
@@ -24,6 +33,7 @@ class ReportingRule(Protocol):
 
     code: ClassVar[str]
     name: ClassVar[str]
+    severity: ClassVar[Severity]
 
     @classmethod
     def url(cls) -> str: ...
@@ -40,6 +50,9 @@ class FileContext:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.diagnostics: list[Diagnostic] = []
         self._reported: set[tuple[str, int]] = set()
+        # Fixes that wrap a statement in `with torch.no_grad():` (fix_builders records
+        # them; the engine merges adjacent ones into one block).
+        self.no_grad_wraps: list = []
 
     @cached_property
     def index(self) -> FileIndex:
@@ -74,12 +87,30 @@ class FileContext:
             Position(rng.end.line, rng.end.column),
         )
 
-    def report(self, rule: ReportingRule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+    def report(
+        self,
+        rule: ReportingRule,
+        node: cst.CSTNode,
+        message: str,
+        fix: Fix | None,
+        *,
+        related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
+        confidence: Confidence = Confidence.HIGH,
+    ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
             return
         self._reported.add(key)
         start, end = self.position_of(node)
+        places: list[Related] = []
+        for item in related:
+            if not isinstance(item, Related):
+                other, label = item
+                if other is node:
+                    continue  # the finding's own place says it already
+                item = Related(label, self.path, *self.position_of(other))
+            if item not in places:
+                places.append(item)
         self.diagnostics.append(
             Diagnostic(
                 code=rule.code,
@@ -91,5 +122,8 @@ class FileContext:
                 fix=fix,
                 noqa_line=start.line,
                 url=rule.url(),
+                related=tuple(places),
+                severity=rule.severity,
+                confidence=confidence,
             )
         )

@@ -19,6 +19,23 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
+class Severity(str, enum.Enum):
+    """What a finding costs: an error raises or silently breaks training; a warning wastes
+    memory or compute. Each rule has a default, overridable in `[tool.gradlint] severity`."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Confidence(str, enum.Enum):
+    """HIGH: the analysis saw everything the finding claims. LOW: it rests on an
+    assumption the analysis could not check (a value it cannot see through, a name-based
+    guess); each rule's documentation says which. `--min-confidence high` drops them."""
+
+    HIGH = "high"
+    LOW = "low"
+
+
 @dataclass(frozen=True, order=True)
 class Position:
     line: int  # 1-based
@@ -57,6 +74,21 @@ class CellLocation:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding (where the state is carried, where the
+    gradient is differentiated again, where the model was put in eval mode), with a short
+    label saying what happens there. `path` is the file it is in: the finding's own file,
+    or another project file the analysis read (the project-wide pass)."""
+
+    message: str
+    path: str
+    start: Position
+    end: Position
+    # In a notebook: the cell it is in (start and end are then inside that cell).
+    cell: CellLocation | None = None
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str
@@ -68,6 +100,10 @@ class Diagnostic:
     # The line whose noqa comment suppresses this diagnostic (the first line of the node).
     noqa_line: int = 0
     url: str = ""
+    # The other places that explain the finding, in the order the rule gives them.
+    related: tuple[Related, ...] = ()
+    severity: Severity = Severity.ERROR
+    confidence: Confidence = Confidence.HIGH
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     # Set for a finding in a notebook (see CellLocation); None in a Python file.
     cell: CellLocation | None = None

@@ -8,6 +8,7 @@ selected rule in one batched visit, then apply `# noqa`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -18,7 +19,8 @@ import libcst as cst
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
-from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
 from gradlint.rules import ALL_RULES
@@ -48,6 +50,15 @@ FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MU
 
 def rules_for(codes) -> list[type[Rule]]:
     return [rule for rule in ALL_RULES if rule.code in codes]
+
+
+def codes_for(config: Config, path: str) -> frozenset[str]:
+    """The registered rules' codes that run on `path`, preview rules included only as
+    `config` allows (read from the registry each time, so a rule's channel is its
+    class attribute)."""
+    return config.codes_for(
+        path, [r.code for r in ALL_RULES], [r.code for r in ALL_RULES if r.preview]
+    )
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
@@ -145,7 +156,7 @@ def lint_source(
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
-    rules = rules_for(config.codes_for(path, [r.code for r in ALL_RULES]))
+    rules = rules_for(codes_for(config, path))
     if not rules or FILE_NOQA_RE.search(source):
         return []
     if not might_match(source, rules):
@@ -173,11 +184,25 @@ def lint_source(
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
     if dependencies is not None and "project" in context.__dict__:
         dependencies.update(context.project.dependencies)
-    found = context.diagnostics
+    found = _judged(context.diagnostics, config)
     if normalised is not None:
         found = [normalised.diagnostic(d) for d in found]
     found = sorted(found, key=lambda d: d.sort_key)
-    return apply_noqa(found, source) if noqa else found
+    if not noqa:
+        return found
+    return merge_adjacent_wraps(context, apply_noqa(found, source))
+
+
+def _judged(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    """The configured severity of each finding, and only the confidence asked for."""
+    if config.min_confidence == Confidence.HIGH.value:
+        diagnostics = [d for d in diagnostics if d.confidence is Confidence.HIGH]
+    if not config.severity:
+        return diagnostics
+    return [
+        dataclasses.replace(d, severity=Severity(config.severity_for(d.code, d.severity.value)))
+        for d in diagnostics
+    ]
 
 
 def run_rules(context: FileContext, rules: list[Rule]) -> None:

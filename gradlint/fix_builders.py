@@ -5,9 +5,12 @@ say), and the rule then reports without a fix."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import libcst as cst
 
-from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 from gradlint.edits import split_lines
 
 
@@ -125,7 +128,138 @@ def rewrite_statement(
     text = header + newline.join(body)
     end_column = len(lines[end.line - 1].rstrip("\r\n"))
     edits.append(Edit(Position(start.line, 0), Position(end.line, end_column), text))
-    return Fix(title, tuple(edits), applicability)
+    fix = Fix(title, tuple(edits), applicability)
+    if wrap_no_grad:
+        context.no_grad_wraps.append(_Wrap(fix, line_node, start.line, end.line, body, header))
+    return fix
+
+
+@dataclass
+class _Wrap:
+    """A fix that puts one statement inside `with torch.no_grad():`, as built, so that
+    adjacent ones can share one block (merge_adjacent_wraps)."""
+
+    fix: Fix
+    line: cst.SimpleStatementLine
+    first: int  # its first and last source lines
+    last: int
+    body: list[str]  # its lines inside the block, indented
+    header: str  # `with torch.no_grad():` and the line break
+
+
+def merge_adjacent_wraps(context, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Statements next to each other in one block that each get their own
+    `with torch.no_grad():` share one instead: every finding of the run gets the same
+    edits (which --fix applies once), with its own title. Only findings that survived
+    `# noqa` are merged, so a suppressed statement is never wrapped by its neighbour's
+    fix. Comment and blank lines between them move into the block with them."""
+    wraps = {id(w.fix): w for w in context.no_grad_wraps}
+    if len(wraps) < 2:
+        return diagnostics
+    index = context.index
+    by_line: dict[int, list[Diagnostic]] = {}
+    found: dict[int, _Wrap] = {}
+    for diagnostic in diagnostics:
+        wrap = wraps.get(id(diagnostic.fix))
+        if wrap is not None:
+            by_line.setdefault(id(wrap.line), []).append(diagnostic)
+            found[id(wrap.line)] = wrap
+    runs: list[list[_Wrap]] = []
+    for wrap in sorted(found.values(), key=lambda w: w.first):
+        block = index.parent.get(wrap.line)
+        statements = getattr(block, "body", ())
+        if runs:
+            previous = runs[-1][-1]
+            siblings = index.parent.get(previous.line) is block
+            if siblings and _follows(statements, previous.line, wrap.line):
+                runs[-1].append(wrap)
+                continue
+        runs.append([wrap])
+    replaced: dict[int, Fix] = {}
+    lines = split_lines(context.source)
+    for run in runs:
+        if len(run) < 2:
+            continue
+        members = [d for w in run for d in by_line[id(w.line)]]
+        if len({d.fix.applicability for d in members if d.fix is not None}) != 1:
+            continue
+        newline = _newline(lines[run[0].first - 1])
+        extra = _indent_unit(context)
+        body: list[str] = []
+        for wrap, after in zip(run, [*run[1:], None], strict=True):
+            body += wrap.body
+            if after is not None:
+                for text in lines[wrap.last : after.first - 1]:
+                    text = text.rstrip("\r\n")
+                    body.append(extra + text if text.strip() else "")
+        last_line = run[-1].last
+        end = Position(last_line, len(lines[last_line - 1].rstrip("\r\n")))
+        block = Edit(Position(run[0].first, 0), end, run[0].header + newline.join(body))
+        shared = [e for w in run for e in w.fix.edits[:-1]]  # the `import torch`, if any
+        imports = tuple(dict.fromkeys(shared))
+        for diagnostic in members:
+            assert diagnostic.fix is not None
+            replaced[id(diagnostic)] = Fix(
+                diagnostic.fix.title, (*imports, block), diagnostic.fix.applicability
+            )
+    if not replaced:
+        return diagnostics
+    return [
+        dataclasses.replace(d, fix=replaced[id(d)]) if id(d) in replaced else d for d in diagnostics
+    ]
+
+
+def _follows(statements, before: cst.CSTNode, after: cst.CSTNode) -> bool:
+    """Is `after` the statement right after `before` in the block's body?"""
+    for first, second in zip(statements, statements[1:], strict=False):
+        if first is before:
+            return second is after
+    return False
+
+
+def add_keyword_argument(context, call: cst.Call, keyword: str, value: str) -> tuple[Edit, ...]:
+    """Edits that pass `keyword=value` to `call`, written like its other arguments: the
+    spacing after their commas and around a keyword's `=`, and, when they stand one per
+    line before a closing parenthesis on its own line, on a line of its own with their
+    indent (keeping a trailing comma if they have one). The call must have arguments."""
+    args = call.args
+    last = args[-1]
+    equal = "="
+    for arg in args:
+        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual):
+            equal = render(arg.equal)
+            break
+    argument = f"{keyword}{equal}{value}"
+    lines = split_lines(context.source)
+    starts = [context.position_of(arg)[0] for arg in args]
+    _, call_end = context.position_of(call)
+    before_paren = lines[call_end.line - 1][: call_end.column - 1]
+    one_per_line = (
+        len({p.line for p in starts}) == len(starts)
+        and starts[0].line > context.position_of(call.func)[1].line
+        and not before_paren.strip()
+    )
+    _, value_end = context.position_of(last.value)
+    if one_per_line:
+        text = lines[starts[-1].line - 1]
+        indent = text[: starts[-1].column]
+        newline = _newline(text)
+        if indent.strip():
+            one_per_line = False
+    if one_per_line:
+        at = Position(call_end.line, 0)
+        if isinstance(last.comma, cst.Comma):
+            return (Edit(at, at, f"{indent}{argument},{newline}"),)
+        return (Edit(value_end, value_end, ","), Edit(at, at, f"{indent}{argument}{newline}"))
+    separator = ", "
+    for arg in args[:-1]:
+        if isinstance(arg.comma, cst.Comma) and isinstance(
+            arg.comma.whitespace_after, cst.SimpleWhitespace
+        ):
+            separator = "," + arg.comma.whitespace_after.value
+            break
+    # After the last argument's value, before any trailing comma.
+    return (Edit(value_end, value_end, f"{separator}{argument}"),)
 
 
 def render(node: cst.CSTNode) -> str:

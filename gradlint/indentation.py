@@ -55,6 +55,12 @@ class Normalised:
             start=self.position(diagnostic.start),
             end=self.position(diagnostic.end),
             fix=None,
+            related=tuple(
+                dataclasses.replace(r, start=self.position(r.start), end=self.position(r.end))
+                if r.path == diagnostic.path
+                else r
+                for r in diagnostic.related
+            ),
         )
 
 

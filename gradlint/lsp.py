@@ -41,6 +41,7 @@ import sys
 import time
 import tokenize
 from bisect import bisect_right
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,7 @@ from typing import TypeGuard
 
 from gradlint import __version__, engine
 from gradlint.config import Config, ConfigError, load_settings
-from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related, Severity
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
@@ -138,14 +139,63 @@ def config_for(path: str, warn) -> Config:
         return DEFAULT_CONFIG
 
 
-def to_lsp_diagnostic(diagnostic: Diagnostic, positions: ClientPositions) -> types.Diagnostic:
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic,
+    positions: ClientPositions,
+    uri: str | None = None,
+    cell_target: Callable[[int], tuple[str, ClientPositions]] | None = None,
+) -> types.Diagnostic:
+    related = [
+        related_information(r, diagnostic.path, positions, uri, cell_target)
+        for r in diagnostic.related
+    ]
     return types.Diagnostic(
         range=positions.range(diagnostic.start, diagnostic.end),
         message=diagnostic.message,
-        severity=types.DiagnosticSeverity.Warning,
+        severity=types.DiagnosticSeverity.Warning
+        if diagnostic.severity is Severity.WARNING
+        else types.DiagnosticSeverity.Error,
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source=SOURCE,
+        related_information=related or None,
+    )
+
+
+def related_information(
+    related: Related,
+    own_path: str,
+    positions: ClientPositions,
+    uri: str | None,
+    cell_target: Callable[[int], tuple[str, ClientPositions]] | None = None,
+) -> types.DiagnosticRelatedInformation:
+    """A related place, in the client's position encoding: in the open document through
+    its own positions, in a notebook's cell through that cell's, in another project file
+    through that file's text on disk (its code-point columns as they are when it cannot
+    be read)."""
+    target: ClientPositions | None
+    if related.cell is not None and cell_target is not None:
+        target_uri, target = cell_target(related.cell.number)
+    elif related.path == own_path and uri is not None:
+        target_uri, target = uri, positions
+    else:
+        target_uri = Path(os.path.abspath(related.path)).as_uri()
+        try:
+            text = Path(related.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+        target = ClientPositions(text, positions.codec) if text is not None else None
+    try:
+        if target is None:
+            raise IndexError
+        span = target.range(related.start, related.end)
+    except IndexError:  # unreadable, or changed on disk since it was summarised
+        span = types.Range(
+            start=types.Position(line=related.start.line - 1, character=related.start.column),
+            end=types.Position(line=related.end.line - 1, character=related.end.column),
+        )
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=target_uri, range=span), message=related.message
     )
 
 
@@ -164,7 +214,7 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
         # Not parseable (often mid-edit): other tools report the syntax error; stale
         # positions would be worse than none.
         return linted
-    linted.findings = [(d, to_lsp_diagnostic(d, positions)) for d in diagnostics]
+    linted.findings = [(d, to_lsp_diagnostic(d, positions, uri)) for d in diagnostics]
     return linted
 
 
@@ -236,12 +286,17 @@ def lint_notebook_document(uri: str, version: int | None, cells, codec, warn) ->
     except SourceError:
         return linted
     positions: dict[str, ClientPositions] = {}
-    for diagnostic in result.diagnostics:
-        assert diagnostic.cell is not None
-        cell_uri, _kind, text, _version = cells[diagnostic.cell.number - 1]
+
+    def cell_target(number: int) -> tuple[str, ClientPositions]:
+        cell_uri, _kind, text, _version = cells[number - 1]
         if cell_uri not in positions:
             positions[cell_uri] = ClientPositions(text, codec)
-        published = to_lsp_diagnostic(diagnostic, positions[cell_uri])
+        return cell_uri, positions[cell_uri]
+
+    for diagnostic in result.diagnostics:
+        assert diagnostic.cell is not None
+        cell_uri, cell_positions = cell_target(diagnostic.cell.number)
+        published = to_lsp_diagnostic(diagnostic, cell_positions, cell_uri, cell_target)
         linted.findings.setdefault(cell_uri, []).append((diagnostic, published))
     return linted
 

@@ -35,6 +35,7 @@ source lines lie in the raw text.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import json
 import re
@@ -42,7 +43,15 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from gradlint.config import Config
-from gradlint.diagnostics import CellLocation, Diagnostic, Edit, FileError, Fix, Position
+from gradlint.diagnostics import (
+    CellLocation,
+    Diagnostic,
+    Edit,
+    FileError,
+    Fix,
+    Position,
+    Related,
+)
 from gradlint.edits import split_lines
 from gradlint.engine import lint_source
 from gradlint.fixes import fix_source
@@ -478,19 +487,35 @@ class Program:
             self.notebook.raw_position(cell, end.line, end.column),
             edit_cells,
         )
-        return Diagnostic(
-            code=diagnostic.code,
-            name=diagnostic.name,
-            message=diagnostic.message,
-            path=diagnostic.path,
+        # replace(): severity, confidence and whatever else a finding carries stay as
+        # they are; only positions move into cell coordinates.
+        return dataclasses.replace(
+            diagnostic,
             start=start,
             end=end,
             fix=fix,
             noqa_line=noqa_row if noqa_cell == number else row,
-            url=diagnostic.url,
-            extra=diagnostic.extra,
             cell=location,
+            related=tuple(self._related_to_cell(r, diagnostic.path) for r in diagnostic.related),
         )
+
+    def _related_to_cell(self, related: Related, own_path: str) -> Related:
+        """A related place in this notebook, moved into its cell's coordinates."""
+        if related.path != own_path:
+            return related  # another project file: already in its own coordinates
+        number, row = self.cell_at(related.start.line)
+        if not number:
+            return related
+        start = Position(row, related.start.column)
+        end_cell, end_row = self.cell_at(related.end.line)
+        end = Position(end_row, related.end.column) if end_cell == number else start
+        cell = self.cells[number]
+        location = CellLocation(
+            number,
+            self.notebook.raw_position(cell, start.line, start.column),
+            self.notebook.raw_position(cell, end.line, end.column),
+        )
+        return dataclasses.replace(related, start=start, end=end, cell=location)
 
     def _fix_to_cells(self, fix: Fix | None) -> tuple[Fix | None, tuple[int, ...]]:
         if fix is None:

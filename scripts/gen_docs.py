@@ -3,8 +3,9 @@
     python scripts/gen_docs.py           # write docs/rules/<CODE>.md and docs/rules/README.md
     python scripts/gen_docs.py --check   # exit 1 if the committed docs differ from the rules
 
-Each page is `# CODE name`, a line saying whether a fix exists and how safe it is, then the
-rule's documentation() unchanged. README.md indexes them.
+Each page is `# CODE name`, a line saying whether a fix exists and how safe it is, one on
+its severity and confidence, one on whether it is stable or in preview, then the rule's
+documentation() unchanged. README.md indexes them.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def rule_page(rule) -> str:
         f"# {rule.code} {rule.name}",
         GENERATED_NOTE,
         fix_line(rule),
+        rule.judgement(),
+        rule.channel(),
         rule.documentation().strip(),
         f"Suppress one finding with `# noqa: {rule.code}` on the reported line.",
     ]
@@ -73,8 +76,8 @@ def index_page(rules) -> str:
         "",
         GENERATED_NOTE,
         "",
-        "| Code | Name | Summary | Fix |",
-        "| --- | --- | --- | --- |",
+        "| Code | Name | Summary | Status | Severity | Fix |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
         if not rule.fix_title:
@@ -86,7 +89,8 @@ def index_page(rules) -> str:
                 applicability.DISPLAY_ONLY: "display-only",
             }[rule.fix_applicability]
         rows.append(
-            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {_cell(rule.summary())} | {fix} |"
+            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {_cell(rule.summary())} "
+            f"| {'preview' if rule.preview else 'stable'} | {rule.severity.value} | {fix} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -282,7 +282,8 @@ def test_diagnostic_quick_fix_and_disable_for_this_line(session, tmp_path):
             "gradlint",
             "augmented addition",
         )
-        assert found.severity == types.DiagnosticSeverity.Warning
+        # The test rule keeps Rule's default severity, error.
+        assert found.severity == types.DiagnosticSeverity.Error
         assert found.code_description.href == rule_url("GL901")
         # LSP columns count UTF-16 units: the emoji before `w += 1` is two of them.
         column = len('s = "é😋"; w = 1; '.encode("utf-16-le")) // 2

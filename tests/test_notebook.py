@@ -254,9 +254,28 @@ def test_sarif_and_github_point_at_the_raw_file_line(project, capsys) -> None:
     (result,) = log["runs"][0]["results"]
     region = result["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (raw_line, column)
-    assert result["properties"] == {"cell": 3, "cellRow": 3} and "fixes" not in result
+    assert result["properties"]["cell"] == 3 and result["properties"]["cellRow"] == 3
+    assert "fixes" not in result
     github = run_format(capsys, "github")
     assert f"line={raw_line},col={column}," in github and "(cell 3:3:1)" in github
+
+
+def test_related_places_are_in_their_own_cells_in_every_format(capsys) -> None:
+    # The eval switch of cell 3 explains the forward of cell 5: each format shows it in
+    # cell 3, not at a line of the concatenated program.
+    path = FIXTURES / "GL004" / "bad_notebook_eval_across_cells.ipynb"
+    text = path.read_text(encoding="utf-8")
+    args = ["--isolated", "--no-cache", "--select", "GL004", "--output-format"]
+    cli.main([*args, "json", str(path)])
+    (item,) = json.loads(capsys.readouterr().out)
+    (related,) = item["related"]
+    assert item["cell"] == 5 and related["cell"] == 3 and related["location"]["row"] == 3
+    cli.main([*args, "full", str(path)])
+    assert f"::: {path}:cell 3:3:1" in capsys.readouterr().out
+    cli.main([*args, "sarif", str(path)])
+    (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    region = result["relatedLocations"][0]["physicalLocation"]["region"]
+    assert "model.eval()" in text.splitlines()[region["startLine"] - 1]
 
 
 def test_cached_results_keep_their_cells(project, capsys) -> None:

@@ -44,6 +44,11 @@ def _not_false(arg: cst.Arg | None) -> bool:
     return not (isinstance(value, cst.Name) and value.value in ("False", "None"))
 
 
+# Where `retain_graph` and `create_graph` sit among the positional arguments of
+# torch.autograd.grad and torch.autograd.backward.
+_RETAIN_CREATE_POSITIONS = {"grad": (3, 4), "backward": (2, 3)}
+
+
 def keyword_arg(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
     for i, arg in enumerate(call.args):
         if arg.keyword is not None:
@@ -105,6 +110,27 @@ class AutogradCalls:
                 return DiffEvent(call, "step", self.flow.reads(loss), loss, keeps_graph=True)
             return DiffEvent(call, "step")
         return None
+
+    def retains_graph(self, event: DiffEvent) -> bool | None:
+        """Does this differentiation keep the graph it walks (`retain_graph=True`, or
+        `create_graph=True`, which retain_graph defaults to)? False when it frees it (the
+        default), None when a flag is not a literal. A method's flags are read by keyword
+        only: `accelerator.backward(loss)` passes the loss first."""
+        call = event.call
+        positions: tuple[int | None, int | None] = (None, None)
+        qualified = self.index.qualified_name(call.func)
+        if qualified in AUTOGRAD_GRAD or qualified in AUTOGRAD_BACKWARD:
+            positions = _RETAIN_CREATE_POSITIONS[event.kind]
+        for name, position in zip(("retain_graph", "create_graph"), positions, strict=True):
+            arg = keyword_arg(call, name, position)
+            if arg is None:
+                continue
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value == "True":
+                return True
+            if not (isinstance(value, cst.Name) and value.value in ("False", "None")):
+                return None
+        return False
 
     def step_parts(
         self, call: cst.Call

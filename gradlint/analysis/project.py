@@ -22,6 +22,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -52,6 +53,9 @@ class ExternalFunction:
     returns_python: bool = False
     # `def load_model(): m = Net(); m.eval(); return m`
     returns_eval_model: bool = False
+    # Where that model is put in eval mode: [path, line, column, end line, end column]
+    # (1-based lines, columns in code points), for findings to show; empty otherwise.
+    eval_switch: list = field(default_factory=list)
     # parameters added unchanged to the object's state: `self.sum += val`
     accumulated_params: list[str] = field(default_factory=list)
 
@@ -144,6 +148,8 @@ class _FunctionWalk:
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
         self.modes: dict[str, bool] = {}
+        # name -> its last `.eval()` call
+        self.eval_calls: dict[str, ast.Call] = {}
 
     def run(self, body: list[ast.stmt]) -> None:
         depth = 0
@@ -162,7 +168,9 @@ class _FunctionWalk:
             if cls is ast.With:
                 with_node = cast(ast.With, node)
                 inner = depth + any(_is_no_grad(i.context_expr) for i in with_node.items)
-                children = [(i.context_expr, depth) for i in with_node.items]
+                children: list[tuple[ast.AST, int]] = [
+                    (i.context_expr, depth) for i in with_node.items
+                ]
                 children += [(stmt, inner) for stmt in with_node.body]
                 stack.extend(reversed(children))
                 continue
@@ -183,6 +191,7 @@ class _FunctionWalk:
             receiver = _dotted(call.func.value)
             if receiver is not None and call.func.attr == "eval" and not call.args:
                 self.modes[receiver] = True
+                self.eval_calls[receiver] = call
             elif receiver is not None and call.func.attr == "train":
                 self.modes[receiver] = False
 
@@ -235,7 +244,15 @@ def _returns_python(value: ast.AST | None) -> bool:
     return False
 
 
-def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ExternalFunction:
+def _code_points(lines: list[str], line: int, offset: int) -> int:
+    """ast counts columns in UTF-8 bytes; positions are in code points."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+
+def _summarise_function(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, path: str = "", lines: list[str] | None = None
+) -> ExternalFunction:
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
@@ -246,11 +263,19 @@ def _summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Externa
         _returns_python(value) for value in visitor.returns
     )
     returned = {_dotted(value) if value is not None else None for value in visitor.returns}
-    function.returns_eval_model = (
-        len(returned) == 1
-        and None not in returned
-        and visitor.modes.get(returned.pop() or "") is True
-    )
+    model = next(iter(returned)) if len(returned) == 1 else None
+    function.returns_eval_model = model is not None and visitor.modes.get(model) is True
+    if function.returns_eval_model and lines is not None:
+        call = visitor.eval_calls[model or ""]
+        end_line = call.end_lineno or call.lineno
+        end_offset = call.end_col_offset or call.col_offset
+        function.eval_switch = [
+            path,
+            call.lineno,
+            _code_points(lines, call.lineno, call.col_offset),
+            end_line,
+            _code_points(lines, end_line, end_offset),
+        ]
     if function.no_grad:
         for facts in function.forwards.values():
             for fact in facts:
@@ -264,13 +289,16 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return summary
+    # Lines as ast numbers them (str.splitlines would also break at form feeds).
+    lines = re.split(r"\r\n|\r|\n", source)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[node.name] = _summarise_function(node)
+            summary.functions[node.name] = _summarise_function(node, path, lines)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    summary.functions[f"{node.name}.{item.name}"] = _summarise_function(item)
+                    name = f"{node.name}.{item.name}"
+                    summary.functions[name] = _summarise_function(item, path, lines)
     return summary
 
 

@@ -248,6 +248,22 @@ class TensorFacts:
             return kinds.pop()
         return OTHER
 
+    def origins(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """The bindings of `name` (or, for `model.fc.weight`, of the object it belongs
+        to) that can reach `use`: where a finding's tensor comes from, to show it."""
+        scope = self.index.scope_of(use)
+        for candidate in (name, name.split(".")[0]):
+            for region in (scope, self.index.module):
+                bindings = self._bindings(region).get(candidate)
+                if not bindings:
+                    continue
+                if region is scope:
+                    bindings = self._reaching(bindings, use)
+                found = [node for node, _ in bindings if not isinstance(node, cst.Param)]
+                if found:
+                    return found
+        return []
+
     def _kind(self, node: cst.CSTNode, kind: str, scope: cst.CSTNode, name: str) -> str:
         if kind == _UNCLASSIFIED:
             # Classified when first asked: most bindings of a scope never are, and

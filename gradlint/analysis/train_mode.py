@@ -24,6 +24,10 @@ class ModeSwitch:
     model: str  # the dotted name whose mode is set
     to_eval: bool
     anchor: cst.CSTNode  # the statement that counts as the binding
+    # For a model a helper returns in eval mode: the switch inside a helper of this
+    # file, or (path, line, column, end line, end column) of the one in another file.
+    inner: cst.CSTNode | None = None
+    external: tuple[str, int, int, int, int] | None = None
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
@@ -59,7 +63,7 @@ class TrainModeAnalysis:
         self._switches: list[ModeSwitch] | None = None
         self._direct: list[ModeSwitch] | None = None
         self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
-        self._local_returns_eval: dict[cst.CSTNode, bool] = {}
+        self._local_returns_eval: dict[cst.CSTNode, tuple[cst.CSTNode | None, None] | None] = {}
 
     def switches(self) -> list[ModeSwitch]:
         """Every switch: the calls themselves, and bindings of a helper's result that
@@ -77,39 +81,56 @@ class TrainModeAnalysis:
             parent = self.index.parent.get(call)
             if not isinstance(parent, cst.Assign) or parent.value is not call:
                 continue
-            if not self._returns_eval_model(call, direct):
+            returned = self._returns_eval_model(call, direct)
+            if returned is None:
                 continue
+            inner, external = returned
             for target in parent.targets:
                 name = dotted_name(target.target)
                 if name is not None:
-                    found.append(ModeSwitch(call, name, True, parent))
+                    found.append(ModeSwitch(call, name, True, parent, inner, external))
         return found
 
-    def _returns_eval_model(self, call: cst.Call, direct: list[ModeSwitch]) -> bool:
+    def _returns_eval_model(
+        self, call: cst.Call, direct: list[ModeSwitch]
+    ) -> tuple[cst.CSTNode | None, tuple[str, int, int, int, int] | None] | None:
+        """When the call returns a model in eval mode: (the switch inside this file's
+        helper, or None; where it is in another file, or None). None otherwise."""
         assert self.summaries is not None
         local = self.summaries.resolve(call)
         if local is not None:
-            known = self._local_returns_eval.get(local)
-            if known is None:
-                known = self._local_returns_eval[local] = self._returns_eval(local, direct)
-            return known
+            if local not in self._local_returns_eval:
+                self._local_returns_eval[local] = self._returns_eval(local, direct)
+            return self._local_returns_eval[local]
         external = self.summaries.resolve_external(call)
-        return external is not None and external.returns_eval_model
+        if external is None or not external.returns_eval_model:
+            return None
+        where = external.eval_switch
+        if len(where) != 5:
+            return None, None
+        path, line, column, end_line, end_column = where
+        return None, (path, line, column, end_line, end_column)
 
-    def _returns_eval(self, local: cst.FunctionDef, direct: list[ModeSwitch]) -> bool:
-        """Does every `return` of this function hand back a name in eval mode?"""
+    def _returns_eval(
+        self, local: cst.FunctionDef, direct: list[ModeSwitch]
+    ) -> tuple[cst.CSTNode | None, None] | None:
+        """When every `return` of this helper hands back a name in eval mode: (the last
+        of those switches, None); else None."""
         returns = [
             node
             for node in self.index.walk(local.body)
             if type(node) is cst.Return and node.value is not None
         ]
         if not returns:
-            return False
+            return None
+        inner = None
         for ret in returns:
             name = dotted_name(ret.value)
-            if name is None or self._eval_at(name, ret, direct) is None:
-                return False
-        return True
+            switch = self._eval_at(name, ret, direct) if name is not None else None
+            if switch is None:
+                return None
+            inner = switch.call
+        return inner, None
 
     def direct_switches(self) -> list[ModeSwitch]:
         if self._direct is None:

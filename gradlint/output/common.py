@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
-from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position, Related
 from gradlint.edits import is_applicable
 from gradlint.results import FileResult
 
@@ -47,15 +47,16 @@ def cells_by_path(results: Sequence[FileResult]) -> dict[str, dict[int, str]]:
     return {r.path: r.cells for r in results if r.cells is not None}
 
 
-def location_text(diagnostic: Diagnostic) -> str:
-    """`row:col`, or in a notebook `cell N:row:col` (ruff's layout), both 1-based."""
+def location_text(diagnostic: Diagnostic | Related) -> str:
+    """`row:col`, or in a notebook `cell N:row:col` (ruff's layout), both 1-based; for a
+    finding or a place related to it."""
     where = f"{diagnostic.start.line}:{diagnostic.start.column + 1}"
     if diagnostic.cell is not None:
         return f"cell {diagnostic.cell.number}:{where}"
     return where
 
 
-def file_region(diagnostic: Diagnostic) -> tuple[Position, Position]:
+def file_region(diagnostic: Diagnostic | Related) -> tuple[Position, Position]:
     """Start and end in the file itself: for a notebook finding, the points of the raw
     .ipynb text that hold it, so an annotation lands on the right line of the JSON."""
     if diagnostic.cell is not None:

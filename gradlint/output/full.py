@@ -24,9 +24,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Diagnostic, Fix
+from gradlint.diagnostics import Applicability, Confidence, Diagnostic, Fix, Related, Severity
 from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
 from gradlint.output.common import (
     ReportOptions,
@@ -77,6 +78,8 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
     sources = sources_by_path(results)
     cells = cells_by_path(results)
     lines_cache: dict[tuple[str, int], list[str]] = {}
+    # Lines of the other files that related places point into, read once each.
+    related_cache: dict[str, list[str] | None] = {}
     for diagnostic in diagnostics:
         # A notebook finding is shown in its cell, numbered as the cell's rows.
         number = diagnostic.cell.number if diagnostic.cell is not None else 0
@@ -87,7 +90,9 @@ def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions)
         key = (diagnostic.path, number)
         if source is not None and key not in lines_cache:
             lines_cache[key] = source_lines(source)
-        stream.write(render(diagnostic, source, lines_cache.get(key), options) + "\n")
+        stream.write(
+            render(diagnostic, source, lines_cache.get(key), options, related_cache) + "\n"
+        )
     if options.show_fixes:
         write_fixed(stream, options.fixed)
     write_summary(stream, diagnostics, errors, options)
@@ -98,17 +103,31 @@ def render(
     source: str | None,
     lines: list[str] | None,
     options: ReportOptions,
+    line_cache: dict[str, list[str] | None] | None = None,
 ) -> str:
     marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
-    out = [f"{diagnostic.code} {marker}{diagnostic.message}"]
+    # An error reads as ruff's header; a warning says so, as a compiler's does.
+    level = "warning: " if diagnostic.severity is Severity.WARNING else ""
+    out = [f"{level}{diagnostic.code} {marker}{diagnostic.message}"]
     where = f"{printable(diagnostic.path)}:{location_text(diagnostic)}"
+    # One gutter for the finding and the places related to it, as compilers print them.
+    min_width = max((len(str(r.end.line)) for r in diagnostic.related), default=0)
+    width = 1
     if lines:
-        rows, width = snippet(lines, diagnostic)
+        rows, width = snippet(lines, diagnostic, min_width)
         out.append(f"{' ' * width}--> {where}")
         out.append(f"{' ' * (width + 1)}|")
         out.extend(rows)
     else:
         out.append(f" --> {where}")
+    for related in diagnostic.related:
+        out.extend(related_rows(related, diagnostic, lines, max(width, min_width), line_cache))
+    if diagnostic.confidence is Confidence.LOW:
+        out.append(
+            f"note: low confidence: this finding rests on an assumption gradlint could not "
+            f"check (`gradlint rule {diagnostic.code}` says which; `--min-confidence high` "
+            "hides such findings)"
+        )
     fix = diagnostic.fix
     if fix is not None:
         out.append(f"help: {fix.title}")
@@ -124,6 +143,51 @@ def render(
     return "\n".join(out) + "\n"
 
 
+def related_rows(
+    related: Related,
+    diagnostic: Diagnostic,
+    lines: list[str] | None,
+    width: int,
+    line_cache: dict[str, list[str] | None] | None,
+) -> list[str]:
+    """A related place as rustc prints a secondary span: `:::` and the place, its first
+    line, the span underlined with `-` and labelled."""
+    blank = " " * width
+    where = f"{printable(related.path)}:{location_text(related)}"
+    rows = [f"{blank}::: {where}"]
+    if related.path != diagnostic.path:
+        lines = _lines_of(related.path, line_cache)
+    elif related.cell is not None and (
+        diagnostic.cell is None or related.cell.number != diagnostic.cell.number
+    ):
+        lines = None  # another cell of the notebook: named, not drawn
+    if not lines or related.start.line > len(lines):
+        rows.append(f"{blank} = {related.message}")
+        return rows
+    line, column = _clamp(lines, related.start.line, related.start.column)
+    text = lines[line - 1]
+    end = related.end.column if related.end.line == line else len(text)
+    end = min(max(end, column), len(text))
+    pad = text_width(text[:column])
+    dashes = max(1, text_width(text[column:end]))
+    rows.append(f"{blank} |")
+    rows.append(f"{line:>{width}} | {display_text(text)}".rstrip())
+    rows.append(f"{blank} | {' ' * pad}{'-' * dashes} {related.message}")
+    return rows
+
+
+def _lines_of(path: str, cache: dict[str, list[str] | None] | None) -> list[str] | None:
+    if cache is not None and path in cache:
+        return cache[path]
+    try:
+        found: list[str] | None = source_lines(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        found = None
+    if cache is not None:
+        cache[path] = found
+    return found
+
+
 def _clamp(lines: list[str], line: int, column: int) -> tuple[int, int]:
     if line > len(lines):
         return len(lines), len(lines[-1])
@@ -131,8 +195,9 @@ def _clamp(lines: list[str], line: int, column: int) -> tuple[int, int]:
     return line, min(max(column, 0), len(lines[line - 1]))
 
 
-def snippet(lines: list[str], diagnostic: Diagnostic) -> tuple[list[str], int]:
-    """The source rows around the range with the range marked, and the gutter width."""
+def snippet(lines: list[str], diagnostic: Diagnostic, min_width: int = 0) -> tuple[list[str], int]:
+    """The source rows around the range with the range marked, and the gutter width
+    (at least min_width, so that related places below line up with it)."""
     s_line, s_col = _clamp(lines, diagnostic.start.line, diagnostic.start.column)
     e_line, e_col = _clamp(lines, diagnostic.end.line, diagnostic.end.column)
     if (e_line, e_col) < (s_line, s_col):
@@ -143,7 +208,7 @@ def snippet(lines: list[str], diagnostic: Diagnostic) -> tuple[list[str], int]:
         e_col = len(lines[e_line - 1])
     first = max(1, s_line - CONTEXT_LINES)
     last = min(len(lines), e_line + CONTEXT_LINES)
-    width = len(str(last))
+    width = max(len(str(last)), min_width)
     blank = " " * width
     multiline = e_line > s_line
 

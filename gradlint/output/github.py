@@ -1,5 +1,5 @@
-"""GitHub Actions workflow commands: each finding becomes an error annotation on the pull
-request's diff.
+"""GitHub Actions workflow commands: each finding becomes an error or warning annotation
+(its severity) on the pull request's diff.
 
     ::error title=gradlint (GL002),file=train.py,line=3,col=1,endLine=3,endColumn=7::GL002 message
 
@@ -32,9 +32,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(properties: dict[str, object], message: str) -> str:
+def command(properties: dict[str, object], message: str, level: str = "error") -> str:
     props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
-    return f"::error {props}::{escape_data(message)}"
+    return f"::{level} {props}::{escape_data(message)}"
 
 
 def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
@@ -55,6 +55,7 @@ def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
             "endColumn": end.column + 1,
         },
         message,
+        diagnostic.severity.value,
     )
 
 

@@ -6,6 +6,12 @@ inside the cell that `cell` numbers, counting every cell from 1), `end_location`
 just past the range, `filename` absolute, fix `applicability` one of "safe", "unsafe",
 "displayonly", and a file that could not be linted as an object with `"code": null`, as
 ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
+
+gradlint adds keys of its own, which readers of ruff's format ignore: `related`, the other
+places that explain a finding (`message`, `filename`, `location`, `end_location`, in the
+same terms as the finding's own), and `confidence` ("high", or "low" for a finding that
+rests on an assumption; null for a file error). `severity` is the rule's ("error" or
+"warning", as configured), where ruff always writes "error".
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position
+from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position, Related
 from gradlint.output.common import ReportOptions, printable, sorted_diagnostics, sorted_errors
 from gradlint.results import FileResult
 
@@ -51,6 +57,18 @@ def fix_object(fix: Fix | None) -> dict | None:
     }
 
 
+def related_object(related: Related) -> dict:
+    found: dict = {
+        "end_location": location(related.end),
+        "filename": filename(related.path),
+        "location": location(related.start),
+        "message": related.message,
+    }
+    if related.cell is not None:
+        found["cell"] = related.cell.number  # rows are then inside that cell, as for findings
+    return found
+
+
 def diagnostic_object(diagnostic: Diagnostic) -> dict:
     return {
         # ruff's notebook fields: the 1-based cell, with rows counted inside it.
@@ -63,7 +81,9 @@ def diagnostic_object(diagnostic: Diagnostic) -> dict:
         "message": diagnostic.message,
         "name": diagnostic.name,
         "noqa_row": diagnostic.noqa_line or diagnostic.start.line,
-        "severity": "error",
+        "related": [related_object(r) for r in diagnostic.related],
+        "severity": diagnostic.severity.value,
+        "confidence": diagnostic.confidence.value,
         "url": diagnostic.url or None,
     }
 
@@ -87,7 +107,9 @@ def error_object(error: FileError) -> dict:
         "message": message,
         "name": None,
         "noqa_row": None,
+        "related": [],
         "severity": "error",
+        "confidence": None,
         "url": None,
     }
 

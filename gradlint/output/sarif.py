@@ -58,7 +58,7 @@ def rule_descriptor(rule) -> dict:
         "fullDescription": {"text": summary[:MAX_DESCRIPTION]},
         "help": {"text": documentation, "markdown": documentation},
         "helpUri": rule.url(),
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": rule.severity.value},
         "properties": {"tags": ["pytorch", "autograd"]},
     }
 
@@ -99,11 +99,12 @@ def fix_object(fix: Fix, location: dict) -> dict:
 
 def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> dict:
     location = artifact_location(diagnostic.path, root)
-    result = {
+    result: dict = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
-        "level": "error",
+        "level": diagnostic.severity.value,
         "message": {"text": diagnostic.message},
+        "properties": {"confidence": diagnostic.confidence.value},
         "locations": [
             {
                 "physicalLocation": {
@@ -113,9 +114,24 @@ def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> 
             }
         ],
     }
+    if diagnostic.related:
+        # The other places that explain the finding; code scanning links each one.
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(related.path, root),
+                    "region": region(*file_region(related)),
+                },
+                "message": {"text": related.message},
+            }
+            for number, related in enumerate(diagnostic.related, 1)
+        ]
     if diagnostic.cell is not None:
         # The region is in the raw .ipynb JSON; say where in the notebook, too.
-        result["properties"] = {"cell": diagnostic.cell.number, "cellRow": diagnostic.start.line}
+        result["properties"].update(
+            {"cell": diagnostic.cell.number, "cellRow": diagnostic.start.line}
+        )
     # A fix's replacements would be Python written over the JSON: notebooks get none.
     if diagnostic.fix is not None and diagnostic.fix.edits and diagnostic.cell is None:
         result["fixes"] = [fix_object(diagnostic.fix, location)]

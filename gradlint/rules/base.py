@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.diagnostics import Applicability, Confidence, Edit, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -30,6 +31,16 @@ class Rule:
     message: ClassVar[str]
     fix_title: ClassVar[str | None] = None
     fix_applicability: ClassVar[Applicability] = Applicability.UNSAFE
+    # ERROR: the pitfall raises or silently breaks training; WARNING: it wastes memory or
+    # compute. Users override it per rule (`[tool.gradlint] severity`).
+    severity: ClassVar[Severity] = Severity.ERROR
+    # A rule in preview runs only when selected by its exact code or with `--preview` /
+    # `preview = true`, until its precision on the real-code ledger is measured and
+    # stated in its documentation; then it is made stable by setting this to False.
+    preview: ClassVar[bool] = False
+    # When the rule reports with Confidence.LOW, in the user's terms (shown in the docs and
+    # by `gradlint rule`); empty: every finding is high confidence.
+    low_confidence: ClassVar[str] = ""
     # Substrings at least one of which a file must contain for the rule to possibly match;
     # files with none are not even parsed (see engine.might_match).
     trigger_tokens: ClassVar[tuple[str, ...]] = ()
@@ -58,13 +69,21 @@ class Rule:
         node: cst.CSTNode,
         message: str | None = None,
         fix: Fix | None = None,
+        *,
+        related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
+        confidence: Confidence = Confidence.HIGH,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
-        from `message_for`; the class message is never shipped with `{name}` in it."""
+        from `message_for`; the class message is never shipped with `{name}` in it.
+
+        `related`: the other places that explain the finding, each a (node of this
+        file, short label) pair, or a `Related` for a place in another file.
+        `confidence`: LOW when the finding rests on an assumption the analysis could not
+        check; the rule's documentation says which."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
-        self.context.report(self, node, text, fix)
+        self.context.report(self, node, text, fix, related=related, confidence=confidence)
 
     @classmethod
     def placeholders(cls) -> frozenset[str]:
@@ -108,6 +127,27 @@ class Rule:
         import inspect
 
         return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def judgement(cls) -> str:
+        """One line on the rule's severity and confidence, for its documentation."""
+        if cls.severity is Severity.WARNING:
+            level = "warning (wastes memory or compute)"
+        else:
+            level = "error (raises, or silently breaks training)"
+        sure = cls.low_confidence or "always high: no finding rests on an unchecked assumption."
+        return f"**Severity:** {level}. **Confidence:** {sure}"
+
+    @classmethod
+    def channel(cls) -> str:
+        """One line saying whether the rule is stable or in preview, for its docs."""
+        if cls.preview:
+            return (
+                f"**Status:** preview: runs only when selected by its exact code "
+                f"(`--select {cls.code}`) or with `--preview` / `preview = true`, until its "
+                "precision on real code is measured."
+            )
+        return "**Status:** stable: runs whenever its code is selected (`GL` selects it)."
 
     @classmethod
     def url(cls) -> str:

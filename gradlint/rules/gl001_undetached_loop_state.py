@@ -4,8 +4,8 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
-from gradlint.analysis.values import may_carry_graph
-from gradlint.diagnostics import Edit, Fix, Position
+from gradlint.analysis.values import MODULE, may_carry_graph
+from gradlint.diagnostics import Confidence, Edit, Fix, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
@@ -26,7 +26,9 @@ class UndetachedLoopState(Rule):
     graph a second time`. The usual "fix", `backward(retain_graph=True)`, is worse: no
     error, but every step backpropagates through the entire history, so time per step
     and memory grow linearly (quadratic time overall), and with an optimizer step in
-    between it fails with "modified by an inplace operation".
+    between it fails with "modified by an inplace operation". The message says which
+    of these the loop will do, read off its backward's `retain_graph` (both, when the
+    flag is not a literal).
 
     Not flagged: state detached anywhere in the loop (top of the loop, after the step,
     every k steps for truncated BPTT, through a `repackage_hidden` helper), state
@@ -78,10 +80,15 @@ class UndetachedLoopState(Rule):
 
     code = "GL001"
     name = "undetached-loop-state"
-    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; the next backward fails or the graph grows. Detach {them} at the top of the loop"
+    message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; {consequence}. Detach {them} at the top of the loop"
     fix_title = "Detach the carried state at the top of the loop"
     _fix_title_for = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(")
+    low_confidence = (
+        "low when every statement that carries the state calls a plain name that neither "
+        "this file, the project nor torch defines (`h = step(h)`): that it returns a "
+        "tensor with history is assumed, not seen."
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for loop in self.facts.loops.differentiating_loops():
@@ -102,6 +109,8 @@ class UndetachedLoopState(Rule):
             return
         consumed = loop.closure(roots)
         by_statement: dict[cst.CSTNode, list[str]] = {}
+        # Carried names whose graph is assumed, not seen: their values are UNKNOWN.
+        unsure: set[str] = set()
         callables = self._called_names(loop)
         for var in sorted(loop.carried - callables):
             if var not in consumed:
@@ -111,6 +120,8 @@ class UndetachedLoopState(Rule):
             if not self._may_carry_graph(var, loop):
                 continue  # a number, a module, a tensor that never had history
             carrying = self._carrying_statements(var, loop)
+            if carrying and all(self._through_unknown_function(s) for s in carrying):
+                unsure.add(var)
             for statement in carrying:
                 by_statement.setdefault(statement, []).append(var)
         for statement, names in by_statement.items():
@@ -123,9 +134,55 @@ class UndetachedLoopState(Rule):
                     names=quoted,
                     pronoun="its" if len(names) == 1 else "their",
                     them="it" if len(names) == 1 else "them",
+                    consequence=self._consequence(loop, names),
                 ),
                 fix=self._fix(loop, names, quoted),
+                related=self._related(loop, names),
+                confidence=Confidence.LOW if unsure >= set(names) else Confidence.HIGH,
             )
+
+    def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> str:
+        """What happens at run time (measured on torch 2.13, /work/shared/pitfalls.md 1a):
+        a backward that frees its graph raises on the second iteration; one that keeps
+        it (`retain_graph=True`) raises too once an optimizer step has changed the
+        weights in place, and otherwise silently re-walks a graph that grows."""
+        events = [e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)]
+        kept = {self.facts.autograd.retains_graph(e) for e in events}
+        if kept == {False}:
+            return 'the second iteration\'s backward raises "Trying to backward through the graph a second time"'
+        if kept == {True}:
+            if any(e.kind == "step" for e in loop.events) or self._updates_in_place(loop):
+                return (
+                    "the second iteration's backward raises \"modified by an inplace "
+                    'operation": the step changed weights the kept graph saved'
+                )
+            return (
+                "nothing raises, but the graph grows every iteration and each backward "
+                "walks the whole history (time and memory per step grow)"
+            )
+        return "the next backward raises, or, where it retains the graph, the graph grows"
+
+    def _updates_in_place(self, loop: LoopFacts[LoopNode]) -> bool:
+        """A manual update (`W -= lr * W.grad`) in the loop changes the weights in place."""
+        clearing = self.facts.grad_clears
+        return any(clearing.update_at(n) is not None for n in self.facts.index.walk(loop.loop.body))
+
+    def _related(self, loop: LoopFacts[LoopNode], names: list[str]):
+        """Where the state enters the loop, and each differentiation it reaches."""
+        index = self.facts.index
+        scope_bindings = self.facts.loops.scope_facts(index.scope_of(loop.loop)).bindings
+        start = index.order[loop.loop]
+        for name in names:
+            before = [
+                b for b in scope_bindings if b.var == name and index.order[b.statement] < start
+            ]
+            if before:
+                yield before[-1].statement, f"`{name}` enters the loop from here"
+        for event in loop.events:
+            if event.kind == "step" or not loop.closure(event.roots) & set(names):
+                continue
+            what = "backpropagated" if event.kind == "backward" else "differentiated"
+            yield event.call, f"{what} here every iteration"
 
     def _may_carry_graph(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         values = self.facts.values
@@ -134,6 +191,20 @@ class UndetachedLoopState(Rule):
             for binding in loop.bindings_of(var)
             if binding.kind in ("assign", "augassign")
         )
+
+    def _through_unknown_function(self, statement: cst.CSTNode) -> bool:
+        """`h = step(h)` where `step` is a name this file and the project do not define
+        and that is no torch function or module: that it hands back a tensor with history
+        is assumed, not seen."""
+        value = getattr(statement, "value", None)
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return False
+        facts = self.facts
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified.startswith("torch.") or MODULE <= facts.values.of_expr(value.func, value):
+            return False
+        summaries = facts.summaries
+        return summaries.resolve(value) is None and summaries.resolve_external(value) is None
 
     def _called_names(self, loop: LoopFacts[LoopNode]) -> set[str]:
         """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions

@@ -4,6 +4,7 @@ import libcst as cst
 
 from gradlint.analysis import GradMode
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import leaf_origins
 
 # Trailing-underscore methods that are not in-place updates of the tensor's values.
 _NOT_INPLACE = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
@@ -92,4 +93,5 @@ class LeafInplaceOutsideNoGrad(Rule):
             statement,
             self.message_for(name=leaf),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
+            related=leaf_origins(facts, leaf, node),
         )

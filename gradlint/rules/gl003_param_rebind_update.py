@@ -6,6 +6,7 @@ from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.index import child_nodes
 from gradlint.fix_builders import render, rewrite_statement
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import leaf_origins
 
 # Calls on the rebound name, after the rebinding, that make it a fresh leaf on purpose.
 _RELEAFING_METHODS = frozenset({"requires_grad_", "retain_grad", "detach_"})
@@ -128,6 +129,7 @@ class ParamRebindUpdate(Rule):
                 consequence=self._consequence(node, target, mode),
             ),
             fix=self._fix(node, updates, len(pairs), mode),
+            related=[place for name in names for place in leaf_origins(self.facts, name, node)],
         )
 
     def _update(self, node: cst.Assign, target_expr, value):
@@ -196,7 +198,10 @@ class ParamRebindUpdate(Rule):
         if self._is_parameter_loop_variable(node, target):
             return "the model's parameter is never updated"
         if mode is GradMode.NOT_RECORDING:
-            return f"the new `{target}` does not require grad, so it stops training (or the next backward raises)"
+            return (
+                f"the new `{target}` does not require grad, so it silently stops training "
+                "(and the next backward raises if nothing else in the loss requires grad)"
+            )
         return (
             f"the new `{target}` is a non-leaf whose `.grad` stays None, so later updates are lost"
         )

@@ -3,6 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.train_mode import ModeSwitch
+from gradlint.diagnostics import Confidence, Position, Related, Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -64,7 +66,13 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
+    severity = Severity.WARNING
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    low_confidence = (
+        "low when the model is put in eval mode at module level and the forward runs in a "
+        "function that never switches it (a route handler, a callback): that the function "
+        "runs after the module's code is assumed."
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
@@ -115,7 +123,8 @@ class EvalWithoutNoGrad(Rule):
         """`call` runs a forward of `model`; `at` is where that happens in the scope
         where the mode was switched (the call itself, or the call of the closure)."""
         facts = self.facts
-        if facts.train_mode.eval_switch_at(model, at) is None:
+        switch = facts.train_mode.eval_switch_at(model, at)
+        if switch is None:
             return
         if facts.mode_at(call) is not GradMode.RECORDING or facts.mode_at(at) is not (
             GradMode.RECORDING
@@ -141,7 +150,36 @@ class EvalWithoutNoGrad(Rule):
             reported,
             self.message_for(model=model),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
+            related=self._related(switch, model, call, at, reported),
+            # A module-level switch seen from a function that never switches the model
+            # (a route handler, a callback) assumes the function runs after the module.
+            confidence=Confidence.LOW
+            if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
+            else Confidence.HIGH,
         )
+
+    def _related(self, switch: ModeSwitch, model: str, call, at, reported):
+        """Where the model was put in eval mode (through a helper, maybe in another
+        file), and the other end of a closure: where it runs, or the forward in it."""
+        if switch.inner is None and switch.external is None:
+            yield switch.call, f"`{model}` is put in eval mode here"
+        else:
+            yield switch.call, f"`{model}` comes back in eval mode from this call"
+        if switch.inner is not None:
+            yield switch.inner, "put in eval mode here, inside the helper"
+        if switch.external is not None:
+            path, line, column, end_line, end_column = switch.external
+            yield Related(
+                "put in eval mode here, inside the helper",
+                path,
+                Position(line, column),
+                Position(end_line, end_column),
+            )
+        if at is not call:
+            if reported is at:
+                yield call, f"the forward of `{model}` inside the function"
+            else:
+                yield at, f"called here, while `{model}` is in eval mode"
 
 
 def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:

@@ -7,6 +7,7 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import keyword_arg
 from gradlint.analysis.dataflow import target_names
 from gradlint.diagnostics import Edit
+from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
 
 # torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
@@ -132,17 +133,21 @@ class DetachedHigherOrderGrad(Rule):
         else:
             # `create_graph=False` says first order on purpose; a variable we cannot read.
             return
-        if (
-            self._differentiated_again(call)
-            and (detach_call is not None or self._reaches_differentiation(call))
-            or self._stored_and_differentiated(call)
-            or self._differentiated_through_helper(call)
-        ):
-            self.report(
-                call,
-                self.message_for(why=why),
-                fix=self._fix(call, create_graph, detach_call),
-            )
+        again = self._differentiated_again(call)
+        if again is not None and (detach_call is not None or self._reaches_differentiation(call)):
+            where: cst.Call | None = again
+        elif self._stored_and_differentiated(call):
+            where = None
+        else:
+            where = self._differentiated_through_helper(call)
+            if where is None:
+                return
+        self.report(
+            call,
+            self.message_for(why=why),
+            fix=self._fix(call, create_graph, detach_call),
+            related=[(where, "differentiated again here")] if where is not None else (),
+        )
 
     def _reaches_differentiation(self, call: cst.Call) -> bool:
         """The def-use reading, for results that are assigned: a path that passes a
@@ -178,10 +183,10 @@ class DetachedHigherOrderGrad(Rule):
         call: cst.Call,
         helper: cst.FunctionDef | None = None,
         outputs_position: int | None = None,
-    ) -> bool:
-        """Is the result of `call` (a grad, or a call of a grad helper) differentiated
-        later in the same scope: by a grad/backward built from it, or by another call of
-        the helper whose `outputs` argument is built from it?"""
+    ) -> cst.Call | None:
+        """Where the result of `call` (a grad, or a call of a grad helper) is
+        differentiated later in the same scope: a grad/backward built from it, or another
+        call of the helper whose `outputs` argument is built from it; None if nowhere."""
         index = self.facts.index
         produced = self._produced(call)
         scope = index.scope_of(call)
@@ -192,7 +197,7 @@ class DetachedHigherOrderGrad(Rule):
                 continue
             inside_root = event.root_expr is not None and index.is_inside(call, event.root_expr)
             if inside_root:
-                return True
+                return event.call
             before = index.order[event.call]
             if before < after:
                 continue
@@ -204,9 +209,9 @@ class DetachedHigherOrderGrad(Rule):
                 b.var for b in region.bindings if b.statement is not own and window(b)
             }
             if region.closure(event.roots, window) & alive:
-                return True
+                return event.call
         if helper is None or outputs_position is None or not produced:
-            return False
+            return None
         for other in self.facts.grad_mode.callers_of(helper):
             if other is call or index.scope_of(other) is not scope or index.order[other] < after:
                 continue
@@ -216,25 +221,26 @@ class DetachedHigherOrderGrad(Rule):
                 arg is not None
                 and region.closure(self.facts.flow.reads(arg.value), window) & produced
             ):
-                return True
-        return False
+                return other
+        return None
 
-    def _differentiated_through_helper(self, call: cst.Call) -> bool:
+    def _differentiated_through_helper(self, call: cst.Call) -> cst.Call | None:
         """`def gradient(y, x): return torch.autograd.grad(y, x, ...)[0]`, called as
-        `du = gradient(u, x)` and then `gradient(du, x)`."""
+        `du = gradient(u, x)` and then `gradient(du, x)`: where that happens."""
         index = self.facts.index
         helper = index.scope_of(call)
         if not isinstance(helper, cst.FunctionDef) or not self._returns_result(call, helper):
-            return False
+            return None
         outputs = keyword_arg(call, "outputs", 0)
         params = [p.name.value for p in helper.params.params]
         reads = self.facts.flow.reads(outputs.value) if outputs else set()
         positions = [i for i, name in enumerate(params) if name in reads]
         position = positions[0] if positions else None
-        return any(
-            self._differentiated_again(caller, helper, position)
-            for caller in self.facts.grad_mode.callers_of(helper)
-        )
+        for caller in self.facts.grad_mode.callers_of(helper):
+            again = self._differentiated_again(caller, helper, position)
+            if again is not None:
+                return again
+        return None
 
     def _returns_result(self, call: cst.Call, helper: cst.FunctionDef) -> bool:
         index = self.facts.index
@@ -275,10 +281,8 @@ class DetachedHigherOrderGrad(Rule):
         if create_graph is None:
             if not call.args or any(arg.star for arg in call.args):
                 return None
-            # After the last argument's value, before any trailing comma.
-            _, end = context.position_of(call.args[-1].value)
-            text = ", create_graph=True"
-            return self.fix(self.fix_title, (Edit(end, end, text),))
+            edits = add_keyword_argument(context, call, "create_graph", "True")
+            return self.fix(self.fix_title, edits)
         if detach_call is not None:
             # `grad(...)[0].detach()` -> `grad(...)[0]`
             # _detach_applied only returns a call whose func is the `.detach` Attribute.

@@ -4,9 +4,10 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, LoopFacts, dotted_name
 from gradlint.analysis.loops import LoopNode
-from gradlint.analysis.values import may_carry_graph
-from gradlint.diagnostics import Edit, Fix
+from gradlint.analysis.values import Kind, may_carry_graph
+from gradlint.diagnostics import Confidence, Edit, Fix, Severity
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import loop_header
 
 _ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -78,8 +79,14 @@ class LossHistoryAccumulation(Rule):
     name = "loss-history-accumulation"
     message = "`{acc}` accumulates `{value}` with its autograd graph on every iteration of a training loop; every iteration's graph stays alive. Accumulate `.item()` or `.detach()`"
     fix_title = "Accumulate the detached value"
+    severity = Severity.WARNING
     _fix_title_for = "Accumulate `{value}.detach()`"
     trigger_tokens = ("backward", ".step(")
+    low_confidence = (
+        "low when the accumulated value is neither seen to carry a graph nor computed "
+        "from the tensor the loop backpropagates, only from intermediates assumed to keep "
+        "their graph."
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for loop in self.facts.loops.differentiating_loops():
@@ -104,7 +111,8 @@ class LossHistoryAccumulation(Rule):
                 continue  # backpropagated itself: a micro-batch or TBPTT accumulator
             if not flow.reads(value) & graph_vars:
                 continue
-            if not may_carry_graph(facts.values.of_expr(value)):
+            accumulated = facts.values.of_expr(value)
+            if not may_carry_graph(accumulated):
                 continue  # a number, or a tensor proven to have no history
             if not self._carried(accumulator, node, loop):
                 continue
@@ -115,7 +123,37 @@ class LossHistoryAccumulation(Rule):
                 index.statement_of(node),
                 self.message_for(acc=accumulator, value=rendered),
                 fix=self._fix(value, rendered),
+                related=self._related(loop, accumulator, flow.reads(value)),
+                confidence=self._confidence(accumulated, value, loop),
             )
+
+    def _confidence(self, accumulated, value: cst.BaseExpression, loop: LoopFacts[LoopNode]):
+        """HIGH when the value is seen to carry a graph: it is one, or it is computed from
+        the very tensor the loop backpropagates (backward on a tensor without one
+        raises). LOW when it only reads intermediates that feed the loss through
+        something the analysis cannot see through, assumed to keep their graph."""
+        if Kind.GRAPH in accumulated or self.facts.flow.reads(value) & loop.roots:
+            return Confidence.HIGH
+        return Confidence.LOW
+
+    def _related(self, loop: LoopFacts[LoopNode], accumulator: str, reads: set[str]):
+        """Where the accumulator starts, the loop that adds to it, and the backward whose
+        graph it keeps."""
+        index = self.facts.index
+        scope = self.facts.loops.scope_facts(index.scope_of(loop.loop))
+        start = index.order[loop.loop]
+        before = [
+            b for b in scope.bindings if b.var == accumulator and index.order[b.statement] < start
+        ]
+        if before:
+            yield before[-1].statement, f"`{accumulator}` is created here, outside the loop"
+        yield loop_header(
+            self.context, loop.loop, "every iteration of this loop keeps one more graph alive"
+        )
+        for event in loop.events:
+            if event.kind != "step" and loop.closure(event.roots) & reads:
+                yield event.call, "the graph that is kept is the one backpropagated here"
+                break
 
     def _accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,

@@ -9,10 +9,11 @@ from gradlint.analysis import dotted_name
 from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, Binding
 from gradlint.analysis.grad_clears import GradClear
 from gradlint.analysis.loops import LoopNode
-from gradlint.diagnostics import Applicability, Edit, Fix, Position
+from gradlint.diagnostics import Applicability, Edit, Fix, Position, Related
 from gradlint.edits import split_lines
 from gradlint.fix_builders import own_line, render
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import loop_header
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -365,10 +366,19 @@ class MissingZeroGrad(Rule):
             advice = f"Clear `{step.updated}.grad` every iteration (`{step.updated}.grad = None` after the update)"
         else:
             advice = "Call the optimizer's `zero_grad()` every iteration, before the backward"
+        backwards = sorted(
+            (b for b in sites.backwards if self.facts.index.is_inside(b, loop.body)),
+            key=self.facts.index.order.__getitem__,
+        )
+        related: list[tuple[cst.CSTNode, str] | Related] = [
+            loop_header(self.context, loop, "this loop never clears the gradients"),
+        ]
+        related += [(b, "adds to `.grad` here, every iteration") for b in backwards[:1]]
         self.report(
             statement,
             self.message.format(step=_short(statement), advice=advice),
             fix=self._fix(step, sites, loop),
+            related=related,
         )
 
     # -- parameters made anew each iteration ------------------------------------------

@@ -6,6 +6,7 @@ from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
@@ -155,7 +156,19 @@ class CheckpointWithoutGradInputs(Rule):
             node,
             _MESSAGE.format(callee=qualified.rsplit(".", 1)[-1], what=what),
             fix=self._fix(node, reentrant),
+            related=self._origins(inputs, node),
         )
+
+    def _origins(self, inputs: list[cst.BaseExpression], call: cst.Call):
+        """Where each named input comes from, proven not to require grad."""
+        for arg in inputs:
+            name = dotted_name(arg)
+            if name is None:
+                continue
+            for origin in self.facts.tensors.origins(name, call):
+                if isinstance(origin, cst.For):
+                    origin = origin.iter
+                yield origin, f"`{name}` comes from here, and does not require grad"
 
     def _sequential_input(
         self, positional: list[cst.BaseExpression], keywords: dict[str, cst.Arg]
@@ -198,12 +211,10 @@ class CheckpointWithoutGradInputs(Rule):
         context = self.context
         if reentrant is not None:
             start, end = context.position_of(reentrant.value)
-            edit = Edit(start, end, "False")
+            edits: tuple[Edit, ...] = (Edit(start, end, "False"),)
         else:
-            # After the last argument's value, before any trailing comma.
-            _, end = context.position_of(call.args[-1].value)
-            edit = Edit(end, end, ", use_reentrant=False")
-        return Fix(self.fix_title, (edit,), Applicability.UNSAFE)
+            edits = add_keyword_argument(context, call, "use_reentrant", "False")
+        return Fix(self.fix_title, edits, Applicability.UNSAFE)
 
 
 def _bound_names(statement: cst.CSTNode) -> set[str]:

@@ -1,0 +1,53 @@
+"""Labelled places that explain a finding (`Rule.report(..., related=...)`), for the
+shapes more than one rule points at."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gradlint.analysis import dotted_name
+from gradlint.analysis.dataflow import target_names
+from gradlint.diagnostics import Related
+
+if TYPE_CHECKING:
+    from gradlint.analysis import FileFacts
+    from gradlint.context import FileContext
+
+
+def leaf_origins(facts: FileFacts, leaf: str, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+    """Where the leaf tensor `leaf` read at `use` comes from: a loop over parameters, the
+    module that holds it, or the statement that makes it."""
+    return [_origin(binding, leaf) for binding in facts.tensors.origins(leaf, use)]
+
+
+def _origin(binding: cst.CSTNode, leaf: str) -> tuple[cst.CSTNode, str]:
+    """Where the leaf comes from, labelled: a loop over parameters, the module that holds
+    it, or the statement that makes it."""
+    if isinstance(binding, cst.For):
+        return binding.iter, f"`{leaf}` is each of these, which require grad"
+    owner = leaf.split(".")[0]
+    if owner != leaf and leaf not in _bound_names(binding):
+        return binding, f"`{owner}` is built here; `{leaf}` is one of its parameters"
+    return binding, f"`{leaf}` is made here, requiring grad"
+
+
+def _bound_names(binding: cst.CSTNode) -> set[str]:
+    if isinstance(binding, cst.Assign):
+        names = set()
+        for target in binding.targets:
+            names |= set(target_names(target.target))
+            names.add(dotted_name(target.target) or "")
+        return names
+    if isinstance(binding, (cst.AnnAssign, cst.AugAssign)):
+        return set(target_names(binding.target)) | {dotted_name(binding.target) or ""}
+    return set()
+
+
+def loop_header(context: FileContext, loop: cst.For | cst.While, label: str) -> Related:
+    """The loop's header (`for x in batches`, `while t < n`), not its whole body."""
+    start, _ = context.position_of(loop)
+    head = loop.iter if isinstance(loop, cst.For) else loop.test
+    _, end = context.position_of(head)
+    return Related(label, context.path, start, end)
