@@ -245,7 +245,7 @@ class ValueAnalysis:
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._active: set[tuple[cst.CSTNode, str]] = set()
         self._cycles = 0
-        self._frozen: set[str] | None = None
+        self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
         self._stores: dict[cst.CSTNode, set[str]] = {}
 
@@ -614,32 +614,41 @@ class ValueAnalysis:
                     and not _keyword_true(value, arg.keyword.value)
                 ):
                     return False
-        return name not in self._maybe_frozen()
+        if "." in name:
+            return (None, name) not in self._maybe_frozen()
+        local = self.index.scope_of(use)
+        # frozen in this function, a function nested in it, or at module level
+        return not any(
+            frozen == name
+            and (scope is self.index.module or self.index.is_inside(scope, local))
+            for scope, frozen in self._maybe_frozen()
+        )
 
-    def _maybe_frozen(self) -> set[str]:
-        """Dotted names of modules that this file may freeze or hand to other code."""
+    def _maybe_frozen(self) -> set[tuple[cst.CSTNode | None, str]]:
+        """(scope, name) of modules that this file may freeze or hand to other code; the
+        scope is None for an attribute (`self.student`), which any function may reach."""
         if self._frozen is not None:
             return self._frozen
-        found: set[str] = set()
+        found: set[tuple[cst.CSTNode | None, str]] = set()
+
+        def add(expr: cst.CSTNode, at: cst.CSTNode) -> None:
+            name = dotted_name(expr)
+            if name is not None:
+                found.add((None if "." in name else self.index.scope_of(at), name))
+
         for node in self.index.nodes:
             if isinstance(node, cst.Call):
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value in _FREEZING_METHODS:
-                    receiver = dotted_name(func.value)
-                    if receiver is not None:
-                        found.add(receiver)
+                    add(func.value, node)
                 for arg in node.args:
-                    passed = dotted_name(arg.value)
-                    if passed is not None:
-                        found.add(passed)  # `freeze(student)`, `DDP(student)`
+                    add(arg.value, node)  # `freeze(student)`, `DDP(student)`
             elif isinstance(node, cst.For) and isinstance(node.iter, cst.Call):
                 iterated = node.iter.func
                 if isinstance(iterated, cst.Attribute) and "requires_grad" in (
                     cst.Module([]).code_for_node(node.body)
                 ):
-                    owner = dotted_name(iterated.value)
-                    if owner is not None:
-                        found.add(owner)
+                    add(iterated.value, node)
         self._frozen = found
         return found
 
