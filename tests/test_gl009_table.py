@@ -69,6 +69,7 @@ def _loss_inputs(name, requiring, inference, labels):
     return requiring, inference
 
 
+@pytest.mark.filterwarnings("ignore:reduction")
 @pytest.mark.parametrize("name", sorted(TARGET_SAVING_LOSSES))
 def test_functional_losses_with_an_inference_target_raise(name):
     requiring, inference, labels = operands()
@@ -76,6 +77,7 @@ def test_functional_losses_with_an_inference_target_raise(name):
     assert raises_inference_error(lambda: getattr(F, name)(loss_input, target))
 
 
+@pytest.mark.filterwarnings("ignore:reduction")
 @pytest.mark.parametrize("name", sorted(TARGET_SAVING_LOSS_MODULES))
 def test_loss_modules_with_an_inference_target_raise(name):
     requiring, inference, labels = operands()

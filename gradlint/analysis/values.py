@@ -545,8 +545,8 @@ class ValueAnalysis:
         """A module class of this file whose forward computes its result: every base is
         torch.nn's or another such class, nothing in it switches grad back on
         (`enable_grad`, `set_grad_enabled`), and its forward never returns one of its
-        arguments as it is (a wrapper that hands back its input keeps the input's
-        requires_grad under no_grad)."""
+        arguments or an attribute as it is (a wrapper that hands back its input, or a
+        parameter, keeps its requires_grad under no_grad)."""
         if class_name not in self.tensors.local_module_classes():
             return False
         cls = next((c for c in self.index.classes if c.name.value == class_name), None)
@@ -567,12 +567,12 @@ class ValueAnalysis:
             if isinstance(node, cst.FunctionDef) and node.name.value == "forward":
                 params = {p.name.value for p in all_params(node.params)}
                 for inner in self.index.walk(node.body):
-                    if (
-                        isinstance(inner, cst.Return)
-                        and isinstance(inner.value, cst.Name)
+                    if isinstance(inner, cst.Return) and (
+                        isinstance(inner.value, cst.Name)
                         and inner.value.value in params
+                        or (dotted_name(inner.value) or "").startswith("self.")
                     ):
-                        return False
+                        return False  # `return x`, `return self.weight`
         return True
 
     def trainable_layer(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
@@ -620,6 +620,7 @@ class ValueAnalysis:
         # frozen in this function, a function nested in it, or at module level
         return not any(
             frozen == name
+            and scope is not None
             and (scope is self.index.module or self.index.is_inside(scope, local))
             for scope, frozen in self._maybe_frozen()
         )
@@ -687,8 +688,10 @@ class ValueAnalysis:
             self._graph_grads = False
             for call in self.index.calls:
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "backward" or (
-                    self.index.qualified_name(func) == "torch.autograd.backward"
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value == "backward"
+                    or (self.index.qualified_name(func) == "torch.autograd.backward")
                 ):
                     for arg in call.args:
                         if arg.star == "**" or (

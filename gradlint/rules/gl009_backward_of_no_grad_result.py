@@ -13,7 +13,7 @@ _MESSAGE = (
 )
 _INFERENCE_MESSAGE = (
     "`{tensor}` was made under `torch.inference_mode()`, and this operation must save it "
-    "for backward because {other} requires grad: it raises \"Inference tensors cannot be "
+    'for backward because {other} requires grad: it raises "Inference tensors cannot be '
     'saved for backward"; make it under `torch.no_grad()` instead, or pass `{tensor}.clone()`'
 )
 

@@ -247,3 +247,19 @@ def everything_in_inference_mode():
     x = torch.randn(2, 4)
     target = teacher(x)
     return F.mse_loss(student(x), target)
+
+
+class ReturnsItsParameter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self):
+        return self.scale
+
+
+def parameter_returned_under_no_grad():
+    model = ReturnsItsParameter()
+    with torch.no_grad():
+        scale = model()
+    scale.sum().backward()
