@@ -248,6 +248,7 @@ class ValueAnalysis:
         self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
         self._stores: dict[cst.CSTNode, set[str]] = {}
+        self._inference_names: set[str] | None = None
 
     # -- the queries -------------------------------------------------------------------
 
@@ -646,10 +647,12 @@ class ValueAnalysis:
                     add(arg.value, node)  # `freeze(student)`, `DDP(student)`
             elif isinstance(node, cst.For) and isinstance(node.iter, cst.Call):
                 iterated = node.iter.func
-                if isinstance(iterated, cst.Attribute) and "requires_grad" in (
-                    cst.Module([]).code_for_node(node.body)
+                if isinstance(iterated, cst.Attribute) and any(
+                    isinstance(inner, cst.Name)
+                    and inner.value in ("requires_grad", "requires_grad_")
+                    for inner in self.index.walk(node.body)
                 ):
-                    add(iterated.value, node)
+                    add(iterated.value, node)  # `for p in m.parameters(): p.requires_grad = ...`
         self._frozen = found
         return found
 
@@ -723,9 +726,53 @@ class ValueAnalysis:
         every binding that reaches `use`?"""
         return self._inference(expr, use, set())
 
+    def _inference_bound(self) -> set[str]:
+        """Names assigned somewhere under `inference_mode` (a `with` block or a decorated
+        function): only they can hold an inference tensor outside that mode."""
+        if self._inference_names is None:
+            names: set[str] = set()
+            grad_mode = self.grad_mode
+            if grad_mode is not None:
+                for node in self.index.nodes:
+                    body = None
+                    if isinstance(node, cst.With) and any(
+                        grad_mode._is_inference(item.item) for item in node.items
+                    ):
+                        body = node.body
+                    elif isinstance(node, cst.FunctionDef) and any(
+                        grad_mode._is_inference(d.decorator) for d in node.decorators
+                    ):
+                        body = node.body
+                    if body is not None:
+                        for inner in self.index.walk(body):
+                            if isinstance(inner, cst.Assign):
+                                for target in inner.targets:
+                                    names.update(target_names(target.target))
+                        names.add("")  # entered, even if nothing is assigned there
+                # and the names bound to views of those (`flat = target.detach().view(-1)`)
+                aliases = (
+                    [
+                        (target_names(t.target), _view_base(node.value))
+                        for node in self.index.nodes
+                        if isinstance(node, cst.Assign)
+                        for t in node.targets
+                    ]
+                    if names
+                    else []
+                )
+                changed = bool(names)
+                while changed:
+                    changed = False
+                    for bound, base in aliases:
+                        if base in names and not set(bound) <= names:
+                            names.update(bound)
+                            changed = True
+            self._inference_names = names
+        return self._inference_names
+
     def _inference(self, expr: cst.CSTNode, use: cst.CSTNode, active: set) -> bool:
         grad_mode = self.grad_mode
-        if grad_mode is None:
+        if grad_mode is None or not self._inference_bound():
             return False
         while True:
             if isinstance(expr, cst.Subscript):
@@ -744,7 +791,7 @@ class ValueAnalysis:
             qualified = self.index.qualified_name(getattr(expr, "func", None)) or ""
             if qualified in FRESH_TENSOR_FUNCTIONS or self._computes(expr, use):
                 return True
-        if not isinstance(expr, cst.Name):
+        if not isinstance(expr, cst.Name) or expr.value not in self._inference_bound():
             return False
         scope = self.index.scope_of(use)
         bindings = self._table(scope).get(expr.value)
@@ -963,9 +1010,16 @@ class ValueAnalysis:
         ):
             # `LinearValue(...)`, `ReplayBuffer(...)`: an instance of a class
             return OBJECT
-        if qualified.startswith("torch.") and not qualified.startswith(
-            ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
+        if (
+            qualified.startswith("torch.")
+            and not qualified.startswith(
+                ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
+            )
+            and not qualified.startswith(_NOT_COMPUTATIONS)
+            and not (last[:1].isupper() and not last.endswith(_TENSOR_CLASS_SUFFIXES))
         ):
+            # (not `torch.distributed.rpc.RRef(...)` or `torch.distributions.Normal(...)`:
+            # objects, whatever they are built from)
             # a torch function of its arguments: history only where they have it
             args = [self._expr(a.value, use) for a in call.args if a.keyword is None]
             if args and all(a for a in args):
@@ -1028,6 +1082,23 @@ def _element(container: Value) -> Value:
     if container and container <= {Kind.PYTHON, Kind.TENSOR}:
         return container
     return UNKNOWN
+
+
+def _view_base(expr: cst.CSTNode) -> str | None:
+    """The name a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and (expr.func.attr.value in VIEW_METHODS or expr.func.attr.value == "detach")
+        ):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
+            expr = expr.value
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:

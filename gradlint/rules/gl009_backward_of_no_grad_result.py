@@ -204,8 +204,14 @@ class BackwardOfNoGradResult(Rule):
         facts = self.facts
         func = node.func
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if any(a.star for a in node.args):
+        if any(a.star for a in node.args) or not positional:
             return
+        values = facts.values
+        operands = [a.value for a in node.args]
+        if isinstance(func, cst.Attribute):
+            operands.append(func.value)
+        if not any(values.is_inference_tensor(o, node) for o in operands):
+            return  # the cheap question first: most calls touch no inference tensor
         if isinstance(func, cst.Attribute) and func.attr.value in SAVING_METHODS:
             qualified = facts.qualified_name(func) or ""
             if qualified in SAVING_FUNCTIONS and len(positional) == 2:
@@ -240,13 +246,17 @@ class BackwardOfNoGradResult(Rule):
     ) -> None:
         """`first` requires grad and `second` is an inference tensor (or, for a
         symmetric operation, the other way round)."""
+        values = self.facts.values
+        if not (
+            values.is_inference_tensor(first, node) or values.is_inference_tensor(second, node)
+        ):
+            return
         if not self._recording(node):
             return
         pairs = [(first, second), (second, first)] if either else [(first, second)]
-        values = self.facts.values
         for grad_side, inference_side in pairs:
-            if self._requires_grad(grad_side, node) and values.is_inference_tensor(
-                inference_side, node
+            if values.is_inference_tensor(inference_side, node) and self._requires_grad(
+                grad_side, node
             ):
                 self._report_inference(node, inference_side, f"`{_short(grad_side)}`")
                 return

@@ -263,3 +263,22 @@ def parameter_returned_under_no_grad():
     with torch.no_grad():
         scale = model()
     scale.sum().backward()
+
+
+def torch_objects_are_not_tensors(mu, sigma):
+    # torch classes build objects (an RRef, a distribution), not tensors of their inputs
+    torch.distributed.rpc.RRef(torch.rand(10)).backward()
+    torch.distributions.Normal(torch.zeros(3), torch.ones(3)).backward()
+
+
+def torch_tensor_class_of_plain_data():
+    torch.FloatTensor([1.0, 2.0]).sum().backward()  # error: GL009
+
+
+def inference_input_to_a_layer_frozen_in_a_loop():
+    head = nn.Linear(4, 2)
+    for p in head.parameters():
+        p.requires_grad = False
+    with torch.inference_mode():
+        features = torch.randn(2, 4) * 2
+    return head(features)
