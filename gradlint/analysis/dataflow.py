@@ -107,6 +107,8 @@ FRESH_TENSOR_FUNCTIONS = frozenset(
     {name for name in GRAPH_CUTTING_FUNCTIONS if name.startswith("torch.")}
     | {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.randperm"}
 )
+# Methods through which a container comes to hold a value.
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 COMPARISON_OPS = (
     cst.Equal,
     cst.NotEqual,

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.dataflow import STORING_METHODS, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.values import ValueAnalysis
 
-# Methods through which a container comes to hold a value.
-STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
+__all__ = ["STORING_METHODS", "DifferentiationReach"]
 
 
 class DifferentiationReach:

@@ -141,6 +141,42 @@ class GradModeAnalysis:
             child = anc
         return GradMode.RECORDING
 
+    def in_inference_mode(self, node: cst.CSTNode) -> bool:
+        """Is `node` proven to run under `torch.inference_mode()`, the mode whose tensors
+        are *inference tensors* (autograd refuses to save them for backward later)? Only
+        the innermost deciding `with` block or the function's own decorator counts; a
+        function reached from callers in inference mode is not followed."""
+        child = node
+        for anc in self.index.ancestors(node):
+            if isinstance(anc, cst.With) and child is anc.body:
+                deciding = [
+                    (item.item, effect)
+                    for item in anc.items
+                    if (effect := self.context_effect(item.item)) is not None
+                ]
+                if deciding:
+                    expr, effect = deciding[-1]
+                    return effect is GradMode.NOT_RECORDING and self._is_inference(expr)
+            elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                if self._earlier_setter(anc, child) is not None:
+                    return False
+            elif isinstance(anc, cst.FunctionDef):
+                for decorator in reversed(anc.decorators):
+                    effect = self.context_effect(decorator.decorator)
+                    if effect is not None:
+                        return effect is GradMode.NOT_RECORDING and self._is_inference(
+                            decorator.decorator
+                        )
+                return False
+            elif isinstance(anc, cst.Lambda):
+                return False
+            child = anc
+        return False
+
+    def _is_inference(self, expr: cst.BaseExpression) -> bool:
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        return self.api_of(target) == "inference_mode"
+
     def _earlier_setter(
         self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode
     ) -> GradMode | None:

@@ -562,14 +562,21 @@ class TensorFacts:
     def module_class(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
         """The qualified class of the module `expr` names (`self.lstm`, `rnn`), when it
         is constructed visibly: `self.lstm = nn.LSTM(...)`, `rnn = nn.GRU(...).to(d)`."""
+        constructors = self.module_constructors(expr, use)
+        classes = {self._constructed_class(value) for value in constructors}
+        return classes.pop() if len(classes) == 1 else None
+
+    def module_constructors(self, expr: cst.CSTNode, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """Every value assigned to the name `expr` reads: `self.x = ...` anywhere in the
+        enclosing class, or the assignments of a local name in its scope."""
         name = dotted_name(expr)
         if name is None:
-            return None
+            return []
         constructors: list[cst.CSTNode] = []
         if name.startswith("self.") and name.count(".") == 1:
             cls = self._enclosing_class(use)
             if cls is None:
-                return None
+                return []
             for node in self.index.walk(cls, into_functions=True):
                 if (
                     isinstance(node, cst.Assign)
@@ -582,8 +589,7 @@ class TensorFacts:
             for node, _kind in self._bindings(scope).get(name, ()):
                 if isinstance(node, cst.Assign):
                     constructors.append(node.value)
-        classes = {self._constructed_class(value) for value in constructors}
-        return classes.pop() if len(classes) == 1 else None
+        return constructors
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
         while (
@@ -675,6 +681,7 @@ _WEIGHTED = frozenset(
     | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
     | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
 )
+WEIGHTED_LAYERS = _WEIGHTED
 _TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 
 

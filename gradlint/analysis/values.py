@@ -20,6 +20,10 @@ that hand back their input: under no_grad `p.view(3)`, `p[0]`, `p.float()`,
 `torch.as_tensor(p)` and `nn.Dropout().eval()(p)` of a parameter `p` all still require
 grad (measured on torch 2.13), so they keep their input's value.
 
+A tensor computed under `torch.inference_mode()` is more than history-free: it is an
+*inference tensor*, and so are its views and `.detach()` (measured), while a computation
+on it outside that mode gives a normal tensor. `is_inference_tensor` answers that.
+
 Values are per binding: an in-place change (`x.requires_grad_()`, `x.copy_(y)`,
 `x[i] = y`) is not a binding. A rule that needs a name *proven* free of history asks
 `mutated_in_place` as well.
@@ -31,11 +35,22 @@ import enum
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import COMPARISON_OPS, FRESH_TENSOR_FUNCTIONS, target_names
+from gradlint.analysis.dataflow import (
+    COMPARISON_OPS,
+    FRESH_TENSOR_FUNCTIONS,
+    STORING_METHODS,
+    target_names,
+)
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import PARAMETER_CLASSES, VIEW_METHODS, TensorFacts, all_params
+from gradlint.analysis.tensors import (
+    PARAMETER_CLASSES,
+    VIEW_METHODS,
+    WEIGHTED_LAYERS,
+    TensorFacts,
+    all_params,
+)
 
 
 class Kind(enum.Enum):
@@ -144,6 +159,30 @@ _PASSTHROUGH_MODULES = frozenset(
     | {"FeatureAlphaDropout", "Flatten", "Unflatten", "Sequential", "ModuleList"}
     | {"ModuleDict", "ParameterList", "ParameterDict", "Module"}
 )
+# `a == b`-style comparisons are elementwise on tensors; `is` and `in` give a bool.
+_ELEMENTWISE_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+)
+# Constructor flags that leave a weighted torch.nn layer without trainable parameters.
+_NO_AFFINE_FLAGS = frozenset({"affine", "elementwise_affine", "_freeze"})
+# Calls of a module's own methods that may freeze it or hand it to code we cannot see.
+_FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
+# Tensor methods whose result requires grad whenever their receiver does (recording).
+_DIFFERENTIABLE_METHODS = frozenset(
+    {"softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "sum", "mean"}
+    | {"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t"}
+    | {"clone", "float", "double", "half", "to", "cuda", "cpu", "contiguous", "pow", "abs"}
+    | {"sqrt", "norm", "mul", "add", "sub", "div", "matmul", "expand", "repeat", "neg"}
+)
+# Literals of containers that code may fill after binding them.
+_MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
+# Converters that share the data, and the history, of a tensor they are given.
+_AS_TENSOR = frozenset({"torch.as_tensor", "torch.asarray"})
 _CONTAINER_LITERALS = (
     cst.List,
     cst.Tuple,
@@ -206,6 +245,10 @@ class ValueAnalysis:
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._active: set[tuple[cst.CSTNode, str]] = set()
         self._cycles = 0
+        self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
+        self._graph_grads: bool | None = None
+        self._stores: dict[cst.CSTNode, set[str]] = {}
+        self._inference_names: set[str] | None = None
 
     # -- the queries -------------------------------------------------------------------
 
@@ -409,6 +452,8 @@ class ValueAnalysis:
                 found = _paired_value(target.target, node.value, name)
                 if found is not None:
                     value, position = found
+                    if isinstance(value, _MUTABLE_LITERALS) and self._stored_into(name, node):
+                        return UNKNOWN  # `losses = []` then `losses.append(loss)`
                     whole = self._bound(value, node)
                     return whole if position is None else _element(whole)
             return UNKNOWN
@@ -482,6 +527,8 @@ class ValueAnalysis:
         layer = self.tensors.module_class(func, use) or ""
         if layer.startswith("torch.nn."):
             return layer.rsplit(".", 1)[-1] not in _PASSTHROUGH_MODULES
+        if layer and self._local_forward_computes(layer):
+            return True
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _ALIASING or method.endswith("_"):
@@ -494,6 +541,281 @@ class ValueAnalysis:
         if value and value <= _TENSORISH:
             return True
         return self.tensors.leaf_requiring_grad(expr, use) is not None or self._computes(expr, use)
+
+    def _local_forward_computes(self, class_name: str) -> bool:
+        """A module class of this file whose forward computes its result: every base is
+        torch.nn's or another such class, nothing in it switches grad back on
+        (`enable_grad`, `set_grad_enabled`), and its forward never returns one of its
+        arguments or an attribute as it is (a wrapper that hands back its input, or a
+        parameter, keeps its requires_grad under no_grad)."""
+        if class_name not in self.tensors.local_module_classes():
+            return False
+        cls = next((c for c in self.index.classes if c.name.value == class_name), None)
+        if cls is None or self.grad_mode is None:
+            return False
+        for base in cls.bases:
+            base_name = self.index.qualified_name(base.value) or ""
+            if not base_name.startswith("torch.nn.") and not self._local_forward_computes(
+                base_name
+            ):
+                return False
+        for node in self.index.walk(cls, into_functions=True):
+            if isinstance(node, cst.Call) and self.grad_mode.api_of(node.func) in (
+                "enable_grad",
+                "set_grad_enabled",
+            ):
+                return False
+            if isinstance(node, cst.FunctionDef) and node.name.value == "forward":
+                params = {p.name.value for p in all_params(node.params)}
+                for inner in self.index.walk(node.body):
+                    if isinstance(inner, cst.Return) and (
+                        isinstance(inner.value, cst.Name)
+                        and inner.value.value in params
+                        or (dotted_name(inner.value) or "").startswith("self.")
+                    ):
+                        return False  # `return x`, `return self.weight`
+        return True
+
+    def trainable_layer(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is `func` (a name or `self.x`) proven to be a torch.nn layer with trainable
+        parameters at `use`: every binding of it constructs one weighted layer class
+        (`nn.Linear`, `nn.Conv2d`, ..., not with `affine=False`), and nothing in the file
+        may freeze it (`requires_grad_`, a loop over its parameters that sets
+        `requires_grad`) or hands the module itself to other code (`freeze(student)`)."""
+        name = dotted_name(func)
+        if name is None:
+            return False
+        constructors = self.tensors.module_constructors(func, use)
+        if not constructors:
+            return False
+        if "." not in name:
+            bindings = self.bindings_of(name, use)
+            if len(bindings) != len(constructors) or not all(
+                isinstance(b, cst.Assign) for b in bindings
+            ):
+                return False  # also a parameter, a loop target, an import...
+        for value in constructors:
+            while (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in ("to", "cuda", "cpu", "float", "double", "train")
+            ):
+                value = value.func.value
+            if not isinstance(value, cst.Call):
+                return False
+            qualified = self.index.qualified_name(value.func) or ""
+            if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
+                return False
+            if qualified.rsplit(".", 1)[-1] not in WEIGHTED_LAYERS:
+                return False
+            for arg in value.args:
+                if arg.star or (
+                    arg.keyword is not None
+                    and arg.keyword.value in _NO_AFFINE_FLAGS
+                    and not _keyword_true(value, arg.keyword.value)
+                ):
+                    return False
+        if "." in name:
+            return (None, name) not in self._maybe_frozen()
+        local = self.index.scope_of(use)
+        # frozen in this function, a function nested in it, or at module level
+        return not any(
+            frozen == name
+            and scope is not None
+            and (scope is self.index.module or self.index.is_inside(scope, local))
+            for scope, frozen in self._maybe_frozen()
+        )
+
+    def _maybe_frozen(self) -> set[tuple[cst.CSTNode | None, str]]:
+        """(scope, name) of modules that this file may freeze or hand to other code; the
+        scope is None for an attribute (`self.student`), which any function may reach."""
+        if self._frozen is not None:
+            return self._frozen
+        found: set[tuple[cst.CSTNode | None, str]] = set()
+
+        def add(expr: cst.CSTNode, at: cst.CSTNode) -> None:
+            name = dotted_name(expr)
+            if name is not None:
+                found.add((None if "." in name else self.index.scope_of(at), name))
+
+        for node in self.index.nodes:
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _FREEZING_METHODS:
+                    add(func.value, node)
+                for arg in node.args:
+                    add(arg.value, node)  # `freeze(student)`, `DDP(student)`
+            elif isinstance(node, cst.For) and isinstance(node.iter, cst.Call):
+                iterated = node.iter.func
+                if isinstance(iterated, cst.Attribute) and any(
+                    isinstance(inner, cst.Name)
+                    and inner.value in ("requires_grad", "requires_grad_")
+                    for inner in self.index.walk(node.body)
+                ):
+                    add(iterated.value, node)  # `for p in m.parameters(): p.requires_grad = ...`
+        self._frozen = found
+        return found
+
+    def _stored_into(self, name: str, binding: cst.CSTNode) -> bool:
+        """Is the container `name` filled after it is bound: `name.append(x)` (any
+        storing method) or `name[k] = x`, anywhere in the binding's scope?"""
+        scope = self.index.scope_of(binding)
+        stores = self._stores.get(scope)
+        if stores is None:
+            stores = set()
+            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            for node in self.index.walk(root, into_functions=True):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                    if node.func.attr.value in STORING_METHODS:
+                        receiver = dotted_name(node.func.value)
+                        if receiver is not None:
+                            stores.add(receiver)
+                elif isinstance(node, (cst.Assign, cst.AugAssign)):
+                    targets = (
+                        [t.target for t in node.targets]
+                        if isinstance(node, cst.Assign)
+                        else [node.target]
+                    )
+                    for target in targets:
+                        if isinstance(target, cst.Subscript):
+                            base = dotted_name(target.value)
+                            if base is not None:
+                                stores.add(base)
+            self._stores[scope] = stores
+        return name in stores
+
+    def _backward_creates_graph(self) -> bool:
+        """Does some `backward(...)` of this file pass a `create_graph` that is not
+        literally False? Then a `.grad` may carry history."""
+        if self._graph_grads is None:
+            self._graph_grads = False
+            for call in self.index.calls:
+                func = call.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value == "backward"
+                    or (self.index.qualified_name(func) == "torch.autograd.backward")
+                ):
+                    for arg in call.args:
+                        if arg.star == "**" or (
+                            arg.keyword is not None
+                            and arg.keyword.value == "create_graph"
+                            and not (
+                                isinstance(arg.value, cst.Name)
+                                and arg.value.value in ("False", "None")
+                            )
+                        ):
+                            self._graph_grads = True
+                    if len([a for a in call.args if a.keyword is None]) >= 3:
+                        self._graph_grads = True  # `backward(g, True, True)`
+        return self._graph_grads
+
+    def _recording(self, use: cst.CSTNode) -> bool:
+        return self.grad_mode is not None and self.grad_mode.mode_at(use) is GradMode.RECORDING
+
+    def _definitely_tensor(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        value = self._expr(expr, use)
+        return bool(value) and value <= _TENSORISH
+
+    # -- inference tensors -------------------------------------------------------------
+
+    def is_inference_tensor(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is `expr` proven to be an inference tensor when `use` runs: computed (by a
+        torch operation, a torch.nn layer, a tensor factory) under
+        `torch.inference_mode()`, or a view, an index or a `.detach()` of one, through
+        every binding that reaches `use`?"""
+        return self._inference(expr, use, set())
+
+    def _inference_bound(self) -> set[str]:
+        """Names assigned somewhere under `inference_mode` (a `with` block or a decorated
+        function): only they can hold an inference tensor outside that mode."""
+        if self._inference_names is None:
+            names: set[str] = set()
+            grad_mode = self.grad_mode
+            if grad_mode is not None:
+                for node in self.index.nodes:
+                    body = None
+                    if isinstance(node, cst.With) and any(
+                        grad_mode._is_inference(item.item) for item in node.items
+                    ):
+                        body = node.body
+                    elif isinstance(node, cst.FunctionDef) and any(
+                        grad_mode._is_inference(d.decorator) for d in node.decorators
+                    ):
+                        body = node.body
+                    if body is not None:
+                        for inner in self.index.walk(body):
+                            if isinstance(inner, cst.Assign):
+                                for target in inner.targets:
+                                    names.update(target_names(target.target))
+                        names.add("")  # entered, even if nothing is assigned there
+                # and the names bound to views of those (`flat = target.detach().view(-1)`)
+                aliases = (
+                    [
+                        (target_names(t.target), _view_base(node.value))
+                        for node in self.index.nodes
+                        if isinstance(node, cst.Assign)
+                        for t in node.targets
+                    ]
+                    if names
+                    else []
+                )
+                changed = bool(names)
+                while changed:
+                    changed = False
+                    for bound, base in aliases:
+                        if base in names and not set(bound) <= names:
+                            names.update(bound)
+                            changed = True
+            self._inference_names = names
+        return self._inference_names
+
+    def _inference(self, expr: cst.CSTNode, use: cst.CSTNode, active: set) -> bool:
+        grad_mode = self.grad_mode
+        if grad_mode is None or not self._inference_bound():
+            return False
+        while True:
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and (expr.func.attr.value in VIEW_METHODS or expr.func.attr.value == "detach")
+            ):
+                expr = expr.func.value
+            elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
+                expr = expr.value
+            else:
+                break
+        if grad_mode.in_inference_mode(use):
+            qualified = self.index.qualified_name(getattr(expr, "func", None)) or ""
+            if qualified in FRESH_TENSOR_FUNCTIONS or self._computes(expr, use):
+                return True
+        if not isinstance(expr, cst.Name) or expr.value not in self._inference_bound():
+            return False
+        scope = self.index.scope_of(use)
+        bindings = self._table(scope).get(expr.value)
+        if not bindings:
+            return False
+        reaching = self.index.reaching(bindings, use)
+        if not reaching:
+            return False
+        for binding in reaching:
+            key = (binding, expr.value)
+            if key in active:
+                return False
+            if not isinstance(binding, cst.Assign) or len(binding.targets) != 1:
+                return False
+            found = _paired_value(binding.targets[0].target, binding.value, expr.value)
+            if found is None or found[1] is not None:
+                return False
+            active.add(key)
+            try:
+                if not self._inference(found[0], binding, active):
+                    return False
+            finally:
+                active.discard(key)
+        return True
 
     # -- expressions -------------------------------------------------------------------
 
@@ -524,6 +846,10 @@ class ValueAnalysis:
             return self._expr(expr.body, use) | self._expr(expr.orelse, use)
         if isinstance(expr, cst.Comparison):
             if all(isinstance(c.operator, COMPARISON_OPS) for c in expr.comparisons):
+                if all(isinstance(c.operator, _ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
+                    operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+                    if any(self._definitely_tensor(o, use) for o in operands):
+                        return TENSOR  # `(pred.argmax(1) == y)` is a bool tensor
                 return PYTHON | TENSOR  # a bool, or a bool tensor: no history either way
             return UNKNOWN
         if isinstance(expr, cst.Subscript):
@@ -572,6 +898,8 @@ class ValueAnalysis:
         if attr in _PYTHON_ATTRIBUTES:
             return PYTHON
         if attr in _GRAPH_FREE_ATTRIBUTES:
+            if attr == "grad" and self._backward_creates_graph():
+                return UNKNOWN | NONE  # `backward(create_graph=True)` gives `.grad` history
             return TENSOR | NONE
         if attr in ("T", "mT", "real", "imag"):
             return combine(self._expr(expr.value, use))
@@ -616,8 +944,17 @@ class ValueAnalysis:
             if len(call.args) < 6 or any(a.keyword is not None for a in call.args):
                 return TENSOR | NONE
             return UNKNOWN
+        if qualified in _AS_TENSOR and call.args and not _keyword_true(call, "requires_grad"):
+            # `torch.as_tensor(t)` keeps `t`'s graph (measured); of plain data, a tensor
+            return combine(TENSOR, self._expr(call.args[0].value, use))
         if qualified in FRESH_TENSOR_FUNCTIONS:
             return LEAF if _keyword_true(call, "requires_grad") else TENSOR
+        if qualified.startswith("torch.nn.functional.") and call.args:
+            # a functional op of its tensors: history only where they (any of them,
+            # keywords too: `weight=`, `target=`) have it
+            if all(a.star == "" for a in call.args):
+                return combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
+            return UNKNOWN
         if method is not None:
             if method in _PYTHON_METHODS:
                 return PYTHON
@@ -631,12 +968,21 @@ class ValueAnalysis:
                 return receiver
             if method == "requires_grad_":
                 return LEAF
+            if (
+                receiver <= {Kind.LEAF, Kind.GRAPH}
+                and method in _DIFFERENTIABLE_METHODS
+                and self._recording(use)
+            ):
+                return GRAPH  # `student(x).softmax(-1)`: differentiable in its receiver
             if receiver and receiver <= {Kind.TENSOR} and not qualified.startswith("torch."):
                 # A method of a tensor without history, on arguments without history
                 args = [self._expr(a.value, use) for a in call.args]
                 return combine(TENSOR, *args)
         if self.tensors._is_module_constructor(qualified):
             return MODULE
+        if self.trainable_layer(func, use) and self._recording(use):
+            # `student(x)` of an `nn.Linear` nobody freezes: its weight requires grad
+            return GRAPH
         if self.summaries is not None:
             # A helper of another project file: `@torch.no_grad()` or returning `.item()`
             external = self.summaries.resolve_external(call)
@@ -664,9 +1010,16 @@ class ValueAnalysis:
         ):
             # `LinearValue(...)`, `ReplayBuffer(...)`: an instance of a class
             return OBJECT
-        if qualified.startswith("torch.") and not qualified.startswith(
-            ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
+        if (
+            qualified.startswith("torch.")
+            and not qualified.startswith(
+                ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
+            )
+            and not qualified.startswith(_NOT_COMPUTATIONS)
+            and not (last[:1].isupper() and not last.endswith(_TENSOR_CLASS_SUFFIXES))
         ):
+            # (not `torch.distributed.rpc.RRef(...)` or `torch.distributions.Normal(...)`:
+            # objects, whatever they are built from)
             # a torch function of its arguments: history only where they have it
             args = [self._expr(a.value, use) for a in call.args if a.keyword is None]
             if args and all(a for a in args):
@@ -729,6 +1082,23 @@ def _element(container: Value) -> Value:
     if container and container <= {Kind.PYTHON, Kind.TENSOR}:
         return container
     return UNKNOWN
+
+
+def _view_base(expr: cst.CSTNode) -> str | None:
+    """The name a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and (expr.func.attr.value in VIEW_METHODS or expr.func.attr.value == "detach")
+        ):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
+            expr = expr.value
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:

@@ -10,6 +10,7 @@ from gradlint.rules.gl005_detached_higher_order_grad import DetachedHigherOrderG
 from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulation
 from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
+from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResult
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 
 ALL_RULES: list = [
@@ -21,5 +22,6 @@ ALL_RULES: list = [
     LossHistoryAccumulation,
     MissingZeroGrad,
     GradModeNotEntered,
+    BackwardOfNoGradResult,
     CheckpointWithoutGradInputs,
 ]

@@ -1,0 +1,322 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.values import TENSOR, Kind
+from gradlint.rules.base import Rule
+
+_MESSAGE = (
+    '`{call}` raises "element 0 of tensors does not require grad and does not have a '
+    'grad_fn": `{root}` has no autograd history ({origin}); compute it where autograd '
+    "records, from something that requires grad"
+)
+_INFERENCE_MESSAGE = (
+    "`{tensor}` was made under `torch.inference_mode()`, and this operation must save it "
+    'for backward because {other} requires grad: it raises "Inference tensors cannot be '
+    'saved for backward"; make it under `torch.no_grad()` instead, or pass `{tensor}.clone()`'
+)
+
+# Operations that save an operand for backward when the other one requires grad, so an
+# inference tensor there raises at once. Measured on torch 2.13 (tests/test_gl009_table.py
+# runs each against the installed torch); `+`, `-`, `**` of a difference, `l1_loss`,
+# `cosine_similarity` and `cross_entropy` with probabilities save no such operand and
+# work, so they are not listed.
+SAVING_OPERATORS = (cst.Multiply, cst.Divide, cst.MatrixMultiply)
+SAVING_METHODS = frozenset({"mul", "div", "matmul", "mm", "bmm"})
+SAVING_FUNCTIONS = frozenset({f"torch.{m}" for m in SAVING_METHODS})
+# Losses of (input, target) that save the target: input requires grad, target inference.
+TARGET_SAVING_LOSSES = frozenset(
+    {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"}
+    | {"binary_cross_entropy_with_logits", "kl_div", "nll_loss"}
+)
+TARGET_SAVING_LOSS_MODULES = frozenset(
+    {"MSELoss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"}
+    | {"NLLLoss"}
+)
+_FUNCTIONAL = "torch.nn.functional."
+
+
+class BackwardOfNoGradResult(Rule):
+    """
+    ## What it does
+    Flags `backward()` (also `torch.autograd.backward`, `accelerator.backward(loss)`)
+    and `torch.autograd.grad(outputs, ...)` whose differentiated value is proven not to
+    require grad: it was computed under `torch.no_grad()` or `torch.inference_mode()`,
+    detached (`.detach()`, `.data`), rebuilt from numbers (`torch.tensor(...)` of
+    `.item()` values), or made by an operation with no gradient (`argmax`, a
+    comparison), and what it is computed from afterwards (also inside
+    `torch.enable_grad()`) adds nothing that requires grad. Also flags, at the operation
+    itself, a tensor made under `torch.inference_mode()` used together with one that
+    requires grad in an operation that must save it for backward (`F.mse_loss(student(x),
+    target)`, `weights * logits`, a trainable layer's forward).
+
+    ## Why is this bad?
+    Autograd only records operations on tensors that require grad, and only while grad
+    mode is on. A value computed under `no_grad` has no `grad_fn`, and `enable_grad()`
+    around the later arithmetic does not bring the history back: there is none to
+    bring. `loss.backward()` then raises `RuntimeError: element 0 of tensors does not
+    require grad and does not have a grad_fn`. PyTorch's own documentation showed this
+    shape as a "tip" for years: a value computed under `no_grad`, differentiated in an
+    `enable_grad()` block. A loss made of `.item()` values, `argmax` hits or a detached
+    prediction has the same problem: the gradient path to the parameters is cut before
+    the loss.
+
+    `inference_mode` goes further than `no_grad`: its tensors are *inference tensors*,
+    and autograd refuses to save one for backward. Using a teacher's output made under
+    `inference_mode` as the target of `F.mse_loss` against a student's output raises
+    `RuntimeError: Inference tensors cannot be saved for backward` at the loss, even
+    though the target itself needs no gradient. Under `no_grad` the same code works.
+
+    Flagged only when gradlint can prove it: the value of a name comes from every
+    assignment that can reach the call, and anything it cannot see through (a model or
+    helper whose forward is out of sight, a function argument, an attribute) may carry a
+    graph. Not flagged: `y.requires_grad_()` after the block (the input of a Grad-CAM or
+    an adversarial attack), a model run inside `enable_grad()` within a `no_grad`
+    block, `no_grad` values used only as targets of a loss against a model's output
+    (distillation with a `no_grad` teacher, DQN and SAC target networks), a
+    `.grad` or `autograd.grad` result (it may carry history with `create_graph=True`),
+    and operations on inference tensors that save nothing (`+`, `-`, `l1_loss`).
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(8, 1)
+    x = torch.randn(16, 8)
+    with torch.no_grad():
+        y = model(x)
+    with torch.enable_grad():
+        loss = (y * 2).sum()
+        loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(8, 1)
+    x = torch.randn(16, 8)
+    y = model(x)
+    loss = (y * 2).sum()
+    loss.backward()
+    ```
+
+    ## Fix safety
+    There is no fix: whether the forward should record (move it out of `no_grad`),
+    the input should require grad (`y.requires_grad_()`, to differentiate with respect
+    to it), or the loss should be built from other tensors is a decision about what
+    trains. For an inference tensor, `torch.no_grad()` instead of `inference_mode()` or
+    a `.clone()` is a one-line change that keeps the numbers.
+
+    ## References
+    - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    - [Autograd mechanics: inference mode](https://pytorch.org/docs/stable/notes/autograd.html#inference-mode)
+    - [`torch.inference_mode`](https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)
+    - [`torch.enable_grad`](https://pytorch.org/docs/stable/generated/torch.enable_grad.html)
+    """
+
+    code = "GL009"
+    name = "backward-of-no-grad-result"
+    message = _MESSAGE
+    trigger_tokens = ("backward", "autograd", "inference_mode")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        source = context.source
+        # Cheap text gates, per file: each check needs its API named somewhere.
+        self._differentiates = "backward" in source or "autograd" in source
+        self._inference = "inference_mode" in source
+
+    # -- differentiating a value without history ----------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._differentiates:
+            self._check_differentiation(node)
+        if self._inference:
+            self._check_inference_call(node)
+
+    def _check_differentiation(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if "backward" not in func.attr.value and func.attr.value != "grad":
+                return
+        elif not isinstance(func, cst.Name):
+            return
+        facts = self.facts
+        event = facts.autograd.event(node)
+        if event is None or event.kind not in ("backward", "grad") or event.root_expr is None:
+            return
+        root = event.root_expr
+        values = facts.values
+        if values.of_expr(root, node) != TENSOR:
+            return  # may require grad, or is not even a tensor (another bug)
+        if any(values.mutated_in_place(name, node) for name in facts.flow.reads(root)):
+            return  # `y.requires_grad_()`, `y.copy_(z)` may give it grad
+        origin = self._origin(root, node)
+        if origin is None:
+            return
+        call = "torch.autograd.grad(...)" if event.kind == "grad" else _callee(node)
+        self.report(node, self.message_for(call=call, root=_short(root), origin=origin))
+
+    def _origin(self, root: cst.CSTNode, use: cst.CSTNode) -> str | None:
+        """Why the value has no history, in the user's terms: the first cut found in the
+        expression or in the assignments that reach it. None when the value is a first
+        derivative (`autograd.grad` without `create_graph=True`) differentiated again:
+        that is GL005's finding, reported at the derivative, not twice."""
+        facts = self.facts
+        work: list[tuple[cst.CSTNode, cst.CSTNode, str | None]] = [(root, use, None)]
+        seen: set[cst.CSTNode] = set()
+        found: str | None = None
+        while work and len(seen) < 50:
+            expr, at, name = work.pop(0)
+            if expr in seen:
+                continue
+            seen.add(expr)
+            if any(
+                isinstance(n, cst.Call) and facts.autograd.is_autograd_grad(n)
+                for n in facts.index.walk(expr)
+            ):
+                return None
+            if found is None and name is not None and facts.mode_at(at) is GradMode.NOT_RECORDING:
+                if facts.grad_mode.in_inference_mode(at):
+                    found = f"`{name}` is computed under `torch.inference_mode()`"
+                else:
+                    found = f"`{name}` is computed while autograd is off (`no_grad`)"
+            if found is None:
+                found = _cut_in(expr, facts)
+            for read in sorted(facts.flow.reads(expr)):
+                bindings = facts.values.bindings_of(read, at)
+                for binding in facts.index.reaching(bindings, at):
+                    if isinstance(binding, cst.Assign):
+                        work.append((binding.value, binding, read))
+        return found or "nothing it is computed from requires grad"
+
+    # -- inference tensors saved for backward -------------------------------------------
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self._inference and isinstance(node.operator, SAVING_OPERATORS):
+            self._check_pair(node, node.left, node.right, either=True)
+
+    def _check_inference_call(self, node: cst.Call) -> None:
+        facts = self.facts
+        func = node.func
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if any(a.star for a in node.args) or not positional:
+            return
+        values = facts.values
+        operands = [a.value for a in node.args]
+        if isinstance(func, cst.Attribute):
+            operands.append(func.value)
+        if not any(values.is_inference_tensor(o, node) for o in operands):
+            return  # the cheap question first: most calls touch no inference tensor
+        if isinstance(func, cst.Attribute) and func.attr.value in SAVING_METHODS:
+            qualified = facts.qualified_name(func) or ""
+            if qualified in SAVING_FUNCTIONS and len(positional) == 2:
+                self._check_pair(node, positional[0], positional[1], either=True)
+            elif not qualified.startswith("torch.") and len(positional) == 1:
+                self._check_pair(node, func.value, positional[0], either=True)
+            return
+        qualified = facts.qualified_name(func) or ""
+        if qualified.startswith(_FUNCTIONAL):
+            if qualified[len(_FUNCTIONAL) :] in TARGET_SAVING_LOSSES:
+                target = _argument(node, "target", 1)
+                loss_input = _argument(node, "input", 0)
+                if target is not None and loss_input is not None:
+                    self._check_pair(node, loss_input, target, either=False)
+            return
+        layer = facts.tensors.module_class(func, node) or ""
+        if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1] in (
+            TARGET_SAVING_LOSS_MODULES
+        ):
+            target = _argument(node, "target", 1)
+            loss_input = _argument(node, "input", 0)
+            if target is not None and loss_input is not None:
+                self._check_pair(node, loss_input, target, either=False)
+            return
+        if len(positional) == 1 and facts.values.trainable_layer(func, node):
+            if self._recording(node) and facts.values.is_inference_tensor(positional[0], node):
+                other = f"the weights of `{dotted_name(func)}`"
+                self._report_inference(node, positional[0], other)
+
+    def _check_pair(
+        self, node: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode, *, either: bool
+    ) -> None:
+        """`first` requires grad and `second` is an inference tensor (or, for a
+        symmetric operation, the other way round)."""
+        values = self.facts.values
+        if not (
+            values.is_inference_tensor(first, node) or values.is_inference_tensor(second, node)
+        ):
+            return
+        if not self._recording(node):
+            return
+        pairs = [(first, second), (second, first)] if either else [(first, second)]
+        for grad_side, inference_side in pairs:
+            if values.is_inference_tensor(inference_side, node) and self._requires_grad(
+                grad_side, node
+            ):
+                self._report_inference(node, inference_side, f"`{_short(grad_side)}`")
+                return
+
+    def _requires_grad(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        value = self.facts.values.of_expr(expr, use)
+        return bool(value) and value <= {Kind.LEAF, Kind.GRAPH}
+
+    def _recording(self, node: cst.CSTNode) -> bool:
+        facts = self.facts
+        return facts.mode_at(node) is GradMode.RECORDING and not (
+            facts.grad_mode.in_inference_mode(node)
+        )
+
+    def _report_inference(self, node: cst.CSTNode, tensor: cst.CSTNode, other: str) -> None:
+        self.report(node, _INFERENCE_MESSAGE.format(tensor=_short(tensor), other=other))
+
+
+def _cut_in(expr: cst.CSTNode, facts) -> str | None:
+    """A visible graph cut inside `expr`, described."""
+    for node in facts.index.walk(expr):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method == "detach":
+                    return f"`{_short(func.value)}` is detached"
+                if method in ("item", "tolist"):
+                    return f"`.{method}()` turns it into a plain number"
+                if method in ("argmax", "argmin", "argsort"):
+                    return f"`{method}` has no gradient"
+            qualified = facts.qualified_name(func) or ""
+            if qualified in ("torch.tensor", "torch.Tensor.new_tensor"):
+                return "`torch.tensor(...)` makes a new tensor from its data"
+            if qualified in ("torch.argmax", "torch.argmin"):
+                return f"`{qualified}` has no gradient"
+        elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+            return f"`{_short(node)}` is detached from the graph"
+        elif isinstance(node, cst.Comparison):
+            return "a comparison has no gradient"
+    return None
+
+
+def _callee(call: cst.Call) -> str:
+    name = dotted_name(call.func)
+    if name is None and isinstance(call.func, cst.Attribute):
+        name = f"{_short(call.func.value)}.{call.func.attr.value}"
+    return f"{name or 'backward'}()"
+
+
+def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg.value
+        elif i == position:
+            return arg.value
+    return None
+
+
+def _short(node: cst.CSTNode, limit: int = 40) -> str:
+    text = " ".join(cst.Module([]).code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
