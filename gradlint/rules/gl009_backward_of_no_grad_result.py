@@ -155,21 +155,26 @@ class BackwardOfNoGradResult(Rule):
             return  # may require grad, or is not even a tensor (another bug)
         if any(values.mutated_in_place(name, node) for name in facts.flow.reads(root)):
             return  # `y.requires_grad_()`, `y.copy_(z)` may give it grad
-        origin = self._origin(root, node)
-        if origin is None:
+        found = self._origin(root, node)
+        if found is None:
             return
+        origin, where = found
         call = "torch.autograd.grad(...)" if event.kind == "grad" else _callee(node)
-        self.report(node, self.message_for(call=call, root=_short(root), origin=origin))
+        related = [] if where is node else [(where, "the value loses its history here")]
+        self.report(
+            node, self.message_for(call=call, root=_short(root), origin=origin), related=related
+        )
 
-    def _origin(self, root: cst.CSTNode, use: cst.CSTNode) -> str | None:
-        """Why the value has no history, in the user's terms: the first cut found in the
-        expression or in the assignments that reach it. None when the value is a first
+    def _origin(self, root: cst.CSTNode, use: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
+        """Why the value has no history, in the user's terms, and where: the first cut
+        found in the expression or in the assignments that reach it. None when the value is a first
         derivative (`autograd.grad` without `create_graph=True`) differentiated again:
         that is GL005's finding, reported at the derivative, not twice."""
         facts = self.facts
         work: list[tuple[cst.CSTNode, cst.CSTNode, str | None]] = [(root, use, None)]
         seen: set[cst.CSTNode] = set()
         found: str | None = None
+        found_at: cst.CSTNode = use
         while work and len(seen) < 50:
             expr, at, name = work.pop(0)
             if expr in seen:
@@ -181,18 +186,23 @@ class BackwardOfNoGradResult(Rule):
             ):
                 return None
             if found is None and name is not None and facts.mode_at(at) is GradMode.NOT_RECORDING:
+                found_at = at
                 if facts.grad_mode.in_inference_mode(at):
                     found = f"`{name}` is computed under `torch.inference_mode()`"
                 else:
                     found = f"`{name}` is computed while autograd is off (`no_grad`)"
             if found is None:
                 found = _cut_in(expr, facts)
+                if found is not None:
+                    found_at = at
             for read in sorted(facts.flow.reads(expr)):
                 bindings = facts.values.bindings_of(read, at)
                 for binding in facts.index.reaching(bindings, at):
                     if isinstance(binding, cst.Assign):
                         work.append((binding.value, binding, read))
-        return found or "nothing it is computed from requires grad"
+        if found is None:
+            return "nothing it is computed from requires grad", use
+        return found, found_at
 
     # -- inference tensors saved for backward -------------------------------------------
 
