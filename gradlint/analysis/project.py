@@ -332,6 +332,34 @@ def summary_of_file(path: str) -> ModuleSummary | None:
     return found
 
 
+_TEXT_PREFIX = "text-"
+_TEXT_MEMO: dict[tuple[str, int, int], tuple[bool, str]] = {}
+
+
+def text_stamp(path: str) -> tuple[bool, str] | None:
+    """(does the file mention `eval`, its stamp `size:mtime:text-<digest of its bytes>`),
+    memoised like summaries; None if unreadable or too large to summarise."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_size > MAX_SUMMARY_BYTES:
+        return None
+    key = (path, info.st_size, info.st_mtime_ns)
+    with _MEMO_LOCK:
+        found = _TEXT_MEMO.get(key)
+    if found is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+        digest = _TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16]
+        found = (b"eval" in data, f"{info.st_size}:{info.st_mtime_ns}:{digest}")
+        with _MEMO_LOCK:
+            _TEXT_MEMO[key] = found
+    return found
+
+
 def _package_root(directory: Path) -> Path:
     """The folder above the outermost package containing `directory` (where `import
     pkg.mod` resolves from)."""
@@ -379,8 +407,8 @@ class ProjectIndex:
         self._modules: dict[tuple[str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
 
-    def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
-        """`name` as imported `from <module> import name` (a dotted name for a method)."""
+    def _target(self, module: str, level: int) -> str | None:
+        """The project file an import names (never the linted file itself)."""
         if not self.enabled:
             return None
         key = (module, level)
@@ -389,9 +417,35 @@ class ProjectIndex:
         target = self._modules[key]
         if target is None or os.path.abspath(target) == os.path.abspath(self.path):
             return None
+        return target
+
+    def may_switch_to_eval(self, module: str, level: int) -> bool:
+        """Could a function of that module return a model in eval mode? Not unless its
+        text says `eval` somewhere: a read and a substring test instead of a summary.
+        A "no" still makes the module a dependency, stamped by its text, so a cached
+        result is re-linted once the module changes."""
+        target = self._target(module, level)
+        if target is None:
+            return False
+        if target in self._summaries:
+            return True  # summarised for another question already: ask the summary
+        text = text_stamp(target)
+        if text is None:
+            return False
+        mentions_eval, stamp = text
+        if not mentions_eval:
+            self.dependencies.setdefault(target, stamp)
+        return mentions_eval
+
+    def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
+        """`name` as imported `from <module> import name` (a dotted name for a method)."""
+        target = self._target(module, level)
+        if target is None:
+            return None
         if target not in self._summaries:
             summary = self._summaries[target] = summary_of_file(target)
             if summary is not None:
+                # a summary's stamp answers every question, the text stamp's included
                 self.dependencies[target] = _stamp(target, summary)
         summary = self._summaries[target]
         return summary.functions.get(name) if summary is not None else None
@@ -418,6 +472,12 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
         except OSError:
             return False
         if str(info.st_size) == size and str(info.st_mtime_ns) == mtime:
+            continue
+        if digest.startswith(_TEXT_PREFIX):
+            # only its text was read: any change to the text is a change
+            text = text_stamp(path)
+            if text is None or text[1].rpartition(":")[2] != digest:
+                return False
             continue
         summary = summary_of_file(path)
         if summary is None or summary.digest() != digest:

@@ -155,12 +155,26 @@ class FunctionSummaries:
         """The function of this file a call runs, when it is unambiguous."""
         return self.callees.resolve(call)
 
-    def resolve_external(self, call: cst.Call) -> ExternalFunction | None:
+    def resolve_external(
+        self, call: cst.Call, *, returning_eval_model: bool = False
+    ) -> ExternalFunction | None:
         """The summary of an imported project function a call runs: `evaluate(...)`
         after `from utils import evaluate`, `utils.evaluate(...)` after `import utils`
-        or `from . import utils`."""
+        or `from . import utils`. With returning_eval_model, only when that module could
+        return a model in eval mode at all (it mentions `eval`): asked of every call
+        whose result is bound, and most modules need not be summarised to answer."""
         if self.project is None:
             return None
+        found = self._external_target(call)
+        if found is None:
+            return None
+        module, level, name = found
+        if returning_eval_model and not self.project.may_switch_to_eval(module, level):
+            return None
+        return self.project.function(module, level, name)
+
+    def _external_target(self, call: cst.Call) -> tuple[str, int, str] | None:
+        """(module, relative level, function name) an imported call names."""
         imported = self.index.imported_from
         target = call.func
         if isinstance(target, cst.Name):
@@ -170,7 +184,7 @@ class FunctionSummaries:
             module, level, name = origin
             if name is None:
                 return None  # `import utils` then `utils(...)`: a module is not called
-            return self.project.function(module, level, name)
+            return module, level, name
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             origin = imported.get(target.value.value)
             if origin is None:
@@ -178,7 +192,7 @@ class FunctionSummaries:
             module, level, name = origin
             if name is not None:  # `from . import utils`: the module is module.name
                 module = f"{module}.{name}" if module else name
-            return self.project.function(module, level, target.attr.value)
+            return module, level, target.attr.value
         return None
 
     def _assignments(self, scope: cst.CSTNode, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:

@@ -102,7 +102,7 @@ class TrainModeAnalysis:
             if local not in self._local_returns_eval:
                 self._local_returns_eval[local] = self._returns_eval(local, direct)
             return self._local_returns_eval[local]
-        external = self.summaries.resolve_external(call)
+        external = self.summaries.resolve_external(call, returning_eval_model=True)
         if external is None or not external.returns_eval_model:
             return None
         where = external.eval_switch
