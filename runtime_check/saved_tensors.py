@@ -318,7 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
-        "--write", action="store_true", help=f"write the table to {TABLE_PATH.name} in gradlint/data"
+        "--write",
+        action="store_true",
+        help=f"write the table to {TABLE_PATH.name} in gradlint/data",
     )
     group.add_argument(
         "--check",
@@ -339,8 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if json.loads(text) != shipped():
             print(
-                f"saved-tensors: {TABLE_PATH} does not match the installed torch; "
-                f"run `{COMMAND}`",
+                f"saved-tensors: {TABLE_PATH} does not match the installed torch; run `{COMMAND}`",
                 file=sys.stderr,
             )
             return 1

@@ -5,7 +5,6 @@ in the wheel."""
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -75,6 +74,8 @@ def test_check_command_fails_on_a_stale_table(tmp_path, monkeypatch, capsys, gen
 
 
 def test_the_table_is_package_data():
+    from gradlint.config import tomllib
+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = config["tool"]["setuptools"]["package-data"]["gradlint"]
     shipped = saved_tensors.TABLE_PATH.relative_to(ROOT / "gradlint")

@@ -109,6 +109,12 @@ class DifferentiationReach:
             value = statement.value
             if value is not None and self.index.is_inside(use, value):
                 out.extend((statement, v) for v in target_names(statement.target))
+            elif isinstance(statement, cst.AugAssign) and self.index.is_inside(
+                use, statement.target
+            ):
+                # `y += 1`: the new y is computed from the old one (a tensor's is the
+                # old one, changed in place)
+                out.extend((statement, v) for v in target_names(statement.target))
         elif isinstance(statement, cst.Expr):
             value = statement.value
             if (

@@ -40,6 +40,15 @@ class InplaceChange:
     target: cst.BaseExpression  # what is written: `x`, `x[0]`, `x.view(-1)`
     how: str  # a short description for messages: `+=`, `x[...] =`, `.mul_()`
 
+    @property
+    def base(self) -> str | None:
+        """The variable whose tensor is changed (see `changed_base`)."""
+        return changed_base(
+            self.target,
+            setitem=isinstance(self.target, cst.Subscript)
+            and not isinstance(self.statement, cst.Expr),
+        )
+
 
 def changes_in(statement: cst.CSTNode, index: FileIndex) -> list[InplaceChange]:
     """The in-place changes a small statement makes at its top level (an expression
@@ -52,14 +61,13 @@ def changes_in(statement: cst.CSTNode, index: FileIndex) -> list[InplaceChange]:
             op = cst.Module([]).code_for_node(statement.operator).strip()
             out.append(InplaceChange(statement, statement.target, op))
     elif isinstance(statement, cst.Assign):
-        for target in statement.targets:
-            if isinstance(target.target, cst.Subscript):
-                out.append(InplaceChange(statement, target.target, "x[...] ="))
+        for assigned in statement.targets:
+            if isinstance(assigned.target, cst.Subscript):
+                out.append(InplaceChange(statement, assigned.target, "x[...] ="))
     elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
         found = call_change(statement.value, index)
         if found is not None:
-            target, how = found
-            out.append(InplaceChange(statement, target, how))
+            out.append(InplaceChange(statement, found[0], found[1]))
     return out
 
 
@@ -85,7 +93,11 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
     func = call.func
     if isinstance(func, cst.Attribute):
         method = func.attr.value
-        if method.endswith("_") and not method.startswith("_") and method not in NOT_INPLACE_METHODS:
+        if (
+            method.endswith("_")
+            and not method.startswith("_")
+            and method not in NOT_INPLACE_METHODS
+        ):
             return func.value, f".{method}()"
     return None
 
@@ -94,13 +106,14 @@ def _is_true(expr: cst.CSTNode) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-def changed_base(target: cst.BaseExpression) -> str | None:
+def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | None:
     """The variable whose storage (and version counter) an in-place write into
     `target` changes: `x` for `x`, `x[0]`, `x[:, 1:]`, `x.view(-1)`, `x.t()[0]`; None
-    when the way there may copy (`x[mask]` read before a method, `x.float()`,
-    `x.data`)."""
+    when the way there may copy (`x[mask].add_(1)`, `x.float()`, `x.data`). With
+    `setitem`, the outermost subscript is an assignment into it (`x[mask] = 0` writes
+    into x whatever the index)."""
     expr: cst.CSTNode = target
-    outermost = True
+    outermost = setitem
     while True:
         if isinstance(expr, cst.Subscript):
             if not outermost and not _basic_index(expr):
@@ -127,8 +140,8 @@ def _basic_index(expr: cst.Subscript) -> bool:
     """Integers and slices only: a view, never a copy."""
     for element in expr.slice:
         index = element.slice
-        if isinstance(index, cst.Slice):
-            continue
+        if not isinstance(index, cst.Index):
+            continue  # a slice
         value = index.value
         if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
             value = value.expression

@@ -133,7 +133,7 @@ class SavedForBackward:
 
     def _saved(self, expr: cst.CSTNode) -> Saved | None:
         found = self.operation(expr)
-        if found is None:
+        if found is None or not isinstance(expr, cst.BaseExpression):
             return None
         key, operands = found
         cases = table().ops[key]
@@ -147,9 +147,13 @@ class SavedForBackward:
         saves: frozenset[int] | None = None
         output = True
         for combination in itertools.product(*(sorted(s) for s in statuses)):
+            if GRAD not in combination:
+                return None  # nothing requires grad: autograd may record nothing here
             case = cases.get(combination)
             if case is None:
-                return None  # not recorded (nothing requires grad), or not a valid call
+                # torch rejects the call (`F.linear(x, w)` with a number for x): where
+                # the program goes on past it, the operands were not these
+                continue
             saves = case[0] if saves is None else saves & case[0]
             output = output and case[1]
         if saves is None or (not saves and not output):

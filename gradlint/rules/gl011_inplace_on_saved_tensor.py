@@ -4,12 +4,12 @@ import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.autograd_calls import DiffEvent
-from gradlint.analysis.inplace import InplaceChange, changed_base, changes_in
+from gradlint.analysis.inplace import InplaceChange, changes_in
 from gradlint.rules.base import Rule
 
 _MESSAGE = (
     "`{name}` is changed in place ({how}) after {saver} saved it for backward; the "
-    "backward on line {line} needs it and raises \"one of the variables needed for "
+    'backward on line {line} needs it and raises "one of the variables needed for '
     'gradient computation has been modified by an inplace operation"'
 )
 # Contexts under which saved tensors are not checked against their version: the
@@ -96,6 +96,11 @@ class InplaceOnSavedTensor(Rule):
     # Reported only before a differentiation in the same function.
     trigger_tokens = ("backward", "autograd")
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        # scope -> source order of its last differentiation
+        self._last_differentiation: dict[cst.CSTNode, int] | None = None
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._statement(node)
 
@@ -113,26 +118,28 @@ class InplaceOnSavedTensor(Rule):
     def _check(self, change: InplaceChange) -> None:
         facts = self.facts
         index = facts.index
-        base = changed_base(change.target)
-        if base is None:
+        base = change.base
+        use = _base_node(change.target)
+        if base is None or use is None:
             return
         statement = change.statement
-        if facts.tensors.leaf_requiring_grad(change.target, statement) is not None and (
-            facts.mode_at(statement) is not GradMode.NOT_RECORDING
-        ):
-            return  # GL002: the change itself raises first
-        use = _base_node(change.target)
-        if use is None or self._unchecked_context(statement):
+        # Cheapest first: most in-place changes sit in functions that never differentiate
+        # after them (a forward, a data pipeline, an optimizer's step).
+        if not self._differentiation_after(statement):
             return
         bindings = facts.values.bindings_of(base, use)
         reaching = index.reaching(bindings, use)
-        if len(reaching) != 1:
+        if len(reaching) != 1 or self._unchecked_context(statement):
             return
         binding = reaching[0]
         for saved in self._savers(binding, base, bindings, statement):
             event = self._backward_after(saved.operation, statement)
             if event is None:
                 continue
+            if facts.tensors.leaf_requiring_grad(change.target, statement) is not None and (
+                facts.mode_at(statement) is not GradMode.NOT_RECORDING
+            ):
+                return  # GL002: the change itself raises first
             operation = saved.operation
             saver = f"`{_shown(operation)}` (line {self._line(operation)})"
             self.report(
@@ -142,6 +149,30 @@ class InplaceOnSavedTensor(Rule):
                 ),
             )
             return
+
+    def _differentiation_after(self, statement: cst.CSTNode) -> bool:
+        """Is there a backward or autograd.grad later in the statement's function?"""
+        index = self.facts.index
+        if self._last_differentiation is None:
+            # One pass over the file's calls; only names that can differentiate are
+            # resolved (`x.backward()`, `grad(...)`, `torch.autograd.backward(...)`).
+            last: dict[cst.CSTNode, int] = {}
+            for call in index.calls:
+                func = call.func
+                name = (
+                    func.attr.value
+                    if isinstance(func, cst.Attribute)
+                    else index.qualified_name(func) or ""
+                )
+                if not name.endswith(("backward", "grad")):
+                    continue
+                event = self.facts.autograd.event(call)
+                if event is not None and event.kind != "step":
+                    scope = index.scope_of(call)
+                    last[scope] = max(last.get(scope, -1), index.order[call])
+            self._last_differentiation = last
+        scope = index.scope_of(statement)
+        return self._last_differentiation.get(scope, -1) > index.order[statement]
 
     def _savers(self, binding: cst.CSTNode, name: str, bindings, statement: cst.CSTNode):
         """What each recorded operation before `statement` is proven to save, when it
