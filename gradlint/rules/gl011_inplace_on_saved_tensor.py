@@ -55,7 +55,7 @@ class InplaceOnSavedTensor(Rule):
     `torch.autograd.graph.allow_mutation_on_saved_tensors()` or `save_on_cpu()`, of a
     tensor nothing saved, or through `.data` (that one hides the error and gives wrong
     gradients instead); tensors passed through module calls and helpers are not
-    followed. A parameter changed in place outside `no_grad` raises GL002's error
+    followed, and neither are modules built with `nn.ReLU(inplace=True)`. A parameter changed in place outside `no_grad` raises GL002's error
     first, so it is left to GL002.
 
     ## Example
