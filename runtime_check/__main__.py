@@ -1,4 +1,5 @@
-"""python -m runtime_check [--device cpu|cuda|auto] [--json FILE] [PATHS...]"""
+"""python -m runtime_check [--device cpu|cuda|auto] [--json FILE] [PATHS...]
+python -m runtime_check saved-tensors [--write | --check]"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Run gradlint fixtures under torch, check each one's documented outcome "
             "(raises / grows / silent / clean), and cross-check gradlint's findings. "
-            "Exit status 1 on any mismatch."
+            "Exit status 1 on any mismatch. `python -m runtime_check saved-tensors "
+            "--help` measures the saved-tensor table that GL011 reads."
         ),
     )
     parser.add_argument(
@@ -57,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["saved-tensors"]:
+        # The table of what each operation saves for backward (GL011 reads it).
+        from runtime_check import saved_tensors
+
+        return saved_tensors.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         report = run(

@@ -17,6 +17,7 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
 from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.saved import SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.train_mode import TrainModeAnalysis
@@ -64,6 +65,10 @@ class FileFacts:
     @cached_property
     def values(self) -> ValueAnalysis:
         return ValueAnalysis(self.index, self.tensors, self.grad_mode, self.summaries)
+
+    @cached_property
+    def saved(self) -> SavedForBackward:
+        return SavedForBackward(self.index, self.values, self.tensors, self.grad_mode)
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:

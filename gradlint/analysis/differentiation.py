@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.dataflow import STORING_METHODS, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
@@ -30,22 +31,40 @@ class DifferentiationReach:
         """Does the call's result reach a differentiation in its function? Followed
         along def-use chains, so `loss = evaluate(...)` does not inherit the `backward()`
         of an earlier training `loss`."""
+        return bool(self.differentiations_of(call, first=True))
+
+    def differentiations_of(
+        self, node: cst.BaseExpression, *, first: bool = False
+    ) -> list[DiffEvent]:
+        """The differentiations in the function of `node` (a call, an arithmetic
+        operation) that its result reaches, in source order: what `result_is_differentiated`
+        answers, with the events themselves for a rule that needs to know where (GL011:
+        is it after an in-place change?). With `first`, stops at the first one found."""
         index = self.index
-        region = self.loops.scope_facts(index.scope_of(call))
+        region = self.loops.scope_facts(index.scope_of(node))
         if not region.events:
-            return False
-        if self._cut_within_statement(call):
-            return False  # `vgg(x).detach()`: no gradient can come back through it
+            return []
+        if self._cut_within_statement(node):
+            return []  # `vgg(x).detach()`: no gradient can come back through it
         events = [
-            e for e in region.events if e.call is not call and not index.is_inside(e.call, call)
+            e for e in region.events if e.call is not node and not index.is_inside(e.call, node)
         ]
-        for event in events:
-            if event.root_expr is not None and index.is_inside(call, event.root_expr):
-                return True
-            if event.kind == "grad" and index.is_inside(call, event.call):
-                return True
-        statement = index.statement_of(call)
-        work = [(statement, var) for var in self.produced(call)]
+        found: list[DiffEvent] = []
+
+        def reached(expr: cst.CSTNode) -> None:
+            for event in events:
+                if any(e is event for e in found):
+                    continue
+                if event.root_expr is not None and index.is_inside(expr, event.root_expr):
+                    found.append(event)
+                elif event.kind == "grad" and index.is_inside(expr, event.call):
+                    found.append(event)
+
+        reached(node)
+        if first and found:
+            return found
+        statement = index.statement_of(node)
+        work = [(statement, var) for var in self.produced(node)]
         seen: set[tuple[cst.CSTNode, str]] = set()
         containers: set[str] = set()
         while work:
@@ -59,16 +78,15 @@ class DifferentiationReach:
             for use in self.values.uses_reached(binding, var):
                 if self._cut_within_statement(use):
                     continue
-                for event in events:
-                    if event.root_expr is not None and index.is_inside(use, event.root_expr):
-                        return True
-                    if event.kind == "grad" and index.is_inside(use, event.call):
-                        return True
+                reached(use)
+                if first and found:
+                    return found
                 work.extend(self._flows_into(use))
-        roots: set[str] = set()
-        for event in events:
-            roots |= event.roots
-        return bool(containers and region.closure(roots) & containers)
+        if containers:
+            for event in events:
+                if not any(e is event for e in found) and region.closure(event.roots) & containers:
+                    found.append(event)
+        return sorted(found, key=lambda e: index.order.get(e.call, 0))
 
     def _cut_within_statement(self, node: cst.CSTNode) -> bool:
         statement = self.index.statement_of(node)
@@ -90,6 +108,12 @@ class DifferentiationReach:
             value = statement.value
             if value is not None and self.index.is_inside(use, value):
                 out.extend((statement, v) for v in target_names(statement.target))
+            elif isinstance(statement, cst.AugAssign) and self.index.is_inside(
+                use, statement.target
+            ):
+                # `y += 1`: the new y is computed from the old one (a tensor's is the
+                # old one, changed in place)
+                out.extend((statement, v) for v in target_names(statement.target))
         elif isinstance(statement, cst.Expr):
             value = statement.value
             if (
@@ -109,7 +133,7 @@ class DifferentiationReach:
                 break
         return out
 
-    def produced(self, call: cst.Call) -> set[str]:
+    def produced(self, call: cst.BaseExpression) -> set[str]:
         """The variables the call's result is bound or stored into."""
         statement = self.index.statement_of(call)
         produced: set[str] = set()

@@ -12,6 +12,7 @@ from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResult
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
+from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -24,4 +25,5 @@ ALL_RULES: list = [
     GradModeNotEntered,
     BackwardOfNoGradResult,
     CheckpointWithoutGradInputs,
+    InplaceOnSavedTensor,
 ]

@@ -3,11 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis import GradMode
+from gradlint.analysis.inplace import NOT_INPLACE_METHODS
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins
-
-# Trailing-underscore methods that are not in-place updates of the tensor's values.
-_NOT_INPLACE = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
 
 
 class LeafInplaceOutsideNoGrad(Rule):
@@ -75,7 +73,7 @@ class LeafInplaceOutsideNoGrad(Rule):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if not method.endswith("_") or method.startswith("_") or method in _NOT_INPLACE:
+        if not method.endswith("_") or method.startswith("_") or method in NOT_INPLACE_METHODS:
             return
         self._check(func.value, node)
 

@@ -1,0 +1,150 @@
+"""Which statements change a tensor in place, and which tensor they change.
+
+An in-place change bumps the tensor's version counter, shared with every view of it:
+`x += y` on a tensor, `x[i] = v` and `x[i] += v` (setitem writes into x), a
+trailing-underscore method (`x.mul_(2)`, `x[0].zero_()`, `x.view(-1).add_(1)`),
+`torch.relu_(x)` and `nn.init.zeros_(w)`, `F.relu(x, inplace=True)`, and `out=x`.
+`x @= y` is not one (torch has no in-place matmul: it rebinds x), and neither is a
+change through `.data` (it has a version counter of its own) or through advanced
+indexing (`x[mask].add_(1)` changes a copy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.tensors import VIEW_METHODS
+
+# Trailing-underscore methods that are not in-place updates of the tensor's values.
+NOT_INPLACE_METHODS = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
+# Augmented assignments that a tensor implements in place (`__iadd__`, ...).
+INPLACE_OPERATORS = (
+    cst.AddAssign,
+    cst.SubtractAssign,
+    cst.MultiplyAssign,
+    cst.DivideAssign,
+    cst.PowerAssign,
+    cst.FloorDivideAssign,
+    cst.ModuloAssign,
+)
+# torch functions named like in-place methods that change their first argument.
+_INPLACE_FUNCTION_MODULES = frozenset({"torch", "torch.nn.init"})
+
+
+@dataclass(frozen=True)
+class InplaceChange:
+    statement: cst.CSTNode  # the statement that makes the change (what is reported)
+    target: cst.BaseExpression  # what is written: `x`, `x[0]`, `x.view(-1)`
+    how: str  # a short description for messages: `+=`, `x[...] =`, `.mul_()`
+
+    @property
+    def base(self) -> str | None:
+        """The variable whose tensor is changed (see `changed_base`)."""
+        return changed_base(
+            self.target,
+            setitem=isinstance(self.target, cst.Subscript)
+            and not isinstance(self.statement, cst.Expr),
+        )
+
+
+def changes_in(statement: cst.CSTNode, index: FileIndex) -> list[InplaceChange]:
+    """The in-place changes a small statement makes at its top level (an expression
+    statement's call, an assignment's subscript targets, an augmented assignment)."""
+    out: list[InplaceChange] = []
+    if isinstance(statement, cst.AugAssign):
+        if isinstance(statement.target, cst.Subscript):
+            out.append(InplaceChange(statement, statement.target, "x[...] op="))
+        elif isinstance(statement.operator, INPLACE_OPERATORS):
+            op = cst.Module([]).code_for_node(statement.operator).strip()
+            out.append(InplaceChange(statement, statement.target, op))
+    elif isinstance(statement, cst.Assign):
+        for assigned in statement.targets:
+            if isinstance(assigned.target, cst.Subscript):
+                out.append(InplaceChange(statement, assigned.target, "x[...] ="))
+    elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+        found = call_change(statement.value, index)
+        if found is not None:
+            out.append(InplaceChange(statement, found[0], found[1]))
+    return out
+
+
+def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, str] | None:
+    """(the tensor written, how) when the call changes a tensor in place."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "out":
+            return arg.value, "out="
+    qualified = index.qualified_name(call.func) or ""
+    module, _, last = qualified.rpartition(".")
+    positional = [a for a in call.args if a.keyword is None]
+    first = positional[0].value if positional and not positional[0].star else None
+    if module == "torch.nn.functional":
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "inplace" and _is_true(arg.value):
+                return (first, f"{last}(inplace=True)") if first is not None else None
+        return None
+    if module in _INPLACE_FUNCTION_MODULES:
+        # `torch.relu_(x)`, `nn.init.zeros_(w)`, `from torch.nn.init import zeros_`
+        if last.endswith("_") and not last.startswith("_") and first is not None:
+            return first, f"{last}()"
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if (
+            method.endswith("_")
+            and not method.startswith("_")
+            and method not in NOT_INPLACE_METHODS
+        ):
+            return func.value, f".{method}()"
+    return None
+
+
+def _is_true(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | None:
+    """The variable whose storage (and version counter) an in-place write into
+    `target` changes: `x` for `x`, `x[0]`, `x[:, 1:]`, `x.view(-1)`, `x.t()[0]`; None
+    when the way there may copy (`x[mask].add_(1)`, `x.float()`, `x.data`). With
+    `setitem`, the outermost subscript is an assignment into it (`x[mask] = 0` writes
+    into x whatever the index)."""
+    expr: cst.CSTNode = target
+    outermost = setitem
+    while True:
+        if isinstance(expr, cst.Subscript):
+            if not outermost and not _basic_index(expr):
+                return None  # `x[idx].add_(1)` changes a copy made by advanced indexing
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in VIEW_METHODS
+            and expr.func.attr.value not in ("reshape", "flatten")  # these may copy
+        ):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+            expr = expr.value
+        else:
+            name = dotted_name(expr)
+            if name is None or name.rsplit(".", 1)[-1] in ("data", "grad"):
+                return None
+            return name
+        outermost = False
+
+
+def _basic_index(expr: cst.Subscript) -> bool:
+    """Integers and slices only: a view, never a copy."""
+    for element in expr.slice:
+        index = element.slice
+        if not isinstance(index, cst.Index):
+            continue  # a slice
+        value = index.value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not isinstance(value, (cst.Integer, cst.Ellipsis)):
+            return False
+    return True

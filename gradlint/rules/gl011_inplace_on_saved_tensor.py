@@ -1,0 +1,292 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.autograd_calls import DiffEvent
+from gradlint.analysis.inplace import InplaceChange, changes_in
+from gradlint.rules.base import Rule
+
+_MESSAGE = (
+    "`{name}` is changed in place ({how}) after {saver} saved it for backward; the "
+    'backward on line {line} needs it and raises "one of the variables needed for '
+    'gradient computation has been modified by an inplace operation"'
+)
+# Contexts under which saved tensors are not checked against their version: the
+# mutation is allowed (`allow_mutation_on_saved_tensors`), or packed copies and hooks
+# replace the saved tensor (`save_on_cpu`, `saved_tensors_hooks`).
+_SAVED_TENSOR_CONTEXTS = "torch.autograd.graph."
+_SHOWN_CHARS = 40
+
+
+class InplaceOnSavedTensor(Rule):
+    """
+    ## What it does
+    Flags an in-place change (`x += 1`, `x[0] = 0`, `x.mul_(2)`, `x.zero_()`,
+    `torch.relu_(x)`, `F.relu(x, inplace=True)`, `out=x`) of a tensor that an earlier
+    operation saved for its backward, when a backward through that operation follows
+    in the same function.
+
+    ## Why is this bad?
+    Many operations keep a tensor for their backward: `torch.sigmoid`, `exp`, `tanh`,
+    `relu` and `softmax` keep their output, `w * x` keeps `x` for `w`'s gradient,
+    `x ** 2`, `log`, `sin` and `F.linear` keep their input. Autograd notes the
+    tensor's version when it saves it; an in-place change bumps the version, and the
+    backward refuses to use the stale value: `RuntimeError: one of the variables
+    needed for gradient computation has been modified by an inplace operation:
+    [torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1;
+    expected version 0 instead.` The error names the tensor, but not the line that
+    changed it, so it is slow to find in a real model.
+
+    Which operations save what is not a guess: the table gradlint reads is measured on
+    torch itself (`python -m runtime_check saved-tensors`), per combination of
+    operands that require grad (with only `w` requiring grad, `w * x` saves `x` and
+    not `w`). An operation that saves nothing the change touches is fine: `y = x + w;
+    x += 1` (addition saves nothing), `y = x.exp(); x += 1` (exp saves its output, not
+    its input).
+
+    Reported only where gradlint can show all of it: autograd records the operation
+    (an operand is a parameter, a `requires_grad=True` tensor or computed from one,
+    outside `no_grad`), the tensor changed is the very one saved (one binding reaches
+    both, not rebound, not `.clone()`d in between; also through a view such as `x[0]`
+    or `x.view(-1)`), and a `backward()` or `autograd.grad` of a value computed from
+    the operation's result comes after the change in the same function, with no
+    differentiation in between. Not flagged: a change after the backward, under
+    `torch.autograd.graph.allow_mutation_on_saved_tensors()` or `save_on_cpu()`, of a
+    tensor nothing saved, or through `.data` (that one hides the error and gives wrong
+    gradients instead); tensors passed through module calls and helpers are not
+    followed, and neither are modules built with `nn.ReLU(inplace=True)`. A parameter changed in place outside `no_grad` raises GL002's error
+    first, so it is left to GL002.
+
+    ## Example
+    ```python
+    import torch
+
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y.mul_(2)
+    y.sum().backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y = y.mul(2)
+    y.sum().backward()
+    ```
+
+    ## Fix safety
+    There is no automatic fix. The out-of-place form (`y = y * 2`, `x = x + 1`) or a
+    `.clone()` before the change is the usual repair, but it changes what other names
+    bound to the same tensor see, which in-place code often relies on (a buffer that a
+    module reads back, a running statistic).
+
+    ## References
+    - [torch.autograd: in-place correctness checks](https://pytorch.org/docs/stable/autograd.html#in-place-correctness-checks)
+    - [Autograd mechanics: saved tensors](https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)
+    - [Hooks for saved tensors (tutorial)](https://pytorch.org/tutorials/intermediate/autograd_saved_tensors_hooks_tutorial.html)
+    """
+
+    code = "GL011"
+    name = "inplace-on-saved-tensor"
+    message = _MESSAGE
+    # Reported only before a differentiation in the same function.
+    trigger_tokens = ("backward", "autograd")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        # scope -> source order of its last differentiation
+        self._last_differentiation: dict[cst.CSTNode, int] | None = None
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._statement(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._statement(node)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self._statement(node)
+
+    def _statement(self, node: cst.CSTNode) -> None:
+        for change in changes_in(node, self.facts.index):
+            self._check(change)
+
+    def _check(self, change: InplaceChange) -> None:
+        facts = self.facts
+        index = facts.index
+        base = change.base
+        use = _base_node(change.target)
+        if base is None or use is None:
+            return
+        statement = change.statement
+        # Cheapest first: most in-place changes sit in functions that never differentiate
+        # after them (a forward, a data pipeline, an optimizer's step).
+        if not self._differentiation_after(statement):
+            return
+        bindings = facts.values.bindings_of(base, use)
+        reaching = index.reaching(bindings, use)
+        if len(reaching) != 1 or self._unchecked_context(statement):
+            return
+        binding = reaching[0]
+        for saved in self._savers(binding, base, bindings, statement):
+            event = self._backward_after(saved.operation, statement)
+            if event is None:
+                continue
+            if facts.tensors.leaf_requiring_grad(change.target, statement) is not None and (
+                facts.mode_at(statement) is not GradMode.NOT_RECORDING
+            ):
+                return  # GL002: the change itself raises first
+            operation = saved.operation
+            saver = f"`{_shown(operation)}` (line {self._line(operation)})"
+            self.report(
+                statement,
+                self.message_for(
+                    name=base, how=change.how, saver=saver, line=str(self._line(event.call))
+                ),
+                related=[
+                    (operation, f"`{base}` is saved for backward here"),
+                    (event.call, "the backward that needs it, and raises"),
+                ],
+            )
+            return
+
+    def _differentiation_after(self, statement: cst.CSTNode) -> bool:
+        """Is there a backward or autograd.grad later in the statement's function?"""
+        index = self.facts.index
+        if self._last_differentiation is None:
+            # One pass over the file's calls; only names that can differentiate are
+            # resolved (`x.backward()`, `grad(...)`, `torch.autograd.backward(...)`).
+            last: dict[cst.CSTNode, int] = {}
+            for call in index.calls:
+                func = call.func
+                name = (
+                    func.attr.value
+                    if isinstance(func, cst.Attribute)
+                    else index.qualified_name(func) or ""
+                )
+                if not name.endswith(("backward", "grad")):
+                    continue
+                event = self.facts.autograd.event(call)
+                if event is not None and event.kind != "step":
+                    scope = index.scope_of(call)
+                    last[scope] = max(last.get(scope, -1), index.order[call])
+            self._last_differentiation = last
+        scope = index.scope_of(statement)
+        return self._last_differentiation.get(scope, -1) > index.order[statement]
+
+    def _savers(self, binding: cst.CSTNode, name: str, bindings, statement: cst.CSTNode):
+        """What each recorded operation before `statement` is proven to save, when it
+        saved the tensor that `binding` gave `name`."""
+        facts = self.facts
+        index = facts.index
+        saved_facts = facts.saved
+        at = index.order[statement]
+        # Its output: `y = torch.sigmoid(x)`.
+        if (
+            isinstance(binding, cst.Assign)
+            and len(binding.targets) == 1
+            and dotted_name(binding.targets[0].target) == name
+        ):
+            saved = saved_facts.saved(binding.value)
+            if saved is not None and saved.output and not self._unchecked_context(binding):
+                yield saved
+        # An operand: `h = w * x`, then `x` is changed.
+        for use in facts.values.uses_reached(binding, name):
+            if index.order.get(use, 0) >= at or index.is_inside(use, statement):
+                continue
+            if index.reaching(bindings, use) != [binding]:
+                continue  # another binding may be the one read there
+            operation = self._operation_of(use)
+            if operation is None:
+                continue
+            saved = saved_facts.saved(operation)
+            if saved is None or not any(o is use for o in saved.operands):
+                continue
+            if self._unchecked_context(operation) or self._exclusive(operation, statement):
+                continue
+            yield saved
+
+    def _operation_of(self, use: cst.CSTNode) -> cst.CSTNode | None:
+        """The operation `use` is a direct operand of: `w * x`, `f(x)`, `x.pow(2)`."""
+        parent = self.facts.index.parent.get(use)
+        if isinstance(parent, cst.Arg):
+            return self.facts.index.parent.get(parent)
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            call = self.facts.index.parent.get(parent)
+            if isinstance(call, cst.Call) and call.func is parent:
+                return call
+            return None
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return parent
+        return None
+
+    def _backward_after(self, operation: cst.CSTNode, statement: cst.CSTNode) -> DiffEvent | None:
+        """The first differentiation through `operation`'s result that runs after
+        `statement` in the same function; None when one in between consumes the graph
+        first (the change then comes after the backward) or none follows."""
+        index = self.facts.index
+        scope = index.scope_of(statement)
+        if index.scope_of(operation) is not scope:
+            return None
+        start = index.order[index.statement_of(operation)]
+        at = index.order[statement]
+        if start >= at:
+            return None
+        for event in self.facts.differentiation.differentiations_of(operation):
+            if index.scope_of(event.call) is not scope:
+                continue
+            order = index.order[event.call]
+            if start < order < at:
+                return None
+            if order > at and not self._exclusive(statement, event.call):
+                return event
+        return None
+
+    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """Do a and b sit in different branches of one `if` / `try` / `match`, so that
+        one run does not reach both in this order?"""
+        index = self.facts.index
+        above = set(index.ancestors(a))
+        for ancestor in index.ancestors(b):
+            if ancestor in above:
+                return isinstance(ancestor, (cst.If, cst.Try, cst.TryStar, cst.Match))
+        return False
+
+    def _unchecked_context(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.facts.index.ancestors(node):
+            if isinstance(ancestor, cst.With):
+                for item in ancestor.items:
+                    call = item.item
+                    func = call.func if isinstance(call, cst.Call) else call
+                    qualified = self.facts.qualified_name(func) or ""
+                    if qualified.startswith(_SAVED_TENSOR_CONTEXTS):
+                        return True
+        return False
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.context.position_of(node)[0].line
+
+
+def _base_node(target: cst.CSTNode) -> cst.CSTNode | None:
+    """The Name/Attribute that names the changed variable inside `target`."""
+    expr = target
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+            expr = expr.value
+        elif isinstance(expr, (cst.Name, cst.Attribute)):
+            return expr
+        else:
+            return None
+
+
+def _shown(node: cst.CSTNode) -> str:
+    text = " ".join(cst.Module([]).code_for_node(node).split())
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
