@@ -27,6 +27,7 @@ from pathlib import Path
 
 import gradlint
 from gradlint import engine, fileio
+from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
 from gradlint.edits import split_lines
@@ -40,7 +41,7 @@ EXIT_USAGE = 2
 DEFAULT_FORMATS = ("concise", "full", "json", "github", "sarif")
 OUTPUT_FORMAT_ENV = "GRADLINT_OUTPUT_FORMAT"
 CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
-LSP_MISSING = "gradlint lsp needs the lsp extra: pip install 'gradlint[lsp]'"
+LSP_MISSING = f"gradlint lsp needs the lsp extra: {install_hint('lsp')}"
 SUBCOMMANDS = ("check", "rule", "lsp")
 
 
@@ -74,13 +75,13 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32, width=100)
 
 
-CHECK_DESCRIPTION = """\
+CHECK_DESCRIPTION = f"""\
 Lint Python files for PyTorch autograd pitfalls.
 
 Commands:
   gradlint [check] [PATHS ...]   lint files and directories (the default command)
   gradlint rule CODE | --all     show a rule's documentation, or list every rule
-  gradlint lsp                   run the language server (needs: pip install 'gradlint[lsp]')
+  gradlint lsp                   run the language server (needs: {install_hint("lsp")})
 
 Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from gradlint import __version__, engine
+from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position
 from gradlint.discovery import Walker
@@ -688,8 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.parse_args([] if argv is None else argv)
     if types is None:
         print(
-            "gradlint: the language server needs pygls; install it with "
-            "`pip install 'gradlint[lsp]'`",
+            f"gradlint: the language server needs pygls; install it with `{install_hint('lsp')}`",
             file=sys.stderr,
         )
         return 2
