@@ -3,11 +3,17 @@ another project), used by every instruction that says what to install."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from pathlib import Path
 
+import pytest
+
 from gradlint import about, cli
 from gradlint.config import tomllib
+from gradlint.output.common import ReportOptions
+from gradlint.results import FileResult
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -55,3 +61,101 @@ def test_every_install_instruction_names_the_distribution():
 def test_the_lsp_hint_names_the_distribution(capsys, monkeypatch):
     assert cli.LSP_MISSING.endswith("pip install 'torch-gradlint[lsp]'")
     assert "pip install 'torch-gradlint[lsp]'" in cli.check_parser().format_help()
+
+
+# --- links: one declared home --------------------------------------------------------
+
+URL_RE = re.compile(r"https?://[^\s)\"'`<>\]]+")
+# Links of this project (as opposed to torch's issues, libcst's docs, ...).
+OURS = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com)/[^/\s]*gradlint", re.I)
+
+
+@pytest.fixture
+def fresh_home(monkeypatch):
+    """about.home() re-read, and re-read again after the test."""
+    monkeypatch.setattr(about, "_home", None)
+    yield
+    about._home = None
+
+
+def test_the_home_is_declared_once_and_the_fallback_matches_it():
+    urls = PYPROJECT["project"]["urls"]
+    assert urls == {about.HOME_LABEL: about.HOME_FALLBACK}, (
+        "[project.urls] declares the home once; set about.HOME_FALLBACK to "
+        f"{urls.get(about.HOME_LABEL)!r}"
+    )
+
+
+def test_every_link_to_the_project_starts_with_the_home():
+    home = about.HOME_FALLBACK
+    wrong: list[str] = []
+    literal_homes: list[str] = []
+    for path in [*USER_FACING, ROOT / "pyproject.toml"]:
+        text = path.read_text(encoding="utf-8")
+        for url in URL_RE.findall(text):
+            if OURS.match(url) and not (url == home or url.startswith(home + "/")):
+                wrong.append(f"{path.relative_to(ROOT)}: {url}")
+            if url.startswith(home) and path.suffix == ".py":
+                literal_homes.append(str(path.relative_to(ROOT)))
+    assert not wrong, wrong
+    # In code, the home is spelled in about.py alone; everything else asks it.
+    assert set(literal_homes) <= {"gradlint/about.py"}, literal_homes
+
+
+def test_findings_sarif_and_rule_docs_link_to_the_home(tmp_path):
+    from gradlint import engine
+    from gradlint.output import sarif
+
+    home = about.home()
+    source = (ROOT / "fixtures" / "GL008").glob("bad_*.py").__next__().read_text()
+    found = engine.lint_source(source, "bad.py")
+    assert found
+    for diagnostic in found:
+        assert diagnostic.url == f"{home}/blob/main/docs/rules/{diagnostic.code}.md"
+        # ... and the page it names is in the repository.
+        assert (ROOT / "docs" / "rules" / f"{diagnostic.code}.md").is_file()
+    buffer = io.StringIO()
+    sarif.write([FileResult("bad.py", found, source=source)], buffer, ReportOptions())
+    driver = json.loads(buffer.getvalue())["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == home
+    for rule in driver["rules"]:
+        assert rule["helpUri"] == about.rule_url(rule["id"])
+
+
+def test_an_installed_distribution_s_declared_home_wins(tmp_path, monkeypatch, fresh_home):
+    """Publishing elsewhere is the one line in pyproject.toml: the installed metadata's
+    Project-URL is what every link then uses."""
+    from gradlint import engine
+    from gradlint.rules.base import Rule
+
+    info = tmp_path / "torch_gradlint-9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch-gradlint\nVersion: 9.9\n"
+        "Project-URL: Homepage, https://example.org/published/\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert about.home() == "https://example.org/published"
+    rule = engine.ALL_RULES[0]
+    assert issubclass(rule, Rule)
+    assert rule.url() == f"https://example.org/published/blob/main/docs/rules/{rule.code}.md"
+
+
+def test_without_installed_metadata_the_fallback_is_used(monkeypatch, fresh_home):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "metadata", missing)
+    assert about.home() == about.HOME_FALLBACK
+
+
+def test_rule_documentation_is_complete_offline(monkeypatch, capsys):
+    """`gradlint rule CODE` prints the whole page from the package, no link needed."""
+    for code in ("GL001", "GL008"):
+        assert cli.main(["rule", code]) == 0
+        out = capsys.readouterr().out
+        page = (ROOT / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
+        for heading in ("## What it does", "## Why is this bad?", "## Example"):
+            assert heading in out and heading in page

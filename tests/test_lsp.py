@@ -583,9 +583,9 @@ def test_minimal_edit_turns_old_into_new(old, new):
 
 
 def rule_url(code: str) -> str:
-    from gradlint.rules.base import DOCS_URL
+    from gradlint.about import rule_url as url
 
-    return DOCS_URL.format(code=code)
+    return url(code)
 
 
 # --- the real rules, through `python -m gradlint lsp` ------------------------------
