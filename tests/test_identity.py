@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,20 @@ def test_rule_documentation_is_complete_offline(monkeypatch, capsys):
         page = (ROOT / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
         for heading in ("## What it does", "## Why is this bad?", "## Example"):
             assert heading in out and heading in page
+
+
+# --- the test extra ------------------------------------------------------------------
+
+
+def test_the_test_extra_brings_numpy_so_torch_imports_quietly():
+    extra = PYPROJECT["project"]["optional-dependencies"]["test"]
+    assert any(re.split(r"[<>=!~;\[ ]", dep)[0] == "numpy" for dep in extra)
+    # What a run with that extra installed prints when torch loads: nothing.
+    done = subprocess.run(
+        [sys.executable, "-c", "import torch; torch.zeros(1).numpy()"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "NumPy" not in done.stderr and "numpy" not in done.stderr, done.stderr
