@@ -819,25 +819,39 @@ def _cache_for(args: argparse.Namespace, settings: Settings, console: Console):
     return cache.Cache(directory, root, console.warn)
 
 
-def _report_fixes(console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream) -> None:
+def _report_fixes(
+    console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream, hidden: int = 0
+) -> None:
     """The closing line of --diff and --fix-only, which print no report (--fix's report
-    says "Found N errors (M fixed, K remaining)." itself)."""
+    says "Found N errors (M fixed, K remaining)." itself). `hidden` counts the unsafe
+    fixes left unapplied: without the hint, a run whose every fix is unsafe (most
+    autograd fixes are) would print nothing and look as if there were nothing to fix."""
+    flag = "--diff" if mode == "diff" else "--fix-only"
+    hint = (
+        f" ({_plural(hidden, 'unsafe fix', 'unsafe fixes')} available with `{flag} --unsafe-fixes`)"
+        if hidden
+        else ""
+    )
     if mode == "diff":
         if fixed:
-            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}.\n")
+            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}{hint}.\n")
+        elif hidden:
+            console.stderr.write(f"No errors would be fixed{hint}.\n")
         return
     if show and fixed:
         from gradlint.output.common import write_fixed
 
         write_fixed(stream, fixed)
+        if hint:
+            stream.write(f"{hint.strip(' ()')}.\n")
     elif fixed:
-        stream.write(f"Fixed {_plural(len(fixed), 'error')}.\n")
+        stream.write(f"Fixed {_plural(len(fixed), 'error')}{hint}.\n")
     else:
-        stream.write("No errors fixed.\n")
+        stream.write(f"No errors fixed{hint}.\n")
 
 
-def _plural(number: int, word: str) -> str:
-    return f"{number} {word}" + ("" if number == 1 else "s")
+def _plural(number: int, word: str, plural_form: str | None = None) -> str:
+    return f"{number} {word if number == 1 else plural_form or word + 's'}"
 
 
 def run_check(args: argparse.Namespace, console: Console) -> int:
@@ -1041,7 +1055,14 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 unsafe_fixes=args.unsafe_fixes,
             )
         else:
-            _report_fixes(console, fixed, mode, args.show_fixes, stream)
+            from gradlint.output.common import is_hidden_unsafe
+
+            hidden = sum(
+                is_hidden_unsafe(d.fix, unsafe_fixes=args.unsafe_fixes)
+                for r in results
+                for d in r.diagnostics
+            )
+            _report_fixes(console, fixed, mode, args.show_fixes, stream, hidden)
 
     if args.exit_zero:
         return EXIT_CLEAN
