@@ -257,6 +257,26 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         help="list the fixes applied (with --fix), or show each finding's available fix",
     )
 
+    suppress = parser.add_argument_group("suppressions (adopting gradlint in a large codebase)")
+    suppress.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="write `# noqa: CODE` on every line with a finding (merged into an existing "
+        "noqa comment), so the codebase passes and new code is checked from now on",
+    )
+    suppress.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only findings not recorded in FILE (matched by file, code and the "
+        "flagged source text, so edits that move a finding to another line keep it recorded)",
+    )
+    suppress.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record every current finding in FILE (JSON, paths relative to its folder) "
+        "for --baseline, instead of reporting them",
+    )
+
     output = parser.add_argument_group("output")
     output.add_argument(
         "--output-format",
@@ -351,6 +371,7 @@ class Outcome:
     new_source: str | bytes | None = None
     diff: str | None = None
     warnings: list[str] = field(default_factory=list)
+    noqa_added: int = 0  # --add-noqa: directives written to the file
 
 
 def encode_like(original: bytes, text: str) -> bytes:
@@ -413,6 +434,8 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 source, display, config, dependencies=dependencies
             )
             outcome.result.dependencies = dependencies
+        elif mode == "add-noqa":
+            _add_noqa(task, outcome, data, source, config)
         else:
             from gradlint import fixes
 
@@ -465,6 +488,44 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     if outcome.result.diagnostics:
         outcome.result.source = source
     return outcome
+
+
+def _add_noqa(task: Task, outcome: Outcome, data: bytes, source: str, config: Config) -> None:
+    """--add-noqa on one file: a directive for each finding, written in place. Nothing
+    is reported (the file has no finding left); GL100 findings get no directive, the
+    comment they are about is their subject."""
+    from gradlint import suppressions
+
+    found = [
+        d
+        for d in engine.lint_source(source, task.display, config)
+        if d.code != suppressions.UNUSED_NOQA_CODE
+    ]
+    new, added = suppressions.add_noqa(source, found)
+    if not added or new == source:
+        return
+    if not engine.compiles(new):  # comments at line ends cannot break it; never risk it
+        outcome.warnings.append(f"{task.display}: noqa directives not added (please report this)")
+        return
+    display = task.display
+    if not task.writable:
+        outcome.warnings.append(
+            f"{display}: not changed: it links to a file outside the linted paths; "
+            "name it on the command line to change it"
+        )
+        return
+    assert task.abs_path is not None  # --add-noqa refuses stdin
+    try:
+        fileio.replace_file(task.abs_path, encode_like(data, new), data)
+    except fileio.FileChanged:
+        outcome.warnings.append(f"{display}: not changed: it changed meanwhile; run again")
+        return
+    except OSError as exc:
+        outcome.result.error = FileError(
+            display, f"cannot write: {(exc.strerror or str(exc)).lower()}; the file is unchanged"
+        )
+        return
+    outcome.noqa_added = added
 
 
 def _write_fix(task: Task, outcome: Outcome, data: bytes, new: bytes, config: Config) -> bool:
@@ -854,13 +915,39 @@ def _plural(number: int, word: str, plural_form: str | None = None) -> str:
     return f"{number} {word if number == 1 else plural_form or word + 's'}"
 
 
+def _check_suppression_options(args: argparse.Namespace, mode: str, stdin_mode: bool):
+    """Reject combinations that mean nothing; the baseline's records when one is given
+    (read first, so a bad file fails before any linting)."""
+    if args.add_noqa and mode != "check":
+        raise UsageError("--add-noqa cannot be combined with --fix, --diff or --fix-only")
+    if args.add_noqa and stdin_mode:
+        raise UsageError("--add-noqa writes the files it lints; it cannot read stdin")
+    if args.write_baseline and (mode != "check" or args.add_noqa or args.baseline):
+        raise UsageError(
+            "--write-baseline records a plain check: drop --fix, --diff, --add-noqa, --baseline"
+        )
+    if args.baseline and args.add_noqa:
+        raise UsageError("--baseline cannot be combined with --add-noqa")
+    if not args.baseline:
+        return None
+    from gradlint import baseline
+
+    try:
+        return baseline.load(args.baseline)
+    except baseline.BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_check(args: argparse.Namespace, console: Console) -> int:
     stdin_mode = args.paths == ["-"] or (not args.paths and args.stdin_filename is not None)
     if "-" in args.paths and not stdin_mode:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
+    recorded = _check_suppression_options(args, mode, stdin_mode)
+    if args.add_noqa:
+        mode = "add-noqa"
     formats = output_formats()
-    all_codes = [rule.code for rule in engine.ALL_RULES]
+    all_codes = engine.all_codes()
     overrides = _overrides(args, all_codes)
     settings = load_settings(
         _config_start(args, stdin_mode),
@@ -950,7 +1037,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             )
             for display, abs_path in found.files
         ]
-        if mode in ("fix", "fix-only"):
+        if mode in ("fix", "fix-only", "add-noqa"):
             tasks = _one_task_per_file(tasks, found.real_paths)
         if not tasks and not found.errors:
             console.warn("no Python files found under the given path(s)")
@@ -959,11 +1046,12 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     cache = _cache_for(args, settings, console) if use_cache and tasks else None
     jobs = args.jobs or default_jobs()
     outcomes: list[Outcome] = []
+    noqa_added = 0
 
     if cache is not None:
         from gradlint.cache import content_hash, entry_key
 
-        codes = [rule.code for rule in engine.ALL_RULES]
+        codes = engine.all_codes()
         misses: list[Task] = []
         for task in tasks:
             assert task.abs_path is not None  # the cache is off for stdin
@@ -1004,12 +1092,39 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             )
         for warning in outcome.warnings:
             console.warn(warning)
+        noqa_added += outcome.noqa_added
         if outcome.fixed or outcome.diff or outcome.new_source is not None:
             outcomes.append(outcome)
     if cache is not None:
         cache.save()
 
     results.sort(key=lambda r: r.path)
+    from gradlint.output.common import error_line
+
+    if mode == "add-noqa" or args.write_baseline:
+        for result in results:
+            if result.error is not None:
+                console.stderr.write(error_line(result.error) + "\n")
+        failed = any(r.error is not None for r in results)
+        if mode == "add-noqa":
+            console.stdout.write(f"Added {_plural(noqa_added, 'noqa directive')}.\n")
+        else:
+            from gradlint import baseline
+
+            try:
+                count = baseline.write(args.write_baseline, results)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot write baseline {args.write_baseline!r}: {exc.strerror or exc}"
+                ) from None
+            console.stdout.write(
+                f"Recorded {_plural(count, 'finding')} in {args.write_baseline}.\n"
+            )
+        return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_CLEAN
+    if recorded is not None:
+        from gradlint import baseline
+
+        baseline.apply(results, args.baseline, recorded)
     errors = [r.error for r in results if r.error is not None]
     findings = sum(len(r.diagnostics) for r in results)
     outcomes.sort(key=lambda o: o.result.path)
@@ -1026,7 +1141,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         console.stdout.write(diff)
 
     from gradlint import output
-    from gradlint.output.common import error_line
 
     text_format = fmt in ("concise", "full")
     if mode in ("check", "fix") and not args.statistics:
@@ -1084,11 +1198,11 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all == bool(args.code):
         raise UsageError("gradlint rule: give a rule code (gradlint rule GL001) or --all")
     if args.all:
-        rules = list(engine.ALL_RULES)
+        rules = [*engine.ALL_RULES, *engine.META_RULES]
     else:
         rule = engine.rule_by_code(args.code)
         if rule is None:
-            known = ", ".join(r.code for r in engine.ALL_RULES) or "none"
+            known = ", ".join(engine.all_codes()) or "none"
             raise UsageError(f"unknown rule {args.code!r}; known rules: {known}")
         rules = [rule]
     if args.output_format == "json":
@@ -1102,6 +1216,8 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
                 "url": rule.url(),
                 "documentation": rule.documentation(),
+                # Meta rules (GL100) judge suppressions, not autograd; only their code selects them.
+                "explicit_only": rule in engine.META_RULES,
             }
             for rule in rules
         ]
@@ -1111,6 +1227,11 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all:
         width = max((len(rule.name) for rule in rules), default=0)
         for rule in rules:
+            if rule is engine.META_RULES[0]:
+                console.stdout.write(
+                    "\nAbout suppressions, not autograd; on only when selected by their own "
+                    "code (--extend-select GL100):\n"
+                )
             console.stdout.write(f"{rule.code}  {rule.name.ljust(width)}  {rule.summary()}\n")
         return EXIT_CLEAN
     rule = rules[0]

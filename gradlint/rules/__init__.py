@@ -11,6 +11,7 @@ from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulati
 from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
+from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -23,3 +24,8 @@ ALL_RULES: list = [
     GradModeNotEntered,
     CheckpointWithoutGradInputs,
 ]
+
+# Rules about the suppressions themselves, not autograd: the engine runs them after the
+# autograd rules (they judge those rules' findings), they have no fixtures to run under
+# torch, and they are selected only by their full code.
+META_RULES: list = [UnusedNoqa]
