@@ -222,6 +222,13 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         f"{fileio.format_size(fileio.DEFAULT_MAX_FILE_SIZE).replace(' ', '')})",
     )
     files.add_argument(
+        "--diff-base",
+        metavar="REF",
+        help="lint only the files changed since git REF (git diff REF...HEAD, plus staged, "
+        "modified and untracked files), and the files that import them, whose findings "
+        "can depend on them; for pull requests: --diff-base origin/main",
+    )
+    files.add_argument(
         "--stdin-filename",
         metavar="PATH",
         help="the file name to report, and to match per-file-ignores against, when reading stdin",
@@ -915,6 +922,31 @@ def _plural(number: int, word: str, plural_form: str | None = None) -> str:
     return f"{number} {word if number == 1 else plural_form or word + 's'}"
 
 
+def _keep_changed(found, ref: str, paths: list[str]) -> None:
+    """--diff-base: narrow what discovery found to the files changed since `ref` and the
+    files that import one of them (the project-wide pass reads those files' summaries).
+    A file that is not lintable stays reported only when it is one of those."""
+    from gradlint.analysis.project import importers
+    from gradlint.gitdiff import GitError, changed_files
+
+    first = os.path.abspath(paths[0])
+    start = first if os.path.isdir(first) else os.path.dirname(first)
+    try:
+        changed = changed_files(ref, start)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+    real = {abs_path: found.real_paths.get(abs_path, abs_path) for _, abs_path in found.files}
+    real = {path: os.path.realpath(target) for path, target in real.items()}
+    keep = {target for target in real.values() if target in changed}
+    keep |= importers(set(real.values()) - keep, changed)
+    found.files = [(display, path) for display, path in found.files if real[path] in keep]
+    found.errors = [
+        error
+        for error in found.errors
+        if not os.path.exists(error.path) or os.path.realpath(error.path) in changed
+    ]
+
+
 def _check_suppression_options(args: argparse.Namespace, mode: str, stdin_mode: bool):
     """Reject combinations that mean nothing; the baseline's records when one is given
     (read first, so a bad file fails before any linting)."""
@@ -944,6 +976,8 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
     recorded = _check_suppression_options(args, mode, stdin_mode)
+    if args.diff_base is not None and stdin_mode:
+        raise UsageError("--diff-base selects files from git; it cannot read stdin")
     if args.add_noqa:
         mode = "add-noqa"
     formats = output_formats()
@@ -1023,6 +1057,8 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             resolver = ConfigResolver(load)
             resolver.seed(settings.source, config)
         found = discover(args.paths or ["."], config, resolver)
+        if args.diff_base is not None:
+            _keep_changed(found, args.diff_base, args.paths or ["."])
         for warning in found.warnings:
             console.warn(warning)
         for error in found.errors:
@@ -1039,7 +1075,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         ]
         if mode in ("fix", "fix-only", "add-noqa"):
             tasks = _one_task_per_file(tasks, found.real_paths)
-        if not tasks and not found.errors:
+        if not tasks and not found.errors and args.diff_base is None:
             console.warn("no Python files found under the given path(s)")
 
     use_cache = mode == "check" and not stdin_mode and not args.no_cache
