@@ -508,11 +508,12 @@ def _add_noqa(task: Task, outcome: Outcome, data: bytes, source: str, config: Co
         for d in engine.lint_source(source, task.display, config)
         if d.code != suppressions.UNUSED_NOQA_CODE
     ]
-    new, added = suppressions.add_noqa(source, found)
-    if not added or new == source:
+    try:
+        new, added = suppressions.add_noqa(source, found)
+    except suppressions.CannotAddNoqa as exc:
+        outcome.warnings.append(f"{task.display}: noqa directives not added: {exc}")
         return
-    if not engine.compiles(new):  # comments at line ends cannot break it; never risk it
-        outcome.warnings.append(f"{task.display}: noqa directives not added (please report this)")
+    if not added or new == source:
         return
     display = task.display
     if not task.writable:

@@ -103,11 +103,6 @@ def might_match(source: str, rules: list[type[Rule]]) -> bool:
     return any(any(tok in source for tok in rule.trigger_tokens) for rule in rules)
 
 
-def compiles(source: str) -> bool:
-    """Whether CPython accepts the text (no LibCST parse: a fraction of the cost)."""
-    return _compiles(source)
-
-
 def _compiles(source: str) -> bool:
     try:
         compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)

@@ -121,7 +121,7 @@ def config_for(path: str, warn) -> Config:
     Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
     start = Path(path).parent if path != "-" else Path.cwd()
     try:
-        return load_settings(start, all_codes=[r.code for r in engine.ALL_RULES]).config
+        return load_settings(start, all_codes=engine.all_codes()).config
     except ConfigError as exc:
         warn(f"gradlint: {exc}; using the default configuration")
         return DEFAULT_CONFIG

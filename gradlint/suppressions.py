@@ -27,6 +27,7 @@ NOQA_RE = re.compile(
 FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 
 UNUSED_NOQA_CODE = "GL100"
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 @dataclass(frozen=True)
@@ -182,14 +183,26 @@ def noqa_insertion(source: str, line: int, codes: Sequence[str]) -> tuple[Positi
     return _insertion(source, scan, LineIndex(source), line, codes)
 
 
+class CannotAddNoqa(Exception):
+    """The directives cannot be placed without risk to the code: the file is unchanged."""
+
+
 def add_noqa(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     """The source with a `# noqa: CODES` directive silencing each diagnostic (merged into
     an existing directive, after an existing comment), and how many were added or
     extended. Findings that start inside a multi-line string or a backslash continuation
-    get theirs at the end of the statement's line there, where Python accepts a comment."""
+    get theirs at the end of the statement's line there, where Python accepts a comment.
+    Raises CannotAddNoqa rather than change anything but comments."""
+    diagnostics = list(diagnostics)
+    if not diagnostics:
+        return source, 0
+    if _LONE_CR.search(source):
+        # tokenize (which reads comments) and LibCST (which numbers the findings) count
+        # lines differently there: a directive could land where it silences nothing.
+        raise CannotAddNoqa("its lines end with a lone carriage return (\\r)")
     scan = _scan(source)
     if scan is None:
-        return source, 0
+        raise CannotAddNoqa("it does not tokenize")
     wanted: dict[int, list[str]] = {}
     for diagnostic in diagnostics:
         line = diagnostic.noqa_line or diagnostic.start.line
@@ -208,7 +221,26 @@ def add_noqa(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     new = source
     for offset, text in sorted(edits, reverse=True):
         new = new[:offset] + text + new[offset:]
+    if not only_comments_added(source, new):
+        raise CannotAddNoqa("the directives would change more than comments (please report this)")
     return new, len(edits)
+
+
+def _code_tokens(source: str) -> list[tuple[int, str]] | None:
+    tokens = _tokens(source)
+    if tokens is None:
+        return None
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
+    return [(t.type, t.string) for t in tokens if t.type not in skip]
+
+
+def only_comments_added(old: str, new: str) -> bool:
+    """Whether `new` is `old` with comments only: the same code tokens, strings included.
+    add_noqa's guarantee, checked rather than assumed (a file whose line breaks tokenize
+    and the editor count differently, a lone carriage return, must never get a directive
+    inside a string)."""
+    before = _code_tokens(old)
+    return before is not None and before == _code_tokens(new)
 
 
 # --- unused directives -----------------------------------------------------------------

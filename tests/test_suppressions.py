@@ -308,3 +308,39 @@ def test_a_bad_baseline_is_a_one_line_usage_error(repo, capsys, content, message
     assert cli.main(["--isolated", "-j1", "--baseline", "gl.json", "src"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_every_front_accepts_a_configuration_that_selects_gl100(tmp_path):
+    from gradlint import flake8_plugin, lsp
+
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nextend-select = ["GL100"]\n')
+    (tmp_path / "m.py").write_text("x = 1  # noqa: GL002\n")
+    warnings: list[str] = []
+    config = lsp.config_for(str(tmp_path / "m.py"), warnings.append)
+    assert warnings == [] and "GL100" in config.codes_for("m.py", engine.all_codes())
+    found = engine.lint_source("x = 1  # noqa: GL002\n", "m.py", config)
+    assert [d.code for d in found] == ["GL100"]
+    assert "GL100" in flake8_plugin._config_for_directory(str(tmp_path)).extend_select
+
+
+def test_add_noqa_never_writes_into_a_string_when_line_breaks_disagree():
+    # Lone carriage returns: LibCST and the editor see lines there, tokenize does not.
+    source = LEAF.replace("\n", "\r") + 's = """a\rb"""; w += 1\r'
+    found = engine.lint_source(source, "m.py")
+    assert found
+    with pytest.raises(suppressions.CannotAddNoqa, match="lone carriage return"):
+        suppressions.add_noqa(source, found)
+
+
+def test_cli_add_noqa_reports_a_file_it_cannot_change_and_goes_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_bytes((LEAF + "w += 1\n").replace("\n", "\r").encode())
+    (tmp_path / "b.py").write_text(LEAF + "w += 1\n")
+    assert cli.main(["--isolated", "-j1", "--add-noqa", "."]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "Added 1 noqa directive.\n"
+    assert captured.err == (
+        "gradlint: warning: a.py: noqa directives not added: its lines end with a lone "
+        "carriage return (\\r)\n"
+    )
+    assert b"noqa" not in (tmp_path / "a.py").read_bytes()
