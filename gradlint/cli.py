@@ -27,6 +27,7 @@ from pathlib import Path
 
 import gradlint
 from gradlint import engine, fileio
+from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
 from gradlint.edits import split_lines
@@ -40,7 +41,7 @@ EXIT_USAGE = 2
 DEFAULT_FORMATS = ("concise", "full", "json", "github", "sarif")
 OUTPUT_FORMAT_ENV = "GRADLINT_OUTPUT_FORMAT"
 CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
-LSP_MISSING = "gradlint lsp needs the lsp extra: pip install 'gradlint[lsp]'"
+LSP_MISSING = f"gradlint lsp needs the lsp extra: {install_hint('lsp')}"
 SUBCOMMANDS = ("check", "rule", "lsp")
 
 
@@ -74,20 +75,20 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32, width=100)
 
 
-CHECK_DESCRIPTION = """\
+CHECK_DESCRIPTION = f"""\
 Lint Python files for PyTorch autograd pitfalls.
 
 Commands:
   gradlint [check] [PATHS ...]   lint files and directories (the default command)
   gradlint rule CODE | --all     show a rule's documentation, or list every rule
-  gradlint lsp                   run the language server (needs: pip install 'gradlint[lsp]')
+  gradlint lsp                   run the language server (needs: {install_hint("lsp")})
 
 Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gradlint.toml /
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
 extend-select, ignore, per-file-ignores, exclude, extend-exclude, include, extend-include,
 respect-gitignore, force-exclude, output-format, cache-dir, severity (per rule: severity =
-{GL004 = "error"}), min-confidence and preview; command-line options override every file's, and
+{{GL004 = "error"}}), min-confidence and preview; command-line options override every file's, and
 --config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
 rule, GL00 a family, GL001 one rule; ALL selects everything.
 
@@ -251,6 +252,13 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         f"{fileio.format_size(fileio.DEFAULT_MAX_FILE_SIZE).replace(' ', '')})",
     )
     files.add_argument(
+        "--diff-base",
+        metavar="REF",
+        help="lint only the files changed since git REF (git diff REF...HEAD, plus staged, "
+        "modified and untracked files), and the files that import them, whose findings "
+        "can depend on them; for pull requests: --diff-base origin/main",
+    )
+    files.add_argument(
         "--stdin-filename",
         metavar="PATH",
         help="the file name to report, and to match per-file-ignores against, when reading stdin",
@@ -284,6 +292,26 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         "--show-fixes",
         action="store_true",
         help="list the fixes applied (with --fix), or show each finding's available fix",
+    )
+
+    suppress = parser.add_argument_group("suppressions (adopting gradlint in a large codebase)")
+    suppress.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="write `# noqa: CODE` on every line with a finding (merged into an existing "
+        "noqa comment), so the codebase passes and new code is checked from now on",
+    )
+    suppress.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only findings not recorded in FILE (matched by file, code and the "
+        "flagged source text, so edits that move a finding to another line keep it recorded)",
+    )
+    suppress.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record every current finding in FILE (JSON, paths relative to its folder) "
+        "for --baseline, instead of reporting them",
     )
 
     output = parser.add_argument_group("output")
@@ -388,6 +416,7 @@ class Outcome:
     new_source: str | bytes | None = None
     diff: str | None = None
     warnings: list[str] = field(default_factory=list)
+    noqa_added: int = 0  # --add-noqa: directives written to the file
 
 
 def encode_like(original: bytes, text: str) -> bytes:
@@ -454,6 +483,8 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 source, display, config, dependencies=dependencies
             )
             outcome.result.dependencies = dependencies
+        elif mode == "add-noqa":
+            _add_noqa(task, outcome, data, source, config)
         else:
             from gradlint import fixes
 
@@ -506,6 +537,45 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     if outcome.result.diagnostics:
         outcome.result.source = source
     return outcome
+
+
+def _add_noqa(task: Task, outcome: Outcome, data: bytes, source: str, config: Config) -> None:
+    """--add-noqa on one file: a directive for each finding, written in place. Nothing
+    is reported (the file has no finding left); GL100 findings get no directive, the
+    comment they are about is their subject."""
+    from gradlint import suppressions
+
+    found = [
+        d
+        for d in engine.lint_source(source, task.display, config)
+        if d.code != suppressions.UNUSED_NOQA_CODE
+    ]
+    try:
+        new, added = suppressions.add_noqa(source, found)
+    except suppressions.CannotAddNoqa as exc:
+        outcome.warnings.append(f"{task.display}: noqa directives not added: {exc}")
+        return
+    if not added or new == source:
+        return
+    display = task.display
+    if not task.writable:
+        outcome.warnings.append(
+            f"{display}: not changed: it links to a file outside the linted paths; "
+            "name it on the command line to change it"
+        )
+        return
+    assert task.abs_path is not None  # --add-noqa refuses stdin
+    try:
+        fileio.replace_file(task.abs_path, encode_like(data, new), data)
+    except fileio.FileChanged:
+        outcome.warnings.append(f"{display}: not changed: it changed meanwhile; run again")
+        return
+    except OSError as exc:
+        outcome.result.error = FileError(
+            display, f"cannot write: {(exc.strerror or str(exc)).lower()}; the file is unchanged"
+        )
+        return
+    outcome.noqa_added = added
 
 
 def decode_notebook(data: bytes, display: str) -> str:
@@ -976,21 +1046,35 @@ def _cache_for(args: argparse.Namespace, settings: Settings, console: Console):
     return cache.Cache(directory, root, console.warn)
 
 
-def _report_fixes(console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream) -> None:
+def _report_fixes(
+    console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream, hidden: int = 0
+) -> None:
     """The closing line of --diff and --fix-only, which print no report (--fix's report
-    says "Found N errors (M fixed, K remaining)." itself)."""
+    says "Found N errors (M fixed, K remaining)." itself). `hidden` counts the unsafe
+    fixes left unapplied: without the hint, a run whose every fix is unsafe (most
+    autograd fixes are) would print nothing and look as if there were nothing to fix."""
+    flag = "--diff" if mode == "diff" else "--fix-only"
+    hint = (
+        f" ({_plural(hidden, 'unsafe fix', 'unsafe fixes')} available with `{flag} --unsafe-fixes`)"
+        if hidden
+        else ""
+    )
     if mode == "diff":
         if fixed:
-            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}.\n")
+            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}{hint}.\n")
+        elif hidden:
+            console.stderr.write(f"No errors would be fixed{hint}.\n")
         return
     if show and fixed:
         from gradlint.output.common import write_fixed
 
         write_fixed(stream, fixed)
+        if hint:
+            stream.write(f"{hint.strip(' ()')}.\n")
     elif fixed:
-        stream.write(f"Fixed {_plural(len(fixed), 'error')}.\n")
+        stream.write(f"Fixed {_plural(len(fixed), 'error')}{hint}.\n")
     else:
-        stream.write("No errors fixed.\n")
+        stream.write(f"No errors fixed{hint}.\n")
 
 
 def _restore_text(result: FileResult, data: bytes) -> None:
@@ -1007,8 +1091,56 @@ def _restore_text(result: FileResult, data: bytes) -> None:
     result.source = engine.decode_source(data, result.path)
 
 
-def _plural(number: int, word: str) -> str:
-    return f"{number} {word}" + ("" if number == 1 else "s")
+def _plural(number: int, word: str, plural_form: str | None = None) -> str:
+    return f"{number} {word if number == 1 else plural_form or word + 's'}"
+
+
+def _keep_changed(found, ref: str, paths: list[str]) -> None:
+    """--diff-base: narrow what discovery found to the files changed since `ref` and the
+    files that import one of them (the project-wide pass reads those files' summaries).
+    A file that is not lintable stays reported only when it is one of those."""
+    from gradlint.analysis.project import importers
+    from gradlint.gitdiff import GitError, changed_files
+
+    first = os.path.abspath(paths[0])
+    start = first if os.path.isdir(first) else os.path.dirname(first)
+    try:
+        changed = changed_files(ref, start)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+    real = {abs_path: found.real_paths.get(abs_path, abs_path) for _, abs_path in found.files}
+    real = {path: os.path.realpath(target) for path, target in real.items()}
+    keep = {target for target in real.values() if target in changed}
+    keep |= importers(set(real.values()) - keep, changed)
+    found.files = [(display, path) for display, path in found.files if real[path] in keep]
+    found.errors = [
+        error
+        for error in found.errors
+        if not os.path.exists(error.path) or os.path.realpath(error.path) in changed
+    ]
+
+
+def _check_suppression_options(args: argparse.Namespace, mode: str, stdin_mode: bool):
+    """Reject combinations that mean nothing; the baseline's records when one is given
+    (read first, so a bad file fails before any linting)."""
+    if args.add_noqa and mode != "check":
+        raise UsageError("--add-noqa cannot be combined with --fix, --diff or --fix-only")
+    if args.add_noqa and stdin_mode:
+        raise UsageError("--add-noqa writes the files it lints; it cannot read stdin")
+    if args.write_baseline and (mode != "check" or args.add_noqa or args.baseline):
+        raise UsageError(
+            "--write-baseline records a plain check: drop --fix, --diff, --add-noqa, --baseline"
+        )
+    if args.baseline and args.add_noqa:
+        raise UsageError("--baseline cannot be combined with --add-noqa")
+    if not args.baseline:
+        return None
+    from gradlint import baseline
+
+    try:
+        return baseline.load(args.baseline)
+    except baseline.BaselineError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_check(args: argparse.Namespace, console: Console) -> int:
@@ -1016,8 +1148,13 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if "-" in args.paths and not stdin_mode:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     mode = "diff" if args.diff else "fix-only" if args.fix_only else "fix" if args.fix else "check"
+    recorded = _check_suppression_options(args, mode, stdin_mode)
+    if args.diff_base is not None and stdin_mode:
+        raise UsageError("--diff-base selects files from git; it cannot read stdin")
+    if args.add_noqa:
+        mode = "add-noqa"
     formats = output_formats()
-    all_codes = [rule.code for rule in engine.ALL_RULES]
+    all_codes = engine.all_codes()
     overrides = _overrides(args, all_codes)
     settings = load_settings(
         _config_start(args, stdin_mode),
@@ -1086,6 +1223,8 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             resolver = ConfigResolver(load)
             resolver.seed(settings.source, config)
         found = discover(args.paths or ["."], config, resolver)
+        if args.diff_base is not None:
+            _keep_changed(found, args.diff_base, args.paths or ["."])
         for warning in found.warnings:
             console.warn(warning)
         for error in found.errors:
@@ -1100,15 +1239,16 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             )
             for display, abs_path in found.files
         ]
-        if mode in ("fix", "fix-only"):
+        if mode in ("fix", "fix-only", "add-noqa"):
             tasks = _one_task_per_file(tasks, found.real_paths)
-        if not tasks and not found.errors:
+        if not tasks and not found.errors and args.diff_base is None:
             console.warn("no Python files found under the given path(s)")
 
     use_cache = mode == "check" and not stdin_mode and not args.no_cache
     cache = _cache_for(args, settings, console) if use_cache and tasks else None
     jobs = args.jobs or default_jobs()
     outcomes: list[Outcome] = []
+    noqa_added = 0
 
     if cache is not None:
         from gradlint.cache import content_hash, entry_key
@@ -1157,12 +1297,39 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             )
         for warning in outcome.warnings:
             console.warn(warning)
+        noqa_added += outcome.noqa_added
         if outcome.fixed or outcome.diff or outcome.new_source is not None:
             outcomes.append(outcome)
     if cache is not None:
         cache.save()
 
     results.sort(key=lambda r: r.path)
+    from gradlint.output.common import error_line
+
+    if mode == "add-noqa" or args.write_baseline:
+        for result in results:
+            if result.error is not None:
+                console.stderr.write(error_line(result.error) + "\n")
+        failed = any(r.error is not None for r in results)
+        if mode == "add-noqa":
+            console.stdout.write(f"Added {_plural(noqa_added, 'noqa directive')}.\n")
+        else:
+            from gradlint import baseline
+
+            try:
+                count = baseline.write(args.write_baseline, results)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot write baseline {args.write_baseline!r}: {exc.strerror or exc}"
+                ) from None
+            console.stdout.write(
+                f"Recorded {_plural(count, 'finding')} in {args.write_baseline}.\n"
+            )
+        return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_CLEAN
+    if recorded is not None:
+        from gradlint import baseline
+
+        baseline.apply(results, args.baseline, recorded)
     errors = [r.error for r in results if r.error is not None]
     findings = sum(len(r.diagnostics) for r in results)
     outcomes.sort(key=lambda o: o.result.path)
@@ -1179,7 +1346,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         console.stdout.write(diff)
 
     from gradlint import output
-    from gradlint.output.common import error_line
 
     text_format = fmt in ("concise", "full")
     if mode in ("check", "fix") and not args.statistics:
@@ -1208,7 +1374,14 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 unsafe_fixes=args.unsafe_fixes,
             )
         else:
-            _report_fixes(console, fixed, mode, args.show_fixes, stream)
+            from gradlint.output.common import is_hidden_unsafe
+
+            hidden = sum(
+                is_hidden_unsafe(d.fix, unsafe_fixes=args.unsafe_fixes)
+                for r in results
+                for d in r.diagnostics
+            )
+            _report_fixes(console, fixed, mode, args.show_fixes, stream, hidden)
 
     if args.exit_zero:
         return EXIT_CLEAN
@@ -1230,11 +1403,11 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all == bool(args.code):
         raise UsageError("gradlint rule: give a rule code (gradlint rule GL001) or --all")
     if args.all:
-        rules = list(engine.ALL_RULES)
+        rules = [*engine.ALL_RULES, *engine.META_RULES]
     else:
         rule = engine.rule_by_code(args.code)
         if rule is None:
-            known = ", ".join(r.code for r in engine.ALL_RULES) or "none"
+            known = ", ".join(engine.all_codes()) or "none"
             raise UsageError(f"unknown rule {args.code!r}; known rules: {known}")
         rules = [rule]
     if args.output_format == "json":
@@ -1251,6 +1424,8 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "preview": rule.preview,
                 "url": rule.url(),
                 "documentation": rule.documentation(),
+                # Meta rules (GL100) judge suppressions, not autograd; only their code selects them.
+                "explicit_only": rule in engine.META_RULES,
             }
             for rule in rules
         ]
@@ -1260,6 +1435,11 @@ def run_rule(argv: list[str], console: Console) -> int:
     if args.all:
         width = max((len(rule.name) for rule in rules), default=0)
         for rule in rules:
+            if rule is engine.META_RULES[0]:
+                console.stdout.write(
+                    "\nAbout suppressions, not autograd; on only when selected by their own "
+                    "code (--extend-select GL100):\n"
+                )
             channel = "preview" if rule.preview else "stable "
             console.stdout.write(
                 f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"

@@ -65,6 +65,11 @@ DEFAULT_SELECT: tuple[str, ...] = ("GL",)
 # prefix exists, so `select = ["GL"]` never fails.
 FAMILY_PREFIXES = ("G", "GL")
 
+# Codes that only their full code selects (`GL` and `ALL` do not): GL100 judges the
+# noqa comments, not autograd, so turning it on is a choice of its own (as RUF100 is not
+# in ruff's defaults). Kept equal to the META_RULES that say so by tests/test_suppressions.py.
+EXPLICIT_ONLY = frozenset({"GL100"})
+
 
 @dataclass(frozen=True)
 class Config:
@@ -121,7 +126,7 @@ class Config:
         chosen = set()
         for code in all_codes:
             sel = _longest_prefix(code, selected)
-            if sel < 0:
+            if sel < 0 or (code in EXPLICIT_ONLY and sel < len(code)):
                 continue
             if code in preview and not self.preview and sel != len(code):
                 continue
@@ -478,6 +483,8 @@ def layered_selection(
     enabled = set(base.selected_codes(all_codes, preview_codes))
     for code in all_codes:
         extended = _longest_prefix(code, cli.extend_select or ())
+        if code in EXPLICIT_ONLY and extended < len(code):
+            extended = -1
         ignored = _longest_prefix(code, cli.ignore or ())
         if extended < 0 and ignored < 0:
             continue
@@ -502,10 +509,10 @@ def load_settings(
     Raises ConfigError for an unreadable or invalid file, an unknown option, or an
     unknown rule code.
     """
-    from gradlint.rules import ALL_RULES
+    from gradlint.rules import ALL_RULES, META_RULES
 
     if all_codes is None:
-        all_codes = [rule.code for rule in ALL_RULES]
+        all_codes = [rule.code for rule in ALL_RULES + META_RULES]
     preview_codes = [rule.code for rule in ALL_RULES if rule.preview and rule.code in all_codes]
     overrides = overrides or Overrides()
     source: Path | None = None

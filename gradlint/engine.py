@@ -23,11 +23,27 @@ from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
 from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
-from gradlint.rules import ALL_RULES
+from gradlint.rules import ALL_RULES, META_RULES
 from gradlint.rules.base import Rule
+from gradlint.rules.gl100_unused_noqa import UnusedNoqa
+from gradlint.suppressions import (
+    FILE_NOQA_RE,
+    NOQA_RE,
+    UNUSED_NOQA_CODE,
+    apply_noqa,
+    is_suppressed,
+    noqa_map,
+    unused_noqa,
+)
 
 __all__ = [
     "ALL_RULES",
+    "META_RULES",
+    "NOQA_RE",
+    "all_codes",
+    "apply_noqa",
+    "is_suppressed",
+    "noqa_map",
     "DEFAULT_CONFIG",
     "FileContext",
     "FileResult",
@@ -39,13 +55,10 @@ __all__ = [
 
 DEFAULT_CONFIG = Config()
 
-# flake8's noqa grammar: a bare noqa comment, or one listing codes (`GL001,GL002`,
-# `GL001 GL002`). The word noqa may be in any case; the codes are compared as written, as
-# flake8 compares them, so a lower-case `gl002` in the list matches nothing.
-NOQA_RE = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
-FILE_NOQA_RE = re.compile(r"^\s*#\s*gradlint:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
+
+def all_codes() -> list[str]:
+    """Every code a configuration can select: the autograd rules, then the meta rules."""
+    return [rule.code for rule in ALL_RULES] + [rule.code for rule in META_RULES]
 
 
 def rules_for(codes) -> list[type[Rule]]:
@@ -53,16 +66,14 @@ def rules_for(codes) -> list[type[Rule]]:
 
 
 def codes_for(config: Config, path: str) -> frozenset[str]:
-    """The registered rules' codes that run on `path`, preview rules included only as
-    `config` allows (read from the registry each time, so a rule's channel is its
-    class attribute)."""
-    return config.codes_for(
-        path, [r.code for r in ALL_RULES], [r.code for r in ALL_RULES if r.preview]
-    )
+    """The registered rules' codes (the meta rules' too) that run on `path`, preview
+    rules included only as `config` allows (read from the registry each time, so a
+    rule's channel is its class attribute)."""
+    return config.codes_for(path, all_codes(), [r.code for r in ALL_RULES if r.preview])
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
-    for rule in ALL_RULES:
+    for rule in [*ALL_RULES, *META_RULES]:
         if rule.code == code.upper() or rule.name == code:
             return rule
     return None
@@ -156,17 +167,41 @@ def lint_source(
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
-    rules = rules_for(codes_for(config, path))
-    if not rules or FILE_NOQA_RE.search(source):
+    enabled = codes_for(config, path)
+    if FILE_NOQA_RE.search(source):
         return []
+    found, context = _lint(source, path, config, enabled, dependencies)
+    if not noqa:
+        return found
+    if UNUSED_NOQA_CODE in enabled:
+        # Judged against every finding before suppression: that is what a comment silences.
+        autograd = [rule.code for rule in ALL_RULES]
+        unused = unused_noqa(source, path, found, enabled, autograd, UnusedNoqa)
+        found = sorted(found + unused, key=lambda d: d.sort_key)
+    kept = apply_noqa(found, source)
+    return merge_adjacent_wraps(context, kept) if context is not None else kept
+
+
+def _lint(
+    source: str,
+    path: str,
+    config: Config,
+    enabled: frozenset[str],
+    dependencies: dict[str, str] | None,
+) -> tuple[list[Diagnostic], FileContext | None]:
+    """The autograd rules' findings, sorted, before `# noqa` is applied, and the file's
+    context (None when no rule needed the file parsed)."""
+    rules = rules_for(enabled)
+    if not rules:
+        return [], None
     if not might_match(source, rules):
         # No rule can match, but a syntax error is still a result: CPython's parser is
         # an order of magnitude cheaper than LibCST's, and only a file it rejects is
         # handed to LibCST, so the error reported is the same as without the skip.
         if _compiles_in_pieces(source):
-            return []
+            return [], None
         parse(source, path)
-        return []
+        return [], None
     normalised = None
     try:
         module = parse(source, path)
@@ -187,10 +222,7 @@ def lint_source(
     found = _judged(context.diagnostics, config)
     if normalised is not None:
         found = [normalised.diagnostic(d) for d in found]
-    found = sorted(found, key=lambda d: d.sort_key)
-    if not noqa:
-        return found
-    return merge_adjacent_wraps(context, apply_noqa(found, source))
+    return sorted(found, key=lambda d: d.sort_key), context
 
 
 def _judged(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
@@ -222,49 +254,6 @@ def run_rules(context: FileContext, rules: list[Rule]) -> None:
         leave = getattr(rule, "leave_Module", None)
         if leave is not None:
             leave(context.module)
-
-
-def noqa_map(source: str) -> dict[int, frozenset[str] | None]:
-    """line -> codes suppressed there (None: all). Reads real comments via tokenize, so a
-    `# noqa` inside a string does not count."""
-    result: dict[int, frozenset[str] | None] = {}
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return result
-    for tok in tokens:
-        if tok.type != tokenize.COMMENT:
-            continue
-        match = NOQA_RE.search(tok.string)
-        if not match:
-            continue
-        codes = match.group("codes")
-        line = tok.start[0]
-        if codes is None:
-            result[line] = None
-        else:
-            # Case-sensitive, as flake8 reads them: every front then agrees on `gl002`.
-            parsed = frozenset(c for c in re.split(r"[,\s]+", codes) if c)
-            prev = result.get(line, frozenset())
-            result[line] = (
-                None if prev is None and line in result else parsed | (prev or frozenset())
-            )
-    return result
-
-
-def is_suppressed(diagnostic: Diagnostic, noqa: dict[int, frozenset[str] | None]) -> bool:
-    if diagnostic.noqa_line not in noqa:
-        return False
-    codes = noqa[diagnostic.noqa_line]
-    # flake8 matches listed codes by prefix: GL00 silences GL001..GL009.
-    return codes is None or any(diagnostic.code.startswith(c) for c in codes)
-
-
-def apply_noqa(diagnostics: list[Diagnostic], source: str) -> list[Diagnostic]:
-    if not diagnostics:
-        return diagnostics
-    noqa = noqa_map(source)
-    return [d for d in diagnostics if not is_suppressed(d, noqa)]
 
 
 def decode_source(data: bytes, path: str) -> str:

@@ -32,14 +32,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import io
 import itertools
 import logging
 import os
 import re
 import sys
 import time
-import tokenize
 from bisect import bisect_right
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -47,12 +45,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
-from gradlint import __version__, engine
+from gradlint import __version__, engine, suppressions
+from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related, Severity
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
-from gradlint.engine import DEFAULT_CONFIG, NOQA_RE, SourceError, lint_source, rule_by_code
+from gradlint.engine import DEFAULT_CONFIG, SourceError, lint_source, rule_by_code
 from gradlint.fixes import fix_source
 from gradlint.notebook import fixed_cell_sources, lint_notebook, notebook_from_cells
 
@@ -133,7 +132,7 @@ def config_for(path: str, warn) -> Config:
     Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
     start = Path(path).parent if path != "-" else Path.cwd()
     try:
-        return load_settings(start, all_codes=[r.code for r in engine.ALL_RULES]).config
+        return load_settings(start, all_codes=engine.all_codes()).config
     except ConfigError as exc:
         warn(f"gradlint: {exc}; using the default configuration")
         return DEFAULT_CONFIG
@@ -372,42 +371,11 @@ def minimal_edit(positions: ClientPositions, old: str, new: str):
 
 
 @functools.lru_cache(maxsize=4)
-def _tokens(source: str) -> tuple[tokenize.TokenInfo, ...] | None:
-    """The file's tokens, kept for the few texts code actions are asked about, so a
-    request over many findings tokenizes once."""
-    try:
-        return tuple(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-
-
 def noqa_insertion(source: str, line: int, code: str) -> tuple[Position, str] | None:
-    """Where and what to insert so that `line` carries `# noqa: <code>`: the code added to
-    the line's noqa list, or a new noqa comment at the end of the line. None where a
-    comment cannot go (the line ends inside a string, or in a backslash continuation)."""
-    tokens = _tokens(source)
-    if tokens is None:
-        return None
-    comment = None
-    for tok in tokens:
-        if tok.start[0] <= line < tok.end[0] and tok.type not in (tokenize.NL, tokenize.NEWLINE):
-            return None  # the line ends inside a multi-line string
-        if tok.type == tokenize.COMMENT and tok.start[0] == line:
-            comment = tok
-    if comment is not None:
-        match = NOQA_RE.search(comment.string)
-        if match is not None:
-            if match.group("codes") is None:
-                return None  # a bare noqa already silences every code on the line
-            column = comment.start[1] + match.end("codes")
-            return Position(line, column), f", {code}"
-        return Position(line, comment.end[1]), f"  # noqa: {code}"
-    text = LineIndex(source)
-    start, end = text.line_starts[line - 1], text.line_ends[line - 1]
-    content = source[start:end].rstrip(" \t\f")
-    if content.endswith("\\"):
-        return None
-    return Position(line, len(content)), f"  # noqa: {code}"
+    """Where and what to insert so that `line` carries `# noqa: <code>` (see
+    suppressions.noqa_insertion: a line inside a multi-line string or a backslash
+    continuation gets it at the end of that statement's last line)."""
+    return suppressions.noqa_insertion(source, line, [code])
 
 
 def _overlaps(a, b) -> bool:
@@ -1043,8 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.parse_args([] if argv is None else argv)
     if types is None:
         print(
-            "gradlint: the language server needs pygls; install it with "
-            "`pip install 'gradlint[lsp]'`",
+            f"gradlint: the language server needs pygls; install it with `{install_hint('lsp')}`",
             file=sys.stderr,
         )
         return 2

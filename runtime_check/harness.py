@@ -17,6 +17,8 @@ import itertools
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -51,6 +53,45 @@ def requested_device(device: str | None) -> str:
     if device in (None, "", "auto"):
         return os.environ.get("GRADLINT_DEVICE", "").strip() or "auto"
     return device
+
+
+class DeviceUnavailable(ValueError):
+    """The device asked for is not on this machine: an environment problem, reported
+    before any fixture runs (not as every fixture failing)."""
+
+
+_DEVICE_PROBE = (
+    "import sys, torch; "
+    "sys.stdout.write(str(torch.cuda.device_count() if torch.cuda.is_available() else 0))"
+)
+
+
+def check_device(request: str) -> None:
+    """Raise DeviceUnavailable when `request` names a CUDA device this machine lacks.
+    Asked of a child process: CUDA initialised in the parent would break every fork."""
+    if not request.startswith("cuda"):
+        return
+    index = int(request.partition(":")[2] or 0)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _DEVICE_PROBE], capture_output=True, text=True, timeout=300
+        )
+    except subprocess.TimeoutExpired:
+        raise DeviceUnavailable(f"device {request!r}: checking for CUDA did not finish") from None
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["torch failed to import"])[-1]
+        raise DeviceUnavailable(f"device {request!r}: cannot check for CUDA: {reason}")
+    count = int(done.stdout.strip() or 0)
+    if count == 0:
+        raise DeviceUnavailable(
+            f"device {request!r} was asked for, but CUDA is not available on this machine; "
+            "use --device cpu (or auto)"
+        )
+    if index >= count:
+        raise DeviceUnavailable(
+            f"device {request!r} was asked for, but this machine has {count} CUDA "
+            f"device{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})"
+        )
 
 
 def _context():
@@ -223,6 +264,8 @@ def run(
     files = discover(default_paths() if paths is None else paths)
     fixtures = [read_fixture(path) for path in files]
     device_request = requested_device(device)
+    if fixtures and any(f.contract_error is None for f in fixtures):
+        check_device(device_request)
     if not fixtures:
         return Report(
             rows=[], device=device_request, torch_version=None, seconds=0.0, lint_checked=lint

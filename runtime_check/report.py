@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from dataclasses import dataclass, field
 
 from runtime_check.judge import Row
@@ -11,9 +12,13 @@ from runtime_check.judge import Row
 JSON_VERSION = 1
 
 
-def _cut(text: str, width: int) -> str:
+def _wrap(text: str, width: int) -> list[str]:
+    """A cell's text in lines of at most `width`: whole, never cut short (a claim with
+    its last words missing reads as a different claim)."""
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 @dataclass
@@ -90,17 +95,30 @@ class Report:
         fixed[1] = min(fixed[1], 42)
         fixed[4] = min(fixed[4], 34)
         spare = width - (fixed[0] + fixed[1] + fixed[4] + fixed[5]) - 2 * 5
+        # The claims need room more than the names: every cell wraps, so a narrow
+        # terminal takes the width from the fixture column first.
+        if spare < 40:
+            narrower = max(16, fixed[1] - (40 - spare))
+            spare += fixed[1] - narrower
+            fixed[1] = narrower
         text_width = max(20, spare // 2)
         fixed[2] = min(fixed[2], text_width)
         fixed[3] = min(fixed[3], max(20, spare - fixed[2]))
 
-        def line(values) -> str:
-            return "  ".join(
-                _cut(v, w).ljust(w) for v, w in zip(values, fixed, strict=True)
-            ).rstrip()
+        def lines(values) -> list[str]:
+            wrapped = [_wrap(v, w) for v, w in zip(values, fixed, strict=True)]
+            height = max(len(cell) for cell in wrapped)
+            return [
+                "  ".join(
+                    (cell[i] if i < len(cell) else "").ljust(w)
+                    for cell, w in zip(wrapped, fixed, strict=True)
+                ).rstrip()
+                for i in range(height)
+            ]
 
-        out = [line(headers), line(["-" * w for w in fixed])]
-        out += [line(c) for c in cells]
+        out = [*lines(headers), *lines(["-" * w for w in fixed])]
+        for c in cells:
+            out += lines(c)
         if self.failures:
             out.append("")
             out.append("Failures:")

@@ -28,10 +28,10 @@ def _registry():
     sys.path.insert(0, str(REPO))
     try:
         from gradlint.diagnostics import Applicability
-        from gradlint.rules import ALL_RULES
+        from gradlint.rules import ALL_RULES, META_RULES
     finally:
         sys.path.pop(0)
-    return ALL_RULES, Applicability
+    return ALL_RULES + META_RULES, Applicability
 
 
 def fix_line(rule) -> str:
@@ -80,6 +80,15 @@ def index_page(rules) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
+        if getattr(rule, "explicit_only", False) and rows[-1].startswith("| ["):
+            rows += [
+                "",
+                "About the suppressions rather than autograd, these run only when selected by",
+                "their own code (`--extend-select GL100`); `GL` and `ALL` leave them off.",
+                "",
+                "| Code | Name | Summary | Fix |",
+                "| --- | --- | --- | --- |",
+            ]
         if not rule.fix_title:
             fix = "none"
         else:

@@ -494,12 +494,51 @@ def test_diff_writes_nothing_and_exits_1(project, capsys):
     assert code == 1
     assert "--- a/a.py\n+++ b/a.py\n" in out
     assert "-bad()\n+good()\n" in out and "better" not in out
-    assert "Would fix 1 error." in err
+    assert "Would fix 1 error (1 unsafe fix available" in err
     assert (project / "a.py").read_text() == source
     assert {p.name: p.stat().st_mtime_ns for p in project.iterdir()} == before
     code, out, _ = run(capsys, "-j1", "--diff", "--unsafe-fixes", "a.py")
     assert "+better()\n" in out and (project / "a.py").read_text() == source
     assert run(capsys, "-j1", "--diff", "b.py") == (0, "", "")
+
+
+def test_diff_and_fix_only_say_when_only_unsafe_fixes_exist(project, capsys):
+    write(project, {"a.py": "worse()\nworse()\n", "b.py": "bad()\nworse()\n"})
+    code, out, err = run(capsys, "-j1", "--diff", "a.py")
+    # No diff to show, but the user learns why and what would show one.
+    assert (code, out) == (0, "")
+    assert (
+        err == "No errors would be fixed (2 unsafe fixes available with `--diff --unsafe-fixes`).\n"
+    )
+    code, out, err = run(capsys, "-j1", "--diff", "b.py")
+    assert code == 1 and "+good()" in out
+    assert err == "Would fix 1 error (1 unsafe fix available with `--diff --unsafe-fixes`).\n"
+    # With --unsafe-fixes nothing is hidden, so no hint.
+    code, out, err = run(capsys, "-j1", "--diff", "--unsafe-fixes", "a.py")
+    assert code == 1 and err == "Would fix 2 errors.\n"
+    code, out, _ = run(capsys, "-j1", "--fix-only", "a.py")
+    assert code == 0
+    assert out == "No errors fixed (2 unsafe fixes available with `--fix-only --unsafe-fixes`).\n"
+    assert (project / "a.py").read_text() == "worse()\nworse()\n"
+    code, out, _ = run(capsys, "-j1", "--fix-only", "--show-fixes", "b.py")
+    assert "1 \u00d7 GL901 (bad-call)" in out
+    assert out.endswith("1 unsafe fix available with `--fix-only --unsafe-fixes`.\n")
+    # --fix's own report already ends with the hint.
+    write(project, {"a.py": "worse()\n"})
+    code, out, _ = run(capsys, "-j1", "--fix", "a.py")
+    assert out.endswith("1 unsafe fix available with `--fix --unsafe-fixes`.\n")
+
+
+def test_statistics_marks_the_rules_fix_would_fix(project, capsys):
+    write(project, {"a.py": "bad()\nworse()\nloud()\n"})
+
+    def markers(*options: str) -> dict[str, str]:
+        out = run(capsys, "-j1", "--statistics", *options, "a.py")[1]
+        rows = [line.split("\t") for line in out.splitlines() if "\t" in line]
+        return {row[1].strip(): row[2][:3] for row in rows}
+
+    assert markers() == {"GL901": "[*]", "GL902": "[ ]", "GL903": "[ ]"}
+    assert markers("--unsafe-fixes") == {"GL901": "[*]", "GL902": "[*]", "GL903": "[ ]"}
 
 
 def test_check_never_writes_source_files(project, capsys):
@@ -663,7 +702,8 @@ def test_rule_documentation_and_listing(project, capsys):
     assert run(capsys, "rule", "gl901")[0] == 0
     assert run(capsys, "rule", "bad-call")[0] == 0
     code, out, _ = run(capsys, "rule", "--all")
-    lines = out.splitlines()
+    # The autograd rules, then (after a blank line) the meta rules such as GL100.
+    lines = out.split("\n\n")[0].splitlines()
     assert [line.split()[:2] for line in lines] == [
         ["GL901", "bad-call"],
         ["GL902", "worse-call"],
@@ -671,7 +711,7 @@ def test_rule_documentation_and_listing(project, capsys):
     ]
     assert "Flags calls to `bad()`." in lines[0]
     data = json.loads(run(capsys, "rule", "--all", "--output-format", "json")[1])
-    assert [d["code"] for d in data] == ["GL901", "GL902", "GL903"]
+    assert [d["code"] for d in data if not d["explicit_only"]] == ["GL901", "GL902", "GL903"]
 
 
 def test_unknown_rule_exits_2(project, capsys):

@@ -541,6 +541,10 @@ def test_exit_status_is_0_after_shutdown_and_1_without(shut_down, status):
         ("x += 1  # see issue 3\n", 1, "x += 1  # see issue 3  # noqa: GL002\n"),
         ("f(x,\n  y)\n", 1, "f(x,  # noqa: GL002\n  y)\n"),
         ("x = '#'; x += 1\n", 1, "x = '#'; x += 1  # noqa: GL002\n"),
+        # Where the line ends inside a string or a continuation, the comment goes at the
+        # end of the statement's last line, which governs the lines before it.
+        ('x = f("""a\nb""")\n', 1, 'x = f("""a\nb""")  # noqa: GL002\n'),
+        ("x = 1 + \\\n    2\n", 1, "x = 1 + \\\n    2  # noqa: GL002\n"),
     ],
 )
 def test_noqa_insertion(source, line, expected):
@@ -554,8 +558,6 @@ def test_noqa_insertion(source, line, expected):
 @pytest.mark.parametrize(
     ("source", "line"),
     [
-        ('x = f("""a\nb""")\n', 1),  # the line ends inside a string
-        ("x = 1 + \\\n    2\n", 1),  # a comment cannot follow a backslash continuation
         ("x += 1  # noqa\n", 1),  # a bare noqa already covers every code
     ],
 )
@@ -589,9 +591,9 @@ def test_minimal_edit_turns_old_into_new(old, new):
 
 
 def rule_url(code: str) -> str:
-    from gradlint.rules.base import DOCS_URL
+    from gradlint.about import rule_url as url
 
-    return DOCS_URL.format(code=code)
+    return url(code)
 
 
 # --- the real rules, through `python -m gradlint lsp` ------------------------------

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
@@ -369,9 +370,12 @@ def _package_root(directory: Path) -> Path:
     return current
 
 
-def resolve_module(importing_file: str, module: str, level: int) -> str | None:
+def resolve_module(
+    importing_file: str, module: str, level: int, exists: Callable[[Path], bool] = Path.is_file
+) -> str | None:
     """The project file that `from <level dots><module> import ...` (or `import module`)
-    in importing_file names; None for anything outside the project (torch, numpy)."""
+    in importing_file names; None for anything outside the project (torch, numpy).
+    `exists` says which files there are (the default: those on disk)."""
     here = Path(importing_file).absolute().parent
     parts = module.split(".") if module else []
     if level:
@@ -387,9 +391,9 @@ def resolve_module(importing_file: str, module: str, level: int) -> str | None:
     for base in candidates:
         target = base.joinpath(*parts) if parts else base
         for path in (target.with_suffix(".py"), target / "__init__.py"):
-            if parts and path.is_file():
+            if parts and exists(path):
                 return str(path)
-        if not parts and (target / "__init__.py").is_file():
+        if not parts and exists(target / "__init__.py"):
             return str(target / "__init__.py")
     return None
 
@@ -483,3 +487,73 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
         if summary is None or summary.digest() != digest:
             return False
     return True
+
+
+# -- who depends on whom: files to re-lint when others change ----------------------------
+
+
+def imported_project_files(
+    path: str, source: str, exists: Callable[[Path], bool] = Path.is_file
+) -> set[str]:
+    """The real paths of the project files whose summaries `path`'s findings can depend
+    on: every module its imports resolve to, as ProjectIndex resolves them (`from m
+    import n` may name module `m` or module `m.n`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        modules: list[tuple[str, int]] = []
+        if isinstance(node, ast.Import):
+            modules = [(alias.name, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            modules = [(base, node.level)] + [
+                (f"{base}.{alias.name}" if base else alias.name, node.level)
+                for alias in node.names
+                if alias.name != "*"
+            ]
+        for module, level in modules:
+            target = resolve_module(path, module, level, exists)
+            if target is not None:
+                found.add(os.path.realpath(target))
+    return found
+
+
+def _module_word(path: str) -> str:
+    """The name an import of `path` must spell: its stem, or its package's name."""
+    name = Path(path)
+    return name.parent.name if name.name == "__init__.py" else name.stem
+
+
+def importers(
+    candidates: Iterable[str], changed: set[str], max_bytes: int = MAX_SUMMARY_BYTES
+) -> set[str]:
+    """The candidates (real paths) that import one of the `changed` files (real paths,
+    deleted ones included): their findings depend on the summaries of those files, so
+    they are linted again with them. A file that does not even contain the name of a
+    changed module (or a relative import) cannot import it, and is not parsed."""
+    words = {_module_word(path) for path in changed}
+    words.discard("")
+
+    def exists(path: Path) -> bool:
+        return path.is_file() or os.path.realpath(path) in changed
+
+    found: set[str] = set()
+    for candidate in candidates:
+        if candidate in changed:
+            continue
+        try:
+            if os.path.getsize(candidate) > max_bytes:
+                continue
+            with open(candidate, "rb") as handle:
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        # A relative import names its package by dots, not by name.
+        if "from ." not in text and not any(word in text for word in words):
+            continue
+        if imported_project_files(candidate, text, exists) & changed:
+            found.add(candidate)
+    return found

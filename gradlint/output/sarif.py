@@ -17,6 +17,7 @@ from typing import TextIO
 
 import gradlint
 import gradlint.engine
+from gradlint.about import home
 from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
 from gradlint.output.common import (
     ReportOptions,
@@ -29,7 +30,6 @@ from gradlint.output.common import (
 from gradlint.results import FileResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/gradlint/gradlint"
 # GitHub truncates longer descriptions.
 MAX_DESCRIPTION = 1024
 
@@ -167,7 +167,7 @@ def sarif_log(results: Sequence[FileResult], root: str | None = None) -> dict:
         "tool": {
             "driver": {
                 "name": "gradlint",
-                "informationUri": INFORMATION_URI,
+                "informationUri": home(),
                 "version": gradlint.__version__,
                 "semanticVersion": gradlint.__version__,
                 "rules": rules,

@@ -13,6 +13,7 @@ from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResult
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
+from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -27,3 +28,8 @@ ALL_RULES: list = [
     CheckpointWithoutGradInputs,
     InplaceOnSavedTensor,
 ]
+
+# Rules about the suppressions themselves, not autograd: the engine runs them after the
+# autograd rules (they judge those rules' findings), they have no fixtures to run under
+# torch, and they are selected only by their full code.
+META_RULES: list = [UnusedNoqa]

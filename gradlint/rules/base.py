@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
+from gradlint.about import rule_url
 from gradlint.diagnostics import Applicability, Confidence, Edit, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
 
 _VISIT_METHODS: dict[type, tuple[str, ...]] = {}
-
-DOCS_URL = "https://github.com/gradlint/gradlint/blob/main/docs/rules/{code}.md"
 
 
 class Rule:
@@ -151,4 +150,4 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return DOCS_URL.format(code=cls.code)
+        return rule_url(cls.code)
