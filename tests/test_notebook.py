@@ -379,3 +379,12 @@ def test_a_cached_notebook_result_is_relinted_when_an_imported_helper_changes(
     second = cli.main(args)
     out = capsys.readouterr().out
     assert (first, second) == (1, 0), out
+
+
+def test_add_noqa_leaves_a_notebook_untouched_and_says_so(tmp_path, capsys) -> None:
+    source = FIXTURES / "GL004" / "bad_notebook_eval_across_cells.ipynb"
+    target = tmp_path / "nb.ipynb"
+    target.write_bytes(source.read_bytes())
+    cli.main(["--isolated", "--no-cache", "--add-noqa", str(target)])
+    assert target.read_bytes() == source.read_bytes()
+    assert "noqa directives not added: notebooks are not supported" in capsys.readouterr().err
