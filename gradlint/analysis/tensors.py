@@ -533,14 +533,21 @@ class TensorFacts:
     def module_class(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
         """The qualified class of the module `expr` names (`self.lstm`, `rnn`), when it
         is constructed visibly: `self.lstm = nn.LSTM(...)`, `rnn = nn.GRU(...).to(d)`."""
+        constructors = self.module_constructors(expr, use)
+        classes = {self._constructed_class(value) for value in constructors}
+        return classes.pop() if len(classes) == 1 else None
+
+    def module_constructors(self, expr: cst.CSTNode, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """The values assigned to the name `expr` (`self.x` anywhere in the class, a
+        local name in the scope of `use`): what `module_class` reads the class from."""
         name = dotted_name(expr)
         if name is None:
-            return None
+            return []
         constructors: list[cst.CSTNode] = []
         if name.startswith("self.") and name.count(".") == 1:
             cls = self._enclosing_class(use)
             if cls is None:
-                return None
+                return []
             for node in self.index.walk(cls, into_functions=True):
                 if (
                     isinstance(node, cst.Assign)
@@ -553,8 +560,7 @@ class TensorFacts:
             for node, _kind in self._bindings(scope).get(name, ()):
                 if isinstance(node, cst.Assign):
                     constructors.append(node.value)
-        classes = {self._constructed_class(value) for value in constructors}
-        return classes.pop() if len(classes) == 1 else None
+        return constructors
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
         while (
@@ -645,6 +651,15 @@ _WEIGHTED = frozenset(
     {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"}
     | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
     | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
+)
+# torch.nn layers that hold parameters as built by default (InstanceNorm's affine
+# is off by default, so it holds none).
+PARAMETRIC_LAYERS = (
+    _WEIGHTED - {"InstanceNorm1d", "InstanceNorm2d"}
+    | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell", "MultiheadAttention"}
+    | {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer"}
+    | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
+    | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
 )
 _TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 

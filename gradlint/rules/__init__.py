@@ -11,6 +11,7 @@ from gradlint.rules.gl006_loss_history_accumulation import LossHistoryAccumulati
 from gradlint.rules.gl007_missing_zero_grad import MissingZeroGrad
 from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
+from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
 
 ALL_RULES: list = [
     UndetachedLoopState,
@@ -22,4 +23,5 @@ ALL_RULES: list = [
     MissingZeroGrad,
     GradModeNotEntered,
     CheckpointWithoutGradInputs,
+    InferenceOutsideNoGrad,
 ]
