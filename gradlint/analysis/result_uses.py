@@ -239,10 +239,20 @@ class ResultUses:
             return [(call, detached or last == "detach")]
         if qualified in ("sum", "min", "max", "abs") and not isinstance(call.func, cst.Attribute):
             return [(call, detached)]  # builtin arithmetic on it
-        layer = self.tensors.module_class(call.func, call) or ""
+        layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it
         raise _Escapes
+
+    def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
+        """The torch.nn class of the module called, built in this scope or, for a global
+        read in a function, at module level (`criterion = nn.CrossEntropyLoss()`)."""
+        found = self.tensors.module_class(func, call)
+        if found is None and isinstance(func, cst.Name):
+            bindings = self.values.bindings_of(func.value, call)
+            if bindings and self.index.scope_of(bindings[0]) is self.index.module:
+                found = self.tensors.module_class(func, bindings[0])
+        return found
 
     def _bound(self, statement: cst.CSTNode, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is bound to names: follow each name's uses."""
