@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import COMPARISON_OPS
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.values import ValueAnalysis

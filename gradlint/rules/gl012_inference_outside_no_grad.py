@@ -88,8 +88,16 @@ class InferenceOutsideNoGrad(Rule):
     )
     fix_title = "Wrap the statement in `with torch.no_grad():`"
     # Every result the rule can call "read as numbers" passes through one of these.
-    trigger_tokens = (".item(", ".tolist(", ".numpy(", "float(", "argmax", "argmin", ".max(")
-    trigger_tokens += (".min(",)
+    trigger_tokens = (
+        ".item(",
+        ".tolist(",
+        ".numpy(",
+        "float(",
+        "argmax",
+        "argmin",
+        ".max(",
+        ".min(",
+    )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
@@ -117,7 +125,9 @@ class InferenceOutsideNoGrad(Rule):
             self.report(
                 call,
                 self.message_for(what=what, consequence=consequence),
-                fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
+                fix=wrap_in_no_grad(
+                    self.context, statement, self.fix_title, self.fix_applicability
+                ),
             )
 
     def _records(self, call: cst.Call) -> bool:
