@@ -62,6 +62,7 @@ class ForwardAnalysis:
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
         self._frozen: list[tuple[str, cst.CSTNode]] | None = None
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
+        self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -328,9 +329,67 @@ class ForwardAnalysis:
         name = dotted_name(target)
         if name is None:
             return None
+        method = func.attr.value if isinstance(func, cst.Attribute) else "forward"
+        if self._switches_grad_mode(method, self._model_class(target, name, call)):
+            return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         if name == "self":
             return name if self._self_has_parameters(call) else None
         return name if self.has_parameters(target, call) else None
+
+    def _model_class(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> str | None:
+        """The class of the model called, as far as this file shows it: the enclosing
+        class for `self`, else the class it is built from."""
+        if name == "self":
+            for anc in self.index.ancestors(use):
+                if isinstance(anc, cst.ClassDef):
+                    return anc.name.value
+            return None
+        return self.tensors.module_class(target, self._binding_site(name, use))
+
+    def _binding_site(self, name: str, use: cst.CSTNode) -> cst.CSTNode:
+        """Where to look up how `name` is built: the use itself, or, for a global read
+        inside a function, its module-level binding."""
+        if "." in name:
+            return use
+        bindings = self.values.bindings_of(name, use)
+        if bindings and self.index.scope_of(bindings[0]) is self.index.module:
+            return bindings[0]
+        return use
+
+    def _switches_grad_mode(self, method: str, owner: str | None) -> bool:
+        """Does the method, in the model's class (in every module class of this file
+        that has one, when the class is out of sight), set its own grad mode (a
+        grad-mode decorator, a `with torch.no_grad():` block, a `set_grad_enabled`
+        call)? Then the caller's mode says nothing about what it records."""
+        if owner is not None and owner.startswith("torch."):
+            return False
+        key = (method, owner.rsplit(".", 1)[-1] if owner is not None else None)
+        found = self._grad_mode_methods.get(key)
+        if found is None:
+            found = self._grad_mode_methods[key] = self._compute_switches(*key)
+        return found
+
+    def _compute_switches(self, method: str, owner: str | None) -> bool:
+        modules = self.tensors.local_module_classes()
+        grad_mode = self.grad_mode
+        for func in grad_mode.callees.named(method):
+            cls = self.index.enclosing_class(func)
+            if cls is None or cls.name.value not in modules:
+                continue
+            if owner is not None and cls.name.value != owner:
+                continue
+            for decorator in func.decorators:
+                expr = decorator.decorator
+                if grad_mode.api_of(expr.func if isinstance(expr, cst.Call) else expr):
+                    return True
+            for node in self.index.walk(func.body):
+                if isinstance(node, cst.With) and any(
+                    grad_mode.context_effect(item.item) is not None for item in node.items
+                ):
+                    return True
+                if isinstance(node, cst.Call) and grad_mode.api_of(node.func) == "set_grad_enabled":
+                    return True
+        return False
 
     def parameter_function(self, call: cst.Call) -> str | None:
         """The name of this file's function that `call` runs when what it returns is
@@ -387,11 +446,7 @@ class ForwardAnalysis:
 
     def _compute_has_parameters(self, expr: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
         tensors = self.tensors
-        constructors = tensors.module_constructors(expr, use)
-        if not constructors and "." not in name and self.values.bindings_of(name, use):
-            scope = self.index.scope_of(self.values.bindings_of(name, use)[0])
-            if scope is self.index.module and self.index.scope_of(use) is not scope:
-                constructors = tensors.module_constructors(expr, self.index.module)
+        constructors = tensors.module_constructors(expr, self._binding_site(name, use))
         verdicts = {self._built_with_parameters(value) for value in constructors}
         if False in verdicts:
             return False  # some binding makes it a parameterless module, or not a module

@@ -208,3 +208,34 @@ class Density(nn.Module):
         loss = -self(x).log().mean()
         loss.backward()
         return loss.item()
+
+
+class ActorCritic(nn.Module):
+    """spinningup's MLPActorCritic: act() runs the policy under no_grad itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.pi = nn.Linear(4, 2)
+
+    def forward(self, obs):
+        return self.pi(obs)
+
+    def act(self, obs):
+        with torch.no_grad():
+            return self.pi(obs).numpy()
+
+
+class Teacher(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+
+    @torch.no_grad()
+    def forward(self, x):
+        return self.body(x)
+
+
+def rollout(obs):
+    ac = ActorCritic()
+    teacher = Teacher()
+    return ac.act(obs).argmax() + teacher(obs).argmax().item()
