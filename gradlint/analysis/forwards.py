@@ -63,6 +63,7 @@ class ForwardAnalysis:
         self._frozen: list[tuple[str, cst.CSTNode]] | None = None
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
+        self._parameter_functions: dict[cst.FunctionDef, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -329,12 +330,15 @@ class ForwardAnalysis:
         name = dotted_name(target)
         if name is None:
             return None
+        if name == "self":
+            if not self._self_has_parameters(call):
+                return None
+        elif not self.has_parameters(target, call):
+            return None
         method = func.attr.value if isinstance(func, cst.Attribute) else "forward"
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
-        if name == "self":
-            return name if self._self_has_parameters(call) else None
-        return name if self.has_parameters(target, call) else None
+        return name
 
     def _model_class(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> str | None:
         """The class of the model called, as far as this file shows it: the enclosing
@@ -397,10 +401,17 @@ class ForwardAnalysis:
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
         func = self.summaries.resolve(call)
-        if func is None or self.differentiates(func):
+        if func is None:
             return None
+        if func not in self._parameter_functions:
+            self._parameter_functions[func] = self._computes_from_parameters(func)
+        return func.name.value if self._parameter_functions[func] else None
+
+    def _computes_from_parameters(self, func: cst.FunctionDef) -> bool:
+        if self.differentiates(func):
+            return False
         if self.grad_mode.function_mode(func) is not GradMode.RECORDING:
-            return None
+            return False
         returns = [
             node
             for node in self.index.walk(func.body)
@@ -411,11 +422,11 @@ class ForwardAnalysis:
                 continue
             assert ret.value is not None
             if self.values.of_expr(ret.value, ret) & {Kind.GRAPH, Kind.LEAF}:
-                return func.name.value
+                return True
             for node in self.index.walk(ret.value):
                 if isinstance(node, cst.Call) and self.model_forward(node) is not None:
-                    return func.name.value
-        return None
+                    return True
+        return False
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         for anc in self.index.ancestors(use):

@@ -99,18 +99,35 @@ class ResultUses:
         self.tensors = tensors
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
+        self._sinks: dict[cst.CSTNode, bool] = {}
 
     # -- the query ---------------------------------------------------------------------
 
     def numbers_only(self, call: cst.CSTNode) -> NumberUses | None:
         """How the value of `call` ends as numbers, or None when any use of it may keep
         or use its graph (or none of its uses is a number)."""
+        if not self.scope_may_make_numbers(self.index.scope_of(call)):
+            return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         try:
             self._follow(call, found)
         except _Escapes:
             return None
         return found if found.numbers else None
+
+    def scope_may_make_numbers(self, scope: cst.CSTNode) -> bool:
+        """Does the scope (nested functions excluded) hold a call that can turn a value
+        into numbers? Most scopes (a module's forward) do not: they are ruled out
+        without following a single name."""
+        found = self._sinks.get(scope)
+        if found is None:
+            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            found = any(
+                isinstance(node, cst.Call) and _may_make_numbers(node)
+                for node in self.index.walk(root)
+            )
+            self._sinks[scope] = found
+        return found
 
     # -- the walk ----------------------------------------------------------------------
 
@@ -327,6 +344,13 @@ class ResultUses:
             if scope is self.index.module or self.index.is_inside(inner, scope):
                 return True
         return False
+
+
+def _may_make_numbers(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in NUMBER_METHODS | INDEX_METHODS | {"max", "min"}
+    return isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
 
 
 def _integer_index(subscript: cst.Subscript) -> int | None:

@@ -70,6 +70,7 @@ class TensorFacts:
         self._resolving_names: set[str] = set()
         self._aliasing = False
         self._switch_cache: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
+        self._self_values: dict[cst.ClassDef, dict[str, list[cst.CSTNode]]] = {}
 
     # -- classification of values -----------------------------------------------------
 
@@ -548,19 +549,26 @@ class TensorFacts:
             cls = self._enclosing_class(use)
             if cls is None:
                 return []
-            for node in self.index.walk(cls, into_functions=True):
-                if (
-                    isinstance(node, cst.Assign)
-                    and len(node.targets) == 1
-                    and dotted_name(node.targets[0].target) == name
-                ):
-                    constructors.append(node.value)
+            return list(self._self_assignments(cls).get(name, ()))
         else:
             scope = self.index.scope_of(use)
             for node, _kind in self._bindings(scope).get(name, ()):
                 if isinstance(node, cst.Assign):
                     constructors.append(node.value)
         return constructors
+
+    def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
+        """`self.x = value` anywhere in the class, by name: read once per class."""
+        found = self._self_values.get(cls)
+        if found is None:
+            found = {}
+            for node in self.index.walk(cls, into_functions=True):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    name = dotted_name(node.targets[0].target)
+                    if name is not None and name.startswith("self.") and name.count(".") == 1:
+                        found.setdefault(name, []).append(node.value)
+            self._self_values[cls] = found
+        return found
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
         while (

@@ -105,6 +105,14 @@ class InferenceOutsideNoGrad(Rule):
         index = facts.index
         reported: set[cst.CSTNode] = set()
         for call in index.calls:
+            # cheapest first: most calls are not forwards whose result ends as numbers
+            if dotted_name(call.func) is None:
+                continue
+            if not facts.result_uses.scope_may_make_numbers(index.scope_of(call)):
+                continue
+            statement = index.statement_of(call)
+            if statement in reported or not self._records(call):
+                continue
             model = forwards.model_forward(call)
             what = f"This forward of `{model}`"
             if model is None:
@@ -112,13 +120,12 @@ class InferenceOutsideNoGrad(Rule):
                 if model is None:
                     continue
                 what = f"This call of `{model}`, which computes from parameters,"
-            statement = index.statement_of(call)
-            if statement in reported or not self._records(call):
+            uses = facts.result_uses.numbers_only(call)
+            if uses is None or facts.frameworks.is_foreign(call):
                 continue
             if not self._in_train_mode(call, model) or forwards.is_frozen(model, call):
                 continue
-            uses = facts.result_uses.numbers_only(call)
-            if uses is None or forwards.graph_is_used(call, model):
+            if forwards.graph_is_used(call, model):
                 continue
             reported.add(statement)  # one report per statement: `critic(actor(s))`
             consequence = _RAISES if uses.numpy_raises else _NUMBERS
@@ -134,9 +141,8 @@ class InferenceOutsideNoGrad(Rule):
         facts = self.facts
         if facts.mode_at(call) is not GradMode.RECORDING:
             return False
-        if isinstance(facts.index.scope_of(call), cst.Lambda):
-            return False  # run wherever it is handed to: its grad mode is out of sight
-        return not facts.frameworks.is_foreign(call)
+        # a lambda runs wherever it is handed to: its grad mode is out of sight
+        return not isinstance(facts.index.scope_of(call), cst.Lambda)
 
     def _in_train_mode(self, call: cst.Call, model: str) -> bool:
         """The model is known not to be in eval mode here, nor in any caller of this
