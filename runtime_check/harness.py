@@ -218,14 +218,17 @@ def lint_all(fixtures: list[Fixture]) -> dict[Path, Lint]:
 
     registered = frozenset(rule.code for rule in engine.ALL_RULES)
     results: dict[Path, Lint] = {}
+    from gradlint.config import Config
     from gradlint.notebook import is_notebook, lint_notebook_file
 
+    # Fixtures are every rule's own examples: preview rules are judged on them too.
+    config = Config(preview=True)
     for fixture in fixtures:
         try:
             if is_notebook(str(fixture.path)):
-                result = lint_notebook_file(str(fixture.path))
+                result = lint_notebook_file(str(fixture.path), config)
             else:
-                result = engine.lint_file(fixture.path)
+                result = engine.lint_file(fixture.path, config)
         except Exception as exc:  # noqa: BLE001 - a linter crash is a finding, not our crash
             results[fixture.path] = Lint(error=f"gradlint crashed: {type(exc).__name__}: {exc}")
             continue

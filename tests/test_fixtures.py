@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from gradlint.config import Config
 from gradlint.engine import lint_file
+
+# The fixtures are every rule's own examples, preview rules' included.
+WITH_PREVIEW = Config(preview=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -36,7 +40,7 @@ def expected_findings(path: Path) -> set[tuple[int, str]]:
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_markers_equal_findings(path: Path) -> None:
-    result = lint_file(path)
+    result = lint_file(path, WITH_PREVIEW)
     assert result.error is None, result.error
     found = {(d.start.line, d.code) for d in result.diagnostics}
     expected = expected_findings(path)

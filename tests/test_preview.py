@@ -101,7 +101,7 @@ def test_cli_preview_flag(preview_gl002, tmp_path, monkeypatch):
 
 def test_rule_docs_and_listing_say_which_rules_are_stable(preview_gl002, monkeypatch):
     status, out = run(["rule", "--all"], monkeypatch)
-    rows = {line.split()[0]: line.split()[2] for line in out.splitlines()}
+    rows = {line.split()[0]: line.split()[2] for line in out.splitlines() if line.startswith("GL")}
     assert rows["GL002"] == "preview" and rows["GL001"] == "stable"
     status, out = run(["rule", "--all", "--output-format", "json"], monkeypatch)
     assert {r["code"]: r["preview"] for r in json.loads(out)}["GL002"] is True

@@ -17,6 +17,7 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts
 from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.saved import SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
@@ -95,6 +96,10 @@ class FileFacts:
     @cached_property
     def differentiation(self) -> DifferentiationReach:
         return DifferentiationReach(self.index, self.flow, self.loops, self.values)
+
+    @cached_property
+    def result_uses(self) -> ResultUses:
+        return ResultUses(self.index, self.values, self.tensors)
 
     @cached_property
     def grad_clears(self) -> GradClearing:

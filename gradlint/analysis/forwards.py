@@ -20,11 +20,11 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import STORING_METHODS, DifferentiationReach
-from gradlint.analysis.grad_mode import GradModeAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import TensorFacts, is_false
+from gradlint.analysis.tensors import PARAMETER_ITERATORS, PARAMETRIC_LAYERS, TensorFacts, is_false
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 # nn.Module's own API: calling these is not a forward pass.
@@ -59,6 +59,11 @@ class ForwardAnalysis:
         self.reach = reach
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
+        self._parameter_owners: dict[str, list[cst.Call]] | None = None
+        self._frozen: list[tuple[str, cst.CSTNode]] | None = None
+        self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
+        self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
+        self._parameter_functions: dict[cst.FunctionDef, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -308,6 +313,257 @@ class ForwardAnalysis:
             for arg in call.args
         )
 
+    # -- forwards of models that hold parameters -------------------------------------
+
+    def model_forward(self, call: cst.Call) -> str | None:
+        """The dotted name of the model with parameters whose forward `call` runs:
+        `model(x)`, `model.forward(x)`, `self(x)` in a module class, or a method of this
+        file's modules that computes with their layers (`agent.act(s)`). None when the
+        callee is not known to be a module that holds parameters (a loss module, a
+        parameterless layer, a plain function, something out of sight)."""
+        func = call.func
+        target: cst.CSTNode = func
+        if isinstance(func, cst.Attribute) and (
+            func.attr.value == "forward" or func.attr.value in self.forward_methods()
+        ):
+            target = func.value
+        name = dotted_name(target)
+        if name is None:
+            return None
+        if name == "self":
+            if not self._self_has_parameters(call):
+                return None
+        elif not self.has_parameters(target, call):
+            return None
+        method = func.attr.value if isinstance(func, cst.Attribute) else "forward"
+        if self._switches_grad_mode(method, self._model_class(target, name, call)):
+            return None  # `@torch.no_grad()` on forward or on `act`: nothing records
+        return name
+
+    def _model_class(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> str | None:
+        """The class of the model called, as far as this file shows it: the enclosing
+        class for `self`, else the class it is built from."""
+        if name == "self":
+            for anc in self.index.ancestors(use):
+                if isinstance(anc, cst.ClassDef):
+                    return anc.name.value
+            return None
+        return self.tensors.module_class(target, self._binding_site(name, use))
+
+    def _binding_site(self, name: str, use: cst.CSTNode) -> cst.CSTNode:
+        """Where to look up how `name` is built: the use itself, or, for a global read
+        inside a function, its module-level binding."""
+        if "." in name:
+            return use
+        bindings = self.values.bindings_of(name, use)
+        if bindings and self.index.scope_of(bindings[0]) is self.index.module:
+            return bindings[0]
+        return use
+
+    def _switches_grad_mode(self, method: str, owner: str | None) -> bool:
+        """Does the method, in the model's class (in every module class of this file
+        that has one, when the class is out of sight), set its own grad mode (a
+        grad-mode decorator, a `with torch.no_grad():` block, a `set_grad_enabled`
+        call)? Then the caller's mode says nothing about what it records."""
+        if owner is not None and owner.startswith("torch."):
+            return False
+        key = (method, owner.rsplit(".", 1)[-1] if owner is not None else None)
+        found = self._grad_mode_methods.get(key)
+        if found is None:
+            found = self._grad_mode_methods[key] = self._compute_switches(*key)
+        return found
+
+    def _compute_switches(self, method: str, owner: str | None) -> bool:
+        modules = self.tensors.local_module_classes()
+        grad_mode = self.grad_mode
+        for func in grad_mode.callees.named(method):
+            cls = self.index.enclosing_class(func)
+            if cls is None or cls.name.value not in modules:
+                continue
+            if owner is not None and cls.name.value != owner:
+                continue
+            for decorator in func.decorators:
+                expr = decorator.decorator
+                if grad_mode.api_of(expr.func if isinstance(expr, cst.Call) else expr):
+                    return True
+            for node in self.index.walk(func.body):
+                if isinstance(node, cst.With) and any(
+                    grad_mode.context_effect(item.item) is not None for item in node.items
+                ):
+                    return True
+                if isinstance(node, cst.Call) and grad_mode.api_of(node.func) == "set_grad_enabled":
+                    return True
+        return False
+
+    def parameter_function(self, call: cst.Call) -> str | None:
+        """The name of this file's function that `call` runs when what it returns is
+        computed from parameters (a density with learnable mean and scale evaluated on a
+        grid, a helper that returns a model's output), with autograd recording in it and
+        no differentiation inside."""
+        func = self.summaries.resolve(call)
+        if func is None:
+            return None
+        if func not in self._parameter_functions:
+            self._parameter_functions[func] = self._computes_from_parameters(func)
+        return func.name.value if self._parameter_functions[func] else None
+
+    def _computes_from_parameters(self, func: cst.FunctionDef) -> bool:
+        if self.differentiates(func):
+            return False
+        if self.grad_mode.function_mode(func) is not GradMode.RECORDING:
+            return False
+        returns = [
+            node
+            for node in self.index.walk(func.body)
+            if isinstance(node, cst.Return) and node.value is not None
+        ]
+        for ret in returns:
+            if self.grad_mode.mode_at(ret) is not GradMode.RECORDING:
+                continue
+            assert ret.value is not None
+            if self.values.of_expr(ret.value, ret) & {Kind.GRAPH, Kind.LEAF}:
+                return True
+            for node in self.index.walk(ret.value):
+                if isinstance(node, cst.Call) and self.model_forward(node) is not None:
+                    return True
+        return False
+
+    def _self_has_parameters(self, use: cst.CSTNode) -> bool:
+        for anc in self.index.ancestors(use):
+            if isinstance(anc, cst.ClassDef):
+                name = anc.name.value
+                return (
+                    name in self.tensors.local_module_classes()
+                    and name not in self.parameterless_classes()
+                )
+        return False
+
+    def has_parameters(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is `expr` (a dotted name) a module that holds parameters? Known from how it
+        is built (a torch.nn layer that has weights, a container of such layers, this
+        file's module class that is not parameterless), or, for a model built out of
+        sight (an imported class, a factory), from its `.parameters()` being asked for
+        (handed to an optimizer, counted)."""
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        scope = self.index.scope_of(use)
+        key = (scope, name)
+        found = self._has_parameters.get(key)
+        if found is None:
+            found = self._compute_has_parameters(expr, name, use)
+            self._has_parameters[key] = found
+        return found
+
+    def _compute_has_parameters(self, expr: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+        tensors = self.tensors
+        constructors = tensors.module_constructors(expr, self._binding_site(name, use))
+        verdicts = {self._built_with_parameters(value) for value in constructors}
+        if False in verdicts:
+            return False  # some binding makes it a parameterless module, or not a module
+        if True in verdicts:
+            return True
+        return self._parameters_asked_for(name, use)
+
+    def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
+        """True: builds a module with parameters; False: builds something that is not
+        one (a parameterless torch layer, a loss, None, a literal); None: cannot say."""
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("to", "cuda", "cpu", "train", "float", "double")
+        ):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+                return None
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn."):
+            if last in ("Sequential", "ModuleList", "ModuleDict"):
+                elements = [a.value for a in value.args if not a.keyword]
+                flattened: list[cst.CSTNode] = []
+                for element in elements:
+                    if isinstance(element, (cst.List, cst.Tuple)):
+                        flattened.extend(e.value for e in element.elements)
+                    elif isinstance(element, (cst.ListComp, cst.GeneratorExp)):
+                        flattened.append(element.elt)
+                    else:
+                        flattened.append(element)
+                inner = {self._built_with_parameters(e) for e in flattened}
+                return True if True in inner else (None if None in inner else False)
+            return last in PARAMETRIC_LAYERS
+        if last in self.tensors.local_module_classes() and "." not in qualified:
+            return last not in self.parameterless_classes()
+        return None
+
+    def _parameters_asked_for(self, name: str, use: cst.CSTNode) -> bool:
+        """`name.parameters()` / `.named_parameters()` on the same variable: in the class
+        for `self.x`, else where the same bindings of the name reach."""
+        if self._parameter_owners is None:
+            owners: dict[str, list[cst.Call]] = {}
+            for call in self.index.calls:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_ITERATORS:
+                    receiver = dotted_name(func.value)
+                    if receiver is not None:
+                        owners.setdefault(receiver, []).append(call)
+            self._parameter_owners = owners
+        calls = self._parameter_owners.get(name)
+        if not calls:
+            return False
+        if name.startswith("self."):
+            cls = self.tensors._enclosing_class(use)
+            return cls is not None and any(self.index.is_inside(c, cls) for c in calls)
+        head = name.split(".")[0]
+        bindings = set(self.values.bindings_of(head, use))
+        return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
+
+    def is_frozen(self, model: str, use: cst.CSTNode) -> bool:
+        """Are (some of) the model's parameters switched off anywhere in the file:
+        `model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
+        `model.parameters()`? A frozen model on inputs without history records nothing.
+        Names are compared as written, so a switch on a submodule counts too."""
+        if self._frozen is None:
+            self._frozen = self._collect_frozen()
+        cls = self.tensors._enclosing_class(use) if model == "self" else None
+        for owner, at in self._frozen:
+            if owner == model or owner.startswith(model + ".") or model.startswith(owner + "."):
+                if cls is None or self.index.is_inside(at, cls):
+                    return True
+        return False
+
+    def _collect_frozen(self) -> list[tuple[str, cst.CSTNode]]:
+        found: list[tuple[str, cst.CSTNode]] = []
+        for node in self.index.nodes:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value == "requires_grad_" and node.args:
+                    if not _is_true(node.args[0].value):
+                        owner = dotted_name(node.func.value)
+                        if owner is not None:
+                            found.append((owner, node))
+            elif isinstance(node, cst.For):
+                iterable = node.iter
+                if isinstance(iterable, cst.Call) and iterable.args:
+                    qualified = self.index.qualified_name(iterable.func) or ""
+                    if qualified in ("list", "enumerate", "tuple", "reversed"):
+                        iterable = iterable.args[0].value
+                if not (
+                    isinstance(iterable, cst.Call)
+                    and isinstance(iterable.func, cst.Attribute)
+                    and iterable.func.attr.value in PARAMETER_ITERATORS
+                ):
+                    continue
+                owner = dotted_name(iterable.func.value)
+                if owner is None:
+                    continue
+                for inner in self.index.walk(node.body):
+                    if _switches_requires_grad_off(inner):
+                        found.append((owner, node))
+                        break
+        return found
+
     # -- modules whose forward differentiates -----------------------------------------
 
     def differentiating_classes(self) -> set[str]:
@@ -347,3 +603,20 @@ class ForwardAnalysis:
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
+
+
+def _is_true(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _switches_requires_grad_off(node: cst.CSTNode) -> bool:
+    """`x.requires_grad = <anything but True>` or `x.requires_grad_(<not True>)`."""
+    if isinstance(node, cst.Assign):
+        return any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+            for t in node.targets
+        ) and not _is_true(node.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value == "requires_grad_" and node.args:
+            return not _is_true(node.args[0].value)
+    return False

@@ -73,6 +73,7 @@ class TensorFacts:
         self._resolving_names: set[str] = set()
         self._aliasing = False
         self._switch_cache: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
+        self._self_values: dict[cst.ClassDef, dict[str, list[cst.CSTNode]]] = {}
 
     # -- classification of values -----------------------------------------------------
 
@@ -567,8 +568,8 @@ class TensorFacts:
         return classes.pop() if len(classes) == 1 else None
 
     def module_constructors(self, expr: cst.CSTNode, use: cst.CSTNode) -> list[cst.CSTNode]:
-        """Every value assigned to the name `expr` reads: `self.x = ...` anywhere in the
-        enclosing class, or the assignments of a local name in its scope."""
+        """The values assigned to the name `expr` (`self.x` anywhere in the class, a
+        local name in the scope of `use`): what `module_class` reads the class from."""
         name = dotted_name(expr)
         if name is None:
             return []
@@ -577,19 +578,26 @@ class TensorFacts:
             cls = self._enclosing_class(use)
             if cls is None:
                 return []
-            for node in self.index.walk(cls, into_functions=True):
-                if (
-                    isinstance(node, cst.Assign)
-                    and len(node.targets) == 1
-                    and dotted_name(node.targets[0].target) == name
-                ):
-                    constructors.append(node.value)
+            return list(self._self_assignments(cls).get(name, ()))
         else:
             scope = self.index.scope_of(use)
             for node, _kind in self._bindings(scope).get(name, ()):
                 if isinstance(node, cst.Assign):
                     constructors.append(node.value)
         return constructors
+
+    def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
+        """`self.x = value` anywhere in the class, by name: read once per class."""
+        found = self._self_values.get(cls)
+        if found is None:
+            found = {}
+            for node in self.index.walk(cls, into_functions=True):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    name = dotted_name(node.targets[0].target)
+                    if name is not None and name.startswith("self.") and name.count(".") == 1:
+                        found.setdefault(name, []).append(node.value)
+            self._self_values[cls] = found
+        return found
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
         while (
@@ -682,6 +690,15 @@ _WEIGHTED = frozenset(
     | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
 )
 WEIGHTED_LAYERS = _WEIGHTED
+# torch.nn layers that hold parameters as built by default (InstanceNorm's affine
+# is off by default, so it holds none).
+PARAMETRIC_LAYERS = (
+    _WEIGHTED - {"InstanceNorm1d", "InstanceNorm2d"}
+    | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell", "MultiheadAttention"}
+    | {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer"}
+    | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
+    | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
+)
 _TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 
 

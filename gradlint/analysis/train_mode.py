@@ -192,6 +192,21 @@ class TrainModeAnalysis:
             return self._global_eval_switch(model, scope)
         return self._decide(switches, use)
 
+    def in_train_mode_at(self, model: str, use: cst.CSTNode) -> bool:
+        """Is `model` known to be in training mode at `use`: no switch anywhere in the
+        file can put it in eval mode, or the switches of it in the use's scope that
+        reach the use all put it in training mode? (Where it may be in eval mode, a
+        forward without no_grad is GL004's finding, or unknown.)"""
+        if not any(s.to_eval and s.model == model for s in self.switches()):
+            return True
+        scope = self.index.scope_of(use)
+        switches = self._scope_switches(scope, model)
+        if not switches:
+            return False
+        reaching = self.index.reaching([s.anchor for s in switches], use)
+        chosen = [s for s in switches if s.anchor in reaching]
+        return bool(chosen) and not any(s.to_eval for s in chosen)
+
     def _eval_at(self, model: str, use: cst.CSTNode, direct: list[ModeSwitch]):
         scope = self.index.scope_of(use)
         switches = [

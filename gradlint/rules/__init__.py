@@ -13,6 +13,7 @@ from gradlint.rules.gl008_grad_mode_not_entered import GradModeNotEntered
 from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResult
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
+from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -27,6 +28,7 @@ ALL_RULES: list = [
     BackwardOfNoGradResult,
     CheckpointWithoutGradInputs,
     InplaceOnSavedTensor,
+    InferenceOutsideNoGrad,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the

@@ -25,7 +25,7 @@ class DQN(nn.Module):
 
     def act(self, state):
         state = Variable(torch.FloatTensor(state).unsqueeze(0), volatile=True)  # error: GL008
-        q_value = self.forward(state)
+        q_value = self.forward(state)  # error: GL012 (the volatile flag does nothing)
         return q_value.max(1)[1].data[0]
 
 

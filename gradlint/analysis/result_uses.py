@@ -1,0 +1,368 @@
+"""Is a result only ever read as numbers? The question behind "inference that records a
+graph for nothing" (GL012): a forward whose output ends, on every path, in `.item()`,
+`.tolist()`, `float()`, an `argmax` or a comparison builds a graph that nobody can use.
+
+The result is followed along def-use chains (a rebinding starts a new chain) and
+through the operations that carry its history on (arithmetic, tensor methods, torch
+functions, indexing, a loss module). Each path ends in one of:
+
+- a *number*: `.item()`, `.tolist()`, `.numpy()`, `float(...)`, `argmax`/`argmin`, the
+  indices of `max`/`min` along a dimension. `.numpy()` (or a numpy function) on a value
+  that still requires grad raises "Can't call numpy() on Tensor that requires grad";
+- a *cut* that holds no history either: a comparison, an integer cast, `.shape`, a
+  truth test, an f-string, `print`, an index into another tensor;
+- a discarded expression statement;
+- an *escape*: anything else. Returned, yielded, stored in an attribute, a container or
+  a subscript, passed to a function gradlint cannot see into, read by a nested function
+  or another scope, differentiated (`backward`, `autograd.grad`), a hook registered, an
+  in-place change. One escape anywhere and the answer is "no": the graph may be used.
+
+Precision first: the answer is "numbers only" only when every path is followed to its
+end and at least one of them is a number (a result that is merely dropped says nothing
+about intent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex
+from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.values import ValueAnalysis
+
+# Tensor methods whose result is a Python number or a list of them.
+NUMBER_METHODS = frozenset({"item", "tolist", "numpy"})
+# Index-returning reductions: the chosen action or class, without history.
+INDEX_METHODS = frozenset({"argmax", "argmin"})
+# Methods whose result holds no history, and that say nothing about intent.
+_CUT_METHODS = frozenset(
+    {"argsort", "long", "int", "bool", "byte", "short", "nonzero", "eq", "ne", "lt", "le"}
+    | {"gt", "ge", "isnan", "isinf", "isfinite", "numel", "size", "dim", "nelement"}
+    | {"element_size", "data_ptr", "stride", "is_contiguous", "get_device", "__len__"}
+    | {"equal", "allclose", "isclose", "any", "all", "count_nonzero"}
+)
+# Methods through which the graph is used or kept on purpose.
+_ESCAPE_METHODS = frozenset(
+    {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
+    | {"register_post_accumulate_grad_hook", "share_memory_", "copy_"}
+)
+_CUT_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
+    | {"grad", "layout", "names"}
+)
+_CUT_BUILTINS = frozenset(
+    {"int", "bool", "len", "str", "repr", "format", "print", "isinstance", "hasattr", "id"}
+    | {"type"}
+)
+_NUMBER_BUILTINS = frozenset({"float"})
+# torch namespaces whose functions do not just compute a tensor from their arguments:
+# they differentiate, sample from a distribution that a log-probability may be taken
+# of, save, trace or hand the value to other code.
+_ESCAPING_TORCH = (
+    "torch.autograd.",
+    "torch.distributions.",
+    "torch.utils.",
+    "torch.optim.",
+    "torch.func.",
+    "torch.jit.",
+    "torch.save",
+    "torch.distributed.",
+    "torch.nn.utils.",
+    "torch.nn.init.",
+    "torch.nn.Parameter",
+    "torch.cuda.",
+    "torch.compile",
+)
+_NUMPY = ("np.", "numpy.")
+_MAX_STEPS = 2000
+
+
+@dataclass
+class NumberUses:
+    """Where a result ends as numbers: the nodes that turn it into numbers, and those
+    that call `.numpy()` (or a numpy function) while it still requires grad."""
+
+    numbers: list[cst.CSTNode] = field(default_factory=list)
+    numpy_raises: list[cst.CSTNode] = field(default_factory=list)
+
+
+class _Escapes(Exception):
+    pass
+
+
+class ResultUses:
+    def __init__(self, index: FileIndex, values: ValueAnalysis, tensors: TensorFacts) -> None:
+        self.index = index
+        self.values = values
+        self.tensors = tensors
+        self._reads: dict[str, list[cst.Name]] | None = None
+        self._declared: set[str] | None = None
+        self._sinks: dict[cst.CSTNode, bool] = {}
+
+    # -- the query ---------------------------------------------------------------------
+
+    def numbers_only(self, call: cst.CSTNode) -> NumberUses | None:
+        """How the value of `call` ends as numbers, or None when any use of it may keep
+        or use its graph (or none of its uses is a number)."""
+        if not self.scope_may_make_numbers(self.index.scope_of(call)):
+            return None  # the value never leaves its scope, where nothing makes numbers
+        found = NumberUses()
+        try:
+            self._follow(call, found)
+        except _Escapes:
+            return None
+        return found if found.numbers else None
+
+    def scope_may_make_numbers(self, scope: cst.CSTNode) -> bool:
+        """Does the scope (nested functions excluded) hold a call that can turn a value
+        into numbers? Most scopes (a module's forward) do not: they are ruled out
+        without following a single name."""
+        found = self._sinks.get(scope)
+        if found is None:
+            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            found = any(
+                isinstance(node, cst.Call) and _may_make_numbers(node)
+                for node in self.index.walk(root)
+            )
+            self._sinks[scope] = found
+        return found
+
+    # -- the walk ----------------------------------------------------------------------
+
+    def _follow(self, start: cst.CSTNode, found: NumberUses) -> None:
+        # (expression carrying the value, the value has been detached on the way)
+        work: list[tuple[cst.CSTNode, bool]] = [(start, False)]
+        seen: set[tuple[cst.CSTNode, bool]] = set()
+        while work:
+            item = work.pop()
+            if item in seen:
+                continue
+            seen.add(item)
+            if len(seen) > _MAX_STEPS:
+                raise _Escapes  # too much to follow: assume the worst
+            node, detached = item
+            work.extend(self._step(node, detached, found))
+
+    def _step(self, node: cst.CSTNode, detached: bool, found: NumberUses):
+        """Where the value held by `node` goes next: (node, detached) pairs, [] when it
+        ends here, or _Escapes."""
+        index = self.index
+        parent = index.parent.get(node)
+        if parent is None:
+            raise _Escapes
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return self._attribute(parent, detached, found)
+        if isinstance(parent, cst.Arg):
+            call = index.parent.get(parent)
+            if isinstance(call, cst.Call) and parent.value is node and not parent.star:
+                return self._argument(call, node, detached, found)
+            raise _Escapes
+        if isinstance(parent, cst.Call):
+            raise _Escapes  # the value is called
+        if isinstance(parent, cst.BinaryOperation):
+            return [(parent, detached)]
+        if isinstance(parent, cst.UnaryOperation):
+            return [] if isinstance(parent.operator, cst.Not) else [(parent, detached)]
+        if isinstance(parent, cst.BooleanOperation):
+            return [(parent, detached)]
+        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+            return []  # a bool, or a bool tensor: no history
+        if isinstance(parent, cst.IfExp):
+            return [] if parent.test is node else [(parent, detached)]
+        if isinstance(parent, cst.Subscript):
+            if parent.value is not node:
+                raise _Escapes
+            position = _integer_index(parent)
+            if position is not None and self._max_along_dimension(node):
+                if position == 1:
+                    found.numbers.append(parent)  # `out.max(1)[1]`: the indices
+                    return []
+            return [(parent, detached)]
+        if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
+            return []  # an index into something else: the value's own graph ends here
+        if isinstance(parent, cst.Element):
+            holder = index.parent.get(parent)
+            if isinstance(holder, (cst.List, cst.Tuple, cst.Set)):
+                return [(holder, detached)]
+            raise _Escapes
+        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            if parent.elt is node:
+                return [(parent, detached)]
+            raise _Escapes
+        if isinstance(parent, cst.FormattedStringExpression):
+            return []  # formatted for a log line
+        if isinstance(parent, (cst.If, cst.While)) and parent.test is node:
+            return []
+        if isinstance(parent, cst.Assert) and parent.test is node:
+            return []
+        if isinstance(parent, cst.Expr):
+            return []  # evaluated and dropped
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            if parent.value is node:
+                return self._bound(parent, node, detached, found)
+            if isinstance(parent, cst.AugAssign) and isinstance(node, cst.Name):
+                # `total += x` read the old total: the new one carries it on
+                return self._uses_of(parent, node.value, detached)
+        raise _Escapes
+
+    def _attribute(self, attribute: cst.Attribute, detached: bool, found: NumberUses):
+        name = attribute.attr.value
+        call = self.index.parent.get(attribute)
+        if isinstance(call, cst.Call) and call.func is attribute:
+            if name in NUMBER_METHODS:
+                found.numbers.append(call)
+                if name == "numpy" and not detached:
+                    found.numpy_raises.append(call)
+                return []
+            if name in INDEX_METHODS:
+                found.numbers.append(call)
+                return []
+            if name in _CUT_METHODS:
+                return []
+            if name in _ESCAPE_METHODS or (name.endswith("_") and not name.startswith("_")):
+                raise _Escapes  # differentiated, hooked, or changed in place
+            return [(call, detached or name == "detach")]
+        if name in _CUT_ATTRIBUTES:
+            return []
+        if name == "indices" and self._max_along_dimension(attribute.value):
+            found.numbers.append(attribute)
+            return []
+        return [(attribute, detached or name == "data")]
+
+    def _argument(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
+        """The value is an argument of `call`."""
+        qualified = self.index.qualified_name(call.func) or ""
+        if qualified in _NUMBER_BUILTINS:
+            found.numbers.append(call)
+            return []
+        if qualified in _CUT_BUILTINS:
+            return []
+        if qualified.startswith(_NUMPY):
+            if not detached:
+                found.numpy_raises.append(call)
+            return []  # numbers, or it raises on a value that requires grad
+        if qualified.startswith("torch."):
+            if qualified.startswith(_ESCAPING_TORCH):
+                raise _Escapes
+            last = qualified.rsplit(".", 1)[-1]
+            if last in INDEX_METHODS:
+                found.numbers.append(call)
+                return []
+            if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
+                raise _Escapes
+            return [(call, detached or last == "detach")]
+        if qualified in ("sum", "min", "max", "abs") and not isinstance(call.func, cst.Attribute):
+            return [(call, detached)]  # builtin arithmetic on it
+        layer = self._module_class(call.func, call) or ""
+        if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
+            return [(call, detached)]  # a loss module computes from it
+        raise _Escapes
+
+    def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
+        """The torch.nn class of the module called, built in this scope or, for a global
+        read in a function, at module level (`criterion = nn.CrossEntropyLoss()`)."""
+        found = self.tensors.module_class(func, call)
+        if found is None and isinstance(func, cst.Name):
+            bindings = self.values.bindings_of(func.value, call)
+            if bindings and self.index.scope_of(bindings[0]) is self.index.module:
+                found = self.tensors.module_class(func, bindings[0])
+        return found
+
+    def _bound(self, statement: cst.CSTNode, node: cst.CSTNode, detached: bool, found: NumberUses):
+        """The value is bound to names: follow each name's uses."""
+        if isinstance(statement, cst.Assign):
+            targets = [t.target for t in statement.targets]
+        else:
+            targets = [statement.target]  # type: ignore[attr-defined]
+        out: list[tuple[cst.CSTNode, bool]] = []
+        for target in targets:
+            if isinstance(target, cst.Name):
+                out.extend(self._uses_of(statement, target.value, detached))
+            elif (
+                isinstance(target, (cst.Tuple, cst.List))
+                and isinstance(statement, cst.Assign)
+                and all(isinstance(e, cst.Element) for e in target.elements)
+            ):
+                elements = [e.value for e in target.elements]
+                if not all(isinstance(e, cst.Name) for e in elements):
+                    raise _Escapes  # unpacked into attributes or subscripts: stored
+                indices = self._max_along_dimension(node) and len(elements) == 2
+                for position, element in enumerate(elements):
+                    assert isinstance(element, cst.Name)
+                    if indices and position == 1:
+                        found.numbers.append(element)  # `_, predicted = out.max(1)`
+                        continue
+                    out.extend(self._uses_of(statement, element.value, detached))
+            else:
+                raise _Escapes  # stored in an attribute or a container
+        return out
+
+    def _uses_of(self, binding: cst.CSTNode, name: str, detached: bool):
+        if self._read_elsewhere(binding, name):
+            raise _Escapes
+        return [(use, detached) for use in self.values.uses_reached(binding, name)]
+
+    def _max_along_dimension(self, node: cst.CSTNode) -> bool:
+        """`x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a (values, indices) pair,
+        whose indices hold no history."""
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return False
+        if node.func.attr.value not in ("max", "min"):
+            return False
+        if any(a.keyword is not None and a.keyword.value == "dim" for a in node.args):
+            return True
+        positional = [a.value for a in node.args if a.keyword is None]
+        qualified = self.index.qualified_name(node.func)
+        dimension = 1 if qualified in ("torch.max", "torch.min") else 0
+        return len(positional) > dimension and _is_dimension(positional[dimension])
+
+    # -- reads the def-use chain cannot see ---------------------------------------------
+
+    def _read_elsewhere(self, binding: cst.CSTNode, name: str) -> bool:
+        """Is `name` read in another scope than the binding's (a nested function, a
+        lambda, or any function for a module-level name), or declared global/nonlocal?
+        Those reads see the value without a def-use chain to follow."""
+        if self._reads is None:
+            reads: dict[str, list[cst.Name]] = {}
+            declared: set[str] = set()
+            for node in self.index.nodes:
+                if isinstance(node, cst.Name):
+                    reads.setdefault(node.value, []).append(node)
+                elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                    declared.update(item.name.value for item in node.names)
+            self._reads, self._declared = reads, declared
+        assert self._declared is not None
+        if name in self._declared:
+            return True
+        scope = self.index.scope_of(binding)
+        for read in self._reads.get(name, ()):
+            inner = self.index.scope_of(read)
+            if inner is scope:
+                continue
+            if scope is self.index.module or self.index.is_inside(inner, scope):
+                return True
+        return False
+
+
+def _may_make_numbers(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in NUMBER_METHODS | INDEX_METHODS | {"max", "min"}
+    return isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
+
+
+def _integer_index(subscript: cst.Subscript) -> int | None:
+    if len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+        return int(index.value.value, 0)
+    return None
+
+
+def _is_dimension(expr: cst.CSTNode) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)

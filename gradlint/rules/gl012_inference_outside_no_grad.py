@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis import GradMode, dotted_name
+from gradlint.diagnostics import Severity
+from gradlint.fix_builders import wrap_in_no_grad
+from gradlint.rules.base import Rule
+
+_NUMBERS = "its result is only read as numbers"
+_RAISES = (
+    "its result is only read as numbers, and `.numpy()` on it raises \"Can't call "
+    'numpy() on Tensor that requires grad"'
+)
+
+
+class InferenceOutsideNoGrad(Rule):
+    """
+    ## What it does
+    Flags a forward pass of a model that holds parameters (or a call of a function that
+    computes from parameters) run while autograd records, in training mode, whose result
+    is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
+    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`.
+
+    This is a warning-level rule: the cost is time and memory, not wrong results (except
+    for `.numpy()`, which raises).
+
+    ## Why is this bad?
+    While grad mode is on, every operation on a parameter records a node and saves the
+    tensors its backward would need. A result that only becomes a number (an accuracy
+    count, a greedy action, a numerical integral of a learned density on a grid, points
+    for a plot) is never differentiated, so all of that is built and thrown away on every
+    call: the forward runs slower and holds one batch of activations more than it needs.
+    `.numpy()` (and `np.asarray`) on such a result does not even run: `RuntimeError:
+    Can't call numpy() on Tensor that requires grad`.
+
+    The model is in training mode here. A model in eval mode (`model.eval()`) without
+    `no_grad` is reported by GL004 instead, never by both.
+
+    Not flagged, because the graph is, or may be, used: a result that reaches
+    `backward()` or `torch.autograd.grad` (a loss), an action whose log-probability is
+    kept for a later backward (REINFORCE, PPO rollouts that store it: the result goes
+    into `torch.distributions`), and any result that escapes where gradlint cannot
+    follow it (returned, yielded, stored in an attribute or a container, passed to a
+    function of unknown effect, read by a nested function). Not flagged either: calls
+    under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, or a helper
+    whose every caller in the module disables grad), a model whose parameters are
+    switched off with `requires_grad_(False)`, inputs that require grad (saliency,
+    adversarial examples), and a model whose own forward differentiates.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    policy = nn.Linear(4, 2)
+    obs = torch.randn(1, 4)
+    action = policy(obs).argmax().item()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    policy = nn.Linear(4, 2)
+    obs = torch.randn(1, 4)
+    with torch.no_grad():
+        action = policy(obs).argmax().item()
+    ```
+
+    ## Fix safety
+    The fix wraps the statement that runs the forward in `with torch.no_grad():`. It is
+    unsafe: the statement may compute something else that should keep its graph, and a
+    helper may be called from code that differentiates a result gradlint saw only as a
+    number.
+
+    ## On real code
+    Stable. On the development corpus (28 public repositories; `bench/real-code/`) it
+    reports 6 findings, all judged true (precision 1.00): DQN evaluation steps, a PINN's
+    plot on a grid, a classifier's accuracy, a discriminator whose losses are only
+    printed. 4 correct look-alikes stay silent; 3 real instances are missed (the number
+    conversion is in a helper in another file).
+
+    ## References
+    - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    - [`torch.no_grad`](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [`torch.inference_mode`](https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)
+    """
+
+    code = "GL012"
+    severity = Severity.WARNING  # a graph built for nothing: memory and compute
+    name = "inference-outside-no-grad"
+    message = (
+        "{what} records an autograd graph that is thrown away: {consequence}; run it "
+        "under `torch.no_grad()`"
+    )
+    fix_title = "Wrap the statement in `with torch.no_grad():`"
+    # Every result the rule can call "read as numbers" passes through one of these.
+    trigger_tokens = (
+        ".item(",
+        ".tolist(",
+        ".numpy(",
+        "float(",
+        "argmax",
+        "argmin",
+        ".max(",
+        ".min(",
+    )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.facts
+        forwards = facts.forwards
+        index = facts.index
+        reported: set[cst.CSTNode] = set()
+        for call in index.calls:
+            # cheapest first: most calls are not forwards whose result ends as numbers
+            if dotted_name(call.func) is None:
+                continue
+            if not facts.result_uses.scope_may_make_numbers(index.scope_of(call)):
+                continue
+            statement = index.statement_of(call)
+            if statement in reported or not self._records(call):
+                continue
+            model = forwards.model_forward(call)
+            what = f"This forward of `{model}`"
+            if model is None:
+                model = forwards.parameter_function(call)
+                if model is None:
+                    continue
+                what = f"This call of `{model}`, which computes from parameters,"
+            uses = facts.result_uses.numbers_only(call)
+            if uses is None or facts.frameworks.is_foreign(call):
+                continue
+            if not self._in_train_mode(call, model) or forwards.is_frozen(model, call):
+                continue
+            if forwards.graph_is_used(call, model):
+                continue
+            reported.add(statement)  # one report per statement: `critic(actor(s))`
+            consequence = _RAISES if uses.numpy_raises else _NUMBERS
+            if uses.numpy_raises:
+                related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
+            else:
+                related = [(node, "only read as a number here") for node in uses.numbers[:2]]
+            self.report(
+                call,
+                self.message_for(what=what, consequence=consequence),
+                fix=wrap_in_no_grad(
+                    self.context, statement, self.fix_title, self.fix_applicability
+                ),
+                related=related,
+            )
+
+    def _records(self, call: cst.Call) -> bool:
+        facts = self.facts
+        if facts.mode_at(call) is not GradMode.RECORDING:
+            return False
+        # a lambda runs wherever it is handed to: its grad mode is out of sight
+        return not isinstance(facts.index.scope_of(call), cst.Lambda)
+
+    def _in_train_mode(self, call: cst.Call, model: str) -> bool:
+        """The model is known not to be in eval mode here, nor in any caller of this
+        function that passes the model in (an eval'd model is GL004's finding)."""
+        facts = self.facts
+        modes = facts.train_mode
+        if not modes.in_train_mode_at(model, call):
+            return False
+        scope = facts.index.scope_of(call)
+        if any(modes.eval_switch_at(m, call) for m in modes.eval_models_in(scope)):
+            # an evaluation block (`model.eval()` then a loss module's forward): GL004
+            # reports its forwards, and one fix covers both
+            return False
+        head = model.split(".")[0]
+        if not isinstance(scope, cst.FunctionDef) or head == "self":
+            return True
+        summary = facts.summaries.of(scope)
+        if head not in summary.params:
+            return True
+        for site in facts.grad_mode.callers_of(scope):
+            argument = summary.forwarded_argument(site, head)
+            passed = dotted_name(argument) if argument is not None else None
+            if passed is None or not modes.in_train_mode_at(passed, site):
+                return False
+        return True

@@ -1,0 +1,241 @@
+"""GL012 on the shapes real code has (bench/real-code), reduced: the findings that must
+stay (markers) and the look-alikes that must stay silent."""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.distributions import Categorical
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+# put in eval mode below: none of its forwards is GL012's (its switch is seen file-wide)
+evaluated = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+relu = nn.ReLU()
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+# -- findings ---------------------------------------------------------------------------
+
+
+class Agent:
+    """DeepRL's DQN agent: a network built by a factory, trained by an optimizer."""
+
+    def __init__(self, network_fn, optimizer_fn):
+        self.network = network_fn()
+        self.optimizer = optimizer_fn(self.network.parameters())
+
+    def eval_step(self, state):
+        q = self.network(state)["q"]  # error: GL012
+        return q.argmax(-1).cpu().numpy()
+
+
+def classic_accuracy(loader):
+    correct = 0
+    for images, labels in loader:
+        outputs = net(images)  # error: GL012
+        _, predicted = torch.max(outputs.data, 1)
+        correct += (predicted == labels).sum().item()
+    return correct
+
+
+def validation_loss(loader):
+    total = 0.0
+    for x, y in loader:
+        total += criterion(net(x), y).item()  # error: GL012
+    return total
+
+
+def running_mean_loss(loader):
+    total = 0
+    for x, y in loader:
+        loss = F.cross_entropy(net(x), y)  # error: GL012
+        loss /= 2
+        total += loss
+    return total.item()
+
+
+def dragan_like(real, valid, fake, penalty):
+    # d_loss is only logged: only the penalty is backpropagated
+    real_loss = F.mse_loss(net(real), valid)  # error: GL012
+    d_loss = real_loss / 2
+    penalty.backward()
+    print(d_loss.item())
+
+
+def classifier_in_the_training_loop(images):
+    predictions = net(images)  # error: GL012
+    return np.mean(np.argmax(predictions.data.cpu().numpy(), axis=1) == 0)
+
+
+def critic_of_actor(state):
+    # two forwards in one statement: one finding, one fix
+    return float(net(net(state)).sum())  # error: GL012
+
+
+# -- traps --------------------------------------------------------------------------------
+
+
+def returned_logits(x):
+    out = net(x)
+    print(out.argmax().item())
+    return out  # may be differentiated by the caller
+
+
+def stored_on_self(agent, x):
+    out = net(x)
+    agent.last = out
+    return out.argmax().item()
+
+
+def appended(x, history):
+    out = net(x)
+    history.append(out)
+    return out.max(1)[1]
+
+
+def handed_to_an_unknown_function(x, log):
+    out = net(x)
+    log(out)
+    return out.argmax().item()
+
+
+def read_by_a_closure(x):
+    out = net(x)
+
+    def later():
+        return out.sum()
+
+    return out.argmax().item(), later
+
+
+def reinforce(obs, saved_log_probs):
+    probs = net(obs).softmax(-1)
+    m = Categorical(probs)
+    action = m.sample()
+    saved_log_probs.append(m.log_prob(action))
+    return action.item()
+
+
+def used_in_a_loss(x, y):
+    logits = net(x)
+    accuracy = (logits.argmax(1) == y).float().mean().item()
+    loss = F.cross_entropy(logits, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return accuracy
+
+
+def input_gradients(x):
+    x.requires_grad_()
+    score = net(x)
+    top = score.argmax().item()
+    return top
+
+
+def parameterless_modules(x, y):
+    # ReLU and a loss module hold no parameters: nothing records on plain inputs
+    return relu(x).sum().item() + criterion(x, y).item()
+
+
+def frozen_backbone(x):
+    backbone = nn.Linear(4, 4)
+    for p in backbone.parameters():
+        p.requires_grad = False
+    return backbone(x).norm().item()
+
+
+def evaluate(x, y):
+    # eval mode is GL004's finding, never GL012's; the loss module in the same
+    # evaluation block is covered by the same fix
+    evaluated.eval()
+    out = evaluated(x)  # error: GL004
+    return criterion(out, y).item()
+
+
+def under_no_grad(x):
+    with torch.no_grad():
+        return net(x).argmax().item()
+
+
+@torch.inference_mode()
+def decorated(x):
+    return net(x).argmax().item()
+
+
+def helper(x):
+    return net(x).argmax().item()
+
+
+def every_caller_disables_grad(x):
+    with torch.no_grad():
+        a = helper(x)
+    with torch.inference_mode():
+        b = helper(x)
+    return a + b
+
+
+def eval_in_the_caller(model, x):
+    return model(x).argmax().item()
+
+
+def caller_evaluates(x):
+    # the model is switched to eval mode where the helper is called: GL004 reports the
+    # call, GL012 stays silent in the helper
+    evaluated.eval()
+    return eval_in_the_caller(evaluated, x)  # error: GL004
+
+
+def train_then_measure(loader):
+    for x, y in loader:
+        evaluated.train()
+        loss = criterion(evaluated(x), y)
+        loss.backward()
+        hits = (evaluated(x).argmax(1) == y).sum().item()  # error: GL012
+        print(hits)
+
+
+class Density(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x):
+        return torch.exp(-((x - self.mean) ** 2))
+
+    def train_step(self, x):
+        loss = -self(x).log().mean()
+        loss.backward()
+        return loss.item()
+
+
+class ActorCritic(nn.Module):
+    """spinningup's MLPActorCritic: act() runs the policy under no_grad itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.pi = nn.Linear(4, 2)
+
+    def forward(self, obs):
+        return self.pi(obs)
+
+    def act(self, obs):
+        with torch.no_grad():
+            return self.pi(obs).numpy()
+
+
+class Teacher(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+
+    @torch.no_grad()
+    def forward(self, x):
+        return self.body(x)
+
+
+def rollout(obs):
+    ac = ActorCritic()
+    teacher = Teacher()
+    return ac.act(obs).argmax() + teacher(obs).argmax().item()
