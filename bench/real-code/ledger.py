@@ -212,6 +212,7 @@ def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, str
                 "--no-cache",
                 "--select",
                 "ALL",
+                "--preview",  # preview rules are measured here before they ship
                 "--output-format",
                 "json",
                 "--exit-zero",

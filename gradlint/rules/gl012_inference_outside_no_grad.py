@@ -76,11 +76,12 @@ class InferenceOutsideNoGrad(Rule):
     number.
 
     ## On real code
-    Stable. On the development corpus (28 public repositories; `bench/real-code/`) it
-    reports 6 findings, all judged true (precision 1.00): DQN evaluation steps, a PINN's
-    plot on a grid, a classifier's accuracy, a discriminator whose losses are only
-    printed. 4 correct look-alikes stay silent; 3 real instances are missed (the number
-    conversion is in a helper in another file).
+    Stable. On the development corpus (28 public repositories, notebooks included;
+    `bench/real-code/`) it reports 24 findings, all judged true (precision 1.00): DQN
+    evaluation steps and epsilon-greedy `act()` forwards (18 of them in RL-Adventure's
+    notebooks), a PINN's plot on a grid, a classifier's accuracy, a discriminator whose
+    losses are only printed. 4 correct look-alikes stay silent; 3 real instances are
+    missed (the number conversion is in a helper in another file).
 
     ## References
     - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
