@@ -774,19 +774,7 @@ class ValueAnalysis:
         grad_mode = self.grad_mode
         if grad_mode is None or not self._inference_bound():
             return False
-        while True:
-            if isinstance(expr, cst.Subscript):
-                expr = expr.value
-            elif (
-                isinstance(expr, cst.Call)
-                and isinstance(expr.func, cst.Attribute)
-                and (expr.func.attr.value in VIEW_METHODS or expr.func.attr.value == "detach")
-            ):
-                expr = expr.func.value
-            elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
-                expr = expr.value
-            else:
-                break
+        expr = _view_root(expr)
         if grad_mode.in_inference_mode(use):
             qualified = self.index.qualified_name(getattr(expr, "func", None)) or ""
             if qualified in FRESH_TENSOR_FUNCTIONS or self._computes(expr, use):
@@ -1084,8 +1072,8 @@ def _element(container: Value) -> Value:
     return UNKNOWN
 
 
-def _view_base(expr: cst.CSTNode) -> str | None:
-    """The name a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
+    """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
     while True:
         if isinstance(expr, cst.Subscript):
             expr = expr.value
@@ -1098,7 +1086,13 @@ def _view_base(expr: cst.CSTNode) -> str | None:
         elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
             expr = expr.value
         else:
-            return expr.value if isinstance(expr, cst.Name) else None
+            return expr
+
+
+def _view_base(expr: cst.CSTNode) -> str | None:
+    """The name a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+    root = _view_root(expr)
+    return root.value if isinstance(root, cst.Name) else None
 
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
