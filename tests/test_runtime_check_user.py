@@ -24,6 +24,9 @@ def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        # Installed, the pytest11 entry point loads the plugin as `runtime_check`, and a
+        # second `-p` of the same module fails: load it once, by `-p`, either way.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "runtime_check.pytest_plugin"]
