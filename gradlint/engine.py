@@ -109,7 +109,7 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileErr
 
 def might_match(source: str, rules: list[type[Rule]]) -> bool:
     """A cheap text test: a file with none of the tokens a rule needs cannot match it."""
-    return any(any(tok in source for tok in rule.trigger_tokens) for rule in rules)
+    return any(rule.may_match(source) for rule in rules)
 
 
 def _compiles(source: str) -> bool:

@@ -43,9 +43,19 @@ class Rule:
     # Substrings at least one of which a file must contain for the rule to possibly match;
     # files with none are not even parsed (see engine.might_match).
     trigger_tokens: ClassVar[tuple[str, ...]] = ()
+    # A second necessary condition, when one exists: the file must also contain one of
+    # these (empty: no second condition).
+    also_needs_tokens: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
+
+    @classmethod
+    def may_match(cls, source: str) -> bool:
+        """The cheap text test: False when the rule cannot match this file."""
+        if not any(token in source for token in cls.trigger_tokens):
+            return False
+        return not cls.also_needs_tokens or any(t in source for t in cls.also_needs_tokens)
 
     def visit_methods(self):
         """(node type name, bound method) for each `visit_<NodeType>` this rule has."""

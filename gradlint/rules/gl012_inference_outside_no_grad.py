@@ -1,11 +1,44 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradlint.analysis import GradMode, dotted_name
 from gradlint.diagnostics import Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
+
+# Roots of calls that are never a model (unless the file rebinds the builtin).
+_BUILTINS = frozenset(
+    "print len range isinstance int float str list dict tuple set zip enumerate min max "
+    "sum abs round sorted getattr setattr hasattr super type open format repr any all "
+    "iter next map filter reversed bool".split()
+)
+_REBINDS = re.compile(r"\b(" + "|".join(sorted(_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)")
+_ASSIGNED_ATTRIBUTES = re.compile(r"\.(\w+)\s*=[^=]")
+# Methods of tensors, containers, strings, paths and loggers: never a module's forward.
+_PLAIN_METHODS = frozenset(
+    "append extend insert pop remove clear update get items keys values copy setdefault "
+    "join split strip startswith endswith replace lower upper format encode decode "
+    "info warning debug error exception critical write read close flush "
+    "exists is_file is_dir glob rglob mkdir unlink resolve with_suffix "
+    "to cpu cuda half float double long int bool numpy tolist item detach clone "
+    "contiguous view view_as reshape permute transpose t flatten unsqueeze squeeze "
+    "expand expand_as repeat chunk split_with_sizes size dim numel type type_as "
+    "sum mean max min argmax argmin argsort sort topk std var prod cumsum norm abs "
+    "exp log sqrt pow clamp clamp_ sigmoid softmax log_softmax tanh relu "
+    "add sub mul div matmul mm bmm eq ne gt lt ge le any all nonzero where masked_fill "
+    "fill_ zero_ copy_ add_ mul_ div_ sub_ new_zeros new_ones new_tensor new_full "
+    "zero_grad step state_dict load_state_dict parameters named_parameters modules "
+    "named_modules children buffers register_buffer register_parameter apply "
+    "isnumeric isdigit isalpha count index".split()
+)
+_LIBRARIES = frozenset(
+    "torch numpy math random os sys time json logging copy itertools functools "
+    "collections re pathlib pickle argparse matplotlib pandas scipy cv2 PIL tqdm yaml "
+    "warnings glob shutil subprocess".split()
+)
 
 _NUMBERS = "its result is only read as numbers"
 _RAISES = (
@@ -109,14 +142,26 @@ class InferenceOutsideNoGrad(Rule):
         ".min(",
     )
 
+    # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
+    # layer or a Module subclass, parameters asked for, a leaf made to require grad.
+    also_needs_tokens = ("nn.", "torch.nn", "Module", "parameters(", "Parameter", "requires_grad")
+
     def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.may_match(self.context.source):
+            return  # parsed for another rule: no model here to run
         facts = self.facts
         forwards = facts.forwards
         index = facts.index
         reported: set[cst.CSTNode] = set()
+        # builtins the file binds to something else (or asks the parameters of)
+        rebound = set(_REBINDS.findall(self.context.source))
+        assigned = set(_ASSIGNED_ATTRIBUTES.findall(self.context.source))  # `x.name = ...`
         for call in index.calls:
             # cheapest first: most calls are not forwards whose result ends as numbers
-            if dotted_name(call.func) is None:
+            name = dotted_name(call.func)
+            if name is None or self._library_call(name, rebound):
+                continue
+            if self._plain_call(call, name, assigned):
                 continue
             if not facts.result_uses.scope_may_make_numbers(index.scope_of(call)):
                 continue
@@ -151,6 +196,34 @@ class InferenceOutsideNoGrad(Rule):
                 ),
                 related=related,
             )
+
+    def _library_call(self, name: str, rebound: set[str]) -> bool:
+        """A call of an imported library (`torch.cat`, `np.mean`) or of a builtin the file
+        never rebinds (`len`, `print`): never a model's forward nor this file's function
+        of parameters, and most calls are one."""
+        head = name.partition(".")[0]
+        if head in _BUILTINS:
+            return head not in rebound
+        resolved = self.facts.index.aliases.get(head)  # real imports only
+        return resolved is not None and resolved.partition(".")[0] in _LIBRARIES
+
+    def _plain_call(self, call: cst.Call, name: str, assigned: set[str]) -> bool:
+        """Cheap and sure: a call that cannot be a model's forward or this file's function
+        of parameters. A method every tensor, container or logger has (`x.view`,
+        `log.info`), unless the file makes an attribute of that name (`self.view = ...`)
+        or names it a forward; an imported class or function whose parameters are never
+        asked for (`Path(p)`), since only this file's functions are followed."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            return (
+                attr in _PLAIN_METHODS
+                and attr not in assigned
+                and attr not in self.facts.forwards.forward_methods()
+            )
+        if name in self.facts.index.aliases:
+            return f"{name}.parameters" not in self.context.source
+        return False
 
     def _records(self, call: cst.Call) -> bool:
         facts = self.facts
