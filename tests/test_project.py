@@ -318,3 +318,47 @@ def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path):
         },
     )
     assert findings(tmp_path / "train.py") == [(11, "GL006")]
+
+
+def test_a_loader_without_eval_is_stamped_by_its_text_and_its_edit_relints(tmp_path):
+    # Whether a helper can return an eval model is first asked of its text: a module with
+    # no `.eval` attribute is not summarised, but it is still a dependency, so adding the
+    # switch later makes the cached result stale.
+    loader = """
+        import torch
+
+
+        def load_model(path):
+            model = torch.load(path)
+            {switch}
+            return model
+    """
+    serve = """
+        from loading import load_model
+
+
+        def predict(path, x):
+            model = load_model(path)
+            out = model(x)
+            return out.argmax(-1).tolist()
+
+
+        def fine_tune(model, loss, opt):
+            model.train(False)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """
+    write(tmp_path, {"loading.py": loader.format(switch="pass"), "serve.py": serve})
+    assert findings(tmp_path / "serve.py") == []
+    index = project.ProjectIndex(str(tmp_path / "serve.py"))
+    assert not index.may_switch_to_eval("loading", 0)
+    (stamp,) = index.dependencies.values()
+    assert stamp.rpartition(":")[2].startswith("text-")
+    assert project.dependencies_unchanged(index.dependencies)
+    write(tmp_path, {"loading.py": loader.format(switch="model.eval()")})
+    path = tmp_path / "loading.py"
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert not project.dependencies_unchanged(index.dependencies)
+    assert findings(tmp_path / "serve.py") == [(6, "GL004")]

@@ -334,11 +334,14 @@ def summary_of_file(path: str) -> ModuleSummary | None:
 
 
 _TEXT_PREFIX = "text-"
+# `.eval` as an attribute, across spaces or a line continuation: what a summary's eval
+# switch (`m.eval()`) needs in the text.
+_EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*eval\b")
 _TEXT_MEMO: dict[tuple[str, int, int], tuple[bool, str]] = {}
 
 
 def text_stamp(path: str) -> tuple[bool, str] | None:
-    """(does the file mention `eval`, its stamp `size:mtime:text-<digest of its bytes>`),
+    """(does the file name an attribute `eval`, its stamp `size:mtime:text-<digest of its bytes>`),
     memoised like summaries; None if unreadable or too large to summarise."""
     try:
         info = os.stat(path)
@@ -355,7 +358,10 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
         except OSError:
             return None
         digest = _TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16]
-        found = (b"eval" in data, f"{info.st_size}:{info.st_mtime_ns}:{digest}")
+        found = (
+            _EVAL_ATTRIBUTE.search(data) is not None,
+            f"{info.st_size}:{info.st_mtime_ns}:{digest}",
+        )
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = found
     return found
@@ -425,7 +431,7 @@ class ProjectIndex:
 
     def may_switch_to_eval(self, module: str, level: int) -> bool:
         """Could a function of that module return a model in eval mode? Not unless its
-        text says `eval` somewhere: a read and a substring test instead of a summary.
+        text has an attribute `eval`: a read and a regex search instead of a summary.
         A "no" still makes the module a dependency, stamped by its text, so a cached
         result is re-linted once the module changes."""
         target = self._target(module, level)

@@ -166,7 +166,7 @@ class InferenceOutsideNoGrad(Rule):
             if not facts.result_uses.scope_may_make_numbers(index.scope_of(call)):
                 continue
             statement = index.statement_of(call)
-            if statement in reported or not self._records(call):
+            if statement in reported:
                 continue
             model = forwards.model_forward(call)
             what = f"This forward of `{model}`"
@@ -175,6 +175,9 @@ class InferenceOutsideNoGrad(Rule):
                 if model is None:
                     continue
                 what = f"This call of `{model}`, which computes from parameters,"
+            # grad mode after the model: it asks about every caller of the function
+            if not self._records(call):
+                continue
             uses = facts.result_uses.numbers_only(call)
             if uses is None or facts.frameworks.is_foreign(call):
                 continue
