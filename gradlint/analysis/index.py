@@ -176,10 +176,10 @@ class FileIndex:
             if node is None:
                 end[open_.pop()] = len(nodes)
                 continue
-            order[node] = len(nodes)
-            open_.append(len(nodes))
+            position = len(nodes)
+            order[node] = position
             nodes.append(node)
-            end.append(0)
+            end.append(position + 1)  # a leaf's span; a node with children closes later
             # Exact type checks: these classes have no subclasses, and isinstance on
             # LibCST's ABCs is slow enough to matter on every node.
             cls = type(node)
@@ -196,8 +196,11 @@ class FileIndex:
             elif cls is cst.For or cls is cst.While:
                 self.loops.append(cast("cst.For | cst.While", node))
             children = child_nodes(node)
+            if not children:
+                continue
             for child in children:
                 parent[child] = node
+            open_.append(position)
             stack.append(None)
             stack.extend(reversed(children))
 
