@@ -309,15 +309,23 @@ _MEMO: dict[tuple[str, int, int], ModuleSummary] = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def summary_of_file(path: str) -> ModuleSummary | None:
-    """The module's summary, memoised by (path, size, mtime); None if unreadable."""
+def _memo_key(path: str) -> tuple[str, int, int] | None:
+    """(path, size, mtime): what a file's memoised facts are keyed on; None when it
+    cannot be read or is too large to summarise."""
     try:
-        stat = os.stat(path)
+        info = os.stat(path)
     except OSError:
         return None
-    if stat.st_size > MAX_SUMMARY_BYTES:
+    if info.st_size > MAX_SUMMARY_BYTES:
         return None
-    key = (path, stat.st_size, stat.st_mtime_ns)
+    return (path, info.st_size, info.st_mtime_ns)
+
+
+def summary_of_file(path: str) -> ModuleSummary | None:
+    """The module's summary, memoised by (path, size, mtime); None if unreadable."""
+    key = _memo_key(path)
+    if key is None:
+        return None
     with _MEMO_LOCK:
         found = _MEMO.get(key)
     if found is not None:
@@ -343,13 +351,9 @@ _TEXT_MEMO: dict[tuple[str, int, int], tuple[bool, str]] = {}
 def text_stamp(path: str) -> tuple[bool, str] | None:
     """(does the file name an attribute `eval`, its stamp `size:mtime:text-<digest of its bytes>`),
     memoised like summaries; None if unreadable or too large to summarise."""
-    try:
-        info = os.stat(path)
-    except OSError:
+    key = _memo_key(path)
+    if key is None:
         return None
-    if info.st_size > MAX_SUMMARY_BYTES:
-        return None
-    key = (path, info.st_size, info.st_mtime_ns)
     with _MEMO_LOCK:
         found = _TEXT_MEMO.get(key)
     if found is None:
@@ -358,10 +362,8 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
         except OSError:
             return None
         digest = _TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16]
-        found = (
-            _EVAL_ATTRIBUTE.search(data) is not None,
-            f"{info.st_size}:{info.st_mtime_ns}:{digest}",
-        )
+        _, size, mtime = key
+        found = (_EVAL_ATTRIBUTE.search(data) is not None, f"{size}:{mtime}:{digest}")
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = found
     return found

@@ -1072,21 +1072,34 @@ def _element(container: Value) -> Value:
     return UNKNOWN
 
 
-def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
-    """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+def _strip_views(
+    expr: cst.CSTNode, methods: frozenset[str], attributes: tuple[str, ...]
+) -> cst.CSTNode:
+    """Down through indexing, the given view methods and attributes to what they are
+    taken of: `t` for `t.view(-1)[0]`."""
     while True:
         if isinstance(expr, cst.Subscript):
             expr = expr.value
         elif (
             isinstance(expr, cst.Call)
             and isinstance(expr.func, cst.Attribute)
-            and (expr.func.attr.value in VIEW_METHODS or expr.func.attr.value == "detach")
+            and expr.func.attr.value in methods
         ):
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "data"):
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in attributes:
             expr = expr.value
         else:
             return expr
+
+
+# Views, `.detach()` and `.data` share their base's storage and, for inference tensors,
+# its inference-ness.
+_SHARING_METHODS = frozenset(VIEW_METHODS) | {"detach"}
+
+
+def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
+    """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
+    return _strip_views(expr, _SHARING_METHODS, ("T", "mT", "data"))
 
 
 def _view_base(expr: cst.CSTNode) -> str | None:
@@ -1097,19 +1110,7 @@ def _view_base(expr: cst.CSTNode) -> str | None:
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
     """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
-    while True:
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
-        elif (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
-            and expr.func.attr.value in _ALIASING
-        ):
-            expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
-            expr = expr.value
-        else:
-            return dotted_name(expr)
+    return dotted_name(_strip_views(expr, _ALIASING, ("T", "mT")))
 
 
 def _keyword_true(call: cst.Call, name: str) -> bool:
