@@ -469,24 +469,17 @@ class Program:
 
     def to_cell(self, diagnostic: Diagnostic) -> Diagnostic:
         """The finding in cell coordinates, with its raw-file points."""
-        number, row = self.cell_at(diagnostic.start.line)
-        if not number:  # never expected: a finding on a marker line
-            number, row = self.segments[0].number, 1
-        start = Position(row, diagnostic.start.column)
-        end_cell, end_row = self.cell_at(diagnostic.end.line)
-        if end_cell == number:
-            end = Position(end_row, diagnostic.end.column)
-        else:  # a range running to the start of the next line: clamp to this cell
-            end = Position(*self._last_row(number))
+        span = self._cell_span(diagnostic.start, diagnostic.end)
+        if span is None:  # never expected: a finding on a marker line; put it in row 1
+            at = (self.segments[0].number, 1)
+            span = self._cell_span(diagnostic.start, diagnostic.end, at)
+            assert span is not None
+        start, end, location = span
+        number = location.number
+        row = start.line
         noqa_cell, noqa_row = self.cell_at(diagnostic.noqa_line)
-        cell = self.cells[number]
         fix, edit_cells = self._fix_to_cells(diagnostic.fix)
-        location = CellLocation(
-            number,
-            self.notebook.raw_position(cell, start.line, start.column),
-            self.notebook.raw_position(cell, end.line, end.column),
-            edit_cells,
-        )
+        location = dataclasses.replace(location, edit_cells=edit_cells)
         # replace(): severity, confidence and whatever else a finding carries stay as
         # they are; only positions move into cell coordinates.
         return dataclasses.replace(
@@ -503,19 +496,35 @@ class Program:
         """A related place in this notebook, moved into its cell's coordinates."""
         if related.path != own_path:
             return related  # another project file: already in its own coordinates
-        number, row = self.cell_at(related.start.line)
-        if not number:
+        span = self._cell_span(related.start, related.end)
+        if span is None:
             return related
-        start = Position(row, related.start.column)
-        end_cell, end_row = self.cell_at(related.end.line)
-        end = Position(end_row, related.end.column) if end_cell == number else start
+        start, end, location = span
+        return dataclasses.replace(related, start=start, end=end, cell=location)
+
+    def _cell_span(
+        self, start: Position, end: Position, at: tuple[int, int] | None = None
+    ) -> tuple[Position, Position, CellLocation] | None:
+        """A program span in cell coordinates, with its raw-file points: an end in a
+        later cell (a range running to the start of the next line) is clamped to the end
+        of the start's cell. None for a span starting on a marker line. `at`: the start's
+        (cell, row), when it is not where the program puts it."""
+        number, row = at or self.cell_at(start.line)
+        if not number:
+            return None
+        in_cell = Position(row, start.column)
+        end_cell, end_row = self.cell_at(end.line)
+        if end_cell == number:
+            cell_end = Position(end_row, end.column)
+        else:
+            cell_end = Position(*self._last_row(number))
         cell = self.cells[number]
         location = CellLocation(
             number,
-            self.notebook.raw_position(cell, start.line, start.column),
-            self.notebook.raw_position(cell, end.line, end.column),
+            self.notebook.raw_position(cell, in_cell.line, in_cell.column),
+            self.notebook.raw_position(cell, cell_end.line, cell_end.column),
         )
-        return dataclasses.replace(related, start=start, end=end, cell=location)
+        return in_cell, cell_end, location
 
     def _fix_to_cells(self, fix: Fix | None) -> tuple[Fix | None, tuple[int, ...]]:
         if fix is None:
