@@ -16,6 +16,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from gradlint.analysis.project import ProjectIndex, imported_modules
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
@@ -112,6 +113,25 @@ def might_match(source: str, rules: list[type[Rule]]) -> bool:
     return any(rule.may_match(source) for rule in rules)
 
 
+def _may_match_through_imports(
+    source: str, path: str, rules: list[type[Rule]], dependencies: dict[str, str] | None
+) -> bool:
+    """Could a rule whose tokens may be in an imported helper match after all? Only a
+    file with that rule's second condition is asked; a "no" depends on the text of the
+    modules it imports, which go into the dependencies."""
+    wanting = [r for r in rules if r.triggers_may_be_imported and r.needs_tokens_only(source)]
+    if not wanting:
+        return False
+    project = ProjectIndex(path)
+    if not project.enabled:
+        return False
+    modules = imported_modules(source)
+    found = any(project.imports_text_with(modules, rule.trigger_tokens) for rule in wanting)
+    if dependencies is not None:
+        dependencies.update(project.dependencies)
+    return found
+
+
 def _compiles(source: str) -> bool:
     try:
         compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -194,7 +214,9 @@ def _lint(
     rules = rules_for(enabled)
     if not rules:
         return [], None
-    if not might_match(source, rules):
+    if not might_match(source, rules) and not _may_match_through_imports(
+        source, path, rules, dependencies
+    ):
         # No rule can match, but a syntax error is still a result: CPython's parser is
         # an order of magnitude cheaper than LibCST's, and only a file it rejects is
         # handed to LibCST, so the error reported is the same as without the skip.

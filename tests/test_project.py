@@ -362,3 +362,119 @@ def test_a_loader_without_eval_is_stamped_by_its_text_and_its_edit_relints(tmp_p
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert not project.dependencies_unchanged(index.dependencies)
     assert findings(tmp_path / "serve.py") == [(6, "GL004")]
+
+
+# -- helpers that make numbers of their argument (GL012) ---------------------------------
+
+TO_NP = """
+    def to_np(t):
+        return t.cpu().detach().numpy()
+"""
+
+ROLLOUT = """
+    import numpy as np
+    import torch.nn as nn
+    from .base import *
+
+
+    class Agent(Base):
+        def __init__(self):
+            self.network = nn.Linear(4, 2)
+
+        def act(self, state):
+            action = self.network(state)
+            return np.clip(to_np(action), -1, 1)
+"""
+
+
+def test_a_number_helper_re_exported_through_star_imports(tmp_path):
+    # DeepRL: `agent/DDPG_agent.py` gets `to_np` through `from .BaseAgent import *`,
+    # which has `from ..utils import *`, whose `__init__` has `from .torch_utils import *`.
+    write(
+        tmp_path,
+        {
+            "rl/__init__.py": "",
+            "rl/utils/__init__.py": "from .torch_utils import *\n",
+            "rl/utils/torch_utils.py": TO_NP,
+            "rl/agent/__init__.py": "",
+            "rl/agent/base.py": "from ..utils import *\n\n\nclass Base:\n    pass\n",
+            "rl/agent/ddpg.py": ROLLOUT,
+        },
+    )
+    # The agent has none of GL012's tokens (`.numpy(`, `.item(`, ...): the helper does.
+    assert ".numpy(" not in (tmp_path / "rl/agent/ddpg.py").read_text()
+    assert findings(tmp_path / "rl/agent/ddpg.py") == [(11, "GL012")]
+    index = project.ProjectIndex(str(tmp_path / "rl/agent/ddpg.py"))
+    helper = index.star_imported([("base", 1)], "to_np")
+    assert helper is not None and helper.number_params == {"t": False}
+    # every module the name was looked for in is a dependency of the result
+    assert {Path(p).name for p in index.dependencies} == {
+        "base.py",
+        "__init__.py",
+        "torch_utils.py",
+    }
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "def to_np(t):\n    return t * 2\n",  # hands the tensor back
+        "def to_np(t):\n    print(t)\n    return t.detach().numpy()\n",  # more than a return
+        "def to_np(t, u):\n    return u.numpy()\n",  # another parameter
+    ],
+    ids=["returns-the-tensor", "more-than-a-return", "other-parameter"],
+)
+def test_helpers_that_are_not_number_sinks(tmp_path, helper):
+    write(
+        tmp_path,
+        {
+            "utils.py": helper,
+            "agent.py": ROLLOUT.replace("from .base import *", "from utils import *"),
+        },
+    )
+    (tmp_path / "agent.py").write_text(
+        (tmp_path / "agent.py").read_text().replace("class Agent(Base)", "class Agent"),
+        encoding="utf-8",
+    )
+    assert findings(tmp_path / "agent.py") == []
+
+
+def test_a_numpy_helper_without_detach_is_said_to_raise(tmp_path):
+    write(
+        tmp_path,
+        {
+            "utils.py": "def to_np(t):\n    return t.cpu().numpy()\n",
+            "agent.py": ROLLOUT.replace("from .base import *", "from utils import to_np").replace(
+                "(Base)", ""
+            ),
+        },
+    )
+    (finding,) = lint_file(tmp_path / "agent.py").diagnostics
+    assert finding.code == "GL012" and "raises" in finding.message
+
+
+def test_an_unparsed_file_depends_on_the_text_of_what_it_imports(tmp_path):
+    # A file with none of any rule's tokens is not parsed when no module it imports has
+    # them either; that "no" depends on those modules' text, so adding a number helper
+    # there makes the cached result stale.
+    write(
+        tmp_path,
+        {
+            "utils.py": "def to_np(t):\n    return t\n",
+            "agent.py": ROLLOUT.replace("from .base import *", "from utils import to_np").replace(
+                "(Base)", ""
+            ),
+        },
+    )
+    from gradlint import engine
+
+    dependencies: dict[str, str] = {}
+    path = tmp_path / "agent.py"
+    assert engine.lint_source(path.read_text(), str(path), dependencies=dependencies) == []
+    assert [Path(p).name for p in dependencies] == ["utils.py"]
+    assert project.dependencies_unchanged(dependencies)
+    write(tmp_path, {"utils.py": TO_NP})
+    stat = (tmp_path / "utils.py").stat()
+    os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert not project.dependencies_unchanged(dependencies)
+    assert findings(path) == [(11, "GL012")]

@@ -99,7 +99,7 @@ class FileFacts:
 
     @cached_property
     def result_uses(self) -> ResultUses:
-        return ResultUses(self.index, self.values, self.tensors)
+        return ResultUses(self.index, self.values, self.tensors, self.summaries)
 
     @cached_property
     def grad_clears(self) -> GradClearing:

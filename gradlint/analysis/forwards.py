@@ -27,6 +27,9 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import PARAMETER_ITERATORS, PARAMETRIC_LAYERS, TensorFacts, is_false
 from gradlint.analysis.values import Kind, ValueAnalysis
 
+# Calls on a name that show it holds parameters.
+_PARAMETER_EVIDENCE = PARAMETER_ITERATORS | {"zero_grad"}
+
 # nn.Module's own API: calling these is not a forward pass.
 _MODULE_API = frozenset(
     {"forward", "__init__", "train", "eval", "parameters", "named_parameters", "to", "cuda"}
@@ -189,14 +192,27 @@ class ForwardAnalysis:
         outputs -= inputs
         if not inputs or not outputs:
             return False
+        statement = self.index.statement_of(call)
+        # The reads the output's binding reaches: a later `action = to_np(action)` is
+        # another value under the same name.
+        reached: set[cst.CSTNode] | None = None
+        if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            reached = {u for name in outputs for u in self.values.uses_reached(statement, name)}
         scope = self.index.scope_of(call)
         body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
         after = self.index.order[call]
         for node in self.index.walk(body):
             if not isinstance(node, cst.Call) or self.index.order[node] <= after:
                 continue
-            names = {dotted_name(a.value) for a in node.args}
-            if names & inputs and names & outputs and self._may_differentiate(node):
+            values = [a.value for a in node.args]
+            names = {dotted_name(v) for v in values}
+            if not names & inputs:
+                continue
+            if reached is not None:
+                carries_output = any(v in reached for v in values)
+            else:
+                carries_output = bool(names & outputs)
+            if carries_output and self._may_differentiate(node):
                 return True
         return False
 
@@ -499,13 +515,16 @@ class ForwardAnalysis:
         return None
 
     def _parameters_asked_for(self, name: str, use: cst.CSTNode) -> bool:
-        """`name.parameters()` / `.named_parameters()` on the same variable: in the class
-        for `self.x`, else where the same bindings of the name reach."""
+        """`name.parameters()` / `.named_parameters()` on the same variable, or its
+        gradients cleared with `name.zero_grad()` (something called like a model and
+        whose gradients are cleared is a module with parameters; an optimizer is never
+        called): in the class for `self.x`, else where the same bindings of the name
+        reach."""
         if self._parameter_owners is None:
             owners: dict[str, list[cst.Call]] = {}
             for call in self.index.calls:
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_ITERATORS:
+                if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_EVIDENCE:
                     receiver = dotted_name(func.value)
                     if receiver is not None:
                         owners.setdefault(receiver, []).append(call)

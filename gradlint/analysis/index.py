@@ -153,6 +153,8 @@ class FileIndex:
         # local name -> (module, relative level, imported name or None for a module),
         # relative imports included: what the project-wide pass resolves to files.
         self.imported_from: dict[str, tuple[str, int, str | None]] = {}
+        # (module, relative level) of each `from module import *`, in source order
+        self.star_imports: list[tuple[str, int]] = []
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
         self.calls: list[cst.Call] = []
@@ -236,11 +238,12 @@ class FileIndex:
                 self.imported_from.setdefault(full, (full, 0, None))
 
     def _record_import_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         level = len(node.relative)
         module = _module_dotted(node.module) if node.module is not None else ""
         if module is None:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            self.star_imports.append((module, level))
             return
         for alias in node.names:
             name = dotted_name(alias.name)
@@ -277,6 +280,16 @@ class FileIndex:
         while parent is not None:
             yield parent
             parent = self.parent.get(parent)
+
+    def imported_modules(self) -> list[tuple[str, int]]:
+        """(module, relative level) of every module the imports may name: `from m import
+        n` names module `m` or module `m.n`; `from m import *` names `m`."""
+        modules = list(self.star_imports)
+        for module, level, name in self.imported_from.values():
+            modules.append((module, level))
+            if name is not None:
+                modules.append((f"{module}.{name}" if module else name, level))
+        return modules
 
     def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost FunctionDef (or Lambda) containing node, else the Module."""

@@ -32,8 +32,17 @@ from typing import cast
 _NO_GRAD_NAMES = frozenset({"no_grad", "inference_mode"})
 # Larger files are not summarised: a generated module is no helper library.
 MAX_SUMMARY_BYTES = 2_000_000
+# How many modules a name is looked for in through `import *` re-exports.
+_MAX_STAR_CHAIN = 16
 _PYTHON_RESULT_CALLS = frozenset({"float", "int", "bool", "str", "len", "round"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist"})
+# A tensor's methods and attributes that hand on the same values (to the CPU, without
+# history, reshaped), and those that end in plain numbers or a numpy array.
+_SAME_VALUES = frozenset(
+    {"cpu", "cuda", "to", "detach", "data", "clone", "contiguous", "squeeze", "flatten"}
+    | {"view", "reshape", "float", "double", "half", "long", "int", "T"}
+)
+_NUMBER_MAKERS = frozenset({"numpy", "item", "tolist"})
 
 
 @dataclass
@@ -59,6 +68,10 @@ class ExternalFunction:
     eval_switch: list = field(default_factory=list)
     # parameters added unchanged to the object's state: `self.sum += val`
     accumulated_params: list[str] = field(default_factory=list)
+    # parameters the function only turns into plain numbers or arrays, each with whether
+    # that raises on a tensor that requires grad (`.numpy()` before any `.detach()`):
+    # `def to_np(t): return t.cpu().detach().numpy()`
+    number_params: dict[str, bool] = field(default_factory=dict)
 
     def argument_for(self, args: list[tuple[str | None, bool]], param: str) -> int | None:
         """Index into a call's arguments [(keyword, starred)] of the one bound to param."""
@@ -82,6 +95,8 @@ class ExternalFunction:
 class ModuleSummary:
     path: str
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
+    # (module, relative level) of each `from module import *`: names it re-exports
+    star_imports: list[tuple[str, int]] = field(default_factory=list)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -245,6 +260,63 @@ def _returns_python(value: ast.AST | None) -> bool:
     return False
 
 
+def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, bool] | None:
+    """(parameter, raises) when `value` only turns a parameter into plain numbers:
+    `t.cpu().detach().numpy()`, `x.item()`, `float(x)`; raises: a `.numpy()` reached
+    without a `.detach()` (or `.data`) before it."""
+    steps: list[str] = []  # outermost first
+    node = value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "float"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        steps.append("item")
+        node = node.args[0]
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            steps.append(node.func.attr)
+            node = node.func.value
+        elif isinstance(node, ast.Attribute):
+            steps.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            break
+    if not isinstance(node, ast.Name) or node.id not in params:
+        return None
+    if not any(step in _NUMBER_MAKERS for step in steps):
+        return None
+    if any(step not in _SAME_VALUES and step not in _NUMBER_MAKERS for step in steps):
+        return None
+    detached = False
+    for step in reversed(steps):  # from the parameter outwards
+        if step in ("detach", "data"):
+            detached = True
+        elif step == "numpy":
+            return node.id, not detached
+        elif step in _NUMBER_MAKERS:
+            return node.id, False
+    return None
+
+
+def _number_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+) -> dict[str, bool]:
+    """The parameter a one-statement helper turns into numbers: its body (a docstring
+    aside) is `return <that parameter, made numbers>`."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return {}
+    found = _number_of_param(body[0].value, params)
+    return dict([found]) if found is not None else {}
+
+
 def _code_points(lines: list[str], line: int, offset: int) -> int:
     """ast counts columns in UTF-8 bytes; positions are in code points."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -258,6 +330,7 @@ def _summarise_function(
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
+    function.number_params = _number_params(node, params)
     visitor = _FunctionWalk(function)
     visitor.run(node.body)
     function.returns_python = bool(visitor.returns) and all(
@@ -295,6 +368,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[node.name] = _summarise_function(node, path, lines)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            summary.star_imports.append((node.module or "", node.level))
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -345,28 +420,51 @@ _TEXT_PREFIX = "text-"
 # `.eval` as an attribute, across spaces or a line continuation: what a summary's eval
 # switch (`m.eval()`) needs in the text.
 _EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*eval\b")
-_TEXT_MEMO: dict[tuple[str, int, int], tuple[bool, str]] = {}
+_TEXT_MEMO: dict[tuple[str, int, int], str] = {}  # memo key -> text stamp
+# (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
+_TOKEN_MEMO: dict[tuple[tuple[str, int, int], tuple[str, ...]], bool] = {}
+_EVAL_TOKENS = ("<eval>",)
 
 
-def text_stamp(path: str) -> tuple[bool, str] | None:
-    """(does the file name an attribute `eval`, its stamp `size:mtime:text-<digest of its bytes>`),
-    memoised like summaries; None if unreadable or too large to summarise."""
+def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
+    if tokens == _EVAL_TOKENS:
+        return _EVAL_ATTRIBUTE.search(data) is not None
+    return b"import *" in data or any(t.encode() in data for t in tokens)
+
+
+def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
+    """(does the file's text contain one of the tokens, its stamp `size:mtime:text-<digest
+    of its bytes>`), memoised like summaries; None if unreadable or too large. Only the
+    answers are kept, not the text."""
     key = _memo_key(path)
     if key is None:
         return None
     with _MEMO_LOCK:
-        found = _TEXT_MEMO.get(key)
-    if found is None:
+        stamp = _TEXT_MEMO.get(key)
+        found = _TOKEN_MEMO.get((key, tokens))
+    if stamp is None or found is None:
         try:
             data = Path(path).read_bytes()
         except OSError:
             return None
-        digest = _TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16]
         _, size, mtime = key
-        found = (_EVAL_ATTRIBUTE.search(data) is not None, f"{size}:{mtime}:{digest}")
+        stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
+        found = _mentions(data, tokens)
         with _MEMO_LOCK:
-            _TEXT_MEMO[key] = found
-    return found
+            _TEXT_MEMO[key] = stamp
+            _TOKEN_MEMO[(key, tokens)] = found
+    return found, stamp
+
+
+def text_stamp(path: str) -> tuple[bool, str] | None:
+    """(does the file name an attribute `eval`, its text stamp); None if unreadable."""
+    return _text_answer(path, _EVAL_TOKENS)
+
+
+def text_mentions(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
+    """(does the file's text contain one of the tokens, or re-export another module's
+    names with `import *`, its text stamp); None if unreadable."""
+    return _text_answer(path, tokens)
 
 
 def _package_root(directory: Path) -> Path:
@@ -416,16 +514,17 @@ class ProjectIndex:
         self.dependencies: dict[str, str] = {}
         # (module, level) -> its file: each import is asked about once per call site,
         # and resolving it stats several candidate paths
-        self._modules: dict[tuple[str, int], str | None] = {}
+        self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
 
-    def _target(self, module: str, level: int) -> str | None:
-        """The project file an import names (never the linted file itself)."""
+    def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
+        """The project file an import in `importer` (default: the linted file) names,
+        never the linted file itself."""
         if not self.enabled:
             return None
-        key = (module, level)
+        key = (importer or self.path, module, level)
         if key not in self._modules:
-            self._modules[key] = resolve_module(self.path, module, level)
+            self._modules[key] = resolve_module(key[0], module, level)
         target = self._modules[key]
         if target is None or os.path.abspath(target) == os.path.abspath(self.path):
             return None
@@ -449,18 +548,65 @@ class ProjectIndex:
             self.dependencies.setdefault(target, stamp)
         return mentions_eval
 
+    def imports_text_with(
+        self, modules: Iterable[tuple[str, int]], tokens: tuple[str, ...]
+    ) -> bool:
+        """Does one of these imports (module, level) name a project module whose text has
+        one of the tokens (or re-exports with `import *`)? A rule whose work a helper may
+        do (GL012's number conversions in `utils.to_np`) asks this of a file without the
+        tokens itself. Every module read for a "no" is a dependency, stamped by its text."""
+        for module, level in modules:
+            target = self._target(module, level)
+            if target is None:
+                continue
+            text = text_mentions(target, tokens)
+            if text is None:
+                continue
+            mentions, stamp = text
+            if mentions:
+                return True
+            self.dependencies.setdefault(target, stamp)
+        return False
+
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
-        """`name` as imported `from <module> import name` (a dotted name for a method)."""
+        """`name` as imported `from <module> import name` (a dotted name for a method),
+        defined there or re-exported by its star imports (`from .utils import *`)."""
         target = self._target(module, level)
-        if target is None:
+        return self._defined_in(target, name, set()) if target is not None else None
+
+    def star_imported(
+        self, star_imports: list[tuple[str, int]], name: str
+    ) -> ExternalFunction | None:
+        """A plain name the linted file's `from <module> import *` lines bring in."""
+        for module, level in star_imports:
+            found = self.function(module, level, name)
+            if found is not None:
+                return found
+        return None
+
+    def _defined_in(self, target: str, name: str, seen: set[str]) -> ExternalFunction | None:
+        seen.add(target)
+        summary = self._summary(target)
+        if summary is None:
             return None
+        found = summary.functions.get(name)
+        if found is not None or "." in name:
+            return found
+        for module, level in summary.star_imports:
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                found = self._defined_in(inner, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _summary(self, target: str) -> ModuleSummary | None:
         if target not in self._summaries:
             summary = self._summaries[target] = summary_of_file(target)
             if summary is not None:
                 # a summary's stamp answers every question, the text stamp's included
                 self.dependencies[target] = _stamp(target, summary)
-        summary = self._summaries[target]
-        return summary.functions.get(name) if summary is not None else None
+        return self._summaries[target]
 
 
 def _stamp(path: str, summary: ModuleSummary) -> str:
@@ -506,27 +652,33 @@ def imported_project_files(
     """The real paths of the project files whose summaries `path`'s findings can depend
     on: every module its imports resolve to, as ProjectIndex resolves them (`from m
     import n` may name module `m` or module `m.n`)."""
+    found: set[str] = set()
+    for module, level in imported_modules(source):
+        target = resolve_module(path, module, level, exists)
+        if target is not None:
+            found.add(os.path.realpath(target))
+    return found
+
+
+def imported_modules(source: str) -> list[tuple[str, int]]:
+    """(module, relative level) of every module the source's imports may name (`from m
+    import n` may name module `m` or module `m.n`); [] when it does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    found: set[str] = set()
+        return []
+    modules: list[tuple[str, int]] = []
     for node in ast.walk(tree):
-        modules: list[tuple[str, int]] = []
         if isinstance(node, ast.Import):
-            modules = [(alias.name, 0) for alias in node.names]
+            modules += [(alias.name, 0) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            modules = [(base, node.level)] + [
+            modules += [(base, node.level)] + [
                 (f"{base}.{alias.name}" if base else alias.name, node.level)
                 for alias in node.names
                 if alias.name != "*"
             ]
-        for module, level in modules:
-            target = resolve_module(path, module, level, exists)
-            if target is not None:
-                found.add(os.path.realpath(target))
-    return found
+    return modules
 
 
 def _module_word(path: str) -> str:

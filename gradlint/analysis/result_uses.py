@@ -12,6 +12,9 @@ functions, indexing, a loss module). Each path ends in one of:
 - a *cut* that holds no history either: a comparison, an integer cast, `.shape`, a
   truth test, an f-string, `print`, an index into another tensor;
 - a discarded expression statement;
+- a *helper* that only makes numbers of its argument: a function of this file, followed
+  into its body from the parameter the argument binds, or an imported project function
+  summarised as one (`to_np(t)`: `t.cpu().detach().numpy()` in `utils.py`);
 - an *escape*: anything else. Returned, yielded, stored in an attribute, a container or
   a subscript, passed to a function gradlint cannot see into, read by a nested function
   or another scope, differentiated (`backward`, `autograd.grad`), a hook registered, an
@@ -29,7 +32,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex
-from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.values import ValueAnalysis
 
 # Tensor methods whose result is a Python number or a list of them.
@@ -93,10 +97,17 @@ class _Escapes(Exception):
 
 
 class ResultUses:
-    def __init__(self, index: FileIndex, values: ValueAnalysis, tensors: TensorFacts) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        values: ValueAnalysis,
+        tensors: TensorFacts,
+        summaries: FunctionSummaries | None = None,
+    ) -> None:
         self.index = index
         self.values = values
         self.tensors = tensors
+        self.summaries = summaries
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
         self._sinks: dict[cst.CSTNode, bool] = {}
@@ -121,13 +132,30 @@ class ResultUses:
         without following a single name."""
         found = self._sinks.get(scope)
         if found is None:
+            self._sinks[scope] = False  # a helper that calls itself makes none that way
             root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-            found = any(
-                isinstance(node, cst.Call) and _may_make_numbers(node)
-                for node in self.index.walk(root)
+            calls = [node for node in self.index.walk(root) if isinstance(node, cst.Call)]
+            found = any(_may_make_numbers(call) for call in calls) or any(
+                self._helper_may_make_numbers(call) for call in calls
             )
             self._sinks[scope] = found
         return found
+
+    def _helper_may_make_numbers(self, call: cst.Call) -> bool:
+        """A call of a function of this file that may make numbers, or of an imported
+        project function that makes numbers of an argument."""
+        if self.summaries is None:
+            return False
+        callee = self.summaries.resolve(call)
+        if callee is not None:
+            return self.scope_may_make_numbers(callee)
+        func = call.func
+        if not isinstance(func, cst.Name) and not (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        ):
+            return False
+        external = self.summaries.resolve_external(call)
+        return external is not None and bool(external.number_params)
 
     # -- the walk ----------------------------------------------------------------------
 
@@ -258,6 +286,31 @@ class ResultUses:
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it
+        return self._into_helper(call, node, detached, found)
+
+    def _into_helper(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
+        """The value is an argument of one of the project's functions: followed into the
+        body of one of this file's, or read off the summary of an imported one."""
+        if self.summaries is None:
+            raise _Escapes
+        callee = self.summaries.resolve(call)
+        if callee is not None:
+            summary = self.summaries.of(callee)
+            for param in all_params(callee.params):
+                name = param.name.value
+                if summary.forwarded_argument(call, name) is node:
+                    return self._uses_of(param, name, detached)
+            raise _Escapes
+        external = self.summaries.resolve_external(call)
+        if external is not None and external.number_params:
+            shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
+            for param, raises in external.number_params.items():
+                position = external.argument_for(shape, param)
+                if position is not None and call.args[position].value is node:
+                    found.numbers.append(call)
+                    if raises and not detached:
+                        found.numpy_raises.append(call)
+                    return []
         raise _Escapes
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:

@@ -10,6 +10,7 @@ another of the project's files (`resolve_external`, summarised by analysis.proje
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -19,6 +20,8 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 @dataclass
@@ -81,6 +84,7 @@ class FunctionSummaries:
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._assignment_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._in_progress: set[cst.FunctionDef] = set()
+        self._bound_here: set[str] | None = None
 
     def of(self, func: cst.FunctionDef) -> FunctionSummary:
         found = self._summaries.get(func)
@@ -167,11 +171,37 @@ class FunctionSummaries:
             return None
         found = self._external_target(call)
         if found is None:
-            return None
+            return self._star_imported(call, returning_eval_model)
         module, level, name = found
         if returning_eval_model and not self.project.may_switch_to_eval(module, level):
             return None
         return self.project.function(module, level, name)
+
+    def _star_imported(self, call: cst.Call, returning_eval_model: bool) -> ExternalFunction | None:
+        """`to_np(x)` where `to_np` is defined nowhere in this file but may come in through
+        a `from .utils import *` of the project's own code."""
+        stars = self.index.star_imports
+        if not stars or self.project is None or not isinstance(call.func, cst.Name):
+            return None
+        name = call.func.value
+        if name in _BUILTIN_NAMES or name in self._own_names():
+            return None
+        if returning_eval_model and not any(
+            self.project.may_switch_to_eval(module, level) for module, level in stars
+        ):
+            return None
+        return self.project.star_imported(stars, name)
+
+    def _own_names(self) -> set[str]:
+        """Names this file binds itself at any level: they shadow a star import."""
+        if self._bound_here is None:
+            bound: set[str] = {f.name.value for f in self.index.functions}
+            bound.update(c.name.value for c in self.index.classes)
+            bound.update(self.index.imported_from)
+            for names in self._assignments(self.index.module, self.index.module).keys():
+                bound.add(names)
+            self._bound_here = bound
+        return self._bound_here
 
     def _external_target(self, call: cst.Call) -> tuple[str, int, str] | None:
         """(module, relative level, function name) an imported call names."""

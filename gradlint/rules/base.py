@@ -46,6 +46,10 @@ class Rule:
     # A second necessary condition, when one exists: the file must also contain one of
     # these (empty: no second condition).
     also_needs_tokens: ClassVar[tuple[str, ...]] = ()
+    # True: a file without the trigger tokens may still match when a project module it
+    # imports has them, because a helper there does that part of the work (GL012's
+    # `to_np(t)` in `utils.py`); such a file is parsed when that is so.
+    triggers_may_be_imported: ClassVar[bool] = False
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
@@ -55,6 +59,12 @@ class Rule:
         """The cheap text test: False when the rule cannot match this file."""
         if not any(token in source for token in cls.trigger_tokens):
             return False
+        return cls.needs_tokens_only(source)
+
+    @classmethod
+    def needs_tokens_only(cls, source: str) -> bool:
+        """The second condition alone: what a file must have even when its trigger tokens
+        may come from an imported helper."""
         return not cls.also_needs_tokens or any(t in source for t in cls.also_needs_tokens)
 
     def visit_methods(self):

@@ -146,8 +146,16 @@ class InferenceOutsideNoGrad(Rule):
     # layer or a Module subclass, parameters asked for, a leaf made to require grad.
     also_needs_tokens = ("nn.", "torch.nn", "Module", "parameters(", "Parameter", "requires_grad")
 
+    triggers_may_be_imported = True  # `to_np(action)`, with `to_np` in `utils.py`
+
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self.may_match(self.context.source):
+        source = self.context.source
+        if not self.may_match(source) and not (
+            self.needs_tokens_only(source)
+            and self.context.project.imports_text_with(
+                self.facts.index.imported_modules(), self.trigger_tokens
+            )
+        ):
             return  # parsed for another rule: no model here to run
         facts = self.facts
         forwards = facts.forwards

@@ -73,7 +73,55 @@ def critic_of_actor(state):
     return float(net(net(state)).sum())  # error: GL012
 
 
+def to_np(t):
+    return t.cpu().detach().numpy()
+
+
+def keep(t):
+    return t * 2
+
+
+class DeterministicActor:
+    """DeepRL's DDPG agent: the network is known to hold parameters only from its
+    gradients being cleared; the rollout's action is converted by a helper, then the
+    name is reused for the array."""
+
+    def __init__(self, network_fn, replay):
+        self.network = network_fn()
+        self.replay = replay
+
+    def step(self, state, noise):
+        action = self.network(state)  # error: GL012
+        action = to_np(action)
+        action += noise
+        self.replay.feed(dict(state=state, action=action))
+
+    def learn(self, states, target):
+        loss = ((self.network(states) - target) ** 2).mean()
+        self.network.zero_grad()
+        loss.backward()
+
+
 # -- traps --------------------------------------------------------------------------------
+
+
+def through_a_helper_that_keeps_the_graph(x):
+    # the helper hands the tensor back: its history may be used
+    out = keep(net(x))
+    return out.argmax().item(), out
+
+
+def same_name_then_differentiated(x, y, opt):
+    # `out` from the forward reaches a call that also gets the input: it may be
+    # differentiated by it
+    out = net(x)
+    penalty(x, out)
+    out = to_np(out)
+    return out
+
+
+def penalty(a, b):
+    return torch.autograd.grad(b.sum(), a)
 
 
 def returned_logits(x):
