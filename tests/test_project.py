@@ -478,3 +478,191 @@ def test_an_unparsed_file_depends_on_the_text_of_what_it_imports(tmp_path):
     os.utime(tmp_path / "utils.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert not project.dependencies_unchanged(dependencies)
     assert findings(path) == [(11, "GL012")]
+
+
+# -- a method entered with an attribute in eval mode (GL004) -----------------------------
+
+GAN = """
+    import torch
+    from torch import nn
+
+
+    class GAN:
+        def __init__(self):
+            self.G = nn.Linear(4, 4)
+            self.opt = torch.optim.Adam(self.G.parameters())
+
+        def evaluate(self, path):
+            self.G.load_state_dict(torch.load(path))
+            self.G.eval()
+
+        def train_epoch(self, batches):
+            self.G.train()
+            for z in batches:
+                loss = self.G(z).pow(2).mean()
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+
+        def sample(self, z):
+            images = self.G(z)
+            return images.data.cpu()
+"""
+
+
+def gan_project(tmp_path: Path, main: str) -> Path:
+    write(tmp_path, {"models/__init__.py": "", "models/gan.py": GAN, "main.py": main})
+    return tmp_path / "models" / "gan.py"
+
+
+def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
+    # pytorch-wgan: main() calls model.evaluate() (self.G.eval()), then 50 latent walks
+    # that run self.G with autograd on.
+    path = gan_project(
+        tmp_path,
+        """
+        import torch
+        from models.gan import GAN
+
+
+        def main(args):
+            model = None
+            if args.kind == "gan":
+                model = GAN()
+            if args.train:
+                model.train_epoch(args.batches)
+            else:
+                model.evaluate(args.path)
+                for i in range(50):
+                    model.sample(torch.randn(1, 4))
+        """,
+    )
+    (finding,) = lint_file(path).diagnostics
+    assert (finding.code, finding.start.line) == ("GL004", 23)
+    labels = [(Path(r.path).name, r.start.line, r.message) for r in finding.related]
+    assert ("gan.py", 12, "`self.G` is put in eval mode here") in labels
+    assert any(name == "main.py" and line == 14 for name, line, _ in labels)
+
+
+@pytest.mark.parametrize(
+    "main",
+    [
+        # no switch before the call
+        "m = GAN()\nm.sample(z)\n",
+        # the switch may be skipped
+        "m = GAN()\nif flag:\n    m.evaluate(p)\nm.sample(z)\n",
+        # switched back in between
+        "m = GAN()\nm.evaluate(p)\nm.train_epoch(b)\nm.sample(z)\n",
+        # switched back round the loop
+        "m = GAN()\nm.evaluate(p)\nfor z in zs:\n    m.sample(z)\n    m.train_epoch(b)\n",
+        # a new object
+        "m = GAN()\nm.evaluate(p)\nm = GAN()\nm.sample(z)\n",
+        # under no_grad at its only call
+        "m = GAN()\nm.evaluate(p)\nwith torch.no_grad():\n    m.sample(z)\n",
+        # one caller fine, one on an object whose class cannot be told
+        "m = GAN()\nm.evaluate(p)\nm.sample(z)\n\n\ndef run(model):\n    model.sample(z)\n",
+        # the module's own switch back: `m.G.train()`
+        "m = GAN()\nm.evaluate(p)\nm.G.train()\nm.sample(z)\n",
+    ],
+    ids=[
+        "no-switch",
+        "maybe-skipped",
+        "switched-back",
+        "switched-back-in-loop",
+        "new-object",
+        "no-grad",
+        "unknown-receiver",
+        "attribute-train",
+    ],
+)
+def test_calls_that_do_not_prove_the_eval_mode(tmp_path, main):
+    path = gan_project(tmp_path, "import torch\nfrom models.gan import GAN\n\n" + main)
+    assert [d.code for d in lint_file(path).diagnostics] == []
+
+
+def test_a_method_the_class_calls_itself_is_not_judged_by_outside_callers(tmp_path):
+    write(
+        tmp_path,
+        {
+            "models/__init__.py": "",
+            "models/gan.py": GAN + "\n    def grid(self, z):\n        return self.sample(z)\n",
+            "main.py": "from models.gan import GAN\n\nm = GAN()\nm.evaluate(p)\nm.sample(z)\n",
+        },
+    )
+    assert lint_file(tmp_path / "models" / "gan.py").diagnostics == []
+
+
+def test_the_caller_search_is_a_dependency(tmp_path):
+    # The callee's result depends on its callers: a new caller in a new file that does
+    # not switch to eval first makes the cached result stale, and so does an edit.
+    path = gan_project(
+        tmp_path, "from models.gan import GAN\n\nm = GAN()\nm.evaluate(p)\nm.sample(z)\n"
+    )
+    from gradlint import engine
+
+    dependencies: dict[str, str] = {}
+    found = engine.lint_source(path.read_text(), str(path), dependencies=dependencies)
+    assert [d.code for d in found] == ["GL004"]
+    assert any(key.startswith("search:") for key in dependencies)
+    assert project.dependencies_unchanged(dependencies)
+    write(tmp_path, {"tools/export.py": "from models.gan import GAN\n\nGAN().sample(z)\n"})
+    assert not project.dependencies_unchanged(dependencies)
+    assert lint_file(path).diagnostics == []
+
+
+# -- a function every caller elsewhere runs under no_grad ---------------------------------
+
+MEASURE = """
+    import torch
+
+    bias = torch.zeros(2, requires_grad=True)
+
+
+    def evaluate(model, loader):
+        device = next(model.parameters()).device
+        correct = 0
+        for x, y in loader:
+            out = model(x.to(device))
+            correct += (out.argmax(1) == y).sum().item()
+        return correct
+
+
+    def reset():
+        bias.fill_(0.0)
+"""
+
+CALLERS = """
+    import torch
+    from torch import nn
+    import utils
+    from utils import evaluate
+
+
+    def main(loader):
+        model = nn.Linear(4, 2)
+        {guard}
+            acc = evaluate(model, loader)
+            utils.reset()
+        return acc
+"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [
+        ("with torch.no_grad():", []),
+        ("with torch.inference_mode():", []),
+        ("if True:", [(10, "GL012"), (16, "GL002")]),
+    ],
+    ids=["no-grad", "inference-mode", "recording"],
+)
+def test_a_function_whose_only_callers_elsewhere_run_it_under_no_grad(tmp_path, guard, expected):
+    write(tmp_path, {"utils.py": MEASURE, "train.py": CALLERS.format(guard=guard)})
+    assert findings(tmp_path / "utils.py") == expected
+
+
+def test_one_recording_caller_elsewhere_is_enough_to_report(tmp_path):
+    callers = textwrap.dedent(CALLERS.format(guard="with torch.no_grad():"))
+    callers += "\n\ndef peek(m, loader):\n    return evaluate(m, loader)\n"
+    write(tmp_path, {"utils.py": MEASURE, "train.py": callers})
+    assert findings(tmp_path / "utils.py") == [(10, "GL012")]

@@ -49,7 +49,7 @@ class FileFacts:
 
     @cached_property
     def grad_mode(self) -> GradModeAnalysis:
-        return GradModeAnalysis(self.index)
+        return GradModeAnalysis(self.index, self.project)
 
     @cached_property
     def autograd(self) -> AutogradCalls:

@@ -12,6 +12,7 @@ class CalleeResolver:
     def __init__(self, index: FileIndex) -> None:
         self.index = index
         self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
+        self._escaped: set[str] = set()
         self._names: dict[str, list[cst.FunctionDef]] | None = None
 
     def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
@@ -22,6 +23,13 @@ class CalleeResolver:
         if self._callers is None:
             self._callers = self._collect_callers()
         return self._callers.get(func, [])
+
+    def handed_on(self, func: cst.FunctionDef) -> bool:
+        """Is the function's name also used without being called (a callback, a bound
+        method stored away)? Then it has callers nobody can see."""
+        if self._callers is None:
+            self._callers = self._collect_callers()
+        return func.name.value in self._escaped
 
     def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call runs, when exactly one can be: a module-level
@@ -94,6 +102,7 @@ class CalleeResolver:
                         escaped.add(node.value)
                     continue
                 escaped.add(node.value)
+        self._escaped = escaped
         return {func: calls for func, calls in callers.items() if func.name.value not in escaped}
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:

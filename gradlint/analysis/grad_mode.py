@@ -18,6 +18,7 @@ import libcst as cst
 
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex
+from gradlint.analysis.project import MethodQuery, ProjectIndex
 
 
 class GradMode(enum.Enum):
@@ -66,10 +67,12 @@ def _bool_literal(arg: cst.Arg | None) -> bool | None:
 
 
 class GradModeAnalysis:
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, project: ProjectIndex | None = None) -> None:
         self.index = index
+        self.project = project
         self._function_modes: dict[cst.FunctionDef, GradMode] = {}
         self._in_progress: set[cst.FunctionDef] = set()
+        self._guarded_elsewhere: dict[cst.FunctionDef, bool] = {}
         self.callees = CalleeResolver(index)
 
     # -- context managers and decorators --------------------------------------------
@@ -240,3 +243,43 @@ class GradModeAnalysis:
 
     def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         return self.callees.callers_of(func)
+
+    def guarded_by_every_caller_elsewhere(self, node: cst.CSTNode) -> bool:
+        """Is the function around `node` called only from the project's other files, and
+        every one of those calls under `no_grad` (`with torch.no_grad(): acc =
+        evaluate(model, loader)` in train.py)? Then its body records nothing, whatever
+        its own grad mode says. Asked only before reporting: it reads those files."""
+        func = self.index.scope_of(node)
+        if not isinstance(func, cst.FunctionDef):
+            return False
+        found = self._guarded_elsewhere.get(func)
+        if found is None:
+            found = self._guarded_elsewhere[func] = self._compute_guarded_elsewhere(func)
+        return found
+
+    def _compute_guarded_elsewhere(self, func: cst.FunctionDef) -> bool:
+        project = self.project
+        if project is None or not project.enabled:
+            return False
+        if self.callers_of(func) or self.callees.handed_on(func):
+            return False
+        cls = self.index.enclosing_class(func)
+        owner = self.index.scope_of(func)
+        if cls is None and owner is not self.index.module:
+            return False  # a nested function: called where it is defined
+        methods = frozenset(
+            m.name.value
+            for m in (cls.body.body if cls is not None else ())
+            if isinstance(m, cst.FunctionDef)
+        )
+        query = MethodQuery(
+            project.path,
+            cls.name.value if cls is not None else "",
+            func.name.value,
+            "",
+            frozenset(),
+            frozenset(),
+            methods,
+        )
+        calls = project.method_calls(query)
+        return calls is not None and bool(calls) and not any(c.recording for c in calls)

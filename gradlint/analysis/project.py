@@ -429,7 +429,7 @@ _EVAL_TOKENS = ("<eval>",)
 def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
-    return b"import *" in data or any(t.encode() in data for t in tokens)
+    return any(t.encode() in data for t in tokens)
 
 
 def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
@@ -464,7 +464,7 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
 def text_mentions(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
     """(does the file's text contain one of the tokens, or re-export another module's
     names with `import *`, its text stamp); None if unreadable."""
-    return _text_answer(path, tokens)
+    return _text_answer(path, (*tokens, "import *"))
 
 
 def _package_root(directory: Path) -> Path:
@@ -568,6 +568,20 @@ class ProjectIndex:
             self.dependencies.setdefault(target, stamp)
         return False
 
+    def method_calls(self, query: MethodQuery) -> list[MethodCall] | None:
+        """The project's calls of a method of the linted file's class (see method_calls).
+        The result depends on every file that names the method, and on no other file
+        starting to: the search itself is a dependency, redone to check a cached result."""
+        if not self.enabled:
+            return None
+        root = project_root(self.path)
+        found = method_calls(query, root)
+        if found is None:
+            return None
+        calls, digest = found
+        self.dependencies[query.key(root)] = f"-:-:{_SEARCH_PREFIX}{digest}"
+        return calls
+
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
         defined there or re-exported by its star imports (`from .utils import *`)."""
@@ -623,6 +637,12 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
+        if path.startswith(_SEARCH_PREFIX):
+            query, root = MethodQuery.from_key(path)
+            found = method_calls(query, root)
+            if found is None or f"-:-:{_SEARCH_PREFIX}{found[1]}" != stamp:
+                return False
+            continue
         size, _, rest = stamp.partition(":")
         mtime, _, digest = rest.partition(":")
         try:
@@ -717,3 +737,441 @@ def importers(
         if imported_project_files(candidate, text, exists) & changed:
             found.add(candidate)
     return found
+
+
+# -- who calls a method: the project's files read backwards ------------------------------
+
+# Folders never searched for callers: environments, caches, build output.
+_SKIPPED_FOLDERS = frozenset(
+    {"node_modules", "site-packages", "__pycache__", "build", "dist", "venv", "env"}
+)
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A project with more files than this is not searched for callers.
+MAX_PROJECT_FILES = 5000
+_SEARCH_PREFIX = "search:"
+# root -> (its Python files or None, the mtime of every folder walked)
+_FILES_MEMO: dict[str, tuple[list[str] | None, dict[str, int]]] = {}
+
+
+def project_root(path: str) -> str:
+    """The folder whose files may call into `path`: the nearest folder above it (three
+    at most) with a project marker, else the folder above its outermost package."""
+    here = Path(path).absolute().parent
+    for folder in (here, *list(here.parents)[:3]):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return str(folder)
+    return str(_package_root(here))
+
+
+def project_files(root: str) -> list[str] | None:
+    """The Python files under root, sorted; None when there are more than
+    MAX_PROJECT_FILES. Memoised per process while no folder walked has changed (a new
+    file changes its folder's mtime), so a language server sees files come and go."""
+    with _MEMO_LOCK:
+        memo = _FILES_MEMO.get(root)
+    if memo is not None and _folders_unchanged(memo[1]):
+        return memo[0]
+    found: list[str] | None = []
+    folders: dict[str, int] = {}
+    for folder, subfolders, names in os.walk(root):
+        try:
+            folders[folder] = os.stat(folder).st_mtime_ns
+        except OSError:
+            continue
+        subfolders[:] = sorted(
+            d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
+        )
+        assert found is not None
+        found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        if len(found) > MAX_PROJECT_FILES:
+            found = None
+            break
+    with _MEMO_LOCK:
+        _FILES_MEMO[root] = (found, folders)
+    return found
+
+
+def _folders_unchanged(folders: dict[str, int]) -> bool:
+    for folder, mtime in folders.items():
+        try:
+            if os.stat(folder).st_mtime_ns != mtime:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """A call `obj.method(...)` on an object that may be an instance of the class asked
+    about, somewhere in the project."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    # A call that switches the attribute to eval mode (one of the class's methods that
+    # does, or `obj.attr.eval()`) always runs before it on the same object, and nothing
+    # that may switch it back runs in between or round a loop.
+    after_eval: bool
+    recording: bool  # not under `no_grad` / `inference_mode`
+
+
+@dataclass(frozen=True)
+class MethodQuery:
+    """The calls of a method of a class of `class_file`, or, with `class_name` empty, of
+    a module-level function of it, asked of the project's other files."""
+
+    class_file: str
+    class_name: str
+    method: str
+    attribute: str  # `G` for `self.G`
+    evals: frozenset[str]  # the class's methods that switch it to eval mode
+    resets: frozenset[str]  # those that may switch it back (or rebuild it)
+    methods: frozenset[str]  # every method the class defines
+
+    def key(self, root: str) -> str:
+        """The dependency a search for these calls under root is recorded as."""
+        fields = [self.class_file, self.class_name, self.method, self.attribute, root]
+        sets = [sorted(self.evals), sorted(self.resets), sorted(self.methods)]
+        return _SEARCH_PREFIX + json.dumps([fields, sets])
+
+    @classmethod
+    def from_key(cls, key: str) -> tuple[MethodQuery, str]:
+        fields, sets = json.loads(key[len(_SEARCH_PREFIX) :])
+        class_file, class_name, method, attribute, root = fields
+        evals, resets, methods = (frozenset(x) for x in sets)
+        return cls(class_file, class_name, method, attribute, evals, resets, methods), root
+
+
+def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
+    """local name -> (module, level, imported name or None for a module)."""
+    found: dict[str, tuple[str, int, str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = (alias.name, 0, None)
+                else:
+                    found[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+    return found
+
+
+class _CallerSearch:
+    """One file read for calls of `query.method`: each is judged in its own function."""
+
+    def __init__(self, path: str, tree: ast.Module, query: MethodQuery, lines: list[str]) -> None:
+        self.path = path
+        self.query = query
+        self.imports = _imports_of(tree)
+        self.tree = tree
+        self.lines = lines  # as ast numbers them, for columns in code points
+
+    def names_the_class(self, func: ast.AST) -> bool:
+        """Does `func` (what a constructor call calls) name the queried class?"""
+        query = self.query
+        if isinstance(func, ast.Name):
+            if func.id == query.class_name and os.path.abspath(self.path) == os.path.abspath(
+                query.class_file
+            ):
+                return True
+            origin = self.imports.get(func.id)
+            if origin is None or origin[2] != query.class_name:
+                return False
+            module, level, _ = origin
+            return self._is_class_file(module, level)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            origin = self.imports.get(func.value.id)
+            if origin is None or func.attr != query.class_name:
+                return False
+            module, level, name = origin
+            if name is not None:
+                module = f"{module}.{name}" if module else name
+            return self._is_class_file(module, level)
+        return False
+
+    def names_the_function(self, func: ast.AST) -> bool:
+        """Does a call's `func` name the queried module-level function, imported from its
+        file (`evaluate` after `from utils import evaluate`, `utils.evaluate`)? Calls in
+        the function's own file are the file's own analysis."""
+        query = self.query
+        if isinstance(func, ast.Name):
+            origin = self.imports.get(func.id)
+            return (
+                origin is not None
+                and origin[2] == query.method
+                and self._is_class_file(origin[0], origin[1])
+            )
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            origin = self.imports.get(func.value.id)
+            if origin is None or func.attr != query.method:
+                return False
+            module, level, name = origin
+            if name is not None:
+                module = f"{module}.{name}" if module else name
+            return self._is_class_file(module, level)
+        return False
+
+    def _is_class_file(self, module: str, level: int) -> bool:
+        target = resolve_module(self.path, module, level)
+        return target is not None and os.path.abspath(target) == os.path.abspath(
+            self.query.class_file
+        )
+
+    def calls(self) -> list[MethodCall] | None:
+        """The calls of the method in this file on objects that may be instances of the
+        class; None when one is on an object whose class cannot be told."""
+        out: list[MethodCall] = []
+        scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [
+            (self.tree, self.tree.body, True, None)
+        ]
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        scopes.append((item, item.body, not _decorated_no_grad(item), node.name))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scopes.append((node, node.body, not _decorated_no_grad(node), None))
+        seen: set[int] = set()
+        for owner, body, recording, class_name in scopes:
+            if id(owner) in seen:
+                continue
+            seen.add(id(owner))
+            found = _ScopeCalls(self, owner, body, recording, class_name).calls()
+            if found is None:
+                return None
+            out.extend(found)
+        return out
+
+
+def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(_is_no_grad(d) for d in node.decorator_list)
+
+
+class _ScopeCalls:
+    """The method's calls in one function (nested functions are their own scopes)."""
+
+    def __init__(
+        self,
+        search: _CallerSearch,
+        owner: ast.AST,
+        body: list[ast.stmt],
+        recording: bool,
+        class_name: str | None,
+    ) -> None:
+        self.search = search
+        self.owner = owner
+        self.recording = recording
+        self.class_name = class_name
+        # statement -> (its block, its index there, the statement holding that block)
+        self.place: dict[int, tuple[int, int, ast.stmt | None]] = {}
+        self.order: dict[int, int] = {}
+        self.no_grad: set[int] = set()  # statements inside a `no_grad` block
+        self.loops: dict[int, list[ast.stmt]] = {}  # statement -> loops around it
+        self.statements: list[ast.stmt] = []
+        self._index(body, None, False, [])
+
+    def _index(self, block: list[ast.stmt], holder, guarded: bool, loops: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(block):
+            self.place[id(stmt)] = (id(block), i, holder)
+            self.order[id(stmt)] = len(self.order)
+            self.loops[id(stmt)] = loops
+            self.statements.append(stmt)
+            if guarded:
+                self.no_grad.add(id(stmt))
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            inner_guard = guarded or (
+                isinstance(stmt, (ast.With, ast.AsyncWith))
+                and any(_is_no_grad(item.context_expr) for item in stmt.items)
+            )
+            inner_loops = loops + [stmt] if isinstance(stmt, (ast.For, ast.While)) else loops
+            for field_name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field_name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    self._index(inner, stmt, inner_guard, inner_loops)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                self._index(handler.body, stmt, inner_guard, inner_loops)
+
+    def _statement_calls(self, stmt: ast.stmt):
+        """Calls in the statement itself, not in the blocks it holds."""
+        parts: list[ast.AST] = []
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            parts = [stmt.iter]
+        elif isinstance(stmt, (ast.While, ast.If)):
+            parts = [stmt.test]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            parts = [item.context_expr for item in stmt.items]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
+            parts = []
+        else:
+            parts = [stmt]
+        for part in parts:
+            for node in ast.walk(part):
+                if isinstance(node, ast.Call):
+                    yield node
+
+    def _dominates(self, first: ast.stmt, then: ast.stmt) -> bool:
+        block, index, _ = self.place[id(first)]
+        current: ast.stmt | None = then
+        while current is not None:
+            inner_block, inner_index, holder = self.place[id(current)]
+            if inner_block == block:
+                return inner_index > index
+            current = holder
+        return False
+
+    def calls(self) -> list[MethodCall] | None:
+        query = self.search.query
+        out: list[MethodCall] = []
+        for stmt in self.statements:
+            for call in self._statement_calls(stmt):
+                func = call.func
+                if not query.class_name:
+                    if self.search.names_the_function(func):
+                        out.append(self._judge(call, stmt, ""))
+                    continue
+                if not isinstance(func, ast.Attribute) or func.attr != query.method:
+                    continue
+                receiver = func.value
+                if not isinstance(receiver, ast.Name):
+                    return None  # `self.agent.run()`: whose it is cannot be told
+                kind = self._receiver_kind(receiver.id)
+                if kind is None:
+                    return None
+                if not kind:
+                    continue  # another class's method of the same name
+                out.append(self._judge(call, stmt, receiver.id))
+        return out
+
+    def _receiver_kind(self, name: str) -> bool | None:
+        """True: may be an instance of the class; False: is not; None: cannot tell."""
+        if name in ("self", "cls"):
+            if self.class_name is None:
+                return None
+            if self.class_name == self.search.query.class_name:
+                return None  # the class calling its own method: its entry state is its own
+            return self._class_bases_unrelated()
+        constructors = [
+            stmt.value
+            for stmt in self.statements
+            if isinstance(stmt, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+        ]
+        if not constructors:
+            return None  # a parameter or a global: built out of sight
+        if any(
+            isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in constructors
+        ):
+            return True
+        if all(isinstance(v, (ast.Call, ast.Constant)) for v in constructors):
+            return False
+        return None
+
+    def _class_bases_unrelated(self) -> bool | None:
+        for node in ast.walk(self.search.tree):
+            if isinstance(node, ast.ClassDef) and node.name == self.class_name:
+                if any(
+                    _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
+                    for b in node.bases
+                ):
+                    return None
+        return False
+
+    def _judge(self, call: ast.Call, stmt: ast.stmt, receiver: str) -> MethodCall:
+        evals: list[ast.stmt] = []
+        resets: list[ast.stmt] = []
+        for other in self.statements:
+            if isinstance(other, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == receiver for t in other.targets
+            ):
+                resets.append(other)  # a new object
+                continue
+            for inner in self._statement_calls(other):
+                effect = self._effect(inner, receiver)
+                if effect is True:
+                    evals.append(other)
+                elif effect is False:
+                    resets.append(other)
+        at = self.order[id(stmt)]
+        dominating = [e for e in evals if self.order[id(e)] < at and self._dominates(e, stmt)]
+        after_eval = False
+        if dominating:
+            last = max(self.order[id(e)] for e in dominating)
+            loops = self.loops[id(stmt)]
+            after_eval = not any(
+                last < self.order[id(r)] < at
+                or (self.order[id(r)] > last and any(_holds(loop, r) for loop in loops))
+                for r in resets
+            )
+        end_line = call.end_lineno or call.lineno
+        lines = self.search.lines
+        return MethodCall(
+            self.search.path,
+            call.lineno,
+            _code_points(lines, call.lineno, call.col_offset),
+            end_line,
+            _code_points(lines, end_line, call.end_col_offset or call.col_offset),
+            after_eval,
+            self.recording and id(stmt) not in self.no_grad,
+        )
+
+    def _effect(self, call: ast.Call, receiver: str) -> bool | None:
+        """True: the call switches the attribute to eval mode on the receiver; False: it
+        may switch it back; None: neither."""
+        query = self.search.query
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        target = _dotted(func.value)
+        method = func.attr
+        if target == receiver:
+            if method in query.evals:
+                return True
+            if method in query.resets:
+                return False
+            if method not in query.methods and method in ("eval", "train"):
+                return method == "eval"  # the module's own switch, for all its layers
+            return None
+        if target == f"{receiver}.{query.attribute}" and method in ("eval", "train"):
+            return method == "eval" and not call.args
+        return None
+
+
+def _holds(loop: ast.stmt, stmt: ast.stmt) -> bool:
+    return any(node is stmt for node in ast.walk(loop))
+
+
+def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] | None:
+    """Every call of `query.method` in the project's files on an object that may be an
+    instance of the class, and a stamp of where they were looked for (the files whose
+    text names the method, with their text stamps); None when one of them is on an
+    object whose class cannot be told, or the project is too large to search."""
+    files = project_files(root)
+    if files is None:
+        return None
+    token = f".{query.method}(" if query.class_name else f"{query.method}("
+    calls: list[MethodCall] = []
+    stamps: list[str] = []
+    for path in files:
+        text = _text_answer(path, (token,))
+        if text is None or not text[0]:
+            continue
+        stamps.append(f"{path}={text[1]}")
+        try:
+            source = Path(path).read_bytes().decode("utf-8-sig")
+            tree = ast.parse(source, path)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        lines = re.split(r"\r\n|\r|\n", source)
+        found = _CallerSearch(path, tree, query, lines).calls()
+        if found is None:
+            return None
+        calls.extend(found)
+    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return calls, digest

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.project import MethodQuery
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import all_params
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,10 @@ class ModeSwitch:
     # file, or (path, line, column, end line, end column) of the one in another file.
     inner: cst.CSTNode | None = None
     external: tuple[str, int, int, int, int] | None = None
+    # For an attribute in eval mode when a method is entered: one of the project's calls
+    # of the method, all of which run after another method switched it (path, line,
+    # column, end line, end column).
+    entered_from: tuple[str, int, int, int, int] | None = None
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
@@ -70,8 +76,112 @@ class TrainModeAnalysis:
         returns a model in eval mode (`model = load_model(path)`)."""
         if self._switches is None:
             direct = self.direct_switches()
-            self._switches = direct + self._returned_models(direct)
+            self._switches = direct + self._returned_models(direct) + self._entry_states(direct)
         return self._switches
+
+    def _entry_states(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
+        """An attribute put in eval mode by one method and run by another
+        (`def evaluate(self): self.G.eval()`, `def sample(self): self.G(z)`): in eval mode
+        when the second is entered if every call of it in the project runs after a call
+        of the first on the same object, with nothing between that switches it back.
+        Such a switch is anchored at the method's first parameter."""
+        project = self.summaries.project if self.summaries is not None else None
+        if project is None or not project.enabled:
+            return []
+        found: list[ModeSwitch] = []
+        for cls, attribute, switches in self._attribute_switches(direct):
+            if not any(s.to_eval for s in switches):
+                continue
+            model = f"self.{attribute}"
+            methods = [m for m in cls.body.body if isinstance(m, cst.FunctionDef)]
+            switching = {self.index.scope_of(s.anchor) for s in switches}
+            evals = {m.name.value for m in methods if self._ends_in_eval(m, switches)}
+            resets = {m.name.value for m in methods if m in switching} - evals
+            resets |= {m.name.value for m in methods if self._assigns(m, model)}
+            names = frozenset(m.name.value for m in methods)
+            for method in methods:
+                if method in switching or not self._runs(method, model):
+                    continue
+                params = list(all_params(method.params))
+                if not params or self._called_in_file(method):
+                    continue
+                query = MethodQuery(
+                    project.path,
+                    cls.name.value,
+                    method.name.value,
+                    attribute,
+                    frozenset(evals),
+                    frozenset(resets),
+                    names,
+                )
+                calls = project.method_calls(query)
+                if not calls or not all(c.after_eval for c in calls):
+                    continue
+                if not any(c.recording for c in calls):
+                    continue  # every caller runs it under no_grad
+                eval_switch = next(s for s in reversed(switches) if s.to_eval)
+                first = calls[0]
+                where = (first.path, first.line, first.column, first.end_line, first.end_column)
+                found.append(
+                    ModeSwitch(eval_switch.call, model, True, params[0], entered_from=where)
+                )
+        return found
+
+    def _attribute_switches(self, direct: list[ModeSwitch]):
+        """(class, attribute, its switches in the class's methods) for each `self.<attr>`
+        switched in a method; `self.eval()` / `self.train()` count for every attribute."""
+        by_class: dict[cst.ClassDef, dict[str, list[ModeSwitch]]] = {}
+        whole: dict[cst.ClassDef, list[ModeSwitch]] = {}
+        for switch in direct:
+            scope = self.index.scope_of(switch.anchor)
+            if not isinstance(scope, cst.FunctionDef):
+                continue
+            cls = self.index.enclosing_class(scope)
+            if cls is None:
+                continue
+            if switch.model == "self":
+                whole.setdefault(cls, []).append(switch)
+            elif switch.model.startswith("self.") and switch.model.count(".") == 1:
+                by_class.setdefault(cls, {}).setdefault(switch.model[5:], []).append(switch)
+        for cls, attributes in by_class.items():
+            for attribute, switches in attributes.items():
+                merged = sorted(
+                    switches + whole.get(cls, []), key=lambda s: self.index.order[s.anchor]
+                )
+                yield cls, attribute, merged
+
+    def _ends_in_eval(self, method: cst.FunctionDef, switches: list[ModeSwitch]) -> bool:
+        """Does every way out of the method leave the attribute in eval mode? Its last
+        switch is an eval switch directly in its body."""
+        own = [s for s in switches if self.index.scope_of(s.anchor) is method]
+        if not own or not own[-1].to_eval:
+            return False
+        line = self.index.parent.get(own[-1].anchor)  # the anchor's statement line
+        return line is not None and self.index.parent.get(line) is method.body
+
+    def _runs(self, method: cst.FunctionDef, model: str) -> bool:
+        """Does the method run a forward of `self.<attr>` (`self.G(z)`, `.forward(z)`)?"""
+        for node in self.index.walk(method.body):
+            if type(node) is cst.Call:
+                name = dotted_name(node.func)
+                if name == model or name == f"{model}.forward":
+                    return True
+        return False
+
+    def _assigns(self, method: cst.FunctionDef, model: str) -> bool:
+        """Does the method build the attribute anew (`self.G = Generator()`)?"""
+        for node in self.index.walk(method.body):
+            if type(node) is cst.Assign:
+                if any(dotted_name(t.target) == model for t in node.targets):
+                    return True
+        return False
+
+    def _called_in_file(self, method: cst.FunctionDef) -> bool:
+        """Is the method called by the class itself, or handed on without a call
+        (`self.sample` as a callback)? Then its callers are not all in sight."""
+        assert self.summaries is not None
+        callees = self.summaries.callees
+        return bool(callees.callers_of(method)) or callees.handed_on(method)
 
     def _returned_models(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
         if self.summaries is None:

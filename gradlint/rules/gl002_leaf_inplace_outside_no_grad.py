@@ -84,6 +84,8 @@ class LeafInplaceOutsideNoGrad(Rule):
             return
         if facts.mode_at(node) is not GradMode.RECORDING:
             return
+        if facts.grad_mode.guarded_by_every_caller_elsewhere(node):
+            return  # `init_weights(m)` called under no_grad from another file
         statement = facts.index.statement_of(node)
         from gradlint.fix_builders import wrap_in_no_grad
 

@@ -145,6 +145,8 @@ class EvalWithoutNoGrad(Rule):
         if reported is call and at is not call:
             if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(call, model):
                 return
+        if facts.grad_mode.guarded_by_every_caller_elsewhere(reported):
+            return  # every call of the function, in other files, is under no_grad
         statement = facts.index.statement_of(reported)
         self.report(
             reported,
@@ -167,6 +169,14 @@ class EvalWithoutNoGrad(Rule):
             yield switch.call, f"`{model}` comes back in eval mode from this call"
         if switch.inner is not None:
             yield switch.inner, "put in eval mode here, inside the helper"
+        if switch.entered_from is not None:
+            path, line, column, end_line, end_column = switch.entered_from
+            yield Related(
+                "called here after that switch, as at every call of this method in the project",
+                path,
+                Position(line, column),
+                Position(end_line, end_column),
+            )
         if switch.external is not None:
             path, line, column, end_line, end_column = switch.external
             yield Related(

@@ -193,6 +193,8 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if forwards.graph_is_used(call, model):
                 continue
+            if facts.grad_mode.guarded_by_every_caller_elsewhere(call):
+                continue  # every call of the function, in other files, is under no_grad
             reported.add(statement)  # one report per statement: `critic(actor(s))`
             consequence = _RAISES if uses.numpy_raises else _NUMBERS
             if uses.numpy_raises:
