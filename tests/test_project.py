@@ -666,3 +666,18 @@ def test_one_recording_caller_elsewhere_is_enough_to_report(tmp_path):
     callers += "\n\ndef peek(m, loader):\n    return evaluate(m, loader)\n"
     write(tmp_path, {"utils.py": MEASURE, "train.py": callers})
     assert findings(tmp_path / "utils.py") == [(10, "GL012")]
+
+
+def test_reading_other_files_gives_no_warnings_about_their_code(tmp_path):
+    # An invalid escape is a SyntaxWarning on stderr from Python 3.12: summarising or
+    # searching a file is not compiling it, and the user's terminal stays clean.
+    import warnings
+
+    source = 'PATTERN = "\\\\d+\\[x\\]"\n\n\ndef to_np(t):\n    return t.detach().numpy()\n'
+    assert "\\[" in source
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = project.summarise_source(source, str(tmp_path / "utils.py"))
+        project.imported_modules(source)
+    assert summary.functions["to_np"].number_params == {"t": False}
+    assert caught == []

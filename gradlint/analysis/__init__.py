@@ -57,7 +57,7 @@ class FileFacts:
 
     @cached_property
     def loops(self) -> LoopAnalysis:
-        return LoopAnalysis(self.index, self.flow, self.autograd)
+        return LoopAnalysis(self.index, self.flow, self.autograd, self.summaries)
 
     @cached_property
     def tensors(self) -> TensorFacts:

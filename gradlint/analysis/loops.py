@@ -17,6 +17,8 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.dataflow import Binding, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import all_params
 
 LoopNode = cst.For | cst.While
 # The region the facts describe: a `for`/`while` loop, or a whole scope (scope_facts).
@@ -89,10 +91,18 @@ TERMINATED = _Terminated()
 
 
 class LoopAnalysis:
-    def __init__(self, index: FileIndex, flow: DataFlow, autograd: AutogradCalls) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        flow: DataFlow,
+        autograd: AutogradCalls,
+        summaries: FunctionSummaries | None = None,
+    ) -> None:
         self.index = index
         self.flow = flow
         self.autograd = autograd
+        self.summaries = summaries
+        self._backward_params: dict[cst.FunctionDef, list[str]] = {}
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
 
@@ -127,7 +137,7 @@ class LoopAnalysis:
 
     def _compute(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         facts = LoopFacts(loop)
-        facts.events = self.autograd.events_in(loop.body)
+        facts.events = self.autograd.events_in(loop.body) + self._helper_backwards(loop.body)
         if not facts.events:
             return facts  # nothing rules ask about a loop that does not differentiate
         facts.bindings = self.bindings_in(loop.body)
@@ -139,6 +149,52 @@ class LoopAnalysis:
         assigned = {b.var for b in facts.bindings if b.kind in ("assign", "augassign")}
         facts.carried = exposed & assigned
         return facts
+
+    # -- differentiation inside helpers ------------------------------------------------
+
+    def _helper_backwards(self, region: cst.CSTNode) -> list[DiffEvent]:
+        """Calls of this file's functions and methods (`self.update(loss)`,
+        `model.train_step(x, h)`) whose body backpropagates a value computed from one of
+        the arguments: a backward at the call site, of what those arguments read."""
+        if self.summaries is None:
+            return []
+        found: list[DiffEvent] = []
+        for node in self.index.walk(region):
+            if type(node) is not cst.Call:
+                continue
+            helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
+            if helper is None:
+                continue
+            params = self._params_backpropagated(helper)
+            if not params:
+                continue
+            summary = self.summaries.of(helper)
+            roots: set[str] = set()
+            for param in params:
+                argument = summary.forwarded_argument(node, param)
+                if argument is not None:
+                    roots |= self.flow.reads(argument)
+            if roots:
+                found.append(DiffEvent(node, "backward", roots, None))
+        return found
+
+    def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:
+        """The parameters whose values reach a backward in the helper's own body that
+        frees its graph."""
+        found = self._backward_params.get(helper)
+        if found is None:
+            self._backward_params[helper] = []  # a helper that calls itself
+            facts = self.scope_facts(helper)
+            roots: set[str] = set()
+            for event in facts.events:
+                if event.kind == "backward" and not event.keeps_graph:
+                    if self.autograd.retains_graph(event) is False:
+                        roots |= event.roots
+            reached = facts.closure(roots) if roots else set()
+            params = [p.name.value for p in all_params(helper.params)]
+            found = [p for p in params if p in reached and p not in ("self", "cls")]
+            self._backward_params[helper] = found
+        return found
 
     # -- bindings -----------------------------------------------------------------------
 

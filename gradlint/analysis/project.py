@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,6 +44,9 @@ _SAME_VALUES = frozenset(
     | {"view", "reshape", "float", "double", "half", "long", "int", "T"}
 )
 _NUMBER_MAKERS = frozenset({"numpy", "item", "tolist"})
+# What a module's text must contain for one of its functions to make numbers of an
+# argument (a superset: the words, wherever they are).
+NUMBER_MAKER_WORDS = ("numpy", "item", "tolist", "float")
 
 
 @dataclass
@@ -108,6 +112,15 @@ class ModuleSummary:
 
 
 # -- summarising a module with ast -------------------------------------------------------
+
+
+def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
+    """ast.parse without the warnings CPython gives about the user's code (an invalid
+    escape sequence is a SyntaxWarning on stderr from Python 3.12): reading a file to
+    summarise it is not compiling it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, path)
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -360,7 +373,7 @@ def _summarise_function(
 def summarise_source(source: str, path: str) -> ModuleSummary:
     summary = ModuleSummary(path)
     try:
-        tree = ast.parse(source, path)
+        tree = parse_quietly(source, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return summary
     # Lines as ast numbers them (str.splitlines would also break at form feeds).
@@ -548,6 +561,12 @@ class ProjectIndex:
             self.dependencies.setdefault(target, stamp)
         return mentions_eval
 
+    def may_make_numbers(self, module: str, level: int) -> bool:
+        """Could a function of that module make numbers of an argument? Not unless its
+        text has one of NUMBER_MAKER_WORDS (or re-exports with `import *`); a "no"
+        still makes it a dependency, stamped by its text."""
+        return self.imports_text_with([(module, level)], NUMBER_MAKER_WORDS)
+
     def imports_text_with(
         self, modules: Iterable[tuple[str, int]], tokens: tuple[str, ...]
     ) -> bool:
@@ -684,7 +703,7 @@ def imported_modules(source: str) -> list[tuple[str, int]]:
     """(module, relative level) of every module the source's imports may name (`from m
     import n` may name module `m` or module `m.n`); [] when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse_quietly(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     modules: list[tuple[str, int]] = []
@@ -1165,7 +1184,7 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         stamps.append(f"{path}={text[1]}")
         try:
             source = Path(path).read_bytes().decode("utf-8-sig")
-            tree = ast.parse(source, path)
+            tree = parse_quietly(source, path)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         lines = re.split(r"\r\n|\r|\n", source)

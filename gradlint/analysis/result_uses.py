@@ -154,7 +154,7 @@ class ResultUses:
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
         ):
             return False
-        external = self.summaries.resolve_external(call)
+        external = self.summaries.resolve_external(call, making_numbers=True)
         return external is not None and bool(external.number_params)
 
     # -- the walk ----------------------------------------------------------------------
@@ -301,7 +301,7 @@ class ResultUses:
                 if summary.forwarded_argument(call, name) is node:
                     return self._uses_of(param, name, detached)
             raise _Escapes
-        external = self.summaries.resolve_external(call)
+        external = self.summaries.resolve_external(call, making_numbers=True)
         if external is not None and external.number_params:
             shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
             for param, raises in external.number_params.items():

@@ -160,7 +160,7 @@ class FunctionSummaries:
         return self.callees.resolve(call)
 
     def resolve_external(
-        self, call: cst.Call, *, returning_eval_model: bool = False
+        self, call: cst.Call, *, returning_eval_model: bool = False, making_numbers: bool = False
     ) -> ExternalFunction | None:
         """The summary of an imported project function a call runs: `evaluate(...)`
         after `from utils import evaluate`, `utils.evaluate(...)` after `import utils`
@@ -171,13 +171,17 @@ class FunctionSummaries:
             return None
         found = self._external_target(call)
         if found is None:
-            return self._star_imported(call, returning_eval_model)
+            return self._star_imported(call, returning_eval_model, making_numbers)
         module, level, name = found
         if returning_eval_model and not self.project.may_switch_to_eval(module, level):
             return None
+        if making_numbers and not self.project.may_make_numbers(module, level):
+            return None
         return self.project.function(module, level, name)
 
-    def _star_imported(self, call: cst.Call, returning_eval_model: bool) -> ExternalFunction | None:
+    def _star_imported(
+        self, call: cst.Call, returning_eval_model: bool, making_numbers: bool
+    ) -> ExternalFunction | None:
         """`to_np(x)` where `to_np` is defined nowhere in this file but may come in through
         a `from .utils import *` of the project's own code."""
         stars = self.index.star_imports
@@ -188,6 +192,10 @@ class FunctionSummaries:
             return None
         if returning_eval_model and not any(
             self.project.may_switch_to_eval(module, level) for module, level in stars
+        ):
+            return None
+        if making_numbers and not any(
+            self.project.may_make_numbers(module, level) for module, level in stars
         ):
             return None
         return self.project.star_imported(stars, name)
@@ -231,10 +239,9 @@ class FunctionSummaries:
             found = self._assignment_tables[scope] = _assignment_table(self.index, body)
         return found
 
-    def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
-        """For `obj.method(...)` where every binding of `obj` that reaches the call makes
-        an instance of one class (of this file or an imported project file): the
-        method's parameters and the ones it accumulates into the object's state."""
+    def _instance_class(self, call: cst.Call) -> str | None:
+        """For `obj.method(...)`: the one class name every binding of `obj` that
+        reaches the call makes an instance of (`obj = Agent()`), else None."""
         func = call.func
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
             return None
@@ -249,10 +256,34 @@ class FunctionSummaries:
             if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
                 return None
             classes.add(value.func.value)
-        if len(classes) != 1:
+        return next(iter(classes)) if len(classes) == 1 else None
+
+    def method_of_instance(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The method of this file's class that `obj.method(...)` runs, `obj` being an
+        instance of it (`model = Recurrent()` then `model.train_step(x, h)`)."""
+        cls_name = self._instance_class(call)
+        if cls_name is None:
             return None
-        (cls_name,) = classes
-        method = func.attr.value
+        assert isinstance(call.func, cst.Attribute)
+        for cls in self.index.classes:
+            if cls.name.value == cls_name:
+                for stmt in cls.body.body:
+                    if (
+                        isinstance(stmt, cst.FunctionDef)
+                        and stmt.name.value == call.func.attr.value
+                    ):
+                        return stmt
+        return None
+
+    def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
+        """For `obj.method(...)` where every binding of `obj` that reaches the call makes
+        an instance of one class (of this file or an imported project file): the
+        method's parameters and the ones it accumulates into the object's state."""
+        cls_name = self._instance_class(call)
+        if cls_name is None:
+            return None
+        assert isinstance(call.func, cst.Attribute)
+        method = call.func.attr.value
         for cls in self.index.classes:
             if cls.name.value == cls_name:
                 for stmt in cls.body.body:

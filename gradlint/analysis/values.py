@@ -249,6 +249,7 @@ class ValueAnalysis:
         self._graph_grads: bool | None = None
         self._stores: dict[cst.CSTNode, set[str]] = {}
         self._inference_names: set[str] | None = None
+        self._free_returns: dict[cst.FunctionDef, Value | None] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -972,6 +973,12 @@ class ValueAnalysis:
             # `student(x)` of an `nn.Linear` nobody freezes: its weight requires grad
             return GRAPH
         if self.summaries is not None:
+            # A helper of this file that hands back nothing with history (`return
+            # loss.item()` or `loss.detach()` after its own backward)
+            local = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+            returned = self._graph_free_return(local) if local is not None else None
+            if returned is not None:
+                return returned
             # A helper of another project file: `@torch.no_grad()` or returning `.item()`
             external = self.summaries.resolve_external(call)
             if external is not None:
@@ -1013,6 +1020,24 @@ class ValueAnalysis:
             if args and all(a for a in args):
                 return combine(TENSOR, *args)
         return UNKNOWN
+
+    def _graph_free_return(self, func: cst.FunctionDef) -> Value | None:
+        """What the function hands back when every `return` of it is proven to hold no
+        history (a Python value, a detached tensor, None); None otherwise."""
+        if func in self._free_returns:
+            return self._free_returns[func]
+        self._free_returns[func] = None  # a function that calls itself
+        returns = [
+            node
+            for node in self.index.walk(func.body)
+            if type(node) is cst.Return and self.index.scope_of(node) is func
+        ]
+        values = [self._expr(r.value, r) if r.value is not None else NONE for r in returns]
+        found: Value | None = None
+        if values and all(is_graph_free(v) for v in values):
+            found = frozenset().union(*values)
+        self._free_returns[func] = found
+        return found
 
 
 def keyed_name(expr: cst.CSTNode) -> str | None:

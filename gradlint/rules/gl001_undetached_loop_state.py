@@ -18,7 +18,9 @@ class UndetachedLoopState(Rule):
     Flags a tensor carried from one loop iteration to the next (`h = h + f(h)`,
     `out, hidden = rnn(x, hidden)`, `h, c = cell(x, (h, c))`, `state = next_state`) in
     a loop that calls `backward()`, `torch.autograd.grad` or `optimizer.step()` every
-    iteration, when nothing in the loop detaches it.
+    iteration (itself, or through a function or method of this file that backpropagates
+    a value computed from its arguments: `h = learner.train_step(x, h)`), when nothing
+    in the loop detaches it.
 
     ## Why is this bad?
     The carried tensor drags the previous iterations' graph into the next one. The

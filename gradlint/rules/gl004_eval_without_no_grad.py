@@ -24,8 +24,16 @@ class EvalWithoutNoGrad(Rule):
     kept across batches (`preds.append(model(x))`). PyTorch's autograd notes: "Evaluation
     mode is not a mechanism to locally disable gradient computation."
 
+    The eval switch may be in another function than the forward: a caller that passes
+    the model in, a loader (in this file or another) that returns it in eval mode, the
+    module's own code for a route handler, or a sibling method (`def evaluate(self):
+    self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
+    the project runs after a call of that sibling on the same object, with nothing in
+    between that switches it back.
+
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
-    decorators, or a helper whose every caller in the module is guarded), and forwards
+    decorators, a helper whose every caller in the module is guarded, or a function
+    whose every call in the project's other files is), and forwards
     whose result flows into `backward()` or `torch.autograd.grad` (eval mode used on
     purpose to freeze batch norm while fine-tuning, adversarial examples, saliency).
 

@@ -174,6 +174,19 @@ class BackwardOfNoGradResult(Rule):
             node, self.message_for(call=call, root=_short(root), origin=origin), related=related
         )
 
+    def _takes_a_derivative(self, call: cst.Call) -> bool:
+        """`torch.autograd.grad(...)`, or a call of this file's helper that calls it
+        (`gradient(u, x)` in a PINN)."""
+        facts = self.facts
+        if facts.autograd.is_autograd_grad(call):
+            return True
+        summaries = facts.summaries
+        helper = summaries.resolve(call) or summaries.method_of_instance(call)
+        return helper is not None and any(
+            isinstance(n, cst.Call) and facts.autograd.is_autograd_grad(n)
+            for n in facts.index.walk(helper.body)
+        )
+
     def _origin(self, root: cst.CSTNode, use: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
         """Why the value has no history, in the user's terms, and where: the first cut
         found in the expression or in the assignments that reach it. None when the value is a first
@@ -190,7 +203,7 @@ class BackwardOfNoGradResult(Rule):
                 continue
             seen.add(expr)
             if any(
-                isinstance(n, cst.Call) and facts.autograd.is_autograd_grad(n)
+                isinstance(n, cst.Call) and self._takes_a_derivative(n)
                 for n in facts.index.walk(expr)
             ):
                 return None

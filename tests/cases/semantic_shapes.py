@@ -140,3 +140,28 @@ def container_penalty(critic, xs, opt):
     opt.zero_grad()
     gp.backward()
     opt.step()
+
+
+# Backward and step inside a method the loop calls: the hidden state it hands back still
+# carries this step's graph, and the next call backpropagates through it again.
+class RecurrentLearner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def train_step(self, x, h):
+        h = self.cell(x, h)
+        loss = h.pow(2).sum()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return h
+
+
+def train_recurrent(xs):
+    learner = RecurrentLearner()
+    h = torch.zeros(1, 4)
+    for x in xs:
+        h = learner.train_step(x, h)  # error: GL001
+    return h

@@ -197,3 +197,64 @@ def gradients_are_present(test, loss, params):
     final_grads = torch.autograd.grad(loss, params)
     for g in final_grads:
         test.assertIsNotNone(g)
+
+
+# Backward inside a method the loop calls, on what the object stored (REINFORCE's
+# put_data / train_net): nothing the loop carries reaches it.
+class Reinforce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.data = []
+        self.opt = torch.optim.Adam(self.parameters())
+
+    def pi(self, x):
+        return torch.softmax(self.fc(x), -1)
+
+    def put_data(self, item):
+        self.data.append(item)
+
+    def train_net(self):
+        loss = 0
+        for r, prob in self.data:
+            loss = loss - torch.log(prob) * r
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.data = []
+
+
+def reinforce_episodes(episodes):
+    agent = Reinforce()
+    total = 0.0
+    for episode in episodes:
+        for obs, r in episode:
+            prob = agent.pi(obs)
+            agent.put_data((r, prob[0]))
+            total = total + r
+        agent.train_net()
+    return total
+
+
+# The method detaches what it hands back (truncated BPTT inside the helper).
+class TruncatedLearner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def train_step(self, x, h):
+        h = self.cell(x, h)
+        loss = h.pow(2).sum()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return h.detach()
+
+
+def train_truncated(xs):
+    learner = TruncatedLearner()
+    h = torch.zeros(1, 4)
+    for x in xs:
+        h = learner.train_step(x, h)
+    return h
