@@ -47,6 +47,7 @@ from typing import TypeGuard
 
 from gradlint import __version__, engine, suppressions
 from gradlint.about import install_hint
+from gradlint.analysis.project import affected_by
 from gradlint.config import Config, ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related, Severity
 from gradlint.discovery import Walker
@@ -646,12 +647,13 @@ class Server:
             # Saving may follow a change to the configuration: lint afresh.
             self.put(uri, document.version, document.text)
             self.schedule(uri, 0)
-        # Open documents that import the saved file were linted with its old summary.
-        saved = os.path.abspath(document_path(uri))
+        # Open documents that import the saved file were linted with its old summary,
+        # and those whose callers were looked for may have a new one.
+        saved = document_path(uri)
         for other, (_generation, linted) in list(self.linted.items()):
             if other == uri:
                 continue
-            if any(os.path.abspath(path) == saved for path in linted.dependencies):
+            if affected_by(linted.dependencies, saved):
                 dependent = self.documents.get(other)
                 if dependent is not None:
                     if dependent.cells is not None:

@@ -678,6 +678,38 @@ def test_saving_a_helper_relints_the_open_documents_that_import_it(session, tmp_
     session.run(scenario)
 
 
+def test_saving_a_caller_relints_the_open_method_it_calls(session, tmp_path):
+    # The method's finding depends on how the project calls it: an eval switch before
+    # every call. Saving a caller that no longer switches first clears the finding.
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    model = (
+        "from torch import nn\n\n\nclass GAN:\n    def __init__(self):\n"
+        "        self.G = nn.Linear(2, 2)\n\n    def evaluate(self):\n        self.G.eval()\n\n"
+        "    def sample(self, z):\n        return self.G(z).data.cpu()\n"
+    )
+    (tmp_path / "gan.py").write_text(model, encoding="utf-8")
+    main = tmp_path / "main.py"
+    main.write_text(
+        "from gan import GAN\n\nm = GAN()\nm.evaluate()\nm.sample(1)\n", encoding="utf-8"
+    )
+
+    async def scenario(editor: Editor):
+        uri, diagnostics = await editor.open(tmp_path / "gan.py", model)
+        assert [(d.code, d.range.start.line) for d in diagnostics] == [("GL004", 11)]
+        unswitched = "from gan import GAN\n\nm = GAN()\nm.sample(1)\n"
+        main_uri, _ = await editor.open(main, main.read_text(encoding="utf-8"))
+        main.write_text(unswitched, encoding="utf-8")
+        editor.texts[main_uri] = unswitched
+        editor.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=main_uri)
+            )
+        )
+        assert await editor.diagnostics(uri) == []
+
+    session.run(scenario)
+
+
 # --- notebooks (LSP 3.17 notebook synchronisation) ---------------------------------
 
 

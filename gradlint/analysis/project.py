@@ -118,9 +118,14 @@ def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
     """ast.parse without the warnings CPython gives about the user's code (an invalid
     escape sequence is a SyntaxWarning on stderr from Python 3.12): reading a file to
     summarise it is not compiling it."""
-    with warnings.catch_warnings():
+    # catch_warnings swaps a process-wide filter list: one thread at a time (the
+    # language server lints in threads).
+    with _WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(source, path)
+
+
+_WARNINGS_LOCK = threading.Lock()
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -680,6 +685,20 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
         if summary is None or summary.digest() != digest:
             return False
     return True
+
+
+def affected_by(dependencies: dict[str, str], path: str) -> bool:
+    """Can a change to the file at `path` change a result with these dependencies? When
+    it is one of them, or lies under a folder searched for callers."""
+    changed = os.path.abspath(path)
+    for key in dependencies:
+        if key.startswith(_SEARCH_PREFIX):
+            _, root = MethodQuery.from_key(key)
+            if changed.startswith(os.path.join(os.path.abspath(root), "")):
+                return True
+        elif os.path.abspath(key) == changed:
+            return True
+    return False
 
 
 # -- who depends on whom: files to re-lint when others change ----------------------------
