@@ -103,6 +103,7 @@ class LoopAnalysis:
         self.autograd = autograd
         self.summaries = summaries
         self._backward_params: dict[cst.FunctionDef, list[str]] = {}
+        self._backpropagating: list[cst.Call] | None = None
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
 
@@ -159,8 +160,8 @@ class LoopAnalysis:
         if self.summaries is None:
             return []
         found: list[DiffEvent] = []
-        for node in self.index.walk(region):
-            if type(node) is not cst.Call:
+        for node in self._calls_of_backpropagating_names():
+            if not self.index.is_inside(node, region):
                 continue
             helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
             if helper is None:
@@ -177,6 +178,29 @@ class LoopAnalysis:
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
         return found
+
+    def _calls_of_backpropagating_names(self) -> list[cst.Call]:
+        """The calls in this file of a name one of its functions has whose own body calls
+        a backward: the only calls that may backpropagate through a helper."""
+        if self._backpropagating is None:
+            names: set[str] = set()
+            for call in self.index.calls:
+                func = call.func
+                if type(func) is cst.Attribute and "backward" in func.attr.value:
+                    scope = self.index.scope_of(call)
+                    if isinstance(scope, cst.FunctionDef):
+                        names.add(scope.name.value)
+            self._backpropagating = []
+            if names:
+                for call in self.index.calls:
+                    func = call.func
+                    if type(func) is cst.Attribute:
+                        called: str | None = func.attr.value
+                    else:
+                        called = func.value if type(func) is cst.Name else None
+                    if called in names:
+                        self._backpropagating.append(call)
+        return self._backpropagating
 
     def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:
         """The parameters whose values reach a backward in the helper's own body that

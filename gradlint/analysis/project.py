@@ -45,8 +45,9 @@ _SAME_VALUES = frozenset(
 )
 _NUMBER_MAKERS = frozenset({"numpy", "item", "tolist"})
 # What a module's text must contain for one of its functions to make numbers of an
-# argument (a superset: the words, wherever they are).
-NUMBER_MAKER_WORDS = ("numpy", "item", "tolist", "float")
+# argument: a `return` line with a number maker (what _number_params can recognise).
+_NUMBER_RETURN = re.compile(rb"\breturn\b[^\n]*(?:\bnumpy|\bitem|\btolist|\bfloat)\s*\(")
+_NUMBER_RETURN_TOKENS = ("<number-return>",)
 
 
 @dataclass
@@ -447,6 +448,8 @@ _EVAL_TOKENS = ("<eval>",)
 def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
+    if tokens == _NUMBER_RETURN_TOKENS:
+        return b"import *" in data or _NUMBER_RETURN.search(data) is not None
     return any(t.encode() in data for t in tokens)
 
 
@@ -550,27 +553,34 @@ class ProjectIndex:
 
     def may_switch_to_eval(self, module: str, level: int) -> bool:
         """Could a function of that module return a model in eval mode? Not unless its
-        text has an attribute `eval`: a read and a regex search instead of a summary.
-        A "no" still makes the module a dependency, stamped by its text, so a cached
-        result is re-linted once the module changes."""
+        text has an attribute `eval`: a read and a regex search instead of a summary."""
+        return self._text_gate(module, level, _EVAL_TOKENS)
+
+    def may_make_numbers(self, module: str, level: int, name: str) -> bool:
+        """Could the module's function `name` make numbers of an argument? Not unless its
+        text defines it and has a `return` line with a number maker (or it re-exports
+        with `import *`)."""
+        defines = (f"def {name}(", "import *")
+        return self._text_gate(module, level, defines) and self._text_gate(
+            module, level, _NUMBER_RETURN_TOKENS
+        )
+
+    def _text_gate(self, module: str, level: int, tokens: tuple[str, ...]) -> bool:
+        """Does the module's text allow the answer a summary would give? A "no" still
+        makes the module a dependency, stamped by its text, so a cached result is
+        re-linted once the module changes."""
         target = self._target(module, level)
         if target is None:
             return False
         if target in self._summaries:
             return True  # summarised for another question already: ask the summary
-        text = text_stamp(target)
+        text = _text_answer(target, tokens)
         if text is None:
             return False
-        mentions_eval, stamp = text
-        if not mentions_eval:
+        mentions, stamp = text
+        if not mentions:
             self.dependencies.setdefault(target, stamp)
-        return mentions_eval
-
-    def may_make_numbers(self, module: str, level: int) -> bool:
-        """Could a function of that module make numbers of an argument? Not unless its
-        text has one of NUMBER_MAKER_WORDS (or re-exports with `import *`); a "no"
-        still makes it a dependency, stamped by its text."""
-        return self.imports_text_with([(module, level)], NUMBER_MAKER_WORDS)
+        return mentions
 
     def imports_text_with(
         self, modules: Iterable[tuple[str, int]], tokens: tuple[str, ...]

@@ -80,6 +80,8 @@ _ESCAPING_TORCH = (
     "torch.compile",
 )
 _NUMPY = ("np.", "numpy.")
+# Modules that are never the project's own: `torch.f(x)` need not be looked up.
+_NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "random"})
 _MAX_STEPS = 2000
 
 
@@ -111,6 +113,7 @@ class ResultUses:
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
         self._sinks: dict[cst.CSTNode, bool] = {}
+        self._number_helpers: dict[cst.FunctionDef, bool] = {}
 
     # -- the query ---------------------------------------------------------------------
 
@@ -143,25 +146,58 @@ class ResultUses:
 
     def _helper_may_make_numbers(self, call: cst.Call) -> bool:
         """A call of a function of this file that may make numbers, or of an imported
-        project function that makes numbers of an argument."""
-        if self.summaries is None:
+        project function that makes numbers of an argument. Only names that can be one
+        are resolved: `f(x)` of this file's or an imported name, `self.f(x)`, `mod.f(x)`."""
+        summaries = self.summaries
+        if summaries is None:
             return False
-        callee = self.summaries.resolve(call)
-        if callee is not None:
-            return self.scope_may_make_numbers(callee)
         func = call.func
-        if not isinstance(func, cst.Name) and not (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-        ):
+        index = self.index
+        if type(func) is cst.Name:
+            name = func.value
+            if summaries.callees.named(name):
+                callee = summaries.resolve(call)
+                return callee is not None and self._makes_numbers_of_a_parameter(callee)
+            if name not in index.imported_from and not index.star_imports:
+                return False
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name:
+            owner = func.value.value
+            if owner in ("self", "cls"):
+                callee = summaries.resolve(call)
+                return callee is not None and self._makes_numbers_of_a_parameter(callee)
+            origin = index.imported_from.get(owner)
+            if origin is None or origin[0].partition(".")[0] in _NOT_PROJECT_MODULES:
+                return False
+        else:
             return False
-        external = self.summaries.resolve_external(call, making_numbers=True)
+        external = summaries.resolve_external(call, making_numbers=True)
         return external is not None and bool(external.number_params)
+
+    def _makes_numbers_of_a_parameter(self, func: cst.FunctionDef) -> bool:
+        """Could the function make numbers of one of its parameters? A call that makes
+        numbers whose receiver chain starts at a parameter (`t.detach().cpu().numpy()`,
+        `float(x.mean())`): a cheap filter, the def-use walk decides."""
+        found = self._number_helpers.get(func)
+        if found is None:
+            params = {p.name.value for p in all_params(func.params)} - {"self", "cls"}
+            found = False
+            for node in self.index.walk(func.body):
+                if type(node) is not cst.Call or not _may_make_numbers(node):
+                    continue
+                start = node.func.value if type(node.func) is cst.Attribute else None
+                if start is None and node.args:
+                    start = node.args[0].value  # `float(x)`
+                if _chain_root(start) in params:
+                    found = True
+                    break
+            self._number_helpers[func] = found
+        return found
 
     # -- the walk ----------------------------------------------------------------------
 
-    def _follow(self, start: cst.CSTNode, found: NumberUses) -> None:
+    def _follow(self, start: cst.CSTNode, found: NumberUses, detached: bool = False) -> None:
         # (expression carrying the value, the value has been detached on the way)
-        work: list[tuple[cst.CSTNode, bool]] = [(start, False)]
+        work: list[tuple[cst.CSTNode, bool]] = [(start, detached)]
         seen: set[tuple[cst.CSTNode, bool]] = set()
         while work:
             item = work.pop()
@@ -404,6 +440,20 @@ def _may_make_numbers(call: cst.Call) -> bool:
     if isinstance(func, cst.Attribute):
         return func.attr.value in NUMBER_METHODS | INDEX_METHODS | {"max", "min"}
     return isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
+
+
+def _chain_root(expr: cst.CSTNode | None) -> str | None:
+    """The name an attribute, call or subscript chain starts at: `t` of `t.cpu()[0]`."""
+    while expr is not None:
+        if type(expr) is cst.Name:
+            return expr.value
+        if type(expr) is cst.Attribute or type(expr) is cst.Subscript:
+            expr = expr.value
+        elif type(expr) is cst.Call:
+            expr = expr.func
+        else:
+            return None
+    return None
 
 
 def _integer_index(subscript: cst.Subscript) -> int | None:

@@ -175,7 +175,7 @@ class FunctionSummaries:
         module, level, name = found
         if returning_eval_model and not self.project.may_switch_to_eval(module, level):
             return None
-        if making_numbers and not self.project.may_make_numbers(module, level):
+        if making_numbers and not self.project.may_make_numbers(module, level, name):
             return None
         return self.project.function(module, level, name)
 
@@ -195,7 +195,7 @@ class FunctionSummaries:
         ):
             return None
         if making_numbers and not any(
-            self.project.may_make_numbers(module, level) for module, level in stars
+            self.project.may_make_numbers(module, level, name) for module, level in stars
         ):
             return None
         return self.project.star_imported(stars, name)
@@ -261,6 +261,9 @@ class FunctionSummaries:
     def method_of_instance(self, call: cst.Call) -> cst.FunctionDef | None:
         """The method of this file's class that `obj.method(...)` runs, `obj` being an
         instance of it (`model = Recurrent()` then `model.train_step(x, h)`)."""
+        func = call.func
+        if type(func) is not cst.Attribute or not self.callees.named(func.attr.value):
+            return None  # no function of this file has that name: cheap and sure
         cls_name = self._instance_class(call)
         if cls_name is None:
             return None

@@ -100,7 +100,9 @@ class TrainModeAnalysis:
             resets |= {m.name.value for m in methods if self._assigns(m, model)}
             names = frozenset(m.name.value for m in methods)
             for method in methods:
-                if method in switching or not self._runs(method, model):
+                if method in switching or _called_implicitly(method.name.value):
+                    continue
+                if not self._runs(method, model):
                     continue
                 params = list(all_params(method.params))
                 if not params or self._called_in_file(method):
@@ -347,3 +349,9 @@ class TrainModeAnalysis:
         ):
             return None
         return everywhere[-1]
+
+
+def _called_implicitly(name: str) -> bool:
+    """A method Python or torch calls without naming it (`model(x)` runs `forward`,
+    `len(d)` runs `__len__`): its calls cannot be found by its name."""
+    return name == "forward" or (name.startswith("__") and name.endswith("__"))
