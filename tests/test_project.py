@@ -681,3 +681,32 @@ def test_reading_other_files_gives_no_warnings_about_their_code(tmp_path):
         project.imported_modules(source)
     assert summary.functions["to_np"].number_params == {"t": False}
     assert caught == []
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "def to_np(t):\n    return t.cpu().detach().numpy()\n",
+        'def to_np(t: "Tensor", k=(1, 2)) -> "np.ndarray":\n    """Doc.\n\n    More."""\n    return t.numpy()\n',
+        "def to_np(t):\n    'doc'\n    return float(t)\n",
+        "def other():\n    pass\n\n\ndef to_np(x):\n    return x.item()\n",
+    ],
+    ids=["plain", "annotated-docstring", "short-docstring", "second-function"],
+)
+def test_the_text_gate_lets_every_number_helper_through(tmp_path, helper):
+    # The gate only spares summaries: it may say yes wrongly, never no wrongly.
+    write(tmp_path, {"utils.py": helper, "agent.py": "from utils import to_np\n"})
+    index = project.ProjectIndex(str(tmp_path / "agent.py"))
+    assert index.may_make_numbers("utils", 0, "to_np")
+    summary = project.summary_of_file(str(tmp_path / "utils.py"))
+    assert summary is not None and summary.functions["to_np"].number_params
+
+
+def test_the_text_gate_says_no_without_reading_the_summary(tmp_path):
+    helper = 'def to_np(t):\n    """Doc."""\n    if t:\n        pass\n\n\ndef g(t):\n    """x"""\n    return t.numpy()\n'
+    write(tmp_path, {"utils.py": helper, "agent.py": "from utils import to_np\n"})
+    index = project.ProjectIndex(str(tmp_path / "agent.py"))
+    assert not index.may_make_numbers("utils", 0, "to_np")
+    assert not index.may_make_numbers("utils", 0, "missing")
+    (stamp,) = index.dependencies.values()  # the "no" depends on the text
+    assert stamp.rpartition(":")[2].startswith("text-")

@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,10 +45,16 @@ _SAME_VALUES = frozenset(
     | {"view", "reshape", "float", "double", "half", "long", "int", "T"}
 )
 _NUMBER_MAKERS = frozenset({"numpy", "item", "tolist"})
-# What a module's text must contain for one of its functions to make numbers of an
-# argument: a `return` line with a number maker (what _number_params can recognise).
-_NUMBER_RETURN = re.compile(rb"\breturn\b[^\n]*(?:\bnumpy|\bitem|\btolist|\bfloat)\s*\(")
-_NUMBER_RETURN_TOKENS = ("<number-return>",)
+# What a module's text must contain for its function NAME to make numbers of an
+# argument, as _number_params recognises one: a body of one `return` with a number
+# maker, after a docstring maybe.
+_NUMBER_HELPER = (
+    rb"def NAME\((?:[^()]|\([^()]*\))*\)\s*(?:->[^:\n]*)?:\s*"
+    rb"(?:(?:\"\"\"(?:[^\"]|\"(?!\"\"))*\"\"\"|'''(?:[^']|'(?!''))*'''|\"[^\"\n]*\"|'[^'\n]*')\s*)?"
+    rb"return\b[^\n]*\b(?:numpy|item|tolist|float)\s*\("
+)
+_NUMBER_HELPER_TOKEN = "<number-helper>"
+_STAR_IMPORT_LINE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
 @dataclass
@@ -443,13 +450,20 @@ _TEXT_MEMO: dict[tuple[str, int, int], str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[tuple[str, int, int], tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
+_RECENT_TEXTS: OrderedDict[tuple[str, int, int], bytes] = OrderedDict()
+_RECENT_TEXT_COUNT = 32
 
 
 def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
-    if tokens == _NUMBER_RETURN_TOKENS:
-        return b"import *" in data or _NUMBER_RETURN.search(data) is not None
+    if tokens[0] == _NUMBER_HELPER_TOKEN:
+        name = tokens[1].encode()
+        if re.search(rb"\bdef " + re.escape(name) + rb"\s*\(", data) is None:
+            # defined elsewhere, maybe re-exported from there by a star import
+            return _STAR_IMPORT_LINE.search(data) is not None
+        helper = re.compile(_NUMBER_HELPER.replace(b"NAME", re.escape(name)))
+        return helper.search(data) is not None
     return any(t.encode() in data for t in tokens)
 
 
@@ -464,16 +478,25 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         stamp = _TEXT_MEMO.get(key)
         found = _TOKEN_MEMO.get((key, tokens))
     if stamp is None or found is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError:
-            return None
-        _, size, mtime = key
-        stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
+        with _MEMO_LOCK:
+            data = _RECENT_TEXTS.get(key)
+        if data is None:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return None
+        if stamp is None:
+            _, size, mtime = key
+            stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
         found = _mentions(data, tokens)
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
             _TOKEN_MEMO[(key, tokens)] = found
+            # a module asked about one name is asked about the next: keep a few texts
+            _RECENT_TEXTS[key] = data
+            _RECENT_TEXTS.move_to_end(key)
+            while len(_RECENT_TEXTS) > _RECENT_TEXT_COUNT:
+                _RECENT_TEXTS.popitem(last=False)
     return found, stamp
 
 
@@ -558,12 +581,9 @@ class ProjectIndex:
 
     def may_make_numbers(self, module: str, level: int, name: str) -> bool:
         """Could the module's function `name` make numbers of an argument? Not unless its
-        text defines it and has a `return` line with a number maker (or it re-exports
+        text defines it as one `return` with a number maker (or the module re-exports
         with `import *`)."""
-        defines = (f"def {name}(", "import *")
-        return self._text_gate(module, level, defines) and self._text_gate(
-            module, level, _NUMBER_RETURN_TOKENS
-        )
+        return self._text_gate(module, level, (_NUMBER_HELPER_TOKEN, name))
 
     def _text_gate(self, module: str, level: int, tokens: tuple[str, ...]) -> bool:
         """Does the module's text allow the answer a summary would give? A "no" still

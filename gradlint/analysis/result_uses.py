@@ -112,7 +112,10 @@ class ResultUses:
         self.summaries = summaries
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
-        self._sinks: dict[cst.CSTNode, bool] = {}
+        self._sinks: dict[cst.CSTNode, bool] = {}  # through helpers
+        self._direct_sinks: dict[cst.CSTNode, bool] = {}
+        self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
+        self._scope_calls: dict[cst.CSTNode, list[cst.Call]] = {}
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
 
     # -- the query ---------------------------------------------------------------------
@@ -129,18 +132,23 @@ class ResultUses:
             return None
         return found if found.numbers else None
 
-    def scope_may_make_numbers(self, scope: cst.CSTNode) -> bool:
+    def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
         """Does the scope (nested functions excluded) hold a call that can turn a value
-        into numbers? Most scopes (a module's forward) do not: they are ruled out
-        without following a single name."""
+        into numbers (itself, or, through_helpers, through a helper it calls)? Most
+        scopes (a module's forward) do not: they are ruled out without following a
+        single name."""
+        calls = self._scope_calls.get(scope)
+        if calls is None:
+            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            calls = [node for node in self.index.walk(root) if type(node) is cst.Call]
+            self._scope_calls[scope] = calls
+            self._direct_sinks[scope] = any(_may_make_numbers(call) for call in calls)
+        if self._direct_sinks[scope] or not through_helpers:
+            return self._direct_sinks[scope]
         found = self._sinks.get(scope)
         if found is None:
             self._sinks[scope] = False  # a helper that calls itself makes none that way
-            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-            calls = [node for node in self.index.walk(root) if isinstance(node, cst.Call)]
-            found = any(_may_make_numbers(call) for call in calls) or any(
-                self._helper_may_make_numbers(call) for call in calls
-            )
+            found = any(self._helper_may_make_numbers(call) for call in calls)
             self._sinks[scope] = found
         return found
 
@@ -160,6 +168,7 @@ class ResultUses:
                 return callee is not None and self._makes_numbers_of_a_parameter(callee)
             if name not in index.imported_from and not index.star_imports:
                 return False
+            key = name
         elif type(func) is cst.Attribute and type(func.value) is cst.Name:
             owner = func.value.value
             if owner in ("self", "cls"):
@@ -168,10 +177,17 @@ class ResultUses:
             origin = index.imported_from.get(owner)
             if origin is None or origin[0].partition(".")[0] in _NOT_PROJECT_MODULES:
                 return False
+            key = f"{owner}.{func.attr.value}"
         else:
             return False
-        external = summaries.resolve_external(call, making_numbers=True)
-        return external is not None and bool(external.number_params)
+        # What an imported name is does not depend on where it is called.
+        found = self._external_sinks.get(key)
+        if found is None:
+            external = summaries.resolve_external(call, making_numbers=True)
+            found = self._external_sinks[key] = external is not None and bool(
+                external.number_params
+            )
+        return found
 
     def _makes_numbers_of_a_parameter(self, func: cst.FunctionDef) -> bool:
         """Could the function make numbers of one of its parameters? A call that makes

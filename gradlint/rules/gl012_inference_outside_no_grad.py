@@ -176,7 +176,9 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if self._plain_call(call, name, assigned):
                 continue
-            if not facts.result_uses.scope_may_make_numbers(index.scope_of(call)):
+            scope = index.scope_of(call)
+            direct = facts.result_uses.scope_may_make_numbers(scope, through_helpers=False)
+            if not direct and not facts.result_uses.scope_may_make_numbers(scope):
                 continue
             statement = index.statement_of(call)
             if statement in reported:
@@ -184,6 +186,8 @@ class InferenceOutsideNoGrad(Rule):
             model = forwards.model_forward(call)
             what = f"This forward of `{model}`"
             if model is None:
+                if not direct:
+                    continue  # through a helper: only a model's forward is asked about
                 model = forwards.parameter_function(call)
                 if model is None:
                     continue
