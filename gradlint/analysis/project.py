@@ -943,45 +943,34 @@ class _CallerSearch:
     def names_the_class(self, func: ast.AST) -> bool:
         """Does `func` (what a constructor call calls) name the queried class?"""
         query = self.query
-        if isinstance(func, ast.Name):
-            if func.id == query.class_name and os.path.abspath(self.path) == os.path.abspath(
-                query.class_file
-            ):
+        if isinstance(func, ast.Name) and func.id == query.class_name:
+            if os.path.abspath(self.path) == os.path.abspath(query.class_file):
                 return True
-            origin = self.imports.get(func.id)
-            if origin is None or origin[2] != query.class_name:
-                return False
-            module, level, _ = origin
-            return self._is_class_file(module, level)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            origin = self.imports.get(func.value.id)
-            if origin is None or func.attr != query.class_name:
-                return False
-            module, level, name = origin
-            if name is not None:
-                module = f"{module}.{name}" if module else name
-            return self._is_class_file(module, level)
-        return False
+        return self._names_from_the_file(func, query.class_name)
 
     def names_the_function(self, func: ast.AST) -> bool:
         """Does a call's `func` name the queried module-level function, imported from its
         file (`evaluate` after `from utils import evaluate`, `utils.evaluate`)? Calls in
         the function's own file are the file's own analysis."""
-        query = self.query
+        return self._names_from_the_file(func, self.query.method)
+
+    def _names_from_the_file(self, func: ast.AST, name: str) -> bool:
+        """`name` imported from the queried file (`from m import name`), or an attribute
+        of that module (`m.name` after `import m` or `from pkg import m`)."""
         if isinstance(func, ast.Name):
             origin = self.imports.get(func.id)
             return (
                 origin is not None
-                and origin[2] == query.method
+                and origin[2] == name
                 and self._is_class_file(origin[0], origin[1])
             )
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             origin = self.imports.get(func.value.id)
-            if origin is None or func.attr != query.method:
+            if origin is None or func.attr != name:
                 return False
-            module, level, name = origin
-            if name is not None:
-                module = f"{module}.{name}" if module else name
+            module, level, imported = origin
+            if imported is not None:
+                module = f"{module}.{imported}" if module else imported
             return self._is_class_file(module, level)
         return False
 

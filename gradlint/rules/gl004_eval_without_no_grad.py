@@ -178,26 +178,23 @@ class EvalWithoutNoGrad(Rule):
         if switch.inner is not None:
             yield switch.inner, "put in eval mode here, inside the helper"
         if switch.entered_from is not None:
-            path, line, column, end_line, end_column = switch.entered_from
-            yield Related(
+            yield _elsewhere(
                 "called here after that switch, as at every call of this method in the project",
-                path,
-                Position(line, column),
-                Position(end_line, end_column),
+                switch.entered_from,
             )
         if switch.external is not None:
-            path, line, column, end_line, end_column = switch.external
-            yield Related(
-                "put in eval mode here, inside the helper",
-                path,
-                Position(line, column),
-                Position(end_line, end_column),
-            )
+            yield _elsewhere("put in eval mode here, inside the helper", switch.external)
         if at is not call:
             if reported is at:
                 yield call, f"the forward of `{model}` inside the function"
             else:
                 yield at, f"called here, while `{model}` is in eval mode"
+
+
+def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
+    """A related place in another file: (path, line, column, end line, end column)."""
+    path, line, column, end_line, end_column = where
+    return Related(label, path, Position(line, column), Position(end_line, end_column))
 
 
 def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
