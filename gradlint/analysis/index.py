@@ -281,11 +281,23 @@ class FileIndex:
             yield parent
             parent = self.parent.get(parent)
 
-    def imported_modules(self) -> list[tuple[str, int]]:
+    def imported_modules(self, *, called_only: bool = False) -> list[tuple[str, int]]:
         """(module, relative level) of every module the imports may name: `from m import
-        n` names module `m` or module `m.n`; `from m import *` names `m`."""
+        n` names module `m` or module `m.n`; `from m import *` names `m`. With
+        called_only, only imports whose name the file calls (`n(...)`, `n.f(...)`)."""
+        called: set[str] | None = None
+        if called_only:
+            called = set()
+            for call in self.calls:
+                head = call.func
+                while type(head) is cst.Attribute:
+                    head = head.value
+                if type(head) is cst.Name:
+                    called.add(head.value)
         modules = list(self.star_imports)
-        for module, level, name in self.imported_from.values():
+        for local, (module, level, name) in self.imported_from.items():
+            if called is not None and local.split(".")[0] not in called:
+                continue
             modules.append((module, level))
             if name is not None:
                 modules.append((f"{module}.{name}" if module else name, level))

@@ -113,9 +113,9 @@ class ResultUses:
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
         self._sinks: dict[cst.CSTNode, bool] = {}  # through helpers
-        self._direct_sinks: dict[cst.CSTNode, bool] = {}
+        self._direct_sinks: set[cst.CSTNode] = set()  # scopes that make numbers themselves
         self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
-        self._scope_calls: dict[cst.CSTNode, list[cst.Call]] = {}
+        self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
 
     # -- the query ---------------------------------------------------------------------
@@ -137,14 +137,19 @@ class ResultUses:
         into numbers (itself, or, through_helpers, through a helper it calls)? Most
         scopes (a module's forward) do not: they are ruled out without following a
         single name."""
-        calls = self._scope_calls.get(scope)
-        if calls is None:
-            root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-            calls = [node for node in self.index.walk(root) if type(node) is cst.Call]
-            self._scope_calls[scope] = calls
-            self._direct_sinks[scope] = any(_may_make_numbers(call) for call in calls)
-        if self._direct_sinks[scope] or not through_helpers:
-            return self._direct_sinks[scope]
+        if self._scope_calls is None:
+            # One pass over the file's calls, grouped by the scope they run in.
+            by_scope: dict[cst.CSTNode, list[cst.Call]] = {}
+            direct: set[cst.CSTNode] = set()
+            for call in self.index.calls:
+                owner = self.index.scope_of(call)
+                by_scope.setdefault(owner, []).append(call)
+                if _may_make_numbers(call):
+                    direct.add(owner)
+            self._scope_calls, self._direct_sinks = by_scope, direct
+        if scope in self._direct_sinks or not through_helpers:
+            return scope in self._direct_sinks
+        calls = self._scope_calls.get(scope, [])
         found = self._sinks.get(scope)
         if found is None:
             self._sinks[scope] = False  # a helper that calls itself makes none that way
@@ -188,6 +193,23 @@ class ResultUses:
                 external.number_params
             )
         return found
+
+    def calls_imported_number_helpers(self) -> bool:
+        """Does the file call a function of the project's other files that makes numbers
+        of an argument? What a file without number conversions of its own needs before
+        anything in it can be read as numbers."""
+        if self.summaries is None or not (self.index.imported_from or self.index.star_imports):
+            return False
+        for call in self.index.calls:
+            func = call.func
+            if type(func) is cst.Attribute and type(func.value) is cst.Name:
+                if func.value.value in ("self", "cls"):
+                    continue
+            elif type(func) is not cst.Name or self.summaries.callees.named(func.value):
+                continue
+            if self._helper_may_make_numbers(call):
+                return True
+        return False
 
     def _makes_numbers_of_a_parameter(self, func: cst.FunctionDef) -> bool:
         """Could the function make numbers of one of its parameters? A call that makes

@@ -157,9 +157,7 @@ class InferenceOutsideNoGrad(Rule):
         source = self.context.source
         if not self.may_match(source) and not (
             self.needs_tokens_only(source)
-            and self.context.project.imports_text_with(
-                self.facts.index.imported_modules(), self.trigger_tokens
-            )
+            and self.facts.result_uses.calls_imported_number_helpers()
         ):
             return  # parsed for another rule: no model here to run
         facts = self.facts
