@@ -504,6 +504,9 @@ GAN = """
                 loss.backward()
                 self.opt.step()
 
+        def fit(self, batches):
+            self.train_epoch(batches)
+
         def sample(self, z):
             images = self.G(z)
             return images.data.cpu()
@@ -538,7 +541,7 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
         """,
     )
     (finding,) = lint_file(path).diagnostics
-    assert (finding.code, finding.start.line) == ("GL004", 23)
+    assert (finding.code, finding.start.line) == ("GL004", 26)
     labels = [(Path(r.path).name, r.start.line, r.message) for r in finding.related]
     assert ("gan.py", 12, "`self.G` is put in eval mode here") in labels
     assert any(name == "main.py" and line == 14 for name, line, _ in labels)
@@ -563,6 +566,8 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
         "m = GAN()\nm.evaluate(p)\nm.sample(z)\n\n\ndef run(model):\n    model.sample(z)\n",
         # the module's own switch back: `m.G.train()`
         "m = GAN()\nm.evaluate(p)\nm.G.train()\nm.sample(z)\n",
+        # switched back by a method that calls the one that switches
+        "m = GAN()\nm.evaluate(p)\nm.fit(b)\nm.sample(z)\n",
     ],
     ids=[
         "no-switch",
@@ -573,6 +578,7 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
         "no-grad",
         "unknown-receiver",
         "attribute-train",
+        "switched-back-through-a-method",
     ],
 )
 def test_calls_that_do_not_prove_the_eval_mode(tmp_path, main):

@@ -98,6 +98,7 @@ class TrainModeAnalysis:
             evals = {m.name.value for m in methods if self._ends_in_eval(m, switches)}
             resets = {m.name.value for m in methods if m in switching} - evals
             resets |= {m.name.value for m in methods if self._assigns(m, model)}
+            resets |= self._calling_any(methods, resets | evals) - evals
             names = frozenset(m.name.value for m in methods)
             for method in methods:
                 if method in switching or _called_implicitly(method.name.value):
@@ -160,6 +161,24 @@ class TrainModeAnalysis:
             return False
         line = self.index.parent.get(own[-1].anchor)  # the anchor's statement line
         return line is not None and self.index.parent.get(line) is method.body
+
+    def _calling_any(self, methods: list[cst.FunctionDef], names: set[str]) -> set[str]:
+        """The methods that reach one of `names` through `self.` calls, however deep
+        (`fit` calling `_train_loop` calling `self.G.train()`): they may switch too."""
+        assert self.summaries is not None
+        calls = {
+            m.name.value: {callee.name.value for _, callee in self.summaries.of(m).calls}
+            for m in methods
+        }
+        reached = set(names)
+        changed = True
+        while changed:
+            changed = False
+            for name, callees in calls.items():
+                if name not in reached and callees & reached:
+                    reached.add(name)
+                    changed = True
+        return reached - names
 
     def _runs(self, method: cst.FunctionDef, model: str) -> bool:
         """Does the method run a forward of `self.<attr>` (`self.G(z)`, `.forward(z)`)?"""
