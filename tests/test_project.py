@@ -568,6 +568,8 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
         "m = GAN()\nm.evaluate(p)\nm.G.train()\nm.sample(z)\n",
         # switched back by a method that calls the one that switches
         "m = GAN()\nm.evaluate(p)\nm.fit(b)\nm.sample(z)\n",
+        # another caller on an object built out of sight (the same object, moved)
+        "m = GAN()\nm.evaluate(p)\nm.sample(z)\n\n\ndef run(model):\n    model = model.to(d)\n    model.sample(z)\n",
     ],
     ids=[
         "no-switch",
@@ -579,6 +581,7 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
         "unknown-receiver",
         "attribute-train",
         "switched-back-through-a-method",
+        "rebound-parameter",
     ],
 )
 def test_calls_that_do_not_prove_the_eval_mode(tmp_path, main):

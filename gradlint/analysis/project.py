@@ -1126,9 +1126,27 @@ class _ScopeCalls:
             isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in constructors
         ):
             return True
-        if all(isinstance(v, (ast.Call, ast.Constant)) for v in constructors):
+        if self._is_parameter(name):
+            return None  # rebound from what the caller passed in: `model = model.to(d)`
+        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in constructors):
             return False
-        return None
+        return None  # `m = make_model()`, `m = m.to(device)`: may be an instance
+
+    def _is_parameter(self, name: str) -> bool:
+        owner = self.owner
+        if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        args = owner.args
+        return name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+
+    def _other_class(self, value: ast.AST) -> bool:
+        """`Trainer(...)`, `models.Critic(...)`: an instance of a class by its name, and
+        not of the queried one."""
+        if not isinstance(value, ast.Call):
+            return False
+        name = _dotted(value.func)
+        last = name.rsplit(".", 1)[-1] if name else ""
+        return last[:1].isupper() and last != self.search.query.class_name
 
     def _class_bases_unrelated(self) -> bool | None:
         for node in ast.walk(self.search.tree):
