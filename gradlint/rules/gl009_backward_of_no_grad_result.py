@@ -112,11 +112,11 @@ class BackwardOfNoGradResult(Rule):
     a `.clone()` is a one-line change that keeps the numbers.
 
     ## On real code
-    In preview. On the development corpus (28 public repositories, 1,180 files;
-    `bench/real-code/`) it reports nothing: none of the 286 differentiation roots there is
-    provably without history, and the 8 correct look-alikes recorded in the ledger
-    (distillation, MoCo, DQN target networks, detached GAN inputs, EMA models) stay
-    silent. With no finding to judge, its precision on real code is not measured yet.
+    In preview. On the development corpus (29 public repositories, notebooks included;
+    `bench/real-code/`) it reports nothing: none of the differentiation roots there
+    (286 in the first 28 repositories) is provably without history, and the 8 correct
+    look-alikes recorded in the ledger (distillation, MoCo, DQN target networks,
+    detached GAN inputs, EMA models) stay silent. With no finding to judge, its precision on real code is not measured yet.
 
     ## References
     - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
@@ -126,7 +126,7 @@ class BackwardOfNoGradResult(Rule):
     """
 
     code = "GL009"
-    # 0 findings on the 28-repository corpus: its precision on real code is not measured.
+    # 0 findings on the 29-repository corpus: its precision on real code is not measured.
     preview = True
     name = "backward-of-no-grad-result"
     message = _MESSAGE

@@ -113,12 +113,13 @@ class InferenceOutsideNoGrad(Rule):
     number.
 
     ## On real code
-    Stable. On the development corpus (28 public repositories, notebooks included;
-    `bench/real-code/`) it reports 30 findings, all judged true (precision 1.00): DQN
+    Stable. On the development corpus (29 public repositories, notebooks included;
+    `bench/real-code/`) it reports 41 findings, all judged true (precision 1.00): DQN
     evaluation steps and epsilon-greedy `act()` forwards (18 of them in RL-Adventure's
     notebooks), DeepRL's rollout and evaluation steps whose actions go through `to_np()`
-    in another file, a PINN's plot on a grid, a classifier's accuracy, a discriminator
-    whose losses are only printed. 4 correct look-alikes stay silent; the 3 recorded
+    in another file, PINN and KAN plots and L2 monitors (11 in pykan, added as code the
+    analysis was not tuned on), a classifier's accuracy, a discriminator whose losses
+    are only printed. 4 correct look-alikes stay silent; the 3 recorded
     misses are caught.
 
     ## References
