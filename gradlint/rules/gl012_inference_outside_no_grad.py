@@ -119,8 +119,8 @@ class InferenceOutsideNoGrad(Rule):
     notebooks), DeepRL's rollout and evaluation steps whose actions go through `to_np()`
     in another file, PINN and KAN plots and L2 monitors (11 in pykan, added as code the
     analysis was not tuned on), a classifier's accuracy, a discriminator whose losses
-    are only printed. 4 correct look-alikes stay silent; the 3 recorded
-    misses are caught.
+    are only printed. 4 correct look-alikes stay silent; 3 of the 4 recorded misses are
+    caught (the fourth hands the result to a loss function the caller may supply).
 
     ## References
     - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
