@@ -450,8 +450,10 @@ _TEXT_MEMO: dict[tuple[str, int, int], str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[tuple[str, int, int], tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
+# The latest few texts and parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TEXTS: OrderedDict[tuple[str, int, int], bytes] = OrderedDict()
-_RECENT_TEXT_COUNT = 32
+_RECENT_TREES: OrderedDict[tuple[str, int, int], tuple[ast.Module, list[str]]] = OrderedDict()
+_RECENT_COUNT = 32
 
 
 def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
@@ -469,8 +471,8 @@ def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
 
 def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
     """(does the file's text contain one of the tokens, its stamp `size:mtime:text-<digest
-    of its bytes>`), memoised like summaries; None if unreadable or too large. Only the
-    answers are kept, not the text."""
+    of its bytes>`), memoised like summaries; None if unreadable or too large. The
+    answers are kept, and only the latest few texts."""
     key = _memo_key(path)
     if key is None:
         return None
@@ -493,22 +495,47 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
             _TEXT_MEMO[key] = stamp
             _TOKEN_MEMO[(key, tokens)] = found
             # a module asked about one name is asked about the next: keep a few texts
-            _RECENT_TEXTS[key] = data
-            _RECENT_TEXTS.move_to_end(key)
-            while len(_RECENT_TEXTS) > _RECENT_TEXT_COUNT:
-                _RECENT_TEXTS.popitem(last=False)
+            _keep_recent(_RECENT_TEXTS, key, data)
     return found, stamp
+
+
+def _keep_recent(recent: OrderedDict, key, value) -> None:
+    """Remember value as the newest of a few (the caller holds _MEMO_LOCK)."""
+    recent[key] = value
+    recent.move_to_end(key)
+    while len(recent) > _RECENT_COUNT:
+        recent.popitem(last=False)
+
+
+def _parsed(path: str) -> tuple[ast.Module, list[str]] | None:
+    """A file's ast and its lines (as ast numbers them), for the caller search: each
+    file that names a method or function is read by several searches (one per method,
+    and again to check a cached result), so the few latest are kept, and the text the
+    search's filter just read is used rather than read again."""
+    key = _memo_key(path)
+    if key is None:
+        return None
+    with _MEMO_LOCK:
+        found = _RECENT_TREES.get(key)
+        data = _RECENT_TEXTS.get(key)
+    if found is not None:
+        return found
+    try:
+        if data is None:
+            data = Path(path).read_bytes()
+        source = data.decode("utf-8-sig")
+        tree = parse_quietly(source, path)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found = (tree, re.split(r"\r\n|\r|\n", source))
+    with _MEMO_LOCK:
+        _keep_recent(_RECENT_TREES, key, found)
+    return found
 
 
 def text_stamp(path: str) -> tuple[bool, str] | None:
     """(does the file name an attribute `eval`, its text stamp); None if unreadable."""
     return _text_answer(path, _EVAL_TOKENS)
-
-
-def text_mentions(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
-    """(does the file's text contain one of the tokens, or re-export another module's
-    names with `import *`, its text stamp); None if unreadable."""
-    return _text_answer(path, (*tokens, "import *"))
 
 
 def _package_root(directory: Path) -> Path:
@@ -606,21 +633,11 @@ class ProjectIndex:
         self, modules: Iterable[tuple[str, int]], tokens: tuple[str, ...]
     ) -> bool:
         """Does one of these imports (module, level) name a project module whose text has
-        one of the tokens (or re-exports with `import *`)? A rule whose work a helper may
-        do (GL012's number conversions in `utils.to_np`) asks this of a file without the
-        tokens itself. Every module read for a "no" is a dependency, stamped by its text."""
-        for module, level in modules:
-            target = self._target(module, level)
-            if target is None:
-                continue
-            text = text_mentions(target, tokens)
-            if text is None:
-                continue
-            mentions, stamp = text
-            if mentions:
-                return True
-            self.dependencies.setdefault(target, stamp)
-        return False
+        one of the tokens (or re-exports with `import *`)? What the engine asks before
+        skipping the parse of a file without a rule's tokens when a helper elsewhere may
+        do that rule's part of the work (GL012's number conversions in `utils.to_np`)."""
+        tokens = (*tokens, "import *")
+        return any(self._text_gate(module, level, tokens) for module, level in modules)
 
     def method_calls(self, query: MethodQuery) -> list[MethodCall] | None:
         """The project's calls of a method of the linted file's class (see method_calls).
@@ -1238,12 +1255,10 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         if text is None or not text[0]:
             continue
         stamps.append(f"{path}={text[1]}")
-        try:
-            source = Path(path).read_bytes().decode("utf-8-sig")
-            tree = parse_quietly(source, path)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        parsed = _parsed(path)
+        if parsed is None:
             continue
-        lines = re.split(r"\r\n|\r|\n", source)
+        tree, lines = parsed
         found = _CallerSearch(path, tree, query, lines).calls()
         if found is None:
             return None
