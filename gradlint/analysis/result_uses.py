@@ -152,9 +152,7 @@ class ResultUses:
         calls = self._scope_calls.get(scope, [])
         found = self._sinks.get(scope)
         if found is None:
-            self._sinks[scope] = False  # a helper that calls itself makes none that way
-            found = any(self._helper_may_make_numbers(call) for call in calls)
-            self._sinks[scope] = found
+            found = self._sinks[scope] = any(self._helper_may_make_numbers(c) for c in calls)
         return found
 
     def _helper_may_make_numbers(self, call: cst.Call) -> bool:
@@ -219,8 +217,12 @@ class ResultUses:
         if found is None:
             params = {p.name.value for p in all_params(func.params)} - {"self", "cls"}
             found = False
-            for node in self.index.walk(func.body):
-                if type(node) is not cst.Call or not _may_make_numbers(node):
+            calls = []
+            if self.scope_may_make_numbers(func, through_helpers=False):
+                assert self._scope_calls is not None
+                calls = self._scope_calls[func]
+            for node in calls:
+                if not _may_make_numbers(node):
                     continue
                 start = node.func.value if type(node.func) is cst.Attribute else None
                 if start is None and node.args:
@@ -233,9 +235,9 @@ class ResultUses:
 
     # -- the walk ----------------------------------------------------------------------
 
-    def _follow(self, start: cst.CSTNode, found: NumberUses, detached: bool = False) -> None:
+    def _follow(self, start: cst.CSTNode, found: NumberUses) -> None:
         # (expression carrying the value, the value has been detached on the way)
-        work: list[tuple[cst.CSTNode, bool]] = [(start, detached)]
+        work: list[tuple[cst.CSTNode, bool]] = [(start, False)]
         seen: set[tuple[cst.CSTNode, bool]] = set()
         while work:
             item = work.pop()
