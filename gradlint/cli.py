@@ -515,23 +515,11 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 outcome.new_source = data
         outcome.cacheable = mode == "check"
     except engine.SourceError as exc:
-        outcome.result.error = exc.error
-        outcome.result.diagnostics = []
-        outcome.cacheable = mode == "check"
-        if task.abs_path is None and mode in ("fix", "fix-only"):
-            # stdin in fix mode echoes its input even when it cannot be linted, so a
-            # pipeline never loses the text.
-            outcome.new_source = data
-        return outcome
+        return _unlintable(outcome, exc.error, mode, _echoes(task, mode), data)
     except MemoryError:
         raise
     except Exception as exc:  # a rule bug must cost one file, not the run
-        outcome.result.error = FileError(
-            display, f"internal error: {describe_exception(exc)} (please report this)"
-        )
-        if task.abs_path is None and mode in ("fix", "fix-only"):
-            outcome.new_source = data
-        return outcome
+        return _internal_error(outcome, display, exc, _echoes(task, mode), data)
     # Only files with findings keep their text (the full format shows context): the
     # run's memory stays proportional to the findings, not to the corpus.
     if outcome.result.diagnostics:
@@ -594,6 +582,33 @@ def encode_notebook(original: bytes, text: str) -> bytes:
     return bom + text.encode("utf-8")
 
 
+def _echoes(task, mode: str) -> bool:
+    """stdin in fix mode echoes its input even when it cannot be linted, so a pipeline
+    never loses the text."""
+    return task.abs_path is None and mode in ("fix", "fix-only")
+
+
+def _unlintable(outcome: Outcome, error: FileError, mode: str, echo: bool, data: bytes) -> Outcome:
+    """The text is not lintable Python (or notebook): the error is the file's result."""
+    outcome.result.error = error
+    outcome.result.diagnostics = []
+    outcome.cacheable = mode == "check"
+    if echo:
+        outcome.new_source = data
+    return outcome
+
+
+def _internal_error(
+    outcome: Outcome, display: str, exc: Exception, echo: bool, data: bytes
+) -> Outcome:
+    outcome.result.error = FileError(
+        display, f"internal error: {describe_exception(exc)} (please report this)"
+    )
+    if echo:
+        outcome.new_source = data
+    return outcome
+
+
 def _process_notebook(
     task: Task, config: Config, mode: str, unsafe: bool, data: bytes, outcome: Outcome
 ) -> Outcome:
@@ -602,7 +617,7 @@ def _process_notebook(
     from gradlint import notebook as nb
 
     display = task.display
-    echo = task.abs_path is None and mode in ("fix", "fix-only")
+    echo = _echoes(task, mode)
     if mode == "add-noqa":
         # Not built for notebooks yet; and a notebook must never be rewritten by the fix
         # path when a directive was asked for.
@@ -662,21 +677,11 @@ def _process_notebook(
             outcome.new_source = data
         return outcome
     except engine.SourceError as exc:
-        outcome.result.error = exc.error
-        outcome.result.diagnostics = []
-        outcome.cacheable = mode == "check"
-        if echo:
-            outcome.new_source = data
-        return outcome
+        return _unlintable(outcome, exc.error, mode, echo, data)
     except MemoryError:
         raise
     except Exception as exc:  # a rule bug must cost one file, not the run
-        outcome.result.error = FileError(
-            display, f"internal error: {describe_exception(exc)} (please report this)"
-        )
-        if echo:
-            outcome.new_source = data
-        return outcome
+        return _internal_error(outcome, display, exc, echo, data)
     if outcome.result.diagnostics:
         outcome.result.cells = nb.cell_sources(document)
     return outcome
