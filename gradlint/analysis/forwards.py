@@ -24,7 +24,13 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import PARAMETER_ITERATORS, PARAMETRIC_LAYERS, TensorFacts, is_false
+from gradlint.analysis.tensors import (
+    PARAMETER_ITERATORS,
+    PARAMETRIC_LAYERS,
+    TensorFacts,
+    built_module_call,
+    is_false,
+)
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 # Calls on a name that show it holds parameters.
@@ -484,12 +490,7 @@ class ForwardAnalysis:
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not
         one (a parameterless torch layer, a loss, None, a literal); None: cannot say."""
-        while (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value in ("to", "cuda", "cpu", "train", "float", "double")
-        ):
-            value = value.func.value
+        value = built_module_call(value)
         if not isinstance(value, cst.Call):
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None

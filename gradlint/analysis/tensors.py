@@ -50,6 +50,9 @@ VIEW_METHODS = frozenset(
 _MODULE_RETURNING = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "to_empty"}
 )
+# The calls a freshly built module is often wrapped in before it is bound
+# (`nn.Linear(4, 2).to(device)`), looked through to see what is built.
+_BUILD_WRAPPERS = frozenset({"to", "cuda", "cpu", "train", "float", "double"})
 _MODULE_PREFIXES = ("torch.nn.",)
 _NOT_MODULES = ("torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.Parameter")
 
@@ -719,6 +722,18 @@ def _pairs(target: cst.CSTNode, value: cst.CSTNode):
         return
     for name in target_names(target):
         yield name, value
+
+
+def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
+    """What `value` builds, seen through the device, dtype and mode calls it is wrapped
+    in: `nn.Linear(4, 2)` of `nn.Linear(4, 2).to(device).train()`."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _BUILD_WRAPPERS
+    ):
+        value = value.func.value
+    return value
 
 
 def all_params(params: cst.Parameters):

@@ -50,6 +50,7 @@ from gradlint.analysis.tensors import (
     WEIGHTED_LAYERS,
     TensorFacts,
     all_params,
+    built_module_call,
 )
 
 
@@ -595,13 +596,8 @@ class ValueAnalysis:
                 isinstance(b, cst.Assign) for b in bindings
             ):
                 return False  # also a parameter, a loop target, an import...
-        for value in constructors:
-            while (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in ("to", "cuda", "cpu", "float", "double", "train")
-            ):
-                value = value.func.value
+        for constructor in constructors:
+            value = built_module_call(constructor)
             if not isinstance(value, cst.Call):
                 return False
             qualified = self.index.qualified_name(value.func) or ""
