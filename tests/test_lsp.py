@@ -126,6 +126,14 @@ class Editor:
         )
         return await self.diagnostics(uri)
 
+    def save(self, uri: str, path: Path, text: str) -> None:
+        """Write the document's new text to disk and say it was saved, as an editor does."""
+        path.write_text(text, encoding="utf-8")
+        self.texts[uri] = text
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
     def edit(self, uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
         """Send one incremental change, as editors do on each keystroke, and apply it here
         the way LSP defines lines (broken at \\n, \\r\\n and \\r only)."""
@@ -666,13 +674,7 @@ def test_saving_a_helper_relints_the_open_documents_that_import_it(session, tmp_
         assert [(d.code, d.range.start.line) for d in diagnostics] == [("GL004", 5)]
         guarded = "import torch\n\n\n@torch.no_grad()\n" + helper.read_text(encoding="utf-8")
         helper_uri, _ = await editor.open(helper, helper.read_text(encoding="utf-8"))
-        helper.write_text(guarded, encoding="utf-8")
-        editor.texts[helper_uri] = guarded
-        editor.client.text_document_did_save(
-            types.DidSaveTextDocumentParams(
-                text_document=types.TextDocumentIdentifier(uri=helper_uri)
-            )
-        )
+        editor.save(helper_uri, helper, guarded)
         assert await editor.diagnostics(uri) == []
 
     session.run(scenario)
@@ -698,13 +700,7 @@ def test_saving_a_caller_relints_the_open_method_it_calls(session, tmp_path):
         assert [(d.code, d.range.start.line) for d in diagnostics] == [("GL004", 11)]
         unswitched = "from gan import GAN\n\nm = GAN()\nm.sample(1)\n"
         main_uri, _ = await editor.open(main, main.read_text(encoding="utf-8"))
-        main.write_text(unswitched, encoding="utf-8")
-        editor.texts[main_uri] = unswitched
-        editor.client.text_document_did_save(
-            types.DidSaveTextDocumentParams(
-                text_document=types.TextDocumentIdentifier(uri=main_uri)
-            )
-        )
+        editor.save(main_uri, main, unswitched)
         assert await editor.diagnostics(uri) == []
 
     session.run(scenario)
