@@ -20,6 +20,7 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
+from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -241,7 +242,8 @@ class FunctionSummaries:
 
     def _instance_class(self, call: cst.Call) -> str | None:
         """For `obj.method(...)`: the one class name every binding of `obj` that
-        reaches the call makes an instance of (`obj = Agent()`), else None."""
+        reaches the call makes an instance of (`obj = Agent()`, `obj = Net().to(d)`),
+        else None."""
         func = call.func
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
             return None
@@ -252,7 +254,8 @@ class FunctionSummaries:
         reaching = self.index.reaching(bindings, call) if bindings else []
         classes = set()
         for node in reaching:
-            value = node.value if isinstance(node, cst.Assign) else None
+            # `learner = Learner().to(device)`: the instance built, through its wrappers
+            value = built_module_call(node.value) if isinstance(node, cst.Assign) else None
             if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
                 return None
             classes.add(value.func.value)
