@@ -113,6 +113,15 @@ def might_match(source: str, rules: list[type[Rule]]) -> bool:
     return any(rule.may_match(source) for rule in rules)
 
 
+def _may_run(rule: type[Rule], source: str) -> bool:
+    """Is the rule worth running on a file parsed for some rule? Not when the file lacks
+    its tokens, unless they may come from an imported helper (the rule asks that itself,
+    once it has the file's imports)."""
+    if rule.may_match(source):
+        return True
+    return rule.triggers_may_be_imported and rule.needs_tokens_only(source)
+
+
 def _may_match_through_imports(
     source: str, path: str, rules: list[type[Rule]], dependencies: dict[str, str] | None
 ) -> bool:
@@ -236,7 +245,7 @@ def _lint(
         module = parse(normalised.source, path)
     context = FileContext(path, normalised.source if normalised else source, module)
     try:
-        run_rules(context, [rule(context) for rule in rules])
+        run_rules(context, [rule(context) for rule in rules if _may_run(rule, source)])
     except RecursionError:
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
     if dependencies is not None and "project" in context.__dict__:
