@@ -31,19 +31,19 @@ def torch_name(context) -> tuple[str, Edit | None]:
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine)
+        type(stmt) is cst.SimpleStatementLine
         and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
+        and type(stmt.body[0]) is cst.Expr
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
 
 
 def _is_future_import(stmt: cst.CSTNode) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine)
+        type(stmt) is cst.SimpleStatementLine
         and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.ImportFrom)
-        and isinstance(stmt.body[0].module, cst.Name)
+        and type(stmt.body[0]) is cst.ImportFrom
+        and type(stmt.body[0].module) is cst.Name
         and stmt.body[0].module.value == "__future__"
     )
 
@@ -51,10 +51,8 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
 def own_line(context, statement: cst.CSTNode) -> cst.SimpleStatementLine | None:
     """The line that holds exactly this statement and nothing else, inside a block."""
     index = context.facts.index
-    line = (
-        statement if isinstance(statement, cst.SimpleStatementLine) else index.parent.get(statement)
-    )
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+    line = statement if type(statement) is cst.SimpleStatementLine else index.parent.get(statement)
+    if type(line) is not cst.SimpleStatementLine or len(line.body) != 1:
         return None
     if not isinstance(index.parent.get(line), (cst.IndentedBlock, cst.Module)):
         return None
@@ -226,7 +224,7 @@ def add_keyword_argument(context, call: cst.Call, keyword: str, value: str) -> t
     last = args[-1]
     equal = "="
     for arg in args:
-        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual):
+        if arg.keyword is not None and type(arg.equal) is cst.AssignEqual:
             equal = render(arg.equal)
             break
     argument = f"{keyword}{equal}{value}"
@@ -248,12 +246,12 @@ def add_keyword_argument(context, call: cst.Call, keyword: str, value: str) -> t
             one_per_line = False
     if one_per_line:
         at = Position(call_end.line, 0)
-        if isinstance(last.comma, cst.Comma):
+        if type(last.comma) is cst.Comma:
             return (Edit(at, at, f"{indent}{argument},{newline}"),)
         return (Edit(value_end, value_end, ","), Edit(at, at, f"{indent}{argument}{newline}"))
     separator = ", "
     for arg in args[:-1]:
-        if isinstance(arg.comma, cst.Comma) and isinstance(
+        if type(arg.comma) is cst.Comma and isinstance(
             arg.comma.whitespace_after, cst.SimpleWhitespace
         ):
             separator = "," + arg.comma.whitespace_after.value

@@ -41,7 +41,7 @@ def _not_false(arg: cst.Arg | None) -> bool:
     if arg is None:
         return False
     value = arg.value
-    return not (isinstance(value, cst.Name) and value.value in ("False", "None"))
+    return not (type(value) is cst.Name and value.value in ("False", "None"))
 
 
 # Where `retain_graph` and `create_graph` sit among the positional arguments of
@@ -87,7 +87,7 @@ class AutogradCalls:
             return DiffEvent(call, "backward", self.flow.reads(expr), expr)
         method = method_name(call)
         # A method name means `call.func` is an Attribute; the isinstance tells mypy.
-        if method in _BACKWARD_METHODS and isinstance(call.func, cst.Attribute):
+        if method in _BACKWARD_METHODS and type(call.func) is cst.Attribute:
             receiver = call.func.value
             roots = self.flow.reads(receiver)
             expr = receiver
@@ -126,9 +126,9 @@ class AutogradCalls:
             if arg is None:
                 continue
             value = arg.value
-            if isinstance(value, cst.Name) and value.value == "True":
+            if type(value) is cst.Name and value.value == "True":
                 return True
-            if not (isinstance(value, cst.Name) and value.value in ("False", "None")):
+            if not (type(value) is cst.Name and value.value in ("False", "None")):
                 return None
         return False
 
@@ -137,7 +137,7 @@ class AutogradCalls:
     ) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
         """(the optimizer, the closure) of an optimizer step: `opt.step(closure)` steps
         `opt`; AMP's `scaler.step(opt)` steps the optimizer it is given."""
-        if not isinstance(call.func, cst.Attribute):
+        if type(call.func) is not cst.Attribute:
             return None, None
         receiver = call.func.value
         closure = keyword_arg(call, "closure")
@@ -160,7 +160,7 @@ class AutogradCalls:
         if not call.args or call.args[0].keyword is not None:
             return False
         arg = call.args[0].value
-        if isinstance(arg, cst.Lambda):
+        if type(arg) is cst.Lambda:
             return False
         name = dotted_name(arg)
         if name is not None:
@@ -190,7 +190,7 @@ class AutogradCalls:
     def events_in(self, region: cst.CSTNode) -> list[DiffEvent]:
         events = []
         for node in self.index.walk(region):
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 found = self.event(node)
                 if found is not None:
                     events.append(found)

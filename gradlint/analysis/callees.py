@@ -35,14 +35,14 @@ class CalleeResolver:
         """The function of this file a call runs, when exactly one can be: a module-level
         function by name, or a method of the enclosing class through `self.`/`cls.`."""
         target = call.func
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             candidates = [
                 f
                 for f in self._by_name().get(target.value, ())
                 if self.index.enclosing_class(f) is None
             ]
             return candidates[0] if len(candidates) == 1 else None
-        if isinstance(target, cst.Attribute) and dotted_name(target.value) in ("self", "cls"):
+        if type(target) is cst.Attribute and dotted_name(target.value) in ("self", "cls"):
             cls = self._class_of_node(call)
             if cls is None:
                 return None
@@ -79,10 +79,10 @@ class CalleeResolver:
         for call in self.index.calls:
             called_funcs.add(call.func)
             target = call.func
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 for func in by_plain_name.get(target.value, ()):
                     callers.setdefault(func, []).append(call)
-            elif isinstance(target, cst.Attribute) and dotted_name(target.value) in (
+            elif type(target) is cst.Attribute and dotted_name(target.value) in (
                 "self",
                 "cls",
             ):
@@ -93,11 +93,13 @@ class CalleeResolver:
         # A bare reference (callback, decorator argument) hides other call sites.
         escaped: set[str] = set()
         for node in self.index.order:
-            if isinstance(node, cst.Name) and node not in called_funcs:
+            if type(node) is cst.Name and node not in called_funcs:
                 parent = self.index.parent.get(node)
-                if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+                if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and (
+                    parent.name is node
+                ):
                     continue
-                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                if type(parent) is cst.Attribute and parent.attr is node:
                     if parent not in called_funcs:
                         escaped.add(node.value)
                     continue
@@ -107,6 +109,6 @@ class CalleeResolver:
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for anc in self.index.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is cst.ClassDef:
                 return anc
         return None

@@ -125,21 +125,21 @@ COMPARISON_OPS = (
 
 def target_names(target: cst.CSTNode) -> list[str]:
     """Dotted names bound by an assignment target (tuples and starred unpacked)."""
-    if isinstance(target, (cst.Name, cst.Attribute)):
+    if type(target) is cst.Name or type(target) is cst.Attribute:
         name = dotted_name(target)
         return [name] if name else []
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         out: list[str] = []
         for element in target.elements:
             out.extend(target_names(element.value))
         return out
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     return []
 
 
 def method_name(call: cst.Call) -> str | None:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    return call.func.attr.value if type(call.func) is cst.Attribute else None
 
 
 class DataFlow:
@@ -171,7 +171,7 @@ class DataFlow:
 
     def is_graph_cut(self, node: cst.CSTNode) -> bool:
         """Does this expression produce a value with no autograd history?"""
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             method = method_name(node)
             if method in GRAPH_CUTTING_METHODS:
                 return True
@@ -189,16 +189,20 @@ class DataFlow:
             ):
                 return True
             return False
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return node.attr.value in GRAPH_CUTTING_ATTRIBUTES
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             return all(isinstance(t.operator, COMPARISON_OPS) for t in node.comparisons)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        if (
+            type(node) is cst.ListComp
+            or type(node) is cst.GeneratorExp
+            or type(node) is cst.SetComp
+        ):
             # `tuple(h.detach() for h in hidden)`: every element is cut.
             return self.is_graph_cut(node.elt)
-        if isinstance(node, (cst.Tuple, cst.List)) and node.elements:
+        if (type(node) is cst.Tuple or type(node) is cst.List) and node.elements:
             return all(self.is_graph_cut(e.value) for e in node.elements)
-        if isinstance(node, cst.Name) and node.value == "None":
+        if type(node) is cst.Name and node.value == "None":
             return True
         return False
 
@@ -214,7 +218,7 @@ class DataFlow:
             node = stack.pop()
             if graph_only and self.is_graph_cut(node):
                 continue
-            if isinstance(node, (cst.Name, cst.Attribute)):
+            if type(node) is cst.Name or type(node) is cst.Attribute:
                 name = dotted_name(node)
                 if name is not None:
                     # `self.h.pow(2)` reads `self`, `self.h` (and the method's name).
@@ -222,20 +226,20 @@ class DataFlow:
                     for i in range(1, len(parts) + 1):
                         result.add(".".join(parts[:i]))
                     continue
-                if isinstance(node, cst.Attribute):
+                if type(node) is cst.Attribute:
                     # `f(x).config.size` reads what f(x) reads; `size` is no variable
                     stack.append(node.value)
                     continue
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
                 continue
-            if isinstance(node, cst.Lambda):
+            if type(node) is cst.Lambda:
                 bound_locally.update(p.name.value for p in node.params.params)
-            if isinstance(node, cst.CompFor):
+            if type(node) is cst.CompFor:
                 bound_locally.update(target_names(node.target))
-            if isinstance(node, cst.Arg) and node.keyword is not None:
+            if type(node) is cst.Arg and node.keyword is not None:
                 stack.append(node.value)
                 continue
-            if graph_only and isinstance(node, cst.Subscript):
+            if graph_only and type(node) is cst.Subscript:
                 # `x[perm]`: gradient flows to x, never to the (integer) index.
                 stack.append(node.value)
                 continue
@@ -252,15 +256,13 @@ class DataFlow:
             node = stack.pop()
             if self.is_graph_cut(node):
                 continue
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 return True
-            if isinstance(node, cst.BinaryOperation) and isinstance(
-                node.operator, cst.MatrixMultiply
-            ):
+            if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.MatrixMultiply):
                 return True
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
-            if isinstance(node, cst.Subscript):
+            if type(node) is cst.Subscript:
                 stack.append(node.value)
                 continue
             stack.extend(self.index.kids(node))

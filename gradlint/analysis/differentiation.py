@@ -72,7 +72,7 @@ class DifferentiationReach:
             if (binding, var) in seen or len(seen) > 500:
                 continue
             seen.add((binding, var))
-            if isinstance(binding, cst.Expr):
+            if type(binding) is cst.Expr:
                 containers.add(var)  # `losses.append(...)`: followed by name below
                 continue
             for use in self.values.uses_reached(binding, var):
@@ -101,24 +101,22 @@ class DifferentiationReach:
         """(binding, variable) pairs that a read passes its value on to."""
         statement = self.index.statement_of(use)
         out: list[tuple[cst.CSTNode, str]] = []
-        if isinstance(statement, cst.Assign) and self.index.is_inside(use, statement.value):
+        if type(statement) is cst.Assign and self.index.is_inside(use, statement.value):
             for target in statement.targets:
                 out.extend((statement, v) for v in target_names(target.target))
         elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
             value = statement.value
             if value is not None and self.index.is_inside(use, value):
                 out.extend((statement, v) for v in target_names(statement.target))
-            elif isinstance(statement, cst.AugAssign) and self.index.is_inside(
-                use, statement.target
-            ):
+            elif type(statement) is cst.AugAssign and self.index.is_inside(use, statement.target):
                 # `y += 1`: the new y is computed from the old one (a tensor's is the
                 # old one, changed in place)
                 out.extend((statement, v) for v in target_names(statement.target))
-        elif isinstance(statement, cst.Expr):
+        elif type(statement) is cst.Expr:
             value = statement.value
             if (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
+                type(value) is cst.Call
+                and type(value.func) is cst.Attribute
                 and value.func.attr.value in STORING_METHODS
             ):
                 # `grads.append(g)`: the container now holds it
@@ -126,7 +124,7 @@ class DifferentiationReach:
                 if receiver and not self.index.is_inside(use, value.func):
                     out.append((statement, receiver))
         for anc in self.index.ancestors(use):
-            if isinstance(anc, cst.For) and self.index.is_inside(use, anc.iter):
+            if type(anc) is cst.For and self.index.is_inside(use, anc.iter):
                 out.extend((anc, v) for v in target_names(anc.target))
                 break
             if anc is statement:
@@ -137,15 +135,15 @@ class DifferentiationReach:
         """The variables the call's result is bound or stored into."""
         statement = self.index.statement_of(call)
         produced: set[str] = set()
-        if isinstance(statement, cst.Assign):
+        if type(statement) is cst.Assign:
             for target in statement.targets:
                 produced |= set(target_names(target.target))
         elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
             produced |= set(target_names(statement.target))
-        elif isinstance(statement, cst.Expr):
+        elif type(statement) is cst.Expr:
             # `losses.append(crit(model(x), y))` then a backward of the list
             value = statement.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if type(value) is cst.Call and type(value.func) is cst.Attribute:
                 receiver = dotted_name(value.func.value)
                 if receiver:
                     produced.add(receiver)

@@ -81,7 +81,7 @@ class ForwardAnalysis:
         `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once."""
         index = self.index
         statement = index.statement_of(call)
-        if not isinstance(statement, cst.Expr):
+        if type(statement) is not cst.Expr:
             return True
         node: cst.CSTNode = call
         for anc in index.ancestors(call):
@@ -90,9 +90,9 @@ class ForwardAnalysis:
             if isinstance(anc, (cst.Yield, cst.Await)):
                 return True
             if (
-                isinstance(anc, cst.Call)
+                type(anc) is cst.Call
                 and anc is not call
-                and isinstance(anc.func, cst.Attribute)
+                and type(anc.func) is cst.Attribute
                 and anc.func.attr.value in STORING_METHODS
                 and node is not anc.func
             ):
@@ -164,22 +164,22 @@ class ForwardAnalysis:
         region: cst.CSTNode = self.index.scope_of(use)
         if name.startswith("self."):
             for anc in self.index.ancestors(use):
-                if isinstance(anc, cst.ClassDef):
+                if type(anc) is cst.ClassDef:
                     region = anc
                     break
         for node in self.index.walk(region, into_functions=True):
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value == "requires_grad_"
                 and dotted_name(node.func.value) == name
                 and not (node.args and is_false(node.args[0].value))
             ):
                 return True
             if (
-                isinstance(node, cst.Assign)
+                type(node) is cst.Assign
                 and any(dotted_name(t.target) == f"{name}.requires_grad" for t in node.targets)
-                and isinstance(node.value, cst.Name)
+                and type(node.value) is cst.Name
                 and node.value.value == "True"
             ):
                 return True
@@ -208,7 +208,7 @@ class ForwardAnalysis:
         body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
         after = self.index.order[call]
         for node in self.index.walk(body):
-            if not isinstance(node, cst.Call) or self.index.order[node] <= after:
+            if type(node) is not cst.Call or self.index.order[node] <= after:
                 continue
             values = [a.value for a in node.args]
             names = {dotted_name(v) for v in values}
@@ -252,7 +252,7 @@ class ForwardAnalysis:
                     if kind == "module"
                 } | self._module_attributes(cls)
                 for stmt in cls.body.body:
-                    if not isinstance(stmt, cst.FunctionDef) or stmt.name.value in _MODULE_API:
+                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _MODULE_API:
                         continue
                     if self._computes_with(stmt, layers):
                         found.add(stmt.name.value)
@@ -262,10 +262,10 @@ class ForwardAnalysis:
     def _module_attributes(self, cls: cst.ClassDef) -> set[str]:
         found: set[str] = set()
         for node in self.index.walk(cls, into_functions=True):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
-                    if isinstance(node.value, cst.Call):
+                    if type(node.value) is cst.Call:
                         qualified = self.index.qualified_name(node.value.func) or ""
                         if self.tensors._is_module_constructor(qualified):
                             found.add(name[5:])
@@ -278,7 +278,7 @@ class ForwardAnalysis:
         computes = False
         cls = self.index.enclosing_class(method)
         for node in self.index.walk(method.body):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             if self.autograd.event(node) is not None:
                 return False
@@ -313,7 +313,7 @@ class ForwardAnalysis:
             if self._module_attributes(cls):
                 continue
             if any(
-                isinstance(node, cst.Call)
+                type(node) is cst.Call
                 and (dotted_name(node.func) or "").startswith("self.")
                 and (dotted_name(node.func) or "") != "self.training"
                 for node in self.index.walk(cls, into_functions=True)
@@ -345,7 +345,7 @@ class ForwardAnalysis:
         parameterless layer, a plain function, something out of sight)."""
         func = call.func
         target: cst.CSTNode = func
-        if isinstance(func, cst.Attribute) and (
+        if type(func) is cst.Attribute and (
             func.attr.value == "forward" or func.attr.value in self.forward_methods()
         ):
             target = func.value
@@ -357,7 +357,7 @@ class ForwardAnalysis:
                 return None
         elif not self.has_parameters(target, call):
             return None
-        method = func.attr.value if isinstance(func, cst.Attribute) else "forward"
+        method = func.attr.value if type(func) is cst.Attribute else "forward"
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
@@ -367,7 +367,7 @@ class ForwardAnalysis:
         class for `self`, else the class it is built from."""
         if name == "self":
             for anc in self.index.ancestors(use):
-                if isinstance(anc, cst.ClassDef):
+                if type(anc) is cst.ClassDef:
                     return anc.name.value
             return None
         return self.tensors.module_class(target, self._binding_site(name, use))
@@ -406,14 +406,14 @@ class ForwardAnalysis:
                 continue
             for decorator in func.decorators:
                 expr = decorator.decorator
-                if grad_mode.api_of(expr.func if isinstance(expr, cst.Call) else expr):
+                if grad_mode.api_of(expr.func if type(expr) is cst.Call else expr):
                     return True
             for node in self.index.walk(func.body):
-                if isinstance(node, cst.With) and any(
+                if type(node) is cst.With and any(
                     grad_mode.context_effect(item.item) is not None for item in node.items
                 ):
                     return True
-                if isinstance(node, cst.Call) and grad_mode.api_of(node.func) == "set_grad_enabled":
+                if type(node) is cst.Call and grad_mode.api_of(node.func) == "set_grad_enabled":
                     return True
         return False
 
@@ -437,7 +437,7 @@ class ForwardAnalysis:
         returns = [
             node
             for node in self.index.walk(func.body)
-            if isinstance(node, cst.Return) and node.value is not None
+            if type(node) is cst.Return and node.value is not None
         ]
         for ret in returns:
             if self.grad_mode.mode_at(ret) is not GradMode.RECORDING:
@@ -446,13 +446,13 @@ class ForwardAnalysis:
             if self.values.of_expr(ret.value, ret) & {Kind.GRAPH, Kind.LEAF}:
                 return True
             for node in self.index.walk(ret.value):
-                if isinstance(node, cst.Call) and self.model_forward(node) is not None:
+                if type(node) is cst.Call and self.model_forward(node) is not None:
                     return True
         return False
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         for anc in self.index.ancestors(use):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is cst.ClassDef:
                 name = anc.name.value
                 return (
                     name in self.tensors.local_module_classes()
@@ -491,7 +491,7 @@ class ForwardAnalysis:
         """True: builds a module with parameters; False: builds something that is not
         one (a parameterless torch layer, a loss, None, a literal); None: cannot say."""
         value = built_module_call(value)
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None
             return False
@@ -525,7 +525,7 @@ class ForwardAnalysis:
             owners: dict[str, list[cst.Call]] = {}
             for call in self.index.calls:
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_EVIDENCE:
+                if type(func) is cst.Attribute and func.attr.value in _PARAMETER_EVIDENCE:
                     receiver = dotted_name(func.value)
                     if receiver is not None:
                         owners.setdefault(receiver, []).append(call)
@@ -557,21 +557,21 @@ class ForwardAnalysis:
     def _collect_frozen(self) -> list[tuple[str, cst.CSTNode]]:
         found: list[tuple[str, cst.CSTNode]] = []
         for node in self.index.nodes:
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value == "requires_grad_" and node.args:
                     if not _is_true(node.args[0].value):
                         owner = dotted_name(node.func.value)
                         if owner is not None:
                             found.append((owner, node))
-            elif isinstance(node, cst.For):
+            elif type(node) is cst.For:
                 iterable = node.iter
-                if isinstance(iterable, cst.Call) and iterable.args:
+                if type(iterable) is cst.Call and iterable.args:
                     qualified = self.index.qualified_name(iterable.func) or ""
                     if qualified in ("list", "enumerate", "tuple", "reversed"):
                         iterable = iterable.args[0].value
                 if not (
-                    isinstance(iterable, cst.Call)
-                    and isinstance(iterable.func, cst.Attribute)
+                    type(iterable) is cst.Call
+                    and type(iterable.func) is cst.Attribute
                     and iterable.func.attr.value in PARAMETER_ITERATORS
                 ):
                     continue
@@ -593,7 +593,7 @@ class ForwardAnalysis:
             found: set[str] = set()
             for cls in self.index.classes:
                 for stmt in cls.body.body:
-                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
+                    if type(stmt) is cst.FunctionDef and stmt.name.value == "forward":
                         if self.differentiates(stmt):
                             found.add(cls.name.value)
             self._differentiating_classes = found
@@ -607,7 +607,7 @@ class ForwardAnalysis:
         if self.summaries.of(func).differentiates:
             return True
         for node in self.index.walk(func.body):
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 callee = self.summaries.resolve(node)
                 if callee is not None and self.differentiates(callee, seen | {func}):
                     return True
@@ -626,17 +626,17 @@ class ForwardAnalysis:
 
 
 def _is_true(expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def _switches_requires_grad_off(node: cst.CSTNode) -> bool:
     """`x.requires_grad = <anything but True>` or `x.requires_grad_(<not True>)`."""
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         return any(
-            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+            type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
             for t in node.targets
         ) and not _is_true(node.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         if node.func.attr.value == "requires_grad_" and node.args:
             return not _is_true(node.args[0].value)
     return False

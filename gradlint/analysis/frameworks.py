@@ -38,7 +38,7 @@ class FrameworkAnalysis:
         for node in self.index.walk(region):
             if isinstance(node, (cst.Name, cst.Attribute)):
                 parent = self.index.parent.get(node)
-                if isinstance(parent, cst.Attribute) and parent.value is node:
+                if type(parent) is cst.Attribute and parent.value is node:
                     continue  # the whole chain is looked at once
                 root = self._roots(node)
                 if root == "torch" or root in FOREIGN_FRAMEWORKS:
@@ -58,12 +58,12 @@ class FrameworkAnalysis:
         child = node
         for anc in self.index.ancestors(node):
             region = None
-            if isinstance(anc, cst.If) and child in (anc.body, anc.orelse):
+            if type(anc) is cst.If and child in (anc.body, anc.orelse):
                 region = child
-            elif isinstance(anc, cst.Else):
+            elif type(anc) is cst.Else:
                 region = anc.body
             elif isinstance(anc, (cst.FunctionDef, cst.Module)):
-                region = anc.body if isinstance(anc, cst.FunctionDef) else anc
+                region = anc.body if type(anc) is cst.FunctionDef else anc
             if region is not None:
                 framework = self._region_framework(region)
                 if framework is not None:

@@ -73,16 +73,16 @@ def _strip_data(name: str | None) -> str | None:
 
 def is_grad_expr(node: cst.CSTNode | None) -> bool:
     """`p.grad`, `p.grad.data` (and parenthesised forms): the gradient tensor itself."""
-    while isinstance(node, cst.Attribute) and node.attr.value == "data":
+    while type(node) is cst.Attribute and node.attr.value == "data":
         node = node.value
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+    return type(node) is cst.Attribute and node.attr.value == "grad"
 
 
 def grad_owners(expr: cst.CSTNode, index: FileIndex) -> set[str]:
     """Whose `.grad` an expression reads: `p` for `p.grad`, `self.w` for `self.w.grad`."""
     owners: set[str] = set()
     for node in index.walk(expr):
-        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+        if type(node) is cst.Attribute and node.attr.value == "grad":
             owner = _strip_data(dotted_name(node.value))
             if owner:
                 owners.add(owner)
@@ -100,41 +100,41 @@ class GradClearing:
         # against LibCST's ABCs costs more than the rest of this test on most nodes.
         if type(node) not in _CLEAR_TYPES:
             return None
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             if node.attr.value in CLEARING_NAMES:
                 return GradClear(node, dotted_name(node.value))
             return None
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             if any(is_grad_expr(t.target) for t in node.targets):
                 return GradClear(node)
             return None
-        if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        if type(node) is cst.AnnAssign or type(node) is cst.AugAssign:
             # `p.grad *= 0` is rare, but `p.grad: Tensor = None` is an assignment.
-            if isinstance(node, cst.AnnAssign) and is_grad_expr(node.target):
+            if type(node) is cst.AnnAssign and is_grad_expr(node.target):
                 return GradClear(node)
             if (
-                isinstance(node, cst.AugAssign)
+                type(node) is cst.AugAssign
                 and is_grad_expr(node.target)
-                and isinstance(node.operator, cst.MultiplyAssign)
-                and isinstance(node.value, cst.Integer)
+                and type(node.operator) is cst.MultiplyAssign
+                and type(node.value) is cst.Integer
                 and node.value.value == "0"
             ):
                 return GradClear(node)
             return None
-        if isinstance(node, cst.Del):
+        if type(node) is cst.Del:
             if is_grad_expr(node.target) or (
-                isinstance(node.target, cst.Tuple)
+                type(node.target) is cst.Tuple
                 and any(is_grad_expr(e.value) for e in node.target.elements)
             ):
                 return GradClear(node)
             return None
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 if func.attr.value in _OVERWRITING_METHODS and is_grad_expr(func.value):
                     return GradClear(node)
                 return None  # `X.zero_grad` itself is found as the Attribute
-            if isinstance(func, cst.Name) and func.value in CLEARING_NAMES:
+            if type(func) is cst.Name and func.value in CLEARING_NAMES:
                 return GradClear(node)
             qualified = self.index.qualified_name(func)
             if qualified in _ZEROING_FUNCTIONS and node.args and is_grad_expr(node.args[0].value):
@@ -146,22 +146,22 @@ class GradClearing:
         own `.grad`, if it is such a manual update."""
         if type(node) not in _UPDATE_TYPES:
             return None
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             if not isinstance(node.operator, (cst.SubtractAssign, cst.AddAssign)):
                 return None
             return self._updated(node.target, node.value, node)
-        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        if type(node) is cst.Assign and len(node.targets) == 1:
             target: cst.BaseExpression = node.targets[0].target
             # `x.data = x.data - a * x.grad` changes the tensor itself; `x = ...` rebinds
             # the name (GL003's pitfall, not an update of `x`).
-            if isinstance(target, cst.Subscript):
+            if type(target) is cst.Subscript:
                 target = target.value  # `x.data[idx] = ...` writes into x
-                if not (isinstance(target, cst.Attribute) and target.attr.value == "data"):
+                if not (type(target) is cst.Attribute and target.attr.value == "data"):
                     return None  # `x[idx] = ...` on a leaf raises (GL002) or is data
-            if isinstance(target, cst.Attribute) and target.attr.value == "data":
+            if type(target) is cst.Attribute and target.attr.value == "data":
                 return self._updated(target, node.value, node)
             return None
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
             if node.func.attr.value not in _UPDATING_METHODS:
                 return None
             receiver = node.func.value
@@ -181,7 +181,7 @@ class GradClearing:
             return name
         aliases = self._grad_aliases(self.index.scope_of(at))
         for node in self.index.walk(value):
-            if isinstance(node, cst.Name) and name in aliases.get(node.value, ()):
+            if type(node) is cst.Name and name in aliases.get(node.value, ()):
                 return name
         return None
 
@@ -196,7 +196,7 @@ class GradClearing:
         for node in self.index.walk(body):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
-                if isinstance(target, cst.Name) and not is_grad_expr(target):
+                if type(target) is cst.Name and not is_grad_expr(target):
                     owners = grad_owners(node.value, self.index)
                     if owners:
                         found.setdefault(target.value, set()).update(owners)

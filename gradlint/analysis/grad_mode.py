@@ -61,7 +61,7 @@ def _bool_literal(arg: cst.Arg | None) -> bool | None:
     if arg is None:
         return None
     value = arg.value
-    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+    if type(value) is cst.Name and value.value in ("True", "False"):
         return value.value == "True"
     return None
 
@@ -85,7 +85,7 @@ class GradModeAnalysis:
     def context_effect(self, expr: cst.BaseExpression) -> GradMode | None:
         """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
         is not a grad-mode manager."""
-        call = expr if isinstance(expr, cst.Call) else None
+        call = expr if type(expr) is cst.Call else None
         target = call.func if call is not None else expr
         api = _grad_api(self.index.qualified_name(target))
         if api is None:
@@ -113,11 +113,11 @@ class GradModeAnalysis:
     def _statement_setter(self, stmt: cst.CSTNode) -> GradMode | None:
         """`torch.set_grad_enabled(False)` written as a statement switches the mode for
         everything after it in the same block."""
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is not cst.SimpleStatementLine:
             return None
         effect = None
         for small in stmt.body:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if type(small) is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
                 if _grad_api(self.index.qualified_name(call.func)) == _SETTER:
                     effect = self.context_effect(call)
@@ -128,7 +128,7 @@ class GradModeAnalysis:
     def mode_at(self, node: cst.CSTNode) -> GradMode:
         child = node
         for anc in self.index.ancestors(node):
-            if isinstance(anc, cst.With) and child is anc.body:
+            if type(anc) is cst.With and child is anc.body:
                 effects = [self.context_effect(item.item) for item in anc.items]
                 known = [e for e in effects if e is not None]
                 if known:
@@ -137,9 +137,9 @@ class GradModeAnalysis:
                 effect = self._earlier_setter(anc, child)
                 if effect is not None:
                     return effect
-            elif isinstance(anc, cst.FunctionDef):
+            elif type(anc) is cst.FunctionDef:
                 return self.function_mode(anc)
-            elif isinstance(anc, cst.Lambda):
+            elif type(anc) is cst.Lambda:
                 return GradMode.RECORDING
             child = anc
         return GradMode.RECORDING
@@ -151,7 +151,7 @@ class GradModeAnalysis:
         function reached from callers in inference mode is not followed."""
         child = node
         for anc in self.index.ancestors(node):
-            if isinstance(anc, cst.With) and child is anc.body:
+            if type(anc) is cst.With and child is anc.body:
                 deciding = [
                     (item.item, effect)
                     for item in anc.items
@@ -163,7 +163,7 @@ class GradModeAnalysis:
             elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
                 if self._earlier_setter(anc, child) is not None:
                     return False
-            elif isinstance(anc, cst.FunctionDef):
+            elif type(anc) is cst.FunctionDef:
                 for decorator in reversed(anc.decorators):
                     effect = self.context_effect(decorator.decorator)
                     if effect is not None:
@@ -171,13 +171,13 @@ class GradModeAnalysis:
                             decorator.decorator
                         )
                 return False
-            elif isinstance(anc, cst.Lambda):
+            elif type(anc) is cst.Lambda:
                 return False
             child = anc
         return False
 
     def _is_inference(self, expr: cst.BaseExpression) -> bool:
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target = expr.func if type(expr) is cst.Call else expr
         return self.api_of(target) == "inference_mode"
 
     def _earlier_setter(
@@ -214,7 +214,7 @@ class GradModeAnalysis:
                 return effect
             name = self.index.qualified_name(
                 decorator.decorator.func
-                if isinstance(decorator.decorator, cst.Call)
+                if type(decorator.decorator) is cst.Call
                 else decorator.decorator
             )
             # A home-made decorator named after grad mode (torch.optim's
@@ -250,7 +250,7 @@ class GradModeAnalysis:
         evaluate(model, loader)` in train.py)? Then its body records nothing, whatever
         its own grad mode says. Asked only before reporting: it reads those files."""
         func = self.index.scope_of(node)
-        if not isinstance(func, cst.FunctionDef):
+        if type(func) is not cst.FunctionDef:
             return False
         found = self._guarded_elsewhere.get(func)
         if found is None:
@@ -270,7 +270,7 @@ class GradModeAnalysis:
         methods = frozenset(
             m.name.value
             for m in (cls.body.body if cls is not None else ())
-            if isinstance(m, cst.FunctionDef)
+            if type(m) is cst.FunctionDef
         )
         query = MethodQuery(
             project.path,

@@ -31,6 +31,30 @@ def dotted_name(node: cst.CSTNode | None) -> str | None:
     return None
 
 
+def node_types(*bases: type) -> frozenset[type]:
+    """Every LibCST node class that is one of `bases` or derives from one of them.
+
+    `type(node) in node_types(...)` answers what `isinstance(node, bases)` does, without
+    its cost: LibCST's node classes are ABCs, and an isinstance that fails runs ABCMeta's
+    check in Python, which the analysis's hottest loops would pay on every node."""
+    found: set[type] = set()
+    pending = list(bases)
+    while pending:
+        cls = pending.pop()
+        if cls not in found:
+            found.add(cls)
+            pending.extend(cls.__subclasses__())
+    return frozenset(found)
+
+
+# The node types that open a scope of their own for the names bound inside them.
+FUNCTION_SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
+LOOPS = frozenset({cst.For, cst.While})
+STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
+# A line of simple statements, or a compound statement: what sits directly in a block.
+STATEMENT_LINES = node_types(cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
 def _module_dotted(node: cst.BaseExpression | None) -> str | None:
     return dotted_name(node) if node is not None else None
 
@@ -310,7 +334,7 @@ class FileIndex:
             return cached
         scope: cst.CSTNode = self.module
         for anc in self.ancestors(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            if type(anc) in FUNCTION_SCOPES:
                 scope = anc
                 break
         self._scope_cache[node] = scope
@@ -319,18 +343,16 @@ class FileIndex:
     def enclosing_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
         """The class a function is a method of (directly in its body), if any."""
         for anc in self.ancestors(func):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is cst.ClassDef:
                 return anc
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            if type(anc) in FUNCTION_SCOPES:
                 return None
         return None
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) containing node."""
         current: cst.CSTNode | None = node
-        while current is not None and not isinstance(
-            current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
-        ):
+        while current is not None and type(current) not in STATEMENTS:
             current = self.parent.get(current)
         return current if current is not None else node
 
@@ -372,14 +394,12 @@ class FileIndex:
         """Does `binding` always run before `use`? True when the binding's statement sits
         in a block that encloses the use (so nothing can skip it), or it is the `for`
         whose body holds the use."""
-        if isinstance(binding, cst.For):
+        if type(binding) is cst.For:
             return self.is_inside(use, binding.body)
-        if isinstance(binding, cst.Param):
+        if type(binding) is cst.Param:
             return True
         statement: cst.CSTNode | None = binding
-        while statement is not None and not isinstance(
-            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-        ):
+        while statement is not None and type(statement) not in STATEMENT_LINES:
             statement = self.parent.get(statement)
         if statement is None:
             return False
@@ -421,7 +441,7 @@ class FileIndex:
             for node in bindings:
                 if order.get(node, 0) > use_order and self.is_inside(node, loop):
                     reaching.append(node)
-        return [n for n in reaching if not self.is_inside(use, n) or isinstance(n, cst.For)]
+        return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
 
     def loops_back(
         self, binding: cst.CSTNode, use: cst.CSTNode, bindings: list[cst.CSTNode]
@@ -447,8 +467,7 @@ class FileIndex:
         return [
             n
             for n in bindings
-            if order.get(n, 0) < use_order
-            and (isinstance(n, cst.For) or not self.is_inside(use, n))
+            if order.get(n, 0) < use_order and (type(n) is cst.For or not self.is_inside(use, n))
         ]
 
     def _rebound_in(self, loop: cst.CSTNode, before: list[cst.CSTNode], use: cst.CSTNode) -> bool:
@@ -459,9 +478,7 @@ class FileIndex:
     def block_of(self, binding: cst.CSTNode) -> cst.CSTNode | None:
         """The block (indented body or module) whose statement holds the binding."""
         statement: cst.CSTNode | None = binding
-        while statement is not None and not isinstance(
-            statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-        ):
+        while statement is not None and type(statement) not in STATEMENT_LINES:
             statement = self.parent.get(statement)
         return self.parent.get(statement) if statement is not None else None
 
@@ -479,7 +496,8 @@ class FileIndex:
     def enclosing_loops(self, node: cst.CSTNode):
         """The `for`/`while` loops around node, innermost first, up to its function."""
         for anc in self.ancestors(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            kind = type(anc)
+            if kind in FUNCTION_SCOPES:
                 return
-            if isinstance(anc, (cst.For, cst.While)):
+            if kind in LOOPS:
                 yield anc

@@ -45,8 +45,7 @@ class InplaceChange:
         """The variable whose tensor is changed (see `changed_base`)."""
         return changed_base(
             self.target,
-            setitem=isinstance(self.target, cst.Subscript)
-            and not isinstance(self.statement, cst.Expr),
+            setitem=type(self.target) is cst.Subscript and type(self.statement) is not cst.Expr,
         )
 
 
@@ -54,17 +53,17 @@ def changes_in(statement: cst.CSTNode, index: FileIndex) -> list[InplaceChange]:
     """The in-place changes a small statement makes at its top level (an expression
     statement's call, an assignment's subscript targets, an augmented assignment)."""
     out: list[InplaceChange] = []
-    if isinstance(statement, cst.AugAssign):
-        if isinstance(statement.target, cst.Subscript):
+    if type(statement) is cst.AugAssign:
+        if type(statement.target) is cst.Subscript:
             out.append(InplaceChange(statement, statement.target, "x[...] op="))
         elif isinstance(statement.operator, INPLACE_OPERATORS):
             op = cst.Module([]).code_for_node(statement.operator).strip()
             out.append(InplaceChange(statement, statement.target, op))
-    elif isinstance(statement, cst.Assign):
+    elif type(statement) is cst.Assign:
         for assigned in statement.targets:
-            if isinstance(assigned.target, cst.Subscript):
+            if type(assigned.target) is cst.Subscript:
                 out.append(InplaceChange(statement, assigned.target, "x[...] ="))
-    elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+    elif type(statement) is cst.Expr and type(statement.value) is cst.Call:
         found = call_change(statement.value, index)
         if found is not None:
             out.append(InplaceChange(statement, found[0], found[1]))
@@ -91,7 +90,7 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
             return first, f"{last}()"
         return None
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         method = func.attr.value
         if (
             method.endswith("_")
@@ -103,7 +102,7 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
 
 
 def _is_true(expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | None:
@@ -115,18 +114,18 @@ def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | 
     expr: cst.CSTNode = target
     outermost = setitem
     while True:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             if not outermost and not _basic_index(expr):
                 return None  # `x[idx].add_(1)` changes a copy made by advanced indexing
             expr = expr.value
         elif (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
             and expr.func.attr.value in VIEW_METHODS
             and expr.func.attr.value not in ("reshape", "flatten")  # these may copy
         ):
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+        elif type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
             expr = expr.value
         else:
             name = dotted_name(expr)
@@ -140,10 +139,10 @@ def _basic_index(expr: cst.Subscript) -> bool:
     """Integers and slices only: a view, never a copy."""
     for element in expr.slice:
         index = element.slice
-        if not isinstance(index, cst.Index):
+        if type(index) is not cst.Index:
             continue  # a slice
         value = index.value
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
             value = value.expression
         if not isinstance(value, (cst.Integer, cst.Ellipsis)):
             return False

@@ -143,8 +143,8 @@ class LoopAnalysis:
             return facts  # nothing rules ask about a loop that does not differentiate
         facts.bindings = self.bindings_in(loop.body)
         exposed: set[str] = set()
-        start = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
-        if isinstance(loop, cst.While):
+        start = set(target_names(loop.target)) if type(loop) is cst.For else set()
+        if type(loop) is cst.While:
             exposed |= self.flow.reads(loop.test, graph_only=False)
         self._block(loop.body, start, exposed)
         assigned = {b.var for b in facts.bindings if b.kind in ("assign", "augassign")}
@@ -188,7 +188,7 @@ class LoopAnalysis:
                 func = call.func
                 if type(func) is cst.Attribute and "backward" in func.attr.value:
                     scope = self.index.scope_of(call)
-                    if isinstance(scope, cst.FunctionDef):
+                    if type(scope) is cst.FunctionDef:
                         names.add(scope.name.value)
             self._backpropagating = []
             if names:
@@ -299,37 +299,37 @@ class LoopAnalysis:
                 if assigned is TERMINATED:
                     return TERMINATED
             return assigned
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             self._note(self._reads(stmt.test), assigned, exposed)
             after_body = self._block(stmt.body, set(assigned), exposed)
             if stmt.orelse is None:
                 after_else = set(assigned)
-            elif isinstance(stmt.orelse, cst.If):
+            elif type(stmt.orelse) is cst.If:
                 after_else = self._statement(stmt.orelse, set(assigned), exposed)
             else:
                 after_else = self._block(stmt.orelse.body, set(assigned), exposed)
             return _meet(after_body, after_else)
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             self._note(self._reads(stmt.iter), assigned, exposed)
             inner = set(assigned) | set(target_names(stmt.target))
             self._block(stmt.body, inner, exposed)
             if stmt.orelse is not None:
                 self._block(stmt.orelse.body, set(assigned), exposed)
             return assigned
-        if isinstance(stmt, cst.While):
+        if type(stmt) is cst.While:
             self._note(self._reads(stmt.test), assigned, exposed)
             self._block(stmt.body, set(assigned), exposed)
             if stmt.orelse is not None:
                 self._block(stmt.orelse.body, set(assigned), exposed)
             return assigned
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             assigned = set(assigned)
             for item in stmt.items:
                 self._note(self._reads(item.item), assigned, exposed)
                 if item.asname is not None:
                     assigned |= set(target_names(item.asname.name))
             return self._block(stmt.body, assigned, exposed)
-        if isinstance(stmt, cst.Try):
+        if type(stmt) is cst.Try:
             after = self._block(stmt.body, set(assigned), exposed)
             for handler in stmt.handlers:
                 self._block(handler.body, set(assigned), exposed)
@@ -346,18 +346,18 @@ class LoopAnalysis:
         return assigned
 
     def _small(self, small: cst.CSTNode, assigned: set[str], exposed: set[str]):
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             self._note(self._reads(small.value), assigned, exposed)
             for target in small.targets:
                 self._note(_target_base_reads(self, target.target), assigned, exposed)
                 assigned |= set(target_names(target.target))
             return assigned
-        if isinstance(small, cst.AnnAssign):
+        if type(small) is cst.AnnAssign:
             if small.value is not None:
                 self._note(self._reads(small.value), assigned, exposed)
                 assigned |= set(target_names(small.target))
             return assigned
-        if isinstance(small, cst.AugAssign):
+        if type(small) is cst.AugAssign:
             self._note(self._reads(small.value) | self._reads(small.target), assigned, exposed)
             assigned |= set(target_names(small.target))
             return assigned
@@ -372,14 +372,14 @@ class LoopAnalysis:
 
 def _target_base_reads(analysis: LoopAnalysis, target: cst.CSTNode) -> set[str]:
     """`h[0] = x` and `obj.attr[i] = x` read the container they write into."""
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         return analysis._reads(target)
     if isinstance(target, (cst.Tuple, cst.List)):
         out: set[str] = set()
         for element in target.elements:
             out |= _target_base_reads(analysis, element.value)
         return out
-    if isinstance(target, cst.Attribute) and dotted_name(target) is None:
+    if type(target) is cst.Attribute and dotted_name(target) is None:
         return analysis._reads(target.value)
     return set()
 

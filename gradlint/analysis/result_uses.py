@@ -256,26 +256,26 @@ class ResultUses:
         parent = index.parent.get(node)
         if parent is None:
             raise _Escapes
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if type(parent) is cst.Attribute and parent.value is node:
             return self._attribute(parent, detached, found)
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             call = index.parent.get(parent)
-            if isinstance(call, cst.Call) and parent.value is node and not parent.star:
+            if type(call) is cst.Call and parent.value is node and not parent.star:
                 return self._argument(call, node, detached, found)
             raise _Escapes
-        if isinstance(parent, cst.Call):
+        if type(parent) is cst.Call:
             raise _Escapes  # the value is called
-        if isinstance(parent, cst.BinaryOperation):
+        if type(parent) is cst.BinaryOperation:
             return [(parent, detached)]
-        if isinstance(parent, cst.UnaryOperation):
-            return [] if isinstance(parent.operator, cst.Not) else [(parent, detached)]
-        if isinstance(parent, cst.BooleanOperation):
+        if type(parent) is cst.UnaryOperation:
+            return [] if type(parent.operator) is cst.Not else [(parent, detached)]
+        if type(parent) is cst.BooleanOperation:
             return [(parent, detached)]
-        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+        if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget:
             return []  # a bool, or a bool tensor: no history
-        if isinstance(parent, cst.IfExp):
+        if type(parent) is cst.IfExp:
             return [] if parent.test is node else [(parent, detached)]
-        if isinstance(parent, cst.Subscript):
+        if type(parent) is cst.Subscript:
             if parent.value is not node:
                 raise _Escapes
             position = _integer_index(parent)
@@ -286,7 +286,7 @@ class ResultUses:
             return [(parent, detached)]
         if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
             return []  # an index into something else: the value's own graph ends here
-        if isinstance(parent, cst.Element):
+        if type(parent) is cst.Element:
             holder = index.parent.get(parent)
             if isinstance(holder, (cst.List, cst.Tuple, cst.Set)):
                 return [(holder, detached)]
@@ -295,18 +295,18 @@ class ResultUses:
             if parent.elt is node:
                 return [(parent, detached)]
             raise _Escapes
-        if isinstance(parent, cst.FormattedStringExpression):
+        if type(parent) is cst.FormattedStringExpression:
             return []  # formatted for a log line
         if isinstance(parent, (cst.If, cst.While)) and parent.test is node:
             return []
-        if isinstance(parent, cst.Assert) and parent.test is node:
+        if type(parent) is cst.Assert and parent.test is node:
             return []
-        if isinstance(parent, cst.Expr):
+        if type(parent) is cst.Expr:
             return []  # evaluated and dropped
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             if parent.value is node:
                 return self._bound(parent, node, detached, found)
-            if isinstance(parent, cst.AugAssign) and isinstance(node, cst.Name):
+            if type(parent) is cst.AugAssign and type(node) is cst.Name:
                 # `total += x` read the old total: the new one carries it on
                 return self._uses_of(parent, node.value, detached)
         raise _Escapes
@@ -314,7 +314,7 @@ class ResultUses:
     def _attribute(self, attribute: cst.Attribute, detached: bool, found: NumberUses):
         name = attribute.attr.value
         call = self.index.parent.get(attribute)
-        if isinstance(call, cst.Call) and call.func is attribute:
+        if type(call) is cst.Call and call.func is attribute:
             if name in NUMBER_METHODS:
                 found.numbers.append(call)
                 if name == "numpy" and not detached:
@@ -357,7 +357,7 @@ class ResultUses:
             if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
                 raise _Escapes
             return [(call, detached or last == "detach")]
-        if qualified in ("sum", "min", "max", "abs") and not isinstance(call.func, cst.Attribute):
+        if qualified in ("sum", "min", "max", "abs") and type(call.func) is not cst.Attribute:
             return [(call, detached)]  # builtin arithmetic on it
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
@@ -393,7 +393,7 @@ class ResultUses:
         """The torch.nn class of the module called, built in this scope or, for a global
         read in a function, at module level (`criterion = nn.CrossEntropyLoss()`)."""
         found = self.tensors.module_class(func, call)
-        if found is None and isinstance(func, cst.Name):
+        if found is None and type(func) is cst.Name:
             bindings = self.values.bindings_of(func.value, call)
             if bindings and self.index.scope_of(bindings[0]) is self.index.module:
                 found = self.tensors.module_class(func, bindings[0])
@@ -401,25 +401,25 @@ class ResultUses:
 
     def _bound(self, statement: cst.CSTNode, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is bound to names: follow each name's uses."""
-        if isinstance(statement, cst.Assign):
+        if type(statement) is cst.Assign:
             targets = [t.target for t in statement.targets]
         else:
             targets = [statement.target]  # type: ignore[attr-defined]
         out: list[tuple[cst.CSTNode, bool]] = []
         for target in targets:
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 out.extend(self._uses_of(statement, target.value, detached))
             elif (
                 isinstance(target, (cst.Tuple, cst.List))
-                and isinstance(statement, cst.Assign)
-                and all(isinstance(e, cst.Element) for e in target.elements)
+                and type(statement) is cst.Assign
+                and all(type(e) is cst.Element for e in target.elements)
             ):
                 elements = [e.value for e in target.elements]
-                if not all(isinstance(e, cst.Name) for e in elements):
+                if not all(type(e) is cst.Name for e in elements):
                     raise _Escapes  # unpacked into attributes or subscripts: stored
                 indices = self._max_along_dimension(node) and len(elements) == 2
                 for position, element in enumerate(elements):
-                    assert isinstance(element, cst.Name)
+                    assert type(element) is cst.Name
                     if indices and position == 1:
                         found.numbers.append(element)  # `_, predicted = out.max(1)`
                         continue
@@ -436,7 +436,7 @@ class ResultUses:
     def _max_along_dimension(self, node: cst.CSTNode) -> bool:
         """`x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a (values, indices) pair,
         whose indices hold no history."""
-        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
             return False
         if node.func.attr.value not in ("max", "min"):
             return False
@@ -457,7 +457,7 @@ class ResultUses:
             reads: dict[str, list[cst.Name]] = {}
             declared: set[str] = set()
             for node in self.index.nodes:
-                if isinstance(node, cst.Name):
+                if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
                 elif isinstance(node, (cst.Global, cst.Nonlocal)):
                     declared.update(item.name.value for item in node.names)
@@ -477,9 +477,9 @@ class ResultUses:
 
 def _may_make_numbers(call: cst.Call) -> bool:
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value in NUMBER_METHODS | INDEX_METHODS | {"max", "min"}
-    return isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
+    return type(func) is cst.Name and func.value in _NUMBER_BUILTINS
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:
@@ -500,12 +500,12 @@ def _integer_index(subscript: cst.Subscript) -> int | None:
     if len(subscript.slice) != 1:
         return None
     index = subscript.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+    if type(index) is cst.Index and type(index.value) is cst.Integer:
         return int(index.value.value, 0)
     return None
 
 
 def _is_dimension(expr: cst.CSTNode) -> bool:
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
-    return isinstance(expr, cst.Integer)
+    return type(expr) is cst.Integer

@@ -94,14 +94,14 @@ class SavedForBackward:
         """(table key, operand expressions) when `expr` is an operation of the table:
         an operator, a torch function, or a tensor method (receiver first)."""
         ops = table().ops
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             key = _OPERATORS.get(type(expr.operator))
             return (key, [expr.left, expr.right]) if key else None
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
             return "-x", [expr.expression]
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return "[]", [expr.value]
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return None
         if any(a.star for a in expr.args) or any(
             a.keyword is not None and a.keyword.value in ("out", "inplace") for a in expr.args
@@ -112,7 +112,7 @@ class SavedForBackward:
         if qualified in ops and self._imported(expr.func, expr):
             return qualified, positional[: table().arity(qualified)]
         func = expr.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             key = f"Tensor.{func.attr.value}"
             if key in ops and not qualified.startswith("torch."):
                 return key, [func.value, *positional[: table().arity(key) - 1]]

@@ -107,12 +107,12 @@ class FunctionSummaries:
             accumulated = _accumulated_into_self(node)
             if accumulated in candidates:
                 summary.accumulated_params.add(accumulated)
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             callee = node.func
-            if isinstance(callee, cst.Attribute) and callee.attr.value == "forward":
+            if type(callee) is cst.Attribute and callee.attr.value == "forward":
                 callee = callee.value
-            if isinstance(callee, cst.Name) and callee.value in candidates:
+            if type(callee) is cst.Name and callee.value in candidates:
                 summary.forwarded_params.add(callee.value)
                 summary.forwards.setdefault(callee.value, []).append(node)
             event = self.autograd.event(node)
@@ -186,7 +186,7 @@ class FunctionSummaries:
         """`to_np(x)` where `to_np` is defined nowhere in this file but may come in through
         a `from .utils import *` of the project's own code."""
         stars = self.index.star_imports
-        if not stars or self.project is None or not isinstance(call.func, cst.Name):
+        if not stars or self.project is None or type(call.func) is not cst.Name:
             return None
         name = call.func.value
         if name in _BUILTIN_NAMES or name in self._own_names():
@@ -216,7 +216,7 @@ class FunctionSummaries:
         """(module, relative level, function name) an imported call names."""
         imported = self.index.imported_from
         target = call.func
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             origin = imported.get(target.value)
             if origin is None:
                 return None
@@ -224,7 +224,7 @@ class FunctionSummaries:
             if name is None:
                 return None  # `import utils` then `utils(...)`: a module is not called
             return module, level, name
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+        if type(target) is cst.Attribute and type(target.value) is cst.Name:
             origin = imported.get(target.value.value)
             if origin is None:
                 return None
@@ -245,7 +245,7 @@ class FunctionSummaries:
         reaches the call makes an instance of (`obj = Agent()`, `obj = Net().to(d)`),
         else None."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return None
         owner = func.value.value
         scope = self.index.scope_of(call)
@@ -255,8 +255,8 @@ class FunctionSummaries:
         classes = set()
         for node in reaching:
             # `learner = Learner().to(device)`: the instance built, through its wrappers
-            value = built_module_call(node.value) if isinstance(node, cst.Assign) else None
-            if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            value = built_module_call(node.value) if type(node) is cst.Assign else None
+            if type(value) is not cst.Call or type(value.func) is not cst.Name:
                 return None
             classes.add(value.func.value)
         return next(iter(classes)) if len(classes) == 1 else None
@@ -270,14 +270,11 @@ class FunctionSummaries:
         cls_name = self._instance_class(call)
         if cls_name is None:
             return None
-        assert isinstance(call.func, cst.Attribute)
+        assert type(call.func) is cst.Attribute
         for cls in self.index.classes:
             if cls.name.value == cls_name:
                 for stmt in cls.body.body:
-                    if (
-                        isinstance(stmt, cst.FunctionDef)
-                        and stmt.name.value == call.func.attr.value
-                    ):
+                    if type(stmt) is cst.FunctionDef and stmt.name.value == call.func.attr.value:
                         return stmt
         return None
 
@@ -288,12 +285,12 @@ class FunctionSummaries:
         cls_name = self._instance_class(call)
         if cls_name is None:
             return None
-        assert isinstance(call.func, cst.Attribute)
+        assert type(call.func) is cst.Attribute
         method = call.func.attr.value
         for cls in self.index.classes:
             if cls.name.value == cls_name:
                 for stmt in cls.body.body:
-                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == method:
+                    if type(stmt) is cst.FunctionDef and stmt.name.value == method:
                         summary = self.of(stmt)
                         return summary.params, summary.accumulated_params
                 return None
@@ -310,7 +307,7 @@ class FunctionSummaries:
 def _assignment_table(index: FileIndex, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
     table: dict[str, list[cst.CSTNode]] = {}
     for node in index.walk(body):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 name = dotted_name(target.target)
                 if name is not None:
@@ -320,17 +317,17 @@ def _assignment_table(index: FileIndex, body: cst.CSTNode) -> dict[str, list[cst
 
 def _accumulated_into_self(node: cst.CSTNode) -> str | None:
     """The parameter name a statement adds to `self.<x>` unchanged, if any."""
-    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+    if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
         target = dotted_name(node.target)
-        if target and target.startswith("self.") and isinstance(node.value, cst.Name):
+        if target and target.startswith("self.") and type(node.value) is cst.Name:
             return node.value.value
     if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
         and node.func.attr.value in ("append", "extend")
         and (dotted_name(node.func.value) or "").startswith("self.")
         and len(node.args) == 1
-        and isinstance(node.args[0].value, cst.Name)
+        and type(node.args[0].value) is cst.Name
     ):
         return node.args[0].value.value
     return None

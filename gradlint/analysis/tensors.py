@@ -110,11 +110,11 @@ class TensorFacts:
             # `w = self.input.weight`, `b = conv.bias.view(n, -1)`: an alias or a view of
             # a parameter; in-place on it is in-place on the leaf
             return LEAF
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             qualified = self.index.qualified_name(value.func) or ""
             if qualified in PARAMETER_CLASSES:
                 return LEAF
-            method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+            method = value.func.attr.value if type(value.func) is cst.Attribute else None
             if method in _SELF_RETURNING:
                 if value.args and is_false(value.args[0].value):
                     return OTHER
@@ -125,7 +125,7 @@ class TensorFacts:
                 return LEAF
             if method in PARAMETER_ITERATORS:
                 return PARAMS
-            if method in _MODULE_RETURNING and isinstance(value.func, cst.Attribute):
+            if method in _MODULE_RETURNING and type(value.func) is cst.Attribute:
                 # `Net().to(device)` is still the module; `tensor.to(device)` is a
                 # new non-leaf tensor, so only a module survives.
                 if self.classify_value(value.func.value, scope) == MODULE:
@@ -141,7 +141,7 @@ class TensorFacts:
         if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
             if (
                 self.classify_value(value.for_in.iter, scope) == PARAMS
-                and isinstance(value.elt, cst.Name)
+                and type(value.elt) is cst.Name
                 and dotted_name(value.for_in.target) == value.elt.value
             ):
                 return PARAMS
@@ -161,7 +161,7 @@ class TensorFacts:
             return cached
         table: dict[str, list[tuple[cst.CSTNode, str]]] = {}
         root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        if isinstance(scope, cst.FunctionDef):
+        if type(scope) is cst.FunctionDef:
             for param in all_params(scope.params):
                 table.setdefault(param.name.value, []).append((param, OTHER))
         # Exact types: see dotted_name.
@@ -183,7 +183,7 @@ class TensorFacts:
                 # bindings live in this very table.
                 names = target_names(node.target)
                 for i, name in enumerate(names):
-                    last = i == len(names) - 1 or not isinstance(node.target, cst.Tuple)
+                    last = i == len(names) - 1 or type(node.target) is not cst.Tuple
                     table.setdefault(name, []).append((node, _LOOP_TARGET if last else OTHER))
             elif type(node) is cst.With:
                 for item in node.items:
@@ -193,11 +193,11 @@ class TensorFacts:
             elif type(node) is cst.NamedExpr:
                 for name in target_names(node.target):
                     table.setdefault(name, []).append((node, OTHER))
-            elif type(node) is cst.Expr and isinstance(node.value, cst.Call):
+            elif type(node) is cst.Expr and type(node.value) is cst.Call:
                 # `x.requires_grad_()` as a statement makes x a leaf that requires grad.
                 call = node.value
                 if (
-                    isinstance(call.func, cst.Attribute)
+                    type(call.func) is cst.Attribute
                     and call.func.attr.value == "requires_grad_"
                     and not (call.args and is_false(call.args[0].value))
                 ):
@@ -209,17 +209,17 @@ class TensorFacts:
 
     def _loop_target_kind(self, loop: cst.For, scope: cst.CSTNode) -> str:
         iterable = loop.iter
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             qualified = self.index.qualified_name(iterable.func) or ""
             if qualified in ("enumerate", "reversed", "list", "tuple") and iterable.args:
                 iterable = iterable.args[0].value
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
+        if type(iterable) is cst.Call and type(iterable.func) is cst.Attribute:
             if iterable.func.attr.value in PARAMETER_ITERATORS:
                 return LEAF
-        if isinstance(iterable, cst.Subscript):
+        if type(iterable) is cst.Subscript:
             # `for p in group["params"]` over an optimizer's param_groups
             key = iterable.slice[0].slice if iterable.slice else None
-            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            if type(key) is cst.Index and type(key.value) is cst.SimpleString:
                 if key.value.evaluated_value == "params":
                     return LEAF
         name = dotted_name(iterable)
@@ -263,7 +263,7 @@ class TensorFacts:
                     continue
                 if region is scope:
                     bindings = self._reaching(bindings, use)
-                found = [node for node, _ in bindings if not isinstance(node, cst.Param)]
+                found = [node for node, _ in bindings if type(node) is not cst.Param]
                 if found:
                     return found
         return []
@@ -299,15 +299,15 @@ class TensorFacts:
         of why we believe so; else None."""
         base = expr
         while True:
-            if isinstance(base, cst.Subscript):
+            if type(base) is cst.Subscript:
                 base, _via_view = base.value, True
             elif (
-                isinstance(base, cst.Call)
-                and isinstance(base.func, cst.Attribute)
+                type(base) is cst.Call
+                and type(base.func) is cst.Attribute
                 and base.func.attr.value in VIEW_METHODS
             ):
                 base, _via_view = base.func.value, True
-            elif isinstance(base, cst.Attribute) and base.attr.value in ("T", "mT"):
+            elif type(base) is cst.Attribute and base.attr.value in ("T", "mT"):
                 base, _via_view = base.value, True
             else:
                 break
@@ -342,12 +342,12 @@ class TensorFacts:
     def _parameter_alias(self, value: cst.CSTNode) -> bool:
         base = value
         while (
-            isinstance(base, cst.Call)
-            and isinstance(base.func, cst.Attribute)
+            type(base) is cst.Call
+            and type(base.func) is cst.Attribute
             and base.func.attr.value in VIEW_METHODS
         ):
             base = base.func.value
-        if not isinstance(base, cst.Attribute):
+        if type(base) is not cst.Attribute:
             return False
         name = dotted_name(base)
         if name is not None and "." in name:
@@ -359,9 +359,9 @@ class TensorFacts:
         """`self.layers[i].weight` where `self.layers` is an nn.ModuleList/Sequential of
         torch layers: the weight of one of them is a parameter."""
         if not (
-            isinstance(expr, cst.Attribute)
+            type(expr) is cst.Attribute
             and expr.attr.value in ("weight", "bias")
-            and isinstance(expr.value, cst.Subscript)
+            and type(expr.value) is cst.Subscript
         ):
             return False
         container = dotted_name(expr.value.value)
@@ -374,12 +374,12 @@ class TensorFacts:
                 return False
             for node in self.index.walk(cls, into_functions=True):
                 if (
-                    isinstance(node, cst.Assign)
+                    type(node) is cst.Assign
                     and len(node.targets) == 1
                     and dotted_name(node.targets[0].target) == container
                 ):
                     constructors.append(node.value)
-        if len(constructors) != 1 or not isinstance(constructors[0], cst.Call):
+        if len(constructors) != 1 or type(constructors[0]) is not cst.Call:
             return False
         call = constructors[0]
         kind = self.index.qualified_name(call.func)
@@ -421,16 +421,16 @@ class TensorFacts:
             return found
         found = []
         index = self.index
-        for node in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
-                if target.endswith(".requires_grad") and isinstance(node.value, cst.Name):
+                if target.endswith(".requires_grad") and type(node.value) is cst.Name:
                     if node.value.value in ("True", "False"):
                         name = target[: -len(".requires_grad")]
                         found.append((index.order[node], name, node.value.value == "True"))
             elif (
                 type(node) is cst.Call
-                and isinstance(node.func, cst.Attribute)
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value == "requires_grad_"
             ):
                 receiver = dotted_name(node.func.value)
@@ -474,13 +474,13 @@ class TensorFacts:
             values = [
                 node.value
                 for node, _ in self._bindings(scope).get(parts[0], ())
-                if isinstance(node, cst.Assign)
+                if type(node) is cst.Assign
             ]
             if not values and scope is not self.index.module:
                 values = [
                     node.value
                     for node, _ in self._bindings(self.index.module).get(parts[0], ())
-                    if isinstance(node, cst.Assign)
+                    if type(node) is cst.Assign
                 ]
             classes = {self._constructed_class(v) for v in values}
             if len(classes) != 1:
@@ -499,7 +499,7 @@ class TensorFacts:
         classes = set()
         for node in self.index.walk(cls, into_functions=True):
             if (
-                isinstance(node, cst.Assign)
+                type(node) is cst.Assign
                 and len(node.targets) == 1
                 and dotted_name(node.targets[0].target) == f"self.{attr}"
             ):
@@ -523,7 +523,7 @@ class TensorFacts:
 
     def _enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for anc in self.index.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
+            if type(anc) is cst.ClassDef:
                 return anc
         return None
 
@@ -541,11 +541,11 @@ class TensorFacts:
                     if attrs.get(attr, kind) != kind:
                         kind = OTHER
                     attrs[attr] = kind
-            elif type(node) is cst.Call and isinstance(node.func, cst.Attribute):
+            elif type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if (
                     dotted_name(node.func) == "self.register_parameter"
                     and node.args
-                    and isinstance(node.args[0].value, cst.SimpleString)
+                    and type(node.args[0].value) is cst.SimpleString
                 ):
                     key = node.args[0].value.evaluated_value
                     if isinstance(key, str):  # a b"..." name is never looked up
@@ -553,7 +553,7 @@ class TensorFacts:
                 elif (
                     dotted_name(node.func) == "self.register_buffer"
                     and node.args
-                    and isinstance(node.args[0].value, cst.SimpleString)
+                    and type(node.args[0].value) is cst.SimpleString
                 ):
                     key = node.args[0].value.evaluated_value
                     if isinstance(key, str):
@@ -585,7 +585,7 @@ class TensorFacts:
         else:
             scope = self.index.scope_of(use)
             for node, _kind in self._bindings(scope).get(name, ()):
-                if isinstance(node, cst.Assign):
+                if type(node) is cst.Assign:
                     constructors.append(node.value)
         return constructors
 
@@ -595,7 +595,7 @@ class TensorFacts:
         if found is None:
             found = {}
             for node in self.index.walk(cls, into_functions=True):
-                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                if type(node) is cst.Assign and len(node.targets) == 1:
                     name = dotted_name(node.targets[0].target)
                     if name is not None and name.startswith("self.") and name.count(".") == 1:
                         found.setdefault(name, []).append(node.value)
@@ -604,12 +604,12 @@ class TensorFacts:
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
         while (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
             and value.func.attr.value in _MODULE_RETURNING
         ):
             value = value.func.value
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             return self.index.qualified_name(value.func)
         return None
 
@@ -619,7 +619,7 @@ class TensorFacts:
         if value is None:
             return None
         if position is None:
-            if isinstance(value, cst.Name) and value.value == "None":
+            if type(value) is cst.Name and value.value == "None":
                 return "none"
             if isinstance(value, (cst.Tuple, cst.List)) and all(
                 self.value_shape(e.value, None, use) == "tensor" for e in value.elements
@@ -627,14 +627,14 @@ class TensorFacts:
                 return "tensors"
             if self._is_tensor_expr(value):
                 return "tensor"
-            if isinstance(value, cst.Subscript):
+            if type(value) is cst.Subscript:
                 # `trajectory[0]` of a tensor (or of a list of tensors) is a tensor
                 return "tensor" if self.value_shape(value.value, None, use) == "tensor" else None
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 cls = self.module_class(value.func, use) or ""
                 if cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1] not in _TUPLE_MODULES:
                     return "tensor"  # a layer's output
-            if isinstance(value, cst.Name) and value.value not in self._resolving_names:
+            if type(value) is cst.Name and value.value not in self._resolving_names:
                 # `state = next_state`: whatever every binding of next_state is
                 self._resolving_names.add(value.value)
                 try:
@@ -642,15 +642,15 @@ class TensorFacts:
                     shapes = {
                         self.value_shape(node.value, None, node)
                         for node, _ in self._bindings(scope).get(value.value, ())
-                        if isinstance(node, cst.Assign)
+                        if type(node) is cst.Assign
                         and len(node.targets) == 1
-                        and isinstance(node.targets[0].target, cst.Name)
+                        and type(node.targets[0].target) is cst.Name
                     }
                 finally:
                     self._resolving_names.discard(value.value)
                 return shapes.pop() if len(shapes) == 1 else None
             return None
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             module = self.module_class(value.func, use)
             # nn.LSTM returns (output, (h, c)); nn.GRU / nn.RNN return (output, h); the
             # cell modules return h or (h, c), unpacked into tensors.
@@ -665,11 +665,11 @@ class TensorFacts:
     def _is_tensor_expr(self, value: cst.CSTNode) -> bool:
         """A torch function's result, or a method/index/arithmetic chain on one."""
         while True:
-            if isinstance(value, cst.Subscript):
+            if type(value) is cst.Subscript:
                 value = value.value
-            elif isinstance(value, cst.BinaryOperation):
+            elif type(value) is cst.BinaryOperation:
                 return self._is_tensor_expr(value.left) or self._is_tensor_expr(value.right)
-            elif isinstance(value, cst.Call):
+            elif type(value) is cst.Call:
                 qualified = self.index.qualified_name(value.func) or ""
                 if qualified.startswith("torch.nn.functional.") or (
                     qualified.startswith("torch.")
@@ -678,7 +678,7 @@ class TensorFacts:
                     )
                 ):
                     return True
-                if isinstance(value.func, cst.Attribute) and not qualified.startswith("torch."):
+                if type(value.func) is cst.Attribute and not qualified.startswith("torch."):
                     value = value.func.value  # `torch.randn(...).cumsum(0)`
                 else:
                     return False
@@ -708,11 +708,11 @@ _TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttentio
 def _pairs(target: cst.CSTNode, value: cst.CSTNode):
     """(name, value) for each name bound, pairing `a, b = x, y` element-wise; a name
     unpacked from a value we cannot split gets None."""
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         if (
-            isinstance(value, (cst.Tuple, cst.List))
+            (type(value) is cst.Tuple or type(value) is cst.List)
             and len(value.elements) == len(target.elements)
-            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            and not any(type(e) is cst.StarredElement for e in target.elements)
         ):
             for t, v in zip(target.elements, value.elements, strict=False):
                 yield from _pairs(t.value, v.value)
@@ -728,8 +728,8 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     """What `value` builds, seen through the device, dtype and mode calls it is wrapped
     in: `nn.Linear(4, 2)` of `nn.Linear(4, 2).to(device).train()`."""
     while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
         and value.func.attr.value in _BUILD_WRAPPERS
     ):
         value = value.func.value
@@ -739,7 +739,7 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
 def all_params(params: cst.Parameters):
     yield from params.posonly_params
     yield from params.params
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         yield params.star_arg
     yield from params.kwonly_params
     if params.star_kwarg is not None:
@@ -749,9 +749,9 @@ def all_params(params: cst.Parameters):
 def _has_true_kwarg(call: cst.Call, name: str) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
-            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+            return type(arg.value) is cst.Name and arg.value.value == "True"
     return False
 
 
 def is_false(expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
+    return type(expr) is cst.Name and expr.value == "False"

@@ -37,7 +37,7 @@ class ModeSwitch:
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
     return None
 
@@ -45,7 +45,7 @@ def _literal(expr: cst.CSTNode) -> bool | None:
 def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     """(receiver, to_eval) for `x.eval()` / `x.train(flag)` with a literal flag."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     method = func.attr.value
     if method == "eval" and not call.args:
@@ -93,7 +93,7 @@ class TrainModeAnalysis:
             if not any(s.to_eval for s in switches):
                 continue
             model = f"self.{attribute}"
-            methods = [m for m in cls.body.body if isinstance(m, cst.FunctionDef)]
+            methods = [m for m in cls.body.body if type(m) is cst.FunctionDef]
             switching = {self.index.scope_of(s.anchor) for s in switches}
             evals = {m.name.value for m in methods if self._ends_in_eval(m, switches)}
             resets = {m.name.value for m in methods if m in switching} - evals
@@ -137,7 +137,7 @@ class TrainModeAnalysis:
         whole: dict[cst.ClassDef, list[ModeSwitch]] = {}
         for switch in direct:
             scope = self.index.scope_of(switch.anchor)
-            if not isinstance(scope, cst.FunctionDef):
+            if type(scope) is not cst.FunctionDef:
                 continue
             cls = self.index.enclosing_class(scope)
             if cls is None:
@@ -210,7 +210,7 @@ class TrainModeAnalysis:
         found: list[ModeSwitch] = []
         for call in self.index.calls:
             parent = self.index.parent.get(call)
-            if not isinstance(parent, cst.Assign) or parent.value is not call:
+            if type(parent) is not cst.Assign or parent.value is not call:
                 continue
             returned = self._returns_eval_model(call, direct)
             if returned is None:
@@ -272,18 +272,18 @@ class TrainModeAnalysis:
                     continue
                 receiver, to_eval = switch
                 parent = self.index.parent.get(call)
-                if isinstance(parent, cst.Expr) and receiver is not None:
+                if type(parent) is cst.Expr and receiver is not None:
                     found.append(ModeSwitch(call, receiver, to_eval, parent))
                     continue
                 # `m = Net().eval()` / `m = m.eval()`: the bound name is in that mode
-                if isinstance(parent, cst.Assign) and parent.value is call:
+                if type(parent) is cst.Assign and parent.value is call:
                     for target in parent.targets:
                         name = dotted_name(target.target)
                         if name is not None:
                             found.append(ModeSwitch(call, name, to_eval, parent))
                 elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is call:
                     # `[net.eval() for net in nets]`: every element of `nets`
-                    if isinstance(parent.for_in.target, cst.Name) and receiver == (
+                    if type(parent.for_in.target) is cst.Name and receiver == (
                         parent.for_in.target.value
                     ):
                         container = dotted_name(parent.for_in.iter)

@@ -32,6 +32,7 @@ Values are per binding: an in-place change (`x.requires_grad_()`, `x.copy_(y)`,
 from __future__ import annotations
 
 import enum
+from typing import cast
 
 import libcst as cst
 
@@ -181,6 +182,22 @@ _DIFFERENTIABLE_METHODS = frozenset(
     | {"sqrt", "norm", "mul", "add", "sub", "div", "matmul", "expand", "repeat", "neg"}
 )
 # Literals of containers that code may fill after binding them.
+# The statements and clauses that bind a name in the scope they sit in.
+_BINDING_NODES = frozenset(
+    {
+        cst.Assign,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.For,
+        cst.CompFor,
+        cst.NamedExpr,
+        cst.With,
+        cst.FunctionDef,
+        cst.ClassDef,
+        cst.Import,
+        cst.ImportFrom,
+    }
+)
 _MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
 # Converters that share the data, and the history, of a tensor they are given.
 _AS_TENSOR = frozenset({"torch.as_tensor", "torch.asarray"})
@@ -333,25 +350,25 @@ class ValueAnalysis:
                 found.setdefault(name, []).append(self.index.scope_of(expr))
 
         for node in self.index.nodes:
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 func = node.func
-                if isinstance(func, cst.Attribute):
+                if type(func) is cst.Attribute:
                     method = func.attr.value
                     if method.endswith("_") and not method.startswith("_"):
                         add(func.value)
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value == "out":
                         add(arg.value)
-            elif isinstance(node, cst.Assign):
+            elif type(node) is cst.Assign:
                 for target in node.targets:
-                    if isinstance(target.target, cst.Subscript):
+                    if type(target.target) is cst.Subscript:
                         add(target.target)
                     elif (
-                        isinstance(target.target, cst.Attribute)
+                        type(target.target) is cst.Attribute
                         and target.target.attr.value == "requires_grad"
                     ):
                         add(target.target.value)
-            elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+            elif type(node) is cst.AugAssign and type(node.target) is cst.Subscript:
                 add(node.target)
         return found
 
@@ -374,21 +391,21 @@ class ValueAnalysis:
         root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
         targets: set[cst.CSTNode] = set()
         for node in self.index.walk(root):
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 targets.update(t.target for t in node.targets)
             elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor)):
                 targets.add(node.target)
-            elif isinstance(node, cst.NamedExpr):
+            elif type(node) is cst.NamedExpr:
                 targets.add(node.target)
             if node in targets:
                 if isinstance(node, (cst.Tuple, cst.List)):
                     targets.update(e.value for e in node.elements)
-                elif isinstance(node, cst.StarredElement):
+                elif type(node) is cst.StarredElement:
                     targets.add(node.value)
                 continue
             if isinstance(node, (cst.Name, cst.Attribute)):
                 parent = self.index.parent.get(node)
-                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                if type(parent) is cst.Attribute and parent.attr is node:
                     continue
                 name = dotted_name(node)
                 if name is not None:
@@ -408,26 +425,34 @@ class ValueAnalysis:
             for param in all_params(scope.params):
                 table.setdefault(param.name.value, []).append(param)
         for node in self.index.walk(root):
+            kind = type(node)
+            if kind not in _BINDING_NODES:
+                continue
             names: list[str] = []
-            if isinstance(node, cst.Assign):
-                names = [n for t in node.targets for n in target_names(t.target)]
-                names += [k for t in node.targets if (k := keyed_name(t.target)) is not None]
-            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                if not isinstance(node, cst.AnnAssign) or node.value is not None:
-                    names = target_names(node.target)
-            elif isinstance(node, (cst.For, cst.CompFor)) and node is not root:
-                names = target_names(node.target)
-            elif isinstance(node, cst.NamedExpr):
-                names = target_names(node.target)
-            elif isinstance(node, cst.With):
-                for item in node.items:
+            if kind is cst.Assign:
+                assign = cast(cst.Assign, node)
+                names = [n for t in assign.targets for n in target_names(t.target)]
+                names += [k for t in assign.targets if (k := keyed_name(t.target)) is not None]
+            elif kind is cst.AnnAssign or kind is cst.AugAssign:
+                annotated = cast("cst.AnnAssign | cst.AugAssign", node)
+                if kind is not cst.AnnAssign or cast(cst.AnnAssign, node).value is not None:
+                    names = target_names(annotated.target)
+            elif kind is cst.For or kind is cst.CompFor:
+                if node is not root:
+                    names = target_names(cast("cst.For | cst.CompFor", node).target)
+            elif kind is cst.NamedExpr:
+                names = target_names(cast(cst.NamedExpr, node).target)
+            elif kind is cst.With:
+                for item in cast(cst.With, node).items:
                     if item.asname is not None:
                         names.extend(target_names(item.asname.name))
-            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
-                names = [node.name.value]
-            elif isinstance(node, (cst.Import, cst.ImportFrom)):
-                if not isinstance(node.names, cst.ImportStar):
-                    for alias in node.names:
+            elif kind is cst.FunctionDef or kind is cst.ClassDef:
+                if node is not scope:
+                    names = [cast("cst.FunctionDef | cst.ClassDef", node).name.value]
+            else:
+                imported = cast("cst.Import | cst.ImportFrom", node)
+                if not isinstance(imported.names, cst.ImportStar):
+                    for alias in imported.names:
                         bound = alias.asname.name if alias.asname else alias.name
                         name = dotted_name(bound)
                         if name:
@@ -444,12 +469,12 @@ class ValueAnalysis:
         return frozenset(out)
 
     def _binding_value(self, node: cst.CSTNode, name: str) -> Value:
-        if isinstance(node, cst.Param):
+        if type(node) is cst.Param:
             # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
             if node.default is not None and self._expr(node.default, node) == PYTHON:
                 return PYTHON
             return UNKNOWN
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 found = _paired_value(target.target, node.value, name)
                 if found is not None:
@@ -459,14 +484,14 @@ class ValueAnalysis:
                     whole = self._bound(value, node)
                     return whole if position is None else _element(whole)
             return UNKNOWN
-        if isinstance(node, cst.AnnAssign):
+        if type(node) is cst.AnnAssign:
             return self._bound(node.value, node) if node.value is not None else UNKNOWN
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             if isinstance(node.target, (cst.Name, cst.Attribute)):
                 previous = self.of_name(name, node)
                 return combine(previous, self._expr(node.value, node))
             return UNKNOWN
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             return self._bound(node.value, node)
         if isinstance(node, (cst.For, cst.CompFor)):
             return self._loop_target(node, name)
@@ -476,13 +501,13 @@ class ValueAnalysis:
 
     def _loop_target(self, loop: cst.For | cst.CompFor, name: str) -> Value:
         iterable = loop.iter
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             callee = self.index.qualified_name(iterable.func)
             if callee == "range":
                 return PYTHON
-            if callee == "enumerate" and isinstance(loop.target, cst.Tuple):
+            if callee == "enumerate" and type(loop.target) is cst.Tuple:
                 first = loop.target.elements[0].value if loop.target.elements else None
-                if isinstance(first, cst.Name) and first.value == name:
+                if type(first) is cst.Name and first.value == name:
                     return PYTHON
         return UNKNOWN
 
@@ -504,16 +529,16 @@ class ValueAnalysis:
     def _computes(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is expr a tensor computed by an operation (not a view or an alias of an
         existing tensor), so that under no_grad it has no history?"""
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             operands = (expr.left, expr.right)
             if any(isinstance(o, _CONTAINER_LITERALS) for o in operands):
                 return False  # `[p] * 3`, `(h,) + rest` repeat the same tensors
             return any(self._is_tensor(o, use) for o in operands)
-        if isinstance(expr, cst.UnaryOperation):
-            return not isinstance(expr.operator, cst.Not) and self._is_tensor(expr.expression, use)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.UnaryOperation:
+            return type(expr.operator) is not cst.Not and self._is_tensor(expr.expression, use)
+        if type(expr) is cst.Subscript:
             return self._computes(expr.value, use)  # a view of a computed tensor
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return False
         func = expr.func
         qualified = self.index.qualified_name(func) or ""
@@ -531,7 +556,7 @@ class ValueAnalysis:
             return layer.rsplit(".", 1)[-1] not in _PASSTHROUGH_MODULES
         if layer and self._local_forward_computes(layer):
             return True
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in _ALIASING or method.endswith("_"):
                 return self._computes(func.value, use)  # a view of a computed tensor
@@ -562,16 +587,16 @@ class ValueAnalysis:
             ):
                 return False
         for node in self.index.walk(cls, into_functions=True):
-            if isinstance(node, cst.Call) and self.grad_mode.api_of(node.func) in (
+            if type(node) is cst.Call and self.grad_mode.api_of(node.func) in (
                 "enable_grad",
                 "set_grad_enabled",
             ):
                 return False
-            if isinstance(node, cst.FunctionDef) and node.name.value == "forward":
+            if type(node) is cst.FunctionDef and node.name.value == "forward":
                 params = {p.name.value for p in all_params(node.params)}
                 for inner in self.index.walk(node.body):
-                    if isinstance(inner, cst.Return) and (
-                        isinstance(inner.value, cst.Name)
+                    if type(inner) is cst.Return and (
+                        type(inner.value) is cst.Name
                         and inner.value.value in params
                         or (dotted_name(inner.value) or "").startswith("self.")
                     ):
@@ -593,12 +618,12 @@ class ValueAnalysis:
         if "." not in name:
             bindings = self.bindings_of(name, use)
             if len(bindings) != len(constructors) or not all(
-                isinstance(b, cst.Assign) for b in bindings
+                type(b) is cst.Assign for b in bindings
             ):
                 return False  # also a parameter, a loop target, an import...
         for constructor in constructors:
             value = built_module_call(constructor)
-            if not isinstance(value, cst.Call):
+            if type(value) is not cst.Call:
                 return False
             qualified = self.index.qualified_name(value.func) or ""
             if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
@@ -636,17 +661,16 @@ class ValueAnalysis:
                 found.add((None if "." in name else self.index.scope_of(at), name))
 
         for node in self.index.nodes:
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _FREEZING_METHODS:
+                if type(func) is cst.Attribute and func.attr.value in _FREEZING_METHODS:
                     add(func.value, node)
                 for arg in node.args:
                     add(arg.value, node)  # `freeze(student)`, `DDP(student)`
-            elif isinstance(node, cst.For) and isinstance(node.iter, cst.Call):
+            elif type(node) is cst.For and type(node.iter) is cst.Call:
                 iterated = node.iter.func
-                if isinstance(iterated, cst.Attribute) and any(
-                    isinstance(inner, cst.Name)
-                    and inner.value in ("requires_grad", "requires_grad_")
+                if type(iterated) is cst.Attribute and any(
+                    type(inner) is cst.Name and inner.value in ("requires_grad", "requires_grad_")
                     for inner in self.index.walk(node.body)
                 ):
                     add(iterated.value, node)  # `for p in m.parameters(): p.requires_grad = ...`
@@ -662,7 +686,7 @@ class ValueAnalysis:
             stores = set()
             root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
             for node in self.index.walk(root, into_functions=True):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if type(node) is cst.Call and type(node.func) is cst.Attribute:
                     if node.func.attr.value in STORING_METHODS:
                         receiver = dotted_name(node.func.value)
                         if receiver is not None:
@@ -674,7 +698,7 @@ class ValueAnalysis:
                         else [node.target]
                     )
                     for target in targets:
-                        if isinstance(target, cst.Subscript):
+                        if type(target) is cst.Subscript:
                             base = dotted_name(target.value)
                             if base is not None:
                                 stores.add(base)
@@ -689,7 +713,7 @@ class ValueAnalysis:
             for call in self.index.calls:
                 func = call.func
                 if (
-                    isinstance(func, cst.Attribute)
+                    type(func) is cst.Attribute
                     and func.attr.value == "backward"
                     or (self.index.qualified_name(func) == "torch.autograd.backward")
                 ):
@@ -698,8 +722,7 @@ class ValueAnalysis:
                             arg.keyword is not None
                             and arg.keyword.value == "create_graph"
                             and not (
-                                isinstance(arg.value, cst.Name)
-                                and arg.value.value in ("False", "None")
+                                type(arg.value) is cst.Name and arg.value.value in ("False", "None")
                             )
                         ):
                             self._graph_grads = True
@@ -732,17 +755,17 @@ class ValueAnalysis:
             if grad_mode is not None:
                 for node in self.index.nodes:
                     body = None
-                    if isinstance(node, cst.With) and any(
+                    if type(node) is cst.With and any(
                         grad_mode._is_inference(item.item) for item in node.items
                     ):
                         body = node.body
-                    elif isinstance(node, cst.FunctionDef) and any(
+                    elif type(node) is cst.FunctionDef and any(
                         grad_mode._is_inference(d.decorator) for d in node.decorators
                     ):
                         body = node.body
                     if body is not None:
                         for inner in self.index.walk(body):
-                            if isinstance(inner, cst.Assign):
+                            if type(inner) is cst.Assign:
                                 for target in inner.targets:
                                     names.update(target_names(target.target))
                         names.add("")  # entered, even if nothing is assigned there
@@ -751,7 +774,7 @@ class ValueAnalysis:
                     [
                         (target_names(t.target), _view_base(node.value))
                         for node in self.index.nodes
-                        if isinstance(node, cst.Assign)
+                        if type(node) is cst.Assign
                         for t in node.targets
                     ]
                     if names
@@ -776,7 +799,7 @@ class ValueAnalysis:
             qualified = self.index.qualified_name(getattr(expr, "func", None)) or ""
             if qualified in FRESH_TENSOR_FUNCTIONS or self._computes(expr, use):
                 return True
-        if not isinstance(expr, cst.Name) or expr.value not in self._inference_bound():
+        if type(expr) is not cst.Name or expr.value not in self._inference_bound():
             return False
         scope = self.index.scope_of(use)
         bindings = self._table(scope).get(expr.value)
@@ -789,7 +812,7 @@ class ValueAnalysis:
             key = (binding, expr.value)
             if key in active:
                 return False
-            if not isinstance(binding, cst.Assign) or len(binding.targets) != 1:
+            if type(binding) is not cst.Assign or len(binding.targets) != 1:
                 return False
             found = _paired_value(binding.targets[0].target, binding.value, expr.value)
             if found is None or found[1] is not None:
@@ -809,27 +832,27 @@ class ValueAnalysis:
             return PYTHON
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return PYTHON
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if expr.value in ("True", "False"):
                 return PYTHON
             if expr.value == "None":
                 return NONE
             return self.of_name(expr.value, use)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return self._attribute(expr, use)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(expr, use)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return combine(self._expr(expr.left, use), self._expr(expr.right, use))
-        if isinstance(expr, cst.UnaryOperation):
-            if isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation:
+            if type(expr.operator) is cst.Not:
                 return PYTHON
             return combine(self._expr(expr.expression, use))
-        if isinstance(expr, cst.BooleanOperation):
+        if type(expr) is cst.BooleanOperation:
             return self._expr(expr.left, use) | self._expr(expr.right, use)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self._expr(expr.body, use) | self._expr(expr.orelse, use)
-        if isinstance(expr, cst.Comparison):
+        if type(expr) is cst.Comparison:
             if all(isinstance(c.operator, COMPARISON_OPS) for c in expr.comparisons):
                 if all(isinstance(c.operator, _ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
                     operands = [expr.left, *(c.comparator for c in expr.comparisons)]
@@ -837,7 +860,7 @@ class ValueAnalysis:
                         return TENSOR  # `(pred.argmax(1) == y)` is a bool tensor
                 return PYTHON | TENSOR  # a bool, or a bool tensor: no history either way
             return UNKNOWN
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             keyed = keyed_name(expr)
             if keyed is not None and self._table(self.index.scope_of(use)).get(keyed):
                 return self._keyed_value(expr, keyed, use)
@@ -851,11 +874,11 @@ class ValueAnalysis:
             for element in expr.elements:
                 out |= self._expr(element.value, use)
             return frozenset(out) or PYTHON
-        if isinstance(expr, cst.Dict):
+        if type(expr) is cst.Dict:
             return UNKNOWN
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return OBJECT
-        if isinstance(expr, cst.StarredElement):
+        if type(expr) is cst.StarredElement:
             return self._expr(expr.value, use)
         return UNKNOWN
 
@@ -871,7 +894,7 @@ class ValueAnalysis:
         for node in self.index.reaching(key_bindings + base_bindings, use):
             if node in key_bindings:
                 out |= self.of_binding(node, keyed)
-            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict):
+            elif type(node) is cst.Assign and type(node.value) is cst.Dict:
                 entry = _dict_entry(node.value, keyed[len(base) + 1 : -1])
                 out |= self._expr(entry, node) if entry is not None else UNKNOWN
             else:
@@ -906,7 +929,7 @@ class ValueAnalysis:
     def _call(self, call: cst.Call, use: cst.CSTNode) -> Value:
         func = call.func
         qualified = self.index.qualified_name(func) or ""
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         if qualified in _PYTHON_RESULT:
             return PYTHON
         if qualified in _ARITHMETIC_BUILTINS:
@@ -923,7 +946,7 @@ class ValueAnalysis:
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value == "create_graph":
                     flag = arg.value
-                    if isinstance(flag, cst.Name) and flag.value in ("False", "None"):
+                    if type(flag) is cst.Name and flag.value in ("False", "None"):
                         return TENSOR | NONE
                     return UNKNOWN
             if len(call.args) < 6 or any(a.keyword is not None for a in call.args):
@@ -1039,10 +1062,10 @@ class ValueAnalysis:
 def keyed_name(expr: cst.CSTNode) -> str | None:
     """`out["loss"]` -> 'out["loss"]': a subscript of a dotted name by one string literal,
     treated as a variable of its own."""
-    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1:
         return None
     index = expr.slice[0].slice
-    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.SimpleString):
+    if type(index) is not cst.Index or type(index.value) is not cst.SimpleString:
         return None
     base = dotted_name(expr.value)
     if base is None:
@@ -1052,7 +1075,7 @@ def keyed_name(expr: cst.CSTNode) -> str | None:
 
 def _dict_entry(literal: cst.Dict, key_source: str) -> cst.BaseExpression | None:
     for element in literal.elements:
-        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        if type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
             if element.key.value == key_source:
                 return element.value
     return None
@@ -1063,7 +1086,7 @@ def _paired_value(
 ) -> tuple[cst.CSTNode, int | None] | None:
     """The expression bound to `name` by `target = value`, pairing tuples element-wise;
     (value, 0) when the name is unpacked from a value we cannot split."""
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         return (value, None) if keyed_name(target) == name else None
     if isinstance(target, (cst.Name, cst.Attribute)):
         return (value, None) if dotted_name(target) == name else None
@@ -1072,7 +1095,7 @@ def _paired_value(
         if (
             isinstance(value, (cst.Tuple, cst.List))
             and len(value.elements) == len(elements)
-            and not any(isinstance(e, cst.StarredElement) for e in elements)
+            and not any(type(e) is cst.StarredElement for e in elements)
         ):
             for t, v in zip(elements, value.elements, strict=True):
                 found = _paired_value(t.value, v.value, name)
@@ -1081,7 +1104,7 @@ def _paired_value(
             return None
         if name in target_names(target):
             return (value, 0)
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _paired_value(target.value, value, name)
     return None
 
@@ -1099,15 +1122,15 @@ def _strip_views(
     """Down through indexing, the given view methods and attributes to what they are
     taken of: `t` for `t.view(-1)[0]`."""
     while True:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
         elif (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
             and expr.func.attr.value in methods
         ):
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in attributes:
+        elif type(expr) is cst.Attribute and expr.attr.value in attributes:
             expr = expr.value
         else:
             return expr
@@ -1126,7 +1149,7 @@ def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
 def _view_base(expr: cst.CSTNode) -> str | None:
     """The name a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
     root = _view_root(expr)
-    return root.value if isinstance(root, cst.Name) else None
+    return root.value if type(root) is cst.Name else None
 
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
@@ -1137,5 +1160,5 @@ def _mutated_base(expr: cst.CSTNode) -> str | None:
 def _keyword_true(call: cst.Call, name: str) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
-            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+            return type(arg.value) is cst.Name and arg.value.value == "True"
     return False

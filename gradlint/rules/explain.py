@@ -25,7 +25,7 @@ def leaf_origins(facts: FileFacts, leaf: str, use: cst.CSTNode) -> list[tuple[cs
 def _origin(binding: cst.CSTNode, leaf: str) -> tuple[cst.CSTNode, str]:
     """Where the leaf comes from, labelled: a loop over parameters, the module that holds
     it, or the statement that makes it."""
-    if isinstance(binding, cst.For):
+    if type(binding) is cst.For:
         return binding.iter, f"`{leaf}` is each of these, which require grad"
     owner = leaf.split(".")[0]
     if owner != leaf and leaf not in _bound_names(binding):
@@ -34,7 +34,7 @@ def _origin(binding: cst.CSTNode, leaf: str) -> tuple[cst.CSTNode, str]:
 
 
 def _bound_names(binding: cst.CSTNode) -> set[str]:
-    if isinstance(binding, cst.Assign):
+    if type(binding) is cst.Assign:
         names = set()
         for target in binding.targets:
             names |= set(target_names(target.target))

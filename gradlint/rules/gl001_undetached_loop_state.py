@@ -199,7 +199,7 @@ class UndetachedLoopState(Rule):
         and that is no torch function or module: that it hands back a tensor with history
         is assumed, not seen."""
         value = getattr(statement, "value", None)
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
             return False
         facts = self.facts
         qualified = facts.qualified_name(value.func) or ""
@@ -213,12 +213,12 @@ class UndetachedLoopState(Rule):
         fetched anew, not tensor state."""
         called: set[str] = set()
         for node in self.facts.index.walk(loop.loop.body):
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 func = node.func
                 name = dotted_name(func)
                 if name:
                     called.add(name)
-                if isinstance(func, cst.Attribute) and func.attr.value in (
+                if type(func) is cst.Attribute and func.attr.value in (
                     "parameters",
                     "named_parameters",
                     "state_dict",
@@ -255,7 +255,7 @@ class UndetachedLoopState(Rule):
     def _detaches(self, value: cst.CSTNode | None) -> bool:
         """`repackage_hidden(h)` or any helper named for detaching, or one of this
         module's functions whose body detaches."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         name = self.facts.qualified_name(value.func) or ""
         last = name.rsplit(".", 1)[-1].lower()
@@ -271,15 +271,15 @@ class UndetachedLoopState(Rule):
 
     def _body_detaches(self, func: cst.FunctionDef) -> bool:
         for node in self.facts.index.walk(func.body):
-            if isinstance(node, cst.Attribute) and node.attr.value in ("detach", "detach_"):
+            if type(node) is cst.Attribute and node.attr.value in ("detach", "detach_"):
                 return True
         return False
 
     def _detached_in_place(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         for node in self.facts.index.walk(loop.loop.body):
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value in ("detach_", "requires_grad_")
                 and dotted_name(node.func.value) == var
             ):
@@ -288,7 +288,7 @@ class UndetachedLoopState(Rule):
 
     def _fix(self, loop: LoopFacts[LoopNode], names: list[str], quoted: str) -> Fix | None:
         body = loop.loop.body
-        if not isinstance(body, cst.IndentedBlock) or not body.body:
+        if type(body) is not cst.IndentedBlock or not body.body:
             return None
         first = body.body[0]
         if own_line(self.context, first) is None and not isinstance(
@@ -345,7 +345,7 @@ class UndetachedLoopState(Rule):
         statement = binding.statement
         if binding.kind == "augassign":
             return "tensor"
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        if type(statement) is not cst.Assign or len(statement.targets) != 1:
             return None
         target = statement.targets[0].target
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -353,6 +353,6 @@ class UndetachedLoopState(Rule):
             if name not in names:
                 return None
             return tensors.value_shape(statement.value, names.index(name), statement)
-        if isinstance(statement.value, cst.BinaryOperation):
+        if type(statement.value) is cst.BinaryOperation:
             return "tensor"  # `h = h + f(h)`: arithmetic on the carried tensor
         return tensors.value_shape(statement.value, None, statement)

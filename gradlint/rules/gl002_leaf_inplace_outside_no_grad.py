@@ -65,12 +65,12 @@ class LeafInplaceOutsideNoGrad(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript):
+            if type(target.target) is cst.Subscript:
                 self._check(target.target, node)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         method = func.attr.value
         if not method.endswith("_") or method.startswith("_") or method in NOT_INPLACE_METHODS:

@@ -16,7 +16,7 @@ def _mentions_grad(expr: cst.CSTNode) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+        if type(node) is cst.Attribute and node.attr.value == "grad":
             return True
         stack.extend(child_nodes(node))
     return False
@@ -27,7 +27,7 @@ def _grad_owners(expr: cst.CSTNode) -> set[str]:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+        if type(node) is cst.Attribute and node.attr.value == "grad":
             name = dotted_name(node.value)
             if name:
                 owners.add(name)
@@ -103,7 +103,7 @@ class ParamRebindUpdate(Rule):
         if len(node.targets) != 1:
             return
         target_node, value = node.targets[0].target, node.value
-        if isinstance(target_node, cst.Tuple) and isinstance(value, cst.Tuple):
+        if type(target_node) is cst.Tuple and type(value) is cst.Tuple:
             # `w, b = w - lr * gw, b - lr * gb`
             if len(target_node.elements) != len(value.elements):
                 return
@@ -136,14 +136,14 @@ class ParamRebindUpdate(Rule):
         """(target node, name, operator, step) when `target = target ± step` is a
         gradient step on a tensor that requires grad; else None."""
         target = dotted_name(target_expr)
-        if target is None or not isinstance(value, cst.BinaryOperation):
+        if target is None or type(value) is not cst.BinaryOperation:
             return None
         if not isinstance(value.operator, (cst.Add, cst.Subtract)):
             return None
         left, right = dotted_name(value.left), dotted_name(value.right)
         if left == target:
             step = value.right
-        elif right == target and isinstance(value.operator, cst.Add):
+        elif right == target and type(value.operator) is cst.Add:
             step = value.left
         else:
             return None
@@ -156,7 +156,7 @@ class ParamRebindUpdate(Rule):
             return None
         if self._made_leaf_afterwards(node, target):
             return None
-        op = "-" if isinstance(value.operator, cst.Subtract) else "+"
+        op = "-" if type(value.operator) is cst.Subtract else "+"
         return target_expr, target, op, step
 
     def _grad_owners(self, step: cst.CSTNode, node: cst.CSTNode) -> set[str] | None:
@@ -178,18 +178,18 @@ class ParamRebindUpdate(Rule):
         index = self.facts.index
         scope = index.scope_of(node)
         aliases: dict[str, set[str]] = {}
-        for other in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
-            if not isinstance(other, cst.Assign) or len(other.targets) != 1:
+        for other in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
+            if type(other) is not cst.Assign or len(other.targets) != 1:
                 continue
             target, value = other.targets[0].target, other.value
             pairs = (
                 [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=False)]
-                if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple)
+                if type(target) is cst.Tuple and type(value) is cst.Tuple
                 else [(target, value)]
             )
             for t, v in pairs:
                 name = dotted_name(t)
-                if name and isinstance(v, cst.Attribute) and v.attr.value == "grad":
+                if name and type(v) is cst.Attribute and v.attr.value == "grad":
                     owner = dotted_name(v.value)
                     aliases[name] = {owner} if owner else set()
         return aliases
@@ -211,7 +211,7 @@ class ParamRebindUpdate(Rule):
         for anc in index.ancestors(node):
             if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
                 return False
-            if isinstance(anc, cst.For) and target in {dotted_name(anc.target)} | {
+            if type(anc) is cst.For and target in {dotted_name(anc.target)} | {
                 dotted_name(e.value) for e in getattr(anc.target, "elements", ())
             }:
                 return self.facts.tensors.leaf_requiring_grad(anc.target, node) is not None or (
@@ -225,16 +225,16 @@ class ParamRebindUpdate(Rule):
         index = self.facts.index
         scope = index.scope_of(node)
         after = index.order[node]
-        for other in index.walk(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        for other in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if index.order.get(other, -1) <= after:
                 continue
-            if isinstance(other, cst.Call) and isinstance(other.func, cst.Attribute):
+            if type(other) is cst.Call and type(other.func) is cst.Attribute:
                 if (
                     other.func.attr.value in _RELEAFING_METHODS
                     and dotted_name(other.func.value) == target
                 ):
                     return True
-            if isinstance(other, cst.Assign):
+            if type(other) is cst.Assign:
                 for t in other.targets:
                     if dotted_name(t.target) == f"{target}.requires_grad":
                         return True

@@ -100,16 +100,16 @@ class EvalWithoutNoGrad(Rule):
         called)."""
         facts = self.facts
         index = facts.index
-        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        body = scope.body if type(scope) is cst.FunctionDef else scope
         for node in index.walk(body, into_functions=True):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             model = _called_model(node, facts.forwards.forward_methods())
             inner = index.scope_of(node)
             if model in models:
                 if inner is scope:
                     yield node, model, node
-                elif isinstance(inner, cst.FunctionDef) and index.is_inside(inner, body):
+                elif type(inner) is cst.FunctionDef and index.is_inside(inner, body):
                     if not _binds(index, inner, model):
                         callers = facts.grad_mode.callers_of(inner)
                         for site in callers:
@@ -201,7 +201,7 @@ def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
     """The model a call runs a forward of: `model(x)`, `model.forward(x)`, or a method of
     this file's modules that computes with their layers (`model.encode(x)`)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and (
+    if type(func) is cst.Attribute and (
         func.attr.value == "forward" or func.attr.value in forward_methods
     ):
         return dotted_name(func.value)
@@ -216,7 +216,7 @@ def _binds(index, func: cst.FunctionDef, name: str) -> bool:
         if param.name.value == name:
             return True
     for node in index.walk(func.body):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             if any(dotted_name(t.target) == name for t in node.targets):
                 return True
     return False

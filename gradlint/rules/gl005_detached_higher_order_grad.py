@@ -29,7 +29,7 @@ def _argument(call: cst.Call, position: int, helper: cst.FunctionDef) -> cst.Arg
     name = helper.params.params[position].name.value
     offset = (
         1
-        if isinstance(call.func, cst.Attribute)
+        if type(call.func) is cst.Attribute
         and helper.params.params[0].name.value in ("self", "cls")
         else 0
     )
@@ -126,7 +126,7 @@ class DetachedHigherOrderGrad(Rule):
                 # as VQGAN's adaptive weight is (the detach says so twice)
                 return
             why = "without `create_graph=True`"
-        elif isinstance(create_graph.value, cst.Name) and create_graph.value.value == "True":
+        elif type(create_graph.value) is cst.Name and create_graph.value.value == "True":
             if detach_call is None:
                 return
             why = "with `create_graph=True` but detached right after"
@@ -164,14 +164,14 @@ class DetachedHigherOrderGrad(Rule):
         between kills it" reading is what torch's own tests need (the same name
         recomputed with create_graph=True under the same condition)."""
         statement = self.facts.index.statement_of(call)
-        if not isinstance(statement, cst.Expr):
+        if type(statement) is not cst.Expr:
             return False
         return self.facts.differentiation.result_is_differentiated(call)
 
     def _produced(self, call: cst.Call) -> set[str]:
         statement = self.facts.index.statement_of(call)
         produced: set[str] = set()
-        if isinstance(statement, cst.Assign):
+        if type(statement) is cst.Assign:
             for target in statement.targets:
                 produced |= set(target_names(target.target))
         elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)) and statement.value:
@@ -229,7 +229,7 @@ class DetachedHigherOrderGrad(Rule):
         `du = gradient(u, x)` and then `gradient(du, x)`: where that happens."""
         index = self.facts.index
         helper = index.scope_of(call)
-        if not isinstance(helper, cst.FunctionDef) or not self._returns_result(call, helper):
+        if type(helper) is not cst.FunctionDef or not self._returns_result(call, helper):
             return None
         outputs = keyword_arg(call, "outputs", 0)
         params = [p.name.value for p in helper.params.params]
@@ -245,13 +245,13 @@ class DetachedHigherOrderGrad(Rule):
     def _returns_result(self, call: cst.Call, helper: cst.FunctionDef) -> bool:
         index = self.facts.index
         statement = index.statement_of(call)
-        if isinstance(statement, cst.Return):
+        if type(statement) is cst.Return:
             return True
         produced = self._produced(call)
         if not produced:
             return False
         for node in index.walk(helper.body):
-            if isinstance(node, cst.Return) and self.facts.flow.reads(node.value) & produced:
+            if type(node) is cst.Return and self.facts.flow.reads(node.value) & produced:
                 return True
         return False
 
@@ -261,16 +261,12 @@ class DetachedHigherOrderGrad(Rule):
         index = self.facts.index
         node: cst.CSTNode = call
         for anc in index.ancestors(call):
-            if isinstance(anc, cst.Subscript) and anc.value is node:
+            if type(anc) is cst.Subscript and anc.value is node:
                 node = anc
                 continue
-            if isinstance(anc, cst.Attribute) and anc.value is node:
+            if type(anc) is cst.Attribute and anc.value is node:
                 parent = index.parent.get(anc)
-                if (
-                    anc.attr.value == "detach"
-                    and isinstance(parent, cst.Call)
-                    and parent.func is anc
-                ):
+                if anc.attr.value == "detach" and type(parent) is cst.Call and parent.func is anc:
                     return parent
                 return None
             return None

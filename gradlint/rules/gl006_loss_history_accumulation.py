@@ -158,33 +158,29 @@ class LossHistoryAccumulation(Rule):
     def _accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
         `acc.append(v)`, `acc[k] += v`."""
-        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
             target: cst.CSTNode = node.target
-            if isinstance(target, cst.Subscript):
+            if type(target) is cst.Subscript:
                 target = target.value
             name = dotted_name(target)
             return (name, node.value) if name else None
-        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        if type(node) is cst.Assign and len(node.targets) == 1:
             name = dotted_name(node.targets[0].target)
             value = node.value
-            if (
-                name
-                and isinstance(value, cst.BinaryOperation)
-                and isinstance(value.operator, cst.Add)
-            ):
+            if name and type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
                 if dotted_name(value.left) == name:
                     return name, value.right
                 if dotted_name(value.right) == name:
                     return name, value.left
             return None
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
             if node.func.attr.value in _ACCUMULATING_METHODS and node.args:
                 receiver = node.func.value
-                if isinstance(receiver, cst.Subscript):
+                if type(receiver) is cst.Subscript:
                     receiver = receiver.value  # history["loss"].append(loss)
                 name = dotted_name(receiver)
                 parent = self.facts.index.parent.get(node)
-                if name and isinstance(parent, cst.Expr):
+                if name and type(parent) is cst.Expr:
                     return name, node.args[-1].value
             # `meter.update(loss)` where the tracker's method keeps what it is given
             method = self.facts.summaries.instance_method(node)

@@ -215,7 +215,7 @@ class MissingZeroGrad(Rule):
             if updated is not None:
                 sites.steps.append(_Step(node, updated=updated))
                 continue
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             event = autograd.event(node)
             if event is not None:
@@ -245,9 +245,9 @@ class MissingZeroGrad(Rule):
     def _closure_clears(self, closure: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """Does the closure handed to `step` clear? One we cannot read is taken to."""
         facts = self.facts
-        if isinstance(closure, cst.Lambda):
+        if type(closure) is cst.Lambda:
             return any(facts.grad_clears.clear_at(n) is not None for n in facts.index.walk(closure))
-        if isinstance(closure, cst.Name):
+        if type(closure) is cst.Name:
             func = facts.summaries.function_named(closure.value, at)
             if func is not None:
                 return facts.summaries.of(func).clears_grads
@@ -308,11 +308,11 @@ class MissingZeroGrad(Rule):
                 binding.value, graph_only=False
             ):
                 return True  # `opt = SGD([delta])`, `model = Fit(delta)`
-            if "." in binding.var and isinstance(binding.value, cst.Name):
+            if "." in binding.var and type(binding.value) is cst.Name:
                 if binding.value.value == name:
                     return True  # `self.delta = delta`: registered somewhere
         for node in self.facts.index.walk(scope):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value in ("register_parameter", "add_param_group"):
                     return True
         return False
@@ -321,7 +321,7 @@ class MissingZeroGrad(Rule):
         """Is this a tensor made right here, which no module or optimizer can hold yet:
         a torch factory's result, a `.clone()` or `.detach()`, with in-place initialisers
         and `requires_grad_()` chained on?"""
-        while isinstance(value, cst.Call):
+        while type(value) is cst.Call:
             func = value.func
             qualified = self.facts.qualified_name(func) or ""
             if qualified in FRESH_TENSOR_FUNCTIONS or qualified in (
@@ -331,7 +331,7 @@ class MissingZeroGrad(Rule):
                 "torch.rand_like",
             ):
                 return True
-            if not isinstance(func, cst.Attribute):
+            if type(func) is not cst.Attribute:
                 return False
             method = func.attr.value
             if method in ("clone", "detach"):
@@ -347,12 +347,12 @@ class MissingZeroGrad(Rule):
         arms_of_a: dict[cst.CSTNode, cst.CSTNode] = {}
         child = a
         for anc in index.ancestors(a):
-            if isinstance(anc, cst.If):
+            if type(anc) is cst.If:
                 arms_of_a[anc] = child
             child = anc
         child = b
         for anc in index.ancestors(b):
-            if isinstance(anc, cst.If) and anc in arms_of_a:
+            if type(anc) is cst.If and anc in arms_of_a:
                 arm_a = arms_of_a[anc]
                 return arm_a is not child and anc.test not in (arm_a, child)
             child = anc
@@ -398,7 +398,7 @@ class MissingZeroGrad(Rule):
         value = binding.value
         if binding.kind == "for":
             return self._all_created(value, binding.statement, loop, bindings, 0)
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             if not self._is_optimizer_class(value.func):
                 return True  # `model, opt = build(cfg)`: a factory we cannot see into
             params = next((a for a in value.args if a.keyword is None), None)
@@ -458,7 +458,7 @@ class MissingZeroGrad(Rule):
             facts = self.facts.loops.scope_facts(region)
             if any(b.var == name for b in facts.bindings):
                 return True
-            if isinstance(region, cst.FunctionDef):
+            if type(region) is cst.FunctionDef:
                 params = region.params
                 every = (*params.posonly_params, *params.params, *params.kwonly_params)
                 if any(p.name.value == name for p in every):
@@ -477,7 +477,7 @@ class MissingZeroGrad(Rule):
         iteration before `before`: constructed, or the loop's own target?"""
         if depth > 4:
             return False
-        if isinstance(loop, cst.For) and name.split(".")[0] in _target_names(loop.target):
+        if type(loop) is cst.For and name.split(".")[0] in _target_names(loop.target):
             return True  # `for model in models:` a different object every iteration
         parts = name.split(".")
         for end in range(len(parts), 0, -1):
@@ -490,9 +490,9 @@ class MissingZeroGrad(Rule):
                 return self._all_created(value, binding.statement, loop, bindings, depth)
             if binding.kind not in ("assign",):
                 return False
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 func = value.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
+                if type(func) is cst.Attribute and func.attr.value in _SELF_RETURNING:
                     receiver = dotted_name(func.value)
                     if receiver is None:
                         return True
@@ -516,7 +516,7 @@ class MissingZeroGrad(Rule):
         # (its body runs once per iteration, and the optimizer is its name there).
         region: LoopNode | cst.FunctionDef = loop
         if index.scope_of(loop) is not scope:
-            if not isinstance(scope, cst.FunctionDef):
+            if type(scope) is not cst.FunctionDef:
                 return None
             region = scope
         backward = self._feeding_backward(step, sites, region, scope)
@@ -555,7 +555,7 @@ class MissingZeroGrad(Rule):
         for anc in index.ancestors(step):
             if anc is region:
                 return False
-            if isinstance(anc, cst.If) and not index.is_inside(anchor, anc):
+            if type(anc) is cst.If and not index.is_inside(anchor, anc):
                 return True
         return False
 
@@ -566,7 +566,7 @@ class MissingZeroGrad(Rule):
         base = name.split(".")[0]
         if base in ("self", "cls"):
             return True
-        if isinstance(loop, cst.For) and base in _target_names(loop.target):
+        if type(loop) is cst.For and base in _target_names(loop.target):
             return False
         index = self.facts.index
         inside = [b for b in self.facts.loops.bindings_in(loop.body) if b.var.split(".")[0] == base]
@@ -619,14 +619,14 @@ class MissingZeroGrad(Rule):
 
 
 def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {target.value}
     if isinstance(target, (cst.Tuple, cst.List)):
         out: set[str] = set()
         for element in target.elements:
             out |= _target_names(element.value)
         return out
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _target_names(target.value)
     return set()
 

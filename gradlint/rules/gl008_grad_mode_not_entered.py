@@ -120,7 +120,7 @@ class GradModeNotEntered(Rule):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             expr = item.item
-            if isinstance(expr, cst.Call):
+            if type(expr) is cst.Call:
                 continue
             api = self._grad_api(expr)
             if api is None:
@@ -139,7 +139,7 @@ class GradModeNotEntered(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             api = self._grad_api(value.func)
             if api in _MANAGERS:
                 call = " ".join(render(value).split())
@@ -195,12 +195,12 @@ class GradModeNotEntered(Rule):
 
     def _forwards_to_variable(self, binding: cst.CSTNode) -> bool:
         body: cst.CSTNode
-        if isinstance(binding, cst.FunctionDef):
+        if type(binding) is cst.FunctionDef:
             params, body = binding.params, binding.body
         elif (
-            isinstance(binding, cst.Assign)
+            type(binding) is cst.Assign
             and len(binding.targets) == 1
-            and isinstance(binding.value, cst.Lambda)
+            and type(binding.value) is cst.Lambda
         ):
             params, body = binding.value.params, binding.value.body
         else:
@@ -210,10 +210,10 @@ class GradModeNotEntered(Rule):
             return False
         index = self.facts.index
         for node in index.walk(body):
-            if isinstance(node, cst.Call) and index.qualified_name(node.func) in _VARIABLE:
+            if type(node) is cst.Call and index.qualified_name(node.func) in _VARIABLE:
                 if any(
                     a.star == "**"
-                    and isinstance(a.value, cst.Name)
+                    and type(a.value) is cst.Name
                     and a.value.value == kwargs.name.value
                     for a in node.args
                 ):
@@ -222,4 +222,4 @@ class GradModeNotEntered(Rule):
 
 
 def _is_true(expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"

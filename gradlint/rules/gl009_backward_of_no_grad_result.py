@@ -149,10 +149,10 @@ class BackwardOfNoGradResult(Rule):
 
     def _check_differentiation(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if "backward" not in func.attr.value and func.attr.value != "grad":
                 return
-        elif not isinstance(func, cst.Name):
+        elif type(func) is not cst.Name:
             return
         facts = self.facts
         event = facts.autograd.event(node)
@@ -183,7 +183,7 @@ class BackwardOfNoGradResult(Rule):
         summaries = facts.summaries
         helper = summaries.resolve(call) or summaries.method_of_instance(call)
         return helper is not None and any(
-            isinstance(n, cst.Call) and facts.autograd.is_autograd_grad(n)
+            type(n) is cst.Call and facts.autograd.is_autograd_grad(n)
             for n in facts.index.walk(helper.body)
         )
 
@@ -203,8 +203,7 @@ class BackwardOfNoGradResult(Rule):
                 continue
             seen.add(expr)
             if any(
-                isinstance(n, cst.Call) and self._takes_a_derivative(n)
-                for n in facts.index.walk(expr)
+                type(n) is cst.Call and self._takes_a_derivative(n) for n in facts.index.walk(expr)
             ):
                 return None
             if found is None and name is not None and facts.mode_at(at) is GradMode.NOT_RECORDING:
@@ -220,7 +219,7 @@ class BackwardOfNoGradResult(Rule):
             for read in sorted(facts.flow.reads(expr)):
                 bindings = facts.values.bindings_of(read, at)
                 for binding in facts.index.reaching(bindings, at):
-                    if isinstance(binding, cst.Assign):
+                    if type(binding) is cst.Assign:
                         work.append((binding.value, binding, read))
         if found is None:
             return "nothing it is computed from requires grad", use
@@ -240,11 +239,11 @@ class BackwardOfNoGradResult(Rule):
             return
         values = facts.values
         operands = [a.value for a in node.args]
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             operands.append(func.value)
         if not any(values.is_inference_tensor(o, node) for o in operands):
             return  # the cheap question first: most calls touch no inference tensor
-        if isinstance(func, cst.Attribute) and func.attr.value in SAVING_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in SAVING_METHODS:
             qualified = facts.qualified_name(func) or ""
             if qualified in SAVING_FUNCTIONS and len(positional) == 2:
                 self._check_pair(node, positional[0], positional[1], either=True)
@@ -310,9 +309,9 @@ class BackwardOfNoGradResult(Rule):
 def _cut_in(expr: cst.CSTNode, facts) -> str | None:
     """A visible graph cut inside `expr`, described."""
     for node in facts.index.walk(expr):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method == "detach":
                     return f"`{_short(func.value)}` is detached"
@@ -325,16 +324,16 @@ def _cut_in(expr: cst.CSTNode, facts) -> str | None:
                 return "`torch.tensor(...)` makes a new tensor from its data"
             if qualified in ("torch.argmax", "torch.argmin"):
                 return f"`{qualified}` has no gradient"
-        elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+        elif type(node) is cst.Attribute and node.attr.value == "data":
             return f"`{_short(node)}` is detached from the graph"
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             return "a comparison has no gradient"
     return None
 
 
 def _callee(call: cst.Call) -> str:
     name = dotted_name(call.func)
-    if name is None and isinstance(call.func, cst.Attribute):
+    if name is None and type(call.func) is cst.Attribute:
         name = f"{_short(call.func.value)}.{call.func.attr.value}"
     return f"{name or 'backward'}()"
 

@@ -166,7 +166,7 @@ class CheckpointWithoutGradInputs(Rule):
             if name is None:
                 continue
             for origin in self.facts.tensors.origins(name, call):
-                if isinstance(origin, cst.For):
+                if type(origin) is cst.For:
                     origin = origin.iter
                 yield origin, f"`{name}` comes from here, and does not require grad"
 
@@ -183,7 +183,7 @@ class CheckpointWithoutGradInputs(Rule):
             value = keywords["input"].value
         if segments is None or value is None:
             return None
-        if isinstance(segments, cst.Integer) and int(segments.value, 0) <= 1:
+        if type(segments) is cst.Integer and int(segments.value, 0) <= 1:
             return None
         return [value]
 
@@ -218,7 +218,7 @@ class CheckpointWithoutGradInputs(Rule):
 
 
 def _bound_names(statement: cst.CSTNode) -> set[str]:
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         return {n for t in statement.targets for n in target_names(t.target)}
     if isinstance(statement, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
         return set(target_names(statement.target))
@@ -226,4 +226,4 @@ def _bound_names(statement: cst.CSTNode) -> set[str]:
 
 
 def _is_literal(expr: cst.CSTNode, value: str) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == value
+    return type(expr) is cst.Name and expr.value == value

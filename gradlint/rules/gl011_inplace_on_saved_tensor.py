@@ -117,7 +117,7 @@ class InplaceOnSavedTensor(Rule):
         self._statement(node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call):
+        if type(node.value) is cst.Call:
             self._statement(node)
 
     def _statement(self, node: cst.CSTNode) -> None:
@@ -174,7 +174,7 @@ class InplaceOnSavedTensor(Rule):
                 func = call.func
                 name = (
                     func.attr.value
-                    if isinstance(func, cst.Attribute)
+                    if type(func) is cst.Attribute
                     else index.qualified_name(func) or ""
                 )
                 if not name.endswith(("backward", "grad")):
@@ -196,7 +196,7 @@ class InplaceOnSavedTensor(Rule):
         at = index.order[statement]
         # Its output: `y = torch.sigmoid(x)`.
         if (
-            isinstance(binding, cst.Assign)
+            type(binding) is cst.Assign
             and len(binding.targets) == 1
             and dotted_name(binding.targets[0].target) == name
         ):
@@ -222,11 +222,11 @@ class InplaceOnSavedTensor(Rule):
     def _operation_of(self, use: cst.CSTNode) -> cst.CSTNode | None:
         """The operation `use` is a direct operand of: `w * x`, `f(x)`, `x.pow(2)`."""
         parent = self.facts.index.parent.get(use)
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             return self.facts.index.parent.get(parent)
-        if isinstance(parent, cst.Attribute) and parent.value is use:
+        if type(parent) is cst.Attribute and parent.value is use:
             call = self.facts.index.parent.get(parent)
-            if isinstance(call, cst.Call) and call.func is parent:
+            if type(call) is cst.Call and call.func is parent:
                 return call
             return None
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
@@ -267,10 +267,10 @@ class InplaceOnSavedTensor(Rule):
 
     def _unchecked_context(self, node: cst.CSTNode) -> bool:
         for ancestor in self.facts.index.ancestors(node):
-            if isinstance(ancestor, cst.With):
+            if type(ancestor) is cst.With:
                 for item in ancestor.items:
                     call = item.item
-                    func = call.func if isinstance(call, cst.Call) else call
+                    func = call.func if type(call) is cst.Call else call
                     qualified = self.facts.qualified_name(func) or ""
                     if qualified.startswith(_SAVED_TENSOR_CONTEXTS):
                         return True
@@ -284,11 +284,11 @@ def _base_node(target: cst.CSTNode) -> cst.CSTNode | None:
     """The Name/Attribute that names the changed variable inside `target`."""
     expr = target
     while True:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        elif type(expr) is cst.Call and type(expr.func) is cst.Attribute:
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+        elif type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
             expr = expr.value
         elif isinstance(expr, (cst.Name, cst.Attribute)):
             return expr

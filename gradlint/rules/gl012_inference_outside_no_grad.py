@@ -235,7 +235,7 @@ class InferenceOutsideNoGrad(Rule):
         or names it a forward; an imported class or function whose parameters are never
         asked for (`Path(p)`), since only this file's functions are followed."""
         func = call.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             attr = func.attr.value
             return (
                 attr in _PLAIN_METHODS
@@ -266,7 +266,7 @@ class InferenceOutsideNoGrad(Rule):
             # reports its forwards, and one fix covers both
             return False
         head = model.split(".")[0]
-        if not isinstance(scope, cst.FunctionDef) or head == "self":
+        if type(scope) is not cst.FunctionDef or head == "self":
             return True
         summary = facts.summaries.of(scope)
         if head not in summary.params:
