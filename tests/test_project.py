@@ -719,3 +719,49 @@ def test_the_text_gate_says_no_without_reading_the_summary(tmp_path):
     assert not index.may_make_numbers("utils", 0, "missing")
     (stamp,) = index.dependencies.values()  # the "no" depends on the text
     assert stamp.rpartition(":")[2].startswith("text-")
+
+
+@pytest.mark.parametrize(
+    "helper, name",
+    [
+        ("def evaluate(model, loader):\n    return 0\n", "evaluate"),
+        ("async def evaluate(model):\n    return 0\n", "evaluate"),
+        ("def \\\n    evaluate(model):\n    return 0\n", "evaluate"),
+        ("def évalue(model):\n    return 0\n", "évalue"),
+        ("class Runner:\n    def evaluate(self, model):\n        return 0\n", "Runner.evaluate"),
+        ("from .inner import *\n", "evaluate"),
+    ],
+    ids=["plain", "async", "continuation", "non-ascii", "method", "star-re-export"],
+)
+def test_the_definition_gate_lets_every_defined_function_through(tmp_path, helper, name):
+    # Only modules that cannot hold the function are spared a summary.
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": helper,
+            "pkg/inner.py": "def evaluate(model):\n    return 0\n",
+            "pkg/train.py": "from .utils import evaluate\n",
+        },
+    )
+    index = project.ProjectIndex(str(tmp_path / "pkg/train.py"))
+    assert index.function("utils", 1, name) is not None
+
+
+def test_a_module_that_defines_no_such_function_is_stamped_by_its_text(tmp_path):
+    # `Net(...)` of a class, or a constant: no summary is made, and the "no" still
+    # depends on the module, so defining the function later re-lints the importer.
+    source = "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\nSIZE = 3\n"
+    write(tmp_path, {"models.py": source, "train.py": "from models import Net, SIZE\n"})
+    index = project.ProjectIndex(str(tmp_path / "train.py"))
+    assert index.function("models", 0, "Net") is None
+    assert index.function("models", 0, "SIZE") is None
+    (stamp,) = index.dependencies.values()
+    assert stamp.rpartition(":")[2].startswith("text-")
+    assert project.dependencies_unchanged(index.dependencies)
+    path = tmp_path / "models.py"
+    path.write_text(source + "\n\ndef Net(x):\n    return x\n", encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert not project.dependencies_unchanged(index.dependencies)
+    assert project.ProjectIndex(str(tmp_path / "train.py")).function("models", 0, "Net")

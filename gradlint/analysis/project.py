@@ -53,7 +53,14 @@ _NUMBER_HELPER = (
     rb"(?:(?:\"\"\"(?:[^\"]|\"(?!\"\"))*\"\"\"|'''(?:[^']|'(?!''))*'''|\"[^\"\n]*\"|'[^'\n]*')\s*)?"
     rb"return\b[^\n]*\b(?:numpy|item|tolist|float)\s*\("
 )
+_ANY_NUMBER_HELPER = re.compile(_NUMBER_HELPER.replace(b"NAME", rb"([^\s(\\]+)"))
 _NUMBER_HELPER_TOKEN = "<number-helper>"
+# (_DEFINES_TOKEN, name): does the text define a function `name` (or may it re-export one
+# with a star import)? A summary holds only the functions and methods a file defines.
+_DEFINES_TOKEN = "<defines>"
+# `def name(`, spaces, tabs or a line continuation between; the name as bytes, so that
+# a non-ASCII one is kept whole.
+_DEFINITION = re.compile(rb"\bdef(?:[ \t]|\\\r?\n)+([^\s(\\]+)[ \t]*\(")
 _STAR_IMPORT_LINE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
@@ -178,6 +185,39 @@ def _differentiates(call: ast.Call) -> bool:
     return False
 
 
+# Nodes that hold nothing a summary reads: names, constants, and the context and
+# operator markers ast hangs under expressions (`ast.Load`, `ast.Add`). They are most of
+# a function's nodes.
+_AST_LEAVES = frozenset(
+    {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue}
+    | {
+        cls
+        for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+        for cls in base.__subclasses__()
+    }
+)
+_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _ast_children(node: ast.AST) -> list[ast.AST]:
+    """What ast.iter_child_nodes gives, less the leaves above, as a list."""
+    cls = type(node)
+    fields = _AST_FIELDS.get(cls)
+    if fields is None:
+        fields = _AST_FIELDS[cls] = cls._fields
+    leaves = _AST_LEAVES
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend(
+                [item for item in value if isinstance(item, ast.AST) and type(item) not in leaves]
+            )
+        elif isinstance(value, ast.AST) and type(value) not in leaves:
+            out.append(value)
+    return out
+
+
 class _FunctionWalk:
     """One pre-order pass over a function body, in source order, tracking how deep in
     `no_grad` blocks each node sits. An explicit stack with exact-type dispatch: the
@@ -224,7 +264,9 @@ class _FunctionWalk:
                 self._augmented(cast(ast.AugAssign, node))
             elif cls is ast.Call:
                 self._call(cast(ast.Call, node), depth, statement_calls)
-            stack.extend((child, depth) for child in reversed(list(ast.iter_child_nodes(node))))
+            kids = _ast_children(node)
+            if kids:
+                stack.extend([(child, depth) for child in reversed(kids)])
 
     def _statement(self, node: ast.Expr, statement_calls: set[int]) -> None:
         call = node.value
@@ -456,17 +498,43 @@ _RECENT_TREES: OrderedDict[tuple[str, int, int], tuple[ast.Module, list[str]]] =
 _RECENT_COUNT = 32
 
 
-def _mentions(data: bytes, tokens: tuple[str, ...]) -> bool:
+def _mentions(key: tuple[str, int, int], data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
-    if tokens[0] == _NUMBER_HELPER_TOKEN:
+    if tokens[0] in (_NUMBER_HELPER_TOKEN, _DEFINES_TOKEN):
         name = tokens[1].encode()
-        if re.search(rb"\bdef " + re.escape(name) + rb"\s*\(", data) is None:
+        defined = _defined_names(key, data)
+        if name not in defined.names:
             # defined elsewhere, maybe re-exported from there by a star import
-            return _STAR_IMPORT_LINE.search(data) is not None
-        helper = re.compile(_NUMBER_HELPER.replace(b"NAME", re.escape(name)))
-        return helper.search(data) is not None
+            return defined.star_import
+        return tokens[0] == _DEFINES_TOKEN or name in defined.number_helpers
     return any(t.encode() in data for t in tokens)
+
+
+@dataclass(frozen=True)
+class _Definitions:
+    names: frozenset[bytes]  # every name the text has a `def` for, at any depth
+    star_import: bool  # has a `from m import *` line
+    number_helpers: frozenset[bytes]  # the defs that are one `return` making numbers
+
+
+_DEFINED_MEMO: dict[tuple[str, int, int], _Definitions] = {}
+
+
+def _defined_names(key: tuple[str, int, int], data: bytes) -> _Definitions:
+    """The functions a text defines, found once per file state: each of its imported
+    names is asked about in turn."""
+    with _MEMO_LOCK:
+        found = _DEFINED_MEMO.get(key)
+    if found is None:
+        found = _Definitions(
+            frozenset(_DEFINITION.findall(data)),
+            _STAR_IMPORT_LINE.search(data) is not None,
+            frozenset(_ANY_NUMBER_HELPER.findall(data)),
+        )
+        with _MEMO_LOCK:
+            _DEFINED_MEMO[key] = found
+    return found
 
 
 def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
@@ -479,6 +547,10 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
     with _MEMO_LOCK:
         stamp = _TEXT_MEMO.get(key)
         found = _TOKEN_MEMO.get((key, tokens))
+        defined = _DEFINED_MEMO.get(key) if tokens[0] == _DEFINES_TOKEN else None
+    if found is None and stamp is not None and defined is not None:
+        # a text's definitions answer each name without reading it again
+        found = tokens[1].encode() in defined.names or defined.star_import
     if stamp is None or found is None:
         with _MEMO_LOCK:
             data = _RECENT_TEXTS.get(key)
@@ -490,7 +562,7 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         if stamp is None:
             _, size, mtime = key
             stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
-        found = _mentions(data, tokens)
+        found = _mentions(key, data, tokens)
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
             _TOKEN_MEMO[(key, tokens)] = found
@@ -655,9 +727,15 @@ class ProjectIndex:
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
-        defined there or re-exported by its star imports (`from .utils import *`)."""
+        defined there or re-exported by its star imports (`from .utils import *`). A
+        module whose text defines no function of that name, and re-exports nothing, is
+        not summarised: most calls of imported names are of classes and constants."""
         target = self._target(module, level)
-        return self._defined_in(target, name, set()) if target is not None else None
+        if target is None:
+            return None
+        if not self._text_gate(module, level, (_DEFINES_TOKEN, name.rsplit(".", 1)[-1])):
+            return None
+        return self._defined_in(target, name, set())
 
     def star_imported(
         self, star_imports: list[tuple[str, int]], name: str
