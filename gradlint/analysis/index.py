@@ -8,7 +8,8 @@ The walk is iterative so that deeply nested generated code cannot overflow the s
 from __future__ import annotations
 
 import dataclasses
-from typing import cast
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -190,15 +191,31 @@ class FileIndex:
         self._walk()
 
     def _walk(self) -> None:
+        # One loop for the whole tree, child enumeration (child_nodes) inlined: this
+        # runs once per node of every file, and a call per node costs more than the rest.
         # None on the stack closes the subtree opened last (its position is on `open_`).
         stack: list[cst.CSTNode | None] = [self.module]
+        pop, push, push_all = stack.pop, stack.append, stack.extend
         open_: list[int] = []
         parent = self.parent
         order = self.order
         nodes = self.nodes
         end = self._span_end
+        kinds = _KIND
+        fields_of = _FIELDS
+        # Exact types: these classes have no subclasses, and isinstance on LibCST's ABCs
+        # is slow enough to matter on every node.
+        recorders: dict[type, Callable[[Any], object]] = {
+            cst.Call: self.calls.append,
+            cst.FunctionDef: self.functions.append,
+            cst.ClassDef: self.classes.append,
+            cst.Import: self._record_import,
+            cst.ImportFrom: self._record_import_from,
+            cst.For: self.loops.append,
+            cst.While: self.loops.append,
+        }
         while stack:
-            node = stack.pop()
+            node = pop()
             if node is None:
                 end[open_.pop()] = len(nodes)
                 continue
@@ -206,29 +223,38 @@ class FileIndex:
             order[node] = position
             nodes.append(node)
             end.append(position + 1)  # a leaf's span; a node with children closes later
-            # Exact type checks: these classes have no subclasses, and isinstance on
-            # LibCST's ABCs is slow enough to matter on every node.
             cls = type(node)
-            if cls is cst.Call:
-                self.calls.append(cast(cst.Call, node))
-            elif cls is cst.FunctionDef:
-                self.functions.append(cast(cst.FunctionDef, node))
-            elif cls is cst.ClassDef:
-                self.classes.append(cast(cst.ClassDef, node))
-            elif cls is cst.Import:
-                self._record_import(cast(cst.Import, node))
-            elif cls is cst.ImportFrom:
-                self._record_import_from(cast(cst.ImportFrom, node))
-            elif cls is cst.For or cls is cst.While:
-                self.loops.append(cast("cst.For | cst.While", node))
-            children = child_nodes(node)
+            record = recorders.get(cls)
+            if record is not None:
+                record(node)
+            names = fields_of.get(cls)
+            if names is None:
+                names = _fields(cls)
+            children: list[cst.CSTNode] = []
+            for name in names:
+                value = getattr(node, name)
+                value_cls = type(value)
+                if value_cls is tuple or value_cls is list:
+                    for item in value:
+                        kind = kinds.get(type(item))
+                        if kind is None:
+                            kind = _kind(type(item))
+                        if kind == 2:
+                            children.append(item)
+                else:
+                    kind = kinds.get(value_cls)
+                    if kind is None:
+                        kind = _kind(value_cls)
+                    if kind == 2:
+                        children.append(value)
             if not children:
                 continue
             for child in children:
                 parent[child] = node
             open_.append(position)
-            stack.append(None)
-            stack.extend(reversed(children))
+            push(None)
+            children.reverse()
+            push_all(children)
 
     def kids(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The node's meaningful children in source order (read off the pre-order list:
