@@ -613,37 +613,53 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
 def _package_root(directory: Path) -> Path:
     """The folder above the outermost package containing `directory` (where `import
     pkg.mod` resolves from)."""
+    return Path(_package_root_of(str(directory)))
+
+
+def _package_root_of(directory: str) -> str:
     current = directory
-    while (current / "__init__.py").is_file() and current.parent != current:
-        current = current.parent
+    while os.path.isfile(os.path.join(current, "__init__.py")):
+        above = os.path.dirname(current)
+        if above == current:
+            break
+        current = above
     return current
 
 
 def resolve_module(
-    importing_file: str, module: str, level: int, exists: Callable[[Path], bool] = Path.is_file
+    importing_file: str,
+    module: str,
+    level: int,
+    exists: Callable[[Path], bool] | None = None,
 ) -> str | None:
     """The project file that `from <level dots><module> import ...` (or `import module`)
     in importing_file names; None for anything outside the project (torch, numpy).
-    `exists` says which files there are (the default: those on disk)."""
-    here = Path(importing_file).absolute().parent
+    `exists` says which files there are (the default: those on disk). Strings and
+    os.path, not pathlib: this is asked of every import of every linted file."""
+    here = str(Path(importing_file).absolute().parent)
+    is_file = os.path.isfile if exists is None else lambda path: exists(Path(path))
     parts = module.split(".") if module else []
     if level:
         base = here
         for _ in range(level - 1):
-            base = base.parent
+            base = os.path.dirname(base)
         candidates = [base]
     else:
-        candidates = [here, _package_root(here)]
-        src = _package_root(here).parent / "src"
-        if src.is_dir():
+        root = _package_root_of(here)
+        candidates = [here, root]
+        src = os.path.join(os.path.dirname(root), "src")
+        if os.path.isdir(src):
             candidates.append(src)
     for base in candidates:
-        target = base.joinpath(*parts) if parts else base
-        for path in (target.with_suffix(".py"), target / "__init__.py"):
-            if parts and exists(path):
-                return str(path)
-        if not parts and exists(target / "__init__.py"):
-            return str(target / "__init__.py")
+        if not parts:
+            package = os.path.join(base, "__init__.py")
+            if is_file(package):
+                return package
+            continue
+        target = os.path.join(base, *parts)
+        for path in (target + ".py", os.path.join(target, "__init__.py")):
+            if is_file(path):
+                return path
     return None
 
 
@@ -830,7 +846,7 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
 
 
 def imported_project_files(
-    path: str, source: str, exists: Callable[[Path], bool] = Path.is_file
+    path: str, source: str, exists: Callable[[Path], bool] | None = None
 ) -> set[str]:
     """The real paths of the project files whose summaries `path`'s findings can depend
     on: every module its imports resolve to, as ProjectIndex resolves them (`from m
