@@ -807,3 +807,27 @@ def test_diff_of_a_file_whose_name_is_not_utf8(tmp_path):
     assert done.returncode == 1, done.stderr
     assert b"--- a/bad\\xff.py" in done.stdout
     assert b"+with torch.no_grad():" in done.stdout
+
+
+def test_a_run_collects_cyclic_garbage_less_often_and_gives_the_setting_back(
+    tmp_path, monkeypatch, capsys
+):
+    import gc
+
+    seen = []
+    real_run_check = cli.run_check
+
+    def spy(args, console):
+        seen.append(gc.get_threshold())
+        return real_run_check(args, console)
+
+    monkeypatch.setattr(cli, "run_check", spy)
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(123, 4, 5)
+        assert cli.main(["--no-cache", str(tmp_path / "a.py")]) == 0
+        assert gc.get_threshold() == (123, 4, 5)
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [(cli._LINT_GC_THRESHOLD, 4, 5)]
