@@ -278,8 +278,14 @@ def run_rules(context: FileContext, rules: list[Rule]) -> None:
         for name, method in rule.visit_methods():
             handlers.setdefault(name, []).append(method)
     if handlers:
+        # by node type, each type's name looked up once
+        by_type: dict[type, list] = {}
         for node in context.index.nodes:
-            for method in handlers.get(type(node).__name__, ()):
+            kind = type(node)
+            methods = by_type.get(kind)
+            if methods is None:
+                methods = by_type[kind] = handlers.get(kind.__name__, [])
+            for method in methods:
                 method(node)
     for rule in rules:
         leave = getattr(rule, "leave_Module", None)
