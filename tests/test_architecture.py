@@ -137,3 +137,40 @@ def test_a_message_with_a_missing_field_is_refused():
         rule.message_for()
     with pytest.raises(TypeError):
         rule.report(None)  # type: ignore[arg-type]
+
+
+def test_every_libcst_class_the_analysis_tests_by_exact_type_has_no_subclass():
+    # The analysis writes `type(node) is cst.Name` where isinstance would pay for
+    # LibCST's ABCs on every node; that is the same test only while no LibCST node
+    # class derives from a concrete one. A LibCST upgrade that adds one fails here.
+    import inspect
+    import re
+
+    import libcst as cst
+
+    from gradlint.analysis.index import node_types
+
+    used: set[str] = set()
+    for path in (Path(__file__).resolve().parents[1] / "gradlint").rglob("*.py"):
+        used.update(re.findall(r"type\([^()]*\) is (?:not )?cst\.(\w+)", path.read_text()))
+    assert {"Name", "Attribute", "Call", "FunctionDef"} <= used
+    subclassed = {
+        name
+        for name in used
+        if inspect.isclass(getattr(cst, name))
+        and node_types(getattr(cst, name)) != {getattr(cst, name)}
+    }
+    assert subclassed == set()
+
+
+def test_node_types_are_what_isinstance_accepts():
+    import libcst as cst
+
+    from gradlint.analysis.index import STATEMENTS, node_types
+
+    module = cst.parse_module("import a\nfor x in y:\n    z = f(x)\n")
+    for node in (module.body[0], module.body[1], cst.Name("n")):
+        for base in (cst.BaseStatement, cst.BaseExpression, cst.CSTNode, cst.Name):
+            assert (type(node) in node_types(base)) == isinstance(node, base)
+    small = cst.ensure_type(module.body[0], cst.SimpleStatementLine).body[0]
+    assert type(small) in STATEMENTS and type(module.body[1]) in STATEMENTS
