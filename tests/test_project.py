@@ -765,3 +765,17 @@ def test_a_module_that_defines_no_such_function_is_stamped_by_its_text(tmp_path)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert not project.dependencies_unchanged(index.dependencies)
     assert project.ProjectIndex(str(tmp_path / "train.py")).function("models", 0, "Net")
+
+
+def test_the_definition_scan_finds_every_spelling_of_a_def():
+    # The gate may say yes wrongly, never no wrongly: each of these is a function
+    # a summary would hold (a generic one from Python 3.12 on).
+    text = (
+        "def plain(x):\n"
+        "async  def\tspaced (x):\n"
+        "def \\\n    continued(x):\n"
+        "def generic[T](x: T) -> T:\n"
+        "class A:\n    def méthode(self):\n"
+    ).encode()
+    found = project._defined_names(("<test>", len(text), 0), text)
+    assert {b"plain", b"spaced", b"continued", b"generic", "méthode".encode()} <= found.names

@@ -58,9 +58,9 @@ _NUMBER_HELPER_TOKEN = "<number-helper>"
 # (_DEFINES_TOKEN, name): does the text define a function `name` (or may it re-export one
 # with a star import)? A summary holds only the functions and methods a file defines.
 _DEFINES_TOKEN = "<defines>"
-# `def name(`, spaces, tabs or a line continuation between; the name as bytes, so that
-# a non-ASCII one is kept whole.
-_DEFINITION = re.compile(rb"\bdef(?:[ \t]|\\\r?\n)+([^\s(\\]+)[ \t]*\(")
+# `def name(` (or `def name[T](`, Python 3.12), spaces, tabs or a line continuation
+# between; the name as bytes, so that a non-ASCII one is kept whole.
+_DEFINITION = re.compile(rb"\bdef(?:[ \t]|\\\r?\n)+([^\s(\[\\]+)[ \t]*[(\[]")
 _STAR_IMPORT_LINE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
