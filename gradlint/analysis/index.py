@@ -424,12 +424,7 @@ class FileIndex:
             return self.is_inside(use, binding.body)
         if type(binding) is cst.Param:
             return True
-        statement: cst.CSTNode | None = binding
-        while statement is not None and type(statement) not in STATEMENT_LINES:
-            statement = self.parent.get(statement)
-        if statement is None:
-            return False
-        block = self.parent.get(statement)
+        block = self.block_of(binding)
         if block is None or not self.is_inside(use, block):
             return False
         # Conditional blocks that hold the binding but not the use break dominance,

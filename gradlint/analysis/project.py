@@ -58,6 +58,7 @@ _NUMBER_HELPER_TOKEN = "<number-helper>"
 # (_DEFINES_TOKEN, name): does the text define a function `name` (or may it re-export one
 # with a star import)? A summary holds only the functions and methods a file defines.
 _DEFINES_TOKEN = "<defines>"
+_DEFINITION_TOKENS = (_NUMBER_HELPER_TOKEN, _DEFINES_TOKEN)  # answered by _Definitions
 # `def name(` (or `def name[T](`, Python 3.12), spaces, tabs or a line continuation
 # between; the name as bytes, so that a non-ASCII one is kept whole.
 _DEFINITION = re.compile(rb"\bdef(?:[ \t]|\\\r?\n)+([^\s(\[\\]+)[ \t]*[(\[]")
@@ -501,13 +502,8 @@ _RECENT_COUNT = 32
 def _mentions(key: tuple[str, int, int], data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
-    if tokens[0] in (_NUMBER_HELPER_TOKEN, _DEFINES_TOKEN):
-        name = tokens[1].encode()
-        defined = _defined_names(key, data)
-        if name not in defined.names:
-            # defined elsewhere, maybe re-exported from there by a star import
-            return defined.star_import
-        return tokens[0] == _DEFINES_TOKEN or name in defined.number_helpers
+    if tokens[0] in _DEFINITION_TOKENS:
+        return _defined_names(key, data).answer(tokens)
     return any(t.encode() in data for t in tokens)
 
 
@@ -516,6 +512,14 @@ class _Definitions:
     names: frozenset[bytes]  # every name the text has a `def` for, at any depth
     star_import: bool  # has a `from m import *` line
     number_helpers: frozenset[bytes]  # the defs that are one `return` making numbers
+
+    def answer(self, tokens: tuple[str, ...]) -> bool:
+        """What the text says to (_DEFINES_TOKEN or _NUMBER_HELPER_TOKEN, name)."""
+        name = tokens[1].encode()
+        if name not in self.names:
+            # defined elsewhere, maybe re-exported from there by a star import
+            return self.star_import
+        return tokens[0] == _DEFINES_TOKEN or name in self.number_helpers
 
 
 _DEFINED_MEMO: dict[tuple[str, int, int], _Definitions] = {}
@@ -547,10 +551,10 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
     with _MEMO_LOCK:
         stamp = _TEXT_MEMO.get(key)
         found = _TOKEN_MEMO.get((key, tokens))
-        defined = _DEFINED_MEMO.get(key) if tokens[0] == _DEFINES_TOKEN else None
+        defined = _DEFINED_MEMO.get(key) if tokens[0] in _DEFINITION_TOKENS else None
     if found is None and stamp is not None and defined is not None:
         # a text's definitions answer each name without reading it again
-        found = tokens[1].encode() in defined.names or defined.star_import
+        found = defined.answer(tokens)
     if stamp is None or found is None:
         with _MEMO_LOCK:
             data = _RECENT_TEXTS.get(key)
@@ -610,13 +614,9 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
     return _text_answer(path, _EVAL_TOKENS)
 
 
-def _package_root(directory: Path) -> Path:
+def _package_root_of(directory: str) -> str:
     """The folder above the outermost package containing `directory` (where `import
     pkg.mod` resolves from)."""
-    return Path(_package_root_of(str(directory)))
-
-
-def _package_root_of(directory: str) -> str:
     current = directory
     while os.path.isfile(os.path.join(current, "__init__.py")):
         above = os.path.dirname(current)
@@ -939,7 +939,7 @@ def project_root(path: str) -> str:
     for folder in (here, *list(here.parents)[:3]):
         if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
             return str(folder)
-    return str(_package_root(here))
+    return _package_root_of(str(here))
 
 
 def project_files(root: str) -> list[str] | None:
