@@ -474,10 +474,12 @@ def summary_of_file(path: str) -> ModuleSummary | None:
         found = _MEMO.get(key)
     if found is not None:
         return found
+    data = _text_of(key, path)
+    if data is None:
+        return None
     try:
-        data = Path(path).read_bytes()
         source = data.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return None
     found = summarise_source(source, path)
     with _MEMO_LOCK:
@@ -556,13 +558,9 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         # a text's definitions answer each name without reading it again
         found = defined.answer(tokens)
     if stamp is None or found is None:
-        with _MEMO_LOCK:
-            data = _RECENT_TEXTS.get(key)
+        data = _text_of(key, path)
         if data is None:
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
-                return None
+            return None
         if stamp is None:
             _, size, mtime = key
             stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
@@ -573,6 +571,19 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
             # a module asked about one name is asked about the next: keep a few texts
             _keep_recent(_RECENT_TEXTS, key, data)
     return found, stamp
+
+
+def _text_of(key: tuple[str, int, int], path: str) -> bytes | None:
+    """The file's bytes: one of the few texts kept (a text gate has just read it), else
+    from disk; None if unreadable."""
+    with _MEMO_LOCK:
+        data = _RECENT_TEXTS.get(key)
+    if data is not None:
+        return data
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
 
 
 def _keep_recent(recent: OrderedDict, key, value) -> None:
@@ -593,15 +604,15 @@ def _parsed(path: str) -> tuple[ast.Module, list[str]] | None:
         return None
     with _MEMO_LOCK:
         found = _RECENT_TREES.get(key)
-        data = _RECENT_TEXTS.get(key)
     if found is not None:
         return found
+    data = _text_of(key, path)
+    if data is None:
+        return None
     try:
-        if data is None:
-            data = Path(path).read_bytes()
         source = data.decode("utf-8-sig")
         tree = parse_quietly(source, path)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     found = (tree, re.split(r"\r\n|\r|\n", source))
     with _MEMO_LOCK:
