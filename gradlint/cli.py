@@ -21,19 +21,21 @@ import threading
 import time
 import tokenize
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import gradlint
-from gradlint import engine, fileio
+from gradlint import codes, fileio
 from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
 from gradlint.edits import split_lines
 from gradlint.output.common import printable
-from gradlint.results import FileResult
+from gradlint.results import FileResult, SourceError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -477,10 +479,12 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
     if notebook.is_notebook(display):
         return _process_notebook(task, config, mode, unsafe, data, outcome)
     try:
-        source = engine.decode_source(data, display)
+        source = fileio.decode_source(data, display)
         if mode == "check":
+            from gradlint.engine import lint_source
+
             dependencies: dict[str, str] = {}
-            outcome.result.diagnostics = engine.lint_source(
+            outcome.result.diagnostics = lint_source(
                 source, display, config, dependencies=dependencies
             )
             outcome.result.dependencies = dependencies
@@ -515,7 +519,7 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 # Nothing changed: the very bytes that came in go out (BOM, coding cookie).
                 outcome.new_source = data
         outcome.cacheable = mode == "check"
-    except engine.SourceError as exc:
+    except SourceError as exc:
         return _unlintable(outcome, exc.error, mode, _echoes(task, mode), data)
     except MemoryError:
         raise
@@ -533,10 +537,11 @@ def _add_noqa(task: Task, outcome: Outcome, data: bytes, source: str, config: Co
     is reported (the file has no finding left); GL100 findings get no directive, the
     comment they are about is their subject."""
     from gradlint import suppressions
+    from gradlint.engine import lint_source
 
     found = [
         d
-        for d in engine.lint_source(source, task.display, config)
+        for d in lint_source(source, task.display, config)
         if d.code != suppressions.UNUSED_NOQA_CODE
     ]
     try:
@@ -573,9 +578,7 @@ def decode_notebook(data: bytes, display: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise engine.SourceError(
-            FileError(display, f"not valid utf-8: {exc.reason}", line, 0)
-        ) from None
+        raise SourceError(FileError(display, f"not valid utf-8: {exc.reason}", line, 0)) from None
 
 
 def encode_notebook(original: bytes, text: str) -> bytes:
@@ -677,7 +680,7 @@ def _process_notebook(
         if echo:
             outcome.new_source = data
         return outcome
-    except engine.SourceError as exc:
+    except SourceError as exc:
         return _unlintable(outcome, exc.error, mode, echo, data)
     except MemoryError:
         raise
@@ -729,8 +732,10 @@ def _write_fix(
     if relint is not None:
         outcome.result.diagnostics = relint()
     else:
-        outcome.result.diagnostics = engine.lint_source(
-            engine.decode_source(data, display), display, config
+        from gradlint.engine import lint_source
+
+        outcome.result.diagnostics = lint_source(
+            fileio.decode_source(data, display), display, config
         )
     return False
 
@@ -818,6 +823,9 @@ def run_tasks(
 def _run_pooled(
     tasks: Iterable[Task], config: Config, mode: str, unsafe: bool, workers: int
 ) -> Iterator[Outcome]:
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     window = workers * 4
     queue = iter(tasks)
     suspects: list[Task] = []
@@ -899,6 +907,12 @@ _LIVE_POOLS: list[ProcessPoolExecutor] = []
 
 @contextlib.contextmanager
 def _worker_pool(workers: int, config: Config, mode: str, unsafe: bool):
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Loaded before the fork, so each worker inherits the rules instead of importing
+    # LibCST again (a run whose files all come from the cache never loads them).
+    import gradlint.engine  # noqa: F401
+
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=_pool_context(),
@@ -1101,7 +1115,7 @@ def _restore_text(result: FileResult, data: bytes) -> None:
             return
         result.cells = nb.cell_sources(document)
         return
-    result.source = engine.decode_source(data, result.path)
+    result.source = fileio.decode_source(data, result.path)
 
 
 def _plural(number: int, word: str, plural_form: str | None = None) -> str:
@@ -1167,7 +1181,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if args.add_noqa:
         mode = "add-noqa"
     formats = output_formats()
-    all_codes = engine.all_codes()
+    all_codes = codes.all_codes()
     overrides = _overrides(args, all_codes)
     settings = load_settings(
         _config_start(args, stdin_mode),
@@ -1281,7 +1295,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             task_config = task.config or config
             key = entry_key(
                 content_hash(data),
-                engine.codes_for(task_config, task.display),
+                task_config.enabled_codes(task.display),
                 task_config.result_options(),
             )
             hit = cache.lookup(task.abs_path, key, task.display)
@@ -1290,7 +1304,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
                 if hit.diagnostics:
                     try:
                         _restore_text(result, data)
-                    except engine.SourceError:
+                    except SourceError:
                         pass
                 results.append(result)
                 continue
@@ -1412,6 +1426,8 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_rule(argv: list[str], console: Console) -> int:
+    from gradlint import engine
+
     args = rule_parser().parse_args(argv)
     if args.all == bool(args.code):
         raise UsageError("gradlint rule: give a rule code (gradlint rule GL001) or --all")
@@ -1420,7 +1436,7 @@ def run_rule(argv: list[str], console: Console) -> int:
     else:
         rule = engine.rule_by_code(args.code)
         if rule is None:
-            known = ", ".join(engine.all_codes()) or "none"
+            known = ", ".join(codes.all_codes()) or "none"
             raise UsageError(f"unknown rule {args.code!r}; known rules: {known}")
         rules = [rule]
     if args.output_format == "json":
@@ -1434,7 +1450,7 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
                 "severity": rule.severity.value,
                 "low_confidence": rule.low_confidence or None,
-                "preview": rule.preview,
+                "preview": codes.is_preview(rule.code),
                 "url": rule.url(),
                 "documentation": rule.documentation(),
                 # Meta rules (GL100) judge suppressions, not autograd; only their code selects them.
@@ -1453,7 +1469,7 @@ def run_rule(argv: list[str], console: Console) -> int:
                     "\nAbout suppressions, not autograd; on only when selected by their own "
                     "code (--extend-select GL100):\n"
                 )
-            channel = "preview" if rule.preview else "stable "
+            channel = "preview" if codes.is_preview(rule.code) else "stable "
             console.stdout.write(
                 f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"
             )

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gradlint import codes
+
 try:  # pragma: no cover - which branch runs depends on the interpreter
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -64,11 +66,6 @@ DEFAULT_SELECT: tuple[str, ...] = ("GL",)
 # Prefixes that name gradlint's code family itself; valid even before a rule with that
 # prefix exists, so `select = ["GL"]` never fails.
 FAMILY_PREFIXES = ("G", "GL")
-
-# Codes that only their full code selects (`GL` and `ALL` do not): GL100 judges the
-# noqa comments, not autograd, so turning it on is a choice of its own (as RUF100 is not
-# in ruff's defaults). Kept equal to the META_RULES that say so by tests/test_suppressions.py.
-EXPLICIT_ONLY = frozenset({"GL100"})
 
 
 @dataclass(frozen=True)
@@ -123,10 +120,11 @@ class Config:
         """
         selected = tuple(self.select) + tuple(self.extend_select)
         preview = frozenset(preview_codes)
+        explicit_only = codes.explicit_only_codes()
         chosen = set()
         for code in all_codes:
             sel = _longest_prefix(code, selected)
-            if sel < 0 or (code in EXPLICIT_ONLY and sel < len(code)):
+            if sel < 0 or (code in explicit_only and sel < len(code)):
                 continue
             if code in preview and not self.preview and sel != len(code):
                 continue
@@ -134,6 +132,10 @@ class Config:
                 continue
             chosen.add(code)
         return frozenset(chosen)
+
+    def enabled_codes(self, path: str) -> frozenset[str]:
+        """The registered rules' codes (the meta rules' too) that run on `path`."""
+        return self.codes_for(path, codes.all_codes(), codes.preview_codes())
 
     def codes_for(
         self, path: str, all_codes: list[str], preview_codes: Iterable[str] = ()
@@ -424,11 +426,11 @@ def parse_file_settings(
             )
         values["per_file_ignores"] = {
             pattern: parse_selectors(
-                _expect_str_list(codes, where(f"per-file-ignores.{pattern!r}")),
+                _expect_str_list(prefixes, where(f"per-file-ignores.{pattern!r}")),
                 all_codes,
                 where(f"per-file-ignores.{pattern!r}"),
             )
-            for pattern, codes in raw.items()
+            for pattern, prefixes in raw.items()
         }
     for key in ("exclude", "extend-exclude", "include", "extend-include"):
         if key in table:
@@ -481,9 +483,10 @@ def layered_selection(
         select=file_select, extend_select=file.extend_select, ignore=file.ignore, preview=preview
     )
     enabled = set(base.selected_codes(all_codes, preview_codes))
+    explicit_only = codes.explicit_only_codes()
     for code in all_codes:
         extended = _longest_prefix(code, cli.extend_select or ())
-        if code in EXPLICIT_ONLY and extended < len(code):
+        if code in explicit_only and extended < len(code):
             extended = -1
         ignored = _longest_prefix(code, cli.ignore or ())
         if extended < 0 and ignored < 0:
@@ -509,11 +512,9 @@ def load_settings(
     Raises ConfigError for an unreadable or invalid file, an unknown option, or an
     unknown rule code.
     """
-    from gradlint.rules import ALL_RULES, META_RULES
-
     if all_codes is None:
-        all_codes = [rule.code for rule in ALL_RULES + META_RULES]
-    preview_codes = [rule.code for rule in ALL_RULES if rule.preview and rule.code in all_codes]
+        all_codes = codes.all_codes()
+    preview_codes = [code for code in all_codes if codes.is_preview(code)]
     overrides = overrides or Overrides()
     source: Path | None = None
     table: dict | None = None

@@ -23,7 +23,7 @@ from gradlint.diagnostics import (
 from gradlint.results import SourceError
 
 if TYPE_CHECKING:
-    from gradlint.analysis import FileFacts
+    from gradlint.analysis.facts import FileFacts
     from gradlint.analysis.index import FileIndex
     from gradlint.analysis.project import ProjectIndex
 
@@ -62,7 +62,7 @@ class FileContext:
 
     @cached_property
     def facts(self) -> FileFacts:
-        from gradlint.analysis import FileFacts
+        from gradlint.analysis.facts import FileFacts
 
         return FileFacts(self.module, self.index, self.project)
 

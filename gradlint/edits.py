@@ -15,8 +15,6 @@ from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TypeGuard
 
-import libcst as cst
-
 from gradlint.diagnostics import Applicability, Edit, Fix, Position
 
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
@@ -148,6 +146,10 @@ def is_applicable(fix: Fix | None, *, unsafe: bool) -> TypeGuard[Fix]:
 
 
 def parses(source: str) -> bool:
+    # Imported here: the report formats need this module's edits, and a run whose files
+    # all come from the cache never loads LibCST.
+    import libcst as cst
+
     try:
         cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError):

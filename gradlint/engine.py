@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import io
 import re
-import tokenize
 from pathlib import Path
 
 import libcst as cst
@@ -21,6 +19,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.fileio import decode_source
 from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
 from gradlint.results import FileResult, SourceError
@@ -41,7 +40,6 @@ __all__ = [
     "ALL_RULES",
     "META_RULES",
     "NOQA_RE",
-    "all_codes",
     "apply_noqa",
     "is_suppressed",
     "noqa_map",
@@ -57,20 +55,8 @@ __all__ = [
 DEFAULT_CONFIG = Config()
 
 
-def all_codes() -> list[str]:
-    """Every code a configuration can select: the autograd rules, then the meta rules."""
-    return [rule.code for rule in ALL_RULES] + [rule.code for rule in META_RULES]
-
-
 def rules_for(codes) -> list[type[Rule]]:
     return [rule for rule in ALL_RULES if rule.code in codes]
-
-
-def codes_for(config: Config, path: str) -> frozenset[str]:
-    """The registered rules' codes (the meta rules' too) that run on `path`, preview
-    rules included only as `config` allows (read from the registry each time, so a
-    rule's channel is its class attribute)."""
-    return config.codes_for(path, all_codes(), [r.code for r in ALL_RULES if r.preview])
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
@@ -196,7 +182,7 @@ def lint_source(
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
-    enabled = codes_for(config, path)
+    enabled = config.enabled_codes(path)
     if FILE_NOQA_RE.search(source):
         return []
     found, context = _lint(source, path, config, enabled, dependencies)
@@ -291,24 +277,6 @@ def run_rules(context: FileContext, rules: list[Rule]) -> None:
         leave = getattr(rule, "leave_Module", None)
         if leave is not None:
             leave(context.module)
-
-
-def decode_source(data: bytes, path: str) -> str:
-    """Decode as Python does for a file without a coding cookie we honour: UTF-8, BOM ok."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(FileError(path, f"cannot decode: {exc}")) from None
-    try:
-        text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        reason = getattr(exc, "reason", str(exc))
-        start = getattr(exc, "start", None)
-        line = data[:start].count(b"\n") + 1 if start is not None else 0
-        raise SourceError(FileError(path, f"not valid {encoding}: {reason}", line, 0)) from None
-    if "\x00" in text:
-        raise SourceError(FileError(path, "source contains a NUL byte"))
-    return text
 
 
 def lint_file(path: str | Path, config: Config | None = None) -> FileResult:

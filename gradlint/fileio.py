@@ -2,6 +2,7 @@
 
     read_source(path, limit) -> bytes          raises SourceReadError (one line, per file)
     read_stream(stream, limit) -> bytes        stdin; raises TooLarge with what was read
+    decode_source(data, path) -> str           raises SourceError (the file's error)
     replace_file(path, data, original)         raises FileChanged or OSError; the file
                                                holds `original` or `data`, never a mix
 
@@ -22,9 +23,14 @@ it meanwhile), nothing is written and FileChanged says so.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat as stat_module
 import tempfile
+import tokenize
+
+from gradlint.diagnostics import FileError
+from gradlint.results import SourceError
 
 # 5 MiB: the largest hand-written Python files are a few hundred KiB; LibCST needs up to
 # about 1 GB of memory per MB of dense code, so this bounds one file's cost.
@@ -121,6 +127,24 @@ def copy_stream(source, target) -> None:
         if not chunk:
             return
         target.write(chunk)
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """Decode as Python does for a file without a coding cookie we honour: UTF-8, BOM ok."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(FileError(path, f"cannot decode: {exc}")) from None
+    try:
+        text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = getattr(exc, "reason", str(exc))
+        start = getattr(exc, "start", None)
+        line = data[:start].count(b"\n") + 1 if start is not None else 0
+        raise SourceError(FileError(path, f"not valid {encoding}: {reason}", line, 0)) from None
+    if "\x00" in text:
+        raise SourceError(FileError(path, "source contains a NUL byte"))
+    return text
 
 
 def _holds(path: str, expected: bytes) -> bool:

@@ -99,11 +99,11 @@ def _config_for_directory(directory: str):
     """[tool.gradlint] from the closest configuration file, as the CLI finds it; read once
     per directory and process."""
     from gradlint.config import ConfigError, load_settings
-    from gradlint.engine import DEFAULT_CONFIG, all_codes
+    from gradlint.engine import DEFAULT_CONFIG
 
     try:
         # GL100 is a valid code here too, though flake8 applies noqa itself (so it never runs).
-        return load_settings(Path(directory), all_codes=all_codes()).config
+        return load_settings(Path(directory)).config
     except ConfigError as exc:
         _note(f"{exc}; using the default configuration")
         return DEFAULT_CONFIG

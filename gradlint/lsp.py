@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
-from gradlint import __version__, engine, suppressions
+from gradlint import __version__, suppressions
 from gradlint.about import install_hint
 from gradlint.analysis.project import affected_by
 from gradlint.config import Config, ConfigError, load_settings
@@ -133,7 +133,7 @@ def config_for(path: str, warn) -> Config:
     Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
     start = Path(path).parent if path != "-" else Path.cwd()
     try:
-        return load_settings(start, all_codes=engine.all_codes()).config
+        return load_settings(start).config
     except ConfigError as exc:
         warn(f"gradlint: {exc}; using the default configuration")
         return DEFAULT_CONFIG

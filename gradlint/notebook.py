@@ -53,8 +53,6 @@ from gradlint.diagnostics import (
     Related,
 )
 from gradlint.edits import split_lines
-from gradlint.engine import lint_source
-from gradlint.fixes import fix_source
 from gradlint.output.common import printable
 from gradlint.results import FileResult, SourceError
 
@@ -631,6 +629,10 @@ def _lintable_program(
 ):
     """The program and its findings. A cell LibCST rejects though CPython compiled it
     is left out like one that does not compile, and the rest linted again."""
+    # Imported where a notebook is linted: reading one (a cached result's cells) needs
+    # neither the rules nor LibCST.
+    from gradlint.engine import lint_source
+
     skip: set[int] = set()
     rejected: list[FileError] = []
     while True:
@@ -716,6 +718,8 @@ def fix_notebook(
     text = notebook.text or ""
     if not program.segments:
         return NotebookFix(text, notebook, [], [], error)
+    from gradlint.fixes import fix_source
+
     outcome = fix_source(program.text, path, config or Config(), unsafe=unsafe)
     remaining_in_old = [program.to_cell(d) for d in found]
     fixed = [_tolerant(program, d) for d in outcome.fixed]
@@ -892,6 +896,8 @@ def fixed_cell_sources(
     program, _ = _lintable_program(notebook, path, config)
     if not program.segments:
         return {}
+    from gradlint.fixes import fix_source
+
     outcome = fix_source(program.text, path, config or Config(), unsafe=unsafe)
     if outcome.source == program.text:
         return {}

@@ -34,6 +34,15 @@ def _registry():
     return ALL_RULES + META_RULES, Applicability
 
 
+def _codes():
+    sys.path.insert(0, str(REPO))
+    try:
+        from gradlint import codes
+    finally:
+        sys.path.pop(0)
+    return codes
+
+
 def fix_line(rule) -> str:
     _, applicability = _registry()
     title = rule.fix_title
@@ -80,7 +89,7 @@ def index_page(rules) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
-        if getattr(rule, "explicit_only", False) and rows[-1].startswith("| ["):
+        if rule.code in _codes().explicit_only_codes() and rows[-1].startswith("| ["):
             rows += [
                 "",
                 "About the suppressions rather than autograd, these run only when selected by",
@@ -99,7 +108,8 @@ def index_page(rules) -> str:
             }[rule.fix_applicability]
         rows.append(
             f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {_cell(rule.summary())} "
-            f"| {'preview' if rule.preview else 'stable'} | {rule.severity.value} | {fix} |"
+            f"| {'preview' if _codes().is_preview(rule.code) else 'stable'} "
+            f"| {rule.severity.value} | {fix} |"
         )
     return "\n".join(rows) + "\n"
 

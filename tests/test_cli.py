@@ -86,9 +86,9 @@ LINE_RE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<code>G
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
+def project(tmp_path, monkeypatch, install_rules):
     """An empty project directory as the working directory, with the stand-in rules."""
-    monkeypatch.setattr(engine, "ALL_RULES", FAKE_RULES)
+    install_rules(FAKE_RULES)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(cli.OUTPUT_FORMAT_ENV, raising=False)
     monkeypatch.delenv(cli.CACHE_DIR_ENV, raising=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gradlint import cli
+from gradlint import cli, engine
 from gradlint.analysis.project import importers
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -74,13 +74,13 @@ def linted(capsys, *argv: str) -> tuple[int, list[str]]:
 
 def test_only_changed_files_and_their_importers_are_linted(repo, capsys, monkeypatch):
     seen: list[str] = []
-    original = cli.engine.lint_source
+    original = engine.lint_source
 
     def counting(source, path="-", config=None, **options):
         seen.append(Path(path).as_posix())
         return original(source, path, config, **options)
 
-    monkeypatch.setattr(cli.engine, "lint_source", counting)
+    monkeypatch.setattr(engine, "lint_source", counting)
     assert linted(capsys, "--diff-base", "main")[0] == 0
     assert seen == []  # nothing changed
     (repo / "utils.py").write_text(UTILS + "\n# changed\n")

@@ -250,9 +250,9 @@ class Pong(_NameRule):
 
 
 @pytest.fixture
-def rules(monkeypatch):
+def rules(install_rules):
     def install(*rule_classes):
-        monkeypatch.setattr(gradlint.engine, "ALL_RULES", list(rule_classes))
+        install_rules(rule_classes)
 
     return install
 

@@ -64,8 +64,8 @@ def fresh_plugin_state(monkeypatch):
 
 
 @pytest.fixture
-def test_rules(monkeypatch):
-    monkeypatch.setattr(gradlint.engine, "ALL_RULES", [AugAddRule, ExplodingRule])
+def test_rules(install_rules):
+    install_rules([AugAddRule, ExplodingRule])
 
 
 def run_flake8(capsys, *args: str) -> tuple[list[tuple[str, int, int, str]], str]:

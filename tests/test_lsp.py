@@ -27,9 +27,11 @@ FIXTURES = REPO / "fixtures"
 SERVER_WITH_TEST_RULE = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
+import gradlint.codes as codes
 import gradlint.engine as engine
 from test_flake8_plugin import AugAddRule
 engine.ALL_RULES = [*engine.ALL_RULES, AugAddRule]
+codes.REGISTERED = (*codes.REGISTERED, codes.RuleCode(AugAddRule.code))
 from gradlint.lsp import main
 sys.exit(main())
 """

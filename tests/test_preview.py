@@ -1,5 +1,5 @@
-"""The preview channel: a rule with `preview = True` runs only when selected by its exact
-code or with `--preview` / `preview = true`, and its docs and `gradlint rule` say so.
+"""The preview channel: a rule in preview (`gradlint.codes`) runs only when selected by its
+exact code or with `--preview` / `preview = true`, and its docs and `gradlint rule` say so.
 Tested by putting a shipped rule (GL002) in preview for the test."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from gradlint import codes
 from gradlint.cli import main
 from gradlint.config import Config, Overrides, load_settings
-from gradlint.engine import ALL_RULES, codes_for, lint_source, rule_by_code
+from gradlint.engine import ALL_RULES, lint_source, rule_by_code
 
 CODES = [r.code for r in ALL_RULES]
 GL002 = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
@@ -21,7 +22,11 @@ GL002 = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
 
 @pytest.fixture
 def preview_gl002(monkeypatch):
-    monkeypatch.setattr(rule_by_code("GL002"), "preview", True)
+    registered = tuple(
+        codes.RuleCode(entry.code, preview=True) if entry.code == "GL002" else entry
+        for entry in codes.REGISTERED
+    )
+    monkeypatch.setattr(codes, "REGISTERED", registered)
 
 
 def found(config: Config | None = None) -> list[str]:
@@ -45,7 +50,7 @@ def test_a_preview_rule_runs_only_when_selected_exactly_or_with_preview(
     preview_gl002, config, runs
 ):
     assert found(config) == (["GL002"] if runs else [])
-    assert ("GL002" in codes_for(config, "t.py")) is runs
+    assert ("GL002" in config.enabled_codes("t.py")) is runs
 
 
 def settings(tmp_path: Path, table: str, overrides: Overrides | None = None) -> Config:

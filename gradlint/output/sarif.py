@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-import gradlint
-import gradlint.engine
 from gradlint.about import home
 from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
 from gradlint.output.common import (
@@ -155,6 +153,10 @@ def notification(error: FileError, root: str | None) -> dict:
 
 
 def sarif_log(results: Sequence[FileResult], root: str | None = None) -> dict:
+    # Here, not at the top: the other formats print a cached result without loading the
+    # rules (and LibCST with them).
+    import gradlint.engine
+
     diagnostics = sorted_diagnostics(results)
     rules = [rule_descriptor(rule) for rule in gradlint.engine.ALL_RULES]
     index = {descriptor["id"]: i for i, descriptor in enumerate(rules)}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from gradlint.about import rule_url
+from gradlint.codes import is_preview
 from gradlint.diagnostics import Applicability, Confidence, Edit, Fix, Related, Severity
 
 if TYPE_CHECKING:
@@ -33,10 +34,6 @@ class Rule:
     # ERROR: the pitfall raises or silently breaks training; WARNING: it wastes memory or
     # compute. Users override it per rule (`[tool.gradlint] severity`).
     severity: ClassVar[Severity] = Severity.ERROR
-    # A rule in preview runs only when selected by its exact code or with `--preview` /
-    # `preview = true`, until its precision on the real-code ledger is measured and
-    # stated in its documentation; then it is made stable by setting this to False.
-    preview: ClassVar[bool] = False
     # When the rule reports with Confidence.LOW, in the user's terms (shown in the docs and
     # by `gradlint rule`); empty: every finding is high confidence.
     low_confidence: ClassVar[str] = ""
@@ -160,7 +157,7 @@ class Rule:
     @classmethod
     def channel(cls) -> str:
         """One line saying whether the rule is stable or in preview, for its docs."""
-        if cls.preview:
+        if is_preview(cls.code):
             return (
                 f"**Status:** preview: runs only when selected by its exact code "
                 f"(`--select {cls.code}`) or with `--preview` / `preview = true`, until its "

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gradlint.analysis import dotted_name
 from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.index import dotted_name
 from gradlint.diagnostics import Related
 
 if TYPE_CHECKING:
-    from gradlint.analysis import FileFacts
+    from gradlint.analysis.facts import FileFacts
     from gradlint.context import FileContext
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode
+from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.inplace import NOT_INPLACE_METHODS
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
-from gradlint.analysis.index import child_nodes
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import child_nodes, dotted_name
 from gradlint.fix_builders import render, rewrite_statement
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins

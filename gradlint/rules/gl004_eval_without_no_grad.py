@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Position, Related, Severity
 from gradlint.fix_builders import wrap_in_no_grad

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, LoopFacts, dotted_name
-from gradlint.analysis.loops import LoopNode
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
+from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import Kind, may_carry_graph
 from gradlint.diagnostics import Confidence, Edit, Fix, Severity
 from gradlint.rules.base import Rule

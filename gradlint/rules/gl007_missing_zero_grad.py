@@ -5,9 +5,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gradlint.analysis import dotted_name
 from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, Binding
 from gradlint.analysis.grad_clears import GradClear
+from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopNode
 from gradlint.diagnostics import Applicability, Edit, Fix, Position, Related
 from gradlint.edits import split_lines

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule

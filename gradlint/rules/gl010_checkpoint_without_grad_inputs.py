@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.fix_builders import add_keyword_argument

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
 from gradlint.analysis.autograd_calls import DiffEvent
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.analysis.inplace import InplaceChange, changes_in
 from gradlint.rules.base import Rule
 
@@ -98,8 +99,6 @@ class InplaceOnSavedTensor(Rule):
     """
 
     code = "GL011"
-    # 0 findings on the 29-repository corpus: its precision on real code is not measured.
-    preview = True
     name = "inplace-on-saved-tensor"
     message = _MESSAGE
     # Reported only before a differentiation in the same function.

@@ -4,7 +4,8 @@ import re
 
 import libcst as cst
 
-from gradlint.analysis import GradMode, dotted_name
+from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.diagnostics import Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import ClassVar
-
 from gradlint.diagnostics import Applicability
 from gradlint.rules.base import Rule
 
@@ -55,5 +53,3 @@ class UnusedNoqa(Rule):
     message = "Unused `noqa` directive (unused: {codes})"
     fix_title = "Remove the unused codes from the `noqa` directive"
     fix_applicability = Applicability.SAFE
-    # Selected only by its full code (see config.EXPLICIT_ONLY).
-    explicit_only: ClassVar[bool] = True

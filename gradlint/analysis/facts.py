@@ -1,0 +1,119 @@
+"""One file's facts, each computed at most once and only when a rule asks for it."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.frameworks import FrameworkAnalysis
+from gradlint.analysis.grad_clears import GradClearing
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex
+from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.result_uses import ResultUses
+from gradlint.analysis.saved import SavedForBackward
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.train_mode import TrainModeAnalysis
+from gradlint.analysis.values import ValueAnalysis
+
+
+class FileFacts:
+    def __init__(
+        self,
+        module: cst.Module,
+        index: FileIndex | None = None,
+        project: ProjectIndex | None = None,
+    ) -> None:
+        self.module = module
+        self.project = project
+        if index is not None:
+            self.index = index
+
+    @cached_property
+    def index(self) -> FileIndex:
+        return FileIndex(self.module)
+
+    @cached_property
+    def flow(self) -> DataFlow:
+        return DataFlow(self.index, self.grad_mode)
+
+    @cached_property
+    def grad_mode(self) -> GradModeAnalysis:
+        return GradModeAnalysis(self.index, self.project)
+
+    @cached_property
+    def autograd(self) -> AutogradCalls:
+        return AutogradCalls(self.index, self.flow)
+
+    @cached_property
+    def loops(self) -> LoopAnalysis:
+        return LoopAnalysis(self.index, self.flow, self.autograd, self.summaries)
+
+    @cached_property
+    def tensors(self) -> TensorFacts:
+        return TensorFacts(self.index)
+
+    @cached_property
+    def values(self) -> ValueAnalysis:
+        return ValueAnalysis(self.index, self.tensors, self.grad_mode, self.summaries)
+
+    @cached_property
+    def saved(self) -> SavedForBackward:
+        return SavedForBackward(self.index, self.values, self.tensors, self.grad_mode)
+
+    @cached_property
+    def train_mode(self) -> TrainModeAnalysis:
+        return TrainModeAnalysis(self.index, self.summaries)
+
+    @cached_property
+    def frameworks(self) -> FrameworkAnalysis:
+        return FrameworkAnalysis(self.index)
+
+    @cached_property
+    def forwards(self) -> ForwardAnalysis:
+        return ForwardAnalysis(
+            self.index,
+            self.flow,
+            self.autograd,
+            self.loops,
+            self.values,
+            self.tensors,
+            self.grad_mode,
+            self.summaries,
+            self.differentiation,
+        )
+
+    @cached_property
+    def differentiation(self) -> DifferentiationReach:
+        return DifferentiationReach(self.index, self.flow, self.loops, self.values)
+
+    @cached_property
+    def result_uses(self) -> ResultUses:
+        return ResultUses(self.index, self.values, self.tensors, self.summaries)
+
+    @cached_property
+    def grad_clears(self) -> GradClearing:
+        return GradClearing(self.index)
+
+    @cached_property
+    def summaries(self) -> FunctionSummaries:
+        return FunctionSummaries(
+            self.index, self.autograd, self.grad_mode.callees, self.project, self.grad_clears
+        )
+
+    # shortcuts used by most rules
+    def mode_at(self, node: cst.CSTNode) -> GradMode:
+        return self.grad_mode.mode_at(node)
+
+    def is_recording(self, node: cst.CSTNode) -> bool:
+        return self.mode_at(node) is GradMode.RECORDING
+
+    def qualified_name(self, node: cst.CSTNode | None) -> str | None:
+        return self.index.qualified_name(node)

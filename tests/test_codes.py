@@ -1,0 +1,80 @@
+"""The codes table (gradlint.codes) and what it is for: a run whose files all come from
+the cache reads the table, never the rules, so it does not load LibCST."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gradlint import codes
+from gradlint.engine import ALL_RULES, META_RULES
+
+REPO = Path(__file__).resolve().parent.parent
+
+LEAF_INPLACE = "import torch\n\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
+
+
+def test_the_table_lists_the_registered_rules_in_their_order():
+    assert [entry.code for entry in codes.REGISTERED] == [r.code for r in ALL_RULES + META_RULES]
+    assert codes.all_codes() == [r.code for r in ALL_RULES + META_RULES]
+    assert codes.explicit_only_codes() == {r.code for r in META_RULES}
+
+
+def test_a_rule_is_in_preview_exactly_when_its_documentation_says_so():
+    for rule in ALL_RULES:
+        assert ("In preview" in rule.documentation()) == codes.is_preview(rule.code), rule.code
+    assert codes.preview_codes() <= set(codes.all_codes())
+
+
+def _notebook(source: str) -> str:
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "c1",
+        "metadata": {},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _run(project: Path) -> tuple[str, list[str]]:
+    """The full report of a run over `project`, and which of LibCST and the rules the
+    process loaded."""
+    script = (
+        "import sys; from gradlint.cli import main;"
+        "status = main(['--output-format', 'full', '-j1', '.']);"
+        "print('LOADED', sorted(m for m in ('libcst', 'gradlint.engine', 'gradlint.rules')"
+        " if m in sys.modules));"
+        "sys.exit(status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={"PATH": "", "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 1, done.stderr
+    report, _, loaded = done.stdout.rpartition("LOADED ")
+    return report, json.loads(loaded.replace("'", '"'))
+
+
+def test_a_run_served_from_the_cache_loads_neither_libcst_nor_the_rules(tmp_path):
+    (tmp_path / "train.py").write_text(LEAF_INPLACE)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    (tmp_path / "explore.ipynb").write_text(_notebook(LEAF_INPLACE))
+    cold, loaded = _run(tmp_path)
+    assert "GL002" in cold and "explore.ipynb" in cold and "train.py" in cold
+    assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]
+
+    warm, loaded = _run(tmp_path)
+    assert loaded == []
+    # the same report, snippets included: the cached findings' text is read again
+    assert warm == cold
+
+    (tmp_path / "train.py").write_text(LEAF_INPLACE + "# changed\n")
+    _, loaded = _run(tmp_path)
+    assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]
