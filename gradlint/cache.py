@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -429,6 +428,8 @@ class Cache:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             # Write a temporary file and rename it: a concurrent run or a crash never
             # leaves a half-written cache behind.
+            import tempfile  # here: a run served from the cache writes nothing
+
             fd, temporary = tempfile.mkstemp(
                 dir=os.path.dirname(self.path), prefix=".tmp-", suffix=".json"
             )

@@ -203,11 +203,20 @@ def find_repo_root(directory: str) -> str | None:
 # exclude / extend-exclude
 
 
+# What makes a glob more than its literal text (fnmatch's wildcards).
+_WILDCARDS = frozenset("*?[")
+
+
 class ExcludeMatcher:
     """ruff's exclude semantics: a glob matches the file or directory name, or the path
     anchored at the project root (where `*` may cross `/`)."""
 
     def __init__(self, patterns: Iterable[str], root: str) -> None:
+        # A pattern without wildcards (all of the default excludes) matches by equality:
+        # compiling the defaults as one regular expression cost more than the rest of a
+        # run whose files all come from the cache.
+        self._names: set[str] = set()
+        self._paths: set[str] = set()
         name_parts: list[str] = []
         path_parts: list[str] = []
         for pattern in patterns:
@@ -217,16 +226,25 @@ class ExcludeMatcher:
             if pattern.startswith("./"):
                 pattern = pattern[2:]
             pattern = pattern.rstrip("/") or pattern
+            anchored = os.path.normpath(os.path.join(root, os.path.expanduser(pattern)))
+            if _WILDCARDS.isdisjoint(pattern):
+                self._names.add(pattern)
+                self._paths.add(anchored)
+                continue
             name_parts.append(fnmatch.translate(pattern))
-            anchored = os.path.join(root, os.path.expanduser(pattern))
-            path_parts.append(fnmatch.translate(os.path.normpath(anchored)))
+            path_parts.append(fnmatch.translate(anchored))
         self._name = re.compile("|".join(name_parts)) if name_parts else None
         self._path = re.compile("|".join(path_parts)) if path_parts else None
+        self._empty = not self._names and self._name is None
 
     def __call__(self, abs_path: str, name: str | None = None) -> bool:
-        if self._name is None:
+        if self._empty:
             return False
         name = name if name is not None else os.path.basename(abs_path)
+        if name in self._names or abs_path in self._paths:
+            return True
+        if self._name is None:
+            return False
         return bool(self._name.match(name) or (self._path and self._path.match(abs_path)))
 
 

@@ -26,7 +26,6 @@ import errno
 import io
 import os
 import stat as stat_module
-import tempfile
 import tokenize
 
 from gradlint.diagnostics import FileError
@@ -167,6 +166,8 @@ def replace_file(path: str, data: bytes, original: bytes) -> None:
     # not write stays unwritten, as when it was written in place.
     if not os.access(target, os.W_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    import tempfile  # here: most runs write nothing, and tempfile loads shutil and random
+
     directory, name = os.path.split(target)
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".gradlint-tmp")
     try:

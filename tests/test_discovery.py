@@ -69,6 +69,20 @@ def test_exclude_path_globs_are_anchored_at_the_root(tmp_path):
     }
 
 
+def test_an_exclude_without_wildcards_matches_exactly_that_name_or_path(tmp_path):
+    # Such patterns are compared as text, not compiled: `.` and `+` are themselves.
+    make_tree(
+        tmp_path,
+        {"gen+v2/a.py": "", "genv2/b.py": "", "x.y/c.py": "", "xzy/d.py": "", "src/x.y/e.py": ""},
+    )
+    assert found(tmp_path, extend_exclude=("gen+v2", "src/x.y")) == {
+        "genv2/b.py",
+        "x.y/c.py",
+        "xzy/d.py",
+    }
+    assert found(tmp_path, extend_exclude=("x.y", "gen?v2")) == {"genv2/b.py", "xzy/d.py"}
+
+
 def test_explicit_files_are_linted_even_when_excluded_unless_forced(tmp_path):
     make_tree(tmp_path, {"build/gen.py": "", "build/other.py": "", "script": ""})
     explicit = [tmp_path / "build" / "gen.py", tmp_path / "script"]

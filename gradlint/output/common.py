@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
-from urllib.parse import quote
 
 from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position, Related
 from gradlint.edits import is_applicable
@@ -170,6 +169,8 @@ def printable(text: str) -> str:
 def uri_quote(path: str) -> str:
     """A relative POSIX path percent-encoded for a URI, bytes a name could not decode
     included (`bad%FF.py`): the URI names the very file, as Path.as_uri does."""
+    from urllib.parse import quote  # only SARIF and GitHub links need it; it loads ipaddress
+
     try:
         raw = path.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
