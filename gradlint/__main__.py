@@ -1,5 +1,3 @@
-import sys
+from gradlint.cli import console_main
 
-from gradlint.cli import main
-
-sys.exit(main())
+console_main()

@@ -1575,3 +1575,26 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         # Whatever ends the run (a crash included), no worker outlives it.
         stop_all_pools()
+
+
+def console_main() -> None:
+    """The `gradlint` command (and `python -m gradlint`): main(), then the exit status,
+    without tearing the interpreter down. Freeing every module and every cached object
+    one by one at shutdown cost 0.04 CPU s of a 0.3 s run served from the cache (mypy
+    exits the same way). Nothing is left to do by then: the output is flushed here,
+    worker pools are stopped and the cache file closed inside main(). The language
+    server, a long-lived process, exits as usual."""
+    argv = sys.argv[1:]
+    status = main(argv)
+    if argv[:1] == ["lsp"]:
+        sys.exit(status)
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        # The reader left (`gradlint src | head`) or stdout was closed: as main() does.
+        status = status or 1
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(status)

@@ -199,6 +199,42 @@ def test_python_dash_m_gradlint(tmp_path):
     assert "All checks passed!" in proc.stdout
 
 
+LEAF_UPDATES = "import torch\nw = torch.ones(3, requires_grad=True)\n" + "w += 1\n" * 3000
+
+
+def test_the_command_writes_all_of_a_long_report_before_it_exits(tmp_path):
+    # The command skips the interpreter's teardown (cli.console_main): the output must
+    # still come out whole, with the exit status.
+    (tmp_path / "a.py").write_text(LEAF_UPDATES, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "-j1", "a.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3002 and lines[-2] == "Found 3000 errors."
+    assert lines[-1].startswith("3000 unsafe fixes available")
+    assert proc.stderr == ""
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly(tmp_path):
+    (tmp_path / "a.py").write_text(LEAF_UPDATES, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "-j1", "a.py"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert b"GL002" in proc.stdout.readline()
+    proc.stdout.close()  # `gradlint a.py | head -1`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == ""
+
+
 # --- output formats -------------------------------------------------------------------------
 
 

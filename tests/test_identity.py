@@ -32,7 +32,7 @@ USER_FACING = [
 def test_distribution_name_is_the_free_one_and_the_command_stays_gradlint():
     project = PYPROJECT["project"]
     assert project["name"] == about.DISTRIBUTION == "torch-gradlint"
-    assert project["scripts"]["gradlint"] == "gradlint.cli:main"
+    assert project["scripts"]["gradlint"] == "gradlint.cli:console_main"
     # The extras refer to the distribution by its own name.
     assert all(
         "gradlint[" not in dep or dep.startswith("torch-gradlint[")
