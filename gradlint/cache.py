@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradlint
-from gradlint.analysis.project import dependencies_unchanged
+from gradlint.analysis.stamps import unchanged_by_stat
 from gradlint.diagnostics import (
     Applicability,
     CellLocation,
@@ -307,6 +307,15 @@ def valid_entry(entry) -> bool:
     )
 
 
+def _dependencies_unchanged(dependencies: dict[str, str]) -> bool:
+    if unchanged_by_stat(dependencies):
+        return True
+    # Only now the summaries: reading and summarising needs more than a warm run loads.
+    from gradlint.analysis.project import dependencies_unchanged
+
+    return dependencies_unchanged(dependencies)
+
+
 @dataclass
 class CachedResult:
     diagnostics: list[Diagnostic]
@@ -363,7 +372,7 @@ class Cache:
         if entry is None or entry[0] != key:
             self.misses += 1
             return None
-        if entry[4] and not dependencies_unchanged(entry[4]):
+        if entry[4] and not _dependencies_unchanged(entry[4]):
             # A helper this file imports now does something else: lint it again.
             self.misses += 1
             return None

@@ -31,6 +31,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.stamps import (
+    SEARCH_PREFIX,
+    TEXT_PREFIX,
+    file_stamp,
+    search_stamp,
+    split_stamp,
+)
+
 _NO_GRAD_NAMES = frozenset({"no_grad", "inference_mode"})
 # Larger files are not summarised: a generated module is no helper library.
 MAX_SUMMARY_BYTES = 2_000_000
@@ -487,7 +495,6 @@ def summary_of_file(path: str) -> ModuleSummary | None:
     return found
 
 
-_TEXT_PREFIX = "text-"
 # `.eval` as an attribute, across spaces or a line continuation: what a summary's eval
 # switch (`m.eval()`) needs in the text.
 _EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*eval\b")
@@ -563,7 +570,7 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
             return None
         if stamp is None:
             _, size, mtime = key
-            stamp = f"{size}:{mtime}:{_TEXT_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
+            stamp = file_stamp(size, mtime, TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16])
         found = _mentions(key, data, tokens)
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
@@ -749,7 +756,7 @@ class ProjectIndex:
         if found is None:
             return None
         calls, digest = found
-        self.dependencies[query.key(root)] = f"-:-:{_SEARCH_PREFIX}{digest}"
+        self.dependencies[query.key(root)] = search_stamp(digest)
         return calls
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
@@ -805,29 +812,28 @@ def _stamp(path: str, summary: ModuleSummary) -> str:
     try:
         info = os.stat(path)
     except OSError:
-        return f"-:-:{summary.digest()}"
-    return f"{info.st_size}:{info.st_mtime_ns}:{summary.digest()}"
+        return file_stamp("-", "-", summary.digest())
+    return file_stamp(info.st_size, info.st_mtime_ns, summary.digest())
 
 
 def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
-        if path.startswith(_SEARCH_PREFIX):
+        if path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
             found = method_calls(query, root)
-            if found is None or f"-:-:{_SEARCH_PREFIX}{found[1]}" != stamp:
+            if found is None or search_stamp(found[1]) != stamp:
                 return False
             continue
-        size, _, rest = stamp.partition(":")
-        mtime, _, digest = rest.partition(":")
+        size, mtime, digest = split_stamp(stamp)
         try:
             info = os.stat(path)
         except OSError:
             return False
         if str(info.st_size) == size and str(info.st_mtime_ns) == mtime:
             continue
-        if digest.startswith(_TEXT_PREFIX):
+        if digest.startswith(TEXT_PREFIX):
             # only its text was read: any change to the text is a change
             text = text_stamp(path)
             if text is None or text[1].rpartition(":")[2] != digest:
@@ -844,7 +850,7 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
     it is one of them, or lies under a folder searched for callers."""
     changed = os.path.abspath(path)
     for key in dependencies:
-        if key.startswith(_SEARCH_PREFIX):
+        if key.startswith(SEARCH_PREFIX):
             _, root = MethodQuery.from_key(key)
             if changed.startswith(os.path.join(os.path.abspath(root), "")):
                 return True
@@ -938,7 +944,6 @@ _SKIPPED_FOLDERS = frozenset(
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project with more files than this is not searched for callers.
 MAX_PROJECT_FILES = 5000
-_SEARCH_PREFIX = "search:"
 # root -> (its Python files or None, the mtime of every folder walked)
 _FILES_MEMO: dict[str, tuple[list[str] | None, dict[str, int]]] = {}
 
@@ -1025,11 +1030,11 @@ class MethodQuery:
         """The dependency a search for these calls under root is recorded as."""
         fields = [self.class_file, self.class_name, self.method, self.attribute, root]
         sets = [sorted(self.evals), sorted(self.resets), sorted(self.methods)]
-        return _SEARCH_PREFIX + json.dumps([fields, sets])
+        return SEARCH_PREFIX + json.dumps([fields, sets])
 
     @classmethod
     def from_key(cls, key: str) -> tuple[MethodQuery, str]:
-        fields, sets = json.loads(key[len(_SEARCH_PREFIX) :])
+        fields, sets = json.loads(key[len(SEARCH_PREFIX) :])
         class_file, class_name, method, attribute, root = fields
         evals, resets, methods = (frozenset(x) for x in sets)
         return cls(class_file, class_name, method, attribute, evals, resets, methods), root
