@@ -20,6 +20,7 @@ from gradlint.diagnostics import (
     Related,
     Severity,
 )
+from gradlint.positions import StatementPositions, statement_units
 from gradlint.results import SourceError
 
 if TYPE_CHECKING:
@@ -74,14 +75,37 @@ class FileContext:
 
     @cached_property
     def positions(self):
+        """Every node's range, resolved for the whole file at once."""
+        return self._resolve_positions(self.wrapper)
+
+    def _resolve_positions(self, wrapper: MetadataWrapper):
         try:
-            return run_deep(self.wrapper.resolve, PositionProvider)
+            return run_deep(wrapper.resolve, PositionProvider)
         except (RecursionError, KeyError):
             # LibCST turns a RecursionError in its code generation into a KeyError.
             raise SourceError(FileError(self.path, "cannot analyse: nesting too deep")) from None
 
+    @cached_property
+    def _statement_positions(self) -> StatementPositions | None:
+        units = statement_units(self.module, self.source)
+        if units is None:
+            return None
+        return StatementPositions(self.module, units, self._resolve_positions)
+
+    def _range_of(self, node: cst.CSTNode):
+        """The node's range: from the statement that holds it alone (gradlint.positions)
+        when there is one, else from the whole file's positions."""
+        statements = None if "positions" in self.__dict__ else self._statement_positions
+        if statements is not None:
+            unit = statements.unit_of(node, self.index.parent)
+            if unit is not None:
+                found = statements.range_of(node, unit)
+                if found is not None:
+                    return found
+        return self.positions[node]
+
     def position_of(self, node: cst.CSTNode) -> tuple[Position, Position]:
-        rng = self.positions[node]
+        rng = self._range_of(node)
         return (
             Position(rng.start.line, rng.start.column),
             Position(rng.end.line, rng.end.column),

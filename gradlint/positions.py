@@ -1,0 +1,149 @@
+"""Where a node is in the text, resolved for the one statement that holds it.
+
+LibCST gives positions by generating the code of the whole tree while counting lines,
+a walk about as slow as the parse itself, paid by every file with a finding. Instead
+the positions of a unit, a statement of the module's body or of a function's or class's
+indented body, are resolved on a module holding that statement alone, inside one
+`if _:` per indented block around it with that block's indentation: the columns are
+the file's, and the lines move by a constant. The line a unit starts on comes from
+CPython's parser: the first line of the statement (its first decorator for a decorated
+definition), less the blank and comment lines LibCST attaches to it.
+
+When the two parsers do not agree on the statements (CPython rejects what LibCST
+accepts, say newer syntax), `statement_units` is None and the caller resolves the whole
+file as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
+
+
+class _Mismatch(Exception):
+    pass
+
+
+# Definitions whose indented body is read statement by statement, as the module's is.
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
+_AST_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A statement of the module's body or of a definition's indented body: the piece
+    whose positions are resolved together."""
+
+    # the line it starts on, its leading blank and comment lines included
+    start: int
+    # the indented blocks around it, outermost first (empty at the top level)
+    blocks: tuple[cst.IndentedBlock, ...]
+
+
+def statement_units(module: cst.Module, source: str) -> dict[int, Unit] | None:
+    """id of each statement of the module's body and, inside them, of every function's
+    and class's indented body -> where it is; None when CPython's statements do not line
+    up with LibCST's."""
+    try:
+        tree = ast.parse(source)
+        units: dict[int, Unit] = {}
+        _pair(module.body, tree.body, (), units)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, _Mismatch):
+        return None
+    return units
+
+
+def _pair(
+    statements: Sequence[cst.BaseStatement],
+    parsed: list[ast.stmt],
+    blocks: tuple[cst.IndentedBlock, ...],
+    units: dict[int, Unit],
+) -> None:
+    position = 0
+    for statement in statements:
+        if position >= len(parsed):
+            raise _Mismatch
+        twin = parsed[position]
+        leading = getattr(statement, "leading_lines", ())
+        units[id(statement)] = Unit(_first_line(twin) - len(leading), blocks)
+        if isinstance(statement, cst.SimpleStatementLine):
+            # `a = 1; b = 2` is one line to LibCST and two statements to CPython
+            position += len(statement.body)
+            continue
+        position += 1
+        if isinstance(statement, _DEFINITIONS) and isinstance(statement.body, cst.IndentedBlock):
+            if not isinstance(twin, _AST_DEFINITIONS):
+                raise _Mismatch
+            _pair(statement.body.body, twin.body, (*blocks, statement.body), units)
+    if position != len(parsed):
+        raise _Mismatch
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    if decorators:
+        return min(statement.lineno, *(decorator.lineno for decorator in decorators))
+    return statement.lineno
+
+
+class StatementPositions:
+    """The positions of the nodes of one unit at a time, each unit resolved once."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        units: dict[int, Unit],
+        resolve: Callable[[MetadataWrapper], Mapping[cst.CSTNode, CodeRange]],
+    ) -> None:
+        self._module = module
+        self._units = units
+        self._last = module.body[-1] if module.body else None
+        # `resolve` runs the provider (with the caller's stack depth and error handling)
+        self._resolve = resolve
+        self._resolved: dict[int, tuple[Mapping[cst.CSTNode, CodeRange], int]] = {}
+
+    def unit_of(self, node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]):
+        """The innermost unit holding `node` (None when there is none)."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            if id(current) in self._units:
+                return current
+            current = parents.get(current)
+        return None
+
+    def range_of(self, node: cst.CSTNode, unit: cst.CSTNode) -> CodeRange | None:
+        """The range of `node` inside `unit`; None when it is not one of its nodes."""
+        resolved = self._resolved.get(id(unit))
+        if resolved is None:
+            place = self._units[id(unit)]
+            assert isinstance(unit, cst.BaseStatement)
+            # Each block around it becomes an `if _:` with the same indentation, so its
+            # lines have their columns; only the line numbers move.
+            wrapped: cst.BaseStatement = unit
+            for block in reversed(place.blocks):
+                wrapped = cst.If(
+                    test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent)
+                )
+            alone = self._module.with_changes(
+                body=[wrapped],
+                header=[],
+                footer=[],
+                # only the file's last statement may end without a newline
+                has_trailing_newline=self._module.has_trailing_newline or unit is not self._last,
+            )
+            ranges = self._resolve(MetadataWrapper(alone, unsafe_skip_copy=True))
+            resolved = self._resolved[id(unit)] = (ranges, place.start - 1 - len(place.blocks))
+        ranges, shift = resolved
+        found = ranges.get(node)
+        if found is None or type(node) is cst.Module:
+            return None
+        if not shift:
+            return found
+        return CodeRange(
+            CodePosition(found.start.line + shift, found.start.column),
+            CodePosition(found.end.line + shift, found.end.column),
+        )
