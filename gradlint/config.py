@@ -135,7 +135,14 @@ class Config:
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The registered rules' codes (the meta rules' too) that run on `path`."""
-        return self.codes_for(path, codes.all_codes(), codes.preview_codes())
+        # Asked for every file of a run: the selection is made once per configuration
+        # (and per registry, which tests replace), the per-file ignores each time.
+        registered = codes.REGISTERED
+        made = self.__dict__.get("_registered_selection")
+        if made is None or made[0] is not registered:
+            made = (registered, self.selected_codes(codes.all_codes(), codes.preview_codes()))
+            self.__dict__["_registered_selection"] = made
+        return self._after_per_file_ignores(path, made[1])
 
     def codes_for(
         self, path: str, all_codes: list[str], preview_codes: Iterable[str] = ()
@@ -146,7 +153,9 @@ class Config:
         ruff: `select = ["GL001"]` with `per-file-ignores = {"tests/*" = ["GL"]}` runs
         nothing in tests.
         """
-        chosen = self.selected_codes(all_codes, preview_codes)
+        return self._after_per_file_ignores(path, self.selected_codes(all_codes, preview_codes))
+
+    def _after_per_file_ignores(self, path: str, chosen: frozenset[str]) -> frozenset[str]:
         if not self.per_file_ignores or not chosen:
             return chosen
         ignored: list[str] = []
