@@ -31,7 +31,7 @@ TRICKY = {
         "for i in range(3):\n    pass\nelse:\n    pass\n"
     ),
     "nested definitions": (
-        "import torch\n\n\nclass Net(torch.nn.Module):\n    \"\"\"Doc.\"\"\"\n\n"
+        'import torch\n\n\nclass Net(torch.nn.Module):\n    """Doc."""\n\n'
         "    # about forward\n    @torch.no_grad()\n    def forward(self, x):\n"
         "        def inner(y):\n            return y + \\\n                1\n"
         "        total = inner(\n  x,\n)\n        return total\n\n"
