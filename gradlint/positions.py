@@ -6,8 +6,9 @@ the positions of a unit, a statement of the module's body or of a function's or 
 indented body, are resolved on a module holding that statement alone, inside one
 `if _:` per indented block around it with that block's indentation: the columns are
 the file's, and the lines move by a constant. The line a unit starts on comes from
-CPython's parser: the first line of the statement (its first decorator for a decorated
-definition), less the blank and comment lines LibCST attaches to it.
+CPython's parser: the line of the statement's first token (for a decorated definition,
+the `def` or `class` line less the decorators' lines), less the blank and comment lines
+LibCST attaches to it.
 
 When the two parsers do not agree on the statements (CPython rejects what LibCST
 accepts, say newer syntax), `statement_units` is None and the caller resolves the whole
@@ -17,11 +18,17 @@ file as before.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
+
+from gradlint.analysis.project import parse_quietly
+
+# The line breaks of Python's tokenizer (str.splitlines knows more: form feed, U+2028).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class _Mismatch(Exception):
@@ -49,7 +56,7 @@ def statement_units(module: cst.Module, source: str) -> dict[int, Unit] | None:
     and class's indented body -> where it is; None when CPython's statements do not line
     up with LibCST's."""
     try:
-        tree = ast.parse(source)
+        tree = parse_quietly(source)
         units: dict[int, Unit] = {}
         _pair(module.body, tree.body, (), units)
     except (SyntaxError, ValueError, RecursionError, MemoryError, _Mismatch):
@@ -68,8 +75,7 @@ def _pair(
         if position >= len(parsed):
             raise _Mismatch
         twin = parsed[position]
-        leading = getattr(statement, "leading_lines", ())
-        units[id(statement)] = Unit(_first_line(twin) - len(leading), blocks)
+        units[id(statement)] = Unit(_start_line(statement, twin), blocks)
         if isinstance(statement, cst.SimpleStatementLine):
             # `a = 1; b = 2` is one line to LibCST and two statements to CPython
             position += len(statement.body)
@@ -83,11 +89,17 @@ def _pair(
         raise _Mismatch
 
 
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", None)
-    if decorators:
-        return min(statement.lineno, *(decorator.lineno for decorator in decorators))
-    return statement.lineno
+def _start_line(statement: cst.BaseStatement, twin: ast.stmt) -> int:
+    """The line `statement` starts on, its leading lines included. CPython gives the
+    line of its first token, or of `def` / `class` for a decorated definition (a
+    decorator's own line is that of its expression, which may follow the `@`): the
+    decorators' lines are counted from their code."""
+    above = len(getattr(statement, "leading_lines", ()))
+    if isinstance(statement, _DEFINITIONS) and statement.decorators:
+        code = cst.Module(body=[]).code_for_node
+        above += sum(len(_LINE_BREAK.findall(code(d))) for d in statement.decorators)
+        above += len(statement.lines_after_decorators)
+    return twin.lineno - above
 
 
 class StatementPositions:

@@ -219,6 +219,19 @@ def test_the_command_writes_all_of_a_long_report_before_it_exits(tmp_path):
     assert proc.stderr == ""
 
 
+def test_under_a_profiler_the_command_exits_as_usual(tmp_path):
+    # cProfile (as coverage, a debugger) writes its report at exit, which os._exit skips
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-m", "gradlint", "--isolated", "--no-cache", "a.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "All checks passed!" in proc.stdout and "function calls" in proc.stdout
+
+
 def test_a_reader_that_leaves_early_ends_the_run_quietly(tmp_path):
     (tmp_path / "a.py").write_text(LEAF_UPDATES, encoding="utf-8")
     proc = subprocess.Popen(
