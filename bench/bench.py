@@ -108,6 +108,8 @@ class Timing:
 
 def tools(torchfix_venv: Path | None) -> list[Tool]:
     py = sys.executable
+    # warm and after-one-edit run the same command over a filled cache
+    cached = [py, "-m", "gradlint", "--isolated", "--cache-dir", "{cache}", "-j1", "{files}"]
     found = [
         Tool(
             "gradlint-cold",
@@ -118,14 +120,14 @@ def tools(torchfix_venv: Path | None) -> list[Tool]:
         Tool(
             "gradlint-warm",
             "gradlint warm",
-            [py, "-m", "gradlint", "--isolated", "--cache-dir", "{cache}", "-j1", "{files}"],
+            cached,
             "-j1, cache filled by an untimed run",
             prime=True,
         ),
         Tool(
             "gradlint-edit",
             "gradlint after one edit",
-            [py, "-m", "gradlint", "--isolated", "--cache-dir", "{cache}", "-j1", "{files}"],
+            cached,
             "-j1, cache filled, then one helper file edited before each run",
             prime=True,
             edits_helper=True,

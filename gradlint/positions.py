@@ -18,7 +18,6 @@ file as before.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -26,9 +25,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 
 from gradlint.analysis.project import parse_quietly
-
-# The line breaks of Python's tokenizer (str.splitlines knows more: form feed, U+2028).
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from gradlint.edits import split_lines
 
 
 class _Mismatch(Exception):
@@ -97,7 +94,8 @@ def _start_line(statement: cst.BaseStatement, twin: ast.stmt) -> int:
     above = len(getattr(statement, "leading_lines", ()))
     if isinstance(statement, _DEFINITIONS) and statement.decorators:
         code = cst.Module(body=[]).code_for_node
-        above += sum(len(_LINE_BREAK.findall(code(d))) for d in statement.decorators)
+        # each decorator's code ends with its line break
+        above += sum(len(split_lines(code(d))) for d in statement.decorators)
         above += len(statement.lines_after_decorators)
     return twin.lineno - above
 

@@ -37,6 +37,7 @@ from gradlint.analysis.stamps import (
     file_stamp,
     search_stamp,
     split_stamp,
+    stat_matches,
 )
 
 _NO_GRAD_NAMES = frozenset({"no_grad", "inference_mode"})
@@ -826,13 +827,12 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
             if found is None or search_stamp(found[1]) != stamp:
                 return False
             continue
-        size, mtime, digest = split_stamp(stamp)
-        try:
-            info = os.stat(path)
-        except OSError:
+        same = stat_matches(path, stamp)
+        if same is None:
             return False
-        if str(info.st_size) == size and str(info.st_mtime_ns) == mtime:
+        if same:
             continue
+        digest = split_stamp(stamp)[2]
         if digest.startswith(TEXT_PREFIX):
             # only its text was read: any change to the text is a change
             text = text_stamp(path)

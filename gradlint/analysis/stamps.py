@@ -32,18 +32,22 @@ def split_stamp(stamp: str) -> tuple[str, str, str]:
     return size, mtime, digest
 
 
+def stat_matches(path: str, stamp: str) -> bool | None:
+    """Does the file have the size and mtime its stamp records? None when it is gone
+    or cannot be read."""
+    size, mtime, _ = split_stamp(stamp)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return str(info.st_size) == size and str(info.st_mtime_ns) == mtime
+
+
 def unchanged_by_stat(dependencies: dict[str, str]) -> bool:
     """True when every dependency is a file with the size and mtime recorded for it.
     False does not mean changed, only that a closer look is needed: a caller search to
     run again, a file touched, moved or gone."""
-    for path, stamp in dependencies.items():
-        if path.startswith(SEARCH_PREFIX):
-            return False
-        size, mtime, _ = split_stamp(stamp)
-        try:
-            info = os.stat(path)
-        except OSError:
-            return False
-        if str(info.st_size) != size or str(info.st_mtime_ns) != mtime:
-            return False
-    return True
+    return all(
+        not path.startswith(SEARCH_PREFIX) and stat_matches(path, stamp)
+        for path, stamp in dependencies.items()
+    )
