@@ -1,0 +1,451 @@
+"""The site census: recall and precision on real code, with a held-back half.
+
+    python bench/real-code/census.py split
+    python bench/real-code/census.py prepare CORPUS_DIR --git-dir-template T
+    python bench/real-code/census.py sites CORPUS_DIR REPO [REPO ...] [--max-files N]
+    python bench/real-code/census.py score CORPUS_DIR [--half dev|test|all] [--check]
+    python bench/real-code/census.py fixes CORPUS_DIR --git-dir-template T [--half ...]
+
+**Split.** Every repository of `corpus.tsv` belongs to the development half or the test
+half by the parity of the first byte of sha256(lower-case "owner/name"). The rule was fixed
+before any repository was labelled and does not depend on what gradlint reports. Tune only
+on `dev`; score `test` only to report.
+
+**Sites.** `sites` enumerates, with `sites.py` (plain `ast`, no gradlint), every place in a
+repository's sampled files where a pitfall could be, and writes them to
+`census/<owner>+<name>.tsv` with an empty label, keeping the labels of rows already there.
+A person then judges each row by reading the code:
+
+    label   POS: the pitfall is there; NEG: it is not
+    code    for POS, the rule whose pitfall it is (GL001..GL017), or `other` when no rule
+            describes it
+    reason  one line
+
+**Score.** `score` lints the corpus with every rule (preview included) and reports per half:
+
+- recall: the share of POS sites whose code is an existing rule that gradlint reports at
+  that site (a finding of that code in the same file whose line is in the site's range);
+- precision: over every finding in the census files, TRUE when it falls on a POS site of
+  its code, FALSE when it falls only on NEG sites of its code, otherwise judged by a row of
+  `ledger.tsv`, otherwise unjudged (printed).
+
+`--check` exits 1 when a finding is judged false or unjudged, or a POS site is missed.
+
+**Fixes.** `fixes.tsv` lists commits of the corpus that fixed a pitfall: the parent is a
+labelled positive at `parent_line`; the fix commit must be clean within `fix_range`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ledger  # noqa: E402
+import sites as site_enum  # noqa: E402
+
+CENSUS_DIR = HERE / "census"
+FIXES_TSV = HERE / "fixes.tsv"
+SITE_COLUMNS = ("path", "line", "end_line", "kind", "codes", "label", "code", "reason")
+FIX_COLUMNS = (
+    "repo",
+    "fix_commit",
+    "path",
+    "parent_line",
+    "fix_range",
+    "code",
+    "reason",
+)
+LABELS = {"POS", "NEG", ""}
+RULES = {f"GL{n:03d}" for n in range(1, 13)}  # the rules that exist today
+
+
+def half_of(repo: str) -> str:
+    return "dev" if hashlib.sha256(repo.lower().encode()).digest()[0] % 2 == 0 else "test"
+
+
+# -- census files ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SiteRow:
+    repo: str
+    path: str
+    line: str
+    end_line: str
+    kind: str
+    codes: str
+    label: str
+    code: str
+    reason: str
+
+    def covers(self, path: str, line: str) -> bool:
+        if path != self.path:
+            return False
+        return _pos(self.line) <= _pos(line) <= _pos(self.end_line)
+
+
+def _pos(line: str) -> tuple[int, int]:
+    if ":" in line:
+        cell, row = line.split(":", 1)
+        return int(cell), int(row)
+    return 0, int(line)
+
+
+def census_file(repo: str) -> Path:
+    return CENSUS_DIR / (repo.replace("/", "+") + ".tsv")
+
+
+def read_census(repo: str) -> list[SiteRow]:
+    path = census_file(repo)
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for n, r in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
+            label = (r.get("label") or "").strip()
+            if label not in LABELS:
+                raise SystemExit(f"{path}:{n}: unknown label {label!r}")
+            code = (r.get("code") or "").strip()
+            if label == "POS" and not code:
+                raise SystemExit(f"{path}:{n}: a POS site needs a code")
+            rows.append(
+                SiteRow(
+                    repo,
+                    r["path"],
+                    r["line"],
+                    r["end_line"],
+                    r["kind"],
+                    r["codes"],
+                    label,
+                    code,
+                    (r.get("reason") or "").strip(),
+                )
+            )
+    return rows
+
+
+def write_census(repo: str, rows: list[SiteRow]) -> None:
+    CENSUS_DIR.mkdir(exist_ok=True)
+    with census_file(repo).open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(SITE_COLUMNS)
+        for r in sorted(rows, key=lambda r: (r.path, _pos(r.line), r.kind)):
+            writer.writerow(
+                (r.path, r.line, r.end_line, r.kind, r.codes, r.label, r.code, r.reason)
+            )
+
+
+def cmd_sites(corpus_dir: Path, repos: list[str], max_files: int) -> int:
+    known = {r.name: r for r in ledger.read_corpus()}
+    for name in repos:
+        if name not in known:
+            raise SystemExit(f"{name} is not in corpus.tsv")
+        root = corpus_dir / known[name].folder
+        old = {(r.path, r.line, r.kind): r for r in read_census(name)}
+        files = site_enum.sampled_files(root, name, max_files)
+        rows = []
+        for rel in files:
+            for site in site_enum.sites_of_file(root, rel):
+                prev = old.get((site.path, site.line, site.kind))
+                rows.append(
+                    SiteRow(
+                        name,
+                        site.path,
+                        site.line,
+                        site.end_line,
+                        site.kind,
+                        site.codes,
+                        prev.label if prev else "",
+                        prev.code if prev else "",
+                        prev.reason if prev else "",
+                    )
+                )
+        write_census(name, rows)
+        print(f"{name}: {len(files)} files, {len(rows)} sites -> {census_file(name)}")
+    return 0
+
+
+# -- scoring ---------------------------------------------------------------------------
+
+
+def _lint_files(root: Path, files: list[str]) -> list[dict]:
+    if not files:
+        return []
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gradlint",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            "ALL",
+            "--preview",
+            "--output-format",
+            "json",
+            "--exit-zero",
+            *files,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"gradlint failed in {root}: {proc.stderr.strip()}")
+    return [item for item in json.loads(proc.stdout or "[]") if item.get("code")]
+
+
+def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
+    repos = [r for r in ledger.read_corpus() if half in ("all", half_of(r.name))]
+    judged = {r.key: r for r in ledger.read_ledger()}
+    stats = {h: Counter() for h in ("dev", "test")}
+    per_rule: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    missed: list[str] = []
+    unjudged: list[str] = []
+    false: list[str] = []
+    for repo in repos:
+        rows = read_census(repo.name)
+        if not rows:
+            continue
+        h = half_of(repo.name)
+        root = corpus_dir / repo.folder
+        if not root.is_dir():
+            print(f"warning: {repo.name} is not in {corpus_dir}", file=sys.stderr)
+            continue
+        files = sorted({r.path for r in rows})
+        findings = []
+        for item in _lint_files(root, [f for f in files if (root / f).exists()]):
+            path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
+            findings.append((path, ledger.finding_line(item), item["code"], item["message"]))
+        stats[h]["repos"] += 1
+        stats[h]["sites"] += len(rows)
+        stats[h]["labelled"] += sum(1 for r in rows if r.label)
+        for site in rows:
+            if site.label != "POS":
+                continue
+            if site.code not in RULES:
+                stats[h]["pos_uncovered"] += 1
+                continue
+            stats[h]["pos"] += 1
+            per_rule[(h, site.code)]["pos"] += 1
+            if any(code == site.code and site.covers(p, ln) for p, ln, code, _ in findings):
+                stats[h]["caught"] += 1
+                per_rule[(h, site.code)]["caught"] += 1
+            else:
+                missed.append(f"{h} {repo.name} {site.path}:{site.line} {site.code} {site.reason}")
+        for path, line, code, message in findings:
+            stats[h]["findings"] += 1
+            per_rule[(h, code)]["findings"] += 1
+            on = [s for s in rows if s.label and s.covers(path, line) and code in s.codes]
+            verdict = None
+            if any(s.label == "POS" and s.code == code for s in on):
+                verdict = "TRUE"
+            elif (row := judged.get((repo.name, path, line, code))) is not None:
+                verdict = "TRUE" if row.verdict in ledger.GOOD else "FALSE"
+            elif on and all(s.label == "NEG" for s in on):
+                verdict = "FALSE"
+            where = f"{h} {repo.name} {path}:{line} {code} {message}"
+            if verdict == "TRUE":
+                stats[h]["true"] += 1
+                per_rule[(h, code)]["true"] += 1
+            elif verdict == "FALSE":
+                stats[h]["false"] += 1
+                per_rule[(h, code)]["false"] += 1
+                false.append(where)
+            else:
+                stats[h]["unjudged"] += 1
+                unjudged.append(where)
+
+    def ratio(a: int, b: int) -> str:
+        return f"{a / b:.2f}" if b else "n/a"
+
+    print(
+        "half  repos  sites  labelled  POS  caught  recall  findings  true  false  unjudged  "
+        "precision  POS-no-rule",
+        file=out,
+    )
+    result = {}
+    for h in ("dev", "test"):
+        s = stats[h]
+        if not s["repos"]:
+            continue
+        judged_n = s["true"] + s["false"]
+        result[h] = dict(s) | {
+            "recall": s["caught"] / s["pos"] if s["pos"] else None,
+            "precision": s["true"] / judged_n if judged_n else None,
+        }
+        print(
+            f"{h:<5} {s['repos']:>5}  {s['sites']:>5}  {s['labelled']:>8}  {s['pos']:>3}  "
+            f"{s['caught']:>6}  {ratio(s['caught'], s['pos']):>6}  {s['findings']:>8}  "
+            f"{s['true']:>4}  {s['false']:>5}  {s['unjudged']:>8}  "
+            f"{ratio(s['true'], judged_n):>9}  {s['pos_uncovered']:>11}",
+            file=out,
+        )
+    print("\nper rule (half code: POS caught / findings true false)", file=out)
+    for (h, code), c in sorted(per_rule.items()):
+        print(
+            f"  {h:<5}{code}: {c['caught']}/{c['pos']} caught; "
+            f"{c['findings']} findings, {c['true']} true, {c['false']} false",
+            file=out,
+        )
+    for title, items in (("missed", missed), ("false", false), ("unjudged", unjudged)):
+        if items:
+            print(f"\n{title} ({len(items)}):", file=out)
+            for item in items:
+                print(f"  {item}", file=out)
+    result["missed"], result["false"], result["unjudged"] = missed, false, unjudged
+    return result
+
+
+# -- fix benchmark ---------------------------------------------------------------------
+
+
+def read_fixes() -> list[dict[str, str]]:
+    if not FIXES_TSV.exists():
+        return []
+    with FIXES_TSV.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def _lint_blob(git_dir: str, commit: str, path: str) -> list[dict]:
+    """Lint `path` at `commit`, with the other files of its folder beside it."""
+    folder = os.path.dirname(path)
+    with tempfile.TemporaryDirectory() as scratch:
+        listing = subprocess.run(
+            [
+                "git",
+                "--git-dir",
+                git_dir,
+                "ls-tree",
+                "-z",
+                f"{commit}:{folder}" if folder else commit,
+            ],
+            capture_output=True,
+            check=True,
+        ).stdout
+        for entry in listing.split(b"\0"):
+            if not entry:
+                continue
+            meta, name = entry.split(b"\t", 1)
+            mode, kind, sha = meta.split()
+            name_s = name.decode()
+            if kind != b"blob" or not name_s.endswith((".py", ".ipynb")):
+                continue
+            blob = subprocess.run(
+                ["git", "--git-dir", git_dir, "cat-file", "blob", sha.decode()],
+                capture_output=True,
+                check=True,
+            ).stdout
+            dest = Path(scratch, folder, name_s)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(blob)
+        return [
+            dict(item, filename=os.path.relpath(item["filename"], scratch))
+            for item in _lint_files(Path(scratch), [path])
+        ]
+
+
+def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
+    stats = {h: Counter() for h in ("dev", "test")}
+    lines = []
+    for fix in read_fixes():
+        h = half_of(fix["repo"])
+        if half not in ("all", h):
+            continue
+        owner, name = fix["repo"].split("/")
+        git_dir = template.format(owner=owner, name=name, folder=f"{owner}+{name}")
+        if os.path.isdir(os.path.join(git_dir, ".git")):
+            git_dir = os.path.join(git_dir, ".git")
+        parent = f"{fix['fix_commit']}^"
+        covered = fix["code"] in RULES
+        before = _lint_blob(git_dir, parent, fix["path"])
+        after = _lint_blob(git_dir, fix["fix_commit"], fix["path"])
+        want = _pos(fix["parent_line"])
+        lo, hi = (_pos(x) for x in fix["fix_range"].split("-"))
+        caught = any(
+            i["code"] == fix["code"]
+            and abs(_pos(ledger.finding_line(i))[1] - want[1]) <= 2
+            and _pos(ledger.finding_line(i))[0] == want[0]
+            for i in before
+        )
+        clean = not any(
+            i["code"] == fix["code"] and lo <= _pos(ledger.finding_line(i)) <= hi for i in after
+        )
+        s = stats[h]
+        s["fixes"] += 1
+        if covered:
+            s["covered"] += 1
+            s["caught"] += caught
+            s["clean"] += clean
+        state = ("caught" if caught else "MISSED") if covered else "no rule"
+        lines.append(
+            f"  {h:<5}{fix['repo']} {fix['fix_commit'][:10]} {fix['path']}:"
+            f"{fix['parent_line']} {fix['code']}: {state}, fix {'clean' if clean else 'NOT CLEAN'}"
+        )
+    print("half  fixes  covered-by-a-rule  caught  recall  fix-clean", file=out)
+    for h in ("dev", "test"):
+        s = stats[h]
+        if s["fixes"]:
+            r = f"{s['caught'] / s['covered']:.2f}" if s["covered"] else "n/a"
+            print(
+                f"{h:<5} {s['fixes']:>5}  {s['covered']:>17}  {s['caught']:>6}  {r:>6}  "
+                f"{s['clean']}/{s['covered']}",
+                file=out,
+            )
+    print("\n".join(lines), file=out)
+    return {h: dict(stats[h]) for h in stats}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("split", help="print each corpus repository's half")
+    p = sub.add_parser("prepare", help="lay out the corpus (see ledger.py prepare)")
+    p.add_argument("corpus_dir", type=Path)
+    p.add_argument("--git-dir-template", required=True)
+    p = sub.add_parser("sites", help="enumerate the sites of repositories")
+    p.add_argument("corpus_dir", type=Path)
+    p.add_argument("repos", nargs="+")
+    p.add_argument("--max-files", type=int, default=8)
+    p = sub.add_parser("score", help="recall and precision per half")
+    p.add_argument("corpus_dir", type=Path)
+    p.add_argument("--half", choices=("dev", "test", "all"), default="dev")
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--json", type=Path)
+    p = sub.add_parser("fixes", help="the fix benchmark per half")
+    p.add_argument("--git-dir-template", required=True)
+    p.add_argument("--half", choices=("dev", "test", "all"), default="dev")
+    args = parser.parse_args(argv)
+    if args.command == "split":
+        for repo in ledger.read_corpus():
+            print(f"{half_of(repo.name)}\t{repo.name}")
+        return 0
+    if args.command == "prepare":
+        return ledger.prepare(args.corpus_dir, args.git_dir_template)
+    if args.command == "sites":
+        return cmd_sites(args.corpus_dir, args.repos, args.max_files)
+    if args.command == "fixes":
+        cmd_fixes(args.git_dir_template, args.half)
+        return 0
+    result = score(args.corpus_dir, args.half)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if args.check and (result["missed"] or result["false"] or result["unjudged"]):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
