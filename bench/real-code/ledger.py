@@ -228,9 +228,7 @@ def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, str
             if not item.get("code"):
                 continue  # a file gradlint could not lint: reported on stderr, not judged
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
-            findings.append(
-                (repo.name, path, finding_line(item), item["code"], item["message"])
-            )
+            findings.append((repo.name, path, finding_line(item), item["code"], item["message"]))
     return findings
 
 
