@@ -24,24 +24,21 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import (
+from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
+from gradlint.analysis.torch_api import (
+    CONTAINER_MODULES,
+    MODULE_API,
+    MODULE_SETUP_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
-    TensorFacts,
-    built_module_call,
-    is_false,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 # Calls on a name that show it holds parameters.
 _PARAMETER_EVIDENCE = PARAMETER_ITERATORS | {"zero_grad"}
 
-# nn.Module's own API: calling these is not a forward pass.
-_MODULE_API = frozenset(
-    {"forward", "__init__", "train", "eval", "parameters", "named_parameters", "to", "cuda"}
-    | {"cpu", "state_dict", "load_state_dict", "zero_grad", "modules", "children", "apply"}
-    | {"extra_repr", "reset_parameters", "init_weights", "_init_weights", "requires_grad_"}
-)
+# Methods of a module class that are not forwards: nn.Module's API and its set-up.
+_NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 
 
 class ForwardAnalysis:
@@ -252,7 +249,7 @@ class ForwardAnalysis:
                     if kind == "module"
                 } | self._module_attributes(cls)
                 for stmt in cls.body.body:
-                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _MODULE_API:
+                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
                         continue
                     if self._computes_with(stmt, layers):
                         found.add(stmt.name.value)
@@ -498,7 +495,7 @@ class ForwardAnalysis:
         qualified = self.index.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn."):
-            if last in ("Sequential", "ModuleList", "ModuleDict"):
+            if last in CONTAINER_MODULES:
                 elements = [a.value for a in value.args if not a.keyword]
                 flattened: list[cst.CSTNode] = []
                 for element in elements:
