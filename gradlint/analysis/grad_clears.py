@@ -34,7 +34,6 @@ from gradlint.analysis.torch_api import (
     ZEROING_FUNCTIONS,
 )
 
-
 _CLEAR_TYPES = frozenset(
     {cst.Attribute, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del, cst.Call}
 )

@@ -602,7 +602,7 @@ class ValueAnalysis:
             elif type(node) is cst.For and type(node.iter) is cst.Call:
                 iterated = node.iter.func
                 if type(iterated) is cst.Attribute and any(
-                    type(inner) is cst.Name and inner.value in ("requires_grad", "requires_grad_")
+                    type(inner) is cst.Name and inner.value in REQUIRES_GRAD_NAMES
                     for inner in self.index.walk(node.body)
                 ):
                     add(iterated.value, node)  # `for p in m.parameters(): p.requires_grad = ...`
