@@ -75,6 +75,9 @@ PYTHON_VALUE_BUILTINS = frozenset(
 NUMBER_BUILTINS = frozenset({"float"})
 # Builtins that compute with their arguments: plain when every argument is plain.
 ARITHMETIC_BUILTINS = frozenset({"min", "max", "abs", "sum", "pow"})
+# Builtins that hand back tensors when given one (`round(t)`, `divmod(t, 2)`), or the
+# tensor's rows (`enumerate(t)`): their result may carry its history on.
+TENSOR_RETURNING_BUILTINS = ARITHMETIC_BUILTINS | {"round", "divmod", "enumerate"}
 # Modules whose functions compute plain values (or numpy arrays) from what they get.
 PYTHON_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
 NUMPY_MODULES = ("np.", "numpy.")
