@@ -15,6 +15,10 @@ method named here exists, every in-place method is in-place by torch's own namin
 
 from __future__ import annotations
 
+# The named-tensor API: gone from the torch installed here (2.13), but in code written
+# for the torch versions that had it, so still known.
+NAMED_TENSOR_API = frozenset({"names", "rename", "refine_names", "align_to"})
+
 # -- graph cuts ---------------------------------------------------------------------------
 
 # Same values, no history: what `x.detach()` / `x.detach_()` / `x.data` hand back.
