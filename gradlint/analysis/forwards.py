@@ -27,10 +27,12 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
+    GRAD_MODE_SETTER,
     MODULE_API,
     MODULE_SETUP_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
+    REQUIRES_GRAD_METHOD,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
@@ -168,7 +170,7 @@ class ForwardAnalysis:
             if (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value == "requires_grad_"
+                and node.func.attr.value == REQUIRES_GRAD_METHOD
                 and dotted_name(node.func.value) == name
                 and not (node.args and is_false(node.args[0].value))
             ):
@@ -410,7 +412,7 @@ class ForwardAnalysis:
                     grad_mode.context_effect(item.item) is not None for item in node.items
                 ):
                     return True
-                if type(node) is cst.Call and grad_mode.api_of(node.func) == "set_grad_enabled":
+                if type(node) is cst.Call and grad_mode.api_of(node.func) == GRAD_MODE_SETTER:
                     return True
         return False
 
@@ -555,7 +557,7 @@ class ForwardAnalysis:
         found: list[tuple[str, cst.CSTNode]] = []
         for node in self.index.nodes:
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if node.func.attr.value == "requires_grad_" and node.args:
+                if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
                     if not _is_true(node.args[0].value):
                         owner = dotted_name(node.func.value)
                         if owner is not None:
@@ -634,6 +636,6 @@ def _switches_requires_grad_off(node: cst.CSTNode) -> bool:
             for t in node.targets
         ) and not _is_true(node.value)
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
-        if node.func.attr.value == "requires_grad_" and node.args:
+        if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
             return not _is_true(node.args[0].value)
     return False

@@ -45,6 +45,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_DISABLERS,
+    GRAD_MODE_SETTER,
     NUMBER_METHODS,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
@@ -176,7 +177,7 @@ def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
         return False
     name = _dotted(expr.func) or ""
     return (
-        name.rsplit(".", 1)[-1] == "set_grad_enabled"
+        name.rsplit(".", 1)[-1] == GRAD_MODE_SETTER
         and bool(expr.args)
         and isinstance(expr.args[0], ast.Constant)
         and expr.args[0].value is False

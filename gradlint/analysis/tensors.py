@@ -174,7 +174,7 @@ class TensorFacts:
                 call = node.value
                 if (
                     type(call.func) is cst.Attribute
-                    and call.func.attr.value == "requires_grad_"
+                    and call.func.attr.value == REQUIRES_GRAD_METHOD
                     and not (call.args and is_false(call.args[0].value))
                 ):
                     name = dotted_name(call.func.value)
@@ -407,7 +407,7 @@ class TensorFacts:
             elif (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value == "requires_grad_"
+                and node.func.attr.value == REQUIRES_GRAD_METHOD
             ):
                 receiver = dotted_name(node.func.value)
                 if receiver is not None:

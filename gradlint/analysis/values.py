@@ -63,6 +63,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     PYTHON_VALUE_MODULES,
+    REQUIRES_GRAD_METHOD,
     REQUIRES_GRAD_NAMES,
     SELF_RETURNING_MODULE_METHODS,
     TENSOR_CLASS_SUFFIXES,
@@ -914,7 +915,7 @@ class ValueAnalysis:
                 and receiver <= {Kind.MODULE, Kind.OBJECT}
             ):
                 return receiver
-            if method == "requires_grad_":
+            if method == REQUIRES_GRAD_METHOD:
                 return LEAF
             if (
                 receiver <= {Kind.LEAF, Kind.GRAPH}
