@@ -4,6 +4,7 @@ under TYPE_CHECKING too (a lazy import only hides a cycle, it does not remove it
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gradlint"
@@ -174,3 +175,95 @@ def test_node_types_are_what_isinstance_accepts():
             assert (type(node) in node_types(base)) == isinstance(node, base)
     small = cst.ensure_type(module.body[0], cst.SimpleStatementLine).body[0]
     assert type(small) in STATEMENTS and type(module.body[1]) in STATEMENTS
+
+
+# -- one torch vocabulary -------------------------------------------------------------
+
+# A name as code spells it: `detach`, `torch.no_grad`, a namespace prefix `torch.nn.`.
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.?\Z")
+# Text prefilters: tokens a file's text must contain, not what a call does.
+_TOKEN_ATTRIBUTES = {"trigger_tokens", "also_needs_tokens"}
+# Lists of names that are not torch API, each keyed by (module, its first name).
+NOT_TORCH_LISTS = {
+    ("gradlint/analysis/dataflow.py", "append"): "Python container methods that store",
+    ("gradlint/rules/gl006_loss_history_accumulation.py", "append"): "container methods",
+    ("gradlint/rules/gl012_inference_outside_no_grad.py", "append"): "container, str, "
+    "pathlib and logging methods",
+    ("gradlint/analysis/frameworks.py", "paddle"): "other frameworks' module names",
+    ("gradlint/analysis/index.py", "lpar"): "LibCST node fields",
+    ("gradlint/analysis/project.py", "body"): "ast statement-list fields",
+    ("gradlint/analysis/saved.py", "grad"): "kinds of operand in saved_tensors.json",
+    ("gradlint/analysis/values.py", "load"): "names of a class's factory methods",
+    ("gradlint/analysis/result_uses.py", "torch"): "library roots, never project modules",
+    ("gradlint/rules/gl012_inference_outside_no_grad.py", "torch"): "library roots",
+}
+
+
+def name_lists(source: str) -> list[tuple[int, list[str]]]:
+    """Literals (set, frozenset, tuple, list, or `"a b c".split()`) of three or more
+    names that are not all Python builtins, outside the rules' text prefilters."""
+    import builtins
+
+    tree = ast.parse(source)
+    prefilters = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id in _TOKEN_ATTRIBUTES for t in node.targets)
+    }
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] | None = None
+        if isinstance(node, (ast.Set, ast.Tuple, ast.List)) and id(node) not in prefilters:
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+                names = [e.value for e in node.elts]  # type: ignore[attr-defined]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "split"
+            and isinstance(node.func.value, ast.Constant)
+            and isinstance(node.func.value.value, str)
+            and not node.args
+        ):
+            names = node.func.value.value.split()
+        if (
+            names
+            and len(names) >= 3
+            and all(_NAME.match(n) for n in names)
+            and not set(names) <= set(dir(builtins))
+        ):
+            found.append((node.lineno, names))
+    return found
+
+
+def test_torch_api_names_live_only_in_torch_api():
+    """What a torch call does is said once, in gradlint/analysis/torch_api.py: no other
+    rule or analysis module holds a list of torch names of its own."""
+    root = PACKAGE.parent
+    scattered = []
+    used = set()
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            if path.name == "torch_api.py":
+                continue
+            relative = path.relative_to(root).as_posix()
+            for lineno, names in name_lists(path.read_text(encoding="utf-8")):
+                key = (relative, names[0])
+                if key in NOT_TORCH_LISTS:
+                    used.add(key)
+                else:
+                    scattered.append(f"{relative}:{lineno}: {names[:4]}")
+    assert scattered == [], "move these to gradlint/analysis/torch_api.py"
+    assert used == set(NOT_TORCH_LISTS), "stale allow-list entries"
+
+
+def test_the_name_list_finder_finds_lists():
+    source = (
+        'A = frozenset({"detach", "item", "tolist"})\n'
+        'B = ("torch.nn.", "torch.optim.", "torch.utils.")\n'
+        'C = frozenset("eval train zero_grad".split())\n'
+        'D = ("print", "len", "zip")\n'  # builtins only
+        'E = ("a b", "c", "d")\n'  # not names
+        "class R:\n    trigger_tokens = ('backward', 'autograd', 'step')\n"
+    )
+    assert sorted(lineno for lineno, _ in name_lists(source)) == [1, 2, 3]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from gradlint.analysis.tensors import WEIGHTED_LAYERS
-from gradlint.rules.gl009_backward_of_no_grad_result import (
+from gradlint.analysis.torch_api import (
     SAVING_FUNCTIONS,
     SAVING_METHODS,
     TARGET_SAVING_LOSS_MODULES,
     TARGET_SAVING_LOSSES,
+    WEIGHTED_LAYERS,
 )
 
 torch = pytest.importorskip("torch")

@@ -14,10 +14,12 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import DataFlow, method_name
 from gradlint.analysis.index import FileIndex, dotted_name
-
-AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "torch.autograd.grad_mode.grad"})
-AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
-_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+from gradlint.analysis.torch_api import (
+    AUTOGRAD_BACKWARD,
+    AUTOGRAD_GRAD,
+    BACKWARD_METHODS,
+    BACKWARD_WRAPPER_RECEIVERS,
+)
 
 
 @dataclass
@@ -87,7 +89,7 @@ class AutogradCalls:
             return DiffEvent(call, "backward", self.flow.reads(expr), expr)
         method = method_name(call)
         # A method name means `call.func` is an Attribute; the isinstance tells mypy.
-        if method in _BACKWARD_METHODS and type(call.func) is cst.Attribute:
+        if method in BACKWARD_METHODS and type(call.func) is cst.Attribute:
             receiver = call.func.value
             roots = self.flow.reads(receiver)
             expr = receiver
@@ -173,7 +175,7 @@ class AutogradCalls:
     @staticmethod
     def _looks_like_tensor_receiver(receiver: cst.CSTNode) -> bool:
         name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
-        return name not in {"self", "accelerator", "fabric", "engine", "model_engine", "trainer"}
+        return name not in BACKWARD_WRAPPER_RECEIVERS
 
     def _is_optimizer_step(self, call: cst.Call) -> bool:
         # The only caller has matched a `.step(...)` method call.

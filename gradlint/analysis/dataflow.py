@@ -3,8 +3,8 @@ carry an autograd graph.
 
 Variables are dotted names: `h`, `self.hidden`. Reads are *graph-aware*: a value that
 passes through `.detach()`, `.item()`, `float(...)`, a comparison or `.shape` carries no
-graph, so what it was computed from does not count as a dependency. This is the one place
-that knows which operations cut the graph; every rule asks it.
+graph, so what it was computed from does not count as a dependency. Which operations cut the
+graph is `torch_api`'s vocabulary; this module applies it to expressions.
 """
 
 from __future__ import annotations
@@ -14,99 +14,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.torch_api import (
+    GRAPH_CUTTING_ATTRIBUTES,
+    GRAPH_CUTTING_FUNCTIONS,
+    GRAPH_CUTTING_METHODS,
+    NUMERIC_MODULES,
+)
 
-# Methods whose result carries no graph back to the receiver.
-GRAPH_CUTTING_METHODS = frozenset(
-    {
-        "detach",
-        "detach_",
-        "item",
-        "tolist",
-        "numpy",
-        "argmax",
-        "argmin",
-        "argsort",
-        "numel",
-        "size",
-        "dim",
-        "nelement",
-        "element_size",
-        "long",
-        "int",
-        "bool",
-        "byte",
-        "short",
-        "nonzero",
-        "data_ptr",
-        "stride",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "isnan",
-        "isinf",
-        "isfinite",
-        "sign",
-        "__len__",
-    }
-)
-# Attributes that carry no graph.
-GRAPH_CUTTING_ATTRIBUTES = frozenset(
-    {"data", "shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn"}
-)
-# Builtins and modules whose results are Python values, not graph-carrying tensors.
-GRAPH_CUTTING_FUNCTIONS = frozenset(
-    {
-        "float",
-        "int",
-        "bool",
-        "str",
-        "len",
-        "round",
-        "repr",
-        "format",
-        "print",
-        "isinstance",
-        "hasattr",
-        "id",
-        "type",
-        "range",
-        "enumerate",
-        "math",
-        "np",
-        "numpy",
-        "copy.deepcopy",
-        "torch.no_grad",
-        "torch.argmax",
-        "torch.argmin",
-        "torch.isnan",
-        "torch.isfinite",
-        "torch.numel",
-        "torch.zeros",
-        "torch.ones",
-        "torch.empty",
-        "torch.zeros_like",
-        "torch.ones_like",
-        "torch.empty_like",
-        "torch.full",
-        "torch.full_like",
-        "torch.randn",
-        "torch.rand",
-        "torch.randint",
-        "torch.randn_like",
-        "torch.rand_like",
-        "torch.arange",
-        "torch.linspace",
-        "torch.eye",
-    }
-)
-# Fresh tensors with no history: assigning one re-initialises loop state.
-FRESH_TENSOR_FUNCTIONS = frozenset(
-    {name for name in GRAPH_CUTTING_FUNCTIONS if name.startswith("torch.")}
-    | {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.randperm"}
-)
 # Methods through which a container comes to hold a value.
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 COMPARISON_OPS = (
@@ -182,11 +96,7 @@ class DataFlow:
                 and (qualified[5:] in self.no_grad_functions())
             ):
                 return True
-            if qualified in GRAPH_CUTTING_FUNCTIONS or qualified.split(".")[0] in (
-                "math",
-                "np",
-                "numpy",
-            ):
+            if qualified in GRAPH_CUTTING_FUNCTIONS or qualified.startswith(NUMERIC_MODULES):
                 return True
             return False
         if type(node) is cst.Attribute:

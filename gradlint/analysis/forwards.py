@@ -24,24 +24,23 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import (
+from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
+from gradlint.analysis.torch_api import (
+    CONTAINER_MODULES,
+    GRAD_MODE_SETTER,
+    MODULE_API,
+    MODULE_SETUP_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
-    TensorFacts,
-    built_module_call,
-    is_false,
+    REQUIRES_GRAD_METHOD,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 # Calls on a name that show it holds parameters.
 _PARAMETER_EVIDENCE = PARAMETER_ITERATORS | {"zero_grad"}
 
-# nn.Module's own API: calling these is not a forward pass.
-_MODULE_API = frozenset(
-    {"forward", "__init__", "train", "eval", "parameters", "named_parameters", "to", "cuda"}
-    | {"cpu", "state_dict", "load_state_dict", "zero_grad", "modules", "children", "apply"}
-    | {"extra_repr", "reset_parameters", "init_weights", "_init_weights", "requires_grad_"}
-)
+# Methods of a module class that are not forwards: nn.Module's API and its set-up.
+_NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 
 
 class ForwardAnalysis:
@@ -171,7 +170,7 @@ class ForwardAnalysis:
             if (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value == "requires_grad_"
+                and node.func.attr.value == REQUIRES_GRAD_METHOD
                 and dotted_name(node.func.value) == name
                 and not (node.args and is_false(node.args[0].value))
             ):
@@ -252,7 +251,7 @@ class ForwardAnalysis:
                     if kind == "module"
                 } | self._module_attributes(cls)
                 for stmt in cls.body.body:
-                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _MODULE_API:
+                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
                         continue
                     if self._computes_with(stmt, layers):
                         found.add(stmt.name.value)
@@ -413,7 +412,7 @@ class ForwardAnalysis:
                     grad_mode.context_effect(item.item) is not None for item in node.items
                 ):
                     return True
-                if type(node) is cst.Call and grad_mode.api_of(node.func) == "set_grad_enabled":
+                if type(node) is cst.Call and grad_mode.api_of(node.func) == GRAD_MODE_SETTER:
                     return True
         return False
 
@@ -498,7 +497,7 @@ class ForwardAnalysis:
         qualified = self.index.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn."):
-            if last in ("Sequential", "ModuleList", "ModuleDict"):
+            if last in CONTAINER_MODULES:
                 elements = [a.value for a in value.args if not a.keyword]
                 flattened: list[cst.CSTNode] = []
                 for element in elements:
@@ -558,7 +557,7 @@ class ForwardAnalysis:
         found: list[tuple[str, cst.CSTNode]] = []
         for node in self.index.nodes:
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if node.func.attr.value == "requires_grad_" and node.args:
+                if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
                     if not _is_true(node.args[0].value):
                         owner = dotted_name(node.func.value)
                         if owner is not None:
@@ -637,6 +636,6 @@ def _switches_requires_grad_off(node: cst.CSTNode) -> bool:
             for t in node.targets
         ) and not _is_true(node.value)
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
-        if node.func.attr.value == "requires_grad_" and node.args:
+        if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
             return not _is_true(node.args[0].value)
     return False

@@ -27,29 +27,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
-
-# Methods and helper names that clear gradients (torch, and the Paddle/Chainer spellings).
-CLEARING_NAMES = frozenset(
-    {
-        "zero_grad",
-        "zero_grads",
-        "zero_gradients",
-        "clear_grad",
-        "clear_grads",
-        "clear_gradients",
-        "cleargrads",
-        "reset_grad",
-        "reset_grads",
-        "reset_gradients",
-    }
+from gradlint.analysis.torch_api import (
+    GRAD_CLEARING_NAMES,
+    OVERWRITING_METHODS,
+    UPDATING_METHODS,
+    ZEROING_FUNCTIONS,
 )
-# In-place methods that overwrite the tensor they are called on.
-_OVERWRITING_METHODS = frozenset({"zero_", "fill_", "copy_"})
-# torch functions that zero their argument in place.
-_ZEROING_FUNCTIONS = frozenset({"torch.nn.init.zeros_", "torch.nn.init.constant_"})
-# In-place methods that move a tensor by what they are given.
-_UPDATING_METHODS = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
-
 
 _CLEAR_TYPES = frozenset(
     {cst.Attribute, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del, cst.Call}
@@ -101,7 +84,7 @@ class GradClearing:
         if type(node) not in _CLEAR_TYPES:
             return None
         if type(node) is cst.Attribute:
-            if node.attr.value in CLEARING_NAMES:
+            if node.attr.value in GRAD_CLEARING_NAMES:
                 return GradClear(node, dotted_name(node.value))
             return None
         if type(node) is cst.Assign:
@@ -131,13 +114,13 @@ class GradClearing:
         if type(node) is cst.Call:
             func = node.func
             if type(func) is cst.Attribute:
-                if func.attr.value in _OVERWRITING_METHODS and is_grad_expr(func.value):
+                if func.attr.value in OVERWRITING_METHODS and is_grad_expr(func.value):
                     return GradClear(node)
                 return None  # `X.zero_grad` itself is found as the Attribute
-            if type(func) is cst.Name and func.value in CLEARING_NAMES:
+            if type(func) is cst.Name and func.value in GRAD_CLEARING_NAMES:
                 return GradClear(node)
             qualified = self.index.qualified_name(func)
-            if qualified in _ZEROING_FUNCTIONS and node.args and is_grad_expr(node.args[0].value):
+            if qualified in ZEROING_FUNCTIONS and node.args and is_grad_expr(node.args[0].value):
                 return GradClear(node)
         return None
 
@@ -162,7 +145,7 @@ class GradClearing:
                 return self._updated(target, node.value, node)
             return None
         if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            if node.func.attr.value not in _UPDATING_METHODS:
+            if node.func.attr.value not in UPDATING_METHODS:
                 return None
             receiver = node.func.value
             for arg in node.args:

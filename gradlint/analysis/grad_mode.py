@@ -19,6 +19,12 @@ import libcst as cst
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.project import MethodQuery, ProjectIndex
+from gradlint.analysis.torch_api import (
+    GRAD_MODE_MODULES,
+    GRAD_MODE_NAMES,
+    GRAD_MODE_SETTER,
+    NO_GRAD_HOOKS,
+)
 
 
 class GradMode(enum.Enum):
@@ -27,32 +33,14 @@ class GradMode(enum.Enum):
     UNKNOWN = "unknown"
 
 
-_TORCH_GRAD_MODULES = ("torch.", "torch.autograd.", "torch.autograd.grad_mode.")
-_DISABLERS = {"no_grad", "inference_mode"}
-_ENABLERS = {"enable_grad"}
-_SETTER = "set_grad_enabled"
-
-# Trainer hooks that the framework calls under no_grad / inference_mode.
-_NO_GRAD_HOOKS = {
-    "validation_step",
-    "test_step",
-    "predict_step",
-    "on_validation_batch_end",
-    "on_test_batch_end",
-    "on_predict_batch_end",
-    "validation_epoch_end",
-    "test_epoch_end",
-}
-
-
 def _grad_api(qualified: str | None) -> str | None:
     """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`."""
     if not qualified:
         return None
-    for prefix in _TORCH_GRAD_MODULES:
+    for prefix in GRAD_MODE_MODULES:
         if qualified.startswith(prefix):
             tail = qualified[len(prefix) :]
-            if tail in _DISABLERS or tail in _ENABLERS or tail == _SETTER:
+            if tail in GRAD_MODE_NAMES:
                 return tail
     return None
 
@@ -119,7 +107,7 @@ class GradModeAnalysis:
         for small in stmt.body:
             if type(small) is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
-                if _grad_api(self.index.qualified_name(call.func)) == _SETTER:
+                if _grad_api(self.index.qualified_name(call.func)) == GRAD_MODE_SETTER:
                     effect = self.context_effect(call)
         return effect
 
@@ -222,7 +210,7 @@ class GradModeAnalysis:
             if name and ("grad" in name.lower() or "inference" in name.lower()):
                 return GradMode.UNKNOWN
         cls = self.index.enclosing_class(func)
-        if cls is not None and func.name.value in _NO_GRAD_HOOKS and self._is_lightning(cls):
+        if cls is not None and func.name.value in NO_GRAD_HOOKS and self._is_lightning(cls):
             return GradMode.NOT_RECORDING
         callers = self.callers_of(func)
         if not callers:

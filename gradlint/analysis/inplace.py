@@ -16,10 +16,19 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
-from gradlint.analysis.tensors import VIEW_METHODS
+from gradlint.analysis.torch_api import (
+    DETACHING_ATTRIBUTES,
+    GRAD_ATTRIBUTE,
+    INPLACE_FUNCTION_MODULES,
+    INPLACE_KEYWORD,
+    MAYBE_COPYING_VIEWS,
+    TRANSPOSE_ATTRIBUTES,
+    VIEW_METHODS,
+    is_inplace_method,
+)
 
-# Trailing-underscore methods that are not in-place updates of the tensor's values.
-NOT_INPLACE_METHODS = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
+# `.data` and `.grad` are other tensors than the variable they hang off.
+_DETACHED_HOLDERS = DETACHING_ATTRIBUTES | {GRAD_ATTRIBUTE}
 # Augmented assignments that a tensor implements in place (`__iadd__`, ...).
 INPLACE_OPERATORS = (
     cst.AddAssign,
@@ -30,8 +39,6 @@ INPLACE_OPERATORS = (
     cst.FloorDivideAssign,
     cst.ModuloAssign,
 )
-# torch functions named like in-place methods that change their first argument.
-_INPLACE_FUNCTION_MODULES = frozenset({"torch", "torch.nn.init"})
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,14 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
     first = positional[0].value if positional and not positional[0].star else None
     if module == "torch.nn.functional":
         for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "inplace" and _is_true(arg.value):
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == INPLACE_KEYWORD
+                and _is_true(arg.value)
+            ):
                 return (first, f"{last}(inplace=True)") if first is not None else None
         return None
-    if module in _INPLACE_FUNCTION_MODULES:
+    if module in INPLACE_FUNCTION_MODULES:
         # `torch.relu_(x)`, `nn.init.zeros_(w)`, `from torch.nn.init import zeros_`
         if last.endswith("_") and not last.startswith("_") and first is not None:
             return first, f"{last}()"
@@ -92,11 +103,7 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
     func = call.func
     if type(func) is cst.Attribute:
         method = func.attr.value
-        if (
-            method.endswith("_")
-            and not method.startswith("_")
-            and method not in NOT_INPLACE_METHODS
-        ):
+        if is_inplace_method(method):
             return func.value, f".{method}()"
     return None
 
@@ -122,14 +129,14 @@ def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | 
             type(expr) is cst.Call
             and type(expr.func) is cst.Attribute
             and expr.func.attr.value in VIEW_METHODS
-            and expr.func.attr.value not in ("reshape", "flatten")  # these may copy
+            and expr.func.attr.value not in MAYBE_COPYING_VIEWS
         ):
             expr = expr.func.value
-        elif type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
+        elif type(expr) is cst.Attribute and expr.attr.value in TRANSPOSE_ATTRIBUTES:
             expr = expr.value
         else:
             name = dotted_name(expr)
-            if name is None or name.rsplit(".", 1)[-1] in ("data", "grad"):
+            if name is None or name.rsplit(".", 1)[-1] in _DETACHED_HOLDERS:
                 return None
             return name
         outermost = False

@@ -39,21 +39,23 @@ from gradlint.analysis.stamps import (
     split_stamp,
     stat_matches,
 )
+from gradlint.analysis.torch_api import (
+    AUTOGRAD_GRAD,
+    BACKWARD_METHODS,
+    DETACHING_ATTRIBUTES,
+    DETACHING_METHODS,
+    GRAD_DISABLERS,
+    GRAD_MODE_SETTER,
+    NUMBER_METHODS,
+    PYTHON_NUMBER_METHODS,
+    PYTHON_VALUE_BUILTINS,
+    SAME_VALUE_STEPS,
+)
 
-_NO_GRAD_NAMES = frozenset({"no_grad", "inference_mode"})
 # Larger files are not summarised: a generated module is no helper library.
 MAX_SUMMARY_BYTES = 2_000_000
 # How many modules a name is looked for in through `import *` re-exports.
 _MAX_STAR_CHAIN = 16
-_PYTHON_RESULT_CALLS = frozenset({"float", "int", "bool", "str", "len", "round"})
-_PYTHON_RESULT_METHODS = frozenset({"item", "tolist"})
-# A tensor's methods and attributes that hand on the same values (to the CPU, without
-# history, reshaped), and those that end in plain numbers or a numpy array.
-_SAME_VALUES = frozenset(
-    {"cpu", "cuda", "to", "detach", "data", "clone", "contiguous", "squeeze", "flatten"}
-    | {"view", "reshape", "float", "double", "half", "long", "int", "T"}
-)
-_NUMBER_MAKERS = frozenset({"numpy", "item", "tolist"})
 # What a module's text must contain for its function NAME to make numbers of an
 # argument, as _number_params recognises one: a body of one `return` with a number
 # maker, after a docstring maybe.
@@ -167,7 +169,7 @@ def _dotted(node: ast.AST) -> str | None:
 def _is_no_grad(expr: ast.AST) -> bool:
     target = expr.func if isinstance(expr, ast.Call) else expr
     name = _dotted(target) or ""
-    return name.rsplit(".", 1)[-1] in _NO_GRAD_NAMES
+    return name.rsplit(".", 1)[-1] in GRAD_DISABLERS
 
 
 def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
@@ -175,7 +177,7 @@ def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
         return False
     name = _dotted(expr.func) or ""
     return (
-        name.rsplit(".", 1)[-1] == "set_grad_enabled"
+        name.rsplit(".", 1)[-1] == GRAD_MODE_SETTER
         and bool(expr.args)
         and isinstance(expr.args[0], ast.Constant)
         and expr.args[0].value is False
@@ -185,9 +187,9 @@ def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
 def _differentiates(call: ast.Call) -> bool:
     name = _dotted(call.func) or ""
     last = name.rsplit(".", 1)[-1]
-    if last in ("backward", "manual_backward"):
+    if last in BACKWARD_METHODS:
         return True
-    if name.endswith("autograd.grad") or name in ("grad", "torch.autograd.grad"):
+    if name.endswith("autograd.grad") or name == "grad" or name in AUTOGRAD_GRAD:
         return True
     if last == "step" and isinstance(call.func, ast.Attribute):
         receiver = (_dotted(call.func.value) or "").lower()
@@ -327,9 +329,9 @@ def _returns_python(value: ast.AST | None) -> bool:
         return True
     if isinstance(value, ast.Call):
         name = _dotted(value.func) or ""
-        if name in _PYTHON_RESULT_CALLS:
+        if name in PYTHON_VALUE_BUILTINS:
             return True
-        if isinstance(value.func, ast.Attribute) and value.func.attr in _PYTHON_RESULT_METHODS:
+        if isinstance(value.func, ast.Attribute) and value.func.attr in PYTHON_NUMBER_METHODS:
             return True
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_returns_python(e) for e in value.elts)
@@ -366,17 +368,17 @@ def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, boo
             break
     if not isinstance(node, ast.Name) or node.id not in params:
         return None
-    if not any(step in _NUMBER_MAKERS for step in steps):
+    if not any(step in NUMBER_METHODS for step in steps):
         return None
-    if any(step not in _SAME_VALUES and step not in _NUMBER_MAKERS for step in steps):
+    if any(step not in SAME_VALUE_STEPS and step not in NUMBER_METHODS for step in steps):
         return None
     detached = False
     for step in reversed(steps):  # from the parameter outwards
-        if step in ("detach", "data"):
+        if step in DETACHING_METHODS or step in DETACHING_ATTRIBUTES:
             detached = True
         elif step == "numpy":
             return node.id, not detached
-        elif step in _NUMBER_MAKERS:
+        elif step in NUMBER_METHODS:
             return node.id, False
     return None
 

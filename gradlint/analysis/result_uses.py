@@ -34,54 +34,38 @@ import libcst as cst
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
+from gradlint.analysis.torch_api import (
+    ARITHMETIC_BUILTINS,
+    DETACHING_METHODS,
+    ESCAPING_NAMESPACES,
+    GRAD_ATTRIBUTE,
+    GRAPH_CUTTING_METHODS,
+    GRAPH_KEEPING_METHODS,
+    INDEX_METHODS,
+    METADATA_ATTRIBUTES,
+    NUMBER_BUILTINS,
+    NUMBER_METHODS,
+    NUMPY_MODULES,
+    PYTHON_VALUE_BUILTINS,
+    TENSOR_RETURNING_BUILTINS,
+)
 from gradlint.analysis.values import ValueAnalysis
 
-# Tensor methods whose result is a Python number or a list of them.
-NUMBER_METHODS = frozenset({"item", "tolist", "numpy"})
-# Index-returning reductions: the chosen action or class, without history.
-INDEX_METHODS = frozenset({"argmax", "argmin"})
-# Methods whose result holds no history, and that say nothing about intent.
-_CUT_METHODS = frozenset(
-    {"argsort", "long", "int", "bool", "byte", "short", "nonzero", "eq", "ne", "lt", "le"}
-    | {"gt", "ge", "isnan", "isinf", "isfinite", "numel", "size", "dim", "nelement"}
-    | {"element_size", "data_ptr", "stride", "is_contiguous", "get_device", "__len__"}
-    | {"equal", "allclose", "isclose", "any", "all", "count_nonzero"}
-)
-# Methods through which the graph is used or kept on purpose.
-_ESCAPE_METHODS = frozenset(
-    {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
-    | {"register_post_accumulate_grad_hook", "share_memory_", "copy_"}
-)
-_CUT_ATTRIBUTES = frozenset(
-    {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
-    | {"grad", "layout", "names"}
-)
-_CUT_BUILTINS = frozenset(
-    {"int", "bool", "len", "str", "repr", "format", "print", "isinstance", "hasattr", "id"}
-    | {"type"}
-)
-_NUMBER_BUILTINS = frozenset({"float"})
-# torch namespaces whose functions do not just compute a tensor from their arguments:
-# they differentiate, sample from a distribution that a log-probability may be taken
-# of, save, trace or hand the value to other code.
-_ESCAPING_TORCH = (
-    "torch.autograd.",
-    "torch.distributions.",
-    "torch.utils.",
-    "torch.optim.",
-    "torch.func.",
-    "torch.jit.",
-    "torch.save",
-    "torch.distributed.",
-    "torch.nn.utils.",
-    "torch.nn.init.",
-    "torch.nn.Parameter",
-    "torch.cuda.",
-    "torch.compile",
-)
-_NUMPY = ("np.", "numpy.")
+# Methods whose result holds no history, and that say nothing about intent: every cut
+# but the detaching ones (followed on, detached) and those that make numbers.
+_CUT_METHODS = GRAPH_CUTTING_METHODS - DETACHING_METHODS - NUMBER_METHODS - INDEX_METHODS
+# `.grad` is read for its values, not the graph.
+_CUT_ATTRIBUTES = METADATA_ATTRIBUTES | {GRAD_ATTRIBUTE}
+# Builtins whose result is a plain value, less those that say "numbers" and those that
+# may hand the tensor on.
+_CUT_BUILTINS = PYTHON_VALUE_BUILTINS - NUMBER_BUILTINS - TENSOR_RETURNING_BUILTINS
 # Modules that are never the project's own: `torch.f(x)` need not be looked up.
 _NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "random"})
+# Builtins that compute from a tensor argument (`sum(losses)`): followed on.
+_FOLLOWED_BUILTINS = ARITHMETIC_BUILTINS - {"pow"}
+# `max`/`min` along a dimension: (values, indices), the indices without history.
+_MAX_MIN = frozenset({"max", "min"})
+_TORCH_MAX_MIN = frozenset({"torch.max", "torch.min"})
 _MAX_STEPS = 2000
 
 
@@ -325,7 +309,7 @@ class ResultUses:
                 return []
             if name in _CUT_METHODS:
                 return []
-            if name in _ESCAPE_METHODS or (name.endswith("_") and not name.startswith("_")):
+            if name in GRAPH_KEEPING_METHODS or name.endswith("_") and not name.startswith("_"):
                 raise _Escapes  # differentiated, hooked, or changed in place
             return [(call, detached or name == "detach")]
         if name in _CUT_ATTRIBUTES:
@@ -338,17 +322,17 @@ class ResultUses:
     def _argument(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of `call`."""
         qualified = self.index.qualified_name(call.func) or ""
-        if qualified in _NUMBER_BUILTINS:
+        if qualified in NUMBER_BUILTINS:
             found.numbers.append(call)
             return []
         if qualified in _CUT_BUILTINS:
             return []
-        if qualified.startswith(_NUMPY):
+        if qualified.startswith(NUMPY_MODULES):
             if not detached:
                 found.numpy_raises.append(call)
             return []  # numbers, or it raises on a value that requires grad
         if qualified.startswith("torch."):
-            if qualified.startswith(_ESCAPING_TORCH):
+            if qualified.startswith(ESCAPING_NAMESPACES):
                 raise _Escapes
             last = qualified.rsplit(".", 1)[-1]
             if last in INDEX_METHODS:
@@ -357,7 +341,7 @@ class ResultUses:
             if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
                 raise _Escapes
             return [(call, detached or last == "detach")]
-        if qualified in ("sum", "min", "max", "abs") and type(call.func) is not cst.Attribute:
+        if qualified in _FOLLOWED_BUILTINS and type(call.func) is not cst.Attribute:
             return [(call, detached)]  # builtin arithmetic on it
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
@@ -438,13 +422,13 @@ class ResultUses:
         whose indices hold no history."""
         if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
             return False
-        if node.func.attr.value not in ("max", "min"):
+        if node.func.attr.value not in _MAX_MIN:
             return False
         if any(a.keyword is not None and a.keyword.value == "dim" for a in node.args):
             return True
         positional = [a.value for a in node.args if a.keyword is None]
         qualified = self.index.qualified_name(node.func)
-        dimension = 1 if qualified in ("torch.max", "torch.min") else 0
+        dimension = 1 if qualified in _TORCH_MAX_MIN else 0
         return len(positional) > dimension and _is_dimension(positional[dimension])
 
     # -- reads the def-use chain cannot see ---------------------------------------------
@@ -478,8 +462,8 @@ class ResultUses:
 def _may_make_numbers(call: cst.Call) -> bool:
     func = call.func
     if type(func) is cst.Attribute:
-        return func.attr.value in NUMBER_METHODS | INDEX_METHODS | {"max", "min"}
-    return type(func) is cst.Name and func.value in _NUMBER_BUILTINS
+        return func.attr.value in NUMBER_METHODS | INDEX_METHODS | _MAX_MIN
+    return type(func) is cst.Name and func.value in NUMBER_BUILTINS
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

@@ -16,45 +16,21 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.index import FileIndex, dotted_name
-
-PARAMETER_CLASSES = frozenset(
-    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
+from gradlint.analysis.torch_api import (
+    CONTAINER_CLASSES,
+    MODULE_WRAPPING_METHODS,
+    NOT_MODULE_NAMESPACES,
+    NOT_TENSOR_NAMESPACES,
+    PARAMETER_CLASSES,
+    PARAMETER_ITERATORS,
+    REQUIRES_GRAD_METHOD,
+    SELF_RETURNING_MODULE_METHODS,
+    SINGLE_STATE_RECURRENT,
+    TRANSPOSE_ATTRIBUTES,
+    TUPLE_MODULES,
+    VIEW_METHODS,
+    WEIGHTED_LAYERS,
 )
-PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
-# Methods that hand back the receiver itself (so leafness carries over).
-_SELF_RETURNING = frozenset({"requires_grad_"})
-# Views: in-place on them is in-place on the leaf ("a view of a leaf Variable ...").
-VIEW_METHODS = frozenset(
-    {
-        "view",
-        "view_as",
-        "reshape",
-        "flatten",
-        "t",
-        "transpose",
-        "permute",
-        "squeeze",
-        "unsqueeze",
-        "expand",
-        "expand_as",
-        "narrow",
-        "select",
-        "diagonal",
-        "unfold",
-        "as_strided",
-        "T",
-        "mT",
-    }
-)
-# nn.Module methods that return the module itself.
-_MODULE_RETURNING = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "to_empty"}
-)
-# The calls a freshly built module is often wrapped in before it is bound
-# (`nn.Linear(4, 2).to(device)`), looked through to see what is built.
-_BUILD_WRAPPERS = frozenset({"to", "cuda", "cpu", "train", "float", "double"})
-_MODULE_PREFIXES = ("torch.nn.",)
-_NOT_MODULES = ("torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.Parameter")
 
 LEAF = "leaf"
 PARAMS = "params"  # an iterable of parameters
@@ -115,7 +91,7 @@ class TensorFacts:
             if qualified in PARAMETER_CLASSES:
                 return LEAF
             method = value.func.attr.value if type(value.func) is cst.Attribute else None
-            if method in _SELF_RETURNING:
+            if method == REQUIRES_GRAD_METHOD:
                 if value.args and is_false(value.args[0].value):
                     return OTHER
                 return LEAF
@@ -125,7 +101,7 @@ class TensorFacts:
                 return LEAF
             if method in PARAMETER_ITERATORS:
                 return PARAMS
-            if method in _MODULE_RETURNING and type(value.func) is cst.Attribute:
+            if method in SELF_RETURNING_MODULE_METHODS and type(value.func) is cst.Attribute:
                 # `Net().to(device)` is still the module; `tensor.to(device)` is a
                 # new non-leaf tensor, so only a module survives.
                 if self.classify_value(value.func.value, scope) == MODULE:
@@ -148,7 +124,7 @@ class TensorFacts:
         return OTHER
 
     def _is_module_constructor(self, qualified: str) -> bool:
-        if qualified.startswith(_MODULE_PREFIXES) and not qualified.startswith(_NOT_MODULES):
+        if qualified.startswith("torch.nn.") and not qualified.startswith(NOT_MODULE_NAMESPACES):
             last = qualified.rsplit(".", 1)[-1]
             return last[:1].isupper()
         return qualified in self.local_module_classes()
@@ -198,7 +174,7 @@ class TensorFacts:
                 call = node.value
                 if (
                     type(call.func) is cst.Attribute
-                    and call.func.attr.value == "requires_grad_"
+                    and call.func.attr.value == REQUIRES_GRAD_METHOD
                     and not (call.args and is_false(call.args[0].value))
                 ):
                     name = dotted_name(call.func.value)
@@ -307,7 +283,7 @@ class TensorFacts:
                 and base.func.attr.value in VIEW_METHODS
             ):
                 base, _via_view = base.func.value, True
-            elif type(base) is cst.Attribute and base.attr.value in ("T", "mT"):
+            elif type(base) is cst.Attribute and base.attr.value in TRANSPOSE_ATTRIBUTES:
                 base, _via_view = base.value, True
             else:
                 break
@@ -383,7 +359,7 @@ class TensorFacts:
             return False
         call = constructors[0]
         kind = self.index.qualified_name(call.func)
-        if kind not in ("torch.nn.ModuleList", "torch.nn.Sequential") or not call.args:
+        if kind not in CONTAINER_CLASSES or not call.args:
             return False
         elements: list[cst.CSTNode] = []
         for arg in call.args:
@@ -396,7 +372,7 @@ class TensorFacts:
                 elements.append(value)
         classes = {self._constructed_class(e) for e in elements}
         return all(
-            c is not None and c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _WEIGHTED
+            c is not None and c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in WEIGHTED_LAYERS
             for c in classes
         )
 
@@ -431,7 +407,7 @@ class TensorFacts:
             elif (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value == "requires_grad_"
+                and node.func.attr.value == REQUIRES_GRAD_METHOD
             ):
                 receiver = dotted_name(node.func.value)
                 if receiver is not None:
@@ -606,7 +582,7 @@ class TensorFacts:
         while (
             type(value) is cst.Call
             and type(value.func) is cst.Attribute
-            and value.func.attr.value in _MODULE_RETURNING
+            and value.func.attr.value in SELF_RETURNING_MODULE_METHODS
         ):
             value = value.func.value
         if type(value) is cst.Call:
@@ -632,7 +608,7 @@ class TensorFacts:
                 return "tensor" if self.value_shape(value.value, None, use) == "tensor" else None
             if type(value) is cst.Call:
                 cls = self.module_class(value.func, use) or ""
-                if cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1] not in _TUPLE_MODULES:
+                if cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1] not in TUPLE_MODULES:
                     return "tensor"  # a layer's output
             if type(value) is cst.Name and value.value not in self._resolving_names:
                 # `state = next_state`: whatever every binding of next_state is
@@ -656,7 +632,7 @@ class TensorFacts:
             # cell modules return h or (h, c), unpacked into tensors.
             if module == "torch.nn.LSTM":
                 return "tensors" if position == 1 else "tensor"
-            if module in ("torch.nn.GRU", "torch.nn.RNN", "torch.nn.LSTMCell"):
+            if module in SINGLE_STATE_RECURRENT:
                 return "tensor"
         if isinstance(value, (cst.Tuple, cst.List)) and position < len(value.elements):
             return self.value_shape(value.elements[position].value, None, use)
@@ -673,9 +649,7 @@ class TensorFacts:
                 qualified = self.index.qualified_name(value.func) or ""
                 if qualified.startswith("torch.nn.functional.") or (
                     qualified.startswith("torch.")
-                    and not qualified.startswith(
-                        ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cuda.", "torch.device")
-                    )
+                    and not qualified.startswith(NOT_TENSOR_NAMESPACES)
                 ):
                     return True
                 if type(value.func) is cst.Attribute and not qualified.startswith("torch."):
@@ -684,25 +658,6 @@ class TensorFacts:
                     return False
             else:
                 return False
-
-
-# torch.nn layers whose `weight` and `bias` are parameters.
-_WEIGHTED = frozenset(
-    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"}
-    | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
-    | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
-)
-WEIGHTED_LAYERS = _WEIGHTED
-# torch.nn layers that hold parameters as built by default (InstanceNorm's affine
-# is off by default, so it holds none).
-PARAMETRIC_LAYERS = (
-    _WEIGHTED - {"InstanceNorm1d", "InstanceNorm2d"}
-    | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell", "MultiheadAttention"}
-    | {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer"}
-    | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
-    | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
-)
-_TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 
 
 def _pairs(target: cst.CSTNode, value: cst.CSTNode):
@@ -730,7 +685,7 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     while (
         type(value) is cst.Call
         and type(value.func) is cst.Attribute
-        and value.func.attr.value in _BUILD_WRAPPERS
+        and value.func.attr.value in MODULE_WRAPPING_METHODS
     ):
         value = value.func.value
     return value

@@ -36,22 +36,40 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import (
-    COMPARISON_OPS,
-    FRESH_TENSOR_FUNCTIONS,
-    STORING_METHODS,
-    target_names,
-)
+from gradlint.analysis.dataflow import COMPARISON_OPS, STORING_METHODS, target_names
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import (
+from gradlint.analysis.tensors import TensorFacts, all_params, built_module_call
+from gradlint.analysis.torch_api import (
+    ALIASING_CALLS,
+    ARITHMETIC_BUILTINS,
+    AS_TENSOR_FUNCTIONS,
+    AUTOGRAD_GRAD,
+    DETACHING_ATTRIBUTES,
+    DIFFERENTIABLE_METHODS,
+    FREEZING_METHODS,
+    FRESH_TENSOR_FUNCTIONS,
+    GRAD_ATTRIBUTE,
+    GRAD_RECORDING_SWITCHES,
+    GRAPH_CUTTING_METHODS,
+    HISTORY_KEEPING_ATTRIBUTES,
+    METADATA_ATTRIBUTES,
+    METADATA_METHODS,
+    NO_AFFINE_FLAGS,
+    NOT_COMPUTATION_NAMESPACES,
     PARAMETER_CLASSES,
+    PASSTHROUGH_MODULES,
+    PYTHON_NUMBER_METHODS,
+    PYTHON_VALUE_BUILTINS,
+    PYTHON_VALUE_MODULES,
+    REQUIRES_GRAD_METHOD,
+    REQUIRES_GRAD_NAMES,
+    SELF_RETURNING_MODULE_METHODS,
+    TENSOR_CLASS_SUFFIXES,
+    TRANSPOSE_ATTRIBUTES,
     VIEW_METHODS,
     WEIGHTED_LAYERS,
-    TensorFacts,
-    all_params,
-    built_module_call,
 )
 
 
@@ -81,86 +99,14 @@ NOTHING: Value = frozenset()
 _GRAPH_KINDS = frozenset({Kind.GRAPH, Kind.UNKNOWN})
 _TENSORISH = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
-# Builtins whose result is a plain Python value whatever they are given.
-_PYTHON_RESULT = frozenset(
-    {"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "hasattr"}
-    | {"id", "type", "range", "enumerate", "print", "divmod", "hash", "ord", "chr"}
-)
-# Builtins that compute with their arguments: plain when every argument is plain.
-_ARITHMETIC_BUILTINS = frozenset({"min", "max", "abs", "sum", "pow"})
-# Tensor methods whose result is a Python value.
-_PYTHON_METHODS = frozenset(
-    {
-        "parse_args",
-        "parse_known_args",
-        "item",
-        "tolist",
-        "numel",
-        "size",
-        "dim",
-        "nelement",
-        "element_size",
-        "data_ptr",
-    }
-    | {"stride", "__len__", "is_contiguous", "get_device"}
-)
-# Tensor methods whose result is a tensor without history.
-_GRAPH_FREE_METHODS = frozenset(
-    {"detach", "argmax", "argmin", "argsort", "long", "int", "bool", "byte", "short"}
-    | {"nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "sign"}
-    | {"numpy", "cpu_numpy"}
-)
-_GRAPH_FREE_ATTRIBUTES = frozenset({"data", "grad"})
-_PYTHON_ATTRIBUTES = frozenset(
-    {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
-)
-# Methods of a module (or any object) that hand back the receiver.
-_SELF_RETURNING = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "to_empty"}
-    | {"requires_grad_", "share_memory"}
-)
-_PYTHON_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
-# A class call whose instance *is* a tensor.
-_TENSOR_CLASS_SUFFIXES = ("Tensor", "Variable", "Parameter")
 _GRAPH_FREE = frozenset({Kind.PYTHON, Kind.NONE, Kind.TENSOR})
+# argparse's results are plain values (a common receiver of `.parse_args()` in scripts).
+_ARGPARSE_METHODS = frozenset({"parse_args", "parse_known_args"})
+_PYTHON_METHODS = PYTHON_NUMBER_METHODS | METADATA_METHODS | _ARGPARSE_METHODS
+# `cpu_numpy` is a project helper spelling seen in the corpus, not torch's.
+_GRAPH_FREE_METHODS = GRAPH_CUTTING_METHODS | {"cpu_numpy"}
+_GRAPH_FREE_ATTRIBUTES = DETACHING_ATTRIBUTES | {GRAD_ATTRIBUTE}
 
-# Under no_grad these hand back their input, a view of it, or a tensor it holds, which
-# keeps the input's requires_grad (`p.view(3)`, `p.float()`, `torch.as_tensor(p)`,
-# `F.dropout(p, training=False)`; any trailing-underscore in-place method returns self).
-_ALIASING = VIEW_METHODS | frozenset(
-    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as"}
-    | {"contiguous", "chunk", "split", "split_with_sizes", "unbind", "tensor_split"}
-    | {"hsplit", "vsplit", "dsplit", "unflatten", "movedim", "moveaxis", "swapaxes"}
-    | {"swapdims", "ravel", "conj", "resolve_conj", "resolve_neg", "real", "imag"}
-    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to"}
-    | {"broadcast_tensors", "view_as_real", "view_as_complex", "adjoint", "Tensor"}
-    | {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"}
-    | {"feature_alpha_dropout", "meshgrid", "unsafe_chunk", "unsafe_split", "align_to"}
-    | {"rename", "refine_names", "as_subclass", "to_dense", "coalesce", "pin_memory"}
-)
-# torch namespaces whose calls are not plain tensor computations (they build modules,
-# load saved tensors, or run user code); torch.nn.functional is the exception.
-_NOT_COMPUTATIONS = (
-    "torch.nn.",
-    "torch.autograd.",
-    "torch.utils.",
-    "torch.optim.",
-    "torch.func.",
-    "torch.jit.",
-    "torch.hub.",
-    "torch.distributed.",
-    "torch.cuda.",
-    "torch.fx.",
-    "torch.export.",
-    "torch.compile",
-    "torch.load",
-)
-# torch.nn layers whose forward may return its input as it is.
-_PASSTHROUGH_MODULES = frozenset(
-    {"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}
-    | {"FeatureAlphaDropout", "Flatten", "Unflatten", "Sequential", "ModuleList"}
-    | {"ModuleDict", "ParameterList", "ParameterDict", "Module"}
-)
 # `a == b`-style comparisons are elementwise on tensors; `is` and `in` give a bool.
 _ELEMENTWISE_COMPARISONS = (
     cst.Equal,
@@ -169,17 +115,6 @@ _ELEMENTWISE_COMPARISONS = (
     cst.LessThanEqual,
     cst.GreaterThan,
     cst.GreaterThanEqual,
-)
-# Constructor flags that leave a weighted torch.nn layer without trainable parameters.
-_NO_AFFINE_FLAGS = frozenset({"affine", "elementwise_affine", "_freeze"})
-# Calls of a module's own methods that may freeze it or hand it to code we cannot see.
-_FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
-# Tensor methods whose result requires grad whenever their receiver does (recording).
-_DIFFERENTIABLE_METHODS = frozenset(
-    {"softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "sum", "mean"}
-    | {"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t"}
-    | {"clone", "float", "double", "half", "to", "cuda", "cpu", "contiguous", "pow", "abs"}
-    | {"sqrt", "norm", "mul", "add", "sub", "div", "matmul", "expand", "repeat", "neg"}
 )
 # Literals of containers that code may fill after binding them.
 # The statements and clauses that bind a name in the scope they sit in.
@@ -199,8 +134,6 @@ _BINDING_NODES = frozenset(
     }
 )
 _MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
-# Converters that share the data, and the history, of a tensor they are given.
-_AS_TENSOR = frozenset({"torch.as_tensor", "torch.asarray"})
 _CONTAINER_LITERALS = (
     cst.List,
     cst.Tuple,
@@ -543,22 +476,22 @@ class ValueAnalysis:
         func = expr.func
         qualified = self.index.qualified_name(func) or ""
         if qualified.startswith("torch."):
-            if qualified.startswith(_NOT_COMPUTATIONS) and not qualified.startswith(
+            if qualified.startswith(NOT_COMPUTATION_NAMESPACES) and not qualified.startswith(
                 "torch.nn.functional."
             ):
                 return False
             last = qualified.rsplit(".", 1)[-1]
             return not (
-                last in _ALIASING or last.endswith("_") or _keyword_true(expr, "requires_grad")
+                last in ALIASING_CALLS or last.endswith("_") or _keyword_true(expr, "requires_grad")
             )
         layer = self.tensors.module_class(func, use) or ""
         if layer.startswith("torch.nn."):
-            return layer.rsplit(".", 1)[-1] not in _PASSTHROUGH_MODULES
+            return layer.rsplit(".", 1)[-1] not in PASSTHROUGH_MODULES
         if layer and self._local_forward_computes(layer):
             return True
         if type(func) is cst.Attribute:
             method = func.attr.value
-            if method in _ALIASING or method.endswith("_"):
+            if method in ALIASING_CALLS or method.endswith("_"):
                 return self._computes(func.value, use)  # a view of a computed tensor
             return self._is_tensor(func.value, use)  # `p.sum()`, `h.softmax(-1)`
         return False
@@ -587,9 +520,9 @@ class ValueAnalysis:
             ):
                 return False
         for node in self.index.walk(cls, into_functions=True):
-            if type(node) is cst.Call and self.grad_mode.api_of(node.func) in (
-                "enable_grad",
-                "set_grad_enabled",
+            if (
+                type(node) is cst.Call
+                and self.grad_mode.api_of(node.func) in GRAD_RECORDING_SWITCHES
             ):
                 return False
             if type(node) is cst.FunctionDef and node.name.value == "forward":
@@ -633,7 +566,7 @@ class ValueAnalysis:
             for arg in value.args:
                 if arg.star or (
                     arg.keyword is not None
-                    and arg.keyword.value in _NO_AFFINE_FLAGS
+                    and arg.keyword.value in NO_AFFINE_FLAGS
                     and not _keyword_true(value, arg.keyword.value)
                 ):
                     return False
@@ -663,14 +596,14 @@ class ValueAnalysis:
         for node in self.index.nodes:
             if type(node) is cst.Call:
                 func = node.func
-                if type(func) is cst.Attribute and func.attr.value in _FREEZING_METHODS:
+                if type(func) is cst.Attribute and func.attr.value in FREEZING_METHODS:
                     add(func.value, node)
                 for arg in node.args:
                     add(arg.value, node)  # `freeze(student)`, `DDP(student)`
             elif type(node) is cst.For and type(node.iter) is cst.Call:
                 iterated = node.iter.func
                 if type(iterated) is cst.Attribute and any(
-                    type(inner) is cst.Name and inner.value in ("requires_grad", "requires_grad_")
+                    type(inner) is cst.Name and inner.value in REQUIRES_GRAD_NAMES
                     for inner in self.index.walk(node.body)
                 ):
                     add(iterated.value, node)  # `for p in m.parameters(): p.requires_grad = ...`
@@ -903,13 +836,13 @@ class ValueAnalysis:
 
     def _attribute(self, expr: cst.Attribute, use: cst.CSTNode) -> Value:
         attr = expr.attr.value
-        if attr in _PYTHON_ATTRIBUTES:
+        if attr in METADATA_ATTRIBUTES:
             return PYTHON
         if attr in _GRAPH_FREE_ATTRIBUTES:
             if attr == "grad" and self._backward_creates_graph():
                 return UNKNOWN | NONE  # `backward(create_graph=True)` gives `.grad` history
             return TENSOR | NONE
-        if attr in ("T", "mT", "real", "imag"):
+        if attr in HISTORY_KEEPING_ATTRIBUTES:
             return combine(self._expr(expr.value, use))
         name = dotted_name(expr)
         if name is not None:
@@ -930,18 +863,18 @@ class ValueAnalysis:
         func = call.func
         qualified = self.index.qualified_name(func) or ""
         method = func.attr.value if type(func) is cst.Attribute else None
-        if qualified in _PYTHON_RESULT:
+        if qualified in PYTHON_VALUE_BUILTINS:
             return PYTHON
-        if qualified in _ARITHMETIC_BUILTINS:
+        if qualified in ARITHMETIC_BUILTINS:
             args = [self._expr(a.value, use) for a in call.args]
             if call.args and all(a.star == "" for a in call.args):
                 return combine(*args)
             return UNKNOWN
-        if qualified.startswith(_PYTHON_MODULES):
+        if qualified.startswith(PYTHON_VALUE_MODULES):
             return PYTHON
         if qualified in PARAMETER_CLASSES:
             return LEAF
-        if qualified in ("torch.autograd.grad", "torch.autograd.grad_mode.grad"):
+        if qualified in AUTOGRAD_GRAD:
             # gradients carry history only when asked to (`create_graph=True`)
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value == "create_graph":
@@ -952,7 +885,11 @@ class ValueAnalysis:
             if len(call.args) < 6 or any(a.keyword is not None for a in call.args):
                 return TENSOR | NONE
             return UNKNOWN
-        if qualified in _AS_TENSOR and call.args and not _keyword_true(call, "requires_grad"):
+        if (
+            qualified in AS_TENSOR_FUNCTIONS
+            and call.args
+            and not _keyword_true(call, "requires_grad")
+        ):
             # `torch.as_tensor(t)` keeps `t`'s graph (measured); of plain data, a tensor
             return combine(TENSOR, self._expr(call.args[0].value, use))
         if qualified in FRESH_TENSOR_FUNCTIONS:
@@ -972,13 +909,17 @@ class ValueAnalysis:
             receiver = self._expr(func.value, use) - NONE  # type: ignore[attr-defined]
             if not receiver:
                 return NOTHING  # met again while being solved: no new possibility yet
-            if method in _SELF_RETURNING and receiver and receiver <= {Kind.MODULE, Kind.OBJECT}:
+            if (
+                method in SELF_RETURNING_MODULE_METHODS
+                and receiver
+                and receiver <= {Kind.MODULE, Kind.OBJECT}
+            ):
                 return receiver
-            if method == "requires_grad_":
+            if method == REQUIRES_GRAD_METHOD:
                 return LEAF
             if (
                 receiver <= {Kind.LEAF, Kind.GRAPH}
-                and method in _DIFFERENTIABLE_METHODS
+                and method in DIFFERENTIABLE_METHODS
                 and self._recording(use)
             ):
                 return GRAPH  # `student(x).softmax(-1)`: differentiable in its receiver
@@ -1010,7 +951,7 @@ class ValueAnalysis:
         if (
             owner[:1].isupper()
             and not owner.isupper()
-            and not owner.endswith(_TENSOR_CLASS_SUFFIXES)
+            and not owner.endswith(TENSOR_CLASS_SUFFIXES)
             and not qualified.startswith("torch.")
             and (last.startswith("from_") or last in ("load", "create", "build"))
         ):
@@ -1019,18 +960,15 @@ class ValueAnalysis:
         if (
             last[:1].isupper()
             and not last.isupper()
-            and not last.endswith(_TENSOR_CLASS_SUFFIXES)
+            and not last.endswith(TENSOR_CLASS_SUFFIXES)
             and not qualified.startswith("torch.")
         ):
             # `LinearValue(...)`, `ReplayBuffer(...)`: an instance of a class
             return OBJECT
         if (
             qualified.startswith("torch.")
-            and not qualified.startswith(
-                ("torch.nn.", "torch.autograd.", "torch.func.", "torch.utils.", "torch.optim.")
-            )
-            and not qualified.startswith(_NOT_COMPUTATIONS)
-            and not (last[:1].isupper() and not last.endswith(_TENSOR_CLASS_SUFFIXES))
+            and not qualified.startswith(NOT_COMPUTATION_NAMESPACES)
+            and not (last[:1].isupper() and not last.endswith(TENSOR_CLASS_SUFFIXES))
         ):
             # (not `torch.distributed.rpc.RRef(...)` or `torch.distributions.Normal(...)`:
             # objects, whatever they are built from)
@@ -1117,7 +1055,7 @@ def _element(container: Value) -> Value:
 
 
 def _strip_views(
-    expr: cst.CSTNode, methods: frozenset[str], attributes: tuple[str, ...]
+    expr: cst.CSTNode, methods: frozenset[str], attributes: frozenset[str]
 ) -> cst.CSTNode:
     """Down through indexing, the given view methods and attributes to what they are
     taken of: `t` for `t.view(-1)[0]`."""
@@ -1138,12 +1076,12 @@ def _strip_views(
 
 # Views, `.detach()` and `.data` share their base's storage and, for inference tensors,
 # its inference-ness.
-_SHARING_METHODS = frozenset(VIEW_METHODS) | {"detach"}
+_SHARING_METHODS = VIEW_METHODS | {"detach"}
 
 
 def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
     """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
-    return _strip_views(expr, _SHARING_METHODS, ("T", "mT", "data"))
+    return _strip_views(expr, _SHARING_METHODS, TRANSPOSE_ATTRIBUTES | DETACHING_ATTRIBUTES)
 
 
 def _view_base(expr: cst.CSTNode) -> str | None:
@@ -1154,7 +1092,7 @@ def _view_base(expr: cst.CSTNode) -> str | None:
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
     """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
-    return dotted_name(_strip_views(expr, _ALIASING, ("T", "mT")))
+    return dotted_name(_strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))
 
 
 def _keyword_true(call: cst.Call, name: str) -> bool:

@@ -5,6 +5,11 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
+from gradlint.analysis.torch_api import (
+    DETACHING_INPLACE_METHODS,
+    DETACHING_METHODS,
+    PARAMETER_HOLDING_METHODS,
+)
 from gradlint.analysis.values import MODULE, may_carry_graph
 from gradlint.diagnostics import Confidence, Edit, Fix, Position
 from gradlint.fix_builders import own_line
@@ -219,12 +224,7 @@ class UndetachedLoopState(Rule):
                 name = dotted_name(func)
                 if name:
                     called.add(name)
-                if type(func) is cst.Attribute and func.attr.value in (
-                    "parameters",
-                    "named_parameters",
-                    "state_dict",
-                    "modules",
-                ):
+                if type(func) is cst.Attribute and func.attr.value in PARAMETER_HOLDING_METHODS:
                     owner = dotted_name(func.value)
                     if owner:
                         called.add(owner)
@@ -272,7 +272,7 @@ class UndetachedLoopState(Rule):
 
     def _body_detaches(self, func: cst.FunctionDef) -> bool:
         for node in self.facts.index.walk(func.body):
-            if type(node) is cst.Attribute and node.attr.value in ("detach", "detach_"):
+            if type(node) is cst.Attribute and node.attr.value in DETACHING_METHODS:
                 return True
         return False
 
@@ -281,7 +281,7 @@ class UndetachedLoopState(Rule):
             if (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value in ("detach_", "requires_grad_")
+                and node.func.attr.value in DETACHING_INPLACE_METHODS
                 and dotted_name(node.func.value) == var
             ):
                 return True

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.inplace import NOT_INPLACE_METHODS
+from gradlint.analysis.torch_api import is_inplace_method
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins
 
@@ -73,7 +73,7 @@ class LeafInplaceOutsideNoGrad(Rule):
         if type(func) is not cst.Attribute:
             return
         method = func.attr.value
-        if not method.endswith("_") or method.startswith("_") or method in NOT_INPLACE_METHODS:
+        if not is_inplace_method(method):
             return
         self._check(func.value, node)
 

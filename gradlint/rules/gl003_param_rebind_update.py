@@ -4,12 +4,10 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import child_nodes, dotted_name
+from gradlint.analysis.torch_api import RELEAFING_METHODS
 from gradlint.fix_builders import render, rewrite_statement
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins
-
-# Calls on the rebound name, after the rebinding, that make it a fresh leaf on purpose.
-_RELEAFING_METHODS = frozenset({"requires_grad_", "retain_grad", "detach_"})
 
 
 def _mentions_grad(expr: cst.CSTNode) -> bool:
@@ -230,7 +228,7 @@ class ParamRebindUpdate(Rule):
                 continue
             if type(other) is cst.Call and type(other.func) is cst.Attribute:
                 if (
-                    other.func.attr.value in _RELEAFING_METHODS
+                    other.func.attr.value in RELEAFING_METHODS
                     and dotted_name(other.func.value) == target
                 ):
                     return True

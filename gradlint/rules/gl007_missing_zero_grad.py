@@ -5,10 +5,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import FRESH_TENSOR_FUNCTIONS, Binding
+from gradlint.analysis.dataflow import Binding
 from gradlint.analysis.grad_clears import GradClear
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopNode
+from gradlint.analysis.torch_api import (
+    FRESH_PRESERVING_METHODS,
+    FRESH_TENSOR_MAKERS,
+    OPTIMIZER_CLASSES,
+    PARAMETER_REGISTERING_METHODS,
+    SELF_RETURNING_MODULE_METHODS,
+)
 from gradlint.diagnostics import Applicability, Edit, Fix, Position, Related
 from gradlint.edits import split_lines
 from gradlint.fix_builders import own_line, render
@@ -18,22 +25,6 @@ from gradlint.rules.explain import loop_header
 if TYPE_CHECKING:
     from gradlint.context import FileContext
 
-# Optimizer classes outside torch.optim that are built the same way (params first).
-_OPTIMIZER_CLASSES = frozenset(
-    {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"}
-    | {"ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Lion", "LAMB", "Lamb", "LARS"}
-    | {"FusedAdam", "FusedLAMB", "FusedSGD", "AdamW8bit", "Adam8bit", "Muon", "Shampoo"}
-)
-# Methods of a module that hand back the module itself (`model = model.to(device)`).
-_SELF_RETURNING = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16"}
-    | {"requires_grad_", "share_memory", "to_empty", "type"}
-)
-# Methods that keep a fresh tensor fresh (`torch.zeros_like(x).uniform_(-e, e).cuda()`).
-_CHAINED_ON_FRESH = frozenset(
-    {"requires_grad_", "uniform_", "normal_", "fill_", "zero_", "to", "cuda", "cpu"}
-    | {"float", "double", "half", "clamp", "clamp_", "contiguous", "view", "reshape"}
-)
 # Helpers of this file are followed this deep (a loop calling `self.train_step()` that
 # calls `self._backward()`).
 _HELPER_DEPTH = 3
@@ -313,7 +304,7 @@ class MissingZeroGrad(Rule):
                     return True  # `self.delta = delta`: registered somewhere
         for node in self.facts.index.walk(scope):
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if node.func.attr.value in ("register_parameter", "add_param_group"):
+                if node.func.attr.value in PARAMETER_REGISTERING_METHODS:
                     return True
         return False
 
@@ -324,19 +315,14 @@ class MissingZeroGrad(Rule):
         while type(value) is cst.Call:
             func = value.func
             qualified = self.facts.qualified_name(func) or ""
-            if qualified in FRESH_TENSOR_FUNCTIONS or qualified in (
-                "torch.autograd.Variable",
-                "torch.autograd.variable.Variable",
-                "torch.normal",
-                "torch.rand_like",
-            ):
+            if qualified in FRESH_TENSOR_MAKERS:
                 return True
             if type(func) is not cst.Attribute:
                 return False
             method = func.attr.value
             if method in ("clone", "detach"):
                 return True
-            if method not in _CHAINED_ON_FRESH:
+            if method not in FRESH_PRESERVING_METHODS:
                 return False
             value = func.value
         return False
@@ -414,7 +400,7 @@ class MissingZeroGrad(Rule):
         qualified = self.facts.qualified_name(func) or ""
         last = qualified.rsplit(".", 1)[-1]
         return (qualified.startswith("torch.optim.") and last[:1].isupper()) or (
-            last in _OPTIMIZER_CLASSES
+            last in OPTIMIZER_CLASSES
         )
 
     def _last_binding(
@@ -492,7 +478,7 @@ class MissingZeroGrad(Rule):
                 return False
             if type(value) is cst.Call:
                 func = value.func
-                if type(func) is cst.Attribute and func.attr.value in _SELF_RETURNING:
+                if type(func) is cst.Attribute and func.attr.value in SELF_RETURNING_MODULE_METHODS:
                     receiver = dotted_name(func.value)
                     if receiver is None:
                         return True

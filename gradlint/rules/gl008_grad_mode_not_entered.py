@@ -4,14 +4,14 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
+from gradlint.analysis.torch_api import (
+    GRAD_MODE_MANAGERS,
+    GRAD_MODE_NAMES,
+    VARIABLE_CLASSES,
+)
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
-
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-# Calling these creates a context manager; only `with` (or a decorator) enters it.
-# `torch.set_grad_enabled(False)` is different: the call itself switches the mode.
-_MANAGERS = frozenset({"no_grad", "inference_mode", "enable_grad"})
 
 _NOT_CALLED = (
     "`{name}` is used without calling it: `with {name}:` raises `TypeError: 'type' object "
@@ -114,7 +114,7 @@ class GradModeNotEntered(Rule):
     fix_title = "Add the missing `()` so that `with` enters the manager"
     _fix_title_for = "Call `{name}()` so that `with` enters it"
     fix_applicability = Applicability.SAFE
-    trigger_tokens = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "volatile")
+    trigger_tokens = (*sorted(GRAD_MODE_NAMES), "volatile")
 
     # -- `with torch.no_grad:` ---------------------------------------------------------
 
@@ -142,12 +142,12 @@ class GradModeNotEntered(Rule):
         value = node.value
         if type(value) is cst.Call:
             api = self._grad_api(value.func)
-            if api in _MANAGERS:
+            if api in GRAD_MODE_MANAGERS:
                 call = " ".join(render(value).split())
                 self.report(value, _BARE_CALL.format(call=call))
         elif isinstance(value, (cst.Name, cst.Attribute)):
             api = self._grad_api(value)
-            if api in _MANAGERS:
+            if api in GRAD_MODE_MANAGERS:
                 self.report(value, _BARE_NAME.format(name=dotted_name(value) or api))
 
     # -- `Variable(x, volatile=True)` ----------------------------------------------------
@@ -187,7 +187,7 @@ class GradModeNotEntered(Rule):
             return False
         values = self.facts.values
         head = name.split(".")[0]
-        if self.facts.qualified_name(func) in _VARIABLE:
+        if self.facts.qualified_name(func) in VARIABLE_CLASSES:
             return values.bound_only_by_imports(head, use)
         if "." in name:
             return False
@@ -211,7 +211,7 @@ class GradModeNotEntered(Rule):
             return False
         index = self.facts.index
         for node in index.walk(body):
-            if type(node) is cst.Call and index.qualified_name(node.func) in _VARIABLE:
+            if type(node) is cst.Call and index.qualified_name(node.func) in VARIABLE_CLASSES:
                 if any(
                     a.star == "**"
                     and type(a.value) is cst.Name

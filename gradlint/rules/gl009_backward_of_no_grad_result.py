@@ -4,6 +4,16 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
+from gradlint.analysis.torch_api import (
+    DATA_COPYING_FUNCTIONS,
+    INDEX_FUNCTIONS,
+    INDEX_METHODS,
+    PYTHON_NUMBER_METHODS,
+    SAVING_FUNCTIONS,
+    SAVING_METHODS,
+    TARGET_SAVING_LOSS_MODULES,
+    TARGET_SAVING_LOSSES,
+)
 from gradlint.analysis.values import TENSOR, Kind
 from gradlint.rules.base import Rule
 
@@ -18,23 +28,9 @@ _INFERENCE_MESSAGE = (
     'saved for backward"; make it under `torch.no_grad()` instead, or pass `{tensor}.clone()`'
 )
 
-# Operations that save an operand for backward when the other one requires grad, so an
-# inference tensor there raises at once. Measured on torch 2.13 (tests/test_gl009_table.py
-# runs each against the installed torch); `+`, `-`, `**` of a difference, `l1_loss`,
-# `cosine_similarity` and `cross_entropy` with probabilities save no such operand and
-# work, so they are not listed.
+# The operators that save an operand for backward (the methods and functions are in
+# torch_api, measured with them by tests/test_gl009_table.py).
 SAVING_OPERATORS = (cst.Multiply, cst.Divide, cst.MatrixMultiply)
-SAVING_METHODS = frozenset({"mul", "div", "matmul", "mm", "bmm"})
-SAVING_FUNCTIONS = frozenset({f"torch.{m}" for m in SAVING_METHODS})
-# Losses of (input, target) that save the target: input requires grad, target inference.
-TARGET_SAVING_LOSSES = frozenset(
-    {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"}
-    | {"binary_cross_entropy_with_logits", "kl_div", "nll_loss"}
-)
-TARGET_SAVING_LOSS_MODULES = frozenset(
-    {"MSELoss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"}
-    | {"NLLLoss"}
-)
 _FUNCTIONAL = "torch.nn.functional."
 
 
@@ -314,14 +310,14 @@ def _cut_in(expr: cst.CSTNode, facts) -> str | None:
                 method = func.attr.value
                 if method == "detach":
                     return f"`{_short(func.value)}` is detached"
-                if method in ("item", "tolist"):
+                if method in PYTHON_NUMBER_METHODS:
                     return f"`.{method}()` turns it into a plain number"
-                if method in ("argmax", "argmin", "argsort"):
+                if method in INDEX_METHODS or method == "argsort":
                     return f"`{method}` has no gradient"
             qualified = facts.qualified_name(func) or ""
-            if qualified in ("torch.tensor", "torch.Tensor.new_tensor"):
+            if qualified in DATA_COPYING_FUNCTIONS:
                 return "`torch.tensor(...)` makes a new tensor from its data"
-            if qualified in ("torch.argmax", "torch.argmin"):
+            if qualified in INDEX_FUNCTIONS:
                 return f"`{qualified}` has no gradient"
         elif type(node) is cst.Attribute and node.attr.value == "data":
             return f"`{_short(node)}` is detached from the graph"

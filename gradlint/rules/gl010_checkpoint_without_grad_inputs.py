@@ -5,19 +5,16 @@ import libcst as cst
 from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
+from gradlint.analysis.torch_api import (
+    CHECKPOINT_FUNCTIONS,
+    CHECKPOINT_KEYWORDS,
+    CHECKPOINT_SEQUENTIAL_FUNCTIONS,
+    CHECKPOINT_SEQUENTIAL_KEYWORDS,
+)
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Applicability, Edit, Fix
 from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
-
-_CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
-_SEQUENTIAL = frozenset({"torch.utils.checkpoint.checkpoint_sequential"})
-# Keywords the reentrant variant accepts; any other one makes it raise ValueError (or,
-# as `**kwargs`, may carry `use_reentrant` itself), so the call is left alone.
-_CHECKPOINT_KEYWORDS = frozenset(
-    {"use_reentrant", "preserve_rng_state", "determinism_check", "early_stop"}
-)
-_SEQUENTIAL_KEYWORDS = frozenset({"use_reentrant", "preserve_rng_state", "segments", "input"})
 
 _MESSAGE = (
     "No tensor passed to this reentrant `{callee}` requires grad: {what} get no gradient "
@@ -116,12 +113,12 @@ class CheckpointWithoutGradInputs(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
         qualified = facts.qualified_name(node.func)
-        if qualified in _CHECKPOINT:
+        if qualified in CHECKPOINT_FUNCTIONS:
             sequential = False
-            allowed = _CHECKPOINT_KEYWORDS
-        elif qualified in _SEQUENTIAL:
+            allowed = CHECKPOINT_KEYWORDS  # any other: left alone
+        elif qualified in CHECKPOINT_SEQUENTIAL_FUNCTIONS:
             sequential = True
-            allowed = _SEQUENTIAL_KEYWORDS
+            allowed = CHECKPOINT_SEQUENTIAL_KEYWORDS
         else:
             return
         name = dotted_name(node.func)

@@ -6,6 +6,7 @@ from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.inplace import InplaceChange, changes_in
+from gradlint.analysis.torch_api import TRANSPOSE_ATTRIBUTES
 from gradlint.rules.base import Rule
 
 _MESSAGE = (
@@ -287,7 +288,7 @@ def _base_node(target: cst.CSTNode) -> cst.CSTNode | None:
             expr = expr.value
         elif type(expr) is cst.Call and type(expr.func) is cst.Attribute:
             expr = expr.func.value
-        elif type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
+        elif type(expr) is cst.Attribute and expr.attr.value in TRANSPOSE_ATTRIBUTES:
             expr = expr.value
         elif isinstance(expr, (cst.Name, cst.Attribute)):
             return expr

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
+from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
 from gradlint.diagnostics import Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
@@ -18,23 +19,16 @@ _BUILTINS = frozenset(
 )
 _REBINDS = re.compile(r"\b(" + "|".join(sorted(_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)")
 _ASSIGNED_ATTRIBUTES = re.compile(r"\.(\w+)\s*=[^=]")
-# Methods of tensors, containers, strings, paths and loggers: never a module's forward.
-_PLAIN_METHODS = frozenset(
+# Methods of containers, strings, paths and loggers.
+_PYTHON_OBJECT_METHODS = frozenset(
     "append extend insert pop remove clear update get items keys values copy setdefault "
     "join split strip startswith endswith replace lower upper format encode decode "
     "info warning debug error exception critical write read close flush "
     "exists is_file is_dir glob rglob mkdir unlink resolve with_suffix "
-    "to cpu cuda half float double long int bool numpy tolist item detach clone "
-    "contiguous view view_as reshape permute transpose t flatten unsqueeze squeeze "
-    "expand expand_as repeat chunk split_with_sizes size dim numel type type_as "
-    "sum mean max min argmax argmin argsort sort topk std var prod cumsum norm abs "
-    "exp log sqrt pow clamp clamp_ sigmoid softmax log_softmax tanh relu "
-    "add sub mul div matmul mm bmm eq ne gt lt ge le any all nonzero where masked_fill "
-    "fill_ zero_ copy_ add_ mul_ div_ sub_ new_zeros new_ones new_tensor new_full "
-    "zero_grad step state_dict load_state_dict parameters named_parameters modules "
-    "named_modules children buffers register_buffer register_parameter apply "
     "isnumeric isdigit isalpha count index".split()
 )
+# Methods of tensors, modules, optimizers and plain objects: never a module's forward.
+_PLAIN_METHODS = _PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OPTIMIZER_METHODS
 _LIBRARIES = frozenset(
     "torch numpy math random os sys time json logging copy itertools functools "
     "collections re pathlib pickle argparse matplotlib pandas scipy cv2 PIL tqdm yaml "

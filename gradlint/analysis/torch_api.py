@@ -1,0 +1,411 @@
+"""What a torch call does, by name: the one torch vocabulary every rule and analysis reads.
+
+Each set answers one question about a name as it appears in code (a method after a dot,
+an attribute, a qualified function, a class): does it cut the graph, make plain numbers,
+change a tensor in place, belong to `nn.Module`'s own API, set `requires_grad`, switch
+grad mode, step an optimizer, differentiate. Where an analysis deliberately reads a
+narrower or wider set, the sub-vocabulary is named here with the reason, so that two
+modules never hold two versions of one list.
+
+`tests/test_torch_api.py` checks the sets against the installed torch: every Tensor
+method named here exists, every in-place method is in-place by torch's own naming, every
+`nn.Module` API name is a method of `nn.Module`, every grad-mode manager is in `torch`.
+`tests/test_architecture.py` keeps other modules from growing lists of their own.
+"""
+
+from __future__ import annotations
+
+# The named-tensor API: gone from the torch installed here (2.13), but in code written
+# for the torch versions that had it, so still known.
+NAMED_TENSOR_API = frozenset({"names", "rename", "refine_names", "align_to"})
+
+# -- graph cuts ---------------------------------------------------------------------------
+
+# Same values, no history: what `x.detach()` / `x.detach_()` / `x.data` hand back.
+DETACHING_METHODS = frozenset({"detach", "detach_"})
+DETACHING_ATTRIBUTES = frozenset({"data"})
+# Tensor methods whose result is a plain Python number or list of them, or a numpy array
+# (`.numpy()` also raises on a tensor that requires grad).
+NUMBER_METHODS = frozenset({"item", "tolist", "numpy"})
+# Those of NUMBER_METHODS whose result is a Python object, not an array.
+PYTHON_NUMBER_METHODS = frozenset({"item", "tolist"})
+# Index-returning reductions: the chosen action or class, without history.
+INDEX_METHODS = frozenset({"argmax", "argmin"})
+INDEX_FUNCTIONS = frozenset({"torch.argmax", "torch.argmin"})
+# Tensor methods whose result is a Python value describing the tensor, not its values.
+METADATA_METHODS = frozenset(
+    {"numel", "size", "dim", "nelement", "element_size", "data_ptr", "stride"}
+    | {"is_contiguous", "get_device", "__len__"}
+)
+# Tensor methods whose result is a tensor or bool with no history (integer and bool
+# results have no gradient). Measured on torch 2.13: `sign`, `sgn`, `round`, `floor` keep
+# `requires_grad=True`, so they are not here.
+NON_DIFFERENTIABLE_METHODS = frozenset(
+    {"argsort", "long", "int", "bool", "byte", "short", "nonzero", "count_nonzero"}
+    | {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose"}
+    | {"equal", "allclose", "any", "all", "signbit"}
+)
+# `sign` records a node (its result keeps `requires_grad=True`, measured) but passes
+# back a zero gradient: nothing differentiated through it depends on its input, which is
+# what the read and value analyses ask (an FGSM step `x + eps * x.grad.sign()`).
+ZERO_GRADIENT_METHODS = frozenset({"sign"})
+# Every method whose result carries no autograd history back to its receiver.
+GRAPH_CUTTING_METHODS = (
+    DETACHING_METHODS
+    | NUMBER_METHODS
+    | INDEX_METHODS
+    | METADATA_METHODS
+    | NON_DIFFERENTIABLE_METHODS
+    | ZERO_GRADIENT_METHODS
+)
+# Tensor attributes that are plain Python values.
+METADATA_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
+    | {"layout", "names"}
+)
+GRAPH_CUTTING_ATTRIBUTES = METADATA_ATTRIBUTES | DETACHING_ATTRIBUTES
+# `.grad` holds no history unless backward ran with `create_graph=True`: the value
+# analysis takes it as history-free, the read analysis (what a value is computed from)
+# does not cut at it.
+GRAD_ATTRIBUTE = "grad"
+# Python builtins whose result is a plain value whatever they are given.
+PYTHON_VALUE_BUILTINS = frozenset(
+    {"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "hasattr"}
+    | {"id", "type", "range", "enumerate", "print", "divmod", "hash", "ord", "chr"}
+)
+# Builtins that turn a one-element tensor into a number (and say so: the caller wants
+# numbers). `int()`/`bool()` of a tensor are also numbers but are more often a count or
+# a truth test, which says nothing about intent.
+NUMBER_BUILTINS = frozenset({"float"})
+# Builtins that compute with their arguments: plain when every argument is plain.
+ARITHMETIC_BUILTINS = frozenset({"min", "max", "abs", "sum", "pow"})
+# Builtins that hand back tensors when given one (`round(t)`, `divmod(t, 2)`), or the
+# tensor's rows (`enumerate(t)`): their result may carry its history on.
+TENSOR_RETURNING_BUILTINS = ARITHMETIC_BUILTINS | {"round", "divmod", "enumerate"}
+# Modules whose functions compute plain values (or numpy arrays) from what they get.
+PYTHON_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
+NUMPY_MODULES = ("np.", "numpy.")
+NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
+# torch functions with no history in their result.
+NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
+    {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel"}
+)
+# torch factories: a fresh tensor with no history (assigning one re-initialises state).
+TENSOR_FACTORIES = frozenset(
+    {"torch.zeros", "torch.ones", "torch.empty", "torch.zeros_like", "torch.ones_like"}
+    | {"torch.empty_like", "torch.full", "torch.full_like", "torch.randn", "torch.rand"}
+    | {"torch.randint", "torch.randn_like", "torch.rand_like", "torch.arange"}
+    | {"torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor", "torch.from_numpy"}
+    | {"torch.randperm"}
+)
+# Tensors from data (`torch.tensor(loss)` copies the values and drops the history).
+DATA_COPYING_FUNCTIONS = frozenset({"torch.tensor", "torch.Tensor.new_tensor"})
+# Converters that share the data, and the history, of a tensor they are given.
+AS_TENSOR_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray"})
+# Calls whose result carries no graph back to their arguments (the read analysis).
+GRAPH_CUTTING_FUNCTIONS = (
+    PYTHON_VALUE_BUILTINS
+    | {"math", "np", "numpy", "copy.deepcopy", "torch.no_grad"}
+    | NON_DIFFERENTIABLE_FUNCTIONS
+    | TENSOR_FACTORIES
+)
+# Tensors made with no history: factories and history-free torch functions.
+FRESH_TENSOR_FUNCTIONS = TENSOR_FACTORIES | NON_DIFFERENTIABLE_FUNCTIONS
+# More ways to build a tensor that nothing holds yet (the legacy Variable wrapper, samplers).
+FRESH_TENSOR_MAKERS = FRESH_TENSOR_FUNCTIONS | frozenset(
+    {"torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.normal"}
+)
+# Methods that keep a fresh tensor fresh (`torch.zeros_like(x).uniform_(-e, e).cuda()`).
+FRESH_PRESERVING_METHODS = frozenset(
+    {"requires_grad_", "uniform_", "normal_", "fill_", "zero_", "to", "cuda", "cpu"}
+    | {"float", "double", "half", "clamp", "clamp_", "contiguous", "view", "reshape"}
+)
+# Steps from a tensor to the same values elsewhere (on the CPU, without history,
+# reshaped, cast): what a helper may do on the way to `.numpy()` / `.item()`.
+SAME_VALUE_STEPS = (
+    DETACHING_METHODS
+    | DETACHING_ATTRIBUTES
+    | frozenset({"cpu", "cuda", "to", "clone", "contiguous", "squeeze", "flatten", "view"})
+    | frozenset({"reshape", "float", "double", "half", "long", "int", "T"})
+)
+
+# -- views and aliases --------------------------------------------------------------------
+
+# Views: in-place on them is in-place on the base ("a view of a leaf Variable ...").
+VIEW_METHODS = frozenset(
+    {"view", "view_as", "reshape", "flatten", "t", "transpose", "permute", "squeeze"}
+    | {"unsqueeze", "expand", "expand_as", "narrow", "select", "diagonal", "unfold"}
+    | {"as_strided", "T", "mT"}
+)
+# Of VIEW_METHODS, those that may copy instead (a non-contiguous input).
+MAYBE_COPYING_VIEWS = frozenset({"reshape", "flatten"})
+TRANSPOSE_ATTRIBUTES = frozenset({"T", "mT"})
+# Attributes that are a view of the tensor's values, with its history.
+HISTORY_KEEPING_ATTRIBUTES = TRANSPOSE_ATTRIBUTES | {"real", "imag"}
+# Under no_grad these hand back their input, a view of it, or a tensor it holds, which
+# keeps the input's requires_grad (`p.view(3)`, `p.float()`, `torch.as_tensor(p)`,
+# `F.dropout(p, training=False)`; any trailing-underscore in-place method returns self).
+ALIASING_CALLS = VIEW_METHODS | frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "type_as"}
+    | {"contiguous", "chunk", "split", "split_with_sizes", "unbind", "tensor_split"}
+    | {"hsplit", "vsplit", "dsplit", "unflatten", "movedim", "moveaxis", "swapaxes"}
+    | {"swapdims", "ravel", "conj", "resolve_conj", "resolve_neg", "real", "imag"}
+    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to"}
+    | {"broadcast_tensors", "view_as_real", "view_as_complex", "adjoint", "Tensor"}
+    | {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"}
+    | {"feature_alpha_dropout", "meshgrid", "unsafe_chunk", "unsafe_split", "align_to"}
+    | {"rename", "refine_names", "as_subclass", "to_dense", "coalesce", "pin_memory"}
+)
+# Tensor methods whose result requires grad whenever their receiver does (recording).
+DIFFERENTIABLE_METHODS = frozenset(
+    {"softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "sum", "mean"}
+    | {"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t"}
+    | {"clone", "float", "double", "half", "to", "cuda", "cpu", "contiguous", "pow", "abs"}
+    | {"sqrt", "norm", "mul", "add", "sub", "div", "matmul", "expand", "repeat", "neg"}
+)
+# Tensor methods of everyday code that never run a module's forward.
+COMMON_TENSOR_METHODS = frozenset(
+    "to cpu cuda half float double long int bool numpy tolist item detach clone "
+    "contiguous view view_as reshape permute transpose t flatten unsqueeze squeeze "
+    "expand expand_as repeat chunk split_with_sizes size dim numel type type_as "
+    "sum mean max min argmax argmin argsort sort topk std var prod cumsum norm abs "
+    "exp log sqrt pow clamp clamp_ sigmoid softmax log_softmax tanh relu "
+    "add sub mul div matmul mm bmm eq ne gt lt ge le any all nonzero where masked_fill "
+    "fill_ zero_ copy_ add_ mul_ div_ sub_ new_zeros new_ones new_tensor new_full".split()
+)
+
+# -- in place -----------------------------------------------------------------------------
+
+# Trailing-underscore methods that are not in-place updates of the tensor's values.
+NOT_INPLACE_METHODS = frozenset({"requires_grad_", "share_memory_", "detach_"})
+# In-place methods that overwrite the tensor they are called on.
+OVERWRITING_METHODS = frozenset({"zero_", "fill_", "copy_"})
+# In-place methods that move a tensor by what they are given (a hand-written update).
+UPDATING_METHODS = frozenset({"add_", "sub_", "addcdiv_", "addcmul_", "copy_", "lerp_"})
+# torch functions that zero their argument in place.
+ZEROING_FUNCTIONS = frozenset({"torch.nn.init.zeros_", "torch.nn.init.constant_"})
+# Modules whose trailing-underscore functions change their first argument.
+INPLACE_FUNCTION_MODULES = frozenset({"torch", "torch.nn.init"})
+# `F.relu(x, inplace=True)`, `nn.ReLU(inplace=True)`.
+INPLACE_KEYWORD = "inplace"
+# Augmented-assignment dunders a tensor implements in place.
+INPLACE_DUNDERS = frozenset(
+    {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__"}
+    | {"__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"}
+    | {"__setitem__"}
+)
+
+
+def is_inplace_method(name: str) -> bool:
+    """`x.add_(y)`, `x.clamp_(0)`: torch's in-place naming, less the trailing-underscore
+    methods that change flags rather than values."""
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_INPLACE_METHODS
+
+
+# -- requires_grad ------------------------------------------------------------------------
+
+REQUIRES_GRAD_ATTRIBUTE = "requires_grad"
+REQUIRES_GRAD_METHOD = "requires_grad_"
+REQUIRES_GRAD_NAMES = frozenset({REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD})
+PARAMETER_CLASSES = frozenset(
+    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
+)
+# A class call whose instance *is* a tensor (`torch.Tensor`, `Variable`, `nn.Parameter`).
+TENSOR_CLASS_SUFFIXES = ("Tensor", "Variable", "Parameter")
+VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Calls on a rebound name that make it a fresh leaf on purpose.
+RELEAFING_METHODS = frozenset({"requires_grad_", "retain_grad", "detach_"})
+# Calls on a value that detach it, or mark it a leaf that requires grad, in place.
+DETACHING_INPLACE_METHODS = frozenset({"detach_", "requires_grad_"})
+# Methods through which the graph is used or kept on purpose.
+GRAPH_KEEPING_METHODS = frozenset(
+    {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
+    | {"register_post_accumulate_grad_hook", "share_memory_", "copy_"}
+)
+
+# -- nn.Module ----------------------------------------------------------------------------
+
+# nn.Module methods that return the module itself (`model = model.to(device)`).
+SELF_RETURNING_MODULE_METHODS = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16"}
+    | {"to_empty", "requires_grad_", "share_memory", "type"}
+)
+# The calls a freshly built module is often wrapped in before it is bound
+# (`nn.Linear(4, 2).to(device)`), looked through to see what is built; not
+# `requires_grad_`, which freezes what it builds.
+MODULE_WRAPPING_METHODS = SELF_RETURNING_MODULE_METHODS - {"requires_grad_"}
+PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+# Calls on a name that show it holds parameters (and their state).
+PARAMETER_HOLDING_METHODS = PARAMETER_ITERATORS | frozenset({"state_dict", "modules"})
+# nn.Module's own API: calling one of these is not a forward pass.
+MODULE_API = SELF_RETURNING_MODULE_METHODS | frozenset(
+    {"parameters", "named_parameters", "buffers", "named_buffers", "children"}
+    | {"named_children", "modules", "named_modules", "state_dict", "load_state_dict"}
+    | {"zero_grad", "apply", "xpu", "ipu", "register_buffer", "register_parameter"}
+    | {"register_module", "add_module", "register_forward_hook", "register_forward_pre_hook"}
+    | {"register_full_backward_hook", "register_full_backward_pre_hook"}
+    | {"register_backward_hook", "get_submodule", "get_parameter", "get_buffer"}
+    | {"extra_repr", "compile", "set_extra_state", "get_extra_state"}
+)
+# Methods a module class defines that set it up rather than compute with its layers.
+MODULE_SETUP_METHODS = frozenset(
+    {"forward", "__init__", "reset_parameters", "init_weights", "_init_weights"}
+)
+# Calls of a module's own methods that may freeze it or hand it to code we cannot see.
+FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
+MODULE_MODE_METHODS = frozenset({"train", "eval"})
+# torch.nn containers, called on a list of layers.
+CONTAINER_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+# torch.nn layers whose forward may return its input as it is.
+PASSTHROUGH_MODULES = CONTAINER_MODULES | frozenset(
+    {"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}
+    | {"FeatureAlphaDropout", "Flatten", "Unflatten", "ParameterList", "ParameterDict"}
+    | {"Module"}
+)
+# torch.nn layers whose `weight` and `bias` are parameters.
+WEIGHTED_LAYERS = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"}
+    | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
+    | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
+)
+# torch.nn layers that hold parameters as built by default (InstanceNorm's affine
+# is off by default, so it holds none).
+PARAMETRIC_LAYERS = (
+    WEIGHTED_LAYERS - {"InstanceNorm1d", "InstanceNorm2d"}
+    | {"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell", "MultiheadAttention"}
+    | {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer"}
+    | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
+    | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
+)
+# torch.nn layers whose forward returns a tuple.
+TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
+# Recurrent modules that return the new hidden state as one tensor (or unpacked pair).
+SINGLE_STATE_RECURRENT = frozenset({"torch.nn.GRU", "torch.nn.RNN", "torch.nn.LSTMCell"})
+# Constructor flags that leave a weighted torch.nn layer without trainable parameters.
+NO_AFFINE_FLAGS = frozenset({"affine", "elementwise_affine", "_freeze"})
+
+# -- grad mode ----------------------------------------------------------------------------
+
+# Where the grad-mode managers live (`torch.no_grad`, `torch.autograd.grad_mode.no_grad`).
+GRAD_MODE_MODULES = ("torch.", "torch.autograd.", "torch.autograd.grad_mode.")
+GRAD_DISABLERS = frozenset({"no_grad", "inference_mode"})
+GRAD_ENABLERS = frozenset({"enable_grad"})
+GRAD_MODE_SETTER = "set_grad_enabled"
+# Calling these creates a context manager (or decorator); only `with` enters it.
+GRAD_MODE_MANAGERS = GRAD_DISABLERS | GRAD_ENABLERS
+# Every grad-mode switch, the setter included (`set_grad_enabled(False)` switches at once).
+GRAD_MODE_NAMES = GRAD_MODE_MANAGERS | {GRAD_MODE_SETTER}
+# Those that may turn recording on inside a region.
+GRAD_RECORDING_SWITCHES = GRAD_ENABLERS | {GRAD_MODE_SETTER}
+# Trainer hooks (PyTorch Lightning) that the framework calls under no_grad / inference_mode.
+NO_GRAD_HOOKS = frozenset(
+    {"validation_step", "test_step", "predict_step", "on_validation_batch_end"}
+    | {"on_test_batch_end", "on_predict_batch_end", "validation_epoch_end", "test_epoch_end"}
+)
+
+# -- differentiation and optimizers -------------------------------------------------------
+
+AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "torch.autograd.grad_mode.grad"})
+AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
+# `loss.backward()`, and the wrappers that take the loss (`accelerator.backward(loss)`,
+# `fabric.backward(loss)`, Lightning's `self.manual_backward(loss)`).
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+# Receivers of `.backward(loss)` that are a framework object, not a tensor.
+BACKWARD_WRAPPER_RECEIVERS = frozenset(
+    {"self", "accelerator", "fabric", "engine", "model_engine", "trainer"}
+)
+OPTIMIZER_STEP = "step"
+# Methods and helper names that clear gradients (torch, and the Paddle/Chainer spellings).
+GRAD_CLEARING_NAMES = frozenset(
+    {"zero_grad", "zero_grads", "zero_gradients", "clear_grad", "clear_grads"}
+    | {"clear_gradients", "cleargrads", "reset_grad", "reset_grads", "reset_gradients"}
+)
+# Calls that hand a tensor to an optimizer or module after it was built.
+PARAMETER_REGISTERING_METHODS = frozenset({"register_parameter", "add_param_group"})
+# Optimizer classes, torch.optim's and others built the same way (params first).
+OPTIMIZER_CLASSES = frozenset(
+    {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"}
+    | {"ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Lion", "LAMB", "Lamb", "LARS"}
+    | {"FusedAdam", "FusedLAMB", "FusedSGD", "AdamW8bit", "Adam8bit", "Muon", "Shampoo"}
+)
+OPTIMIZER_METHODS = frozenset({"zero_grad", "step", "state_dict", "load_state_dict"})
+
+# -- saved tensors (GL009's inference-tensor check) ---------------------------------------
+
+# Operations that save an operand for backward when the other one requires grad, so an
+# inference tensor there raises at once. Measured on torch 2.13 (tests/test_gl009_table.py
+# runs each against the installed torch); `+`, `-`, `**` of a difference, `l1_loss`,
+# `cosine_similarity` and `cross_entropy` with probabilities save no such operand and
+# work, so they are not listed.
+SAVING_METHODS = frozenset({"mul", "div", "matmul", "mm", "bmm"})
+SAVING_FUNCTIONS = frozenset({f"torch.{m}" for m in SAVING_METHODS})
+# Losses of (input, target) that save the target: input requires grad, target inference.
+TARGET_SAVING_LOSSES = frozenset(
+    {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"}
+    | {"binary_cross_entropy_with_logits", "kl_div", "nll_loss"}
+)
+TARGET_SAVING_LOSS_MODULES = frozenset(
+    {"MSELoss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"}
+    | {"NLLLoss"}
+)
+
+# -- checkpoint ---------------------------------------------------------------------------
+
+CHECKPOINT_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint"})
+CHECKPOINT_SEQUENTIAL_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint_sequential"})
+# Keywords the reentrant variant accepts; any other one makes it raise ValueError (or,
+# as `**kwargs`, may carry `use_reentrant` itself).
+CHECKPOINT_KEYWORDS = frozenset(
+    {"use_reentrant", "preserve_rng_state", "determinism_check", "early_stop"}
+)
+CHECKPOINT_SEQUENTIAL_KEYWORDS = frozenset(
+    {"use_reentrant", "preserve_rng_state", "segments", "input"}
+)
+
+# -- torch namespaces ---------------------------------------------------------------------
+
+# torch namespaces whose calls are not plain tensor computations (they build modules,
+# load saved tensors, or run user code); torch.nn.functional is the exception.
+NOT_COMPUTATION_NAMESPACES = (
+    "torch.nn.",
+    "torch.autograd.",
+    "torch.utils.",
+    "torch.optim.",
+    "torch.func.",
+    "torch.jit.",
+    "torch.hub.",
+    "torch.distributed.",
+    "torch.cuda.",
+    "torch.fx.",
+    "torch.export.",
+    "torch.compile",
+    "torch.load",
+)
+# torch namespaces whose functions do not just compute a tensor from their arguments:
+# they differentiate, sample from a distribution that a log-probability may be taken
+# of, save, trace or hand the value to other code.
+ESCAPING_NAMESPACES = (
+    "torch.autograd.",
+    "torch.distributions.",
+    "torch.utils.",
+    "torch.optim.",
+    "torch.func.",
+    "torch.jit.",
+    "torch.save",
+    "torch.distributed.",
+    "torch.nn.utils.",
+    "torch.nn.init.",
+    "torch.nn.Parameter",
+    "torch.cuda.",
+    "torch.compile",
+)
+# torch.nn names that are not module classes.
+NOT_MODULE_NAMESPACES = (
+    "torch.nn.functional",
+    "torch.nn.init",
+    "torch.nn.utils",
+    "torch.nn.Parameter",
+)
+# torch namespaces whose calls make no tensor.
+NOT_TENSOR_NAMESPACES = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cuda.", "torch.device")

@@ -1,0 +1,369 @@
+"""The torch vocabulary (gradlint/analysis/torch_api.py) matches the installed torch: every
+Tensor, nn.Module and torch name it lists exists, and what it says a call does is what
+the call does, where that can be measured on the CPU."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+from gradlint.analysis import torch_api as api
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+# Trailing-underscore Tensor methods that are not in-place changes of the values, each
+# with why (the keys must be exactly torch_api.NOT_INPLACE_METHODS).
+NOT_INPLACE_REASONS = {
+    "requires_grad_": "sets a flag; the values are untouched",
+    "detach_": "cuts the history; the values are untouched",
+    "share_memory_": "moves the storage to shared memory; the values are untouched",
+}
+# Qualified names the import map produces that are not attributes in torch itself.
+NOT_IN_TORCH = {
+    # `from torch.autograd.grad_mode import *` style re-exports resolved by the import map
+    "torch.autograd.grad_mode.grad",
+}
+
+
+def _resolve(qualified: str):
+    """The object a dotted torch name stands for, or None."""
+    parts = qualified.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            if not hasattr(obj, part):
+                return None
+            obj = getattr(obj, part)
+        return obj
+    return None
+
+
+def _leaf(*shape: int):
+    return torch.randn(*shape or (3,), requires_grad=True)
+
+
+# -- in place -------------------------------------------------------------------------
+
+
+INPLACE_SETS = {
+    "OVERWRITING_METHODS": api.OVERWRITING_METHODS,
+    "UPDATING_METHODS": api.UPDATING_METHODS,
+    "NOT_INPLACE_METHODS": api.NOT_INPLACE_METHODS,
+    "FRESH_PRESERVING_METHODS (in place)": {
+        m for m in api.FRESH_PRESERVING_METHODS if m.endswith("_")
+    },
+    "COMMON_TENSOR_METHODS (in place)": {m for m in api.COMMON_TENSOR_METHODS if m.endswith("_")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_SETS))
+def test_inplace_methods_are_tensor_methods_named_in_place(name):
+    for method in INPLACE_SETS[name]:
+        assert hasattr(torch.Tensor, method), method
+        assert method.endswith("_") or method in api.INPLACE_DUNDERS, method
+
+
+def test_inplace_dunders_exist():
+    for dunder in api.INPLACE_DUNDERS:
+        assert hasattr(torch.Tensor, dunder), dunder
+
+
+def test_every_inplace_twin_is_known():
+    """Every public `x_` of torch.Tensor with an out-of-place twin `x` is in place by
+    `is_inplace_method`, or excluded with a reason."""
+    assert set(NOT_INPLACE_REASONS) == api.NOT_INPLACE_METHODS
+    for name in dir(torch.Tensor):
+        if name.endswith("_") and not name.startswith("_") and hasattr(torch.Tensor, name[:-1]):
+            assert api.is_inplace_method(name) != (name in NOT_INPLACE_REASONS), name
+
+
+@pytest.mark.parametrize("method", sorted(api.NOT_INPLACE_METHODS))
+def test_not_inplace_methods_leave_the_values(method):
+    x = torch.randn(3)
+    before = x.clone()
+    getattr(x, method)()
+    assert torch.equal(x, before)
+
+
+@pytest.mark.parametrize("method", sorted(api.OVERWRITING_METHODS | api.UPDATING_METHODS))
+def test_overwriting_and_updating_methods_change_the_tensor_in_place(method):
+    x = torch.ones(3)
+    other = torch.full((3,), 2.0)
+    args = {"zero_": (), "fill_": (5.0,), "lerp_": (other, 0.5)}.get(method)
+    if args is None:
+        args = (other, other) if method in ("addcdiv_", "addcmul_") else (other,)
+    result = getattr(x, method)(*args)
+    assert result is x
+    assert not torch.equal(x, torch.ones(3))
+
+
+def test_zeroing_and_inplace_function_modules_exist():
+    for qualified in api.ZEROING_FUNCTIONS:
+        assert callable(_resolve(qualified)), qualified
+        assert qualified.rsplit(".", 1)[0] in api.INPLACE_FUNCTION_MODULES
+
+
+# -- graph cuts and numbers -----------------------------------------------------------
+
+
+def test_number_methods_make_plain_numbers():
+    x = _leaf(1)
+    for method in api.PYTHON_NUMBER_METHODS:
+        value = getattr(x, method)()
+        assert not isinstance(value, torch.Tensor), method
+    with pytest.raises(RuntimeError, match="requires grad"):
+        x.numpy()  # the raise result_uses reports
+    assert api.PYTHON_NUMBER_METHODS < api.NUMBER_METHODS
+
+
+@pytest.mark.parametrize("method", sorted(api.METADATA_METHODS))
+def test_metadata_methods_return_plain_values(method):
+    value = getattr(_leaf(2, 3), method)()
+    assert not isinstance(value, torch.Tensor) or not value.requires_grad, method
+
+
+# Arguments for the methods that need one.
+_SECOND = {"eq", "ne", "lt", "le", "gt", "ge", "isclose", "equal", "allclose"}
+
+
+@pytest.mark.parametrize(
+    "method",
+    sorted(api.NON_DIFFERENTIABLE_METHODS | api.INDEX_METHODS | api.DETACHING_METHODS),
+)
+def test_graph_cutting_methods_give_no_history(method):
+    x = _leaf(3)
+    source = x * 1  # a non-leaf, so that detach_ is allowed
+    args = (source.detach(),) if method in _SECOND else ()
+    value = getattr(source, method)(*args)
+    assert not isinstance(value, torch.Tensor) or not value.requires_grad, method
+
+
+@pytest.mark.parametrize("method", sorted(api.ZERO_GRADIENT_METHODS))
+def test_zero_gradient_methods_record_a_zero_gradient(method):
+    x = _leaf(3)
+    value = getattr(x, method)()
+    assert value.requires_grad  # why it is not a NON_DIFFERENTIABLE_METHOD
+    (grad,) = torch.autograd.grad(value.sum(), x)
+    assert torch.count_nonzero(grad) == 0
+
+
+def test_graph_cutting_methods_are_the_union():
+    parts = (
+        api.DETACHING_METHODS,
+        api.NUMBER_METHODS,
+        api.INDEX_METHODS,
+        api.METADATA_METHODS,
+        api.NON_DIFFERENTIABLE_METHODS,
+        api.ZERO_GRADIENT_METHODS,
+    )
+    assert api.GRAPH_CUTTING_METHODS == frozenset().union(*parts)
+    for method in api.GRAPH_CUTTING_METHODS:
+        assert hasattr(torch.Tensor, method), method
+
+
+def test_attributes():
+    x = _leaf(3)
+    for attribute in api.METADATA_ATTRIBUTES - api.NAMED_TENSOR_API:
+        assert not isinstance(getattr(x, attribute), torch.Tensor), attribute
+    for attribute in api.DETACHING_ATTRIBUTES:
+        assert not getattr(x, attribute).requires_grad
+    for attribute in api.TRANSPOSE_ATTRIBUTES | api.HISTORY_KEEPING_ATTRIBUTES:
+        y = torch.randn(2, 2, dtype=torch.complex64, requires_grad=True)
+        assert getattr(y, attribute).requires_grad, attribute
+    assert hasattr(x, api.GRAD_ATTRIBUTE)
+
+
+@pytest.mark.parametrize("method", sorted(api.DIFFERENTIABLE_METHODS))
+def test_differentiable_methods_keep_history(method):
+    x = _leaf(2, 2)
+    args = {
+        "view": (4,),
+        "reshape": (4,),
+        "permute": (1, 0),
+        "transpose": (0, 1),
+        "unsqueeze": (0,),
+        "expand": (2, 2),
+        "repeat": (2, 1),
+        "pow": (2,),
+        "softmax": (0,),
+        "log_softmax": (0,),
+        "to": (torch.float64,),
+    }.get(method)
+    if method in ("mul", "add", "sub", "div", "matmul"):
+        args = (torch.ones(2, 2),)
+    if method == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    assert getattr(x, method)(*(args or ())).requires_grad, method
+
+
+def test_tensor_method_sets_exist():
+    for name, names in {
+        "VIEW_METHODS": api.VIEW_METHODS,
+        "COMMON_TENSOR_METHODS": api.COMMON_TENSOR_METHODS,
+        "FRESH_PRESERVING_METHODS": api.FRESH_PRESERVING_METHODS,
+        "SAME_VALUE_STEPS": api.SAME_VALUE_STEPS,
+        "GRAPH_KEEPING_METHODS": api.GRAPH_KEEPING_METHODS - {"manual_backward"},
+        "RELEAFING_METHODS": api.RELEAFING_METHODS,
+        "DETACHING_INPLACE_METHODS": api.DETACHING_INPLACE_METHODS,
+    }.items():
+        for method in names:
+            assert hasattr(torch.Tensor, method), (name, method)
+
+
+def test_named_tensor_api_is_the_only_api_torch_lacks():
+    for name in api.NAMED_TENSOR_API:
+        assert not hasattr(torch.Tensor, name), f"{name} is back: check it like the rest"
+    assert api.NAMED_TENSOR_API <= api.ALIASING_CALLS | api.METADATA_ATTRIBUTES
+
+
+def test_aliasing_calls_exist_somewhere_in_torch():
+    for name in api.ALIASING_CALLS - api.NAMED_TENSOR_API:
+        assert (
+            hasattr(torch.Tensor, name) or hasattr(torch, name) or hasattr(nn.functional, name)
+        ), name
+
+
+def test_torch_functions_exist():
+    qualified = (
+        api.TENSOR_FACTORIES
+        | api.NON_DIFFERENTIABLE_FUNCTIONS
+        | api.AS_TENSOR_FUNCTIONS
+        | api.DATA_COPYING_FUNCTIONS
+        | api.AUTOGRAD_GRAD
+        | api.AUTOGRAD_BACKWARD
+        | api.PARAMETER_CLASSES
+        | api.VARIABLE_CLASSES
+        | api.CHECKPOINT_FUNCTIONS
+        | api.CHECKPOINT_SEQUENTIAL_FUNCTIONS
+        | api.SAVING_FUNCTIONS
+        | api.CONTAINER_CLASSES
+        | api.SINGLE_STATE_RECURRENT
+        | {name for name in api.FRESH_TENSOR_MAKERS}
+        | {name for name in api.GRAPH_CUTTING_FUNCTIONS if name.startswith("torch.")}
+    )
+    missing = sorted(q for q in qualified - NOT_IN_TORCH if _resolve(q) is None)
+    assert not missing
+
+
+def test_factories_make_tensors_without_history():
+    x = _leaf(3)
+    for qualified in api.NON_DIFFERENTIABLE_FUNCTIONS:
+        value = _resolve(qualified)(x)
+        assert not isinstance(value, torch.Tensor) or not value.requires_grad, qualified
+
+
+def test_checkpoint_keywords_are_checkpoints_own():
+    own = set(inspect.signature(torch.utils.checkpoint.checkpoint).parameters)
+    # preserve_rng_state is read from **kwargs by both variants
+    assert api.CHECKPOINT_KEYWORDS <= own | {"preserve_rng_state"}
+    own = set(inspect.signature(torch.utils.checkpoint.checkpoint_sequential).parameters)
+    assert api.CHECKPOINT_SEQUENTIAL_KEYWORDS <= own | {"preserve_rng_state"}
+
+
+# -- nn.Module, optimizers ------------------------------------------------------------
+
+
+def test_module_api_is_nn_module_api():
+    for name in (
+        api.MODULE_API
+        | api.PARAMETER_HOLDING_METHODS
+        | api.FREEZING_METHODS
+        | api.MODULE_MODE_METHODS
+        | api.PARAMETER_ITERATORS
+    ):
+        assert callable(getattr(nn.Module, name, None)), name
+    for name in api.MODULE_SETUP_METHODS - {"init_weights", "_init_weights"}:
+        # init_weights / _init_weights: the conventional names, not nn.Module's
+        assert hasattr(nn.Linear, name), name
+
+
+@pytest.mark.parametrize("method", sorted(api.SELF_RETURNING_MODULE_METHODS))
+def test_self_returning_module_methods_return_the_module(method):
+    if method == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    layer = nn.Linear(2, 2)
+    args = {"to": ("cpu",), "to_empty": (), "type": (torch.float64,)}.get(method, ())
+    kwargs = {"device": "cpu"} if method == "to_empty" else {}
+    assert getattr(layer, method)(*args, **kwargs) is layer
+
+
+def test_module_wrapping_methods_leave_out_freezing():
+    assert api.MODULE_WRAPPING_METHODS <= api.SELF_RETURNING_MODULE_METHODS
+    assert not api.MODULE_WRAPPING_METHODS & api.FREEZING_METHODS
+
+
+def test_layer_sets_are_torch_nn_classes():
+    for name in (
+        api.WEIGHTED_LAYERS
+        | api.PARAMETRIC_LAYERS
+        | api.TUPLE_MODULES
+        | api.PASSTHROUGH_MODULES
+        | api.CONTAINER_MODULES
+        | api.TARGET_SAVING_LOSS_MODULES
+    ):
+        assert isinstance(getattr(nn, name, None), type), name
+
+
+def test_optimizer_api():
+    for name in api.OPTIMIZER_METHODS | {api.OPTIMIZER_STEP}:
+        assert callable(getattr(torch.optim.Optimizer, name, None)), name
+    for name in api.OPTIMIZER_CLASSES:
+        found = getattr(torch.optim, name, None)
+        if found is not None:  # the others are other libraries' (apex, bitsandbytes)
+            assert issubclass(found, torch.optim.Optimizer), name
+    assert api.GRAD_CLEARING_NAMES & set(dir(torch.optim.Optimizer)) == {"zero_grad"}
+    assert callable(getattr(nn.Module, "zero_grad", None))
+
+
+# -- grad mode, differentiation -------------------------------------------------------
+
+
+def test_grad_mode_names_live_where_the_vocabulary_looks():
+    for name in api.GRAD_MODE_NAMES:
+        assert hasattr(torch, name), name
+        assert hasattr(torch.autograd.grad_mode, name), name
+    assert api.GRAD_MODE_MODULES[0] == "torch."
+
+
+@pytest.mark.parametrize("name", sorted(api.GRAD_MODE_MANAGERS))
+def test_grad_mode_managers_switch_recording(name):
+    with torch.set_grad_enabled(name in api.GRAD_DISABLERS):
+        with getattr(torch, name)():
+            assert torch.is_grad_enabled() == (name in api.GRAD_ENABLERS)
+
+        @getattr(torch, name)()
+        def decorated():
+            return torch.is_grad_enabled()
+
+        assert decorated() == (name in api.GRAD_ENABLERS)
+
+
+def test_set_grad_enabled_switches_when_called():
+    with torch.enable_grad():
+        getattr(torch, api.GRAD_MODE_SETTER)(False)
+        try:
+            assert not torch.is_grad_enabled()
+        finally:
+            torch.set_grad_enabled(True)
+
+
+def test_backward_calls_exist():
+    assert hasattr(torch.Tensor, "backward")
+    assert api.BACKWARD_METHODS >= {"backward"}
+    for qualified in api.AUTOGRAD_BACKWARD | (api.AUTOGRAD_GRAD - NOT_IN_TORCH):
+        assert callable(_resolve(qualified)), qualified
+
+
+def test_requires_grad_names():
+    x = torch.randn(2)
+    assert hasattr(x, api.REQUIRES_GRAD_ATTRIBUTE)
+    assert getattr(x, api.REQUIRES_GRAD_METHOD)() is x and x.requires_grad
+    assert api.REQUIRES_GRAD_NAMES == {api.REQUIRES_GRAD_ATTRIBUTE, api.REQUIRES_GRAD_METHOD}
+    parameter = nn.Parameter(torch.randn(2))
+    assert parameter.requires_grad and type(parameter).__name__.endswith(api.TENSOR_CLASS_SUFFIXES)
