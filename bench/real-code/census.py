@@ -58,6 +58,9 @@ import sites as site_enum  # noqa: E402
 
 CENSUS_DIR = HERE / "census"
 FIXES_TSV = HERE / "fixes.tsv"
+# Verdicts on findings that fall on no labelled site: repo, path, line, code, verdict
+# (TRUE or FALSE), reason. Written by reading the code, as the ledger's rows are.
+JUDGED_TSV = HERE / "judged.tsv"
 SITE_COLUMNS = ("path", "line", "end_line", "kind", "codes", "label", "code", "reason")
 FIX_COLUMNS = (
     "repo",
@@ -240,7 +243,8 @@ def _lint_files(root: Path, files: list[str]) -> list[dict]:
 
 def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
     repos = [r for r in ledger.read_corpus() if half in ("all", half_of(r.name))]
-    judged = {r.key: r for r in ledger.read_ledger()}
+    judged = {r.key: r.verdict for r in ledger.read_ledger()}
+    judged |= read_judged()
     stats = {h: Counter() for h in ("dev", "test")}
     per_rule: dict[tuple[str, str], Counter] = defaultdict(Counter)
     missed: list[str] = []
@@ -291,8 +295,8 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
                 for s in rows
             ):
                 verdict = "TRUE"
-            elif (row := judged.get((repo.name, path, line, code))) is not None:
-                verdict = "TRUE" if row.verdict in ledger.GOOD else "FALSE"
+            elif (said := judged.get((repo.name, path, line, code))) is not None:
+                verdict = "TRUE" if said in ledger.GOOD else "FALSE"
             elif on and all(s.label == "NEG" for s in on):
                 verdict = "FALSE"
             where = f"{h} {repo.name} {path}:{line} {code} {message}"
@@ -346,6 +350,17 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
                 print(f"  {item}", file=out)
     result["missed"], result["false"], result["unjudged"] = missed, false, unjudged
     return result
+
+
+def read_judged() -> dict[tuple[str, str, str, str], str]:
+    if not JUDGED_TSV.exists():
+        return {}
+    with JUDGED_TSV.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    for n, r in enumerate(rows, start=2):
+        if r["verdict"] not in ("TRUE", "FALSE"):
+            raise SystemExit(f"{JUDGED_TSV}:{n}: verdict must be TRUE or FALSE")
+    return {(r["repo"], r["path"], r["line"], r["code"]): r["verdict"] for r in rows}
 
 
 # -- fix benchmark ---------------------------------------------------------------------

@@ -63,6 +63,7 @@ class ForwardAnalysis:
         self.values = values
         self.tensors = tensors
         self.grad_mode = grad_mode
+        self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
         self.summaries = summaries
         self.reach = reach
         self._differentiating_classes: set[str] | None = None
@@ -484,7 +485,37 @@ class ForwardAnalysis:
             return False  # some binding makes it a parameterless module, or not a module
         if True in verdicts:
             return True
-        return self._parameters_asked_for(name, use)
+        return self._parameters_asked_for(name, use) or self._passed_by_callers(name, use)
+
+    def _passed_by_callers(self, name: str, use: cst.CSTNode) -> bool:
+        """A parameter of the enclosing function that the function's callers in this
+        file fill with a module that holds parameters (`generate(decoder, ...)` called
+        with `decoder = CharRNN()`), and never with anything known not to be one."""
+        head, _, rest = name.partition(".")
+        if rest or head in ("self", "cls"):
+            return False
+        scope = self.index.scope_of(use)
+        if type(scope) is not cst.FunctionDef or scope in self._asking_callers:
+            return False
+        summary = self.summaries.of(scope)
+        if head not in summary.params or self.values.bindings_of(head, use) != [
+            b for b in self.values.bindings_of(head, use) if type(b) is cst.Param
+        ]:
+            return False  # rebound in the function: the callers' value is not all it is
+        self._asking_callers.add(scope)
+        try:
+            verdicts = set()
+            for site in self.grad_mode.callers_of(scope):
+                argument = summary.forwarded_argument(site, head)
+                if argument is not None and type(argument) is cst.Call:
+                    verdicts.add(self._built_with_parameters(argument) is True)
+                elif argument is not None and dotted_name(argument) is not None:
+                    verdicts.add(self.has_parameters(argument, site))
+                else:
+                    verdicts.add(False)
+        finally:
+            self._asking_callers.discard(scope)
+        return verdicts == {True}
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not

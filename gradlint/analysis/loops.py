@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
-from gradlint.analysis.dataflow import Binding, DataFlow, target_names
+from gradlint.analysis.dataflow import STORING_METHODS, Binding, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import all_params
@@ -256,6 +256,16 @@ class LoopAnalysis:
                 bind(target_names(node.target), node, node.value)
             elif type(node) is cst.For and node is not region:
                 bind(target_names(node.target), node, node.iter, kind="for", tensor_op=False)
+            elif (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in STORING_METHODS
+                and (receiver := dotted_name(node.func.value)) is not None
+            ):
+                # `losses.append(loss)`: the container now holds what it is given, so a
+                # backward of `torch.stack(losses)` reaches it (not a rebinding: a
+                # "store" neither carries nor resets the container)
+                bind([receiver], node, node, kind="store", self_read=True)
             elif type(node) is cst.With:
                 for item in node.items:
                     if item.asname is not None:

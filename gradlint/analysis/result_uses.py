@@ -21,8 +21,10 @@ functions, indexing, a loss module). Each path ends in one of:
   in-place change. One escape anywhere and the answer is "no": the graph may be used.
 
 Precision first: the answer is "numbers only" only when every path is followed to its
-end and at least one of them is a number (a result that is merely dropped says nothing
-about intent).
+end and at least one of them reads the value without its graph: a number, a cut that
+reads it (a comparison, `.shape`, `print`), or a `.detach()` / `.data` that drops the
+graph on purpose, after which nothing the value meets can use the graph. A result that
+is merely dropped says nothing about intent.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex
+from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
     ARITHMETIC_BUILTINS,
+    DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
+    DIFFERENTIATING_NAMESPACES,
     ESCAPING_NAMESPACES,
     GRAD_ATTRIBUTE,
     GRAPH_CUTTING_METHODS,
@@ -76,10 +81,23 @@ class NumberUses:
 
     numbers: list[cst.CSTNode] = field(default_factory=list)
     numpy_raises: list[cst.CSTNode] = field(default_factory=list)
+    # Reads that end the value without history and without making a number of it: a
+    # comparison, `.shape`, `print`, a truth test. Enough, with no escape anywhere, to
+    # show that the graph is built for nothing (`y = net(x); print(y.size())`).
+    reads: list[cst.CSTNode] = field(default_factory=list)
+    # `.detach()` / `.data`: the graph dropped on purpose. Whatever the detached value
+    # then meets (a buffer, `save_image`, numpy) cannot use the graph.
+    detaches: list[cst.CSTNode] = field(default_factory=list)
 
 
 class _Escapes(Exception):
     pass
+
+
+class _Differentiated(_Escapes):
+    """The value reaches something that needs its graph (a backward, `autograd.grad`,
+    `requires_grad_`, a hook, a checkpoint, a distribution): an escape even after a
+    `.detach()`, since the code expects the graph there (GL009's bug, not a waste)."""
 
 
 class ResultUses:
@@ -101,6 +119,7 @@ class ResultUses:
         self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
         self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
+        self._model: str | None = None  # the dotted name called by the forward followed
 
     # -- the query ---------------------------------------------------------------------
 
@@ -110,11 +129,12 @@ class ResultUses:
         if not self.scope_may_make_numbers(self.index.scope_of(call)):
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
+        self._model = index_dotted(call.func) if type(call) is cst.Call else None
         try:
             self._follow(call, found)
         except _Escapes:
             return None
-        return found if found.numbers else None
+        return found if found.numbers or found.reads or found.detaches else None
 
     def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
         """Does the scope (nested functions excluded) hold a call that can turn a value
@@ -231,7 +251,14 @@ class ResultUses:
             if len(seen) > _MAX_STEPS:
                 raise _Escapes  # too much to follow: assume the worst
             node, detached = item
-            work.extend(self._step(node, detached, found))
+            try:
+                work.extend(self._step(node, detached, found))
+            except _Differentiated:
+                raise
+            except _Escapes:
+                if not detached:
+                    raise
+                # detached on the way: wherever it goes now, it takes no graph along
 
     def _step(self, node: cst.CSTNode, detached: bool, found: NumberUses):
         """Where the value held by `node` goes next: (node, detached) pairs, [] when it
@@ -256,6 +283,7 @@ class ResultUses:
         if type(parent) is cst.BooleanOperation:
             return [(parent, detached)]
         if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget:
+            found.reads.append(parent)
             return []  # a bool, or a bool tensor: no history
         if type(parent) is cst.IfExp:
             return [] if parent.test is node else [(parent, detached)]
@@ -269,6 +297,7 @@ class ResultUses:
                     return []
             return [(parent, detached)]
         if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
+            found.reads.append(parent)
             return []  # an index into something else: the value's own graph ends here
         if type(parent) is cst.Element:
             holder = index.parent.get(parent)
@@ -280,10 +309,13 @@ class ResultUses:
                 return [(parent, detached)]
             raise _Escapes
         if type(parent) is cst.FormattedStringExpression:
+            found.reads.append(parent)
             return []  # formatted for a log line
         if isinstance(parent, (cst.If, cst.While)) and parent.test is node:
+            found.reads.append(parent)
             return []
         if type(parent) is cst.Assert and parent.test is node:
+            found.reads.append(parent)
             return []
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
@@ -308,30 +340,47 @@ class ResultUses:
                 found.numbers.append(call)
                 return []
             if name in _CUT_METHODS:
+                found.reads.append(call)
                 return []
-            if name in GRAPH_KEEPING_METHODS or name.endswith("_") and not name.startswith("_"):
-                raise _Escapes  # differentiated, hooked, or changed in place
-            return [(call, detached or name == "detach")]
+            if name in DETACHING_METHODS:
+                found.detaches.append(call)
+                return [(call, True)]
+            if name in GRAPH_KEEPING_METHODS:
+                raise _Differentiated  # differentiated or hooked
+            if name.endswith("_") and not name.startswith("_"):
+                raise _Escapes  # changed in place
+            return [(call, detached)]
         if name in _CUT_ATTRIBUTES:
+            found.reads.append(attribute)
             return []
+        if name in DETACHING_ATTRIBUTES:
+            found.detaches.append(attribute)
+            return [(attribute, True)]
         if name == "indices" and self._max_along_dimension(attribute.value):
             found.numbers.append(attribute)
             return []
-        return [(attribute, detached or name == "data")]
+        return [(attribute, detached)]
 
     def _argument(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of `call`."""
+        if self._model is not None and index_dotted(call.func) == self._model:
+            # fed to the same model again (an RNN state through a sampling loop): its
+            # history flows into that forward's output, which is followed on
+            return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
         if qualified in NUMBER_BUILTINS:
             found.numbers.append(call)
             return []
         if qualified in _CUT_BUILTINS:
+            found.reads.append(call)
             return []
         if qualified.startswith(NUMPY_MODULES):
             if not detached:
                 found.numpy_raises.append(call)
             return []  # numbers, or it raises on a value that requires grad
         if qualified.startswith("torch."):
+            if qualified.startswith(DIFFERENTIATING_NAMESPACES):
+                raise _Differentiated
             if qualified.startswith(ESCAPING_NAMESPACES):
                 raise _Escapes
             last = qualified.rsplit(".", 1)[-1]
@@ -460,10 +509,24 @@ class ResultUses:
 
 
 def _may_make_numbers(call: cst.Call) -> bool:
+    """Could this call end a value without its graph: make a number of it, detach it,
+    read its size, print it, or take an argument's `.data` / `.shape`? A scope with none
+    of these cannot show that a result is only read."""
     func = call.func
     if type(func) is cst.Attribute:
-        return func.attr.value in NUMBER_METHODS | INDEX_METHODS | _MAX_MIN
-    return type(func) is cst.Name and func.value in NUMBER_BUILTINS
+        if func.attr.value in _ENDING_METHODS:
+            return True
+    elif type(func) is cst.Name and func.value in _ENDING_BUILTINS:
+        return True
+    return any(
+        type(a.value) is cst.Attribute and a.value.attr.value in _ENDING_ATTRIBUTES
+        for a in call.args
+    )
+
+
+_ENDING_METHODS = NUMBER_METHODS | INDEX_METHODS | _MAX_MIN | DETACHING_METHODS | {"size"}
+_ENDING_BUILTINS = NUMBER_BUILTINS | {"print"}
+_ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | {"shape"}
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

@@ -385,6 +385,16 @@ NOT_COMPUTATION_NAMESPACES = (
 # torch namespaces whose functions do not just compute a tensor from their arguments:
 # they differentiate, sample from a distribution that a log-probability may be taken
 # of, save, trace or hand the value to other code.
+# torch namespaces whose functions use the graph of what they are given: a value that
+# reaches one is expected to have history, even after a `.detach()`.
+DIFFERENTIATING_NAMESPACES = (
+    "torch.autograd.",
+    "torch.distributions.",
+    "torch.utils.checkpoint",
+    "torch.optim.",
+    "torch.func.",
+    "torch.nn.Parameter",
+)
 ESCAPING_NAMESPACES = (
     "torch.autograd.",
     "torch.distributions.",

@@ -141,6 +141,12 @@ class InferenceOutsideNoGrad(Rule):
         "argmin",
         ".max(",
         ".min(",
+        # the graph dropped on purpose, or the value only read: `.data`, `print(y.size())`
+        ".detach(",
+        ".data",
+        ".size(",
+        ".shape",
+        "print(",
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
@@ -268,6 +274,8 @@ class InferenceOutsideNoGrad(Rule):
             return True
         for site in facts.grad_mode.callers_of(scope):
             argument = summary.forwarded_argument(site, head)
+            if type(argument) is cst.Call:
+                continue  # a module built for the call is in training mode
             passed = dotted_name(argument) if argument is not None else None
             if passed is None or not modes.in_train_mode_at(passed, site):
                 return False
