@@ -4,6 +4,7 @@ result parses, has no finding of the fixture's rule, and a second fix pass chang
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import libcst as cst
@@ -75,3 +76,17 @@ def test_fix_uses_the_files_torch_alias_and_keeps_crlf() -> None:
         "import torch as T\r\nw = T.ones(3, requires_grad=True)\r\n"
         "with T.no_grad():\r\n    w += 1  # step\r\n"
     )
+
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_unsafe_fixes_introduce_no_finding(bad: Path) -> None:
+    """`--fix --unsafe-fixes` with every rule on: the output has no more findings of any
+    code than the input had (GL003's in-place update once left `.grad` accumulating,
+    which GL007 then reported on the fix's own output)."""
+    source = bad.read_text(encoding="utf-8")
+    config = Config()
+    before = Counter(d.code for d in lint_source(source, str(bad), config))
+    outcome = fix_source(source, str(bad), config, unsafe=True)
+    after = Counter(d.code for d in lint_source(outcome.source, str(bad), config))
+    assert after - before == Counter()
+

@@ -81,7 +81,10 @@ class ParamRebindUpdate(Rule):
 
     ## Fix safety
     The fix rewrites the statement as an in-place update (`w -= 0.1 * w.grad`) inside
-    `with torch.no_grad():`. It is unsafe: it changes which tensor the name refers to
+    `with torch.no_grad():`. When the loop that runs the backward clears no gradient,
+    the fix also clears `w.grad` after the update: the rebind started every step from a
+    fresh, empty `.grad`, and one leaf updated in place would otherwise apply the sum of
+    all gradients so far. It is unsafe: it changes which tensor the name refers to
     afterwards (now always the original parameter), which is the point, but code that
     relied on the old behaviour changes.
 
@@ -240,6 +243,26 @@ class ParamRebindUpdate(Rule):
                         return True
         return False
 
+    def _loop_clears_grads(self, node: cst.Assign) -> bool:
+        """Does the loop that repeats this step's backward clear gradients (or is there
+        no loop, so nothing accumulates)? The loop is the innermost one around the
+        statement that runs a backward, or the outermost one when none does."""
+        facts = self.facts
+        loops = list(facts.index.enclosing_loops(node))
+        if not loops:
+            return True
+        loop = loops[-1]
+        for candidate in loops:
+            if any(
+                type(n) is cst.Call
+                and (event := facts.autograd.event(n)) is not None
+                and event.kind == "backward"
+                for n in facts.index.walk(candidate.body)
+            ):
+                loop = candidate
+                break
+        return any(facts.grad_clears.clear_at(n) is not None for n in facts.index.walk(loop.body))
+
     def _fix(self, node: cst.Assign, updates, element_count: int, mode):
         """One in-place update per rebound name, under `no_grad` when grad is on. In a
         tuple assignment every right-hand side is computed first, so a sequential
@@ -255,6 +278,12 @@ class ParamRebindUpdate(Rule):
                 return None
             operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
             lines.append(render(cst.AugAssign(target=target_expr, operator=operator, value=step)))
+        if not self._loop_clears_grads(node):
+            # The rebind made a fresh tensor each step, whose `.grad` started empty (with
+            # `retain_grad()` the loop even converges); the in-place update keeps one
+            # leaf, whose `.grad` backward adds into: without a clear every step would
+            # apply the sum of all gradients so far (GL007 on the fix's own output).
+            lines.extend(f"{name}.grad = None" for _, name, _, _ in updates)
         title = self._fix_title_for.format(name="`, `".join(sorted(names)))
         return rewrite_statement(
             self.context,
