@@ -19,6 +19,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.edits import line_ending, with_line_ending
 from gradlint.fileio import decode_source
 from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
@@ -237,6 +238,12 @@ def _lint(
     if dependencies is not None and "project" in context.__dict__:
         dependencies.update(context.project.dependencies)
     found = _judged(context.diagnostics, config)
+    newline = line_ending(source)
+    if newline != "\n":
+        found = [
+            dataclasses.replace(d, fix=with_line_ending(d.fix, newline)) if d.fix else d
+            for d in found
+        ]
     if normalised is not None:
         found = [normalised.diagnostic(d) for d in found]
     return sorted(found, key=lambda d: d.sort_key), context

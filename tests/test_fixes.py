@@ -4,6 +4,7 @@ result parses, has no finding of the fixture's rule, and a second fix pass chang
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -90,3 +91,18 @@ def test_unsafe_fixes_introduce_no_finding(bad: Path) -> None:
     after = Counter(d.code for d in lint_source(outcome.source, str(bad), config))
     assert after - before == Counter()
 
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixes_keep_crlf_line_endings(bad: Path) -> None:
+    source = bad.read_text(encoding="utf-8").replace("\n", "\r\n")
+    outcome = fix_source(source, str(bad), Config(), unsafe=True)
+    assert re.search(r"(?<!\r)\n|\r(?!\n)", outcome.source) is None
+
+
+def test_added_import_keeps_crlf() -> None:
+    source = "from torch import nn\r\nm = nn.Linear(2, 2)\r\nm.weight.zero_()\r\n"
+    outcome = fix_source(source, "m.py", Config(), unsafe=True)
+    assert outcome.source == (
+        "import torch\r\nfrom torch import nn\r\nm = nn.Linear(2, 2)\r\n"
+        "with torch.no_grad():\r\n    m.weight.zero_()\r\n"
+    )
