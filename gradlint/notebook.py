@@ -17,9 +17,10 @@ tried on a cell that does not compile as it stands, so a `%` or `?` inside valid
 (a string, a modulo) is never touched. A cell that still does not compile is reported
 with its number and left out; the other cells are linted.
 
-Between two cells the program holds one marker comment line, so a fixed program splits
-back into its cells exactly; a fix that would cross a marker, or edit a masked line, is
-refused rather than guessed at.
+Between two cells the program holds one marker comment line, fenced so that no line of
+any cell can be mistaken for it, so a fixed program splits back into its cells exactly; a
+fix that would cross a marker, or edit a masked line, is refused rather than guessed at,
+and so is a split that changes a cell no fix touched.
 
 Positions: rows and columns inside the cell (`cell` is 1-based and counts every cell,
 markdown included, as ruff does), and the same point in the raw JSON text for the formats
@@ -65,8 +66,13 @@ PYTHON_CELL_MAGICS = frozenset(
 PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
 
 # The comment line placed between two cells of the program (never before the first, so a
-# docstring in the first cell stays the module's and imports a fix adds land in it).
-MARKER = "# gradlint: cell {number} ^^^"
+# docstring in the first cell stays the module's and imports a fix adds land in it). Its
+# fence of carets is made longer than any run of carets in the cells' own lines, so no
+# cell line can be taken for a marker (a notebook may hold gradlint's own program text).
+MARKER = "# gradlint: cell {number} {fence}"
+_FENCE = "^"
+_MIN_FENCE = 3
+_CARETS = re.compile(r"\^+")
 
 _COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
@@ -422,9 +428,13 @@ class Program:
     def __post_init__(self) -> None:
         parts: list[str] = []
         self.line_map: list[tuple[int, int]] = []  # program line - 1 -> (cell, row)
+        longest = max(
+            (len(run) for s in self.segments for run in _CARETS.findall(s.masked)), default=0
+        )
+        self.fence = _FENCE * max(_MIN_FENCE, longest + 1)
         for index, segment in enumerate(self.segments):
             if index:
-                parts.append(MARKER.format(number=segment.number) + "\n")
+                parts.append(self.marker(segment.number) + "\n")
                 self.line_map.append((0, 0))
             text = segment.masked + ("\n" if segment.added_newline else "")
             parts.append(text)
@@ -451,6 +461,10 @@ class Program:
             added = not masked.endswith(("\n", "\r"))
             segments.append(Segment(cell.number, cell.source, masked, added))
         return cls(notebook, segments, errors)
+
+    def marker(self, number: int) -> str:
+        """The line before cell `number` in the program, line break excluded."""
+        return MARKER.format(number=number, fence=self.fence)
 
     # -- positions
 
@@ -548,29 +562,52 @@ class Program:
 
     def split(self, fixed: str) -> dict[int, str]:
         """cell -> its new source, for the cells the fixed program changes. Raises
-        NotebookFixError when the program no longer splits at its markers, or a fix
+        NotebookFixError when the program no longer splits at its markers into cells of
+        which every one the fixes left alone is byte for byte what it was, or when a fix
         edited a masked line."""
         lines = split_lines(fixed)
+        markers = {self.marker(s.number): s.number for s in self.segments[1:]}
         pieces: list[list[str]] = [[]]
-        expected = iter(self.segments[1:])
-        waiting = next(expected, None)
+        numbers = [self.segments[0].number] if self.segments else []
         for line in lines:
-            if waiting is not None and line.rstrip("\r\n") == MARKER.format(number=waiting.number):
+            number = markers.get(line.rstrip("\r\n"))
+            if number is not None:
                 pieces.append([])
-                waiting = next(expected, None)
+                numbers.append(number)
                 continue
             pieces[-1].append(line)
-        if len(pieces) != len(self.segments):
+        if numbers != [s.number for s in self.segments]:
             raise NotebookFixError("a fix crossed the boundary between two cells")
+        touched = self._touched_cells(lines)
         changed: dict[int, str] = {}
         for segment, piece in zip(self.segments, pieces, strict=True):
             text = "".join(piece)
             if text == segment.masked + ("\n" if segment.added_newline else ""):
                 continue
+            if segment.number not in touched:
+                # A split that moved text between cells: refuse rather than write it.
+                raise NotebookFixError(
+                    f"the fixed program does not split back into cell {segment.number}"
+                )
             if segment.added_newline and text.endswith("\n"):
                 text = text[:-1]
             changed[segment.number] = _unmask(segment, text)
         return changed
+
+    def _touched_cells(self, fixed_lines: list[str]) -> set[int]:
+        """The cells whose lines the fixed program differs in, found by comparing the
+        programs line by line: text inserted between two lines may belong to either."""
+        touched: set[int] = set()
+        old = split_lines(self.text)
+        matcher = difflib.SequenceMatcher(None, old, fixed_lines, autojunk=False)
+        for tag, i1, i2, _, _ in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            # 1-based program lines: the replaced ones, or the two around an insertion.
+            lines = range(i1 + 1, i2 + 1) if i2 > i1 else (i1, i1 + 1)
+            touched.update(self.cell_at(line)[0] for line in lines)
+        touched.discard(0)
+        return touched
 
 
 def _unmask(segment: Segment, fixed: str) -> str:

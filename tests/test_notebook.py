@@ -13,12 +13,15 @@ import pytest
 from gradlint import cli
 from gradlint.config import Config
 from gradlint.notebook import (
+    NotebookFixError,
     Program,
     compiles,
     fix_notebook,
+    fixed_cell_sources,
     lint_notebook,
     lint_notebook_file,
     mask_ipython,
+    notebook_from_cells,
     read_notebook,
 )
 
@@ -388,3 +391,35 @@ def test_add_noqa_leaves_a_notebook_untouched_and_says_so(tmp_path, capsys) -> N
     cli.main(["--isolated", "--no-cache", "--add-noqa", str(target)])
     assert target.read_bytes() == source.read_bytes()
     assert "noqa directives not added: notebooks are not supported" in capsys.readouterr().err
+
+
+# --- cells that hold gradlint's own program text ---------------------------------------
+
+
+@pytest.mark.parametrize("carets", ["^^^", "^^^^^^^^", "^"])
+def test_a_cell_holding_a_marker_line_is_not_cut_there(carets) -> None:
+    """A notebook that prints (or documents) gradlint's program keeps every cell's code
+    in its cell, in --fix and in the editor's fix-all."""
+    first = f"import torch\nprint('''\n# gradlint: cell 2 {carets}\n''')\nx = 1\n"
+    second = "w = torch.ones(3, requires_grad=True)\nw += 1\n"
+    cells = (("code", first), ("code", second))
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    sources = ["".join(c["source"]) for c in json.loads(outcome.text)["cells"]]
+    fixed_second = "w = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w += 1\n"
+    assert outcome.refused is None and sources == [first, fixed_second]
+    editor = fixed_cell_sources(notebook_from_cells(list(cells)), "nb.ipynb", Config())
+    assert editor == {2: fixed_second}
+
+
+def test_a_split_that_does_not_give_back_the_cells_is_refused() -> None:
+    program = Program.build(
+        read_notebook(notebook_json(("code", "x = 1\n"), ("code", "y = 2\n")), "n"), "n"
+    )
+    marker = program.marker(2)
+    assert program.split(program.text.replace("y = 2", "y = 3")) == {2: "y = 3\n"}
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace("x = 1\n", f"x = 1\n{marker}\n"))
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace(f"{marker}\n", ""))
