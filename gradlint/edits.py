@@ -45,9 +45,7 @@ def with_line_ending(fix: Fix, newline: str) -> Fix:
     `\n`, and a CRLF file must not come out with mixed endings."""
     if newline == "\n" or not any("\n" in e.content or "\r" in e.content for e in fix.edits):
         return fix
-    edits = tuple(
-        Edit(e.start, e.end, _NEWLINE_RE.sub(newline, e.content)) for e in fix.edits
-    )
+    edits = tuple(Edit(e.start, e.end, _NEWLINE_RE.sub(newline, e.content)) for e in fix.edits)
     return Fix(fix.title, edits, fix.applicability)
 
 

@@ -15,7 +15,10 @@ indentation; a cell magic (`%%bash`) masks its whole cell unless it runs the bod
 Python (`%%time`, `%%capture`, ...), when only the magic line is masked. Masking is only
 tried on a cell that does not compile as it stands, so a `%` or `?` inside valid Python
 (a string, a modulo) is never touched. A cell that still does not compile is reported
-with its number and left out; the other cells are linted.
+with its number and left out; the other cells are linted. A cell whose magic runs its
+body as another language is not part of the program at all, and a line a fix adds above
+a cell magic (`import torch` in the first cell) goes right below the magic line, or is
+refused when the body does not run in the notebook's namespace (`%%timeit`).
 
 Between two cells the program holds one marker comment line, fenced so that no line of
 any cell can be mistaken for it, so a fixed program splits back into its cells exactly; a
@@ -63,6 +66,10 @@ NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset(
     {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3", "ipython"}
 )
+# Of those, the ones that run the body in the kernel's own namespace, where a line a fix
+# adds (`import torch`) still binds for the later cells: %%timeit runs it inside a
+# function, %%python and the like in another process.
+NAMESPACE_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
 PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
 
 # The comment line placed between two cells of the program (never before the first, so a
@@ -458,6 +465,10 @@ class Program:
             if problem is not None:
                 errors.append(_cell_error(notebook, cell, problem, path))
                 continue
+            if not masked.strip():
+                # A cell magic that runs its body as another language (`%%bash`): no
+                # Python to lint, and no place for a line a fix adds (`import torch`).
+                continue
             added = not masked.endswith(("\n", "\r"))
             segments.append(Segment(cell.number, cell.source, masked, added))
         return cls(notebook, segments, errors)
@@ -618,16 +629,46 @@ def _unmask(segment: Segment, fixed: str) -> str:
     original = split_lines(segment.original)
     masked = split_lines(segment.masked)
     new = split_lines(fixed)
+    # A cell magic must stay the cell's first line: lines a fix adds above it (an
+    # `import torch` at the top of the program) go right below it, into the body that
+    # IPython runs as Python.
+    magic = _cell_magic_line(original)
+    above_magic: list[str] = []
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, masked, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.extend(original[i1:i2])
+            for i in range(i1, i2):
+                out.append(original[i])
+                if i == magic:
+                    out.extend(above_magic)
             continue
         if any(original[i] != masked[i] for i in range(i1, i2)):
             raise NotebookFixError(f"a fix changed an IPython line in cell {segment.number}")
+        if magic is not None and tag == "insert" and i1 <= magic:
+            above_magic.extend(new[j1:j2])
+            continue
         out.extend(new[j1:j2])
+    if above_magic and magic is not None:
+        match = _CELL_MAGIC.match(original[magic])
+        if (
+            match is None
+            or match.group("name") not in NAMESPACE_CELL_MAGICS
+            or not original[magic].endswith(("\n", "\r"))
+        ):
+            raise NotebookFixError(
+                f"a fix adds a line above the cell magic of cell {segment.number}, "
+                "and its body does not run in the notebook's namespace"
+            )
     return "".join(out)
+
+
+def _cell_magic_line(lines: list[str]) -> int | None:
+    """The index of the cell's `%%magic` line, if it has one."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and _CELL_MAGIC.match(lines[first]):
+        return first
+    return None
 
 
 def _cell_error(notebook: Notebook, cell: Cell, problem: SyntaxError, path: str) -> FileError:

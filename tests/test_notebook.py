@@ -423,3 +423,36 @@ def test_a_split_that_does_not_give_back_the_cells_is_refused() -> None:
         program.split(program.text.replace("x = 1\n", f"x = 1\n{marker}\n"))
     with pytest.raises(NotebookFixError):
         program.split(program.text.replace(f"{marker}\n", ""))
+
+
+@pytest.mark.parametrize("magic", ["%%capture out", "%%time", "%%prun"])
+def test_an_added_import_goes_below_a_cell_magic(magic) -> None:
+    cells = (("code", f"{magic}\nfrom torch import nn\nm = nn.Linear(2, 2)\n"),)
+    cells += (("code", "m.weight.zero_()\n"),)
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    first = f"{magic}\nimport torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
+    assert "".join(json.loads(outcome.text)["cells"][0]["source"]) == first
+    editor = fixed_cell_sources(notebook_from_cells(list(cells)), "nb.ipynb", Config())
+    assert editor[1] == first
+
+
+def test_an_added_import_skips_a_cell_in_another_language() -> None:
+    cells = (("code", "%%bash\necho hi\n"), ("code", "from torch import nn\nm = nn.Linear(2, 2)\n"))
+    cells += (("code", "m.weight.zero_()\n"),)
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    sources = ["".join(c["source"]) for c in json.loads(outcome.text)["cells"]]
+    assert sources[:2] == [
+        "%%bash\necho hi\n",
+        "import torch\nfrom torch import nn\n" + "m = nn.Linear(2, 2)\n",
+    ]
+
+
+def test_an_import_that_cannot_go_below_the_cell_magic_is_refused() -> None:
+    cells = (("code", "%%timeit\nfrom torch import nn\nm = nn.Linear(2, 2)\n"),)
+    text = notebook_json(*cells, ("code", "m.weight.zero_()\n"))
+    outcome = fix_notebook(read_notebook(text, "nb.ipynb"), "nb.ipynb", Config(), unsafe=True)
+    assert outcome.text == text and "cell magic of cell 1" in (outcome.refused or "")
