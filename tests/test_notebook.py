@@ -456,3 +456,42 @@ def test_an_import_that_cannot_go_below_the_cell_magic_is_refused() -> None:
     text = notebook_json(*cells, ("code", "m.weight.zero_()\n"))
     outcome = fix_notebook(read_notebook(text, "nb.ipynb"), "nb.ipynb", Config(), unsafe=True)
     assert outcome.text == text and "cell magic of cell 1" in (outcome.refused or "")
+
+
+# --- reading: memory in proportion to the file ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        pytest.param("A" * 2_000_000, id="base64-image"),
+        pytest.param('x\n"\\y' * 400_000, id="escapes"),
+    ],
+)
+def test_reading_a_notebook_costs_memory_in_proportion_to_its_size(output) -> None:
+    """The position scan once kept regular-expression state for every character of a
+    string token: about 140 bytes of memory per byte of output."""
+    import tracemalloc
+
+    document = json.loads(notebook_json(("code", "import torch\nx = 1\n")))
+    document["cells"][0]["outputs"] = [
+        {"output_type": "display_data", "data": {"image/png": output}, "metadata": {}}
+    ]
+    text = json.dumps(document, indent=1)
+    tracemalloc.start()
+    try:
+        notebook = read_notebook(text, "nb.ipynb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert notebook.cells[0].pieces is not None
+    assert peak < 4 * len(text)
+
+
+def test_sources_with_backslashes_and_quotes_are_located() -> None:
+    lines = ['s = "a\\\\"\n', 'q = "\\"\\\\\\""\n', "p = r'\\\\\\\\'\n", 'e = "\\u00e9"']
+    text = notebook_json(("code", lines))
+    notebook = read_notebook(text, "nb.ipynb")
+    cell = notebook.cells[0]
+    assert cell.pieces is not None and [p.text for p in cell.pieces] == lines
+    assert [json.loads(text[p.start : p.end]) for p in cell.pieces] == lines
