@@ -414,6 +414,16 @@ def compiles(text: str) -> SyntaxError | None:
     return None
 
 
+def _engine_parses(text: str) -> bool:
+    from gradlint.engine import parse  # here: reading a notebook needs no LibCST
+
+    try:
+        parse(text, "<cell>")
+    except SourceError:
+        return False
+    return True
+
+
 def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
@@ -505,6 +515,14 @@ class Program:
             if problem is not None:
                 masked = mask_ipython(cell.source)
                 problem = compiles(masked)
+            if problem is not None:
+                # Syntax newer than this Python (PEP 695 `type X = ...`, PEP 701
+                # f-strings on 3.11) that a .py file gets linted with: the engine's
+                # parser is the judge for both kinds of file.
+                for candidate in dict.fromkeys((cell.source, masked)):
+                    if _engine_parses(candidate):
+                        masked, problem = candidate, None
+                        break
             if problem is not None:
                 errors.append(_cell_error(notebook, cell, problem, path))
                 continue

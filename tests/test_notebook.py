@@ -495,3 +495,34 @@ def test_sources_with_backslashes_and_quotes_are_located() -> None:
     cell = notebook.cells[0]
     assert cell.pieces is not None and [p.text for p in cell.pieces] == lines
     assert [json.loads(text[p.start : p.end]) for p in cell.pieces] == lines
+
+
+# --- syntax newer than the running Python ------------------------------------------------
+
+NEWER_SYNTAX = [
+    pytest.param("type Vec = list[float]\n", id="pep695-type-alias"),
+    pytest.param("def first[T](xs: list[T]) -> T:\n    return xs[0]\n", id="pep695-generic"),
+    pytest.param('name = "w"\nlabel = f"{f"{name!r}"}"\n', id="pep701-nested-quotes"),
+]
+
+
+@pytest.mark.parametrize("code", NEWER_SYNTAX)
+@pytest.mark.parametrize("magic", ["", "%matplotlib inline\n"])
+def test_a_notebook_cell_is_linted_whenever_the_same_py_file_is(code, magic) -> None:
+    from gradlint.engine import lint_source
+
+    body = LEAF_BODY + code + "w += 1\n"
+    as_file = [(d.start.line, d.code) for d in lint_source(body, "m.py")]
+    linted = lint(notebook_json(("code", magic + body)))
+    assert linted.error is None
+    offset = 1 if magic else 0
+    assert [(d.start.line - offset, d.code) for d in linted.diagnostics] == as_file != []
+
+
+def test_a_cell_neither_parser_accepts_is_still_reported() -> None:
+    linted = lint(notebook_json(("code", LEAF_BODY + "type = = 1\n"), ("code", "w += 1\n")))
+    assert linted.error is not None and linted.error.cell == 1
+    assert [(d.cell.number, d.code) for d in linted.diagnostics] == []
+
+
+LEAF_BODY = "import torch\nw = torch.ones(3, requires_grad=True)\n"
