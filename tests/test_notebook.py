@@ -526,3 +526,29 @@ def test_a_cell_neither_parser_accepts_is_still_reported() -> None:
 
 
 LEAF_BODY = "import torch\nw = torch.ones(3, requires_grad=True)\n"
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
+def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, ending) -> None:
+    """stdout and stderr on one terminal: the closing "Would fix" line starts a line of
+    its own after the last line of the diff."""
+    import os
+    import subprocess
+    import sys
+
+    source = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1" + ending
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("code", source)))
+    run = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "--diff"]
+        + ["--unsafe-fixes", "nb.ipynb"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    out = run.stdout.decode()
+    assert run.returncode == 1 and out.endswith("\nWould fix 1 error.\n")
+    assert "+    w += 1" in out and out.count("Would fix") == 1
+    diff = out[: -len("Would fix 1 error.\n")]
+    assert all(line[:1] in (" ", "-", "+", "@", "\\") for line in diff.splitlines()[2:])
