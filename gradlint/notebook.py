@@ -196,10 +196,15 @@ def _string_end(text: str, start: int) -> int:
         position = quote + 1
 
 
+def _skip_space(text: str, position: int) -> int:
+    match = _SPACE.match(text, position)
+    return match.end() if match else position  # it always matches: `*` allows none
+
+
 def _tokens(text: str):
     """(kind, start, end) of each JSON token: kind is "string", the punctuation character
     itself, or "bare"; ("error", offset, offset) where no token can start."""
-    position = _SPACE.match(text, 0).end()
+    position = _skip_space(text, 0)
     length = len(text)
     while position < length:
         char = text[position]
@@ -219,7 +224,7 @@ def _tokens(text: str):
                 return
             end = match.end()
             yield "bare", position, end
-        position = _SPACE.match(text, end).end()
+        position = _skip_space(text, end)
 
 
 def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[Piece]]] | None:
