@@ -42,10 +42,11 @@ def line_ending(source: str) -> str:
 
 def with_line_ending(fix: Fix, newline: str) -> Fix:
     """The fix with every line break it inserts written as `newline`: a builder writes
-    `\n`, and a CRLF file must not come out with mixed endings."""
-    if newline == "\n" or not any("\n" in e.content or "\r" in e.content for e in fix.edits):
-        return fix
+    `\n`, and a CRLF file must not come out with mixed endings. The same object when
+    nothing changes."""
     edits = tuple(Edit(e.start, e.end, _NEWLINE_RE.sub(newline, e.content)) for e in fix.edits)
+    if edits == fix.edits:
+        return fix
     return Fix(fix.title, edits, fix.applicability)
 
 
