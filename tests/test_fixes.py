@@ -106,3 +106,23 @@ def test_added_import_keeps_crlf() -> None:
         "import torch\r\nfrom torch import nn\r\nm = nn.Linear(2, 2)\r\n"
         "with torch.no_grad():\r\n    m.weight.zero_()\r\n"
     )
+
+
+def test_gl003_fix_clears_a_perturbation_that_model_zero_grad_does_not_reach() -> None:
+    """`model.zero_grad()` never clears `delta.grad`: the in-place update must."""
+    source = (
+        "import torch\n\n\n"
+        "def attack(model, x, y, k=5, a=0.01):\n"
+        "    delta = torch.zeros_like(x, requires_grad=True)\n"
+        "    for _ in range(k):\n"
+        "        model.zero_grad()\n"
+        "        torch.nn.functional.cross_entropy(model(x + delta), y).backward()\n"
+        "        delta = delta + a * delta.grad.sign()\n"
+        "    return delta\n"
+    )
+    outcome = fix_source(source, "m.py", Config(), unsafe=True)
+    assert (
+        "        with torch.no_grad():\n"
+        "            delta += a * delta.grad.sign()\n"
+        "            delta.grad = None\n"
+    ) in outcome.source
