@@ -57,7 +57,7 @@ from gradlint.diagnostics import (
     Related,
 )
 from gradlint.edits import split_lines
-from gradlint.output.common import printable
+from gradlint.output.common import diff_text, printable
 from gradlint.results import FileResult, SourceError
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -991,10 +991,7 @@ def notebook_diff(old: Notebook, changed: Notebook, display: str) -> str:
             fromfile=f"a/{name}:cell {cell.number}",
             tofile=f"b/{name}:cell {cell.number}",
         )
-        for line in lines:
-            out.append(line)
-            if not line.endswith(("\n", "\r")):
-                out.append("\n\\ No newline at end of cell\n")
+        out.append(diff_text(lines, "cell"))
     return "".join(out)
 
 

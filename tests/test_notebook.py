@@ -528,15 +528,20 @@ def test_a_cell_neither_parser_accepts_is_still_reported() -> None:
 LEAF_BODY = "import torch\nw = torch.ones(3, requires_grad=True)\n"
 
 
-@pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
-def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, ending) -> None:
+@pytest.mark.parametrize(
+    ("newline", "ending"), [("\n", ""), ("\n", "\n"), ("\r\n", "\r\n"), ("\r", ""), ("\r", "\r")]
+)
+def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, newline, ending):
     """stdout and stderr on one terminal: the closing "Would fix" line starts a line of
-    its own after the last line of the diff."""
+    its own after the last line of the diff. A cell with old Mac line breaks (`\r`, no
+    `\n` at all) once ended the diff with a lone `\r`, and the terminal drew "Would
+    fix" over its last line."""
     import os
     import subprocess
     import sys
 
-    source = "import torch\nw = torch.ones(3, requires_grad=True)\nw += 1" + ending
+    lines = ["import torch", "w = torch.ones(3, requires_grad=True)", "w += 1"]
+    source = newline.join(lines) + ending
     (tmp_path / "nb.ipynb").write_text(notebook_json(("code", source)))
     run = subprocess.run(
         [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "--diff"]
@@ -551,4 +556,6 @@ def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, ending)
     assert run.returncode == 1 and out.endswith("\nWould fix 1 error.\n")
     assert "+    w += 1" in out and out.count("Would fix") == 1
     diff = out[: -len("Would fix 1 error.\n")]
-    assert all(line[:1] in (" ", "-", "+", "@", "\\") for line in diff.splitlines()[2:])
+    rows = diff.split("\n")[:-1]
+    assert all(row[:1] in (" ", "-", "+", "@", "\\") for row in rows[2:])
+    assert len(rows) >= 7 and not any("\r" in row[:-1] for row in rows)
