@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePath
 
+from gradlint import fileio
 from gradlint.diagnostics import Diagnostic, Edit
 from gradlint.edits import InvalidEditError, LineIndex
 from gradlint.results import FileResult
@@ -24,6 +26,10 @@ from gradlint.results import FileResult
 FORMAT_VERSION = 1
 
 Key = tuple[str, str, str]  # (file, code, fingerprint)
+
+# A finding takes about 250 bytes: room for 250,000 of them, and a bound on what a
+# baseline named on the command line (or a link to /dev/zero) can cost.
+MAX_SIZE = 64 * 1024 * 1024
 
 
 class BaselineError(Exception):
@@ -54,15 +60,23 @@ def relative_file(path: str, base: str) -> str:
     return PurePath(relative).as_posix()
 
 
+def source_of(diagnostic: Diagnostic, result: FileResult) -> str | None:
+    """The text the finding's positions refer to: the file, or a notebook's cell."""
+    if diagnostic.cell is not None and result.cells is not None:
+        return result.cells.get(diagnostic.cell.number)
+    return result.source
+
+
 def _keys(results: Sequence[FileResult], base: str):
     for result in results:
         for diagnostic in result.diagnostics:
+            source = source_of(diagnostic, result)
             key = (
                 relative_file(diagnostic.path, base),
                 diagnostic.code,
-                fingerprint(diagnostic, result.source),
+                fingerprint(diagnostic, source),
             )
-            yield key, diagnostic, result.source
+            yield key, diagnostic, source
 
 
 def write(path: str, results: Sequence[FileResult]) -> int:
@@ -90,35 +104,54 @@ def write(path: str, results: Sequence[FileResult]) -> int:
         )
     payload = {"gradlint_baseline": FORMAT_VERSION, "findings": entries}
     text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    # Atomically, as fixes are written: a full disk keeps the previous baseline whole.
+    fileio.write_file(path, text.encode("utf-8"))
     return sum(counts.values())
 
 
 def load(path: str) -> Counter[Key]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            payload = json.load(handle)
+        # A regular file only: a FIFO would block the run, a device never end.
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = fileio.file_kind(mode) or "a FIFO"
+            raise BaselineError(f"cannot read baseline {path!r}: {kind}, not a regular file")
+        data = fileio.read_source(path, MAX_SIZE)
     except FileNotFoundError:
         raise BaselineError(
             f"baseline {path!r} does not exist; write one with --write-baseline {path}"
         ) from None
     except OSError as exc:
         raise BaselineError(f"cannot read baseline {path!r}: {exc.strerror or exc}") from None
+    except fileio.SourceReadError as exc:
+        raise BaselineError(f"cannot use baseline {path!r}: {exc}") from None
+    try:
+        payload = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise BaselineError(f"baseline {path!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BaselineError(f"baseline {path!r} is not valid JSON: nested too deeply") from None
     if not isinstance(payload, dict) or payload.get("gradlint_baseline") != FORMAT_VERSION:
         raise BaselineError(
             f"{path!r} is not a gradlint baseline (version {FORMAT_VERSION}); "
             "write one with --write-baseline"
         )
+    findings = payload.get("findings", [])
+    if not isinstance(findings, list):
+        raise BaselineError(f'baseline {path!r}: "findings" must be a list')
     counts: Counter[Key] = Counter()
-    for entry in payload.get("findings", []):
+    for entry in findings:
         try:
+            if not isinstance(entry, dict):
+                raise TypeError
             key = (str(entry["file"]), str(entry["code"]), str(entry["fingerprint"]))
-            count = int(entry.get("count", 1))
-        except (TypeError, KeyError, ValueError):
-            raise BaselineError(f"baseline {path!r} has a malformed entry: {entry!r}") from None
+            count = entry.get("count", 1)
+            if type(count) is not int:  # a float (1e400), a bool or a string is not a count
+                raise TypeError
+        except (TypeError, KeyError):
+            shown = repr(entry)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise BaselineError(f"baseline {path!r} has a malformed entry: {shown}") from None
         counts[key] += max(count, 0)
     return counts
 
@@ -137,7 +170,7 @@ def apply(results: list[FileResult], path: str, recorded: Counter[Key]) -> int:
             key = (
                 relative_file(diagnostic.path, base),
                 diagnostic.code,
-                fingerprint(diagnostic, result.source),
+                fingerprint(diagnostic, source_of(diagnostic, result)),
             )
             if left[key] > 0:
                 left[key] -= 1

@@ -31,7 +31,7 @@ from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
 from gradlint.diagnostics import Diagnostic, FileError
 from gradlint.edits import split_lines
-from gradlint.output.common import printable
+from gradlint.output.common import diff_text, printable
 from gradlint.results import FileResult, SourceError
 
 if TYPE_CHECKING:
@@ -439,15 +439,13 @@ def unified_diff(old: str, new: str, display: str) -> str:
     # Lines broken where Python breaks them (not at form feeds, as str.splitlines
     # would), and a file name that is not UTF-8 shown escaped, as every format does.
     name = printable(display)
+    # A name with a space ends with a tab, as `diff -u` ends it (before its timestamp):
+    # GNU patch reads a header's name up to a tab, else only up to the first space.
+    end = "\t" if any(c.isspace() for c in name) else ""
     lines = difflib.unified_diff(
-        split_lines(old), split_lines(new), fromfile=f"a/{name}", tofile=f"b/{name}"
+        split_lines(old), split_lines(new), fromfile=f"a/{name}{end}", tofile=f"b/{name}{end}"
     )
-    out: list[str] = []
-    for line in lines:
-        out.append(line)
-        if not line.endswith(("\n", "\r")):
-            out.append("\n\\ No newline at end of file\n")
-    return "".join(out)
+    return diff_text(lines, "file")
 
 
 def process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:

@@ -34,6 +34,22 @@ def split_lines(source: str) -> list[str]:
     return lines
 
 
+def line_ending(source: str) -> str:
+    """The file's line break: its first one (`\n` for a file without any)."""
+    match = _NEWLINE_RE.search(source)
+    return match.group() if match else "\n"
+
+
+def with_line_ending(fix: Fix, newline: str) -> Fix:
+    """The fix with every line break it inserts written as `newline`: a builder writes
+    `\n`, and a CRLF file must not come out with mixed endings. The same object when
+    nothing changes."""
+    edits = tuple(Edit(e.start, e.end, _NEWLINE_RE.sub(newline, e.content)) for e in fix.edits)
+    if edits == fix.edits:
+        return fix
+    return Fix(fix.title, edits, fix.applicability)
+
+
 class InvalidEditError(ValueError):
     """An edit points outside the source (a line or column that does not exist)."""
 

@@ -19,6 +19,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.edits import line_ending, with_line_ending
 from gradlint.fileio import decode_source
 from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
@@ -187,14 +188,26 @@ def lint_source(
         return []
     found, context = _lint(source, path, config, enabled, dependencies)
     if not noqa:
-        return found
+        return _in_file_line_ending(found, source)
     if UNUSED_NOQA_CODE in enabled:
         # Judged against every finding before suppression: that is what a comment silences.
         autograd = [rule.code for rule in ALL_RULES]
         unused = unused_noqa(source, path, found, enabled, autograd, UnusedNoqa)
         found = sorted(found + unused, key=lambda d: d.sort_key)
     kept = apply_noqa(found, source)
-    return merge_adjacent_wraps(context, kept) if context is not None else kept
+    merged = merge_adjacent_wraps(context, kept) if context is not None else kept
+    return _in_file_line_ending(merged, source)
+
+
+def _in_file_line_ending(found: list[Diagnostic], source: str) -> list[Diagnostic]:
+    """Builders write `\n`; a CRLF file's fixes insert CRLF (after the wraps are merged,
+    which finds each fix by identity)."""
+    newline = line_ending(source)
+    if newline == "\n":
+        return found
+    return [
+        dataclasses.replace(d, fix=with_line_ending(d.fix, newline)) if d.fix else d for d in found
+    ]
 
 
 def _lint(

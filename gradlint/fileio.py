@@ -5,6 +5,8 @@
     decode_source(data, path) -> str           raises SourceError (the file's error)
     replace_file(path, data, original)         raises FileChanged or OSError; the file
                                                holds `original` or `data`, never a mix
+    write_file(path, data)                     the same for a file gradlint owns (a
+                                               baseline), which may not exist yet
 
 Only regular files and FIFOs (`<(...)`) are read: a character device such as /dev/zero,
 a socket or a block device is refused before it is opened, since opening some devices
@@ -183,6 +185,44 @@ def replace_file(path: str, data: bytes, original: bytes) -> None:
             os.fsync(handle.fileno())
         if not _holds(target, original):
             raise FileChanged(path)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write `data` to `path`, which may not exist yet, atomically: a failed write leaves
+    the previous file (or no file) as it was. An existing file is replaced as a fix
+    replaces it (its permission bits kept, a link written through); a new one gets the
+    permission bits the umask allows, as open() would give it."""
+    target = os.path.realpath(path)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None:
+        if not stat_module.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        with open(target, "rb") as handle:
+            original = handle.read()
+        replace_file(path, data, original)
+        return
+    import tempfile
+
+    directory, name = os.path.split(target)
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".gradlint-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(handle.fileno(), 0o666 & ~mask)
+            os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
         try:

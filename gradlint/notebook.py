@@ -15,11 +15,15 @@ indentation; a cell magic (`%%bash`) masks its whole cell unless it runs the bod
 Python (`%%time`, `%%capture`, ...), when only the magic line is masked. Masking is only
 tried on a cell that does not compile as it stands, so a `%` or `?` inside valid Python
 (a string, a modulo) is never touched. A cell that still does not compile is reported
-with its number and left out; the other cells are linted.
+with its number and left out; the other cells are linted. A cell whose magic runs its
+body as another language is not part of the program at all, and a line a fix adds above
+a cell magic (`import torch` in the first cell) goes right below the magic line, or is
+refused when the body does not run in the notebook's namespace (`%%timeit`).
 
-Between two cells the program holds one marker comment line, so a fixed program splits
-back into its cells exactly; a fix that would cross a marker, or edit a masked line, is
-refused rather than guessed at.
+Between two cells the program holds one marker comment line, fenced so that no line of
+any cell can be mistaken for it, so a fixed program splits back into its cells exactly; a
+fix that would cross a marker, or edit a masked line, is refused rather than guessed at,
+and so is a split that changes a cell no fix touched.
 
 Positions: rows and columns inside the cell (`cell` is 1-based and counts every cell,
 markdown included, as ruff does), and the same point in the raw JSON text for the formats
@@ -27,9 +31,9 @@ that annotate files. Fixes rewrite only the JSON string tokens of the `source` l
 changed, so outputs, metadata, execution counts, key order, indentation and the final
 newline stay byte for byte.
 
-The JSON is read with the standard library; a scan over its tokens (one regular
-expression, so a megabyte of base64 image output is one token) finds where each cell's
-source lines lie in the raw text.
+The JSON is read with the standard library; a scan over its tokens finds where each
+cell's source lines lie in the raw text. It skips a string from quote to quote, so a
+megabyte of base64 image output costs time in proportion and no memory of its own.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from gradlint.diagnostics import (
     Related,
 )
 from gradlint.edits import split_lines
-from gradlint.output.common import printable
+from gradlint.output.common import diff_text, printable
 from gradlint.results import FileResult, SourceError
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -62,11 +66,20 @@ NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset(
     {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3", "ipython"}
 )
+# Of those, the ones that run the body in the kernel's own namespace, where a line a fix
+# adds (`import torch`) still binds for the later cells: %%timeit runs it inside a
+# function, %%python and the like in another process.
+NAMESPACE_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
 PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
 
 # The comment line placed between two cells of the program (never before the first, so a
-# docstring in the first cell stays the module's and imports a fix adds land in it).
-MARKER = "# gradlint: cell {number} ^^^"
+# docstring in the first cell stays the module's and imports a fix adds land in it). Its
+# fence of carets is made longer than any run of carets in the cells' own lines, so no
+# cell line can be taken for a marker (a notebook may hold gradlint's own program text).
+MARKER = "# gradlint: cell {number} {fence}"
+_FENCE = "^"
+_MIN_FENCE = 3
+_CARETS = re.compile(r"\^+")
 
 _COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
@@ -158,9 +171,60 @@ def _raw_index(text: str, piece: Piece, index: int) -> int:
     return position
 
 
-# A JSON token after optional whitespace: a string, a structural character, or a bare
-# literal (number, true, false, null).
-_TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([{}\[\],:])|([^\s{}\[\],:"]+))', re.DOTALL)
+# Whitespace, and a bare literal (number, true, false, null): runs of one character class,
+# which the regular expression engine matches without keeping state per character.
+_SPACE = re.compile(r"[ \t\r\n]*")
+_BARE = re.compile(r'[^\s{}\[\],:"]+')
+_PUNCTUATION = frozenset("{}[],:")
+
+
+def _string_end(text: str, start: int) -> int:
+    """The offset just past the string token opening at `start`, -1 if it never closes.
+    A scan from quote to quote that counts the backslashes before each: linear in time,
+    constant in memory, where a regular expression over the token's characters kept
+    state for every one of them (a 20 MB image output cost 2.9 GB)."""
+    position = start + 1
+    while True:
+        quote = text.find('"', position)
+        if quote < 0:
+            return -1
+        backslash = quote
+        while backslash > position and text[backslash - 1] == "\\":
+            backslash -= 1
+        if (quote - backslash) % 2 == 0:
+            return quote + 1
+        position = quote + 1
+
+
+def _skip_space(text: str, position: int) -> int:
+    match = _SPACE.match(text, position)
+    return match.end() if match else position  # it always matches: `*` allows none
+
+
+def _tokens(text: str):
+    """(kind, start, end) of each JSON token: kind is "string", the punctuation character
+    itself, or "bare"; ("error", offset, offset) where no token can start."""
+    position = _skip_space(text, 0)
+    length = len(text)
+    while position < length:
+        char = text[position]
+        if char == '"':
+            end = _string_end(text, position)
+            if end < 0:
+                yield "error", position, position
+                return
+            yield "string", position, end
+        elif char in _PUNCTUATION:
+            end = position + 1
+            yield char, position, end
+        else:
+            match = _BARE.match(text, position)
+            if match is None:
+                yield "error", position, position
+                return
+            end = match.end()
+            yield "bare", position, end
+        position = _skip_space(text, end)
 
 
 def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[Piece]]] | None:
@@ -170,15 +234,12 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
     found: dict[int, tuple[tuple[int, int], bool, list[Piece]]] = {}
     # Each frame: [is_object, key or index, expecting a key]
     stack: list[list] = []
-    position = 0
-    length = len(text)
     source_open: tuple[int, int] | None = None  # (cell index, offset of `[`)
-    while True:
-        match = _TOKEN.match(text, position)
-        if match is None:
-            break
-        position = match.end()
-        string, punct, bare = match.groups()
+    for kind, start, end in _tokens(text):
+        if kind == "error":
+            return None
+        is_string = kind == "string"  # sliced only where read: outputs can be megabytes
+        punct = kind if kind in _PUNCTUATION else None
         depth = len(stack)
         top = stack[-1] if stack else None
         if punct is not None:
@@ -191,8 +252,8 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
                     and _in_cell(stack)
                     and top[1] == "source"
                 ):
-                    source_open = (stack[1][1], match.end() - 1)
-                    found[stack[1][1]] = ((match.end() - 1, -1), True, [])
+                    source_open = (stack[1][1], start)
+                    found[stack[1][1]] = ((start, -1), True, [])
                 stack.append([punct == "{", -1 if punct == "[" else None, punct == "{"])
             elif punct in "}]":
                 if not stack:
@@ -201,7 +262,7 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
                 if punct == "]" and depth == 4 and source_open is not None and _in_cell(stack):
                     index, opened = source_open
                     _, is_list, pieces = found[index]
-                    found[index] = ((opened, match.end()), is_list, pieces)
+                    found[index] = ((opened, end), is_list, pieces)
                     source_open = None
             elif punct == ":":
                 if top is not None:
@@ -209,24 +270,24 @@ def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[
             elif punct == "," and top is not None and top[0]:
                 top[2] = True
             continue
-        if string is not None and top is not None and top[0] and top[2]:
+        if is_string and top is not None and top[0] and top[2]:
             # A key: decoded only where it can matter.
-            top[1] = json.loads(string) if depth <= 3 else ""
+            top[1] = json.loads(text[start:end]) if depth <= 3 else ""
             continue
         _value_starts(top)
-        if string is None:
+        if not is_string:
             continue
-        start, end = match.start(1), match.end(1)
         if depth == 3 and top is not None and _in_cell(stack) and top[1] == "source":
-            found[stack[1][1]] = ((start, end), False, [Piece(json.loads(string), start, end)])
+            piece = Piece(json.loads(text[start:end]), start, end)
+            found[stack[1][1]] = ((start, end), False, [piece])
         elif (
             depth == 4
             and source_open is not None
             and _in_cell(stack[:3])
             and stack[2][1] == "source"
         ):
-            found[stack[1][1]][2].append(Piece(json.loads(string), start, end))
-    if stack or text[position:length].strip():
+            found[stack[1][1]][2].append(Piece(json.loads(text[start:end]), start, end))
+    if stack:
         return None
     return found
 
@@ -358,6 +419,16 @@ def compiles(text: str) -> SyntaxError | None:
     return None
 
 
+def _engine_parses(text: str) -> bool:
+    from gradlint.engine import parse  # here: reading a notebook needs no LibCST
+
+    try:
+        parse(text, "<cell>")
+    except SourceError:
+        return False
+    return True
+
+
 def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
@@ -422,9 +493,13 @@ class Program:
     def __post_init__(self) -> None:
         parts: list[str] = []
         self.line_map: list[tuple[int, int]] = []  # program line - 1 -> (cell, row)
+        longest = max(
+            (len(run) for s in self.segments for run in _CARETS.findall(s.masked)), default=0
+        )
+        self.fence = _FENCE * max(_MIN_FENCE, longest + 1)
         for index, segment in enumerate(self.segments):
             if index:
-                parts.append(MARKER.format(number=segment.number) + "\n")
+                parts.append(self.marker(segment.number) + "\n")
                 self.line_map.append((0, 0))
             text = segment.masked + ("\n" if segment.added_newline else "")
             parts.append(text)
@@ -446,11 +521,27 @@ class Program:
                 masked = mask_ipython(cell.source)
                 problem = compiles(masked)
             if problem is not None:
+                # Syntax newer than this Python (PEP 695 `type X = ...`, PEP 701
+                # f-strings on 3.11) that a .py file gets linted with: the engine's
+                # parser is the judge for both kinds of file.
+                for candidate in dict.fromkeys((cell.source, masked)):
+                    if _engine_parses(candidate):
+                        masked, problem = candidate, None
+                        break
+            if problem is not None:
                 errors.append(_cell_error(notebook, cell, problem, path))
+                continue
+            if not masked.strip():
+                # A cell magic that runs its body as another language (`%%bash`): no
+                # Python to lint, and no place for a line a fix adds (`import torch`).
                 continue
             added = not masked.endswith(("\n", "\r"))
             segments.append(Segment(cell.number, cell.source, masked, added))
         return cls(notebook, segments, errors)
+
+    def marker(self, number: int) -> str:
+        """The line before cell `number` in the program, line break excluded."""
+        return MARKER.format(number=number, fence=self.fence)
 
     # -- positions
 
@@ -548,29 +639,52 @@ class Program:
 
     def split(self, fixed: str) -> dict[int, str]:
         """cell -> its new source, for the cells the fixed program changes. Raises
-        NotebookFixError when the program no longer splits at its markers, or a fix
+        NotebookFixError when the program no longer splits at its markers into cells of
+        which every one the fixes left alone is byte for byte what it was, or when a fix
         edited a masked line."""
         lines = split_lines(fixed)
+        markers = {self.marker(s.number): s.number for s in self.segments[1:]}
         pieces: list[list[str]] = [[]]
-        expected = iter(self.segments[1:])
-        waiting = next(expected, None)
+        numbers = [self.segments[0].number] if self.segments else []
         for line in lines:
-            if waiting is not None and line.rstrip("\r\n") == MARKER.format(number=waiting.number):
+            number = markers.get(line.rstrip("\r\n"))
+            if number is not None:
                 pieces.append([])
-                waiting = next(expected, None)
+                numbers.append(number)
                 continue
             pieces[-1].append(line)
-        if len(pieces) != len(self.segments):
+        if numbers != [s.number for s in self.segments]:
             raise NotebookFixError("a fix crossed the boundary between two cells")
+        touched = self._touched_cells(lines)
         changed: dict[int, str] = {}
         for segment, piece in zip(self.segments, pieces, strict=True):
             text = "".join(piece)
             if text == segment.masked + ("\n" if segment.added_newline else ""):
                 continue
+            if segment.number not in touched:
+                # A split that moved text between cells: refuse rather than write it.
+                raise NotebookFixError(
+                    f"the fixed program does not split back into cell {segment.number}"
+                )
             if segment.added_newline and text.endswith("\n"):
                 text = text[:-1]
             changed[segment.number] = _unmask(segment, text)
         return changed
+
+    def _touched_cells(self, fixed_lines: list[str]) -> set[int]:
+        """The cells whose lines the fixed program differs in, found by comparing the
+        programs line by line: text inserted between two lines may belong to either."""
+        touched: set[int] = set()
+        old = split_lines(self.text)
+        matcher = difflib.SequenceMatcher(None, old, fixed_lines, autojunk=False)
+        for tag, i1, i2, _, _ in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            # 1-based program lines: the replaced ones, or the two around an insertion.
+            lines = range(i1 + 1, i2 + 1) if i2 > i1 else (i1, i1 + 1)
+            touched.update(self.cell_at(line)[0] for line in lines)
+        touched.discard(0)
+        return touched
 
 
 def _unmask(segment: Segment, fixed: str) -> str:
@@ -581,16 +695,46 @@ def _unmask(segment: Segment, fixed: str) -> str:
     original = split_lines(segment.original)
     masked = split_lines(segment.masked)
     new = split_lines(fixed)
+    # A cell magic must stay the cell's first line: lines a fix adds above it (an
+    # `import torch` at the top of the program) go right below it, into the body that
+    # IPython runs as Python.
+    magic = _cell_magic_line(original)
+    above_magic: list[str] = []
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, masked, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.extend(original[i1:i2])
+            for i in range(i1, i2):
+                out.append(original[i])
+                if i == magic:
+                    out.extend(above_magic)
             continue
         if any(original[i] != masked[i] for i in range(i1, i2)):
             raise NotebookFixError(f"a fix changed an IPython line in cell {segment.number}")
+        if magic is not None and tag == "insert" and i1 <= magic:
+            above_magic.extend(new[j1:j2])
+            continue
         out.extend(new[j1:j2])
+    if above_magic and magic is not None:
+        match = _CELL_MAGIC.match(original[magic])
+        if (
+            match is None
+            or match.group("name") not in NAMESPACE_CELL_MAGICS
+            or not original[magic].endswith(("\n", "\r"))
+        ):
+            raise NotebookFixError(
+                f"a fix adds a line above the cell magic of cell {segment.number}, "
+                "and its body does not run in the notebook's namespace"
+            )
     return "".join(out)
+
+
+def _cell_magic_line(lines: list[str]) -> int | None:
+    """The index of the cell's `%%magic` line, if it has one."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and _CELL_MAGIC.match(lines[first]):
+        return first
+    return None
 
 
 def _cell_error(notebook: Notebook, cell: Cell, problem: SyntaxError, path: str) -> FileError:
@@ -847,10 +991,7 @@ def notebook_diff(old: Notebook, changed: Notebook, display: str) -> str:
             fromfile=f"a/{name}:cell {cell.number}",
             tofile=f"b/{name}:cell {cell.number}",
         )
-        for line in lines:
-            out.append(line)
-            if not line.endswith(("\n", "\r")):
-                out.append("\n\\ No newline at end of cell\n")
+        out.append(diff_text(lines, "cell"))
     return "".join(out)
 
 

@@ -551,6 +551,25 @@ def test_diff_writes_nothing_and_exits_1(project, capsys):
     assert run(capsys, "-j1", "--diff", "b.py") == (0, "", "")
 
 
+def test_diff_of_a_name_with_a_space_applies_with_gnu_patch(project, capsys):
+    """`diff -u` ends each header's name with a tab; without it GNU patch reads the name
+    only up to the first space."""
+    import shutil
+    import subprocess
+
+    write(project, {"my file.py": "bad()\n"})
+    code, out, _ = run(capsys, "-j1", "--diff", "--unsafe-fixes", "my file.py")
+    assert code == 1 and out.startswith("--- a/my file.py\t\n+++ b/my file.py\t\n@@")
+    if shutil.which("patch") is None:
+        return
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch"], input=out, text=True, capture_output=True, cwd=project
+    )
+    assert applied.returncode == 0, applied.stdout
+    assert (project / "my file.py").read_text() == "good()\n"
+    assert run(capsys, "-j1", "--diff", "my file.py")[0] == 0
+
+
 def test_diff_and_fix_only_say_when_only_unsafe_fixes_exist(project, capsys):
     write(project, {"a.py": "worse()\nworse()\n", "b.py": "bad()\nworse()\n"})
     code, out, err = run(capsys, "-j1", "--diff", "a.py")

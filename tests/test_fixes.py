@@ -4,6 +4,8 @@ result parses, has no finding of the fixture's rule, and a second fix pass chang
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 
 import libcst as cst
@@ -75,3 +77,52 @@ def test_fix_uses_the_files_torch_alias_and_keeps_crlf() -> None:
         "import torch as T\r\nw = T.ones(3, requires_grad=True)\r\n"
         "with T.no_grad():\r\n    w += 1  # step\r\n"
     )
+
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_unsafe_fixes_introduce_no_finding(bad: Path) -> None:
+    """`--fix --unsafe-fixes` with every rule on: the output has no more findings of any
+    code than the input had (GL003's in-place update once left `.grad` accumulating,
+    which GL007 then reported on the fix's own output)."""
+    source = bad.read_text(encoding="utf-8")
+    config = Config()
+    before = Counter(d.code for d in lint_source(source, str(bad), config))
+    outcome = fix_source(source, str(bad), config, unsafe=True)
+    after = Counter(d.code for d in lint_source(outcome.source, str(bad), config))
+    assert after - before == Counter()
+
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixes_keep_crlf_line_endings(bad: Path) -> None:
+    source = bad.read_text(encoding="utf-8").replace("\n", "\r\n")
+    outcome = fix_source(source, str(bad), Config(), unsafe=True)
+    assert re.search(r"(?<!\r)\n|\r(?!\n)", outcome.source) is None
+
+
+def test_added_import_keeps_crlf() -> None:
+    source = "from torch import nn\r\nm = nn.Linear(2, 2)\r\nm.weight.zero_()\r\n"
+    outcome = fix_source(source, "m.py", Config(), unsafe=True)
+    assert outcome.source == (
+        "import torch\r\nfrom torch import nn\r\nm = nn.Linear(2, 2)\r\n"
+        "with torch.no_grad():\r\n    m.weight.zero_()\r\n"
+    )
+
+
+def test_gl003_fix_clears_a_perturbation_that_model_zero_grad_does_not_reach() -> None:
+    """`model.zero_grad()` never clears `delta.grad`: the in-place update must."""
+    source = (
+        "import torch\n\n\n"
+        "def attack(model, x, y, k=5, a=0.01):\n"
+        "    delta = torch.zeros_like(x, requires_grad=True)\n"
+        "    for _ in range(k):\n"
+        "        model.zero_grad()\n"
+        "        torch.nn.functional.cross_entropy(model(x + delta), y).backward()\n"
+        "        delta = delta + a * delta.grad.sign()\n"
+        "    return delta\n"
+    )
+    outcome = fix_source(source, "m.py", Config(), unsafe=True)
+    assert (
+        "        with torch.no_grad():\n"
+        "            delta += a * delta.grad.sign()\n"
+        "            delta.grad = None\n"
+    ) in outcome.source

@@ -13,12 +13,15 @@ import pytest
 from gradlint import cli
 from gradlint.config import Config
 from gradlint.notebook import (
+    NotebookFixError,
     Program,
     compiles,
     fix_notebook,
+    fixed_cell_sources,
     lint_notebook,
     lint_notebook_file,
     mask_ipython,
+    notebook_from_cells,
     read_notebook,
 )
 
@@ -388,3 +391,171 @@ def test_add_noqa_leaves_a_notebook_untouched_and_says_so(tmp_path, capsys) -> N
     cli.main(["--isolated", "--no-cache", "--add-noqa", str(target)])
     assert target.read_bytes() == source.read_bytes()
     assert "noqa directives not added: notebooks are not supported" in capsys.readouterr().err
+
+
+# --- cells that hold gradlint's own program text ---------------------------------------
+
+
+@pytest.mark.parametrize("carets", ["^^^", "^^^^^^^^", "^"])
+def test_a_cell_holding_a_marker_line_is_not_cut_there(carets) -> None:
+    """A notebook that prints (or documents) gradlint's program keeps every cell's code
+    in its cell, in --fix and in the editor's fix-all."""
+    first = f"import torch\nprint('''\n# gradlint: cell 2 {carets}\n''')\nx = 1\n"
+    second = "w = torch.ones(3, requires_grad=True)\nw += 1\n"
+    cells = (("code", first), ("code", second))
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    sources = ["".join(c["source"]) for c in json.loads(outcome.text)["cells"]]
+    fixed_second = "w = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w += 1\n"
+    assert outcome.refused is None and sources == [first, fixed_second]
+    editor = fixed_cell_sources(notebook_from_cells(list(cells)), "nb.ipynb", Config())
+    assert editor == {2: fixed_second}
+
+
+def test_a_split_that_does_not_give_back_the_cells_is_refused() -> None:
+    program = Program.build(
+        read_notebook(notebook_json(("code", "x = 1\n"), ("code", "y = 2\n")), "n"), "n"
+    )
+    marker = program.marker(2)
+    assert program.split(program.text.replace("y = 2", "y = 3")) == {2: "y = 3\n"}
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace("x = 1\n", f"x = 1\n{marker}\n"))
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace(f"{marker}\n", ""))
+
+
+@pytest.mark.parametrize("magic", ["%%capture out", "%%time", "%%prun"])
+def test_an_added_import_goes_below_a_cell_magic(magic) -> None:
+    cells = (("code", f"{magic}\nfrom torch import nn\nm = nn.Linear(2, 2)\n"),)
+    cells += (("code", "m.weight.zero_()\n"),)
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    first = f"{magic}\nimport torch\nfrom torch import nn\nm = nn.Linear(2, 2)\n"
+    assert "".join(json.loads(outcome.text)["cells"][0]["source"]) == first
+    editor = fixed_cell_sources(notebook_from_cells(list(cells)), "nb.ipynb", Config())
+    assert editor[1] == first
+
+
+def test_an_added_import_skips_a_cell_in_another_language() -> None:
+    cells = (("code", "%%bash\necho hi\n"), ("code", "from torch import nn\nm = nn.Linear(2, 2)\n"))
+    cells += (("code", "m.weight.zero_()\n"),)
+    outcome = fix_notebook(
+        read_notebook(notebook_json(*cells), "nb.ipynb"), "nb.ipynb", Config(), unsafe=True
+    )
+    sources = ["".join(c["source"]) for c in json.loads(outcome.text)["cells"]]
+    assert sources[:2] == [
+        "%%bash\necho hi\n",
+        "import torch\nfrom torch import nn\n" + "m = nn.Linear(2, 2)\n",
+    ]
+
+
+def test_an_import_that_cannot_go_below_the_cell_magic_is_refused() -> None:
+    cells = (("code", "%%timeit\nfrom torch import nn\nm = nn.Linear(2, 2)\n"),)
+    text = notebook_json(*cells, ("code", "m.weight.zero_()\n"))
+    outcome = fix_notebook(read_notebook(text, "nb.ipynb"), "nb.ipynb", Config(), unsafe=True)
+    assert outcome.text == text and "cell magic of cell 1" in (outcome.refused or "")
+
+
+# --- reading: memory in proportion to the file ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        pytest.param("A" * 2_000_000, id="base64-image"),
+        pytest.param('x\n"\\y' * 400_000, id="escapes"),
+    ],
+)
+def test_reading_a_notebook_costs_memory_in_proportion_to_its_size(output) -> None:
+    """The position scan once kept regular-expression state for every character of a
+    string token: about 140 bytes of memory per byte of output."""
+    import tracemalloc
+
+    document = json.loads(notebook_json(("code", "import torch\nx = 1\n")))
+    document["cells"][0]["outputs"] = [
+        {"output_type": "display_data", "data": {"image/png": output}, "metadata": {}}
+    ]
+    text = json.dumps(document, indent=1)
+    tracemalloc.start()
+    try:
+        notebook = read_notebook(text, "nb.ipynb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert notebook.cells[0].pieces is not None
+    assert peak < 4 * len(text)
+
+
+def test_sources_with_backslashes_and_quotes_are_located() -> None:
+    lines = ['s = "a\\\\"\n', 'q = "\\"\\\\\\""\n', "p = r'\\\\\\\\'\n", 'e = "\\u00e9"']
+    text = notebook_json(("code", lines))
+    notebook = read_notebook(text, "nb.ipynb")
+    cell = notebook.cells[0]
+    assert cell.pieces is not None and [p.text for p in cell.pieces] == lines
+    assert [json.loads(text[p.start : p.end]) for p in cell.pieces] == lines
+
+
+# --- syntax newer than the running Python ------------------------------------------------
+
+NEWER_SYNTAX = [
+    pytest.param("type Vec = list[float]\n", id="pep695-type-alias"),
+    pytest.param("def first[T](xs: list[T]) -> T:\n    return xs[0]\n", id="pep695-generic"),
+    pytest.param('name = "w"\nlabel = f"{f"{name!r}"}"\n', id="pep701-nested-quotes"),
+]
+
+
+@pytest.mark.parametrize("code", NEWER_SYNTAX)
+@pytest.mark.parametrize("magic", ["", "%matplotlib inline\n"])
+def test_a_notebook_cell_is_linted_whenever_the_same_py_file_is(code, magic) -> None:
+    from gradlint.engine import lint_source
+
+    body = LEAF_BODY + code + "w += 1\n"
+    as_file = [(d.start.line, d.code) for d in lint_source(body, "m.py")]
+    linted = lint(notebook_json(("code", magic + body)))
+    assert linted.error is None
+    offset = 1 if magic else 0
+    assert [(d.start.line - offset, d.code) for d in linted.diagnostics] == as_file != []
+
+
+def test_a_cell_neither_parser_accepts_is_still_reported() -> None:
+    linted = lint(notebook_json(("code", LEAF_BODY + "type = = 1\n"), ("code", "w += 1\n")))
+    assert linted.error is not None and linted.error.cell == 1
+    assert [(d.cell.number, d.code) for d in linted.diagnostics] == []
+
+
+LEAF_BODY = "import torch\nw = torch.ones(3, requires_grad=True)\n"
+
+
+@pytest.mark.parametrize(
+    ("newline", "ending"), [("\n", ""), ("\n", "\n"), ("\r\n", "\r\n"), ("\r", ""), ("\r", "\r")]
+)
+def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, newline, ending):
+    """stdout and stderr on one terminal: the closing "Would fix" line starts a line of
+    its own after the last line of the diff. A cell with old Mac line breaks (`\r`, no
+    `\n` at all) once ended the diff with a lone `\r`, and the terminal drew "Would
+    fix" over its last line."""
+    import os
+    import subprocess
+    import sys
+
+    lines = ["import torch", "w = torch.ones(3, requires_grad=True)", "w += 1"]
+    source = newline.join(lines) + ending
+    (tmp_path / "nb.ipynb").write_text(notebook_json(("code", source)))
+    run = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "--diff"]
+        + ["--unsafe-fixes", "nb.ipynb"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    out = run.stdout.decode()
+    assert run.returncode == 1 and out.endswith("\nWould fix 1 error.\n")
+    assert "+    w += 1" in out and out.count("Would fix") == 1
+    diff = out[: -len("Would fix 1 error.\n")]
+    rows = diff.split("\n")[:-1]
+    assert all(row[:1] in (" ", "-", "+", "@", "\\") for row in rows[2:])
+    assert len(rows) >= 7 and not any("\r" in row[:-1] for row in rows)

@@ -299,14 +299,110 @@ def test_baseline_paths_are_relative_to_the_baseline_file(repo, capsys, monkeypa
         ("{not json", "is not valid JSON"),
         ('{"findings": []}', "is not a gradlint baseline"),
         ('{"gradlint_baseline": 1, "findings": [{"file": "a.py"}]}', "malformed entry"),
+        ('{"gradlint_baseline": 1, "findings": 5}', '"findings" must be a list'),
+        ('{"gradlint_baseline": 1, "findings": [[1]]}', "malformed entry"),
+        ('{"gradlint_baseline": 1, "findings": ["a"]}', "malformed entry"),
+        (
+            '{"gradlint_baseline": 1, "findings": '
+            '[{"file": "a", "code": "GL002", "fingerprint": "0", "count": 1e400}]}',
+            "malformed entry",
+        ),
+        pytest.param("[" * 100_000 + "]" * 100_000, "not valid JSON", id="nested"),
+        (b"\xff\xfe", "not valid JSON"),
     ],
 )
 def test_a_bad_baseline_is_a_one_line_usage_error(repo, capsys, content, message):
-    if content is not None:
+    if isinstance(content, bytes):
+        (repo / "gl.json").write_bytes(content)
+    elif content is not None:
         (repo / "gl.json").write_text(content)
     assert cli.main(["--isolated", "-j1", "--baseline", "gl.json", "src"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_baseline_that_is_not_a_regular_file_is_refused_at_once(repo, kind):
+    """A FIFO would block the run forever, a link to /dev/zero exhaust its memory."""
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(repo / "gl.json")
+    else:
+        (repo / "gl.json").symlink_to("/dev/zero")
+    run = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--baseline", "gl.json", "src"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "not a regular file" in run.stderr
+
+
+def test_a_failed_baseline_write_keeps_the_previous_baseline(repo):
+    """The new baseline is over the file size limit (EFBIG, as a full disk gives
+    ENOSPC): the old one is left whole."""
+    import os
+    import resource
+
+    old = '{"gradlint_baseline": 1, "findings": []}\n'
+    (repo / "gl.json").write_text(old)
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200, resource.RLIM_INFINITY))
+
+    run = subprocess.run(
+        [sys.executable, "-m", "gradlint", "--isolated", "--no-cache", "-j1"]
+        + ["--write-baseline", "gl.json", "src"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=small_files,
+    )
+    assert run.returncode == 2 and "cannot write baseline" in run.stderr
+    assert (repo / "gl.json").read_text() == old
+    assert [p.name for p in repo.iterdir() if p.name.startswith(".gl.json")] == []
+
+
+def test_write_baseline_creates_a_readable_file(repo):
+    assert cli.main(["--isolated", "-j1", "--no-cache", "--write-baseline", "gl.json", "src"]) == 0
+    mode = (repo / "gl.json").stat().st_mode & 0o777
+    assert mode == 0o666 & ~_umask()  # as open() makes it, not mkstemp's 0o600
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_notebook_baseline_matches_the_flagged_code_not_the_message(tmp_path, monkeypatch, capsys):
+    """`w.mul_(0)` gets the same message as the recorded `w += 1`: it is new all the same."""
+    monkeypatch.chdir(tmp_path)
+
+    def notebook(line: str) -> str:
+        cells = [
+            {"cell_type": "code", "metadata": {}, "source": s, "outputs": []} for s in (LEAF, line)
+        ]
+        for cell in cells:
+            cell["execution_count"] = None
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    (tmp_path / "nb.ipynb").write_text(notebook("w += 1\n"))
+    assert cli.main(["--isolated", "-j1", "--write-baseline", "gl.json", "nb.ipynb"]) == 0
+    capsys.readouterr()
+    assert check(capsys, "--baseline", "gl.json", "nb.ipynb") == (0, [])
+    (tmp_path / "nb.ipynb").write_text(notebook("\n\nw  +=  1\n"))
+    assert check(capsys, "--baseline", "gl.json", "nb.ipynb") == (0, [])
+    (tmp_path / "nb.ipynb").write_text(notebook("w.mul_(0)\n"))
+    assert check(capsys, "--baseline", "gl.json", "nb.ipynb") == (1, [("nb.ipynb", 1, "GL002")])
 
 
 def test_every_front_accepts_a_configuration_that_selects_gl100(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
@@ -237,3 +237,19 @@ def display_text(text: str) -> str:
     """A source line as the terminal should show it: tabs as spaces, as ruff does, so that
     carets computed with text_width line up."""
     return text.replace("\t", " " * TAB_WIDTH)
+
+
+def diff_text(lines: Iterable[str], unit: str) -> str:
+    """difflib's unified diff lines as one text in which every line ends with `\\n`, as
+    a terminal and `patch` need: a line without a break gets diff's `\\ No newline at
+    end of <unit>` note, and one that ends with a lone `\\r` (a file with old Mac line
+    endings) is ended too, else the next line (and the closing "Would fix" line) is
+    drawn over it."""
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        if line.endswith("\r"):
+            out.append("\n")
+        elif not line.endswith("\n"):
+            out.append(f"\n\\ No newline at end of {unit}\n")
+    return "".join(out)

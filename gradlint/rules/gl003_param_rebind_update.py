@@ -79,7 +79,11 @@ class ParamRebindUpdate(Rule):
 
     ## Fix safety
     The fix rewrites the statement as an in-place update (`w -= 0.1 * w.grad`) inside
-    `with torch.no_grad():`. It is unsafe: it changes which tensor the name refers to
+    `with torch.no_grad():`. Unless the loop that runs the backward clears `w.grad`
+    (`w.grad = None`, or `model.zero_grad()` for a tensor a module holds), the fix also
+    clears it after the update: the rebind started every step from a fresh, empty
+    `.grad`, and one leaf updated in place would otherwise apply the sum of all
+    gradients so far. It is unsafe: it changes which tensor the name refers to
     afterwards (now always the original parameter), which is the point, but code that
     relied on the old behaviour changes.
 
@@ -238,6 +242,43 @@ class ParamRebindUpdate(Rule):
                         return True
         return False
 
+    def _loop_clears_grad_of(self, node: cst.Assign, name: str) -> bool:
+        """Does the loop that repeats this step's backward clear `name.grad` (or is there
+        no loop, so nothing accumulates)? The loop is the innermost one around the
+        statement that runs a backward, or the outermost one when none does. A clear of
+        `name.grad` itself counts; `X.zero_grad()` (or a clearing helper) counts for a
+        tensor a module or optimizer holds (`self.w`, a loop over `parameters()`), not
+        for a plain name, which may be a tensor no module holds (a PGD perturbation):
+        there a second clear is harmless and a missing one is not."""
+        facts = self.facts
+        loops = list(facts.index.enclosing_loops(node))
+        if not loops:
+            return True
+        loop = loops[-1]
+        for candidate in loops:
+            if any(
+                type(n) is cst.Call
+                and (event := facts.autograd.event(n)) is not None
+                and event.kind == "backward"
+                for n in facts.index.walk(candidate.body)
+            ):
+                loop = candidate
+                break
+        held = "." in name or any(
+            type(anc) is cst.For and dotted_name(anc.target) == name for anc in loops
+        )
+        for other in facts.index.walk(loop.body):
+            clear = facts.grad_clears.clear_at(other)
+            if clear is None:
+                continue
+            owners = _grad_owners(clear.node)
+            if owners:
+                if {owner.removesuffix(".data") for owner in owners} & {name}:
+                    return True
+            elif held:
+                return True
+        return False
+
     def _fix(self, node: cst.Assign, updates, element_count: int, mode):
         """One in-place update per rebound name, under `no_grad` when grad is on. In a
         tuple assignment every right-hand side is computed first, so a sequential
@@ -253,6 +294,15 @@ class ParamRebindUpdate(Rule):
                 return None
             operator = cst.SubtractAssign() if op == "-" else cst.AddAssign()
             lines.append(render(cst.AugAssign(target=target_expr, operator=operator, value=step)))
+        # The rebind made a fresh tensor each step, whose `.grad` started empty (with
+        # `retain_grad()` the loop even converges); the in-place update keeps one leaf,
+        # whose `.grad` backward adds into: without a clear every step would apply the
+        # sum of all gradients so far (GL007 on the fix's own output).
+        lines.extend(
+            f"{name}.grad = None"
+            for _, name, _, _ in updates
+            if not self._loop_clears_grad_of(node, name)
+        )
         title = self._fix_title_for.format(name="`, `".join(sorted(names)))
         return rewrite_statement(
             self.context,
