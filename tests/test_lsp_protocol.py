@@ -5,7 +5,6 @@ stdin and reads its messages, so malformed input can be sent at all."""
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -159,5 +158,3 @@ def test_a_document_whose_path_is_too_long_is_linted_with_one_line_of_warning(cl
     client.request(7, "textDocument/hover", hover(uri, line=2))
     assert "GL002" in client.wait_for(lambda m: m.get("id") == 7)["result"]["contents"]["value"]
     assert client.finish() == 0
-
-
