@@ -67,7 +67,7 @@ def _names(output: bytes, top: str) -> set[str]:
 def _every_file(folder: str) -> set[str]:
     """Every file under `folder` but git's own: a repository whose history is not
     compared (new since the base, or not tracked at all) is changed throughout."""
-    found = set()
+    found: set[str] = set()
     for parent, folders, files in os.walk(folder):
         folders[:] = [name for name in folders if name != ".git"]
         found.update(os.path.realpath(os.path.join(parent, name)) for name in files)
