@@ -16,7 +16,11 @@ def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     The child leads a process group of its own, and ends it when it is done: a process
     the fixture started and left running goes with it (the harness kills the group of a
     child that hangs or dies)."""
-    os.setpgid(0, 0)
+    if hasattr(os, "setpgid"):  # POSIX
+        try:
+            os.setpgid(0, 0)
+        except OSError:  # a session leader cannot; it leads its group already
+            pass
     _close_forkserver_pipe()
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)
@@ -65,7 +69,7 @@ def _close_forkserver_pipe() -> None:
 def end_own_group() -> None:
     """SIGKILL this process's group, itself included, when it leads one: done from
     inside, while the group surely exists, so no other process can be hit."""
-    if os.getpgid(0) == os.getpid():
+    if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():
         os.killpg(os.getpid(), signal.SIGKILL)
 
 

@@ -238,7 +238,7 @@ def _kill_group(process) -> None:
     one that is gone leaves only its group's survivors, if any, to kill."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    except (ProcessLookupError, PermissionError, AttributeError):  # no group; not POSIX
         process.kill()
 
 
