@@ -25,18 +25,23 @@ def wait_for_exit(pids: Iterable[int], limit: float) -> list[int]:
     is not this process's child."""
     deadline = time.monotonic() + limit
     watched: dict[int, int] = {}
+    polled: list[int] = []
     try:
         for pid in pids:
             try:
                 watched[pid] = os.pidfd_open(pid)
             except ProcessLookupError:
                 continue
+            except OSError:  # a kernel before 5.3: ask /proc until the bound
+                while running(pid) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                polled.append(pid)
         while watched and (remaining := deadline - time.monotonic()) > 0:
             ready, _, _ = select.select(list(watched.values()), [], [], remaining)
             for pid, descriptor in list(watched.items()):
                 if descriptor in ready:
                     os.close(watched.pop(pid))
-        return sorted(pid for pid in watched if running(pid))
+        return sorted(pid for pid in [*watched, *polled] if running(pid))
     finally:
         for descriptor in watched.values():
             os.close(descriptor)
