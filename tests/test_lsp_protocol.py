@@ -36,6 +36,7 @@ class RawClient:
             stderr=subprocess.PIPE,
         )
         self.messages: queue.Queue = queue.Queue()
+        self.seen: list[dict] = []  # every message wait_for has taken off the queue
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -63,8 +64,7 @@ class RawClient:
         self.send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
 
     def wait_for(self, wanted) -> dict:
-        """The first message `wanted` accepts; the others seen on the way are kept in
-        self.seen."""
+        """The first message `wanted` accepts."""
         while True:
             message = self.messages.get(timeout=TIMEOUT)
             assert message is not None, "the server closed its output"
@@ -72,10 +72,7 @@ class RawClient:
             if wanted(message):
                 return message
 
-    seen: list[dict]
-
     def start(self) -> None:
-        self.seen = []
         self.request(1, "initialize", {"processId": None, "capabilities": {}})
         self.wait_for(lambda m: m.get("id") == 1)
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
