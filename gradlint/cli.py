@@ -1127,10 +1127,8 @@ def _keep_changed(found, ref: str, paths: list[str]) -> None:
     from gradlint.analysis.project import importers
     from gradlint.gitdiff import GitError, changed_files
 
-    first = os.path.abspath(paths[0])
-    start = first if os.path.isdir(first) else os.path.dirname(first)
     try:
-        changed = changed_files(ref, start)
+        changed = changed_files(ref, paths)
     except GitError as exc:
         raise UsageError(str(exc)) from None
     real = {abs_path: found.real_paths.get(abs_path, abs_path) for _, abs_path in found.files}

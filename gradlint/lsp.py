@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import functools
 import itertools
 import logging
@@ -127,16 +128,50 @@ def document_path(uri: str) -> str:
     return to_fs_path(uri) or "-"
 
 
+def short_uri(uri: str, limit: int = 100) -> str:
+    """A URI as messages show it: a client may send one of any length."""
+    return uri if len(uri) <= limit else f"{uri[: limit - 21]}...{uri[-18:]}"
+
+
+def usable_path(uri: str, warn) -> str:
+    """The document's file path, or "-" (a document with no file) when the path cannot
+    name a file on this system (too long, or with a NUL). Its text is linted all the
+    same, with the configuration of the server's folder."""
+    path = document_path(uri)
+    if path == "-":
+        return path
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            return path  # not saved yet, or unreadable: the lint says what it needs
+    except ValueError:
+        pass
+    else:
+        return path
+    warn(
+        f"gradlint: {short_uri(uri)} cannot name a file on this system; "
+        "linted without its folder's configuration"
+    )
+    return "-"
+
+
 def config_for(path: str, warn) -> Config:
     """The configuration the CLI would use for `path`; the defaults (and a warning) when
-    the configuration file is invalid, so the editor keeps working while it is fixed.
-    Read afresh each time, so an edit to pyproject.toml applies at the next lint."""
+    the configuration file is invalid or cannot be read, so the editor keeps working
+    while it is fixed. Read afresh each time, so an edit to pyproject.toml applies at
+    the next lint."""
     start = Path(path).parent if path != "-" else Path.cwd()
     try:
         return load_settings(start).config
     except ConfigError as exc:
         warn(f"gradlint: {exc}; using the default configuration")
-        return DEFAULT_CONFIG
+    except OSError as exc:
+        warn(
+            f"gradlint: cannot read the configuration for {short_uri(str(start))}: "
+            f"{exc.strerror or exc}; using the default configuration"
+        )
+    return DEFAULT_CONFIG
 
 
 def to_lsp_diagnostic(
@@ -200,7 +235,7 @@ def related_information(
 
 
 def lint_document(uri: str, version: int | None, source: str, codec, warn) -> LintedDocument:
-    path = document_path(uri)
+    path = usable_path(uri, warn)
     config = config_for(path, warn)
     positions = ClientPositions(source, codec)
     linted = LintedDocument(uri, version, source, path, config, positions)
@@ -276,7 +311,7 @@ def cell_kind(kind, language: str) -> str:
 
 
 def lint_notebook_document(uri: str, version: int | None, cells, codec, warn) -> LintedNotebook:
-    path = document_path(uri)
+    path = usable_path(uri, warn)
     config = config_for(path, warn)
     linted = LintedNotebook(uri, version, path, config, cells, codec)
     if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
@@ -531,10 +566,24 @@ def protocol_class():
     """pygls's protocol, except that text documents are left to gradlint: pygls applies
     incremental edits by str.splitlines lines (see apply_change), and in doing so even
     clamps the positions of the notification gradlint then receives."""
+    from pygls.exceptions import JsonRpcInvalidRequest
     from pygls.protocol import LanguageServerProtocol
     from pygls.protocol.language_server import lsp_method
 
     class GradlintProtocol(LanguageServerProtocol):
+        def handle_message(self, message):
+            # LSP 3.17: after `shutdown`, requests error with InvalidRequest (pygls drops
+            # them, and the client waits forever); notifications other than `exit` are
+            # dropped.
+            method = getattr(message, "method", None)
+            if self._shutdown and method not in (None, types.EXIT) and hasattr(message, "id"):
+                error = JsonRpcInvalidRequest(
+                    f"the server is shut down: {method} refused, only `exit` is accepted"
+                )
+                self._send_response(message.id, None, error.to_response_error())
+                return
+            super().handle_message(message)
+
         def _user_handler(self, method: str, params):
             if (handler := self.fm.features.get(method)) is not None:
                 yield handler, (params,), None
@@ -565,6 +614,100 @@ def protocol_class():
             yield from self._user_handler(types.NOTEBOOK_DOCUMENT_DID_CLOSE, params)
 
     return GradlintProtocol
+
+
+# --- the client's messages, framed --------------------------------------------------
+
+# A message longer than this is refused: pygls would allocate its Content-Length at once,
+# and an absurd one (a typo, a hostile client) ended the server with a MemoryError.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+MAX_HEADER_LINE = 8192
+CONTENT_LENGTH_RE = re.compile(rb"content-length:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNORECASE)
+
+
+class CheckedInput:
+    """stdin as pygls reads it (`readline` for headers, `read(n)` for a body), handing it
+    only well-framed messages. A message with no length, an empty one, or one longer
+    than MAX_MESSAGE_BYTES is reported in one line and skipped: reading resumes at the
+    next line that ends with a Content-Length header (a JSON body holds no raw line
+    break inside a string, so such a line starts the next message)."""
+
+    def __init__(self, raw, report: Callable[[str], None]) -> None:
+        self.raw = raw
+        self.report = report
+        self.pending: list[bytes] = []  # the next message: its two header lines, its body
+        self.resync_header: bytes | None = None
+        self.declared = ""  # the last Content-Length, as the client wrote it
+
+    def readline(self, *_size) -> bytes:
+        if not self.pending:
+            self._next_message()
+        return self.pending.pop(0) if self.pending else b""
+
+    def read(self, *_size) -> bytes:
+        return self.pending.pop(0) if self.pending else b""
+
+    def _next_message(self) -> None:
+        while True:
+            length = self._read_headers()
+            if length is None:
+                return  # the end of the input
+            if 0 < length <= MAX_MESSAGE_BYTES:
+                body = self.raw.read(length)
+                if len(body) == length:
+                    self.pending = [b"Content-Length: %d\r\n" % length, b"\r\n", body]
+                return  # a body cut short is the end of the input
+            if length == 0:
+                self.report("gradlint: a message with no usable Content-Length was skipped")
+            else:
+                self.report(
+                    f"gradlint: a message of {short_uri(self.declared, 40)} bytes was refused "
+                    f"(the limit is {MAX_MESSAGE_BYTES // (1024 * 1024)} MiB) and skipped"
+                )
+            if not self._resynchronise():
+                return
+
+    def _read_headers(self) -> int | None:
+        """The Content-Length of the next message, 0 when it has none; None at the end."""
+        length, seen = 0, False
+        line, self.resync_header = self.resync_header, None
+        while True:
+            if line is None:
+                line = self.raw.readline(MAX_HEADER_LINE)
+            if not line:
+                return None
+            if line in (b"\r\n", b"\n"):
+                if seen:
+                    return length
+            elif not line.endswith(b"\n"):
+                return 0  # longer than any header: not one
+            else:
+                seen = True
+                found = CONTENT_LENGTH_RE.match(line)
+                if found is not None:
+                    digits = found.group(1).lstrip(b"0") or b"0"
+                    self.declared = digits.decode("ascii")
+                    # More digits than any memory holds: refused, without int() on them.
+                    length = int(digits) if len(digits) <= 18 else MAX_MESSAGE_BYTES + 1
+            line = None
+
+    def _resynchronise(self) -> bool:
+        """Skip to the next line that ends with a Content-Length header; False at the
+        end of the input."""
+        tail = b""
+        while True:
+            chunk = self.raw.readline(64 * 1024)
+            if not chunk:
+                return False
+            window = (tail + chunk)[-128:]
+            if chunk.endswith(b"\n"):
+                found = CONTENT_LENGTH_RE.search(window)
+                if found is not None:
+                    self.resync_header = found.group(0)
+                    return True
+                tail = b""
+            else:
+                tail = window
 
 
 # --- the server --------------------------------------------------------------------
@@ -600,6 +743,8 @@ class Server:
         self.notebook_cells: dict[str, list[tuple[str, object]]] = {}
         self.warned: set[str] = set()
         self.shut_down = False
+        # pygls's event loop, once the client initialised (messages from other threads).
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     # -- messages to the client
 
@@ -801,7 +946,8 @@ class Server:
         except Exception as exc:  # a rule bug must not take the editor's server down
             log.exception("gradlint failed on %s", document.uri)
             self.warn_once(
-                f"gradlint: internal error on {document.uri}: {type(exc).__name__}: {exc}"
+                f"gradlint: internal error on {short_uri(document.uri)}: "
+                f"{type(exc).__name__}: {short_uri(str(exc), 300)}"
             )
             linted = None
         finally:
@@ -950,6 +1096,7 @@ def create_server():
         # pygls reads `trace` only from $/setTrace; the initial value comes from here.
         if params.trace is not None:
             server.protocol.trace = params.trace
+        state.loop = asyncio.get_running_loop()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params) -> None:
@@ -1018,7 +1165,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     server = create_server()
-    server.start_io()
+    state = server.gradlint
+
+    def report(message: str) -> None:
+        log.warning("%s", message)
+        if state.loop is not None:  # initialised: the client shows it too
+            state.loop.call_soon_threadsafe(state.warn_once, message)
+
+    server.start_io(stdin=CheckedInput(sys.stdin.buffer, report))
     # `exit` ends the process with 0 after `shutdown` and 1 without (LSP 3.17), and so
     # does the client going away; pygls swallows the status, so it is decided here.
     return 0 if server.gradlint.shut_down else 1

@@ -4,13 +4,24 @@ name them to start a child, never imports torch (the forkserver already has it).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
 def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     """Run one fixture and send back the observation. The fixture's output goes to
     `log_path`, so a crash leaves its last words there and a chatty fixture cannot garble
-    the table."""
+    the table.
+
+    The child leads a process group of its own, and ends it when it is done: a process
+    the fixture started and left running goes with it (the harness kills the group of a
+    child that hangs or dies)."""
+    if hasattr(os, "setpgid"):  # POSIX
+        try:
+            os.setpgid(0, 0)
+        except OSError:  # a session leader cannot; it leads its group already
+            pass
+    _close_forkserver_pipe()
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -35,6 +46,31 @@ def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     conn.close()
     sys.stdout.flush()
     sys.stderr.flush()
+    end_own_group()
+
+
+def _close_forkserver_pipe() -> None:
+    """The forkserver gives each child a copy of the caller's end of the pipe that keeps
+    the server alive. A process the fixture forks would inherit it, and keep the server,
+    and with it the caller's stdout and stderr, open after the caller is done: a caller
+    reading that output to its end would hang."""
+    try:
+        from multiprocessing import forkserver
+
+        server = forkserver._forkserver
+        inherited = server._forkserver_alive_fd
+    except AttributeError:  # another start method, or another Python's internals
+        return
+    if inherited is not None:
+        os.close(inherited)
+        server._forkserver_alive_fd = None
+
+
+def end_own_group() -> None:
+    """SIGKILL this process's group, itself included, when it leads one: done from
+    inside, while the group surely exists, so no other process can be hit."""
+    if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
 
 
 def ready() -> None:

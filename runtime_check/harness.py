@@ -175,42 +175,71 @@ def run_children(
             entry.conn.close()
             entry.process.join(5)
             if entry.process.is_alive():  # sent its result, then hung on the way out
-                entry.process.kill()
+                _kill_group(entry.process)
                 entry.process.join()
             observation["seconds"] = round(time.monotonic() - entry.started, 3)
             observations[entry.fixture.path] = observation
 
-        while pending or running:
-            while pending and len(running) < jobs:
-                start(pending.pop(0))
-            now = time.monotonic()
-            wait_for = max(0.0, min(entry.deadline for entry in running) - now)
-            wait([entry.conn for entry in running], timeout=wait_for)
-            for entry in list(running):
-                if entry.conn.poll():
-                    try:
-                        observation = entry.conn.recv()
-                    except (EOFError, OSError):
-                        entry.process.join(5)
-                        observation = {
-                            "status": "crashed",
-                            "problem": f"the child process died ({_exit_reason(entry.process)})"
-                            " before reporting; its output ends with:\n" + _tail(entry.log_path),
-                            "log_tail": _tail(entry.log_path),
-                        }
-                    finish(entry, observation)
-                elif time.monotonic() >= entry.deadline:
-                    entry.process.kill()
-                    finish(
-                        entry,
-                        {
-                            "status": "timeout",
-                            "problem": f"killed after {entry.timeout:g} s without a result "
-                            "(a hang, or a loop far slower than 'a few ms per iteration')",
-                            "log_tail": _tail(entry.log_path),
-                        },
-                    )
+        def crashed(entry: _Running) -> None:
+            # A process the fixture forked may hold the result pipe open: the child's
+            # own exit, not the pipe's end, says it died.
+            _kill_group(entry.process)
+            entry.process.join(5)
+            finish(
+                entry,
+                {
+                    "status": "crashed",
+                    "problem": f"the child process died ({_exit_reason(entry.process)})"
+                    " before reporting; its output ends with:\n" + _tail(entry.log_path),
+                    "log_tail": _tail(entry.log_path),
+                },
+            )
+
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    start(pending.pop(0))
+                now = time.monotonic()
+                wait_for = max(0.0, min(entry.deadline for entry in running) - now)
+                sentinels = {entry.process.sentinel: entry for entry in running}
+                ready = wait([entry.conn for entry in running] + list(sentinels), wait_for)
+                exited = {id(sentinels[item]) for item in ready if item in sentinels}
+                for entry in list(running):
+                    if entry.conn.poll():
+                        try:
+                            observation = entry.conn.recv()
+                        except (EOFError, OSError):
+                            crashed(entry)
+                            continue
+                        finish(entry, observation)
+                    elif id(entry) in exited:
+                        crashed(entry)
+                    elif time.monotonic() >= entry.deadline:
+                        _kill_group(entry.process)
+                        finish(
+                            entry,
+                            {
+                                "status": "timeout",
+                                "problem": f"killed after {entry.timeout:g} s without a result "
+                                "(a hang, or a loop far slower than 'a few ms per iteration')",
+                                "log_tail": _tail(entry.log_path),
+                            },
+                        )
+        finally:
+            # Interrupted (Ctrl-C, an error here): no fixture outlives the run.
+            for entry in running:
+                _kill_group(entry.process)
     return observations
+
+
+def _kill_group(process) -> None:
+    """SIGKILL a fixture's child and every process in its group (the child leads one,
+    see child.child_main). A child that died before it made its group is killed alone;
+    one that is gone leaves only its group's survivors, if any, to kill."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):  # no group; not POSIX
+        process.kill()
 
 
 def lint_all(fixtures: list[Fixture]) -> dict[Path, Lint]:

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import running, wait_for_exit
 
 from gradlint import cli, discovery, engine, fixes
 from gradlint.config import Config
@@ -544,22 +546,31 @@ import os, sys, time
 from gradlint import cli, engine
 
 def slow(source, path="-", config=None, **kwargs):
-    with open(os.environ["GRADLINT_TEST_PIDS"], "a") as handle:
-        handle.write(f"{os.getpid()}\\n")
-    time.sleep(120)
+    os.write(int(os.environ["GRADLINT_TEST_PIDS_FD"]), f"{os.getpid()}\\n".encode())
+    time.sleep(3600)
 
 engine.lint_source = slow
 sys.exit(cli.main(["--isolated", "--no-cache", "-j2", "."]))
 """
 
+# Bounds that only end a run that has already failed: each wait below returns the moment
+# its event happens, however loaded the machine is.
+GENEROUS = 300
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            state = handle.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")  # a zombie nobody reaped yet is dead
+
+def _read_pids(pipe: int, count: int) -> list[int]:
+    """The first `count` pids written to `pipe`, as they arrive; fewer if every writer
+    closed it first or GENEROUS seconds pass."""
+    data = b""
+    deadline = time.monotonic() + GENEROUS
+    while data.count(b"\n") < count and (remaining := deadline - time.monotonic()) > 0:
+        if not select.select([pipe], [], [], remaining)[0]:
+            break
+        chunk = os.read(pipe, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return [int(line) for line in data.split(b"\n")[:count] if line]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -567,36 +578,36 @@ def _alive(pid: int) -> bool:
 def test_workers_die_with_the_parent(tmp_path, signum):
     for i in range(4):
         write(tmp_path / f"m{i}.py", GL002)
-    pids_file = tmp_path / "pids"
-    env = {**os.environ, "GRADLINT_TEST_PIDS": str(pids_file)}
+    read_end, write_end = os.pipe()
+    env = {**os.environ, "GRADLINT_TEST_PIDS_FD": str(write_end)}
     # Output to a file, not a pipe: workers that outlive the parent would hold a pipe
     # open, and reading it to its end would wait for them.
     with open(tmp_path / "output", "wb") as output:
         parent = subprocess.Popen(
-            [sys.executable, "-c", _SLOW_RUN], cwd=tmp_path, env=env, stdout=output, stderr=output
+            [sys.executable, "-c", _SLOW_RUN],
+            cwd=tmp_path,
+            env=env,
+            stdout=output,
+            stderr=output,
+            pass_fds=(write_end,),
         )
+    os.close(write_end)  # the parent and its workers hold the only writers
     workers: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(workers) < 2:
-            time.sleep(0.05)
-            if pids_file.exists():
-                workers = [int(line) for line in pids_file.read_text().split()]
-        assert len(workers) == 2, "the workers never started"
+        workers = _read_pids(read_end, 2)
+        assert len(workers) == 2, "the workers never started: " + (tmp_path / "output").read_text()
         parent.send_signal(signum)
-        parent.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(map(_alive, workers)):
-            time.sleep(0.05)
-        assert not [pid for pid in workers if _alive(pid)], "workers outlived their parent"
+        parent.wait(timeout=GENEROUS)
+        assert wait_for_exit(workers, GENEROUS) == [], "workers outlived their parent"
         if signum != signal.SIGKILL:
             assert parent.returncode == 128 + signum, (tmp_path / "output").read_text()
     finally:
+        os.close(read_end)
         if parent.poll() is None:
             parent.kill()
             parent.wait()
         for pid in workers:
-            if _alive(pid):
+            if running(pid):
                 os.kill(pid, signal.SIGKILL)
 
 

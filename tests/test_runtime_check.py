@@ -8,12 +8,17 @@ torch's import. CUDA checks skip without a GPU; CI has none and needs none.
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import libcst as cst
 import pytest
+from processes import wait_for_exit
 
 import runtime_check
 from gradlint import engine
@@ -142,6 +147,97 @@ def test_a_hanging_fixture_is_killed_at_the_time_limit():
     report = runtime_check.run([DATA / "hang"], device="cpu", lint=False, timeout=2)
     (row,) = report.rows
     assert row.observed == "timeout" and "killed after 2 s" in row.reasons[0]
+
+
+# A fixture that forks a child which sleeps on, holding every descriptor it inherited,
+# then returns (or, with DIE set, dies before reporting). Each child's pid goes to PIDS.
+FORKING_FIXTURE = """\"\"\"Leaves a child process running.
+
+clean
+\"\"\"
+
+import os
+import time
+from pathlib import Path
+
+DIE = {die}
+PIDS = Path(__file__).with_suffix(".pids")
+
+
+def main(n: int = 2, device: str = "cpu"):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(3600)
+        os._exit(0)
+    with PIDS.open("a") as handle:
+        handle.write(f"{{pid}}\\n")
+    if DIE:
+        os._exit(3)
+"""
+
+
+def _forking_fixture(folder: Path, die: bool) -> Path:
+    fixture = folder / "GL001" / "good_leaves_a_child.py"
+    fixture.parent.mkdir(parents=True)
+    fixture.write_text(FORKING_FIXTURE.format(die=die))
+    return fixture
+
+
+def _pids(fixture: Path) -> list[int]:
+    written = fixture.with_suffix(".pids")
+    return [int(pid) for pid in written.read_text().split()] if written.exists() else []
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_fixtures_children_are_killed_and_never_hold_the_callers_output(tmp_path):
+    fixture = _forking_fixture(tmp_path, die=False)
+    # The caller reads the check's output to its end, as subprocess.run and shells do.
+    read_end, write_end = os.pipe()
+    try:
+        check = subprocess.Popen(
+            [sys.executable, "-m", "runtime_check", "--device", "cpu", "--no-lint", str(fixture)],
+            cwd=ROOT,
+            stdout=write_end,
+            stderr=write_end,
+        )
+        os.close(write_end)
+        output = b""
+        # EOF comes once no process holds the pipe; the bound only ends a failing run.
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if select.select([read_end], [], [], deadline - time.monotonic())[0]:
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    break
+                output += chunk
+        else:
+            pytest.fail("the check's output stayed open: " + output.decode(errors="replace"))
+        assert check.wait(60) == 0, output.decode(errors="replace")
+        assert wait_for_exit(_pids(fixture), 60) == []
+    finally:
+        os.close(read_end)
+        _kill_all(_pids(fixture))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_fixture_that_dies_leaving_a_child_is_a_crash_not_a_timeout(tmp_path):
+    fixture = _forking_fixture(tmp_path, die=True)
+    try:
+        # The child holds the result pipe open: only the fixture's own exit can say it died.
+        report = runtime_check.run([fixture], device="cpu", lint=False, timeout=300)
+        (row,) = report.rows
+        assert row.observed == "crashed" and "exit code 3" in row.reasons[0], row.reasons
+        assert wait_for_exit(_pids(fixture), 60) == []
+    finally:
+        _kill_all(_pids(fixture))
 
 
 def test_json_report_shape(data_report):
