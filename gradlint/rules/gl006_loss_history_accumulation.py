@@ -6,7 +6,7 @@ from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import Kind, may_carry_graph
-from gradlint.diagnostics import Confidence, Edit, Fix, Severity
+from gradlint.diagnostics import Confidence, Edit, Fix, Group
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import loop_header
 
@@ -78,9 +78,8 @@ class LossHistoryAccumulation(Rule):
 
     code = "GL006"
     name = "loss-history-accumulation"
-    message = "`{acc}` accumulates `{value}` with its autograd graph on every iteration of a training loop; every iteration's graph stays alive. Accumulate `.item()` or `.detach()`"
+    message = "`{acc}` accumulates `{value}` with its autograd graph on every iteration of a training loop; {consequence}. Accumulate `.item()` or `.detach()`"
     fix_title = "Accumulate the detached value"
-    severity = Severity.WARNING
     _fix_title_for = "Accumulate `{value}.detach()`"
     trigger_tokens = ("backward", ".step(")
     low_confidence = (
@@ -120,13 +119,34 @@ class LossHistoryAccumulation(Rule):
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
             rendered = _short(value)
+            freed = self._graph_freed(value, loop)
             self.report(
                 index.statement_of(node),
-                self.message_for(acc=accumulator, value=rendered),
+                self.message_for(
+                    acc=accumulator,
+                    value=rendered,
+                    consequence=_NODES_ONLY if freed else _ACTIVATIONS,
+                ),
                 fix=self._fix(value, rendered),
                 related=self._related(loop, accumulator, flow.reads(value)),
                 confidence=self._confidence(accumulated, value, loop),
+                group=Group.WASTE if freed else Group.LEAK,
             )
+
+    def _graph_freed(self, value: cst.BaseExpression, loop: LoopFacts[LoopNode]) -> bool:
+        """Is the accumulated value computed from a tensor the loop backpropagates with
+        a backward that frees the graph? Then the backward has already dropped the
+        tensors the graph saved, and the accumulator keeps only the graph's nodes (a few
+        KB per iteration, docs/consequences.md); otherwise it keeps every activation."""
+        reads = self.facts.flow.reads(value)
+        walked = [
+            event
+            for event in loop.events
+            if event.kind != "step" and (reads & event.roots or reads & loop.closure(event.roots))
+        ]
+        if not walked or not reads & loop.roots:
+            return False
+        return all(self.facts.autograd.retains_graph(event) is False for event in walked)
 
     def _confidence(self, accumulated, value: cst.BaseExpression, loop: LoopFacts[LoopNode]):
         """HIGH when the value is seen to carry a graph: it is one, or it is computed from
@@ -221,6 +241,13 @@ class LossHistoryAccumulation(Rule):
                 Edit(end, end, ").detach()"),
             ),
         )
+
+
+_NODES_ONLY = (
+    "the backward already freed what it saved, so each iteration keeps only the graph's "
+    "nodes (a few KB), and the run's memory grows by that"
+)
+_ACTIVATIONS = "nothing frees its graph, so every iteration's activations stay alive"
 
 
 def _short(node: cst.CSTNode) -> str:

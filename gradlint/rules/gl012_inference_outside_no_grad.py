@@ -6,7 +6,6 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
-from gradlint.diagnostics import Severity
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -130,7 +129,6 @@ class InferenceOutsideNoGrad(Rule):
     """
 
     code = "GL012"
-    severity = Severity.WARNING  # a graph built for nothing: memory and compute
     name = "inference-outside-no-grad"
     message = (
         "{what} records an autograd graph that is thrown away: {consequence}; run it "
