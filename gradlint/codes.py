@@ -73,8 +73,8 @@ _BY_CODE = {entry.code: entry for entry in REGISTERED}
 # The level a group's findings get unless `severity` says otherwise. A crash or a silently
 # wrong result is an error, memory that grows with the run a warning, waste a warning on
 # a hot path and a hint where it runs once or only in tests (measured on the real-code
-# ledger: bench/real-code/README.md). A finding of no group (GL100, about comments) is a
-# warning.
+# ledger: bench/real-code/README.md). A rule of no group (GL100, about comments; a
+# plugin's) keeps the error level every rule had before groups.
 _GROUP_SEVERITY = {
     CRASH: Severity.ERROR,
     WRONG: Severity.ERROR,
@@ -88,7 +88,7 @@ def default_severity(group: Group | None, impact: Impact | None = None) -> Sever
     """The level of a finding of `group` whose code runs with `impact`, before
     configuration."""
     if group is None:
-        return Severity.WARNING
+        return Severity.ERROR
     if group is WASTE and impact in _COLD:
         return Severity.HINT
     return _GROUP_SEVERITY[group]

@@ -47,6 +47,9 @@ _CUT_METHODS = frozenset(
     | {"element_size", "data_ptr", "stride", "is_contiguous", "get_device", "__len__"}
     | {"equal", "allclose", "isclose", "any", "all", "count_nonzero"}
 )
+# torch functions and methods whose result never requires grad (integer indices, a
+# histogram), measured on torch 2.13: read as numbers, but `.numpy()` on them works.
+_GRADLESS_RESULTS = frozenset({"multinomial", "bucketize", "searchsorted", "histc"})
 # Methods through which the graph is used or kept on purpose.
 _ESCAPE_METHODS = frozenset(
     {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
@@ -283,6 +286,8 @@ class ResultUses:
                 if position == 1:
                     found.numbers.append(parent)  # `out.max(1)[1]`: the indices
                     return []
+            if position == 1 and _values_and_indices(node):
+                return [(parent, True)]  # `out.topk(k)[1]`: indices, which have no grad
             return [(parent, detached)]
         if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
             return []  # an index into something else: the value's own graph ends here
@@ -327,7 +332,8 @@ class ResultUses:
                 return []
             if name in _ESCAPE_METHODS or (name.endswith("_") and not name.startswith("_")):
                 raise _Escapes  # differentiated, hooked, or changed in place
-            return [(call, detached or name == "detach")]
+            # past `detach()` or an op whose result has no grad, `.numpy()` works
+            return [(call, detached or name == "detach" or name in _GRADLESS_RESULTS)]
         if name in _CUT_ATTRIBUTES:
             return []
         if name == "indices" and self._max_along_dimension(attribute.value):
@@ -356,7 +362,7 @@ class ResultUses:
                 return []
             if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
                 raise _Escapes
-            return [(call, detached or last == "detach")]
+            return [(call, detached or last == "detach" or last in _GRADLESS_RESULTS)]
         if qualified in ("sum", "min", "max", "abs") and type(call.func) is not cst.Attribute:
             return [(call, detached)]  # builtin arithmetic on it
         layer = self._module_class(call.func, call) or ""
@@ -494,6 +500,13 @@ def _chain_root(expr: cst.CSTNode | None) -> str | None:
         else:
             return None
     return None
+
+
+def _values_and_indices(node: cst.CSTNode) -> bool:
+    """`x.topk(k)`, `x.sort()`, `torch.sort(x)`: a (values, indices) pair."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    return node.func.attr.value in ("topk", "sort", "kthvalue", "mode")
 
 
 def _integer_index(subscript: cst.Subscript) -> int | None:

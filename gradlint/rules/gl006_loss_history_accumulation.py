@@ -134,19 +134,20 @@ class LossHistoryAccumulation(Rule):
             )
 
     def _graph_freed(self, value: cst.BaseExpression, loop: LoopFacts[LoopNode]) -> bool:
-        """Is the accumulated value computed from a tensor the loop backpropagates with
-        a backward that frees the graph? Then the backward has already dropped the
-        tensors the graph saved, and the accumulator keeps only the graph's nodes (a few
-        KB per iteration, docs/consequences.md); otherwise it keeps every activation."""
+        """Is the accumulated value computed from what the loop backpropagates, with
+        backwards that free the graph? Then they have already dropped the tensors the
+        graph saved, and the accumulator keeps only the graph's nodes (a few KB per
+        iteration, docs/consequences.md); with `retain_graph=True` (or a flag that is
+        not a literal) it keeps every activation."""
         reads = self.facts.flow.reads(value)
         walked = [
             event
             for event in loop.events
-            if event.kind != "step" and (reads & event.roots or reads & loop.closure(event.roots))
+            if event.kind != "step" and reads & (event.roots | loop.closure(event.roots))
         ]
-        if not walked or not reads & loop.roots:
-            return False
-        return all(self.facts.autograd.retains_graph(event) is False for event in walked)
+        return bool(walked) and all(
+            self.facts.autograd.retains_graph(event) is False for event in walked
+        )
 
     def _confidence(self, accumulated, value: cst.BaseExpression, loop: LoopFacts[LoopNode]):
         """HIGH when the value is seen to carry a graph: it is one, or it is computed from
