@@ -15,6 +15,7 @@ import gc
 import io
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -1479,6 +1480,8 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "fix": rule.fix_title,
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
                 "severity": rule.severity.value,
+                "groups": [g.value for g in codes.groups_of(rule.code)],
+                "measured": rule.measured().replace("**", "") or None,
                 "low_confidence": rule.low_confidence or None,
                 "preview": codes.is_preview(rule.code),
                 "url": rule.url(),
@@ -1500,8 +1503,12 @@ def run_rule(argv: list[str], console: Console) -> int:
                     "code (--extend-select GL100):\n"
                 )
             channel = "preview" if codes.is_preview(rule.code) else "stable "
+            # what its findings do, and the level that gives them by default
+            groups = "/".join(g.value for g in codes.groups_of(rule.code)) or "-"
+            level = rule.severity.value
             console.stdout.write(
-                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"
+                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {groups.ljust(11)}  "
+                f"{level.ljust(7)}  {rule.summary()}\n"
             )
         return EXIT_CLEAN
     rule = rules[0]
@@ -1509,6 +1516,9 @@ def run_rule(argv: list[str], console: Console) -> int:
     if rule.fix_title:
         console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
     console.stdout.write(rule.judgement().replace("**", "") + "\n\n")
+    if rule.measured():
+        measured = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", rule.measured().replace("**", ""))
+        console.stdout.write(measured + "\n\n")
     console.stdout.write(rule.channel().replace("**", "") + "\n\n")
     console.stdout.write(rule.documentation().rstrip() + "\n")
     return EXIT_CLEAN

@@ -64,7 +64,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL009", CRASH, preview=True),
     RuleCode("GL010", WRONG),
     RuleCode("GL011", CRASH, preview=True),
-    RuleCode("GL012", WASTE),
+    # a graph recorded for nothing; `.numpy()` on the result raises
+    RuleCode("GL012", WASTE, (CRASH,)),
     RuleCode("GL100", explicit_only=True),
 )
 

@@ -10,7 +10,16 @@ import libcst as cst
 
 from gradlint.about import rule_url
 from gradlint.codes import GROUP_WORDS, default_severity, group_of, groups_of, is_preview
-from gradlint.diagnostics import Applicability, Confidence, Edit, Fix, Group, Related, Severity
+from gradlint.diagnostics import (
+    Applicability,
+    Confidence,
+    Edit,
+    Fix,
+    Group,
+    Impact,
+    Related,
+    Severity,
+)
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -169,18 +178,33 @@ class Rule:
         if not groups:
             return f"**Severity:** {cls.severity.value}. **Confidence:** {sure}"
         named = " or ".join(f"`{g.value}` ({GROUP_WORDS[g]})" for g in groups)
-        levels = " / ".join(
-            dict.fromkeys(
-                level
-                for g in groups
-                for level in (
-                    [default_severity(g).value, "hint where it runs once or in tests"]
-                    if g is Group.WASTE
-                    else [default_severity(g).value]
-                )
-            )
-        )
+
+        def level(group: Group) -> str:
+            text = default_severity(group).value
+            if group is Group.WASTE:
+                text += f" ({default_severity(group, Impact.ONCE).value} where it runs once or in tests)"
+            return text
+
+        if len(groups) == 1:
+            levels = level(groups[0])
+        else:
+            levels = ", ".join(f"{level(g)} for `{g.value}`" for g in groups)
         return f"**Group:** {named}. **Severity:** {levels}. **Confidence:** {sure}"
+
+    @classmethod
+    def measured(cls) -> str:
+        """What the rule's fixtures were measured to cost, per group (docs/consequences.md);
+        "" for a rule with no measured fixture."""
+        from gradlint.rules.consequences import describe
+
+        lines = describe(cls.code)
+        if not lines:
+            return ""
+        return (
+            "**Measured** ([docs/consequences.md](../consequences.md)): "
+            + "; ".join(line.rstrip(".") for line in lines)
+            + "."
+        )
 
     @classmethod
     def channel(cls) -> str:

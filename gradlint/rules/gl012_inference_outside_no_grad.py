@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
+from gradlint.diagnostics import Group
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -215,6 +216,7 @@ class InferenceOutsideNoGrad(Rule):
                     self.context, statement, self.fix_title, self.fix_applicability
                 ),
                 related=related,
+                group=Group.CRASH if uses.numpy_raises else None,
             )
 
     def _library_call(self, name: str, rebound: set[str]) -> bool:
