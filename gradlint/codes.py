@@ -57,8 +57,10 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL006", LEAK, (WASTE,)),
     RuleCode("GL007", WRONG),
     # `with torch.no_grad:` raises; a bare `torch.no_grad()` or `volatile=True` does
-    # nothing, so what was meant to run without a graph records one
-    RuleCode("GL008", CRASH, (WRONG,)),
+    # nothing, so what was meant to run without a graph records one: waste, as GL012's
+    # (the fixtures measure nodes and saved bytes; none trains wrong unless a result is
+    # then differentiated, which the real-code ledger never showed)
+    RuleCode("GL008", CRASH, (WASTE,)),
     # GL009 and GL011: no finding on the 29-repository corpus, so their precision on
     # real code is not measured yet.
     RuleCode("GL009", CRASH, preview=True),
@@ -73,24 +75,28 @@ _BY_CODE = {entry.code: entry for entry in REGISTERED}
 
 # The level a group's findings get unless `severity` says otherwise. A crash or a silently
 # wrong result is an error, memory that grows with the run a warning, waste a warning on
-# a hot path and a hint where it runs once or only in tests (measured on the real-code
-# ledger: bench/real-code/README.md). A rule of no group (GL100, about comments; a
-# plugin's) keeps the error level every rule had before groups.
+# a hot path (every batch, on more than one sample) and a hint elsewhere: once, per
+# epoch, in tests, or a forward on a batch of one (an agent's per-step action), which
+# costs a few KB (measured on the real-code ledger: bench/real-code/README.md). A rule of
+# no group (GL100, about comments; a plugin's) keeps the error level every rule had
+# before groups.
 _GROUP_SEVERITY = {
     CRASH: Severity.ERROR,
     WRONG: Severity.ERROR,
     LEAK: Severity.WARNING,
     WASTE: Severity.WARNING,
 }
-_COLD = (Impact.ONCE, Impact.TEST)
+_COLD = (Impact.ONCE, Impact.TEST, Impact.PER_EPOCH)
 
 
-def default_severity(group: Group | None, impact: Impact | None = None) -> Severity:
-    """The level of a finding of `group` whose code runs with `impact`, before
-    configuration."""
+def default_severity(
+    group: Group | None, impact: Impact | None = None, *, one_sample: bool = False
+) -> Severity:
+    """The level of a finding of `group` whose code runs with `impact` (on a batch of one
+    sample: `one_sample`), before configuration."""
     if group is None:
         return Severity.ERROR
-    if group is WASTE and impact in _COLD:
+    if group is WASTE and (impact in _COLD or one_sample):
         return Severity.HINT
     return _GROUP_SEVERITY[group]
 

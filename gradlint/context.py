@@ -75,7 +75,8 @@ class FileContext:
     def impact(self) -> ImpactAnalysis:
         from gradlint.analysis.impact import ImpactAnalysis
 
-        return ImpactAnalysis(self.index, self.path, self.facts.grad_mode.callees)
+        facts = self.facts
+        return ImpactAnalysis(self.index, self.path, facts.grad_mode.callees, facts.loops)
 
     @cached_property
     def project(self) -> ProjectIndex:
@@ -148,7 +149,12 @@ class FileContext:
                 places.append(item)
         group = group or rule.group
         impact = self.impact.of(node)
-        severity = default_severity(group, impact) if group is not None else rule.severity
+        if group is None:
+            severity = rule.severity
+        else:
+            # Only waste is scaled by the batch: a crash is a crash on one sample too.
+            one_sample = group is Group.WASTE and self.impact.on_one_sample(node)
+            severity = default_severity(group, impact, one_sample=one_sample)
         self.diagnostics.append(
             Diagnostic(
                 code=rule.code,

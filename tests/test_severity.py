@@ -190,7 +190,10 @@ def test_cli_min_confidence_and_a_cache_that_follows_the_settings(tmp_path, monk
 def test_rule_command_states_severity_and_confidence(monkeypatch):
     status, out = run(["rule", "GL004"], monkeypatch)
     assert "Group: `waste` (a bounded cost per call)." in out
-    assert "Severity: warning (hint where it runs once or in tests)." in out
+    assert (
+        "Severity: warning (hint off the hot path: once, per epoch, in tests, on one sample)."
+        in out
+    )
     assert "Confidence: low when" in out
     status, out = run(["rule", "GL002"], monkeypatch)
     assert "Group: `crash` (raises at run time). Severity: error." in out

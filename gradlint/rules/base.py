@@ -182,7 +182,7 @@ class Rule:
         def level(group: Group) -> str:
             text = default_severity(group).value
             if group is Group.WASTE:
-                text += f" ({default_severity(group, Impact.ONCE).value} where it runs once or in tests)"
+                text += f" ({default_severity(group, Impact.ONCE).value} off the hot path: once, per epoch, in tests, on one sample)"
             return text
 
         if len(groups) == 1:

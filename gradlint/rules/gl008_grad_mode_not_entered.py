@@ -144,12 +144,12 @@ class GradModeNotEntered(Rule):
             api = self._grad_api(value.func)
             if api in _MANAGERS:
                 call = " ".join(render(value).split())
-                self.report(value, _BARE_CALL.format(call=call), group=Group.WRONG)
+                self.report(value, _BARE_CALL.format(call=call), group=Group.WASTE)
         elif isinstance(value, (cst.Name, cst.Attribute)):
             api = self._grad_api(value)
             if api in _MANAGERS:
                 self.report(
-                    value, _BARE_NAME.format(name=dotted_name(value) or api), group=Group.WRONG
+                    value, _BARE_NAME.format(name=dotted_name(value) or api), group=Group.WASTE
                 )
 
     # -- `Variable(x, volatile=True)` ----------------------------------------------------
@@ -165,7 +165,7 @@ class GradModeNotEntered(Rule):
             return
         if self.facts.mode_at(node) is not GradMode.RECORDING:
             return  # already under no_grad (or a mode we cannot tell): nothing to miss
-        self.report(volatile, _VOLATILE, group=Group.WRONG)
+        self.report(volatile, _VOLATILE, group=Group.WASTE)
 
     # -- names -----------------------------------------------------------------------------
 
