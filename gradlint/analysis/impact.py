@@ -126,7 +126,7 @@ class ImpactAnalysis:
     def _hot(self, loop: cst.For | cst.While) -> bool:
         """Does the loop run per batch: a `while` loop, one that differentiates (itself or
         through a helper of this file), or one whose names say it walks data or steps?"""
-        if type(loop) is cst.While:
+        if not isinstance(loop, cst.For):
             return True
         if self.loops is not None and self.loops.facts(loop).differentiates:
             return True

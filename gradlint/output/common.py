@@ -39,9 +39,6 @@ class ReportOptions:
     sort: str = "file"
 
 
-SORTS = ("file", "impact")
-
-
 def sorted_diagnostics(results: Sequence[FileResult]) -> list[Diagnostic]:
     """In file and position order: the machine formats' order."""
     return sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
