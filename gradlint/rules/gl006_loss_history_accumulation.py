@@ -24,10 +24,13 @@ class LossHistoryAccumulation(Rule):
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph, so the
     history grows for as long as the loop runs: the PyTorch FAQ's "Don't accumulate
-    history across your training loop". With backward in the loop the saved activations
-    are freed but every graph node stays alive (about 8 nodes and 4.5 KB of host memory
-    per iteration for a small MLP); anything that still holds activations keeps them
-    too. It is an unbounded leak that looks like a logging line.
+    history across your training loop". With a backward in the loop that frees the
+    graph, the saved activations are gone but every graph node stays alive: 8 nodes and
+    about 6 KB of host memory per iteration for a small MLP's loss (measured over 50,000
+    iterations on torch 2.13), a `waste` finding: cheap per step, growing until the
+    accumulator is reset. Where nothing frees the graph (`retain_graph=True`), every
+    iteration's activations stay alive too: a `leak`. Either way it looks like a
+    logging line.
 
     Not flagged: `.item()` and `.detach()` accumulations, accumulators that are
     themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
