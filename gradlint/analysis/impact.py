@@ -4,14 +4,15 @@ The same pitfall costs very different amounts in different places: a graph recor
 for nothing in a loop over a data loader is paid on every batch, the same forward in a
 plot or a test once. The impact is read off the context the analysis already has:
 
-- code under tests (a `test_*.py` / `*_test.py` / `conftest.py` file, a `tests/` or
-  `test/` folder, a pytest function `test_*`) is `test`;
-- code in a hot loop (one that differentiates, through a helper too, a `while` loop, or
-  one over data, batches, steps, frames, episodes or epochs by its names) is
-  `per-batch`, except in the body of an epoch loop (one whose target
-  or iterable names an epoch) that holds the batch loop beside it, or under a periodic
-  test in the loop (`if step % interval == 0:`, the usual sampling and logging): then it
-  is `per-epoch`, a cost paid now and then;
+- code under tests (a `tests/` or `test/` folder; a `test_*.py` / `*_test.py` /
+  `conftest.py` file that holds test functions or imports pytest or unittest, since
+  `test_net.py` is often an evaluation script; a pytest function `test_*`) is `test`;
+- code in a hot loop (a `while` loop, one over data, batches, steps, frames, episodes
+  or epochs by its names, or one that differentiates, through a helper too) is
+  `per-batch`, except in the body of an epoch loop (one whose target or iterable names
+  an epoch) that holds a hot loop beside it, or under a periodic test in the loop
+  (`if step % interval == 0:`, the usual sampling and logging): then it is
+  `per-epoch`, a cost paid now and then;
 - a loop that is none of these (over a few classes, the images of one sample grid) runs
   as often as the code around it;
 - code of a function outside its loops runs as often as the function is called: the
@@ -128,9 +129,9 @@ class ImpactAnalysis:
         through a helper of this file), or one whose names say it walks data or steps?"""
         if not isinstance(loop, cst.For):
             return True
-        if self.loops is not None and self.loops.facts(loop).differentiates:
-            return True
-        return bool(_HOT_NAMES.search(_text(loop.target) + " " + _text(loop.iter)))
+        if _HOT_NAMES.search(_text(loop.target) + " " + _text(loop.iter)):
+            return True  # the names first: reading them costs less than the loop's facts
+        return self.loops is not None and self.loops.facts(loop).differentiates
 
     def _in_loop(self, loop: cst.For | cst.While, node: cst.CSTNode) -> Impact:
         """Per batch, unless `node` sits in an epoch loop's own body beside the loop that
