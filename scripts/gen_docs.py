@@ -97,8 +97,8 @@ def index_page(rules) -> str:
                 "About the suppressions rather than autograd, these run only when selected by",
                 "their own code (`--extend-select GL100`); `GL` and `ALL` leave them off.",
                 "",
-                "| Code | Name | Summary | Fix |",
-                "| --- | --- | --- | --- |",
+                "| Code | Name | Summary | Status | Group | Severity | Fix |",
+                "| --- | --- | --- | --- | --- | --- | --- |",
             ]
         if not rule.fix_title:
             fix = "none"
