@@ -63,8 +63,11 @@ class Rule:
         super().__init_subclass__(**kwargs)
         code = cls.__dict__.get("code")
         if isinstance(code, str):
-            cls.group = group_of(code)
-            cls.severity = default_severity(cls.group)
+            # a class that states its own (a plugin's, a test's) keeps it
+            if "group" not in cls.__dict__:
+                cls.group = group_of(code)
+            if "severity" not in cls.__dict__:
+                cls.severity = default_severity(cls.group)
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
