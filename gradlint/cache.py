@@ -36,6 +36,8 @@ from gradlint.diagnostics import (
     Edit,
     FileError,
     Fix,
+    Group,
+    Impact,
     Position,
     Related,
     Severity,
@@ -53,7 +55,8 @@ MAX_AGE_S = 30 * 24 * 3600
 SEEN_REFRESH_S = 24 * 3600
 # 3: diagnostics carry related locations (with their notebook cell), a severity and a
 #    confidence.
-FORMAT_VERSION = 3
+# 4: and their consequence group and impact.
+FORMAT_VERSION = 4
 
 
 def default_cache_dir(root: str) -> str:
@@ -124,6 +127,8 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict:
         "url": diagnostic.url,
         "severity": diagnostic.severity.value,
         "confidence": diagnostic.confidence.value,
+        "group": diagnostic.group.value if diagnostic.group else None,
+        "impact": diagnostic.impact.value if diagnostic.impact else None,
         # A place in the finding's own file is stored without its path, which is the
         # display path of whoever reads the entry back.
         "related": [
@@ -196,6 +201,8 @@ def diagnostic_from_json(data: dict, path: str) -> Diagnostic:
         url=data["url"],
         severity=Severity(data["severity"]),
         confidence=Confidence(data["confidence"]),
+        group=Group(data["group"]) if data.get("group") else None,
+        impact=Impact(data["impact"]) if data.get("impact") else None,
         related=tuple(
             Related(
                 message, other or path, Position(sl, sc), Position(el, ec), _cell_from_json(cell)
@@ -267,6 +274,8 @@ def _valid_diagnostic(data) -> bool:
         and _valid_related(data.get("related"))
         and data.get("severity") in {s.value for s in Severity}
         and data.get("confidence") in {c.value for c in Confidence}
+        and data.get("group") in {None, *(g.value for g in Group)}
+        and data.get("impact") in {None, *(i.value for i in Impact)}
         and "fix" in data
         and _valid_fix(data["fix"])
         and _valid_cell(data.get("cell"))

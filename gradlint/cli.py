@@ -15,6 +15,7 @@ import gc
 import io
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -29,7 +30,7 @@ import gradlint
 from gradlint import codes, fileio
 from gradlint.about import install_hint
 from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
-from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.diagnostics import Diagnostic, FileError, Severity
 from gradlint.edits import split_lines
 from gradlint.output.common import diff_text, printable
 from gradlint.results import FileResult, SourceError
@@ -90,10 +91,11 @@ Configuration comes from [tool.gradlint] in the closest pyproject.toml (or a gra
 .gradlint.toml) at or above each file, as in ruff: a nested one governs its own folder
 (output-format and cache-dir come from the one closest to the first path). The keys are select,
 extend-select, ignore, per-file-ignores, exclude, extend-exclude, include, extend-include,
-respect-gitignore, force-exclude, output-format, cache-dir, severity (per rule: severity =
-{{GL004 = "error"}}), min-confidence and preview; command-line options override every file's, and
---config FILE applies one file to everything. Codes are prefixes, as in ruff: GL selects every
-rule, GL00 a family, GL001 one rule; ALL selects everything.
+respect-gitignore, force-exclude, output-format, cache-dir, severity (per rule or group:
+severity = {{GL004 = "error", waste = "hint"}}), min-confidence, min-impact, fail-on and preview;
+command-line options override every file's, and --config FILE applies one file to everything.
+Codes are prefixes, as in ruff: GL selects every rule, GL00 a family, GL001 one rule; ALL selects
+everything. The consequence groups crash, wrong, leak and waste select findings by what they do.
 
 Jupyter notebooks (.ipynb) are linted by default: their code cells, in order, are one program,
 so a model.eval() in one cell reaches the forward in another; IPython magics and shell escapes
@@ -101,8 +103,8 @@ are masked. Findings read path:cell N:row:col; --fix writes only the fixed sourc
 
 CHECK_EPILOG = """\
 exit status:
-  0  no findings (or --exit-zero)
-  1  findings remain, or a file could not be linted or fixed (unreadable, not UTF-8, a syntax
+  0  no findings at or above --fail-on (default: warning), or --exit-zero
+  1  findings at or above --fail-on remain, or a file could not be linted or fixed (unreadable, not UTF-8, a syntax
      error, over --max-file-size, a device, a notebook that is not valid nbformat 4 JSON or
      has a cell that does not parse, a fix that cannot be written: one
      line on stderr each, the run goes on), or --diff has changes to show
@@ -336,6 +338,28 @@ def check_parser(prog: str = "gradlint") -> argparse.ArgumentParser:
         help="high: report only findings the analysis fully saw, dropping those that rest on "
         "an assumption it could not check (each rule's documentation says which); default: low, "
         "every finding, or min-confidence in the configuration",
+    )
+    output.add_argument(
+        "--min-impact",
+        choices=("test", "once", "per-epoch", "per-batch"),
+        default=None,
+        help="report only findings whose code runs at least this often (per-batch: in a loop "
+        "over batches or a function called from one); default: test, every finding, or "
+        "min-impact in the configuration",
+    )
+    output.add_argument(
+        "--sort",
+        choices=("file", "impact"),
+        default="file",
+        help="order of the text report: file (default: files in order, within each the "
+        "highest level and most frequent findings first) or impact (the same across files)",
+    )
+    output.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "hint"),
+        default=None,
+        help="exit 1 only for findings at or above this level (default: warning, or fail-on "
+        "in the configuration)",
     )
     output.add_argument(
         "--exit-zero",
@@ -1052,6 +1076,8 @@ def _overrides(args: argparse.Namespace, all_codes: list[str]) -> Overrides:
         include=_flatten(args.include),
         extend_include=_flatten(args.extend_include),
         min_confidence=args.min_confidence,
+        min_impact=args.min_impact,
+        fail_on=args.fail_on,
         preview=args.preview,
     )
 
@@ -1075,7 +1101,7 @@ def _report_fixes(
     console: Console, fixed: list[Diagnostic], mode: str, show: bool, stream, hidden: int = 0
 ) -> None:
     """The closing line of --diff and --fix-only, which print no report (--fix's report
-    says "Found N errors (M fixed, K remaining)." itself). `hidden` counts the unsafe
+    says "Found N errors, M warnings (K fixed, L remaining)." itself). `hidden` counts the unsafe
     fixes left unapplied: without the hint, a run whose every fix is unsafe (most
     autograd fixes are) would print nothing and look as if there were nothing to fix."""
     flag = "--diff" if mode == "diff" else "--fix-only"
@@ -1084,11 +1110,13 @@ def _report_fixes(
         if hidden
         else ""
     )
+    from gradlint.output.common import severity_counts
+
     if mode == "diff":
         if fixed:
-            console.stderr.write(f"Would fix {_plural(len(fixed), 'error')}{hint}.\n")
+            console.stderr.write(f"Would fix {severity_counts(fixed)}{hint}.\n")
         elif hidden:
-            console.stderr.write(f"No errors would be fixed{hint}.\n")
+            console.stderr.write(f"No findings would be fixed{hint}.\n")
         return
     if show and fixed:
         from gradlint.output.common import write_fixed
@@ -1097,9 +1125,9 @@ def _report_fixes(
         if hint:
             stream.write(f"{hint.strip(' ()')}.\n")
     elif fixed:
-        stream.write(f"Fixed {_plural(len(fixed), 'error')}{hint}.\n")
+        stream.write(f"Fixed {severity_counts(fixed)}{hint}.\n")
     else:
-        stream.write(f"No errors fixed{hint}.\n")
+        stream.write(f"No findings fixed{hint}.\n")
 
 
 def _restore_text(result: FileResult, data: bytes) -> None:
@@ -1354,7 +1382,9 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
 
         baseline.apply(results, args.baseline, recorded)
     errors = [r.error for r in results if r.error is not None]
-    findings = sum(len(r.diagnostics) for r in results)
+    # Only findings at or above --fail-on fail the run; the rest are reported all the same.
+    floor = Severity(settings.fail_on).rank
+    findings = sum(d.severity.rank >= floor for r in results for d in r.diagnostics)
     outcomes.sort(key=lambda o: o.result.path)
     fixed = [d for o in outcomes for d in o.fixed]
     # With stdin being fixed, stdout carries the fixed source: everything else goes to stderr.
@@ -1385,6 +1415,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
             unsafe_fixes=args.unsafe_fixes,
             fixed=fixed,
             error_stream=console.stderr,
+            sort=args.sort,
         )
     else:
         for error in errors:
@@ -1445,6 +1476,8 @@ def run_rule(argv: list[str], console: Console) -> int:
                 "fix": rule.fix_title,
                 "fix_applicability": rule.fix_applicability.value if rule.fix_title else None,
                 "severity": rule.severity.value,
+                "groups": [g.value for g in codes.groups_of(rule.code)],
+                "measured": rule.measured().replace("**", "") or None,
                 "low_confidence": rule.low_confidence or None,
                 "preview": codes.is_preview(rule.code),
                 "url": rule.url(),
@@ -1466,8 +1499,12 @@ def run_rule(argv: list[str], console: Console) -> int:
                     "code (--extend-select GL100):\n"
                 )
             channel = "preview" if codes.is_preview(rule.code) else "stable "
+            # what its findings do, and the level that gives them by default
+            groups = "/".join(g.value for g in codes.groups_of(rule.code)) or "-"
+            level = rule.severity.value
             console.stdout.write(
-                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {rule.summary()}\n"
+                f"{rule.code}  {rule.name.ljust(width)}  {channel}  {groups.ljust(11)}  "
+                f"{level.ljust(7)}  {rule.summary()}\n"
             )
         return EXIT_CLEAN
     rule = rules[0]
@@ -1475,6 +1512,9 @@ def run_rule(argv: list[str], console: Console) -> int:
     if rule.fix_title:
         console.stdout.write(f"Fix ({rule.fix_applicability.value}): {rule.fix_title}\n\n")
     console.stdout.write(rule.judgement().replace("**", "") + "\n\n")
+    if rule.measured():
+        measured = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", rule.measured().replace("**", ""))
+        console.stdout.write(measured + "\n\n")
     console.stdout.write(rule.channel().replace("**", "") + "\n\n")
     console.stdout.write(rule.documentation().rstrip() + "\n")
     return EXIT_CLEAN

@@ -11,10 +11,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradlint.diagnostics import Group, Impact, Severity
+
+CRASH, WRONG, LEAK, WASTE = Group.CRASH, Group.WRONG, Group.LEAK, Group.WASTE
+
+# What each group means, in the words the reports and the docs use.
+GROUP_WORDS = {
+    CRASH: "raises at run time",
+    WRONG: "trains silently wrong",
+    LEAK: "memory grows with the run",
+    WASTE: "a bounded cost per call",
+}
+
+# The names `--select`, `--ignore`, `per-file-ignores` and `severity` take besides codes.
+GROUP_NAMES: tuple[str, ...] = tuple(group.value for group in Group)
+
 
 @dataclass(frozen=True)
 class RuleCode:
     code: str
+    # What the rule's usual finding does when it runs (None: a meta rule, about comments).
+    group: Group | None = None
+    # Every group its findings can fall in, when the shape decides (GL001 with
+    # `retain_graph=True` leaks instead of raising): each finding carries its own.
+    other_groups: tuple[Group, ...] = ()
     # A rule in preview runs only when selected by its exact code or with `--preview` /
     # `preview = true`, until its precision on the real-code ledger is measured and
     # stated in its documentation; then it is made stable here.
@@ -26,22 +46,73 @@ class RuleCode:
 
 
 REGISTERED: tuple[RuleCode, ...] = (
-    RuleCode("GL001"),
-    RuleCode("GL002"),
-    RuleCode("GL003"),
-    RuleCode("GL004"),
-    RuleCode("GL005"),
-    RuleCode("GL006"),
-    RuleCode("GL007"),
-    RuleCode("GL008"),
+    # the second backward raises; with `retain_graph=True` and no step the graph grows
+    RuleCode("GL001", CRASH, (LEAK,)),
+    RuleCode("GL002", CRASH),
+    RuleCode("GL003", WRONG),
+    RuleCode("GL004", WASTE),
+    RuleCode("GL005", WRONG),
+    # every activation kept when nothing frees the graph; after a backward only its
+    # nodes (a few KB per iteration, docs/consequences.md)
+    RuleCode("GL006", LEAK, (WASTE,)),
+    RuleCode("GL007", WRONG),
+    # `with torch.no_grad:` raises; a bare `torch.no_grad()` or `volatile=True` does
+    # nothing, so what was meant to run without a graph records one: waste, as GL012's
+    # (the fixtures measure nodes and saved bytes; none trains wrong unless a result is
+    # then differentiated, which the real-code ledger never showed)
+    RuleCode("GL008", CRASH, (WASTE,)),
     # GL009 and GL011: no finding on the 29-repository corpus, so their precision on
     # real code is not measured yet.
-    RuleCode("GL009", preview=True),
-    RuleCode("GL010"),
-    RuleCode("GL011", preview=True),
-    RuleCode("GL012"),
+    RuleCode("GL009", CRASH, preview=True),
+    RuleCode("GL010", WRONG),
+    RuleCode("GL011", CRASH, preview=True),
+    # a graph recorded for nothing; `.numpy()` on the result raises
+    RuleCode("GL012", WASTE, (CRASH,)),
     RuleCode("GL100", explicit_only=True),
 )
+
+_BY_CODE = {entry.code: entry for entry in REGISTERED}
+
+# The level a group's findings get unless `severity` says otherwise. A crash or a silently
+# wrong result is an error, memory that grows with the run a warning, waste a warning on
+# a hot path (every batch, on more than one sample) and a hint elsewhere: once, per
+# epoch, in tests, or a forward on a batch of one (an agent's per-step action), which
+# costs a few KB (measured on the real-code ledger: bench/real-code/README.md). A rule of
+# no group (GL100, about comments; a plugin's) keeps the error level every rule had
+# before groups.
+_GROUP_SEVERITY = {
+    CRASH: Severity.ERROR,
+    WRONG: Severity.ERROR,
+    LEAK: Severity.WARNING,
+    WASTE: Severity.WARNING,
+}
+_COLD = (Impact.ONCE, Impact.TEST, Impact.PER_EPOCH)
+
+
+def default_severity(
+    group: Group | None, impact: Impact | None = None, *, one_sample: bool = False
+) -> Severity:
+    """The level of a finding of `group` whose code runs with `impact` (on a batch of one
+    sample: `one_sample`), before configuration."""
+    if group is None:
+        return Severity.ERROR
+    if group is WASTE and (impact in _COLD or one_sample):
+        return Severity.HINT
+    return _GROUP_SEVERITY[group]
+
+
+def group_of(code: str) -> Group | None:
+    """The rule's usual group (its findings may say otherwise: groups_of)."""
+    entry = _BY_CODE.get(code)
+    return entry.group if entry is not None else None
+
+
+def groups_of(code: str) -> tuple[Group, ...]:
+    """Every group the rule's findings can fall in, the usual one first."""
+    entry = _BY_CODE.get(code)
+    if entry is None or entry.group is None:
+        return ()
+    return (entry.group, *entry.other_groups)
 
 
 def all_codes() -> list[str]:

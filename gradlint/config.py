@@ -86,19 +86,25 @@ class Config:
     force_exclude: bool = False
     include: tuple[str, ...] = DEFAULT_INCLUDE
     extend_include: tuple[str, ...] = ()
-    # code prefix -> "error" / "warning", overriding the rules' defaults (most specific
-    # prefix wins, as for select).
+    # code prefix or consequence group -> "error" / "warning" / "hint", overriding the
+    # defaults that follow the group and impact (most specific selector wins, as for
+    # select).
     severity: dict[str, str] = field(default_factory=dict)
     # "high" drops findings that rest on an assumption the analysis could not check.
     min_confidence: str = "low"
+    # Drops findings whose code runs less often ("test" keeps everything, "per-batch"
+    # only what runs on every batch).
+    min_impact: str = "test"
     # Run preview rules that a prefix selects (`GL`); without it a preview rule runs only
     # when selected by its exact code, as in ruff.
     preview: bool = False
 
-    def severity_for(self, code: str, default: str) -> str:
-        best, chosen = -1, default
+    def severity_for(self, code: str, default: str, group: str | None = None) -> str:
+        """The configured level of a finding of `code` in `group`, else `default`."""
+        best: float = -1
+        chosen = default
         for prefix, level in self.severity.items():
-            length = _longest_prefix(code, (prefix,))
+            length = _longest_prefix(code, (prefix,), group)
             if length > best:
                 best, chosen = length, level
         return chosen
@@ -107,31 +113,66 @@ class Config:
         """What, besides the selected codes, changes a file's findings: part of its
         cache key."""
         levels = ",".join(f"{k}={v}" for k, v in sorted(self.severity.items()))
-        return f"severity:{levels};confidence:{self.min_confidence}"
+        options = f"severity:{levels};confidence:{self.min_confidence};impact:{self.min_impact}"
+        if self.selects_groups:
+            options += ";groups:" + ",".join(sorted(f"{c}:{g}" for c, g in self._pairs()))
+        return options
+
+    @property
+    def selects_groups(self) -> bool:
+        """Does a selector name a consequence group? Then findings are kept or dropped
+        by their group too, not only by their code."""
+        made = self.__dict__.get("_selects_groups")
+        if made is None:
+            everything = [*self.select, *self.extend_select, *self.ignore]
+            for prefixes in self.per_file_ignores.values():
+                everything.extend(prefixes)
+            made = any(_is_group_selector(s) for s in everything)
+            self.__dict__["_selects_groups"] = made
+        return made
 
     def selected_codes(
         self, all_codes: Iterable[str], preview_codes: Iterable[str] = ()
     ) -> frozenset[str]:
-        """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores.
+        """The codes `select`/`extend-select`/`ignore` enable, before per-file ignores: a
+        code is enabled when one of its groups is (see `selected_pairs`)."""
+        return frozenset(code for code, _ in self.selected_pairs(all_codes, preview_codes))
 
-        Within one layer the most specific prefix wins and an ignore beats a select of
+    def selected_pairs(
+        self, all_codes: Iterable[str], preview_codes: Iterable[str] = ()
+    ) -> frozenset[tuple[str, str | None]]:
+        """The (code, consequence group) pairs `select`/`extend-select`/`ignore` enable.
+
+        Within one layer the most specific selector wins and an ignore beats a select of
         the same length, as in ruff: `select = ["GL001"], ignore = ["GL"]` keeps GL001.
+        A group name (`crash`, `waste`) is more specific than any prefix and less than a
+        full code: `select = ["GL"], ignore = ["waste"]` drops the waste findings,
+        `select = ["GL012"], ignore = ["waste"]` keeps GL012's.
         A code in `preview_codes` needs `preview`, or a select of its exact code.
         """
         selected = tuple(self.select) + tuple(self.extend_select)
         preview = frozenset(preview_codes)
         explicit_only = codes.explicit_only_codes()
-        chosen = set()
+        chosen: set[tuple[str, str | None]] = set()
         for code in all_codes:
-            sel = _longest_prefix(code, selected)
-            if sel < 0 or (code in explicit_only and sel < len(code)):
-                continue
-            if code in preview and not self.preview and sel != len(code):
-                continue
-            if _longest_prefix(code, self.ignore) >= sel:
-                continue
-            chosen.add(code)
+            for group in _groups(code):
+                sel = _longest_prefix(code, selected, group)
+                if sel < 0 or (code in explicit_only and sel < len(code)):
+                    continue
+                if code in preview and not self.preview and sel < len(code):
+                    continue
+                if _longest_prefix(code, self.ignore, group) >= sel:
+                    continue
+                chosen.add((code, group))
         return frozenset(chosen)
+
+    def _pairs(self) -> frozenset[tuple[str, str | None]]:
+        registered = codes.REGISTERED
+        made = self.__dict__.get("_registered_pairs")
+        if made is None or made[0] is not registered:
+            made = (registered, self.selected_pairs(codes.all_codes(), codes.preview_codes()))
+            self.__dict__["_registered_pairs"] = made
+        return made[1]
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The registered rules' codes (the meta rules' too) that run on `path`."""
@@ -140,9 +181,18 @@ class Config:
         registered = codes.REGISTERED
         made = self.__dict__.get("_registered_selection")
         if made is None or made[0] is not registered:
-            made = (registered, self.selected_codes(codes.all_codes(), codes.preview_codes()))
+            made = (registered, frozenset(code for code, _ in self._pairs()))
             self.__dict__["_registered_selection"] = made
         return self._after_per_file_ignores(path, made[1])
+
+    def keeps(self, code: str, group: str | None, path: str) -> bool:
+        """Is a finding of `code` in `group` selected on `path`? Asked of each finding
+        only when a selector names a group (its code alone decided that it ran)."""
+        if not self.selects_groups:
+            return True
+        if (code, group) not in self._pairs():
+            return False
+        return _longest_prefix(code, self._ignored_on(path), group) < 0
 
     def codes_for(
         self, path: str, all_codes: list[str], preview_codes: Iterable[str] = ()
@@ -155,17 +205,27 @@ class Config:
         """
         return self._after_per_file_ignores(path, self.selected_codes(all_codes, preview_codes))
 
-    def _after_per_file_ignores(self, path: str, chosen: frozenset[str]) -> frozenset[str]:
-        if not self.per_file_ignores or not chosen:
-            return chosen
+    def _ignored_on(self, path: str) -> list[str]:
         ignored: list[str] = []
         for pattern, prefixes in self.per_file_ignores.items():
             negated = pattern.startswith("!")
             if _path_matches(path, pattern[1:] if negated else pattern, self.root) != negated:
                 ignored.extend(prefixes)
+        return ignored
+
+    def _after_per_file_ignores(self, path: str, chosen: frozenset[str]) -> frozenset[str]:
+        if not self.per_file_ignores or not chosen:
+            return chosen
+        ignored = self._ignored_on(path)
         if not ignored:
             return chosen
-        return frozenset(code for code in chosen if _longest_prefix(code, ignored) < 0)
+        # A code stays while one of its groups is not ignored here (`keeps` then drops
+        # the findings of the ignored ones).
+        return frozenset(
+            code
+            for code in chosen
+            if any(_longest_prefix(code, ignored, group) < 0 for group in _groups(code))
+        )
 
     @property
     def all_excludes(self) -> tuple[str, ...]:
@@ -179,10 +239,39 @@ class Config:
         return os.path.abspath(self.root or os.getcwd())
 
 
-def _longest_prefix(code: str, prefixes: Iterable[str]) -> int:
-    best = -1
+# How specific a consequence group's name is, against code prefixes of that length: more
+# than any prefix (`GL00`), less than a full code (`GL001`).
+GROUP_SPECIFICITY = 4.5
+
+
+def _groups(code: str) -> tuple[str | None, ...]:
+    """The groups a code's findings can fall in; (None,) for a meta rule's."""
+    return tuple(g.value for g in codes.groups_of(code)) or (None,)
+
+
+def _is_group_selector(selector: str) -> bool:
+    return selector.strip().lower() in codes.GROUP_NAMES or ":" in selector
+
+
+def _longest_prefix(code: str, prefixes: Iterable[str], group: str | None = None) -> float:
+    """How specifically `prefixes` name `code` (and, for a finding, its `group`): the
+    length of the longest matching prefix, GROUP_SPECIFICITY for its group's name,
+    one more than a full code for a `CODE:group` pair; -1 when none matches."""
+    best: float = -1
     for prefix in prefixes:
-        prefix = prefix.strip().upper()
+        prefix = prefix.strip()
+        lowered = prefix.lower()
+        if lowered in codes.GROUP_NAMES:
+            if group is not None and lowered == group:
+                best = max(best, GROUP_SPECIFICITY)
+            continue
+        if ":" in prefix:
+            # `GL006:leak`: one group of one rule, as layered_selection writes it
+            pair_code, _, pair_group = prefix.partition(":")
+            if pair_code.upper() == code and group is not None and pair_group.lower() == group:
+                best = max(best, len(code) + 1)
+            continue
+        prefix = prefix.upper()
         if prefix == "ALL":
             prefix = ""
         if code.startswith(prefix):
@@ -233,10 +322,15 @@ KNOWN_KEYS = (
     "cache-dir",
     "severity",
     "min-confidence",
+    "min-impact",
+    "fail-on",
     "preview",
 )
-SEVERITIES = ("error", "warning")
+SEVERITIES = ("error", "warning", "hint")
 CONFIDENCES = ("low", "high")
+IMPACTS = ("test", "once", "per-epoch", "per-batch")
+# The level at or above which a finding makes the run fail (exit status 1).
+DEFAULT_FAIL_ON = "warning"
 SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _SELECTOR_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
 
@@ -260,6 +354,8 @@ class FileSettings:
     cache_dir: str | None = None
     severity: dict[str, str] = field(default_factory=dict)
     min_confidence: str | None = None
+    min_impact: str | None = None
+    fail_on: str | None = None
     preview: bool | None = None
 
 
@@ -277,6 +373,8 @@ class Overrides:
     include: tuple[str, ...] | None = None
     extend_include: tuple[str, ...] | None = None
     min_confidence: str | None = None
+    min_impact: str | None = None
+    fail_on: str | None = None
     preview: bool | None = None
 
 
@@ -285,6 +383,8 @@ class Settings:
     config: Config
     source: Path | None = None  # the configuration file used, if any
     output_format: str | None = None
+    # The level at or above which a finding fails the run (exit status 1).
+    fail_on: str = DEFAULT_FAIL_ON
     cache_dir: str | None = None  # absolute, from the configuration file
 
 
@@ -299,23 +399,28 @@ def parse_selectors(values: Iterable[str], all_codes: Sequence[str], where: str)
         if upper == "ALL" or upper in FAMILY_PREFIXES:
             result.append(upper)
             continue
+        if value.lower() in codes.GROUP_NAMES:
+            result.append(value.lower())
+            continue
         if not _SELECTOR_RE.match(value) or not any(code.startswith(upper) for code in all_codes):
             hint = difflib.get_close_matches(upper, list(all_codes), n=1)
             suggestion = f" (did you mean {hint[0]}?)" if hint else ""
             known = ", ".join(all_codes) or "none yet"
             raise ConfigError(
                 f"{where}: unknown rule selector {value!r}{suggestion}; "
-                f"known codes: {known}; `gradlint rule --all` lists them"
+                f"known codes: {known}; groups: {', '.join(codes.GROUP_NAMES)}; "
+                "`gradlint rule --all` lists them"
             )
         result.append(upper)
     return tuple(result)
 
 
 def parse_severities(raw, all_codes: Sequence[str], where: str) -> dict[str, str]:
-    """`severity = {GL004 = "error", GL00 = "warning"}`: code prefixes to levels."""
+    """`severity = {GL004 = "error", waste = "hint"}`: code prefixes or consequence
+    groups to levels."""
     if not isinstance(raw, dict):
         raise ConfigError(
-            f'{where}: expected a table of code = "error" or "warning" '
+            f'{where}: expected a table of code or group = "error", "warning" or "hint" '
             f'(severity = {{GL004 = "error"}}), got {raw!r}'
         )
     levels: dict[str, str] = {}
@@ -332,9 +437,13 @@ def parse_severities(raw, all_codes: Sequence[str], where: str) -> dict[str, str
 
 
 def parse_confidence(value: str, where: str) -> str:
-    if value not in CONFIDENCES:
+    return parse_choice(value, CONFIDENCES, where)
+
+
+def parse_choice(value: str, choices: Sequence[str], where: str) -> str:
+    if value not in choices:
         raise ConfigError(
-            f"{where}: expected one of {', '.join(map(repr, CONFIDENCES))}, got {value!r}"
+            f"{where}: expected one of {', '.join(map(repr, choices))}, got {value!r}"
         )
     return value
 
@@ -461,6 +570,11 @@ def parse_file_settings(
         values["min_confidence"] = parse_confidence(
             _expect_str(table["min-confidence"], where("min-confidence")), where("min-confidence")
         )
+    for key, choices in (("min-impact", IMPACTS), ("fail-on", SEVERITIES)):
+        if key in table:
+            values[key.replace("-", "_")] = parse_choice(
+                _expect_str(table[key], where(key)), choices, where(key)
+            )
     if "cache-dir" in table:
         cache_dir = _expect_str(table["cache-dir"], where("cache-dir"))
         base = source.parent if source else Path.cwd()
@@ -487,24 +601,31 @@ def layered_selection(
         return file_select, file.extend_select, file.ignore
     # An ignore or extend-select alone adjusts what the file selected, whatever the
     # specificity there: `--ignore GL` drops a rule the file selected as `GL001`. The
-    # result is the exact list of codes, since prefixes cannot express two layers.
+    # result is the exact list of codes (or `CODE:group` pairs, where only some of a
+    # rule's groups stay), since prefixes cannot express two layers.
     base = Config(
         select=file_select, extend_select=file.extend_select, ignore=file.ignore, preview=preview
     )
-    enabled = set(base.selected_codes(all_codes, preview_codes))
+    enabled = set(base.selected_pairs(all_codes, preview_codes))
     explicit_only = codes.explicit_only_codes()
     for code in all_codes:
-        extended = _longest_prefix(code, cli.extend_select or ())
-        if code in explicit_only and extended < len(code):
-            extended = -1
-        ignored = _longest_prefix(code, cli.ignore or ())
-        if extended < 0 and ignored < 0:
-            continue
-        if ignored >= extended:
-            enabled.discard(code)
-        elif code not in preview_codes or preview or extended == len(code):
-            enabled.add(code)
-    return tuple(sorted(enabled)), (), ()
+        for group in _groups(code):
+            extended = _longest_prefix(code, cli.extend_select or (), group)
+            if code in explicit_only and extended < len(code):
+                extended = -1
+            ignored = _longest_prefix(code, cli.ignore or (), group)
+            if extended < 0 and ignored < 0:
+                continue
+            if ignored >= extended:
+                enabled.discard((code, group))
+            elif code not in preview_codes or preview or extended >= len(code):
+                enabled.add((code, group))
+    exact: list[str] = []
+    for code in sorted({code for code, _ in enabled}):
+        groups = _groups(code)
+        kept = [g for g in groups if (code, g) in enabled]
+        exact.extend([code] if len(kept) == len(groups) else [f"{code}:{g}" for g in kept])
+    return tuple(exact), (), ()
 
 
 def load_settings(
@@ -564,11 +685,13 @@ def load_settings(
         extend_include=file.extend_include + (overrides.extend_include or ()),
         severity=dict(file.severity),
         min_confidence=pick(overrides.min_confidence, file.min_confidence, "low"),
+        min_impact=pick(overrides.min_impact, file.min_impact, "test"),
         preview=preview,
     )
     return Settings(
         config=config,
         source=source,
         output_format=file.output_format,
+        fail_on=pick(overrides.fail_on, file.fail_on, DEFAULT_FAIL_ON),
         cache_dir=file.cache_dir,
     )

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from gradlint.codes import default_severity
 from gradlint.deep import run_deep
 from gradlint.diagnostics import (
     Confidence,
     Diagnostic,
     FileError,
     Fix,
+    Group,
     Position,
     Related,
     Severity,
@@ -25,6 +27,7 @@ from gradlint.results import SourceError
 
 if TYPE_CHECKING:
     from gradlint.analysis.facts import FileFacts
+    from gradlint.analysis.impact import ImpactAnalysis
     from gradlint.analysis.index import FileIndex
     from gradlint.analysis.project import ProjectIndex
 
@@ -34,6 +37,7 @@ class ReportingRule(Protocol):
 
     code: ClassVar[str]
     name: ClassVar[str]
+    group: ClassVar[Group | None]
     severity: ClassVar[Severity]
 
     @classmethod
@@ -66,6 +70,13 @@ class FileContext:
         from gradlint.analysis.facts import FileFacts
 
         return FileFacts(self.module, self.index, self.project)
+
+    @cached_property
+    def impact(self) -> ImpactAnalysis:
+        from gradlint.analysis.impact import ImpactAnalysis
+
+        facts = self.facts
+        return ImpactAnalysis(self.index, self.path, facts.grad_mode.callees, facts.loops)
 
     @cached_property
     def project(self) -> ProjectIndex:
@@ -120,6 +131,7 @@ class FileContext:
         *,
         related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
         confidence: Confidence = Confidence.HIGH,
+        group: Group | None = None,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -135,6 +147,14 @@ class FileContext:
                 item = Related(label, self.path, *self.position_of(other))
             if item not in places:
                 places.append(item)
+        group = group or rule.group
+        impact = self.impact.of(node)
+        if group is None:
+            severity = rule.severity
+        else:
+            # Only waste is scaled by the batch: a crash is a crash on one sample too.
+            one_sample = group is Group.WASTE and self.impact.on_one_sample(node)
+            severity = default_severity(group, impact, one_sample=one_sample)
         self.diagnostics.append(
             Diagnostic(
                 code=rule.code,
@@ -147,7 +167,9 @@ class FileContext:
                 noqa_line=start.line,
                 url=rule.url(),
                 related=tuple(places),
-                severity=rule.severity,
+                severity=severity,
                 confidence=confidence,
+                group=group,
+                impact=impact,
             )
         )

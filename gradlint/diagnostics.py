@@ -20,11 +20,50 @@ class Applicability(str, enum.Enum):
 
 
 class Severity(str, enum.Enum):
-    """What a finding costs: an error raises or silently breaks training; a warning wastes
-    memory or compute. Each rule has a default, overridable in `[tool.gradlint] severity`."""
+    """How loudly a finding is reported. The default follows its consequence group and
+    impact (gradlint.codes.default_severity): a crash or a silently wrong result is an
+    error, memory that grows with the run or waste on a hot path a warning, waste that
+    runs once or only in tests a hint. `[tool.gradlint] severity` overrides it."""
 
     ERROR = "error"
     WARNING = "warning"
+    HINT = "hint"
+
+    @property
+    def rank(self) -> int:
+        """Higher is louder: `--fail-on` and the summary compare levels by it."""
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.HINT: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+class Group(str, enum.Enum):
+    """What a finding's pitfall does when it runs, as Clippy groups its lints by
+    consequence: `--select crash` picks findings by it."""
+
+    CRASH = "crash"  # raises at run time
+    WRONG = "wrong"  # trains silently wrong
+    LEAK = "leak"  # memory grows with the run
+    WASTE = "waste"  # a bounded cost per call
+
+
+class Impact(str, enum.Enum):
+    """How often the flagged code runs, read off its context (gradlint.analysis.impact):
+    on every batch, on every epoch, once, or only under tests."""
+
+    PER_BATCH = "per-batch"
+    PER_EPOCH = "per-epoch"
+    ONCE = "once"
+    TEST = "test"
+
+    @property
+    def rank(self) -> int:
+        """Higher runs more often: `--min-impact` and `--sort impact` compare by it."""
+        return _IMPACT_RANK[self]
+
+
+_IMPACT_RANK = {Impact.TEST: 0, Impact.ONCE: 1, Impact.PER_EPOCH: 2, Impact.PER_BATCH: 3}
 
 
 class Confidence(str, enum.Enum):
@@ -107,6 +146,10 @@ class Diagnostic:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     # Set for a finding in a notebook (see CellLocation); None in a Python file.
     cell: CellLocation | None = None
+    # What the pitfall does (None for the meta rules, which judge comments) and how often
+    # the flagged code runs (None where no context was read).
+    group: Group | None = None
+    impact: Impact | None = None
 
     @property
     def sort_key(self) -> tuple:

@@ -18,7 +18,7 @@ from gradlint.analysis.project import ProjectIndex, imported_modules
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import run_deep
-from gradlint.diagnostics import Confidence, Diagnostic, FileError, Severity
+from gradlint.diagnostics import Confidence, Diagnostic, FileError, Impact, Severity
 from gradlint.edits import line_ending, with_line_ending
 from gradlint.fileio import decode_source
 from gradlint.fix_builders import merge_adjacent_wraps
@@ -256,13 +256,28 @@ def _lint(
 
 
 def _judged(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
-    """The configured severity of each finding, and only the confidence asked for."""
+    """The findings the configuration keeps (their consequence group selected, their
+    confidence and impact as asked), each at its configured severity."""
     if config.min_confidence == Confidence.HIGH.value:
         diagnostics = [d for d in diagnostics if d.confidence is Confidence.HIGH]
+    if config.min_impact != Impact.TEST.value:
+        floor = Impact(config.min_impact).rank
+        diagnostics = [d for d in diagnostics if d.impact is None or d.impact.rank >= floor]
+    if config.selects_groups:
+        diagnostics = [
+            d
+            for d in diagnostics
+            if config.keeps(d.code, d.group.value if d.group else None, d.path)
+        ]
     if not config.severity:
         return diagnostics
     return [
-        dataclasses.replace(d, severity=Severity(config.severity_for(d.code, d.severity.value)))
+        dataclasses.replace(
+            d,
+            severity=Severity(
+                config.severity_for(d.code, d.severity.value, d.group.value if d.group else None)
+            ),
+        )
         for d in diagnostics
     ]
 

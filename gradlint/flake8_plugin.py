@@ -67,10 +67,11 @@ class GradlintChecker:
             _note(f"internal error on {self.filename}: {type(exc).__name__}: {exc} (please report)")
             return
         for diagnostic in diagnostics:
+            # flake8 has no levels: the text says the finding's level, group and impact.
             yield (
                 diagnostic.start.line,
                 diagnostic.start.column,
-                f"{diagnostic.code} {diagnostic.message}",
+                f"{diagnostic.code} {diagnostic.message}{_context(diagnostic)}",
                 type(self),
             )
 
@@ -113,6 +114,12 @@ def _config_for(filename: str):
     if filename in ("-", "stdin"):
         return _config_for_directory(os.getcwd())
     return _config_for_directory(os.path.dirname(os.path.abspath(filename)))
+
+
+def _context(diagnostic) -> str:
+    from gradlint.output.common import context_text
+
+    return context_text(diagnostic)
 
 
 def _note(message: str) -> None:

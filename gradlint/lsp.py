@@ -187,14 +187,31 @@ def to_lsp_diagnostic(
     return types.Diagnostic(
         range=positions.range(diagnostic.start, diagnostic.end),
         message=diagnostic.message,
-        severity=types.DiagnosticSeverity.Warning
-        if diagnostic.severity is Severity.WARNING
-        else types.DiagnosticSeverity.Error,
+        severity=_LSP_SEVERITY[diagnostic.severity],
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source=SOURCE,
         related_information=related or None,
+        data=_consequence_data(diagnostic),
     )
+
+
+# A hint is shown faintly (no squiggle in most editors): waste that runs once or in tests.
+_LSP_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+
+
+def _consequence_data(diagnostic: Diagnostic) -> dict | None:
+    """What the pitfall does and how often it runs, for a client that sorts or filters."""
+    if diagnostic.group is None and diagnostic.impact is None:
+        return None
+    return {
+        "group": diagnostic.group.value if diagnostic.group is not None else None,
+        "impact": diagnostic.impact.value if diagnostic.impact is not None else None,
+    }
 
 
 def related_information(

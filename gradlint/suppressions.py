@@ -334,6 +334,7 @@ def _unused_diagnostic(
         fix=Fix(rule.fix_title, (edit,), Applicability.SAFE),
         noqa_line=comment.line,
         url=rule.url(),
+        severity=rule.severity,
     )
 
 

@@ -1,5 +1,6 @@
 """python -m runtime_check [--device cpu|cuda|auto] [--json FILE] [PATHS...]
-python -m runtime_check saved-tensors [--write | --check]"""
+python -m runtime_check saved-tensors [--write | --check]
+python -m runtime_check consequences [--write | --check]"""
 
 from __future__ import annotations
 
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         from runtime_check import saved_tensors
 
         return saved_tensors.main(argv[1:])
+    if argv[:1] == ["consequences"]:
+        # What each bad fixture's finding costs (docs/consequences.md, the rule docs).
+        from runtime_check import consequences
+
+        return consequences.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         report = run(

@@ -48,6 +48,9 @@ class Growth:
     saved_bytes: list[int]
     cuda_allocated: list[int] | None = None
     cuda_peak: list[int] | None = None
+    # Bytes of every tensor saved for backward during the run, freed or not (None when
+    # the code refused saved-tensor hooks).
+    packed_bytes: list[int] | None = None
 
     @staticmethod
     def _shape(values: list[int]) -> str:
@@ -78,6 +81,10 @@ class Growth:
     @property
     def saved_bytes_per_iteration(self) -> float:
         return self._slope(self.saved_bytes)
+
+    @property
+    def packed_bytes_per_iteration(self) -> float | None:
+        return self._slope(self.packed_bytes) if self.packed_bytes else None
 
     @property
     def cuda_mib_per_iteration(self) -> float | None:
@@ -118,6 +125,8 @@ class Growth:
             "linear": self.linear if self.shape == "grows" else None,
             "nodes_per_iteration": self.nodes_per_iteration,
             "saved_bytes_per_iteration": self.saved_bytes_per_iteration,
+            "packed_bytes": self.packed_bytes,
+            "packed_bytes_per_iteration": self.packed_bytes_per_iteration,
             "cuda_allocated": self.cuda_allocated,
             "cuda_peak": self.cuda_peak,
             "cuda_mib_per_iteration": self.cuda_mib_per_iteration,
@@ -136,6 +145,7 @@ class Growth:
             saved_bytes=[p["saved_bytes"] for p in points],
             cuda_allocated=column("cuda_allocated"),
             cuda_peak=column("cuda_peak"),
+            packed_bytes=column("packed_bytes"),
         )
 
 

@@ -162,8 +162,18 @@ class SavedTensorTracker:
     def __init__(self) -> None:
         self._holders: weakref.WeakSet[_Saved] = weakref.WeakSet()
         self._hooks = None
+        # Everything saved while active, freed or not: what the forwards cost even when
+        # their graphs are dropped at once (a forward whose result is only read as
+        # numbers). Each tensor's own bytes, not its storage's: a view saves its view.
+        self.packed_tensors = 0
+        self.packed_bytes = 0
+
+    def _count(self, tensor: torch.Tensor) -> None:
+        self.packed_tensors += 1
+        self.packed_bytes += tensor.numel() * tensor.element_size()
 
     def _pack(self, tensor: torch.Tensor) -> _Saved:
+        self._count(tensor)
         holder = _Saved()
         holder.tensor = tensor.detach()
         try:
@@ -188,9 +198,25 @@ class SavedTensorTracker:
     def __enter__(self) -> SavedTensorTracker:
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
         self._hooks.__enter__()
+        # Hooks the measured code installs itself replace these while they are active
+        # (only the innermost pair runs): theirs are wrapped so that what they pack is
+        # still counted, unchanged otherwise.
+        self._original_hooks = torch.autograd.graph.saved_tensors_hooks
+        tracker = self
+
+        class _CountingHooks(self._original_hooks):  # type: ignore[misc, valid-type]
+            def __init__(self, pack_hook, unpack_hook) -> None:
+                def counted(tensor):
+                    tracker._count(tensor)
+                    return pack_hook(tensor)
+
+                super().__init__(counted, unpack_hook)
+
+        torch.autograd.graph.saved_tensors_hooks = _CountingHooks  # type: ignore[misc]
         return self
 
     def __exit__(self, *exc_info) -> None:
+        torch.autograd.graph.saved_tensors_hooks = self._original_hooks  # type: ignore[misc]
         hooks, self._hooks = self._hooks, None
         hooks.__exit__(*exc_info)
 

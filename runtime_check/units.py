@@ -1,18 +1,8 @@
-"""Number formatting shared by the report and the growth messages (no torch import)."""
+"""Number formatting shared by the report and the growth messages (no torch import): the
+one definition is gradlint's, which the rule docs' measured figures use too."""
 
 from __future__ import annotations
 
+from gradlint.units import format_bytes, format_count
 
-def format_bytes(value: float) -> str:
-    """1536 -> '1.5 KiB'; binary units, as torch.cuda.memory_summary uses."""
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{sign}{value / scale:.1f} {unit}"
-    return f"{sign}{value:.0f} B"
-
-
-def format_count(value: float) -> str:
-    """Per-iteration rates are usually whole numbers; show decimals only when they are not."""
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+__all__ = ["format_bytes", "format_count"]

@@ -114,6 +114,8 @@ def measure_at(main, n: int, device: str, use_hooks: bool = True) -> dict:
         "saved_tensors": saved_tensors,
         "saved_bytes": saved_bytes,
     }
+    if use_hooks:
+        point["packed_bytes"] = tracker.packed_bytes
     if is_cuda:
         torch.cuda.synchronize(device)
         point["cuda_allocated"] = torch.cuda.memory_allocated(device) - baseline

@@ -4,7 +4,8 @@
     python scripts/gen_docs.py --check   # exit 1 if the committed docs differ from the rules
 
 Each page is `# CODE name`, a line saying whether a fix exists and how safe it is, one on
-its severity and confidence, one on whether it is stable or in preview, then the rule's
+its consequence group, severity and confidence, one on what its fixtures were measured to
+cost (docs/consequences.md), one on whether it is stable or in preview, then the rule's
 documentation() unchanged. README.md indexes them.
 """
 
@@ -67,6 +68,7 @@ def rule_page(rule) -> str:
         GENERATED_NOTE,
         fix_line(rule),
         rule.judgement(),
+        *([rule.measured()] if rule.measured() else []),
         rule.channel(),
         rule.documentation().strip(),
         f"Suppress one finding with `# noqa: {rule.code}` on the reported line.",
@@ -85,8 +87,8 @@ def index_page(rules) -> str:
         "",
         GENERATED_NOTE,
         "",
-        "| Code | Name | Summary | Status | Severity | Fix |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| Code | Name | Summary | Status | Group | Severity | Fix |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
         if rule.code in _codes().explicit_only_codes() and rows[-1].startswith("| ["):
@@ -95,8 +97,8 @@ def index_page(rules) -> str:
                 "About the suppressions rather than autograd, these run only when selected by",
                 "their own code (`--extend-select GL100`); `GL` and `ALL` leave them off.",
                 "",
-                "| Code | Name | Summary | Fix |",
-                "| --- | --- | --- | --- |",
+                "| Code | Name | Summary | Status | Group | Severity | Fix |",
+                "| --- | --- | --- | --- | --- | --- | --- |",
             ]
         if not rule.fix_title:
             fix = "none"
@@ -109,9 +111,25 @@ def index_page(rules) -> str:
         rows.append(
             f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {_cell(rule.summary())} "
             f"| {'preview' if _codes().is_preview(rule.code) else 'stable'} "
-            f"| {rule.severity.value} | {fix} |"
+            f"| {_groups(rule.code)} | {_levels(rule.code, rule.severity.value)} | {fix} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _groups(code: str) -> str:
+    return ", ".join(g.value for g in _codes().groups_of(code)) or "-"
+
+
+def _levels(code: str, default: str) -> str:
+    """The default levels of the rule's groups (waste: a hint where it runs once)."""
+    codes = _codes()
+    groups = codes.groups_of(code)
+    if not groups:
+        return default
+    levels = [codes.default_severity(g).value for g in groups]
+    if any(g.value == "waste" for g in groups):
+        levels.append("hint")
+    return " / ".join(dict.fromkeys(levels))
 
 
 def expected_files() -> dict[str, str]:

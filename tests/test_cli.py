@@ -576,7 +576,8 @@ def test_diff_and_fix_only_say_when_only_unsafe_fixes_exist(project, capsys):
     # No diff to show, but the user learns why and what would show one.
     assert (code, out) == (0, "")
     assert (
-        err == "No errors would be fixed (2 unsafe fixes available with `--diff --unsafe-fixes`).\n"
+        err
+        == "No findings would be fixed (2 unsafe fixes available with `--diff --unsafe-fixes`).\n"
     )
     code, out, err = run(capsys, "-j1", "--diff", "b.py")
     assert code == 1 and "+good()" in out
@@ -586,7 +587,7 @@ def test_diff_and_fix_only_say_when_only_unsafe_fixes_exist(project, capsys):
     assert code == 1 and err == "Would fix 2 errors.\n"
     code, out, _ = run(capsys, "-j1", "--fix-only", "a.py")
     assert code == 0
-    assert out == "No errors fixed (2 unsafe fixes available with `--fix-only --unsafe-fixes`).\n"
+    assert out == "No findings fixed (2 unsafe fixes available with `--fix-only --unsafe-fixes`).\n"
     assert (project / "a.py").read_text() == "worse()\nworse()\n"
     code, out, _ = run(capsys, "-j1", "--fix-only", "--show-fixes", "b.py")
     assert "1 \u00d7 GL901 (bad-call)" in out
@@ -641,7 +642,7 @@ def test_fix_only_and_show_fixes(project, capsys):
     assert "GL903" not in out  # --fix-only does not report what remains
     assert (project / "a.py").read_text() == "good()\ngood()\nloud()\n"
     code, out, _ = run(capsys, "-j1", "--fix-only", "a.py")
-    assert code == 0 and "No errors fixed." in out
+    assert code == 0 and "No findings fixed." in out
 
 
 def test_show_fixes_without_fix_shows_each_fix_title(project, capsys):

@@ -104,7 +104,7 @@ def test_flake8_reports_engine_findings_with_one_based_code_point_columns(
 def test_plugin_yields_flake8_tuples_directly(test_rules):
     lines = ["x = 1\n", "x += 2\n"]
     results = list(GradlintChecker(None, "mod.py", lines).run())
-    assert results == [(2, 0, "GL901 augmented addition", GradlintChecker)]
+    assert results == [(2, 0, "GL901 augmented addition [error, once]", GradlintChecker)]
 
 
 def test_noqa_for_the_reported_code_hides_it_and_other_codes_do_not(tmp_path, capsys, test_rules):

@@ -373,7 +373,8 @@ def test_a_cached_notebook_result_is_relinted_when_an_imported_helper_changes(
         ("code", "model.eval()\nout = evaluate(model, torch.ones(1, 2))\n"),
     )
     (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
-    args = ["--isolated", "-j1", "nb.ipynb"]
+    # The forward runs once (a hint): --fail-on hint makes it fail the run.
+    args = ["--isolated", "-j1", "--fail-on", "hint", "nb.ipynb"]
     first = cli.main(args)
     capsys.readouterr()
     (tmp_path / "helpers.py").write_text(

@@ -259,7 +259,7 @@ RUFF_SAMPLE = (
 )
 RUFF_SELECT = "F401,E711,E731,E702"
 # Keys gradlint's JSON adds to ruff's (documented in gradlint.output.json_report).
-GRADLINT_JSON_KEYS = {"related", "confidence"}
+GRADLINT_JSON_KEYS = {"related", "confidence", "group", "impact"}
 APPLICABILITY = {
     "safe": Applicability.SAFE,
     "unsafe": Applicability.UNSAFE,

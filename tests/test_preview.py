@@ -122,4 +122,4 @@ def test_rule_docs_and_listing_say_which_rules_are_stable(preview_gl002, monkeyp
     assert "**Status:** preview" in page
     assert "**Status:** stable" in gen_docs.rule_page(rule_by_code("GL001"))
     index = gen_docs.index_page(ALL_RULES)
-    assert "| preview | error |" in index and "| stable | warning |" in index
+    assert "| preview | crash | error |" in index and "| stable | waste | warning / hint |" in index

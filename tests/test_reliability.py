@@ -834,7 +834,8 @@ def test_notebooks_are_linted_named_walked_and_from_stdin(tmp_path, capsys, monk
     write(tmp_path / "pkg" / "walked.ipynb", text)
     write(tmp_path / "pkg" / "a.py", b"x = 1\n")
 
-    status, out, err = gradlint(capsys, "train.ipynb", "pkg")
+    # The bare statement runs once (a hint): --fail-on hint makes it fail the run.
+    status, out, err = gradlint(capsys, "train.ipynb", "pkg", "--fail-on", "hint")
 
     assert status == 1 and not err
     assert "train.ipynb:cell 1:1:1: GL008" in out
@@ -843,7 +844,7 @@ def test_notebooks_are_linted_named_walked_and_from_stdin(tmp_path, capsys, monk
     assert gradlint(capsys, "pkg", "--include", "*.py,*.pyi")[0] == 0
     sys_stdin = io.TextIOWrapper(io.BytesIO(text))
     monkeypatch.setattr(sys, "stdin", sys_stdin)
-    status, out, _ = gradlint(capsys, "-", "--stdin-filename", "nb.ipynb")
+    status, out, _ = gradlint(capsys, "-", "--stdin-filename", "nb.ipynb", "--fail-on", "hint")
     assert status == 1 and "nb.ipynb:cell 1:1:1: GL008" in out
 
 

@@ -16,7 +16,12 @@ from gradlint.engine import ALL_RULES, FileResult, lint_source, rule_by_code
 from gradlint.output import write_report
 
 CODES = [r.code for r in ALL_RULES]
+# In a loop: waste on a hot path is a warning (once, it would be a hint).
 GL004 = (
+    "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n"
+    "for x in data:\n    out = model(x)\n"
+)
+GL004_ONCE = (
     "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\nout = model(torch.randn(1, 2))\n"
 )
 # `step` is defined nowhere: that it returns a tensor with history is an assumption.
@@ -38,6 +43,8 @@ def test_default_severities_follow_each_rules_consequence():
     assert not warnings & {"GL001", "GL002", "GL003", "GL005", "GL007", "GL008", "GL010"}
     (finding,) = lint_source(GL004, "t.py")
     assert finding.severity is Severity.WARNING
+    (once,) = lint_source(GL004_ONCE, "t.py")
+    assert once.severity is Severity.HINT
 
 
 def settings(tmp_path: Path, table: str):
@@ -58,7 +65,10 @@ def test_severity_is_overridden_per_rule_and_the_most_specific_prefix_wins(tmp_p
     [
         ('severity = "error"', "expected a table of code"),
         ('severity = { GL999 = "error" }', "unknown rule selector 'GL999'"),
-        ('severity = { GL004 = "fatal" }', "severity.GL004: expected one of 'error', 'warning'"),
+        (
+            'severity = { GL004 = "fatal" }',
+            "severity.GL004: expected one of 'error', 'warning', 'hint'",
+        ),
         ('min-confidence = "medium"', "min-confidence: expected one of 'low', 'high'"),
     ],
 )
@@ -117,7 +127,7 @@ def test_every_format_shows_the_severity(tmp_path, monkeypatch):
     log = json.loads(render("sarif", GL004))
     (result,) = log["runs"][0]["results"]
     assert result["level"] == "warning"
-    assert result["properties"] == {"confidence": "high"}
+    assert result["properties"] == {"confidence": "high", "group": "waste", "impact": "per-batch"}
     levels = {
         r["id"]: r["defaultConfiguration"]["level"]
         for r in log["runs"][0]["tool"]["driver"]["rules"]
@@ -130,7 +140,7 @@ def test_every_format_shows_the_severity(tmp_path, monkeypatch):
     assert render("full", GL004).startswith("warning: GL004 ")
     assert render("full", GL001_SEEN).startswith("GL001 ")
     # concise stays ruff's one line.
-    assert render("concise", GL004).startswith("t.py:4:7: GL004 `model` is in eval mode")
+    assert render("concise", GL004).startswith("t.py:5:11: GL004 `model` is in eval mode")
 
 
 def test_full_notes_a_low_confidence_finding():
@@ -179,10 +189,15 @@ def test_cli_min_confidence_and_a_cache_that_follows_the_settings(tmp_path, monk
 
 def test_rule_command_states_severity_and_confidence(monkeypatch):
     status, out = run(["rule", "GL004"], monkeypatch)
-    assert "Severity: warning (wastes memory or compute)." in out
+    assert "Group: `waste` (a bounded cost per call)." in out
+    assert (
+        "Severity: warning (hint off the hot path: once, per epoch, in tests, on one sample)."
+        in out
+    )
     assert "Confidence: low when" in out
     status, out = run(["rule", "GL002"], monkeypatch)
-    assert "Severity: error" in out and "Confidence: always high" in out
+    assert "Group: `crash` (raises at run time). Severity: error." in out
+    assert "Confidence: always high" in out
     status, out = run(["rule", "--all", "--output-format", "json"], monkeypatch)
     rows = {row["code"]: row for row in json.loads(out)}
     assert rows["GL006"]["severity"] == "warning"

@@ -18,6 +18,18 @@ and the row inside that cell, as gradlint reports them (`path:cell N:row:col`). 
 - MISS   a real pitfall found by reading the code; gradlint should report it there.
 - TRAP   correct code that looks like the pitfall; gradlint must stay silent there.
 
+A TRUE (or MISS) row also says whether it matters, judged by reading the code
+(`consequence`):
+
+- TP        it matters: a crash, a silently wrong result, memory that grows with the run,
+            or real waste on a hot path (a forward per batch or per environment step).
+- TP-minor  true but cheap: a one-off forward in a test, a plot or a script's last
+            lines, a few KB of graph nodes per batch, a tiny policy's per-step action.
+
+`run` then reports, per severity level gradlint gives the true findings, the share that
+matters: the target (issue 20) is at least 0.8 of error-level and 0.5 of warning-level
+findings, the cheap ones hints or unselected by default.
+
 Rows may also name repositories outside `corpus.tsv` (with their own commit): recall
 evidence, such as a public bug report checked out at the commit before its fix. They are
 kept as the record but not scored.
@@ -45,8 +57,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CORPUS_TSV = HERE / "corpus.tsv"
 LEDGER_TSV = HERE / "ledger.tsv"
-COLUMNS = ("repo", "commit", "path", "line", "code", "verdict", "reason")
+COLUMNS = ("repo", "commit", "path", "line", "code", "verdict", "consequence", "reason")
 GOOD = frozenset({"TRUE", "MISS"})
+CONSEQUENCES = ("TP", "TP-minor")
+# The levels gradlint reports, loudest first, and the share of true findings at each that
+# must matter.
+LEVEL_TARGETS = {"error": 0.8, "warning": 0.5, "hint": None}
 BAD = frozenset({"FALSE", "TRAP"})
 VERDICTS = GOOD | BAD
 LINTED_SUFFIXES = (".py", ".ipynb")
@@ -72,6 +88,7 @@ class Row:
     code: str
     verdict: str
     reason: str
+    consequence: str = ""  # TP / TP-minor for TRUE and MISS rows
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -93,6 +110,11 @@ def read_ledger(path: Path = LEDGER_TSV) -> list[Row]:
         for n, r in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
             if r["verdict"] not in VERDICTS:
                 raise SystemExit(f"{path}:{n}: unknown verdict {r['verdict']!r}")
+            consequence = (r.get("consequence") or "").strip()
+            if consequence and (consequence not in CONSEQUENCES or r["verdict"] not in GOOD):
+                raise SystemExit(
+                    f"{path}:{n}: consequence {consequence!r} (TP or TP-minor, on TRUE/MISS rows)"
+                )
             rows.append(
                 Row(
                     r["repo"],
@@ -102,6 +124,7 @@ def read_ledger(path: Path = LEDGER_TSV) -> list[Row]:
                     r["code"],
                     r["verdict"],
                     r["reason"],
+                    consequence,
                 )
             )
     return rows
@@ -133,7 +156,9 @@ def write_ledger(rows: list[Row], path: Path = LEDGER_TSV) -> None:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(COLUMNS)
         for r in rows:
-            writer.writerow([r.repo, r.commit, r.path, r.line, r.code, r.verdict, r.reason])
+            writer.writerow(
+                [r.repo, r.commit, r.path, r.line, r.code, r.verdict, r.consequence, r.reason]
+            )
 
 
 # -- prepare ---------------------------------------------------------------------------
@@ -195,8 +220,25 @@ def prepare(corpus_dir: Path, template: str | None) -> int:
 # -- run -------------------------------------------------------------------------------
 
 
-def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, str, str, str]]:
-    """(repo, path, line, code, message) for every finding, paths relative to the repo."""
+@dataclass(frozen=True)
+class Finding:
+    repo: str
+    path: str
+    line: str
+    code: str
+    message: str
+    severity: str = ""
+    group: str = ""
+    impact: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.repo, self.path, self.line, self.code)
+
+
+def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[Finding]:
+    """Every finding, paths relative to the repo, with the level, group and impact
+    gradlint gives it by default."""
     findings = []
     for repo in repos:
         root = corpus_dir / repo.folder
@@ -228,7 +270,18 @@ def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[tuple[str, str, str
             if not item.get("code"):
                 continue  # a file gradlint could not lint: reported on stderr, not judged
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
-            findings.append((repo.name, path, finding_line(item), item["code"], item["message"]))
+            findings.append(
+                Finding(
+                    repo.name,
+                    path,
+                    finding_line(item),
+                    item["code"],
+                    item["message"],
+                    item.get("severity") or "",
+                    item.get("group") or "",
+                    item.get("impact") or "",
+                )
+            )
     return findings
 
 
@@ -238,17 +291,21 @@ def report(findings, rows: list[Row], out=sys.stdout) -> dict:
     unjudged = []
     false_hits = []
     found_keys = set()
-    for repo, path, line, code, message in findings:
-        key = (repo, path, line, code)
+    # level -> consequence (TP, TP-minor, or "" when not judged yet) -> count
+    by_level: dict[str, Counter] = defaultdict(Counter)
+    for finding in findings:
+        key = finding.key
+        code = finding.code
         found_keys.add(key)
         row = by_key.get(key)
         counts = per_rule[code]
         counts["findings"] += 1
         if row is None:
             counts["unjudged"] += 1
-            unjudged.append((repo, path, line, code, message))
+            unjudged.append(finding)
         elif row.verdict in GOOD:
             counts["true"] += 1
+            by_level[finding.severity][row.consequence] += 1
         else:
             counts["false"] += 1
             false_hits.append(row)
@@ -295,17 +352,51 @@ def report(findings, rows: list[Row], out=sys.stdout) -> dict:
         print("\nreal pitfalls still missed:", file=out)
         for r in still_missed:
             print(f"  {r.repo} {r.path}:{r.line} {r.code} {r.reason}", file=out)
+    levels = consequence_by_level(by_level, out)
     if unjudged:
         print("\nfindings not judged yet (read the code, then add a row):", file=out)
-        for repo, path, line, code, message in unjudged:
-            print(f"  {repo} {path}:{line} {code} {message}", file=out)
+        for f in unjudged:
+            print(f"  {f.repo} {f.path}:{f.line} {f.code} {f.message}", file=out)
     return {
         "per_rule": {k: dict(v) for k, v in per_rule.items()},
         "total": dict(total),
+        "by_level": levels,
         "false": [r.key for r in false_hits],
         "lost": [r.key for r in lost],
-        "unjudged": [u[:4] for u in unjudged],
+        "unjudged": [u.key for u in unjudged],
     }
+
+
+def consequence_by_level(by_level: dict[str, Counter], out=sys.stdout) -> dict:
+    """Per level gradlint gives the true findings: how many matter (TP), how many are
+    cheap (TP-minor), how many are not judged for consequence yet, the share that
+    matters, and the issue's target for that level."""
+    print("\ntrue findings by level (TP: it matters; TP-minor: true but cheap):", file=out)
+    print(
+        f"{'level':<8} {'true':>5} {'TP':>4} {'minor':>6} {'unrated':>8} {'share':>6} {'target':>7}",
+        file=out,
+    )
+    figures = {}
+    for level in [*LEVEL_TARGETS, *sorted(set(by_level) - set(LEVEL_TARGETS))]:
+        c = by_level.get(level, Counter())
+        rated = c["TP"] + c["TP-minor"]
+        share = c["TP"] / rated if rated else None
+        target = LEVEL_TARGETS.get(level)
+        figures[level] = {
+            "true": sum(c.values()),
+            "TP": c["TP"],
+            "TP-minor": c["TP-minor"],
+            "unrated": c[""],
+            "share": share,
+            "target": target,
+        }
+        print(
+            f"{level:<8} {sum(c.values()):>5} {c['TP']:>4} {c['TP-minor']:>6} {c['']:>8} "
+            f"{(f'{share:.2f}' if share is not None else '-'):>6} "
+            f"{(f'{target:.2f}' if target is not None else '-'):>7}",
+            file=out,
+        )
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:

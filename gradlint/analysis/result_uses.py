@@ -44,6 +44,7 @@ from gradlint.analysis.torch_api import (
     DIFFERENTIATING_NAMESPACES,
     ESCAPING_NAMESPACES,
     GRAD_ATTRIBUTE,
+    GRADLESS_RESULTS,
     GRAPH_CUTTING_METHODS,
     GRAPH_KEEPING_METHODS,
     INDEX_METHODS,
@@ -53,6 +54,7 @@ from gradlint.analysis.torch_api import (
     NUMPY_MODULES,
     PYTHON_VALUE_BUILTINS,
     TENSOR_RETURNING_BUILTINS,
+    VALUES_AND_INDICES_METHODS,
 )
 from gradlint.analysis.values import ValueAnalysis
 
@@ -295,6 +297,8 @@ class ResultUses:
                 if position == 1:
                     found.numbers.append(parent)  # `out.max(1)[1]`: the indices
                     return []
+            if position == 1 and _values_and_indices(node):
+                return [(parent, True)]  # `out.topk(k)[1]`: indices, which have no grad
             return [(parent, detached)]
         if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
             found.reads.append(parent)
@@ -349,7 +353,9 @@ class ResultUses:
                 raise _Differentiated  # differentiated or hooked
             if name.endswith("_") and not name.startswith("_"):
                 raise _Escapes  # changed in place
-            return [(call, detached)]
+            # past an op whose result has no grad, `.numpy()` works and nothing can
+            # use a graph
+            return [(call, detached or name in GRADLESS_RESULTS)]
         if name in _CUT_ATTRIBUTES:
             found.reads.append(attribute)
             return []
@@ -389,7 +395,7 @@ class ResultUses:
                 return []
             if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
                 raise _Escapes
-            return [(call, detached or last == "detach")]
+            return [(call, detached or last == "detach" or last in GRADLESS_RESULTS)]
         if qualified in _FOLLOWED_BUILTINS and type(call.func) is not cst.Attribute:
             return [(call, detached)]  # builtin arithmetic on it
         layer = self._module_class(call.func, call) or ""
@@ -541,6 +547,13 @@ def _chain_root(expr: cst.CSTNode | None) -> str | None:
         else:
             return None
     return None
+
+
+def _values_and_indices(node: cst.CSTNode) -> bool:
+    """`x.topk(k)`, `x.sort()`, `torch.sort(x)`: a (values, indices) pair."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    return node.func.attr.value in VALUES_AND_INDICES_METHODS
 
 
 def _integer_index(subscript: cst.Subscript) -> int | None:

@@ -32,6 +32,11 @@ PYTHON_NUMBER_METHODS = frozenset({"item", "tolist"})
 # Index-returning reductions: the chosen action or class, without history.
 INDEX_METHODS = frozenset({"argmax", "argmin"})
 INDEX_FUNCTIONS = frozenset({"torch.argmax", "torch.argmin"})
+# torch functions and methods whose result never requires grad (integer indices, a
+# histogram), measured on torch 2.13: read as numbers, and `.numpy()` on them works.
+GRADLESS_RESULTS = frozenset({"multinomial", "bucketize", "searchsorted", "histc"})
+# Methods that return a (values, indices) pair, the indices without history.
+VALUES_AND_INDICES_METHODS = frozenset({"topk", "sort", "kthvalue", "mode"})
 # Tensor methods whose result is a Python value describing the tensor, not its values.
 METADATA_METHODS = frozenset(
     {"numel", "size", "dim", "nelement", "element_size", "data_ptr", "stride"}

@@ -44,6 +44,7 @@ def write_report(
     fixed: Sequence[Diagnostic] = (),
     error_stream: TextIO | None = None,
     root: str | None = None,
+    sort: str = "file",
 ) -> None:
     """Write `results` to `stream` in format `fmt` (one of FORMATS).
 
@@ -52,6 +53,7 @@ def write_report(
     fixed: diagnostics that `--fix` applied, for "Found N errors (M fixed, K remaining)."
     error_stream: where concise/full print files that could not be linted (default: stream).
     root: SARIF URIs and GitHub annotation paths are relative to it (default: cwd).
+    sort: the text formats' order, "file" or "impact" (ReportOptions.sort).
     """
     try:
         writer = _WRITERS[fmt]
@@ -65,6 +67,7 @@ def write_report(
         fixed=tuple(fixed),
         error_stream=error_stream,
         root=root,
+        sort=sort,
     )
     writer(results, stream, options)
 

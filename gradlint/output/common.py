@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Diagnostic, FileError, Fix, Position, Related
+from gradlint.diagnostics import (
+    Applicability,
+    Diagnostic,
+    FileError,
+    Fix,
+    Position,
+    Related,
+    Severity,
+)
 from gradlint.edits import is_applicable
 from gradlint.results import FileResult
 
@@ -26,10 +34,62 @@ class ReportOptions:
     error_stream: TextIO | None = None
     # Paths in SARIF and GitHub annotations are made relative to this (default: cwd).
     root: str | None = None
+    # The text formats' order: "file" (files in order, the loudest and most frequent
+    # findings of each first) or "impact" (the same, across files).
+    sort: str = "file"
 
 
 def sorted_diagnostics(results: Sequence[FileResult]) -> list[Diagnostic]:
+    """In file and position order: the machine formats' order."""
     return sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+
+
+def weight(diagnostic: Diagnostic) -> tuple[int, int]:
+    """How much a finding matters, higher first: its severity (which already weighs its
+    consequence group and impact), then how often its code runs."""
+    impact = diagnostic.impact.rank if diagnostic.impact is not None else -1
+    return diagnostic.severity.rank, impact
+
+
+def report_order(results: Sequence[FileResult], sort: str = "file") -> list[Diagnostic]:
+    """The text formats' order: within each file (or, with sort="impact", across all
+    files) the findings that matter most first, positions breaking ties."""
+
+    def key(d: Diagnostic) -> tuple:
+        loud, often = weight(d)
+        ranked = (-loud, -often, *d.sort_key)
+        return ranked if sort == "impact" else (d.path, *ranked)
+
+    return sorted((d for r in results for d in r.diagnostics), key=key)
+
+
+def context_text(diagnostic: Diagnostic) -> str:
+    """` [warning, waste, per-batch]`: the level, what the pitfall does, how often it
+    runs, for the one-line formats; "" for a finding that carries neither group nor
+    impact (GL100's, or one read back from ruff's JSON), whose line stays ruff's."""
+    if diagnostic.group is None and diagnostic.impact is None:
+        return ""
+    parts = [diagnostic.severity.value]
+    if diagnostic.group is not None:
+        parts.append(diagnostic.group.value)
+    if diagnostic.impact is not None:
+        parts.append(diagnostic.impact.value)
+    return f" [{', '.join(parts)}]"
+
+
+def severity_counts(diagnostics: Sequence[Diagnostic], file_errors: int = 0) -> str:
+    """`3 errors, 12 warnings, 5 hints`, the levels with none left out; a file that could
+    not be linted counts as an error."""
+    counts = {level: 0 for level in Severity}
+    for d in diagnostics:
+        counts[d.severity] += 1
+    counts[Severity.ERROR] += file_errors
+    parts = [
+        plural(counts[level], level.value)
+        for level in (Severity.ERROR, Severity.WARNING, Severity.HINT)
+        if counts[level]
+    ]
+    return ", ".join(parts) or "0 errors"
 
 
 def sorted_errors(results: Sequence[FileResult]) -> list[FileError]:
@@ -88,15 +148,15 @@ def write_summary(
     errors: Sequence[FileError],
     options: ReportOptions,
 ) -> None:
-    """ruff's closing lines: `Found N errors.` / `All checks passed!`, then what --fix can do."""
+    """ruff's closing lines, counted per level: `Found 3 errors, 12 warnings, 5 hints.` /
+    `All checks passed!`, then what --fix can do."""
     remaining = len(diagnostics) + len(errors)
     fixed = len(options.fixed)
     if fixed:
-        stream.write(
-            f"Found {plural(remaining + fixed, 'error')} ({fixed} fixed, {remaining} remaining).\n"
-        )
+        counted = severity_counts([*diagnostics, *options.fixed], len(errors))
+        stream.write(f"Found {counted} ({fixed} fixed, {remaining} remaining).\n")
     elif remaining:
-        stream.write(f"Found {plural(remaining, 'error')}.\n")
+        stream.write(f"Found {severity_counts(diagnostics, len(errors))}.\n")
     else:
         stream.write("All checks passed!\n")
     fixable = sum(is_fixable(d.fix, unsafe_fixes=options.unsafe_fixes) for d in diagnostics)
@@ -116,7 +176,7 @@ def write_fixed(stream: TextIO, fixed: Sequence[Diagnostic]) -> None:
     """ruff's --show-fixes enumeration of what --fix applied, per file and code."""
     if not fixed:
         return
-    stream.write(f"\nFixed {plural(len(fixed), 'error')}:\n")
+    stream.write(f"\nFixed {severity_counts(fixed)}:\n")
     by_path: dict[str, dict[tuple[str, str], int]] = {}
     for diagnostic in fixed:
         counts = by_path.setdefault(diagnostic.path, {})

@@ -27,7 +27,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from gradlint.diagnostics import Applicability, Confidence, Diagnostic, Fix, Related, Severity
+from gradlint.codes import GROUP_WORDS
+from gradlint.diagnostics import (
+    Applicability,
+    Confidence,
+    Diagnostic,
+    Fix,
+    Impact,
+    Related,
+    Severity,
+)
 from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
 from gradlint.output.common import (
     ReportOptions,
@@ -36,7 +45,7 @@ from gradlint.output.common import (
     is_fixable,
     location_text,
     printable,
-    sorted_diagnostics,
+    report_order,
     sorted_errors,
     sources_by_path,
     text_width,
@@ -51,6 +60,14 @@ CONTEXT_LINES = 2
 MAX_RANGE_LINES = 6
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# What a finding's group and impact mean, for its note line.
+_RUNS = {
+    Impact.PER_BATCH: "on every batch (per-batch)",
+    Impact.PER_EPOCH: "on every epoch (per-epoch)",
+    Impact.ONCE: "once",
+    Impact.TEST: "only in tests",
+}
 
 NOTES = {
     Applicability.UNSAFE: "This is an unsafe fix and may change runtime behavior",
@@ -72,7 +89,7 @@ def source_lines(source: str) -> list[str]:
 
 
 def write(results: Sequence[FileResult], stream: TextIO, options: ReportOptions) -> None:
-    diagnostics = sorted_diagnostics(results)
+    diagnostics = report_order(results, options.sort)
     errors = sorted_errors(results)
     write_errors(errors, options.error_stream or stream)
     sources = sources_by_path(results)
@@ -106,8 +123,8 @@ def render(
     line_cache: dict[str, list[str] | None] | None = None,
 ) -> str:
     marker = "[*] " if is_fixable(diagnostic.fix, unsafe_fixes=options.unsafe_fixes) else ""
-    # An error reads as ruff's header; a warning says so, as a compiler's does.
-    level = "warning: " if diagnostic.severity is Severity.WARNING else ""
+    # An error reads as ruff's header; a warning or a hint says so, as a compiler's does.
+    level = "" if diagnostic.severity is Severity.ERROR else f"{diagnostic.severity.value}: "
     out = [f"{level}{diagnostic.code} {marker}{diagnostic.message}"]
     where = f"{printable(diagnostic.path)}:{location_text(diagnostic)}"
     # One gutter for the finding and the places related to it, as compilers print them.
@@ -122,6 +139,9 @@ def render(
         out.append(f" --> {where}")
     for related in diagnostic.related:
         out.extend(related_rows(related, diagnostic, lines, max(width, min_width), line_cache))
+    if diagnostic.group is not None:
+        runs = f"; runs {_RUNS[diagnostic.impact]}" if diagnostic.impact is not None else ""
+        out.append(f"note: {diagnostic.group.value}: {GROUP_WORDS[diagnostic.group]}{runs}")
     if diagnostic.confidence is Confidence.LOW:
         out.append(
             f"note: low confidence: this finding rests on an assumption gradlint could not "

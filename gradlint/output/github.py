@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from gradlint.diagnostics import Diagnostic, FileError
+from gradlint.diagnostics import Diagnostic, FileError, Severity
 from gradlint.output.common import (
     ReportOptions,
+    context_text,
     display_path,
     file_region,
     location_text,
@@ -28,6 +29,10 @@ def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+# GitHub's workflow commands have no hint level; a notice is its quietest annotation.
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.HINT: "notice"}
+
+
 def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
@@ -39,7 +44,7 @@ def command(properties: dict[str, object], message: str, level: str = "error") -
 
 def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
     start, end = file_region(diagnostic)
-    message = f"{diagnostic.code} {diagnostic.message}"
+    message = f"{diagnostic.code} {diagnostic.message}{context_text(diagnostic)}"
     if diagnostic.cell is not None:
         message += f" ({location_text(diagnostic)})"
     if diagnostic.fix is not None:
@@ -55,7 +60,7 @@ def diagnostic_command(diagnostic: Diagnostic, root: str | None) -> str:
             "endColumn": end.column + 1,
         },
         message,
-        diagnostic.severity.value,
+        LEVELS[diagnostic.severity],
     )
 
 

@@ -10,8 +10,11 @@ ruff reported syntax errors from 0.5 until it named them `invalid-syntax`.
 gradlint adds keys of its own, which readers of ruff's format ignore: `related`, the other
 places that explain a finding (`message`, `filename`, `location`, `end_location`, in the
 same terms as the finding's own), and `confidence` ("high", or "low" for a finding that
-rests on an assumption; null for a file error). `severity` is the rule's ("error" or
-"warning", as configured), where ruff always writes "error".
+rests on an assumption; null for a file error). `severity` is the finding's ("error",
+"warning" or "hint": by default from its group and impact, as configured), where ruff
+always writes "error". `group` is what the pitfall does ("crash", "wrong", "leak",
+"waste"; null for GL100 and file errors), `impact` how often the flagged code runs
+("per-batch", "per-epoch", "once", "test"; null for file errors).
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ def diagnostic_object(diagnostic: Diagnostic) -> dict:
         "related": [related_object(r) for r in diagnostic.related],
         "severity": diagnostic.severity.value,
         "confidence": diagnostic.confidence.value,
+        "group": diagnostic.group.value if diagnostic.group is not None else None,
+        "impact": diagnostic.impact.value if diagnostic.impact is not None else None,
         "url": diagnostic.url or None,
     }
 
@@ -110,6 +115,8 @@ def error_object(error: FileError) -> dict:
         "related": [],
         "severity": "error",
         "confidence": None,
+        "group": None,
+        "impact": None,
         "url": None,
     }
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TextIO
 
 from gradlint.about import home
-from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Position
+from gradlint.codes import groups_of
+from gradlint.diagnostics import Diagnostic, Edit, FileError, Fix, Impact, Position, Severity
 from gradlint.output.common import (
     ReportOptions,
     artifact_location,
@@ -56,8 +57,8 @@ def rule_descriptor(rule) -> dict:
         "fullDescription": {"text": summary[:MAX_DESCRIPTION]},
         "help": {"text": documentation, "markdown": documentation},
         "helpUri": rule.url(),
-        "defaultConfiguration": {"level": rule.severity.value},
-        "properties": {"tags": ["pytorch", "autograd"]},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": ["pytorch", "autograd", *(g.value for g in groups_of(rule.code))]},
     }
 
 
@@ -95,14 +96,33 @@ def fix_object(fix: Fix, location: dict) -> dict:
     }
 
 
+# SARIF has no "hint" level; "note" is its quietest.
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.HINT: "note"}
+_SEVERITY_RANK = {Severity.ERROR: 60.0, Severity.WARNING: 30.0, Severity.HINT: 0.0}
+_IMPACT_RANK = {Impact.PER_BATCH: 40.0, Impact.PER_EPOCH: 30.0, Impact.ONCE: 10.0, Impact.TEST: 0.0}
+
+
+def rank(diagnostic: Diagnostic) -> float:
+    """SARIF's `rank` (0 to 100, higher matters more): the level, then how often the
+    flagged code runs, so a viewer that sorts by rank puts what matters first."""
+    often = _IMPACT_RANK[diagnostic.impact] if diagnostic.impact is not None else 20.0
+    return _SEVERITY_RANK[diagnostic.severity] + often
+
+
 def result_object(diagnostic: Diagnostic, rule_index: int, root: str | None) -> dict:
     location = artifact_location(diagnostic.path, root)
+    properties: dict = {"confidence": diagnostic.confidence.value}
+    if diagnostic.group is not None:
+        properties["group"] = diagnostic.group.value
+    if diagnostic.impact is not None:
+        properties["impact"] = diagnostic.impact.value
     result: dict = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
-        "level": diagnostic.severity.value,
+        "level": LEVELS[diagnostic.severity],
+        "rank": rank(diagnostic),
         "message": {"text": diagnostic.message},
-        "properties": {"confidence": diagnostic.confidence.value},
+        "properties": properties,
         "locations": [
             {
                 "physicalLocation": {

@@ -9,8 +9,17 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from gradlint.about import rule_url
-from gradlint.codes import is_preview
-from gradlint.diagnostics import Applicability, Confidence, Edit, Fix, Related, Severity
+from gradlint.codes import GROUP_WORDS, default_severity, group_of, groups_of, is_preview
+from gradlint.diagnostics import (
+    Applicability,
+    Confidence,
+    Edit,
+    Fix,
+    Group,
+    Impact,
+    Related,
+    Severity,
+)
 
 if TYPE_CHECKING:
     from gradlint.context import FileContext
@@ -31,8 +40,10 @@ class Rule:
     message: ClassVar[str]
     fix_title: ClassVar[str | None] = None
     fix_applicability: ClassVar[Applicability] = Applicability.UNSAFE
-    # ERROR: the pitfall raises or silently breaks training; WARNING: it wastes memory or
-    # compute. Users override it per rule (`[tool.gradlint] severity`).
+    # Both read off the codes table (gradlint.codes) when the class is made: what the
+    # rule's usual finding does, and the level that gives it before its impact is known.
+    # Users override the level per rule or group (`[tool.gradlint] severity`).
+    group: ClassVar[Group | None] = None
     severity: ClassVar[Severity] = Severity.ERROR
     # When the rule reports with Confidence.LOW, in the user's terms (shown in the docs and
     # by `gradlint rule`); empty: every finding is high confidence.
@@ -47,6 +58,16 @@ class Rule:
     # imports has them, because a helper there does that part of the work (GL012's
     # `to_np(t)` in `utils.py`); such a file is parsed when that is so.
     triggers_may_be_imported: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        code = cls.__dict__.get("code")
+        if isinstance(code, str):
+            # a class that states its own (a plugin's, a test's) keeps it
+            if "group" not in cls.__dict__:
+                cls.group = group_of(code)
+            if "severity" not in cls.__dict__:
+                cls.severity = default_severity(cls.group)
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
@@ -88,6 +109,7 @@ class Rule:
         *,
         related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
         confidence: Confidence = Confidence.HIGH,
+        group: Group | None = None,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -95,11 +117,17 @@ class Rule:
         `related`: the other places that explain the finding, each a (node of this
         file, short label) pair, or a `Related` for a place in another file.
         `confidence`: LOW when the finding rests on an assumption the analysis could not
-        check; the rule's documentation says which."""
+        check; the rule's documentation says which.
+        `group`: what this finding does, when the shape makes it differ from the rule's
+        usual group (one of those the codes table lists for the rule)."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
-        self.context.report(self, node, text, fix, related=related, confidence=confidence)
+        if group is not None and group not in groups_of(self.code):
+            raise TypeError(f"{self.code}: group {group.value!r} is not in the codes table")
+        self.context.report(
+            self, node, text, fix, related=related, confidence=confidence, group=group
+        )
 
     @classmethod
     def placeholders(cls) -> frozenset[str]:
@@ -146,13 +174,40 @@ class Rule:
 
     @classmethod
     def judgement(cls) -> str:
-        """One line on the rule's severity and confidence, for its documentation."""
-        if cls.severity is Severity.WARNING:
-            level = "warning (wastes memory or compute)"
-        else:
-            level = "error (raises, or silently breaks training)"
+        """One line on the rule's consequence group, severity and confidence, for its
+        documentation."""
+        groups = groups_of(cls.code)
         sure = cls.low_confidence or "always high: no finding rests on an unchecked assumption."
-        return f"**Severity:** {level}. **Confidence:** {sure}"
+        if not groups:
+            return f"**Severity:** {cls.severity.value}. **Confidence:** {sure}"
+        named = " or ".join(f"`{g.value}` ({GROUP_WORDS[g]})" for g in groups)
+
+        def level(group: Group) -> str:
+            text = default_severity(group).value
+            if group is Group.WASTE:
+                text += f" ({default_severity(group, Impact.ONCE).value} off the hot path: once, per epoch, in tests, on one sample)"
+            return text
+
+        if len(groups) == 1:
+            levels = level(groups[0])
+        else:
+            levels = ", ".join(f"{level(g)} for `{g.value}`" for g in groups)
+        return f"**Group:** {named}. **Severity:** {levels}. **Confidence:** {sure}"
+
+    @classmethod
+    def measured(cls) -> str:
+        """What the rule's fixtures were measured to cost, per group (docs/consequences.md);
+        "" for a rule with no measured fixture."""
+        from gradlint.rules.consequences import describe
+
+        lines = describe(cls.code)
+        if not lines:
+            return ""
+        return (
+            "**Measured** ([docs/consequences.md](../consequences.md)): "
+            + "; ".join(line.rstrip(".") for line in lines)
+            + "."
+        )
 
     @classmethod
     def channel(cls) -> str:

@@ -11,7 +11,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_HOLDING_METHODS,
 )
 from gradlint.analysis.values import MODULE, may_carry_graph
-from gradlint.diagnostics import Confidence, Edit, Fix, Position
+from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
@@ -136,39 +136,51 @@ class UndetachedLoopState(Rule):
             if facts.mode_at(statement) is not GradMode.RECORDING:
                 continue
             quoted = ", ".join(f"`{n}`" for n in names)
+            consequence, group = self._consequence(loop, names)
             self.report(
                 statement,
                 self.message_for(
                     names=quoted,
                     pronoun="its" if len(names) == 1 else "their",
                     them="it" if len(names) == 1 else "them",
-                    consequence=self._consequence(loop, names),
+                    consequence=consequence,
                 ),
                 fix=self._fix(loop, names, quoted),
                 related=self._related(loop, names),
                 confidence=Confidence.LOW if unsure >= set(names) else Confidence.HIGH,
+                group=group,
             )
 
-    def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> str:
+    def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> tuple[str, Group]:
         """What happens at run time (measured on torch 2.13, /work/shared/pitfalls.md 1a):
         a backward that frees its graph raises on the second iteration; one that keeps
         it (`retain_graph=True`) raises too once an optimizer step has changed the
-        weights in place, and otherwise silently re-walks a graph that grows."""
+        weights in place, and otherwise silently re-walks a graph that grows: a leak,
+        not a crash."""
         events = [e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)]
         kept = {self.facts.autograd.retains_graph(e) for e in events}
         if kept == {False}:
-            return 'the second iteration\'s backward raises "Trying to backward through the graph a second time"'
+            return (
+                "the second iteration's backward raises \"Trying to backward through the "
+                'graph a second time"',
+                Group.CRASH,
+            )
         if kept == {True}:
             if any(e.kind == "step" for e in loop.events) or self._updates_in_place(loop):
                 return (
                     "the second iteration's backward raises \"modified by an inplace "
-                    'operation": the step changed weights the kept graph saved'
+                    'operation": the step changed weights the kept graph saved',
+                    Group.CRASH,
                 )
             return (
                 "nothing raises, but the graph grows every iteration and each backward "
-                "walks the whole history (time and memory per step grow)"
+                "walks the whole history (time and memory per step grow)",
+                Group.LEAK,
             )
-        return "the next backward raises, or, where it retains the graph, the graph grows"
+        return (
+            "the next backward raises, or, where it retains the graph, the graph grows",
+            Group.CRASH,
+        )
 
     def _updates_in_place(self, loop: LoopFacts[LoopNode]) -> bool:
         """A manual update (`W -= lr * W.grad`) in the loop changes the weights in place."""

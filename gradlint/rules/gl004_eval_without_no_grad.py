@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.train_mode import ModeSwitch
-from gradlint.diagnostics import Confidence, Position, Related, Severity
+from gradlint.diagnostics import Confidence, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -75,7 +75,6 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
-    severity = Severity.WARNING
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
     low_confidence = (
         "low when the model is put in eval mode at module level and the forward runs in a "

@@ -9,7 +9,7 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_NAMES,
     VARIABLE_CLASSES,
 )
-from gradlint.diagnostics import Applicability, Edit, Fix
+from gradlint.diagnostics import Applicability, Edit, Fix, Group
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
 
@@ -144,11 +144,13 @@ class GradModeNotEntered(Rule):
             api = self._grad_api(value.func)
             if api in GRAD_MODE_MANAGERS:
                 call = " ".join(render(value).split())
-                self.report(value, _BARE_CALL.format(call=call))
+                self.report(value, _BARE_CALL.format(call=call), group=Group.WASTE)
         elif isinstance(value, (cst.Name, cst.Attribute)):
             api = self._grad_api(value)
             if api in GRAD_MODE_MANAGERS:
-                self.report(value, _BARE_NAME.format(name=dotted_name(value) or api))
+                self.report(
+                    value, _BARE_NAME.format(name=dotted_name(value) or api), group=Group.WASTE
+                )
 
     # -- `Variable(x, volatile=True)` ----------------------------------------------------
 
@@ -163,7 +165,7 @@ class GradModeNotEntered(Rule):
             return
         if self.facts.mode_at(node) is not GradMode.RECORDING:
             return  # already under no_grad (or a mode we cannot tell): nothing to miss
-        self.report(volatile, _VOLATILE)
+        self.report(volatile, _VOLATILE, group=Group.WASTE)
 
     # -- names -----------------------------------------------------------------------------
 

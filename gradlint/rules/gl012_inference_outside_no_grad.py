@@ -7,7 +7,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
-from gradlint.diagnostics import Severity
+from gradlint.diagnostics import Group
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -124,7 +124,6 @@ class InferenceOutsideNoGrad(Rule):
     """
 
     code = "GL012"
-    severity = Severity.WARNING  # a graph built for nothing: memory and compute
     name = "inference-outside-no-grad"
     message = (
         "{what} records an autograd graph that is thrown away: {consequence}; run it "
@@ -217,6 +216,7 @@ class InferenceOutsideNoGrad(Rule):
                     self.context, statement, self.fix_title, self.fix_applicability
                 ),
                 related=related,
+                group=Group.CRASH if uses.numpy_raises else None,
             )
 
     def _library_call(self, name: str, rebound: set[str]) -> bool:

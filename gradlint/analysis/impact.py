@@ -1,0 +1,224 @@
+"""How often a piece of code runs: on every batch, every epoch, once, or only in tests.
+
+The same pitfall costs very different amounts in different places: a graph recorded
+for nothing in a loop over a data loader is paid on every batch, the same forward in a
+plot or a test once. The impact is read off the context the analysis already has:
+
+- code under tests (a `tests/` or `test/` folder; a `test_*.py` / `*_test.py` /
+  `conftest.py` file that holds test functions or imports pytest or unittest, since
+  `test_net.py` is often an evaluation script; a pytest function `test_*`) is `test`;
+- code in a hot loop (a `while` loop, one over data, batches, steps, frames, episodes
+  or epochs by its names, or one that differentiates, through a helper too) is
+  `per-batch`, except in the body of an epoch loop (one whose target or iterable names
+  an epoch) that holds a hot loop beside it, or under a periodic test in the loop
+  (`if step % interval == 0:`, the usual sampling and logging): then it is
+  `per-epoch`, a cost paid now and then;
+- a loop that is none of these (over a few classes, the images of one sample grid) runs
+  as often as the code around it;
+- code of a function outside its loops runs as often as the function is called: the
+  most frequent of its calls in this file, or, with none visible (a hook a framework
+  calls, an entry point another file imports), by its name: `forward`, `*_step` and the
+  unknown run per batch, `evaluate`/`validate`/`log` per epoch, `plot`/`save`/`main`
+  once;
+- module-level code outside loops (a script's body, a notebook cell) runs `once`.
+
+`on_one_sample` tells the other side of a forward's cost: an input given a leading batch
+dimension of one (`state.unsqueeze(0)`, `x[None]`), an agent's per-step action, saves a
+few KB whatever the frequency.
+
+Nothing here decides whether a finding is reported; it decides how loudly
+(gradlint.codes.default_severity) and in which order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import libcst as cst
+
+from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.index import LOOPS, FileIndex
+from gradlint.analysis.loops import LoopAnalysis
+from gradlint.diagnostics import Impact
+
+_TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+_EPOCH = re.compile(r"epoch", re.IGNORECASE)
+# Names of what a hot loop walks over or counts.
+_HOT_NAMES = re.compile(
+    r"epoch|batch|load|data|step|iter|frame|episode|env|sample_idx|global", re.IGNORECASE
+)
+# Functions that nothing in the file calls, by what their name says they are for.
+_ONCE_NAMES = re.compile(
+    r"^(main|_?plot\w*|\w*_plot|visuali[sz]e\w*|show\w*|draw\w*|save\w*|export\w*|demo\w*|"
+    r"__init__|setup\w*|build\w*|load\w*|summar\w*|report\w*|generate\w*|interpolat\w*|"
+    r"infer\w*)$"
+)
+_EPOCH_NAMES = re.compile(r"^_?(eval\w*|valid\w*|\w*_eval\w*|\w*epoch\w*|log\w*|checkpoint\w*)$")
+
+
+def is_test_path(path: str) -> bool:
+    """A file in a tests folder, or one pytest would collect by its name (`test_*.py`,
+    `*_test.py`, `conftest.py`; see ImpactAnalysis for the name alone)."""
+    norm = path.replace("\\", "/")
+    parts = norm.split("/")
+    return _test_name(parts[-1]) or any(part in _TEST_FOLDERS for part in parts[:-1])
+
+
+def _test_name(name: str) -> bool:
+    stem = name.rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def _in_test_folder(path: str) -> bool:
+    return any(part in _TEST_FOLDERS for part in path.replace("\\", "/").split("/")[:-1])
+
+
+class ImpactAnalysis:
+    def __init__(
+        self,
+        index: FileIndex,
+        path: str,
+        callees: CalleeResolver,
+        loops: LoopAnalysis | None = None,
+    ) -> None:
+        self.index = index
+        self.callees = callees
+        self.loops = loops
+        self._path = path
+        self.in_tests = False
+        if path not in ("", "-"):
+            path = os.path.normpath(path)
+            # `test_net.py`, `pmnist_test.py`: scripts named like tests are tests only when
+            # they hold test functions or import a test framework
+            self.in_tests = _in_test_folder(path) or (
+                _test_name(os.path.basename(path)) and self._has_tests()
+            )
+        self._entry: dict[cst.CSTNode, Impact] = {}
+
+    def _has_tests(self) -> bool:
+        if os.path.basename(self._path) == "conftest.py":
+            return True
+        if any(f.name.value.startswith("test") for f in self.index.functions):
+            return True
+        return any(
+            target.split(".")[0] in ("pytest", "unittest") for target in self.index.aliases.values()
+        )
+
+    def of(self, node: cst.CSTNode) -> Impact:
+        """How often `node` runs."""
+        if self.in_tests:
+            return Impact.TEST
+        return self._impact(node, set())
+
+    def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
+        scope = self.index.scope_of(node)
+        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
+            return Impact.TEST
+        hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
+        if hot is not None:
+            return self._in_loop(hot, node)
+        if scope is self.index.module:
+            return Impact.ONCE
+        if type(scope) is not cst.FunctionDef:
+            return Impact.PER_BATCH  # a lambda runs wherever it is handed to
+        return self._entry_of(scope, visiting)
+
+    def _hot(self, loop: cst.For | cst.While) -> bool:
+        """Does the loop run per batch: a `while` loop, one that differentiates (itself or
+        through a helper of this file), or one whose names say it walks data or steps?"""
+        if not isinstance(loop, cst.For):
+            return True
+        if _HOT_NAMES.search(_text(loop.target) + " " + _text(loop.iter)):
+            return True  # the names first: reading them costs less than the loop's facts
+        return self.loops is not None and self.loops.facts(loop).differentiates
+
+    def _in_loop(self, loop: cst.For | cst.While, node: cst.CSTNode) -> Impact:
+        """Per batch, unless `node` sits in an epoch loop's own body beside the loop that
+        runs the batches (a full-batch loop over epochs runs one step per epoch: per
+        batch too), or under a periodic test."""
+        for ancestor in self.index.ancestors(node):
+            if ancestor is loop:
+                break
+            if type(ancestor) is cst.If and not self.index.is_inside(node, ancestor.test):
+                if any(_is_modulo(n) for n in self.index.walk(ancestor.test)):
+                    return Impact.PER_EPOCH
+        if type(loop) is cst.For and _EPOCH.search(_text(loop.target) + " " + _text(loop.iter)):
+            # the batch loop beside `node` (a small loop around it is no batch loop)
+            inner = [n for n in self.index.walk(loop.body) if type(n) in LOOPS and self._hot(n)]
+            if inner and not any(self.index.is_inside(node, other) for other in inner):
+                return Impact.PER_EPOCH
+        return Impact.PER_BATCH
+
+    def _entry_of(self, func: cst.FunctionDef, visiting: set[cst.CSTNode]) -> Impact:
+        """How often the function's body runs: as often as its most frequent call."""
+        found = self._entry.get(func)
+        if found is not None:
+            return found
+        if func in visiting:
+            return Impact.ONCE  # recursion adds no caller of its own
+        visiting.add(func)
+        calls = self.callees.callers_of(func)
+        impacts = [self._impact(call, visiting) for call in calls]
+        if not calls or self.callees.handed_on(func):
+            impacts.append(_by_name(func.name.value))
+        visiting.discard(func)
+        found = max(impacts, key=lambda impact: impact.rank)
+        self._entry[func] = found
+        return found
+
+    def on_one_sample(self, node: cst.CSTNode) -> bool:
+        """Is the flagged statement's input one sample given a batch dimension of one:
+        `.unsqueeze(0)` or `[None]` in the statement itself or in the assignment, in the
+        same function, of a name it reads?"""
+        statement = self.index.statement_of(node)
+        if _adds_batch_of_one(self.index, statement):
+            return True
+        names = {n.value for n in self.index.walk(statement) if type(n) is cst.Name}
+        scope = self.index.scope_of(statement)
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        for other in self.index.walk(body):
+            if type(other) is cst.Assign and other is not statement:
+                targets = {t.target.value for t in other.targets if type(t.target) is cst.Name}
+                if targets & names and _adds_batch_of_one(self.index, other.value):
+                    return True
+        return False
+
+    def _is_test_function(self, func: cst.FunctionDef) -> bool:
+        """A pytest function: `test_*` at module level or in a `Test*` class."""
+        if not func.name.value.startswith("test"):
+            return False
+        cls = self.index.enclosing_class(func)
+        return cls is None or cls.name.value.startswith("Test")
+
+
+def _is_modulo(node: cst.CSTNode) -> bool:
+    return type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo
+
+
+def _adds_batch_of_one(index: FileIndex, root: cst.CSTNode) -> bool:
+    """`x.unsqueeze(0)`, `x.unsqueeze(dim=0)`, `x[None]` somewhere under root."""
+    for node in index.walk(root):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            if node.func.attr.value == "unsqueeze" and len(node.args) == 1:
+                value = node.args[0].value
+                if type(value) is cst.Integer and value.value == "0":
+                    return True
+        elif type(node) is cst.Subscript and node.slice:
+            first = node.slice[0].slice
+            if type(first) is cst.Index and type(first.value) is cst.Name:
+                if first.value.value == "None":
+                    return True
+    return False
+
+
+def _by_name(name: str) -> Impact:
+    if _ONCE_NAMES.match(name):
+        return Impact.ONCE
+    if _EPOCH_NAMES.match(name):
+        return Impact.PER_EPOCH
+    return Impact.PER_BATCH
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -1,0 +1,372 @@
+"""Consequence groups, impact from context, the severities they give, and the summary
+and exit status that follow (issue 20)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from gradlint import codes
+from gradlint.analysis.impact import is_test_path
+from gradlint.cli import main
+from gradlint.config import Config, ConfigError, load_settings
+from gradlint.diagnostics import Group, Impact, Severity
+from gradlint.engine import ALL_RULES, FileResult, lint_source
+from gradlint.output import write_report
+
+CODES = [r.code for r in ALL_RULES]
+
+HEAD = (
+    "import torch\n"
+    "from torch import nn\n"
+    "model = nn.Linear(4, 2)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+)
+# GL006 after a backward that frees the graph: only nodes are kept (waste); with
+# retain_graph=True every activation is (leak).
+GL006_AFTER_BACKWARD = (
+    HEAD + "total = 0\n"
+    "for x in loader:\n"
+    "    loss = model(x).sum()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    total += loss\n"
+)
+GL006_RETAINED = GL006_AFTER_BACKWARD.replace("backward()", "backward(retain_graph=True)")
+GL001_SECOND_BACKWARD = (
+    "import torch\n"
+    "w = torch.nn.Parameter(torch.ones(3))\n"
+    "h = torch.zeros(3)\n"
+    "for _ in range(3):\n"
+    "    h = torch.tanh(h * w)\n"
+    "    h.sum().backward()\n"
+)
+GL001_RETAINED = GL001_SECOND_BACKWARD.replace("backward()", "backward(retain_graph=True)")
+GL008_WITH = "import torch\nwith torch.no_grad:\n    pass\n"
+GL008_BARE = "import torch\ntorch.no_grad()\n"
+# GL012 in three places: a batch loop, an epoch loop's own body, and module level.
+GL012_THREE = (
+    HEAD + "for epoch in range(3):\n"
+    "    for x in loader:\n"
+    "        loss = model(x).sum()\n"
+    "        opt.zero_grad()\n"
+    "        loss.backward()\n"
+    "        opt.step()\n"
+    "        print(model(x).argmax().item())\n"
+    "    print(model(x).argmax().item())\n"
+    "print(model(x).argmax().item())\n"
+)
+
+
+def one(source: str, path: str = "train.py", config: Config | None = None):
+    (finding,) = lint_source(source, path, config)
+    return finding
+
+
+# --- groups --------------------------------------------------------------------------
+
+
+def test_every_rule_has_a_group_in_the_codes_table():
+    for rule in ALL_RULES:
+        assert rule.group is codes.group_of(rule.code) is not None, rule.code
+        assert rule.group in codes.groups_of(rule.code)
+    assert codes.group_of("GL100") is None
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "group"),
+    [
+        (GL001_SECOND_BACKWARD, "GL001", Group.CRASH),
+        (GL001_RETAINED, "GL001", Group.LEAK),
+        (GL006_AFTER_BACKWARD, "GL006", Group.WASTE),
+        (GL006_RETAINED, "GL006", Group.LEAK),
+        (GL008_WITH, "GL008", Group.CRASH),
+        (GL008_BARE, "GL008", Group.WASTE),
+    ],
+)
+def test_the_shape_decides_the_group_of_a_finding(source, code, group):
+    finding = one(source)
+    assert (finding.code, finding.group) == (code, group)
+
+
+def test_gl006_states_what_is_kept():
+    assert "only the graph's nodes (a few KB)" in one(GL006_AFTER_BACKWARD).message
+    assert "every iteration's activations stay alive" in one(GL006_RETAINED).message
+
+
+def test_group_names_select_and_ignore_findings():
+    assert lint_source(GL006_AFTER_BACKWARD, "t.py", Config(ignore=("waste",))) == []
+    assert one(GL006_RETAINED, config=Config(ignore=("waste",))).group is Group.LEAK
+    assert lint_source(GL006_RETAINED, "t.py", Config(select=("crash",))) == []
+    assert one(GL001_SECOND_BACKWARD, config=Config(select=("crash",))).code == "GL001"
+    # A full code is more specific than a group; a group more than any prefix.
+    assert one(GL006_AFTER_BACKWARD, config=Config(select=("GL006",), ignore=("waste",)))
+    assert (
+        lint_source(GL006_AFTER_BACKWARD, "t.py", Config(select=("GL00",), ignore=("waste",))) == []
+    )
+    config = Config(select=("crash",))
+    assert config.enabled_codes("t.py") >= {"GL001", "GL002", "GL008"}
+    assert "GL004" not in config.enabled_codes("t.py")
+
+
+def test_per_file_ignores_take_group_names(tmp_path):
+    config = Config(per_file_ignores={"scripts/*": ("waste",)}, root=str(tmp_path))
+    assert lint_source(GL006_AFTER_BACKWARD, "scripts/x.py", config) == []
+    assert one(GL006_RETAINED, "scripts/x.py", config).group is Group.LEAK
+    assert one(GL006_AFTER_BACKWARD, "train.py", config)
+
+
+def settings(tmp_path: Path, table: str, **overrides):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.gradlint]\n{table}\n", encoding="utf-8")
+    from gradlint.config import Overrides
+
+    return load_settings(tmp_path, all_codes=CODES, overrides=Overrides(**overrides))
+
+
+def test_a_command_line_ignore_of_a_group_keeps_the_files_selection(tmp_path):
+    config = settings(tmp_path, 'select = ["GL006", "GL001"]', ignore=("leak",)).config
+    assert one(GL006_AFTER_BACKWARD, config=config).group is Group.WASTE
+    assert lint_source(GL006_RETAINED, "t.py", config) == []
+    assert lint_source(GL001_RETAINED, "t.py", config) == []
+    assert one(GL001_SECOND_BACKWARD, config=config).group is Group.CRASH
+
+
+def test_severity_takes_group_names_and_hint(tmp_path):
+    config = settings(tmp_path, 'severity = { waste = "error", GL001 = "hint" }').config
+    assert one(GL006_AFTER_BACKWARD, config=config).severity is Severity.ERROR
+    assert one(GL006_RETAINED, config=config).severity is Severity.WARNING
+    assert one(GL001_SECOND_BACKWARD, config=config).severity is Severity.HINT
+    with pytest.raises(ConfigError, match="groups: crash, wrong, leak, waste"):
+        settings(tmp_path, 'select = ["crashes"]')
+    with pytest.raises(ConfigError, match="fail-on: expected one of"):
+        settings(tmp_path, 'fail-on = "fatal"')
+
+
+# --- impact --------------------------------------------------------------------------
+
+
+def test_impact_follows_the_loops():
+    found = lint_source(GL012_THREE, "train.py")
+    assert [(d.start.line, d.impact, d.severity) for d in found] == [
+        (11, Impact.PER_BATCH, Severity.WARNING),
+        (12, Impact.PER_EPOCH, Severity.HINT),
+        (13, Impact.ONCE, Severity.HINT),
+    ]
+
+
+def test_periodic_code_and_small_loops_run_as_often_as_their_context():
+    source = (
+        HEAD + "def sample_images(zs):\n"
+        "    for z in zs:\n"
+        "        print(model(z).argmax().item())\n"
+        "for step, x in enumerate(loader):\n"
+        "    loss = model(x).sum()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    if step % 100 == 0:\n"
+        "        sample_images([x])\n"
+    )
+    finding = one(source)
+    assert (finding.impact, finding.severity) == (Impact.PER_EPOCH, Severity.HINT)
+    # called on every batch, the same loop is hot
+    every = source.replace("    if step % 100 == 0:\n        sample_images", "    sample_images")
+    assert one(every).impact is Impact.PER_BATCH
+    # a loop over a few classes after the batch loop runs once per epoch
+    classes = GL012_THREE.replace(
+        "    print(model(x).argmax().item())\nprint",
+        "    for c in range(4):\n        print(model(x).argmax().item())\nprint",
+    )
+    assert [d.impact for d in lint_source(classes, "train.py")][1] is Impact.PER_EPOCH
+    # a loop over a few things at module level runs once
+    few = HEAD + "for z in [torch.ones(4), torch.zeros(4)]:\n    print(model(z).argmax().item())\n"
+    assert one(few).impact is Impact.ONCE
+
+
+def test_waste_on_a_batch_of_one_is_a_hint():
+    source = (
+        HEAD + "def act(state):\n"
+        "    q = model(state.unsqueeze(0))\n"
+        "    return q.argmax().item()\n"
+        "for step in range(100):\n"
+        "    a = act(torch.ones(4))\n"
+        "    loss = model(torch.ones(8, 4)).sum()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+    )
+    finding = one(source)
+    assert (finding.impact, finding.severity) == (Impact.PER_BATCH, Severity.HINT)
+    batch = source.replace("state.unsqueeze(0)", "state")
+    assert one(batch).severity is Severity.WARNING
+
+
+def test_impact_follows_the_callers_in_the_file():
+    source = (
+        HEAD + "def predict(x):\n"
+        "    return model(x).argmax().item()\n"
+        "for x in loader:\n"
+        "    loss = model(x).sum()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    predict(x)\n"
+    )
+    assert one(source).impact is Impact.PER_BATCH
+    once = source.replace("    predict(x)\n", "") + "predict(x)\n"
+    assert one(once).impact is Impact.ONCE
+    # no caller in sight: the name decides, and an unknown one is taken as hot
+    assert one(source.replace("    predict(x)\n", "")).impact is Impact.PER_BATCH
+    plot = source.replace("predict", "plot_scores").replace("    plot_scores(x)\n", "")
+    assert one(plot).impact is Impact.ONCE
+
+
+def test_code_under_tests_has_test_impact():
+    assert one(GL006_AFTER_BACKWARD, "tests/test_train.py").impact is Impact.TEST
+    # a script named like a test (`test_net.py`, `pmnist_test.py`) is one only when it
+    # holds tests or imports a test framework
+    assert one(GL006_AFTER_BACKWARD, "pkg/train_test.py").impact is Impact.PER_BATCH
+    with_pytest = "import pytest\n" + GL006_AFTER_BACKWARD
+    assert one(with_pytest, "pkg/train_test.py").impact is Impact.TEST
+    in_function = "def test_loop():\n" + "".join(
+        "    " + line + "\n" for line in GL006_AFTER_BACKWARD.splitlines()
+    )
+    finding = one(in_function, "check.py")
+    assert (finding.impact, finding.severity) == (Impact.TEST, Severity.HINT)
+    assert is_test_path("conftest.py") and is_test_path("a/test/b.py")
+    assert not is_test_path("src/testament.py")
+
+
+def test_min_impact_filters():
+    config = Config(min_impact="per-epoch")
+    assert [d.impact for d in lint_source(GL012_THREE, "train.py", config)] == [
+        Impact.PER_BATCH,
+        Impact.PER_EPOCH,
+    ]
+
+
+# --- GL012's .numpy() claim ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "raises"),
+    [
+        ("model(x).numpy()", True),
+        ("model(x).round().numpy()", True),  # round keeps requires_grad
+        ("torch.multinomial(torch.softmax(model(x), -1), 1).numpy()", False),
+        ("model(x).topk(1)[1].numpy()", False),
+        ("model(x).sort(1)[1].numpy()", False),
+        ("model(x).max(1)[0].numpy()", True),
+    ],
+)
+def test_gl012_claims_numpy_raises_only_when_the_tensor_requires_grad(expression, raises):
+    source = HEAD + f"for x in loader:\n    a = {expression}\n"
+    assert ("`.numpy()` on it raises" in one(source).message) is raises
+
+
+# --- reports -------------------------------------------------------------------------
+
+
+def render(fmt: str, source: str, path: str = "t.py", **options) -> str:
+    results = [FileResult(path, lint_source(source, path), None, source)]
+    stream = io.StringIO()
+    write_report(fmt, results, stream, **options)
+    return stream.getvalue()
+
+
+def test_summary_counts_each_level():
+    text = render("concise", GL012_THREE)
+    assert text.splitlines()[-2] == "Found 1 warning, 2 hints."
+    assert "Found 1 error." in render("concise", GL001_SECOND_BACKWARD)
+
+
+def test_text_report_puts_what_matters_first_in_each_file_and_across_with_sort_impact():
+    lines = render("concise", GL012_THREE[: -len("print(model(x).argmax().item())\n")]).splitlines()
+    # the hint at module level of a second file, and the per-batch one of the first
+    first = FileResult("a.py", lint_source(GL012_THREE, "a.py"), None, GL012_THREE)
+    second = FileResult("b.py", lint_source(GL006_RETAINED, "b.py"), None, GL006_RETAINED)
+    stream = io.StringIO()
+    write_report("concise", [first, second], stream)
+    rows = [line.split(":")[:2] for line in stream.getvalue().splitlines()[:4]]
+    assert rows == [["a.py", "11"], ["a.py", "12"], ["a.py", "13"], ["b.py", "11"]]
+    stream = io.StringIO()
+    write_report("concise", [first, second], stream, sort="impact")
+    rows = [line.split(":")[:2] for line in stream.getvalue().splitlines()[:4]]
+    assert rows == [["a.py", "11"], ["b.py", "11"], ["a.py", "12"], ["a.py", "13"]]
+    # within one file: the hint after the warnings even when it comes first
+    reordered = HEAD + "print(model(x).argmax().item())\n" + GL012_THREE[len(HEAD) :]
+    rows = [line.split(":")[1] for line in render("concise", reordered).splitlines()[:3]]
+    assert rows == ["12", "13", "5"]
+    assert lines  # the source without the module-level line still reports
+
+
+def test_every_format_carries_group_and_impact(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert render("concise", GL012_THREE).splitlines()[2].endswith("[hint, waste, once]")
+    assert "note: waste: a bounded cost per call; runs once" in render("full", GL012_THREE)
+    assert render("full", GL012_THREE).count("hint: GL012 ") == 2
+    objects = json.loads(render("json", GL012_THREE))
+    assert [(o["group"], o["impact"], o["severity"]) for o in objects][-1] == (
+        "waste",
+        "once",
+        "hint",
+    )
+    results = json.loads(render("sarif", GL012_THREE))["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["warning", "note", "note"]
+    assert results[0]["rank"] > results[1]["rank"] > results[2]["rank"]
+    assert results[0]["properties"]["impact"] == "per-batch"
+    github = render("github", GL012_THREE).splitlines()
+    assert github[2].startswith("::notice ") and "[hint, waste, once]" in github[2]
+
+
+def test_lsp_shows_a_hint_as_a_hint_with_its_context():
+    pytest.importorskip("pygls")
+    from lsprotocol import types
+    from pygls.workspace.position_codec import PositionCodec
+
+    from gradlint.lsp import ClientPositions, to_lsp_diagnostic
+
+    positions = ClientPositions(GL012_THREE, PositionCodec())
+    hint = lint_source(GL012_THREE, "t.py")[-1]
+    shown = to_lsp_diagnostic(hint, positions)
+    assert shown.severity == types.DiagnosticSeverity.Hint
+    assert shown.data == {"group": "waste", "impact": "once"}
+
+
+def test_flake8_messages_say_level_group_and_impact():
+    from gradlint.flake8_plugin import GradlintChecker
+
+    lines = GL012_THREE.splitlines(keepends=True)
+    messages = [m for _, _, m, _ in GradlintChecker(None, "train.py", lines).run()]
+    assert messages[-1].endswith("[hint, waste, once]")
+
+
+# --- exit status ---------------------------------------------------------------------
+
+
+def run(args: list[str], monkeypatch) -> tuple[int, str]:
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stdout", stream)
+    return main(args), stream.getvalue()
+
+
+def test_exit_status_follows_fail_on(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    once = HEAD + "x = torch.ones(4)\nprint(model(x).argmax().item())\n"
+    (tmp_path / "a.py").write_text(once, encoding="utf-8")
+    status, out = run(["--no-cache", "a.py"], monkeypatch)
+    assert (status, out.splitlines()[-2]) == (0, "Found 1 hint.")
+    status, _ = run(["--no-cache", "--fail-on", "hint", "a.py"], monkeypatch)
+    assert status == 1
+    (tmp_path / "b.py").write_text(GL006_AFTER_BACKWARD, encoding="utf-8")
+    status, _ = run(["--no-cache", "b.py"], monkeypatch)
+    assert status == 1
+    status, _ = run(["--no-cache", "--fail-on", "error", "b.py"], monkeypatch)
+    assert status == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nfail-on = "error"\n')
+    status, _ = run(["--no-cache", "b.py"], monkeypatch)
+    assert status == 0
