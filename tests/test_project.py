@@ -586,7 +586,9 @@ def test_a_method_every_caller_runs_after_the_eval_switch(tmp_path):
 )
 def test_calls_that_do_not_prove_the_eval_mode(tmp_path, main):
     path = gan_project(tmp_path, "import torch\nfrom models.gan import GAN\n\n" + main)
-    assert [d.code for d in lint_file(path).diagnostics] == []
+    # No GL004: eval mode is not proven. `sample()` still records a graph that `.data`
+    # throws away, whatever the mode: that is GL012's finding, not this test's subject.
+    assert [d.code for d in lint_file(path).diagnostics if d.code != "GL012"] == []
 
 
 def test_a_method_the_class_calls_itself_is_not_judged_by_outside_callers(tmp_path):
@@ -598,7 +600,8 @@ def test_a_method_the_class_calls_itself_is_not_judged_by_outside_callers(tmp_pa
             "main.py": "from models.gan import GAN\n\nm = GAN()\nm.evaluate(p)\nm.sample(z)\n",
         },
     )
-    assert lint_file(tmp_path / "models" / "gan.py").diagnostics == []
+    found = lint_file(tmp_path / "models" / "gan.py").diagnostics
+    assert [d.code for d in found if d.code != "GL012"] == []
 
 
 def test_the_caller_search_is_a_dependency(tmp_path):
@@ -616,7 +619,9 @@ def test_the_caller_search_is_a_dependency(tmp_path):
     assert project.dependencies_unchanged(dependencies)
     write(tmp_path, {"tools/export.py": "from models.gan import GAN\n\nGAN().sample(z)\n"})
     assert not project.dependencies_unchanged(dependencies)
-    assert lint_file(path).diagnostics == []
+    # the new caller may run `sample()` in training mode: no GL004 now (GL012 reports
+    # the graph `.data` throws away, in whatever mode)
+    assert [d.code for d in lint_file(path).diagnostics] == ["GL012"]
 
 
 # -- a function every caller elsewhere runs under no_grad ---------------------------------

@@ -64,6 +64,7 @@ class ForwardAnalysis:
         self.tensors = tensors
         self.grad_mode = grad_mode
         self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
+        self._asking_factories: set[cst.FunctionDef] = set()
         self.summaries = summaries
         self.reach = reach
         self._differentiating_classes: set[str] | None = None
@@ -543,7 +544,25 @@ class ForwardAnalysis:
             return last in PARAMETRIC_LAYERS
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
-        return None
+        return self._factory_builds_parameters(value)
+
+    def _factory_builds_parameters(self, call: cst.Call) -> bool | None:
+        """A call of this file's function whose every return builds a module with
+        parameters (`def densenet_cifar(): return DenseNet(...)`)."""
+        callee = self.summaries.resolve(call)
+        if callee is None or callee in self._asking_factories:
+            return None
+        self._asking_factories.add(callee)
+        try:
+            returned = [
+                node.value
+                for node in self.index.walk(callee.body)
+                if type(node) is cst.Return and node.value is not None
+            ]
+            verdicts = {self._built_with_parameters(value) for value in returned}
+        finally:
+            self._asking_factories.discard(callee)
+        return True if verdicts == {True} else None
 
     def _parameters_asked_for(self, name: str, use: cst.CSTNode) -> bool:
         """`name.parameters()` / `.named_parameters()` on the same variable, or its

@@ -50,6 +50,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     SAME_VALUE_STEPS,
+    SELF_RETURNING_MODULE_METHODS,
 )
 
 # Larger files are not summarised: a generated module is no helper library.
@@ -1225,15 +1226,51 @@ class _ScopeCalls:
                 if not isinstance(func, ast.Attribute) or func.attr != query.method:
                     continue
                 receiver = func.value
-                if not isinstance(receiver, ast.Name):
-                    return None  # `self.agent.run()`: whose it is cannot be told
-                kind = self._receiver_kind(receiver.id)
+                if isinstance(receiver, ast.Name):
+                    name = receiver.id
+                    kind = self._receiver_kind(name)
+                elif (
+                    isinstance(receiver, ast.Attribute)
+                    and isinstance(receiver.value, ast.Name)
+                    and receiver.value.id == "self"
+                ):
+                    name = f"self.{receiver.attr}"
+                    kind = self._self_attribute_kind(receiver.attr)
+                else:
+                    return None  # `self.agent.policy.run()`: whose it is cannot be told
                 if kind is None:
                     return None
                 if not kind:
                     continue  # another class's method of the same name
-                out.append(self._judge(call, stmt, receiver.id))
+                out.append(self._judge(call, stmt, name))
         return out
+
+    def _self_attribute_kind(self, attr: str) -> bool | None:
+        """`self.actor.act(s)`: what the caller's class stores in `self.actor`, in any of
+        its methods (`self.actor = Actor(...).to(device)`). True: may be an instance of
+        the queried class; False: is not; None: cannot tell."""
+        if self.class_name is None:
+            return None
+        values: list[ast.AST] = []
+        for node in ast.walk(self.search.tree):
+            if not (isinstance(node, ast.ClassDef) and node.name == self.class_name):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Assign) and any(
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and t.attr == attr
+                    for t in inner.targets
+                ):
+                    values.append(_built_object(inner.value))
+        if not values:
+            return None  # set out of sight: by a caller, a base class, setattr
+        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in values):
+            return True
+        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in values):
+            return False
+        return None
 
     def _receiver_kind(self, name: str) -> bool | None:
         """True: may be an instance of the class; False: is not; None: cannot tell."""
@@ -1345,6 +1382,19 @@ class _ScopeCalls:
         if target == f"{receiver}.{query.attribute}" and method in ("eval", "train"):
             return method == "eval" and not call.args
         return None
+
+
+def _built_object(value: ast.AST) -> ast.AST:
+    """The constructor call under method calls that return the object itself:
+    `Actor(...).to(device)`, `Net().cuda().float()`."""
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in SELF_RETURNING_MODULE_METHODS
+        and isinstance(value.func.value, ast.Call)
+    ):
+        value = value.func.value
+    return value
 
 
 def _holds(loop: ast.stmt, stmt: ast.stmt) -> bool:

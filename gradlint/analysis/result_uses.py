@@ -42,6 +42,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     DIFFERENTIATING_NAMESPACES,
+    DISTRIBUTIONS_NAMESPACE,
     ESCAPING_NAMESPACES,
     GRAD_ATTRIBUTE,
     GRADLESS_RESULTS,
@@ -152,6 +153,11 @@ class ResultUses:
                 by_scope.setdefault(owner, []).append(call)
                 if _may_make_numbers(call):
                     direct.add(owner)
+            for node in self.index.nodes:
+                # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
+                # the attribute stands
+                if type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES:
+                    direct.add(self.index.scope_of(node))
             self._scope_calls, self._direct_sinks = by_scope, direct
         if scope in self._direct_sinks or not through_helpers:
             return scope in self._direct_sinks
@@ -385,6 +391,10 @@ class ResultUses:
                 found.numpy_raises.append(call)
             return []  # numbers, or it raises on a value that requires grad
         if qualified.startswith("torch."):
+            if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
+                # followed on through the distribution: a `log_prob` kept for a later
+                # backward escapes there, a `sample()` only reads it
+                return [(call, detached)]
             if qualified.startswith(DIFFERENTIATING_NAMESPACES):
                 raise _Differentiated
             if qualified.startswith(ESCAPING_NAMESPACES):
@@ -516,18 +526,15 @@ class ResultUses:
 
 def _may_make_numbers(call: cst.Call) -> bool:
     """Could this call end a value without its graph: make a number of it, detach it,
-    read its size, print it, or take an argument's `.data` / `.shape`? A scope with none
-    of these cannot show that a result is only read."""
+    read its size or print it? A scope with none of these, and no `.data` / `.shape`,
+    cannot show that a result is only read."""
     func = call.func
     if type(func) is cst.Attribute:
         if func.attr.value in _ENDING_METHODS:
             return True
     elif type(func) is cst.Name and func.value in _ENDING_BUILTINS:
         return True
-    return any(
-        type(a.value) is cst.Attribute and a.value.attr.value in _ENDING_ATTRIBUTES
-        for a in call.args
-    )
+    return False
 
 
 _ENDING_METHODS = NUMBER_METHODS | INDEX_METHODS | _MAX_MIN | DETACHING_METHODS | {"size"}

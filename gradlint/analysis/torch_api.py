@@ -34,7 +34,10 @@ INDEX_METHODS = frozenset({"argmax", "argmin"})
 INDEX_FUNCTIONS = frozenset({"torch.argmax", "torch.argmin"})
 # torch functions and methods whose result never requires grad (integer indices, a
 # histogram), measured on torch 2.13: read as numbers, and `.numpy()` on them works.
-GRADLESS_RESULTS = frozenset({"multinomial", "bucketize", "searchsorted", "histc"})
+GRADLESS_RESULTS = frozenset({"multinomial", "bucketize", "searchsorted", "histc", "sample"})
+# A distribution built from a tensor carries its history into `log_prob`, `rsample`,
+# `entropy`, `mean`; its `sample()` runs without grad.
+DISTRIBUTIONS_NAMESPACE = "torch.distributions."
 # Methods that return a (values, indices) pair, the indices without history.
 VALUES_AND_INDICES_METHODS = frozenset({"topk", "sort", "kthvalue", "mode"})
 # Tensor methods whose result is a Python value describing the tensor, not its values.
@@ -394,7 +397,6 @@ NOT_COMPUTATION_NAMESPACES = (
 # reaches one is expected to have history, even after a `.detach()`.
 DIFFERENTIATING_NAMESPACES = (
     "torch.autograd.",
-    "torch.distributions.",
     "torch.utils.checkpoint",
     "torch.optim.",
     "torch.func.",

@@ -197,7 +197,7 @@ class InferenceOutsideNoGrad(Rule):
             uses = facts.result_uses.numbers_only(call)
             if uses is None or facts.frameworks.is_foreign(call):
                 continue
-            if not self._in_train_mode(call, model) or forwards.is_frozen(model, call):
+            if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
             if forwards.graph_is_used(call, model):
                 continue
@@ -254,12 +254,15 @@ class InferenceOutsideNoGrad(Rule):
         # a lambda runs wherever it is handed to: its grad mode is out of sight
         return not isinstance(facts.index.scope_of(call), cst.Lambda)
 
-    def _in_train_mode(self, call: cst.Call, model: str) -> bool:
-        """The model is known not to be in eval mode here, nor in any caller of this
-        function that passes the model in (an eval'd model is GL004's finding)."""
+    def _not_in_eval_mode(self, call: cst.Call, model: str) -> bool:
+        """The model is not known to be in eval mode here, nor in any caller of this
+        function that passes the model in (an eval'd model is GL004's finding). A mode
+        that may be either (switched in a sibling method, or on one branch) still
+        records a graph nobody uses: reported here, since GL004 reports only a forward
+        known to run in eval mode."""
         facts = self.facts
         modes = facts.train_mode
-        if not modes.in_train_mode_at(model, call):
+        if modes.eval_switch_at(model, call) is not None:
             return False
         scope = facts.index.scope_of(call)
         if any(modes.eval_switch_at(m, call) for m in modes.eval_models_in(scope)):
@@ -269,6 +272,17 @@ class InferenceOutsideNoGrad(Rule):
         head = model.split(".")[0]
         if type(scope) is not cst.FunctionDef or head == "self":
             return True
+        summary = facts.summaries.of(scope)
+        if head not in summary.params:
+            return True
+        for site in facts.grad_mode.callers_of(scope):
+            argument = summary.forwarded_argument(site, head)
+            if type(argument) is cst.Call:
+                continue  # a module built for the call is in training mode
+            passed = dotted_name(argument) if argument is not None else None
+            if passed is None or modes.eval_switch_at(passed, site) is not None:
+                return False
+        return True
         summary = facts.summaries.of(scope)
         if head not in summary.params:
             return True
