@@ -140,6 +140,8 @@ def test_graph_cutting_methods_give_no_history(method):
     x = _leaf(3)
     source = x * 1  # a non-leaf, so that detach_ is allowed
     args = (source.detach(),) if method in _SECOND else ()
+    if method == "multinomial":
+        source, args = torch.rand(3, requires_grad=True) * 1, (1,)
     value = getattr(source, method)(*args)
     assert not isinstance(value, torch.Tensor) or not value.requires_grad, method
 
@@ -252,9 +254,10 @@ def test_torch_functions_exist():
 
 
 def test_factories_make_tensors_without_history():
-    x = _leaf(3)
+    x = torch.rand(3, requires_grad=True)  # probabilities, for multinomial
     for qualified in api.NON_DIFFERENTIABLE_FUNCTIONS:
-        value = _resolve(qualified)(x)
+        args = (1,) if qualified == "torch.multinomial" else ()
+        value = _resolve(qualified)(x, *args)
         assert not isinstance(value, torch.Tensor) or not value.requires_grad, qualified
 
 

@@ -24,7 +24,6 @@ from gradlint.analysis.torch_api import (
     PARAMETER_CLASSES,
     PARAMETER_ITERATORS,
     REQUIRES_GRAD_METHOD,
-    SELF_RETURNING_MODULE_METHODS,
     SINGLE_STATE_RECURRENT,
     TRANSPOSE_ATTRIBUTES,
     TUPLE_MODULES,
@@ -101,7 +100,7 @@ class TensorFacts:
                 return LEAF
             if method in PARAMETER_ITERATORS:
                 return PARAMS
-            if method in SELF_RETURNING_MODULE_METHODS and type(value.func) is cst.Attribute:
+            if method in MODULE_WRAPPING_METHODS and type(value.func) is cst.Attribute:
                 # `Net().to(device)` is still the module; `tensor.to(device)` is a
                 # new non-leaf tensor, so only a module survives.
                 if self.classify_value(value.func.value, scope) == MODULE:
@@ -582,7 +581,7 @@ class TensorFacts:
         while (
             type(value) is cst.Call
             and type(value.func) is cst.Attribute
-            and value.func.attr.value in SELF_RETURNING_MODULE_METHODS
+            and value.func.attr.value in MODULE_WRAPPING_METHODS
         ):
             value = value.func.value
         if type(value) is cst.Call:

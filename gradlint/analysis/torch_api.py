@@ -51,7 +51,7 @@ METADATA_METHODS = frozenset(
 NON_DIFFERENTIABLE_METHODS = frozenset(
     {"argsort", "long", "int", "bool", "byte", "short", "nonzero", "count_nonzero"}
     | {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose"}
-    | {"equal", "allclose", "any", "all", "signbit"}
+    | {"equal", "allclose", "any", "all", "signbit", "multinomial"}
 )
 # `sign` records a node (its result keeps `requires_grad=True`, measured) but passes
 # back a zero gradient: nothing differentiated through it depends on its input, which is
@@ -96,7 +96,7 @@ NUMPY_MODULES = ("np.", "numpy.")
 NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
 # torch functions with no history in their result.
 NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
-    {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel"}
+    {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel", "torch.multinomial"}
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
 TENSOR_FACTORIES = frozenset(
