@@ -784,3 +784,91 @@ def test_the_definition_scan_finds_every_spelling_of_a_def():
     ).encode()
     found = project._defined_names(("<test>", len(text), 0), text)
     assert {b"plain", b"spaced", b"continued", b"generic", "méthode".encode()} <= found.names
+
+
+# -- roles and callers across files (the census's development half) ----------------------
+
+ACTOR = """
+    import torch
+    from torch import nn
+
+
+    class Actor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mu = nn.Linear(4, 2)
+
+        def forward(self, s):
+            return self.mu(s)
+
+        def get_action(self, s):
+            return self.forward(s).detach().cpu()
+"""
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        # every call of get_action, on what `self.actor` holds, runs under no_grad
+        (
+            "with torch.no_grad():\n            return self.actor.get_action(s)\n",
+            [],
+        ),
+        ("return self.actor.get_action(s)\n", ["GL012"]),
+    ],
+    ids=["guarded", "recording"],
+)
+def test_a_method_called_on_a_self_attribute_elsewhere(tmp_path, agent, expected):
+    write(
+        tmp_path,
+        {
+            "files/__init__.py": "",
+            "files/networks.py": ACTOR,
+            "files/agent.py": (
+                "import torch\n"
+                "from .networks import Actor\n\n\n"
+                "class Agent:\n"
+                "    def __init__(self, device):\n"
+                "        self.actor = Actor().to(device)\n\n"
+                "    def act(self, s):\n"
+                f"        {agent}"
+            ),
+        },
+    )
+    found = lint_file(tmp_path / "files" / "networks.py").diagnostics
+    assert [d.code for d in found] == expected
+
+
+def test_a_class_imported_from_the_top_level_package_holds_parameters(tmp_path):
+    # `tests/` imports the repository's package as pytest run from the root does; the
+    # class builds weighted layers in another file, re-exported by a star import.
+    write(
+        tmp_path,
+        {
+            "models/__init__.py": "from .vae import *\n",
+            "models/vae.py": """
+                from torch import nn
+
+
+                class VAE(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.enc = nn.Linear(4, 2)
+
+                    def forward(self, x):
+                        return self.enc(x)
+            """,
+            "tests/test_vae.py": """
+                import torch
+                import torch.nn as nn
+                from models import VAE
+
+
+                def test_forward():
+                    model = VAE()
+                    print(model(torch.randn(3, 4)).shape)
+            """,
+        },
+    )
+    found = lint_file(tmp_path / "tests" / "test_vae.py").diagnostics
+    assert [(d.code, d.start.line) for d in found] == [("GL012", 8)]

@@ -544,6 +544,8 @@ class ForwardAnalysis:
             return last in PARAMETRIC_LAYERS
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
+        if self.summaries.builds_imported_module(value):
+            return True
         return self._factory_builds_parameters(value)
 
     def _factory_builds_parameters(self, call: cst.Call) -> bool | None:

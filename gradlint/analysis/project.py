@@ -42,11 +42,13 @@ from gradlint.analysis.stamps import (
 from gradlint.analysis.torch_api import (
     AUTOGRAD_GRAD,
     BACKWARD_METHODS,
+    CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_DISABLERS,
     GRAD_MODE_SETTER,
     NUMBER_METHODS,
+    PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     SAME_VALUE_STEPS,
@@ -129,6 +131,9 @@ class ModuleSummary:
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
     # (module, relative level) of each `from module import *`: names it re-exports
     star_imports: list[tuple[str, int]] = field(default_factory=list)
+    # classes whose instances are modules with parameters: they build a torch.nn layer
+    # that has weights into an attribute of `self`
+    parameter_classes: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -456,7 +461,26 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
                     summary.functions[name] = _summarise_function(item, path, lines)
+            if _builds_weighted_layers(node):
+                summary.parameter_classes.append(node.name)
     return summary
+
+
+def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
+    """Does a method of the class store a torch.nn layer with weights in `self`
+    (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)?"""
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        if not any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            for t in node.targets
+        ):
+            continue
+        built = (_dotted(node.value.func) or "").rsplit(".", 1)[-1]
+        if built in PARAMETRIC_LAYERS or built in CONTAINER_MODULES:
+            return True
+    return False
 
 
 # -- finding the project's modules -------------------------------------------------------
@@ -668,7 +692,10 @@ def resolve_module(
         candidates = [base]
     else:
         root = _package_root_of(here)
-        candidates = [here, root]
+        # the script's folder, its package root, then the folder above that root: a
+        # `tests/` or `scripts/` folder importing the repository's top-level package, as
+        # it does when run from the repository root (pytest's rootdir, `python -m`)
+        candidates = [here, root, os.path.dirname(root)]
         src = os.path.join(os.path.dirname(root), "src")
         if os.path.isdir(src):
             candidates.append(src)
@@ -774,6 +801,26 @@ class ProjectIndex:
         if not self._text_gate(module, level, (_DEFINES_TOKEN, name.rsplit(".", 1)[-1])):
             return None
         return self._defined_in(target, name, set())
+
+    def builds_parameters(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, imported from that project module (or re-exported by its star
+        imports), a class whose instances hold torch.nn layers with weights?"""
+        target = self._target(module, level)
+        return target is not None and self._class_in(target, name, set())
+
+    def _class_in(self, target: str, name: str, seen: set[str]) -> bool:
+        seen.add(target)
+        summary = self._summary(target)
+        if summary is None:
+            return False
+        if name in summary.parameter_classes:
+            return True
+        for module, level in summary.star_imports:
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                if self._class_in(inner, name, seen):
+                    return True
+        return False
 
     def star_imported(
         self, star_imports: list[tuple[str, int]], name: str

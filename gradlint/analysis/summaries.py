@@ -180,6 +180,18 @@ class FunctionSummaries:
             return None
         return self.project.function(module, level, name)
 
+    def builds_imported_module(self, call: cst.Call) -> bool:
+        """Does the call build an instance of a class imported from the project's own
+        code that holds torch.nn layers with weights (`IWAE(3, 10)` after
+        `from models import IWAE`)?"""
+        if self.project is None:
+            return False
+        found = self._external_target(call)
+        if found is None:
+            return False
+        module, level, name = found
+        return self.project.builds_parameters(module, level, name)
+
     def _star_imported(
         self, call: cst.Call, returning_eval_model: bool, making_numbers: bool
     ) -> ExternalFunction | None:
