@@ -12,9 +12,11 @@ cells (and cells of another language) are left out. IPython syntax is masked lin
 so the rest of the cell is still analysed: a line magic or shell escape (`%time`, `!pip`,
 `x = !ls`), a help query (`obj?`, `?obj`) becomes `pass` (or `x = ...`) at the same
 indentation; a cell magic (`%%bash`) masks its whole cell unless it runs the body as
-Python (`%%time`, `%%capture`, ...), when only the magic line is masked. Masking is only
-tried on a cell that does not compile as it stands, so a `%` or `?` inside valid Python
-(a string, a modulo) is never touched. A cell that still does not compile is reported
+Python (`%%time`, `%%capture`, ...), when only the magic line is masked. As in IPython,
+only the start of a logical line can be an escape, and a help query is a statement whose
+code ends in `?`: a `?` ending a comment or a string, and a `%` opening a line inside
+brackets or a string, are Python. Masking is only tried on a cell that does not compile
+as it stands, so a `%` or `?` inside valid Python (a string, a modulo) is never touched. A cell that still does not compile is reported
 with its number and left out; the other cells are linted. A cell whose magic runs its
 body as another language is not part of the program at all, and a line a fix adds above
 a cell magic (`import torch` in the first cell) goes right below the magic line, or is
@@ -406,7 +408,12 @@ def notebook_from_cells(cells: list[tuple[str, str]]) -> Notebook:
 
 _CELL_MAGIC = re.compile(r"^\s*%%(?P<name>\w+)")
 _ASSIGNED_MAGIC = re.compile(r"^(?P<target>\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[%!]")
-_HELP = re.compile(r"^\s*\?|\?\s*(?:#.*)?$")
+_ESCAPES = ("%", "!", "?")  # a line magic, a shell escape, a help query `?obj`
+# A string's opening: its prefix (r, b, f, u and their pairs), then one or three quotes.
+_STRING_OPEN = re.compile(r"""(?i:rb|br|fr|rf|[rbfu])?('''|\"\"\"|'|")""")
+_STRING_STARTS = frozenset("'\"rRbBfFuU")
+_OPENING = frozenset("([{")
+_CLOSING = frozenset(")]}")
 
 
 def compiles(text: str) -> SyntaxError | None:
@@ -433,9 +440,72 @@ def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
 
+@dataclass
+class _Scan:
+    """Where a Python scan of a cell stands at a line break: inside which string, how
+    deep in brackets, after a backslash continuation."""
+
+    quote: str | None = None  # the closing quote of the string left open
+    depth: int = 0
+    backslash: bool = False
+
+    @property
+    def at_statement(self) -> bool:
+        """The next line starts a logical line (a statement, or a clause header)."""
+        return self.quote is None and self.depth == 0 and not self.backslash
+
+    def line(self, body: str) -> str:
+        """Scan one line (without its break); the last character of its code outside
+        strings and comments ("" when none), with the state carried to the next line."""
+        last = ""
+        self.backslash = False
+        position, length = 0, len(body)
+        while position < length:
+            if self.quote is not None:
+                end = body.find(self.quote, position)
+                escape = body.find("\\", position)
+                if 0 <= escape < (end if end >= 0 else length):
+                    if escape == length - 1:  # the string runs on past the line break
+                        return '"'
+                    position = escape + 2
+                    continue
+                if end < 0:
+                    if len(self.quote) == 1:
+                        self.quote = None  # an unclosed one-line string ends with its line
+                    return '"'
+                position = end + len(self.quote)
+                self.quote, last = None, '"'
+                continue
+            char = body[position]
+            if char == "#":
+                break
+            opening = _STRING_OPEN.match(body, position) if char in _STRING_STARTS else None
+            if opening is not None:
+                self.quote = opening.group(1)
+                position = opening.end()
+                continue
+            if char == "\\" and position == length - 1:
+                self.backslash = True
+                break
+            if char in _OPENING:
+                self.depth += 1
+            elif char in _CLOSING:
+                self.depth = max(0, self.depth - 1)
+            if not char.isspace():
+                last = char
+            position += 1
+        return last
+
+
 def mask_ipython(source: str) -> str:
     """The cell with IPython syntax replaced, line for line, by Python that means nothing
-    to the rules (see the module docstring). Lines keep their count and endings."""
+    to the rules (see the module docstring). Lines keep their count and endings.
+
+    IPython looks for its syntax where a logical line starts, as Python's tokenizer finds
+    them: a `%`, `!` or `?` opening a line inside brackets or a string, or a `?` ending a
+    comment or a string, is Python it runs as written. So the cell is scanned as Python,
+    and only a logical line that starts with an escape, assigns one, or whose code
+    (outside strings and comments) ends in `?` is masked, all its lines with it."""
     lines = split_lines(source)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None:
@@ -445,26 +515,43 @@ def mask_ipython(source: str) -> str:
                 return "".join(_ending(line) or "" for line in lines)
             lines[first] = _ending(lines[first])
     out: list[str] = []
-    continued = False
-    for line in lines:
+    scan = _Scan()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
         body = line.rstrip("\r\n")
         stripped = body.strip()
-        if continued:
-            out.append(_ending(line))  # a continuation of the magic line above
-            continued = body.endswith("\\")
-            continue
         indent = body[: len(body) - len(body.lstrip())]
-        assigned = _ASSIGNED_MAGIC.match(body)
-        if assigned is not None:
-            out.append(f"{assigned.group('target')}...{_ending(line)}")
-            continued = body.endswith("\\")
-        elif stripped.startswith(("%", "!")) or (
-            stripped and not stripped.startswith("#") and _HELP.search(stripped)
-        ):
-            out.append(f"{indent}pass{_ending(line)}")
-            continued = body.endswith("\\")
-        else:
+        if not scan.at_statement or not stripped or stripped.startswith("#"):
+            scan.line(body)
             out.append(line)
+            index += 1
+            continue
+        assigned = _ASSIGNED_MAGIC.match(body)
+        if assigned is not None or stripped.startswith(_ESCAPES):
+            # The escape runs to the end of the line and its backslash continuations,
+            # whatever quotes or brackets it holds: it is not Python.
+            head = f"{assigned.group('target')}..." if assigned else f"{indent}pass"
+            out.append(head + _ending(line))
+            index += 1
+            while body.endswith("\\") and index < len(lines):
+                body = lines[index].rstrip("\r\n")
+                out.append(_ending(lines[index]))
+                index += 1
+            continue
+        # A logical line of Python: its lines, then whether its code ends in `?`.
+        logical = [line]
+        last = scan.line(body)
+        while not scan.at_statement and index + len(logical) < len(lines):
+            following = lines[index + len(logical)]
+            logical.append(following)
+            last = scan.line(following.rstrip("\r\n")) or last
+        if last == "?":
+            out.append(f"{indent}pass{_ending(line)}")
+            out.extend(_ending(rest) for rest in logical[1:])
+        else:
+            out.extend(logical)
+        index += len(logical)
     return "".join(out)
 
 

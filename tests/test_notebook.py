@@ -560,3 +560,45 @@ def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, newline
     rows = diff.split("\n")[:-1]
     assert all(row[:1] in (" ", "-", "+", "@", "\\") for row in rows[2:])
     assert len(rows) >= 7 and not any("\r" in row[:-1] for row in rows)
+
+
+# --- help queries: only at statement level -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param(
+            "opt = torch.optim.SGD(\n    [w],\n    lr=0.1,  # too high?\n)\n", id="comment-in-call"
+        ),
+        pytest.param("w2 = w * 2  # why twice?\n", id="comment-after-code"),
+        pytest.param('doc = """\nWhat is w?\n?w\n%w\n"""\n', id="lines-of-a-string"),
+        pytest.param("total = (3\n    % 2)\n", id="modulo-on-a-continuation-line"),
+        pytest.param("q = 'why?'  # not help\n", id="question-in-a-string"),
+    ],
+)
+def test_a_question_mark_outside_statement_level_code_is_not_a_help_query(code) -> None:
+    """The cell has a magic, so it is masked; a `?` ending a comment, or a line inside
+    a string or brackets, is Python that IPython runs as written. Once such lines became
+    `pass`, which broke the call (the cell was skipped) or hid a statement."""
+    source = "%matplotlib inline\n" + LEAF_BODY + "w2 = w\n" + code + "w += 1\n"
+    assert mask_ipython(source) == "pass\n" + source.split("\n", 1)[1]
+    rows = len(source.splitlines())
+    linted = lint(notebook_json(("code", source)))
+    assert linted.error is None
+    assert [(d.cell.number, d.start.line, d.code) for d in linted.diagnostics] == [
+        (1, rows, "GL002")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        ("w?", "pass"),
+        ("w.add_??", "pass"),
+        ("torch.optim.SGD?  # the signature", "pass"),
+        ("    w?", "    pass"),
+    ],
+)
+def test_a_statement_ending_in_a_question_mark_is_a_help_query(line, masked) -> None:
+    assert mask_ipython(f"for i in x:\n{line}\ny = 2") == f"for i in x:\n{masked}\ny = 2"
