@@ -16,7 +16,10 @@ Python (`%%time`, `%%capture`, ...), when only the magic line is masked. As in I
 only the start of a logical line can be an escape, and a help query is a statement whose
 code ends in `?`: a `?` ending a comment or a string, and a `%` opening a line inside
 brackets or a string, are Python. Masking is only tried on a cell that does not compile
-as it stands, so a `%` or `?` inside valid Python (a string, a modulo) is never touched. A cell that still does not compile is reported
+as it stands, so a `%` or `?` inside valid Python (a string, a modulo) is never touched.
+Before masking, a cell that starts indented loses that indentation on every line that
+has it, as IPython strips it: findings keep the cell's own columns, and the lines a fix
+writes get the indentation back (a fix that rewrites a line without it is refused). A cell that still does not compile is reported
 with its number and left out; the other cells are linted. A cell whose magic runs its
 body as another language is not part of the program at all, and a line a fix adds above
 a cell magic (`import torch` in the first cell) goes right below the magic line, or is
@@ -440,6 +443,28 @@ def _ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
 
+_LEADING_INDENT = re.compile(r"[ \t]+")
+
+
+def leading_indent(source: str) -> str:
+    """The indentation IPython strips from a cell: that of its first line that is not
+    blank (IPython drops blank leading lines first)."""
+    for line in split_lines(source):
+        if line.strip():
+            match = _LEADING_INDENT.match(line)
+            return match.group() if match else ""
+    return ""
+
+
+def dedent(source: str, indent: str) -> str:
+    """The cell as IPython runs it: `indent` removed from every line that starts with it,
+    other lines (blank ones, lines of a string) as they are."""
+    if not indent:
+        return source
+    size = len(indent)
+    return "".join(line[size:] if line.startswith(indent) else line for line in split_lines(source))
+
+
 @dataclass
 class _Scan:
     """Where a Python scan of a cell stands at a line break: inside which string, how
@@ -563,8 +588,32 @@ def mask_ipython(source: str) -> str:
 class Segment:
     number: int  # the cell
     original: str  # the cell's source as the notebook holds it
-    masked: str  # as linted (IPython masked); same number of lines
+    masked: str  # as linted (dedented, IPython masked); same number of lines
     added_newline: bool  # a line break was added after the cell's last line
+    indent: str = ""  # the leading indentation IPython strips from the cell (see dedent)
+
+    @property
+    def dedented(self) -> str:
+        return dedent(self.original, self.indent)
+
+    def shift(self, row: int) -> int:
+        """How many columns of cell row `row` (1-based) the program leaves out: the
+        cell's indentation on a line that has it."""
+        if not self.indent:
+            return 0
+        lines = split_lines(self.original)
+        has_it = 1 <= row <= len(lines) and lines[row - 1].startswith(self.indent)
+        return len(self.indent) if has_it else 0
+
+    def indented(self, line: str) -> str:
+        """A line of the fixed program as the cell holds it: blank lines stay blank."""
+        return self.indent + line if line.strip() else line
+
+    def keeps_indent(self, row: int) -> bool:
+        """Can a fix rewrite cell row `row` (0-based) and indent its replacement? Not a
+        line IPython left as it was (a line of a string, less indented than the cell)."""
+        line = split_lines(self.original)[row]
+        return not self.indent or not line.strip() or line.startswith(self.indent)
 
 
 class NotebookFixError(Exception):
@@ -602,28 +651,36 @@ class Program:
         for cell in notebook.cells:
             if not cell.is_code or cell.number in skip or not cell.source.strip():
                 continue
-            masked = cell.source
+            # What IPython runs, tried in turn while it does not compile: the cell as it
+            # stands, without its leading indentation, with IPython syntax masked.
+            indent = leading_indent(cell.source)
+            dedented = dedent(cell.source, indent)
+            masked, chosen = cell.source, ""
             problem = compiles(masked)
+            if problem is not None and indent:
+                masked, chosen = dedented, indent
+                problem = compiles(masked)
             if problem is not None:
-                masked = mask_ipython(cell.source)
+                masked, chosen = mask_ipython(dedented), indent
                 problem = compiles(masked)
             if problem is not None:
                 # Syntax newer than this Python (PEP 695 `type X = ...`, PEP 701
                 # f-strings on 3.11) that a .py file gets linted with: the engine's
                 # parser is the judge for both kinds of file.
-                for candidate in dict.fromkeys((cell.source, masked)):
+                tried = ((cell.source, ""), (dedented, indent), (masked, indent))
+                for candidate, candidate_indent in dict.fromkeys(tried):
                     if _engine_parses(candidate):
-                        masked, problem = candidate, None
+                        masked, chosen, problem = candidate, candidate_indent, None
                         break
             if problem is not None:
-                errors.append(_cell_error(notebook, cell, problem, path))
+                errors.append(_cell_error(notebook, cell, problem, path, chosen))
                 continue
             if not masked.strip():
                 # A cell magic that runs its body as another language (`%%bash`): no
                 # Python to lint, and no place for a line a fix adds (`import torch`).
                 continue
             added = not masked.endswith(("\n", "\r"))
-            segments.append(Segment(cell.number, cell.source, masked, added))
+            segments.append(Segment(cell.number, cell.source, masked, added, chosen))
         return cls(notebook, segments, errors)
 
     def marker(self, number: int) -> str:
@@ -638,9 +695,11 @@ class Program:
             return self.line_map[line - 1]
         return (0, 0)
 
+    def segment(self, number: int) -> Segment:
+        return next(s for s in self.segments if s.number == number)
+
     def _last_row(self, number: int) -> tuple[int, int]:
-        segment = next(s for s in self.segments if s.number == number)
-        lines = split_lines(segment.masked) or [""]
+        lines = split_lines(self.segment(number).original) or [""]
         return len(lines), len(lines[-1].rstrip("\r\n"))
 
     def to_cell(self, diagnostic: Diagnostic) -> Diagnostic:
@@ -688,10 +747,11 @@ class Program:
         number, row = at or self.cell_at(start.line)
         if not number:
             return None
-        in_cell = Position(row, start.column)
+        segment = self.segment(number)
+        in_cell = Position(row, start.column + segment.shift(row))
         end_cell, end_row = self.cell_at(end.line)
         if end_cell == number:
-            cell_end = Position(end_row, end.column)
+            cell_end = Position(end_row, end.column + segment.shift(end_row))
         else:
             cell_end = Position(*self._last_row(number))
         cell = self.cells[number]
@@ -712,13 +772,20 @@ class Program:
             last, end_row = self.cell_at(edit.end.line)
             if not first or first != last:
                 return None, ()  # an edit across cells cannot be offered
-            edits.append(
-                Edit(
-                    Position(start_row, edit.start.column),
-                    Position(end_row, edit.end.column),
-                    edit.content,
+            segment = self.segment(first)
+            if segment.indent:
+                in_cell = _indented_edit(segment, start_row, end_row, edit)
+                if in_cell is None:
+                    return None, ()
+                edits.append(in_cell)
+            else:
+                edits.append(
+                    Edit(
+                        Position(start_row, edit.start.column),
+                        Position(end_row, edit.end.column),
+                        edit.content,
+                    )
                 )
-            )
             cells.append(first)
         return Fix(fix.title, tuple(edits), fix.applicability), tuple(cells)
 
@@ -774,12 +841,37 @@ class Program:
         return touched
 
 
+def _indented_edit(segment: Segment, start_row: int, end_row: int, edit: Edit) -> Edit | None:
+    """A program edit in a cell IPython dedents, as an edit of the cell: the whole rows
+    it touches, rewritten with the cell's indentation. None when a row is an IPython
+    line or one without the cell's indentation (see _unmask)."""
+    masked = split_lines(segment.masked)
+    dedented = split_lines(segment.dedented)
+    original = split_lines(segment.original)
+    rows = range(start_row - 1, end_row)
+    if end_row > len(masked) or any(
+        masked[i] != dedented[i] or not segment.keeps_indent(i) for i in rows
+    ):
+        return None
+    last = masked[end_row - 1]
+    text = (
+        masked[start_row - 1][: edit.start.column]
+        + edit.content
+        + last[edit.end.column :].rstrip("\r\n")
+    )
+    content = "".join(segment.indented(line) for line in split_lines(text))
+    end = Position(end_row, len(original[end_row - 1].rstrip("\r\n")))
+    return Edit(Position(start_row, 0), end, content)
+
+
 def _unmask(segment: Segment, fixed: str) -> str:
-    """The fixed cell with its original IPython lines back: lines the fix left alone are
-    the original ones; a fix that changed a masked line is refused."""
+    """The fixed cell with its original lines back: lines the fix left alone are the
+    original ones, lines it wrote get the cell's indentation; a fix that changed a masked
+    line, or a line without the cell's indentation, is refused."""
     if segment.masked == segment.original:
         return fixed
     original = split_lines(segment.original)
+    dedented = split_lines(segment.dedented)
     masked = split_lines(segment.masked)
     new = split_lines(fixed)
     # A cell magic must stay the cell's first line: lines a fix adds above it (an
@@ -796,12 +888,17 @@ def _unmask(segment: Segment, fixed: str) -> str:
                 if i == magic:
                     out.extend(above_magic)
             continue
-        if any(original[i] != masked[i] for i in range(i1, i2)):
+        if any(dedented[i] != masked[i] for i in range(i1, i2)):
             raise NotebookFixError(f"a fix changed an IPython line in cell {segment.number}")
+        if not all(segment.keeps_indent(i) for i in range(i1, i2)):
+            raise NotebookFixError(
+                f"a fix changed a line of cell {segment.number} that lacks the cell's indentation"
+            )
+        written = [segment.indented(line) for line in new[j1:j2]]
         if magic is not None and tag == "insert" and i1 <= magic:
-            above_magic.extend(new[j1:j2])
+            above_magic.extend(written)
             continue
-        out.extend(new[j1:j2])
+        out.extend(written)
     if above_magic and magic is not None:
         match = _CELL_MAGIC.match(original[magic])
         if (
@@ -824,10 +921,16 @@ def _cell_magic_line(lines: list[str]) -> int | None:
     return None
 
 
-def _cell_error(notebook: Notebook, cell: Cell, problem: SyntaxError, path: str) -> FileError:
+def _cell_error(
+    notebook: Notebook, cell: Cell, problem: SyntaxError, path: str, indent: str = ""
+) -> FileError:
+    """The cell's syntax error, at its row and column in the cell (`indent`: what the
+    text that was compiled left out of the lines that start with it)."""
     row = problem.lineno or 1
     column = max((problem.offset or 1) - 1, 0)
     line = split_lines(cell.source)[row - 1] if row <= len(split_lines(cell.source)) else ""
+    if indent and line.startswith(indent):
+        column += len(indent)
     column = min(column, len(line.rstrip("\r\n")))
     raw = notebook.raw_position(cell, row, column) if notebook.text else Position(0, 0)
     return FileError(
@@ -880,13 +983,14 @@ def _lintable_program(
                 raise
             skip.add(number)
             cell = program.cells[number]
-            raw = notebook.raw_position(cell, row, exc.error.column) if notebook.text else None
+            column = exc.error.column + program.segment(number).shift(row)
+            raw = notebook.raw_position(cell, row, column) if notebook.text else None
             rejected.append(
                 FileError(
                     path,
                     f"{exc.error.message}; the other cells were linted",
                     row,
-                    exc.error.column,
+                    column,
                     cell=number,
                     file_line=raw.line if raw else 0,
                 )

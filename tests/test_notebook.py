@@ -602,3 +602,66 @@ def test_a_question_mark_outside_statement_level_code_is_not_a_help_query(code) 
 )
 def test_a_statement_ending_in_a_question_mark_is_a_help_query(line, masked) -> None:
     assert mask_ipython(f"for i in x:\n{line}\ny = 2") == f"for i in x:\n{masked}\ny = 2"
+
+
+# --- cells with leading indentation ------------------------------------------------------
+
+INDENTED = "    import torch\n    w = torch.ones(3, requires_grad=True)\n    for i in range(2):\n        w += 1\n"
+
+
+def test_an_indented_cell_is_dedented_and_linted_at_its_own_columns() -> None:
+    """IPython strips the first line's indentation from every line that has it; the cell
+    was reported as a SyntaxError ("unexpected indent") and left out."""
+    text = notebook_json(("code", INDENTED), ("code", "w.mul_(2)\n"))
+    linted = lint(text)
+    assert linted.error is None
+    assert [(d.cell.number, d.start.line, d.start.column, d.code) for d in linted.diagnostics] == [
+        (1, 4, 8, "GL002"),
+        (2, 1, 0, "GL002"),
+    ]
+    first = linted.diagnostics[0]
+    assert (first.end.line, first.end.column) == (4, 14)
+    raw = text.splitlines()[first.cell.file_start.line - 1]
+    assert raw[first.cell.file_start.column :].startswith("w += 1")
+
+
+def test_a_fix_in_an_indented_cell_keeps_the_cell_indented() -> None:
+    from gradlint.edits import apply_edits
+
+    text = notebook_json(("markdown", "# intro\n"), ("code", INDENTED))
+    notebook = read_notebook(text, "nb.ipynb")
+    outcome = fix_notebook(notebook, "nb.ipynb", Config(), unsafe=True)
+    assert outcome.refused is None and outcome.error is None and not outcome.remaining
+    fixed = json.loads(outcome.text)["cells"][1]["source"]
+    assert fixed == [
+        "    import torch\n",
+        "    w = torch.ones(3, requires_grad=True)\n",
+        "    for i in range(2):\n",
+        "        with torch.no_grad():\n",
+        "            w += 1\n",
+    ]
+    # Only the fixed source lines of the JSON changed.
+    old_lines, new_lines = text.splitlines(), outcome.text.splitlines()
+    assert [line for line in new_lines if line not in old_lines] == [
+        '    "        with torch.no_grad():\\n",',
+        '    "            w += 1\\n"',
+    ]
+    # The quick fix an editor applies to the cell itself makes the same text.
+    (finding,) = lint(text).diagnostics
+    assert finding.fix is not None and finding.cell is not None
+    assert apply_edits(INDENTED, finding.fix.edits) == "".join(fixed)
+    assert fixed_cell_sources(notebook, "nb.ipynb", Config()) == {2: "".join(fixed)}
+
+
+def test_lines_of_an_indented_cell_without_its_indentation_are_never_rewritten() -> None:
+    """IPython leaves a line that lacks the first line's indentation as it is (a line of a
+    multi-line string); a fix cannot say how to indent its replacement, so it is refused,
+    and the lines the fix leaves alone come back byte for byte."""
+    source = '  doc = """\nfree text\n  """\n  x = 1\n'
+    program = Program.build(read_notebook(notebook_json(("code", source)), "n"), "n")
+    assert program.errors == [] and program.text == 'doc = """\nfree text\n"""\nx = 1\n'
+    assert program.split(program.text.replace("x = 1", "x = 2\ny = 3")) == {
+        1: '  doc = """\nfree text\n  """\n  x = 2\n  y = 3\n'
+    }
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace("free text", "other text"))
