@@ -5,7 +5,7 @@ functions that gradlint.notebook lints one with.
 
     read_notebook(text, path) -> Notebook          raises SourceError / NotebookSkipped
     cell_python(source) -> CellPython              the cell without its IPython syntax
-    notebook_python(text) -> str | None            the code cells as one module, or None
+    notebook_python(text) -> NotebookPython | None  the code cells as one module
 
 IPython syntax is masked line by line so the rest of the cell is still analysed: a line
 magic or shell escape (`%time`, `!pip`, `x = !ls`), a help query (`obj?`, `?obj`) becomes
@@ -31,7 +31,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from gradlint.diagnostics import FileError, Position
+from gradlint.diagnostics import CellLocation, FileError, Position
 from gradlint.edits import split_lines
 from gradlint.results import SourceError
 
@@ -553,19 +553,54 @@ def cell_python(source: str) -> CellPython:
     return CellPython(masked, indent, compiles(masked), tuple(tried))
 
 
-def notebook_python(text: str) -> str | None:
-    """The notebook's Python code cells, each as IPython runs it, one after another as
-    one module: what another file's analysis reads of a notebook (its imports, its calls).
-    Cells that do not compile are left out. None for text that is not a notebook, or one
+@dataclass(frozen=True)
+class NotebookPython:
+    """A notebook's Python code cells, each as IPython runs it, one after another as one
+    module (cells that do not compile left out): what another file's analysis reads of
+    a notebook (its imports, its calls), with the way back to the cells."""
+
+    text: str
+    notebook: Notebook
+    # Per line of `text`: (index of its cell in notebook.cells, row in the cell, columns
+    # the text leaves out of that row).
+    rows: tuple[tuple[int, int, int], ...]
+
+    def span(
+        self, line: int, column: int, end_line: int, end_column: int
+    ) -> tuple[Position, Position, CellLocation]:
+        """A span of `text` in cell coordinates (an end in a later cell is clamped to
+        the start's row), with its cell and raw-file points."""
+        index, row, shift = self.rows[line - 1]
+        start = Position(row, column + shift)
+        end_index, end_row, end_shift = self.rows[min(end_line, len(self.rows)) - 1]
+        end = Position(end_row, end_column + end_shift) if end_index == index else start
+        cell = self.notebook.cells[index]
+        location = CellLocation(
+            cell.number,
+            self.notebook.raw_position(cell, start.line, start.column),
+            self.notebook.raw_position(cell, end.line, end.column),
+        )
+        return start, end, location
+
+
+def notebook_python(text: str) -> NotebookPython | None:
+    """The notebook as NotebookPython; None for text that is not a notebook, or one
     whose kernel is not Python."""
     try:
         notebook = read_notebook(text, "<notebook>")
     except (SourceError, NotebookSkipped):
         return None
     parts: list[str] = []
-    for cell in notebook.cells:
-        if cell.is_code:
-            python = cell_python(cell.source)
-            if python.problem is None and python.text.strip():
-                parts.append(python.text if python.text.endswith("\n") else python.text + "\n")
-    return "".join(parts)
+    rows: list[tuple[int, int, int]] = []
+    for index, cell in enumerate(notebook.cells):
+        if not cell.is_code:
+            continue
+        python = cell_python(cell.source)
+        if python.problem is not None or not python.text.strip():
+            continue
+        parts.append(python.text if python.text.endswith(("\n", "\r")) else python.text + "\n")
+        original = split_lines(cell.source)
+        for row, line in enumerate(original, start=1):
+            shift = len(python.indent) if python.indent and line.startswith(python.indent) else 0
+            rows.append((index, row, shift))
+    return NotebookPython("".join(parts), notebook, tuple(rows))
