@@ -901,6 +901,25 @@ def test_a_method_called_in_a_notebook_after_the_eval_switch(tmp_path):
     assert caller.cell is not None and caller.cell.number == 2
     assert (caller.start.line, caller.start.column, caller.end.column) == (4, 9, 36)
     raw = (tmp_path / "demo.ipynb").read_text(encoding="utf-8").splitlines()
-    assert raw[caller.cell.file_start.line - 1][caller.cell.file_start.column :].startswith(
-        "m.sample("
+    start = caller.cell.file_start
+    assert raw[start.line - 1][start.column :].startswith("m.sample(")
+    # The full format names the cell and draws no line of the notebook's JSON; an editor
+    # is sent to the place in the .ipynb file.
+    from pygls.workspace.position_codec import PositionCodec
+
+    from gradlint.lsp import ClientPositions, related_information
+    from gradlint.output.full import related_rows
+
+    assert related_rows(caller, finding, None, 2, {}) == [
+        f"  ::: {caller.path}:cell 2:4:10",
+        f"   = {caller.message}",
+    ]
+    source = (tmp_path / "models" / "gan.py").read_text(encoding="utf-8")
+    sent = related_information(
+        caller, finding.path, ClientPositions(source, PositionCodec()), "file:///gan.py"
+    )
+    assert sent.location.uri.endswith("/demo.ipynb")
+    assert (sent.location.range.start.line, sent.location.range.start.character) == (
+        start.line - 1,
+        start.column,
     )
