@@ -48,7 +48,7 @@ from gradlint.diagnostics import (
     Position,
     Related,
 )
-from gradlint.edits import split_lines
+from gradlint.edits import apply_edits, split_lines
 from gradlint.ipynb import (
     CELL_MAGIC,
     Cell,
@@ -279,26 +279,30 @@ class Program:
             return None, ()
         edits: list[Edit] = []
         cells: list[int] = []
+        # Edits in a cell IPython dedents, in its rows and the program's columns: they
+        # become one edit of the cell's rows (two edits of one row would overlap there).
+        dedented: dict[int, list[Edit]] = {}
         for edit in fix.edits:
             first, start_row = self.cell_at(edit.start.line)
             last, end_row = self.cell_at(edit.end.line)
             if not first or first != last:
                 return None, ()  # an edit across cells cannot be offered
-            segment = self.segment(first)
-            if segment.indent:
-                in_cell = _indented_edit(segment, start_row, end_row, edit)
-                if in_cell is None:
-                    return None, ()
-                edits.append(in_cell)
-            else:
-                edits.append(
-                    Edit(
-                        Position(start_row, edit.start.column),
-                        Position(end_row, edit.end.column),
-                        edit.content,
-                    )
-                )
+            in_rows = Edit(
+                Position(start_row, edit.start.column),
+                Position(end_row, edit.end.column),
+                edit.content,
+            )
+            if self.segment(first).indent:
+                dedented.setdefault(first, []).append(in_rows)
+                continue
+            edits.append(in_rows)
             cells.append(first)
+        for number, group in dedented.items():
+            in_cell = _indented_edit(self.segment(number), group)
+            if in_cell is None:
+                return None, ()
+            edits.append(in_cell)
+            cells.append(number)
         return Fix(fix.title, tuple(edits), fix.applicability), tuple(cells)
 
     # -- back from a fixed program
@@ -353,27 +357,40 @@ class Program:
         return touched
 
 
-def _indented_edit(segment: Segment, start_row: int, end_row: int, edit: Edit) -> Edit | None:
-    """A program edit in a cell IPython dedents, as an edit of the cell: the whole rows
-    it touches, rewritten with the cell's indentation. None when a row is an IPython
-    line or one without the cell's indentation (see _unmask)."""
+def _indented_edit(segment: Segment, group: list[Edit]) -> Edit | None:
+    """Edits of the program in a cell IPython dedents (rows of the cell, columns of the
+    program) as one edit of the cell: the whole rows they touch, rewritten with the
+    cell's indentation. None when a row is an IPython line or one without the cell's
+    indentation (see _unmask), or the edits do not apply."""
     masked = split_lines(segment.masked)
     dedented = split_lines(segment.dedented)
     original = split_lines(segment.original)
-    rows = range(start_row - 1, end_row)
-    if end_row > len(masked) or any(
-        masked[i] != dedented[i] or not segment.keeps_indent(i) for i in rows
+    first = min(edit.start.line for edit in group)
+    last = max(edit.end.line for edit in group)
+    if last > len(masked) or any(
+        masked[i] != dedented[i] or not segment.keeps_indent(i) for i in range(first - 1, last)
     ):
         return None
-    last = masked[end_row - 1]
-    text = (
-        masked[start_row - 1][: edit.start.column]
-        + edit.content
-        + last[edit.end.column :].rstrip("\r\n")
-    )
+    rows = "".join(masked[first - 1 : last])
+    moved = [
+        Edit(
+            Position(edit.start.line - first + 1, edit.start.column),
+            Position(edit.end.line - first + 1, edit.end.column),
+            edit.content,
+        )
+        for edit in group
+    ]
+    try:
+        text = apply_edits(rows, moved)
+    except ValueError:  # overlapping, or outside the rows
+        return None
+    # The last row's line break stays where it is, outside the edit.
+    ending = masked[last - 1][len(masked[last - 1].rstrip("\r\n")) :]
+    if ending and text.endswith(ending):
+        text = text[: -len(ending)]
     content = "".join(segment.indented(line) for line in split_lines(text))
-    end = Position(end_row, len(original[end_row - 1].rstrip("\r\n")))
-    return Edit(Position(start_row, 0), end, content)
+    end = Position(last, len(original[last - 1].rstrip("\r\n")))
+    return Edit(Position(first, 0), end, content)
 
 
 def _unmask(segment: Segment, fixed: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from gradlint import cli
 from gradlint.config import Config
+from gradlint.diagnostics import Edit, Fix, Position
 from gradlint.notebook import (
     NotebookFixError,
     Program,
@@ -665,3 +666,26 @@ def test_lines_of_an_indented_cell_without_its_indentation_are_never_rewritten()
     }
     with pytest.raises(NotebookFixError):
         program.split(program.text.replace("free text", "other text"))
+
+
+def test_edits_of_one_row_of_an_indented_cell_make_one_edit_of_the_cell() -> None:
+    """A quick fix in cell coordinates: the rows an indented cell's edits touch are
+    rewritten whole, once, so two edits of one row do not overlap there."""
+    from gradlint.diagnostics import Applicability
+    from gradlint.edits import apply_edits
+
+    source = "    x = f(a)\n    y = g(b)\n"
+    program = Program.build(read_notebook(notebook_json(("code", source)), "n"), "n")
+    assert program.text == "x = f(a)\ny = g(b)\n"
+    fix = Fix(
+        "wrap",
+        (
+            Edit(Position(2, 4), Position(2, 4), "h("),
+            Edit(Position(2, 8), Position(2, 8), ")"),
+            Edit(Position(1, 0), Position(1, 0), "import torch\n"),
+        ),
+        Applicability.UNSAFE,
+    )
+    in_cell, cells = program._fix_to_cells(fix)
+    assert in_cell is not None and cells == (1,)
+    assert apply_edits(source, in_cell.edits) == "    import torch\n    x = f(a)\n    y = h(g(b))\n"
