@@ -241,8 +241,10 @@ class Program:
 
     def _related_to_cell(self, related: Related, own_path: str) -> Related:
         """A related place in this notebook, moved into its cell's coordinates."""
-        if related.path != own_path:
-            return related  # another project file: already in its own coordinates
+        if related.path != own_path or related.cell is not None:
+            # Another project file, or a place the caller search found in this
+            # notebook's cells: already in its own coordinates.
+            return related
         span = self._cell_span(related.start, related.end)
         if span is None:
             return related

@@ -689,3 +689,18 @@ def test_edits_of_one_row_of_an_indented_cell_make_one_edit_of_the_cell() -> Non
     in_cell, cells = program._fix_to_cells(fix)
     assert in_cell is not None and cells == (1,)
     assert apply_edits(source, in_cell.edits) == "    import torch\n    x = f(a)\n    y = h(g(b))\n"
+
+
+def test_a_related_place_already_in_a_cell_is_not_mapped_again() -> None:
+    """The caller search gives a call in a notebook in its cell's coordinates; read as
+    a program position of the same notebook it was moved a second time."""
+    from gradlint.diagnostics import CellLocation, Related
+
+    text = notebook_json(("code", "x = 1\nw = 0\nv = 9\n"), ("code", "y = 2\nz = 3\n"))
+    program = Program.build(read_notebook(text, "nb.ipynb"), "nb.ipynb")
+    place = Related("here", "nb.ipynb", Position(5, 0), Position(5, 5))
+    raw = Position(1, 0)
+    placed = Related("here", "nb.ipynb", Position(2, 0), Position(2, 5), CellLocation(2, raw, raw))
+    mapped = program._related_to_cell(place, "nb.ipynb")
+    assert mapped.cell is not None and (mapped.cell.number, mapped.start.line) == (2, 1)
+    assert program._related_to_cell(placed, "nb.ipynb") == placed
