@@ -226,11 +226,15 @@ def related_information(
     through that file's text on disk (its code-point columns as they are when it cannot
     be read)."""
     target: ClientPositions | None
-    if related.cell is not None and cell_target is not None:
+    start, end = related.start, related.end
+    if related.cell is not None and cell_target is not None and related.path == own_path:
         target_uri, target = cell_target(related.cell.number)
     elif related.path == own_path and uri is not None:
         target_uri, target = uri, positions
     else:
+        if related.cell is not None:
+            # A cell of a notebook on disk: the place in its JSON text.
+            start, end = related.cell.file_start, related.cell.file_end
         target_uri = Path(os.path.abspath(related.path)).as_uri()
         try:
             text = Path(related.path).read_text(encoding="utf-8")
@@ -240,11 +244,11 @@ def related_information(
     try:
         if target is None:
             raise IndexError
-        span = target.range(related.start, related.end)
+        span = target.range(start, end)
     except IndexError:  # unreadable, or changed on disk since it was summarised
         span = types.Range(
-            start=types.Position(line=related.start.line - 1, character=related.start.column),
-            end=types.Position(line=related.end.line - 1, character=related.end.column),
+            start=types.Position(line=start.line - 1, character=start.column),
+            end=types.Position(line=end.line - 1, character=end.column),
         )
     return types.DiagnosticRelatedInformation(
         location=types.Location(uri=target_uri, range=span), message=related.message

@@ -1,24 +1,22 @@
 """Jupyter notebooks: read a `.ipynb`, lint its code cells as one program, map findings
 back to cells, and write fixes into the JSON without touching anything else.
 
-    read_notebook(text, path) -> Notebook          raises SourceError / NotebookSkipped
+    read_notebook(text, path) -> Notebook          from gradlint.ipynb
     lint_notebook(notebook, path, config) -> NotebookLint
     fix_notebook(notebook, path, config, unsafe=) -> NotebookFix
     notebook_diff(old, new, display) -> str        a unified diff per changed cell
 
 The code cells, in cell order, are one program: a `model.eval()` in cell 5 reaches the
 forward in cell 9, as it does when the notebook runs top to bottom. Markdown and raw
-cells (and cells of another language) are left out. IPython syntax is masked line by line
-so the rest of the cell is still analysed: a line magic or shell escape (`%time`, `!pip`,
-`x = !ls`), a help query (`obj?`, `?obj`) becomes `pass` (or `x = ...`) at the same
-indentation; a cell magic (`%%bash`) masks its whole cell unless it runs the body as
-Python (`%%time`, `%%capture`, ...), when only the magic line is masked. Masking is only
-tried on a cell that does not compile as it stands, so a `%` or `?` inside valid Python
-(a string, a modulo) is never touched. A cell that still does not compile is reported
-with its number and left out; the other cells are linted. A cell whose magic runs its
-body as another language is not part of the program at all, and a line a fix adds above
-a cell magic (`import torch` in the first cell) goes right below the magic line, or is
-refused when the body does not run in the notebook's namespace (`%%timeit`).
+cells (and cells of another language) are left out. Each code cell is linted as the
+Python IPython runs (gradlint.ipynb: its IPython syntax masked line for line, its leading
+indentation stripped); findings keep the cell's own rows and columns, and the lines a fix
+writes in an indented cell get the indentation back (a fix that rewrites a line without
+it is refused). A cell that still does not compile is reported with its number and left
+out; the other cells are linted. A cell whose magic runs its body as another language is
+not part of the program at all, and a line a fix adds above a cell magic (`import torch`
+in the first cell) goes right below the magic line, or is refused when the body does not
+run in the notebook's namespace (`%%timeit`).
 
 Between two cells the program holds one marker comment line, fenced so that no line of
 any cell can be mistaken for it, so a fixed program splits back into its cells exactly; a
@@ -30,20 +28,14 @@ markdown included, as ruff does), and the same point in the raw JSON text for th
 that annotate files. Fixes rewrite only the JSON string tokens of the `source` lines that
 changed, so outputs, metadata, execution counts, key order, indentation and the final
 newline stay byte for byte.
-
-The JSON is read with the standard library; a scan over its tokens finds where each
-cell's source lines lie in the raw text. It skips a string from quote to quote, so a
-megabyte of base64 image output costs time in proportion and no memory of its own.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 import json
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from gradlint.config import Config
@@ -56,21 +48,40 @@ from gradlint.diagnostics import (
     Position,
     Related,
 )
-from gradlint.edits import split_lines
+from gradlint.edits import apply_edits, split_lines
+from gradlint.ipynb import (
+    CELL_MAGIC,
+    Cell,
+    Notebook,
+    NotebookSkipped,
+    cell_python,
+    compiles,
+    dedent,
+    is_notebook,
+    mask_ipython,
+    notebook_from_cells,
+    read_notebook,
+)
 from gradlint.output.common import diff_text, printable
 from gradlint.results import FileResult, SourceError
 
-NOTEBOOK_SUFFIX = ".ipynb"
+# Read and turned into Python by gradlint.ipynb; here for the fronts that lint notebooks.
+__all__ = [
+    "Cell",
+    "Notebook",
+    "NotebookSkipped",
+    "compiles",
+    "is_notebook",
+    "mask_ipython",
+    "notebook_from_cells",
+    "read_notebook",
+]
 
-# Cell magics whose body IPython runs as Python: only their first line is masked.
-PYTHON_CELL_MAGICS = frozenset(
-    {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3", "ipython"}
-)
-# Of those, the ones that run the body in the kernel's own namespace, where a line a fix
-# adds (`import torch`) still binds for the later cells: %%timeit runs it inside a
-# function, %%python and the like in another process.
+# Of the cell magics whose body IPython runs as Python (ipynb.PYTHON_CELL_MAGICS), the
+# ones that run it in the kernel's own namespace, where a line a fix adds (`import torch`)
+# still binds for the later cells: %%timeit runs it inside a function, %%python and the
+# like in another process.
 NAMESPACE_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
-PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
 
 # The comment line placed between two cells of the program (never before the first, so a
 # docstring in the first cell stays the module's and imports a fix adds land in it). Its
@@ -80,343 +91,6 @@ MARKER = "# gradlint: cell {number} {fence}"
 _FENCE = "^"
 _MIN_FENCE = 3
 _CARETS = re.compile(r"\^+")
-
-_COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-
-
-def is_notebook(path: str) -> bool:
-    return path.lower().endswith(NOTEBOOK_SUFFIX)
-
-
-class NotebookSkipped(Exception):
-    """A notebook that is deliberately not linted (a kernel in another language)."""
-
-
-# ---------------------------------------------------------------------------
-# Reading the JSON, with the raw positions of each cell's source
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One JSON string of a cell's source (a line, or the whole source when it is one
-    string): its decoded text and the span of its token, quotes included."""
-
-    text: str
-    start: int
-    end: int
-
-
-@dataclass
-class Cell:
-    number: int  # 1-based among all cells
-    kind: str  # "code", "markdown", "raw" (or whatever the file says)
-    source: str
-    # Where the source lies in the raw text: the pieces, and the span of the `source`
-    # value (the array's brackets, or the one string). None without a raw text (an editor).
-    pieces: list[Piece] | None = None
-    span: tuple[int, int] | None = None
-    is_list: bool = True
-
-    @property
-    def is_code(self) -> bool:
-        return self.kind == "code"
-
-
-@dataclass
-class Notebook:
-    cells: list[Cell]
-    text: str | None = None  # the raw JSON, when read from a file
-    _line_starts: list[int] | None = field(default=None, repr=False)
-
-    def line_starts(self) -> list[int]:
-        if self._line_starts is None:
-            text = self.text or ""
-            self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
-        return self._line_starts
-
-    def raw_position(self, cell: Cell, row: int, column: int) -> Position:
-        """The point of the raw file that holds (row, column) of the cell's source; the
-        start of the source value when the cell has no recorded pieces."""
-        offset = self._raw_offset(cell, row, column)
-        starts = self.line_starts()
-        line = bisect_right(starts, offset)
-        return Position(line, offset - starts[line - 1])
-
-    def _raw_offset(self, cell: Cell, row: int, column: int) -> int:
-        if not cell.pieces:
-            return cell.span[0] if cell.span else 0
-        # The decoded offset of the point, then the piece holding it.
-        lines = split_lines(cell.source)
-        row = max(1, min(row, len(lines) or 1))
-        target = sum(len(line) for line in lines[: row - 1]) + column
-        consumed = 0
-        for piece in cell.pieces:
-            if target < consumed + len(piece.text) or piece is cell.pieces[-1]:
-                return _raw_index(self.text or "", piece, max(0, target - consumed))
-            consumed += len(piece.text)
-        return cell.pieces[0].start
-
-
-_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)
-
-
-def _raw_index(text: str, piece: Piece, index: int) -> int:
-    """The raw offset of decoded character `index` of a string token."""
-    position = piece.start + 1
-    for _ in range(index):
-        match = _ESCAPE.match(text, position, piece.end - 1)
-        if match is None:
-            break
-        position = match.end()
-    return position
-
-
-# Whitespace, and a bare literal (number, true, false, null): runs of one character class,
-# which the regular expression engine matches without keeping state per character.
-_SPACE = re.compile(r"[ \t\r\n]*")
-_BARE = re.compile(r'[^\s{}\[\],:"]+')
-_PUNCTUATION = frozenset("{}[],:")
-
-
-def _string_end(text: str, start: int) -> int:
-    """The offset just past the string token opening at `start`, -1 if it never closes.
-    A scan from quote to quote that counts the backslashes before each: linear in time,
-    constant in memory, where a regular expression over the token's characters kept
-    state for every one of them (a 20 MB image output cost 2.9 GB)."""
-    position = start + 1
-    while True:
-        quote = text.find('"', position)
-        if quote < 0:
-            return -1
-        backslash = quote
-        while backslash > position and text[backslash - 1] == "\\":
-            backslash -= 1
-        if (quote - backslash) % 2 == 0:
-            return quote + 1
-        position = quote + 1
-
-
-def _skip_space(text: str, position: int) -> int:
-    match = _SPACE.match(text, position)
-    return match.end() if match else position  # it always matches: `*` allows none
-
-
-def _tokens(text: str):
-    """(kind, start, end) of each JSON token: kind is "string", the punctuation character
-    itself, or "bare"; ("error", offset, offset) where no token can start."""
-    position = _skip_space(text, 0)
-    length = len(text)
-    while position < length:
-        char = text[position]
-        if char == '"':
-            end = _string_end(text, position)
-            if end < 0:
-                yield "error", position, position
-                return
-            yield "string", position, end
-        elif char in _PUNCTUATION:
-            end = position + 1
-            yield char, position, end
-        else:
-            match = _BARE.match(text, position)
-            if match is None:
-                yield "error", position, position
-                return
-            end = match.end()
-            yield "bare", position, end
-        position = _skip_space(text, end)
-
-
-def _source_positions(text: str) -> dict[int, tuple[tuple[int, int], bool, list[Piece]]] | None:
-    """cell index (0-based) -> (span of its `source` value, whether it is a list, the
-    pieces), read from the token stream. None when the scan loses its way (it never
-    should on text json.loads accepted)."""
-    found: dict[int, tuple[tuple[int, int], bool, list[Piece]]] = {}
-    # Each frame: [is_object, key or index, expecting a key]
-    stack: list[list] = []
-    source_open: tuple[int, int] | None = None  # (cell index, offset of `[`)
-    for kind, start, end in _tokens(text):
-        if kind == "error":
-            return None
-        is_string = kind == "string"  # sliced only where read: outputs can be megabytes
-        punct = kind if kind in _PUNCTUATION else None
-        depth = len(stack)
-        top = stack[-1] if stack else None
-        if punct is not None:
-            if punct in "{[":
-                _value_starts(top)
-                if (
-                    punct == "["
-                    and depth == 3
-                    and top is not None
-                    and _in_cell(stack)
-                    and top[1] == "source"
-                ):
-                    source_open = (stack[1][1], start)
-                    found[stack[1][1]] = ((start, -1), True, [])
-                stack.append([punct == "{", -1 if punct == "[" else None, punct == "{"])
-            elif punct in "}]":
-                if not stack:
-                    return None
-                stack.pop()
-                if punct == "]" and depth == 4 and source_open is not None and _in_cell(stack):
-                    index, opened = source_open
-                    _, is_list, pieces = found[index]
-                    found[index] = ((opened, end), is_list, pieces)
-                    source_open = None
-            elif punct == ":":
-                if top is not None:
-                    top[2] = False
-            elif punct == "," and top is not None and top[0]:
-                top[2] = True
-            continue
-        if is_string and top is not None and top[0] and top[2]:
-            # A key: decoded only where it can matter.
-            top[1] = json.loads(text[start:end]) if depth <= 3 else ""
-            continue
-        _value_starts(top)
-        if not is_string:
-            continue
-        if depth == 3 and top is not None and _in_cell(stack) and top[1] == "source":
-            piece = Piece(json.loads(text[start:end]), start, end)
-            found[stack[1][1]] = ((start, end), False, [piece])
-        elif (
-            depth == 4
-            and source_open is not None
-            and _in_cell(stack[:3])
-            and stack[2][1] == "source"
-        ):
-            found[stack[1][1]][2].append(Piece(json.loads(text[start:end]), start, end))
-    if stack:
-        return None
-    return found
-
-
-def _value_starts(frame: list | None) -> None:
-    if frame is not None and not frame[0]:
-        frame[1] += 1
-
-
-def _in_cell(stack: list[list]) -> bool:
-    """Inside cells[i] of the top-level object."""
-    return (
-        len(stack) >= 3
-        and stack[0][0]
-        and stack[0][1] == "cells"
-        and not stack[1][0]
-        and stack[2][0]
-    )
-
-
-def _language(document: dict) -> str | None:
-    metadata = document.get("metadata")
-    if not isinstance(metadata, dict):
-        return None
-    for section, key in (("kernelspec", "language"), ("language_info", "name")):
-        value = metadata.get(section)
-        if isinstance(value, dict) and isinstance(value.get(key), str):
-            return value[key]
-    return None
-
-
-def _cell_language(cell: dict) -> str | None:
-    """VS Code records a code cell's own language (`%%sql` cells, `csharp` in a
-    polyglot notebook) in metadata.vscode.languageId."""
-    metadata = cell.get("metadata")
-    if isinstance(metadata, dict):
-        vscode = metadata.get("vscode")
-        if isinstance(vscode, dict) and isinstance(vscode.get("languageId"), str):
-            return vscode["languageId"]
-    return None
-
-
-def read_notebook(text: str, path: str) -> Notebook:
-    """The cells of a notebook's JSON text. Raises SourceError with a one-line reason for
-    text that is not an nbformat 4 notebook, NotebookSkipped for one whose kernel is not
-    Python."""
-    if not text.strip():
-        return Notebook([], text)  # an empty file: nothing to lint, as ruff treats it
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SourceError(
-            FileError(
-                path, f"not a valid notebook: invalid JSON: {exc.msg}", exc.lineno, exc.colno - 1
-            )
-        ) from None
-    except RecursionError:
-        raise SourceError(FileError(path, "not a valid notebook: JSON nested too deeply")) from None
-    if not isinstance(document, dict):
-        kind = type(document).__name__.replace("dict", "object")
-        raise SourceError(
-            FileError(path, f"not a Jupyter notebook: the JSON is a {kind}, not an object")
-        )
-    nbformat = document.get("nbformat")
-    if "worksheets" in document or (isinstance(nbformat, int) and nbformat < 4):
-        raise SourceError(
-            FileError(
-                path,
-                f"nbformat {nbformat} notebook: gradlint reads nbformat 4; convert it with "
-                "`jupyter nbconvert --to notebook --nbformat 4`",
-            )
-        )
-    raw_cells = document.get("cells")
-    if not isinstance(raw_cells, list):
-        raise SourceError(FileError(path, 'not a Jupyter notebook: no "cells" list'))
-    language = _language(document)
-    if language is not None and language.lower() not in PYTHON_LANGUAGES:
-        raise NotebookSkipped(f"the notebook's kernel language is {language!r}, not Python")
-    cells: list[Cell] = []
-    for index, raw in enumerate(raw_cells):
-        number = index + 1
-        if not isinstance(raw, dict):
-            raise SourceError(FileError(path, f"cell {number} is not a JSON object"))
-        kind = str(raw.get("cell_type"))
-        source = raw.get("source", "")
-        if isinstance(source, list) and all(isinstance(line, str) for line in source):
-            source_text = "".join(source)
-        elif isinstance(source, str):
-            source_text = source
-        else:
-            raise SourceError(
-                FileError(path, f"cell {number}: source must be a string or a list of strings")
-            )
-        cell_language = _cell_language(raw)
-        if kind == "code" and cell_language is not None:
-            if cell_language.lower() not in PYTHON_LANGUAGES:
-                kind = f"code:{cell_language}"  # not Python: left out like markdown
-        cells.append(Cell(number, str(kind), source_text, is_list=isinstance(source, list)))
-    positions = _source_positions(text)
-    if positions is not None:
-        for index, cell in enumerate(cells):
-            span, is_list, pieces = positions.get(index, (None, cell.is_list, None))
-            if pieces is not None and "".join(p.text for p in pieces) == cell.source:
-                cell.span, cell.pieces = span, pieces
-    return Notebook(cells, text)
-
-
-def notebook_from_cells(cells: list[tuple[str, str]]) -> Notebook:
-    """A notebook from (kind, source) pairs, as an editor holds it: no raw text."""
-    return Notebook([Cell(i + 1, kind, text) for i, (kind, text) in enumerate(cells)])
-
-
-# ---------------------------------------------------------------------------
-# IPython syntax
-
-
-_CELL_MAGIC = re.compile(r"^\s*%%(?P<name>\w+)")
-_ASSIGNED_MAGIC = re.compile(r"^(?P<target>\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[%!]")
-_HELP = re.compile(r"^\s*\?|\?\s*(?:#.*)?$")
-
-
-def compiles(text: str) -> SyntaxError | None:
-    try:
-        compile(text, "<cell>", "exec", _COMPILE_FLAGS, dont_inherit=True)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return SyntaxError(str(exc))
-    return None
 
 
 def _engine_parses(text: str) -> bool:
@@ -429,45 +103,6 @@ def _engine_parses(text: str) -> bool:
     return True
 
 
-def _ending(line: str) -> str:
-    return line[len(line.rstrip("\r\n")) :]
-
-
-def mask_ipython(source: str) -> str:
-    """The cell with IPython syntax replaced, line for line, by Python that means nothing
-    to the rules (see the module docstring). Lines keep their count and endings."""
-    lines = split_lines(source)
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None:
-        magic = _CELL_MAGIC.match(lines[first])
-        if magic is not None:
-            if magic.group("name") not in PYTHON_CELL_MAGICS:
-                return "".join(_ending(line) or "" for line in lines)
-            lines[first] = _ending(lines[first])
-    out: list[str] = []
-    continued = False
-    for line in lines:
-        body = line.rstrip("\r\n")
-        stripped = body.strip()
-        if continued:
-            out.append(_ending(line))  # a continuation of the magic line above
-            continued = body.endswith("\\")
-            continue
-        indent = body[: len(body) - len(body.lstrip())]
-        assigned = _ASSIGNED_MAGIC.match(body)
-        if assigned is not None:
-            out.append(f"{assigned.group('target')}...{_ending(line)}")
-            continued = body.endswith("\\")
-        elif stripped.startswith(("%", "!")) or (
-            stripped and not stripped.startswith("#") and _HELP.search(stripped)
-        ):
-            out.append(f"{indent}pass{_ending(line)}")
-            continued = body.endswith("\\")
-        else:
-            out.append(line)
-    return "".join(out)
-
-
 # ---------------------------------------------------------------------------
 # The program: code cells in order, with the map back
 
@@ -476,8 +111,32 @@ def mask_ipython(source: str) -> str:
 class Segment:
     number: int  # the cell
     original: str  # the cell's source as the notebook holds it
-    masked: str  # as linted (IPython masked); same number of lines
+    masked: str  # as linted (dedented, IPython masked); same number of lines
     added_newline: bool  # a line break was added after the cell's last line
+    indent: str = ""  # the leading indentation IPython strips from the cell (see dedent)
+
+    @property
+    def dedented(self) -> str:
+        return dedent(self.original, self.indent)
+
+    def shift(self, row: int) -> int:
+        """How many columns of cell row `row` (1-based) the program leaves out: the
+        cell's indentation on a line that has it."""
+        if not self.indent:
+            return 0
+        lines = split_lines(self.original)
+        has_it = 1 <= row <= len(lines) and lines[row - 1].startswith(self.indent)
+        return len(self.indent) if has_it else 0
+
+    def indented(self, line: str) -> str:
+        """A line of the fixed program as the cell holds it: blank lines stay blank."""
+        return self.indent + line if line.strip() else line
+
+    def keeps_indent(self, row: int) -> bool:
+        """Can a fix rewrite cell row `row` (0-based) and indent its replacement? Not a
+        line IPython left as it was (a line of a string, less indented than the cell)."""
+        line = split_lines(self.original)[row]
+        return not self.indent or not line.strip() or line.startswith(self.indent)
 
 
 class NotebookFixError(Exception):
@@ -515,28 +174,25 @@ class Program:
         for cell in notebook.cells:
             if not cell.is_code or cell.number in skip or not cell.source.strip():
                 continue
-            masked = cell.source
-            problem = compiles(masked)
-            if problem is not None:
-                masked = mask_ipython(cell.source)
-                problem = compiles(masked)
+            python = cell_python(cell.source)
+            masked, chosen, problem = python.text, python.indent, python.problem
             if problem is not None:
                 # Syntax newer than this Python (PEP 695 `type X = ...`, PEP 701
                 # f-strings on 3.11) that a .py file gets linted with: the engine's
                 # parser is the judge for both kinds of file.
-                for candidate in dict.fromkeys((cell.source, masked)):
+                for candidate, candidate_indent in python.tried:
                     if _engine_parses(candidate):
-                        masked, problem = candidate, None
+                        masked, chosen, problem = candidate, candidate_indent, None
                         break
             if problem is not None:
-                errors.append(_cell_error(notebook, cell, problem, path))
+                errors.append(_cell_error(notebook, cell, problem, path, chosen))
                 continue
             if not masked.strip():
                 # A cell magic that runs its body as another language (`%%bash`): no
                 # Python to lint, and no place for a line a fix adds (`import torch`).
                 continue
             added = not masked.endswith(("\n", "\r"))
-            segments.append(Segment(cell.number, cell.source, masked, added))
+            segments.append(Segment(cell.number, cell.source, masked, added, chosen))
         return cls(notebook, segments, errors)
 
     def marker(self, number: int) -> str:
@@ -551,9 +207,11 @@ class Program:
             return self.line_map[line - 1]
         return (0, 0)
 
+    def segment(self, number: int) -> Segment:
+        return next(s for s in self.segments if s.number == number)
+
     def _last_row(self, number: int) -> tuple[int, int]:
-        segment = next(s for s in self.segments if s.number == number)
-        lines = split_lines(segment.masked) or [""]
+        lines = split_lines(self.segment(number).original) or [""]
         return len(lines), len(lines[-1].rstrip("\r\n"))
 
     def to_cell(self, diagnostic: Diagnostic) -> Diagnostic:
@@ -583,8 +241,10 @@ class Program:
 
     def _related_to_cell(self, related: Related, own_path: str) -> Related:
         """A related place in this notebook, moved into its cell's coordinates."""
-        if related.path != own_path:
-            return related  # another project file: already in its own coordinates
+        if related.path != own_path or related.cell is not None:
+            # Another project file, or a place the caller search found in this
+            # notebook's cells: already in its own coordinates.
+            return related
         span = self._cell_span(related.start, related.end)
         if span is None:
             return related
@@ -601,10 +261,11 @@ class Program:
         number, row = at or self.cell_at(start.line)
         if not number:
             return None
-        in_cell = Position(row, start.column)
+        segment = self.segment(number)
+        in_cell = Position(row, start.column + segment.shift(row))
         end_cell, end_row = self.cell_at(end.line)
         if end_cell == number:
-            cell_end = Position(end_row, end.column)
+            cell_end = Position(end_row, end.column + segment.shift(end_row))
         else:
             cell_end = Position(*self._last_row(number))
         cell = self.cells[number]
@@ -620,19 +281,30 @@ class Program:
             return None, ()
         edits: list[Edit] = []
         cells: list[int] = []
+        # Edits in a cell IPython dedents, in its rows and the program's columns: they
+        # become one edit of the cell's rows (two edits of one row would overlap there).
+        dedented: dict[int, list[Edit]] = {}
         for edit in fix.edits:
             first, start_row = self.cell_at(edit.start.line)
             last, end_row = self.cell_at(edit.end.line)
             if not first or first != last:
                 return None, ()  # an edit across cells cannot be offered
-            edits.append(
-                Edit(
-                    Position(start_row, edit.start.column),
-                    Position(end_row, edit.end.column),
-                    edit.content,
-                )
+            in_rows = Edit(
+                Position(start_row, edit.start.column),
+                Position(end_row, edit.end.column),
+                edit.content,
             )
+            if self.segment(first).indent:
+                dedented.setdefault(first, []).append(in_rows)
+                continue
+            edits.append(in_rows)
             cells.append(first)
+        for number, group in dedented.items():
+            in_cell = _indented_edit(self.segment(number), group)
+            if in_cell is None:
+                return None, ()
+            edits.append(in_cell)
+            cells.append(number)
         return Fix(fix.title, tuple(edits), fix.applicability), tuple(cells)
 
     # -- back from a fixed program
@@ -687,12 +359,50 @@ class Program:
         return touched
 
 
+def _indented_edit(segment: Segment, group: list[Edit]) -> Edit | None:
+    """Edits of the program in a cell IPython dedents (rows of the cell, columns of the
+    program) as one edit of the cell: the whole rows they touch, rewritten with the
+    cell's indentation. None when a row is an IPython line or one without the cell's
+    indentation (see _unmask), or the edits do not apply."""
+    masked = split_lines(segment.masked)
+    dedented = split_lines(segment.dedented)
+    original = split_lines(segment.original)
+    first = min(edit.start.line for edit in group)
+    last = max(edit.end.line for edit in group)
+    if last > len(masked) or any(
+        masked[i] != dedented[i] or not segment.keeps_indent(i) for i in range(first - 1, last)
+    ):
+        return None
+    rows = "".join(masked[first - 1 : last])
+    moved = [
+        Edit(
+            Position(edit.start.line - first + 1, edit.start.column),
+            Position(edit.end.line - first + 1, edit.end.column),
+            edit.content,
+        )
+        for edit in group
+    ]
+    try:
+        text = apply_edits(rows, moved)
+    except ValueError:  # overlapping, or outside the rows
+        return None
+    # The last row's line break stays where it is, outside the edit.
+    ending = masked[last - 1][len(masked[last - 1].rstrip("\r\n")) :]
+    if ending and text.endswith(ending):
+        text = text[: -len(ending)]
+    content = "".join(segment.indented(line) for line in split_lines(text))
+    end = Position(last, len(original[last - 1].rstrip("\r\n")))
+    return Edit(Position(first, 0), end, content)
+
+
 def _unmask(segment: Segment, fixed: str) -> str:
-    """The fixed cell with its original IPython lines back: lines the fix left alone are
-    the original ones; a fix that changed a masked line is refused."""
+    """The fixed cell with its original lines back: lines the fix left alone are the
+    original ones, lines it wrote get the cell's indentation; a fix that changed a masked
+    line, or a line without the cell's indentation, is refused."""
     if segment.masked == segment.original:
         return fixed
     original = split_lines(segment.original)
+    dedented = split_lines(segment.dedented)
     masked = split_lines(segment.masked)
     new = split_lines(fixed)
     # A cell magic must stay the cell's first line: lines a fix adds above it (an
@@ -709,14 +419,19 @@ def _unmask(segment: Segment, fixed: str) -> str:
                 if i == magic:
                     out.extend(above_magic)
             continue
-        if any(original[i] != masked[i] for i in range(i1, i2)):
+        if any(dedented[i] != masked[i] for i in range(i1, i2)):
             raise NotebookFixError(f"a fix changed an IPython line in cell {segment.number}")
+        if not all(segment.keeps_indent(i) for i in range(i1, i2)):
+            raise NotebookFixError(
+                f"a fix changed a line of cell {segment.number} that lacks the cell's indentation"
+            )
+        written = [segment.indented(line) for line in new[j1:j2]]
         if magic is not None and tag == "insert" and i1 <= magic:
-            above_magic.extend(new[j1:j2])
+            above_magic.extend(written)
             continue
-        out.extend(new[j1:j2])
+        out.extend(written)
     if above_magic and magic is not None:
-        match = _CELL_MAGIC.match(original[magic])
+        match = CELL_MAGIC.match(original[magic])
         if (
             match is None
             or match.group("name") not in NAMESPACE_CELL_MAGICS
@@ -732,15 +447,21 @@ def _unmask(segment: Segment, fixed: str) -> str:
 def _cell_magic_line(lines: list[str]) -> int | None:
     """The index of the cell's `%%magic` line, if it has one."""
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and _CELL_MAGIC.match(lines[first]):
+    if first is not None and CELL_MAGIC.match(lines[first]):
         return first
     return None
 
 
-def _cell_error(notebook: Notebook, cell: Cell, problem: SyntaxError, path: str) -> FileError:
+def _cell_error(
+    notebook: Notebook, cell: Cell, problem: SyntaxError, path: str, indent: str = ""
+) -> FileError:
+    """The cell's syntax error, at its row and column in the cell (`indent`: what the
+    text that was compiled left out of the lines that start with it)."""
     row = problem.lineno or 1
     column = max((problem.offset or 1) - 1, 0)
     line = split_lines(cell.source)[row - 1] if row <= len(split_lines(cell.source)) else ""
+    if indent and line.startswith(indent):
+        column += len(indent)
     column = min(column, len(line.rstrip("\r\n")))
     raw = notebook.raw_position(cell, row, column) if notebook.text else Position(0, 0)
     return FileError(
@@ -793,13 +514,14 @@ def _lintable_program(
                 raise
             skip.add(number)
             cell = program.cells[number]
-            raw = notebook.raw_position(cell, row, exc.error.column) if notebook.text else None
+            column = exc.error.column + program.segment(number).shift(row)
+            raw = notebook.raw_position(cell, row, column) if notebook.text else None
             rejected.append(
                 FileError(
                     path,
                     f"{exc.error.message}; the other cells were linted",
                     row,
-                    exc.error.column,
+                    column,
                     cell=number,
                     file_line=raw.line if raw else 0,
                 )

@@ -12,6 +12,7 @@ import pytest
 
 from gradlint import cli
 from gradlint.config import Config
+from gradlint.diagnostics import Edit, Fix, Position
 from gradlint.notebook import (
     NotebookFixError,
     Program,
@@ -560,3 +561,146 @@ def test_diff_of_a_cell_without_a_final_newline_ends_its_lines(tmp_path, newline
     rows = diff.split("\n")[:-1]
     assert all(row[:1] in (" ", "-", "+", "@", "\\") for row in rows[2:])
     assert len(rows) >= 7 and not any("\r" in row[:-1] for row in rows)
+
+
+# --- help queries: only at statement level -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param(
+            "opt = torch.optim.SGD(\n    [w],\n    lr=0.1,  # too high?\n)\n", id="comment-in-call"
+        ),
+        pytest.param("w2 = w * 2  # why twice?\n", id="comment-after-code"),
+        pytest.param('doc = """\nWhat is w?\n?w\n%w\n"""\n', id="lines-of-a-string"),
+        pytest.param("total = (3\n    % 2)\n", id="modulo-on-a-continuation-line"),
+        pytest.param("q = 'why?'  # not help\n", id="question-in-a-string"),
+    ],
+)
+def test_a_question_mark_outside_statement_level_code_is_not_a_help_query(code) -> None:
+    """The cell has a magic, so it is masked; a `?` ending a comment, or a line inside
+    a string or brackets, is Python that IPython runs as written. Once such lines became
+    `pass`, which broke the call (the cell was skipped) or hid a statement."""
+    source = "%matplotlib inline\n" + LEAF_BODY + "w2 = w\n" + code + "w += 1\n"
+    assert mask_ipython(source) == "pass\n" + source.split("\n", 1)[1]
+    rows = len(source.splitlines())
+    linted = lint(notebook_json(("code", source)))
+    assert linted.error is None
+    assert [(d.cell.number, d.start.line, d.code) for d in linted.diagnostics] == [
+        (1, rows, "GL002")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        ("w?", "pass"),
+        ("w.add_??", "pass"),
+        ("torch.optim.SGD?  # the signature", "pass"),
+        ("    w?", "    pass"),
+    ],
+)
+def test_a_statement_ending_in_a_question_mark_is_a_help_query(line, masked) -> None:
+    assert mask_ipython(f"for i in x:\n{line}\ny = 2") == f"for i in x:\n{masked}\ny = 2"
+
+
+# --- cells with leading indentation ------------------------------------------------------
+
+INDENTED = "    import torch\n    w = torch.ones(3, requires_grad=True)\n    for i in range(2):\n        w += 1\n"
+
+
+def test_an_indented_cell_is_dedented_and_linted_at_its_own_columns() -> None:
+    """IPython strips the first line's indentation from every line that has it; the cell
+    was reported as a SyntaxError ("unexpected indent") and left out."""
+    text = notebook_json(("code", INDENTED), ("code", "w.mul_(2)\n"))
+    linted = lint(text)
+    assert linted.error is None
+    assert [(d.cell.number, d.start.line, d.start.column, d.code) for d in linted.diagnostics] == [
+        (1, 4, 8, "GL002"),
+        (2, 1, 0, "GL002"),
+    ]
+    first = linted.diagnostics[0]
+    assert (first.end.line, first.end.column) == (4, 14)
+    raw = text.splitlines()[first.cell.file_start.line - 1]
+    assert raw[first.cell.file_start.column :].startswith("w += 1")
+
+
+def test_a_fix_in_an_indented_cell_keeps_the_cell_indented() -> None:
+    from gradlint.edits import apply_edits
+
+    text = notebook_json(("markdown", "# intro\n"), ("code", INDENTED))
+    notebook = read_notebook(text, "nb.ipynb")
+    outcome = fix_notebook(notebook, "nb.ipynb", Config(), unsafe=True)
+    assert outcome.refused is None and outcome.error is None and not outcome.remaining
+    fixed = json.loads(outcome.text)["cells"][1]["source"]
+    assert fixed == [
+        "    import torch\n",
+        "    w = torch.ones(3, requires_grad=True)\n",
+        "    for i in range(2):\n",
+        "        with torch.no_grad():\n",
+        "            w += 1\n",
+    ]
+    # Only the fixed source lines of the JSON changed.
+    old_lines, new_lines = text.splitlines(), outcome.text.splitlines()
+    assert [line for line in new_lines if line not in old_lines] == [
+        '    "        with torch.no_grad():\\n",',
+        '    "            w += 1\\n"',
+    ]
+    # The quick fix an editor applies to the cell itself makes the same text.
+    (finding,) = lint(text).diagnostics
+    assert finding.fix is not None and finding.cell is not None
+    assert apply_edits(INDENTED, finding.fix.edits) == "".join(fixed)
+    assert fixed_cell_sources(notebook, "nb.ipynb", Config()) == {2: "".join(fixed)}
+
+
+def test_lines_of_an_indented_cell_without_its_indentation_are_never_rewritten() -> None:
+    """IPython leaves a line that lacks the first line's indentation as it is (a line of a
+    multi-line string); a fix cannot say how to indent its replacement, so it is refused,
+    and the lines the fix leaves alone come back byte for byte."""
+    source = '  doc = """\nfree text\n  """\n  x = 1\n'
+    program = Program.build(read_notebook(notebook_json(("code", source)), "n"), "n")
+    assert program.errors == [] and program.text == 'doc = """\nfree text\n"""\nx = 1\n'
+    assert program.split(program.text.replace("x = 1", "x = 2\ny = 3")) == {
+        1: '  doc = """\nfree text\n  """\n  x = 2\n  y = 3\n'
+    }
+    with pytest.raises(NotebookFixError):
+        program.split(program.text.replace("free text", "other text"))
+
+
+def test_edits_of_one_row_of_an_indented_cell_make_one_edit_of_the_cell() -> None:
+    """A quick fix in cell coordinates: the rows an indented cell's edits touch are
+    rewritten whole, once, so two edits of one row do not overlap there."""
+    from gradlint.diagnostics import Applicability
+    from gradlint.edits import apply_edits
+
+    source = "    x = f(a)\n    y = g(b)\n"
+    program = Program.build(read_notebook(notebook_json(("code", source)), "n"), "n")
+    assert program.text == "x = f(a)\ny = g(b)\n"
+    fix = Fix(
+        "wrap",
+        (
+            Edit(Position(2, 4), Position(2, 4), "h("),
+            Edit(Position(2, 8), Position(2, 8), ")"),
+            Edit(Position(1, 0), Position(1, 0), "import torch\n"),
+        ),
+        Applicability.UNSAFE,
+    )
+    in_cell, cells = program._fix_to_cells(fix)
+    assert in_cell is not None and cells == (1,)
+    assert apply_edits(source, in_cell.edits) == "    import torch\n    x = f(a)\n    y = h(g(b))\n"
+
+
+def test_a_related_place_already_in_a_cell_is_not_mapped_again() -> None:
+    """The caller search gives a call in a notebook in its cell's coordinates; read as
+    a program position of the same notebook it was moved a second time."""
+    from gradlint.diagnostics import CellLocation, Related
+
+    text = notebook_json(("code", "x = 1\nw = 0\nv = 9\n"), ("code", "y = 2\nz = 3\n"))
+    program = Program.build(read_notebook(text, "nb.ipynb"), "nb.ipynb")
+    place = Related("here", "nb.ipynb", Position(5, 0), Position(5, 5))
+    raw = Position(1, 0)
+    placed = Related("here", "nb.ipynb", Position(2, 0), Position(2, 5), CellLocation(2, raw, raw))
+    mapped = program._related_to_cell(place, "nb.ipynb")
+    assert mapped.cell is not None and (mapped.cell.number, mapped.start.line) == (2, 1)
+    assert program._related_to_cell(placed, "nb.ipynb") == placed

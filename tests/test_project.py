@@ -872,3 +872,147 @@ def test_a_class_imported_from_the_top_level_package_holds_parameters(tmp_path):
     )
     found = lint_file(tmp_path / "tests" / "test_vae.py").diagnostics
     assert [(d.code, d.start.line) for d in found] == [("GL012", 8)]
+
+
+# -- notebooks are part of the project -----------------------------------------------------
+
+
+def lint_notebook_file(path: str):
+    from gradlint.notebook import lint_notebook_file as lint
+
+    return lint(path)
+
+
+def notebook(root: Path, name: str, *cells: str) -> Path:
+    """A notebook of these code cells, in nbformat's layout."""
+    import json
+
+    document = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": cell.splitlines(keepends=True),
+            }
+            for cell in cells
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = root / name
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("helpers", "head", "last", "expected"),
+    [
+        (
+            {"utils.py": EVALUATE},
+            "from utils import evaluate",
+            "model.eval()\nacc = evaluate(model, data)\n",
+            (2, "GL004"),
+        ),
+        (
+            {"utils.py": EVALUATE},
+            "import utils",
+            "model.eval()\nacc = utils.evaluate(model, data)\n",
+            (2, "GL004"),
+        ),
+        (
+            {"utils.py": "def to_np(t):\n    return t.cpu().numpy()\n"},
+            "from utils import to_np",
+            "action = model(data)\nvalues = to_np(action)\n",
+            (1, "GL012"),
+        ),
+    ],
+    ids=["from-import", "import-module", "number-helper"],
+)
+def test_a_notebook_gets_the_facts_of_the_helpers_beside_it(
+    tmp_path, helpers, head, last, expected
+):
+    """The same cells as a .py file in the same folder: the same findings, at the same
+    rows of the last cell."""
+    write(tmp_path, helpers)
+    setup = f"import torch\n{head}\nmodel = torch.nn.Linear(2, 2)\ndata = torch.ones(1, 2)\n"
+    (tmp_path / "explore.py").write_text(setup + last, encoding="utf-8")
+    row, code = expected
+    assert findings(tmp_path / "explore.py") == [(4 + row, code)]
+    path = notebook(tmp_path, "explore.ipynb", "%matplotlib inline\n" + setup, last)
+    result = lint_notebook_file(str(path))
+    assert [(d.cell.number, d.start.line, d.code) for d in result.diagnostics] == [(2, row, code)]
+
+
+def test_a_notebook_that_imports_a_changed_helper_is_one_of_its_importers(tmp_path):
+    """--diff-base lints the files that import a changed module again; a notebook's JSON
+    was read as Python, where it has no imports."""
+    write(tmp_path, {"helpers.py": EVALUATE, "other.py": "import os\n"})
+    nb = notebook(tmp_path, "nb.ipynb", "%matplotlib inline\nfrom helpers import evaluate\n")
+    unrelated = notebook(tmp_path, "unrelated.ipynb", "helpers = 1\n")
+    changed = {os.path.realpath(tmp_path / "helpers.py")}
+    candidates = {os.path.realpath(p) for p in (nb, unrelated, tmp_path / "other.py")}
+    assert project.importers(candidates, changed) == {os.path.realpath(nb)}
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [("with torch.no_grad():", []), ("if True:", [(10, "GL012"), (16, "GL002")])],
+    ids=["no-grad", "recording"],
+)
+def test_a_notebook_is_searched_for_the_callers_of_a_helper(tmp_path, guard, expected):
+    """A helper whose only caller is a notebook that runs it under no_grad is covered;
+    once the notebook was not searched, the helper had no callers at all."""
+    write(tmp_path, {"utils.py": MEASURE})
+    body = (
+        f"model = nn.Linear(4, 2)\n{guard}\n    acc = evaluate(model, loader)\n    utils.reset()\n"
+    )
+    notebook(
+        tmp_path,
+        "run.ipynb",
+        "%matplotlib inline\nimport torch\nfrom torch import nn\nimport utils\nfrom utils import evaluate\n",
+        body,
+    )
+    assert findings(tmp_path / "utils.py") == expected
+
+
+def test_a_method_called_in_a_notebook_after_the_eval_switch(tmp_path):
+    """The call site that proves the eval mode is a related place in its cell, at the
+    cell's own row and column (the cell is indented as a whole: IPython strips it)."""
+    write(tmp_path, {"models/__init__.py": "", "models/gan.py": GAN})
+    notebook(
+        tmp_path,
+        "demo.ipynb",
+        "import torch\nfrom models.gan import GAN\n",
+        "  !nvidia-smi\n  m = GAN()\n  m.evaluate('g.pt')\n  grid = m.sample(torch.randn(1, 4))\n",
+    )
+    (finding,) = lint_file(tmp_path / "models" / "gan.py").diagnostics
+    assert (finding.code, finding.start.line) == ("GL004", 26)
+    (caller,) = [r for r in finding.related if r.path.endswith("demo.ipynb")]
+    assert caller.cell is not None and caller.cell.number == 2
+    assert (caller.start.line, caller.start.column, caller.end.column) == (4, 9, 36)
+    raw = (tmp_path / "demo.ipynb").read_text(encoding="utf-8").splitlines()
+    start = caller.cell.file_start
+    assert raw[start.line - 1][start.column :].startswith("m.sample(")
+    # The full format names the cell and draws no line of the notebook's JSON; an editor
+    # is sent to the place in the .ipynb file.
+    from pygls.workspace.position_codec import PositionCodec
+
+    from gradlint.lsp import ClientPositions, related_information
+    from gradlint.output.full import related_rows
+
+    assert related_rows(caller, finding, None, 2, {}) == [
+        f"  ::: {caller.path}:cell 2:4:10",
+        f"   = {caller.message}",
+    ]
+    source = (tmp_path / "models" / "gan.py").read_text(encoding="utf-8")
+    sent = related_information(
+        caller, finding.path, ClientPositions(source, PositionCodec()), "file:///gan.py"
+    )
+    assert sent.location.uri.endswith("/demo.ipynb")
+    assert (sent.location.range.start.line, sent.location.range.start.character) == (
+        start.line - 1,
+        start.column,
+    )

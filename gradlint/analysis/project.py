@@ -54,6 +54,8 @@ from gradlint.analysis.torch_api import (
     SAME_VALUE_STEPS,
     SELF_RETURNING_MODULE_METHODS,
 )
+from gradlint.diagnostics import CellLocation, Position
+from gradlint.ipynb import NotebookPython, is_notebook, notebook_python
 
 # Larger files are not summarised: a generated module is no helper library.
 MAX_SUMMARY_BYTES = 2_000_000
@@ -532,7 +534,9 @@ _TOKEN_MEMO: dict[tuple[tuple[str, int, int], tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
 # The latest few texts and parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TEXTS: OrderedDict[tuple[str, int, int], bytes] = OrderedDict()
-_RECENT_TREES: OrderedDict[tuple[str, int, int], tuple[ast.Module, list[str]]] = OrderedDict()
+_RECENT_TREES: OrderedDict[
+    tuple[str, int, int], tuple[ast.Module, list[str], NotebookPython | None]
+] = OrderedDict()
 _RECENT_COUNT = 32
 
 
@@ -629,11 +633,12 @@ def _keep_recent(recent: OrderedDict, key, value) -> None:
         recent.popitem(last=False)
 
 
-def _parsed(path: str) -> tuple[ast.Module, list[str]] | None:
+def _parsed(path: str) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
     """A file's ast and its lines (as ast numbers them), for the caller search: each
     file that names a method or function is read by several searches (one per method,
     and again to check a cached result), so the few latest are kept, and the text the
-    search's filter just read is used rather than read again."""
+    search's filter just read is used rather than read again. A notebook is read as its
+    code cells (gradlint.ipynb), which it also returns for the way back to them."""
     key = _memo_key(path)
     if key is None:
         return None
@@ -644,12 +649,18 @@ def _parsed(path: str) -> tuple[ast.Module, list[str]] | None:
     data = _text_of(key, path)
     if data is None:
         return None
+    cells: NotebookPython | None = None
     try:
         source = data.decode("utf-8-sig")
+        if is_notebook(path):
+            cells = notebook_python(source)
+            if cells is None:
+                return None
+            source = cells.text
         tree = parse_quietly(source, path)
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    found = (tree, re.split(r"\r\n|\r|\n", source))
+    found = (tree, re.split(r"\r\n|\r|\n", source), cells)
     with _MEMO_LOCK:
         _keep_recent(_RECENT_TREES, key, found)
     return found
@@ -980,6 +991,9 @@ def importers(
         # A relative import names its package by dots, not by name.
         if "from ." not in text and not any(word in text for word in words):
             continue
+        if is_notebook(candidate):
+            cells = notebook_python(text)
+            text = cells.text if cells is not None else ""
         if imported_project_files(candidate, text, exists) & changed:
             found.add(candidate)
     return found
@@ -992,6 +1006,8 @@ _SKIPPED_FOLDERS = frozenset(
     {"node_modules", "site-packages", "__pycache__", "build", "dist", "venv", "env"}
 )
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# The files searched for callers: modules, and notebooks (their code cells).
+_SEARCHED_SUFFIXES = (".py", ".ipynb")
 # A project with more files than this is not searched for callers.
 MAX_PROJECT_FILES = 5000
 # root -> (its Python files or None, the mtime of every folder walked)
@@ -1009,7 +1025,7 @@ def project_root(path: str) -> str:
 
 
 def project_files(root: str) -> list[str] | None:
-    """The Python files under root, sorted; None when there are more than
+    """The Python files and notebooks under root, sorted; None when there are more than
     MAX_PROJECT_FILES. Memoised per process while no folder walked has changed (a new
     file changes its folder's mtime), so a language server sees files come and go."""
     with _MEMO_LOCK:
@@ -1027,7 +1043,9 @@ def project_files(root: str) -> list[str] | None:
             d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
         )
         assert found is not None
-        found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        found.extend(
+            os.path.join(folder, n) for n in sorted(names) if n.endswith(_SEARCHED_SUFFIXES)
+        )
         if len(found) > MAX_PROJECT_FILES:
             found = None
             break
@@ -1061,6 +1079,8 @@ class MethodCall:
     # that may switch it back runs in between or round a loop.
     after_eval: bool
     recording: bool  # not under `no_grad` / `inference_mode`
+    # In a notebook: the cell (line and columns are then inside it).
+    cell: CellLocation | None = None
 
 
 @dataclass(frozen=True)
@@ -1110,12 +1130,20 @@ def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
 class _CallerSearch:
     """One file read for calls of `query.method`: each is judged in its own function."""
 
-    def __init__(self, path: str, tree: ast.Module, query: MethodQuery, lines: list[str]) -> None:
+    def __init__(
+        self,
+        path: str,
+        tree: ast.Module,
+        query: MethodQuery,
+        lines: list[str],
+        cells: NotebookPython | None = None,
+    ) -> None:
         self.path = path
         self.query = query
         self.imports = _imports_of(tree)
         self.tree = tree
         self.lines = lines  # as ast numbers them, for columns in code points
+        self.cells = cells  # a notebook's: the way back to its cells
 
     def names_the_class(self, func: ast.AST) -> bool:
         """Does `func` (what a constructor call calls) name the queried class?"""
@@ -1399,14 +1427,23 @@ class _ScopeCalls:
             )
         end_line = call.end_lineno or call.lineno
         lines = self.search.lines
+        start = Position(call.lineno, _code_points(lines, call.lineno, call.col_offset))
+        end_column = call.end_col_offset or call.col_offset
+        end = Position(end_line, _code_points(lines, end_line, end_column))
+        cell = None
+        if self.search.cells is not None:
+            start, end, cell = self.search.cells.span(
+                start.line, start.column, end.line, end.column
+            )
         return MethodCall(
             self.search.path,
-            call.lineno,
-            _code_points(lines, call.lineno, call.col_offset),
-            end_line,
-            _code_points(lines, end_line, call.end_col_offset or call.col_offset),
+            start.line,
+            start.column,
+            end.line,
+            end.column,
             after_eval,
             self.recording and id(stmt) not in self.no_grad,
+            cell,
         )
 
     def _effect(self, call: ast.Call, receiver: str) -> bool | None:
@@ -1467,8 +1504,8 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         parsed = _parsed(path)
         if parsed is None:
             continue
-        tree, lines = parsed
-        found = _CallerSearch(path, tree, query, lines).calls()
+        tree, lines, cells = parsed
+        found = _CallerSearch(path, tree, query, lines, cells).calls()
         if found is None:
             return None
         calls.extend(found)

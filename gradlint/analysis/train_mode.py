@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
-from gradlint.analysis.project import MethodQuery
+from gradlint.analysis.project import MethodCall, MethodQuery
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import all_params
 
@@ -31,9 +31,8 @@ class ModeSwitch:
     inner: cst.CSTNode | None = None
     external: tuple[str, int, int, int, int] | None = None
     # For an attribute in eval mode when a method is entered: one of the project's calls
-    # of the method, all of which run after another method switched it (path, line,
-    # column, end line, end column).
-    entered_from: tuple[str, int, int, int, int] | None = None
+    # of the method, all of which run after another method switched it.
+    entered_from: MethodCall | None = None
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
@@ -124,10 +123,8 @@ class TrainModeAnalysis:
                 if not any(c.recording for c in calls):
                     continue  # every caller runs it under no_grad
                 eval_switch = next(s for s in reversed(switches) if s.to_eval)
-                first = calls[0]
-                where = (first.path, first.line, first.column, first.end_line, first.end_column)
                 found.append(
-                    ModeSwitch(eval_switch.call, model, True, params[0], entered_from=where)
+                    ModeSwitch(eval_switch.call, model, True, params[0], entered_from=calls[0])
                 )
         return found
 

@@ -176,7 +176,8 @@ def related_rows(
     where = f"{printable(related.path)}:{location_text(related)}"
     rows = [f"{blank}::: {where}"]
     if related.path != diagnostic.path:
-        lines = _lines_of(related.path, line_cache)
+        # In another notebook: its file is JSON, whose lines are not the cell's.
+        lines = _lines_of(related.path, line_cache) if related.cell is None else None
     elif related.cell is not None and (
         diagnostic.cell is None or related.cell.number != diagnostic.cell.number
     ):

@@ -177,10 +177,14 @@ class EvalWithoutNoGrad(Rule):
             yield switch.call, f"`{model}` comes back in eval mode from this call"
         if switch.inner is not None:
             yield switch.inner, "put in eval mode here, inside the helper"
-        if switch.entered_from is not None:
-            yield _elsewhere(
+        caller = switch.entered_from
+        if caller is not None:
+            yield Related(
                 "called here after that switch, as at every call of this method in the project",
-                switch.entered_from,
+                caller.path,
+                Position(caller.line, caller.column),
+                Position(caller.end_line, caller.end_column),
+                caller.cell,  # a notebook's call: in its cell
             )
         if switch.external is not None:
             yield _elsewhere("put in eval mode here, inside the helper", switch.external)
