@@ -29,15 +29,21 @@ from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
     MODULE_API,
+    MODULE_MODE_METHODS,
     MODULE_SETUP_METHODS,
+    PARAMETER_HOLDING_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
-# Calls on a name that show it holds parameters.
-_PARAMETER_EVIDENCE = PARAMETER_ITERATORS | {"zero_grad"}
+# What a model built out of sight (a torchvision detector, a loaded checkpoint) shows of
+# itself: its parameters asked for or cleared, its weights loaded or saved, its mode
+# switched. Something called on inputs that has one of these is a module with weights.
+_PARAMETER_EVIDENCE = (
+    PARAMETER_HOLDING_METHODS | MODULE_MODE_METHODS | {"zero_grad", "load_state_dict"}
+)
 
 # Methods of a module class that are not forwards: nn.Module's API and its set-up.
 _NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
