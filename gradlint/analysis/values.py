@@ -269,6 +269,8 @@ class ValueAnalysis:
         self._source_memo: dict[tuple[str, cst.CSTNode], list[cst.CSTNode] | None] = {}
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._active: set[tuple[cst.CSTNode, str]] = set()
+        # per of_binding in progress: the values it got that met a cycle, and how many
+        self._in_progress: list[dict[tuple[cst.CSTNode, str], tuple[Value, int]]] = []
         self._cycles = 0
         self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
@@ -312,14 +314,27 @@ class ValueAnalysis:
         if key in self._active:
             self._cycles += 1
             return NOTHING
+        # A value that met a cycle is not kept for good (it depends on where the cycle
+        # was cut), but the evaluation that asked for it asks again with the same
+        # bindings in progress: kept for it, so that `x = x + w` twenty times in a loop
+        # (each evaluated once per use of x in the next) is not 2**20 evaluations.
+        caller = self._in_progress[-1] if self._in_progress else None
+        if caller is not None and key in caller:
+            value, cycles_met = caller[key]
+            self._cycles += cycles_met
+            return value
         self._active.add(key)
+        self._in_progress.append({})
         cycles = self._cycles
         try:
             value = self._binding_value(binding, name)
         finally:
             self._active.discard(key)
+            self._in_progress.pop()
         if self._cycles == cycles:
             self._memo[key] = value
+        elif caller is not None:
+            caller[key] = (value, self._cycles - cycles)
         return value
 
     def of_expr(self, expr: cst.CSTNode, use: cst.CSTNode | None = None) -> Value:
@@ -526,7 +541,7 @@ class ValueAnalysis:
         one it evaluates, so that an operand naming `name` again (`x += x * w`) is a
         cycle, not a second walk."""
         operands: list[Value] = []
-        seen = {node}
+        seen: set[cst.CSTNode] = {node}
         marked: list[tuple[cst.CSTNode, str]] = []
         todo = [node]
         try:
