@@ -203,15 +203,11 @@ def cache_dir_problem(directory: str, root: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob as fnmatch reads it (`*` may cross `/`), except that `**/` at the start or
     after a `/` also stands for no folder at all, as in gitignore and ruff: `**/tests/**`
     matches `tests/x.py`, and `a/**/b.py` matches `a/b.py`."""
-    return _glob_regex(pattern)
-
-
-@functools.lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
     pieces = re.split(r"(?:(?<=/)|^)\*\*/", pattern)
     # fnmatch.translate gives `(?s:BODY)\Z`; the pieces are joined inside one group.
     bodies = [fnmatch.translate(piece)[4:-3] for piece in pieces]
