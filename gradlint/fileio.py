@@ -125,16 +125,13 @@ def read_regular(path: str, limit: int) -> bytes:
     limit); anything else, or more, is a SourceReadError."""
     try:
         # Refused before it is opened: opening some devices has effects of its own.
-        mode = os.stat(path).st_mode
-        if not stat_module.S_ISREG(mode):
-            raise SourceReadError(not_a_file_message(file_kind(mode) or "a FIFO"))
+        _require_regular(os.stat(path).st_mode)
         fd = os.open(path, _REGULAR_FLAGS | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SourceReadError(f"cannot read: {_reason(exc)}") from None
     try:
         info = os.fstat(fd)
-        if not stat_module.S_ISREG(info.st_mode):
-            raise SourceReadError(not_a_file_message(file_kind(info.st_mode) or "a FIFO"))
+        _require_regular(info.st_mode)  # it may have been swapped since the stat
         if limit and info.st_size > limit:
             raise TooLarge(
                 f"file is {format_size(info.st_size)}, over the {format_size(limit)} limit"
@@ -154,6 +151,12 @@ def read_regular(path: str, limit: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def _require_regular(mode: int) -> None:
+    if not stat_module.S_ISREG(mode):
+        kind = "a FIFO" if stat_module.S_ISFIFO(mode) else file_kind(mode)
+        raise SourceReadError(not_a_file_message(kind or "a special file"))
 
 
 def read_stream(stream, limit: int) -> bytes:
