@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradlint
-from gradlint.analysis.stamps import unchanged_by_stat
+from gradlint.analysis.stamps import stat_version, unchanged_by_stat
 from gradlint.diagnostics import (
     Applicability,
     CellLocation,
@@ -42,6 +42,7 @@ from gradlint.diagnostics import (
     Related,
     Severity,
 )
+from gradlint.fileio import SourceReadError, read_regular
 
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHEDIR_TAG = (
@@ -51,6 +52,9 @@ CACHEDIR_TAG = (
 )
 # Entries for files not linted for this long are dropped when the cache is written.
 MAX_AGE_S = 30 * 24 * 3600
+# A cache file larger than this is not read (a cold run, which rewrites it): about a
+# hundred thousand files' results.
+MAX_CACHE_BYTES = 256 * 1024 * 1024
 # `seen` is refreshed only when older than this, so a warm run usually writes nothing.
 SEEN_REFRESH_S = 24 * 3600
 # 3: diagnostics carry related locations (with their notebook cell), a severity and a
@@ -78,7 +82,7 @@ _FINGERPRINT: str | None = None
 
 
 def gradlint_fingerprint() -> str:
-    """The version plus the size and mtime of every installed gradlint source file: a
+    """The version plus the size and times of every installed gradlint source file: a
     release or an edit to a rule invalidates the cache, so it never serves stale
     results from an older rule."""
     global _FINGERPRINT
@@ -96,7 +100,7 @@ def gradlint_fingerprint() -> str:
                 except OSError:
                     continue
                 relative = os.path.relpath(path, package)
-                digest.update(f"{relative}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+                digest.update(f"{relative}:{stat.st_size}:{stat_version(stat)};".encode())
         _FINGERPRINT = digest.hexdigest()
     return _FINGERPRINT
 
@@ -325,6 +329,15 @@ def _dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     return dependencies_unchanged(dependencies)
 
 
+def _dependencies_checked(dependencies: dict[str, str]) -> bool:
+    """Are the dependencies unchanged? False too when checking them fails: they are
+    files of the repository, whatever it holds."""
+    try:
+        return _dependencies_unchanged(dependencies)
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return False
+
+
 @dataclass
 class CachedResult:
     diagnostics: list[Diagnostic]
@@ -350,16 +363,39 @@ class Cache:
         self.now = int(time.time())
         self.hits = 0
         self.misses = 0
+        problem = self._location_problem()
+        self.usable = problem is None
+        if problem is not None:
+            self.warn_once(f"not using the cache: {problem}")
+            return
         self._load()
+
+    def _location_problem(self) -> str | None:
+        """Why the cache must not be read or written where it is, or None. A link
+        committed in its place (the cache folder, the version folder) would take the
+        cache, and the files created next to it, wherever the link points."""
+        version_folder = os.path.dirname(self.path)
+        for folder in (self.directory, version_folder):
+            if os.path.islink(folder):
+                return f"{folder} is a symbolic link"
+        real = os.path.realpath(self.directory)
+        root = os.path.realpath(self.root)
+        if _is_within(os.path.abspath(self.directory), self.root) and not _is_within(real, root):
+            return f"{self.directory} resolves to {real}, outside the project"
+        if os.path.realpath(version_folder) != os.path.join(real, os.path.basename(version_folder)):
+            return f"{version_folder} resolves outside {self.directory}"
+        return None
 
     def _load(self) -> None:
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                document = json.load(handle)
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError, UnicodeDecodeError):
-            return  # unreadable or corrupt: start cold, and overwrite it when saving
+            # The repository may hold anything here (a FIFO, a link to /dev/zero).
+            data = read_regular(self.path, MAX_CACHE_BYTES)
+        except SourceReadError:
+            return  # none, unreadable or not a file: start cold, and replace it when saving
+        try:
+            document = json.loads(data)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return  # corrupt: start cold, and overwrite it when saving
         if (
             not isinstance(document, dict)
             or document.get("format") != FORMAT_VERSION
@@ -381,8 +417,12 @@ class Cache:
         if entry is None or entry[0] != key:
             self.misses += 1
             return None
-        if entry[4] and not _dependencies_unchanged(entry[4]):
-            # A helper this file imports now does something else: lint it again.
+        if entry[4] and not _dependencies_checked(entry[4]):
+            # A helper this file imports now does something else (or cannot be read):
+            # lint it again. The entry goes, so that a check that fails is not run again
+            # by every later run should this one end before the entry is rewritten.
+            del self.entries[abs_path]
+            self.dirty = True
             self.misses += 1
             return None
         try:
@@ -429,7 +469,7 @@ class Cache:
             self._warn(message)
 
     def save(self) -> None:
-        if not self.dirty:
+        if not self.dirty or not self.usable:
             return
         entries = {
             path: entry
@@ -442,8 +482,14 @@ class Cache:
             "entries": entries,
         }
         try:
-            _prepare_directory(self.directory)
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            # Again now that the folders exist: nothing is written through a link.
+            problem = self._location_problem()
+            if problem is not None:
+                self.usable = False
+                self.warn_once(f"not using the cache: {problem}")
+                return
+            _prepare_directory(self.directory)
             # Write a temporary file and rename it: a concurrent run or a crash never
             # leaves a half-written cache behind.
             import tempfile  # here: a run served from the cache writes nothing
@@ -471,12 +517,30 @@ class Cache:
 
 
 def _prepare_directory(directory: str) -> None:
-    os.makedirs(directory, exist_ok=True)
-    tag = os.path.join(directory, "CACHEDIR.TAG")
-    if not os.path.exists(tag):
-        with open(tag, "w", encoding="utf-8") as handle:
-            handle.write(CACHEDIR_TAG)
-    ignore = os.path.join(directory, ".gitignore")
-    if not os.path.exists(ignore):
-        with open(ignore, "w", encoding="utf-8") as handle:
-            handle.write("# Automatically created by gradlint.\n*\n")
+    """The tag and the `.gitignore`, each created only where nothing is (O_EXCL), and
+    never through a link (O_NOFOLLOW): one committed as `CACHEDIR.TAG -> /etc/nologin`
+    is left alone, not followed."""
+    _create_once(os.path.join(directory, "CACHEDIR.TAG"), CACHEDIR_TAG)
+    _create_once(os.path.join(directory, ".gitignore"), "# Automatically created by gradlint.\n*\n")
+
+
+_CREATE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _create_once(path: str, text: str) -> None:
+    try:
+        fd = os.open(path, _CREATE_FLAGS, 0o644)
+    except FileExistsError:
+        return  # there already, or a link (even a dangling one): nothing is written
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(os.path.join(folder, ""))

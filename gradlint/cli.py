@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING
 import gradlint
 from gradlint import codes, fileio
 from gradlint.about import install_hint
-from gradlint.config import Config, ConfigError, Overrides, Settings, load_settings, split_selectors
+from gradlint.config import (
+    Config,
+    ConfigError,
+    Overrides,
+    Settings,
+    cache_dir_problem,
+    load_settings,
+    split_selectors,
+)
 from gradlint.diagnostics import Diagnostic, FileError, Severity
 from gradlint.edits import split_lines
 from gradlint.output.common import diff_text, printable
@@ -1091,9 +1099,19 @@ def _config_start(args: argparse.Namespace, stdin_mode: bool) -> Path:
 def _cache_for(args: argparse.Namespace, settings: Settings, console: Console):
     from gradlint import cache
 
-    directory = args.cache_dir or os.environ.get(CACHE_DIR_ENV) or settings.cache_dir
     root = settings.config.root_path()
+    if args.cache_dir is not None:
+        directory, origin = args.cache_dir, "--cache-dir"
+    elif os.environ.get(CACHE_DIR_ENV):
+        directory, origin = os.environ[CACHE_DIR_ENV], CACHE_DIR_ENV
+    else:
+        directory, origin = settings.cache_dir or "", "cache-dir"
+    if not directory and origin != "cache-dir":
+        raise UsageError(f"{origin}: an empty path names no folder")
     directory = os.path.abspath(directory) if directory else cache.default_cache_dir(root)
+    problem = cache_dir_problem(directory, root)
+    if problem:
+        raise UsageError(f"{origin} {directory}: {problem}")
     return cache.Cache(directory, root, console.warn)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradlint import codes
+from gradlint.fileio import DEFAULT_MAX_FILE_SIZE, SourceReadError, read_regular
 
 try:  # pragma: no cover - which branch runs depends on the interpreter
     import tomllib
@@ -279,6 +281,28 @@ def _longest_prefix(code: str, prefixes: Iterable[str], group: str | None = None
     return best
 
 
+def cache_dir_problem(directory: str, root: str) -> str | None:
+    """Why `directory` cannot hold the cache of the project at `root`, or None. The
+    cache folder gets a `.gitignore` of `*`: at the root or above it, git would stop
+    showing the project's new files."""
+    here = os.path.realpath(directory)
+    project = os.path.realpath(root)
+    if here == project or project.startswith(os.path.join(here, "")):
+        return f"is the project root ({root}) or a folder above it; name a folder of its own"
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as fnmatch reads it (`*` may cross `/`), except that `**/` at the start or
+    after a `/` also stands for no folder at all, as in gitignore and ruff: `**/tests/**`
+    matches `tests/x.py`, and `a/**/b.py` matches `a/b.py`."""
+    pieces = re.split(r"(?:(?<=/)|^)\*\*/", pattern)
+    # fnmatch.translate gives `(?s:BODY)\Z`; the pieces are joined inside one group.
+    bodies = [fnmatch.translate(piece)[4:-3] for piece in pieces]
+    return re.compile("(?s:" + "(?:.*/)?".join(bodies) + ")\\Z")
+
+
 def _path_matches(path: str, pattern: str, root: str = "") -> bool:
     """Match a per-file-ignores glob the way ruff does: against the path relative to the
     project root, the path as given, and the file name. `*` may cross `/`."""
@@ -291,9 +315,11 @@ def _path_matches(path: str, pattern: str, root: str = "") -> bool:
         relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.getcwd()))
         candidates.append(relative.replace("\\", "/"))
     if os.path.isabs(pattern):
-        return fnmatch.fnmatch(os.path.abspath(path).replace("\\", "/"), pattern)
+        return glob_regex(pattern).match(os.path.abspath(path).replace("\\", "/")) is not None
+    anywhere = glob_regex("*/" + pattern)
+    matcher = glob_regex(pattern)
     return any(
-        fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, "*/" + pattern)
+        matcher.match(candidate) is not None or anywhere.match(candidate) is not None
         for candidate in candidates
     )
 
@@ -472,15 +498,21 @@ def _expect_str(value, where: str) -> str:
 
 
 def read_toml(path: Path) -> dict:
+    """The document, or a ConfigError. A configuration file is the repository's to
+    choose, so it is read with a bound, and a value nested deeper than tomllib's
+    recursion allows is an invalid file, not a traceback."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_regular(str(path), DEFAULT_MAX_FILE_SIZE)
+    except SourceReadError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8: {exc.reason}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: a value is nested too deeply") from None
 
 
 def gradlint_table(path: Path) -> dict | None:
@@ -578,7 +610,11 @@ def parse_file_settings(
     if "cache-dir" in table:
         cache_dir = _expect_str(table["cache-dir"], where("cache-dir"))
         base = source.parent if source else Path.cwd()
-        values["cache_dir"] = str((base / os.path.expanduser(cache_dir)).absolute())
+        absolute = str((base / os.path.expanduser(cache_dir)).absolute())
+        problem = cache_dir_problem(absolute, str(base))
+        if problem:
+            raise ConfigError(f"{where('cache-dir')}: {cache_dir!r} {problem}")
+        values["cache_dir"] = absolute
     return FileSettings(source=source, **values)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 
@@ -41,3 +42,12 @@ def run_deep(function, *args):
 
 
 _DEEP_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def at_default_depth():
+    """While no run_deep call has the recursion limit raised: CPython's parser bounds
+    nesting by that limit, so a check of what Python itself accepts runs here (and a
+    raised limit on this thread's smaller stack could overflow it)."""
+    with _DEEP_LOCK:
+        yield

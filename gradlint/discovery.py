@@ -28,7 +28,6 @@ from its parent's), so deep trees are walked in linear time.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import re
 import stat as stat_module
@@ -36,12 +35,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradlint.config import CONFIG_FILE_NAMES, Config, gradlint_table
+from gradlint.config import CONFIG_FILE_NAMES, Config, glob_regex, gradlint_table
 from gradlint.diagnostics import FileError
-from gradlint.fileio import file_kind, not_a_file_message
+from gradlint.fileio import SourceReadError, file_kind, not_a_file_message, read_regular
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIX = ".ipynb"
+# A .gitignore larger than this is not read (git's own are a few KiB).
+MAX_IGNORE_FILE_SIZE = 1024 * 1024
 
 
 # ---------------------------------------------------------------------------
@@ -157,10 +158,11 @@ class IgnoreFile:
     @classmethod
     def read(cls, path: str, base: str) -> IgnoreFile | None:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
-        except OSError:
+            # The repository's to choose: a link to /dev/zero or a FIFO is not read.
+            data = read_regular(path, MAX_IGNORE_FILE_SIZE)
+        except SourceReadError:
             return None
+        lines = data.decode("utf-8", errors="replace").splitlines()
         patterns = tuple(p for p in map(compile_gitignore_line, lines) if p is not None)
         return cls(base, patterns) if patterns else None
 
@@ -209,7 +211,8 @@ _WILDCARDS = frozenset("*?[")
 
 class ExcludeMatcher:
     """ruff's exclude semantics: a glob matches the file or directory name, or the path
-    anchored at the project root (where `*` may cross `/`)."""
+    anchored at the project root (where `*` may cross `/`, and `**/` may stand for no
+    folder: `**/tests/**` excludes the top-level `tests/` too)."""
 
     def __init__(self, patterns: Iterable[str], root: str) -> None:
         # A pattern without wildcards (all of the default excludes) matches by equality:
@@ -231,8 +234,8 @@ class ExcludeMatcher:
                 self._names.add(pattern)
                 self._paths.add(anchored)
                 continue
-            name_parts.append(fnmatch.translate(pattern))
-            path_parts.append(fnmatch.translate(anchored))
+            name_parts.append(glob_regex(pattern).pattern)
+            path_parts.append(glob_regex(anchored).pattern)
         self._name = re.compile("|".join(name_parts)) if name_parts else None
         self._path = re.compile("|".join(path_parts)) if path_parts else None
         self._empty = not self._names and self._name is None

@@ -17,7 +17,7 @@ import libcst as cst
 from gradlint.analysis.project import ProjectIndex, imported_modules
 from gradlint.config import Config
 from gradlint.context import FileContext
-from gradlint.deep import run_deep
+from gradlint.deep import at_default_depth, run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Impact, Severity
 from gradlint.edits import line_ending, with_line_ending
 from gradlint.fileio import decode_source
@@ -145,8 +145,17 @@ _PIECE_CHARS = 256 * 1024
 _PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
 
 
-def _compiles_in_pieces(source: str) -> bool:
-    """Whether the source parses, as _compiles says, in bounded memory.
+def _rejection(source: str) -> BaseException | None:
+    """What CPython's parser raises on the source, or None when it parses."""
+    try:
+        compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return exc
+    return None
+
+
+def _rejection_in_pieces(source: str) -> BaseException | None:
+    """What _rejection says, in bounded memory.
 
     When every piece parses on its own the whole does: each piece ends with no bracket,
     string or compound statement open (or it would not parse alone), and the next starts
@@ -154,21 +163,59 @@ def _compiles_in_pieces(source: str) -> bool:
     does not parse (a split inside a string, say) grows to the next start a few times,
     then the whole text decides, as before."""
     if len(source) <= 2 * _PIECE_CHARS or "barry_as_FLUFL" in source:
-        return _compiles(source)
+        return _rejection(source)
     start = 0
     while start < len(source):
         end = start
         for _attempt in range(3):
             match = _PIECE_START.search(source, max(end, start + _PIECE_CHARS))
             end = match.end() if match else len(source)
-            if _compiles(source[start:end]):
+            rejected = _rejection(source[start:end])
+            if rejected is None:
                 break
             if end == len(source):
-                return _compiles(source) if start else False
+                return _rejection(source) if start else rejected
         else:
-            return _compiles(source)
+            return _rejection(source)
         start = end
-    return True
+    return None
+
+
+def _beyond_limits(path: str, rejected: BaseException) -> FileError | None:
+    """The file's error when CPython gave up for depth or size rather than for syntax:
+    more than 200 nested brackets, an expression nested deeper than its recursion limit
+    (a sum of 100,000 terms is 100,000 levels), a parser stack overflow. LibCST would
+    spend minutes or gigabytes on such a text before accepting or refusing it, and Python
+    cannot run it. Other syntax errors are left to LibCST, which knows newer syntax
+    than the running interpreter and words the error itself."""
+    if isinstance(rejected, SyntaxError):
+        if "too many nested parentheses" not in str(rejected.msg):
+            return None
+        return FileError(
+            path,
+            f"SyntaxError: {rejected.msg}",
+            rejected.lineno or 0,
+            max((rejected.offset or 1) - 1, 0),
+        )
+    if isinstance(rejected, RecursionError):
+        return FileError(path, f"cannot parse: nested too deeply for Python ({rejected})")
+    if isinstance(rejected, MemoryError):
+        return FileError(path, f"cannot parse: {rejected or 'out of memory'}")
+    return None
+
+
+def _cpython_check(source: str, path: str) -> bool:
+    """Does CPython parse the source? Raises SourceError when it gives up for depth or
+    size. Run before LibCST sees the text, at the recursion limit Python runs the code
+    with (gradlint.deep raises it only around its own calls)."""
+    with at_default_depth():
+        rejected = _rejection_in_pieces(source)
+    if rejected is None:
+        return True
+    error = _beyond_limits(path, rejected)
+    if error is not None:
+        raise SourceError(error)
+    return False
 
 
 def lint_source(
@@ -222,13 +269,16 @@ def _lint(
     rules = rules_for(enabled)
     if not rules:
         return [], None
+    # CPython's parser first: an order of magnitude cheaper than LibCST's, and bounded
+    # where LibCST is not (see _beyond_limits).
+    parses = _cpython_check(source, path)
     if not might_match(source, rules) and not _may_match_through_imports(
         source, path, rules, dependencies
     ):
-        # No rule can match, but a syntax error is still a result: CPython's parser is
-        # an order of magnitude cheaper than LibCST's, and only a file it rejects is
-        # handed to LibCST, so the error reported is the same as without the skip.
-        if _compiles_in_pieces(source):
+        # No rule can match, but a syntax error is still a result: only a file CPython
+        # rejects is handed to LibCST, so the error reported is the same as without
+        # the skip.
+        if parses:
             return [], None
         parse(source, path)
         return [], None

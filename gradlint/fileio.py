@@ -1,6 +1,8 @@
 """Reading sources with a bound, and writing fixes without ever leaving a file half done.
 
     read_source(path, limit) -> bytes          raises SourceReadError (one line, per file)
+    read_regular(path, limit) -> bytes         a file the repository controls; raises
+                                               SourceReadError
     read_stream(stream, limit) -> bytes        stdin; raises TooLarge with what was read
     decode_source(data, path) -> str           raises SourceError (the file's error)
     replace_file(path, data, original)         raises FileChanged or OSError; the file
@@ -12,6 +14,11 @@ Only regular files and FIFOs (`<(...)`) are read: a character device such as /de
 a socket or a block device is refused before it is opened, since opening some devices
 has effects of its own. Everything read is capped at `limit` bytes (0: no cap), so an
 endless or huge input costs at most that much memory before it is refused.
+
+Files gradlint reads on its own account (the cache, a `.gitignore`, a configuration
+file, an imported helper, the project's files searched for callers) are whatever the
+repository holds: `read_regular` reads only a regular file, never a FIFO (which would
+block until someone writes) or a link to a device, and never more than its limit.
 
 A fix is written to a temporary file in the target's own directory (so the rename never
 crosses a file system), given the target's permission bits (and owner, where allowed),
@@ -108,6 +115,50 @@ def read_source(path: str, limit: int) -> bytes:
     if limit and len(data) > limit:
         raise TooLarge(too_large_message(limit))
     return data
+
+
+# Opening a FIFO for reading waits for a writer; O_NONBLOCK returns at once, and the
+# descriptor's own type is then checked. (It changes nothing for a regular file.)
+_REGULAR_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of a regular file (through links), at most `limit` of them (0: no
+    limit); anything else, or more, is a SourceReadError."""
+    try:
+        # Refused before it is opened: opening some devices has effects of its own.
+        _require_regular(os.stat(path).st_mode)
+        fd = os.open(path, _REGULAR_FLAGS | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SourceReadError(f"cannot read: {_reason(exc)}") from None
+    try:
+        info = os.fstat(fd)
+        _require_regular(info.st_mode)  # it may have been swapped since the stat
+        if limit and info.st_size > limit:
+            raise TooLarge(
+                f"file is {format_size(info.st_size)}, over the {format_size(limit)} limit"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # a file that grows while it is read stops at the limit too
+            chunk = os.read(fd, _CHUNK if not limit else min(_CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if limit and size > limit:
+                raise TooLarge(f"file is over the {format_size(limit)} limit")
+    except OSError as exc:
+        raise SourceReadError(f"cannot read: {_reason(exc)}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _require_regular(mode: int) -> None:
+    if not stat_module.S_ISREG(mode):
+        kind = "a FIFO" if stat_module.S_ISFIFO(mode) else file_kind(mode)
+        raise SourceReadError(not_a_file_message(kind or "a special file"))
 
 
 def read_stream(stream, limit: int) -> bytes:

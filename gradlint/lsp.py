@@ -54,6 +54,7 @@ from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Relat
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
 from gradlint.engine import DEFAULT_CONFIG, SourceError, lint_source, rule_by_code
+from gradlint.fileio import DEFAULT_MAX_FILE_SIZE, SourceReadError, format_size, read_regular
 from gradlint.fixes import fix_source
 from gradlint.notebook import fixed_cell_sources, lint_notebook, notebook_from_cells
 
@@ -237,8 +238,8 @@ def related_information(
             start, end = related.cell.file_start, related.cell.file_end
         target_uri = Path(os.path.abspath(related.path)).as_uri()
         try:
-            text = Path(related.path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_regular(related.path, DEFAULT_MAX_FILE_SIZE).decode("utf-8")
+        except (SourceReadError, UnicodeDecodeError):
             text = None
         target = ClientPositions(text, positions.codec) if text is not None else None
     try:
@@ -255,6 +256,16 @@ def related_information(
     )
 
 
+def _too_large(path: str, size: int, warn) -> bool:
+    """Is a document of `size` characters over the CLI's default --max-file-size? LibCST
+    needs about 1 GB of memory per MB of dense code: one huge document must not take
+    the server, and every other open document, down with it."""
+    if size <= DEFAULT_MAX_FILE_SIZE:
+        return False
+    warn(f"gradlint: {path} is over the {format_size(DEFAULT_MAX_FILE_SIZE)} limit; not linted")
+    return True
+
+
 def lint_document(uri: str, version: int | None, source: str, codec, warn) -> LintedDocument:
     path = usable_path(uri, warn)
     config = config_for(path, warn)
@@ -263,6 +274,8 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
     if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
         # Editors open every file (a virtualenv's, a generated one): apply `exclude` as
         # the CLI does for files named under --force-exclude.
+        return linted
+    if _too_large(path, len(source), warn):
         return linted
     try:
         diagnostics = lint_source(source, path, config, dependencies=linted.dependencies)
@@ -336,6 +349,8 @@ def lint_notebook_document(uri: str, version: int | None, cells, codec, warn) ->
     config = config_for(path, warn)
     linted = LintedNotebook(uri, version, path, config, cells, codec)
     if path != "-" and Walker(config).is_force_excluded(os.path.abspath(path), False):
+        return linted
+    if _too_large(path, sum(len(cell[2]) for cell in cells), warn):
         return linted
     try:
         result = lint_notebook(linted.notebook(), path, config, dependencies=linted.dependencies)

@@ -684,7 +684,7 @@ def test_saving_a_helper_relints_the_open_documents_that_import_it(session, tmp_
 
 def test_saving_a_caller_relints_the_open_method_it_calls(session, tmp_path):
     # The method's finding depends on how the project calls it: an eval switch before
-    # every call. Saving a caller that no longer switches first clears the finding.
+    # every call. Saving a caller that no longer switches first changes the finding.
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
     model = (
         "from torch import nn\n\n\nclass GAN:\n    def __init__(self):\n"
@@ -703,7 +703,10 @@ def test_saving_a_caller_relints_the_open_method_it_calls(session, tmp_path):
         unswitched = "from gan import GAN\n\nm = GAN()\nm.sample(1)\n"
         main_uri, _ = await editor.open(main, main.read_text(encoding="utf-8"))
         editor.save(main_uri, main, unswitched)
-        assert await editor.diagnostics(uri) == []
+        # no longer proven eval: GL004 clears; the forward that `.data` throws away is
+        # still recorded in whatever mode, which GL012 reports
+        after = await editor.diagnostics(uri)
+        assert [(d.code, d.range.start.line) for d in after] == [("GL012", 11)]
 
     session.run(scenario)
 

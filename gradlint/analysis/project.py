@@ -10,7 +10,7 @@ differentiates, whether it runs under `no_grad`, whether it returns only plain P
 values.
 
 Summaries come from CPython's `ast`, an order of magnitude cheaper than LibCST, and are
-memoised per process by path, size and modification time, so each imported file is read
+memoised per process by path, size, mtime and ctime, so each imported file is read
 once however many files import it. The CLI's result cache records which summaries a
 result depended on (`ProjectIndex.dependencies`) and re-lints a file when one changes;
 flake8 and the language server get the same facts, read from disk.
@@ -38,6 +38,7 @@ from gradlint.analysis.stamps import (
     search_stamp,
     split_stamp,
     stat_matches,
+    stat_version,
 )
 from gradlint.analysis.torch_api import (
     AUTOGRAD_GRAD,
@@ -55,6 +56,7 @@ from gradlint.analysis.torch_api import (
     SELF_RETURNING_MODULE_METHODS,
 )
 from gradlint.diagnostics import CellLocation, Position
+from gradlint.fileio import SourceReadError, read_regular
 from gradlint.ipynb import NotebookPython, is_notebook, notebook_python
 
 # Larger files are not summarised: a generated module is no helper library.
@@ -487,12 +489,14 @@ def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
 
 # -- finding the project's modules -------------------------------------------------------
 
-_MEMO: dict[tuple[str, int, int], ModuleSummary] = {}
+# (path, size, stat_version): a file's memoised facts are those of this version of it.
+MemoKey = tuple[str, int, str]
+_MEMO: dict[MemoKey, ModuleSummary] = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def _memo_key(path: str) -> tuple[str, int, int] | None:
-    """(path, size, mtime): what a file's memoised facts are keyed on; None when it
+def _memo_key(path: str) -> MemoKey | None:
+    """(path, size, times): what a file's memoised facts are keyed on; None when it
     cannot be read or is too large to summarise."""
     try:
         info = os.stat(path)
@@ -500,11 +504,11 @@ def _memo_key(path: str) -> tuple[str, int, int] | None:
         return None
     if info.st_size > MAX_SUMMARY_BYTES:
         return None
-    return (path, info.st_size, info.st_mtime_ns)
+    return (path, info.st_size, stat_version(info))
 
 
 def summary_of_file(path: str) -> ModuleSummary | None:
-    """The module's summary, memoised by (path, size, mtime); None if unreadable."""
+    """The module's summary, memoised by (path, size, times); None if unreadable."""
     key = _memo_key(path)
     if key is None:
         return None
@@ -528,19 +532,19 @@ def summary_of_file(path: str) -> ModuleSummary | None:
 # `.eval` as an attribute, across spaces or a line continuation: what a summary's eval
 # switch (`m.eval()`) needs in the text.
 _EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*eval\b")
-_TEXT_MEMO: dict[tuple[str, int, int], str] = {}  # memo key -> text stamp
+_TEXT_MEMO: dict[MemoKey, str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
-_TOKEN_MEMO: dict[tuple[tuple[str, int, int], tuple[str, ...]], bool] = {}
+_TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
 # The latest few texts and parsed files, by memo key (_keep_recent bounds them).
-_RECENT_TEXTS: OrderedDict[tuple[str, int, int], bytes] = OrderedDict()
-_RECENT_TREES: OrderedDict[
-    tuple[str, int, int], tuple[ast.Module, list[str], NotebookPython | None]
-] = OrderedDict()
+_RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
+_RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
+    OrderedDict()
+)
 _RECENT_COUNT = 32
 
 
-def _mentions(key: tuple[str, int, int], data: bytes, tokens: tuple[str, ...]) -> bool:
+def _mentions(key: MemoKey, data: bytes, tokens: tuple[str, ...]) -> bool:
     if tokens == _EVAL_TOKENS:
         return _EVAL_ATTRIBUTE.search(data) is not None
     if tokens[0] in _DEFINITION_TOKENS:
@@ -563,10 +567,10 @@ class _Definitions:
         return tokens[0] == _DEFINES_TOKEN or name in self.number_helpers
 
 
-_DEFINED_MEMO: dict[tuple[str, int, int], _Definitions] = {}
+_DEFINED_MEMO: dict[MemoKey, _Definitions] = {}
 
 
-def _defined_names(key: tuple[str, int, int], data: bytes) -> _Definitions:
+def _defined_names(key: MemoKey, data: bytes) -> _Definitions:
     """The functions a text defines, found once per file state: each of its imported
     names is asked about in turn."""
     with _MEMO_LOCK:
@@ -583,7 +587,7 @@ def _defined_names(key: tuple[str, int, int], data: bytes) -> _Definitions:
 
 
 def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
-    """(does the file's text contain one of the tokens, its stamp `size:mtime:text-<digest
+    """(does the file's text contain one of the tokens, its stamp `size:times:text-<digest
     of its bytes>`), memoised like summaries; None if unreadable or too large. The
     answers are kept, and only the latest few texts."""
     key = _memo_key(path)
@@ -601,8 +605,8 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         if data is None:
             return None
         if stamp is None:
-            _, size, mtime = key
-            stamp = file_stamp(size, mtime, TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16])
+            _, size, times = key
+            stamp = file_stamp(size, times, TEXT_PREFIX + hashlib.sha256(data).hexdigest()[:16])
         found = _mentions(key, data, tokens)
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
@@ -612,7 +616,7 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
     return found, stamp
 
 
-def _text_of(key: tuple[str, int, int], path: str) -> bytes | None:
+def _text_of(key: MemoKey, path: str) -> bytes | None:
     """The file's bytes: one of the few texts kept (a text gate has just read it), else
     from disk; None if unreadable."""
     with _MEMO_LOCK:
@@ -620,8 +624,10 @@ def _text_of(key: tuple[str, int, int], path: str) -> bytes | None:
     if data is not None:
         return data
     try:
-        return Path(path).read_bytes()
-    except OSError:
+        # A project file may be a FIFO or a link to a device: only a regular file, and
+        # only as much as a summary reads.
+        return read_regular(path, MAX_SUMMARY_BYTES)
+    except SourceReadError:
         return None
 
 
@@ -869,13 +875,13 @@ class ProjectIndex:
 
 
 def _stamp(path: str, summary: ModuleSummary) -> str:
-    """`size:mtime:digest`: a file whose size and mtime are unchanged need not be read
+    """`size:times:digest`: a file whose size and times are unchanged need not be read
     again to know its summary is unchanged (a warm run stays a stat per dependency)."""
     try:
         info = os.stat(path)
     except OSError:
         return file_stamp("-", "-", summary.digest())
-    return file_stamp(info.st_size, info.st_mtime_ns, summary.digest())
+    return file_stamp(info.st_size, stat_version(info), summary.digest())
 
 
 def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
@@ -982,11 +988,8 @@ def importers(
         if candidate in changed:
             continue
         try:
-            if os.path.getsize(candidate) > max_bytes:
-                continue
-            with open(candidate, "rb") as handle:
-                text = handle.read().decode("utf-8", errors="replace")
-        except OSError:
+            text = read_regular(candidate, max_bytes).decode("utf-8", errors="replace")
+        except SourceReadError:
             continue
         # A relative import names its package by dots, not by name.
         if "from ." not in text and not any(word in text for word in words):

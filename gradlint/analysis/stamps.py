@@ -1,10 +1,11 @@
 """How a cached result records what it depended on, and the check that needs no reading.
 
-A dependency maps a file to `size:mtime:digest`: the digest of the file's summary, or of
+A dependency maps a file to `size:times:digest`: the digest of the file's summary, or of
 its text (`TEXT_PREFIX`) where only its text was read. A caller search is keyed
 `SEARCH_PREFIX` + the query, stamped `-:-:` + `SEARCH_PREFIX` + the digest of what it
-found. A file whose size and mtime are as recorded is taken as unchanged without being
-read, so a run served from the cache is a stat per dependency; anything else is for
+found. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
+without being read, so a run served from the cache is a stat per dependency; anything
+else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
 imports more than a warm run needs).
 """
@@ -15,6 +16,14 @@ import os
 
 TEXT_PREFIX = "text-"
 SEARCH_PREFIX = "search:"
+
+
+def stat_version(info: os.stat_result) -> str:
+    """What tells, without reading a file, that it may have changed: its mtime and, as
+    git's index records, its ctime. Extracting an archive, `rsync -a` and `cp -p` give a
+    changed file its old mtime (and it may keep its size), but the ctime is the time of
+    that write, and no program can set it."""
+    return f"{info.st_mtime_ns}.{info.st_ctime_ns}"
 
 
 def file_stamp(size: int | str, mtime: int | str, digest: str) -> str:
@@ -33,18 +42,18 @@ def split_stamp(stamp: str) -> tuple[str, str, str]:
 
 
 def stat_matches(path: str, stamp: str) -> bool | None:
-    """Does the file have the size and mtime its stamp records? None when it is gone
+    """Does the file have the size and times its stamp records? None when it is gone
     or cannot be read."""
-    size, mtime, _ = split_stamp(stamp)
+    size, times, _ = split_stamp(stamp)
     try:
         info = os.stat(path)
     except OSError:
         return None
-    return str(info.st_size) == size and str(info.st_mtime_ns) == mtime
+    return str(info.st_size) == size and stat_version(info) == times
 
 
 def unchanged_by_stat(dependencies: dict[str, str]) -> bool:
-    """True when every dependency is a file with the size and mtime recorded for it.
+    """True when every dependency is a file with the size and times recorded for it.
     False does not mean changed, only that a closer look is needed: a caller search to
     run again, a file touched, moved or gone."""
     return all(

@@ -146,6 +146,12 @@ _CONTAINER_LITERALS = (
 )
 
 
+def _updates_name(node: cst.AugAssign) -> bool:
+    """`x += y` or `self.x += y`: an update of what the name holds (`x[i] += y` is a
+    write into it)."""
+    return isinstance(node.target, (cst.Name, cst.Attribute))
+
+
 def may_carry_graph(value: Value) -> bool:
     return bool(value & _GRAPH_KINDS)
 
@@ -193,8 +199,11 @@ class ValueAnalysis:
         self._mutated: dict[str, list[cst.CSTNode]] | None = None
         self._tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
+        self._source_memo: dict[tuple[str, cst.CSTNode], list[cst.CSTNode] | None] = {}
         self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._active: set[tuple[cst.CSTNode, str]] = set()
+        # per of_binding in progress: the values it got that met a cycle, and how many
+        self._in_progress: list[dict[tuple[cst.CSTNode, str], tuple[Value, int]]] = []
         self._cycles = 0
         self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
@@ -206,17 +215,28 @@ class ValueAnalysis:
 
     def of_name(self, name: str, use: cst.CSTNode) -> Value:
         """What `name` may hold when `use` runs."""
+        sources = self._sources(name, use)
+        return UNKNOWN if sources is None else self._union(sources, name)
+
+    def _sources(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """The bindings whose value `name` may hold when `use` runs; None when none is
+        known. Kept: a chain of updates asks about each of its links many times."""
+        key = (name, use)
+        if key in self._source_memo:
+            return self._source_memo[key]
         scope = self.index.scope_of(use)
         bindings = self._table(scope).get(name)
+        found: list[cst.CSTNode] | None
         if not bindings:
             if scope is not self.index.module and name in self._table(self.index.module):
                 # a global read in a function: any module-level binding may be current
-                return self._union(self._table(self.index.module)[name], name)
-            return UNKNOWN
-        reaching = self.index.reaching(bindings, use)
-        if not reaching:
-            return UNKNOWN
-        return self._union(reaching, name)
+                found = self._table(self.index.module)[name]
+            else:
+                found = None
+        else:
+            found = self.index.reaching(bindings, use) or None
+        self._source_memo[key] = found
+        return found
 
     def of_binding(self, binding: cst.CSTNode, name: str) -> Value:
         """What `name` holds right after `binding` (an Assign, AugAssign, For, ...)."""
@@ -227,14 +247,27 @@ class ValueAnalysis:
         if key in self._active:
             self._cycles += 1
             return NOTHING
+        # A value that met a cycle is not kept for good (it depends on where the cycle
+        # was cut), but the evaluation that asked for it asks again with the same
+        # bindings in progress: kept for it, so that `x = x + w` twenty times in a loop
+        # (each evaluated once per use of x in the next) is not 2**20 evaluations.
+        caller = self._in_progress[-1] if self._in_progress else None
+        if caller is not None and key in caller:
+            value, cycles_met = caller[key]
+            self._cycles += cycles_met
+            return value
         self._active.add(key)
+        self._in_progress.append({})
         cycles = self._cycles
         try:
             value = self._binding_value(binding, name)
         finally:
             self._active.discard(key)
+            self._in_progress.pop()
         if self._cycles == cycles:
             self._memo[key] = value
+        elif caller is not None:
+            caller[key] = (value, self._cycles - cycles)
         return value
 
     def of_expr(self, expr: cst.CSTNode, use: cst.CSTNode | None = None) -> Value:
@@ -420,9 +453,8 @@ class ValueAnalysis:
         if type(node) is cst.AnnAssign:
             return self._bound(node.value, node) if node.value is not None else UNKNOWN
         if type(node) is cst.AugAssign:
-            if isinstance(node.target, (cst.Name, cst.Attribute)):
-                previous = self.of_name(name, node)
-                return combine(previous, self._expr(node.value, node))
+            if _updates_name(node):
+                return self._updated(node, name)
             return UNKNOWN
         if type(node) is cst.NamedExpr:
             return self._bound(node.value, node)
@@ -431,6 +463,66 @@ class ValueAnalysis:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
             return OBJECT
         return UNKNOWN
+
+    def _updated(self, node: cst.AugAssign, name: str) -> Value:
+        """What `name` holds after `x += y`: arithmetic on what it held before and on y.
+        The updates before it are followed in one walk, not one recursion each: a loop
+        body of hundreds of `x += ...` would exhaust the stack. The result is the same,
+        since arithmetic flattens (`combine(combine(a, b), c)` is `combine(a, b, c)`):
+        every operand of every update the chain reaches, and the value of each binding
+        that starts it. The updates walked are marked active, as of_binding marks the
+        one it evaluates, so that an operand naming `name` again (`x += x * w`) is a
+        cycle, not a second walk."""
+        operands: list[Value] = []
+        seen: set[cst.CSTNode] = {node}
+        marked: list[tuple[cst.CSTNode, str]] = []
+        todo = [node]
+        try:
+            while todo:
+                current = todo.pop()
+                # The updates before it are marked before its operand is evaluated.
+                for previous in self._chain_step(current, name, seen, marked, todo, operands):
+                    operands.append(self.of_binding(previous, name))
+                operands.append(self._expr(current.value, current))
+        finally:
+            self._active.difference_update(marked)
+        return combine(*operands)
+
+    def _chain_step(
+        self,
+        current: cst.AugAssign,
+        name: str,
+        seen: set[cst.CSTNode],
+        marked: list[tuple[cst.CSTNode, str]],
+        todo: list[cst.AugAssign],
+        operands: list[Value],
+    ) -> list[cst.CSTNode]:
+        """One step of _updated's walk back from `current`: the updates before it are
+        queued and marked, known values added to `operands`; the other bindings that
+        reach it are returned, to be evaluated once the marks are in place."""
+        others: list[cst.CSTNode] = []
+        sources = self._sources(name, current)
+        if sources is None:
+            operands.append(UNKNOWN)
+            return others
+        for previous in sources:
+            if previous in seen:
+                continue
+            key = (previous, name)
+            memo = self._memo.get(key)
+            if memo is not None:
+                operands.append(memo)
+            elif type(previous) is cst.AugAssign and _updates_name(previous):
+                if key in self._active:
+                    self._cycles += 1
+                    continue
+                seen.add(previous)
+                self._active.add(key)
+                marked.append(key)
+                todo.append(previous)
+            else:
+                others.append(previous)
+        return others
 
     def _loop_target(self, loop: cst.For | cst.CompFor, name: str) -> Value:
         iterable = loop.iter

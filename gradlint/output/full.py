@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from gradlint.codes import GROUP_WORDS
@@ -38,6 +37,7 @@ from gradlint.diagnostics import (
     Severity,
 )
 from gradlint.edits import InvalidEditError, OverlappingEditsError, apply_edits
+from gradlint.fileio import DEFAULT_MAX_FILE_SIZE, SourceReadError, read_regular
 from gradlint.output.common import (
     ReportOptions,
     cells_by_path,
@@ -201,8 +201,10 @@ def _lines_of(path: str, cache: dict[str, list[str] | None] | None) -> list[str]
     if cache is not None and path in cache:
         return cache[path]
     try:
-        found: list[str] | None = source_lines(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        # A related place's file, read as the project holds it: bounded, regular only.
+        data = read_regular(path, DEFAULT_MAX_FILE_SIZE)
+        found: list[str] | None = source_lines(data.decode("utf-8"))
+    except (SourceReadError, UnicodeDecodeError, ValueError):
         found = None
     if cache is not None:
         cache[path] = found
