@@ -25,15 +25,17 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.torch_api import (
+    COMMON_TENSOR_METHODS,
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
+    DIFFERENTIABLE_METHODS,
     PARAMETER_HOLDING_METHODS,
 )
-from gradlint.analysis.values import Kind, ValueAnalysis, may_carry_graph
+from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
 
 # Helpers named for what they do to a recurrent state (`repackage_hidden(h)`).
 DETACHING_HELPER_WORDS = ("repackage", "detach")
-_TRAINABLE = frozenset({Kind.LEAF, Kind.GRAPH})
+_TENSOR_METHODS = COMMON_TENSOR_METHODS | DIFFERENTIABLE_METHODS
 
 
 @dataclass(frozen=True)
@@ -158,39 +160,109 @@ class CarriedGraph:
         reach parameters: a forward of a model with parameters, a function of this file
         that computes from them, a tensor that requires grad; else, weaker, a call out
         of sight handed the carried value whose result rebinds it (`y, h = f(x, h)`).
-        None when nothing trainable is in sight (a random walk, arithmetic on data)."""
-        binding = next(
-            (b for b in loop.bindings if b.statement is statement and b.var == var), None
-        )
-        if binding is None or binding.value is None:
-            return None
-        inputs = loop.closure(binding.deps)
-        expressions: list[cst.CSTNode] = [binding.value]
-        expressions += [
-            b.value
-            for b in loop.bindings
-            if b.var in inputs and b.var != var and b.value is not None and b.kind != "for"
-        ]
+        None when nothing trainable is in sight (a random walk, arithmetic on data).
+
+        The value is followed back, flow-sensitively, through the loop's bindings that
+        reach each read, past tensor operations, torch functions and this file's
+        functions, but not past a graph cut (`.data`, `.item()`, an argmax) nor a call
+        out of sight (`env.step(action)` gives fresh observations, whatever `action`
+        was)."""
+        body = loop.loop.body
         driven = self._loop_driven(loop)
+        visited: set[cst.CSTNode] = set()
         unseen: Trainable | None = None
-        for expr in expressions:
-            for node in self.index.walk(expr):
+        work: list[cst.CSTNode] = [statement]
+        while work:
+            stmt = work.pop()
+            if stmt in visited:
+                continue
+            visited.add(stmt)
+            value = _bound_value(stmt)
+            if value is None:
+                continue
+            for node in self._graph_parts(value, stmt, driven):
                 if type(node) is cst.Call:
-                    if self._callee_root(node) in driven:
-                        continue  # `for layer in layers: x = layer(x)`: a forward, once
-                    model = self.forwards.model_forward(node)
-                    if model is not None:
-                        return Trainable(node, f"a forward of `{model}`", True)
-                    helper = self.forwards.parameter_function(node)
-                    if helper is not None:
-                        return Trainable(node, f"`{helper}`, computed from parameters", True)
-                    if unseen is None and self._recurrent_call_out_of_sight(node, var):
-                        name = dotted_name(node.func) or "the call"
-                        unseen = Trainable(node, f"`{name}`", False)
-                elif type(node) is cst.Name and node.value not in inputs:
-                    if self.values.of_expr(node, statement) & {Kind.LEAF}:
-                        return Trainable(node, f"`{node.value}`, which requires grad", True)
+                    found = self._trainable_call(node)
+                    if found is not None:
+                        return found
+                    if unseen is None and stmt is statement and node is value:
+                        unseen = self._recurrent_call_out_of_sight(node, var, loop)
+                    continue
+                name = dotted_name(node)
+                if name is None:
+                    continue
+                reaching = self.index.reaching(self.values.bindings_of(name, node), node)
+                inside = [b for b in reaching if self.index.is_inside(b, body)]
+                work.extend(inside)
+                if not inside and type(node) is cst.Name:
+                    if self.values.of_expr(node, stmt) & {Kind.LEAF}:
+                        return Trainable(node, f"`{name}`, which requires grad", True)
         return unseen
+
+    def _trainable_call(self, call: cst.Call) -> Trainable | None:
+        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return None
+        model = self.forwards.model_forward(call)
+        if model is not None:
+            return Trainable(call, f"a forward of `{model}`", True)
+        helper = self.forwards.parameter_function(call)
+        if helper is not None:
+            return Trainable(call, f"`{helper}`, computed from parameters", True)
+        return None
+
+    def _graph_parts(self, value: cst.CSTNode, stmt: cst.CSTNode, driven: set[str]):
+        """The calls and the reads (names, dotted attributes) of `value` through which
+        autograd history can flow into what it binds."""
+        stack: list[cst.CSTNode] = [value]
+        while stack:
+            node = stack.pop()
+            if self.flow.is_graph_cut(node):
+                continue
+            kind = type(node)
+            if kind is cst.Call:
+                if self._callee_root(node) in driven:
+                    continue  # `for layer in layers: x = layer(x)`: a forward, once
+                yield node
+                if self._out_of_sight(node, stmt):
+                    continue
+                stack.extend(a.value for a in node.args)
+                if type(node.func) is cst.Attribute:
+                    stack.append(node.func.value)
+                continue
+            if kind is cst.Name or (kind is cst.Attribute and dotted_name(node) is not None):
+                yield node
+                continue
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(self.index.kids(node))
+
+    def _out_of_sight(self, call: cst.Call, stmt: cst.CSTNode) -> bool:
+        """A call whose result says nothing gradlint can follow about its arguments'
+        history: not torch, not a tensor method, not a builtin, not this file's function
+        (a gym `env.step`, an agent's `choose_action`, a library call), or one whose
+        result is proven to hold no graph."""
+        if is_graph_free(self.values.of_expr(call, stmt)):
+            return True
+        qualified = self.index.qualified_name(call.func) or ""
+        if qualified.startswith("torch.") or hasattr(builtins, qualified):
+            return False
+        helper = self.summaries.resolve(call)
+        if helper is not None:
+            return self._returns_without_recording(helper)
+        func = call.func
+        return not (type(func) is cst.Attribute and func.attr.value in _TENSOR_METHODS)
+
+    def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
+        """Does every `return value` of this file's function sit under no_grad (an
+        `accuracy(output, target)` helper whose body is a `with torch.no_grad():`)?"""
+        returns = [
+            node
+            for node in self.index.walk(func.body)
+            if type(node) is cst.Return and node.value is not None
+        ]
+        return bool(returns) and all(
+            self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for node in returns
+        )
 
     def _loop_driven(self, loop: LoopFacts[LoopNode]) -> set[str]:
         """The loop target and what the body computes from it."""
@@ -208,19 +280,45 @@ class CarriedGraph:
         name = dotted_name(call.func)
         return name.split(".")[0] if name else None
 
-    def _recurrent_call_out_of_sight(self, call: cst.Call, var: str) -> bool:
-        """`out, h = decoder(inp, h)` where `decoder` is neither torch nor this file's or
-        the project's function: a call handed the carried value whose result rebinds it."""
-        qualified = self.index.qualified_name(call.func) or ""
-        if qualified.startswith("torch.") or hasattr(builtins, qualified):
-            return False
-        if self.summaries.resolve(call) is not None:
-            return False
-        if self.summaries.resolve_external(call) is not None:
-            return False
+    def _recurrent_call_out_of_sight(
+        self, call: cst.Call, var: str, loop: LoopFacts[LoopNode]
+    ) -> Trainable | None:
+        """`out, h = decoder(inp, h)` where `decoder` is a local name or attribute (a
+        parameter, `self.decoder`), not an import, not torch, not this file's function:
+        a call handed an input and the carried value itself (or a tuple holding it) whose
+        result rebinds it, the shape of a recurrent step, on a state that does not enter
+        the loop as a plain number."""
+        name = dotted_name(call.func)
+        if name is None or not self._out_of_sight(call, call):
+            return None
+        if is_graph_free(self.values.of_expr(call, call)):
+            return None
+        root = name.split(".")[0]
+        if root in self.index.aliases or hasattr(builtins, root):
+            return None  # a library's function (`re.sub(p, r, s)`, `cv2.addWeighted`)
         if type(call.func) is cst.Attribute and call.func.attr.value in PARAMETER_HOLDING_METHODS:
-            return False
-        return any(var in self.flow.reads(arg.value) for arg in call.args)
+            return None
+        if self.summaries.resolve_external(call) is not None:
+            return None  # a project function gradlint summarises elsewhere
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
+            return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`
+        if self._enters_as_plain_value(var, loop):
+            return None
+        return Trainable(call, f"`{name}`", False)
+
+    def _enters_as_plain_value(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Does `var` enter the loop as a Python number or string (`x1, s1 = -5, 0`)?"""
+        index = self.index
+        start = index.order[loop.loop]
+        before = [
+            b
+            for b in self.values.bindings_of(var, loop.loop)
+            if index.order.get(b, start) < start and not index.is_inside(b, loop.loop)
+        ]
+        return bool(before) and all(
+            self.values.of_binding(b, var) <= {Kind.PYTHON} for b in before
+        )
 
     # -- where the carried graph goes after the loop ------------------------------------
 
@@ -259,3 +357,23 @@ class CarriedGraph:
                 if var in scope_facts.closure(self.flow.reads(node.value)):
                     return True
         return False
+
+
+def _bound_value(statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The expression a binding statement computes its value from (for `h += x`, the
+    whole statement, which reads `h` too); None for loop targets, `with` and
+    parameters, whose history is not computed here."""
+    if type(statement) in (cst.Assign, cst.AnnAssign, cst.NamedExpr):
+        return statement.value
+    if type(statement) is cst.AugAssign:
+        return statement
+    return None
+
+
+def _names(arg: cst.CSTNode, var: str) -> bool:
+    """Is the argument the variable itself, or a tuple literal holding it (`(h, c)`)?"""
+    if dotted_name(arg) == var:
+        return True
+    if isinstance(arg, (cst.Tuple, cst.List)):
+        return any(dotted_name(e.value) == var for e in arg.elements)
+    return False

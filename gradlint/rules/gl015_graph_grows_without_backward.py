@@ -11,6 +11,11 @@ from gradlint.fix_builders import wrap_block_in_no_grad
 from gradlint.rules.base import Rule
 
 
+# A loop of at most this many steps fixed in the code (`range(5)`) unrolls a bounded
+# forward: the census's one such loop is a test comparing 5 steps of two RNN cells.
+_FEW_STEPS = 16
+
+
 class GraphGrowsWithoutBackward(Rule):
     """
     ## What it does
@@ -41,8 +46,8 @@ class GraphGrowsWithoutBackward(Rule):
     value is later differentiated in the function (full BPTT); a function that hands
     the carried graph back to its caller when it is a method (a model's own unrolled
     forward: a method of a class with bases) or its caller in this file differentiates
-    it; loops over layers
-    (`for layer in layers: x = layer(x)`), a forward of fixed depth.
+    it; loops over layers (`for layer in layers: x = layer(x)`) or over a few steps
+    fixed in the code (`range(5)`), a forward of fixed depth.
 
     ## Example
     ```python
@@ -87,6 +92,9 @@ class GraphGrowsWithoutBackward(Rule):
     is the narrower change, by hand: each step keeps its own one-step graph (bounded
     memory), and only backpropagation through the carried history is cut.
 
+    ## On real code
+    In preview. PENDING
+
     ## References
     - [PyTorch FAQ: don't accumulate history across your training loop](https://pytorch.org/docs/stable/notes/faq.html)
     - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
@@ -113,9 +121,29 @@ class GraphGrowsWithoutBackward(Rule):
                 continue  # a loop that backpropagates is GL001's
             if facts.mode_at(node.body) is not GradMode.RECORDING:
                 continue
+            if self._few_fixed_steps(node):
+                continue  # `for _ in range(5)`: a bounded unroll, not a history that grows
             loop = facts.loops.state_facts(node)
             if loop.carried:
                 self._check_loop(loop)
+
+    def _few_fixed_steps(self, loop: LoopNode) -> bool:
+        """A `for` over `range(k)` with k a small integer written in the code (literally
+        or in a local bound only to it): its graph is as long as a fixed-length
+        forward, whatever the run."""
+        if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
+            return False
+        call = loop.iter
+        if dotted_name(call.func) != "range" or len(call.args) != 1:
+            return False
+        count = call.args[0].value
+        if type(count) is cst.Name:
+            values = self.facts.values
+            bindings = values.bindings_of(count.value, loop)
+            if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+                return False
+            count = bindings[0].value
+        return type(count) is cst.Integer and int(count.value, 0) <= _FEW_STEPS
 
     def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
