@@ -93,7 +93,14 @@ class GraphGrowsWithoutBackward(Rule):
     memory), and only backpropagation through the carried history is cut.
 
     ## On real code
-    In preview. PENDING
+    In preview. On the development half of the site census (`bench/real-code/`, 42
+    repositories) it finds all 7 labelled sites (d2l's `predict_rnn`, `predict_rnn_nn`
+    and greedy `translate_ch7`, awd-lstm-lm's and char-rnn's sampling loops) with 6
+    findings, all true: recall 1.00, precision 1.00. The first version also flagged 9
+    false sites there (gym `env.step` loops, a 5-step RNN-cell test, a state
+    normaliser, accuracies from a helper that computes under `no_grad`); the rule was
+    narrowed on those very findings, so the dev figure is not an unbiased estimate:
+    it stays in preview until the held-out test half is scored.
 
     ## References
     - [PyTorch FAQ: don't accumulate history across your training loop](https://pytorch.org/docs/stable/notes/faq.html)
