@@ -219,8 +219,9 @@ class CarriedGraph:
             if self.flow.is_graph_cut(node):
                 continue
             kind = type(node)
-            if kind is cst.Call:
-                if self._callee_root(node) in driven:
+            if isinstance(node, cst.Call):
+                root = self._callee_root(node)
+                if root is not None and root in driven:
                     continue  # `for layer in layers: x = layer(x)`: a forward, once
                 yield node
                 if self._out_of_sight(node, stmt):
@@ -316,9 +317,7 @@ class CarriedGraph:
             for b in self.values.bindings_of(var, loop.loop)
             if index.order.get(b, start) < start and not index.is_inside(b, loop.loop)
         ]
-        return bool(before) and all(
-            self.values.of_binding(b, var) <= {Kind.PYTHON} for b in before
-        )
+        return bool(before) and all(self.values.of_binding(b, var) <= {Kind.PYTHON} for b in before)
 
     # -- where the carried graph goes after the loop ------------------------------------
 
@@ -363,7 +362,7 @@ def _bound_value(statement: cst.CSTNode) -> cst.CSTNode | None:
     """The expression a binding statement computes its value from (for `h += x`, the
     whole statement, which reads `h` too); None for loop targets, `with` and
     parameters, whose history is not computed here."""
-    if type(statement) in (cst.Assign, cst.AnnAssign, cst.NamedExpr):
+    if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.NamedExpr)):
         return statement.value
     if type(statement) is cst.AugAssign:
         return statement

@@ -10,7 +10,6 @@ from gradlint.diagnostics import Confidence
 from gradlint.fix_builders import wrap_block_in_no_grad
 from gradlint.rules.base import Rule
 
-
 # A loop of at most this many steps fixed in the code (`range(5)`) unrolls a bounded
 # forward: the census's one such loop is a test comparing 5 steps of two RNN cells.
 _FEW_STEPS = 16
@@ -191,9 +190,7 @@ class GraphGrowsWithoutBackward(Rule):
                 ),
                 fix=fix,
                 related=self._related(loop, names, source),
-                confidence=Confidence.HIGH
-                if any(s.seen for _, s in found)
-                else Confidence.LOW,
+                confidence=Confidence.HIGH if any(s.seen for _, s in found) else Confidence.LOW,
             )
 
     def _handed_to_differentiation(self, loop: LoopFacts[LoopNode]) -> bool:
@@ -215,7 +212,9 @@ class GraphGrowsWithoutBackward(Rule):
             caller = index.scope_of(site)
             if facts.loops.scope_facts(caller).events:
                 return True
-            if any(facts.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)):
+            if any(
+                facts.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)
+            ):
                 return True
         return False
 
