@@ -115,9 +115,9 @@ class GraphGrowsWithoutBackward(Rule):
     trigger_tokens = ("for ", "while ")
     low_confidence = (
         "low when the carried value is rebuilt only by a call gradlint cannot see into "
-        "(`out, h = decoder(inp, h)` with `decoder` a parameter or an import), handed the "
-        "value it returns: that it computes with trainable weights is assumed from the "
-        "recurrent shape, not seen."
+        "(`out, h = decoder(inp, h)` with `decoder` a parameter or an attribute, not an "
+        "import), handed an input and the state it returns: that it computes with "
+        "trainable weights is assumed from the recurrent shape, not seen."
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
