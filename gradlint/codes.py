@@ -68,6 +68,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
     RuleCode("GL012", WASTE, (CRASH,)),
+    # a loop without backward that carries a graph: every step's activations stay alive
+    RuleCode("GL015", LEAK, preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

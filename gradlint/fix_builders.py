@@ -78,6 +78,44 @@ def wrap_in_no_grad(
     return rewrite_statement(context, statement, title, applicability, wrap_no_grad=True)
 
 
+def wrap_block_in_no_grad(
+    context, statement: cst.BaseCompoundStatement, title: str, applicability: Applicability
+) -> Fix | None:
+    """Put a compound statement (a whole loop), as written, inside `with torch.no_grad():`
+    by indenting each of its lines one unit. None when a string in it spans lines (its
+    text would change) or the statement does not start its own line."""
+    index = context.facts.index
+    if not isinstance(index.parent.get(statement), (cst.IndentedBlock, cst.Module)):
+        return None
+    for node in index.walk(statement, into_functions=True):
+        if isinstance(node, (cst.SimpleString, cst.FormattedString)) and "\n" in render(node):
+            return None
+    start, end = context.position_of(statement)
+    lines = split_lines(context.source)
+    first = lines[start.line - 1]
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if first[len(indent) :] == "" or len(indent) != start.column:
+        return None
+    newline = _newline(first)
+    unit = _indent_unit(context)
+    name, import_edit = torch_name(context)
+    body = []
+    for text in lines[start.line - 1 : end.line]:
+        stripped = text.rstrip("\r\n")
+        if not stripped.strip():
+            body.append(stripped)
+        elif stripped.startswith(indent):
+            body.append(indent + unit + stripped[len(indent) :])
+        else:  # a continuation line indented less than the statement
+            body.append(unit + stripped)
+    text = f"{indent}with {name}.no_grad():{newline}" + newline.join(body)
+    end_column = len(lines[end.line - 1].rstrip("\r\n"))
+    edits = ([import_edit] if import_edit is not None else []) + [
+        Edit(Position(start.line, 0), Position(end.line, end_column), text)
+    ]
+    return Fix(title, tuple(edits), applicability)
+
+
 def rewrite_statement(
     context,
     statement: cst.CSTNode,

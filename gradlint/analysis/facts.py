@@ -7,6 +7,7 @@ from functools import cached_property
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.carried_graph import CarriedGraph
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
@@ -55,6 +56,18 @@ class FileFacts:
     @cached_property
     def loops(self) -> LoopAnalysis:
         return LoopAnalysis(self.index, self.flow, self.autograd, self.summaries)
+
+    @cached_property
+    def carried_graph(self) -> CarriedGraph:
+        return CarriedGraph(
+            self.index,
+            self.flow,
+            self.loops,
+            self.values,
+            self.forwards,
+            self.grad_mode,
+            self.summaries,
+        )
 
     @cached_property
     def tensors(self) -> TensorFacts:

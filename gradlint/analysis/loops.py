@@ -106,6 +106,7 @@ class LoopAnalysis:
         self._backpropagating: list[cst.Call] | None = None
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
+        self._state_cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
 
     def facts(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         cached = self._cache.get(loop)
@@ -136,11 +137,30 @@ class LoopAnalysis:
                 found.append(facts)
         return found
 
+    def state_facts(self, loop: LoopNode) -> LoopFacts[LoopNode]:
+        """The loop's facts with its bindings and carried variables filled in even when
+        it does not differentiate (`facts` leaves them empty then): for rules about what
+        a loop without backward carries from one iteration to the next."""
+        facts = self.facts(loop)
+        if facts.differentiates:
+            return facts
+        cached = self._state_cache.get(loop)
+        if cached is None:
+            cached = LoopFacts(loop)
+            self._carry(cached, loop)
+            self._state_cache[loop] = cached
+        return cached
+
     def _compute(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         facts = LoopFacts(loop)
         facts.events = self.autograd.events_in(loop.body) + self._helper_backwards(loop.body)
         if not facts.events:
             return facts  # nothing rules ask about a loop that does not differentiate
+        self._carry(facts, loop)
+        return facts
+
+    def _carry(self, facts: LoopFacts[LoopNode], loop: LoopNode) -> None:
+        """Fill in the loop's bindings and what it carries across iterations."""
         facts.bindings = self.bindings_in(loop.body)
         exposed: set[str] = set()
         start = set(target_names(loop.target)) if type(loop) is cst.For else set()
@@ -149,7 +169,6 @@ class LoopAnalysis:
         self._block(loop.body, start, exposed)
         assigned = {b.var for b in facts.bindings if b.kind in ("assign", "augassign")}
         facts.carried = exposed & assigned
-        return facts
 
     # -- differentiation inside helpers ------------------------------------------------
 

@@ -5,17 +5,10 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
-from gradlint.analysis.torch_api import (
-    DETACHING_INPLACE_METHODS,
-    DETACHING_METHODS,
-    PARAMETER_HOLDING_METHODS,
-)
-from gradlint.analysis.values import MODULE, may_carry_graph
+from gradlint.analysis.values import MODULE
 from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
-
-_DETACHING_HELPER_WORDS = ("repackage", "detach")
 
 
 class UndetachedLoopState(Rule):
@@ -119,15 +112,16 @@ class UndetachedLoopState(Rule):
         by_statement: dict[cst.CSTNode, list[str]] = {}
         # Carried names whose graph is assumed, not seen: their values are UNKNOWN.
         unsure: set[str] = set()
-        callables = self._called_names(loop)
+        carried = self.facts.carried_graph
+        callables = carried.called_names(loop)
         for var in sorted(loop.carried - callables):
             if var not in consumed:
                 continue  # never reaches what is differentiated (GL006's territory)
             if loop.differentiated_with_respect_to(var):
                 continue  # functional fast weights: the gradient is taken through them
-            if not self._may_carry_graph(var, loop):
+            if not carried.may_carry_graph(var, loop):
                 continue  # a number, a module, a tensor that never had history
-            carrying = self._carrying_statements(var, loop)
+            carrying = carried.carrying_statements(var, loop)
             if carrying and all(self._through_unknown_function(s) for s in carrying):
                 unsure.add(var)
             for statement in carrying:
@@ -204,14 +198,6 @@ class UndetachedLoopState(Rule):
             what = "backpropagated" if event.kind == "backward" else "differentiated"
             yield event.call, f"{what} here every iteration"
 
-    def _may_carry_graph(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
-        values = self.facts.values
-        return any(
-            may_carry_graph(values.of_binding(binding.statement, var))
-            for binding in loop.bindings_of(var)
-            if binding.kind in ("assign", "augassign")
-        )
-
     def _through_unknown_function(self, statement: cst.CSTNode) -> bool:
         """`h = step(h)` where `step` is a name this file and the project do not define
         and that is no torch function or module: that it hands back a tensor with history
@@ -225,79 +211,6 @@ class UndetachedLoopState(Rule):
             return False
         summaries = facts.summaries
         return summaries.resolve(value) is None and summaries.resolve_external(value) is None
-
-    def _called_names(self, loop: LoopFacts[LoopNode]) -> set[str]:
-        """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions
-        fetched anew, not tensor state."""
-        called: set[str] = set()
-        for node in self.facts.index.walk(loop.loop.body):
-            if type(node) is cst.Call:
-                func = node.func
-                name = dotted_name(func)
-                if name:
-                    called.add(name)
-                if type(func) is cst.Attribute and func.attr.value in PARAMETER_HOLDING_METHODS:
-                    owner = dotted_name(func.value)
-                    if owner:
-                        called.add(owner)
-        return called
-
-    def _carrying_statements(self, var: str, loop: LoopFacts[LoopNode]) -> list[cst.CSTNode]:
-        """The statements that rebind `var` to a value built from its previous value
-        through tensor operations; empty when any path detaches or re-creates it."""
-        facts = self.facts
-        carrying = []
-        for binding in loop.bindings_of(var):
-            if binding.kind not in ("assign", "augassign"):
-                continue
-            if facts.mode_at(binding.statement) is not GradMode.RECORDING:
-                return []  # advanced under no_grad: no graph to carry
-            if self._detaches(binding.value):
-                return []
-            sources = loop.closure(binding.deps)
-            if var not in sources:
-                return []  # re-created from scratch on this path
-            if binding.tensor_op or any(
-                b.tensor_op for b in loop.bindings if b.var in sources and b.var != var
-            ):
-                carrying.append(binding.statement)
-        if self._detached_in_place(var, loop):
-            return []
-        return carrying
-
-    def _detaches(self, value: cst.CSTNode | None) -> bool:
-        """`repackage_hidden(h)` or any helper named for detaching, or one of this
-        module's functions whose body detaches."""
-        if type(value) is not cst.Call:
-            return False
-        name = self.facts.qualified_name(value.func) or ""
-        last = name.rsplit(".", 1)[-1].lower()
-        if any(word in last for word in _DETACHING_HELPER_WORDS):
-            return True
-        summaries = self.facts.summaries
-        callee = summaries.resolve(value)
-        if callee is not None:
-            return self._body_detaches(callee)
-        # `obj.reset_state(h)`: any function of this file by that name that detaches
-        candidates = summaries.callees.named(name.rsplit(".", 1)[-1])
-        return bool(candidates) and all(self._body_detaches(f) for f in candidates)
-
-    def _body_detaches(self, func: cst.FunctionDef) -> bool:
-        for node in self.facts.index.walk(func.body):
-            if type(node) is cst.Attribute and node.attr.value in DETACHING_METHODS:
-                return True
-        return False
-
-    def _detached_in_place(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
-        for node in self.facts.index.walk(loop.loop.body):
-            if (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in DETACHING_INPLACE_METHODS
-                and dotted_name(node.func.value) == var
-            ):
-                return True
-        return False
 
     def _fix(self, loop: LoopFacts[LoopNode], names: list[str], quoted: str) -> Fix | None:
         body = loop.loop.body

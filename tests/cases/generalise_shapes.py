@@ -71,7 +71,7 @@ def step(model, x, y, opt, train):
 def generate(decoder, hidden, start, steps, temperature=0.8):
     inp, chars = start, []
     for _ in range(steps):
-        output, hidden = decoder(inp, hidden)  # error: GL012
+        output, hidden = decoder(inp, hidden)  # error: GL012, GL015
         weights = output.data.view(-1).div(temperature).exp()
         top = torch.multinomial(weights, 1)[0].item()
         chars.append(top)

@@ -51,7 +51,7 @@ def running_mean_loss(loader):
     for x, y in loader:
         loss = F.cross_entropy(net(x), y)  # error: GL012
         loss /= 2
-        total += loss
+        total += loss  # error: GL015
     return total.item()
 
 

@@ -1,0 +1,378 @@
+"""What a loop carries *with its autograd history* from one iteration to the next.
+
+A carried variable (loops.py) keeps the previous iteration's graph when the statements
+that rebind it build the new value from the old one through tensor operations and no
+path detaches it. Whether that graph reaches something trainable is a second question:
+`x = x + torch.randn(3)` carries nothing autograd records, `out, h = rnn(x, h)` with a
+module that holds parameters carries a graph of the module's activations, one more step
+of it every iteration.
+
+The answers here are shared by the rule about loops that backpropagate every iteration
+(GL001 reads the same shape of evidence) and the rule about loops that never do (GL015).
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.torch_api import (
+    COMMON_TENSOR_METHODS,
+    DETACHING_INPLACE_METHODS,
+    DETACHING_METHODS,
+    DIFFERENTIABLE_METHODS,
+    PARAMETER_HOLDING_METHODS,
+)
+from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
+
+# Helpers named for what they do to a recurrent state (`repackage_hidden(h)`).
+DETACHING_HELPER_WORDS = ("repackage", "detach")
+_TENSOR_METHODS = COMMON_TENSOR_METHODS | DIFFERENTIABLE_METHODS
+
+
+@dataclass(frozen=True)
+class Trainable:
+    """What makes a carried value's graph reach parameters: `call` runs a forward of a
+    model with parameters (or a function of this file computing from them), or `name` is
+    a tensor that requires grad; `seen` is False when the callee is out of sight and
+    only the recurrent shape (`y, h = f(x, h)`) suggests it computes with weights."""
+
+    node: cst.CSTNode
+    what: str
+    seen: bool
+
+
+class CarriedGraph:
+    def __init__(
+        self,
+        index: FileIndex,
+        flow: DataFlow,
+        loops: LoopAnalysis,
+        values: ValueAnalysis,
+        forwards: ForwardAnalysis,
+        grad_mode: GradModeAnalysis,
+        summaries: FunctionSummaries,
+    ) -> None:
+        self.index = index
+        self.flow = flow
+        self.loops = loops
+        self.values = values
+        self.forwards = forwards
+        self.grad_mode = grad_mode
+        self.summaries = summaries
+
+    # -- the statements that carry a graph -------------------------------------------
+
+    def called_names(self, loop: LoopFacts[LoopNode]) -> set[str]:
+        """Names used as a callee (`m(x)`, `m.parameters()`) are models or functions
+        fetched anew, not tensor state."""
+        called: set[str] = set()
+        for node in self.index.walk(loop.loop.body):
+            if type(node) is cst.Call:
+                func = node.func
+                name = dotted_name(func)
+                if name:
+                    called.add(name)
+                if type(func) is cst.Attribute and func.attr.value in PARAMETER_HOLDING_METHODS:
+                    owner = dotted_name(func.value)
+                    if owner:
+                        called.add(owner)
+        return called
+
+    def may_carry_graph(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Can some binding of `var` in the loop hold a tensor with history?"""
+        return any(
+            may_carry_graph(self.values.of_binding(binding.statement, var))
+            for binding in loop.bindings_of(var)
+            if binding.kind in ("assign", "augassign")
+        )
+
+    def carrying_statements(self, var: str, loop: LoopFacts[LoopNode]) -> list[cst.CSTNode]:
+        """The statements that rebind `var` to a value built from its previous value
+        through tensor operations; empty when any path detaches it, re-creates it, or
+        advances it under no_grad."""
+        carrying = []
+        for binding in loop.bindings_of(var):
+            if binding.kind not in ("assign", "augassign"):
+                continue
+            if self.grad_mode.mode_at(binding.statement) is not GradMode.RECORDING:
+                return []  # advanced under no_grad: no graph to carry
+            if self.detaches(binding.value):
+                return []
+            sources = loop.closure(binding.deps)
+            if var not in sources:
+                return []  # re-created from scratch on this path
+            if binding.tensor_op or any(
+                b.tensor_op for b in loop.bindings if b.var in sources and b.var != var
+            ):
+                carrying.append(binding.statement)
+        if self.detached_in_place(var, loop):
+            return []
+        return carrying
+
+    def detaches(self, value: cst.CSTNode | None) -> bool:
+        """`repackage_hidden(h)` or any helper named for detaching, or one of this
+        module's functions whose body detaches."""
+        if type(value) is not cst.Call:
+            return False
+        name = self.index.qualified_name(value.func) or ""
+        last = name.rsplit(".", 1)[-1].lower()
+        if any(word in last for word in DETACHING_HELPER_WORDS):
+            return True
+        callee = self.summaries.resolve(value)
+        if callee is not None:
+            return self._body_detaches(callee)
+        # `obj.reset_state(h)`: any function of this file by that name that detaches
+        candidates = self.summaries.callees.named(name.rsplit(".", 1)[-1])
+        return bool(candidates) and all(self._body_detaches(f) for f in candidates)
+
+    def _body_detaches(self, func: cst.FunctionDef) -> bool:
+        for node in self.index.walk(func.body):
+            if type(node) is cst.Attribute and node.attr.value in DETACHING_METHODS:
+                return True
+        return False
+
+    def detached_in_place(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        for node in self.index.walk(loop.loop.body):
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in DETACHING_INPLACE_METHODS
+                and dotted_name(node.func.value) == var
+            ):
+                return True
+        return False
+
+    # -- does the carried graph reach parameters? -------------------------------------
+
+    def trainable_source(
+        self, statement: cst.CSTNode, var: str, loop: LoopFacts[LoopNode]
+    ) -> Trainable | None:
+        """What, in computing the new value of `var` at `statement`, makes its graph
+        reach parameters: a forward of a model with parameters, a function of this file
+        that computes from them, a tensor that requires grad; else, weaker, a call out
+        of sight handed the carried value whose result rebinds it (`y, h = f(x, h)`).
+        None when nothing trainable is in sight (a random walk, arithmetic on data).
+
+        The value is followed back, flow-sensitively, through the loop's bindings that
+        reach each read, past tensor operations, torch functions and this file's
+        functions, but not past a graph cut (`.data`, `.item()`, an argmax) nor a call
+        out of sight (`env.step(action)` gives fresh observations, whatever `action`
+        was)."""
+        body = loop.loop.body
+        driven = self._loop_driven(loop)
+        visited: set[cst.CSTNode] = set()
+        unseen: Trainable | None = None
+        work: list[cst.CSTNode] = [statement]
+        while work:
+            stmt = work.pop()
+            if stmt in visited:
+                continue
+            visited.add(stmt)
+            value = _bound_value(stmt)
+            if value is None:
+                continue
+            for node in self._graph_parts(value, stmt, driven):
+                if type(node) is cst.Call:
+                    found = self._trainable_call(node)
+                    if found is not None:
+                        return found
+                    if unseen is None and stmt is statement and node is value:
+                        unseen = self._recurrent_call_out_of_sight(node, var, loop)
+                    continue
+                name = dotted_name(node)
+                if name is None:
+                    continue
+                reaching = self.index.reaching(self.values.bindings_of(name, node), node)
+                inside = [b for b in reaching if self.index.is_inside(b, body)]
+                work.extend(inside)
+                if not inside and type(node) is cst.Name:
+                    if self.values.of_expr(node, stmt) & {Kind.LEAF}:
+                        return Trainable(node, f"`{name}`, which requires grad", True)
+        return unseen
+
+    def _trainable_call(self, call: cst.Call) -> Trainable | None:
+        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return None
+        model = self.forwards.model_forward(call)
+        if model is not None:
+            return Trainable(call, f"a forward of `{model}`", True)
+        helper = self.forwards.parameter_function(call)
+        if helper is not None:
+            return Trainable(call, f"`{helper}`, computed from parameters", True)
+        return None
+
+    def _graph_parts(self, value: cst.CSTNode, stmt: cst.CSTNode, driven: set[str]):
+        """The calls and the reads (names, dotted attributes) of `value` through which
+        autograd history can flow into what it binds."""
+        stack: list[cst.CSTNode] = [value]
+        while stack:
+            node = stack.pop()
+            if self.flow.is_graph_cut(node):
+                continue
+            kind = type(node)
+            if isinstance(node, cst.Call):
+                root = self._callee_root(node)
+                if root is not None and root in driven:
+                    continue  # `for layer in layers: x = layer(x)`: a forward, once
+                yield node
+                if self._out_of_sight(node, stmt):
+                    continue
+                stack.extend(a.value for a in node.args)
+                if type(node.func) is cst.Attribute:
+                    stack.append(node.func.value)
+                continue
+            if kind is cst.Name or (kind is cst.Attribute and dotted_name(node) is not None):
+                yield node
+                continue
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(self.index.kids(node))
+
+    def _out_of_sight(self, call: cst.Call, stmt: cst.CSTNode) -> bool:
+        """A call whose result says nothing gradlint can follow about its arguments'
+        history: not torch, not a tensor method, not a builtin, not this file's function
+        (a gym `env.step`, an agent's `choose_action`, a library call), or one whose
+        result is proven to hold no graph."""
+        if is_graph_free(self.values.of_expr(call, stmt)):
+            return True
+        qualified = self.index.qualified_name(call.func) or ""
+        if qualified.startswith("torch.") or hasattr(builtins, qualified):
+            return False
+        helper = self.summaries.resolve(call)
+        if helper is not None:
+            return self._returns_without_recording(helper)
+        func = call.func
+        return not (type(func) is cst.Attribute and func.attr.value in _TENSOR_METHODS)
+
+    def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
+        """Does every `return value` of this file's function sit under no_grad (an
+        `accuracy(output, target)` helper whose body is a `with torch.no_grad():`)?"""
+        returns = [
+            node
+            for node in self.index.walk(func.body)
+            if type(node) is cst.Return and node.value is not None
+        ]
+        return bool(returns) and all(
+            self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for node in returns
+        )
+
+    def _loop_driven(self, loop: LoopFacts[LoopNode]) -> set[str]:
+        """The loop target and what the body computes from it."""
+        if type(loop.loop) is not cst.For:
+            return set()
+        targets = set(target_names(loop.loop.target))
+        driven = set(targets)
+        for binding in loop.bindings:
+            if binding.deps & targets and not binding.tensor_op:
+                driven.add(binding.var)
+        return driven
+
+    @staticmethod
+    def _callee_root(call: cst.Call) -> str | None:
+        name = dotted_name(call.func)
+        return name.split(".")[0] if name else None
+
+    def _recurrent_call_out_of_sight(
+        self, call: cst.Call, var: str, loop: LoopFacts[LoopNode]
+    ) -> Trainable | None:
+        """`out, h = decoder(inp, h)` where `decoder` is a local name or attribute (a
+        parameter, `self.decoder`), not an import, not torch, not this file's function:
+        a call handed an input and the carried value itself (or a tuple holding it) whose
+        result rebinds it, the shape of a recurrent step, on a state that does not enter
+        the loop as a plain number."""
+        name = dotted_name(call.func)
+        if name is None or not self._out_of_sight(call, call):
+            return None
+        if is_graph_free(self.values.of_expr(call, call)):
+            return None
+        root = name.split(".")[0]
+        if root in self.index.aliases or hasattr(builtins, root):
+            return None  # a library's function (`re.sub(p, r, s)`, `cv2.addWeighted`)
+        if type(call.func) is cst.Attribute and call.func.attr.value in PARAMETER_HOLDING_METHODS:
+            return None
+        if self.summaries.resolve_external(call) is not None:
+            return None  # a project function gradlint summarises elsewhere
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
+            return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`
+        if self._enters_as_plain_value(var, loop):
+            return None
+        return Trainable(call, f"`{name}`", False)
+
+    def _enters_as_plain_value(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Does `var` enter the loop as a Python number or string (`x1, s1 = -5, 0`)?"""
+        index = self.index
+        start = index.order[loop.loop]
+        before = [
+            b
+            for b in self.values.bindings_of(var, loop.loop)
+            if index.order.get(b, start) < start and not index.is_inside(b, loop.loop)
+        ]
+        return bool(before) and all(self.values.of_binding(b, var) <= {Kind.PYTHON} for b in before)
+
+    # -- where the carried graph goes after the loop ------------------------------------
+
+    def reaches_differentiation(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Is what the loop carries differentiated in its function: a backward, an
+        `autograd.grad` or a step of a value computed from it, in the scope or in a loop
+        around this one?"""
+        index = self.index
+        scope = index.scope_of(loop.loop)
+        scope_facts = self.loops.scope_facts(scope)
+        for event in scope_facts.events:
+            if var in scope_facts.closure(event.roots):
+                return True
+        for outer in index.enclosing_loops(loop.loop):
+            if index.scope_of(outer) is not scope:
+                break
+            facts = self.loops.facts(outer)
+            for event in facts.events:
+                if var in scope_facts.closure(event.roots) or var in facts.closure(event.roots):
+                    return True
+        return False
+
+    def leaves_scope(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Does a value built from what the loop carries leave its function: returned,
+        yielded, or stored on an object (`self.h = h`)?"""
+        index = self.index
+        scope = index.scope_of(loop.loop)
+        if type(scope) is not cst.FunctionDef:
+            return False
+        scope_facts = self.loops.scope_facts(scope)
+        for binding in scope_facts.bindings:
+            if "." in binding.var and var in scope_facts.closure(binding.deps):
+                return True
+        for node in index.walk(scope.body):
+            if type(node) in (cst.Return, cst.Yield) and node.value is not None:
+                if var in scope_facts.closure(self.flow.reads(node.value)):
+                    return True
+        return False
+
+
+def _bound_value(statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The expression a binding statement computes its value from (for `h += x`, the
+    whole statement, which reads `h` too); None for loop targets, `with` and
+    parameters, whose history is not computed here."""
+    if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.NamedExpr)):
+        return statement.value
+    if type(statement) is cst.AugAssign:
+        return statement
+    return None
+
+
+def _names(arg: cst.CSTNode, var: str) -> bool:
+    """Is the argument the variable itself, or a tuple literal holding it (`(h, c)`)?"""
+    if dotted_name(arg) == var:
+        return True
+    if isinstance(arg, (cst.Tuple, cst.List)):
+        return any(dotted_name(e.value) == var for e in arg.elements)
+    return False

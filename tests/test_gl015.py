@@ -1,0 +1,71 @@
+"""GL015's pieces beyond its fixtures: the loop facts it needs for loops without backward,
+and the fix that puts a whole loop under `torch.no_grad()`."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from gradlint.analysis.facts import FileFacts
+from gradlint.config import Config
+from gradlint.engine import lint_source
+from gradlint.fixes import fix_source
+
+GL015 = Config(preview=True, select=("GL015",))
+
+SAMPLER = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+    cell = nn.GRUCell(4, 8)
+
+
+    def sample(steps):
+        h = torch.zeros(1, 8)
+        x = torch.zeros(1, 4)
+        for _ in range(steps):
+            # one step of the cell
+            h = cell(x, h)
+            x = torch.nn.functional.one_hot(h.argmax(-1), 4).float()
+        return h
+    """
+)
+
+
+def test_state_facts_fill_in_what_a_loop_without_backward_carries():
+    module = cst.parse_module(SAMPLER)
+    facts = FileFacts(module)
+    (loop,) = facts.index.loops
+    assert facts.loops.facts(loop).carried == set()  # GL001's view: nothing differentiates
+    assert facts.loops.state_facts(loop).carried == {"h", "x"}
+
+
+def test_the_fix_indents_the_whole_loop_under_no_grad_and_keeps_its_comments():
+    outcome = fix_source(SAMPLER, "sampler.py", GL015, unsafe=True)
+    expected = SAMPLER.replace(
+        "    for _ in range(steps):\n"
+        "        # one step of the cell\n"
+        "        h = cell(x, h)\n"
+        "        x = torch.nn.functional.one_hot(h.argmax(-1), 4).float()\n",
+        "    with torch.no_grad():\n"
+        "        for _ in range(steps):\n"
+        "            # one step of the cell\n"
+        "            h = cell(x, h)\n"
+        "            x = torch.nn.functional.one_hot(h.argmax(-1), 4).float()\n",
+    )
+    assert outcome.source == expected
+    assert not lint_source(outcome.source, "sampler.py", GL015)
+
+
+def test_no_fix_when_a_string_in_the_loop_spans_lines():
+    # Indenting the loop's lines would change the text of the string.
+    source = SAMPLER.replace(
+        "        # one step of the cell\n",
+        '        print("""step\n    done""")\n',
+    )
+    assert source != SAMPLER
+    (finding,) = lint_source(source, "sampler.py", GL015)
+    assert finding.code == "GL015"
+    assert finding.fix is None
