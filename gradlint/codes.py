@@ -68,6 +68,9 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
     RuleCode("GL012", WASTE, (CRASH,)),
+    # an evaluation that leaves the model in eval mode for the rest of training; in
+    # preview until its precision on the census's held-back half is measured
+    RuleCode("GL016", WRONG, preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

@@ -1,0 +1,337 @@
+"""Train/eval mode carried across calls and loop iterations.
+
+`train_mode` answers "is this model in eval mode here?" within one function. A training
+loop that evaluates every epoch needs more: the switch is often inside the evaluation
+helper (`evaluate(model, loader)` calls `model.eval()`), the training forward inside
+another (`train_one_epoch(model, ...)`), and the mode that matters is the one the eval
+leaves behind when the loop comes round again. This module summarises, per function and
+per model path (a parameter, or `self.<attr>` in a method), what a call does to the
+mode:
+
+- whether it may return with the model in eval mode (an eval switch reaches one of its
+  exits, not undone by `model.train()` or a restore such as `model.train(was)`);
+- whether it switches the mode at all (then a call of it is a write of the mode);
+- whether it runs a training forward of the model (one whose result is differentiated)
+  in whatever mode its caller left (no switch of its own before that forward).
+
+A function's mode writes are then its own switches plus the calls of this file's
+functions that switch, and `eval_carried_round` asks whether an eval write later in a
+loop reaches a training forward earlier in it on the next iteration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import libcst as cst
+
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
+
+
+class Mode(Enum):
+    EVAL = "eval"
+    TRAIN = "train"
+    # `model.train(was)`, `model.train(flag)`: a restore, or a mode only known at run time.
+    # It ends whatever eval came before, as far as a linter can tell.
+    SET = "set"
+
+
+@dataclass(frozen=True)
+class ModeWrite:
+    anchor: cst.Call  # the switch itself, or the call of a function that switches
+    mode: Mode
+    # For a call of a function that may return with the model in eval mode: the eval
+    # switch inside it (in this file), to show where it happens.
+    inner: cst.Call | None = None
+
+
+@dataclass(frozen=True)
+class TrainingUse:
+    anchor: cst.Call  # the forward, or the call of a function that trains the model
+    inner: cst.Call | None = None  # the forward inside that function
+
+
+@dataclass
+class _Effect:
+    leaves_eval: cst.Call | None = None
+    switches: bool = False
+    trains: cst.Call | None = None
+
+
+def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
+    """The mode `call` sets on `path`: `path.eval()`, `path.train(...)`, and for a path
+    under `self`, `self.eval()` / `self.train()` (they recurse into every submodule)."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("eval", "train"):
+        return None
+    receiver = dotted_name(func.value)
+    if receiver is None:
+        return None
+    if receiver != path and not path.startswith(receiver + "."):
+        return None
+    if func.attr.value == "eval":
+        return Mode.EVAL if not call.args else None
+    if not call.args:
+        return Mode.TRAIN
+    arg = call.args[0]
+    if arg.keyword is not None and arg.keyword.value != "mode":
+        return None
+    value = arg.value
+    if type(value) is cst.Name and value.value in ("True", "False"):
+        return Mode.TRAIN if value.value == "True" else Mode.EVAL
+    return Mode.SET
+
+
+class ModeFlow:
+    def __init__(
+        self,
+        index: FileIndex,
+        summaries: FunctionSummaries,
+        differentiation: DifferentiationReach,
+        grad_mode: GradModeAnalysis,
+    ) -> None:
+        self.index = index
+        self.summaries = summaries
+        self.differentiation = differentiation
+        self.grad_mode = grad_mode
+        self._effects: dict[tuple[cst.FunctionDef, str], _Effect] = {}
+        self._in_progress: set[tuple[cst.FunctionDef, str]] = set()
+        self._own_calls: dict[cst.CSTNode, list[cst.Call]] = {}
+        self._listing: set[cst.FunctionDef] = set()
+
+    # -- what a scope does ------------------------------------------------------------
+
+    def calls_in(self, scope: cst.CSTNode) -> list[cst.Call]:
+        """The calls in the scope's own body (nested functions excluded), source order."""
+        found = self._own_calls.get(scope)
+        if found is None:
+            body = scope.body if type(scope) is cst.FunctionDef else scope
+            found = [n for n in self.index.walk(body) if type(n) is cst.Call]
+            self._own_calls[scope] = found
+        return found
+
+    def writes(self, scope: cst.CSTNode, path: str) -> list[ModeWrite]:
+        """Every place in the scope that sets the mode of `path`: its switches and the
+        calls of this file's functions that switch it (in source order)."""
+        found: list[ModeWrite] = []
+        for call in self.calls_in(scope):
+            mode = _mode_of_switch(call, path)
+            if mode is not None:
+                found.append(ModeWrite(call, mode))
+                continue
+            effect = self._callee_effect(call, path)
+            if effect is None or not effect.switches:
+                continue
+            if effect.leaves_eval is not None:
+                found.append(ModeWrite(call, Mode.EVAL, effect.leaves_eval))
+            else:
+                found.append(ModeWrite(call, Mode.SET))
+        return found
+
+    def training_uses(self, scope: cst.CSTNode, path: str) -> list[TrainingUse]:
+        """The forwards of `path` in the scope whose result is differentiated, and the
+        calls of this file's functions that run one in their caller's mode."""
+        found: list[TrainingUse] = []
+        for call in self.calls_in(scope):
+            if self._is_training_forward(call, path):
+                found.append(TrainingUse(call))
+                continue
+            effect = self._callee_effect(call, path)
+            if effect is not None and effect.trains is not None:
+                found.append(TrainingUse(call, effect.trains))
+        return found
+
+    def trained_paths(self, scope: cst.CSTNode) -> set[str]:
+        """The model paths the scope runs a training forward of, itself or through a
+        call: candidates for `training_uses`."""
+        found: set[str] = set()
+        for call in self.calls_in(scope):
+            name = _forward_target(call)
+            if name is not None and self._is_training_forward(call, name):
+                found.add(name)
+                continue
+            callee = self.summaries.resolve(call)
+            if callee is None:
+                continue
+            for path, param in self._paths_into(call, callee):
+                effect = self.effect(callee, param)
+                if effect.trains is not None:
+                    found.add(path)
+        return found
+
+    def eval_carried_round(
+        self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
+    ) -> bool:
+        """Does the eval `write`, which runs after `use` in a loop around both, leave the
+        model in eval mode when the loop comes back to `use`? Not when a train or restore
+        write in that loop runs before `use` on every iteration, or after `write` on
+        every path from it to the end of the iteration."""
+        index = self.index
+        order = index.order
+        at, used = write.anchor, use.anchor
+        if order[at] < order[used]:
+            return False
+        if at is not used and index.is_inside(used, at):
+            return False
+        for loop in index.enclosing_loops(used):
+            if not index.is_inside(at, loop):
+                continue
+            for other in writes:
+                if other.mode is Mode.EVAL or not index.is_inside(other.anchor, loop):
+                    continue
+                if order[other.anchor] < order[used] and index.dominates(other.anchor, used):
+                    return False
+                if order[other.anchor] > order[at]:
+                    block = index.block_of(other.anchor)
+                    if block is not None and index.is_inside(at, block):
+                        return False
+            return True
+        return False
+
+    # -- what a function does, summarised --------------------------------------------
+
+    def effect(self, func: cst.FunctionDef, path: str) -> _Effect:
+        key = (func, path)
+        found = self._effects.get(key)
+        if found is not None:
+            return found
+        if key in self._in_progress:
+            return _Effect()  # recursion: assume nothing
+        self._in_progress.add(key)
+        try:
+            found = self._summarise(func, path)
+        finally:
+            self._in_progress.discard(key)
+        self._effects[key] = found
+        return found
+
+    def _summarise(self, func: cst.FunctionDef, path: str) -> _Effect:
+        writes = self.writes(func, path)
+        effect = _Effect(switches=bool(writes))
+        anchors = [w.anchor for w in writes]
+        if writes:
+            effect.leaves_eval = self._eval_at_exit(func, writes)
+        for use in self.training_uses(func, path):
+            # no switch of its own reaches the forward: it trains in its caller's mode
+            if not anchors or not self.index.reaching(anchors, use.anchor):
+                effect.trains = use.inner or use.anchor
+                break
+        return effect
+
+    def _eval_at_exit(self, func: cst.FunctionDef, writes: list[ModeWrite]) -> cst.Call | None:
+        """The eval switch that may still hold when the function returns: one that
+        reaches a `return`, or the end of the body when it can fall off it."""
+        index = self.index
+        anchors = [w.anchor for w in writes]
+        by_anchor = {w.anchor: w for w in writes}
+        for node in index.walk(func.body):
+            if type(node) is cst.Return:
+                for anchor in index.reaching(anchors, node):
+                    write = by_anchor[anchor]
+                    if write.mode is Mode.EVAL:
+                        return write.inner or write.anchor
+        body = func.body
+        last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+        if type(last) is cst.SimpleStatementLine and any(
+            isinstance(s, (cst.Return, cst.Raise)) for s in last.body
+        ):
+            return None
+        # Falling off the end: the last write every path runs (directly in the body, or
+        # under a `with`), and any later ones that may run.
+        tail: list[ModeWrite] = []
+        for write in writes:
+            if self._unconditional(write.anchor, func):
+                tail = [write]
+            else:
+                tail.append(write)
+        for write in reversed(tail):
+            if write.mode is Mode.EVAL:
+                return write.inner or write.anchor
+        return None
+
+    def _unconditional(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+        for anc in self.index.ancestors(node):
+            if anc is func:
+                return True
+            if isinstance(anc, cst.BaseCompoundStatement) and type(anc) is not cst.With:
+                return False
+        return False
+
+    def _callee_effect(self, call: cst.Call, path: str) -> _Effect | None:
+        callee = self.summaries.resolve(call)
+        if callee is None:
+            return None
+        for own_path, param in self._paths_into(call, callee):
+            if own_path == path:
+                return self.effect(callee, param)
+        return None
+
+    def _paths_into(self, call: cst.Call, callee: cst.FunctionDef):
+        """(path in the caller, the same object's path in the callee) for what a call
+        hands over: arguments bound to parameters, and `self.<attr>` into a method
+        called through `self.`."""
+        summary = self.summaries.of(callee)
+        for param in summary.params:
+            if param in ("self", "cls"):
+                continue
+            argument = summary.forwarded_argument(call, param)
+            name = dotted_name(argument) if argument is not None else None
+            if name is not None:
+                yield name, param
+        func = call.func
+        if (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and self.index.enclosing_class(callee) is not None
+        ):
+            for path in self._self_paths(callee):
+                yield path, path
+
+    def _self_paths(self, method: cst.FunctionDef) -> set[str]:
+        """The `self.<attr>` paths a method switches or runs a forward of."""
+        found: set[str] = set()
+        for call in self.calls_in(method):
+            func = call.func
+            target = None
+            if type(func) is cst.Attribute and func.attr.value in ("eval", "train", "forward"):
+                target = dotted_name(func.value)
+            elif type(func) is cst.Attribute:
+                target = dotted_name(func)
+            if target is not None and target.startswith("self.") and target.count(".") == 1:
+                found.add(target)
+            elif target == "self":
+                continue
+            callee = self.summaries.resolve(call)
+            if (
+                callee is not None
+                and callee is not method
+                and type(func) is cst.Attribute
+                and dotted_name(func.value) == "self"
+                and callee not in self._listing
+            ):
+                self._listing.add(callee)
+                try:
+                    found |= self._self_paths(callee)
+                finally:
+                    self._listing.discard(callee)
+        return found
+
+    def _is_training_forward(self, call: cst.Call, path: str) -> bool:
+        if _forward_target(call) != path:
+            return False
+        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return False
+        return self.differentiation.result_is_differentiated(call)
+
+
+def _forward_target(call: cst.Call) -> str | None:
+    """The model a call runs the forward of: `model(x)`, `model.forward(x)`."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        return dotted_name(func.value)
+    return dotted_name(func)
