@@ -30,6 +30,7 @@ from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
 
 
 class Mode(Enum):
@@ -66,7 +67,7 @@ def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
     """The mode `call` sets on `path`: `path.eval()`, `path.train(...)`, and for a path
     under `self`, `self.eval()` / `self.train()` (they recurse into every submodule)."""
     func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in ("eval", "train"):
+    if type(func) is not cst.Attribute or func.attr.value not in MODULE_MODE_METHODS:
         return None
     receiver = dotted_name(func.value)
     if receiver is None:
@@ -298,7 +299,9 @@ class ModeFlow:
         for call in self.calls_in(method):
             func = call.func
             target = None
-            if type(func) is cst.Attribute and func.attr.value in ("eval", "train", "forward"):
+            if type(func) is cst.Attribute and (
+                func.attr.value in MODULE_MODE_METHODS or func.attr.value == "forward"
+            ):
                 target = dotted_name(func.value)
             elif type(func) is cst.Attribute:
                 target = dotted_name(func)
@@ -332,6 +335,9 @@ class ModeFlow:
 def _forward_target(call: cst.Call) -> str | None:
     """The model a call runs the forward of: `model(x)`, `model.forward(x)`."""
     func = call.func
-    if type(func) is cst.Attribute and func.attr.value == "forward":
-        return dotted_name(func.value)
+    if type(func) is cst.Attribute:
+        if func.attr.value == "forward":
+            return dotted_name(func.value)
+        if func.attr.value in MODULE_API:
+            return None  # `model.eval()`, `model.parameters()`: not a forward
     return dotted_name(func)

@@ -100,7 +100,7 @@ class TrainModeNotRestored(Rule):
 
     code = "GL016"
     name = "train-mode-not-restored"
-    message = "`{model}` is left in eval mode here and the loop's next training forward runs without `{model}.train()`: dropout and batch norm stay in inference mode for the rest of training"
+    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
     fix_title = "Switch the model back with `.train()` after the evaluation"
     trigger_tokens = (".eval()", ".train(")
 
@@ -121,27 +121,33 @@ class TrainModeNotRestored(Rule):
                 writes = flow.writes(scope, model)
                 if not any(w.mode is Mode.EVAL for w in writes):
                     continue
-                uses = flow.training_uses(scope, model)
-                for write in writes:
-                    if write.mode is not Mode.EVAL or write.anchor in reported:
-                        continue
-                    use = next(
-                        (u for u in uses if flow.eval_carried_round(write, u, writes)), None
-                    )
-                    if use is None:
-                        continue
-                    reported.add(write.anchor)
-                    self._report(write, use, model)
+                evals = [w for w in writes if w.mode is Mode.EVAL]
+                # One finding per evaluation: at the first training forward it reaches
+                # (a GAN's loop runs several; they share the one missing `train()`).
+                for write in evals:
+                    for use in flow.training_uses(scope, model):
+                        if not flow.eval_carried_round(write, use, writes):
+                            continue
+                        forward = use.inner or use.anchor
+                        if forward not in reported:
+                            reported.add(forward)
+                            self._report(write, use, model)
+                        break
 
     def _report(self, write: ModeWrite, use: TrainingUse, model: str) -> None:
-        related: list[tuple[cst.CSTNode, str]] = []
+        """Reported at the training forward that runs in eval mode (inside the training
+        helper when the loop calls one): the line that behaves differently from what
+        it says. The evaluation that switched the model is the related place, and
+        where the fix goes."""
+        related: list[tuple[cst.CSTNode, str]] = [
+            (write.anchor, f"`{model}` is put in eval mode here, and nothing switches it back"),
+        ]
         if write.inner is not None:
-            related.append((write.inner, f"`{model}` is put in eval mode here, inside the call"))
-        related.append((use.anchor, "the training forward the loop comes back to"))
+            related.append((write.inner, "the `eval()` inside that call"))
         if use.inner is not None:
-            related.append((use.inner, "the forward inside that call, in the caller's mode"))
+            related.append((use.anchor, "the loop runs the training forward through this call"))
         self.report(
-            write.anchor,
+            use.inner or use.anchor,
             self.message_for(model=model),
             fix=self._fix(write, use, model),
             related=related,
