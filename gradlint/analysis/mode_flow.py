@@ -231,7 +231,9 @@ class ModeFlow:
         by_anchor = {w.anchor: w for w in writes}
         for node in index.walk(func.body):
             if type(node) is cst.Return:
-                for anchor in index.reaching(anchors, node):
+                # `return evaluate(model, x)`: a write in the return itself runs last
+                inside = [a for a in anchors if index.is_inside(a, node)]
+                for anchor in inside[-1:] or index.reaching(anchors, node):
                     write = by_anchor[anchor]
                     if write.mode is Mode.EVAL:
                         return write.inner or write.anchor
