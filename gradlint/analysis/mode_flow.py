@@ -60,7 +60,6 @@ class TrainingUse:
 class _Effect:
     leaves_eval: cst.Call | None = None
     switches: bool = False
-    trains: cst.Call | None = None
 
 
 def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
@@ -103,6 +102,7 @@ class ModeFlow:
         self._in_progress: set[tuple[cst.FunctionDef, str]] = set()
         self._own_calls: dict[cst.CSTNode, list[cst.Call]] = {}
         self._listing: set[cst.FunctionDef] = set()
+        self._trains: dict[tuple[cst.FunctionDef, str], cst.Call | None] = {}
 
     # -- what a scope does ------------------------------------------------------------
 
@@ -141,26 +141,30 @@ class ModeFlow:
             if self._is_training_forward(call, path):
                 found.append(TrainingUse(call))
                 continue
-            effect = self._callee_effect(call, path)
-            if effect is not None and effect.trains is not None:
-                found.append(TrainingUse(call, effect.trains))
+            callee = self._callee_for(call, path)
+            if callee is not None:
+                trained = self.trains_in_callers_mode(*callee)
+                if trained is not None:
+                    found.append(TrainingUse(call, trained))
         return found
 
-    def trained_paths(self, scope: cst.CSTNode) -> set[str]:
-        """The model paths the scope runs a training forward of, itself or through a
-        call: candidates for `training_uses`."""
+    def eval_paths(self, scope: cst.CSTNode) -> set[str]:
+        """The model paths the scope may put in eval mode, itself or through a call:
+        the only candidates for a training forward run in eval mode (asking which
+        forwards are differentiated costs far more, so it is asked of these alone)."""
         found: set[str] = set()
         for call in self.calls_in(scope):
-            name = _forward_target(call)
-            if name is not None and self._is_training_forward(call, name):
-                found.add(name)
+            func = call.func
+            if type(func) is cst.Attribute and func.attr.value in MODULE_MODE_METHODS:
+                receiver = dotted_name(func.value)
+                if receiver is not None and _mode_of_switch(call, receiver) is Mode.EVAL:
+                    found.add(receiver)
                 continue
             callee = self.summaries.resolve(call)
             if callee is None:
                 continue
             for path, param in self._paths_into(call, callee):
-                effect = self.effect(callee, param)
-                if effect.trains is not None:
+                if self.effect(callee, param).leaves_eval is not None:
                     found.add(path)
         return found
 
@@ -196,6 +200,8 @@ class ModeFlow:
     # -- what a function does, summarised --------------------------------------------
 
     def effect(self, func: cst.FunctionDef, path: str) -> _Effect:
+        """What a call of `func` does to the mode of its `path` (`trains` is left for
+        `trains_in_callers_mode`, which costs more and is asked of fewer calls)."""
         key = (func, path)
         found = self._effects.get(key)
         if found is not None:
@@ -204,24 +210,35 @@ class ModeFlow:
             return _Effect()  # recursion: assume nothing
         self._in_progress.add(key)
         try:
-            found = self._summarise(func, path)
+            writes = self.writes(func, path)
+            found = _Effect(switches=bool(writes))
+            if writes:
+                found.leaves_eval = self._eval_at_exit(func, writes)
         finally:
             self._in_progress.discard(key)
         self._effects[key] = found
         return found
 
-    def _summarise(self, func: cst.FunctionDef, path: str) -> _Effect:
-        writes = self.writes(func, path)
-        effect = _Effect(switches=bool(writes))
-        anchors = [w.anchor for w in writes]
-        if writes:
-            effect.leaves_eval = self._eval_at_exit(func, writes)
-        for use in self.training_uses(func, path):
-            # no switch of its own reaches the forward: it trains in its caller's mode
-            if not anchors or not self.index.reaching(anchors, use.anchor):
-                effect.trains = use.inner or use.anchor
-                break
-        return effect
+    def trains_in_callers_mode(self, func: cst.FunctionDef, path: str) -> cst.Call | None:
+        """The training forward of `path` that `func` runs with no switch of its own
+        reaching it (so in whatever mode its caller left), if any."""
+        key = (func, path)
+        if key in self._trains:
+            return self._trains[key]
+        if key in self._in_progress:
+            return None
+        self._in_progress.add(key)
+        found = None
+        try:
+            anchors = [w.anchor for w in self.writes(func, path)]
+            for use in self.training_uses(func, path):
+                if not anchors or not self.index.reaching(anchors, use.anchor):
+                    found = use.inner or use.anchor
+                    break
+        finally:
+            self._in_progress.discard(key)
+        self._trains[key] = found
+        return found
 
     def _eval_at_exit(self, func: cst.FunctionDef, writes: list[ModeWrite]) -> cst.Call | None:
         """The eval switch that may still hold when the function returns: one that
@@ -265,12 +282,17 @@ class ModeFlow:
         return False
 
     def _callee_effect(self, call: cst.Call, path: str) -> _Effect | None:
+        callee = self._callee_for(call, path)
+        return self.effect(*callee) if callee is not None else None
+
+    def _callee_for(self, call: cst.Call, path: str) -> tuple[cst.FunctionDef, str] | None:
+        """(the function of this file a call runs, the name `path` has inside it)."""
         callee = self.summaries.resolve(call)
         if callee is None:
             return None
         for own_path, param in self._paths_into(call, callee):
             if own_path == path:
-                return self.effect(callee, param)
+                return callee, param
         return None
 
     def _paths_into(self, call: cst.Call, callee: cst.FunctionDef):

@@ -102,7 +102,9 @@ class TrainModeNotRestored(Rule):
     name = "train-mode-not-restored"
     message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
     fix_title = "Switch the model back with `.train()` after the evaluation"
-    trigger_tokens = (".eval()", ".train(")
+    # Only an `eval()` (or `train(False)`) in this file can start a finding: the
+    # evaluation helpers followed are this file's.
+    trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
@@ -117,7 +119,7 @@ class TrainModeNotRestored(Rule):
                 scopes.append(scope)
         reported: set[cst.CSTNode] = set()
         for scope in scopes:
-            for model in sorted(flow.trained_paths(scope)):
+            for model in sorted(flow.eval_paths(scope)):
                 writes = flow.writes(scope, model)
                 if not any(w.mode is Mode.EVAL for w in writes):
                     continue
@@ -182,10 +184,10 @@ class TrainModeNotRestored(Rule):
             start, _ = self.context.position_of(first_statement)
             first = lines[start.line - 1]
             indent = first[: len(first) - len(first.lstrip(" \t"))]
-            if first[len(indent) :].startswith("#"):
-                return None
+            # above the comments and blank lines that lead into the first statement
+            line = start.line - len(getattr(first_statement, "leading_lines", ()))
             text = f"{indent}{model}.train(){_newline(first)}"
-            at = Position(start.line, 0)
+            at = Position(line, 0)
             return self.fix(self.fix_title, (Edit(at, at, text),))
         return None
 
