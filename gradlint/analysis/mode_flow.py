@@ -230,7 +230,7 @@ class ModeFlow:
         self._in_progress.add(key)
         found = None
         try:
-            anchors = [w.anchor for w in self.writes(func, path)]
+            anchors: list[cst.CSTNode] = [w.anchor for w in self.writes(func, path)]
             for use in self.training_uses(func, path):
                 if not anchors or not self.index.reaching(anchors, use.anchor):
                     found = use.inner or use.anchor
@@ -244,8 +244,8 @@ class ModeFlow:
         """The eval switch that may still hold when the function returns: one that
         reaches a `return`, or the end of the body when it can fall off it."""
         index = self.index
-        anchors = [w.anchor for w in writes]
-        by_anchor = {w.anchor: w for w in writes}
+        anchors: list[cst.CSTNode] = [w.anchor for w in writes]
+        by_anchor: dict[cst.CSTNode, ModeWrite] = {w.anchor: w for w in writes}
         for node in index.walk(func.body):
             if type(node) is cst.Return:
                 # `return evaluate(model, x)`: a write in the return itself runs last

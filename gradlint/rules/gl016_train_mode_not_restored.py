@@ -92,6 +92,17 @@ class TrainModeNotRestored(Rule):
     It is unsafe: a model kept in eval mode on purpose (a frozen feature extractor
     fine-tuned with fixed batch-norm statistics) would change behaviour.
 
+    ## On real code
+    In preview. On the census's development half (42 repositories, `bench/real-code/`)
+    it catches the one labelled site (d2l's `train_ch3`, whose `evaluate_accuracy`
+    helper calls `net.eval()` every epoch) and reports nothing else in the census's
+    files: precision 1/1, recall 1/1. Over every file of those repositories it reports
+    two more findings, both true (PEFT's BOFT and HRA DreamBooth examples put the UNet
+    in eval mode for validation inside the step loop and switch it back only at the top
+    of the next epoch): 3 true of 3. Three findings are too few to show a precision of
+    0.90, so the rule stays in preview until the held-back half is scored. Evaluation
+    helpers imported from another file of the project are not followed yet.
+
     ## References
     - [`nn.Module.train`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
     - [`nn.Module.eval`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
@@ -161,7 +172,7 @@ class TrainModeNotRestored(Rule):
         the eval round to the training forward."""
         index = self.facts.index
         lines = split_lines(self.context.source)
-        inline = write.inner is None and write.anchor.func is not None and _is_switch(write)
+        inline = write.inner is None and _is_switch(write)
         if not inline:
             line = own_line(self.context, index.statement_of(write.anchor))
             if line is None:
@@ -173,7 +184,10 @@ class TrainModeNotRestored(Rule):
             newline = _newline(last)
             column = len(last.rstrip("\r\n"))
             text = f"{newline}{indent}{model}.train()"
-            return self.fix(self.fix_title, (Edit(Position(end.line, column), Position(end.line, column), text),))
+            return self.fix(
+                self.fix_title,
+                (Edit(Position(end.line, column), Position(end.line, column), text),),
+            )
         for loop in index.enclosing_loops(use.anchor):
             if not index.is_inside(write.anchor, loop):
                 continue
@@ -185,9 +199,9 @@ class TrainModeNotRestored(Rule):
             first = lines[start.line - 1]
             indent = first[: len(first) - len(first.lstrip(" \t"))]
             # above the comments and blank lines that lead into the first statement
-            line = start.line - len(getattr(first_statement, "leading_lines", ()))
+            above = start.line - len(getattr(first_statement, "leading_lines", ()))
             text = f"{indent}{model}.train(){_newline(first)}"
-            at = Position(line, 0)
+            at = Position(above, 0)
             return self.fix(self.fix_title, (Edit(at, at, text),))
         return None
 

@@ -209,3 +209,18 @@ class StepTrainer:
             self.optimizer.step()
             if i % 100 == 0:
                 self.sample(x_val)
+
+
+# -- a script's own loop, at module level ---------------------------------------------
+
+NET = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+OPTIMIZER = torch.optim.SGD(NET.parameters(), lr=0.1)
+for _ in range(3):
+    for x, y in [(torch.randn(2, 4), torch.randn(2, 1))]:
+        loss = nn.functional.mse_loss(NET(x), y)  # error: GL016
+        OPTIMIZER.zero_grad()
+        loss.backward()
+        OPTIMIZER.step()
+    NET.eval()
+    with torch.no_grad():
+        NET(torch.randn(2, 4))
