@@ -124,6 +124,9 @@ class ModeFlow:
             if mode is not None:
                 found.append(ModeWrite(call, mode))
                 continue
+            if self._external_eval(call, path):
+                found.append(ModeWrite(call, Mode.EVAL))
+                continue
             effect = self._callee_effect(call, path)
             if effect is None or not effect.switches:
                 continue
@@ -162,11 +165,33 @@ class ModeFlow:
                 continue
             callee = self.summaries.resolve(call)
             if callee is None:
+                found.update(self._external_eval_paths(call))
                 continue
             for path, param in self._paths_into(call, callee):
                 if self.effect(callee, param).leaves_eval is not None:
                     found.add(path)
         return found
+
+    def _external_eval_paths(self, call: cst.Call) -> set[str]:
+        """The arguments a call of an imported project function (`from utils import
+        evaluate`) returns in eval mode."""
+        if self.summaries.resolve(call) is not None:
+            return set()
+        external = self.summaries.resolve_external(call, returning_eval_model=True)
+        if external is None or not external.eval_params:
+            return set()
+        args = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
+        found: set[str] = set()
+        for param in external.eval_params:
+            position = external.argument_for(args, param)
+            if position is not None:
+                name = dotted_name(call.args[position].value)
+                if name is not None:
+                    found.add(name)
+        return found
+
+    def _external_eval(self, call: cst.Call, path: str) -> bool:
+        return path in self._external_eval_paths(call)
 
     def eval_carried_round(
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]

@@ -28,7 +28,9 @@ class TrainModeNotRestored(Rule):
     loader)` helper, a `validate()` method of the trainer, with the training forward in
     a `train_one_epoch(model, ...)` helper. gradlint follows the model into the functions
     of the file the loop calls (as an argument, or as `self.<attr>` into a method called
-    through `self.`).
+    through `self.`), and into evaluation helpers imported from the project's other
+    files (`from utils import evaluate`: a parameter whose last switch there is
+    `eval()`).
 
     Measured (fixtures/GL016, CPU): after the first evaluation `model.training` is
     `False` at every later training step, and a dropout layer's output on a batch equals
@@ -100,8 +102,8 @@ class TrainModeNotRestored(Rule):
     two more findings, both true (PEFT's BOFT and HRA DreamBooth examples put the UNet
     in eval mode for validation inside the step loop and switch it back only at the top
     of the next epoch): 3 true of 3. Three findings are too few to show a precision of
-    0.90, so the rule stays in preview until the held-back half is scored. Evaluation
-    helpers imported from another file of the project are not followed yet.
+    0.90, so the rule stays in preview until the held-back half is scored. A training
+    forward inside a helper imported from another file is not followed yet.
 
     ## References
     - [`nn.Module.train`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
@@ -113,9 +115,11 @@ class TrainModeNotRestored(Rule):
     name = "train-mode-not-restored"
     message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
     fix_title = "Switch the model back with `.train()` after the evaluation"
-    # Only an `eval()` (or `train(False)`) in this file can start a finding: the
-    # evaluation helpers followed are this file's.
+    # A finding needs an `eval()` (or `train(False)`), in this file or in an evaluation
+    # helper it imports from the project, and a training step in this file.
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    triggers_may_be_imported = True
+    also_needs_tokens = ("backward", "step(", "grad(")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
