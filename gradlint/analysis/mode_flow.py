@@ -219,6 +219,8 @@ class ModeFlow:
                     block = index.block_of(other.anchor)
                     if block is not None and index.is_inside(at, block):
                         return False
+                    if _in_finally_of(index, other.anchor, at):
+                        return False
             return True
         return False
 
@@ -273,6 +275,8 @@ class ModeFlow:
         by_anchor: dict[cst.CSTNode, ModeWrite] = {w.anchor: w for w in writes}
         for node in index.walk(func.body):
             if type(node) is cst.Return:
+                if self._finally_resets(node, func, writes):
+                    continue
                 # `return evaluate(model, x)`: a write in the return itself runs last
                 inside = [a for a in anchors if index.is_inside(a, node)]
                 for anchor in inside[-1:] or index.reaching(anchors, node):
@@ -298,12 +302,35 @@ class ModeFlow:
                 return write.inner or write.anchor
         return None
 
+    def _finally_resets(
+        self, node: cst.Return, func: cst.FunctionDef, writes: list[ModeWrite]
+    ) -> bool:
+        """Does a `finally` the return runs through switch the model last, to train
+        mode or back to what it was?"""
+        for anc in self.index.ancestors(node):
+            if anc is func:
+                return False
+            if type(anc) is cst.Try and anc.finalbody is not None:
+                if not self.index.is_inside(node, anc.body):
+                    continue
+                last = [w for w in writes if self.index.is_inside(w.anchor, anc.finalbody)]
+                if last:
+                    return last[-1].mode is not Mode.EVAL
+        return False
+
     def _unconditional(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+        """Does every run of the function that returns normally pass `node`? Blocks
+        of `with`, the body of a `try` and its `finally` always run."""
+        inner: cst.CSTNode = node
         for anc in self.index.ancestors(node):
             if anc is func:
                 return True
-            if isinstance(anc, cst.BaseCompoundStatement) and type(anc) is not cst.With:
+            if type(anc) is cst.Try:
+                if inner is not anc.body and inner is not anc.finalbody:
+                    return False
+            elif isinstance(anc, cst.BaseCompoundStatement) and type(anc) is not cst.With:
                 return False
+            inner = anc
         return False
 
     def _callee_effect(self, call: cst.Call, path: str) -> _Effect | None:
@@ -379,6 +406,17 @@ class ModeFlow:
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
             return False
         return self.differentiation.result_is_differentiated(call)
+
+
+def _in_finally_of(index: FileIndex, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """Is `node` in the `finally` of a `try` whose body holds `other` (so it runs on
+    every way out of `other`'s block)?"""
+    for anc in index.ancestors(node):
+        if type(anc) is cst.Finally:
+            statement = index.parent.get(anc)
+            if type(statement) is cst.Try and index.is_inside(other, statement.body):
+                return True
+    return False
 
 
 def _forward_target(call: cst.Call) -> str | None:

@@ -224,3 +224,38 @@ for _ in range(3):
     NET.eval()
     with torch.no_grad():
         NET(torch.randn(2, 4))
+
+
+# -- restores in a `finally` ------------------------------------------------------------
+
+
+def evaluate_with_finally(model, x):
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(x).mean().item()
+    finally:
+        model.train()
+
+
+def train_with_finally_helper(model, optimizer, batches, x_val):
+    for _ in range(10):
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        evaluate_with_finally(model, x_val)
+
+
+def train_with_finally_in_loop(model, optimizer, batches, x_val):
+    for _ in range(10):
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        try:
+            evaluate(model, x_val)
+        finally:
+            model.train()
