@@ -12,10 +12,12 @@ from gradlint.rules.base import Rule
 class TrainModeNotRestored(Rule):
     """
     ## What it does
-    Flags an evaluation inside a training loop that leaves the model in eval mode when
-    the loop comes back to its training forward: `model.eval()` (inline, in an
-    evaluation helper the loop calls, or in a trainer method) runs every N epochs or at
-    the end of each epoch, and no `model.train()` runs before the next training step.
+    Flags the training forward of a loop that comes back to it in eval mode: an
+    evaluation in the loop (`model.eval()` inline, in an evaluation helper the loop
+    calls, or in a trainer method) runs every N steps or at the end of each epoch, and
+    no `model.train()` runs before the next training step. The finding is on the
+    forward (inside the training helper when the loop calls one); the evaluation that
+    switched the model is its related place, and where the fix goes.
 
     ## Why is this bad?
     `eval()` is a switch that stays on. After the first evaluation every later
