@@ -70,6 +70,9 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL012", WASTE, (CRASH,)),
     # a loop without backward that carries a graph: every step's activations stay alive
     RuleCode("GL015", LEAK, preview=True),
+    # an evaluation that leaves the model in eval mode for the rest of training; in
+    # preview until its precision on the census's held-back half is measured
+    RuleCode("GL016", WRONG, preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

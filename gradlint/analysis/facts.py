@@ -16,6 +16,7 @@ from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.saved import SavedForBackward
@@ -84,6 +85,10 @@ class FileFacts:
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
         return TrainModeAnalysis(self.index, self.summaries)
+
+    @cached_property
+    def mode_flow(self) -> ModeFlow:
+        return ModeFlow(self.index, self.summaries, self.differentiation, self.grad_mode)
 
     @cached_property
     def frameworks(self) -> FrameworkAnalysis:

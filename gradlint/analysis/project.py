@@ -104,6 +104,9 @@ class ExternalFunction:
     # Where that model is put in eval mode: [path, line, column, end line, end column]
     # (1-based lines, columns in code points), for findings to show; empty otherwise.
     eval_switch: list = field(default_factory=list)
+    # parameters whose last mode switch in the body, in source order, is `eval()`: the
+    # function returns with them in eval mode (`def evaluate(model, loader): model.eval()`)
+    eval_params: list[str] = field(default_factory=list)
     # parameters added unchanged to the object's state: `self.sum += val`
     accumulated_params: list[str] = field(default_factory=list)
     # parameters the function only turns into plain numbers or arrays, each with whether
@@ -429,6 +432,7 @@ def _summarise_function(
     returned = {_dotted(value) if value is not None else None for value in visitor.returns}
     model = next(iter(returned)) if len(returned) == 1 else None
     function.returns_eval_model = model is not None and visitor.modes.get(model) is True
+    function.eval_params = [p for p in params if visitor.modes.get(p) is True]
     if function.returns_eval_model and lines is not None:
         call = visitor.eval_calls[model or ""]
         end_line = call.end_lineno or call.lineno

@@ -15,6 +15,7 @@ from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithou
 from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
 from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
 from gradlint.rules.gl015_graph_grows_without_backward import GraphGrowsWithoutBackward
+from gradlint.rules.gl016_train_mode_not_restored import TrainModeNotRestored
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -31,6 +32,7 @@ ALL_RULES: list = [
     InplaceOnSavedTensor,
     InferenceOutsideNoGrad,
     GraphGrowsWithoutBackward,
+    TrainModeNotRestored,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the

@@ -1,0 +1,430 @@
+"""Train/eval mode carried across calls and loop iterations.
+
+`train_mode` answers "is this model in eval mode here?" within one function. A training
+loop that evaluates every epoch needs more: the switch is often inside the evaluation
+helper (`evaluate(model, loader)` calls `model.eval()`), the training forward inside
+another (`train_one_epoch(model, ...)`), and the mode that matters is the one the eval
+leaves behind when the loop comes round again. This module summarises, per function and
+per model path (a parameter, or `self.<attr>` in a method), what a call does to the
+mode:
+
+- whether it may return with the model in eval mode (an eval switch reaches one of its
+  exits, not undone by `model.train()` or a restore such as `model.train(was)`);
+- whether it switches the mode at all (then a call of it is a write of the mode);
+- whether it runs a training forward of the model (one whose result is differentiated)
+  in whatever mode its caller left (no switch of its own before that forward).
+
+A function's mode writes are then its own switches plus the calls of this file's
+functions that switch, and `eval_carried_round` asks whether an eval write later in a
+loop reaches a training forward earlier in it on the next iteration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import libcst as cst
+
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
+
+
+class Mode(Enum):
+    EVAL = "eval"
+    TRAIN = "train"
+    # `model.train(was)`, `model.train(flag)`: a restore, or a mode only known at run time.
+    # It ends whatever eval came before, as far as a linter can tell.
+    SET = "set"
+
+
+@dataclass(frozen=True)
+class ModeWrite:
+    anchor: cst.Call  # the switch itself, or the call of a function that switches
+    mode: Mode
+    # For a call of a function that may return with the model in eval mode: the eval
+    # switch inside it (in this file), to show where it happens.
+    inner: cst.Call | None = None
+
+
+@dataclass(frozen=True)
+class TrainingUse:
+    anchor: cst.Call  # the forward, or the call of a function that trains the model
+    inner: cst.Call | None = None  # the forward inside that function
+
+
+@dataclass
+class _Effect:
+    leaves_eval: cst.Call | None = None
+    switches: bool = False
+
+
+def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
+    """The mode `call` sets on `path`: `path.eval()`, `path.train(...)`, and for a path
+    under `self`, `self.eval()` / `self.train()` (they recurse into every submodule)."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in MODULE_MODE_METHODS:
+        return None
+    receiver = dotted_name(func.value)
+    if receiver is None:
+        return None
+    if receiver != path and not path.startswith(receiver + "."):
+        return None
+    if func.attr.value == "eval":
+        return Mode.EVAL if not call.args else None
+    if not call.args:
+        return Mode.TRAIN
+    arg = call.args[0]
+    if arg.keyword is not None and arg.keyword.value != "mode":
+        return None
+    value = arg.value
+    if type(value) is cst.Name and value.value in ("True", "False"):
+        return Mode.TRAIN if value.value == "True" else Mode.EVAL
+    return Mode.SET
+
+
+class ModeFlow:
+    def __init__(
+        self,
+        index: FileIndex,
+        summaries: FunctionSummaries,
+        differentiation: DifferentiationReach,
+        grad_mode: GradModeAnalysis,
+    ) -> None:
+        self.index = index
+        self.summaries = summaries
+        self.differentiation = differentiation
+        self.grad_mode = grad_mode
+        self._effects: dict[tuple[cst.FunctionDef, str], _Effect] = {}
+        self._in_progress: set[tuple[cst.FunctionDef, str]] = set()
+        self._own_calls: dict[cst.CSTNode, list[cst.Call]] = {}
+        self._listing: set[cst.FunctionDef] = set()
+        self._trains: dict[tuple[cst.FunctionDef, str], cst.Call | None] = {}
+
+    # -- what a scope does ------------------------------------------------------------
+
+    def calls_in(self, scope: cst.CSTNode) -> list[cst.Call]:
+        """The calls in the scope's own body (nested functions excluded), source order."""
+        found = self._own_calls.get(scope)
+        if found is None:
+            body = scope.body if type(scope) is cst.FunctionDef else scope
+            found = [n for n in self.index.walk(body) if type(n) is cst.Call]
+            self._own_calls[scope] = found
+        return found
+
+    def writes(self, scope: cst.CSTNode, path: str) -> list[ModeWrite]:
+        """Every place in the scope that sets the mode of `path`: its switches and the
+        calls of this file's functions that switch it (in source order)."""
+        found: list[ModeWrite] = []
+        for call in self.calls_in(scope):
+            mode = _mode_of_switch(call, path)
+            if mode is not None:
+                found.append(ModeWrite(call, mode))
+                continue
+            if self._external_eval(call, path):
+                found.append(ModeWrite(call, Mode.EVAL))
+                continue
+            effect = self._callee_effect(call, path)
+            if effect is None or not effect.switches:
+                continue
+            if effect.leaves_eval is not None:
+                found.append(ModeWrite(call, Mode.EVAL, effect.leaves_eval))
+            else:
+                found.append(ModeWrite(call, Mode.SET))
+        return found
+
+    def training_uses(self, scope: cst.CSTNode, path: str) -> list[TrainingUse]:
+        """The forwards of `path` in the scope whose result is differentiated, and the
+        calls of this file's functions that run one in their caller's mode."""
+        found: list[TrainingUse] = []
+        for call in self.calls_in(scope):
+            if self._is_training_forward(call, path):
+                found.append(TrainingUse(call))
+                continue
+            callee = self._callee_for(call, path)
+            if callee is not None:
+                trained = self.trains_in_callers_mode(*callee)
+                if trained is not None:
+                    found.append(TrainingUse(call, trained))
+        return found
+
+    def eval_paths(self, scope: cst.CSTNode) -> set[str]:
+        """The model paths the scope may put in eval mode, itself or through a call:
+        the only candidates for a training forward run in eval mode (asking which
+        forwards are differentiated costs far more, so it is asked of these alone)."""
+        found: set[str] = set()
+        for call in self.calls_in(scope):
+            func = call.func
+            if type(func) is cst.Attribute and func.attr.value in MODULE_MODE_METHODS:
+                receiver = dotted_name(func.value)
+                if receiver is not None and _mode_of_switch(call, receiver) is Mode.EVAL:
+                    found.add(receiver)
+                continue
+            callee = self.summaries.resolve(call)
+            if callee is None:
+                found.update(self._external_eval_paths(call))
+                continue
+            for path, param in self._paths_into(call, callee):
+                if self.effect(callee, param).leaves_eval is not None:
+                    found.add(path)
+        return found
+
+    def _external_eval_paths(self, call: cst.Call) -> set[str]:
+        """The arguments a call of an imported project function (`from utils import
+        evaluate`) returns in eval mode."""
+        if self.summaries.resolve(call) is not None:
+            return set()
+        external = self.summaries.resolve_external(call, returning_eval_model=True)
+        if external is None or not external.eval_params:
+            return set()
+        args = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
+        found: set[str] = set()
+        for param in external.eval_params:
+            position = external.argument_for(args, param)
+            if position is not None:
+                name = dotted_name(call.args[position].value)
+                if name is not None:
+                    found.add(name)
+        return found
+
+    def _external_eval(self, call: cst.Call, path: str) -> bool:
+        return path in self._external_eval_paths(call)
+
+    def eval_carried_round(
+        self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
+    ) -> bool:
+        """Does the eval `write`, which runs after `use` in a loop around both, leave the
+        model in eval mode when the loop comes back to `use`? Not when a train or restore
+        write in that loop runs before `use` on every iteration, or after `write` on
+        every path from it to the end of the iteration."""
+        index = self.index
+        order = index.order
+        at, used = write.anchor, use.anchor
+        if order[at] < order[used]:
+            return False
+        if at is not used and index.is_inside(used, at):
+            return False
+        for loop in index.enclosing_loops(used):
+            if not index.is_inside(at, loop):
+                continue
+            for other in writes:
+                if other.mode is Mode.EVAL or not index.is_inside(other.anchor, loop):
+                    continue
+                if order[other.anchor] < order[used] and index.dominates(other.anchor, used):
+                    return False
+                if order[other.anchor] > order[at]:
+                    block = index.block_of(other.anchor)
+                    if block is not None and index.is_inside(at, block):
+                        return False
+                    if _in_finally_of(index, other.anchor, at):
+                        return False
+            return True
+        return False
+
+    # -- what a function does, summarised --------------------------------------------
+
+    def effect(self, func: cst.FunctionDef, path: str) -> _Effect:
+        """What a call of `func` does to the mode of its `path` (`trains` is left for
+        `trains_in_callers_mode`, which costs more and is asked of fewer calls)."""
+        key = (func, path)
+        found = self._effects.get(key)
+        if found is not None:
+            return found
+        if key in self._in_progress:
+            return _Effect()  # recursion: assume nothing
+        self._in_progress.add(key)
+        try:
+            writes = self.writes(func, path)
+            found = _Effect(switches=bool(writes))
+            if writes:
+                found.leaves_eval = self._eval_at_exit(func, writes)
+        finally:
+            self._in_progress.discard(key)
+        self._effects[key] = found
+        return found
+
+    def trains_in_callers_mode(self, func: cst.FunctionDef, path: str) -> cst.Call | None:
+        """The training forward of `path` that `func` runs with no switch of its own
+        reaching it (so in whatever mode its caller left), if any."""
+        key = (func, path)
+        if key in self._trains:
+            return self._trains[key]
+        if key in self._in_progress:
+            return None
+        self._in_progress.add(key)
+        found = None
+        try:
+            anchors: list[cst.CSTNode] = [w.anchor for w in self.writes(func, path)]
+            for use in self.training_uses(func, path):
+                if not anchors or not self.index.reaching(anchors, use.anchor):
+                    found = use.inner or use.anchor
+                    break
+        finally:
+            self._in_progress.discard(key)
+        self._trains[key] = found
+        return found
+
+    def _eval_at_exit(self, func: cst.FunctionDef, writes: list[ModeWrite]) -> cst.Call | None:
+        """The eval switch that may still hold when the function returns: one that
+        reaches a `return`, or the end of the body when it can fall off it."""
+        index = self.index
+        anchors: list[cst.CSTNode] = [w.anchor for w in writes]
+        by_anchor: dict[cst.CSTNode, ModeWrite] = {w.anchor: w for w in writes}
+        for node in index.walk(func.body):
+            if type(node) is cst.Return:
+                if self._finally_resets(node, func, writes):
+                    continue
+                # `return evaluate(model, x)`: a write in the return itself runs last
+                inside = [a for a in anchors if index.is_inside(a, node)]
+                for anchor in inside[-1:] or index.reaching(anchors, node):
+                    write = by_anchor[anchor]
+                    if write.mode is Mode.EVAL:
+                        return write.inner or write.anchor
+        body = func.body
+        last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+        if type(last) is cst.SimpleStatementLine and any(
+            isinstance(s, (cst.Return, cst.Raise)) for s in last.body
+        ):
+            return None
+        # Falling off the end: the last write every path runs (directly in the body, or
+        # under a `with`), and any later ones that may run.
+        tail: list[ModeWrite] = []
+        for write in writes:
+            if self._unconditional(write.anchor, func):
+                tail = [write]
+            else:
+                tail.append(write)
+        for write in reversed(tail):
+            if write.mode is Mode.EVAL:
+                return write.inner or write.anchor
+        return None
+
+    def _finally_resets(
+        self, node: cst.Return, func: cst.FunctionDef, writes: list[ModeWrite]
+    ) -> bool:
+        """Does a `finally` the return runs through switch the model last, to train
+        mode or back to what it was?"""
+        for anc in self.index.ancestors(node):
+            if anc is func:
+                return False
+            if type(anc) is cst.Try and anc.finalbody is not None:
+                if not self.index.is_inside(node, anc.body):
+                    continue
+                last = [w for w in writes if self.index.is_inside(w.anchor, anc.finalbody)]
+                if last:
+                    return last[-1].mode is not Mode.EVAL
+        return False
+
+    def _unconditional(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+        """Does every run of the function that returns normally pass `node`? Blocks
+        of `with`, the body of a `try` and its `finally` always run."""
+        inner: cst.CSTNode = node
+        for anc in self.index.ancestors(node):
+            if anc is func:
+                return True
+            if type(anc) is cst.Try:
+                if inner is not anc.body and inner is not anc.finalbody:
+                    return False
+            elif isinstance(anc, cst.BaseCompoundStatement) and type(anc) is not cst.With:
+                return False
+            inner = anc
+        return False
+
+    def _callee_effect(self, call: cst.Call, path: str) -> _Effect | None:
+        callee = self._callee_for(call, path)
+        return self.effect(*callee) if callee is not None else None
+
+    def _callee_for(self, call: cst.Call, path: str) -> tuple[cst.FunctionDef, str] | None:
+        """(the function of this file a call runs, the name `path` has inside it)."""
+        callee = self.summaries.resolve(call)
+        if callee is None:
+            return None
+        for own_path, param in self._paths_into(call, callee):
+            if own_path == path:
+                return callee, param
+        return None
+
+    def _paths_into(self, call: cst.Call, callee: cst.FunctionDef):
+        """(path in the caller, the same object's path in the callee) for what a call
+        hands over: arguments bound to parameters, and `self.<attr>` into a method
+        called through `self.`."""
+        summary = self.summaries.of(callee)
+        for param in summary.params:
+            if param in ("self", "cls"):
+                continue
+            argument = summary.forwarded_argument(call, param)
+            name = dotted_name(argument) if argument is not None else None
+            if name is not None:
+                yield name, param
+        func = call.func
+        if (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and self.index.enclosing_class(callee) is not None
+        ):
+            for path in self._self_paths(callee):
+                yield path, path
+
+    def _self_paths(self, method: cst.FunctionDef) -> set[str]:
+        """The `self.<attr>` paths a method switches or runs a forward of."""
+        found: set[str] = set()
+        for call in self.calls_in(method):
+            func = call.func
+            target = None
+            if type(func) is cst.Attribute and (
+                func.attr.value in MODULE_MODE_METHODS or func.attr.value == "forward"
+            ):
+                target = dotted_name(func.value)
+            elif type(func) is cst.Attribute:
+                target = dotted_name(func)
+            if target is not None and target.startswith("self.") and target.count(".") == 1:
+                found.add(target)
+            elif target == "self":
+                continue
+            callee = self.summaries.resolve(call)
+            if (
+                callee is not None
+                and callee is not method
+                and type(func) is cst.Attribute
+                and dotted_name(func.value) == "self"
+                and callee not in self._listing
+            ):
+                self._listing.add(callee)
+                try:
+                    found |= self._self_paths(callee)
+                finally:
+                    self._listing.discard(callee)
+        return found
+
+    def _is_training_forward(self, call: cst.Call, path: str) -> bool:
+        if _forward_target(call) != path:
+            return False
+        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return False
+        return self.differentiation.result_is_differentiated(call)
+
+
+def _in_finally_of(index: FileIndex, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """Is `node` in the `finally` of a `try` whose body holds `other` (so it runs on
+    every way out of `other`'s block)?"""
+    for anc in index.ancestors(node):
+        if type(anc) is cst.Finally:
+            statement = index.parent.get(anc)
+            if type(statement) is cst.Try and index.is_inside(other, statement.body):
+                return True
+    return False
+
+
+def _forward_target(call: cst.Call) -> str | None:
+    """The model a call runs the forward of: `model(x)`, `model.forward(x)`."""
+    func = call.func
+    if type(func) is cst.Attribute:
+        if func.attr.value == "forward":
+            return dotted_name(func.value)
+        if func.attr.value in MODULE_API:
+            return None  # `model.eval()`, `model.parameters()`: not a forward
+    return dotted_name(func)

@@ -1,0 +1,224 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.mode_flow import Mode, ModeWrite, TrainingUse
+from gradlint.diagnostics import Edit, Fix, Position
+from gradlint.edits import split_lines
+from gradlint.fix_builders import own_line
+from gradlint.rules.base import Rule
+
+
+class TrainModeNotRestored(Rule):
+    """
+    ## What it does
+    Flags the training forward of a loop that comes back to it in eval mode: an
+    evaluation in the loop (`model.eval()` inline, in an evaluation helper the loop
+    calls, or in a trainer method) runs every N steps or at the end of each epoch, and
+    no `model.train()` runs before the next training step. The finding is on the
+    forward (inside the training helper when the loop calls one); the evaluation that
+    switched the model is its related place, and where the fix goes.
+
+    ## Why is this bad?
+    `eval()` is a switch that stays on. After the first evaluation every later
+    training step runs with dropout disabled and batch norm normalising with its running
+    statistics (and no longer updating them): the model trains as a different network
+    than the one intended, without regularisation, and nothing raises. Only the first
+    epoch (or the first N steps) trains as written.
+
+    The switch is usually in another function than the loop: an `evaluate(model,
+    loader)` helper, a `validate()` method of the trainer, with the training forward in
+    a `train_one_epoch(model, ...)` helper. gradlint follows the model into the functions
+    of the file the loop calls (as an argument, or as `self.<attr>` into a method called
+    through `self.`), and into evaluation helpers imported from the project's other
+    files (`from utils import evaluate`: a parameter whose last switch there is
+    `eval()`).
+
+    Measured (fixtures/GL016, CPU): after the first evaluation `model.training` is
+    `False` at every later training step, and a dropout layer's output on a batch equals
+    its input at those steps, where in training mode it zeroes about `p` of it.
+
+    Not flagged: a `model.train()` (or `self.train()`) at the top of each epoch or
+    inside the step function; a train switch after the evaluation on every path; an
+    evaluation helper that restores the mode it found (`was = model.training ...
+    model.train(was)`) or ends with `model.train()`; evaluating another object (a deep
+    copy, an EMA model); an `eval()` before the forward of the same iteration (frozen
+    batch norm while fine-tuning, on purpose).
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+
+    def evaluate(model, x):
+        model.eval()
+        with torch.no_grad():
+            return model(x).mean().item()
+
+
+    def train(model, optimizer, batches, x_val):
+        for epoch in range(10):
+            for x, y in batches:
+                loss = nn.functional.mse_loss(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(epoch, evaluate(model, x_val))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+
+    def evaluate(model, x):
+        model.eval()
+        with torch.no_grad():
+            return model(x).mean().item()
+
+
+    def train(model, optimizer, batches, x_val):
+        for epoch in range(10):
+            model.train()
+            for x, y in batches:
+                loss = nn.functional.mse_loss(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(epoch, evaluate(model, x_val))
+    ```
+
+    ## Fix safety
+    The fix adds `model.train()` on the line after the evaluation call (after a call of
+    an evaluation helper), or at the top of the loop body when the `eval()` is inline.
+    It is unsafe: a model kept in eval mode on purpose (a frozen feature extractor
+    fine-tuned with fixed batch-norm statistics) would change behaviour.
+
+    ## On real code
+    In preview. On the census's development half (42 repositories, `bench/real-code/`)
+    it catches the one labelled site (d2l's `train_ch3`, whose `evaluate_accuracy`
+    helper calls `net.eval()` every epoch) and reports nothing else in the census's
+    files: precision 1/1, recall 1/1. Over every file of those repositories it reports
+    two more findings, both true (PEFT's BOFT and HRA DreamBooth examples put the UNet
+    in eval mode for validation inside the step loop and switch it back only at the top
+    of the next epoch): 3 true of 3. Three findings are too few to show a precision of
+    0.90, so the rule stays in preview until the held-back half is scored. A training
+    forward inside a helper imported from another file is not followed yet.
+
+    ## References
+    - [`nn.Module.train`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
+    - [`nn.Module.eval`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - [Autograd mechanics: evaluation mode](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)
+    """
+
+    code = "GL016"
+    name = "train-mode-not-restored"
+    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
+    fix_title = "Switch the model back with `.train()` after the evaluation"
+    # A finding needs an `eval()` (or `train(False)`), in this file or in an evaluation
+    # helper it imports from the project, and a training step in this file.
+    trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    triggers_may_be_imported = True
+    also_needs_tokens = ("backward", "step(", "grad(")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.facts
+        index = facts.index
+        if not index.loops:
+            return
+        flow = facts.mode_flow
+        scopes: list[cst.CSTNode] = []
+        for loop in index.loops:
+            scope = index.scope_of(loop)
+            if scope not in scopes:
+                scopes.append(scope)
+        reported: set[cst.CSTNode] = set()
+        for scope in scopes:
+            for model in sorted(flow.eval_paths(scope)):
+                writes = flow.writes(scope, model)
+                if not any(w.mode is Mode.EVAL for w in writes):
+                    continue
+                evals = [w for w in writes if w.mode is Mode.EVAL]
+                # One finding per evaluation: at the first training forward it reaches
+                # (a GAN's loop runs several; they share the one missing `train()`).
+                for write in evals:
+                    for use in flow.training_uses(scope, model):
+                        if not flow.eval_carried_round(write, use, writes):
+                            continue
+                        forward = use.inner or use.anchor
+                        if forward not in reported:
+                            reported.add(forward)
+                            self._report(write, use, model)
+                        break
+
+    def _report(self, write: ModeWrite, use: TrainingUse, model: str) -> None:
+        """Reported at the training forward that runs in eval mode (inside the training
+        helper when the loop calls one): the line that behaves differently from what
+        it says. The evaluation that switched the model is the related place, and
+        where the fix goes."""
+        related: list[tuple[cst.CSTNode, str]] = [
+            (write.anchor, f"`{model}` is put in eval mode here, and nothing switches it back"),
+        ]
+        if write.inner is not None:
+            related.append((write.inner, "the `eval()` inside that call"))
+        if use.inner is not None:
+            related.append((use.anchor, "the loop runs the training forward through this call"))
+        self.report(
+            use.inner or use.anchor,
+            self.message_for(model=model),
+            fix=self._fix(write, use, model),
+            related=related,
+        )
+
+    def _fix(self, write: ModeWrite, use: TrainingUse, model: str) -> Fix | None:
+        """`model.train()` after the evaluation call, or, for an inline `model.eval()`
+        (whose evaluation forwards follow it), at the top of the loop body that carries
+        the eval round to the training forward."""
+        index = self.facts.index
+        lines = split_lines(self.context.source)
+        inline = write.inner is None and _is_switch(write)
+        if not inline:
+            line = own_line(self.context, index.statement_of(write.anchor))
+            if line is None:
+                return None
+            start, end = self.context.position_of(line)
+            first = lines[start.line - 1]
+            indent = first[: len(first) - len(first.lstrip(" \t"))]
+            last = lines[end.line - 1]
+            newline = _newline(last)
+            column = len(last.rstrip("\r\n"))
+            text = f"{newline}{indent}{model}.train()"
+            return self.fix(
+                self.fix_title,
+                (Edit(Position(end.line, column), Position(end.line, column), text),),
+            )
+        for loop in index.enclosing_loops(use.anchor):
+            if not index.is_inside(write.anchor, loop):
+                continue
+            body = loop.body
+            if type(body) is not cst.IndentedBlock or not body.body:
+                return None
+            first_statement = body.body[0]
+            start, _ = self.context.position_of(first_statement)
+            first = lines[start.line - 1]
+            indent = first[: len(first) - len(first.lstrip(" \t"))]
+            # above the comments and blank lines that lead into the first statement
+            above = start.line - len(getattr(first_statement, "leading_lines", ()))
+            text = f"{indent}{model}.train(){_newline(first)}"
+            at = Position(above, 0)
+            return self.fix(self.fix_title, (Edit(at, at, text),))
+        return None
+
+
+def _is_switch(write: ModeWrite) -> bool:
+    func = write.anchor.func
+    return type(func) is cst.Attribute and func.attr.value in ("eval", "train")
+
+
+def _newline(line: str) -> str:
+    for ending in ("\r\n", "\n", "\r"):
+        if line.endswith(ending):
+            return ending
+    return "\n"
