@@ -68,6 +68,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
     RuleCode("GL012", WASTE, (CRASH,)),
+    # the weights in a plain list never train and never reach a checkpoint
+    RuleCode("GL017", WRONG, preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 
