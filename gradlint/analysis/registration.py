@@ -112,7 +112,7 @@ class ParameterRegistration:
             if any(kind is None for kind in kinds):
                 continue  # some assignment registers it (nn.ModuleList, nn.Parameter)
             real = [(node, kind) for node, kind in zip(nodes, kinds, strict=True) if kind]
-            if not real or self._escapes(attribute):
+            if not real or self._escapes(attribute, real[0][1][0] == TENSOR):
                 continue
             node, (holds, container, element) = real[0]
             wrappable = len(nodes) == 1 and self._only_container_uses(attribute, container)
@@ -296,6 +296,8 @@ class ParameterRegistration:
             if type(node) is not cst.Name or node.value != name:
                 continue
             parent = self.index.parent.get(node)
+            if type(parent) is cst.Attribute and parent.attr is node:
+                continue  # `self.experts`: another name
             if type(parent) is cst.AssignTarget:
                 assign = self.index.parent.get(parent)
                 if type(assign) is not cst.Assign or len(assign.targets) != 1:
@@ -319,7 +321,7 @@ class ParameterRegistration:
             self._attribute_uses = uses
         return self._attribute_uses.get(attribute, [])
 
-    def _escapes(self, attribute: str) -> bool:
+    def _escapes(self, attribute: str, tensor: bool) -> bool:
         """Is the attribute's content registered or trained some other way: handed to a
         call that is not plain iteration, returned or stored (itself or an element) where
         it may be registered, given to an optimizer, asked for its `.parameters()`, or
@@ -333,7 +335,11 @@ class ParameterRegistration:
             carrier: cst.CSTNode = use
             if type(parent) is cst.Subscript and parent.value is use:
                 carrier = parent
-            if self._handed_on(carrier):
+            if tensor:
+                # a tensor is computed with everywhere; only registering it counts
+                if type(parent) is cst.Arg and self._registers(parent):
+                    return True
+            elif self._handed_on(carrier):
                 return True
             for anc in self.index.ancestors(use):
                 if type(anc) is cst.Call:
@@ -352,6 +358,17 @@ class ParameterRegistration:
                 if type(anc) in (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef):
                     break
         return False
+
+    def _registers(self, arg: cst.Arg) -> bool:
+        """`nn.Parameter(self.w)`, `self.register_parameter("w", ...)`, a buffer."""
+        call = self.index.parent.get(arg)
+        if type(call) is not cst.Call:
+            return False
+        if (self.index.qualified_name(call.func) or "") in PARAMETER_CLASSES:
+            return True
+        return type(call.func) is cst.Attribute and call.func.attr.value in (
+            REGISTERING_METHODS | {"register_parameter", "register_buffer"}
+        )
 
     def _handed_on(self, carrier: cst.CSTNode) -> bool:
         """The container or element passed as an argument (not to iteration builtins),
