@@ -38,6 +38,8 @@ from gradlint.analysis.torch_api import (
     PARAMETRIC_LAYERS,
     REGISTERING_METHODS,
     REQUIRES_GRAD_METHOD,
+    MODULE_DICT_METHODS,
+    MODULE_LIST_METHODS,
     SEQUENCE_BUILTINS,
     UNREGISTERED_WRAPPERS,
 )
@@ -48,8 +50,6 @@ PARAMETERS = "parameters"
 TENSOR = "tensor"
 
 _SEQUENCE_CALLS = frozenset({"list", "tuple"})
-_LIST_METHODS = frozenset({"append", "extend", "insert"})
-_DICT_METHODS = frozenset({"keys", "values", "items", "pop", "update"})
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class ParameterRegistration:
             if any(kind is None for kind in kinds):
                 continue  # some assignment registers it (nn.ModuleList, nn.Parameter)
             real = [(node, kind) for node, kind in zip(nodes, kinds, strict=True) if kind]
-            if not real or self._escapes(attribute, real[0][1][0] == TENSOR):
+            if not real or self._escapes(cls, attribute, real[0][1][0] == TENSOR):
                 continue
             node, (holds, container, element) = real[0]
             wrappable = len(nodes) == 1 and self._only_container_uses(attribute, container)
@@ -321,12 +321,14 @@ class ParameterRegistration:
             self._attribute_uses = uses
         return self._attribute_uses.get(attribute, [])
 
-    def _escapes(self, attribute: str, tensor: bool) -> bool:
+    def _escapes(self, cls: cst.ClassDef, attribute: str, tensor: bool) -> bool:
         """Is the attribute's content registered or trained some other way: handed to a
         call that is not plain iteration, returned or stored (itself or an element) where
         it may be registered, given to an optimizer, asked for its `.parameters()`, or
         its `.grad` read?"""
         for use in self._uses(attribute):
+            if self._of_another_object(use, cls):
+                continue
             parent = self.index.parent.get(use)
             if type(parent) is cst.Attribute and parent.value is use:
                 if parent.attr.value == "grad" or parent.attr.value in PARAMETER_HOLDING_METHODS:
@@ -358,6 +360,18 @@ class ParameterRegistration:
                 if type(anc) in (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef):
                     break
         return False
+
+    def _of_another_object(self, use: cst.Attribute, cls: cst.ClassDef) -> bool:
+        """`self.weight` in another class, or `conv.weight` of a `conv = nn.Conv2d(...)`:
+        the same attribute name on an object that is visibly not of this class."""
+        owner = dotted_name(use.value)
+        if owner == "self":
+            for anc in self.index.ancestors(use):
+                if type(anc) is cst.ClassDef:
+                    return anc is not cls
+            return False
+        built = self.tensors.module_class(use.value, use)
+        return built is not None and built != cls.name.value
 
     def _registers(self, arg: cst.Arg) -> bool:
         """`nn.Parameter(self.w)`, `self.register_parameter("w", ...)`, a buffer."""
@@ -420,7 +434,7 @@ class ParameterRegistration:
             return False
         if type(call.func) is cst.Name and call.func.value in SEQUENCE_BUILTINS:
             return bool(arg.star)  # `zip(*self.heads)` is iteration too
-        if type(call.func) is cst.Attribute and call.func.attr.value in _LIST_METHODS:
+        if type(call.func) is cst.Attribute and call.func.attr.value in MODULE_LIST_METHODS:
             return False  # `self.layers.append(m)`: the argument is the module
         return True
 
@@ -435,7 +449,7 @@ class ParameterRegistration:
                 if type(parent) in (cst.AssignTarget, cst.AugAssign):
                     targets += 1
             return targets == 1
-        methods = _DICT_METHODS if container == "dict" else _LIST_METHODS
+        methods = MODULE_DICT_METHODS if container == "dict" else MODULE_LIST_METHODS
         for use in self._uses(attribute):
             parent = self.index.parent.get(use)
             if type(parent) is cst.AssignTarget:

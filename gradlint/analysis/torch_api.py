@@ -431,6 +431,9 @@ NOT_TENSOR_NAMESPACES = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cud
 REGISTERING_METHODS = frozenset({"add_module", "register_module"})
 # Builtins that only iterate or measure a container: a list handed to them stays here.
 SEQUENCE_BUILTINS = frozenset({"len", "enumerate", "zip", "reversed", "iter", "list", "tuple"})
+# The methods of a plain list (dict) that nn.ModuleList (nn.ModuleDict) has too.
+MODULE_LIST_METHODS = frozenset({"append", "extend", "insert"})
+MODULE_DICT_METHODS = frozenset({"keys", "values", "items", "pop", "update"})
 # What registers what a plain container holds: (held, container) -> torch.nn class.
 UNREGISTERED_WRAPPERS = {
     ("modules", "list"): "ModuleList",
