@@ -279,7 +279,7 @@ def wrap_expression(
     start, end = context.position_of(expr)
     bare_tuple = type(expr) is cst.Tuple and not expr.lpar
     opening = f"{name}.{callee}(" + ("(" if bare_tuple else "")
-    closing = ("))" if bare_tuple else ")")
+    closing = "))" if bare_tuple else ")"
     edits = [Edit(start, start, opening), Edit(end, end, closing)]
     if import_edit is not None:
         edits.insert(0, import_edit)

@@ -32,14 +32,14 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
+    MODULE_DICT_METHODS,
+    MODULE_LIST_METHODS,
     MODULE_WRAPPING_METHODS,
     PARAMETER_CLASSES,
     PARAMETER_HOLDING_METHODS,
     PARAMETRIC_LAYERS,
     REGISTERING_METHODS,
     REQUIRES_GRAD_METHOD,
-    MODULE_DICT_METHODS,
-    MODULE_LIST_METHODS,
     SEQUENCE_BUILTINS,
     UNREGISTERED_WRAPPERS,
 )
@@ -414,7 +414,7 @@ class ParameterRegistration:
     def _iterates_for_parameters(self, loop: cst.CSTNode, use: cst.Attribute) -> bool:
         """`for layer in self.layers: params += layer.parameters()` (or a comprehension
         over it) collects the parameters by hand."""
-        iterable = loop.iter if type(loop) in (cst.For, cst.CompFor) else None
+        iterable = loop.iter if type(loop) is cst.For or type(loop) is cst.CompFor else None
         if iterable is None or not self.index.is_inside(use, iterable):
             return False
         body = loop.body if type(loop) is cst.For else self.index.parent.get(loop)
@@ -463,7 +463,7 @@ class ParameterRegistration:
                     if container == "dict" or not _has_slice(parent):
                         continue
                 return False
-            if type(parent) in (cst.For, cst.CompFor) and parent.iter is use:
+            if (type(parent) is cst.For or type(parent) is cst.CompFor) and parent.iter is use:
                 continue
             if type(parent) is cst.Arg:
                 call = self.index.parent.get(parent)
@@ -500,14 +500,14 @@ def _container_of(value: cst.CSTNode, index: FileIndex) -> str | None:
 
 def _elements(value: cst.CSTNode, index: FileIndex):
     """The element expressions a display or comprehension puts in its container."""
-    if type(value) in (cst.List, cst.Tuple):
+    if type(value) is cst.List or type(value) is cst.Tuple:
         for element in value.elements:
             yield element.value
     elif type(value) is cst.Dict:
-        for element in value.elements:
-            if type(element) is cst.DictElement:
-                yield element.value
-    elif type(value) in (cst.ListComp, cst.GeneratorExp):
+        for entry in value.elements:
+            if type(entry) is cst.DictElement:
+                yield entry.value
+    elif type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
         yield value.elt
     elif type(value) is cst.DictComp:
         yield value.value

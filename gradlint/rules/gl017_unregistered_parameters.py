@@ -125,7 +125,11 @@ class UnregisteredParameters(Rule):
     def _report(self, found: UnregisteredAttribute) -> None:
         wrapper = found.wrapper
         if found.container == "tensor":
-            held, where, them = "a tensor made with `requires_grad=True`", "as a plain attribute", "it"
+            held, where, them = (
+                "a tensor made with `requires_grad=True`",
+                "as a plain attribute",
+                "it",
+            )
         else:
             held, where, them = _HELD[found.holds], f"in a plain {found.container}", "them"
         message = self.message_for(
