@@ -428,7 +428,9 @@ NOT_TENSOR_NAMESPACES = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cud
 # -- registration of parameters (GL017) -----------------------------------------------
 # Module methods that register a value under a name at run time (a loop over a plain
 # list calling one of them registers its elements).
-REGISTERING_METHODS = frozenset({"add_module", "register_module"})
+REGISTERING_METHODS = frozenset(
+    {"add_module", "register_module", "register_parameter", "__setattr__"}
+)
 # Builtins that only iterate or measure a container: a list handed to them stays here.
 SEQUENCE_BUILTINS = frozenset({"len", "enumerate", "zip", "reversed", "iter", "list", "tuple"})
 # The methods of a plain list (dict) that nn.ModuleList (nn.ModuleDict) has too.
