@@ -113,7 +113,7 @@ class UnregisteredParameters(Rule):
         "`parameters()`, `state_dict()` and `.to()` never see {them}, so the optimizer "
         "never updates {them}; use `nn.{wrapper}`"
     )
-    fix_title = "Register it: wrap the value in `nn.{wrapper}`"
+    fix_title = "Register it: wrap the value in `nn.ModuleList`, `nn.ModuleDict` or `nn.Parameter`"
     fix_applicability = Applicability.SAFE
     trigger_tokens = ("requires_grad", "[", "{", "(")
     also_needs_tokens = ("Module",)
@@ -141,7 +141,7 @@ class UnregisteredParameters(Rule):
                 self.context,
                 found.value,
                 wrapper,
-                self.fix_title.format(wrapper=wrapper),
+                f"Register it: wrap the value in `nn.{wrapper}`",
                 self.fix_applicability,
             )
         related = []
