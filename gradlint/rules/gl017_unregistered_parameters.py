@@ -89,7 +89,7 @@ class UnregisteredParameters(Rule):
 
     ## On real code
     In preview. The census's development half (42 public repositories, notebooks
-    included; `bench/real-code/`) labels no positive site for this rule, and its 88
+    included; `bench/real-code/`) labels no positive site for this rule, and its 61
     labelled look-alikes (lists of file names, numbers, agents and optimizers that are
     no `nn.Module`) stay silent. Run over every file of those repositories it reports 3
     findings, all true on reading: pytorch-book's chapter 4 module that keeps
