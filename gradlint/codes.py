@@ -73,6 +73,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     # an evaluation that leaves the model in eval mode for the rest of training; in
     # preview until its precision on the census's held-back half is measured
     RuleCode("GL016", WRONG, preview=True),
+    # the weights in a plain list never train and never reach a checkpoint
+    RuleCode("GL017", WRONG, preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

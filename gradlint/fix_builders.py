@@ -298,5 +298,31 @@ def add_keyword_argument(context, call: cst.Call, keyword: str, value: str) -> t
     return (Edit(value_end, value_end, f"{separator}{argument}"),)
 
 
+def torch_nn_name(context) -> tuple[str, Edit | None]:
+    """The local name for `torch.nn` (`nn` after `from torch import nn` or `import
+    torch.nn as nn`, else `torch.nn`) and the `import torch` edit when one is needed."""
+    for local, qualified in context.facts.index.aliases.items():
+        if qualified == "torch.nn" and "." not in local:
+            return local, None
+    name, import_edit = torch_name(context)
+    return f"{name}.nn", import_edit
+
+
+def wrap_expression(
+    context, expr: cst.CSTNode, callee: str, title: str, applicability: Applicability
+) -> Fix:
+    """Pass `expr` to `torch.nn.<callee>(...)`, in place: `[a, b]` becomes
+    `nn.ModuleList([a, b])`; a tuple written without parentheses keeps its meaning."""
+    name, import_edit = torch_nn_name(context)
+    start, end = context.position_of(expr)
+    bare_tuple = type(expr) is cst.Tuple and not expr.lpar
+    opening = f"{name}.{callee}(" + ("(" if bare_tuple else "")
+    closing = "))" if bare_tuple else ")"
+    edits = [Edit(start, start, opening), Edit(end, end, closing)]
+    if import_edit is not None:
+        edits.insert(0, import_edit)
+    return Fix(title, tuple(edits), applicability)
+
+
 def render(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)

@@ -18,6 +18,7 @@ from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.saved import SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
@@ -73,6 +74,10 @@ class FileFacts:
     @cached_property
     def tensors(self) -> TensorFacts:
         return TensorFacts(self.index)
+
+    @cached_property
+    def registration(self) -> ParameterRegistration:
+        return ParameterRegistration(self.index, self.tensors)
 
     @cached_property
     def values(self) -> ValueAnalysis:

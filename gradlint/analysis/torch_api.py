@@ -426,3 +426,25 @@ NOT_MODULE_NAMESPACES = (
 )
 # torch namespaces whose calls make no tensor.
 NOT_TENSOR_NAMESPACES = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.cuda.", "torch.device")
+
+# -- registration of parameters (GL017) -----------------------------------------------
+# Module methods that register a value under a name at run time (a loop over a plain
+# list calling one of them registers its elements).
+REGISTERING_METHODS = frozenset(
+    {"add_module", "register_module", "register_parameter", "__setattr__"}
+)
+# Builtins that only iterate or measure a container: a list handed to them stays here.
+SEQUENCE_BUILTINS = frozenset({"len", "enumerate", "zip", "reversed", "iter", "list", "tuple"})
+# The methods of a plain list (dict) that nn.ModuleList (nn.ModuleDict) has too.
+MODULE_LIST_METHODS = frozenset({"append", "extend", "insert"})
+MODULE_DICT_METHODS = frozenset({"keys", "values", "items", "pop", "update"})
+# What registers what a plain container holds: (held, container) -> torch.nn class.
+UNREGISTERED_WRAPPERS = {
+    ("modules", "list"): "ModuleList",
+    ("modules", "tuple"): "ModuleList",
+    ("modules", "dict"): "ModuleDict",
+    ("parameters", "list"): "ParameterList",
+    ("parameters", "tuple"): "ParameterList",
+    ("parameters", "dict"): "ParameterDict",
+    ("tensor", "tensor"): "Parameter",
+}

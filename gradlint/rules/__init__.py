@@ -16,6 +16,7 @@ from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
 from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
 from gradlint.rules.gl015_graph_grows_without_backward import GraphGrowsWithoutBackward
 from gradlint.rules.gl016_train_mode_not_restored import TrainModeNotRestored
+from gradlint.rules.gl017_unregistered_parameters import UnregisteredParameters
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -33,6 +34,7 @@ ALL_RULES: list = [
     InferenceOutsideNoGrad,
     GraphGrowsWithoutBackward,
     TrainModeNotRestored,
+    UnregisteredParameters,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the
