@@ -92,7 +92,7 @@ class GradAccumulation:
                 out.append(GradSite("read", node, node))
                 continue
             if kind is cst.Attribute and node.attr.value == GRAD_ATTRIBUTE:
-                if not any(index.is_inside(node, c) for c in clears) and not self._tested(node):
+                if not any(index.is_inside(node, c) for c in clears) and self._reads(node):
                     out.append(GradSite("read", node, node))
                 continue
             if kind is not cst.Call:
@@ -114,14 +114,18 @@ class GradAccumulation:
                 out.append(GradSite(site.kind, node, site.node, always, site.owner, site.closure))
         return out
 
-    def _tested(self, grad: cst.Attribute) -> bool:
-        """`p.grad is not None`: a guard, not a use of the gradient's values."""
+    def _reads(self, grad: cst.Attribute) -> bool:
+        """Does this `.grad` read a gradient's values? Not `torch.autograd.grad(...)` (a
+        function, which returns gradients and leaves `.grad` alone), nor `p.grad is not
+        None` (a guard)."""
         parent = self.index.parent.get(grad)
+        if type(parent) is cst.Call and parent.func is grad:
+            return False
         if type(parent) is cst.ComparisonTarget:
             parent = self.index.parent.get(parent)
         if type(parent) is not cst.Comparison:
-            return False
-        return all(isinstance(t.operator, (cst.Is, cst.IsNot)) for t in parent.comparisons)
+            return True
+        return not all(isinstance(t.operator, (cst.Is, cst.IsNot)) for t in parent.comparisons)
 
     # -- on every pass? -----------------------------------------------------------------
 

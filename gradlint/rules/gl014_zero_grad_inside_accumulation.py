@@ -29,10 +29,11 @@ class ZeroGradInsideAccumulation(Rule):
     clear inside the window throws away every micro-batch before it. Nothing raises:
     the model trains on an effective batch `k` times smaller than intended (with the
     loss still divided by `k`, on a gradient `k` times smaller too), and `k - 1` of
-    every `k` forward and backward passes are wasted. In the fixtures the applied
-    gradient equals the last micro-batch's own gradient and differs from the window's
-    sum (for `k = 4`, a quarter of the window); `python -m runtime_check
-    fixtures/GL014` measures it.
+    every `k` forward and backward passes are wasted. Measured by `python -m
+    runtime_check fixtures/GL014` on the four bad fixtures (windows of 2, 3 and 4
+    micro-batches, SGD, Adam and AdamW): the gradient every step applies equals the
+    last micro-batch's own gradient (`torch.autograd.grad` of that micro-batch's loss)
+    and differs from the window's sum that accumulation intends.
 
     Not flagged: the clear right after the step in the same branch (`if (i + 1) % k
     == 0: optimizer.step(); optimizer.zero_grad()`), or under its own test (`if i % k
@@ -207,8 +208,6 @@ class ZeroGradInsideAccumulation(Rule):
         for site in after:
             if site.kind == "clear":
                 return  # cleared again before the next step: a new window starts
-            if site.kind == "read":
-                return
             if site.kind != "step" or site.closure:
                 continue
             if any(self._covers(c, site, after_steps) for c in clears):
@@ -273,7 +272,7 @@ class ZeroGradInsideAccumulation(Rule):
         self.report(
             statement,
             self.message.format(
-                clear=_short(statement),
+                clear=_short(statement if clear.node is clear.anchor else clear.anchor),
                 where=where,
                 step=_short(step_statement),
                 when=when,
