@@ -95,6 +95,10 @@ class GradAccumulation:
                 if not any(index.is_inside(node, c) for c in clears) and self._reads(node):
                     out.append(GradSite("read", node, node))
                 continue
+            if kind is cst.For and self._clears_only(node):
+                # `for p in model.parameters(): p.grad = None` clears the model once
+                out.append(GradSite("clear", node, node))
+                continue
             if kind is not cst.Call:
                 continue
             event = self.autograd.event(node)
@@ -113,6 +117,22 @@ class GradAccumulation:
                 always = site.always and self.runs_every_pass(site.anchor, callee.body)
                 out.append(GradSite(site.kind, node, site.node, always, site.owner, site.closure))
         return out
+
+    def _clears_only(self, loop: cst.For) -> bool:
+        """Does every simple statement of this loop clear a gradient (a guard such as
+        `if p.grad is not None:` around them allowed)?"""
+        found = False
+        for node in self.index.walk(loop.body):
+            if type(node) is cst.SimpleStatementLine:
+                for small in node.body:
+                    if type(small) is cst.Continue or type(small) is cst.Pass:
+                        continue
+                    if not any(self.clearing.clear_at(n) for n in self.index.walk(small)):
+                        return False
+                    found = True
+            elif type(node) in (cst.For, cst.While, cst.Try, cst.With, cst.FunctionDef):
+                return False
+        return found
 
     def _reads(self, grad: cst.Attribute) -> bool:
         """Does this `.grad` read a gradient's values? Not `torch.autograd.grad(...)` (a

@@ -128,6 +128,8 @@ class ZeroGradInsideAccumulation(Rule):
         for step in steps:
             if step in every or any(s.owner == step.owner for s in every):
                 continue  # this optimizer steps on every iteration: no window
+            if next(index.enclosing_loops(step.anchor)) is not loop:
+                continue  # a step of an inner loop: its window is that loop's
             guards = acc.guards(step.anchor, loop.body)
             if step.node is not step.anchor:
                 helper = index.scope_of(step.node)
@@ -163,18 +165,22 @@ class ZeroGradInsideAccumulation(Rule):
     def _branch_restarts(
         self, step: GradSite, sites: list[GradSite], guards: list[cst.If], steps: list[GradSite]
     ) -> bool:
-        """Does the step's own branch clear and backpropagate before it (a generator
-        updated every `n_critic` iterations): a step of its own, not a window's end?"""
+        """Does the step's own branch backpropagate (or clear) before it (a generator
+        updated every `n_critic` iterations on a loss of its own): a step of its own, not
+        the end of a window of micro-batches?"""
         order = self.facts.index.order
-        guarded = [s for s in sites if self._guarded(s, guards)]
 
         def before(site: GradSite) -> bool:
             if site.anchor is step.anchor:
                 return order[site.node] < order[step.node]
             return order[site.anchor] < order[step.anchor]
 
-        clears = [s for s in guarded if s.kind == "clear" and self._covers(s, step, steps)]
-        return any(before(c) for c in clears)
+        return any(
+            before(s)
+            and (s.kind == "backward" or (s.kind == "clear" and self._covers(s, step, steps)))
+            for s in sites
+            if self._guarded(s, guards)
+        )
 
     # -- an inner loop that clears on every pass -----------------------------------------
 
@@ -204,13 +210,13 @@ class ZeroGradInsideAccumulation(Rule):
             and not index.is_inside(s.anchor, loop)
             and not self._exclusive(s.anchor, loop)
         ]
-        after_steps = [s for s in after if s.kind == "step" and not s.closure]
         for site in after:
             if site.kind == "clear":
                 return  # cleared again before the next step: a new window starts
             if site.kind != "step" or site.closure:
                 continue
-            if any(self._covers(c, site, after_steps) for c in clears):
+            # No step runs inside the loop, so a model's clear there is this step's.
+            if any(self._covers(c, site, [site]) for c in clears):
                 self._report(clears[-1], site, loop, inner=True)
             return
 
@@ -283,5 +289,9 @@ class ZeroGradInsideAccumulation(Rule):
 
 
 def _short(node: cst.CSTNode) -> str:
-    text = render(node).strip()
+    """The node's code on one line (a loop's header), cut to 40 characters."""
+    if isinstance(node, cst.BaseCompoundStatement):
+        text = render(node).strip().splitlines()[0].split("#")[0].rstrip() + " ..."
+    else:
+        text = render(node).strip()
     return text if len(text) <= 40 else text[:37] + "..."
