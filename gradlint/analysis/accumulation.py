@@ -65,6 +65,7 @@ class GradAccumulation:
         self.summaries = summaries
         self._sites: dict[cst.CSTNode, list[GradSite]] = {}
         self._jumps: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        self._helpers: dict[cst.FunctionDef, list[GradSite]] = {}
 
     # -- the sites ------------------------------------------------------------------------
 
@@ -113,10 +114,28 @@ class GradAccumulation:
             callee = self.summaries.resolve(node)
             if callee is None or callee in seen or depth >= _HELPER_DEPTH:
                 continue
-            for site in self._collect(callee.body, seen | {callee}, depth + 1):
-                always = site.always and self.runs_every_pass(site.anchor, callee.body)
-                out.append(GradSite(site.kind, node, site.node, always, site.owner, site.closure))
+            for site in self._helper(callee, seen, depth):
+                out.append(GradSite(site.kind, node, site.node, site.always, site.owner, site.closure))
         return out
+
+    def _helper(self, callee: cst.FunctionDef, seen: frozenset, depth: int) -> list[GradSite]:
+        """What one call of a helper does, each site marked with whether it runs on every
+        call; computed once per helper."""
+        found = self._helpers.get(callee)
+        if found is None:
+            found = [
+                GradSite(
+                    site.kind,
+                    site.anchor,
+                    site.node,
+                    site.always and self.runs_every_pass(site.anchor, callee.body),
+                    site.owner,
+                    site.closure,
+                )
+                for site in self._collect(callee.body, seen | {callee}, depth + 1)
+            ]
+            self._helpers[callee] = found
+        return found
 
     def _clears_only(self, loop: cst.For) -> bool:
         """Does every simple statement of this loop clear a gradient (a guard such as

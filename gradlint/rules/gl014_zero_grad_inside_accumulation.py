@@ -82,12 +82,12 @@ class ZeroGradInsideAccumulation(Rule):
     `optimizer.step()`.
 
     ## On real code
-    The census's development half (bench/real-code, `census.py score --half dev`)
-    has two labelled sites of this pitfall, both in one repository
+    In preview. The census's development half (`bench/real-code/`, `census.py score
+    --half dev`) has two labelled sites of this pitfall, both in one repository
     (jalola/improved-wgan-pytorch: `aG.zero_grad()` inside the generator's inner loop,
-    `optimizer_g.step()` after it; latent while the loop runs once), and the rule
-    finds both, with no other finding on that half: precision 2/2, recall 2/2. Two
-    findings are too few to show a precision of 0.90, so the rule stays in preview.
+    `optimizer_g.step()` after it; latent while that loop runs once), and the rule finds
+    both, with no other finding there: precision 2/2, recall 2/2. Two findings are too
+    few to show a precision of 0.90, so the rule stays in preview until more are judged.
 
     ## References
     - [`torch.Tensor.backward` (gradients are accumulated in leaves)](https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html)
