@@ -115,7 +115,9 @@ class GradAccumulation:
             if callee is None or callee in seen or depth >= _HELPER_DEPTH:
                 continue
             for site in self._helper(callee, seen, depth):
-                out.append(GradSite(site.kind, node, site.node, site.always, site.owner, site.closure))
+                out.append(
+                    GradSite(site.kind, node, site.node, site.always, site.owner, site.closure)
+                )
         return out
 
     def _helper(self, callee: cst.FunctionDef, seen: frozenset, depth: int) -> list[GradSite]:
@@ -201,7 +203,7 @@ class GradAccumulation:
 
     def _find_jumps(self, region: cst.CSTNode) -> list[cst.CSTNode]:
         index = self.index
-        found = []
+        found: list[cst.CSTNode] = []
         for node in index.walk(region):
             if type(node) is cst.Return:
                 found.append(node)
@@ -263,4 +265,3 @@ class GradAccumulation:
 def site_statement(index: FileIndex, site: GradSite) -> cst.CSTNode:
     """The statement of the region that runs the site (the helper call's, for a helper)."""
     return index.statement_of(site.anchor)
-

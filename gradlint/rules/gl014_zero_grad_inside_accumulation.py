@@ -158,9 +158,7 @@ class ZeroGradInsideAccumulation(Rule):
 
     def _guarded(self, site: GradSite, guards: list[cst.If]) -> bool:
         index = self.facts.index
-        return any(
-            index.is_inside(site.anchor, g) or index.is_inside(site.node, g) for g in guards
-        )
+        return any(index.is_inside(site.anchor, g) or index.is_inside(site.node, g) for g in guards)
 
     def _branch_restarts(
         self, step: GradSite, sites: list[GradSite], guards: list[cst.If], steps: list[GradSite]
