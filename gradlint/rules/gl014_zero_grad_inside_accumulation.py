@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.accumulation import GradSite
+from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.loops import LoopNode
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
@@ -151,6 +152,7 @@ class ZeroGradInsideAccumulation(Rule):
                 if (
                     clear.kind == "clear"
                     and self._every_pass(clear, loop.body)
+                    and self._clears_the_same(clear, loop)
                     and self._covers(clear, step, steps)
                     and not acc.framework_accumulates(clear.anchor)
                 ):
@@ -190,7 +192,13 @@ class ZeroGradInsideAccumulation(Rule):
         index = facts.index
         if any(s.kind == "read" for s in sites) or acc.framework_accumulates(loop):
             return
-        clears = [s for s in sites if s.kind == "clear" and self._every_pass(s, loop.body)]
+        clears = [
+            s
+            for s in sites
+            if s.kind == "clear"
+            and self._every_pass(s, loop.body)
+            and self._clears_the_same(s, loop)
+        ]
         if not clears:
             return
         outer = next(index.enclosing_loops(loop), None)
@@ -222,6 +230,14 @@ class ZeroGradInsideAccumulation(Rule):
 
     def _every_pass(self, site: GradSite, region: cst.CSTNode) -> bool:
         return site.always and self.facts.accumulation.runs_every_pass(site.anchor, region)
+
+    @staticmethod
+    def _clears_the_same(clear: GradSite, loop: LoopNode) -> bool:
+        """Does the clear clear the same gradients on every pass? Not `opt.zero_grad()`
+        in `for model, opt in zip(models, opts)`: each pass clears another optimizer."""
+        if clear.owner is None or type(loop) is not cst.For:
+            return True
+        return clear.owner.split(".")[0] not in target_names(loop.target)
 
     @staticmethod
     def _covers(clear: GradSite, step: GradSite, steps: list[GradSite]) -> bool:

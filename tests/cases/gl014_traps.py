@@ -191,3 +191,13 @@ def branch_backpropagates_its_own_loss(generator, discriminator, opt_ge, opt_d, 
         d_loss = discriminator(real).mean() - discriminator(fake.detach()).mean()
         d_loss.backward()
         opt_d.step()
+
+
+def ensemble_each_clears_its_own(models, optimizers, x):
+    # each pass clears another model's optimizer: no window is cut short
+    for epoch in range(3):
+        for model, opt in zip(models, optimizers):
+            opt.zero_grad()
+            model(x).sum().backward()
+        for opt in optimizers:
+            opt.step()
