@@ -9,6 +9,14 @@ from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import loop_header
 
+# One pass of a window: a loop's iteration, or a call of a function run per micro-batch.
+_Pass = cst.For | cst.While | cst.FunctionDef
+
+
+def _own_loop(region: _Pass) -> LoopNode | None:
+    """The loop whose iteration is the pass (None for a function's call)."""
+    return region if isinstance(region, (cst.For, cst.While)) else None
+
 
 class ZeroGradInsideAccumulation(Rule):
     """
@@ -22,7 +30,10 @@ class ZeroGradInsideAccumulation(Rule):
       (`if (i + 1) % k == 0: optimizer.step()`, or a `continue` under such a test
       before the step), but clears on every iteration, before or after the backward;
     - an inner loop that clears and backpropagates on every pass (`for _ in
-      range(k): model.zero_grad(); loss.backward()`), followed by one step after it.
+      range(k): model.zero_grad(); loss.backward()`), followed by one step after it;
+    - a function that a framework calls once per micro-batch (ignite's `update_fn`,
+      Lightning's `training_step` with manual optimization) and that clears on every
+      call but steps only under such a test.
 
     ## Why is this bad?
     Accumulation relies on `backward()` *adding* into `.grad`: after `k` micro-batches
@@ -107,6 +118,8 @@ class ZeroGradInsideAccumulation(Rule):
         facts = self.facts
         index = facts.index
         self._reported: set[cst.CSTNode] = set()
+        # helpers whose clear was reported where a loop calls them
+        self._reported_helpers: set[cst.CSTNode] = set()
         for loop in index.loops:
             sites = facts.accumulation.sites(loop.body)
             kinds = {site.kind for site in sites}
@@ -118,10 +131,20 @@ class ZeroGradInsideAccumulation(Rule):
                 self._check_skipped_steps(loop, sites)
             else:
                 self._check_inner_loop(loop, sites)
+        # A function a framework calls once per micro-batch (ignite's `update_fn`,
+        # Lightning's `training_step` with manual optimization) is the loop's body: the
+        # loop itself is out of sight, the window in plain view.
+        for func in index.functions:
+            if func in self._reported_helpers or facts.frameworks.is_foreign(func):
+                continue
+            sites = facts.accumulation.sites(func.body)
+            kinds = {site.kind for site in sites}
+            if {"clear", "backward", "step"} <= kinds:
+                self._check_skipped_steps(func, sites)
 
     # -- a step skipped on most iterations ----------------------------------------------
 
-    def _check_skipped_steps(self, loop: LoopNode, sites: list[GradSite]) -> None:
+    def _check_skipped_steps(self, loop: _Pass, sites: list[GradSite]) -> None:
         acc = self.facts.accumulation
         index = self.facts.index
         steps = [s for s in sites if s.kind == "step" and not s.closure]
@@ -129,7 +152,7 @@ class ZeroGradInsideAccumulation(Rule):
         for step in steps:
             if step in every or any(s.owner == step.owner for s in every):
                 continue  # this optimizer steps on every iteration: no window
-            if next(index.enclosing_loops(step.anchor)) is not loop:
+            if next(index.enclosing_loops(step.anchor), None) is not _own_loop(loop):
                 continue  # a step of an inner loop: its window is that loop's
             guards = acc.guards(step.anchor, loop.body)
             if step.node is not step.anchor:
@@ -232,7 +255,7 @@ class ZeroGradInsideAccumulation(Rule):
         return site.always and self.facts.accumulation.runs_every_pass(site.anchor, region)
 
     @staticmethod
-    def _clears_the_same(clear: GradSite, loop: LoopNode) -> bool:
+    def _clears_the_same(clear: GradSite, loop: _Pass) -> bool:
         """Does the clear clear the same gradients on every pass? Not `opt.zero_grad()`
         in `for model, opt in zip(models, opts)`: each pass clears another optimizer."""
         if clear.owner is None or type(loop) is not cst.For:
@@ -268,7 +291,7 @@ class ZeroGradInsideAccumulation(Rule):
             child = anc
         return False
 
-    def _report(self, clear: GradSite, step: GradSite, loop: LoopNode, *, inner: bool) -> None:
+    def _report(self, clear: GradSite, step: GradSite, loop: _Pass, *, inner: bool) -> None:
         index = self.facts.index
         statement = index.statement_of(clear.anchor)
         if statement in self._reported:
@@ -285,7 +308,14 @@ class ZeroGradInsideAccumulation(Rule):
             when = "every few iterations"
             advice = "Clear right after the step, in its branch."
             label = "clears on every iteration of this loop"
-        related: list = [loop_header(self.context, loop, label)]
+        if clear.node is not clear.anchor:
+            self._reported_helpers.add(index.scope_of(clear.node))
+        if isinstance(loop, (cst.For, cst.While)):
+            related: list = [loop_header(self.context, loop, label)]
+        else:
+            where = "on every call"
+            when = "on some calls"
+            related = [(loop.name, "called once per micro-batch")]
         related.append((step_statement, "steps here, once per window"))
         if clear.node is not clear.anchor:
             related.append((index.statement_of(clear.node), "the helper clears here"))

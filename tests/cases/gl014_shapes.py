@@ -62,3 +62,35 @@ def generator_iterations(aG, aD, optimizer_g, gen_iters):
         cost = -aD(aG(torch.randn(8, 2))).mean()
         cost.backward()
     optimizer_g.step()
+
+
+def counter_window_with_continue(model, loader, opt, grad_accum_steps):
+    accum_counter = 0
+    for x in loader:
+        opt.zero_grad(set_to_none=True)  # error: GL014
+        (model(x).mean() / grad_accum_steps).backward()
+        accum_counter += 1
+        if accum_counter < grad_accum_steps:
+            continue
+        opt.step()
+        accum_counter = 0
+
+
+def update_fn(engine, batch):
+    # ignite: the engine calls this once per micro-batch
+    optimizer.zero_grad()  # error: GL014
+    x, y = batch
+    loss = F.mse_loss(model(x), y) / accumulation_steps
+    loss.backward()
+    if engine.state.iteration % accumulation_steps == 0:
+        optimizer.step()
+    return loss.item()
+
+
+class ManualLightningModule:
+    def training_step(self, batch, batch_idx):
+        opt = self.optimizers()
+        opt.zero_grad()  # error: GL014
+        self.manual_backward(self.compute_loss(batch))
+        if (batch_idx + 1) % self.accumulate == 0:
+            opt.step()

@@ -201,3 +201,44 @@ def ensemble_each_clears_its_own(models, optimizers, x):
             model(x).sum().backward()
         for opt in optimizers:
             opt.step()
+
+
+def counter_window_cleared_after_step(model, loader, opt, grad_accum_steps):
+    opt.zero_grad()
+    accum_counter = 0
+    for x in loader:
+        (model(x).mean() / grad_accum_steps).backward()
+        accum_counter += 1
+        if accum_counter < grad_accum_steps:
+            continue
+        opt.step()
+        opt.zero_grad()
+        accum_counter = 0
+
+
+def ignite_update_fn(engine, batch, model, optimizer, accumulation_steps):
+    x, y = batch
+    loss = F.mse_loss(model(x), y) / accumulation_steps
+    loss.backward()
+    if engine.state.iteration % accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+    return loss.item()
+
+
+class ManualAccumulation:
+    def training_step(self, batch, batch_idx):
+        opt = self.optimizers()
+        self.manual_backward(self.compute_loss(batch))
+        if (batch_idx + 1) % self.accumulate == 0:
+            opt.step()
+            opt.zero_grad()
+
+
+class StepWhenWindowEnds:
+    def micro_step(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        if self.skip_nonfinite and not torch.isfinite(self.loss):
+            return
+        self.opt.step()
