@@ -98,8 +98,12 @@ class ZeroGradInsideAccumulation(Rule):
     --half dev`) has two labelled sites of this pitfall, both in one repository
     (jalola/improved-wgan-pytorch: `aG.zero_grad()` inside the generator's inner loop,
     `optimizer_g.step()` after it; latent while that loop runs once), and the rule finds
-    both, with no other finding there: precision 2/2, recall 2/2. Two findings are too
-    few to show a precision of 0.90, so the rule stays in preview until more are judged.
+    both, with no other finding there: precision 2/2, recall 2/2. Run over every file
+    of the half's 42 repositories, not only the census's sampled ones, it reports the
+    same two and nothing else (none in yolov5's, litgpt's, diffusers' or peft's
+    accumulation loops, which clear after the step or leave it to Accelerate). Two
+    findings are too few to show a precision of 0.90, so the rule stays in preview
+    until more are judged.
 
     ## References
     - [`torch.Tensor.backward` (gradients are accumulated in leaves)](https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html)
