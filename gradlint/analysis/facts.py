@@ -6,6 +6,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from gradlint.analysis.accumulation import GradAccumulation
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.carried_graph import CarriedGraph
 from gradlint.analysis.dataflow import DataFlow
@@ -124,6 +125,10 @@ class FileFacts:
     @cached_property
     def grad_clears(self) -> GradClearing:
         return GradClearing(self.index)
+
+    @cached_property
+    def accumulation(self) -> GradAccumulation:
+        return GradAccumulation(self.index, self.autograd, self.grad_clears, self.summaries)
 
     @cached_property
     def summaries(self) -> FunctionSummaries:

@@ -329,6 +329,13 @@ GRAD_CLEARING_NAMES = frozenset(
     {"zero_grad", "zero_grads", "zero_gradients", "clear_grad", "clear_grads"}
     | {"clear_gradients", "cleargrads", "reset_grad", "reset_grads", "reset_gradients"}
 )
+# Context-manager methods inside which a framework accumulates for you: under
+# Accelerate's `accelerator.accumulate(model)` the prepared optimizer's `step()` and
+# `zero_grad()` act only on the micro-batch that ends the window.
+ACCUMULATING_CONTEXTS = frozenset({"accumulate"})
+# Parts of a name that say a test counts micro-batches (`accumulation_steps`,
+# `grad_accum`, `self.accumulate_every`).
+ACCUMULATION_WORDS = ("accum",)
 # Calls that hand a tensor to an optimizer or module after it was built.
 PARAMETER_REGISTERING_METHODS = frozenset({"register_parameter", "add_param_group"})
 # Optimizer classes, torch.optim's and others built the same way (params first).

@@ -17,6 +17,7 @@ from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGra
 from gradlint.rules.gl015_graph_grows_without_backward import GraphGrowsWithoutBackward
 from gradlint.rules.gl016_train_mode_not_restored import TrainModeNotRestored
 from gradlint.rules.gl017_unregistered_parameters import UnregisteredParameters
+from gradlint.rules.gl014_zero_grad_inside_accumulation import ZeroGradInsideAccumulation
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -35,6 +36,7 @@ ALL_RULES: list = [
     GraphGrowsWithoutBackward,
     TrainModeNotRestored,
     UnregisteredParameters,
+    ZeroGradInsideAccumulation,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the

@@ -1,0 +1,345 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.accumulation import GradSite
+from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.loops import LoopNode
+from gradlint.fix_builders import render
+from gradlint.rules.base import Rule
+from gradlint.rules.explain import loop_header
+
+# One pass of a window: a loop's iteration, or a call of a function run per micro-batch.
+_Pass = cst.For | cst.While | cst.FunctionDef
+
+
+def _own_loop(region: _Pass) -> LoopNode | None:
+    """The loop whose iteration is the pass (None for a function's call)."""
+    return region if isinstance(region, (cst.For, cst.While)) else None
+
+
+class ZeroGradInsideAccumulation(Rule):
+    """
+    ## What it does
+    Flags a gradient clear (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad =
+    None`, or a helper of this file that does one) that runs on every micro-batch of a
+    gradient-accumulation window, so that the step at the end of the window applies
+    only the last micro-batch's gradient. Two shapes:
+
+    - a loop that backpropagates every iteration and steps only every `k`
+      (`if (i + 1) % k == 0: optimizer.step()`, or a `continue` under such a test
+      before the step), but clears on every iteration, before or after the backward;
+    - an inner loop that clears and backpropagates on every pass (`for _ in
+      range(k): model.zero_grad(); loss.backward()`), followed by one step after it;
+    - a function that a framework calls once per micro-batch (ignite's `update_fn`,
+      Lightning's `training_step` with manual optimization) and that clears on every
+      call but steps only under such a test.
+
+    ## Why is this bad?
+    Accumulation relies on `backward()` *adding* into `.grad`: after `k` micro-batches
+    `.grad` holds their sum, and one step applies the gradient of the whole window. A
+    clear inside the window throws away every micro-batch before it. Nothing raises:
+    the model trains on an effective batch `k` times smaller than intended (with the
+    loss still divided by `k`, on a gradient `k` times smaller too), and `k - 1` of
+    every `k` forward and backward passes are wasted. Measured by `python -m
+    runtime_check fixtures/GL014` on the four bad fixtures (windows of 2, 3 and 4
+    micro-batches, SGD, Adam and AdamW): the gradient every step applies equals the
+    last micro-batch's own gradient (`torch.autograd.grad` of that micro-batch's loss)
+    and differs from the window's sum that accumulation intends.
+
+    Not flagged: the clear right after the step in the same branch (`if (i + 1) % k
+    == 0: optimizer.step(); optimizer.zero_grad()`), or under its own test (`if i % k
+    == 0: optimizer.zero_grad()`); a step and a clear on every iteration (no
+    accumulation); a clear before an inner accumulation loop; a step skipped by a test
+    that does not count micro-batches (`if torch.isfinite(loss): optimizer.step()`:
+    dropping a bad batch is what the clear is for); a branch that clears, backpropagates
+    and steps by itself (a generator updated every `n_critic` iterations); loops that
+    read `.grad` per micro-batch (per-sample gradients, a Fisher estimate, an
+    adversarial perturbation); a model's clear when the loop also steps another
+    optimizer (it may be that one's); and `with accelerator.accumulate(model):`, where
+    the prepared optimizer's `zero_grad()` waits for the window's end itself.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    accumulation = 4
+    for i in range(16):
+        optimizer.zero_grad()
+        loss = model(torch.randn(8, 4)).pow(2).mean() / accumulation
+        loss.backward()
+        if (i + 1) % accumulation == 0:
+            optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    accumulation = 4
+    for i in range(16):
+        loss = model(torch.randn(8, 4)).pow(2).mean() / accumulation
+        loss.backward()
+        if (i + 1) % accumulation == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    ```
+
+    With an inner loop over micro-batches, clear once before it:
+    `optimizer.zero_grad()` then `for chunk in batch.chunk(k): ...backward()`, then
+    `optimizer.step()`.
+
+    ## On real code
+    In preview. The census's development half (`bench/real-code/`, `census.py score
+    --half dev`) has two labelled sites of this pitfall, both in one repository
+    (jalola/improved-wgan-pytorch: `aG.zero_grad()` inside the generator's inner loop,
+    `optimizer_g.step()` after it; latent while that loop runs once), and the rule finds
+    both, with no other finding there: precision 2/2, recall 2/2. Run over every file
+    of the half's 42 repositories, not only the census's sampled ones, it reports the
+    same two and nothing else (none in yolov5's, litgpt's, diffusers' or peft's
+    accumulation loops, which clear after the step or leave it to Accelerate). Two
+    findings are too few to show a precision of 0.90, so the rule stays in preview
+    until more are judged.
+
+    ## References
+    - [`torch.Tensor.backward` (gradients are accumulated in leaves)](https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html)
+    - [`torch.optim.Optimizer.zero_grad`](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
+    - [AMP examples: gradient accumulation](https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation)
+    """
+
+    code = "GL014"
+    name = "zero-grad-inside-accumulation"
+    message = "`{clear}` clears the gradients {where}, but `{step}` steps only {when}: every clear throws away the micro-batches before it, so the step applies only the last one's gradient, not the window's sum. {advice}"
+
+    trigger_tokens = (".step(",)
+    also_needs_tokens = ("zero_grad", ".grad", "clear_grad", "cleargrads", "reset_grad")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.facts
+        index = facts.index
+        self._reported: set[cst.CSTNode] = set()
+        # helpers whose clear was reported where a loop calls them
+        self._reported_helpers: set[cst.CSTNode] = set()
+        for loop in index.loops:
+            sites = facts.accumulation.sites(loop.body)
+            kinds = {site.kind for site in sites}
+            if "clear" not in kinds or "backward" not in kinds:
+                continue
+            if facts.frameworks.is_foreign(loop):
+                continue
+            if "step" in kinds:
+                self._check_skipped_steps(loop, sites)
+            else:
+                self._check_inner_loop(loop, sites)
+        # A function a framework calls once per micro-batch (ignite's `update_fn`,
+        # Lightning's `training_step` with manual optimization) is the loop's body: the
+        # loop itself is out of sight, the window in plain view.
+        for func in index.functions:
+            if func in self._reported_helpers or facts.frameworks.is_foreign(func):
+                continue
+            sites = facts.accumulation.sites(func.body)
+            kinds = {site.kind for site in sites}
+            if "step" in kinds and "clear" in kinds and "backward" in kinds:
+                self._check_skipped_steps(func, sites)
+
+    # -- a step skipped on most iterations ----------------------------------------------
+
+    def _check_skipped_steps(self, loop: _Pass, sites: list[GradSite]) -> None:
+        acc = self.facts.accumulation
+        index = self.facts.index
+        steps = [s for s in sites if s.kind == "step" and not s.closure]
+        every = [s for s in steps if self._every_pass(s, loop.body)]
+        for step in steps:
+            if step in every or any(s.owner == step.owner for s in every):
+                continue  # this optimizer steps on every iteration: no window
+            if next(index.enclosing_loops(step.anchor), None) is not _own_loop(loop):
+                continue  # a step of an inner loop: its window is that loop's
+            guards = acc.guards(step.anchor, loop.body)
+            if step.node is not step.anchor:
+                helper = index.scope_of(step.node)
+                if type(helper) is cst.FunctionDef:
+                    guards += acc.guards(step.node, helper.body)
+            if not any(acc.counts_micro_batches(g.test) for g in guards):
+                continue  # a bad batch skipped, not a window counted
+            if acc.framework_accumulates(step.anchor):
+                continue
+            outside = [s for s in sites if not self._guarded(s, guards)]
+            if any(s.kind == "read" for s in outside):
+                continue  # each micro-batch's gradient is used on its own
+            backwards = [s for s in outside if s.kind == "backward"]
+            if not backwards:
+                continue
+            if self._branch_restarts(step, sites, guards, steps):
+                continue
+            for clear in outside:
+                if (
+                    clear.kind == "clear"
+                    and self._every_pass(clear, loop.body)
+                    and self._clears_the_same(clear, loop)
+                    and self._covers(clear, step, steps)
+                    and not acc.framework_accumulates(clear.anchor)
+                ):
+                    self._report(clear, step, loop, inner=False)
+
+    def _guarded(self, site: GradSite, guards: list[cst.If]) -> bool:
+        index = self.facts.index
+        return any(index.is_inside(site.anchor, g) or index.is_inside(site.node, g) for g in guards)
+
+    def _branch_restarts(
+        self, step: GradSite, sites: list[GradSite], guards: list[cst.If], steps: list[GradSite]
+    ) -> bool:
+        """Does the step's own branch backpropagate (or clear) before it (a generator
+        updated every `n_critic` iterations on a loss of its own): a step of its own, not
+        the end of a window of micro-batches?"""
+        order = self.facts.index.order
+
+        def before(site: GradSite) -> bool:
+            if site.anchor is step.anchor:
+                return order[site.node] < order[step.node]
+            return order[site.anchor] < order[step.anchor]
+
+        return any(
+            before(s)
+            and (s.kind == "backward" or (s.kind == "clear" and self._covers(s, step, steps)))
+            for s in sites
+            if self._guarded(s, guards)
+        )
+
+    # -- an inner loop that clears on every pass -----------------------------------------
+
+    def _check_inner_loop(self, loop: LoopNode, sites: list[GradSite]) -> None:
+        """`loop` clears and backpropagates on every pass and never steps: the step after
+        it, before any other clear, applies the last pass's gradient only."""
+        facts = self.facts
+        acc = facts.accumulation
+        index = facts.index
+        if any(s.kind == "read" for s in sites) or acc.framework_accumulates(loop):
+            return
+        clears = [
+            s
+            for s in sites
+            if s.kind == "clear"
+            and self._every_pass(s, loop.body)
+            and self._clears_the_same(s, loop)
+        ]
+        if not clears:
+            return
+        outer = next(index.enclosing_loops(loop), None)
+        region: cst.CSTNode
+        if outer is not None:
+            region = outer.body
+        else:
+            scope = index.scope_of(loop)
+            region = scope.body if type(scope) is cst.FunctionDef else index.module
+        order = index.order
+        after = [
+            s
+            for s in acc.sites(region)
+            if order[s.anchor] > order[loop]
+            and not index.is_inside(s.anchor, loop)
+            and not self._exclusive(s.anchor, loop)
+        ]
+        for site in after:
+            if site.kind == "clear":
+                return  # cleared again before the next step: a new window starts
+            if site.kind != "step" or site.closure:
+                continue
+            # No step runs inside the loop, so a model's clear there is this step's.
+            if any(self._covers(c, site, [site]) for c in clears):
+                self._report(clears[-1], site, loop, inner=True)
+            return
+
+    # -- shared ---------------------------------------------------------------------------
+
+    def _every_pass(self, site: GradSite, region: cst.CSTNode) -> bool:
+        return site.always and self.facts.accumulation.runs_every_pass(site.anchor, region)
+
+    @staticmethod
+    def _clears_the_same(clear: GradSite, loop: _Pass) -> bool:
+        """Does the clear clear the same gradients on every pass? Not `opt.zero_grad()`
+        in `for model, opt in zip(models, opts)`: each pass clears another optimizer."""
+        if clear.owner is None or type(loop) is not cst.For:
+            return True
+        return clear.owner.split(".")[0] not in target_names(loop.target)
+
+    @staticmethod
+    def _covers(clear: GradSite, step: GradSite, steps: list[GradSite]) -> bool:
+        """Can this clear throw away what the step applies? One of the step's own
+        optimizer can; one of another stepped optimizer cannot; a model's (or a
+        `.grad = None`) can when no other optimizer steps here, else it may be the
+        other one's."""
+        if clear.owner is not None and clear.owner == step.owner:
+            return True
+        stepped = {s.owner for s in steps}
+        if clear.owner is not None and clear.owner in stepped:
+            return False
+        return stepped <= {step.owner}
+
+    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """Are a and b in different arms of one `if` (so never in one pass)?"""
+        index = self.facts.index
+        arms: dict[cst.CSTNode, cst.CSTNode] = {}
+        child = a
+        for anc in index.ancestors(a):
+            if type(anc) is cst.If:
+                arms[anc] = child
+            child = anc
+        child = b
+        for anc in index.ancestors(b):
+            if type(anc) is cst.If and anc in arms:
+                return arms[anc] is not child and anc.test not in (arms[anc], child)
+            child = anc
+        return False
+
+    def _report(self, clear: GradSite, step: GradSite, loop: _Pass, *, inner: bool) -> None:
+        index = self.facts.index
+        statement = index.statement_of(clear.anchor)
+        if statement in self._reported:
+            return
+        self._reported.add(statement)
+        step_statement = index.statement_of(step.anchor)
+        if inner:
+            where = "on every pass of this loop"
+            when = "once, after it"
+            advice = "Clear once, before the loop."
+            label = "clears on every pass of this loop"
+        else:
+            where = "on every iteration"
+            when = "every few iterations"
+            advice = "Clear right after the step, in its branch."
+            label = "clears on every iteration of this loop"
+        if clear.node is not clear.anchor:
+            self._reported_helpers.add(index.scope_of(clear.node))
+        if isinstance(loop, (cst.For, cst.While)):
+            related: list = [loop_header(self.context, loop, label)]
+        else:
+            where = "on every call"
+            when = "on some calls"
+            related = [(loop.name, "called once per micro-batch")]
+        related.append((step_statement, "steps here, once per window"))
+        if clear.node is not clear.anchor:
+            related.append((index.statement_of(clear.node), "the helper clears here"))
+        self.report(
+            statement,
+            self.message.format(
+                clear=_short(statement if clear.node is clear.anchor else clear.anchor),
+                where=where,
+                step=_short(step_statement),
+                when=when,
+                advice=advice,
+            ),
+            related=related,
+        )
+
+
+def _short(node: cst.CSTNode) -> str:
+    """The node's code on one line (a loop's header), cut to 40 characters."""
+    if isinstance(node, cst.BaseCompoundStatement):
+        text = render(node).strip().splitlines()[0].split("#")[0].rstrip() + " ..."
+    else:
+        text = render(node).strip()
+    return text if len(text) <= 40 else text[:37] + "..."
