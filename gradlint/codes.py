@@ -68,6 +68,9 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
     RuleCode("GL012", WASTE, (CRASH,)),
+    # a target from the network being trained changes the update (residual gradient);
+    # one from a separate network that requires grad costs a backward through it
+    RuleCode("GL013", WRONG, (WASTE,), preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

@@ -14,6 +14,7 @@ from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResu
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
 from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
+from gradlint.rules.gl013_bootstrap_target_not_detached import BootstrapTargetNotDetached
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -29,6 +30,7 @@ ALL_RULES: list = [
     CheckpointWithoutGradInputs,
     InplaceOnSavedTensor,
     InferenceOutsideNoGrad,
+    BootstrapTargetNotDetached,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the
