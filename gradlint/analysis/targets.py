@@ -30,12 +30,15 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
     FRESH_TENSOR_METHODS,
+    LOSS_REDUCTION_FUNCTIONS,
+    LOSS_REDUCTION_METHODS,
     MODULE_COPYING_FUNCTIONS,
     OPTIMIZER_CLASSES,
     PARAMETER_ITERATORS,
     REDUCTIONS_WITH_INDICES,
     REGRESSION_LOSS_MODULES,
     REGRESSION_LOSSES,
+    SHAPE_ONLY_ARGUMENT_METHODS,
     SQUARING_FUNCTIONS,
     SQUARING_METHODS,
 )
@@ -145,29 +148,65 @@ class LossTargets:
     def _squared_difference(self, node: cst.BinaryOperation) -> LossSite | None:
         if type(node.operator) is not cst.Subtract:
             return None
-        parent = self.index.parent.get(node)
-        squared = False
+        squared = self._squaring_of(node)
+        if squared is None or not self._reduced(squared):
+            return None
+        return LossSite(node, node.left, node.right)
+
+    def _squaring_of(self, difference: cst.BinaryOperation) -> cst.CSTNode | None:
+        """The expression that squares (or takes the size of) the difference: `d ** 2`,
+        `d.pow(2)`, `d.abs()`, `torch.square(d)`."""
+        parent = self.index.parent.get(difference)
         if type(parent) is cst.BinaryOperation:
-            squared = type(parent.operator) is cst.Power and parent.left is node
-        elif type(parent) is cst.Attribute:
+            if type(parent.operator) is cst.Power and parent.left is difference:
+                return parent
+            return None
+        if type(parent) is cst.Attribute:
             call = self.index.parent.get(parent)
-            squared = (
+            if (
+                parent.attr.value in SQUARING_METHODS
+                and type(call) is cst.Call
+                and call.func is parent
+            ):
+                return call
+            return None
+        if type(parent) is cst.Arg:
+            call = self.index.parent.get(parent)
+            if (
+                type(call) is cst.Call
+                and call.args[0] is parent
+                and (self.index.qualified_name(call.func) or "") in SQUARING_FUNCTIONS
+            ):
+                return call
+        return None
+
+    def _reduced(self, squared: cst.CSTNode) -> bool:
+        """Is the squared difference averaged or summed into a loss, maybe weighted on
+        the way (`(w * (q - t) ** 2).mean()`), rather than a term of a density or a
+        distance (`-0.5 * (z - mu) ** 2 / var`)?"""
+        parent_of = self.index.parent
+        node = squared
+        parent = parent_of.get(node)
+        while type(parent) is cst.BinaryOperation and isinstance(
+            parent.operator, (cst.Multiply, cst.Divide)
+        ):
+            node, parent = parent, parent_of.get(parent)
+        if type(parent) is cst.Attribute:
+            call = parent_of.get(parent)
+            return (
                 parent.value is node
-                and parent.attr.value in SQUARING_METHODS
+                and parent.attr.value in LOSS_REDUCTION_METHODS
                 and type(call) is cst.Call
                 and call.func is parent
             )
-        elif type(parent) is cst.Arg:
-            call = self.index.parent.get(parent)
-            squared = (
+        if type(parent) is cst.Arg:
+            call = parent_of.get(parent)
+            return (
                 type(call) is cst.Call
-                and bool(call.args)
                 and call.args[0] is parent
-                and (self.index.qualified_name(call.func) or "") in SQUARING_FUNCTIONS
+                and (self.index.qualified_name(call.func) or "") in LOSS_REDUCTION_FUNCTIONS
             )
-        if not squared:
-            return None
-        return LossSite(node, node.left, node.right)
+        return False
 
     def is_trained(self, site: LossSite) -> bool:
         """Does the loss reach a differentiation in its function, or leave the function
@@ -212,11 +251,11 @@ class LossTargets:
         self._walk(expr, False, None, set(), found)
         return found
 
-    def direct_models(self, expr: cst.BaseExpression, use: cst.CSTNode) -> set[str]:
-        """The models whose forward `expr` is computed from, run on inputs that no
-        recorded forward produced: `Q(s)`, not `D(G(z))` or `vgg(transformer(x))`."""
+    def direct_models(self, forwards: list[TargetForward]) -> set[str]:
+        """The models of these forwards (of a prediction) run on inputs that no recorded
+        forward produced: `Q(s)`, not `D(G(z))` or `vgg(transformer(x))`."""
         models: set[str] = set()
-        for forward in self.forwards_in(expr, use):
+        for forward in forwards:
             if not forward.via and not any(
                 self.forwards_in(arg.value, forward.call) for arg in forward.call.args
             ):
@@ -248,10 +287,14 @@ class LossTargets:
             if kind is cst.Call:
                 assert isinstance(node, cst.Call)
                 self._call(node, joined, frame, seen, found)
+                func = node.func
+                if type(func) is cst.Attribute:
+                    if func.attr.value in SHAPE_ONLY_ARGUMENT_METHODS:
+                        stack.append((func.value, joined))
+                        continue
+                    stack.append((func.value, joined))
                 for arg in node.args:
                     stack.append((arg.value, joined))
-                if type(node.func) is cst.Attribute:
-                    stack.append((node.func.value, joined))
                 continue
             if kind is cst.Name or kind is cst.Attribute:
                 name = dotted_name(node)

@@ -379,6 +379,12 @@ FRESH_TENSOR_METHODS = frozenset({"new_ones", "new_zeros", "new_full", "new_empt
 # Reductions that hand back (values, indices) as well as VALUES_AND_INDICES_METHODS do
 # when given a dimension: `q.max(1)[1]` is the chosen action, without history.
 REDUCTIONS_WITH_INDICES = VALUES_AND_INDICES_METHODS | {"max", "min"}
+# Tensor methods whose tensor arguments give only a shape, dtype or device
+# (`t.expand_as(other)`): no gradient flows to them.
+SHAPE_ONLY_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as", "to"})
+# Reductions that turn a squared difference into a loss: `((q - target) ** 2).mean()`.
+LOSS_REDUCTION_METHODS = frozenset({"mean", "sum"})
+LOSS_REDUCTION_FUNCTIONS = frozenset({"torch.mean", "torch.sum"})
 # The calls that copy a module with its parameters, which keep requiring grad.
 MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
 

@@ -121,13 +121,21 @@ class BootstrapTargetNotDetached(Rule):
             return
         for site in sites:
             forwards = targets.forwards_in(site.target, site.node)
-            if not forwards or not targets.is_trained(site):
+            if not forwards:
                 continue
-            self._check(site, forwards)
+            predicted = targets.forwards_in(site.prediction, site.node)
+            # A prediction computed by no network is data (`(returns - v(s)) ** 2`,
+            # `1 - grad_norm` of a gradient penalty): the operands are the other way
+            # round, or the loss is no regression onto a target.
+            if not predicted or not targets.is_trained(site):
+                continue
+            self._check(site, forwards, predicted)
 
-    def _check(self, site: LossSite, forwards: list[TargetForward]) -> None:
+    def _check(
+        self, site: LossSite, forwards: list[TargetForward], predicted: list[TargetForward]
+    ) -> None:
         targets = self.facts.loss_targets
-        trained = targets.direct_models(site.prediction, site.node)
+        trained = targets.direct_models(predicted)
         optimized = targets.optimized_models()
         online = [f for f in forwards if f.model in trained and f.combined]
         separate = [
