@@ -33,6 +33,8 @@ from gradlint.analysis.torch_api import (
     LOSS_REDUCTION_FUNCTIONS,
     LOSS_REDUCTION_METHODS,
     MODULE_COPYING_FUNCTIONS,
+    MODULE_MODE_METHODS,
+    MODULE_WRAPPING_METHODS,
     OPTIMIZER_CLASSES,
     PARAMETER_ITERATORS,
     REDUCTIONS_WITH_INDICES,
@@ -379,7 +381,12 @@ class LossTargets:
         seen: set[tuple[cst.CSTNode, str]],
         found: list[TargetForward],
     ) -> None:
-        for binding in self.values.reaching_bindings(name, use):
+        bindings = self.values.reaching_bindings(name, use)
+        while not bindings and "." in name and not name.startswith(("self.", "cls.")):
+            # `features.relu2_2` of `features = vgg(x)`: a field of what the name holds
+            name = name.rsplit(".", 1)[0]
+            bindings = self.values.reaching_bindings(name, use)
+        for binding in bindings:
             key = (binding, name)
             if key in seen:
                 continue
@@ -394,9 +401,30 @@ class LossTargets:
                 continue
             if self.grad_mode.mode_at(binding) is not GradMode.RECORDING:
                 continue  # computed under no_grad: no history
+            if self._unpacked_indices(binding, name):
+                continue
             value = self.values.bound_expression(binding, name)
             if value is not None:
                 self._walk(value, joined, frame, seen, found)
+
+    def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
+        """`_, best = q.max(-1)`: the indices of a reduction, without history."""
+        if type(binding) is not cst.Assign or type(binding.value) is not cst.Call:
+            return False
+        func = binding.value.func
+        method = (
+            func.attr.value
+            if type(func) is cst.Attribute
+            else (self.index.qualified_name(func) or "").rsplit(".", 1)[-1]
+        )
+        if method not in REDUCTIONS_WITH_INDICES:
+            return False
+        for target in binding.targets:
+            pair = target.target
+            if type(pair) is cst.Tuple and len(pair.elements) == 2:
+                if dotted_name(pair.elements[1].value) == name:
+                    return True
+        return False
 
     # -- the models ----------------------------------------------------------------------
 
@@ -413,7 +441,8 @@ class LossTargets:
         name = dotted_name(func)
         if name is None:
             return None
-        for value in self.tensors.module_constructors(func, call):
+        constructors = self.tensors.module_constructors(func, call)
+        for value in constructors:
             if (
                 type(value) is cst.Call
                 and (self.index.qualified_name(value.func) or "") in MODULE_COPYING_FUNCTIONS
@@ -421,7 +450,27 @@ class LossTargets:
                 and self.forwards.has_parameters(value.args[0].value, value)
             ):
                 return name
+        if constructors and all(self._switched_network(value) for value in constructors):
+            return name
         return None
+
+    def _switched_network(self, value: cst.CSTNode) -> bool:
+        """`Vgg16().eval()`, `Teacher(cfg).train(False)`: an instance of a class out of
+        sight, put in a training mode as it is built, which only an nn.Module has; a
+        network that someone builds to run, so one with parameters."""
+        switched = False
+        while (
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
+            and value.func.attr.value in MODULE_WRAPPING_METHODS
+        ):
+            switched = switched or value.func.attr.value in MODULE_MODE_METHODS
+            value = value.func.value
+        if not switched or type(value) is not cst.Call:
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        return last[:1].isupper() and not qualified.startswith("torch.")
 
     def optimized_models(self) -> set[str]:
         """The models whose `.parameters()` this file hands to an optimizer, as written."""

@@ -94,6 +94,8 @@ NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
 # torch functions with no history in their result.
 NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
     {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel"}
+    # an integer tensor of its (integer) input: a label made from a chosen index
+    | {"torch.nn.functional.one_hot"}
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
 TENSOR_FACTORIES = frozenset(

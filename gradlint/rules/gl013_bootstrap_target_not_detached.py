@@ -100,7 +100,7 @@ class BootstrapTargetNotDetached(Rule):
 
     code = "GL013"
     name = "bootstrap-target-not-detached"
-    message = "the target of this loss is computed by `{model}` with autograd recording and is not detached: {consequence}"
+    message = "the target of a loss is computed here by `{model}` with autograd recording and never detached: {consequence}"
     fix_title = "Detach the target: `.detach()`"
     trigger_tokens = ("loss", "Loss", "pow(", "**", "square(")
     also_needs_tokens = ("(",)
@@ -113,6 +113,14 @@ class BootstrapTargetNotDetached(Rule):
         "its parameters require grad and no optimizer here steps them, so every backward "
         "runs through it for nothing and fills its `.grad`"
     )
+    _SEPARATE_MANY = (
+        "their parameters require grad and no optimizer here steps them, so every "
+        "backward runs through them for nothing and fills their `.grad`"
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._reported: set[cst.CSTNode] = set()
 
     def leave_Module(self, original_node: cst.Module) -> None:
         targets = self.facts.loss_targets
@@ -147,20 +155,30 @@ class BootstrapTargetNotDetached(Rule):
         if not chosen:
             return
         group = Group.WRONG if online else Group.WASTE
-        models = sorted({f.model for f in chosen})
+        models = sorted({f.local_model for f in chosen})
+        # Reported where the target's network runs with autograd recording (the first
+        # such forward): the line a reader fixes, by `no_grad` or by freezing the
+        # network; the fix itself detaches the target where the loss reads it.
+        reported = min(chosen, key=lambda f: self.facts.index.order[f.call])
+        if reported.call in self._reported:
+            return
+        self._reported.add(reported.call)
         self.report(
-            site.target,
+            reported.call,
             self.message_for(
                 model="`, `".join(models),
-                consequence=self._ONLINE if online else self._SEPARATE,
+                consequence=self._ONLINE
+                if online
+                else (self._SEPARATE if len(models) == 1 else self._SEPARATE_MANY),
             ),
             fix=self._fix(site.target),
-            related=self._related(chosen),
+            related=self._related(site, chosen, reported),
             group=group,
         )
 
-    def _related(self, chosen: list[TargetForward]):
-        seen: set[cst.CSTNode] = set()
+    def _related(self, site: LossSite, chosen: list[TargetForward], reported: TargetForward):
+        yield site.target, "the loss regresses onto this target, which is not detached"
+        seen: set[cst.CSTNode] = {reported.call}
         for forward in chosen:
             for call in forward.via:
                 if call not in seen:

@@ -16,25 +16,25 @@ optimizer = torch.optim.Adam(q_net.parameters(), lr=1e-3)
 
 def hand_written_online_target(s, a, r, s2, done, gamma=0.99):
     q = q_net(s).gather(1, a).squeeze(1)
-    backup = r + gamma * (1 - done) * q_net(s2).max(1)[0]
-    loss = ((q - backup) ** 2).mean()  # error: GL013
+    backup = r + gamma * (1 - done) * q_net(s2).max(1)[0]  # error: GL013
+    loss = ((q - backup) ** 2).mean()
     loss.backward()
 
 
 def weighted_squared_error(s, a, r, s2, weights):
     q = q_net(s).gather(1, a).squeeze(1)
-    target = r + 0.9 * q_net(s2).max(1)[0]
-    loss = (weights * (q - target).pow(2)).mean()  # error: GL013
+    target = r + 0.9 * q_net(s2).max(1)[0]  # error: GL013
+    loss = (weights * (q - target).pow(2)).mean()
     loss.backward()
 
 
 def td_target(network, reward, next_state, gamma):
-    return reward + gamma * network(next_state).max(1)[0]
+    return reward + gamma * network(next_state).max(1)[0]  # error: GL013
 
 
 def target_from_a_helper_given_the_network(s, a, r, s2):
     q = q_net(s).gather(1, a).squeeze(1)
-    loss = F.smooth_l1_loss(q, td_target(q_net, r, s2, 0.99))  # error: GL013
+    loss = F.smooth_l1_loss(q, td_target(q_net, r, s2, 0.99))
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
@@ -49,8 +49,8 @@ class DQNAgent:
 
     def compute_loss(self, s, a, r, s2):
         q = self.dqn(s).gather(1, a)
-        next_q = self.dqn_target(s2).max(1, keepdim=True)[0]
-        return self.criterion(q, r + 0.99 * next_q)  # error: GL013
+        next_q = self.dqn_target(s2).max(1, keepdim=True)[0]  # error: GL013
+        return self.criterion(q, r + 0.99 * next_q)
 
     def update(self, batch):
         loss = self.compute_loss(*batch)
