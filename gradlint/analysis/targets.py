@@ -18,6 +18,7 @@ as the target.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -118,9 +119,9 @@ class LossTargets:
             for node in self.index.nodes:
                 kind = type(node)
                 if kind is cst.Call:
-                    site = self._loss_call(node)  # type: ignore[arg-type]
+                    site = self._loss_call(cast(cst.Call, node))
                 elif kind is cst.BinaryOperation:
-                    site = self._squared_difference(node)  # type: ignore[arg-type]
+                    site = self._squared_difference(cast(cst.BinaryOperation, node))
                 else:
                     continue
                 if site is not None:
@@ -232,14 +233,13 @@ class LossTargets:
                 statement = index.statement_of(use)
                 if type(statement) is cst.Return:
                     return True
-                if isinstance(statement, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                    targets = (
-                        [t.target for t in statement.targets]
-                        if type(statement) is cst.Assign
-                        else [statement.target]
-                    )
-                    for target in targets:
-                        work.extend((statement, v) for v in target_names(target))
+                targets: list[cst.BaseExpression] = []
+                if isinstance(statement, cst.Assign):
+                    targets = [t.target for t in statement.targets]
+                elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
+                    targets = [statement.target]
+                for target in targets:
+                    work.extend((statement, v) for v in target_names(target))
         return False
 
     # -- the forwards a target comes from ---------------------------------------------

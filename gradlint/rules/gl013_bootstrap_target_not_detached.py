@@ -164,7 +164,9 @@ class BootstrapTargetNotDetached(Rule):
         separate = [
             f
             for f in forwards
-            if f.model not in trained and f.model not in optimized and f.local_model not in optimized
+            if f.model not in trained
+            and f.model not in optimized
+            and f.local_model not in optimized
         ]
         chosen = online or separate
         if not chosen:
