@@ -31,6 +31,7 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
     FRESH_TENSOR_METHODS,
+    INTEGER_INPUT_FUNCTIONS,
     LOSS_REDUCTION_FUNCTIONS,
     LOSS_REDUCTION_METHODS,
     MODULE_COPYING_FUNCTIONS,
@@ -316,8 +317,10 @@ class LossTargets:
         """Does the expression hand back no history of what it is computed from?"""
         if self.flow.is_graph_cut(node):
             return True
-        if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            return node.func.attr.value in FRESH_TENSOR_METHODS
+        if type(node) is cst.Call:
+            if type(node.func) is cst.Attribute:
+                return node.func.attr.value in FRESH_TENSOR_METHODS
+            return (self.index.qualified_name(node.func) or "") in INTEGER_INPUT_FUNCTIONS
         if type(node) is cst.Subscript:
             # `q.max(1)[1]`, `torch.max(q, 1)[1]`: the indices
             value = node.value

@@ -94,8 +94,6 @@ NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
 # torch functions with no history in their result.
 NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
     {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel"}
-    # an integer tensor of its (integer) input: a label made from a chosen index
-    | {"torch.nn.functional.one_hot"}
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
 TENSOR_FACTORIES = frozenset(
@@ -387,6 +385,9 @@ SHAPE_ONLY_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "
 # Reductions that turn a squared difference into a loss: `((q - target) ** 2).mean()`.
 LOSS_REDUCTION_METHODS = frozenset({"mean", "sum"})
 LOSS_REDUCTION_FUNCTIONS = frozenset({"torch.mean", "torch.sum"})
+# Functions that take only integer tensors (`F.one_hot(best_action, n)`): neither what
+# they are given nor what they return can carry a gradient.
+INTEGER_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 # The calls that copy a module with its parameters, which keep requiring grad.
 MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
 

@@ -144,3 +144,12 @@ def feature_matching_through_the_trained_discriminator(generator, discriminator,
 
 def a_metric_never_differentiated(student, teacher, x):
     return F.mse_loss(student(x), teacher(x)).item()
+
+
+def mixing_coefficients_onto_the_best_action(s, optimizer):
+    # pmoe_ppo: the target is a one-hot of the indices of Q's maximum
+    policy = nn.Linear(4, 2)
+    _, best = q_net(s).max(-1)
+    loss = F.mse_loss(policy(s), F.one_hot(best, 2).float())
+    optimizer.zero_grad()
+    loss.backward()
