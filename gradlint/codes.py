@@ -78,6 +78,9 @@ REGISTERED: tuple[RuleCode, ...] = (
     # only the last micro-batch of an accumulation window reaches the step; preview until
     # real code shows its precision (two findings on the census's development half)
     RuleCode("GL014", WRONG, preview=True),
+    # a target from the network being trained changes the update (residual gradient);
+    # one from a separate network that requires grad costs a backward through it
+    RuleCode("GL013", WRONG, (WASTE,), preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

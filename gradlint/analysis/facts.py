@@ -23,6 +23,7 @@ from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.saved import SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.targets import LossTargets
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.train_mode import TrainModeAnalysis
 from gradlint.analysis.values import ValueAnalysis
@@ -117,6 +118,19 @@ class FileFacts:
     @cached_property
     def differentiation(self) -> DifferentiationReach:
         return DifferentiationReach(self.index, self.flow, self.loops, self.values)
+
+    @cached_property
+    def loss_targets(self) -> LossTargets:
+        return LossTargets(
+            self.index,
+            self.flow,
+            self.values,
+            self.tensors,
+            self.forwards,
+            self.grad_mode,
+            self.summaries,
+            self.differentiation,
+        )
 
     @cached_property
     def result_uses(self) -> ResultUses:

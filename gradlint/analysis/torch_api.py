@@ -365,6 +365,42 @@ TARGET_SAVING_LOSS_MODULES = frozenset(
     | {"NLLLoss"}
 )
 
+# -- losses against a target (GL013) ---------------------------------------------------
+
+# Losses of (input, target) whose target may be a value to regress on (a TD target, a
+# teacher's output, features of a reference network), each as torch.nn.functional names
+# it and as the module class that computes it. Gradient through the target is never
+# what these losses mean: the target stands still while the input moves towards it.
+REGRESSION_LOSSES = frozenset(
+    {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div"}
+    | {"binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy"}
+)
+REGRESSION_LOSS_MODULES = frozenset(
+    {"MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss"}
+    | {"BCEWithLogitsLoss", "CrossEntropyLoss"}
+)
+# Tensor methods and torch functions that square or take the size of a difference:
+# `(q - target).pow(2)`, `torch.square(q - target)`, the hand-written regression loss.
+SQUARING_METHODS = frozenset({"pow", "square", "abs"})
+SQUARING_FUNCTIONS = frozenset({"torch.square", "torch.abs", "torch.pow"})
+# Tensor methods that make a new tensor of the receiver's dtype and device, without
+# its values or history (`pred.new_ones(n)`: a label built from a network's output).
+FRESH_TENSOR_METHODS = frozenset({"new_ones", "new_zeros", "new_full", "new_empty", "new_tensor"})
+# Reductions that hand back (values, indices) as well as VALUES_AND_INDICES_METHODS do
+# when given a dimension: `q.max(1)[1]` is the chosen action, without history.
+REDUCTIONS_WITH_INDICES = VALUES_AND_INDICES_METHODS | {"max", "min"}
+# Tensor methods whose tensor arguments give only a shape, dtype or device
+# (`t.expand_as(other)`): no gradient flows to them.
+SHAPE_ONLY_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as", "to"})
+# Reductions that turn a squared difference into a loss: `((q - target) ** 2).mean()`.
+LOSS_REDUCTION_METHODS = frozenset({"mean", "sum"})
+LOSS_REDUCTION_FUNCTIONS = frozenset({"torch.mean", "torch.sum"})
+# Functions that take only integer tensors (`F.one_hot(best_action, n)`): neither what
+# they are given nor what they return can carry a gradient.
+INTEGER_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
+# The calls that copy a module with its parameters, which keep requiring grad.
+MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
+
 # -- checkpoint ---------------------------------------------------------------------------
 
 CHECKPOINT_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint"})

@@ -274,6 +274,34 @@ class ValueAnalysis:
         """What `expr` evaluates to (names resolved at `use`, default: expr itself)."""
         return self._expr(expr, use if use is not None else expr)
 
+    def reaching_bindings(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """The bindings of `name` that can reach `use` (its function's, or the module's
+        for a global read): the def-use chain `of_name` reads its value from."""
+        scope = self.index.scope_of(use)
+        bindings = self._table(scope).get(name)
+        if not bindings:
+            if scope is not self.index.module:
+                return list(self._table(self.index.module).get(name, ()))
+            return []
+        return self.index.reaching(bindings, use)
+
+    @staticmethod
+    def bound_expression(binding: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+        """The expression a binding gives `name` (`y` for `x, y = a, b`; the whole value
+        when it is unpacked from something that cannot be split); None for a binding
+        that is no assignment of an expression."""
+        if type(binding) is cst.Assign:
+            for target in binding.targets:
+                found = _paired_value(target.target, binding.value, name)
+                if found is not None:
+                    return cast(cst.BaseExpression, found[0])
+            return None
+        if type(binding) is cst.AnnAssign or type(binding) is cst.NamedExpr:
+            return binding.value
+        if type(binding) is cst.AugAssign:
+            return binding.value
+        return None
+
     def bindings_of(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
         """Every binding of `name` in the scope `use` reads it from (its function, or
         the module for a name the function does not bind), flow-insensitively."""

@@ -18,6 +18,7 @@ from gradlint.rules.gl015_graph_grows_without_backward import GraphGrowsWithoutB
 from gradlint.rules.gl016_train_mode_not_restored import TrainModeNotRestored
 from gradlint.rules.gl017_unregistered_parameters import UnregisteredParameters
 from gradlint.rules.gl014_zero_grad_inside_accumulation import ZeroGradInsideAccumulation
+from gradlint.rules.gl013_bootstrap_target_not_detached import BootstrapTargetNotDetached
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -37,6 +38,7 @@ ALL_RULES: list = [
     TrainModeNotRestored,
     UnregisteredParameters,
     ZeroGradInsideAccumulation,
+    BootstrapTargetNotDetached,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the

@@ -1,0 +1,546 @@
+"""The targets of regression losses, and the network forwards they are computed from.
+
+A loss of (input, target) pulls the input towards the target; the target stands still.
+When the target is itself a network's output (a TD target `r + gamma * Q(s')`, a
+teacher's logits, a reference network's features), gradient must not flow into it:
+the question "which recorded forwards does this target come from?" is answered here
+once, along def-use chains (a rebinding starts afresh, a binding under `no_grad` holds no
+history), into the return values of this file's helpers (with their parameters mapped to
+the caller's arguments), and stopping at every graph cut (`.detach()`, `.item()`,
+`argmax`, the indices of `max(1)`, a fresh tensor made from the output's shape).
+
+The loss shapes: a torch.nn.functional regression loss (`F.mse_loss(q, target)`), a
+loss module of the same kinds (`nn.MSELoss()`), and the hand-written squared or absolute
+difference (`(q - target).pow(2)`, `(q - target) ** 2`), whose right operand is taken
+as the target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.tensors import TensorFacts, all_params
+from gradlint.analysis.torch_api import (
+    FRESH_TENSOR_METHODS,
+    INTEGER_INPUT_FUNCTIONS,
+    LOSS_REDUCTION_FUNCTIONS,
+    LOSS_REDUCTION_METHODS,
+    MODULE_COPYING_FUNCTIONS,
+    MODULE_MODE_METHODS,
+    MODULE_WRAPPING_METHODS,
+    OPTIMIZER_CLASSES,
+    PARAMETER_ITERATORS,
+    REDUCTIONS_WITH_INDICES,
+    REGRESSION_LOSS_MODULES,
+    REGRESSION_LOSSES,
+    SHAPE_ONLY_ARGUMENT_METHODS,
+    SQUARING_FUNCTIONS,
+    SQUARING_METHODS,
+)
+from gradlint.analysis.values import ValueAnalysis, is_graph_free
+
+_FUNCTIONAL = "torch.nn.functional."
+# How deep into helpers' return values a target is followed.
+_HELPER_DEPTH = 3
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+@dataclass(frozen=True)
+class LossSite:
+    """A loss of (prediction, target): the loss call or squared difference itself."""
+
+    node: cst.BaseExpression
+    prediction: cst.BaseExpression
+    target: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class TargetForward:
+    """A forward of a module with parameters that a target is computed from, recorded
+    by autograd and never detached on the way."""
+
+    call: cst.Call
+    # the model as the loss's function names it (a helper's parameter mapped back)
+    model: str
+    # the model as named where the forward runs
+    local_model: str
+    # the way to the target adds or subtracts other values: `r + gamma * Q(s')`
+    combined: bool
+    # the helper calls through which the target reaches it, outermost first
+    via: tuple[cst.Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """A helper entered through `call`: its parameters are the call's arguments."""
+
+    call: cst.Call
+    function: cst.FunctionDef
+    outer: _Frame | None
+
+
+class LossTargets:
+    def __init__(
+        self,
+        index: FileIndex,
+        flow: DataFlow,
+        values: ValueAnalysis,
+        tensors: TensorFacts,
+        forwards: ForwardAnalysis,
+        grad_mode: GradModeAnalysis,
+        summaries: FunctionSummaries,
+        reach: DifferentiationReach,
+    ) -> None:
+        self.index = index
+        self.flow = flow
+        self.values = values
+        self.tensors = tensors
+        self.forwards = forwards
+        self.grad_mode = grad_mode
+        self.summaries = summaries
+        self.reach = reach
+        self._sites: list[LossSite] | None = None
+        self._optimized: set[str] | None = None
+
+    # -- the losses --------------------------------------------------------------------
+
+    def sites(self) -> list[LossSite]:
+        """Every regression loss of the file, in source order."""
+        if self._sites is None:
+            found: list[LossSite] = []
+            for node in self.index.nodes:
+                kind = type(node)
+                if kind is cst.Call:
+                    site = self._loss_call(cast(cst.Call, node))
+                elif kind is cst.BinaryOperation:
+                    site = self._squared_difference(cast(cst.BinaryOperation, node))
+                else:
+                    continue
+                if site is not None:
+                    found.append(site)
+            self._sites = found
+        return self._sites
+
+    def _loss_call(self, call: cst.Call) -> LossSite | None:
+        func = call.func
+        qualified = self.index.qualified_name(func) or ""
+        if qualified.startswith(_FUNCTIONAL):
+            if qualified[len(_FUNCTIONAL) :] not in REGRESSION_LOSSES:
+                return None
+        elif type(func) is cst.Call:
+            # `nn.MSELoss()(q, target)`
+            built = self.index.qualified_name(func.func) or ""
+            if not _is_loss_module(built):
+                return None
+        elif not _is_loss_module(self.tensors.module_class(func, call) or ""):
+            return None
+        prediction = _argument(call, 0, "input")
+        target = _argument(call, 1, "target")
+        if prediction is None or target is None:
+            return None
+        return LossSite(call, prediction, target)
+
+    def _squared_difference(self, node: cst.BinaryOperation) -> LossSite | None:
+        if type(node.operator) is not cst.Subtract:
+            return None
+        squared = self._squaring_of(node)
+        if squared is None or not self._reduced(squared):
+            return None
+        return LossSite(node, node.left, node.right)
+
+    def _squaring_of(self, difference: cst.BinaryOperation) -> cst.CSTNode | None:
+        """The expression that squares (or takes the size of) the difference: `d ** 2`,
+        `d.pow(2)`, `d.abs()`, `torch.square(d)`."""
+        parent = self.index.parent.get(difference)
+        if type(parent) is cst.BinaryOperation:
+            if type(parent.operator) is cst.Power and parent.left is difference:
+                return parent
+            return None
+        if type(parent) is cst.Attribute:
+            call = self.index.parent.get(parent)
+            if (
+                parent.attr.value in SQUARING_METHODS
+                and type(call) is cst.Call
+                and call.func is parent
+            ):
+                return call
+            return None
+        if type(parent) is cst.Arg:
+            call = self.index.parent.get(parent)
+            if (
+                type(call) is cst.Call
+                and call.args[0] is parent
+                and (self.index.qualified_name(call.func) or "") in SQUARING_FUNCTIONS
+            ):
+                return call
+        return None
+
+    def _reduced(self, squared: cst.CSTNode) -> bool:
+        """Is the squared difference averaged or summed into a loss, maybe weighted on
+        the way (`(w * (q - t) ** 2).mean()`), rather than a term of a density or a
+        distance (`-0.5 * (z - mu) ** 2 / var`)?"""
+        parent_of = self.index.parent
+        node = squared
+        parent = parent_of.get(node)
+        while type(parent) is cst.BinaryOperation and isinstance(
+            parent.operator, (cst.Multiply, cst.Divide)
+        ):
+            node, parent = parent, parent_of.get(parent)
+        if type(parent) is cst.Attribute:
+            call = parent_of.get(parent)
+            return (
+                parent.value is node
+                and parent.attr.value in LOSS_REDUCTION_METHODS
+                and type(call) is cst.Call
+                and call.func is parent
+            )
+        if type(parent) is cst.Arg:
+            call = parent_of.get(parent)
+            return (
+                type(call) is cst.Call
+                and call.args[0] is parent
+                and (self.index.qualified_name(call.func) or "") in LOSS_REDUCTION_FUNCTIONS
+            )
+        return False
+
+    def is_trained(self, site: LossSite) -> bool:
+        """Does the loss reach a differentiation in its function, or leave the function
+        (returned, or stored on the object) for a caller to differentiate?"""
+        node = site.node
+        if self.reach.differentiations_of(node, first=True):
+            return True
+        index = self.index
+        if any(type(a) is cst.Return for a in index.ancestors(node)):
+            return True
+        work = [(index.statement_of(node), var) for var in self.reach.produced(node)]
+        seen: set[tuple[cst.CSTNode, str]] = set()
+        while work:
+            binding, var = work.pop()
+            if (binding, var) in seen or len(seen) > 200:
+                continue
+            seen.add((binding, var))
+            if var.startswith("self."):
+                return True  # kept on the object: another method may differentiate it
+            for use in self.values.uses_reached(binding, var):
+                statement = index.statement_of(use)
+                if type(statement) is cst.Return:
+                    return True
+                targets: list[cst.BaseExpression] = []
+                if isinstance(statement, cst.Assign):
+                    targets = [t.target for t in statement.targets]
+                elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
+                    targets = [statement.target]
+                for target in targets:
+                    work.extend((statement, v) for v in target_names(target))
+        return False
+
+    # -- the forwards a target comes from ---------------------------------------------
+
+    def forwards_in(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[TargetForward]:
+        """The recorded, undetached forwards of modules with parameters that `expr`
+        (read at `use`) is computed from."""
+        if is_graph_free(self.values.of_expr(expr, use)):
+            return []
+        found: list[TargetForward] = []
+        self._walk(expr, False, None, set(), found)
+        return found
+
+    def direct_models(self, forwards: list[TargetForward]) -> set[str]:
+        """The models of these forwards (of a prediction) run on inputs that no recorded
+        forward produced: `Q(s)`, not `D(G(z))` or `vgg(transformer(x))`."""
+        models: set[str] = set()
+        for forward in forwards:
+            if not forward.via and not any(
+                self.forwards_in(arg.value, forward.call) for arg in forward.call.args
+            ):
+                models.add(forward.model)
+        return models
+
+    def _walk(
+        self,
+        expr: cst.CSTNode,
+        combined: bool,
+        frame: _Frame | None,
+        seen: set[tuple[cst.CSTNode, str]],
+        found: list[TargetForward],
+    ) -> None:
+        stack: list[tuple[cst.CSTNode, bool]] = [(expr, combined)]
+        while stack:
+            node, joined = stack.pop()
+            if self._cuts(node):
+                continue
+            kind = type(node)
+            if kind in _SCOPES:
+                continue
+            if kind is cst.BinaryOperation:
+                assert isinstance(node, cst.BinaryOperation)
+                joined = joined or isinstance(node.operator, (cst.Add, cst.Subtract))
+                stack.append((node.left, joined))
+                stack.append((node.right, joined))
+                continue
+            if kind is cst.Call:
+                assert isinstance(node, cst.Call)
+                self._call(node, joined, frame, seen, found)
+                func = node.func
+                if type(func) is cst.Attribute:
+                    if func.attr.value in SHAPE_ONLY_ARGUMENT_METHODS:
+                        stack.append((func.value, joined))
+                        continue
+                    stack.append((func.value, joined))
+                for arg in node.args:
+                    stack.append((arg.value, joined))
+                continue
+            if kind is cst.Name or kind is cst.Attribute:
+                name = dotted_name(node)
+                if name is not None:
+                    self._name(name, node, joined, frame, seen, found)
+                    continue
+                assert isinstance(node, cst.Attribute)
+                stack.append((node.value, joined))
+                continue
+            if kind is cst.Subscript:
+                assert isinstance(node, cst.Subscript)
+                stack.append((node.value, joined))  # the index carries no gradient
+                continue
+            stack.extend((child, joined) for child in self.index.kids(node))
+
+    def _cuts(self, node: cst.CSTNode) -> bool:
+        """Does the expression hand back no history of what it is computed from?"""
+        if self.flow.is_graph_cut(node):
+            return True
+        if type(node) is cst.Call:
+            if type(node.func) is cst.Attribute:
+                return node.func.attr.value in FRESH_TENSOR_METHODS
+            return (self.index.qualified_name(node.func) or "") in INTEGER_INPUT_FUNCTIONS
+        if type(node) is cst.Subscript:
+            # `q.max(1)[1]`, `torch.max(q, 1)[1]`: the indices
+            value = node.value
+            if type(value) is cst.Call and len(node.slice) == 1:
+                index = node.slice[0].slice
+                func = value.func
+                method = (
+                    func.attr.value
+                    if type(func) is cst.Attribute
+                    else (self.index.qualified_name(func) or "").rsplit(".", 1)[-1]
+                )
+                return (
+                    method in REDUCTIONS_WITH_INDICES
+                    and type(index) is cst.Index
+                    and type(index.value) is cst.Integer
+                    and index.value.value == "1"
+                )
+        if type(node) is cst.Attribute:
+            return node.attr.value == "indices"
+        return False
+
+    def _call(
+        self,
+        call: cst.Call,
+        joined: bool,
+        frame: _Frame | None,
+        seen: set[tuple[cst.CSTNode, str]],
+        found: list[TargetForward],
+    ) -> None:
+        model = self.forward_model(call)
+        if model is not None:
+            if self.grad_mode.mode_at(call) is GradMode.RECORDING and not self.forwards.is_frozen(
+                model, call
+            ):
+                found.append(
+                    TargetForward(call, _outer_name(model, frame, self), model, joined, _via(frame))
+                )
+            return
+        depth = 0
+        outer = frame
+        while outer is not None:
+            depth += 1
+            outer = outer.outer
+        if depth >= _HELPER_DEPTH:
+            return
+        helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        if helper is None or self.forwards.differentiates(helper):
+            return
+        inner = _Frame(call, helper, frame)
+        for node in self.index.walk(helper.body):
+            if type(node) is cst.Return and node.value is not None:
+                if self.grad_mode.mode_at(node) is GradMode.RECORDING:
+                    self._walk(node.value, joined, inner, seen, found)
+
+    def _name(
+        self,
+        name: str,
+        use: cst.CSTNode,
+        joined: bool,
+        frame: _Frame | None,
+        seen: set[tuple[cst.CSTNode, str]],
+        found: list[TargetForward],
+    ) -> None:
+        bindings = self.values.reaching_bindings(name, use)
+        while not bindings and "." in name and not name.startswith(("self.", "cls.")):
+            # `features.relu2_2` of `features = vgg(x)`: a field of what the name holds
+            name = name.rsplit(".", 1)[0]
+            bindings = self.values.reaching_bindings(name, use)
+        for binding in bindings:
+            key = (binding, name)
+            if key in seen:
+                continue
+            seen.add(key)
+            if type(binding) is cst.Param:
+                if frame is not None and self.index.scope_of(binding) is frame.function:
+                    argument = self.summaries.of(frame.function).forwarded_argument(
+                        frame.call, name
+                    )
+                    if argument is not None:
+                        self._walk(argument, joined, frame.outer, seen, found)
+                continue
+            if self.grad_mode.mode_at(binding) is not GradMode.RECORDING:
+                continue  # computed under no_grad: no history
+            if self._unpacked_indices(binding, name):
+                continue
+            value = self.values.bound_expression(binding, name)
+            if value is not None:
+                self._walk(value, joined, frame, seen, found)
+
+    def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
+        """`_, best = q.max(-1)`: the indices of a reduction, without history."""
+        if type(binding) is not cst.Assign or type(binding.value) is not cst.Call:
+            return False
+        func = binding.value.func
+        method = (
+            func.attr.value
+            if type(func) is cst.Attribute
+            else (self.index.qualified_name(func) or "").rsplit(".", 1)[-1]
+        )
+        if method not in REDUCTIONS_WITH_INDICES:
+            return False
+        for target in binding.targets:
+            pair = target.target
+            if type(pair) is cst.Tuple and len(pair.elements) == 2:
+                if dotted_name(pair.elements[1].value) == name:
+                    return True
+        return False
+
+    # -- the models ----------------------------------------------------------------------
+
+    def forward_model(self, call: cst.Call) -> str | None:
+        """The model with parameters whose forward `call` runs, as written: the
+        forward analysis's answer, or a copy of such a model (`target =
+        copy.deepcopy(net)`), whose parameters require grad as the original's do."""
+        model = self.forwards.model_forward(call)
+        if model is not None:
+            return model
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "forward":
+            func = func.value
+        name = dotted_name(func)
+        if name is None:
+            return None
+        constructors = self.tensors.module_constructors(func, call)
+        for value in constructors:
+            if (
+                type(value) is cst.Call
+                and (self.index.qualified_name(value.func) or "") in MODULE_COPYING_FUNCTIONS
+                and value.args
+                and self.forwards.has_parameters(value.args[0].value, value)
+            ):
+                return name
+        if constructors and all(self._switched_network(value) for value in constructors):
+            return name
+        return None
+
+    def _switched_network(self, value: cst.CSTNode) -> bool:
+        """`Vgg16().eval()`, `Teacher(cfg).train(False)`: an instance of a class out of
+        sight, put in a training mode as it is built, which only an nn.Module has; a
+        network that someone builds to run, so one with parameters."""
+        switched = False
+        while (
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
+            and value.func.attr.value in MODULE_WRAPPING_METHODS
+        ):
+            switched = switched or value.func.attr.value in MODULE_MODE_METHODS
+            value = value.func.value
+        if not switched or type(value) is not cst.Call:
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        return last[:1].isupper() and not qualified.startswith("torch.")
+
+    def optimized_models(self) -> set[str]:
+        """The models whose `.parameters()` this file hands to an optimizer, as written."""
+        if self._optimized is None:
+            found: set[str] = set()
+            for call in self.index.calls:
+                qualified = self.index.qualified_name(call.func) or ""
+                last = qualified.rsplit(".", 1)[-1]
+                if last not in OPTIMIZER_CLASSES and not (
+                    qualified.startswith("torch.optim.") and last[:1].isupper()
+                ):
+                    continue
+                for node in self.index.walk(call):
+                    if (
+                        type(node) is cst.Call
+                        and type(node.func) is cst.Attribute
+                        and node.func.attr.value in PARAMETER_ITERATORS
+                    ):
+                        owner = dotted_name(node.func.value)
+                        if owner is not None:
+                            found.add(owner)
+            self._optimized = found
+        return self._optimized
+
+
+def _is_loss_module(qualified: str) -> bool:
+    return (
+        qualified.startswith("torch.nn.")
+        and qualified.rsplit(".", 1)[-1] in REGRESSION_LOSS_MODULES
+    )
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: position + 1]):
+        return None
+    return positional[position].value if len(positional) > position else None
+
+
+def _via(frame: _Frame | None) -> tuple[cst.Call, ...]:
+    calls: list[cst.Call] = []
+    while frame is not None:
+        calls.append(frame.call)
+        frame = frame.outer
+    return tuple(reversed(calls))
+
+
+def _outer_name(model: str, frame: _Frame | None, targets: LossTargets) -> str:
+    """The model as the outermost caller names it: a helper's parameter is the
+    argument its call passes; `self.x` in a method of another object's class is
+    `obj.x` for `obj.method(...)`."""
+    while frame is not None:
+        head, _, rest = model.partition(".")
+        params = {p.name.value for p in all_params(frame.function.params)}
+        if head in params and head not in ("self", "cls"):
+            argument = targets.summaries.of(frame.function).forwarded_argument(frame.call, head)
+            passed = dotted_name(argument) if argument is not None else None
+            if passed is None:
+                return model
+            model = f"{passed}.{rest}" if rest else passed
+        elif head == "self":
+            func = frame.call.func
+            receiver = dotted_name(func.value) if type(func) is cst.Attribute else None
+            if receiver is not None and receiver != "self":
+                model = f"{receiver}.{rest}" if rest else receiver
+        frame = frame.outer
+    return model
