@@ -68,6 +68,12 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
     RuleCode("GL012", WASTE, (CRASH,)),
+    # a target from the network being trained changes the update (residual gradient);
+    # one from a separate network that requires grad costs a backward through it
+    RuleCode("GL013", WRONG, (WASTE,), preview=True),
+    # only the last micro-batch of an accumulation window reaches the step; preview until
+    # real code shows its precision (two findings on the census's development half)
+    RuleCode("GL014", WRONG, preview=True),
     # a loop without backward that carries a graph: every step's activations stay alive
     RuleCode("GL015", LEAK, preview=True),
     # an evaluation that leaves the model in eval mode for the rest of training; in
@@ -75,12 +81,6 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL016", WRONG, preview=True),
     # the weights in a plain list never train and never reach a checkpoint
     RuleCode("GL017", WRONG, preview=True),
-    # only the last micro-batch of an accumulation window reaches the step; preview until
-    # real code shows its precision (two findings on the census's development half)
-    RuleCode("GL014", WRONG, preview=True),
-    # a target from the network being trained changes the update (residual gradient);
-    # one from a separate network that requires grad costs a backward through it
-    RuleCode("GL013", WRONG, (WASTE,), preview=True),
     RuleCode("GL100", explicit_only=True),
 )
 

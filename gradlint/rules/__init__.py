@@ -14,11 +14,11 @@ from gradlint.rules.gl009_backward_of_no_grad_result import BackwardOfNoGradResu
 from gradlint.rules.gl010_checkpoint_without_grad_inputs import CheckpointWithoutGradInputs
 from gradlint.rules.gl011_inplace_on_saved_tensor import InplaceOnSavedTensor
 from gradlint.rules.gl012_inference_outside_no_grad import InferenceOutsideNoGrad
+from gradlint.rules.gl013_bootstrap_target_not_detached import BootstrapTargetNotDetached
+from gradlint.rules.gl014_zero_grad_inside_accumulation import ZeroGradInsideAccumulation
 from gradlint.rules.gl015_graph_grows_without_backward import GraphGrowsWithoutBackward
 from gradlint.rules.gl016_train_mode_not_restored import TrainModeNotRestored
 from gradlint.rules.gl017_unregistered_parameters import UnregisteredParameters
-from gradlint.rules.gl014_zero_grad_inside_accumulation import ZeroGradInsideAccumulation
-from gradlint.rules.gl013_bootstrap_target_not_detached import BootstrapTargetNotDetached
 from gradlint.rules.gl100_unused_noqa import UnusedNoqa
 
 ALL_RULES: list = [
@@ -34,11 +34,11 @@ ALL_RULES: list = [
     CheckpointWithoutGradInputs,
     InplaceOnSavedTensor,
     InferenceOutsideNoGrad,
+    BootstrapTargetNotDetached,
+    ZeroGradInsideAccumulation,
     GraphGrowsWithoutBackward,
     TrainModeNotRestored,
     UnregisteredParameters,
-    ZeroGradInsideAccumulation,
-    BootstrapTargetNotDetached,
 ]
 
 # Rules about the suppressions themselves, not autograd: the engine runs them after the
