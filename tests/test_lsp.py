@@ -636,15 +636,24 @@ def _fixture_pairs() -> list[tuple[Path, Path]]:
 
 
 @pytest.mark.skipif(not _fixture_pairs(), reason="no rule fixes with .fixed.py fixtures yet")
-def test_fixture_quick_fixes_produce_the_fixed_files():
+def test_fixture_quick_fixes_produce_the_fixed_files(tmp_path):
+    from gradlint.codes import is_preview
+
     pairs = _fixture_pairs()
+    # A preview rule runs where the project's configuration turns preview on.
+    (tmp_path / "pyproject.toml").write_text("[tool.gradlint]\npreview = true\n", "utf-8")
 
     async def scenario(editor: Editor):
         for bad, fixed in pairs:
             expected = fixed.read_text(encoding="utf-8")
             text = bad.read_text(encoding="utf-8")
+            where = bad
+            if is_preview(bad.parent.name):
+                where = tmp_path / bad.parent.name / bad.name
+                where.parent.mkdir(exist_ok=True)
+                where.write_text(text, encoding="utf-8")
             # One quick fix at a time, as a user would click them.
-            uri, _ = await editor.open(bad, text)
+            uri, _ = await editor.open(where, text)
             for _ in range(50):
                 actions = await editor.actions(
                     uri, whole(editor.texts[uri]), [types.CodeActionKind.QuickFix]
