@@ -1117,9 +1117,94 @@ class MethodQuery:
         return cls(class_file, class_name, method, attribute, evals, resets, methods), root
 
 
+def _tree_memo(tree: ast.Module) -> dict:
+    """Facts of one parsed file that every caller search of it asks again (its imports,
+    the names it calls, what its classes store in `self`): kept on the tree itself, which
+    the recent-trees cache keeps alive as long as the facts can be asked for."""
+    memo = tree.__dict__.get("_gradlint_memo")
+    if memo is None:
+        memo = tree.__dict__["_gradlint_memo"] = {}
+    return memo
+
+
+def _called_names(tree: ast.Module) -> frozenset[str]:
+    """Every name a call in the file calls: `f` of `f(x)`, `m` of `a.b.m(x)`."""
+    memo = _tree_memo(tree)
+    found = memo.get("called")
+    if found is None:
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute):
+                    names.add(func.attr)
+                elif isinstance(func, ast.Name):
+                    names.add(func.id)
+        found = memo["called"] = frozenset(names)
+    return found
+
+
+def _owners_calling(tree: ast.Module, name: str) -> set[int]:
+    """ids of the scopes (the module, a function) whose own statements call `name`."""
+    memo = _tree_memo(tree)
+    by_name = memo.get("owners")
+    if by_name is None:
+        by_name = memo["owners"] = {}
+        stack: list[tuple[ast.AST, int | None]] = [(tree, id(tree))]
+        while stack:
+            node, owner = stack.pop()
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = (
+                    func.attr
+                    if isinstance(func, ast.Attribute)
+                    else func.id
+                    if isinstance(func, ast.Name)
+                    else None
+                )
+                if called is not None and owner is not None:
+                    by_name.setdefault(called, set()).add(owner)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner: int | None = id(node)
+            elif isinstance(node, ast.ClassDef):
+                inner = None  # a class body's own statements are no caller's scope
+            else:
+                inner = owner
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return by_name.get(name, set())
+
+
+def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AST]]:
+    """attribute -> the objects the class's methods store in `self.<attribute>`."""
+    memo = _tree_memo(tree)
+    key = ("self", class_name)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = {}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ClassDef) and node.name == class_name):
+                continue
+            for inner in ast.walk(node):
+                if not isinstance(inner, ast.Assign):
+                    continue
+                for t in inner.targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
+                        found.setdefault(t.attr, []).append(_built_object(inner.value))
+    return found
+
+
 def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
     """local name -> (module, level, imported name or None for a module)."""
+    memo = _tree_memo(tree)
+    cached = memo.get("imports")
+    if cached is not None:
+        return cached
     found: dict[str, tuple[str, int, str | None]] = {}
+    memo["imports"] = found
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -1195,6 +1280,8 @@ class _CallerSearch:
     def calls(self) -> list[MethodCall] | None:
         """The calls of the method in this file on objects that may be instances of the
         class; None when one is on an object whose class cannot be told."""
+        if self.query.method not in _called_names(self.tree):
+            return []  # the file never calls anything of that name
         out: list[MethodCall] = []
         scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [
             (self.tree, self.tree.body, True, None)
@@ -1206,10 +1293,11 @@ class _CallerSearch:
                         scopes.append((item, item.body, not _decorated_no_grad(item), node.name))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 scopes.append((node, node.body, not _decorated_no_grad(node), None))
+        calling = _owners_calling(self.tree, self.query.method)
         seen: set[int] = set()
         for owner, body, recording, class_name in scopes:
-            if id(owner) in seen:
-                continue
+            if id(owner) in seen or id(owner) not in calling:
+                continue  # a scope that never calls the name holds none of its calls
             seen.add(id(owner))
             found = _ScopeCalls(self, owner, body, recording, class_name).calls()
             if found is None:
@@ -1333,19 +1421,7 @@ class _ScopeCalls:
         the queried class; False: is not; None: cannot tell."""
         if self.class_name is None:
             return None
-        values: list[ast.AST] = []
-        for node in ast.walk(self.search.tree):
-            if not (isinstance(node, ast.ClassDef) and node.name == self.class_name):
-                continue
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Assign) and any(
-                    isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"
-                    and t.attr == attr
-                    for t in inner.targets
-                ):
-                    values.append(_built_object(inner.value))
+        values = _self_attributes(self.search.tree, self.class_name).get(attr, [])
         if not values:
             return None  # set out of sight: by a caller, a base class, setattr
         if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in values):
