@@ -1283,16 +1283,7 @@ class _CallerSearch:
         if self.query.method not in _called_names(self.tree):
             return []  # the file never calls anything of that name
         out: list[MethodCall] = []
-        scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [
-            (self.tree, self.tree.body, True, None)
-        ]
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        scopes.append((item, item.body, not _decorated_no_grad(item), node.name))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                scopes.append((node, node.body, not _decorated_no_grad(node), None))
+        scopes = _scopes_of(self.tree)
         calling = _owners_calling(self.tree, self.query.method)
         seen: set[int] = set()
         for owner, body, recording, class_name in scopes:
@@ -1304,6 +1295,23 @@ class _CallerSearch:
                 return None
             out.extend(found)
         return out
+
+
+def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, str | None]]:
+    """(owner, body, records by default, enclosing class) for the module and each
+    function of the file: where a caller search judges calls."""
+    memo = _tree_memo(tree)
+    found = memo.get("scopes")
+    if found is None:
+        found = memo["scopes"] = [(tree, tree.body, True, None)]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        found.append((item, item.body, not _decorated_no_grad(item), node.name))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((node, node.body, not _decorated_no_grad(node), None))
+    return found
 
 
 def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
