@@ -1,0 +1,114 @@
+"""The site census's fixed parts: the split, the census files' shape, how a finding
+matches a site, and the enumeration of sites without gradlint (bench/real-code/)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+REAL_CODE = Path(__file__).resolve().parent.parent / "bench" / "real-code"
+
+
+@pytest.fixture(scope="module")
+def census():
+    sys.path.insert(0, str(REAL_CODE))
+    try:
+        import census as module
+
+        yield module
+    finally:
+        sys.path.remove(str(REAL_CODE))
+
+
+def test_the_split_is_the_hash_of_the_name_and_corpus_tsv_records_it(census):
+    rows = list(csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t"))
+    assert len(rows) >= 60
+    for row in rows:
+        even = hashlib.sha256(row["repo"].lower().encode()).digest()[0] % 2 == 0
+        assert census.half_of(row["repo"]) == ("dev" if even else "test") == row["half"]
+    halves = {census.half_of(r["repo"]) for r in rows}
+    assert halves == {"dev", "test"}
+
+
+def test_no_reserved_repository_is_in_the_corpus():
+    reserved = Path(__file__).resolve().parent.parent.parent / "shared" / "reserved-repos.md"
+    if not reserved.exists():
+        pytest.skip("shared/reserved-repos.md is not beside this checkout")
+    names = {
+        line[2:].strip().lower()
+        for line in reserved.read_text(encoding="utf-8").splitlines()
+        if line.startswith("- ")
+    }
+    rows = list(csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t"))
+    assert not {r["repo"].lower() for r in rows} & names
+
+
+def test_every_census_file_is_labelled_and_belongs_to_the_corpus(census):
+    repos = {r["repo"] for r in csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t")}
+    files = sorted((REAL_CODE / "census").glob("*.tsv"))
+    assert len(files) == len(repos)
+    for path in files:
+        repo = path.stem.replace("+", "/", 1)
+        assert repo in repos
+        rows = census.read_census(repo)  # raises on an unknown label or a POS without code
+        assert rows and all(r.label in ("POS", "NEG") for r in rows), repo
+
+
+def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census):
+    site = census.SiteRow(
+        "o/r",
+        "a.py",
+        "10",
+        "20",
+        "eval-scope",
+        "GL004 GL012",
+        "POS",
+        "GL012",
+        "test(): select_action forward (L286) runs with grad on",
+    )
+    assert site.covers("a.py", "15") and not site.covers("a.py", "21")
+    assert not site.covers("b.py", "15")
+    assert site.cites("a.py", "286") and not site.cites("a.py", "287")
+    cell = census.SiteRow(
+        "o/r", "n.ipynb", "3:1", "3:9", "eval-scope", "", "POS", "GL004", "net(X) at 26:6 with grad"
+    )
+    assert cell.covers("n.ipynb", "3:4") and not cell.covers("n.ipynb", "4:4")
+    assert cell.cites("n.ipynb", "26:6")
+    assert census.same_pitfall("GL004", "GL012") and not census.same_pitfall("GL004", "GL006")
+
+
+def test_sites_are_enumerated_with_ast_alone(tmp_path):
+    sys.path.insert(0, str(REAL_CODE))
+    try:
+        import sites
+    finally:
+        sys.path.remove(str(REAL_CODE))
+    (tmp_path / "train.py").write_text(
+        "import torch\n\n\n"
+        "def evaluate(model, loader):\n"
+        "    model.eval()\n"
+        "    for x in loader:\n"
+        "        out = model(x)\n\n\n"
+        "def train(model, loader, opt):\n"
+        "    h = None\n"
+        "    total = 0\n"
+        "    for x in loader:\n"
+        "        out, h = model(x, h)\n"
+        "        loss = out.sum()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "        total += loss\n",
+        encoding="utf-8",
+    )
+    found = {(s.kind, s.line) for s in sites.sites_of_file(tmp_path, "train.py")}
+    assert ("eval-scope", "4") in found
+    assert ("train-loop", "13") in found
+    assert ("carried-state", "14") in found
+    assert ("backward", "16") in found
+    assert ("accumulator", "18") in found
+    source = (REAL_CODE / "sites.py").read_text(encoding="utf-8")
+    assert "import gradlint" not in source and "from gradlint" not in source
