@@ -385,6 +385,22 @@ class FileIndex:
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return node is container or any(anc is container for anc in self.ancestors(node))
 
+    def in_exclusive_branches(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """Are a and b in different arms of one `if` (so never in one pass)?"""
+        arms_of_a: dict[cst.CSTNode, cst.CSTNode] = {}
+        child = a
+        for anc in self.ancestors(a):
+            if type(anc) is cst.If:
+                arms_of_a[anc] = child
+            child = anc
+        child = b
+        for anc in self.ancestors(b):
+            if type(anc) is cst.If and anc in arms_of_a:
+                arm_a = arms_of_a[anc]
+                return arm_a is not child and anc.test not in (arm_a, child)
+            child = anc
+        return False
+
     def walk(self, root: cst.CSTNode, *, into_functions: bool = False):
         """Pre-order nodes under root (root included); nested defs are skipped unless
         asked, since their bodies run at another time."""

@@ -115,6 +115,19 @@ class LoopAnalysis:
             self._cache[loop] = cached
         return cached
 
+    def entries(self, loop: cst.CSTNode, names: list[str]):
+        """(statement, label) for where each carried name last enters the loop: the
+        related place GL001 and GL015 both show."""
+        index = self.index
+        scope_bindings = self.scope_facts(index.scope_of(loop)).bindings
+        start = index.order[loop]
+        for name in names:
+            before = [
+                b for b in scope_bindings if b.var == name and index.order[b.statement] < start
+            ]
+            if before:
+                yield before[-1].statement, f"`{name}` enters the loop from here"
+
     def scope_facts(self, scope: cst.CSTNode) -> LoopFacts[cst.CSTNode]:
         """Bindings and differentiation events of a whole function (or module) body,
         for rules that follow values through a scope rather than around a loop."""

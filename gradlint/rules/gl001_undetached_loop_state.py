@@ -183,15 +183,7 @@ class UndetachedLoopState(Rule):
 
     def _related(self, loop: LoopFacts[LoopNode], names: list[str]):
         """Where the state enters the loop, and each differentiation it reaches."""
-        index = self.facts.index
-        scope_bindings = self.facts.loops.scope_facts(index.scope_of(loop.loop)).bindings
-        start = index.order[loop.loop]
-        for name in names:
-            before = [
-                b for b in scope_bindings if b.var == name and index.order[b.statement] < start
-            ]
-            if before:
-                yield before[-1].statement, f"`{name}` enters the loop from here"
+        yield from self.facts.loops.entries(loop.loop, names)
         for event in loop.events:
             if event.kind == "step" or not loop.closure(event.roots) & set(names):
                 continue

@@ -276,7 +276,7 @@ class MissingZeroGrad(Rule):
                 return False
             if step.updated is not None and not self._may_hold(clear.receiver, step):
                 return False
-        return not self._exclusive(clear.node, step.node)
+        return not self.facts.index.in_exclusive_branches(clear.node, step.node)
 
     def _may_hold(self, owner: str, step: _Step) -> bool:
         """Can `owner.zero_grad()` reach the tensor a manual update changes? Not when that
@@ -325,23 +325,6 @@ class MissingZeroGrad(Rule):
             if method not in FRESH_PRESERVING_METHODS:
                 return False
             value = func.value
-        return False
-
-    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """Are a and b in different arms of one `if` (so never in one pass)?"""
-        index = self.facts.index
-        arms_of_a: dict[cst.CSTNode, cst.CSTNode] = {}
-        child = a
-        for anc in index.ancestors(a):
-            if type(anc) is cst.If:
-                arms_of_a[anc] = child
-            child = anc
-        child = b
-        for anc in index.ancestors(b):
-            if type(anc) is cst.If and anc in arms_of_a:
-                arm_a = arms_of_a[anc]
-                return arm_a is not child and anc.test not in (arm_a, child)
-            child = anc
         return False
 
     def _report(self, step: _Step, sites: _Sites, loop: LoopNode) -> None:

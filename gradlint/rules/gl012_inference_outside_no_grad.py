@@ -283,14 +283,3 @@ class InferenceOutsideNoGrad(Rule):
             if passed is None or modes.eval_switch_at(passed, site) is not None:
                 return False
         return True
-        summary = facts.summaries.of(scope)
-        if head not in summary.params:
-            return True
-        for site in facts.grad_mode.callers_of(scope):
-            argument = summary.forwarded_argument(site, head)
-            if type(argument) is cst.Call:
-                continue  # a module built for the call is in training mode
-            passed = dotted_name(argument) if argument is not None else None
-            if passed is None or not modes.in_train_mode_at(passed, site):
-                return False
-        return True

@@ -241,7 +241,7 @@ class ZeroGradInsideAccumulation(Rule):
             for s in acc.sites(region)
             if order[s.anchor] > order[loop]
             and not index.is_inside(s.anchor, loop)
-            and not self._exclusive(s.anchor, loop)
+            and not self.facts.index.in_exclusive_branches(s.anchor, loop)
         ]
         for site in after:
             if site.kind == "clear":
@@ -278,22 +278,6 @@ class ZeroGradInsideAccumulation(Rule):
         if clear.owner is not None and clear.owner in stepped:
             return False
         return stepped <= {step.owner}
-
-    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """Are a and b in different arms of one `if` (so never in one pass)?"""
-        index = self.facts.index
-        arms: dict[cst.CSTNode, cst.CSTNode] = {}
-        child = a
-        for anc in index.ancestors(a):
-            if type(anc) is cst.If:
-                arms[anc] = child
-            child = anc
-        child = b
-        for anc in index.ancestors(b):
-            if type(anc) is cst.If and anc in arms:
-                return arms[anc] is not child and anc.test not in (arms[anc], child)
-            child = anc
-        return False
 
     def _report(self, clear: GradSite, step: GradSite, loop: _Pass, *, inner: bool) -> None:
         index = self.facts.index

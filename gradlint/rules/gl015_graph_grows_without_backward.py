@@ -219,13 +219,5 @@ class GraphGrowsWithoutBackward(Rule):
         return False
 
     def _related(self, loop: LoopFacts[LoopNode], names: list[str], source: Trainable):
-        index = self.facts.index
-        scope_bindings = self.facts.loops.scope_facts(index.scope_of(loop.loop)).bindings
-        start = index.order[loop.loop]
-        for name in names:
-            before = [
-                b for b in scope_bindings if b.var == name and index.order[b.statement] < start
-            ]
-            if before:
-                yield before[-1].statement, f"`{name}` enters the loop from here"
+        yield from self.facts.loops.entries(loop.loop, names)
         yield source.node, "what makes the carried graph reach trainable weights"
