@@ -106,6 +106,8 @@ def _may_run(rule: type[Rule], source: str) -> bool:
     once it has the file's imports)."""
     if rule.may_match(source):
         return True
+    if rule.models_may_be_imported and rule.has_trigger_tokens(source):
+        return True
     return rule.triggers_may_be_imported and rule.needs_tokens_only(source)
 
 
@@ -116,13 +118,21 @@ def _may_match_through_imports(
     file with that rule's second condition is asked; a "no" depends on the text of the
     modules it imports, which go into the dependencies."""
     wanting = [r for r in rules if r.triggers_may_be_imported and r.needs_tokens_only(source)]
-    if not wanting:
+    # rules whose model may be a class of an imported project module
+    modelled = [
+        r
+        for r in rules
+        if r.models_may_be_imported and r.has_trigger_tokens(source) and r.also_needs_tokens
+    ]
+    if not wanting and not modelled:
         return False
     project = ProjectIndex(path)
     if not project.enabled:
         return False
     modules = imported_modules(source)
-    found = any(project.imports_text_with(modules, rule.trigger_tokens) for rule in wanting)
+    found = any(project.imports_text_with(modules, rule.trigger_tokens) for rule in wanting) or any(
+        project.imports_text_with(modules, rule.also_needs_tokens) for rule in modelled
+    )
     if dependencies is not None:
         dependencies.update(project.dependencies)
     return found

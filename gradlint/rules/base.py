@@ -58,6 +58,10 @@ class Rule:
     # imports has them, because a helper there does that part of the work (GL012's
     # `to_np(t)` in `utils.py`); such a file is parsed when that is so.
     triggers_may_be_imported: ClassVar[bool] = False
+    # True: a file with the trigger tokens but none of also_needs_tokens may still match
+    # when a project module it imports has them, because the model is a class defined
+    # there (`from models import VAE`, then `VAE()(x)`); such a file is parsed then.
+    models_may_be_imported: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,6 +82,10 @@ class Rule:
         if not any(token in source for token in cls.trigger_tokens):
             return False
         return cls.needs_tokens_only(source)
+
+    @classmethod
+    def has_trigger_tokens(cls, source: str) -> bool:
+        return any(token in source for token in cls.trigger_tokens)
 
     @classmethod
     def needs_tokens_only(cls, source: str) -> bool:

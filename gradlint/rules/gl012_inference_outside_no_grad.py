@@ -153,6 +153,7 @@ class InferenceOutsideNoGrad(Rule):
     also_needs_tokens = ("nn.", "torch.nn", "Module", "parameters(", "Parameter", "requires_grad")
 
     triggers_may_be_imported = True  # `to_np(action)`, with `to_np` in `utils.py`
+    models_may_be_imported = True  # `VAE()(x)`, with `class VAE(nn.Module)` in `models/`
 
     def leave_Module(self, original_node: cst.Module) -> None:
         source = self.context.source
@@ -160,7 +161,10 @@ class InferenceOutsideNoGrad(Rule):
             self.needs_tokens_only(source)
             and self.facts.result_uses.calls_imported_number_helpers()
         ):
-            return  # parsed for another rule: no model here to run
+            if not self.has_trigger_tokens(source):
+                return  # parsed for another rule: no model here to run
+            # no model in this file's text: one may be a class of an imported module,
+            # which forwards.has_parameters asks the project about
         facts = self.facts
         forwards = facts.forwards
         index = facts.index
