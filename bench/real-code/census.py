@@ -481,9 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("split", help="print each corpus repository's half")
     p = sub.add_parser("prepare", help="lay out the corpus (see ledger.py prepare)")
     p.add_argument("corpus_dir", type=Path)
-    p.add_argument(
-        "--git-dir-template", help="read each repo from this git dir, e.g. /m/{folder}"
-    )
+    p.add_argument("--git-dir-template", help="read each repo from this git dir, e.g. /m/{folder}")
     p = sub.add_parser("sites", help="enumerate the sites of repositories")
     p.add_argument("corpus_dir", type=Path)
     p.add_argument("repos", nargs="+")

@@ -232,7 +232,7 @@ class ResultUses:
             calls = []
             if self.scope_may_make_numbers(func, through_helpers=False):
                 assert self._scope_calls is not None
-                calls = self._scope_calls[func]
+                calls = self._scope_calls.get(func, [])
             for node in calls:
                 if not _may_make_numbers(node):
                     continue

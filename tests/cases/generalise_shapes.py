@@ -182,3 +182,13 @@ def maml_step(model, tasks, meta_opt, inner_lr):
             [n for n, _ in model.named_parameters()], fast)), (xq,)), yq)
         query.backward()
     meta_opt.step()
+
+
+# A helper that reads a parameter's `.shape` and calls nothing: asked whether it makes
+# numbers of an argument, it has no calls to look at (this crashed the file's lint).
+def width(t):
+    return t.shape[-1]
+
+
+def probe(net):
+    return width(net(torch.zeros(1, 4)))
