@@ -505,9 +505,9 @@ class ForwardAnalysis:
         if type(scope) is not cst.FunctionDef or scope in self._asking_callers:
             return False
         summary = self.summaries.of(scope)
-        if head not in summary.params or self.values.bindings_of(head, use) != [
-            b for b in self.values.bindings_of(head, use) if type(b) is cst.Param
-        ]:
+        if head not in summary.params or any(
+            type(b) is not cst.Param for b in self.values.bindings_of(head, use)
+        ):
             return False  # rebound in the function: the callers' value is not all it is
         self._asking_callers.add(scope)
         try:

@@ -99,7 +99,7 @@ class _Escapes(Exception):
 
 class _Differentiated(_Escapes):
     """The value reaches something that needs its graph (a backward, `autograd.grad`,
-    `requires_grad_`, a hook, a checkpoint, a distribution): an escape even after a
+    `requires_grad_`, a hook, a checkpoint, an optimizer): an escape even after a
     `.detach()`, since the code expects the graph there (GL009's bug, not a waste)."""
 
 

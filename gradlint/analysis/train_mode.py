@@ -69,7 +69,6 @@ class TrainModeAnalysis:
         self._direct: list[ModeSwitch] | None = None
         self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
         self._local_returns_eval: dict[cst.CSTNode, tuple[cst.CSTNode | None, None] | None] = {}
-        self._local_names: dict[tuple[cst.CSTNode, str], bool] = {}
 
     def switches(self) -> list[ModeSwitch]:
         """Every switch: the calls themselves, and bindings of a helper's result that
@@ -321,54 +320,6 @@ class TrainModeAnalysis:
             return self._global_eval_switch(model, scope)
         return self._decide(switches, use)
 
-    def in_train_mode_at(self, model: str, use: cst.CSTNode) -> bool:
-        """Is `model` known to be in training mode at `use`: no switch anywhere in the
-        file can put it in eval mode, or the switches of it in the use's scope that
-        reach the use all put it in training mode? (Where it may be in eval mode, a
-        forward without no_grad is GL004's finding, or unknown.)"""
-        scope = self.index.scope_of(use)
-        if not any(
-            s.to_eval and s.model == model and self._same_variable(model, s.anchor, scope)
-            for s in self.switches()
-        ):
-            return True
-        switches = self._scope_switches(scope, model)
-        if not switches:
-            return False
-        reaching = self.index.reaching([s.anchor for s in switches], use)
-        chosen = [s for s in switches if s.anchor in reaching]
-        return bool(chosen) and not any(s.to_eval for s in chosen)
-
-    def _same_variable(self, model: str, anchor: cst.CSTNode, scope: cst.CSTNode) -> bool:
-        """Can a switch at `anchor` reach the object `model` names in `scope`? A
-        function's own parameter or local is another variable than a same-named one of
-        another function (its callers' modes are asked separately); `self.x` is the same
-        within one class; a global is the same wherever no function rebinds it."""
-        head = model.split(".", 1)[0].split("[", 1)[0]
-        there = self.index.scope_of(anchor)
-        if head in ("self", "cls"):
-            return _class_of(self.index, there) is _class_of(self.index, scope)
-        if self._binds_locally(scope, head):
-            return there is scope or (
-                self.index.is_inside(there, scope) and not self._binds_locally(there, head)
-            )
-        return not self._binds_locally(there, head)
-
-    def _binds_locally(self, scope: cst.CSTNode, name: str) -> bool:
-        if type(scope) is not cst.FunctionDef:
-            return False
-        key = (scope, name)
-        found = self._local_names.get(key)
-        if found is None:
-            found = any(p.name.value == name for p in _params_of(scope)) or any(
-                type(node) is cst.Name
-                and node.value == name
-                and type(self.index.parent.get(node)) in _BINDING_PARENTS
-                for node in self.index.walk(scope.body)
-            )
-            self._local_names[key] = found
-        return found
-
     def _eval_at(self, model: str, use: cst.CSTNode, direct: list[ModeSwitch]):
         scope = self.index.scope_of(use)
         switches = [
@@ -399,21 +350,6 @@ class TrainModeAnalysis:
         ):
             return None
         return everywhere[-1]
-
-
-# Where a Name is bound: an assignment's, a loop's or a `with ... as`'s target.
-_BINDING_PARENTS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName)
-
-
-def _params_of(func: cst.FunctionDef) -> list[cst.Param]:
-    p = func.params
-    out = [*p.posonly_params, *p.params, *p.kwonly_params]
-    out += [x for x in (p.star_arg, p.star_kwarg) if isinstance(x, cst.Param)]
-    return out
-
-
-def _class_of(index: FileIndex, scope: cst.CSTNode) -> cst.ClassDef | None:
-    return index.enclosing_class(scope) if type(scope) is cst.FunctionDef else None
 
 
 def _called_implicitly(name: str) -> bool:
