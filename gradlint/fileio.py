@@ -36,6 +36,7 @@ import io
 import os
 import stat as stat_module
 import tokenize
+from collections.abc import Callable
 
 from gradlint.diagnostics import FileError
 from gradlint.results import SourceError
@@ -219,6 +220,28 @@ def replace_file(path: str, data: bytes, original: bytes) -> None:
     # not write stays unwritten, as when it was written in place.
     if not os.access(target, os.W_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+    def as_the_original(fd: int) -> None:
+        try:  # as the original's owner where allowed (root, or one's own file)
+            os.fchown(fd, info.st_uid, info.st_gid)
+        except OSError:
+            pass
+        # After the chown, which may clear set-id bits.
+        os.fchmod(fd, stat_module.S_IMODE(info.st_mode))
+
+    def unchanged() -> None:
+        if not _holds(target, original):
+            raise FileChanged(path)
+
+    _write_beside(target, data, as_the_original, unchanged)
+
+
+def _write_beside(
+    target: str, data: bytes, set_mode: Callable[[int], None], before_rename: Callable[[], None]
+) -> None:
+    """Write `data` to a temporary file in `target`'s folder, give it its mode, sync it,
+    and rename it over `target`; on any failure the temporary file is removed and
+    `target` is left as it was."""
     import tempfile  # here: most runs write nothing, and tempfile loads shutil and random
 
     directory, name = os.path.split(target)
@@ -227,15 +250,9 @@ def replace_file(path: str, data: bytes, original: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            try:  # as the original's owner where allowed (root, or one's own file)
-                os.fchown(handle.fileno(), info.st_uid, info.st_gid)
-            except OSError:
-                pass
-            # After the chown, which may clear set-id bits.
-            os.fchmod(handle.fileno(), stat_module.S_IMODE(info.st_mode))
+            set_mode(handle.fileno())
             os.fsync(handle.fileno())
-        if not _holds(target, original):
-            raise FileChanged(path)
+        before_rename()
         os.replace(temporary, target)
     except BaseException:
         try:
@@ -262,22 +279,10 @@ def write_file(path: str, data: bytes) -> None:
             original = handle.read()
         replace_file(path, data, original)
         return
-    import tempfile
 
-    directory, name = os.path.split(target)
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".gradlint-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(handle.fileno(), 0o666 & ~mask)
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    def as_a_new_file(fd: int) -> None:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+
+    _write_beside(target, data, as_a_new_file, lambda: None)
