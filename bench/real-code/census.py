@@ -227,30 +227,7 @@ def cmd_sites(corpus_dir: Path, repos: list[str], max_files: int) -> int:
 
 
 def _lint_files(root: Path, files: list[str]) -> list[dict]:
-    if not files:
-        return []
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gradlint",
-            "--isolated",
-            "--no-cache",
-            "--select",
-            "ALL",
-            "--preview",
-            "--output-format",
-            "json",
-            "--exit-zero",
-            *files,
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"gradlint failed in {root}: {proc.stderr.strip()}")
-    return [item for item in json.loads(proc.stdout or "[]") if item.get("code")]
+    return ledger.lint_json(root, files, f"gradlint failed in {root}") if files else []
 
 
 def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:

@@ -236,6 +236,34 @@ class Finding:
         return (self.repo, self.path, self.line, self.code)
 
 
+def lint_json(root: Path, paths: list[str], failure: str) -> list[dict]:
+    """gradlint's JSON findings for `paths` under `root`, every rule (preview included)
+    at its default level; a file gradlint could not lint is reported on stderr, not
+    judged, so it is left out here."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gradlint",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            "ALL",
+            "--preview",  # preview rules are measured here before they ship
+            "--output-format",
+            "json",
+            "--exit-zero",
+            *paths,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"{failure}: {proc.stderr.strip()}")
+    return [item for item in json.loads(proc.stdout or "[]") if item.get("code")]
+
+
 def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[Finding]:
     """Every finding, paths relative to the repo, with the level, group and impact
     gradlint gives it by default."""
@@ -245,30 +273,7 @@ def lint_corpus(corpus_dir: Path, repos: list[Repo]) -> list[Finding]:
         if not root.is_dir():
             print(f"warning: {repo.name} is not in {corpus_dir} (run `prepare`)", file=sys.stderr)
             continue
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "gradlint",
-                "--isolated",
-                "--no-cache",
-                "--select",
-                "ALL",
-                "--preview",  # preview rules are measured here before they ship
-                "--output-format",
-                "json",
-                "--exit-zero",
-                ".",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise SystemExit(f"gradlint failed on {repo.name}: {proc.stderr.strip()}")
-        for item in json.loads(proc.stdout or "[]"):
-            if not item.get("code"):
-                continue  # a file gradlint could not lint: reported on stderr, not judged
+        for item in lint_json(root, ["."], f"gradlint failed on {repo.name}"):
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
             findings.append(
                 Finding(
