@@ -79,9 +79,7 @@ class Rule:
     @classmethod
     def may_match(cls, source: str) -> bool:
         """The cheap text test: False when the rule cannot match this file."""
-        if not any(token in source for token in cls.trigger_tokens):
-            return False
-        return cls.needs_tokens_only(source)
+        return cls.has_trigger_tokens(source) and cls.needs_tokens_only(source)
 
     @classmethod
     def has_trigger_tokens(cls, source: str) -> bool:

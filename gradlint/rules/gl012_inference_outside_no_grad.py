@@ -157,14 +157,14 @@ class InferenceOutsideNoGrad(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         source = self.context.source
-        if not self.may_match(source) and not (
+        # A file with the tokens runs, whether or not it shows a model itself (one may be
+        # a class of an imported module, which forwards.has_parameters asks the project
+        # about); one without them only when a helper it imports makes the numbers.
+        if not self.has_trigger_tokens(source) and not (
             self.needs_tokens_only(source)
             and self.facts.result_uses.calls_imported_number_helpers()
         ):
-            if not self.has_trigger_tokens(source):
-                return  # parsed for another rule: no model here to run
-            # no model in this file's text: one may be a class of an imported module,
-            # which forwards.has_parameters asks the project about
+            return  # parsed for another rule: no model here to run
         facts = self.facts
         forwards = facts.forwards
         index = facts.index
