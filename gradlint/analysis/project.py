@@ -26,7 +26,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
@@ -1432,11 +1432,7 @@ class _ScopeCalls:
         values = _self_attributes(self.search.tree, self.class_name).get(attr, [])
         if not values:
             return None  # set out of sight: by a caller, a base class, setattr
-        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in values):
-            return True
-        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in values):
-            return False
-        return None
+        return self._kind_of_built(values)
 
     def _receiver_kind(self, name: str) -> bool | None:
         """True: may be an instance of the class; False: is not; None: cannot tell."""
@@ -1454,15 +1450,20 @@ class _ScopeCalls:
         ]
         if not constructors:
             return None  # a parameter or a global: built out of sight
-        if any(
-            isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in constructors
-        ):
-            return True
-        if self._is_parameter(name):
+        kind = self._kind_of_built(constructors)
+        if kind is False and self._is_parameter(name):
             return None  # rebound from what the caller passed in: `model = model.to(d)`
-        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in constructors):
+        return kind
+
+    def _kind_of_built(self, values: Sequence[ast.AST]) -> bool | None:
+        """What the values bound to a receiver build: True when one may be an instance of
+        the class, False when every one is a constant or another class's instance, None
+        otherwise (`m = make_model()`, `m = m.to(device)`: may be an instance)."""
+        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in values):
+            return True
+        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in values):
             return False
-        return None  # `m = make_model()`, `m = m.to(device)`: may be an instance
+        return None
 
     def _is_parameter(self, name: str) -> bool:
         owner = self.owner
