@@ -132,8 +132,8 @@ class GraphGrowsWithoutBackward(Rule):
                 continue  # a loop that backpropagates is GL001's
             if facts.mode_at(node.body) is not GradMode.RECORDING:
                 continue
-            if self._few_fixed_steps(node):
-                continue  # `for _ in range(5)`: a bounded unroll, not a history that grows
+            if self._few_fixed_steps(node) or facts.carried_graph.steps_through_a_tensor(node):
+                continue  # `for _ in range(5)`, `for x_t in seq`: a bounded unroll
             loop = facts.loops.state_facts(node)
             if loop.carried:
                 self._check_loop(loop)
