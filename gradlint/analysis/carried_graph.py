@@ -233,9 +233,7 @@ class CarriedGraph:
         returns = [n for n in self.index.walk(forward.body) if type(n) is cst.Return]
         for ret in returns:
             value = ret.value
-            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(
-                elements
-            ):
+            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(elements):
                 return False
             element = value.elements[places[0]]
             if type(element) is cst.StarredElement:

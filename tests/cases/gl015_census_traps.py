@@ -4,6 +4,7 @@ the true shape beside each."""
 import torch
 import torch.nn as nn
 
+
 # 1. trap (census, dev half): a pooling model's forward returns, beside its output, a
 # Python ratio (`keep.size(0) / x.size(0)`); summing the ratios over an evaluation
 # carries no graph, whatever the forward's other outputs hold.
