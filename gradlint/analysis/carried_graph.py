@@ -30,6 +30,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
     PARAMETER_HOLDING_METHODS,
+    STEP_GRID_FACTORIES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
 
@@ -159,7 +160,33 @@ class CarriedGraph:
         if type(loop) is not cst.For:
             return False
         value = self.values.of_expr(loop.iter, loop)
-        return bool(value) and value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}
+        if not value or not value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}:
+            return False
+        return not self._step_grid(loop.iter, loop)
+
+    def _step_grid(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is the tensor a grid of steps (`torch.linspace(1, 0, n)`, through `.to(d)`,
+        `.flip(0)` or a name bound to one): time points an ODE or a sampler walks, as
+        many as the run asks, not the steps of an input?"""
+        seen: set[cst.CSTNode] = set()
+        work = [expr]
+        while work:
+            node = work.pop()
+            while type(node) is cst.Call and type(node.func) is cst.Attribute:
+                if self.index.qualified_name(node.func) in STEP_GRID_FACTORIES:
+                    return True
+                node = node.func.value  # a method of the tensor: `.to(d)`, `.flip(0)`
+            if type(node) is cst.Call:
+                if self.index.qualified_name(node.func) in STEP_GRID_FACTORIES:
+                    return True
+                continue
+            if type(node) is cst.Name:
+                for binding in self.values.reaching_bindings(node.value, use):
+                    bound = self.values.bound_expression(binding, node.value)
+                    if bound is not None and binding not in seen:
+                        seen.add(binding)
+                        work.append(bound)
+        return False
 
     # -- does the carried graph reach parameters? -------------------------------------
 

@@ -47,7 +47,8 @@ class GraphGrowsWithoutBackward(Rule):
     forward: a method of a class with bases) or its caller in this file differentiates
     it; loops over layers (`for layer in layers: x = layer(x)`), over a few steps
     fixed in the code (`range(5)`) or over the elements of a tensor (the time steps
-    of one input), a forward of fixed depth; a plain number unpacked from a forward
+    of one input; not a grid of time points from `torch.linspace` or `torch.arange`,
+    which counts steps as `range(n)` does), a forward of fixed depth; a plain number unpacked from a forward
     of this file's model (`out, ratio = model(x)` with `ratio = k / n` in `forward`).
 
     ## Example

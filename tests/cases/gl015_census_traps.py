@@ -53,3 +53,24 @@ for x_t in sequence:
     hx, cx = lstm_cell(x_t, (hx, cx))
     states.append(hx)
 unrolled = torch.stack(states)
+
+
+# 4. a learned vector field integrated over a grid of time points for a plot: the grid
+# is a number of steps the code chooses (as `range(n)`), not the steps of an input, so
+# the graph grows with it.
+field = nn.Linear(2, 2)
+
+
+def integrate(x, steps):
+    times = torch.linspace(0.0, 1.0, steps).flip(0)
+    path = []
+    for t in times:
+        x = x + 0.01 * t * field(x)  # error: GL012, GL015
+        path.append(x.detach().numpy())
+    return path
+
+
+def integrate_inline(x, steps):
+    for t in torch.arange(steps).float():
+        x = x - 0.01 * field(x) * t  # error: GL012, GL015
+    return x.sum().item()
