@@ -30,6 +30,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
     PARAMETER_HOLDING_METHODS,
+    STEP_GRID_FACTORIES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
 
@@ -151,6 +152,42 @@ class CarriedGraph:
                 return True
         return False
 
+    def steps_through_a_tensor(self, loop: LoopNode) -> bool:
+        """`for x_t in inputs: h = cell(x_t, h)` over a tensor (its first dimension, the
+        time steps of a sequence): the loop is one forward over data whose length the
+        tensor fixes, like a batched forward of it, not a history that grows with the
+        run."""
+        if type(loop) is not cst.For:
+            return False
+        value = self.values.of_expr(loop.iter, loop)
+        if not value or not value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}:
+            return False
+        return not self._step_grid(loop.iter, loop)
+
+    def _step_grid(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is the tensor a grid of steps (`torch.linspace(1, 0, n)`, through `.to(d)`,
+        `.flip(0)` or a name bound to one): time points an ODE or a sampler walks, as
+        many as the run asks, not the steps of an input?"""
+        seen: set[cst.CSTNode] = set()
+        work = [expr]
+        while work:
+            node = work.pop()
+            while type(node) is cst.Call and type(node.func) is cst.Attribute:
+                if self.index.qualified_name(node.func) in STEP_GRID_FACTORIES:
+                    return True
+                node = node.func.value  # a method of the tensor: `.to(d)`, `.flip(0)`
+            if type(node) is cst.Call:
+                if self.index.qualified_name(node.func) in STEP_GRID_FACTORIES:
+                    return True
+                continue
+            if type(node) is cst.Name:
+                for binding in self.values.reaching_bindings(node.value, use):
+                    bound = self.values.bound_expression(binding, node.value)
+                    if bound is not None and binding not in seen:
+                        seen.add(binding)
+                        work.append(bound)
+        return False
+
     # -- does the carried graph reach parameters? -------------------------------------
 
     def trainable_source(
@@ -192,12 +229,45 @@ class CarriedGraph:
                 if name is None:
                     continue
                 reaching = self.index.reaching(self.values.bindings_of(name, node), node)
-                inside = [b for b in reaching if self.index.is_inside(b, body)]
+                inside = [
+                    b
+                    for b in reaching
+                    if self.index.is_inside(b, body) and not self._unpacked_without_graph(b, name)
+                ]
                 work.extend(inside)
                 if not inside and type(node) is cst.Name:
                     if self.values.of_expr(node, stmt) & {Kind.LEAF}:
                         return Trainable(node, f"`{name}`, which requires grad", True)
         return unseen
+
+    def _unpacked_without_graph(self, binding: cst.CSTNode, name: str) -> bool:
+        """`out, _, ratio = model(data)` where every `return` of the model's `forward`
+        (a class of this file) gives, at `ratio`'s place, a value proven to hold no
+        graph (`out.size(0) / x.size(0)`, a count, None): the name is read off a
+        forward, but carries none of its history."""
+        if type(binding) is not cst.Assign or len(binding.targets) != 1:
+            return False
+        target, call = binding.targets[0].target, binding.value
+        if not isinstance(target, (cst.Tuple, cst.List)) or type(call) is not cst.Call:
+            return False
+        elements = target.elements
+        if any(type(e) is cst.StarredElement for e in elements):
+            return False
+        places = [i for i, e in enumerate(elements) if dotted_name(e.value) == name]
+        forward = self.forwards.forward_of(call) if len(places) == 1 else None
+        if forward is None:
+            return False
+        returns = [n for n in self.index.walk(forward.body) if type(n) is cst.Return]
+        for ret in returns:
+            value = ret.value
+            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(elements):
+                return False
+            element = value.elements[places[0]]
+            if type(element) is cst.StarredElement:
+                return False
+            if not is_graph_free(self.values.of_expr(element.value, ret)):
+                return False
+        return bool(returns)
 
     def _trainable_call(self, call: cst.Call) -> Trainable | None:
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:

@@ -369,6 +369,25 @@ class ForwardAnalysis:
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
 
+    def forward_of(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The `forward` method of this file's module class that `model(x)` (or
+        `model.forward(x)`, `self.net(x)`) runs, when the model is built visibly from
+        one class of this file; else None."""
+        func = call.func
+        target: cst.CSTNode = func
+        if type(func) is cst.Attribute and func.attr.value == "forward":
+            target = func.value
+        name = dotted_name(target)
+        if name is None or name == "self":
+            return None
+        owner = self._model_class(target, name, call)
+        for cls in self.index.classes:
+            if cls.name.value == owner:
+                for stmt in cls.body.body:
+                    if type(stmt) is cst.FunctionDef and stmt.name.value == "forward":
+                        return stmt
+        return None
+
     def _model_class(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> str | None:
         """The class of the model called, as far as this file shows it: the enclosing
         class for `self`, else the class it is built from."""

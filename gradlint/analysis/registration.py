@@ -151,7 +151,7 @@ class ParameterRegistration:
         return ()
 
     def _element_kind(self, element: cst.CSTNode) -> str | None:
-        built = built_module_call(element)
+        built = built_module_call(_without_requires_grad(element))
         if type(built) is cst.Name:
             # `layer = nn.Linear(...)` in the same function, used for nothing else
             value = self._single_local_value(built.value, built, allowed=built)
@@ -479,6 +479,19 @@ class ParameterRegistration:
                 continue  # `key in self.heads`
             return False
         return True
+
+
+def _without_requires_grad(element: cst.CSTNode) -> cst.CSTNode:
+    """`nn.Parameter(w).requires_grad_(flag)` is still the Parameter (the call returns
+    it), kept out of `parameters()` and `state_dict()` by the plain list whatever the
+    flag."""
+    while (
+        type(element) is cst.Call
+        and type(element.func) is cst.Attribute
+        and element.func.attr.value == REQUIRES_GRAD_METHOD
+    ):
+        element = element.func.value
+    return element
 
 
 def _container_of(value: cst.CSTNode, index: FileIndex) -> str | None:

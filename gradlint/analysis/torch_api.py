@@ -106,6 +106,9 @@ TENSOR_FACTORIES = frozenset(
     | {"torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor", "torch.from_numpy"}
     | {"torch.randperm"}
 )
+# Factories of a grid of steps (`for t in torch.linspace(0, 1, n)`): a loop over one
+# runs a number of steps the code chooses, as `range(n)` does, not a sequence of data.
+STEP_GRID_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace"})
 # Tensors from data (`torch.tensor(loss)` copies the values and drops the history).
 DATA_COPYING_FUNCTIONS = frozenset({"torch.tensor", "torch.Tensor.new_tensor"})
 # Converters that share the data, and the history, of a tensor they are given.

@@ -107,6 +107,14 @@ class BootstrapTargetNotDetached(Rule):
     the parent commit, and the fix commit is clean. With no finding to judge, its
     precision on real code is not measured yet.
 
+    Over every file and notebook of the dev half (`bench/real-code/newrules-dev.tsv`)
+    it still reports nothing. A grep for regression and TD losses and for targets built
+    with `gamma` or `discount` finds 2 positive sites, both missed: d2l-pytorch's
+    neural-style notebook takes its content and style targets from a pretrained VGG
+    whose parameters require grad, through a helper (`extract_features`), and backs
+    through them on every step with `retain_graph=True`. Recall 0/2 on dev; no finding
+    to judge, so it stays in preview.
+
     On the held-back test half it reports 1 finding, true (a DDPG critic target built
     from the target actor and critic without `.detach()`), and misses the 1 labelled site
     there: still too few findings for a precision figure.

@@ -107,6 +107,14 @@ class TrainModeNotRestored(Rule):
     0.90, so the rule stays in preview until the held-back half is scored. A training
     forward inside a helper imported from another file is not followed yet.
 
+    A grep for `.eval()` in a training loop or in a function such a loop calls, without
+    a `train()` in that loop, finds one more positive site on the dev half
+    (`bench/real-code/newrules-dev.tsv`), missed: pytorch_geometric's metapath2vec
+    example calls a nested `test()` every `eval_steps` inside a nested `train()` (a
+    model without dropout or batch norm, so it changes nothing there). Recall 3/4; the
+    traps it met (EMA models in denoising-diffusion, moco's deliberate `eval()` for
+    linear probing, NoisyNet agents that switch only when testing) stay silent.
+
     On the held-back test half it catches both labelled sites, with 2 findings, both true.
 
     ## References

@@ -111,3 +111,21 @@ class ChoiceByIndex(nn.Module):
         super().__init__()
         self.activate = [nn.ReLU(), nn.Tanh()][use_tanh]
         self.sizes = (2, 4, 8)
+
+
+# Census, dev half (pykan's `expand_depth`): a method that grows the model appends new
+# Parameters, their trainability set by a flag, to a plain list; `requires_grad_`
+# returns the Parameter, which the list leaves out of `parameters()` and `state_dict()`.
+class Grown(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.width = width
+        self.node_bias = []  # error: GL017
+
+    def expand_depth(self, trainable):
+        self.node_bias.append(nn.Parameter(torch.zeros(self.width)).requires_grad_(trainable))
+
+    def forward(self, x):
+        for bias in self.node_bias:
+            x = x + bias
+        return x
