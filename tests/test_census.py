@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import sys
 from pathlib import Path
 
@@ -112,3 +113,71 @@ def test_sites_are_enumerated_with_ast_alone(tmp_path):
     assert ("accumulator", "18") in found
     source = (REAL_CODE / "sites.py").read_text(encoding="utf-8")
     assert "import gradlint" not in source and "from gradlint" not in source
+
+
+def test_levels_joins_the_consequence_rows_with_a_fresh_run_per_half_and_level(census, tmp_path):
+    table = tmp_path / "consequence.tsv"
+    table.write_text(
+        "repo\tpath\tline\tcode\tlevel\tconsequence\treason\n"
+        "o/a\ta.py\t3\tGL012\twarning\tTP\tper batch\n"
+        "o/a\ta.py\t9\tGL012\twarning\tTP-minor\tonce\n"
+        "o/a\tn.ipynb\t2:4\tGL001\thint\tTP\tcrash\n"
+        "o/b\tb.py\t5\tGL004\thint\tTP-minor\ta test\n",
+        encoding="utf-8",
+    )
+
+    def finding(half, repo, path, line, code, level, verdict="TRUE"):
+        return dict(
+            half=half, repo=repo, path=path, line=line, code=code, level=level, verdict=verdict
+        )
+
+    findings = [
+        finding("dev", "o/a", "a.py", "3", "GL012", "warning"),
+        finding("dev", "o/a", "a.py", "9", "GL012", "warning"),
+        finding("dev", "o/a", "n.ipynb", "2:4", "GL001", "error"),
+        finding("dev", "o/a", "a.py", "20", "GL012", "warning"),  # true, no row yet
+        finding("dev", "o/a", "a.py", "30", "GL012", "warning", verdict="FALSE"),
+        finding("dev", "o/a", "a.py", "31", "GL012", "hint", verdict=""),  # not judged
+        finding("test", "o/b", "b.py", "5", "GL004", "hint"),
+    ]
+    out = io.StringIO()
+    result = census.consequence_levels(findings, census.read_consequence(table), out)
+    dev, test = result["levels"]["dev"], result["levels"]["test"]
+    # judged as a hint once; counted at the level the fresh run gives it
+    assert (dev["error"]["true"], dev["error"]["TP"], dev["error"]["share"]) == (1, 1, 1.0)
+    assert dev["error"]["target"] == 0.8
+    assert (dev["warning"]["true"], dev["warning"]["TP"], dev["warning"]["unjudged"]) == (3, 1, 1)
+    assert dev["warning"]["share"] == 0.5  # over the judged ones only
+    assert dev["hint"]["true"] == 0  # the false and the unjudged finding are left out
+    assert test["hint"]["TP-minor"] == 1 and test["hint"]["share"] == 0.0
+    assert test["error"]["share"] is None
+    assert result["unjudged"] == [
+        {
+            "half": "dev",
+            "repo": "o/a",
+            "path": "a.py",
+            "line": "20",
+            "code": "GL012",
+            "level": "warning",
+        }
+    ]
+    assert "a.py:20 GL012 [warning]" in out.getvalue()
+
+
+def test_a_consequence_row_must_say_tp_or_tp_minor_once(census, tmp_path):
+    table = tmp_path / "consequence.tsv"
+    header = "repo\tpath\tline\tcode\tlevel\tconsequence\treason\n"
+    table.write_text(header + "o/a\ta.py\t3\tGL012\twarning\tFP\tno\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="TP or TP-minor"):
+        census.read_consequence(table)
+    row = "o/a\ta.py\t3\tGL012\twarning\tTP\tper batch\n"
+    table.write_text(header + row + row, encoding="utf-8")
+    with pytest.raises(SystemExit, match="judged twice"):
+        census.read_consequence(table)
+
+
+def test_every_true_census_finding_judged_for_consequence_is_a_known_key(census):
+    rows = census.read_consequence()
+    assert rows, "consequence.tsv is missing"
+    repos = {r["repo"] for r in csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t")}
+    assert {repo for repo, *_ in rows} <= repos

@@ -5,6 +5,7 @@
     python bench/real-code/census.py sites CORPUS_DIR REPO [REPO ...] [--max-files N]
     python bench/real-code/census.py score CORPUS_DIR [--half dev|test|all] [--check]
     python bench/real-code/census.py fixes CORPUS_DIR --git-dir-template T [--half ...]
+    python bench/real-code/census.py levels CORPUS_DIR [--half dev|test|all] [--check]
 
 **Split.** Every repository of `corpus.tsv` belongs to the development half or the test
 half by the parity of the first byte of sha256(lower-case "owner/name"). The rule was fixed
@@ -31,6 +32,14 @@ A person then judges each row by reading the code:
 
 `--check` exits 1 when a finding is judged false or unjudged, or a POS site is missed.
 
+**Levels.** `consequence.tsv` says, for every TRUE finding of the census files, whether it
+matters (`TP`: a crash, a silently wrong result, memory that grows with the run, real waste
+on a hot path) or is true but cheap (`TP-minor`), judged by reading the code as the
+ledger's rows are, with the level gradlint gave it then. `levels` joins it with a fresh
+`score` run and prints, per half and per level gradlint gives now (error, warning, hint),
+the share of true findings that matter, and every true finding not judged yet; `--check`
+exits 1 when one is.
+
 **Fixes.** `fixes.tsv` lists commits of the corpus that fixed a pitfall: the parent is a
 labelled positive at `parent_line`; the fix commit must be clean within `fix_range`.
 """
@@ -40,6 +49,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -61,6 +71,10 @@ FIXES_TSV = HERE / "fixes.tsv"
 # Verdicts on findings that fall on no labelled site: repo, path, line, code, verdict
 # (TRUE or FALSE), reason. Written by reading the code, as the ledger's rows are.
 JUDGED_TSV = HERE / "judged.tsv"
+# Whether each TRUE finding of the census files matters: repo, path, line, code, level (as
+# gradlint gave it when judged), consequence (TP or TP-minor), reason.
+CONSEQUENCE_TSV = HERE / "consequence.tsv"
+CONSEQUENCE_COLUMNS = ("repo", "path", "line", "code", "level", "consequence", "reason")
 SITE_COLUMNS = ("path", "line", "end_line", "kind", "codes", "label", "code", "reason")
 FIX_COLUMNS = (
     "repo",
@@ -239,6 +253,8 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
     missed: list[str] = []
     unjudged: list[str] = []
     false: list[str] = []
+    # every finding with its half, level and verdict, for `levels`
+    records: list[dict[str, str]] = []
     for repo in repos:
         rows = read_census(repo.name)
         if not rows:
@@ -252,7 +268,15 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
         findings = []
         for item in _lint_files(root, [f for f in files if (root / f).exists()]):
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
-            findings.append((path, ledger.finding_line(item), item["code"], item["message"]))
+            findings.append(
+                (
+                    path,
+                    ledger.finding_line(item),
+                    item["code"],
+                    item["message"],
+                    item.get("severity") or "",
+                )
+            )
         stats[h]["repos"] += 1
         stats[h]["sites"] += len(rows)
         stats[h]["labelled"] += sum(1 for r in rows if r.label)
@@ -266,13 +290,13 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             per_rule[(h, site.code)]["pos"] += 1
             if any(
                 same_pitfall(code, site.code) and (site.covers(p, ln) or site.cites(p, ln))
-                for p, ln, code, _ in findings
+                for p, ln, code, *_ in findings
             ):
                 stats[h]["caught"] += 1
                 per_rule[(h, site.code)]["caught"] += 1
             else:
                 missed.append(f"{h} {repo.name} {site.path}:{site.line} {site.code} {site.reason}")
-        for path, line, code, message in findings:
+        for path, line, code, message, level in findings:
             stats[h]["findings"] += 1
             per_rule[(h, code)]["findings"] += 1
             on = [s for s in rows if s.label and s.covers(path, line) and code in s.codes]
@@ -289,6 +313,18 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             elif on and all(s.label == "NEG" for s in on):
                 verdict = "FALSE"
             where = f"{h} {repo.name} {path}:{line} {code} {message}"
+            records.append(
+                {
+                    "half": h,
+                    "repo": repo.name,
+                    "path": path,
+                    "line": line,
+                    "code": code,
+                    "level": level,
+                    "verdict": verdict or "",
+                    "message": message,
+                }
+            )
             if verdict == "TRUE":
                 stats[h]["true"] += 1
                 per_rule[(h, code)]["true"] += 1
@@ -338,7 +374,87 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             for item in items:
                 print(f"  {item}", file=out)
     result["missed"], result["false"], result["unjudged"] = missed, false, unjudged
+    result["findings"] = records
     return result
+
+
+# -- consequence per level -------------------------------------------------------------
+
+
+def read_consequence(path: Path = CONSEQUENCE_TSV) -> dict[tuple[str, str, str, str], str]:
+    """(repo, path, line, code) -> TP or TP-minor."""
+    if not path.exists():
+        return {}
+    judged = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for n, r in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
+            if r["consequence"] not in ledger.CONSEQUENCES:
+                raise SystemExit(f"{path}:{n}: consequence must be TP or TP-minor")
+            key = (r["repo"], r["path"], r["line"], r["code"])
+            if key in judged:
+                raise SystemExit(f"{path}:{n}: {key} is judged twice")
+            judged[key] = r["consequence"]
+    return judged
+
+
+def consequence_levels(
+    findings: list[dict[str, str]],
+    judged: dict[tuple[str, str, str, str], str],
+    out=sys.stdout,
+) -> dict:
+    """Per half and level, how many TRUE findings matter (TP), how many are cheap
+    (TP-minor), how many have no consequence row yet, and the share that matters among
+    the judged ones, with the issue's target for the level. A finding not judged TRUE by
+    `score` (false or unjudged) has no consequence and is left out."""
+    counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    unjudged = []
+    for f in findings:
+        if f["verdict"] != "TRUE":
+            continue
+        consequence = judged.get((f["repo"], f["path"], f["line"], f["code"]), "")
+        counts[(f["half"], f["level"])][consequence] += 1
+        if not consequence:
+            unjudged.append(f)
+    print("true findings by level (TP: it matters; TP-minor: true but cheap)", file=out)
+    print(
+        f"{'half':<5} {'level':<8} {'true':>5} {'TP':>4} {'minor':>6} {'unjudged':>8} "
+        f"{'share':>6} {'target':>7}",
+        file=out,
+    )
+    figures: dict[str, dict[str, dict]] = {}
+    halves = sorted({h for h, _ in counts}, key=("dev", "test").index)
+    for h in halves:
+        known = [lv for lv in ledger.LEVEL_TARGETS]
+        others = sorted({lv for hh, lv in counts if hh == h} - set(known))
+        for level in [*known, *others]:
+            c = counts.get((h, level), Counter())
+            rated = c["TP"] + c["TP-minor"]
+            share = c["TP"] / rated if rated else None
+            target = ledger.LEVEL_TARGETS.get(level)
+            figures.setdefault(h, {})[level] = {
+                "true": sum(c.values()),
+                "TP": c["TP"],
+                "TP-minor": c["TP-minor"],
+                "unjudged": c[""],
+                "share": share,
+                "target": target,
+            }
+            print(
+                f"{h:<5} {level:<8} {sum(c.values()):>5} {c['TP']:>4} {c['TP-minor']:>6} "
+                f"{c['']:>8} {(f'{share:.2f}' if share is not None else '-'):>6} "
+                f"{(f'{target:.2f}' if target is not None else '-'):>7}",
+                file=out,
+            )
+    if unjudged:
+        print(f"\ntrue findings with no consequence row ({len(unjudged)}):", file=out)
+        for f in unjudged:
+            print(
+                f"  {f['half']} {f['repo']} {f['path']}:{f['line']} {f['code']} "
+                f"[{f['level']}] {f.get('message', '')}",
+                file=out,
+            )
+    keys = ("half", "repo", "path", "line", "code", "level")
+    return {"levels": figures, "unjudged": [{k: f[k] for k in keys} for f in unjudged]}
 
 
 def read_judged() -> dict[tuple[str, str, str, str], str]:
@@ -468,6 +584,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--half", choices=("dev", "test", "all"), default="dev")
     p.add_argument("--check", action="store_true")
     p.add_argument("--json", type=Path)
+    p = sub.add_parser("levels", help="the share of true findings that matter, per level")
+    p.add_argument("corpus_dir", type=Path)
+    p.add_argument("--half", choices=("dev", "test", "all"), default="dev")
+    p.add_argument("--check", action="store_true", help="exit 1 on a true finding not judged")
+    p.add_argument("--json", type=Path)
     p = sub.add_parser("fixes", help="the fix benchmark per half")
     p.add_argument("--git-dir-template", required=True)
     p.add_argument("--half", choices=("dev", "test", "all"), default="dev")
@@ -483,6 +604,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fixes":
         cmd_fixes(args.git_dir_template, args.half)
         return 0
+    if args.command == "levels":
+        scored = score(args.corpus_dir, args.half, out=io.StringIO())
+        levels = consequence_levels(scored["findings"], read_consequence())
+        if args.json:
+            args.json.write_text(json.dumps(levels, indent=2), encoding="utf-8")
+        return 1 if args.check and levels["unjudged"] else 0
     result = score(args.corpus_dir, args.half)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
