@@ -356,7 +356,7 @@ class MissingZeroGrad(Rule):
         """Are the stepped parameters new in every iteration (a fresh model, a fresh
         leaf)? Then each starts with `.grad` None and nothing accumulates. A fresh
         optimizer over the old parameters is not enough."""
-        bindings = self.facts.loops.bindings_in(loop.body)
+        bindings = self.facts.loops.flow_bindings(loop.body)
         if step.updated is not None:
             return self._created(step.updated, step.node, loop, bindings, 0)
         if step.optimizer is None:
@@ -538,7 +538,9 @@ class MissingZeroGrad(Rule):
         if type(loop) is cst.For and base in _target_names(loop.target):
             return False
         index = self.facts.index
-        inside = [b for b in self.facts.loops.bindings_in(loop.body) if b.var.split(".")[0] == base]
+        inside = [
+            b for b in self.facts.loops.flow_bindings(loop.body) if b.var.split(".")[0] == base
+        ]
         if not inside:
             return True
         before = [b for b in inside if index.order[b.statement] < index.order[anchor]]
