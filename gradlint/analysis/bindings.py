@@ -52,7 +52,6 @@ ASSIGNMENTS = frozenset({K.ASSIGN, K.UNPACKED, K.ANNOTATED, K.AUGMENTED, K.WALRU
 PYTHON_BINDINGS = ASSIGNMENTS | {
     K.PARAM,
     K.LAMBDA_PARAM,
-    K.KEYED,
     K.FOR,
     K.COMPREHENSION,
     K.WITH,
@@ -226,6 +225,12 @@ def bindings_of_node(node: cst.CSTNode, into: list[NameBinding] | None = None) -
             if switched:
                 out.append(NameBinding(node, switched, K.REQUIRES_GRAD))
     return out
+
+
+def bound_names(node: cst.CSTNode) -> list[str]:
+    """The names a statement or clause binds in Python (`for` targets, imports and
+    definitions included; not a store into a container or a dict key)."""
+    return [b.name for b in bindings_of_node(node) if b.kind in PYTHON_BINDINGS]
 
 
 def assigned_names(statement: cst.CSTNode) -> list[str]:

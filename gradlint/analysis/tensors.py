@@ -143,11 +143,11 @@ class TensorFacts:
 
     # -- bindings per scope ------------------------------------------------------------
 
-    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[NameBinding]]:
+    def _tensor_bindings(self, scope: cst.CSTNode) -> dict[str, list[NameBinding]]:
         return self.bindings.records(scope, _TENSOR_BINDINGS)
 
     def _binding_nodes(self, scope: cst.CSTNode, name: str) -> list[cst.CSTNode]:
-        return [b.node for b in self._bindings(scope).get(name, ())]
+        return [b.node for b in self._tensor_bindings(scope).get(name, ())]
 
     @staticmethod
     def _binding_kind(binding: NameBinding) -> str:
@@ -192,12 +192,12 @@ class TensorFacts:
     def kind_of_name(self, name: str, use: cst.CSTNode, scope: cst.CSTNode | None = None) -> str:
         """LEAF / PARAMS / MODULE when every binding that can reach `use` agrees."""
         scope = scope or self.index.scope_of(use)
-        bindings = self._bindings(scope).get(name)
+        bindings = self._tensor_bindings(scope).get(name)
         if not bindings:
             if scope is not self.index.module and "." not in name:
                 return (
                     self.kind_of_name(name, use, self.index.module)
-                    if name in self._bindings(self.index.module)
+                    if name in self._tensor_bindings(self.index.module)
                     else OTHER
                 )
             return OTHER
@@ -218,7 +218,7 @@ class TensorFacts:
         scope = self.index.scope_of(use)
         for candidate in (name, name.split(".")[0]):
             for region in (scope, self.index.module):
-                bindings = self._bindings(region).get(candidate)
+                bindings = self._tensor_bindings(region).get(candidate)
                 if not bindings:
                     continue
                 if region is scope:
@@ -238,7 +238,9 @@ class TensorFacts:
             known = self._classified.get(key)
             if known is None:
                 # `x, x = a, b` binds x once, to its last value
-                value = [b.value for b in self._bindings(scope)[binding.name] if b.node is node][-1]
+                value = [
+                    b.value for b in self._tensor_bindings(scope)[binding.name] if b.node is node
+                ][-1]
                 known = self._classified[key] = self.classify_value(value, scope)
             return known
         if kind != _LOOP_TARGET:
@@ -460,14 +462,8 @@ class TensorFacts:
         return current
 
     def _attribute_class(self, cls: cst.ClassDef, attr: str) -> str | None:
-        classes = set()
-        for node in self.index.walk(cls, into_functions=True):
-            if (
-                type(node) is cst.Assign
-                and len(node.targets) == 1
-                and dotted_name(node.targets[0].target) == f"self.{attr}"
-            ):
-                classes.add(self._constructed_class(node.value))
+        values = self._self_assignments(cls).get(f"self.{attr}", ())
+        classes = {self._constructed_class(value) for value in values}
         return classes.pop() if len(classes) == 1 else None
 
     def _class_has_parameter(self, qualified: str, attr: str, seen: set[str]) -> bool:

@@ -376,7 +376,7 @@ class ValueAnalysis:
     def _value_bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
         """The scope's bindings of every kind that gives a name a value: the one table's
         Python bindings, with `out["loss"] = ...` keys as names of their own."""
-        return self.bindings.nodes(scope, PYTHON_BINDINGS)
+        return self.bindings.nodes(scope, _VALUE_BINDINGS)
 
     def _union(self, bindings: list[cst.CSTNode], name: str) -> Value:
         out: set[Kind] = set()
@@ -1036,6 +1036,9 @@ class ValueAnalysis:
             found = frozenset().union(*values)
         self._free_returns[func] = found
         return found
+
+
+_VALUE_BINDINGS = PYTHON_BINDINGS | {BindingKind.KEYED}
 
 
 def _assigned_names(node: cst.Assign) -> list[str]:
