@@ -61,7 +61,9 @@ PYTHON_BINDINGS = ASSIGNMENTS | {
 }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+# Not frozen: a frozen dataclass's __init__ costs twice as much, and one is made for
+# every binding of every file. Nothing changes one after it is made.
+@dataclass(slots=True, eq=False)
 class NameBinding:
     """One name bound by one statement or clause."""
 

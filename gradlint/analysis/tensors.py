@@ -563,12 +563,7 @@ class TensorFacts:
         return found
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
-        while (
-            type(value) is cst.Call
-            and type(value.func) is cst.Attribute
-            and value.func.attr.value in MODULE_WRAPPING_METHODS
-        ):
-            value = value.func.value
+        value = built_module_call(value)
         if type(value) is cst.Call:
             return self.index.qualified_name(value.func)
         return None
