@@ -394,6 +394,17 @@ def test_one_binding_table():
     assert revived == {}, "use gradlint/analysis/bindings.py"
 
 
+def test_rules_ask_the_model_what_a_statement_binds():
+    """A rule reads what a statement binds from gradlint/analysis/bindings.py
+    (`bound_names`, `assigned_names`, the scope tables), not from the targets' syntax."""
+    readers = []
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "target_names":
+                readers.append(f"{path.name}:{node.lineno}")
+    assert readers == []
+
+
 def test_the_binding_walker_finder_finds_tables():
     source = (
         "def table(index, body):\n"
