@@ -269,3 +269,155 @@ def test_the_name_list_finder_finds_lists():
         "class R:\n    trigger_tokens = ('backward', 'autograd', 'step')\n"
     )
     assert sorted(lineno for lineno, _ in name_lists(source)) == [1, 2, 3]
+
+
+# -- one binding table ----------------------------------------------------------------
+
+# Functions that walk the tree and read assignment targets without being a scope's
+# binding table: each reads another fact, keyed by (module, function).
+NOT_BINDING_TABLES = {
+    ("gradlint/analysis/bindings.py", "uses"): "the one table's reads, which skip targets",
+    ("gradlint/analysis/values.py", "_collect_mutated"): "in-place changes, not bindings",
+    ("gradlint/analysis/values.py", "_stored_into"): "writes into containers, nested "
+    "functions included",
+    ("gradlint/analysis/tensors.py", "_requires_grad_switches"): "`x.requires_grad = ...`",
+    ("gradlint/analysis/tensors.py", "_is_container_layer_parameter"): "a class's "
+    "`self.x = nn.ModuleList(...)`",
+    ("gradlint/analysis/tensors.py", "_class_attributes"): "a class's `self.x` attributes",
+    ("gradlint/analysis/tensors.py", "_self_assignments"): "a class's `self.x` attributes",
+    ("gradlint/analysis/forwards.py", "_made_to_require_grad"): "`x.requires_grad = ...`",
+    ("gradlint/analysis/forwards.py", "_module_attributes"): "a class's `self.x` modules",
+    ("gradlint/analysis/registration.py", "_in_class"): "a class's `self.x` attributes",
+    ("gradlint/analysis/registration.py", "_added_elements"): "writes into `self.x`",
+    ("gradlint/analysis/registration.py", "_single_local_value"): "every use of one name",
+    ("gradlint/analysis/train_mode.py", "_assigns"): "a method's `self.x = ...`",
+    ("gradlint/analysis/grad_clears.py", "_grad_aliases"): "names bound to a `.grad`",
+    ("gradlint/rules/gl003_param_rebind_update.py", "_grad_aliases"): "names bound to a "
+    "`.grad`, paired through tuples (grad_clears' reading differs, so it is its own)",
+    ("gradlint/rules/gl003_param_rebind_update.py", "_made_leaf_afterwards"): "`x."
+    "requires_grad = ...` after a statement",
+    ("gradlint/rules/gl004_eval_without_no_grad.py", "_binds"): "whether a function "
+    "shadows one name (parameters without *args, plain assignments)",
+    ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
+    ("gradlint/analysis/project.py", "_builds_weighted_layers"): "`ast`: a class's layers",
+    ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
+}
+# What only gradlint/analysis/bindings.py may define: the one answer to "what does this
+# statement bind", and the table built from it.
+BINDING_DEFINITIONS = {
+    "bindings_of_node",
+    "bound_names",
+    "assigned_names",
+    "paired_value",
+    "keyed_name",
+    "all_params",
+    "ScopeBindings",
+}
+# The tables and helpers the one table replaced, and what they were.
+REMOVED_BINDING_TABLES = {
+    "_table": "values' table",
+    "_scope_bindings": "tensors' table",
+    "_bound_values": "tensors' table of assigned values",
+    "_assignment_table": "summaries' table",
+    "_assignment_tables": "summaries' table",
+    "bindings_in": "loops' table",
+    "_pairs": "tensors' pairing of targets and values (bindings.py's is the one)",
+    "_paired_value": "values' pairing of targets and values",
+    "_bound_names": "GL010's and explain's 'what does this statement bind'",
+    "_target_names": "GL007's 'what does this loop bind'",
+    "_produced": "GL005's 'what does this statement bind'",
+}
+
+
+def binding_walkers(source: str) -> list[tuple[int, str]]:
+    """Functions with a loop over a walk of the tree (`index.walk(...)`, `index.nodes`,
+    `ast.walk(...)`) whose body reads what assignments bind (`.targets`, or
+    `target_names(...)`): how a binding table is built."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for loop in ast.walk(function):
+            if not isinstance(loop, ast.For):
+                continue
+            walked = loop.iter
+            walks = (
+                isinstance(walked, ast.Call)
+                and isinstance(walked.func, ast.Attribute)
+                and walked.func.attr == "walk"
+            ) or (isinstance(walked, ast.Attribute) and walked.attr == "nodes")
+            reads_targets = any(
+                isinstance(node, ast.Attribute)
+                and node.attr == "targets"
+                or isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "target_names"
+                for node in ast.walk(loop)
+            )
+            if walks and reads_targets:
+                found.append((function.lineno, function.name))
+                break
+    return found
+
+
+def test_one_binding_table():
+    """Which statement binds which name is read off one table per scope, built by
+    gradlint/analysis/bindings.py: no rule or other analysis module builds its own."""
+    root = PACKAGE.parent
+    tables = []
+    used = set()
+    defined: dict[str, list[str]] = {}
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            source = path.read_text(encoding="utf-8")
+            for lineno, function in binding_walkers(source):
+                key = (relative, function)
+                if key in NOT_BINDING_TABLES:
+                    used.add(key)
+                elif relative != "gradlint/analysis/bindings.py":
+                    tables.append(f"{relative}:{lineno}: {function}")
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    defined.setdefault(node.name, []).append(relative)
+                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                    defined.setdefault(node.attr, []).append(relative)
+    assert tables == [], "read gradlint/analysis/bindings.py's table instead"
+    assert used == set(NOT_BINDING_TABLES), "stale allow-list entries"
+    for name in BINDING_DEFINITIONS:
+        assert defined.get(name) == ["gradlint/analysis/bindings.py"], (name, defined.get(name))
+    revived = {
+        name: [p for p in defined.get(name, ()) if p != "gradlint/analysis/bindings.py"]
+        for name in REMOVED_BINDING_TABLES
+    }
+    revived = {name: paths for name, paths in revived.items() if paths}
+    assert revived == {}, "use gradlint/analysis/bindings.py"
+
+
+def test_rules_ask_the_model_what_a_statement_binds():
+    """A rule reads what a statement binds from gradlint/analysis/bindings.py
+    (`bound_names`, `assigned_names`, the scope tables), not from the targets' syntax."""
+    readers = []
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "target_names":
+                readers.append(f"{path.name}:{node.lineno}")
+    assert readers == []
+
+
+def test_the_binding_walker_finder_finds_tables():
+    source = (
+        "def table(index, body):\n"
+        "    out = {}\n"
+        "    for node in index.walk(body):\n"
+        "        if type(node) is cst.Assign:\n"
+        "            for t in node.targets:\n"
+        "                out.setdefault(dotted_name(t.target), []).append(node)\n"
+        "    return out\n"
+        "def loop_names(index, scope):\n"
+        "    for node in index.nodes:\n"
+        "        names = target_names(node.target)\n"
+        "def reads(index, body):\n"  # a walk that reads no target
+        "    return [n for n in index.walk(body) if type(n) is cst.Name]\n"
+    )
+    assert binding_walkers(source) == [(1, "table"), (8, "loop_names")]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
-from gradlint.analysis.dataflow import STORING_METHODS, DataFlow, target_names
+from gradlint.analysis.bindings import assigned_names, bound_names
+from gradlint.analysis.dataflow import STORING_METHODS, DataFlow
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.values import ValueAnalysis
@@ -102,16 +103,15 @@ class DifferentiationReach:
         statement = self.index.statement_of(use)
         out: list[tuple[cst.CSTNode, str]] = []
         if type(statement) is cst.Assign and self.index.is_inside(use, statement.value):
-            for target in statement.targets:
-                out.extend((statement, v) for v in target_names(target.target))
+            out.extend((statement, v) for v in assigned_names(statement))
         elif isinstance(statement, (cst.AugAssign, cst.AnnAssign)):
             value = statement.value
             if value is not None and self.index.is_inside(use, value):
-                out.extend((statement, v) for v in target_names(statement.target))
+                out.extend((statement, v) for v in assigned_names(statement))
             elif type(statement) is cst.AugAssign and self.index.is_inside(use, statement.target):
                 # `y += 1`: the new y is computed from the old one (a tensor's is the
                 # old one, changed in place)
-                out.extend((statement, v) for v in target_names(statement.target))
+                out.extend((statement, v) for v in assigned_names(statement))
         elif type(statement) is cst.Expr:
             value = statement.value
             if (
@@ -125,7 +125,7 @@ class DifferentiationReach:
                     out.append((statement, receiver))
         for anc in self.index.ancestors(use):
             if type(anc) is cst.For and self.index.is_inside(use, anc.iter):
-                out.extend((anc, v) for v in target_names(anc.target))
+                out.extend((anc, v) for v in bound_names(anc))
                 break
             if anc is statement:
                 break
@@ -134,13 +134,8 @@ class DifferentiationReach:
     def produced(self, call: cst.BaseExpression) -> set[str]:
         """The variables the call's result is bound or stored into."""
         statement = self.index.statement_of(call)
-        produced: set[str] = set()
-        if type(statement) is cst.Assign:
-            for target in statement.targets:
-                produced |= set(target_names(target.target))
-        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
-            produced |= set(target_names(statement.target))
-        elif type(statement) is cst.Expr:
+        produced = set(assigned_names(statement))
+        if type(statement) is cst.Expr:
             # `losses.append(crit(model(x), y))` then a backward of the list
             value = statement.value
             if type(value) is cst.Call and type(value.func) is cst.Attribute:

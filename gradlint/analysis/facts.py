@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradlint.analysis.accumulation import GradAccumulation
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.carried_graph import CarriedGraph
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -46,6 +47,10 @@ class FileFacts:
         return FileIndex(self.module)
 
     @cached_property
+    def bindings(self) -> ScopeBindings:
+        return ScopeBindings(self.index)
+
+    @cached_property
     def flow(self) -> DataFlow:
         return DataFlow(self.index, self.grad_mode)
 
@@ -59,7 +64,9 @@ class FileFacts:
 
     @cached_property
     def loops(self) -> LoopAnalysis:
-        return LoopAnalysis(self.index, self.flow, self.autograd, self.summaries)
+        return LoopAnalysis(
+            self.index, self.flow, self.autograd, self.summaries, bindings=self.bindings
+        )
 
     @cached_property
     def carried_graph(self) -> CarriedGraph:
@@ -75,7 +82,7 @@ class FileFacts:
 
     @cached_property
     def tensors(self) -> TensorFacts:
-        return TensorFacts(self.index)
+        return TensorFacts(self.index, bindings=self.bindings)
 
     @cached_property
     def registration(self) -> ParameterRegistration:
@@ -83,7 +90,9 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueAnalysis:
-        return ValueAnalysis(self.index, self.tensors, self.grad_mode, self.summaries)
+        return ValueAnalysis(
+            self.index, self.tensors, self.grad_mode, self.summaries, bindings=self.bindings
+        )
 
     @cached_property
     def saved(self) -> SavedForBackward:
@@ -147,7 +156,12 @@ class FileFacts:
     @cached_property
     def summaries(self) -> FunctionSummaries:
         return FunctionSummaries(
-            self.index, self.autograd, self.grad_mode.callees, self.project, self.grad_clears
+            self.index,
+            self.autograd,
+            self.grad_mode.callees,
+            self.project,
+            self.grad_clears,
+            bindings=self.bindings,
         )
 
     # shortcuts used by most rules

@@ -272,6 +272,14 @@ class FileIndex:
             i = end[i]
         return out
 
+    def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """(first, one past the last) pre-order position of node's subtree, or None for a
+        node the index has not seen."""
+        i = self.order.get(node)
+        if i is None or self.nodes[i] is not node:
+            return None
+        return i, self._span_end[i]
+
     def _record_import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _module_dotted(alias.name)

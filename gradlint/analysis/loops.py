@@ -15,10 +15,10 @@ from typing import Generic, TypeVar
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
-from gradlint.analysis.dataflow import STORING_METHODS, Binding, DataFlow, target_names
+from gradlint.analysis.bindings import BindingKind, ScopeBindings, all_params
+from gradlint.analysis.dataflow import Binding, DataFlow, target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import all_params
 
 LoopNode = cst.For | cst.While
 # The region the facts describe: a `for`/`while` loop, or a whole scope (scope_facts).
@@ -83,6 +83,20 @@ class LoopFacts(Generic[RegionT]):
         return seen
 
 
+K = BindingKind
+# The bindings a loop's flow follows, and the kind its Binding records them as.
+_FLOW_KINDS = {
+    K.ASSIGN: "assign",
+    K.UNPACKED: "assign",
+    K.ANNOTATED: "assign",
+    K.WALRUS: "assign",
+    K.AUGMENTED: "augassign",
+    K.FOR: "for",
+    K.STORE: "store",
+    K.WITH: "with",
+}
+
+
 class _Terminated:
     """Definite-assignment state after a statement that never falls through."""
 
@@ -97,8 +111,11 @@ class LoopAnalysis:
         flow: DataFlow,
         autograd: AutogradCalls,
         summaries: FunctionSummaries | None = None,
+        *,
+        bindings: ScopeBindings,
     ) -> None:
         self.index = index
+        self.bindings = bindings
         self.flow = flow
         self.autograd = autograd
         self.summaries = summaries
@@ -107,6 +124,8 @@ class LoopAnalysis:
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
         self._state_cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
+        # what each bound value reads (graph-aware) and whether computing it may build graph
+        self._value_reads: dict[cst.CSTNode, tuple[set[str], bool]] = {}
 
     def facts(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         cached = self._cache.get(loop)
@@ -135,7 +154,7 @@ class LoopAnalysis:
         if cached is None:
             body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
             cached = LoopFacts(scope)
-            cached.bindings = self.bindings_in(body)
+            cached.bindings = self.flow_bindings(body)
             cached.events = self.autograd.events_in(body)
             self._scope_cache[scope] = cached
         return cached
@@ -174,7 +193,7 @@ class LoopAnalysis:
 
     def _carry(self, facts: LoopFacts[LoopNode], loop: LoopNode) -> None:
         """Fill in the loop's bindings and what it carries across iterations."""
-        facts.bindings = self.bindings_in(loop.body)
+        facts.bindings = self.flow_bindings(loop.body)
         exposed: set[str] = set()
         start = set(target_names(loop.target)) if type(loop) is cst.For else set()
         if type(loop) is cst.While:
@@ -254,61 +273,48 @@ class LoopAnalysis:
 
     # -- bindings -----------------------------------------------------------------------
 
-    def bindings_in(self, region: cst.CSTNode) -> list[Binding]:
-        """Every binding in region (nested defs excluded), each with what its value
-        reads (graph-aware) and whether computing it may build graph."""
+    def flow_bindings(self, region: cst.CSTNode) -> list[Binding]:
+        """Every binding in region (nested defs excluded), read off the scope's one
+        table, each with what its value reads (graph-aware) and whether computing it may
+        build graph. A store (`losses.append(loss)`) counts: the container now holds
+        what it is given, so a backward of `torch.stack(losses)` reaches it (though a
+        store neither carries nor resets the container)."""
         out: list[Binding] = []
-        flow = self.flow
-
-        def bind(targets, node, value, *, kind="assign", tensor_op=None, self_read=False):
-            deps = flow.reads(value)
-            op = flow.has_tensor_op(value) if tensor_op is None else tensor_op
-            for var in targets:
-                out.append(
-                    Binding(
-                        var,
-                        node,
-                        value,
-                        deps | {var} if self_read else set(deps),
-                        op,
-                        augmented=kind == "augassign",
-                        kind=kind,
-                    )
+        for binding in self.bindings.in_region(region):
+            kind = _FLOW_KINDS.get(binding.kind)
+            if kind is None:
+                continue
+            node = binding.node
+            # An assignment's names all depend on its whole value, unpacked or not.
+            value = binding.value if kind != "assign" else node.value  # type: ignore[attr-defined]
+            deps, tensor_op = self._reads_of(value)
+            if kind == "for":
+                tensor_op = False
+            elif kind == "with":
+                tensor_op = True
+            out.append(
+                Binding(
+                    binding.name,
+                    node,
+                    value,
+                    deps | {binding.name} if kind in ("augassign", "store") else set(deps),
+                    tensor_op,
+                    augmented=kind == "augassign",
+                    kind=kind,
                 )
-
-        for node in self.index.walk(region):
-            if type(node) is cst.Assign:
-                names = [v for t in node.targets for v in target_names(t.target)]
-                bind(names, node, node.value)
-            elif type(node) is cst.AnnAssign and node.value is not None:
-                bind(target_names(node.target), node, node.value)
-            elif type(node) is cst.AugAssign:
-                bind(target_names(node.target), node, node.value, kind="augassign", self_read=True)
-            elif type(node) is cst.NamedExpr:
-                bind(target_names(node.target), node, node.value)
-            elif type(node) is cst.For and node is not region:
-                bind(target_names(node.target), node, node.iter, kind="for", tensor_op=False)
-            elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in STORING_METHODS
-                and (receiver := dotted_name(node.func.value)) is not None
-            ):
-                # `losses.append(loss)`: the container now holds what it is given, so a
-                # backward of `torch.stack(losses)` reaches it (not a rebinding: a
-                # "store" neither carries nor resets the container)
-                bind([receiver], node, node, kind="store", self_read=True)
-            elif type(node) is cst.With:
-                for item in node.items:
-                    if item.asname is not None:
-                        bind(
-                            target_names(item.asname.name),
-                            node,
-                            item.item,
-                            kind="with",
-                            tensor_op=True,
-                        )
+            )
         return out
+
+    def _reads_of(self, value: cst.CSTNode | None) -> tuple[set[str], bool]:
+        if value is None:
+            return set(), False
+        found = self._value_reads.get(value)
+        if found is None:
+            found = self._value_reads[value] = (
+                self.flow.reads(value),
+                self.flow.has_tensor_op(value),
+            )
+        return found
 
     # -- definite assignment ---------------------------------------------------------
 

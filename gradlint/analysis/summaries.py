@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
@@ -23,6 +24,7 @@ from gradlint.analysis.project import ExternalFunction, ProjectIndex
 from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_PLAIN_ASSIGNMENTS = frozenset({BindingKind.ASSIGN})
 
 
 @dataclass
@@ -76,14 +78,16 @@ class FunctionSummaries:
         callees: CalleeResolver,
         project: ProjectIndex | None = None,
         clearing: GradClearing | None = None,
+        *,
+        bindings: ScopeBindings,
     ) -> None:
         self.index = index
+        self.bindings = bindings
         self.autograd = autograd
         self.callees = callees
         self.project = project
         self.clearing = clearing if clearing is not None else GradClearing(index)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
-        self._assignment_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._in_progress: set[cst.FunctionDef] = set()
         self._bound_here: set[str] | None = None
 
@@ -219,8 +223,7 @@ class FunctionSummaries:
             bound: set[str] = {f.name.value for f in self.index.functions}
             bound.update(c.name.value for c in self.index.classes)
             bound.update(self.index.imported_from)
-            for names in self._assignments(self.index.module, self.index.module).keys():
-                bound.add(names)
+            bound.update(self._assignments(self.index.module))
             self._bound_here = bound
         return self._bound_here
 
@@ -246,11 +249,10 @@ class FunctionSummaries:
             return module, level, target.attr.value
         return None
 
-    def _assignments(self, scope: cst.CSTNode, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
-        found = self._assignment_tables.get(scope)
-        if found is None:
-            found = self._assignment_tables[scope] = _assignment_table(self.index, body)
-        return found
+    def _assignments(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        """The scope's plain assignments (`obj = ...`, `self.x = ...`, not unpacking), by
+        the name they bind."""
+        return self.bindings.nodes(scope, _PLAIN_ASSIGNMENTS)
 
     def _instance_class(self, call: cst.Call) -> str | None:
         """For `obj.method(...)`: the one class name every binding of `obj` that
@@ -261,8 +263,7 @@ class FunctionSummaries:
             return None
         owner = func.value.value
         scope = self.index.scope_of(call)
-        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        bindings: list[cst.CSTNode] = list(self._assignments(scope, body).get(owner, ()))
+        bindings: list[cst.CSTNode] = list(self._assignments(scope).get(owner, ()))
         reaching = self.index.reaching(bindings, call) if bindings else []
         classes = set()
         for node in reaching:
@@ -314,17 +315,6 @@ class FunctionSummaries:
         if external is None:
             return None
         return external.params, set(external.accumulated_params)
-
-
-def _assignment_table(index: FileIndex, body: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
-    table: dict[str, list[cst.CSTNode]] = {}
-    for node in index.walk(body):
-        if type(node) is cst.Assign:
-            for target in node.targets:
-                name = dotted_name(target.target)
-                if name is not None:
-                    table.setdefault(name, []).append(node)
-    return table
 
 
 def _accumulated_into_self(node: cst.CSTNode) -> str | None:

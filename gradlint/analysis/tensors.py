@@ -14,6 +14,11 @@ from typing import cast
 
 import libcst as cst
 
+from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings
+
+# Other modules still import these from here; the bindings module defines them.
+from gradlint.analysis.bindings import all_params as all_params
+from gradlint.analysis.bindings import is_false as is_false
 from gradlint.analysis.dataflow import target_names
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.torch_api import (
@@ -38,12 +43,20 @@ OTHER = "other"
 _LOOP_TARGET = "loop-target"  # decided on demand from the loop's iterable
 _UNCLASSIFIED = "unclassified"  # an assigned value, classified when first asked
 
+K = BindingKind
+# The bindings that decide what a name is to tensors. Not `x += y` (an update of the
+# tensor x holds), comprehension targets, definitions and imports; `x.requires_grad_()`
+# makes x a leaf. A lambda's parameters are not read either (a global of the same name
+# is looked up instead), as before the one table.
+_TENSOR_BINDINGS = frozenset(
+    {K.PARAM, K.ASSIGN, K.UNPACKED, K.ANNOTATED, K.FOR, K.WITH, K.WALRUS, K.REQUIRES_GRAD}
+)
+
 
 class TensorFacts:
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, *, bindings: ScopeBindings) -> None:
         self.index = index
-        self._scope_bindings: dict[cst.CSTNode, dict[str, list[tuple[cst.CSTNode, str]]]] = {}
-        self._bound_values: dict[tuple[cst.CSTNode, str], cst.CSTNode] = {}
+        self.bindings = bindings
         self._classified: dict[tuple[cst.CSTNode, str], str] = {}
         self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
         self._module_classes: set[str] | None = None
@@ -130,57 +143,29 @@ class TensorFacts:
 
     # -- bindings per scope ------------------------------------------------------------
 
-    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[tuple[cst.CSTNode, str]]]:
-        cached = self._scope_bindings.get(scope)
-        if cached is not None:
-            return cached
-        table: dict[str, list[tuple[cst.CSTNode, str]]] = {}
-        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        if type(scope) is cst.FunctionDef:
-            for param in all_params(scope.params):
-                table.setdefault(param.name.value, []).append((param, OTHER))
-        # Exact types: see dotted_name.
-        for node in self.index.walk(root):
-            if type(node) is cst.Assign:
-                for target in node.targets:
-                    for name, value in _pairs(target.target, node.value):
-                        if value is None:
-                            table.setdefault(name, []).append((node, OTHER))
-                        else:
-                            table.setdefault(name, []).append((node, _UNCLASSIFIED))
-                            self._bound_values[(node, name)] = value
-            elif type(node) is cst.AnnAssign and node.value is not None:
-                for name in target_names(node.target):
-                    table.setdefault(name, []).append((node, _UNCLASSIFIED))
-                    self._bound_values[(node, name)] = node.value
-            elif type(node) is cst.For:
-                # Resolved lazily (see _kind): the iterable may be a name whose own
-                # bindings live in this very table.
-                names = target_names(node.target)
-                for i, name in enumerate(names):
-                    last = i == len(names) - 1 or type(node.target) is not cst.Tuple
-                    table.setdefault(name, []).append((node, _LOOP_TARGET if last else OTHER))
-            elif type(node) is cst.With:
-                for item in node.items:
-                    if item.asname is not None:
-                        for name in target_names(item.asname.name):
-                            table.setdefault(name, []).append((node, OTHER))
-            elif type(node) is cst.NamedExpr:
-                for name in target_names(node.target):
-                    table.setdefault(name, []).append((node, OTHER))
-            elif type(node) is cst.Expr and type(node.value) is cst.Call:
-                # `x.requires_grad_()` as a statement makes x a leaf that requires grad.
-                call = node.value
-                if (
-                    type(call.func) is cst.Attribute
-                    and call.func.attr.value == REQUIRES_GRAD_METHOD
-                    and not (call.args and is_false(call.args[0].value))
-                ):
-                    name = dotted_name(call.func.value)
-                    if name:
-                        table.setdefault(name, []).append((node, LEAF))
-        self._scope_bindings[scope] = table
-        return table
+    def _tensor_bindings(self, scope: cst.CSTNode) -> dict[str, list[NameBinding]]:
+        return self.bindings.records(scope, _TENSOR_BINDINGS)
+
+    def _binding_nodes(self, scope: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+        return [b.node for b in self._tensor_bindings(scope).get(name, ())]
+
+    @staticmethod
+    def _binding_kind(binding: NameBinding) -> str:
+        """What a binding makes of its name, before its value is classified."""
+        kind = binding.kind
+        if kind is K.ASSIGN or kind is K.UNPACKED or kind is K.ANNOTATED:
+            return _UNCLASSIFIED if binding.whole else OTHER
+        if kind is K.FOR:
+            # Resolved lazily (see _kind): the iterable may be a name whose own
+            # bindings live in this very table. Of a tuple target only the last name is
+            # the iterable's element (`for i, p in enumerate(params)`).
+            target = cast(cst.For, binding.node).target
+            if type(target) is not cst.Tuple or binding.position == len(target_names(target)) - 1:
+                return _LOOP_TARGET
+            return OTHER
+        if kind is K.REQUIRES_GRAD:
+            return LEAF
+        return OTHER
 
     def _loop_target_kind(self, loop: cst.For, scope: cst.CSTNode) -> str:
         iterable = loop.iter
@@ -207,12 +192,12 @@ class TensorFacts:
     def kind_of_name(self, name: str, use: cst.CSTNode, scope: cst.CSTNode | None = None) -> str:
         """LEAF / PARAMS / MODULE when every binding that can reach `use` agrees."""
         scope = scope or self.index.scope_of(use)
-        bindings = self._bindings(scope).get(name)
+        bindings = self._tensor_bindings(scope).get(name)
         if not bindings:
             if scope is not self.index.module and "." not in name:
                 return (
                     self.kind_of_name(name, use, self.index.module)
-                    if name in self._bindings(self.index.module)
+                    if name in self._tensor_bindings(self.index.module)
                     else OTHER
                 )
             return OTHER
@@ -222,7 +207,7 @@ class TensorFacts:
             reaching = bindings
         else:
             reaching = self._reaching(bindings, use)
-        kinds = {self._kind(node, kind, scope, name) for node, kind in reaching}
+        kinds = {self._kind(binding, scope) for binding in reaching}
         if len(kinds) == 1:
             return kinds.pop()
         return OTHER
@@ -233,24 +218,30 @@ class TensorFacts:
         scope = self.index.scope_of(use)
         for candidate in (name, name.split(".")[0]):
             for region in (scope, self.index.module):
-                bindings = self._bindings(region).get(candidate)
+                bindings = self._tensor_bindings(region).get(candidate)
                 if not bindings:
                     continue
                 if region is scope:
                     bindings = self._reaching(bindings, use)
-                found = [node for node, _ in bindings if type(node) is not cst.Param]
+                found = [b.node for b in bindings if type(b.node) is not cst.Param]
                 if found:
                     return found
         return []
 
-    def _kind(self, node: cst.CSTNode, kind: str, scope: cst.CSTNode, name: str) -> str:
+    def _kind(self, binding: NameBinding, scope: cst.CSTNode) -> str:
+        kind = self._binding_kind(binding)
+        node = binding.node
         if kind == _UNCLASSIFIED:
             # Classified when first asked: most bindings of a scope never are, and
             # classifying every value up front was GL002's largest cost.
-            key = (node, name)
+            key = (node, binding.name)
             known = self._classified.get(key)
             if known is None:
-                known = self._classified[key] = self.classify_value(self._bound_values[key], scope)
+                # `x, x = a, b` binds x once, to its last value
+                value = [
+                    b.value for b in self._tensor_bindings(scope)[binding.name] if b.node is node
+                ][-1]
+                known = self._classified[key] = self.classify_value(value, scope)
             return known
         if kind != _LOOP_TARGET:
             return kind
@@ -263,9 +254,9 @@ class TensorFacts:
         finally:
             self._resolving.discard(node)
 
-    def _reaching(self, bindings, use):
-        reaching = set(self.index.reaching([node for node, _ in bindings], use))
-        return [(node, kind) for node, kind in bindings if node in reaching]
+    def _reaching(self, bindings: list[NameBinding], use: cst.CSTNode) -> list[NameBinding]:
+        reaching = set(self.index.reaching([b.node for b in bindings], use))
+        return [b for b in bindings if b.node in reaching]
 
     # -- expressions ------------------------------------------------------------------
 
@@ -448,13 +439,13 @@ class TensorFacts:
             scope = self.index.scope_of(use)
             values = [
                 node.value
-                for node, _ in self._bindings(scope).get(parts[0], ())
+                for node in self._binding_nodes(scope, parts[0])
                 if type(node) is cst.Assign
             ]
             if not values and scope is not self.index.module:
                 values = [
                     node.value
-                    for node, _ in self._bindings(self.index.module).get(parts[0], ())
+                    for node in self._binding_nodes(self.index.module, parts[0])
                     if type(node) is cst.Assign
                 ]
             classes = {self._constructed_class(v) for v in values}
@@ -471,14 +462,8 @@ class TensorFacts:
         return current
 
     def _attribute_class(self, cls: cst.ClassDef, attr: str) -> str | None:
-        classes = set()
-        for node in self.index.walk(cls, into_functions=True):
-            if (
-                type(node) is cst.Assign
-                and len(node.targets) == 1
-                and dotted_name(node.targets[0].target) == f"self.{attr}"
-            ):
-                classes.add(self._constructed_class(node.value))
+        values = self._self_assignments(cls).get(f"self.{attr}", ())
+        classes = {self._constructed_class(value) for value in values}
         return classes.pop() if len(classes) == 1 else None
 
     def _class_has_parameter(self, qualified: str, attr: str, seen: set[str]) -> bool:
@@ -559,7 +544,7 @@ class TensorFacts:
             return list(self._self_assignments(cls).get(name, ()))
         else:
             scope = self.index.scope_of(use)
-            for node, _kind in self._bindings(scope).get(name, ()):
+            for node in self._binding_nodes(scope, name):
                 if type(node) is cst.Assign:
                     constructors.append(node.value)
         return constructors
@@ -578,12 +563,7 @@ class TensorFacts:
         return found
 
     def _constructed_class(self, value: cst.CSTNode) -> str | None:
-        while (
-            type(value) is cst.Call
-            and type(value.func) is cst.Attribute
-            and value.func.attr.value in MODULE_WRAPPING_METHODS
-        ):
-            value = value.func.value
+        value = built_module_call(value)
         if type(value) is cst.Call:
             return self.index.qualified_name(value.func)
         return None
@@ -616,7 +596,7 @@ class TensorFacts:
                     scope = self.index.scope_of(use)
                     shapes = {
                         self.value_shape(node.value, None, node)
-                        for node, _ in self._bindings(scope).get(value.value, ())
+                        for node in self._binding_nodes(scope, value.value)
                         if type(node) is cst.Assign
                         and len(node.targets) == 1
                         and type(node.targets[0].target) is cst.Name
@@ -659,25 +639,6 @@ class TensorFacts:
                 return False
 
 
-def _pairs(target: cst.CSTNode, value: cst.CSTNode):
-    """(name, value) for each name bound, pairing `a, b = x, y` element-wise; a name
-    unpacked from a value we cannot split gets None."""
-    if type(target) is cst.Tuple or type(target) is cst.List:
-        if (
-            (type(value) is cst.Tuple or type(value) is cst.List)
-            and len(value.elements) == len(target.elements)
-            and not any(type(e) is cst.StarredElement for e in target.elements)
-        ):
-            for t, v in zip(target.elements, value.elements, strict=False):
-                yield from _pairs(t.value, v.value)
-            return
-        for name in target_names(target):
-            yield name, None
-        return
-    for name in target_names(target):
-        yield name, value
-
-
 def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     """What `value` builds, seen through the device, dtype and mode calls it is wrapped
     in: `nn.Linear(4, 2)` of `nn.Linear(4, 2).to(device).train()`."""
@@ -690,22 +651,8 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     return value
 
 
-def all_params(params: cst.Parameters):
-    yield from params.posonly_params
-    yield from params.params
-    if type(params.star_arg) is cst.Param:
-        yield params.star_arg
-    yield from params.kwonly_params
-    if params.star_kwarg is not None:
-        yield params.star_kwarg
-
-
 def _has_true_kwarg(call: cst.Call, name: str) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return type(arg.value) is cst.Name and arg.value.value == "True"
     return False
-
-
-def is_false(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "False"

@@ -36,11 +36,20 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import COMPARISON_OPS, STORING_METHODS, target_names
+from gradlint.analysis.bindings import (
+    PYTHON_BINDINGS,
+    BindingKind,
+    ScopeBindings,
+    all_params,
+    bindings_of_node,
+    keyed_name,
+    paired_value,
+)
+from gradlint.analysis.dataflow import COMPARISON_OPS, STORING_METHODS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import TensorFacts, all_params, built_module_call
+from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     ALIASING_CALLS,
     ARITHMETIC_BUILTINS,
@@ -117,22 +126,6 @@ _ELEMENTWISE_COMPARISONS = (
     cst.GreaterThanEqual,
 )
 # Literals of containers that code may fill after binding them.
-# The statements and clauses that bind a name in the scope they sit in.
-_BINDING_NODES = frozenset(
-    {
-        cst.Assign,
-        cst.AnnAssign,
-        cst.AugAssign,
-        cst.For,
-        cst.CompFor,
-        cst.NamedExpr,
-        cst.With,
-        cst.FunctionDef,
-        cst.ClassDef,
-        cst.Import,
-        cst.ImportFrom,
-    }
-)
 _MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
 _CONTAINER_LITERALS = (
     cst.List,
@@ -191,16 +184,17 @@ class ValueAnalysis:
         tensors: TensorFacts,
         grad_mode: GradModeAnalysis | None = None,
         summaries: FunctionSummaries | None = None,
+        *,
+        bindings: ScopeBindings,
     ) -> None:
         self.index = index
+        self.bindings = bindings
         self.tensors = tensors
         self.grad_mode = grad_mode
         self.summaries = summaries
         self._mutated: dict[str, list[cst.CSTNode]] | None = None
-        self._tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
         self._source_memo: dict[tuple[str, cst.CSTNode], list[cst.CSTNode] | None] = {}
-        self._use_tables: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._active: set[tuple[cst.CSTNode, str]] = set()
         # per of_binding in progress: the values it got that met a cycle, and how many
         self._in_progress: list[dict[tuple[cst.CSTNode, str], tuple[Value, int]]] = []
@@ -225,12 +219,12 @@ class ValueAnalysis:
         if key in self._source_memo:
             return self._source_memo[key]
         scope = self.index.scope_of(use)
-        bindings = self._table(scope).get(name)
+        bindings = self._value_bindings(scope).get(name)
         found: list[cst.CSTNode] | None
         if not bindings:
-            if scope is not self.index.module and name in self._table(self.index.module):
+            if scope is not self.index.module and name in self._value_bindings(self.index.module):
                 # a global read in a function: any module-level binding may be current
-                found = self._table(self.index.module)[name]
+                found = self._value_bindings(self.index.module)[name]
             else:
                 found = None
         else:
@@ -278,10 +272,10 @@ class ValueAnalysis:
         """The bindings of `name` that can reach `use` (its function's, or the module's
         for a global read): the def-use chain `of_name` reads its value from."""
         scope = self.index.scope_of(use)
-        bindings = self._table(scope).get(name)
+        bindings = self._value_bindings(scope).get(name)
         if not bindings:
             if scope is not self.index.module:
-                return list(self._table(self.index.module).get(name, ()))
+                return list(self._value_bindings(self.index.module).get(name, ()))
             return []
         return self.index.reaching(bindings, use)
 
@@ -292,7 +286,7 @@ class ValueAnalysis:
         that is no assignment of an expression."""
         if type(binding) is cst.Assign:
             for target in binding.targets:
-                found = _paired_value(target.target, binding.value, name)
+                found = paired_value(target.target, binding.value, name)
                 if found is not None:
                     return cast(cst.BaseExpression, found[0])
             return None
@@ -306,9 +300,9 @@ class ValueAnalysis:
         """Every binding of `name` in the scope `use` reads it from (its function, or
         the module for a name the function does not bind), flow-insensitively."""
         scope = self.index.scope_of(use)
-        bindings = self._table(scope).get(name)
+        bindings = self._value_bindings(scope).get(name)
         if not bindings and scope is not self.index.module:
-            bindings = self._table(self.index.module).get(name)
+            bindings = self._value_bindings(self.index.module).get(name)
         return list(bindings or ())
 
     def bound_only_by_imports(self, name: str, use: cst.CSTNode) -> bool:
@@ -331,7 +325,7 @@ class ValueAnalysis:
         if not scopes:
             return False
         local = self.index.scope_of(use)
-        if "." in name or local is self.index.module or name not in self._table(local):
+        if "." in name or local is self.index.module or name not in self._value_bindings(local):
             return True
         return any(self.index.is_inside(scope, local) for scope in scopes)
 
@@ -370,91 +364,19 @@ class ValueAnalysis:
         """The reads of `name` in the binding's scope that this binding can reach: the
         def-use chain, so a later rebinding of the same name starts a new chain."""
         scope = self.index.scope_of(binding)
-        bindings = self._table(scope).get(name, [])
+        bindings = self._value_bindings(scope).get(name, [])
         return [
             use
-            for use in self._uses(scope).get(name, ())
+            for use in self.bindings.uses(scope).get(name, ())
             if binding in self.index.reaching(bindings, use)
         ]
 
-    def _uses(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
-        found = self._use_tables.get(scope)
-        if found is not None:
-            return found
-        found = {}
-        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        targets: set[cst.CSTNode] = set()
-        for node in self.index.walk(root):
-            if type(node) is cst.Assign:
-                targets.update(t.target for t in node.targets)
-            elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor)):
-                targets.add(node.target)
-            elif type(node) is cst.NamedExpr:
-                targets.add(node.target)
-            if node in targets:
-                if isinstance(node, (cst.Tuple, cst.List)):
-                    targets.update(e.value for e in node.elements)
-                elif type(node) is cst.StarredElement:
-                    targets.add(node.value)
-                continue
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                parent = self.index.parent.get(node)
-                if type(parent) is cst.Attribute and parent.attr is node:
-                    continue
-                name = dotted_name(node)
-                if name is not None:
-                    found.setdefault(name, []).append(node)
-        self._use_tables[scope] = found
-        return found
-
     # -- bindings ----------------------------------------------------------------------
 
-    def _table(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
-        table = self._tables.get(scope)
-        if table is not None:
-            return table
-        table = {}
-        root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
-            for param in all_params(scope.params):
-                table.setdefault(param.name.value, []).append(param)
-        for node in self.index.walk(root):
-            kind = type(node)
-            if kind not in _BINDING_NODES:
-                continue
-            names: list[str] = []
-            if kind is cst.Assign:
-                assign = cast(cst.Assign, node)
-                names = [n for t in assign.targets for n in target_names(t.target)]
-                names += [k for t in assign.targets if (k := keyed_name(t.target)) is not None]
-            elif kind is cst.AnnAssign or kind is cst.AugAssign:
-                annotated = cast("cst.AnnAssign | cst.AugAssign", node)
-                if kind is not cst.AnnAssign or cast(cst.AnnAssign, node).value is not None:
-                    names = target_names(annotated.target)
-            elif kind is cst.For or kind is cst.CompFor:
-                if node is not root:
-                    names = target_names(cast("cst.For | cst.CompFor", node).target)
-            elif kind is cst.NamedExpr:
-                names = target_names(cast(cst.NamedExpr, node).target)
-            elif kind is cst.With:
-                for item in cast(cst.With, node).items:
-                    if item.asname is not None:
-                        names.extend(target_names(item.asname.name))
-            elif kind is cst.FunctionDef or kind is cst.ClassDef:
-                if node is not scope:
-                    names = [cast("cst.FunctionDef | cst.ClassDef", node).name.value]
-            else:
-                imported = cast("cst.Import | cst.ImportFrom", node)
-                if not isinstance(imported.names, cst.ImportStar):
-                    for alias in imported.names:
-                        bound = alias.asname.name if alias.asname else alias.name
-                        name = dotted_name(bound)
-                        if name:
-                            names.append(name.split(".")[0])
-            for name in names:
-                table.setdefault(name, []).append(node)
-        self._tables[scope] = table
-        return table
+    def _value_bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        """The scope's bindings of every kind that gives a name a value: the one table's
+        Python bindings, with `out["loss"] = ...` keys as names of their own."""
+        return self.bindings.nodes(scope, _VALUE_BINDINGS)
 
     def _union(self, bindings: list[cst.CSTNode], name: str) -> Value:
         out: set[Kind] = set()
@@ -470,7 +392,7 @@ class ValueAnalysis:
             return UNKNOWN
         if type(node) is cst.Assign:
             for target in node.targets:
-                found = _paired_value(target.target, node.value, name)
+                found = paired_value(target.target, node.value, name)
                 if found is not None:
                     value, position = found
                     if isinstance(value, _MUTABLE_LITERALS) and self._stored_into(name, node):
@@ -819,16 +741,15 @@ class ValueAnalysis:
                     if body is not None:
                         for inner in self.index.walk(body):
                             if type(inner) is cst.Assign:
-                                for target in inner.targets:
-                                    names.update(target_names(target.target))
+                                names.update(_assigned_names(inner))
                         names.add("")  # entered, even if nothing is assigned there
                 # and the names bound to views of those (`flat = target.detach().view(-1)`)
                 aliases = (
                     [
-                        (target_names(t.target), _view_base(node.value))
+                        (bound, _view_base(node.value))
                         for node in self.index.nodes
                         if type(node) is cst.Assign
-                        for t in node.targets
+                        for bound in _assigned_names(node)
                     ]
                     if names
                     else []
@@ -837,8 +758,8 @@ class ValueAnalysis:
                 while changed:
                     changed = False
                     for bound, base in aliases:
-                        if base in names and not set(bound) <= names:
-                            names.update(bound)
+                        if base in names and bound not in names:
+                            names.add(bound)
                             changed = True
             self._inference_names = names
         return self._inference_names
@@ -855,7 +776,7 @@ class ValueAnalysis:
         if type(expr) is not cst.Name or expr.value not in self._inference_bound():
             return False
         scope = self.index.scope_of(use)
-        bindings = self._table(scope).get(expr.value)
+        bindings = self._value_bindings(scope).get(expr.value)
         if not bindings:
             return False
         reaching = self.index.reaching(bindings, use)
@@ -867,7 +788,7 @@ class ValueAnalysis:
                 return False
             if type(binding) is not cst.Assign or len(binding.targets) != 1:
                 return False
-            found = _paired_value(binding.targets[0].target, binding.value, expr.value)
+            found = paired_value(binding.targets[0].target, binding.value, expr.value)
             if found is None or found[1] is not None:
                 return False
             active.add(key)
@@ -915,7 +836,7 @@ class ValueAnalysis:
             return UNKNOWN
         if type(expr) is cst.Subscript:
             keyed = keyed_name(expr)
-            if keyed is not None and self._table(self.index.scope_of(use)).get(keyed):
+            if keyed is not None and self._value_bindings(self.index.scope_of(use)).get(keyed):
                 return self._keyed_value(expr, keyed, use)
             # None cannot be subscripted: what is indexed is the rest
             container = self._expr(expr.value, use) - NONE
@@ -939,7 +860,7 @@ class ValueAnalysis:
         """`out["loss"]` after `out["loss"] = out["loss"].detach()`: each key of a dict
         written with a literal key is a binding of its own, killed by a rebinding of the
         whole dict."""
-        table = self._table(self.index.scope_of(use))
+        table = self._value_bindings(self.index.scope_of(use))
         base = dotted_name(expr.value) or ""
         key_bindings = table.get(keyed, [])
         base_bindings = table.get(base, [])
@@ -973,7 +894,7 @@ class ValueAnalysis:
             if name.startswith("self."):
                 return UNKNOWN
             scope = self.index.scope_of(use)
-            if self._table(scope).get(name):
+            if self._value_bindings(scope).get(name):
                 return self.of_name(name, use)
         if self._expr(expr.value, use) == PYTHON:
             return PYTHON  # `args.bptt` of an argparse namespace
@@ -1117,18 +1038,15 @@ class ValueAnalysis:
         return found
 
 
-def keyed_name(expr: cst.CSTNode) -> str | None:
-    """`out["loss"]` -> 'out["loss"]': a subscript of a dotted name by one string literal,
-    treated as a variable of its own."""
-    if type(expr) is not cst.Subscript or len(expr.slice) != 1:
-        return None
-    index = expr.slice[0].slice
-    if type(index) is not cst.Index or type(index.value) is not cst.SimpleString:
-        return None
-    base = dotted_name(expr.value)
-    if base is None:
-        return None
-    return f"{base}[{index.value.value}]"
+_VALUE_BINDINGS = PYTHON_BINDINGS | {BindingKind.KEYED}
+
+
+def _assigned_names(node: cst.Assign) -> list[str]:
+    """The names an assignment binds (not the keys it writes: `out["k"] = ...`)."""
+    return [b.name for b in bindings_of_node(node) if b.kind in _NAME_ASSIGNMENTS]
+
+
+_NAME_ASSIGNMENTS = frozenset({BindingKind.ASSIGN, BindingKind.UNPACKED})
 
 
 def _dict_entry(literal: cst.Dict, key_source: str) -> cst.BaseExpression | None:
@@ -1136,34 +1054,6 @@ def _dict_entry(literal: cst.Dict, key_source: str) -> cst.BaseExpression | None
         if type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
             if element.key.value == key_source:
                 return element.value
-    return None
-
-
-def _paired_value(
-    target: cst.CSTNode, value: cst.CSTNode, name: str
-) -> tuple[cst.CSTNode, int | None] | None:
-    """The expression bound to `name` by `target = value`, pairing tuples element-wise;
-    (value, 0) when the name is unpacked from a value we cannot split."""
-    if type(target) is cst.Subscript:
-        return (value, None) if keyed_name(target) == name else None
-    if isinstance(target, (cst.Name, cst.Attribute)):
-        return (value, None) if dotted_name(target) == name else None
-    if isinstance(target, (cst.Tuple, cst.List)):
-        elements = target.elements
-        if (
-            isinstance(value, (cst.Tuple, cst.List))
-            and len(value.elements) == len(elements)
-            and not any(type(e) is cst.StarredElement for e in elements)
-        ):
-            for t, v in zip(elements, value.elements, strict=True):
-                found = _paired_value(t.value, v.value, name)
-                if found is not None:
-                    return found
-            return None
-        if name in target_names(target):
-            return (value, 0)
-    if type(target) is cst.StarredElement:
-        return _paired_value(target.value, value, name)
     return None
 
 

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import target_names
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.bindings import assigned_names
 from gradlint.diagnostics import Related
 
 if TYPE_CHECKING:
@@ -28,21 +27,9 @@ def _origin(binding: cst.CSTNode, leaf: str) -> tuple[cst.CSTNode, str]:
     if type(binding) is cst.For:
         return binding.iter, f"`{leaf}` is each of these, which require grad"
     owner = leaf.split(".")[0]
-    if owner != leaf and leaf not in _bound_names(binding):
+    if owner != leaf and leaf not in assigned_names(binding):
         return binding, f"`{owner}` is built here; `{leaf}` is one of its parameters"
     return binding, f"`{leaf}` is made here, requiring grad"
-
-
-def _bound_names(binding: cst.CSTNode) -> set[str]:
-    if type(binding) is cst.Assign:
-        names = set()
-        for target in binding.targets:
-            names |= set(target_names(target.target))
-            names.add(dotted_name(target.target) or "")
-        return names
-    if isinstance(binding, (cst.AnnAssign, cst.AugAssign)):
-        return set(target_names(binding.target)) | {dotted_name(binding.target) or ""}
-    return set()
 
 
 def loop_header(context: FileContext, loop: cst.For | cst.While, label: str) -> Related:

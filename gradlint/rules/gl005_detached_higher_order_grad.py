@@ -5,7 +5,7 @@ from typing import cast
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import keyword_arg
-from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.bindings import assigned_names
 from gradlint.diagnostics import Edit
 from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
@@ -168,16 +168,6 @@ class DetachedHigherOrderGrad(Rule):
             return False
         return self.facts.differentiation.result_is_differentiated(call)
 
-    def _produced(self, call: cst.Call) -> set[str]:
-        statement = self.facts.index.statement_of(call)
-        produced: set[str] = set()
-        if type(statement) is cst.Assign:
-            for target in statement.targets:
-                produced |= set(target_names(target.target))
-        elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)) and statement.value:
-            produced |= set(target_names(statement.target))
-        return produced
-
     def _differentiated_again(
         self,
         call: cst.Call,
@@ -188,7 +178,7 @@ class DetachedHigherOrderGrad(Rule):
         differentiated later in the same scope: a grad/backward built from it, or another
         call of the helper whose `outputs` argument is built from it; None if nowhere."""
         index = self.facts.index
-        produced = self._produced(call)
+        produced = set(assigned_names(self.facts.index.statement_of(call)))
         scope = index.scope_of(call)
         region = self.facts.loops.scope_facts(scope)
         after = index.order[call]
@@ -247,7 +237,7 @@ class DetachedHigherOrderGrad(Rule):
         statement = index.statement_of(call)
         if type(statement) is cst.Return:
             return True
-        produced = self._produced(call)
+        produced = set(assigned_names(self.facts.index.statement_of(call)))
         if not produced:
             return False
         for node in index.walk(helper.body):

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gradlint.analysis.bindings import bound_names
 from gradlint.analysis.dataflow import Binding
 from gradlint.analysis.grad_clears import GradClear
 from gradlint.analysis.index import dotted_name
@@ -356,7 +357,7 @@ class MissingZeroGrad(Rule):
         """Are the stepped parameters new in every iteration (a fresh model, a fresh
         leaf)? Then each starts with `.grad` None and nothing accumulates. A fresh
         optimizer over the old parameters is not enough."""
-        bindings = self.facts.loops.bindings_in(loop.body)
+        bindings = self.facts.loops.flow_bindings(loop.body)
         if step.updated is not None:
             return self._created(step.updated, step.node, loop, bindings, 0)
         if step.optimizer is None:
@@ -446,7 +447,7 @@ class MissingZeroGrad(Rule):
         iteration before `before`: constructed, or the loop's own target?"""
         if depth > 4:
             return False
-        if type(loop) is cst.For and name.split(".")[0] in _target_names(loop.target):
+        if type(loop) is cst.For and name.split(".")[0] in bound_names(loop):
             return True  # `for model in models:` a different object every iteration
         parts = name.split(".")
         for end in range(len(parts), 0, -1):
@@ -535,10 +536,12 @@ class MissingZeroGrad(Rule):
         base = name.split(".")[0]
         if base in ("self", "cls"):
             return True
-        if type(loop) is cst.For and base in _target_names(loop.target):
+        if type(loop) is cst.For and base in bound_names(loop):
             return False
         index = self.facts.index
-        inside = [b for b in self.facts.loops.bindings_in(loop.body) if b.var.split(".")[0] == base]
+        inside = [
+            b for b in self.facts.loops.flow_bindings(loop.body) if b.var.split(".")[0] == base
+        ]
         if not inside:
             return True
         before = [b for b in inside if index.order[b.statement] < index.order[anchor]]
@@ -585,19 +588,6 @@ class MissingZeroGrad(Rule):
         if isinstance(index.parent.get(statement), cst.IndentedBlock):
             return statement
         return None
-
-
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if type(target) is cst.Name:
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out: set[str] = set()
-        for element in target.elements:
-            out |= _target_names(element.value)
-        return out
-    if type(target) is cst.StarredElement:
-        return _target_names(target.value)
-    return set()
 
 
 def _short(node: cst.CSTNode) -> str:

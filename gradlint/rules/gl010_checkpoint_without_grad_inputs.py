@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.bindings import assigned_names
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.torch_api import (
@@ -198,7 +198,7 @@ class CheckpointWithoutGradInputs(Rule):
         if any(values.mutated_in_place(name, call) for name in names):
             return False
         statement = facts.index.statement_of(call)
-        for name in names & _bound_names(statement):
+        for name in names & set(assigned_names(statement)):
             if facts.index.loops_back(
                 statement, call, values.bindings_of(name, call)
             ) and not is_graph_free(values.of_binding(statement, name)):
@@ -213,14 +213,6 @@ class CheckpointWithoutGradInputs(Rule):
         else:
             edits = add_keyword_argument(context, call, "use_reentrant", "False")
         return Fix(self.fix_title, edits, Applicability.UNSAFE)
-
-
-def _bound_names(statement: cst.CSTNode) -> set[str]:
-    if type(statement) is cst.Assign:
-        return {n for t in statement.targets for n in target_names(t.target)}
-    if isinstance(statement, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
-        return set(target_names(statement.target))
-    return set()
 
 
 def _is_literal(expr: cst.CSTNode, value: str) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.accumulation import GradSite
-from gradlint.analysis.dataflow import target_names
+from gradlint.analysis.bindings import bound_names
 from gradlint.analysis.loops import LoopNode
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
@@ -272,7 +272,7 @@ class ZeroGradInsideAccumulation(Rule):
         in `for model, opt in zip(models, opts)`: each pass clears another optimizer."""
         if clear.owner is None or type(loop) is not cst.For:
             return True
-        return clear.owner.split(".")[0] not in target_names(loop.target)
+        return clear.owner.split(".")[0] not in bound_names(loop)
 
     @staticmethod
     def _covers(clear: GradSite, step: GradSite, steps: list[GradSite]) -> bool:

@@ -1,0 +1,389 @@
+"""Bindings in order, per scope: the one table of which statement binds which name, that
+values, tensors, summaries and loops all read.
+
+A scope is a function (its parameters, then its body), a lambda, or the module. Its table
+lists every binding in source order, each with the name it binds, what kind of binding it
+is and the expression it gives the name. Nested functions, lambdas and class bodies are
+not walked: their names are bound when they run, in a scope of their own.
+
+Each analysis reads the kinds it understands: a value flows through an assignment and an
+`import`, but `losses.append(loss)` is only a store into `losses` (loops follow it, values
+do not), and `x.requires_grad_()` makes a leaf of `x` without rebinding it (tensors follow
+it). `bindings_of_node` is the one answer to "what does this statement bind"; the table
+is that answer for every statement of a scope, computed once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradlint.analysis.dataflow import STORING_METHODS, target_names
+from gradlint.analysis.index import FUNCTION_SCOPES, FileIndex, dotted_name
+from gradlint.analysis.torch_api import REQUIRES_GRAD_METHOD
+
+
+class BindingKind(enum.Enum):
+    PARAM = "a function's parameter"
+    LAMBDA_PARAM = "a lambda's parameter"
+    ASSIGN = "`name = value`, `self.x = value`"
+    UNPACKED = "one name of a tuple or list target: `a, b = value`"
+    KEYED = "`out['loss'] = value`: a key of a dict, a variable of its own"
+    ANNOTATED = "`name: T = value`"
+    AUGMENTED = "`name += value`"
+    WALRUS = "`(name := value)`"
+    FOR = "a `for` statement's target"
+    COMPREHENSION = "a comprehension's target"
+    WITH = "`with ... as name`"
+    DEF = "`def name`"
+    CLASS = "`class name`"
+    IMPORT = "`import name`, `from m import name`"
+    STORE = "`name.append(value)`: the container now holds the value"
+    REQUIRES_GRAD = "`name.requires_grad_()` as a statement: a leaf from now on"
+
+
+K = BindingKind
+# What each kind of statement binds in Python itself, for a name read later.
+ASSIGNMENTS = frozenset({K.ASSIGN, K.UNPACKED, K.ANNOTATED, K.AUGMENTED, K.WALRUS})
+PYTHON_BINDINGS = ASSIGNMENTS | {
+    K.PARAM,
+    K.LAMBDA_PARAM,
+    K.FOR,
+    K.COMPREHENSION,
+    K.WITH,
+    K.DEF,
+    K.CLASS,
+    K.IMPORT,
+}
+
+
+# Not frozen: a frozen dataclass's __init__ costs twice as much, and one is made for
+# every binding of every file. Nothing changes one after it is made.
+@dataclass(slots=True, eq=False)
+class NameBinding:
+    """One name bound by one statement or clause."""
+
+    # The Assign, AnnAssign, AugAssign, NamedExpr, For, CompFor, With, FunctionDef,
+    # ClassDef, Import(From), Param, the storing Call, or the `requires_grad_()` Expr.
+    node: cst.CSTNode
+    name: str
+    kind: BindingKind
+    # The expression the name is given: for an assignment its value, paired element-wise
+    # with a tuple target where the value is a tuple too; a loop's iterable; a `with`
+    # item's context expression; a parameter's default; a store's call. None for a def,
+    # a class, an import and `requires_grad_()`.
+    value: cst.CSTNode | None = None
+    # False when the name is one element of `value` (`a, b = pair`), not all of it.
+    whole: bool = True
+    # The name's place among the names its target binds (`for i, (x, y) in ...`: 0, 1, 2).
+    position: int = 0
+
+
+def all_params(params: cst.Parameters):
+    yield from params.posonly_params
+    yield from params.params
+    if type(params.star_arg) is cst.Param:
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
+def is_false(expr: cst.CSTNode) -> bool:
+    return type(expr) is cst.Name and expr.value == "False"
+
+
+def keyed_name(expr: cst.CSTNode) -> str | None:
+    """`out["loss"]` -> 'out["loss"]': a subscript of a dotted name by one string literal,
+    treated as a variable of its own."""
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1:
+        return None
+    index = expr.slice[0].slice
+    if type(index) is not cst.Index or type(index.value) is not cst.SimpleString:
+        return None
+    base = dotted_name(expr.value)
+    if base is None:
+        return None
+    return f"{base}[{index.value.value}]"
+
+
+def _pairs(
+    target: cst.CSTNode, value: cst.CSTNode
+) -> Iterator[tuple[str, cst.CSTNode, bool, bool]]:
+    """(name, expression, whole, keyed) for each name `target = value` binds, pairing a
+    tuple target with a tuple value of its length element-wise; a name unpacked from a
+    value that cannot be split gets the whole value, with whole False."""
+    if type(target) is cst.Subscript:
+        keyed = keyed_name(target)
+        if keyed is not None:
+            yield keyed, value, True, True
+        return
+    if type(target) is cst.Name or type(target) is cst.Attribute:
+        name = dotted_name(target)
+        if name is not None:
+            yield name, value, True, False
+        return
+    if type(target) is cst.Tuple or type(target) is cst.List:
+        elements = target.elements
+        if (
+            (type(value) is cst.Tuple or type(value) is cst.List)
+            and len(value.elements) == len(elements)
+            and not any(type(e) is cst.StarredElement for e in elements)
+        ):
+            for t, v in zip(elements, value.elements, strict=True):
+                yield from _pairs(t.value, v.value)
+            return
+        for name in target_names(target):
+            yield name, value, False, False
+        return
+    if type(target) is cst.StarredElement:
+        yield from _pairs(target.value, value)
+
+
+def paired_value(
+    target: cst.CSTNode, value: cst.CSTNode, name: str
+) -> tuple[cst.CSTNode, int | None] | None:
+    """The expression bound to `name` by `target = value`, pairing tuples element-wise;
+    (value, 0) when the name is unpacked from a value we cannot split, (expr, None) when
+    it is given all of expr."""
+    for bound, expr, whole, _keyed in _pairs(target, value):
+        if bound == name:
+            return (expr, None) if whole else (expr, 0)
+    return None
+
+
+def _assign_bindings(node: cst.Assign, out: list[NameBinding]) -> None:
+    for target in node.targets:
+        top = target.target
+        position = 0
+        for name, expr, whole, keyed in _pairs(top, node.value):
+            if keyed:
+                # Only a whole target is a key of its own (`a, out["k"] = ...` is not).
+                if type(top) is not cst.Subscript:
+                    continue
+                out.append(NameBinding(node, name, K.KEYED, expr, whole))
+                continue
+            kind = K.ASSIGN if type(top) is cst.Name or type(top) is cst.Attribute else K.UNPACKED
+            out.append(NameBinding(node, name, kind, expr, whole, position))
+            position += 1
+
+
+def bindings_of_node(node: cst.CSTNode, into: list[NameBinding] | None = None) -> list[NameBinding]:
+    """What this statement or clause binds, in the order it binds it: the one answer to
+    "what does this statement bind". A `for` is its target; a function or class
+    definition is its name (not its parameters: they belong to its own scope)."""
+    out: list[NameBinding] = [] if into is None else into
+    # Exact types: see index.dotted_name.
+    if type(node) is cst.Assign:
+        _assign_bindings(node, out)
+    elif type(node) is cst.AnnAssign:
+        if node.value is not None:
+            for name in target_names(node.target):
+                out.append(NameBinding(node, name, K.ANNOTATED, node.value))
+    elif type(node) is cst.AugAssign:
+        for name in target_names(node.target):
+            out.append(NameBinding(node, name, K.AUGMENTED, node.value))
+    elif type(node) is cst.NamedExpr:
+        for name in target_names(node.target):
+            out.append(NameBinding(node, name, K.WALRUS, node.value))
+    elif type(node) is cst.For or type(node) is cst.CompFor:
+        loop_kind = K.FOR if type(node) is cst.For else K.COMPREHENSION
+        for position, name in enumerate(target_names(node.target)):
+            out.append(NameBinding(node, name, loop_kind, node.iter, False, position))
+    elif type(node) is cst.With:
+        for item in node.items:
+            if item.asname is not None:
+                for name in target_names(item.asname.name):
+                    out.append(NameBinding(node, name, K.WITH, item.item))
+    elif type(node) is cst.FunctionDef:
+        out.append(NameBinding(node, node.name.value, K.DEF))
+    elif type(node) is cst.ClassDef:
+        out.append(NameBinding(node, node.name.value, K.CLASS))
+    elif type(node) is cst.Import or type(node) is cst.ImportFrom:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                local = dotted_name(alias.asname.name if alias.asname else alias.name)
+                if local:
+                    out.append(NameBinding(node, local.split(".")[0], K.IMPORT))
+    elif type(node) is cst.Call:
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                out.append(NameBinding(node, receiver, K.STORE, node))
+    elif type(node) is cst.Expr:
+        call = node.value
+        if (
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == REQUIRES_GRAD_METHOD
+            and not (call.args and is_false(call.args[0].value))
+        ):
+            switched = dotted_name(call.func.value)
+            if switched:
+                out.append(NameBinding(node, switched, K.REQUIRES_GRAD))
+    return out
+
+
+def bound_names(node: cst.CSTNode) -> list[str]:
+    """The names a statement or clause binds in Python (`for` targets, imports and
+    definitions included; not a store into a container or a dict key)."""
+    return [b.name for b in bindings_of_node(node) if b.kind in PYTHON_BINDINGS]
+
+
+def assigned_names(statement: cst.CSTNode) -> list[str]:
+    """The names an assignment statement (or a walrus) binds to its value; none for any
+    other statement."""
+    return [b.name for b in bindings_of_node(statement) if b.kind in ASSIGNMENTS]
+
+
+_BINDING_NODE_TYPES = frozenset(
+    {
+        cst.Assign,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.NamedExpr,
+        cst.For,
+        cst.CompFor,
+        cst.With,
+        cst.FunctionDef,
+        cst.ClassDef,
+        cst.Import,
+        cst.ImportFrom,
+        cst.Call,
+        cst.Expr,
+    }
+)
+
+
+class ScopeBindings:
+    """Every scope's bindings, each table built once, when first asked for."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+        self._records: dict[cst.CSTNode, list[NameBinding]] = {}
+        # the source order of each record's node, for finding a region's records
+        self._orders: dict[cst.CSTNode, list[int]] = {}
+        self._views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
+        self._node_views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
+        self._uses: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+
+    def of_scope(self, scope: cst.CSTNode) -> list[NameBinding]:
+        """The scope's bindings in source order: parameters first, then its body's."""
+        records = self._records.get(scope)
+        if records is None:
+            records = []
+            if type(scope) in FUNCTION_SCOPES:
+                kind = K.PARAM if type(scope) is cst.FunctionDef else K.LAMBDA_PARAM
+                for param in all_params(scope.params):  # type: ignore[attr-defined]
+                    records.append(NameBinding(param, param.name.value, kind, param.default))
+                root = scope.body  # type: ignore[attr-defined]
+            else:
+                root = scope
+            self._collect(root, records)
+            self._records[scope] = records
+        return records
+
+    def _collect(self, root: cst.CSTNode, records: list[NameBinding]) -> None:
+        types = _BINDING_NODE_TYPES
+        for node in self.index.walk(root):
+            if type(node) in types:
+                bindings_of_node(node, records)
+
+    def records(
+        self, scope: cst.CSTNode, kinds: frozenset[BindingKind]
+    ) -> dict[str, list[NameBinding]]:
+        """The scope's bindings of these kinds, by name, in source order."""
+        key = (scope, kinds)
+        view = self._views.get(key)
+        if view is None:
+            view = {}
+            for record in self.of_scope(scope):
+                if record.kind in kinds:
+                    view.setdefault(record.name, []).append(record)
+            self._views[key] = view
+        return view
+
+    def nodes(
+        self, scope: cst.CSTNode, kinds: frozenset[BindingKind]
+    ) -> dict[str, list[cst.CSTNode]]:
+        """The scope's binding statements of these kinds, by the name they bind."""
+        key = (scope, kinds)
+        view = self._node_views.get(key)
+        if view is None:
+            view = {
+                name: [record.node for record in found]
+                for name, found in self.records(scope, kinds).items()
+            }
+            self._node_views[key] = view
+        return view
+
+    def in_region(self, region: cst.CSTNode) -> list[NameBinding]:
+        """The bindings made inside region (a loop's body, a scope's body), in source
+        order; nested scopes excluded, as in the scope's own table."""
+        index = self.index
+        scope = index.scope_of(region)
+        covered = True
+        for anc in index.ancestors(region):
+            if anc is scope:
+                break
+            if type(anc) is cst.ClassDef:
+                covered = False  # a class body is no part of its scope's table
+                break
+        if not covered:
+            found: list[NameBinding] = []
+            self._collect(region, found)
+            return found
+        records = self.of_scope(scope)
+        span = index.span(region)
+        if span is None:
+            found = []
+            self._collect(region, found)
+            return found
+        orders = self._orders.get(scope)
+        if orders is None:
+            orders = self._orders[scope] = [index.order.get(r.node, -1) for r in records]
+        start, stop = span
+        # The region's own node is not a binding made inside it (a `for` region's target).
+        return records[bisect.bisect_right(orders, start) : bisect.bisect_left(orders, stop)]
+
+    def uses(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        """The reads of each dotted name in the scope (not the targets that bind it), in
+        source order."""
+        found = self._uses.get(scope)
+        if found is not None:
+            return found
+        found = {}
+        root = scope.body if type(scope) in FUNCTION_SCOPES else scope  # type: ignore[attr-defined]
+        targets: set[cst.CSTNode] = set()
+        parent = self.index.parent
+        for node in self.index.walk(root):
+            kind = type(node)
+            if kind is cst.Assign:
+                targets.update(t.target for t in node.targets)
+            elif (
+                kind is cst.AnnAssign
+                or kind is cst.For
+                or kind is cst.CompFor
+                or kind is cst.NamedExpr
+            ):
+                targets.add(node.target)
+            if node in targets:
+                if kind is cst.Tuple or kind is cst.List:
+                    targets.update(e.value for e in node.elements)
+                elif kind is cst.StarredElement:
+                    targets.add(node.value)
+                continue
+            if kind is cst.Name or kind is cst.Attribute:
+                up = parent.get(node)
+                if type(up) is cst.Attribute and up.attr is node:
+                    continue
+                name = dotted_name(node)
+                if name is not None:
+                    found.setdefault(name, []).append(node)
+        self._uses[scope] = found
+        return found
