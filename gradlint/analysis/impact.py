@@ -203,9 +203,11 @@ class ImpactAnalysis:
         project = self.project
         if project is None or not project.enabled:
             return None
+        from gradlint.analysis.train_mode import _called_implicitly
+
         name = func.name.value
-        if name == "forward" or (name.startswith("__") and name.endswith("__")):
-            return None  # called without its name (`model(x)`, `len(d)`)
+        if _called_implicitly(name):
+            return None  # `model(x)` runs forward: the calls by name are not all of them
         cls = self.index.enclosing_class(func)
         if cls is None and self.index.scope_of(func) is not self.index.module:
             return None  # a nested function: called where it is defined
