@@ -84,6 +84,7 @@ def measure(
             for path, row, before in measured
             if _timeable(row) and before is not None and before.runtime_ok
         ]
+        # one pair at a time unless asked: pairs timed side by side slow each other
         times = time_pairs(pairs, report.device, jobs=jobs or 1, repetitions=count)
     entries = []
     for path, row, before in measured:

@@ -9,6 +9,9 @@ starts in ~0.03 s after a one-off ~3.4 s server start.)
 The parent never imports torch: CUDA touched in the parent would break every later fork,
 and the parent has nothing to measure. While the children run, a thread in the parent asks
 gradlint about each file, so the cross-check overlaps with the runs.
+
+`time_pairs` runs children of the same kind that time a bad fixture's step next to its
+fixed version's (`python -m runtime_check consequences`).
 """
 
 from __future__ import annotations
