@@ -130,16 +130,17 @@ def _timeable(row) -> bool:
 
 
 def _time_per_step(observation: dict | None) -> dict | None:
-    """{"bad", "fixed": seconds per iteration, "ratio": bad / fixed}, or None when the pair
-    was not timed or its steps were too quick to tell from the noise (a median of zero
-    or less)."""
+    """{"bad", "fixed": seconds per iteration, "ratio": bad / fixed, "steps": the long
+    run's iterations}, or None when the pair was not timed or its steps were too quick
+    to tell from the noise (a median of zero or less)."""
     if not observation or observation.get("status") != "timed":
         return None
     seconds = observation.get("seconds_per_step") or {}
     bad, fixed = seconds.get("bad"), seconds.get("fixed")
     if not (isinstance(bad, float) and isinstance(fixed, float)) or bad <= 0 or fixed <= 0:
         return None
-    return {"bad": bad, "fixed": fixed, "ratio": round(bad / fixed, 2)}
+    steps = observation["long"]
+    return {"bad": bad, "fixed": fixed, "ratio": round(bad / fixed, 2), "steps": steps}
 
 
 def _fixed_sibling(path: Path) -> Path | None:
@@ -198,7 +199,8 @@ def time_cell(row: dict) -> str:
     if not timed:
         return "-"
     return (
-        f"{format_seconds(timed['bad'])} / {format_seconds(timed['fixed'])} ({timed['ratio']:.2f}x)"
+        f"{format_seconds(timed['bad'])} / {format_seconds(timed['fixed'])} "
+        f"({timed['ratio']:.2f}x, {timed['steps']} steps)"
     )
 
 
@@ -242,7 +244,10 @@ def render(data: dict) -> str:
             "runs to its end and has a fixed version. Each is the median over "
             f"{timing['repetitions']} runs,",
             "timed in turns in one process, of (a long run - a short run) / (the iterations",
-            "between them), so what the program builds once does not count. Measured on",
+            "between them), so what the program builds once does not count. A bad version",
+            "whose graph grows (a backward through every earlier step, GL001 with",
+            "`retain_graph`) takes longer per step the longer its loop: its ratio holds for",
+            "the steps of its long run, given in the cell. Measured on",
             f"{timing['machine']} ({timing['device']}). **These times are indicative only**:",
             "they change with the machine and its load, and no test compares them. The counts",
             "above are the exact figures.",

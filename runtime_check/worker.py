@@ -17,6 +17,7 @@ import contextlib
 import gc
 import importlib.util
 import inspect
+import math
 import re
 import statistics
 import sys
@@ -230,6 +231,12 @@ def run_fixture(path: str, device_request: str) -> dict:
 # -- time per step: a bad fixture next to its fixed version --------------------------------
 
 
+# How long the long run of a timed pair should take at least, and how far its loop may be
+# lengthened to get there.
+_LONG_RUN_SECONDS = 0.05
+_MAX_SCALE = 64
+
+
 def _timed_call(main, n: int, device: str) -> float:
     """Seconds `main(n)` takes, its result still alive (freeing it is not the step)."""
     is_cuda = device.startswith("cuda")
@@ -249,16 +256,22 @@ def _timed_call(main, n: int, device: str) -> float:
 
 
 def time_steps(mains: dict[str, object], n: int, device: str, repetitions: int) -> dict:
-    """Median seconds per loop iteration of each `main`, timed in turns in this one
+    """Median seconds per loop iteration of each `main` (`seconds_per_step`, by name) and
+    the short and long loop lengths they were taken over, timed in turns in this one
     process so that a load on the machine falls on all of them alike. A step's time is the
     difference between a long and a short run over the iterations between them, so what
     main() builds once (a model, an optimizer) does not count."""
-    # the long run as much longer as the measurement's longest: the difference is then
-    # well above the clock's and the scheduler's noise, yet a few seconds at most
     short = sizes_for(n)[0]
-    long = 8 * short
     for main in mains.values():  # warm-up: first-call costs (lazy imports, allocator)
         _timed_call(main, short, device)
+    # The long run long enough that the difference stands well above the clock's and a
+    # loaded machine's noise (a step of 20 µs over a few iterations is lost in it), yet a
+    # few seconds at most for the whole pair.
+    long = 8 * short
+    quickest = min(_timed_call(main, long, device) for main in mains.values())
+    if quickest < _LONG_RUN_SECONDS:
+        scale = math.ceil(_LONG_RUN_SECONDS / max(quickest, 1e-6))
+        long = short + (long - short) * min(scale, _MAX_SCALE)
     per_step: dict[str, list[float]] = {name: [] for name in mains}
     order = list(mains)
     for repetition in range(repetitions):
@@ -267,7 +280,8 @@ def time_steps(mains: dict[str, object], n: int, device: str, repetitions: int) 
             shorter = _timed_call(main, short, device)
             longer = _timed_call(main, long, device)
             per_step[name].append((longer - shorter) / (long - short))
-    return {name: statistics.median(values) for name, values in per_step.items()}
+    medians = {name: statistics.median(values) for name, values in per_step.items()}
+    return {"seconds_per_step": medians, "short": short, "long": long}
 
 
 def time_pair(bad_path: str, fixed_path: str, device_request: str, repetitions: int) -> dict:
@@ -300,7 +314,7 @@ def time_pair(bad_path: str, fixed_path: str, device_request: str, repetitions: 
     n = default_n(mains["bad"])
     assert n is not None
     try:
-        observation["seconds_per_step"] = time_steps(mains, n, device, repetitions)
+        observation.update(time_steps(mains, n, device, repetitions))
     except Exception as exc:
         observation.update(status="raised", problem=describe_exception(exc))
     observation["repetitions"] = repetitions

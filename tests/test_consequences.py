@@ -79,7 +79,7 @@ def test_the_rule_docs_quote_the_measured_figures():
 # --- time per step: a measurement, so its form is checked, never its value ------------
 
 _TIME = r"\d+(\.\d+)? (s|ms|µs)"
-TIME_CELL = re.compile(rf"^(-|{_TIME} / {_TIME} \(\d+\.\d\dx\))$")
+TIME_CELL = re.compile(rf"^(-|{_TIME} / {_TIME} \(\d+\.\d\dx, \d+ steps\))$")
 
 
 def _well_formed_time(row: dict, fixed_exists: bool) -> None:
@@ -89,8 +89,8 @@ def _well_formed_time(row: dict, fixed_exists: bool) -> None:
         return
     if timed is None:
         return  # steps too quick to tell from the noise on the machine that measured
-    assert set(timed) == {"bad", "fixed", "ratio"}, row["fixture"]
-    assert timed["bad"] > 0 and timed["fixed"] > 0
+    assert set(timed) == {"bad", "fixed", "ratio", "steps"}, row["fixture"]
+    assert timed["bad"] > 0 and timed["fixed"] > 0 and timed["steps"] > 0
     assert timed["ratio"] == round(timed["bad"] / timed["fixed"], 2)
 
 
@@ -131,7 +131,7 @@ def test_a_committed_table_is_checked_without_timing_and_times_are_never_compare
     changed = copy.deepcopy(table)
     for row in changed["fixtures"]:
         if row["time_per_step"]:
-            row["time_per_step"] = {"bad": 1.0, "fixed": 0.5, "ratio": 2.0}
+            row["time_per_step"] = {"bad": 1.0, "fixed": 0.5, "ratio": 2.0, "steps": 80}
     assert consequences.differences(table, changed) == []
 
 
