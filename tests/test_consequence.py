@@ -526,8 +526,10 @@ def test_the_cli_cache_relints_when_the_caller_changes(tmp_path, monkeypatch):
     args = ["--output-format", "json", "model.py"]
     _, out = run(args, monkeypatch)
     assert [d["impact"] for d in json.loads(out)] == ["once"]
-    _, out = run(args, monkeypatch)  # warm: the cached result
-    assert [d["impact"] for d in json.loads(out)] == ["once"]
+    _, out = run(args, monkeypatch)  # warm: the cached result keeps group and impact
+    assert [(d["group"], d["impact"], d["severity"]) for d in json.loads(out)] == [
+        ("waste", "once", "hint")
+    ]
     (tmp_path / "train.py").write_text(IMPORTS + TRAIN_LOOP + "    generate_labels(x)\n")
     _, out = run(args, monkeypatch)
     assert [(d["impact"], d["severity"]) for d in json.loads(out)] == [("per-batch", "warning")]
