@@ -76,7 +76,9 @@ class FileContext:
         from gradlint.analysis.impact import ImpactAnalysis
 
         facts = self.facts
-        return ImpactAnalysis(self.index, self.path, facts.grad_mode.callees, facts.loops)
+        return ImpactAnalysis(
+            self.index, self.path, facts.grad_mode.callees, facts.loops, self.project
+        )
 
     @cached_property
     def project(self) -> ProjectIndex:

@@ -16,6 +16,20 @@ def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     The child leads a process group of its own, and ends it when it is done: a process
     the fixture started and left running goes with it (the harness kills the group of a
     child that hangs or dies)."""
+    _serve("run_fixture", (path, device_request), conn, log_path)
+
+
+def timing_main(
+    bad_path: str, fixed_path: str, device_request: str, repetitions: int, conn, log_path: str
+) -> None:
+    """Time a bad fixture's step next to its fixed version's (worker.time_pair), in a
+    child like child_main's."""
+    _serve("time_pair", (bad_path, fixed_path, device_request, repetitions), conn, log_path)
+
+
+def _serve(entry: str, args: tuple, conn, log_path: str) -> None:
+    """Call runtime_check.worker's `entry` with `args` in this child process, its output
+    to `log_path`, and send back what it returns."""
     if hasattr(os, "setpgid"):  # POSIX
         try:
             os.setpgid(0, 0)
@@ -27,9 +41,9 @@ def child_main(path: str, device_request: str, conn, log_path: str) -> None:
     os.dup2(log, 2)
     os.close(log)
     try:
-        from runtime_check.worker import run_fixture
+        from runtime_check import worker
 
-        observation = run_fixture(path, device_request)
+        observation = getattr(worker, entry)(*args)
     except BaseException as exc:  # noqa: BLE001 - report, never leave the parent waiting
         import traceback
 

@@ -9,6 +9,9 @@ starts in ~0.03 s after a one-off ~3.4 s server start.)
 The parent never imports torch: CUDA touched in the parent would break every later fork,
 and the parent has nothing to measure. While the children run, a thread in the parent asks
 gradlint about each file, so the cross-check overlaps with the runs.
+
+`time_pairs` runs children of the same kind that time a bad fixture's step next to its
+fixed version's (`python -m runtime_check consequences`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from runtime_check.judge import Lint, judge
 from runtime_check.report import Report
 
 DEFAULT_TIMEOUT = 120.0
+# How many times a bad fixture's and its fixed version's steps are timed, in turns: the
+# median of as many is steady against a one-off stall of a loaded machine.
+TIMING_REPETITIONS = 7
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -128,8 +134,8 @@ def _exit_reason(process) -> str:
 
 
 class _Running:
-    def __init__(self, fixture: Fixture, process, conn, log_path: str, timeout: float) -> None:
-        self.fixture = fixture
+    def __init__(self, key: Path, process, conn, log_path: str, timeout: float) -> None:
+        self.key = key
         self.process = process
         self.conn = conn
         self.log_path = log_path
@@ -146,29 +152,58 @@ def run_children(
     timeout: float,
 ) -> dict[Path, dict]:
     """path -> observation (the worker's dict, or a timeout/crash description)."""
+    tasks = [
+        (fixture.path, child.child_main, (str(fixture.path), device), fixture.path.name)
+        for fixture in fixtures
+    ]
+    return _run_processes(tasks, jobs=jobs, timeout=timeout)
+
+
+def time_pairs(
+    pairs: list[tuple[Path, Path]],
+    device: str,
+    *,
+    jobs: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    repetitions: int | None = None,
+) -> dict[Path, dict]:
+    """bad path -> its time per step next to its fixed version's (worker.time_pair), each
+    pair in a child process of its own, like the fixtures' runs."""
+    count = TIMING_REPETITIONS if repetitions is None else repetitions
+    tasks = [
+        (bad, child.timing_main, (str(bad), str(fixed), device, count), f"time:{bad.name}")
+        for bad, fixed in pairs
+    ]
+    return _run_processes(tasks, jobs=jobs, timeout=timeout)
+
+
+def _run_processes(tasks: list[tuple], *, jobs: int, timeout: float) -> dict[Path, dict]:
+    """key -> what the child of each task (key, target, args, name) sent back, or a
+    timeout/crash description. `target(*args, conn, log_path)` runs in a child."""
     context = _context()
     # Start the forkserver (it imports torch) before any fixture's clock starts ticking.
     warm = context.Process(target=child.ready, daemon=True)
     warm.start()
     warm.join()
     observations: dict[Path, dict] = {}
-    pending = list(fixtures)
+    pending = list(tasks)
     running: list[_Running] = []
     numbers = itertools.count()
     with tempfile.TemporaryDirectory(prefix="runtime_check_") as logs:
 
-        def start(fixture: Fixture) -> None:
+        def start(task: tuple) -> None:
+            key, target, args, name = task
             receiver, sender = context.Pipe(duplex=False)
             log_path = os.path.join(logs, f"{next(numbers)}.log")
             process = context.Process(
-                target=child.child_main,
-                args=(str(fixture.path), device, sender, log_path),
-                name=f"runtime_check:{fixture.path.name}",
+                target=target,
+                args=(*args, sender, log_path),
+                name=f"runtime_check:{name}",
                 daemon=True,
             )
             process.start()
             sender.close()  # the child holds the only writer: EOF once it dies
-            running.append(_Running(fixture, process, receiver, log_path, timeout))
+            running.append(_Running(key, process, receiver, log_path, timeout))
 
         def finish(entry: _Running, observation: dict) -> None:
             running.remove(entry)
@@ -178,7 +213,7 @@ def run_children(
                 _kill_group(entry.process)
                 entry.process.join()
             observation["seconds"] = round(time.monotonic() - entry.started, 3)
-            observations[entry.fixture.path] = observation
+            observations[entry.key] = observation
 
         def crashed(entry: _Running) -> None:
             # A process the fixture forked may hold the result pipe open: the child's

@@ -87,10 +87,16 @@ class Growth:
         return self._slope(self.packed_bytes) if self.packed_bytes else None
 
     @property
-    def cuda_mib_per_iteration(self) -> float | None:
+    def cuda_bytes_per_iteration(self) -> float | None:
+        """What torch.cuda.memory_allocated grows by per iteration (None off CUDA)."""
         if not self.cuda_allocated:
             return None
-        return self._slope(self.cuda_allocated) / (1 << 20)
+        return self._slope(self.cuda_allocated)
+
+    @property
+    def cuda_mib_per_iteration(self) -> float | None:
+        found = self.cuda_bytes_per_iteration
+        return None if found is None else found / (1 << 20)
 
     @property
     def linear(self) -> bool:

@@ -6,6 +6,9 @@
 2. If that returned normally, `main(n, device)` at three loop lengths, each under a fresh
    SavedTensorTracker, measuring the graph held by what `main` returned while it is still
    alive. The plain call doubles as the warm-up.
+
+`time_pair`, asked for by `python -m runtime_check consequences`, times a bad fixture's
+loop next to its fixed version's in one child (time_steps).
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import contextlib
 import gc
 import importlib.util
 import inspect
+import math
 import re
+import statistics
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -219,4 +225,101 @@ def run_fixture(path: str, device_request: str) -> dict:
         observation["growth"] = {"error": None, "skipped": "main() has no int `n` argument"}
         return observation
     observation["growth"] = measure_growth(main, n, device)
+    return observation
+
+
+# -- time per step: a bad fixture next to its fixed version --------------------------------
+
+
+# How long the long run of a timed pair should take at least, and how far its loop may be
+# lengthened to get there.
+_LONG_RUN_SECONDS = 0.05
+_MAX_SCALE = 64
+_SLOWEST_RUN_SECONDS = 1.0
+
+
+def _timed_call(main, n: int, device: str) -> float:
+    """Seconds `main(n)` takes, its result still alive (freeing it is not the step)."""
+    is_cuda = device.startswith("cuda")
+    torch.manual_seed(0)
+    gc.collect()
+    if is_cuda:
+        torch.cuda.synchronize(device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        began = time.perf_counter()
+        result = main(n=n, device=device)
+        if is_cuda:
+            torch.cuda.synchronize(device)
+        seconds = time.perf_counter() - began
+    del result
+    return seconds
+
+
+def time_steps(mains: dict[str, object], n: int, device: str, repetitions: int) -> dict:
+    """Median seconds per loop iteration of each `main` (`seconds_per_step`, by name) and
+    the short and long loop lengths they were taken over, timed in turns in this one
+    process so that a load on the machine falls on all of them alike. A step's time is the
+    difference between a long and a short run over the iterations between them, so what
+    main() builds once (a model, an optimizer) does not count."""
+    short = sizes_for(n)[0]
+    for main in mains.values():  # warm-up: first-call costs (lazy imports, allocator)
+        _timed_call(main, short, device)
+    # The long run long enough that the difference stands well above the clock's and a
+    # loaded machine's noise (a step of 20 µs over a few iterations is lost in it), yet a
+    # few seconds at most for the whole pair.
+    long = 8 * short
+    times = [_timed_call(main, long, device) for main in mains.values()]
+    if min(times) < _LONG_RUN_SECONDS:
+        scale = math.ceil(_LONG_RUN_SECONDS / max(min(times), 1e-6))
+        # ... but the slower program's long run kept near a second (a growing graph's
+        # steps slow down as the loop lengthens: GL001 with retain_graph)
+        scale = min(scale, _MAX_SCALE, max(1, int(_SLOWEST_RUN_SECONDS / max(times))))
+        long = short + (long - short) * scale
+    per_step: dict[str, list[float]] = {name: [] for name in mains}
+    order = list(mains)
+    for repetition in range(repetitions):
+        for name in order if repetition % 2 == 0 else reversed(order):
+            main = mains[name]
+            shorter = _timed_call(main, short, device)
+            longer = _timed_call(main, long, device)
+            per_step[name].append((longer - shorter) / (long - short))
+    medians = {name: statistics.median(values) for name, values in per_step.items()}
+    return {"seconds_per_step": medians, "short": short, "long": long}
+
+
+def time_pair(bad_path: str, fixed_path: str, device_request: str, repetitions: int) -> dict:
+    """Time per step of a bad fixture and of its fixed version (time_steps), or why not."""
+    observation: dict = {"status": "timed", "problem": None, "device": None, "device_name": None}
+    try:
+        device = resolve_device(device_request)
+    except (ValueError, RuntimeError) as exc:
+        observation.update(status="setup-error", problem=str(exc))
+        return observation
+    observation["device"] = device
+    if device == "cpu":
+        torch.set_num_threads(1)
+        observation["device_name"] = "cpu, 1 thread"
+    else:
+        observation["device_name"] = torch.cuda.get_device_name(device)
+    gc.freeze()
+    mains = {}
+    for label, path in (("bad", bad_path), ("fixed", fixed_path)):
+        try:
+            module = load_module(Path(path))
+        except BaseException as exc:  # noqa: BLE001 - any import failure is reported
+            observation.update(status="import-error", problem=describe_exception(exc))
+            return observation
+        main = getattr(module, "main", None)
+        if not callable(main) or default_n(main) is None:
+            observation.update(status="contract-error", problem=f"{path}: no main(n, device)")
+            return observation
+        mains[label] = main
+    n = default_n(mains["bad"])
+    assert n is not None
+    try:
+        observation.update(time_steps(mains, n, device, repetitions))
+    except Exception as exc:
+        observation.update(status="raised", problem=describe_exception(exc))
+    observation["repetitions"] = repetitions
     return observation

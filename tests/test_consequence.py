@@ -370,3 +370,166 @@ def test_exit_status_follows_fail_on(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nfail-on = "error"\n')
     status, _ = run(["--no-cache", "b.py"], monkeypatch)
     assert status == 0
+
+
+# --- impact across files ---------------------------------------------------------------
+
+MODEL_PY = (
+    "import torch\n"
+    "from torch import nn\n"
+    "net = nn.Linear(4, 2)\n"
+    "def generate_labels(x):\n"
+    "    return net(x).argmax().item()\n"
+)
+TRAIN_LOOP = (
+    "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    "for x in loader:\n"
+    "    loss = net(x).sum()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path / "model.py"
+
+
+def _impact_in(model: Path) -> Impact:
+    (finding,) = lint_source(model.read_text(encoding="utf-8"), str(model))
+    return finding.impact
+
+
+IMPORTS = "import torch\nfrom model import net, generate_labels\n"
+
+
+def test_a_function_called_from_another_files_batch_loop_runs_per_batch(tmp_path):
+    # by its name alone `generate_labels` runs once; train.py calls it on every batch
+    in_loop = IMPORTS + TRAIN_LOOP + "    generate_labels(x)\n"
+    model = _project(tmp_path, {"model.py": MODEL_PY, "train.py": in_loop})
+    (finding,) = lint_source(MODEL_PY, str(model))
+    assert (finding.impact, finding.severity) == (Impact.PER_BATCH, Severity.WARNING)
+    # called once, at the end of the script: once, a hint
+    (tmp_path / "train.py").write_text(IMPORTS + TRAIN_LOOP + "generate_labels(x)\n")
+    assert _impact_in(model) is Impact.ONCE
+    # the name alone decides without the project (a file linted from stdin)
+    assert lint_source(MODEL_PY, "-")[0].impact is Impact.ONCE
+
+
+def test_impact_from_another_file_reaches_every_front(tmp_path, monkeypatch):
+    """flake8, the language server and the CLI read the project from the file's path."""
+    pytest.importorskip("pygls")
+    from pygls.workspace.position_codec import PositionCodec
+
+    from gradlint.flake8_plugin import GradlintChecker
+    from gradlint.lsp import ClientPositions, to_lsp_diagnostic
+
+    in_loop = IMPORTS + TRAIN_LOOP + "    generate_labels(x)\n"
+    model = _project(tmp_path, {"model.py": MODEL_PY, "train.py": in_loop})
+    lines = MODEL_PY.splitlines(keepends=True)
+    (message,) = [m for _, _, m, _ in GradlintChecker(None, str(model), lines).run()]
+    assert message.endswith("[warning, waste, per-batch]")
+    (finding,) = lint_source(MODEL_PY, str(model))
+    shown = to_lsp_diagnostic(finding, ClientPositions(MODEL_PY, PositionCodec()))
+    assert shown.data == {"group": "waste", "impact": "per-batch"}
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("json", "sarif"):
+        _, out = run(["--no-cache", "--output-format", fmt, "model.py"], monkeypatch)
+        if fmt == "sarif":
+            (result,) = json.loads(out)["runs"][0]["results"]
+            assert (result["level"], result["properties"]["impact"]) == ("warning", "per-batch")
+        else:
+            (item,) = json.loads(out)
+            assert (item["group"], item["impact"], item["severity"]) == (
+                "waste",
+                "per-batch",
+                "warning",
+            )
+
+
+def test_the_callers_loops_and_function_decide_as_in_the_linted_file(tmp_path):
+    epoch = (
+        IMPORTS + "for epoch in range(3):\n"
+        "    for x in loader:\n"
+        "        net(x).sum().backward()\n"
+        "    generate_labels(x)\n"
+    )
+    model = _project(tmp_path, {"model.py": MODEL_PY, "train.py": epoch})
+    assert _impact_in(model) is Impact.PER_EPOCH
+    periodic = IMPORTS + TRAIN_LOOP + "    if step % 100 == 0:\n        generate_labels(x)\n"
+    (tmp_path / "train.py").write_text(periodic)
+    assert _impact_in(model) is Impact.PER_EPOCH
+    # a few classes' loop runs as often as its function: `run_batch` by its name
+    small = IMPORTS + "def run_batch(x):\n    for c in classes:\n        generate_labels(x)\n"
+    (tmp_path / "train.py").write_text(small)
+    assert _impact_in(model) is Impact.PER_BATCH
+    (tmp_path / "train.py").write_text(small.replace("run_batch", "plot_classes"))
+    assert _impact_in(model) is Impact.ONCE
+
+
+def test_callers_in_tests_leave_the_name_to_decide(tmp_path):
+    # a function only tests call is an entry point of a library: its name decides
+    called = "from model import run_step\ndef test_it():\n    run_step(x)\n"
+    source = MODEL_PY.replace("generate_labels", "run_step")
+    model = _project(tmp_path, {"model.py": source, "tests/test_model.py": called})
+    assert _impact_in(model) is Impact.PER_BATCH
+    once = IMPORTS.replace("generate_labels", "run_step") + "run_step(x)\n"
+    (tmp_path / "train.py").write_text(once)
+    assert _impact_in(model) is Impact.ONCE  # the script's call, not the test's
+
+
+def test_a_method_called_from_another_files_loop_follows_its_instance(tmp_path):
+    agent = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class Agent:\n"
+        "    def __init__(self):\n"
+        "        self.net = nn.Linear(4, 2)\n"
+        "    def show_action(self, x):\n"
+        "        return self.net(x).argmax().item()\n"
+    )
+    loop = (
+        "from model import Agent\n"
+        "agent = Agent()\n"
+        "for step in range(1000):\n"
+        "    agent.show_action(state)\n"
+    )
+    model = _project(tmp_path, {"model.py": agent, "train.py": loop})
+    assert _impact_in(model) is Impact.PER_BATCH  # `show_*` alone would be once
+    other = loop.replace("agent = Agent()", "agent = Critic()")
+    (tmp_path / "train.py").write_text(other)
+    assert _impact_in(model) is Impact.ONCE  # another class's method of that name
+
+
+def test_a_notebook_caller_counts_like_a_script(tmp_path):
+    cells = [IMPORTS, TRAIN_LOOP + "    generate_labels(x)\n"]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "source": text} for text in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    model = _project(tmp_path, {"model.py": MODEL_PY, "train.ipynb": json.dumps(notebook)})
+    assert _impact_in(model) is Impact.PER_BATCH
+
+
+def test_the_cli_cache_relints_when_the_caller_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, {"model.py": MODEL_PY, "train.py": IMPORTS + "generate_labels(x)\n"})
+    args = ["--output-format", "json", "model.py"]
+    _, out = run(args, monkeypatch)
+    assert [d["impact"] for d in json.loads(out)] == ["once"]
+    _, out = run(args, monkeypatch)  # warm: the cached result keeps group and impact
+    assert [(d["group"], d["impact"], d["severity"]) for d in json.loads(out)] == [
+        ("waste", "once", "hint")
+    ]
+    (tmp_path / "train.py").write_text(IMPORTS + TRAIN_LOOP + "    generate_labels(x)\n")
+    _, out = run(args, monkeypatch)
+    assert [(d["impact"], d["severity"]) for d in json.loads(out)] == [("per-batch", "warning")]

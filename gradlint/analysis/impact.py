@@ -16,8 +16,12 @@ plot or a test once. The impact is read off the context the analysis already has
 - a loop that is none of these (over a few classes, the images of one sample grid) runs
   as often as the code around it;
 - code of a function outside its loops runs as often as the function is called: the
-  most frequent of its calls in this file, or, with none visible (a hook a framework
-  calls, an entry point another file imports), by its name: `forward`, `*_step` and the
+  most frequent of its calls in this file; with none there, of its calls in the
+  project's other files (the project-wide caller search, gradlint.analysis.project:
+  `evaluate(model, loader)` of utils.py called in train.py's loop over a data loader
+  runs per batch), each read off the loops around it and the function that holds it
+  by the same rules; with none visible either (a hook a framework calls, an entry point
+  of a library, a function only tests call), by its name: `forward`, `*_step` and the
   unknown run per batch, `evaluate`/`validate`/`log` per epoch, `plot`/`save`/`main`
   once;
 - module-level code outside loops (a script's body, a notebook cell) runs `once`.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -41,6 +46,9 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.diagnostics import Impact
+
+if TYPE_CHECKING:
+    from gradlint.analysis.project import CallerContext, EnclosingLoop, ProjectIndex
 
 _TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
@@ -74,6 +82,22 @@ def _in_test_folder(path: str) -> bool:
     return any(part in _TEST_FOLDERS for part in path.replace("\\", "/").split("/")[:-1])
 
 
+def _is_test_file(path: str, has_tests: bool) -> bool:
+    """Code under tests: a tests folder, or a file named like a test that holds tests or
+    imports a test framework (`test_net.py` is often an evaluation script)."""
+    path = os.path.normpath(path)
+    return _in_test_folder(path) or (_test_name(os.path.basename(path)) and has_tests)
+
+
+def _hot_header(text: str) -> bool:
+    """Does a `for` loop's `target iter` say it walks data, batches, steps or epochs?"""
+    return _HOT_NAMES.search(text) is not None
+
+
+def _epoch_header(text: str) -> bool:
+    return _EPOCH.search(text) is not None
+
+
 class ImpactAnalysis:
     def __init__(
         self,
@@ -81,17 +105,18 @@ class ImpactAnalysis:
         path: str,
         callees: CalleeResolver,
         loops: LoopAnalysis | None = None,
+        project: ProjectIndex | None = None,
     ) -> None:
         self.index = index
         self.callees = callees
         self.loops = loops
+        self.project = project
         self._path = path
         self.in_tests = False
         if path not in ("", "-"):
-            path = os.path.normpath(path)
             # `test_net.py`, `pmnist_test.py`: scripts named like tests are tests only when
             # they hold test functions or import a test framework
-            self.in_tests = _in_test_folder(path) or (
+            self.in_tests = _in_test_folder(os.path.normpath(path)) or (
                 _test_name(os.path.basename(path)) and self._has_tests()
             )
         self._entry: dict[cst.CSTNode, Impact] = {}
@@ -129,7 +154,7 @@ class ImpactAnalysis:
         through a helper of this file), or one whose names say it walks data or steps?"""
         if not isinstance(loop, cst.For):
             return True
-        if _HOT_NAMES.search(_text(loop.target) + " " + _text(loop.iter)):
+        if _hot_header(_text(loop.target) + " " + _text(loop.iter)):
             return True  # the names first: reading them costs less than the loop's facts
         return self.loops is not None and self.loops.facts(loop).differentiates
 
@@ -143,7 +168,7 @@ class ImpactAnalysis:
             if type(ancestor) is cst.If and not self.index.is_inside(node, ancestor.test):
                 if any(_is_modulo(n) for n in self.index.walk(ancestor.test)):
                     return Impact.PER_EPOCH
-        if type(loop) is cst.For and _EPOCH.search(_text(loop.target) + " " + _text(loop.iter)):
+        if type(loop) is cst.For and _epoch_header(_text(loop.target) + " " + _text(loop.iter)):
             # the batch loop beside `node` (a small loop around it is no batch loop)
             inner = [n for n in self.index.walk(loop.body) if type(n) in LOOPS and self._hot(n)]
             if inner and not any(self.index.is_inside(node, other) for other in inner):
@@ -160,12 +185,54 @@ class ImpactAnalysis:
         visiting.add(func)
         calls = self.callees.callers_of(func)
         impacts = [self._impact(call, visiting) for call in calls]
-        if not calls or self.callees.handed_on(func):
+        elsewhere = None if calls else self._called_elsewhere(func)
+        if elsewhere is not None:
+            impacts.append(elsewhere)
+        if (not calls and elsewhere is None) or self.callees.handed_on(func):
             impacts.append(_by_name(func.name.value))
         visiting.discard(func)
         found = max(impacts, key=lambda impact: impact.rank)
         self._entry[func] = found
         return found
+
+    def _called_elsewhere(self, func: cst.FunctionDef) -> Impact | None:
+        """How often the project's other files call `func` (a module-level function or a
+        method), the most frequent of their calls; None when none is seen outside tests
+        or the calls cannot be told. The search is the one GL004/GL012 ask of the same
+        function (gradlint.analysis.grad_mode), so it is read, not made, a second time."""
+        project = self.project
+        if project is None or not project.enabled:
+            return None
+        from gradlint.analysis.train_mode import _called_implicitly
+
+        name = func.name.value
+        if _called_implicitly(name):
+            return None  # `model(x)` runs forward: the calls by name are not all of them
+        cls = self.index.enclosing_class(func)
+        if cls is None and self.index.scope_of(func) is not self.index.module:
+            return None  # a nested function: called where it is defined
+        from gradlint.analysis.project import MethodQuery, caller_contexts
+
+        methods = frozenset(
+            m.name.value
+            for m in (cls.body.body if cls is not None else ())
+            if type(m) is cst.FunctionDef
+        )
+        query = MethodQuery(
+            project.path,
+            cls.name.value if cls is not None else "",
+            name,
+            "",
+            frozenset(),
+            frozenset(),
+            methods,
+        )
+        contexts = caller_contexts(project, query)
+        if not contexts:
+            return None
+        # a function only tests call is a library's entry point: its name says more
+        found = [impact for impact in map(_caller_impact, contexts) if impact is not Impact.TEST]
+        return max(found, key=lambda impact: impact.rank) if found else None
 
     def on_one_sample(self, node: cst.CSTNode) -> bool:
         """Is the flagged statement's input one sample given a batch dimension of one:
@@ -190,6 +257,29 @@ class ImpactAnalysis:
             return False
         cls = self.index.enclosing_class(func)
         return cls is None or cls.name.value.startswith("Test")
+
+
+def _caller_impact(context: CallerContext) -> Impact:
+    """How often a call in another file runs: the rules ImpactAnalysis applies in the
+    linted file, read off what the caller search saw around the call (the function that
+    holds it is judged by its name: its own callers are not followed)."""
+    if _is_test_file(context.call.path, context.file_has_tests) or context.test_function:
+        return Impact.TEST
+    hot = next((loop for loop in context.loops if _hot_loop(loop)), None)
+    if hot is not None:
+        if hot.periodic:
+            return Impact.PER_EPOCH
+        if hot.header is not None and _epoch_header(hot.header):
+            if any(_hot_loop(other) for other in hot.beside):
+                return Impact.PER_EPOCH
+        return Impact.PER_BATCH
+    if context.function is None:
+        return Impact.ONCE
+    return _by_name(context.function)
+
+
+def _hot_loop(loop: EnclosingLoop) -> bool:
+    return loop.header is None or _hot_header(loop.header) or loop.differentiates
 
 
 def _is_modulo(node: cst.CSTNode) -> bool:

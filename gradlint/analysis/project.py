@@ -1603,3 +1603,175 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         calls.extend(found)
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
+
+
+# -- how often the calls found run: the context of each, for gradlint.analysis.impact -----
+
+
+@dataclass(frozen=True)
+class EnclosingLoop:
+    """A loop around a call the caller search found, as its header reads."""
+
+    header: str | None  # `target iter` of a `for` loop; None for a `while` loop
+    differentiates: bool  # its body calls backward(), autograd.grad or an optimizer's step
+    # the call sits under an `if` whose test has a `%` (`if step % 100 == 0:`), inside
+    # this loop
+    periodic: bool = False
+    # the loops in its body that do not hold the call (their own `beside` left empty)
+    beside: tuple[EnclosingLoop, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallerContext:
+    """Where one call of a function found in the project's other files runs: what it
+    takes to tell how often it runs (gradlint.analysis.impact decides)."""
+
+    call: MethodCall
+    loops: tuple[EnclosingLoop, ...]  # innermost first, inside the caller's function
+    function: str | None  # the function around the call; None at module level
+    test_function: bool  # a pytest function: `test*` at module level or in a `Test*` class
+    file_has_tests: bool  # the file defines `test*` functions or imports pytest or unittest
+
+
+def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerContext] | None:
+    """The project's calls of the queried function (ProjectIndex.method_calls, recorded as
+    the same dependency), each with its context; None when the calls cannot be told, or
+    one of them is in a file whose tree is no longer among the recently parsed ones: the
+    trees just parsed by the search are read again, never a file parsed anew."""
+    calls = project.method_calls(query)
+    if calls is None:
+        return None
+    found: list[CallerContext] = []
+    for call in calls:
+        key = _memo_key(call.path)
+        with _MEMO_LOCK:
+            parsed = _RECENT_TREES.get(key) if key is not None else None
+        if parsed is None:
+            return None
+        context = _context_of(call, query.method, *parsed)
+        if context is None:
+            return None
+        found.append(context)
+    return found
+
+
+def _context_of(
+    call: MethodCall,
+    name: str,
+    tree: ast.Module,
+    lines: list[str],
+    cells: NotebookPython | None,
+) -> CallerContext | None:
+    """The context of the call of `name` that the caller search reported at `call`'s
+    place in this tree; None if no call of that name is there."""
+    parents = _parents(tree)
+    where = (call.line, call.column, call.end_line, call.end_column, call.cell)
+    node = next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
+    if node is None:
+        return None
+    around: set[int] = set()  # the call's ancestors: a loop holds it when it is one
+    above = parents.get(id(node))
+    while above is not None:
+        around.add(id(above))
+        above = parents.get(id(above))
+    loops: list[EnclosingLoop] = []
+    periodic = False
+    child: ast.AST = node
+    current = parents.get(id(node))
+    function: str | None = None
+    test_function = False
+    while current is not None:
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            function = current.name if not isinstance(current, ast.Lambda) else "<lambda>"
+            above = parents.get(id(current))
+            test_function = function.startswith("test") and (
+                isinstance(above, ast.Module)
+                or (isinstance(above, ast.ClassDef) and above.name.startswith("Test"))
+            )
+            break
+        if isinstance(current, ast.If) and child is not current.test:
+            periodic = periodic or any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                for n in ast.walk(current.test)
+            )
+        if isinstance(current, (ast.For, ast.AsyncFor, ast.While)) and child is not (
+            current.iter if isinstance(current, (ast.For, ast.AsyncFor)) else current.test
+        ):
+            beside = tuple(
+                _loop_of(inner)
+                for inner in ast.walk(current)
+                if inner is not current
+                and isinstance(inner, (ast.For, ast.AsyncFor, ast.While))
+                and id(inner) not in around
+            )
+            loops.append(_loop_of(current, periodic, beside))
+        child, current = current, parents.get(id(current))
+    return CallerContext(call, tuple(loops), function, test_function, _has_tests(tree))
+
+
+def _loop_of(
+    loop: ast.For | ast.AsyncFor | ast.While,
+    periodic: bool = False,
+    beside: tuple[EnclosingLoop, ...] = (),
+) -> EnclosingLoop:
+    header = None
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        header = f"{ast.unparse(loop.target)} {ast.unparse(loop.iter)}"
+    differentiates = any(
+        isinstance(n, ast.Call) and _differentiates(n)
+        for statement in loop.body
+        for n in ast.walk(statement)
+    )
+    return EnclosingLoop(header, differentiates, periodic, beside)
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    """id of each node -> its parent, made once per tree (kept with its other facts)."""
+    memo = _tree_memo(tree)
+    found = memo.get("parents")
+    if found is None:
+        found = memo["parents"] = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+    return found
+
+
+def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
+    """The calls `name(...)` and `x.name(...)` in the tree."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+    ]
+
+
+def _place(node: ast.Call, lines: list[str], cells: NotebookPython | None) -> tuple:
+    """The call's place as the caller search reports it (_ScopeCalls._judge): lines and
+    columns in code points, in its cell for a notebook."""
+    start = Position(node.lineno, _code_points(lines, node.lineno, node.col_offset))
+    end_line = node.end_lineno or node.lineno
+    end = Position(end_line, _code_points(lines, end_line, node.end_col_offset or node.col_offset))
+    cell = None
+    if cells is not None:
+        start, end, cell = cells.span(start.line, start.column, end.line, end.column)
+    return (start.line, start.column, end.line, end.column, cell)
+
+
+def _has_tests(tree: ast.Module) -> bool:
+    """Does the file define test functions or import a test framework?"""
+    memo = _tree_memo(tree)
+    found = memo.get("has_tests")
+    if found is None:
+        found = memo["has_tests"] = any(
+            isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and owner.name.startswith("test")
+            for owner, _, _, _ in _scopes_of(tree)
+        ) or any(
+            module.split(".")[0] in ("pytest", "unittest")
+            for module, *_ in _imports_of(tree).values()
+        )
+    return found
