@@ -187,6 +187,22 @@ def test_periodic_code_and_small_loops_run_as_often_as_their_context():
     assert one(few).impact is Impact.ONCE
 
 
+def test_a_loops_else_and_iterable_run_once():
+    # `else:` runs after the last iteration, a `for` loop's iterable before the first
+    after_loop = (
+        HEAD + "for x in loader:\n"
+        "    loss = model(x).sum()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "else:\n"
+        "    print(model(x).argmax().item())\n"
+    )
+    assert one(after_loop).impact is Impact.ONCE
+    iterable = HEAD + "for p in model(torch.ones(4)).argmax(0).tolist():\n    print(p)\n"
+    assert one(iterable).impact is Impact.ONCE
+
+
 def test_waste_on_a_batch_of_one_is_a_hint():
     source = (
         HEAD + "def act(state):\n"

@@ -539,10 +539,21 @@ class FileIndex:
         )
 
     def enclosing_loops(self, node: cst.CSTNode):
-        """The `for`/`while` loops around node, innermost first, up to its function."""
+        """The `for`/`while` loops whose iterations run node, innermost first, up to its
+        function. A `for` loop's iterable and either loop's `else:` run once, so a node
+        there is not inside that loop."""
+        child = node
         for anc in self.ancestors(node):
             kind = type(anc)
             if kind in FUNCTION_SCOPES:
                 return
-            if kind in LOOPS:
+            if kind in LOOPS and _repeats(anc, child):
                 yield anc
+            child = anc
+
+
+def _repeats(loop: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """Does the part of `loop` that holds `child` run on every iteration?"""
+    if type(loop) is cst.For:
+        return child is loop.body or child is loop.target
+    return child is not getattr(loop, "orelse", None)
