@@ -471,7 +471,18 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                     summary.functions[name] = _summarise_function(item, path, lines)
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
+        elif isinstance(node, ast.Assign):
+            _note_class_alias(node, summary)
     return summary
+
+
+def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
+    """`KAN = MultKAN`: the alias of a class with weighted layers is one too."""
+    value = node.value
+    if isinstance(value, ast.Name) and value.id in summary.parameter_classes:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                summary.parameter_classes.append(target.id)
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
@@ -720,6 +731,11 @@ def resolve_module(
         src = os.path.join(os.path.dirname(root), "src")
         if os.path.isdir(src):
             candidates.append(src)
+        # a notebook or script in `tutorials/part1/` importing the repository's package,
+        # as it does once the package is installed from the repository
+        top = _project_folder(here)
+        if top is not None and top not in candidates:
+            candidates.append(top)
     for base in candidates:
         if not parts:
             package = os.path.join(base, "__init__.py")
@@ -731,6 +747,31 @@ def resolve_module(
             if is_file(path):
                 return path
     return None
+
+
+_PROJECT_FOLDERS: dict[str, str | None] = {}
+
+
+def _project_folder(folder: str) -> str | None:
+    """The nearest folder at or above `folder` (three above at most) with a project
+    marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own packages
+    are importable from. Memoised per folder: every import of every file asks."""
+    with _MEMO_LOCK:
+        if folder in _PROJECT_FOLDERS:
+            return _PROJECT_FOLDERS[folder]
+    found = None
+    current = folder
+    for _ in range(4):
+        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
+            found = current
+            break
+        above = os.path.dirname(current)
+        if above == current:
+            break
+        current = above
+    with _MEMO_LOCK:
+        _PROJECT_FOLDERS[folder] = found
+    return found
 
 
 class ProjectIndex:

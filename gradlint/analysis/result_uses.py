@@ -155,8 +155,11 @@ class ResultUses:
                     direct.add(owner)
             for node in self.index.nodes:
                 # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
-                # the attribute stands
-                if type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES:
+                # the attribute stands; `(net(x) > 0.5) == y`: a comparison of tensors
+                # makes a bool tensor, which has no history
+                if (type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES) or (
+                    type(node) is cst.Comparison and _compares_values(node)
+                ):
                     direct.add(self.index.scope_of(node))
             self._scope_calls, self._direct_sinks = by_scope, direct
         if scope in self._direct_sinks or not through_helpers:
@@ -540,6 +543,25 @@ def _may_make_numbers(call: cst.Call) -> bool:
 _ENDING_METHODS = NUMBER_METHODS | INDEX_METHODS | _MAX_MIN | DETACHING_METHODS | {"size"}
 _ENDING_BUILTINS = NUMBER_BUILTINS | {"print"}
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | {"shape"}
+
+
+def _compares_values(comparison: cst.Comparison) -> bool:
+    """An ordering or equality between two operands that may be tensors: not `x is
+    None`, `k in d`, nor a test of a literal against a literal."""
+    operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    return all(
+        isinstance(t.operator, _VALUE_COMPARISONS) for t in comparison.comparisons
+    ) and any(isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands)
+
+
+_VALUE_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+)
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

@@ -265,6 +265,9 @@ MODULE_MODE_METHODS = frozenset({"train", "eval"})
 # torch.nn containers, called on a list of layers.
 CONTAINER_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+# torch.nn wrappers whose parameters are those of the module they are built around
+# (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
+WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})
 # torch.nn layers whose forward may return its input as it is.
 PASSTHROUGH_MODULES = CONTAINER_MODULES | frozenset(
     {"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}

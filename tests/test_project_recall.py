@@ -1,0 +1,110 @@
+"""Capabilities across the project's files behind the census's development-half misses
+(issue "Generalise", section 2): a notebook deep in `tutorials/` importing the
+repository's package, a class brought in by a star import, and its alias."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from gradlint.engine import lint_file
+
+PACKAGE = {
+    "setup.py": "",
+    "kan/__init__.py": "from .MultKAN import *\n",
+    "kan/MultKAN.py": """
+        import torch
+        from torch import nn
+
+
+        class MultKAN(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(width, width[1:])])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+
+        KAN = MultKAN
+    """,
+}
+
+METRIC = """
+import torch
+from kan import *
+
+dataset = {"test_input": torch.randn(8, 2), "test_label": torch.ones(8, 1)}
+
+
+def test_acc():
+    return torch.mean(((model(dataset["test_input"]) > 0.5) == dataset["test_label"]).float())
+
+
+model = CONSTRUCTOR(width=[2, 1])
+model.fit(dataset, metrics=[test_acc])
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def codes_and_lines(path: Path) -> list[tuple[str, int]]:
+    result = lint_file(path)
+    assert result.error is None, result.error
+    return [(d.code, d.start.line) for d in result.diagnostics]
+
+
+def test_a_script_two_folders_down_imports_the_repository_package(tmp_path):
+    # `tutorials/interp/` has no package of its own: `from kan import *` names the
+    # repository's `kan/`, as it does once the repository is installed
+    write(tmp_path, PACKAGE)
+    write(tmp_path, {"tutorials/interp/knot.py": METRIC.replace("CONSTRUCTOR", "MultKAN")})
+    assert codes_and_lines(tmp_path / "tutorials" / "interp" / "knot.py") == [("GL012", 8)]
+
+
+def test_an_alias_of_a_star_imported_class_holds_its_parameters(tmp_path):
+    write(tmp_path, PACKAGE)
+    write(tmp_path, {"tutorials/knot.py": METRIC.replace("CONSTRUCTOR", "KAN")})
+    assert codes_and_lines(tmp_path / "tutorials" / "knot.py") == [("GL012", 8)]
+
+
+def test_a_star_imported_name_that_is_no_class_with_parameters(tmp_path):
+    # trap: the star import brings in a plain function of the same call shape
+    write(tmp_path, {**PACKAGE, "kan/__init__.py": "def KAN(width):\n    return width\n"})
+    write(tmp_path, {"tutorials/knot.py": METRIC.replace("CONSTRUCTOR", "KAN")})
+    assert codes_and_lines(tmp_path / "tutorials" / "knot.py") == []
+
+
+def test_a_notebook_in_a_checkpoints_folder_imports_the_repository_package(tmp_path):
+    write(tmp_path, PACKAGE)
+    cells = [METRIC.replace("CONSTRUCTOR", "KAN")]
+    document = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": cell.splitlines(keepends=True),
+            }
+            for cell in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "tutorials" / ".ipynb_checkpoints" / "knot-checkpoint.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    from gradlint.notebook import lint_notebook_file
+
+    result = lint_notebook_file(str(path))
+    assert [d.code for d in result.diagnostics] == ["GL012"]
