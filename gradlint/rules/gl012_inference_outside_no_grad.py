@@ -146,6 +146,9 @@ class InferenceOutsideNoGrad(Rule):
         ".size(",
         ".shape",
         "print(",
+        # written out as an image, under torchvision's own no_grad
+        "save_image(",
+        "make_grid(",
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn

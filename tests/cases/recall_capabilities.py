@@ -77,3 +77,57 @@ def frozen_eval(x):
     value = probe(x).sum().item()
     probe.requires_grad_()
     return value
+
+
+# 4. a function that returns a forward's output, whose every caller in sight only reads
+# it (written out as an image under torchvision's own no_grad, or made numbers): the
+# forward's graph is never differentiated.
+def sample_grid_for_recall(gen, noise):
+    with torch.no_grad():
+        noise_v = noise  # the block covers only this alias
+    samples = gen(noise_v)  # error: GL012
+    return samples.view(-1, 1, 2, 2) * 0.5 + 0.5
+
+
+def log_samples_for_recall(noise, writer, step):
+    import torchvision
+
+    images = sample_grid_for_recall(generator, noise)
+    torchvision.utils.save_image(images, f"samples_{step}.png")
+    writer.add_image("samples", torchvision.utils.make_grid(images), step)
+
+
+# Traps: the same shape, but a caller differentiates what is returned; and a helper
+# handed on as a callback, whose callers are out of sight.
+def sample_for_loss_for_recall(gen, noise):
+    samples = gen(noise)
+    return samples * 0.5
+
+
+def generator_step_for_recall(noise):
+    images = sample_for_loss_for_recall(generator, noise)
+    print(images.shape)
+    loss = -critic(images).mean()
+    loss.backward()
+
+
+def sample_callback_for_recall(noise):
+    return generator(noise)
+
+
+def run_callbacks_for_recall(noise, hooks):
+    print(sample_callback_for_recall(noise).shape)  # error: GL012
+    hooks.append(sample_callback_for_recall)
+
+
+# Trap: a detached target returned inside a loss the caller differentiates: the target
+# network's forward is reported for its own waste, the loss is not followed into the caller.
+def td_loss_for_recall(state, next_state, reward):
+    current = critic(state)
+    target = reward + 0.99 * generator(next_state).max(dim=1, keepdim=True)[0].detach()  # error: GL012
+    return ((current - target) ** 2).mean()
+
+
+def td_update_for_recall(state, next_state, reward):
+    loss = td_loss_for_recall(state, next_state, reward)
+    loss.backward()
