@@ -108,3 +108,49 @@ def test_a_notebook_in_a_checkpoints_folder_imports_the_repository_package(tmp_p
 
     result = lint_notebook_file(str(path))
     assert [d.code for d in result.diagnostics] == ["GL012"]
+
+
+TO_NP = """
+import numpy as np
+
+
+def to_np(t):
+    if t is None:
+        return None
+    elif t.nelement() == 0:
+        return np.array([])
+    else:
+        {last}
+"""
+
+AGENT = """
+import torch
+from torch import nn
+
+import utils
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+
+    def act(self, obs):
+        obs = torch.as_tensor(obs).unsqueeze(0)
+        action = self.actor(obs).clamp(-1, 1)
+        return utils.to_np(action[0])
+"""
+
+
+def test_a_helper_with_guards_makes_numbers_of_its_argument(tmp_path):
+    # pytorch_sac's `utils.to_np`: `None` and an empty array on the guards, the
+    # parameter made numbers on the last line
+    last = "return t.cpu().detach().numpy()"
+    write(tmp_path, {"utils.py": TO_NP.replace("{last}", last), "agent.py": AGENT})
+    assert codes_and_lines(tmp_path / "agent.py") == [("GL012", 13)]
+
+
+def test_a_helper_with_guards_that_keeps_its_argument(tmp_path):
+    # trap: the helper also hands the tensor on, so its graph may be used
+    last = "KEPT.append(t)\n        return t.cpu().detach().numpy()"
+    write(tmp_path, {"utils.py": "KEPT = []\n" + TO_NP.replace("{last}", last), "agent.py": AGENT})
+    assert codes_and_lines(tmp_path / "agent.py") == []

@@ -72,6 +72,12 @@ _NUMBER_HELPER = (
     rb"return\b[^\n]*\b(?:numpy|item|tolist|float)\s*\("
 )
 _ANY_NUMBER_HELPER = re.compile(_NUMBER_HELPER.replace(b"NAME", rb"([^\s(\\]+)"))
+# A helper whose last `return` makes numbers after guards (`if t is None: return None`),
+# within a few hundred characters of its `def` and before the next top-level one.
+_ANY_GUARDED_NUMBER_HELPER = re.compile(
+    rb"\bdef[ \t]+([^\s(\[\\]+)[ \t]*\((?:(?!\n(?:def|class)\b)[\s\S]){0,600}?"
+    rb"return\b[^\n]*\b(?:numpy|item|tolist)\s*\("
+)
 _NUMBER_HELPER_TOKEN = "<number-helper>"
 # (_DEFINES_TOKEN, name): does the text define a function `name` (or may it re-export one
 # with a star import)? A summary holds only the functions and methods a file defines.
@@ -410,6 +416,68 @@ def _number_params(
     return dict([found]) if found is not None else {}
 
 
+def _guarded_number_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+) -> dict[str, bool]:
+    """The parameter a helper with guards turns into numbers: every `return` is either
+    that parameter made numbers or a plain value that does not read it (`None`, a
+    constant, `np.array([])`), and no other statement stores or hands the parameter on:
+    `if t is None: return None ... return t.cpu().detach().numpy()`."""
+    made: set[tuple[str, bool]] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if inner is not node:
+                return {}  # a nested function may keep the parameter
+        elif isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
+            return {}
+        elif isinstance(inner, ast.Return):
+            found = _number_of_param(inner.value, params)
+            if found is not None:
+                made.add(found)
+            elif not _plain_return(inner.value, params):
+                return {}
+        elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return {}  # the parameter may be stored or rebound: not this simple shape
+    names = {name for name, _ in made}
+    if len(names) != 1:
+        return {}
+    name = names.pop()
+    if not _read_only_in_returns_and_tests(node, name):
+        return {}
+    return {name: any(raises for _, raises in made)}
+
+
+def _read_only_in_returns_and_tests(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Is `name` read only by `return` statements and the tests of `if`/`while` (the
+    guards), so that nothing else can keep or hand on the value?"""
+    for stmt in ast.walk(node):
+        if not isinstance(stmt, ast.stmt) or stmt is node:
+            continue
+        if isinstance(stmt, (ast.Return, ast.If, ast.While)):
+            continue  # returns are judged one by one above; a test only reads
+        # the statement's own expressions, not the blocks it holds
+        for part in ast.iter_child_nodes(stmt):
+            if isinstance(part, ast.stmt):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(part)):
+                return False
+    return True
+
+
+def _plain_return(value: ast.AST | None, params: list[str]) -> bool:
+    """`None`, a constant, or a call of a numeric library on values that are none of the
+    parameters (`np.array([])`, `np.zeros(3)`)."""
+    if value is None or _returns_python(value):
+        return True
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func) or ""
+        if name.split(".", 1)[0] in ("np", "numpy"):
+            return not any(
+                isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)
+            )
+    return False
+
+
 def _code_points(lines: list[str], line: int, offset: int) -> int:
     """ast counts columns in UTF-8 bytes; positions are in code points."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -423,7 +491,7 @@ def _summarise_function(
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
-    function.number_params = _number_params(node, params)
+    function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function)
     visitor.run(node.body)
     function.returns_python = bool(visitor.returns) and all(
@@ -594,7 +662,8 @@ def _defined_names(key: MemoKey, data: bytes) -> _Definitions:
         found = _Definitions(
             frozenset(_DEFINITION.findall(data)),
             _STAR_IMPORT_LINE.search(data) is not None,
-            frozenset(_ANY_NUMBER_HELPER.findall(data)),
+            frozenset(_ANY_NUMBER_HELPER.findall(data))
+            | frozenset(_ANY_GUARDED_NUMBER_HELPER.findall(data)),
         )
         with _MEMO_LOCK:
             _DEFINED_MEMO[key] = found
