@@ -154,3 +154,71 @@ def test_a_helper_with_guards_that_keeps_its_argument(tmp_path):
     last = "KEPT.append(t)\n        return t.cpu().detach().numpy()"
     write(tmp_path, {"utils.py": "KEPT = []\n" + TO_NP.replace("{last}", last), "agent.py": AGENT})
     assert codes_and_lines(tmp_path / "agent.py") == []
+
+
+MANAGERS = """
+import contextlib
+
+
+class eval_mode(object):
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev_states = []
+        for model in self.models:
+            self.prev_states.append(model.training)
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev_states):
+            model.train(state)
+        return False
+
+
+@contextlib.contextmanager
+def evaluating(net):
+    was = net.training
+    net.eval()
+    yield net
+    net.train(was)
+
+
+@contextlib.contextmanager
+def training(net):
+    net.train()
+    yield net
+"""
+
+EVALUATE = """
+import torch
+from torch import nn
+
+import utils
+from utils import evaluating
+
+policy = nn.Linear(4, 2)
+
+
+def act(obs):
+    with utils.eval_mode(policy):
+        action = policy(obs).argmax().item()
+    with evaluating(policy):
+        greedy = policy(obs).argmax().item()
+    with utils.training(policy):
+        sampled = policy(obs).argmax().item()
+    after = policy(obs).argmax().item()
+    return action, greedy, sampled, after
+"""
+
+
+def test_eval_mode_managers_of_the_project(tmp_path):
+    # pytorch_sac's `utils.eval_mode(agent)` (a class) and a generator-based manager:
+    # eval mode inside their blocks only; a manager that switches to train mode is none
+    write(tmp_path, {".git/HEAD": "", "utils.py": MANAGERS, "train.py": EVALUATE})
+    assert codes_and_lines(tmp_path / "train.py") == [
+        ("GL004", 12),
+        ("GL004", 14),
+        ("GL012", 16),
+        ("GL012", 17),
+    ]

@@ -139,9 +139,22 @@ class ExternalFunction:
 
 
 @dataclass
+class ModeManager:
+    """A context manager of the project that puts its arguments in eval mode for the
+    block (`with eval_mode(agent):`): a generator function that switches them before it
+    yields, or a class whose `__enter__` switches what `__init__` stored."""
+
+    params: list[str]  # its positional parameters in order, `self` left out
+    vararg: str  # the name of its `*models` parameter, or ""
+    to_eval: list[str]  # the parameters it switches to eval mode (the vararg's included)
+
+
+@dataclass
 class ModuleSummary:
     path: str
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
+    # module-level functions and classes that are eval-mode managers, by name
+    mode_managers: dict[str, ModeManager] = field(default_factory=dict)
     # (module, relative level) of each `from module import *`: names it re-exports
     star_imports: list[tuple[str, int]] = field(default_factory=list)
     # classes whose instances are modules with parameters: they build a torch.nn layer
@@ -528,6 +541,10 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     # Lines as ast numbers them (str.splitlines would also break at form feeds).
     lines = re.split(r"\r\n|\r|\n", source)
     for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            manager = _mode_manager(node)
+            if manager is not None:
+                summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[node.name] = _summarise_function(node, path, lines)
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
@@ -551,6 +568,78 @@ def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
         for target in node.targets:
             if isinstance(target, ast.Name):
                 summary.parameter_classes.append(target.id)
+
+
+def _mode_manager(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ModeManager | None:
+    """The eval-mode manager a module-level definition is, if it is one: a generator
+    function that switches parameters to eval mode (`@contextmanager def eval_mode(m):
+    m.eval(); yield; m.train(prev)`), or a class whose `__enter__` switches what its
+    `__init__` stored from its parameters (pytorch_sac's `utils.eval_mode(*models)`)."""
+    if isinstance(node, ast.ClassDef):
+        methods = {
+            item.name: item
+            for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        init, enter = methods.get("__init__"), methods.get("__enter__")
+        if init is None or enter is None or "__exit__" not in methods:
+            return None
+        params, vararg = _positional(init)
+        params = params[1:]  # self
+        stored: dict[str, str] = {}  # `self.models = models`: attribute -> parameter
+        for stmt in ast.walk(init):
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
+                for target in stmt.targets:
+                    name = _dotted(target) or ""
+                    if name.startswith("self.") and stmt.value.id in (*params, vararg):
+                        stored[name] = stmt.value.id
+        switched = _switched_to_eval(enter, stored)
+    else:
+        if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+            return None
+        params, vararg = _positional(node)
+        switched = _switched_to_eval(node, {p: p for p in (*params, vararg) if p})
+    if not switched:
+        return None
+    return ModeManager(params, vararg, sorted(switched))
+
+
+def _positional(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], str]:
+    args = func.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    return params, args.vararg.arg if args.vararg is not None else ""
+
+
+def _switched_to_eval(func: ast.FunctionDef | ast.AsyncFunctionDef, sources: dict[str, str]) -> set[str]:
+    """The parameters behind `sources` (dotted name -> parameter) that the function
+    switches to eval mode: `m.eval()`, `m.train(False)`, directly or on the loop
+    variable of `for m in models`."""
+    loops: dict[str, str] = {}
+    for stmt in ast.walk(func):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.target, ast.Name):
+            source = sources.get(_dotted(stmt.iter) or "")
+            if source is not None:
+                loops[stmt.target.id] = source
+    found: set[str] = set()
+    for call in ast.walk(func):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        receiver = _dotted(call.func.value) or ""
+        source = sources.get(receiver) or loops.get(receiver)
+        if source is not None and _switches_to_eval(call):
+            found.add(source)
+    return found
+
+
+def _switches_to_eval(call: ast.Call) -> bool:
+    """`x.eval()`, `x.train(False)`, `x.train(mode=False)`."""
+    assert isinstance(call.func, ast.Attribute)
+    if call.func.attr == "eval":
+        return not call.args and not call.keywords
+    if call.func.attr != "train":
+        return False
+    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    return len(flags) == 1 and isinstance(flags[0], ast.Constant) and flags[0].value is False
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
@@ -619,6 +708,8 @@ _TEXT_MEMO: dict[MemoKey, str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
+# What an eval-mode manager's text must contain: one of its switches.
+_MODE_SWITCH_TOKENS = (".eval(", ".train(False", ".train(mode=False")
 # The latest few texts and parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
 _RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
@@ -938,6 +1029,15 @@ class ProjectIndex:
         imports), a class whose instances hold torch.nn layers with weights?"""
         target = self._target(module, level)
         return target is not None and self._class_in(target, name, set())
+
+    def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
+        """`name`, imported from that project module, as an eval-mode manager; None when
+        it is none (or the module's text switches no mode at all)."""
+        target = self._target(module, level)
+        if target is None or not self._text_gate(module, level, _MODE_SWITCH_TOKENS):
+            return None
+        summary = self._summary(target)
+        return summary.mode_managers.get(name) if summary is not None else None
 
     def _class_in(self, target: str, name: str, seen: set[str]) -> bool:
         seen.add(target)

@@ -76,6 +76,8 @@ class EvalWithoutNoGrad(Rule):
     message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    # `with utils.eval_mode(agent):`: the switch is inside a manager of another file
+    triggers_may_be_imported = True
     low_confidence = (
         "low when the model is put in eval mode at module level and the forward runs in a "
         "function that never switches it (a route handler, a callback): that the function "
