@@ -561,7 +561,9 @@ class TensorFacts:
             scope = self.index.scope_of(use)
             for node, _kind in self._bindings(scope).get(name, ()):
                 if type(node) is cst.Assign:
-                    constructors.append(node.value)
+                    value = _value_bound_to(node, name)
+                    if value is not None:
+                        constructors.append(value)
         return constructors
 
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
@@ -709,3 +711,28 @@ def _has_true_kwarg(call: cst.Call, name: str) -> bool:
 
 def is_false(expr: cst.CSTNode) -> bool:
     return type(expr) is cst.Name and expr.value == "False"
+
+
+def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:
+    """The value `assign` binds to `name`: the whole value for `name = v`, the matching
+    element for `a, name = A(), B()`; None when it cannot be told (`a, name = pair`)."""
+    for target in assign.targets:
+        if dotted_name(target.target) == name:
+            return assign.value
+    value = assign.value
+    for target in assign.targets:
+        unpacked = target.target
+        if not isinstance(unpacked, (cst.Tuple, cst.List)):
+            continue
+        if not isinstance(value, (cst.Tuple, cst.List)):
+            return None
+        elements = unpacked.elements
+        if len(elements) != len(value.elements) or any(
+            type(e) is cst.StarredElement for e in (*elements, *value.elements)
+        ):
+            return None
+        for element, bound in zip(elements, value.elements):
+            if dotted_name(element.value) == name:
+                return bound.value
+    return None
+

@@ -131,3 +131,19 @@ def td_loss_for_recall(state, next_state, reward):
 def td_update_for_recall(state, next_state, reward):
     loss = td_loss_for_recall(state, next_state, reward)
     loss.backward()
+
+
+# 5. models bound by one tuple assignment: each name is its own constructor's module.
+def show_samples(noise, vis):
+    net_g, net_d = nn.Linear(8, 4), nn.Linear(4, 1)
+    fake = net_g(noise)  # error: GL012
+    vis.images(fake.detach().cpu().numpy())
+    return net_d
+
+
+# Trap: a pair unpacked from something out of sight is not guessed at.
+def show_pair(noise, vis, make_pair):
+    net_g, net_d = make_pair()
+    fake = net_g(noise)
+    vis.images(fake.detach().cpu().numpy())
+    return net_d
