@@ -222,3 +222,43 @@ def test_eval_mode_managers_of_the_project(tmp_path):
         ("GL012", 16),
         ("GL012", 17),
     ]
+
+
+def test_a_class_a_package_re_exports_by_name(tmp_path):
+    # AntixK's `models/__init__.py`: `from .lvae import LVAE`, not a star import
+    write(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "models/__init__.py": "from .base import *\nfrom .lvae import LVAE as Ladder\n",
+            "models/base.py": "",
+            "models/lvae.py": """
+                from torch import nn
+
+
+                class LVAE(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.enc = nn.Linear(4, 2)
+
+                    def forward(self, x):
+                        return self.enc(x)
+            """,
+            "tests/test_lvae.py": """
+                import unittest
+
+                import torch
+                from models import Ladder
+
+
+                class TestLVAE(unittest.TestCase):
+                    def setUp(self):
+                        self.model = Ladder()
+
+                    def test_forward(self):
+                        y = self.model(torch.randn(16, 4))
+                        print("Model Output size:", y.size())
+            """,
+        },
+    )
+    assert codes_and_lines(tmp_path / "tests" / "test_lvae.py") == [("GL012", 12)]

@@ -155,6 +155,9 @@ class ModuleSummary:
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
     # module-level functions and classes that are eval-mode managers, by name
     mode_managers: dict[str, ModeManager] = field(default_factory=dict)
+    # names a package re-exports by name: `from .lvae import LVAE` in `__init__.py`,
+    # local name -> [module, relative level, name there]
+    reexports: dict[str, list] = field(default_factory=dict)
     # (module, relative level) of each `from module import *`: names it re-exports
     star_imports: list[tuple[str, int]] = field(default_factory=list)
     # classes whose instances are modules with parameters: they build a torch.nn layer
@@ -549,6 +552,13 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             summary.functions[node.name] = _summarise_function(node, path, lines)
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             summary.star_imports.append((node.module or "", node.level))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                summary.reexports[alias.asname or alias.name] = [
+                    node.module,
+                    node.level,
+                    alias.name,
+                ]
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1046,6 +1056,14 @@ class ProjectIndex:
             return False
         if name in summary.parameter_classes:
             return True
+        reexport = summary.reexports.get(name)
+        if reexport is not None:
+            # `from .lvae import LVAE` in a package's `__init__.py`
+            module, level, original = reexport
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                return self._class_in(inner, original, seen)
+            return False
         for module, level in summary.star_imports:
             inner = self._target(module, level, importer=target)
             if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
