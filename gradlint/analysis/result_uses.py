@@ -486,6 +486,8 @@ class ResultUses:
         return found
 
     def _compute_called_only_here(self, func: cst.FunctionDef) -> bool:
+        if self.index.enclosing_class(func) is not None:
+            return False  # a method: `model(x)` runs `forward`, other files call `act`
         owner = self.index.scope_of(func)
         if owner is not self.index.module:
             return type(owner) is cst.FunctionDef  # nested: called where it is defined

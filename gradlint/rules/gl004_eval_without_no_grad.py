@@ -114,12 +114,14 @@ class EvalWithoutNoGrad(Rule):
                 elif type(inner) is cst.FunctionDef and index.is_inside(inner, body):
                     if not _binds(index, inner, model):
                         callers = facts.grad_mode.callers_of(inner)
-                        for site in callers:
-                            if index.scope_of(site) is scope:
-                                yield node, model, site
-                        if not callers and scope is index.module:
-                            # an entry point (a route handler, a callback) reading the
-                            # module's model: judged where it runs, inside itself
+                        here = [site for site in callers if index.scope_of(site) is scope]
+                        for site in here:
+                            yield node, model, site
+                        if not here and scope is index.module:
+                            # an entry point (a route handler, a callback), or a helper
+                            # of other functions, reading the module's model: judged
+                            # where it runs, inside itself (a module-level eval switch
+                            # counts there only when the file never switches it back)
                             yield node, model, node
                 continue
             if inner is not scope:

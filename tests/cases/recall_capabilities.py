@@ -147,3 +147,19 @@ def show_pair(noise, vis, make_pair):
     fake = net_g(noise)
     vis.images(fake.detach().cpu().numpy())
     return net_d
+
+
+# 6. a model put in eval mode at module level and run by a helper that other functions
+# call (a notebook's `predict`, called by `result`): the helper runs after the module's
+# code, and nothing in the file switches the model back.
+detector = nn.Linear(4, 2)
+detector.eval()
+
+
+def predict_for_recall(img):
+    pred = detector(img)  # error: GL004
+    return pred.detach().numpy()
+
+
+def result_for_recall(img):
+    return predict_for_recall(img).sum()
