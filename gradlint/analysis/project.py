@@ -463,7 +463,9 @@ def _guarded_number_params(
     return {name: any(raises for _, raises in made)}
 
 
-def _read_only_in_returns_and_tests(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+def _read_only_in_returns_and_tests(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> bool:
     """Is `name` read only by `return` statements and the tests of `if`/`while` (the
     guards), so that nothing else can keep or hand on the value?"""
     for stmt in ast.walk(node):
@@ -488,9 +490,7 @@ def _plain_return(value: ast.AST | None, params: list[str]) -> bool:
     if isinstance(value, ast.Call):
         name = _dotted(value.func) or ""
         if name.split(".", 1)[0] in ("np", "numpy"):
-            return not any(
-                isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)
-            )
+            return not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value))
     return False
 
 
@@ -580,7 +580,9 @@ def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
                 summary.parameter_classes.append(target.id)
 
 
-def _mode_manager(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ModeManager | None:
+def _mode_manager(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> ModeManager | None:
     """The eval-mode manager a module-level definition is, if it is one: a generator
     function that switches parameters to eval mode (`@contextmanager def eval_mode(m):
     m.eval(); yield; m.train(prev)`), or a class whose `__enter__` switches what its
@@ -620,7 +622,9 @@ def _positional(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str]
     return params, args.vararg.arg if args.vararg is not None else ""
 
 
-def _switched_to_eval(func: ast.FunctionDef | ast.AsyncFunctionDef, sources: dict[str, str]) -> set[str]:
+def _switched_to_eval(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, sources: dict[str, str]
+) -> set[str]:
     """The parameters behind `sources` (dotted name -> parameter) that the function
     switches to eval mode: `m.eval()`, `m.train(False)`, directly or on the loop
     variable of `for m in models`."""

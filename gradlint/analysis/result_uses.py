@@ -345,7 +345,8 @@ class ResultUses:
             return []
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
-        if type(parent) is cst.Return:
+        if type(parent) is cst.Return and not isinstance(node, (cst.Tuple, cst.List)):
+            # one value returned (a tuple of results, a state among them, still escapes)
             return self._returned(parent, detached)
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             if parent.value is node:
@@ -475,6 +476,9 @@ class ResultUses:
         if not callers or summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes
         if not self._called_only_here(func):
+            raise _Escapes
+        if any(type(self.index.parent.get(call)) is cst.Expr for call in callers):
+            # `main()` drops what it returns: the script's result, not a value read
             raise _Escapes
         return [(call, detached) for call in callers]
 
@@ -606,7 +610,9 @@ _ENDING_METHODS = (
     | {"size"}
     | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
 )
-_ENDING_BUILTINS = NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
+_ENDING_BUILTINS = (
+    NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
+)
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | {"shape"}
 
 
@@ -618,9 +624,9 @@ def _compares_values(comparison: cst.Comparison) -> bool:
     """An ordering or equality between two operands that may be tensors: not `x is
     None`, `k in d`, nor a test of a literal against a literal."""
     operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    return all(
-        isinstance(t.operator, _VALUE_COMPARISONS) for t in comparison.comparisons
-    ) and any(isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands)
+    return all(isinstance(t.operator, _VALUE_COMPARISONS) for t in comparison.comparisons) and any(
+        isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands
+    )
 
 
 _VALUE_COMPARISONS = (

@@ -731,8 +731,7 @@ def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:
             type(e) is cst.StarredElement for e in (*elements, *value.elements)
         ):
             return None
-        for element, bound in zip(elements, value.elements):
+        for element, bound in zip(elements, value.elements, strict=True):
             if dotted_name(element.value) == name:
                 return bound.value
     return None
-

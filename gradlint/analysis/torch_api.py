@@ -268,7 +268,9 @@ CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 # Functions of other libraries that run under `no_grad` and return no history (or
 # nothing): a value handed to one is read for its values, never differentiated.
 # torchvision decorates both with `@torch.no_grad()`.
-GRADLESS_LIBRARY_FUNCTIONS = frozenset({"torchvision.utils.save_image", "torchvision.utils.make_grid"})
+GRADLESS_LIBRARY_FUNCTIONS = frozenset(
+    {"torchvision.utils.save_image", "torchvision.utils.make_grid"}
+)
 # torch.nn wrappers whose parameters are those of the module they are built around
 # (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
 WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})

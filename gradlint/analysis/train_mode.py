@@ -119,7 +119,7 @@ class TrainModeAnalysis:
             origin = imported.get(func.value)
             if origin is None or origin[2] is None:
                 return None
-            module, level, name = origin
+            module, level, name = origin[0], origin[1], origin[2]
         elif type(func) is cst.Attribute and type(func.value) is cst.Name:
             origin = imported.get(func.value.value)
             if origin is None:
