@@ -430,12 +430,42 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        func = self.summaries.resolve(call)
+        func = self.summaries.resolve(call) or self._function_passed_in(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
             self._parameter_functions[func] = self._computes_from_parameters(func)
         return func.name.value if self._parameter_functions[func] else None
+
+    def _function_passed_in(self, call: cst.Call) -> cst.FunctionDef | None:
+        """`net(X)` where `net` is a parameter that every call of the enclosing function
+        in this file fills with the same module-level function of this file
+        (`evaluate_accuracy(test_iter, net)`, d2l's hand-written nets of leaf tensors)."""
+        func = call.func
+        scope = self.index.scope_of(call)
+        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
+            return None
+        name = func.value
+        summary = self.summaries.of(scope)
+        if name not in summary.params or any(
+            type(b) is not cst.Param for b in self.values.bindings_of(name, call)
+        ):
+            return None
+        passed: set[cst.FunctionDef] = set()
+        for site in self.grad_mode.callers_of(scope):
+            argument = summary.forwarded_argument(site, name)
+            if type(argument) is not cst.Name:
+                return None
+            candidates = [
+                f
+                for f in self.summaries.callees.named(argument.value)
+                if self.index.scope_of(f) is self.index.module
+                and self.index.enclosing_class(f) is None
+            ]
+            if len(candidates) != 1:
+                return None
+            passed.add(candidates[0])
+        return passed.pop() if len(passed) == 1 else None
 
     def _computes_from_parameters(self, func: cst.FunctionDef) -> bool:
         if self.differentiates(func):
@@ -456,7 +486,20 @@ class ForwardAnalysis:
             for node in self.index.walk(ret.value):
                 if type(node) is cst.Call and self.model_forward(node) is not None:
                     return True
+            if any(self._global_leaf(name, ret) for name in self.flow.reads(ret.value)):
+                return True
         return False
+
+    def _global_leaf(self, name: str, use: cst.CSTNode) -> bool:
+        """A module-level tensor the function reads that the module's own code makes
+        require grad (`W.requires_grad_(True)` in a notebook cell): d2l's weights of a
+        hand-written net."""
+        if "." in name or self.index.scope_of(use) is self.index.module:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        if not bindings or any(self.index.scope_of(b) is not self.index.module for b in bindings):
+            return False  # bound in the function itself, or not a global of this file
+        return self._made_to_require_grad(name, self.index.module)
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         for anc in self.index.ancestors(use):
