@@ -27,7 +27,11 @@ class EvalWithoutNoGrad(Rule):
 
     The eval switch may be in another function than the forward: a caller that passes
     the model in, a loader (in this file or another) that returns it in eval mode, the
-    module's own code for a route handler, or a sibling method (`def evaluate(self):
+    module's own code for a route handler or a helper other functions call (when the
+    file never switches the model back), a context manager of the project that switches
+    its arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
+    `m.eval()` before it yields or a class whose `__enter__` calls `m.train(False)`), or
+    a sibling method (`def evaluate(self):
     self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
     the project runs after a call of that sibling on the same object, with nothing in
     between that switches it back.
