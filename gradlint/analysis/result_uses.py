@@ -126,6 +126,7 @@ class ResultUses:
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
         self._model: str | None = None  # the dotted name called by the forward followed
         self._only_here: dict[cst.FunctionDef, bool] = {}
+        self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
 
     # -- the query ---------------------------------------------------------------------
 
@@ -136,11 +137,18 @@ class ResultUses:
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
+        self._returned_from = []
         try:
             self._follow(call, found)
         except _Escapes:
             return None
-        return found if found.numbers or found.reads or found.detaches else None
+        if not (found.numbers or found.reads or found.detaches):
+            return None
+        # the functions whose result was followed into their callers: asked last, since
+        # it may search the project's files
+        if not all(self._called_only_here(func) for func in self._returned_from):
+            return None
+        return found
 
     def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
         """Does the scope (nested functions excluded) hold a call that can turn a value
@@ -475,11 +483,10 @@ class ResultUses:
         callers = summaries.callees.callers_of(func)
         if not callers or summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes
-        if not self._called_only_here(func):
-            raise _Escapes
         if any(type(self.index.parent.get(call)) is cst.Expr for call in callers):
             # `main()` drops what it returns: the script's result, not a value read
             raise _Escapes
+        self._returned_from.append(func)  # its callers elsewhere are asked about last
         return [(call, detached) for call in callers]
 
     def _called_only_here(self, func: cst.FunctionDef) -> bool:
