@@ -30,6 +30,8 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_SETTER,
     MODULE_API,
     MODULE_MODE_METHODS,
+    MODEL_ZOO_NAMESPACES,
+    MODEL_ZOO_NON_MODELS,
     MODULE_SETUP_METHODS,
     PARAMETER_HOLDING_METHODS,
     PARAMETER_ITERATORS,
@@ -595,6 +597,8 @@ class ForwardAnalysis:
                 inner = {self._built_with_parameters(e) for e in flattened}
                 return True if True in inner else (None if None in inner else False)
             return last in PARAMETRIC_LAYERS
+        if qualified.startswith(MODEL_ZOO_NAMESPACES):
+            return not last.startswith(MODEL_ZOO_NON_MODELS)
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):

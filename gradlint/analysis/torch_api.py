@@ -271,6 +271,11 @@ CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 GRADLESS_LIBRARY_FUNCTIONS = frozenset(
     {"torchvision.utils.save_image", "torchvision.utils.make_grid"}
 )
+# Model zoos: a call in one of these namespaces builds a network with weights
+# (`torchvision.models.resnet152(pretrained=True)`, `.detection.maskrcnn_resnet50_fpn()`),
+# except the ones named here, which list models or their weights.
+MODEL_ZOO_NAMESPACES = ("torchvision.models.",)
+MODEL_ZOO_NON_MODELS = ("list_", "get_weight", "get_model_weights")
 # torch.nn wrappers whose parameters are those of the module they are built around
 # (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
 WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})

@@ -212,3 +212,29 @@ def train_hand_net(data_iter, net):
 
 print(evaluate_accuracy_for_recall([], hand_net))
 train_hand_net([], hand_net)
+
+
+# 8. a network from torchvision's model zoo holds weights, also when cut down to a
+# feature extractor with `nn.Sequential(*list(net.children())[:-1])`.
+class FeatureExtraction:
+    def __init__(self, loader):
+        import torchvision.models as models
+
+        self.loader = loader
+        self.model = models.resnet152(pretrained=True)
+        self.model = nn.Sequential(*list(self.model.children())[:-1])
+
+    def extract(self):
+        features = []
+        for images, _ in self.loader:
+            outputs = self.model(images)  # error: GL012
+            features.append(outputs.data.cpu().numpy())
+        return features
+
+
+# Trap: a zoo function that lists weights builds no network.
+def weights_for_recall(name, x):
+    from torchvision import models
+
+    weights = models.get_model_weights(name)
+    print(weights(x).shape)
