@@ -28,10 +28,10 @@ from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
-    MODULE_API,
-    MODULE_MODE_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
+    MODULE_API,
+    MODULE_MODE_METHODS,
     MODULE_SETUP_METHODS,
     PARAMETER_HOLDING_METHODS,
     PARAMETER_ITERATORS,
