@@ -301,6 +301,8 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
     ("gradlint/analysis/project.py", "_builds_weighted_layers"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
+    ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
+    "`__init__` stores from its parameters (`self.models = models`)",
 }
 # What only gradlint/analysis/bindings.py may define: the one answer to "what does this
 # statement bind", and the table built from it.

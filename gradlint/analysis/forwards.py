@@ -28,6 +28,8 @@ from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
+    MODEL_ZOO_NAMESPACES,
+    MODEL_ZOO_NON_MODELS,
     MODULE_API,
     MODULE_MODE_METHODS,
     MODULE_SETUP_METHODS,
@@ -35,6 +37,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
+    WRAPPER_MODULES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
@@ -76,7 +79,7 @@ class ForwardAnalysis:
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
-        self._frozen: list[tuple[str, cst.CSTNode]] | None = None
+        self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef, bool] = {}
@@ -448,12 +451,42 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        func = self.summaries.resolve(call)
+        func = self.summaries.resolve(call) or self._function_passed_in(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
             self._parameter_functions[func] = self._computes_from_parameters(func)
         return func.name.value if self._parameter_functions[func] else None
+
+    def _function_passed_in(self, call: cst.Call) -> cst.FunctionDef | None:
+        """`net(X)` where `net` is a parameter that every call of the enclosing function
+        in this file fills with the same module-level function of this file
+        (`evaluate_accuracy(test_iter, net)`, d2l's hand-written nets of leaf tensors)."""
+        func = call.func
+        scope = self.index.scope_of(call)
+        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
+            return None
+        name = func.value
+        summary = self.summaries.of(scope)
+        if name not in summary.params or any(
+            type(b) is not cst.Param for b in self.values.bindings_of(name, call)
+        ):
+            return None
+        passed: set[cst.FunctionDef] = set()
+        for site in self.grad_mode.callers_of(scope):
+            argument = summary.forwarded_argument(site, name)
+            if type(argument) is not cst.Name:
+                return None
+            candidates = [
+                f
+                for f in self.summaries.callees.named(argument.value)
+                if self.index.scope_of(f) is self.index.module
+                and self.index.enclosing_class(f) is None
+            ]
+            if len(candidates) != 1:
+                return None
+            passed.add(candidates[0])
+        return passed.pop() if len(passed) == 1 else None
 
     def _computes_from_parameters(self, func: cst.FunctionDef) -> bool:
         if self.differentiates(func):
@@ -474,7 +507,20 @@ class ForwardAnalysis:
             for node in self.index.walk(ret.value):
                 if type(node) is cst.Call and self.model_forward(node) is not None:
                     return True
+            if any(self._global_leaf(name, ret) for name in self.flow.reads(ret.value)):
+                return True
         return False
+
+    def _global_leaf(self, name: str, use: cst.CSTNode) -> bool:
+        """A module-level tensor the function reads that the module's own code makes
+        require grad (`W.requires_grad_(True)` in a notebook cell): d2l's weights of a
+        hand-written net."""
+        if "." in name or self.index.scope_of(use) is self.index.module:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        if not bindings or any(self.index.scope_of(b) is not self.index.module for b in bindings):
+            return False  # bound in the function itself, or not a global of this file
+        return self._made_to_require_grad(name, self.index.module)
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         for anc in self.index.ancestors(use):
@@ -554,6 +600,9 @@ class ForwardAnalysis:
         qualified = self.index.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn."):
+            if last in WRAPPER_MODULES:
+                wrapped = [a.value for a in value.args if not a.keyword and not a.star]
+                return self._built_with_parameters(wrapped[0]) if wrapped else None
             if last in CONTAINER_MODULES:
                 elements = [a.value for a in value.args if not a.keyword]
                 flattened: list[cst.CSTNode] = []
@@ -567,6 +616,8 @@ class ForwardAnalysis:
                 inner = {self._built_with_parameters(e) for e in flattened}
                 return True if True in inner else (None if None in inner else False)
             return last in PARAMETRIC_LAYERS
+        if qualified.startswith(MODEL_ZOO_NAMESPACES):
+            return not last.startswith(MODEL_ZOO_NON_MODELS)
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):
@@ -617,28 +668,46 @@ class ForwardAnalysis:
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
 
     def is_frozen(self, model: str, use: cst.CSTNode) -> bool:
-        """Are (some of) the model's parameters switched off anywhere in the file:
+        """Are (some of) the model's parameters switched off where `use` runs:
         `model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
         `model.parameters()`? A frozen model on inputs without history records nothing.
-        Names are compared as written, so a switch on a submodule counts too."""
+        Names are compared as written, so a switch on a submodule counts too.
+
+        The switches are read in order where they sit in the use's own function: a GAN
+        freezes its critic for the generator's step and unfreezes it for its own, and a
+        forward after the unfreeze records. A freeze elsewhere (another function, a
+        caller) counts wherever the model is used."""
         if self._frozen is None:
             self._frozen = self._collect_frozen()
         cls = self.tensors._enclosing_class(use) if model == "self" else None
-        for owner, at in self._frozen:
-            if owner == model or owner.startswith(model + ".") or model.startswith(owner + "."):
-                if cls is None or self.index.is_inside(at, cls):
-                    return True
-        return False
+        switches = [
+            (at, off)
+            for owner, at, off in self._frozen
+            if (owner == model or owner.startswith(model + ".") or model.startswith(owner + "."))
+            and (cls is None or self.index.is_inside(at, cls))
+        ]
+        if not any(off for _, off in switches):
+            return False
+        scope = self.index.scope_of(use)
+        here = {at: off for at, off in switches if self.index.scope_of(at) is scope}
+        if here:
+            reaching = self.index.reaching(list(here), use)
+            if reaching:
+                return any(here[at] for at in reaching)
+        return True
 
-    def _collect_frozen(self) -> list[tuple[str, cst.CSTNode]]:
-        found: list[tuple[str, cst.CSTNode]] = []
+    def _collect_frozen(self) -> list[tuple[str, cst.CSTNode, bool]]:
+        """(owner, switch, turns requires_grad off) for every switch of a module's
+        parameters in the file, on or off."""
+        found: list[tuple[str, cst.CSTNode, bool]] = []
         for node in self.index.nodes:
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
-                    if not _is_true(node.args[0].value):
-                        owner = dotted_name(node.func.value)
-                        if owner is not None:
-                            found.append((owner, node))
+                if node.func.attr.value == REQUIRES_GRAD_METHOD:
+                    owner = dotted_name(node.func.value)
+                    if owner is not None:
+                        # `requires_grad_()` with no argument switches it on
+                        off = bool(node.args) and not _is_true(node.args[0].value)
+                        found.append((owner, node, off))
             elif type(node) is cst.For:
                 iterable = node.iter
                 if type(iterable) is cst.Call and iterable.args:
@@ -654,10 +723,10 @@ class ForwardAnalysis:
                 owner = dotted_name(iterable.func.value)
                 if owner is None:
                     continue
-                for inner in self.index.walk(node.body):
-                    if _switches_requires_grad_off(inner):
-                        found.append((owner, node))
-                        break
+                switches = {_requires_grad_switch(inner) for inner in self.index.walk(node.body)}
+                if False in switches or True in switches:
+                    # the loop's header stands for it: reached like any statement
+                    found.append((owner, iterable, False in switches))
         return found
 
     # -- modules whose forward differentiates -----------------------------------------
@@ -705,14 +774,18 @@ def _is_true(expr: cst.CSTNode) -> bool:
     return type(expr) is cst.Name and expr.value == "True"
 
 
-def _switches_requires_grad_off(node: cst.CSTNode) -> bool:
-    """`x.requires_grad = <anything but True>` or `x.requires_grad_(<not True>)`."""
+def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
+    """What `x.requires_grad = <v>` or `x.requires_grad_(<v>)` sets: True for on (`True`,
+    or `requires_grad_()` without an argument), False for anything else, None for a
+    node that is no such switch."""
     if type(node) is cst.Assign:
-        return any(
+        if any(
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
             for t in node.targets
-        ) and not _is_true(node.value)
+        ):
+            return _is_true(node.value)
+        return None
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
-        if node.func.attr.value == REQUIRES_GRAD_METHOD and node.args:
-            return not _is_true(node.args[0].value)
-    return False
+        if node.func.attr.value == REQUIRES_GRAD_METHOD:
+            return not node.args or _is_true(node.args[0].value)
+    return None

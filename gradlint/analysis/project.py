@@ -72,6 +72,12 @@ _NUMBER_HELPER = (
     rb"return\b[^\n]*\b(?:numpy|item|tolist|float)\s*\("
 )
 _ANY_NUMBER_HELPER = re.compile(_NUMBER_HELPER.replace(b"NAME", rb"([^\s(\\]+)"))
+# A helper whose last `return` makes numbers after guards (`if t is None: return None`),
+# within a few hundred characters of its `def` and before the next top-level one.
+_ANY_GUARDED_NUMBER_HELPER = re.compile(
+    rb"\bdef[ \t]+([^\s(\[\\]+)[ \t]*\((?:(?!\n(?:def|class)\b)[\s\S]){0,600}?"
+    rb"return\b[^\n]*\b(?:numpy|item|tolist)\s*\("
+)
 _NUMBER_HELPER_TOKEN = "<number-helper>"
 # (_DEFINES_TOKEN, name): does the text define a function `name` (or may it re-export one
 # with a star import)? A summary holds only the functions and methods a file defines.
@@ -133,9 +139,25 @@ class ExternalFunction:
 
 
 @dataclass
+class ModeManager:
+    """A context manager of the project that puts its arguments in eval mode for the
+    block (`with eval_mode(agent):`): a generator function that switches them before it
+    yields, or a class whose `__enter__` switches what `__init__` stored."""
+
+    params: list[str]  # its positional parameters in order, `self` left out
+    vararg: str  # the name of its `*models` parameter, or ""
+    to_eval: list[str]  # the parameters it switches to eval mode (the vararg's included)
+
+
+@dataclass
 class ModuleSummary:
     path: str
     functions: dict[str, ExternalFunction] = field(default_factory=dict)
+    # module-level functions and classes that are eval-mode managers, by name
+    mode_managers: dict[str, ModeManager] = field(default_factory=dict)
+    # names a package re-exports by name: `from .lvae import LVAE` in `__init__.py`,
+    # local name -> [module, relative level, name there]
+    reexports: dict[str, list] = field(default_factory=dict)
     # (module, relative level) of each `from module import *`: names it re-exports
     star_imports: list[tuple[str, int]] = field(default_factory=list)
     # classes whose instances are modules with parameters: they build a torch.nn layer
@@ -410,6 +432,68 @@ def _number_params(
     return dict([found]) if found is not None else {}
 
 
+def _guarded_number_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+) -> dict[str, bool]:
+    """The parameter a helper with guards turns into numbers: every `return` is either
+    that parameter made numbers or a plain value that does not read it (`None`, a
+    constant, `np.array([])`), and no other statement stores or hands the parameter on:
+    `if t is None: return None ... return t.cpu().detach().numpy()`."""
+    made: set[tuple[str, bool]] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if inner is not node:
+                return {}  # a nested function may keep the parameter
+        elif isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
+            return {}
+        elif isinstance(inner, ast.Return):
+            found = _number_of_param(inner.value, params)
+            if found is not None:
+                made.add(found)
+            elif not _plain_return(inner.value, params):
+                return {}
+        elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return {}  # the parameter may be stored or rebound: not this simple shape
+    names = {name for name, _ in made}
+    if len(names) != 1:
+        return {}
+    name = names.pop()
+    if not _read_only_in_returns_and_tests(node, name):
+        return {}
+    return {name: any(raises for _, raises in made)}
+
+
+def _read_only_in_returns_and_tests(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> bool:
+    """Is `name` read only by `return` statements and the tests of `if`/`while` (the
+    guards), so that nothing else can keep or hand on the value?"""
+    for stmt in ast.walk(node):
+        if not isinstance(stmt, ast.stmt) or stmt is node:
+            continue
+        if isinstance(stmt, (ast.Return, ast.If, ast.While)):
+            continue  # returns are judged one by one above; a test only reads
+        # the statement's own expressions, not the blocks it holds
+        for part in ast.iter_child_nodes(stmt):
+            if isinstance(part, ast.stmt):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(part)):
+                return False
+    return True
+
+
+def _plain_return(value: ast.AST | None, params: list[str]) -> bool:
+    """`None`, a constant, or a call of a numeric library on values that are none of the
+    parameters (`np.array([])`, `np.zeros(3)`)."""
+    if value is None or _returns_python(value):
+        return True
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func) or ""
+        if name.split(".", 1)[0] in ("np", "numpy"):
+            return not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value))
+    return False
+
+
 def _code_points(lines: list[str], line: int, offset: int) -> int:
     """ast counts columns in UTF-8 bytes; positions are in code points."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -423,7 +507,7 @@ def _summarise_function(
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
-    function.number_params = _number_params(node, params)
+    function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function)
     visitor.run(node.body)
     function.returns_python = bool(visitor.returns) and all(
@@ -460,10 +544,21 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     # Lines as ast numbers them (str.splitlines would also break at form feeds).
     lines = re.split(r"\r\n|\r|\n", source)
     for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            manager = _mode_manager(node)
+            if manager is not None:
+                summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[node.name] = _summarise_function(node, path, lines)
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             summary.star_imports.append((node.module or "", node.level))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                summary.reexports[alias.asname or alias.name] = [
+                    node.module,
+                    node.level,
+                    alias.name,
+                ]
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -471,7 +566,94 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                     summary.functions[name] = _summarise_function(item, path, lines)
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
+        elif isinstance(node, ast.Assign):
+            _note_class_alias(node, summary)
     return summary
+
+
+def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
+    """`KAN = MultKAN`: the alias of a class with weighted layers is one too."""
+    value = node.value
+    if isinstance(value, ast.Name) and value.id in summary.parameter_classes:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                summary.parameter_classes.append(target.id)
+
+
+def _mode_manager(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> ModeManager | None:
+    """The eval-mode manager a module-level definition is, if it is one: a generator
+    function that switches parameters to eval mode (`@contextmanager def eval_mode(m):
+    m.eval(); yield; m.train(prev)`), or a class whose `__enter__` switches what its
+    `__init__` stored from its parameters (pytorch_sac's `utils.eval_mode(*models)`)."""
+    if isinstance(node, ast.ClassDef):
+        methods = {
+            item.name: item
+            for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        init, enter = methods.get("__init__"), methods.get("__enter__")
+        if init is None or enter is None or "__exit__" not in methods:
+            return None
+        params, vararg = _positional(init)
+        params = params[1:]  # self
+        stored: dict[str, str] = {}  # `self.models = models`: attribute -> parameter
+        for stmt in ast.walk(init):
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
+                for target in stmt.targets:
+                    name = _dotted(target) or ""
+                    if name.startswith("self.") and stmt.value.id in (*params, vararg):
+                        stored[name] = stmt.value.id
+        switched = _switched_to_eval(enter, stored)
+    else:
+        if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+            return None
+        params, vararg = _positional(node)
+        switched = _switched_to_eval(node, {p: p for p in (*params, vararg) if p})
+    if not switched:
+        return None
+    return ModeManager(params, vararg, sorted(switched))
+
+
+def _positional(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], str]:
+    args = func.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    return params, args.vararg.arg if args.vararg is not None else ""
+
+
+def _switched_to_eval(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, sources: dict[str, str]
+) -> set[str]:
+    """The parameters behind `sources` (dotted name -> parameter) that the function
+    switches to eval mode: `m.eval()`, `m.train(False)`, directly or on the loop
+    variable of `for m in models`."""
+    loops: dict[str, str] = {}
+    for stmt in ast.walk(func):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.target, ast.Name):
+            source = sources.get(_dotted(stmt.iter) or "")
+            if source is not None:
+                loops[stmt.target.id] = source
+    found: set[str] = set()
+    for call in ast.walk(func):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        receiver = _dotted(call.func.value) or ""
+        source = sources.get(receiver) or loops.get(receiver)
+        if source is not None and _switches_to_eval(call):
+            found.add(source)
+    return found
+
+
+def _switches_to_eval(call: ast.Call) -> bool:
+    """`x.eval()`, `x.train(False)`, `x.train(mode=False)`."""
+    assert isinstance(call.func, ast.Attribute)
+    if call.func.attr == "eval":
+        return not call.args and not call.keywords
+    if call.func.attr != "train":
+        return False
+    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    return len(flags) == 1 and isinstance(flags[0], ast.Constant) and flags[0].value is False
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
@@ -540,6 +722,8 @@ _TEXT_MEMO: dict[MemoKey, str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
+# What an eval-mode manager's text must contain: one of its switches.
+_MODE_SWITCH_TOKENS = (".eval(", ".train(False", ".train(mode=False")
 # The latest few texts and parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
 _RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
@@ -583,7 +767,8 @@ def _defined_names(key: MemoKey, data: bytes) -> _Definitions:
         found = _Definitions(
             frozenset(_DEFINITION.findall(data)),
             _STAR_IMPORT_LINE.search(data) is not None,
-            frozenset(_ANY_NUMBER_HELPER.findall(data)),
+            frozenset(_ANY_NUMBER_HELPER.findall(data))
+            | frozenset(_ANY_GUARDED_NUMBER_HELPER.findall(data)),
         )
         with _MEMO_LOCK:
             _DEFINED_MEMO[key] = found
@@ -720,6 +905,11 @@ def resolve_module(
         src = os.path.join(os.path.dirname(root), "src")
         if os.path.isdir(src):
             candidates.append(src)
+        # a notebook or script in `tutorials/part1/` importing the repository's package,
+        # as it does once the package is installed from the repository
+        top = _project_folder(here)
+        if top is not None and top not in candidates:
+            candidates.append(top)
     for base in candidates:
         if not parts:
             package = os.path.join(base, "__init__.py")
@@ -731,6 +921,31 @@ def resolve_module(
             if is_file(path):
                 return path
     return None
+
+
+_PROJECT_FOLDERS: dict[str, str | None] = {}
+
+
+def _project_folder(folder: str) -> str | None:
+    """The nearest folder at or above `folder` (three above at most) with a project
+    marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own packages
+    are importable from. Memoised per folder: every import of every file asks."""
+    with _MEMO_LOCK:
+        if folder in _PROJECT_FOLDERS:
+            return _PROJECT_FOLDERS[folder]
+    found = None
+    current = folder
+    for _ in range(4):
+        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
+            found = current
+            break
+        above = os.path.dirname(current)
+        if above == current:
+            break
+        current = above
+    with _MEMO_LOCK:
+        _PROJECT_FOLDERS[folder] = found
+    return found
 
 
 class ProjectIndex:
@@ -829,6 +1044,15 @@ class ProjectIndex:
         target = self._target(module, level)
         return target is not None and self._class_in(target, name, set())
 
+    def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
+        """`name`, imported from that project module, as an eval-mode manager; None when
+        it is none (or the module's text switches no mode at all)."""
+        target = self._target(module, level)
+        if target is None or not self._text_gate(module, level, _MODE_SWITCH_TOKENS):
+            return None
+        summary = self._summary(target)
+        return summary.mode_managers.get(name) if summary is not None else None
+
     def _class_in(self, target: str, name: str, seen: set[str]) -> bool:
         seen.add(target)
         summary = self._summary(target)
@@ -836,6 +1060,14 @@ class ProjectIndex:
             return False
         if name in summary.parameter_classes:
             return True
+        reexport = summary.reexports.get(name)
+        if reexport is not None:
+            # `from .lvae import LVAE` in a package's `__init__.py`
+            module, level, original = reexport
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                return self._class_in(inner, original, seen)
+            return False
         for module, level in summary.star_imports:
             inner = self._target(module, level, importer=target)
             if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:

@@ -35,6 +35,7 @@ import libcst as cst
 
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
+from gradlint.analysis.project import MethodQuery
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
@@ -45,6 +46,7 @@ from gradlint.analysis.torch_api import (
     DISTRIBUTIONS_NAMESPACE,
     ESCAPING_NAMESPACES,
     GRAD_ATTRIBUTE,
+    GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     GRAPH_CUTTING_METHODS,
     GRAPH_KEEPING_METHODS,
@@ -123,6 +125,8 @@ class ResultUses:
         self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
         self._model: str | None = None  # the dotted name called by the forward followed
+        self._only_here: dict[cst.FunctionDef, bool] = {}
+        self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
 
     # -- the query ---------------------------------------------------------------------
 
@@ -133,11 +137,18 @@ class ResultUses:
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
+        self._returned_from = []
         try:
             self._follow(call, found)
         except _Escapes:
             return None
-        return found if found.numbers or found.reads or found.detaches else None
+        if not (found.numbers or found.reads or found.detaches):
+            return None
+        # the functions whose result was followed into their callers: asked last, since
+        # it may search the project's files
+        if not all(self._called_only_here(func) for func in self._returned_from):
+            return None
+        return found
 
     def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
         """Does the scope (nested functions excluded) hold a call that can turn a value
@@ -155,8 +166,11 @@ class ResultUses:
                     direct.add(owner)
             for node in self.index.nodes:
                 # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
-                # the attribute stands
-                if type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES:
+                # the attribute stands; `(net(x) > 0.5) == y`: a comparison of tensors
+                # makes a bool tensor, which has no history
+                if (type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES) or (
+                    type(node) is cst.Comparison and _compares_values(node)
+                ):
                     direct.add(self.index.scope_of(node))
             self._scope_calls, self._direct_sinks = by_scope, direct
         if scope in self._direct_sinks or not through_helpers:
@@ -164,8 +178,18 @@ class ResultUses:
         calls = self._scope_calls.get(scope, [])
         found = self._sinks.get(scope)
         if found is None:
-            found = self._sinks[scope] = any(self._helper_may_make_numbers(c) for c in calls)
+            found = self._sinks[scope] = any(
+                self._helper_may_make_numbers(c) for c in calls
+            ) or self._callers_make_numbers(scope)
         return found
+
+    def _callers_make_numbers(self, scope: cst.CSTNode) -> bool:
+        """Could what the function returns be made numbers where it is called: does a
+        scope that calls it (in this file) make numbers itself?"""
+        if type(scope) is not cst.FunctionDef or self.summaries is None:
+            return False
+        callers = self.summaries.callees.callers_of(scope)
+        return any(self.index.scope_of(c) in self._direct_sinks for c in callers)
 
     def _helper_may_make_numbers(self, call: cst.Call) -> bool:
         """A call of a function of this file that may make numbers, or of an imported
@@ -329,6 +353,9 @@ class ResultUses:
             return []
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
+        if type(parent) is cst.Return and not isinstance(node, (cst.Tuple, cst.List)):
+            # one value returned (a tuple of results, a state among them, still escapes)
+            return self._returned(parent, detached)
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             if parent.value is node:
                 return self._bound(parent, node, detached, found)
@@ -386,6 +413,9 @@ class ResultUses:
         if qualified in _CUT_BUILTINS:
             found.reads.append(call)
             return []
+        if qualified in GRADLESS_LIBRARY_FUNCTIONS:
+            found.detaches.append(call)
+            return [(call, True)]  # run under no_grad: what they return has no history
         if qualified.startswith(NUMPY_MODULES):
             if not detached:
                 found.numpy_raises.append(call)
@@ -437,6 +467,48 @@ class ResultUses:
                         found.numpy_raises.append(call)
                     return []
         raise _Escapes
+
+    def _returned(self, statement: cst.Return, detached: bool):
+        """The value is returned: followed on from each call of the function, when every
+        call is in sight (`def sample(G, z): return G(z)`, then `save_image(sample(G,
+        z))`): a nested function called where it is defined, or a module-level one that
+        no other file of the project calls and nothing hands on. A method's callers may
+        be anywhere: an escape."""
+        func = self.index.scope_of(statement)
+        summaries = self.summaries
+        if detached or type(func) is not cst.FunctionDef or summaries is None:
+            # detached on the way: nothing a caller does with it can use the graph (a
+            # TD target returned inside a loss is differentiated, as it should be)
+            raise _Escapes
+        callers = summaries.callees.callers_of(func)
+        if not callers or summaries.callees.handed_on(func) or _is_generator(self.index, func):
+            raise _Escapes
+        if any(type(self.index.parent.get(call)) is cst.Expr for call in callers):
+            # `main()` drops what it returns: the script's result, not a value read
+            raise _Escapes
+        self._returned_from.append(func)  # its callers elsewhere are asked about last
+        return [(call, detached) for call in callers]
+
+    def _called_only_here(self, func: cst.FunctionDef) -> bool:
+        """Are this file's calls of the function all of them?"""
+        found = self._only_here.get(func)
+        if found is None:
+            found = self._only_here[func] = self._compute_called_only_here(func)
+        return found
+
+    def _compute_called_only_here(self, func: cst.FunctionDef) -> bool:
+        if self.index.enclosing_class(func) is not None:
+            return False  # a method: `model(x)` runs `forward`, other files call `act`
+        owner = self.index.scope_of(func)
+        if owner is not self.index.module:
+            return type(owner) is cst.FunctionDef  # nested: called where it is defined
+        project = self.summaries.project if self.summaries is not None else None
+        if project is None or not project.enabled:
+            return False
+        empty: frozenset[str] = frozenset()
+        query = MethodQuery(project.path, "", func.name.value, "", empty, empty, empty)
+        calls = project.method_calls(query)
+        return calls is not None and not calls
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
         """The torch.nn class of the module called, built in this scope or, for a global
@@ -537,9 +609,41 @@ def _may_make_numbers(call: cst.Call) -> bool:
     return False
 
 
-_ENDING_METHODS = NUMBER_METHODS | INDEX_METHODS | _MAX_MIN | DETACHING_METHODS | {"size"}
-_ENDING_BUILTINS = NUMBER_BUILTINS | {"print"}
+_ENDING_METHODS = (
+    NUMBER_METHODS
+    | INDEX_METHODS
+    | _MAX_MIN
+    | DETACHING_METHODS
+    | {"size"}
+    | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
+)
+_ENDING_BUILTINS = (
+    NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
+)
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | {"shape"}
+
+
+def _is_generator(index: FileIndex, func: cst.FunctionDef) -> bool:
+    return any(type(node) is cst.Yield for node in index.walk(func.body))
+
+
+def _compares_values(comparison: cst.Comparison) -> bool:
+    """An ordering or equality between two operands that may be tensors: not `x is
+    None`, `k in d`, nor a test of a literal against a literal."""
+    operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    return all(isinstance(t.operator, _VALUE_COMPARISONS) for t in comparison.comparisons) and any(
+        isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands
+    )
+
+
+_VALUE_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+)
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

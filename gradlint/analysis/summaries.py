@@ -192,7 +192,15 @@ class FunctionSummaries:
             return False
         found = self._external_target(call)
         if found is None:
-            return False
+            # `KAN(...)` after `from kan import *`: a class the star imports may bring in
+            func = call.func
+            if type(func) is not cst.Name or func.value in self._own_names():
+                return False
+            project = self.project
+            return any(
+                project.builds_parameters(module, level, func.value)
+                for module, level in self.index.star_imports
+            )
         module, level, name = found
         return self.project.builds_parameters(module, level, name)
 

@@ -14,7 +14,7 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings
+from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, paired_value
 
 # Other modules still import these from here; the bindings module defines them.
 from gradlint.analysis.bindings import all_params as all_params
@@ -546,7 +546,9 @@ class TensorFacts:
             scope = self.index.scope_of(use)
             for node in self._binding_nodes(scope, name):
                 if type(node) is cst.Assign:
-                    constructors.append(node.value)
+                    value = _value_bound_to(node, name)
+                    if value is not None:
+                        constructors.append(value)
         return constructors
 
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
@@ -656,3 +658,14 @@ def _has_true_kwarg(call: cst.Call, name: str) -> bool:
         if arg.keyword is not None and arg.keyword.value == name:
             return type(arg.value) is cst.Name and arg.value.value == "True"
     return False
+
+
+def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:
+    """The value `assign` binds to `name`: the whole value for `name = v`, the matching
+    element for `a, name = A(), B()`; None when it cannot be told (`a, name = pair`)."""
+    for target in assign.targets:
+        paired = paired_value(target.target, assign.value, name)
+        if paired is not None:
+            value, unpacked_from = paired
+            return value if unpacked_from is None else None
+    return None

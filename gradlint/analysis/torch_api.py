@@ -268,6 +268,20 @@ MODULE_MODE_METHODS = frozenset({"train", "eval"})
 # torch.nn containers, called on a list of layers.
 CONTAINER_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+# Functions of other libraries that run under `no_grad` and return no history (or
+# nothing): a value handed to one is read for its values, never differentiated.
+# torchvision decorates both with `@torch.no_grad()`.
+GRADLESS_LIBRARY_FUNCTIONS = frozenset(
+    {"torchvision.utils.save_image", "torchvision.utils.make_grid"}
+)
+# Model zoos: a call in one of these namespaces builds a network with weights
+# (`torchvision.models.resnet152(pretrained=True)`, `.detection.maskrcnn_resnet50_fpn()`),
+# except the ones named here, which list models or their weights.
+MODEL_ZOO_NAMESPACES = ("torchvision.models.",)
+MODEL_ZOO_NON_MODELS = ("list_", "get_weight", "get_model_weights")
+# torch.nn wrappers whose parameters are those of the module they are built around
+# (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
+WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})
 # torch.nn layers whose forward may return its input as it is.
 PASSTHROUGH_MODULES = CONTAINER_MODULES | frozenset(
     {"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name
-from gradlint.analysis.project import MethodCall, MethodQuery
+from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import all_params
 
@@ -33,6 +33,9 @@ class ModeSwitch:
     # For an attribute in eval mode when a method is entered: one of the project's calls
     # of the method, all of which run after another method switched it.
     entered_from: MethodCall | None = None
+    # For a model an eval-mode manager of the project switches (`with eval_mode(m):`):
+    # the block, which alone runs in eval mode (the manager restores the mode on exit).
+    within: cst.With | None = None
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
@@ -75,8 +78,59 @@ class TrainModeAnalysis:
         returns a model in eval mode (`model = load_model(path)`)."""
         if self._switches is None:
             direct = self.direct_switches()
-            self._switches = direct + self._returned_models(direct) + self._entry_states(direct)
+            self._switches = (
+                direct
+                + self._returned_models(direct)
+                + self._entry_states(direct)
+                + self._managed_switches()
+            )
         return self._switches
+
+    def _managed_switches(self) -> list[ModeSwitch]:
+        """`with eval_mode(agent):` where `eval_mode` is one of the project's context
+        managers that puts its arguments in eval mode (analysis.project.ModeManager):
+        each argument it switches is in eval mode inside the block, anchored at the
+        manager's call in the `with` line."""
+        project = self.summaries.project if self.summaries is not None else None
+        if project is None or not project.enabled or not self.index.imported_from:
+            return []
+        found: list[ModeSwitch] = []
+        for node in self.index.nodes:
+            if type(node) is not cst.With:
+                continue
+            for item in node.items:
+                call = item.item
+                if type(call) is not cst.Call:
+                    continue
+                manager = self._imported_manager(call)
+                if manager is None:
+                    continue
+                for name in _managed_arguments(call, manager):
+                    found.append(ModeSwitch(call, name, True, call, within=node))
+        return found
+
+    def _imported_manager(self, call: cst.Call) -> ModeManager | None:
+        """The eval-mode manager an imported name of the call is (`eval_mode(m)` after
+        `from utils import eval_mode`, `utils.eval_mode(m)`), if it is one."""
+        assert self.summaries is not None and self.summaries.project is not None
+        func = call.func
+        imported = self.index.imported_from
+        if type(func) is cst.Name:
+            origin = imported.get(func.value)
+            if origin is None or origin[2] is None:
+                return None
+            module, level, name = origin[0], origin[1], origin[2]
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name:
+            origin = imported.get(func.value.value)
+            if origin is None:
+                return None
+            module, level, owner = origin
+            if owner is not None:  # `from pkg import utils`: the module is pkg.utils
+                module = f"{module}.{owner}" if module else owner
+            name = func.attr.value
+        else:
+            return None
+        return self.summaries.project.mode_manager(module, level, name)
 
     def _entry_states(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
         """An attribute put in eval mode by one method and run by another
@@ -333,7 +387,11 @@ class TrainModeAnalysis:
         if not reaching:
             return None
         chosen = [s for s in switches if s.anchor in reaching]
-        if all(s.to_eval for s in chosen):
+        # a manager's switch holds inside its block only: after it, the mode it restored
+        if all(
+            s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
+            for s in chosen
+        ):
             return chosen[-1]
         return None
 
@@ -350,6 +408,30 @@ class TrainModeAnalysis:
         ):
             return None
         return everywhere[-1]
+
+
+def _managed_arguments(call: cst.Call, manager: ModeManager) -> list[str]:
+    """The dotted names of the call's arguments the manager switches to eval mode."""
+    names: list[str] = []
+    positional = [a for a in call.args if a.keyword is None]
+    for position, arg in enumerate(positional):
+        if arg.star:
+            break  # `eval_mode(*nets)`: which is which cannot be told
+        if position < len(manager.params):
+            param = manager.params[position]
+        elif manager.vararg:
+            param = manager.vararg
+        else:
+            break
+        name = dotted_name(arg.value)
+        if param in manager.to_eval and name is not None:
+            names.append(name)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in manager.to_eval:
+            name = dotted_name(arg.value)
+            if name is not None:
+                names.append(name)
+    return names
 
 
 def _called_implicitly(name: str) -> bool:

@@ -27,7 +27,11 @@ class EvalWithoutNoGrad(Rule):
 
     The eval switch may be in another function than the forward: a caller that passes
     the model in, a loader (in this file or another) that returns it in eval mode, the
-    module's own code for a route handler, or a sibling method (`def evaluate(self):
+    module's own code for a route handler or a helper other functions call (when the
+    file never switches the model back), a context manager of the project that switches
+    its arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
+    `m.eval()` before it yields or a class whose `__enter__` calls `m.train(False)`), or
+    a sibling method (`def evaluate(self):
     self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
     the project runs after a call of that sibling on the same object, with nothing in
     between that switches it back.
@@ -76,6 +80,8 @@ class EvalWithoutNoGrad(Rule):
     message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
+    # `with utils.eval_mode(agent):`: the switch is inside a manager of another file
+    triggers_may_be_imported = True
     low_confidence = (
         "low when the model is put in eval mode at module level and the forward runs in a "
         "function that never switches it (a route handler, a callback): that the function "
@@ -112,12 +118,14 @@ class EvalWithoutNoGrad(Rule):
                 elif type(inner) is cst.FunctionDef and index.is_inside(inner, body):
                     if not _binds(index, inner, model):
                         callers = facts.grad_mode.callers_of(inner)
-                        for site in callers:
-                            if index.scope_of(site) is scope:
-                                yield node, model, site
-                        if not callers and scope is index.module:
-                            # an entry point (a route handler, a callback) reading the
-                            # module's model: judged where it runs, inside itself
+                        here = [site for site in callers if index.scope_of(site) is scope]
+                        for site in here:
+                            yield node, model, site
+                        if not here and scope is index.module:
+                            # an entry point (a route handler, a callback), or a helper
+                            # of other functions, reading the module's model: judged
+                            # where it runs, inside itself (a module-level eval switch
+                            # counts there only when the file never switches it back)
                             yield node, model, node
                 continue
             if inner is not scope:

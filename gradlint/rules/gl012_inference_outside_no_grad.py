@@ -48,7 +48,9 @@ class InferenceOutsideNoGrad(Rule):
     Flags a forward pass of a model that holds parameters (or a call of a function that
     computes from parameters) run while autograd records, in training mode, whose result
     is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
-    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`.
+    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, an
+    image written with torchvision's `save_image` / `make_grid` (which run under
+    `no_grad` themselves).
 
     This is a warning-level rule: the cost is time and memory, not wrong results (except
     for `.numpy()`, which raises).
@@ -73,11 +75,16 @@ class InferenceOutsideNoGrad(Rule):
     function of unknown effect, read by a nested function). A helper that only makes
     numbers of its argument counts as a number: one of this file's functions is followed
     into its body, and one of the project's other files (`to_np(t)`, imported or brought
-    in by `from .utils import *`) is read off its summary. Not flagged either: calls
+    in by `from .utils import *`, with guards such as `if t is None: return None`) is
+    read off its summary. A single value a function returns is followed into its callers
+    when all of them are in sight (a nested function, or a module-level one that no other
+    file of the project calls, whose callers use the result): `def sample(G, z): return
+    G(z)` whose every caller only saves the image is reported at `G(z)`. Not flagged either: calls
     under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
-    switched off with `requires_grad_(False)`, inputs that require grad (saliency,
+    switched off with `requires_grad_(False)` (read in order in the forward's own
+    function: a GAN's critic unfrozen again for its own step records), inputs that require grad (saliency,
     adversarial examples), and a model whose own forward differentiates.
 
     ## Example
@@ -146,6 +153,9 @@ class InferenceOutsideNoGrad(Rule):
         ".size(",
         ".shape",
         "print(",
+        # written out as an image, under torchvision's own no_grad
+        "save_image(",
+        "make_grid(",
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
