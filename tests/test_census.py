@@ -181,3 +181,30 @@ def test_every_true_census_finding_judged_for_consequence_is_a_known_key(census)
     assert rows, "consequence.tsv is missing"
     repos = {r["repo"] for r in csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t")}
     assert {repo for repo, *_ in rows} <= repos
+
+
+def test_prepare_lays_out_each_repository_with_a_root_of_its_own(census, tmp_path, monkeypatch):
+    # a repository with neither setup.py nor a kept pyproject.toml must still be a
+    # project of its own, as its clone is, or the caller search climbs to the corpus
+    import ledger
+
+    git_dir = tmp_path / "src.git"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.py").write_text("import torch\n")
+    (work / "README.md").write_text("not linted\n")
+    run = {"cwd": work, "check": True, "capture_output": True}
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", "--separate-git-dir", str(git_dir)], **run)
+    subprocess.run(["git", "add", "-A"], **run)
+    env = "-c user.name=t -c user.email=t@t".split()
+    subprocess.run(["git", *env, "commit", "-qm", "one"], **run)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.decode().strip()
+    monkeypatch.setattr(ledger, "read_corpus", lambda: [ledger.Repo("o/n", head, "RL")])
+    assert ledger.prepare(tmp_path / "corpus", str(git_dir)) == 0
+    laid_out = tmp_path / "corpus" / "o+n"
+    assert sorted(p.name for p in laid_out.iterdir()) == [".git", "train.py"]
+    (laid_out / ".git").rmdir()  # an older layout gets its marker when prepared again
+    assert ledger.prepare(tmp_path / "corpus", str(git_dir)) == 0
+    assert (laid_out / ".git").is_dir()

@@ -194,11 +194,19 @@ def _extract(git_dir: str, commit: str, dest: Path) -> int:
     return count
 
 
+def _mark_root(checkout: Path) -> None:
+    """An empty `.git` folder, as a clone has: only source files are extracted, so
+    without it a repository with no setup.py has no project root of its own, and the
+    project-wide pass climbs to the corpus folder and searches every repository at once."""
+    (checkout / ".git").mkdir(exist_ok=True)
+
+
 def prepare(corpus_dir: Path, template: str | None) -> int:
     corpus_dir.mkdir(parents=True, exist_ok=True)
     for repo in read_corpus():
         dest = corpus_dir / repo.folder
         if dest.exists():
+            _mark_root(dest)
             print(f"{repo.name}: present")
             continue
         owner, name = repo.name.split("/")
@@ -212,6 +220,7 @@ def prepare(corpus_dir: Path, template: str | None) -> int:
             staging = Path(scratch) / "out"
             staging.mkdir()
             count = _extract(git_dir, repo.commit, staging)
+            _mark_root(staging)
             staging.rename(dest)
         print(f"{repo.name}: {count} files at {repo.commit[:12]}")
     return 0
