@@ -74,6 +74,21 @@ def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census
     assert site.covers("a.py", "15") and not site.covers("a.py", "21")
     assert not site.covers("b.py", "15")
     assert site.cites("a.py", "286") and not site.cites("a.py", "287")
+    assert not site.cites("b.py", "286")
+    elsewhere = census.SiteRow(
+        "o/r",
+        "run/main.py",
+        "11",
+        "11",
+        "eval-scope",
+        "GL004 GL012",
+        "POS",
+        "GL012",
+        "agent.evaluate actor(s) with grad on (ppo_discrete.py:85), called from main.py L107",
+    )
+    assert elsewhere.cites("run/ppo_discrete.py", "85")
+    assert elsewhere.cites("main.py", "107") and not elsewhere.cites("run/main.py", "85")
+    assert not elsewhere.cites("run/other_ppo_discrete.py", "85")
     cell = census.SiteRow(
         "o/r", "n.ipynb", "3:1", "3:9", "eval-scope", "", "POS", "GL004", "net(X) at 26:6 with grad"
     )

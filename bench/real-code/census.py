@@ -113,6 +113,9 @@ def same_pitfall(a: str, b: str) -> bool:
 # A judge names the line of the forward an evaluation scope runs when it sits in a helper
 # the scope calls ("select_action forward (L286)", "net(X) at 26:6").
 _CITED = re.compile(r"(?:\bL|\bat )(\d+)(?::(\d+))?")
+# ... or in another file of the repository, when the forward or the call that runs the
+# scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107").
+_CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)\b")
 
 
 def half_of(repo: str) -> str:
@@ -140,9 +143,15 @@ class SiteRow:
         return _pos(self.line) <= _pos(line) <= _pos(self.end_line)
 
     def cites(self, path: str, line: str) -> bool:
-        """The reason of an evaluation scope names this line as its forward."""
-        if path != self.path or self.kind != "eval-scope":
+        """The reason of an evaluation scope names this line as its forward, or as the
+        forward or call in another file that it names."""
+        if self.kind != "eval-scope":
             return False
+        if path != self.path:
+            return any(
+                (path == cited or path.endswith("/" + cited)) and _pos(line) == (0, int(row))
+                for cited, row in _CITED_ELSEWHERE.findall(self.reason)
+            )
         cell = _pos(self.line)[0]
         for match in _CITED.finditer(self.reason):
             if match.group(2) is not None:
@@ -244,6 +253,29 @@ def _lint_files(root: Path, files: list[str]) -> list[dict]:
     return ledger.lint_json(root, files, f"gradlint failed in {root}") if files else []
 
 
+def _cited_files(root: Path, rows: list[SiteRow], sampled: set[str]) -> list[str]:
+    """The repository's files that a positive evaluation scope's reason names as the
+    place of its forward or call (`ppo_discrete.py:85`), beyond the sampled ones."""
+    names = {
+        cited
+        for r in rows
+        if r.kind == "eval-scope" and r.label == "POS"
+        for cited, _row in _CITED_ELSEWHERE.findall(r.reason)
+    }
+    if not names:
+        return []
+    found = []
+    for folder, dirs, filenames in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for filename in filenames:
+            path = os.path.relpath(os.path.join(folder, filename), root).replace(os.sep, "/")
+            if path not in sampled and any(
+                path == name or path.endswith("/" + name) for name in names
+            ):
+                found.append(path)
+    return sorted(found)
+
+
 def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
     repos = [r for r in ledger.read_corpus() if half in ("all", half_of(r.name))]
     judged = {r.key: r.verdict for r in ledger.read_ledger()}
@@ -265,10 +297,15 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             print(f"warning: {repo.name} is not in {corpus_dir}", file=sys.stderr)
             continue
         files = sorted({r.path for r in rows})
+        sampled = set(files)
+        # findings in the files the census sampled count for precision; those in another
+        # file a site's reason names only for that site's recall
         findings = []
-        for item in _lint_files(root, [f for f in files if (root / f).exists()]):
+        elsewhere = []
+        linted = [f for f in files + _cited_files(root, rows, sampled) if (root / f).exists()]
+        for item in _lint_files(root, linted):
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
-            findings.append(
+            (findings if path in sampled else elsewhere).append(
                 (
                     path,
                     ledger.finding_line(item),
@@ -290,7 +327,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             per_rule[(h, site.code)]["pos"] += 1
             if any(
                 same_pitfall(code, site.code) and (site.covers(p, ln) or site.cites(p, ln))
-                for p, ln, code, *_ in findings
+                for p, ln, code, *_ in findings + elsewhere
             ):
                 stats[h]["caught"] += 1
                 per_rule[(h, site.code)]["caught"] += 1
