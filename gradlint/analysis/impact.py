@@ -45,6 +45,7 @@ import libcst as cst
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.torch_api import called_implicitly
 from gradlint.diagnostics import Impact
 
 if TYPE_CHECKING:
@@ -203,10 +204,8 @@ class ImpactAnalysis:
         project = self.project
         if project is None or not project.enabled:
             return None
-        from gradlint.analysis.train_mode import _called_implicitly
-
         name = func.name.value
-        if _called_implicitly(name):
+        if called_implicitly(name):
             return None  # `model(x)` runs forward: the calls by name are not all of them
         cls = self.index.enclosing_class(func)
         if cls is None and self.index.scope_of(func) is not self.index.module:

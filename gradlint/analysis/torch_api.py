@@ -508,3 +508,9 @@ UNREGISTERED_WRAPPERS = {
     ("parameters", "dict"): "ParameterDict",
     ("tensor", "tensor"): "Parameter",
 }
+
+
+def called_implicitly(name: str) -> bool:
+    """A method Python or torch calls without naming it (`model(x)` runs `forward`,
+    `len(d)` runs `__len__`): its calls cannot be found by its name."""
+    return name == "forward" or (name.startswith("__") and name.endswith("__"))

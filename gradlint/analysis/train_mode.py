@@ -18,6 +18,7 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import all_params
+from gradlint.analysis.torch_api import called_implicitly
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ class TrainModeAnalysis:
             resets |= self._calling_any(methods, resets | evals) - evals
             names = frozenset(m.name.value for m in methods)
             for method in methods:
-                if method in switching or _called_implicitly(method.name.value):
+                if method in switching or called_implicitly(method.name.value):
                     continue
                 if not self._runs(method, model):
                     continue
@@ -432,9 +433,3 @@ def _managed_arguments(call: cst.Call, manager: ModeManager) -> list[str]:
             if name is not None:
                 names.append(name)
     return names
-
-
-def _called_implicitly(name: str) -> bool:
-    """A method Python or torch calls without naming it (`model(x)` runs `forward`,
-    `len(d)` runs `__len__`): its calls cannot be found by its name."""
-    return name == "forward" or (name.startswith("__") and name.endswith("__"))
