@@ -14,7 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from gradlint.analysis.project import ProjectIndex, imported_modules
+from gradlint.analysis.project import ProjectIndex, imported_modules, parse_quietly
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import at_default_depth, run_deep
@@ -155,10 +155,15 @@ _PIECE_CHARS = 256 * 1024
 _PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
 
 
-def _rejection(source: str) -> BaseException | None:
-    """What CPython's parser raises on the source, or None when it parses."""
+def _rejection(source: str, *, whole: bool = False) -> BaseException | None:
+    """What CPython's parser raises on the source, or None when it parses. The tree of a
+    whole file is kept for the analyses that read it (positions, imports, the caller
+    search), so that CPython parses each file once."""
     try:
-        compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        if whole:
+            parse_quietly(source, "<gradlint>")
+        else:
+            compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return exc
     return None
@@ -173,7 +178,7 @@ def _rejection_in_pieces(source: str) -> BaseException | None:
     does not parse (a split inside a string, say) grows to the next start a few times,
     then the whole text decides, as before."""
     if len(source) <= 2 * _PIECE_CHARS or "barry_as_FLUFL" in source:
-        return _rejection(source)
+        return _rejection(source, whole=True)
     start = 0
     while start < len(source):
         end = start

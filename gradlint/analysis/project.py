@@ -25,7 +25,7 @@ import os
 import re
 import threading
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -157,14 +157,37 @@ class ModuleSummary:
 def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
     """ast.parse without the warnings CPython gives about the user's code (an invalid
     escape sequence is a SyntaxWarning on stderr from Python 3.12): reading a file to
-    summarise it is not compiling it."""
+    summarise it is not compiling it.
+
+    One parse per text: the engine's syntax check, the positions of a file's findings,
+    its imports, the summaries and caller searches of other files all ask for the same
+    files' trees, so the latest few are kept, by text (a tree does not depend on the
+    path, which only words a SyntaxError). Callers only read the trees."""
+    with _MEMO_LOCK:
+        tree = _RECENT_ASTS.get(source)
+        if tree is not None:
+            _RECENT_ASTS.move_to_end(source)
+            return tree
     # catch_warnings swaps a process-wide filter list: one thread at a time (the
     # language server lints in threads).
     with _WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source, path)
+        tree = ast.parse(source, path)
+    if len(source) <= _RECENT_AST_CHARS // 4:
+        with _MEMO_LOCK:
+            _RECENT_ASTS[source] = tree
+            _RECENT_AST_SIZE[0] += len(source)
+            while len(_RECENT_ASTS) > _RECENT_COUNT or _RECENT_AST_SIZE[0] > _RECENT_AST_CHARS:
+                dropped, _ = _RECENT_ASTS.popitem(last=False)
+                _RECENT_AST_SIZE[0] -= len(dropped)
+    return tree
 
 
+# The latest parsed texts and their trees (a tree keeps about 40 bytes of memory per
+# character of its text): at most _RECENT_COUNT of them, and this many characters.
+_RECENT_AST_CHARS = 2_000_000
+_RECENT_ASTS: OrderedDict[str, ast.Module] = OrderedDict()
+_RECENT_AST_SIZE = [0]
 _WARNINGS_LOCK = threading.Lock()
 
 
@@ -1127,51 +1150,104 @@ def _tree_memo(tree: ast.Module) -> dict:
     return memo
 
 
+# Fields of ast nodes that never hold a node a caller search asks about: expression
+# contexts (`Load`, `Store`) and operators are leaves.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+@dataclass
+class _TreeFacts:
+    """What a caller search asks of a file, found in one walk of its tree in ast.walk's
+    order (breadth first: of two imports of one name, the deeper one is kept)."""
+
+    called: frozenset[str]  # every name a call calls: `f` of `f(x)`, `m` of `a.b.m(x)`
+    # called name -> ids of the scopes (the module, a function) whose own statements call
+    # it; a class body's own statements are no caller's scope
+    owners: dict[str, set[int]]
+    imports: dict[str, tuple[str, int, str | None]]  # local name -> (module, level, name)
+    # (owner, body, records by default, enclosing class) for the module and each function
+    scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]]
+    classes: dict[str, list[ast.ClassDef]]  # name -> its definitions, in walk order
+
+
+def _facts_of(tree: ast.Module) -> _TreeFacts:
+    memo = _tree_memo(tree)
+    found = memo.get("facts")
+    if found is None:
+        found = memo["facts"] = _walk_facts(tree)
+    return found
+
+
+def _walk_facts(tree: ast.Module) -> _TreeFacts:
+    called: set[str] = set()
+    owners: dict[str, set[int]] = {}
+    imports: dict[str, tuple[str, int, str | None]] = {}
+    scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
+    classes: dict[str, list[ast.ClassDef]] = {}
+    fields_of = _AST_FIELDS
+    queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
+    while queue:
+        node, owner = queue.popleft()
+        kind = type(node)
+        inner = owner
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            kind_of_func = type(func)
+            name = (
+                func.attr
+                if kind_of_func is ast.Attribute
+                else func.id
+                if kind_of_func is ast.Name
+                else None
+            )
+            if name is not None:
+                called.add(name)
+                if owner is not None:
+                    owners.setdefault(name, set()).add(owner)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            inner = id(node)
+            scopes.append((node, node.body, not _decorated_no_grad(node), None))  # type: ignore[arg-type,attr-defined]
+        elif kind is ast.ClassDef:
+            inner = None
+            classes.setdefault(node.name, []).append(node)  # type: ignore[attr-defined,arg-type]
+            for item in node.body:  # type: ignore[attr-defined]
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    scopes.append((item, item.body, not _decorated_no_grad(item), node.name))  # type: ignore[attr-defined]
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    imports[alias.asname] = (alias.name, 0, None)
+                else:
+                    imports[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
+        elif kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    imports[alias.asname or alias.name] = (
+                        node.module or "",  # type: ignore[attr-defined]
+                        node.level,  # type: ignore[attr-defined]
+                        alias.name,
+                    )
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for field_name in fields:
+            value = getattr(node, field_name, None)
+            if type(value) is list:
+                queue.extend((item, inner) for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                queue.append((value, inner))
+    return _TreeFacts(frozenset(called), owners, imports, scopes, classes)
+
+
 def _called_names(tree: ast.Module) -> frozenset[str]:
     """Every name a call in the file calls: `f` of `f(x)`, `m` of `a.b.m(x)`."""
-    memo = _tree_memo(tree)
-    found = memo.get("called")
-    if found is None:
-        names = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    names.add(func.attr)
-                elif isinstance(func, ast.Name):
-                    names.add(func.id)
-        found = memo["called"] = frozenset(names)
-    return found
+    return _facts_of(tree).called
 
 
 def _owners_calling(tree: ast.Module, name: str) -> set[int]:
     """ids of the scopes (the module, a function) whose own statements call `name`."""
-    memo = _tree_memo(tree)
-    by_name = memo.get("owners")
-    if by_name is None:
-        by_name = memo["owners"] = {}
-        stack: list[tuple[ast.AST, int | None]] = [(tree, id(tree))]
-        while stack:
-            node, owner = stack.pop()
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = (
-                    func.attr
-                    if isinstance(func, ast.Attribute)
-                    else func.id
-                    if isinstance(func, ast.Name)
-                    else None
-                )
-                if called is not None and owner is not None:
-                    by_name.setdefault(called, set()).add(owner)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner: int | None = id(node)
-            elif isinstance(node, ast.ClassDef):
-                inner = None  # a class body's own statements are no caller's scope
-            else:
-                inner = owner
-            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return by_name.get(name, set())
+    return _facts_of(tree).owners.get(name, set())
 
 
 def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AST]]:
@@ -1181,9 +1257,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     found = memo.get(key)
     if found is None:
         found = memo[key] = {}
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.ClassDef) and node.name == class_name):
-                continue
+        for node in _facts_of(tree).classes.get(class_name, ()):
             for inner in ast.walk(node):
                 if not isinstance(inner, ast.Assign):
                     continue
@@ -1199,24 +1273,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
 
 def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
     """local name -> (module, level, imported name or None for a module)."""
-    memo = _tree_memo(tree)
-    cached = memo.get("imports")
-    if cached is not None:
-        return cached
-    found: dict[str, tuple[str, int, str | None]] = {}
-    memo["imports"] = found
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found[alias.asname] = (alias.name, 0, None)
-                else:
-                    found[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
-    return found
+    return _facts_of(tree).imports
 
 
 class _CallerSearch:
@@ -1300,39 +1357,22 @@ class _CallerSearch:
 def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, str | None]]:
     """(owner, body, records by default, enclosing class) for the module and each
     function of the file: where a caller search judges calls."""
-    memo = _tree_memo(tree)
-    found = memo.get("scopes")
-    if found is None:
-        found = memo["scopes"] = [(tree, tree.body, True, None)]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        found.append((item, item.body, not _decorated_no_grad(item), node.name))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append((node, node.body, not _decorated_no_grad(node), None))
-    return found
+    return _facts_of(tree).scopes
 
 
 def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(_is_no_grad(d) for d in node.decorator_list)
 
 
-class _ScopeCalls:
-    """The method's calls in one function (nested functions are their own scopes)."""
+_MODE_SWITCHES = frozenset({"eval", "train"})
 
-    def __init__(
-        self,
-        search: _CallerSearch,
-        owner: ast.AST,
-        body: list[ast.stmt],
-        recording: bool,
-        class_name: str | None,
-    ) -> None:
-        self.search = search
-        self.owner = owner
-        self.recording = recording
-        self.class_name = class_name
+
+class _ScopeIndex:
+    """The statements of one scope (nested functions are their own scopes) in order, with
+    where each is and the calls each makes itself: the same for every method asked about,
+    so made once per scope and kept on the tree."""
+
+    def __init__(self, body: list[ast.stmt]) -> None:
         # statement -> (its block, its index there, the statement holding that block)
         self.place: dict[int, tuple[int, int, ast.stmt | None]] = {}
         self.order: dict[int, int] = {}
@@ -1340,6 +1380,21 @@ class _ScopeCalls:
         self.loops: dict[int, list[ast.stmt]] = {}  # statement -> loops around it
         self.statements: list[ast.stmt] = []
         self._index(body, None, False, [])
+        # (statement, call) for the calls in each statement itself, in order
+        self.calls: list[tuple[ast.stmt, ast.Call]] = [
+            (stmt, call) for stmt in self.statements for call in _statement_calls(stmt)
+        ]
+        # the same, for calls of a method or attribute (`x.name(...)`), by its name
+        self.attribute_calls: dict[str, list[tuple[ast.stmt, ast.Call]]] = {}
+        for stmt, call in self.calls:
+            if isinstance(call.func, ast.Attribute):
+                self.attribute_calls.setdefault(call.func.attr, []).append((stmt, call))
+        # name -> the assignments `name = ...` among the statements, in order
+        self.assigned: dict[str, list[ast.Assign]] = {}
+        for stmt in self.statements:
+            if isinstance(stmt, ast.Assign):
+                for name in {t.id for t in stmt.targets if isinstance(t, ast.Name)}:
+                    self.assigned.setdefault(name, []).append(stmt)
 
     def _index(self, block: list[ast.stmt], holder, guarded: bool, loops: list[ast.stmt]) -> None:
         for i, stmt in enumerate(block):
@@ -1363,23 +1418,54 @@ class _ScopeCalls:
             for handler in getattr(stmt, "handlers", ()) or ():
                 self._index(handler.body, stmt, inner_guard, inner_loops)
 
-    def _statement_calls(self, stmt: ast.stmt):
-        """Calls in the statement itself, not in the blocks it holds."""
-        parts: list[ast.AST] = []
-        if isinstance(stmt, (ast.For, ast.AsyncFor)):
-            parts = [stmt.iter]
-        elif isinstance(stmt, (ast.While, ast.If)):
-            parts = [stmt.test]
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            parts = [item.context_expr for item in stmt.items]
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
-            parts = []
-        else:
-            parts = [stmt]
-        for part in parts:
-            for node in ast.walk(part):
-                if isinstance(node, ast.Call):
-                    yield node
+
+def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _ScopeIndex:
+    memo = _tree_memo(tree)
+    key = ("scope", id(owner))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _ScopeIndex(body)
+    return found
+
+
+def _statement_calls(stmt: ast.stmt) -> list[ast.Call]:
+    """Calls in the statement itself, not in the blocks it holds."""
+    parts: list[ast.AST] = []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [item.context_expr for item in stmt.items]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
+        parts = []
+    else:
+        parts = [stmt]
+    return [node for part in parts for node in ast.walk(part) if isinstance(node, ast.Call)]
+
+
+class _ScopeCalls:
+    """The method's calls in one function (nested functions are their own scopes)."""
+
+    def __init__(
+        self,
+        search: _CallerSearch,
+        owner: ast.AST,
+        body: list[ast.stmt],
+        recording: bool,
+        class_name: str | None,
+    ) -> None:
+        self.search = search
+        self.owner = owner
+        self.recording = recording
+        self.class_name = class_name
+        scope = _scope_index(search.tree, owner, body)
+        self.scope = scope
+        self.place = scope.place
+        self.order = scope.order
+        self.no_grad = scope.no_grad
+        self.loops = scope.loops
+        self.statements = scope.statements
 
     def _dominates(self, first: ast.stmt, then: ast.stmt) -> bool:
         block, index, _ = self.place[id(first)]
@@ -1394,33 +1480,30 @@ class _ScopeCalls:
     def calls(self) -> list[MethodCall] | None:
         query = self.search.query
         out: list[MethodCall] = []
-        for stmt in self.statements:
-            for call in self._statement_calls(stmt):
-                func = call.func
-                if not query.class_name:
-                    if self.search.names_the_function(func):
-                        out.append(self._judge(call, stmt, ""))
-                    continue
-                if not isinstance(func, ast.Attribute) or func.attr != query.method:
-                    continue
-                receiver = func.value
-                if isinstance(receiver, ast.Name):
-                    name = receiver.id
-                    kind = self._receiver_kind(name)
-                elif (
-                    isinstance(receiver, ast.Attribute)
-                    and isinstance(receiver.value, ast.Name)
-                    and receiver.value.id == "self"
-                ):
-                    name = f"self.{receiver.attr}"
-                    kind = self._self_attribute_kind(receiver.attr)
-                else:
-                    return None  # `self.agent.policy.run()`: whose it is cannot be told
-                if kind is None:
-                    return None
-                if not kind:
-                    continue  # another class's method of the same name
-                out.append(self._judge(call, stmt, name))
+        if not query.class_name:
+            for stmt, call in self.scope.calls:
+                if self.search.names_the_function(call.func):
+                    out.append(self._judge(call, stmt, ""))
+            return out
+        for stmt, call in self.scope.attribute_calls.get(query.method, ()):
+            receiver = cast(ast.Attribute, call.func).value
+            if isinstance(receiver, ast.Name):
+                name = receiver.id
+                kind = self._receiver_kind(name)
+            elif (
+                isinstance(receiver, ast.Attribute)
+                and isinstance(receiver.value, ast.Name)
+                and receiver.value.id == "self"
+            ):
+                name = f"self.{receiver.attr}"
+                kind = self._self_attribute_kind(receiver.attr)
+            else:
+                return None  # `self.agent.policy.run()`: whose it is cannot be told
+            if kind is None:
+                return None
+            if not kind:
+                continue  # another class's method of the same name
+            out.append(self._judge(call, stmt, name))
         return out
 
     def _self_attribute_kind(self, attr: str) -> bool | None:
@@ -1442,12 +1525,7 @@ class _ScopeCalls:
             if self.class_name == self.search.query.class_name:
                 return None  # the class calling its own method: its entry state is its own
             return self._class_bases_unrelated()
-        constructors = [
-            stmt.value
-            for stmt in self.statements
-            if isinstance(stmt, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-        ]
+        constructors = [stmt.value for stmt in self.scope.assigned.get(name, ())]
         if not constructors:
             return None  # a parameter or a global: built out of sight
         kind = self._kind_of_built(constructors)
@@ -1482,25 +1560,26 @@ class _ScopeCalls:
         return last[:1].isupper() and last != self.search.query.class_name
 
     def _class_bases_unrelated(self) -> bool | None:
-        for node in ast.walk(self.search.tree):
-            if isinstance(node, ast.ClassDef) and node.name == self.class_name:
-                if any(
-                    _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
-                    for b in node.bases
-                ):
-                    return None
+        assert self.class_name is not None
+        for node in _facts_of(self.search.tree).classes.get(self.class_name, ()):
+            if any(
+                _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
+                for b in node.bases
+            ):
+                return None
         return False
 
     def _judge(self, call: ast.Call, stmt: ast.stmt, receiver: str) -> MethodCall:
         evals: list[ast.stmt] = []
-        resets: list[ast.stmt] = []
-        for other in self.statements:
-            if isinstance(other, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == receiver for t in other.targets
-            ):
-                resets.append(other)  # a new object
-                continue
-            for inner in self._statement_calls(other):
+        # a new object (`name = ...`); only the order of these statements is read
+        resets: list[ast.stmt] = list(self.scope.assigned.get(receiver, ()))
+        rebinding = {id(other) for other in resets}
+        query = self.search.query
+        # only these methods can switch the mode (see _effect)
+        for method in query.evals | query.resets | _MODE_SWITCHES:
+            for other, inner in self.scope.attribute_calls.get(method, ()):
+                if id(other) in rebinding:
+                    continue
                 effect = self._effect(inner, receiver)
                 if effect is True:
                     evals.append(other)
