@@ -8,7 +8,9 @@ selected rule in one batched visit, then apply `# noqa`.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import gc
 import re
 from pathlib import Path
 
@@ -244,6 +246,23 @@ def lint_source(
     """Lint one file's text. Raises SourceError when the text is not lintable Python.
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
+    # The file's trees are freed when _lint_source returns, before the collector may
+    # run again (see _collector_paused).
+    with _collector_paused():
+        return _lint_source(source, path, config, noqa=noqa, dependencies=dependencies)
+
+
+def _lint_source(
+    source: str,
+    path: str = "-",
+    config: Config | None = None,
+    *,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
+) -> list[Diagnostic]:
+    """Lint one file's text. Raises SourceError when the text is not lintable Python.
+    With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
+    which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
     enabled = config.enabled_codes(path)
     if FILE_NOQA_RE.search(source):
@@ -259,6 +278,24 @@ def lint_source(
     kept = apply_noqa(found, source)
     merged = merge_adjacent_wraps(context, kept) if context is not None else kept
     return _in_file_line_ending(merged, source)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """No cyclic-garbage collection while a file is linted. Its trees and facts are
+    alive until the lint ends and then freed by reference counting (a lint makes next
+    to no cyclic garbage), so a collection meanwhile would only walk objects still in
+    use: the young generation is then the whole tree, and each collection took about
+    as long as a file's analysis. The collector runs again once they are freed, and
+    finds whatever cyclic garbage the file left; the caller's setting comes back."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _in_file_line_ending(found: list[Diagnostic], source: str) -> list[Diagnostic]:

@@ -1,0 +1,67 @@
+"""A lint leaves its trees to reference counting: no cyclic garbage, and no cyclic
+collection while a file is linted (engine._collector_paused)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from gradlint import engine
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _with_findings() -> Path:
+    for path in sorted((FIXTURES / "GL012").glob("bad_*.py")):
+        if engine.lint_file(path).diagnostics:
+            return path
+    raise AssertionError("no GL012 fixture with a finding")
+
+
+def test_a_lint_with_findings_leaves_no_cyclic_garbage():
+    # A file with findings resolves positions; they once kept a bound method of the
+    # file's context, so the whole tree waited for the cyclic collector.
+    path = _with_findings()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = engine.lint_file(path)
+        assert result.diagnostics
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_no_collection_runs_while_a_file_is_linted(monkeypatch):
+    path = _with_findings()
+    source = path.read_text(encoding="utf-8")
+    collections: list[int] = []
+    linting = [False]
+    real_lint = engine._lint
+
+    def lint(*args, **kwargs):
+        linting[0] = True
+        try:
+            return real_lint(*args, **kwargs)
+        finally:
+            linting[0] = False
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start" and linting[0]:
+            collections.append(info["generation"])
+
+    monkeypatch.setattr(engine, "_lint", lint)
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(10, *threshold[1:])  # a collection every few allocations otherwise
+    gc.callbacks.append(seen)
+    try:
+        found = engine.lint_source(source, str(path))
+        assert gc.isenabled()  # and the collector is back afterwards
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*threshold)
+    assert found
+    assert collections == []
