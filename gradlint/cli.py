@@ -1643,6 +1643,10 @@ def console_main() -> None:
     server, a long-lived process, exits as usual, and so does a run under a profiler,
     a coverage tracer or a debugger, whose report is written at exit."""
     argv = sys.argv[1:]
+    if argv[:1] != ["lsp"]:
+        # The process ends with the run: main() giving the collector's threshold back
+        # would only make it walk everything the run kept, once more, before the exit.
+        gc.set_threshold(_LINT_GC_THRESHOLD, *gc.get_threshold()[1:])
     status = main(argv)
     if argv[:1] == ["lsp"] or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(status)

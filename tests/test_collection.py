@@ -65,3 +65,42 @@ def test_no_collection_runs_while_a_file_is_linted(monkeypatch):
         gc.set_threshold(*threshold)
     assert found
     assert collections == []
+
+
+def test_the_command_does_not_collect_once_the_run_is_over(tmp_path):
+    # console_main exits right after the run: giving the threshold back there would
+    # make the collector walk everything the run kept, for nothing.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("import torch\nx = torch.ones(2).item()\n", encoding="utf-8")
+    script = """
+import gc, os, sys
+from gradlint import cli
+after = []
+real_run_check = cli.run_check
+def run_check(args, console):
+    try:
+        return real_run_check(args, console)
+    finally:
+        gc.callbacks.append(lambda phase, info: after.append(phase))
+cli.run_check = run_check
+real_exit = os._exit
+def exit_(status):
+    sys.stderr.write(f"collections after the run: {len(after)}\\n")
+    sys.stderr.flush()
+    real_exit(status)
+os._exit = exit_
+sys.argv = ["gradlint", "--isolated", "--no-cache", "--exit-zero", sys.argv[1]]
+cli.console_main()
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "a.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "collections after the run: 0" in proc.stderr, proc.stderr
