@@ -1665,13 +1665,19 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     if files is None:
         return None
     token = f".{query.method}(" if query.class_name else f"{query.method}("
-    calls: list[MethodCall] = []
+    naming: list[str] = []
     stamps: list[str] = []
     for path in files:
         text = _text_answer(path, (token,))
         if text is None or not text[0]:
             continue
+        naming.append(path)
         stamps.append(f"{path}={text[1]}")
+    # One file with a call whose object cannot be told makes the answer None, whichever
+    # file it is: the files already parsed are searched first, so that such an answer
+    # (the common one) seldom parses another file.
+    found_in: dict[str, list[MethodCall]] = {}
+    for path in sorted(naming, key=lambda path: not _tree_at_hand(path)):
         parsed = _parsed(path)
         if parsed is None:
             continue
@@ -1679,6 +1685,27 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         found = _CallerSearch(path, tree, query, lines, cells).calls()
         if found is None:
             return None
-        calls.extend(found)
+        found_in[path] = found
+    calls = [call for path in naming for call in found_in.get(path, ())]
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
+
+
+def _tree_at_hand(path: str) -> bool:
+    """Is the file's tree among the few kept, by the searches (_parsed) or by the parse
+    of its text for another reason (parse_quietly: the file was linted just now)?"""
+    key = _memo_key(path)
+    if key is None:
+        return False
+    with _MEMO_LOCK:
+        if key in _RECENT_TREES:
+            return True
+    if is_notebook(path):
+        return False
+    data = _text_of(key, path)
+    try:
+        source = data.decode("utf-8-sig") if data is not None else None
+    except UnicodeDecodeError:
+        return False
+    with _MEMO_LOCK:
+        return source is not None and source in _RECENT_ASTS
