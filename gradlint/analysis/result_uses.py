@@ -509,7 +509,7 @@ class ResultUses:
             for node in self.index.nodes:
                 if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
-                elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                elif type(node) is cst.Global or type(node) is cst.Nonlocal:
                     declared.update(item.name.value for item in node.names)
             self._reads, self._declared = reads, declared
         assert self._declared is not None
