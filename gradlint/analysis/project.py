@@ -563,8 +563,12 @@ _TEXT_MEMO: dict[MemoKey, str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
-# The latest few texts and parsed files, by memo key (_keep_recent bounds them).
+# The latest texts, by memo key, up to this many bytes in all: a project's whole text,
+# for most projects (each caller search asks every file about one more method).
+_RECENT_TEXT_BYTES = 8_000_000
 _RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
+_RECENT_TEXT_SIZE = [0]
+# The latest few parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
     OrderedDict()
 )
@@ -638,8 +642,9 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
             _TOKEN_MEMO[(key, tokens)] = found
-            # a module asked about one name is asked about the next: keep a few texts
-            _keep_recent(_RECENT_TEXTS, key, data)
+            # a module asked about one name is asked about the next, and a caller search
+            # asks every file of the project about each method: keep the latest texts
+            _keep_text(key, data)
     return found, stamp
 
 
@@ -656,6 +661,18 @@ def _text_of(key: MemoKey, path: str) -> bytes | None:
         return read_regular(path, MAX_SUMMARY_BYTES)
     except SourceReadError:
         return None
+
+
+def _keep_text(key: MemoKey, data: bytes) -> None:
+    """Remember the text as the newest, within _RECENT_TEXT_BYTES (the caller holds
+    _MEMO_LOCK)."""
+    if key not in _RECENT_TEXTS:
+        _RECENT_TEXT_SIZE[0] += len(data)
+    _RECENT_TEXTS[key] = data
+    _RECENT_TEXTS.move_to_end(key)
+    while _RECENT_TEXT_SIZE[0] > _RECENT_TEXT_BYTES and len(_RECENT_TEXTS) > 1:
+        _, dropped = _RECENT_TEXTS.popitem(last=False)
+        _RECENT_TEXT_SIZE[0] -= len(dropped)
 
 
 def _keep_recent(recent: OrderedDict, key, value) -> None:
