@@ -192,7 +192,6 @@ NOT_TORCH_LISTS = {
     ("gradlint/analysis/frameworks.py", "paddle"): "other frameworks' module names",
     ("gradlint/analysis/index.py", "lpar"): "LibCST node fields",
     ("gradlint/analysis/project.py", "body"): "ast statement-list fields",
-    ("gradlint/analysis/project.py", "ctx"): "ast fields of contexts and operators",
     ("gradlint/analysis/saved.py", "grad"): "kinds of operand in saved_tensors.json",
     ("gradlint/analysis/values.py", "load"): "names of a class's factory methods",
     ("gradlint/analysis/result_uses.py", "torch"): "library roots, never project modules",

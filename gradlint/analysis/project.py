@@ -1167,12 +1167,6 @@ def _tree_memo(tree: ast.Module) -> dict:
     return memo
 
 
-# Fields of ast nodes that never hold a node a caller search asks about: expression
-# contexts (`Load`, `Store`) and operators are leaves.
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
-_AST_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 @dataclass
 class _TreeFacts:
     """What a caller search asks of a file, found in one walk of its tree in ast.walk's
@@ -1202,7 +1196,6 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
     imports: dict[str, tuple[str, int, str | None]] = {}
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
     classes: dict[str, list[ast.ClassDef]] = {}
-    fields_of = _AST_FIELDS
     queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
     while queue:
         node, owner = queue.popleft()
@@ -1245,15 +1238,8 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
                         node.level,  # type: ignore[attr-defined]
                         alias.name,
                     )
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
-        for field_name in fields:
-            value = getattr(node, field_name, None)
-            if type(value) is list:
-                queue.extend((item, inner) for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                queue.append((value, inner))
+        # names, constants and operators hold none of these facts (_AST_LEAVES)
+        queue.extend((child, inner) for child in _ast_children(node))
     return _TreeFacts(frozenset(called), owners, imports, scopes, classes)
 
 

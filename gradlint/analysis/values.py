@@ -392,10 +392,10 @@ class ValueAnalysis:
             if type(node) is cst.Assign:
                 targets.update(t.target for t in node.targets)
             elif type(node) in _TARGET_HOLDERS:  # exact types: a failed isinstance is slow here
-                targets.add(node.target)  # type: ignore[attr-defined]
+                targets.add(node.target)
             if node in targets:
                 if type(node) is cst.Tuple or type(node) is cst.List:
-                    targets.update(e.value for e in node.elements)  # type: ignore[attr-defined]
+                    targets.update(e.value for e in node.elements)
                 elif type(node) is cst.StarredElement:
                     targets.add(node.value)
                 continue
