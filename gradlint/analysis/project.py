@@ -617,11 +617,13 @@ def _defined_names(key: MemoKey, data: bytes) -> _Definitions:
     return found
 
 
-def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
+def _text_answer(
+    path: str, tokens: tuple[str, ...], key: MemoKey | None = None
+) -> tuple[bool, str] | None:
     """(does the file's text contain one of the tokens, its stamp `size:times:text-<digest
     of its bytes>`), memoised like summaries; None if unreadable or too large. The
     answers are kept, and only the latest few texts."""
-    key = _memo_key(path)
+    key = key or _memo_key(path)
     if key is None:
         return None
     with _MEMO_LOCK:
@@ -683,13 +685,15 @@ def _keep_recent(recent: OrderedDict, key, value) -> None:
         recent.popitem(last=False)
 
 
-def _parsed(path: str) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
+def _parsed(
+    path: str, key: MemoKey | None = None
+) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
     """A file's ast and its lines (as ast numbers them), for the caller search: each
     file that names a method or function is read by several searches (one per method,
     and again to check a cached result), so the few latest are kept, and the text the
     search's filter just read is used rather than read again. A notebook is read as its
     code cells (gradlint.ipynb), which it also returns for the way back to them."""
-    key = _memo_key(path)
+    key = key or _memo_key(path)
     if key is None:
         return None
     with _MEMO_LOCK:
@@ -785,6 +789,7 @@ class ProjectIndex:
         # and resolving it stats several candidate paths
         self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
+        self._root: str | None = None  # where the caller searches look (project_root)
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -843,7 +848,9 @@ class ProjectIndex:
         starting to: the search itself is a dependency, redone to check a cached result."""
         if not self.enabled:
             return None
-        root = project_root(self.path)
+        if self._root is None:
+            self._root = project_root(self.path)  # the same for every query of this lint
+        root = self._root
         found = method_calls(query, root)
         if found is None:
             return None
@@ -1668,20 +1675,21 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     if files is None:
         return None
     token = f".{query.method}(" if query.class_name else f"{query.method}("
-    naming: list[str] = []
+    naming: list[tuple[str, MemoKey]] = []
     stamps: list[str] = []
     for path in files:
-        text = _text_answer(path, (token,))
+        key = _memo_key(path)  # one stat of each file for the whole search
+        text = _text_answer(path, (token,), key) if key is not None else None
         if text is None or not text[0]:
             continue
-        naming.append(path)
+        naming.append((path, cast(MemoKey, key)))
         stamps.append(f"{path}={text[1]}")
     # One file with a call whose object cannot be told makes the answer None, whichever
     # file it is: the files already parsed are searched first, so that such an answer
     # (the common one) seldom parses another file.
     found_in: dict[str, list[MethodCall]] = {}
-    for path in sorted(naming, key=lambda path: not _tree_at_hand(path)):
-        parsed = _parsed(path)
+    for path, key in sorted(naming, key=lambda named: not _tree_at_hand(*named)):
+        parsed = _parsed(path, key)
         if parsed is None:
             continue
         tree, lines, cells = parsed
@@ -1689,17 +1697,14 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
         if found is None:
             return None
         found_in[path] = found
-    calls = [call for path in naming for call in found_in.get(path, ())]
+    calls = [call for path, _ in naming for call in found_in.get(path, ())]
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
 
 
-def _tree_at_hand(path: str) -> bool:
+def _tree_at_hand(path: str, key: MemoKey) -> bool:
     """Is the file's tree among the few kept, by the searches (_parsed) or by the parse
     of its text for another reason (parse_quietly: the file was linted just now)?"""
-    key = _memo_key(path)
-    if key is None:
-        return False
     with _MEMO_LOCK:
         if key in _RECENT_TREES:
             return True
