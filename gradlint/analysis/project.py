@@ -175,8 +175,9 @@ def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
         tree = ast.parse(source, path)
     if len(source) <= _RECENT_AST_CHARS // 4:
         with _MEMO_LOCK:
+            if source not in _RECENT_ASTS:  # another thread may have parsed it meanwhile
+                _RECENT_AST_SIZE[0] += len(source)
             _RECENT_ASTS[source] = tree
-            _RECENT_AST_SIZE[0] += len(source)
             while len(_RECENT_ASTS) > _RECENT_COUNT or _RECENT_AST_SIZE[0] > _RECENT_AST_CHARS:
                 dropped, _ = _RECENT_ASTS.popitem(last=False)
                 _RECENT_AST_SIZE[0] -= len(dropped)
