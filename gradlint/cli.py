@@ -1574,11 +1574,14 @@ def describe_exception(exc: BaseException) -> str:
 
 # Allocations between young-generation collections while a run lints (the default is
 # 700). Parsing a file allocates millions of nodes, all freed by reference counting:
-# a run makes next to no cyclic garbage (175 objects over torch's nn, optim and
-# autograd), so each collection only walks the live tree of the file being linted; at
-# the default that was 7% of a cold run there, at this threshold under 1%, with the
-# same peak memory.
-_LINT_GC_THRESHOLD = 50_000
+# a run makes next to no cyclic garbage (none over the 70 RL scripts of bench/README.md
+# once the positions stopped holding a bound method of the file's context), and no
+# collection runs while a file is linted (engine._collector_paused). What a collection
+# between files walks is what outlives a file: the few parsed trees kept for the
+# project pass. At 50,000 that was several collections of 30 ms each on a 70-file
+# tree; at this threshold a run seldom collects, and cyclic garbage, if a change ever
+# makes some, is still collected after about a large file's worth of it.
+_LINT_GC_THRESHOLD = 1_000_000
 
 
 @contextlib.contextmanager
@@ -1640,6 +1643,10 @@ def console_main() -> None:
     server, a long-lived process, exits as usual, and so does a run under a profiler,
     a coverage tracer or a debugger, whose report is written at exit."""
     argv = sys.argv[1:]
+    if argv[:1] != ["lsp"]:
+        # The process ends with the run: main() giving the collector's threshold back
+        # would only make it walk everything the run kept, once more, before the exit.
+        gc.set_threshold(_LINT_GC_THRESHOLD, *gc.get_threshold()[1:])
     status = main(argv)
     if argv[:1] == ["lsp"] or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(status)

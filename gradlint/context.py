@@ -3,6 +3,7 @@ positions, each computed lazily and at most once."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -30,6 +31,14 @@ if TYPE_CHECKING:
     from gradlint.analysis.impact import ImpactAnalysis
     from gradlint.analysis.index import FileIndex
     from gradlint.analysis.project import ProjectIndex
+
+
+def _resolve_positions(path: str, wrapper: MetadataWrapper):
+    try:
+        return run_deep(wrapper.resolve, PositionProvider)
+    except (RecursionError, KeyError):
+        # LibCST turns a RecursionError in its code generation into a KeyError.
+        raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
 
 
 class ReportingRule(Protocol):
@@ -92,18 +101,18 @@ class FileContext:
         return self._resolve_positions(self.wrapper)
 
     def _resolve_positions(self, wrapper: MetadataWrapper):
-        try:
-            return run_deep(wrapper.resolve, PositionProvider)
-        except (RecursionError, KeyError):
-            # LibCST turns a RecursionError in its code generation into a KeyError.
-            raise SourceError(FileError(self.path, "cannot analyse: nesting too deep")) from None
+        return _resolve_positions(self.path, wrapper)
 
     @cached_property
     def _statement_positions(self) -> StatementPositions | None:
         units = statement_units(self.module, self.source)
         if units is None:
             return None
-        return StatementPositions(self.module, units, self._resolve_positions)
+        # not a bound method: the context keeps these positions, and a cycle through it
+        # would leave the file's whole tree to the cyclic collector
+        return StatementPositions(
+            self.module, units, functools.partial(_resolve_positions, self.path)
+        )
 
     def _range_of(self, node: cst.CSTNode):
         """The node's range: from the statement that holds it alone (gradlint.positions)

@@ -8,13 +8,15 @@ selected rule in one batched visit, then apply `# noqa`.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import gc
 import re
 from pathlib import Path
 
 import libcst as cst
 
-from gradlint.analysis.project import ProjectIndex, imported_modules
+from gradlint.analysis.project import ProjectIndex, imported_modules, parse_quietly
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import at_default_depth, run_deep
@@ -155,10 +157,15 @@ _PIECE_CHARS = 256 * 1024
 _PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
 
 
-def _rejection(source: str) -> BaseException | None:
-    """What CPython's parser raises on the source, or None when it parses."""
+def _rejection(source: str, *, whole: bool = False) -> BaseException | None:
+    """What CPython's parser raises on the source, or None when it parses. The tree of a
+    whole file is kept for the analyses that read it (positions, imports, the caller
+    search), so that CPython parses each file once."""
     try:
-        compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        if whole:
+            parse_quietly(source, "<gradlint>")
+        else:
+            compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return exc
     return None
@@ -173,7 +180,7 @@ def _rejection_in_pieces(source: str) -> BaseException | None:
     does not parse (a split inside a string, say) grows to the next start a few times,
     then the whole text decides, as before."""
     if len(source) <= 2 * _PIECE_CHARS or "barry_as_FLUFL" in source:
-        return _rejection(source)
+        return _rejection(source, whole=True)
     start = 0
     while start < len(source):
         end = start
@@ -239,6 +246,23 @@ def lint_source(
     """Lint one file's text. Raises SourceError when the text is not lintable Python.
     With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
     which is how its --disable-noqa works)."""
+    # The file's trees are freed when _lint_source returns, before the collector may
+    # run again (see _collector_paused).
+    with _collector_paused():
+        return _lint_source(source, path, config, noqa=noqa, dependencies=dependencies)
+
+
+def _lint_source(
+    source: str,
+    path: str = "-",
+    config: Config | None = None,
+    *,
+    noqa: bool = True,
+    dependencies: dict[str, str] | None = None,
+) -> list[Diagnostic]:
+    """Lint one file's text. Raises SourceError when the text is not lintable Python.
+    With noqa=False, `# noqa` comments are left to the caller (flake8 applies its own,
+    which is how its --disable-noqa works)."""
     config = config or DEFAULT_CONFIG
     enabled = config.enabled_codes(path)
     if FILE_NOQA_RE.search(source):
@@ -254,6 +278,24 @@ def lint_source(
     kept = apply_noqa(found, source)
     merged = merge_adjacent_wraps(context, kept) if context is not None else kept
     return _in_file_line_ending(merged, source)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """No cyclic-garbage collection while a file is linted. Its trees and facts are
+    alive until the lint ends and then freed by reference counting (a lint makes next
+    to no cyclic garbage), so a collection meanwhile would only walk objects still in
+    use: the young generation is then the whole tree, and each collection took about
+    as long as a file's analysis. The collector runs again once they are freed, and
+    finds whatever cyclic garbage the file left; the caller's setting comes back."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _in_file_line_ending(found: list[Diagnostic], source: str) -> list[Diagnostic]:

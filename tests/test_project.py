@@ -624,6 +624,34 @@ def test_the_caller_search_is_a_dependency(tmp_path):
     assert [d.code for d in lint_file(path).diagnostics] == ["GL012"]
 
 
+def test_each_file_is_parsed_by_cpython_once(tmp_path, monkeypatch, capsys):
+    # One run over the project: the engine's syntax check, the positions of a finding,
+    # the imports, the summaries and the caller search all read the same trees.
+    import ast
+    import builtins
+
+    from gradlint import cli
+
+    marker = f"# run {tmp_path.name}\n"  # texts no earlier test parsed
+    main = marker + "from models.gan import GAN\n\nm = GAN()\nm.evaluate(p)\nm.sample(z)\n"
+    gan = marker + textwrap.dedent(GAN).lstrip()
+    write(tmp_path, {"models/__init__.py": "", "models/gan.py": gan, "main.py": main})
+    parses: dict[str, int] = {}
+    real_compile = builtins.compile
+
+    def counting(source, *args, **kwargs):
+        flags = args[2] if len(args) > 2 else kwargs.get("flags", 0)
+        if isinstance(source, str) and marker in source and flags & ast.PyCF_ONLY_AST:
+            parses[source] = parses.get(source, 0) + 1
+        return real_compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", counting)
+    cli.main(["--isolated", "--no-cache", "-j1", "--output-format", "json", str(tmp_path)])
+    assert '"GL004"' in capsys.readouterr().out  # a finding, placed with its positions
+    assert len(parses) == 2  # gan.py and main.py
+    assert set(parses.values()) == {1}
+
+
 # -- a function every caller elsewhere runs under no_grad ---------------------------------
 
 MEASURE = """

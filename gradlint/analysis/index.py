@@ -391,7 +391,17 @@ class FileIndex:
         return current if current is not None else node
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-        return node is container or any(anc is container for anc in self.ancestors(node))
+        if node is container:
+            return True
+        # Both indexed: the container's subtree is a slice of the pre-order list.
+        order = self.order
+        start = order.get(container)
+        at = order.get(node)
+        if start is not None and at is not None:
+            nodes = self.nodes
+            if nodes[start] is container and nodes[at] is node:
+                return start < at < self._span_end[start]
+        return any(anc is container for anc in self.ancestors(node))
 
     def in_exclusive_branches(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """Are a and b in different arms of one `if` (so never in one pass)?"""

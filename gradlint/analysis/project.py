@@ -25,7 +25,7 @@ import os
 import re
 import threading
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -179,14 +179,38 @@ class ModuleSummary:
 def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
     """ast.parse without the warnings CPython gives about the user's code (an invalid
     escape sequence is a SyntaxWarning on stderr from Python 3.12): reading a file to
-    summarise it is not compiling it."""
+    summarise it is not compiling it.
+
+    One parse per text: the engine's syntax check, the positions of a file's findings,
+    its imports, the summaries and caller searches of other files all ask for the same
+    files' trees, so the latest few are kept, by text (a tree does not depend on the
+    path, which only words a SyntaxError). Callers only read the trees."""
+    with _MEMO_LOCK:
+        tree = _RECENT_ASTS.get(source)
+        if tree is not None:
+            _RECENT_ASTS.move_to_end(source)
+            return tree
     # catch_warnings swaps a process-wide filter list: one thread at a time (the
     # language server lints in threads).
     with _WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source, path)
+        tree = ast.parse(source, path)
+    if len(source) <= _RECENT_AST_CHARS // 4:
+        with _MEMO_LOCK:
+            if source not in _RECENT_ASTS:  # another thread may have parsed it meanwhile
+                _RECENT_AST_SIZE[0] += len(source)
+            _RECENT_ASTS[source] = tree
+            while len(_RECENT_ASTS) > _RECENT_COUNT or _RECENT_AST_SIZE[0] > _RECENT_AST_CHARS:
+                dropped, _ = _RECENT_ASTS.popitem(last=False)
+                _RECENT_AST_SIZE[0] -= len(dropped)
+    return tree
 
 
+# The latest parsed texts and their trees (a tree keeps about 40 bytes of memory per
+# character of its text): at most _RECENT_COUNT of them, and this many characters.
+_RECENT_AST_CHARS = 2_000_000
+_RECENT_ASTS: OrderedDict[str, ast.Module] = OrderedDict()
+_RECENT_AST_SIZE = [0]
 _WARNINGS_LOCK = threading.Lock()
 
 
@@ -724,8 +748,12 @@ _TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
 _EVAL_TOKENS = ("<eval>",)
 # What an eval-mode manager's text must contain: one of its switches.
 _MODE_SWITCH_TOKENS = (".eval(", ".train(False", ".train(mode=False")
-# The latest few texts and parsed files, by memo key (_keep_recent bounds them).
+# The latest texts, by memo key, up to this many bytes in all: a project's whole text,
+# for most projects (each caller search asks every file about one more method).
+_RECENT_TEXT_BYTES = 8_000_000
 _RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
+_RECENT_TEXT_SIZE = [0]
+# The latest few parsed files, by memo key (_keep_recent bounds them).
 _RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
     OrderedDict()
 )
@@ -775,11 +803,13 @@ def _defined_names(key: MemoKey, data: bytes) -> _Definitions:
     return found
 
 
-def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
+def _text_answer(
+    path: str, tokens: tuple[str, ...], key: MemoKey | None = None
+) -> tuple[bool, str] | None:
     """(does the file's text contain one of the tokens, its stamp `size:times:text-<digest
     of its bytes>`), memoised like summaries; None if unreadable or too large. The
     answers are kept, and only the latest few texts."""
-    key = _memo_key(path)
+    key = key or _memo_key(path)
     if key is None:
         return None
     with _MEMO_LOCK:
@@ -800,8 +830,9 @@ def _text_answer(path: str, tokens: tuple[str, ...]) -> tuple[bool, str] | None:
         with _MEMO_LOCK:
             _TEXT_MEMO[key] = stamp
             _TOKEN_MEMO[(key, tokens)] = found
-            # a module asked about one name is asked about the next: keep a few texts
-            _keep_recent(_RECENT_TEXTS, key, data)
+            # a module asked about one name is asked about the next, and a caller search
+            # asks every file of the project about each method: keep the latest texts
+            _keep_text(key, data)
     return found, stamp
 
 
@@ -820,6 +851,18 @@ def _text_of(key: MemoKey, path: str) -> bytes | None:
         return None
 
 
+def _keep_text(key: MemoKey, data: bytes) -> None:
+    """Remember the text as the newest, within _RECENT_TEXT_BYTES (the caller holds
+    _MEMO_LOCK)."""
+    if key not in _RECENT_TEXTS:
+        _RECENT_TEXT_SIZE[0] += len(data)
+    _RECENT_TEXTS[key] = data
+    _RECENT_TEXTS.move_to_end(key)
+    while _RECENT_TEXT_SIZE[0] > _RECENT_TEXT_BYTES and len(_RECENT_TEXTS) > 1:
+        _, dropped = _RECENT_TEXTS.popitem(last=False)
+        _RECENT_TEXT_SIZE[0] -= len(dropped)
+
+
 def _keep_recent(recent: OrderedDict, key, value) -> None:
     """Remember value as the newest of a few (the caller holds _MEMO_LOCK)."""
     recent[key] = value
@@ -828,13 +871,15 @@ def _keep_recent(recent: OrderedDict, key, value) -> None:
         recent.popitem(last=False)
 
 
-def _parsed(path: str) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
+def _parsed(
+    path: str, key: MemoKey | None = None
+) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
     """A file's ast and its lines (as ast numbers them), for the caller search: each
     file that names a method or function is read by several searches (one per method,
     and again to check a cached result), so the few latest are kept, and the text the
     search's filter just read is used rather than read again. A notebook is read as its
     code cells (gradlint.ipynb), which it also returns for the way back to them."""
-    key = _memo_key(path)
+    key = key or _memo_key(path)
     if key is None:
         return None
     with _MEMO_LOCK:
@@ -960,6 +1005,7 @@ class ProjectIndex:
         # and resolving it stats several candidate paths
         self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
+        self._root: str | None = None  # where the caller searches look (project_root)
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1018,7 +1064,9 @@ class ProjectIndex:
         starting to: the search itself is a dependency, redone to check a cached result."""
         if not self.enabled:
             return None
-        root = project_root(self.path)
+        if self._root is None:
+            self._root = project_root(self.path)  # the same for every query of this lint
+        root = self._root
         found = method_calls(query, root)
         if found is None:
             return None
@@ -1359,51 +1407,90 @@ def _tree_memo(tree: ast.Module) -> dict:
     return memo
 
 
+@dataclass
+class _TreeFacts:
+    """What a caller search asks of a file, found in one walk of its tree in ast.walk's
+    order (breadth first: of two imports of one name, the deeper one is kept)."""
+
+    called: frozenset[str]  # every name a call calls: `f` of `f(x)`, `m` of `a.b.m(x)`
+    # called name -> ids of the scopes (the module, a function) whose own statements call
+    # it; a class body's own statements are no caller's scope
+    owners: dict[str, set[int]]
+    imports: dict[str, tuple[str, int, str | None]]  # local name -> (module, level, name)
+    # (owner, body, records by default, enclosing class) for the module and each function
+    scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]]
+    classes: dict[str, list[ast.ClassDef]]  # name -> its definitions, in walk order
+
+
+def _facts_of(tree: ast.Module) -> _TreeFacts:
+    memo = _tree_memo(tree)
+    found = memo.get("facts")
+    if found is None:
+        found = memo["facts"] = _walk_facts(tree)
+    return found
+
+
+def _walk_facts(tree: ast.Module) -> _TreeFacts:
+    called: set[str] = set()
+    owners: dict[str, set[int]] = {}
+    imports: dict[str, tuple[str, int, str | None]] = {}
+    scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
+    classes: dict[str, list[ast.ClassDef]] = {}
+    queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
+    while queue:
+        node, owner = queue.popleft()
+        kind = type(node)
+        inner = owner
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            kind_of_func = type(func)
+            name = (
+                func.attr
+                if kind_of_func is ast.Attribute
+                else func.id
+                if kind_of_func is ast.Name
+                else None
+            )
+            if name is not None:
+                called.add(name)
+                if owner is not None:
+                    owners.setdefault(name, set()).add(owner)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            inner = id(node)
+            scopes.append((node, node.body, not _decorated_no_grad(node), None))  # type: ignore[arg-type,attr-defined]
+        elif kind is ast.ClassDef:
+            inner = None
+            classes.setdefault(node.name, []).append(node)  # type: ignore[attr-defined,arg-type]
+            for item in node.body:  # type: ignore[attr-defined]
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    scopes.append((item, item.body, not _decorated_no_grad(item), node.name))  # type: ignore[attr-defined]
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    imports[alias.asname] = (alias.name, 0, None)
+                else:
+                    imports[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
+        elif kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    imports[alias.asname or alias.name] = (
+                        node.module or "",  # type: ignore[attr-defined]
+                        node.level,  # type: ignore[attr-defined]
+                        alias.name,
+                    )
+        # names, constants and operators hold none of these facts (_AST_LEAVES)
+        queue.extend((child, inner) for child in _ast_children(node))
+    return _TreeFacts(frozenset(called), owners, imports, scopes, classes)
+
+
 def _called_names(tree: ast.Module) -> frozenset[str]:
     """Every name a call in the file calls: `f` of `f(x)`, `m` of `a.b.m(x)`."""
-    memo = _tree_memo(tree)
-    found = memo.get("called")
-    if found is None:
-        names = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    names.add(func.attr)
-                elif isinstance(func, ast.Name):
-                    names.add(func.id)
-        found = memo["called"] = frozenset(names)
-    return found
+    return _facts_of(tree).called
 
 
 def _owners_calling(tree: ast.Module, name: str) -> set[int]:
     """ids of the scopes (the module, a function) whose own statements call `name`."""
-    memo = _tree_memo(tree)
-    by_name = memo.get("owners")
-    if by_name is None:
-        by_name = memo["owners"] = {}
-        stack: list[tuple[ast.AST, int | None]] = [(tree, id(tree))]
-        while stack:
-            node, owner = stack.pop()
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = (
-                    func.attr
-                    if isinstance(func, ast.Attribute)
-                    else func.id
-                    if isinstance(func, ast.Name)
-                    else None
-                )
-                if called is not None and owner is not None:
-                    by_name.setdefault(called, set()).add(owner)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner: int | None = id(node)
-            elif isinstance(node, ast.ClassDef):
-                inner = None  # a class body's own statements are no caller's scope
-            else:
-                inner = owner
-            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return by_name.get(name, set())
+    return _facts_of(tree).owners.get(name, set())
 
 
 def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AST]]:
@@ -1413,9 +1500,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     found = memo.get(key)
     if found is None:
         found = memo[key] = {}
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.ClassDef) and node.name == class_name):
-                continue
+        for node in _facts_of(tree).classes.get(class_name, ()):
             for inner in ast.walk(node):
                 if not isinstance(inner, ast.Assign):
                     continue
@@ -1431,24 +1516,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
 
 def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
     """local name -> (module, level, imported name or None for a module)."""
-    memo = _tree_memo(tree)
-    cached = memo.get("imports")
-    if cached is not None:
-        return cached
-    found: dict[str, tuple[str, int, str | None]] = {}
-    memo["imports"] = found
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found[alias.asname] = (alias.name, 0, None)
-                else:
-                    found[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
-    return found
+    return _facts_of(tree).imports
 
 
 class _CallerSearch:
@@ -1532,39 +1600,22 @@ class _CallerSearch:
 def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, str | None]]:
     """(owner, body, records by default, enclosing class) for the module and each
     function of the file: where a caller search judges calls."""
-    memo = _tree_memo(tree)
-    found = memo.get("scopes")
-    if found is None:
-        found = memo["scopes"] = [(tree, tree.body, True, None)]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        found.append((item, item.body, not _decorated_no_grad(item), node.name))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append((node, node.body, not _decorated_no_grad(node), None))
-    return found
+    return _facts_of(tree).scopes
 
 
 def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(_is_no_grad(d) for d in node.decorator_list)
 
 
-class _ScopeCalls:
-    """The method's calls in one function (nested functions are their own scopes)."""
+_MODE_SWITCHES = frozenset({"eval", "train"})
 
-    def __init__(
-        self,
-        search: _CallerSearch,
-        owner: ast.AST,
-        body: list[ast.stmt],
-        recording: bool,
-        class_name: str | None,
-    ) -> None:
-        self.search = search
-        self.owner = owner
-        self.recording = recording
-        self.class_name = class_name
+
+class _ScopeIndex:
+    """The statements of one scope (nested functions are their own scopes) in order, with
+    where each is and the calls each makes itself: the same for every method asked about,
+    so made once per scope and kept on the tree."""
+
+    def __init__(self, body: list[ast.stmt]) -> None:
         # statement -> (its block, its index there, the statement holding that block)
         self.place: dict[int, tuple[int, int, ast.stmt | None]] = {}
         self.order: dict[int, int] = {}
@@ -1572,6 +1623,21 @@ class _ScopeCalls:
         self.loops: dict[int, list[ast.stmt]] = {}  # statement -> loops around it
         self.statements: list[ast.stmt] = []
         self._index(body, None, False, [])
+        # (statement, call) for the calls in each statement itself, in order
+        self.calls: list[tuple[ast.stmt, ast.Call]] = [
+            (stmt, call) for stmt in self.statements for call in _statement_calls(stmt)
+        ]
+        # the same, for calls of a method or attribute (`x.name(...)`), by its name
+        self.attribute_calls: dict[str, list[tuple[ast.stmt, ast.Call]]] = {}
+        for stmt, call in self.calls:
+            if isinstance(call.func, ast.Attribute):
+                self.attribute_calls.setdefault(call.func.attr, []).append((stmt, call))
+        # name -> the assignments `name = ...` among the statements, in order
+        self.assigned: dict[str, list[ast.Assign]] = {}
+        for stmt in self.statements:
+            if isinstance(stmt, ast.Assign):
+                for name in {t.id for t in stmt.targets if isinstance(t, ast.Name)}:
+                    self.assigned.setdefault(name, []).append(stmt)
 
     def _index(self, block: list[ast.stmt], holder, guarded: bool, loops: list[ast.stmt]) -> None:
         for i, stmt in enumerate(block):
@@ -1595,23 +1661,54 @@ class _ScopeCalls:
             for handler in getattr(stmt, "handlers", ()) or ():
                 self._index(handler.body, stmt, inner_guard, inner_loops)
 
-    def _statement_calls(self, stmt: ast.stmt):
-        """Calls in the statement itself, not in the blocks it holds."""
-        parts: list[ast.AST] = []
-        if isinstance(stmt, (ast.For, ast.AsyncFor)):
-            parts = [stmt.iter]
-        elif isinstance(stmt, (ast.While, ast.If)):
-            parts = [stmt.test]
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            parts = [item.context_expr for item in stmt.items]
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
-            parts = []
-        else:
-            parts = [stmt]
-        for part in parts:
-            for node in ast.walk(part):
-                if isinstance(node, ast.Call):
-                    yield node
+
+def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _ScopeIndex:
+    memo = _tree_memo(tree)
+    key = ("scope", id(owner))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _ScopeIndex(body)
+    return found
+
+
+def _statement_calls(stmt: ast.stmt) -> list[ast.Call]:
+    """Calls in the statement itself, not in the blocks it holds."""
+    parts: list[ast.AST] = []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [item.context_expr for item in stmt.items]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
+        parts = []
+    else:
+        parts = [stmt]
+    return [node for part in parts for node in ast.walk(part) if isinstance(node, ast.Call)]
+
+
+class _ScopeCalls:
+    """The method's calls in one function (nested functions are their own scopes)."""
+
+    def __init__(
+        self,
+        search: _CallerSearch,
+        owner: ast.AST,
+        body: list[ast.stmt],
+        recording: bool,
+        class_name: str | None,
+    ) -> None:
+        self.search = search
+        self.owner = owner
+        self.recording = recording
+        self.class_name = class_name
+        scope = _scope_index(search.tree, owner, body)
+        self.scope = scope
+        self.place = scope.place
+        self.order = scope.order
+        self.no_grad = scope.no_grad
+        self.loops = scope.loops
+        self.statements = scope.statements
 
     def _dominates(self, first: ast.stmt, then: ast.stmt) -> bool:
         block, index, _ = self.place[id(first)]
@@ -1626,33 +1723,30 @@ class _ScopeCalls:
     def calls(self) -> list[MethodCall] | None:
         query = self.search.query
         out: list[MethodCall] = []
-        for stmt in self.statements:
-            for call in self._statement_calls(stmt):
-                func = call.func
-                if not query.class_name:
-                    if self.search.names_the_function(func):
-                        out.append(self._judge(call, stmt, ""))
-                    continue
-                if not isinstance(func, ast.Attribute) or func.attr != query.method:
-                    continue
-                receiver = func.value
-                if isinstance(receiver, ast.Name):
-                    name = receiver.id
-                    kind = self._receiver_kind(name)
-                elif (
-                    isinstance(receiver, ast.Attribute)
-                    and isinstance(receiver.value, ast.Name)
-                    and receiver.value.id == "self"
-                ):
-                    name = f"self.{receiver.attr}"
-                    kind = self._self_attribute_kind(receiver.attr)
-                else:
-                    return None  # `self.agent.policy.run()`: whose it is cannot be told
-                if kind is None:
-                    return None
-                if not kind:
-                    continue  # another class's method of the same name
-                out.append(self._judge(call, stmt, name))
+        if not query.class_name:
+            for stmt, call in self.scope.calls:
+                if self.search.names_the_function(call.func):
+                    out.append(self._judge(call, stmt, ""))
+            return out
+        for stmt, call in self.scope.attribute_calls.get(query.method, ()):
+            receiver = cast(ast.Attribute, call.func).value
+            if isinstance(receiver, ast.Name):
+                name = receiver.id
+                kind = self._receiver_kind(name)
+            elif (
+                isinstance(receiver, ast.Attribute)
+                and isinstance(receiver.value, ast.Name)
+                and receiver.value.id == "self"
+            ):
+                name = f"self.{receiver.attr}"
+                kind = self._self_attribute_kind(receiver.attr)
+            else:
+                return None  # `self.agent.policy.run()`: whose it is cannot be told
+            if kind is None:
+                return None
+            if not kind:
+                continue  # another class's method of the same name
+            out.append(self._judge(call, stmt, name))
         return out
 
     def _self_attribute_kind(self, attr: str) -> bool | None:
@@ -1674,12 +1768,7 @@ class _ScopeCalls:
             if self.class_name == self.search.query.class_name:
                 return None  # the class calling its own method: its entry state is its own
             return self._class_bases_unrelated()
-        constructors = [
-            stmt.value
-            for stmt in self.statements
-            if isinstance(stmt, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-        ]
+        constructors = [stmt.value for stmt in self.scope.assigned.get(name, ())]
         if not constructors:
             return None  # a parameter or a global: built out of sight
         kind = self._kind_of_built(constructors)
@@ -1714,25 +1803,26 @@ class _ScopeCalls:
         return last[:1].isupper() and last != self.search.query.class_name
 
     def _class_bases_unrelated(self) -> bool | None:
-        for node in ast.walk(self.search.tree):
-            if isinstance(node, ast.ClassDef) and node.name == self.class_name:
-                if any(
-                    _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
-                    for b in node.bases
-                ):
-                    return None
+        assert self.class_name is not None
+        for node in _facts_of(self.search.tree).classes.get(self.class_name, ()):
+            if any(
+                _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
+                for b in node.bases
+            ):
+                return None
         return False
 
     def _judge(self, call: ast.Call, stmt: ast.stmt, receiver: str) -> MethodCall:
         evals: list[ast.stmt] = []
-        resets: list[ast.stmt] = []
-        for other in self.statements:
-            if isinstance(other, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == receiver for t in other.targets
-            ):
-                resets.append(other)  # a new object
-                continue
-            for inner in self._statement_calls(other):
+        # a new object (`name = ...`); only the order of these statements is read
+        resets: list[ast.stmt] = list(self.scope.assigned.get(receiver, ()))
+        rebinding = {id(other) for other in resets}
+        query = self.search.query
+        # only these methods can switch the mode (see _effect)
+        for method in query.evals | query.resets | _MODE_SWITCHES:
+            for other, inner in self.scope.attribute_calls.get(method, ()):
+                if id(other) in rebinding:
+                    continue
                 effect = self._effect(inner, receiver)
                 if effect is True:
                     evals.append(other)
@@ -1818,21 +1908,29 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     if files is None:
         return None
     token = f".{query.method}(" if query.class_name else f"{query.method}("
-    calls: list[MethodCall] = []
+    naming: list[tuple[str, MemoKey]] = []
     stamps: list[str] = []
     for path in files:
-        text = _text_answer(path, (token,))
+        key = _memo_key(path)  # one stat of each file for the whole search
+        text = _text_answer(path, (token,), key) if key is not None else None
         if text is None or not text[0]:
             continue
+        naming.append((path, cast(MemoKey, key)))
         stamps.append(f"{path}={text[1]}")
-        parsed = _parsed(path)
+    # One file with a call whose object cannot be told makes the answer None, whichever
+    # file it is: the files already parsed are searched first, so that such an answer
+    # (the common one) seldom parses another file.
+    found_in: dict[str, list[MethodCall]] = {}
+    for path, key in sorted(naming, key=lambda named: not _tree_at_hand(*named)):
+        parsed = _parsed(path, key)
         if parsed is None:
             continue
         tree, lines, cells = parsed
         found = _CallerSearch(path, tree, query, lines, cells).calls()
         if found is None:
             return None
-        calls.extend(found)
+        found_in[path] = found
+    calls = [call for path, _ in naming for call in found_in.get(path, ())]
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
 
@@ -2007,3 +2105,20 @@ def _has_tests(tree: ast.Module) -> bool:
             for module, *_ in _imports_of(tree).values()
         )
     return found
+
+
+def _tree_at_hand(path: str, key: MemoKey) -> bool:
+    """Is the file's tree among the few kept, by the searches (_parsed) or by the parse
+    of its text for another reason (parse_quietly: the file was linted just now)?"""
+    with _MEMO_LOCK:
+        if key in _RECENT_TREES:
+            return True
+    if is_notebook(path):
+        return False
+    data = _text_of(key, path)
+    try:
+        source = data.decode("utf-8-sig") if data is not None else None
+    except UnicodeDecodeError:
+        return False
+    with _MEMO_LOCK:
+        return source is not None and source in _RECENT_ASTS

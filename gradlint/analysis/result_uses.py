@@ -119,6 +119,7 @@ class ResultUses:
         self.summaries = summaries
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
+        self._read_elsewhere_memo: dict[tuple[cst.CSTNode, str], bool] = {}
         self._sinks: dict[cst.CSTNode, bool] = {}  # through helpers
         self._direct_sinks: set[cst.CSTNode] = set()  # scopes that make numbers themselves
         self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
@@ -580,13 +581,22 @@ class ResultUses:
             for node in self.index.nodes:
                 if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
-                elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                elif type(node) is cst.Global or type(node) is cst.Nonlocal:
                     declared.update(item.name.value for item in node.names)
             self._reads, self._declared = reads, declared
         assert self._declared is not None
         if name in self._declared:
             return True
         scope = self.index.scope_of(binding)
+        # the answer is the scope's, whichever of its bindings asks
+        key = (scope, name)
+        found = self._read_elsewhere_memo.get(key)
+        if found is None:
+            found = self._read_elsewhere_memo[key] = self._read_outside(scope, name)
+        return found
+
+    def _read_outside(self, scope: cst.CSTNode, name: str) -> bool:
+        assert self._reads is not None
         for read in self._reads.get(name, ()):
             inner = self.index.scope_of(read)
             if inner is scope:
