@@ -867,6 +867,41 @@ def test_a_method_called_on_a_self_attribute_elsewhere(tmp_path, agent, expected
     assert [d.code for d in found] == expected
 
 
+@pytest.mark.parametrize(
+    "built", ["Actor().to(device)", "Actor().to(device).float()", "Actor()"]
+)
+def test_a_same_named_class_of_another_file_is_another_receiver(tmp_path, built):
+    # sac.py's own Actor, built and moved to a device, is not networks.Actor: its
+    # unguarded get_action says nothing about networks.Actor's callers
+    write(
+        tmp_path,
+        {
+            "files/__init__.py": "",
+            "files/networks.py": ACTOR,
+            "files/agent.py": (
+                "import torch\n"
+                "from .networks import Actor\n\n\n"
+                "class Agent:\n"
+                "    def __init__(self, device):\n"
+                "        self.actor = Actor().to(device)\n\n"
+                "    def act(self, s):\n"
+                "        with torch.no_grad():\n"
+                "            return self.actor.get_action(s)\n"
+            ),
+            "sac.py": textwrap.dedent(ACTOR)
+            + (
+                "\n\nclass Agent:\n"
+                "    def __init__(self, device):\n"
+                f"        self.actor_local = {built}\n\n"
+                "    def act(self, s):\n"
+                "        return self.actor_local.get_action(s).detach()\n"
+            ),
+        },
+    )
+    found = lint_file(tmp_path / "files" / "networks.py").diagnostics
+    assert [d.code for d in found] == []
+
+
 def test_a_class_imported_from_the_top_level_package_holds_parameters(tmp_path):
     # `tests/` imports the repository's package as pytest run from the root does; the
     # class builds weighted layers in another file, re-exported by a star import.

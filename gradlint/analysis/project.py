@@ -48,6 +48,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRAD_DISABLERS,
     GRAD_MODE_SETTER,
+    MODULE_WRAPPING_METHODS,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
@@ -1780,9 +1781,10 @@ class _ScopeCalls:
         """What the values bound to a receiver build: True when one may be an instance of
         the class, False when every one is a constant or another class's instance, None
         otherwise (`m = make_model()`, `m = m.to(device)`: may be an instance)."""
-        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in values):
+        built = [_unwrapped_module(v) for v in values]
+        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in built):
             return True
-        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in values):
+        if all(isinstance(v, ast.Constant) or self._other_class(v) for v in built):
             return False
         return None
 
@@ -1794,13 +1796,23 @@ class _ScopeCalls:
         return name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
 
     def _other_class(self, value: ast.AST) -> bool:
-        """`Trainer(...)`, `models.Critic(...)`: an instance of a class by its name, and
-        not of the queried one."""
+        """`Trainer(...)`, `models.Critic(...)`: by its name, an instance of a class other
+        than the queried one; this file's own class of the queried class's name is one."""
         if not isinstance(value, ast.Call):
             return False
         name = _dotted(value.func)
         last = name.rsplit(".", 1)[-1] if name else ""
-        return last[:1].isupper() and last != self.search.query.class_name
+        if not last[:1].isupper():
+            return False
+        if last != self.search.query.class_name:
+            return True
+        # the queried class's name, but this file's own class of that name (sac.py's
+        # `Actor` beside networks.py's)
+        return (
+            isinstance(value.func, ast.Name)
+            and not self.search.names_the_class(value.func)
+            and last in _facts_of(self.search.tree).classes
+        )
 
     def _class_bases_unrelated(self) -> bool | None:
         assert self.class_name is not None
@@ -2122,3 +2134,16 @@ def _tree_at_hand(path: str, key: MemoKey) -> bool:
         return False
     with _MEMO_LOCK:
         return source is not None and source in _RECENT_ASTS
+
+
+def _unwrapped_module(value: ast.AST) -> ast.AST:
+    """The constructor call under `Actor(...).to(device).float()`: those methods return
+    the module they are called on, so the receiver holds what the constructor built."""
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in MODULE_WRAPPING_METHODS
+        and isinstance(value.func.value, ast.Call)
+    ):
+        value = value.func.value
+    return value
