@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import STORING_METHODS, target_names
-from gradlint.analysis.index import FUNCTION_SCOPES, FileIndex, dotted_name
-from gradlint.analysis.torch_api import REQUIRES_GRAD_METHOD
+from gradlint.analysis.index import FUNCTION_SCOPES, FileIndex, dotted_name, target_names
+from gradlint.analysis.torch_api import REQUIRES_GRAD_METHOD, STORING_METHODS
 
 
 class BindingKind(enum.Enum):

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.bindings import BindingKind, ScopeBindings
+from gradlint.analysis.index import FileIndex
+from gradlint.analysis.torch_api import MODULE_WRAPPING_METHODS
+
+_EVERY_BINDING = frozenset(BindingKind)
 
 
 class CalleeResolver:
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, bindings: ScopeBindings | None = None) -> None:
         self.index = index
+        self.bindings = bindings if bindings is not None else ScopeBindings(index)
+        self._classes: dict[str, list[cst.ClassDef]] | None = None
         self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
         self._escaped: set[str] = set()
         self._names: dict[str, list[cst.FunctionDef]] | None = None
@@ -42,8 +48,8 @@ class CalleeResolver:
                 if self.index.enclosing_class(f) is None
             ]
             return candidates[0] if len(candidates) == 1 else None
-        if type(target) is cst.Attribute and dotted_name(target.value) in ("self", "cls"):
-            cls = self._class_of_node(call)
+        if type(target) is cst.Attribute:
+            cls = self._receiver_class(call, target)
             if cls is None:
                 return None
             methods = [
@@ -82,11 +88,8 @@ class CalleeResolver:
             if type(target) is cst.Name:
                 for func in by_plain_name.get(target.value, ()):
                     callers.setdefault(func, []).append(call)
-            elif type(target) is cst.Attribute and dotted_name(target.value) in (
-                "self",
-                "cls",
-            ):
-                cls = self._class_of_node(call)
+            elif type(target) is cst.Attribute:
+                cls = self._receiver_class(call, target)
                 method = by_method.get((cls, target.attr.value)) if cls is not None else None
                 if method is not None:
                     callers.setdefault(method, []).append(call)
@@ -112,3 +115,41 @@ class CalleeResolver:
             if type(anc) is cst.ClassDef:
                 return anc
         return None
+
+    def _receiver_class(self, call: cst.Call, target: cst.Attribute) -> cst.ClassDef | None:
+        """The class of this file whose method `receiver.m(...)` runs: the enclosing one
+        for `self.`/`cls.`, or the one every binding of a local name constructs
+        (`learner = MetaLearner(device)`, `.to(device)` looked through)."""
+        receiver = target.value
+        if type(receiver) is not cst.Name:
+            return None
+        if receiver.value in ("self", "cls"):
+            return self._class_of_node(call)
+        records = self.bindings.records(self.index.scope_of(call), _EVERY_BINDING)
+        found: cst.ClassDef | None = None
+        for record in records.get(receiver.value, ()):
+            if record.kind is not BindingKind.ASSIGN or not record.whole:
+                return None
+            built = self._constructed(record.value)
+            if built is None or (found is not None and built is not found):
+                return None
+            found = built
+        return found
+
+    def _constructed(self, value: cst.CSTNode | None) -> cst.ClassDef | None:
+        """The module-level class of this file that `Name(...)` constructs, if one."""
+        while (
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
+            and value.func.attr.value in MODULE_WRAPPING_METHODS
+        ):
+            value = value.func.value
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            return None
+        if self._classes is None:
+            self._classes = {}
+            for node in self.index.order:
+                if type(node) is cst.ClassDef and self.index.scope_of(node) is self.index.module:
+                    self._classes.setdefault(node.name.value, []).append(node)
+        classes = self._classes.get(value.func.value, ())
+        return classes[0] if len(classes) == 1 else None

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.torch_api import (

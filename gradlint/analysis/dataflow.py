@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.torch_api import (
     GRAPH_CUTTING_ATTRIBUTES,
     GRAPH_CUTTING_FUNCTIONS,
@@ -21,8 +21,6 @@ from gradlint.analysis.torch_api import (
     NUMERIC_MODULES,
 )
 
-# Methods through which a container comes to hold a value.
-STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 COMPARISON_OPS = (
     cst.Equal,
     cst.NotEqual,
@@ -35,21 +33,6 @@ COMPARISON_OPS = (
     cst.In,
     cst.NotIn,
 )
-
-
-def target_names(target: cst.CSTNode) -> list[str]:
-    """Dotted names bound by an assignment target (tuples and starred unpacked)."""
-    if type(target) is cst.Name or type(target) is cst.Attribute:
-        name = dotted_name(target)
-        return [name] if name else []
-    if type(target) is cst.Tuple or type(target) is cst.List:
-        out: list[str] = []
-        for element in target.elements:
-            out.extend(target_names(element.value))
-        return out
-    if type(target) is cst.StarredElement:
-        return target_names(target.value)
-    return []
 
 
 def method_name(call: cst.Call) -> str | None:

@@ -11,9 +11,10 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.bindings import assigned_names, bound_names
-from gradlint.analysis.dataflow import STORING_METHODS, DataFlow
+from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.torch_api import STORING_METHODS
 from gradlint.analysis.values import ValueAnalysis
 
 __all__ = ["STORING_METHODS", "DifferentiationReach"]

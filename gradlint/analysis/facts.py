@@ -56,7 +56,7 @@ class FileFacts:
 
     @cached_property
     def grad_mode(self) -> GradModeAnalysis:
-        return GradModeAnalysis(self.index, self.project)
+        return GradModeAnalysis(self.index, self.project, self.bindings)
 
     @cached_property
     def autograd(self) -> AutogradCalls:

@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
-from gradlint.analysis.differentiation import STORING_METHODS, DifferentiationReach
+from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
@@ -37,6 +37,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
+    STORING_METHODS,
     WRAPPER_MODULES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis

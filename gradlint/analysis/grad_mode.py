@@ -16,6 +16,7 @@ import enum
 
 import libcst as cst
 
+from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.project import MethodQuery, ProjectIndex
@@ -55,13 +56,18 @@ def _bool_literal(arg: cst.Arg | None) -> bool | None:
 
 
 class GradModeAnalysis:
-    def __init__(self, index: FileIndex, project: ProjectIndex | None = None) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        project: ProjectIndex | None = None,
+        bindings: ScopeBindings | None = None,
+    ) -> None:
         self.index = index
         self.project = project
         self._function_modes: dict[cst.FunctionDef, GradMode] = {}
         self._in_progress: set[cst.FunctionDef] = set()
         self._guarded_elsewhere: dict[cst.FunctionDef, bool] = {}
-        self.callees = CalleeResolver(index)
+        self.callees = CalleeResolver(index, bindings)
 
     # -- context managers and decorators --------------------------------------------
 

@@ -32,6 +32,21 @@ def dotted_name(node: cst.CSTNode | None) -> str | None:
     return None
 
 
+def target_names(target: cst.CSTNode) -> list[str]:
+    """Dotted names bound by an assignment target (tuples and starred unpacked)."""
+    if type(target) is cst.Name or type(target) is cst.Attribute:
+        name = dotted_name(target)
+        return [name] if name else []
+    if type(target) is cst.Tuple or type(target) is cst.List:
+        out: list[str] = []
+        for element in target.elements:
+            out.extend(target_names(element.value))
+        return out
+    if type(target) is cst.StarredElement:
+        return target_names(target.value)
+    return []
+
+
 def node_types(*bases: type) -> frozenset[type]:
     """Every LibCST node class that is one of `bases` or derives from one of them.
 

@@ -16,8 +16,8 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.bindings import BindingKind, ScopeBindings, all_params
-from gradlint.analysis.dataflow import Binding, DataFlow, target_names
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.dataflow import Binding, DataFlow
+from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.summaries import FunctionSummaries
 
 LoopNode = cst.For | cst.While

@@ -22,11 +22,11 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import DataFlow, target_names
+from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (

@@ -19,8 +19,7 @@ from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, 
 # Other modules still import these from here; the bindings module defines them.
 from gradlint.analysis.bindings import all_params as all_params
 from gradlint.analysis.bindings import is_false as is_false
-from gradlint.analysis.dataflow import target_names
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
     MODULE_WRAPPING_METHODS,

@@ -514,3 +514,7 @@ def called_implicitly(name: str) -> bool:
     """A method Python or torch calls without naming it (`model(x)` runs `forward`,
     `len(d)` runs `__len__`): its calls cannot be found by its name."""
     return name == "forward" or (name.startswith("__") and name.endswith("__"))
+
+
+# Methods through which a container comes to hold a value.
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})

@@ -45,7 +45,7 @@ from gradlint.analysis.bindings import (
     keyed_name,
     paired_value,
 )
-from gradlint.analysis.dataflow import COMPARISON_OPS, STORING_METHODS
+from gradlint.analysis.dataflow import COMPARISON_OPS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
@@ -75,6 +75,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     REQUIRES_GRAD_NAMES,
     SELF_RETURNING_MODULE_METHODS,
+    STORING_METHODS,
     TENSOR_CLASS_SUFFIXES,
     TRANSPOSE_ATTRIBUTES,
     VIEW_METHODS,
