@@ -867,9 +867,7 @@ def test_a_method_called_on_a_self_attribute_elsewhere(tmp_path, agent, expected
     assert [d.code for d in found] == expected
 
 
-@pytest.mark.parametrize(
-    "built", ["Actor().to(device)", "Actor().to(device).float()", "Actor()"]
-)
+@pytest.mark.parametrize("built", ["Actor().to(device)", "Actor().to(device).float()", "Actor()"])
 def test_a_same_named_class_of_another_file_is_another_receiver(tmp_path, built):
     # sac.py's own Actor, built and moved to a device, is not networks.Actor: its
     # unguarded get_action says nothing about networks.Actor's callers
