@@ -11,12 +11,17 @@ import ast
 import contextlib
 import dataclasses
 import gc
-import re
 from pathlib import Path
 
 import libcst as cst
 
-from gradlint.analysis.project import ProjectIndex, imported_modules, parse_quietly
+from gradlint.analysis.project import (
+    PIECE_CHARS,
+    PIECE_START,
+    ProjectIndex,
+    imported_modules,
+    parse_quietly,
+)
 from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import at_default_depth, run_deep
@@ -148,13 +153,10 @@ def _compiles(source: str) -> bool:
     return True
 
 
-# CPython's AST of a file costs about 250 bytes of memory per byte of source (1.3 GB for
-# 5 MB). The skip path only needs "does it parse", so it parses top-level pieces of about
-# this size one at a time: the memory is that of one piece, the time the same.
-_PIECE_CHARS = 256 * 1024
-# A piece starts at a line that begins at column 0 with code, and not with a closing
-# bracket or a clause that continues the statement before it.
-_PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
+# The skip path only needs "does it parse", so it parses top-level pieces one at a time
+# (see project.PIECE_CHARS).
+_PIECE_CHARS = PIECE_CHARS
+_PIECE_START = PIECE_START
 
 
 def _rejection(source: str, *, whole: bool = False) -> BaseException | None:

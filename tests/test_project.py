@@ -1077,3 +1077,40 @@ def test_a_method_called_in_a_notebook_after_the_eval_switch(tmp_path):
         start.line - 1,
         start.column,
     )
+
+
+def test_imports_of_a_large_text_are_read_in_pieces(monkeypatch):
+    # a whole large file's ast costs ~250 bytes per character; its imports are read piece
+    # by piece, with the same result, whatever falls across pieces
+    from gradlint.analysis import project
+
+    body = "".join(f"def f{i}(a):\n    return a + {i}\n\n" for i in range(400))
+    source = (
+        "import torch\n"
+        + body
+        + "from .models import Net, Critic\n"
+        + 'doc = """\nimport not_an_import\n'
+        + body
+        + '"""\n'
+        + "from utils import *\nimport numpy as np\n"
+        + body
+    )
+    whole = project.imported_modules(source)
+    assert ("models", 1) in whole and ("numpy", 0) in whole
+    assert ("not_an_import", 0) not in whole
+    monkeypatch.setattr(project, "PIECE_CHARS", 1024)
+    parsed: list[int] = []
+    real_parse = project._parse_unkept
+    monkeypatch.setattr(
+        project,
+        "_parse_unkept",
+        lambda text, path: parsed.append(len(text)) or real_parse(text, path),
+    )
+    assert project.imported_modules(source) == whole
+    # the string spanning a body is parsed with the rest of the text, never the whole
+    assert max(parsed) < len(source) and sum(size < 4096 for size in parsed) > 10
+    parsed.clear()
+    plain = "import torch\n" + body + "from .models import Net\n" + body
+    assert ("models", 1) in project.imported_modules(plain)
+    assert max(parsed) < 4096, "the text was parsed whole"
+    assert project.imported_modules(source + "def broken(:\n") == []

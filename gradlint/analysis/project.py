@@ -26,7 +26,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
@@ -177,6 +177,48 @@ class ModuleSummary:
 # -- summarising a module with ast -------------------------------------------------------
 
 
+# CPython's AST of a file costs about 250 bytes of memory per byte of source (1.3 GB for
+# 5 MB). What needs only part of a large file's tree (does it parse, what does it import)
+# parses top-level pieces of about this size one at a time: the memory is that of one
+# piece, the time the same.
+PIECE_CHARS = 256 * 1024
+# A piece starts at a line that begins at column 0 with code, and not with a closing
+# bracket or a clause that continues the statement before it.
+PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
+
+
+def _trees_in_pieces(source: str) -> Iterator[ast.Module]:
+    """The trees of consecutive top-level pieces that make up the source, one alive at a
+    time. A piece that does not parse alone (a split inside a string) grows to the next
+    start a few times, then the rest is parsed whole; a text that does not parse raises
+    what ast.parse raises."""
+    start = 0
+    while start < len(source):
+        end = start
+        for _attempt in range(3):
+            match = PIECE_START.search(source, max(end, start + PIECE_CHARS))
+            end = match.end() if match else len(source)
+            try:
+                tree = _parse_unkept(source[start:end], "<unknown>")
+                break
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                if end == len(source):
+                    raise
+        else:
+            yield _parse_unkept(source[start:], "<unknown>")
+            return
+        yield tree
+        start = end
+
+
+def _parse_unkept(source: str, path: str) -> ast.Module:
+    # catch_warnings swaps a process-wide filter list: one thread at a time (the
+    # language server lints in threads).
+    with _WARNINGS_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, path)
+
+
 def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
     """ast.parse without the warnings CPython gives about the user's code (an invalid
     escape sequence is a SyntaxWarning on stderr from Python 3.12): reading a file to
@@ -191,11 +233,7 @@ def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
         if tree is not None:
             _RECENT_ASTS.move_to_end(source)
             return tree
-    # catch_warnings swaps a process-wide filter list: one thread at a time (the
-    # language server lints in threads).
-    with _WARNINGS_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tree = ast.parse(source, path)
+    tree = _parse_unkept(source, path)
     if len(source) <= _RECENT_AST_CHARS // 4:
         with _MEMO_LOCK:
             if source not in _RECENT_ASTS:  # another thread may have parsed it meanwhile
@@ -1231,21 +1269,25 @@ def imported_project_files(
 def imported_modules(source: str) -> list[tuple[str, int]]:
     """(module, relative level) of every module the source's imports may name (`from m
     import n` may name module `m` or module `m.n`); [] when it does not parse."""
+    modules: list[tuple[str, int]] = []
     try:
-        tree = parse_quietly(source)
+        # a large text's whole tree would cost ~250 bytes per character: in pieces
+        trees = (
+            _trees_in_pieces(source) if len(source) > 2 * PIECE_CHARS else [parse_quietly(source)]
+        )
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    modules += [(alias.name, 0) for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    modules += [(base, node.level)] + [
+                        (f"{base}.{alias.name}" if base else alias.name, node.level)
+                        for alias in node.names
+                        if alias.name != "*"
+                    ]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    modules: list[tuple[str, int]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules += [(alias.name, 0) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            modules += [(base, node.level)] + [
-                (f"{base}.{alias.name}" if base else alias.name, node.level)
-                for alias in node.names
-                if alias.name != "*"
-            ]
     return modules
 
 
