@@ -21,13 +21,17 @@ from gradlint.analysis.torch_api import (
     NUMERIC_MODULES,
 )
 
-COMPARISON_OPS = (
+# `a == b`-style comparisons are elementwise on tensors; `is` and `in` give a bool.
+ELEMENTWISE_COMPARISONS = (
     cst.Equal,
     cst.NotEqual,
     cst.LessThan,
     cst.LessThanEqual,
     cst.GreaterThan,
     cst.GreaterThanEqual,
+)
+COMPARISON_OPS = (
+    *ELEMENTWISE_COMPARISONS,
     cst.Is,
     cst.IsNot,
     cst.In,

@@ -257,23 +257,34 @@ class GradModeAnalysis:
             return False
         if self.callers_of(func) or self.callees.handed_on(func):
             return False
-        cls = self.index.enclosing_class(func)
-        owner = self.index.scope_of(func)
-        if cls is None and owner is not self.index.module:
-            return False  # a nested function: called where it is defined
-        methods = frozenset(
-            m.name.value
-            for m in (cls.body.body if cls is not None else ())
-            if type(m) is cst.FunctionDef
-        )
-        query = MethodQuery(
-            project.path,
-            cls.name.value if cls is not None else "",
-            func.name.value,
-            "",
-            frozenset(),
-            frozenset(),
-            methods,
-        )
+        query = callers_query(self.index, project, func)
+        if query is None:
+            return False
         calls = project.method_calls(query)
         return calls is not None and bool(calls) and not any(c.recording for c in calls)
+
+
+def callers_query(
+    index: FileIndex, project: ProjectIndex, func: cst.FunctionDef
+) -> MethodQuery | None:
+    """The caller search's question about `func`, a module-level function or a method:
+    who in the project's other files calls it? None for a nested function, which is
+    called where it is defined. GL004/GL012's grad mode and impact ask the same one, so
+    its answer is searched once."""
+    cls = index.enclosing_class(func)
+    if cls is None and index.scope_of(func) is not index.module:
+        return None
+    methods = frozenset(
+        m.name.value
+        for m in (cls.body.body if cls is not None else ())
+        if type(m) is cst.FunctionDef
+    )
+    return MethodQuery(
+        project.path,
+        cls.name.value if cls is not None else "",
+        func.name.value,
+        "",
+        frozenset(),
+        frozenset(),
+        methods,
+    )

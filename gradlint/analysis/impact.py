@@ -43,8 +43,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.torch_api import called_implicitly
 from gradlint.diagnostics import Impact
 
@@ -204,28 +206,11 @@ class ImpactAnalysis:
         project = self.project
         if project is None or not project.enabled:
             return None
-        name = func.name.value
-        if called_implicitly(name):
+        if called_implicitly(func.name.value):
             return None  # `model(x)` runs forward: the calls by name are not all of them
-        cls = self.index.enclosing_class(func)
-        if cls is None and self.index.scope_of(func) is not self.index.module:
-            return None  # a nested function: called where it is defined
-        from gradlint.analysis.project import MethodQuery, caller_contexts
-
-        methods = frozenset(
-            m.name.value
-            for m in (cls.body.body if cls is not None else ())
-            if type(m) is cst.FunctionDef
-        )
-        query = MethodQuery(
-            project.path,
-            cls.name.value if cls is not None else "",
-            name,
-            "",
-            frozenset(),
-            frozenset(),
-            methods,
-        )
+        query = callers_query(self.index, project, func)
+        if query is None:
+            return None
         contexts = caller_contexts(project, query)
         if not contexts:
             return None

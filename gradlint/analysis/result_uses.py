@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import MethodQuery
@@ -641,19 +642,9 @@ def _compares_values(comparison: cst.Comparison) -> bool:
     """An ordering or equality between two operands that may be tensors: not `x is
     None`, `k in d`, nor a test of a literal against a literal."""
     operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    return all(isinstance(t.operator, _VALUE_COMPARISONS) for t in comparison.comparisons) and any(
-        isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands
-    )
-
-
-_VALUE_COMPARISONS = (
-    cst.Equal,
-    cst.NotEqual,
-    cst.LessThan,
-    cst.LessThanEqual,
-    cst.GreaterThan,
-    cst.GreaterThanEqual,
-)
+    return all(
+        isinstance(t.operator, ELEMENTWISE_COMPARISONS) for t in comparison.comparisons
+    ) and any(isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands)
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

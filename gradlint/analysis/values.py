@@ -45,7 +45,7 @@ from gradlint.analysis.bindings import (
     keyed_name,
     paired_value,
 )
-from gradlint.analysis.dataflow import COMPARISON_OPS
+from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
@@ -117,15 +117,6 @@ _PYTHON_METHODS = PYTHON_NUMBER_METHODS | METADATA_METHODS | _ARGPARSE_METHODS
 _GRAPH_FREE_METHODS = GRAPH_CUTTING_METHODS | {"cpu_numpy"}
 _GRAPH_FREE_ATTRIBUTES = DETACHING_ATTRIBUTES | {GRAD_ATTRIBUTE}
 
-# `a == b`-style comparisons are elementwise on tensors; `is` and `in` give a bool.
-_ELEMENTWISE_COMPARISONS = (
-    cst.Equal,
-    cst.NotEqual,
-    cst.LessThan,
-    cst.LessThanEqual,
-    cst.GreaterThan,
-    cst.GreaterThanEqual,
-)
 # Literals of containers that code may fill after binding them.
 _MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
 _CONTAINER_LITERALS = (
@@ -829,7 +820,7 @@ class ValueAnalysis:
             return self._expr(expr.body, use) | self._expr(expr.orelse, use)
         if type(expr) is cst.Comparison:
             if all(isinstance(c.operator, COMPARISON_OPS) for c in expr.comparisons):
-                if all(isinstance(c.operator, _ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
+                if all(isinstance(c.operator, ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
                     operands = [expr.left, *(c.comparator for c in expr.comparisons)]
                     if any(self._definitely_tensor(o, use) for o in operands):
                         return TENSOR  # `(pred.argmax(1) == y)` is a bool tensor
