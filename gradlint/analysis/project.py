@@ -48,7 +48,6 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRAD_DISABLERS,
     GRAD_MODE_SETTER,
-    MODULE_WRAPPING_METHODS,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
@@ -1823,7 +1822,7 @@ class _ScopeCalls:
         """What the values bound to a receiver build: True when one may be an instance of
         the class, False when every one is a constant or another class's instance, None
         otherwise (`m = make_model()`, `m = m.to(device)`: may be an instance)."""
-        built = [_unwrapped_module(v) for v in values]
+        built = [_built_object(v) for v in values]
         if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in built):
             return True
         if all(isinstance(v, ast.Constant) or self._other_class(v) for v in built):
@@ -2176,16 +2175,3 @@ def _tree_at_hand(path: str, key: MemoKey) -> bool:
         return False
     with _MEMO_LOCK:
         return source is not None and source in _RECENT_ASTS
-
-
-def _unwrapped_module(value: ast.AST) -> ast.AST:
-    """The constructor call under `Actor(...).to(device).float()`: those methods return
-    the module they are called on, so the receiver holds what the constructor built."""
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in MODULE_WRAPPING_METHODS
-        and isinstance(value.func.value, ast.Call)
-    ):
-        value = value.func.value
-    return value
