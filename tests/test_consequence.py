@@ -187,6 +187,25 @@ def test_periodic_code_and_small_loops_run_as_often_as_their_context():
     assert one(few).impact is Impact.ONCE
 
 
+def test_a_periodic_branch_that_trains_is_the_training_step():
+    # `if i % d_every == 0:` around the discriminator's update is the training itself:
+    # the generator forward detached for it runs every time that branch does
+    source = (
+        HEAD + "gen = nn.Linear(4, 4)\n"
+        "for i, x in enumerate(loader):\n"
+        "    if i % d_every == 0:\n"
+        "        fake = gen(x).detach()\n"
+        "        loss = model(fake).sum()\n"
+        "        opt.zero_grad()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "    if i % 100 == 0:\n"
+        "        print(gen(x).argmax().item())\n"
+    )
+    found = {d.start.line: d.impact for d in lint_source(source, "train.py")}
+    assert found == {8: Impact.PER_BATCH, 14: Impact.PER_EPOCH}, found
+
+
 def test_a_loops_else_and_iterable_run_once():
     # `else:` runs after the last iteration, a `for` loop's iterable before the first
     after_loop = (

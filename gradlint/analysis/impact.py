@@ -170,13 +170,19 @@ class ImpactAnalysis:
                 break
             if type(ancestor) is cst.If and not self.index.is_inside(node, ancestor.test):
                 if any(_is_modulo(n) for n in self.index.walk(ancestor.test)):
-                    return Impact.PER_EPOCH
+                    if not self._trains(ancestor):
+                        return Impact.PER_EPOCH
         if type(loop) is cst.For and _epoch_header(_text(loop.target) + " " + _text(loop.iter)):
             # the batch loop beside `node` (a small loop around it is no batch loop)
             inner = [n for n in self.index.walk(loop.body) if type(n) in LOOPS and self._hot(n)]
             if inner and not any(self.index.is_inside(node, other) for other in inner):
                 return Impact.PER_EPOCH
         return Impact.PER_BATCH
+
+    def _trains(self, branch: cst.If) -> bool:
+        """Does the branch differentiate? `if i % opt.d_every == 0:` around a model's
+        update step is the training itself (d_every is often 1), not a periodic sample."""
+        return self.loops is not None and bool(self.loops.autograd.events_in(branch.body))
 
     def _entry_of(self, func: cst.FunctionDef, visiting: set[cst.CSTNode]) -> Impact:
         """How often the function's body runs: as often as its most frequent call."""
