@@ -103,14 +103,22 @@ _COLD = (Impact.ONCE, Impact.TEST, Impact.PER_EPOCH)
 
 
 def default_severity(
-    group: Group | None, impact: Impact | None = None, *, one_sample: bool = False
+    group: Group | None,
+    impact: Impact | None = None,
+    *,
+    one_sample: bool = False,
+    latent: bool = False,
 ) -> Severity:
     """The level of a finding of `group` whose code runs with `impact` (on a batch of one
-    sample: `one_sample`), before configuration."""
+    sample: `one_sample`), before configuration. A `latent` finding is true of the code
+    but changes nothing as it is configured now (an accumulation loop that runs once):
+    at most a warning."""
     if group is None:
         return Severity.ERROR
     if group is WASTE and (impact in _COLD or one_sample):
         return Severity.HINT
+    if latent and _GROUP_SEVERITY[group] is Severity.ERROR:
+        return Severity.WARNING
     return _GROUP_SEVERITY[group]
 
 

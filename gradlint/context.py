@@ -143,6 +143,7 @@ class FileContext:
         related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
+        latent: bool = False,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -165,7 +166,7 @@ class FileContext:
         else:
             # Only waste is scaled by the batch: a crash is a crash on one sample too.
             one_sample = group is Group.WASTE and self.impact.on_one_sample(node)
-            severity = default_severity(group, impact, one_sample=one_sample)
+            severity = default_severity(group, impact, one_sample=one_sample, latent=latent)
         self.diagnostics.append(
             Diagnostic(
                 code=rule.code,

@@ -568,3 +568,24 @@ def test_the_cli_cache_relints_when_the_caller_changes(tmp_path, monkeypatch):
     (tmp_path / "train.py").write_text(IMPORTS + TRAIN_LOOP + "    generate_labels(x)\n")
     _, out = run(args, monkeypatch)
     assert [(d["impact"], d["severity"]) for d in json.loads(out)] == [("per-batch", "warning")]
+
+
+@pytest.mark.parametrize(
+    ("count", "severity"),
+    [("GEN_PASSES", Severity.WARNING), ("1", Severity.WARNING), ("n", Severity.ERROR)],
+)
+def test_a_pitfall_that_cannot_bite_as_configured_is_at_most_a_warning(count, severity):
+    # GL014 in a loop that runs once loses no micro-batch until its count grows
+    source = (
+        "import torch\n"
+        "GEN_PASSES = 1\n\n\n"
+        "def train(generator, critic, opt_g, noise, n):\n"
+        f"    for _ in range({count}):\n"
+        "        generator.zero_grad()\n"
+        "        (-critic(generator(noise)).mean()).backward()\n"
+        "    opt_g.step()\n"
+    )
+    config = Config(preview=True)
+    (finding,) = [d for d in lint_source(source, "train.py", config) if d.code == "GL014"]
+    assert finding.severity is severity
+    assert ("nothing is lost yet" in finding.message) is (severity is Severity.WARNING)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
@@ -265,3 +266,26 @@ class GradAccumulation:
 def site_statement(index: FileIndex, site: GradSite) -> cst.CSTNode:
     """The statement of the region that runs the site (the helper call's, for a helper)."""
     return index.statement_of(site.anchor)
+
+
+def runs_once(loop: cst.CSTNode, bindings: ScopeBindings) -> bool:
+    """A `for` loop over `range(1)`, or over `range(N)` with N a module-level constant
+    bound once to 1 and not rebound where the loop is: its body runs one time."""
+    iterable = loop.iter if type(loop) is cst.For else None
+    if (
+        type(iterable) is not cst.Call
+        or dotted_name(iterable.func) != "range"
+        or len(iterable.args) != 1
+    ):
+        return False
+    count: cst.CSTNode | None = iterable.args[0].value
+    if type(count) is cst.Name:
+        index = bindings.index
+        scope = index.scope_of(loop)
+        if scope is not index.module and count.value in bindings.records(scope, PYTHON_BINDINGS):
+            return False
+        found = bindings.records(index.module, PYTHON_BINDINGS).get(count.value, [])
+        if len(found) != 1 or found[0].kind is not BindingKind.ASSIGN:
+            return False
+        count = found[0].value
+    return type(count) is cst.Integer and count.evaluated_value == 1

@@ -116,6 +116,7 @@ class Rule:
         related: Iterable[tuple[cst.CSTNode, str] | Related] = (),
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
+        latent: bool = False,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -125,14 +126,23 @@ class Rule:
         `confidence`: LOW when the finding rests on an assumption the analysis could not
         check; the rule's documentation says which.
         `group`: what this finding does, when the shape makes it differ from the rule's
-        usual group (one of those the codes table lists for the rule)."""
+        usual group (one of those the codes table lists for the rule).
+        `latent`: the pitfall is in the code but cannot bite as it is set up now (a loop
+        that runs once): at most a warning."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
         if group is not None and group not in groups_of(self.code):
             raise TypeError(f"{self.code}: group {group.value!r} is not in the codes table")
         self.context.report(
-            self, node, text, fix, related=related, confidence=confidence, group=group
+            self,
+            node,
+            text,
+            fix,
+            related=related,
+            confidence=confidence,
+            group=group,
+            latent=latent,
         )
 
     @classmethod

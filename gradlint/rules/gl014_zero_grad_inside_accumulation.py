@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.accumulation import GradSite
+from gradlint.analysis.accumulation import GradSite, runs_once
 from gradlint.analysis.bindings import bound_names
 from gradlint.analysis.loops import LoopNode
 from gradlint.fix_builders import render
@@ -58,6 +58,10 @@ class ZeroGradInsideAccumulation(Rule):
     adversarial perturbation); a model's clear when the loop also steps another
     optimizer (it may be that one's); and `with accelerator.accumulate(model):`, where
     the prepared optimizer's `zero_grad()` waits for the window's end itself.
+
+    An inner loop that runs once as written (`for _ in range(GEN_ITERS)` with the module
+    constant `GEN_ITERS = 1`, or `range(1)`) loses nothing until its count grows: it is
+    still reported, as a warning rather than an error, and the message says so.
 
     ## Example
     ```python
@@ -299,6 +303,9 @@ class ZeroGradInsideAccumulation(Rule):
             when = "once, after it"
             advice = "Clear once, before the loop."
             label = "clears on every pass of this loop"
+            if runs_once(loop, self.facts.bindings):
+                # `range(GEN_ITERS)` with GEN_ITERS = 1: nothing is lost until it grows
+                advice += " (The loop runs once as configured, so nothing is lost yet.)"
         else:
             where = "on every iteration"
             when = "every few iterations"
@@ -325,6 +332,7 @@ class ZeroGradInsideAccumulation(Rule):
                 advice=advice,
             ),
             related=related,
+            latent=inner and runs_once(loop, self.facts.bindings),
         )
 
 

@@ -94,3 +94,44 @@ class ManualLightningModule:
         self.manual_backward(self.compute_loss(batch))
         if (batch_idx + 1) % self.accumulate == 0:
             opt.step()
+
+
+# The same loop with a count that is not one: only the last pass reaches the step.
+GEN_PASSES_MANY = 3
+
+
+def generator_loop_of_constant_passes(generator, critic, opt_g, noise):
+    for _ in range(GEN_PASSES_MANY):
+        generator.zero_grad()  # error: GL014
+        (-critic(generator(noise)).mean()).backward()
+    opt_g.step()
+
+
+def generator_loop_of_a_shadowed_constant(generator, critic, opt_g, noise, n):
+    GEN_PASSES_ONE = n  # noqa: N806 - the module's constant is 1, this local is not
+    for _ in range(GEN_PASSES_ONE):
+        generator.zero_grad()  # error: GL014
+        (-critic(generator(noise)).mean()).backward()
+    opt_g.step()
+
+
+GEN_PASSES_ONE = 1
+
+
+# One generator pass per iteration (a module constant, as in improved-wgan's
+# congan_train.py): reported, at most a warning, since nothing is lost until it grows.
+GEN_PASSES = 1
+
+
+def generator_loop_of_one_pass(generator, critic, opt_g, noise):
+    for _ in range(GEN_PASSES):
+        generator.zero_grad()  # error: GL014
+        (-critic(generator(noise)).mean()).backward()
+    opt_g.step()
+
+
+def generator_loop_of_range_one(generator, critic, opt_g, noise):
+    for _ in range(1):
+        generator.zero_grad()  # error: GL014
+        (-critic(generator(noise)).mean()).backward()
+    opt_g.step()

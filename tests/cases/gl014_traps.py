@@ -242,3 +242,4 @@ class StepWhenWindowEnds:
         if self.skip_nonfinite and not torch.isfinite(self.loss):
             return
         self.opt.step()
+
