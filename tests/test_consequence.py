@@ -272,6 +272,9 @@ def test_code_under_tests_has_test_impact():
     )
     finding = one(in_function, "check.py")
     assert (finding.impact, finding.severity) == (Impact.TEST, Severity.HINT)
+    # a `test_*` function that returns a value is a metric, not a pytest test
+    metric = in_function.replace("def test_loop():", "def test_loss():") + "    return total\n"
+    assert one(metric, "check.py").impact is not Impact.TEST
     assert is_test_path("conftest.py") and is_test_path("a/test/b.py")
     assert not is_test_path("src/testament.py")
 

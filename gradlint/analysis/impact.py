@@ -242,11 +242,19 @@ class ImpactAnalysis:
         return False
 
     def _is_test_function(self, func: cst.FunctionDef) -> bool:
-        """A pytest function: `test_*` at module level or in a `Test*` class."""
+        """A pytest function: `test_*` at module level or in a `Test*` class, returning
+        nothing. One that returns a value (`def test_acc(): return ...`, handed to a
+        training loop as a metric) computes a test-set figure; pytest warns when a test
+        returns one."""
         if not func.name.value.startswith("test"):
             return False
         cls = self.index.enclosing_class(func)
-        return cls is None or cls.name.value.startswith("Test")
+        if cls is not None and not cls.name.value.startswith("Test"):
+            return False
+        return not any(
+            type(node) is cst.Return and node.value is not None
+            for node in self.index.walk(func.body)
+        )
 
 
 def _caller_impact(context: CallerContext) -> Impact:
