@@ -252,17 +252,20 @@ def test_the_cache_relints_a_file_when_a_helper_it_imports_changes(tmp_path, mon
     assert sorted(linted) == ["train.py", "utils.py"]  # the helper and its caller only
 
 
-def test_a_loader_in_another_file_that_returns_an_eval_model(tmp_path):
+@pytest.mark.parametrize(
+    "switch", ["model.eval()", "model.train(False)", "model.train(mode=False)"]
+)
+def test_a_loader_in_another_file_that_returns_an_eval_model(tmp_path, switch):
     write(
         tmp_path,
         {
-            "loading.py": """
+            "loading.py": f"""
                 import torch
 
 
                 def load_model(path):
                     model = torch.load(path)
-                    model.eval()
+                    {switch}
                     return model
             """,
             # A file is parsed only when it holds a token some rule needs (here the

@@ -382,11 +382,11 @@ class _FunctionWalk:
         statement_calls.add(id(call))
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             receiver = _dotted(call.func.value)
-            if receiver is not None and call.func.attr == "eval" and not call.args:
-                self.modes[receiver] = True
-                self.eval_calls[receiver] = call
-            elif receiver is not None and call.func.attr == "train":
-                self.modes[receiver] = False
+            mode = _mode_switch(call)
+            if receiver is not None and mode is not None:
+                self.modes[receiver] = mode
+                if mode:
+                    self.eval_calls[receiver] = call
 
     def _augmented(self, node: ast.AugAssign) -> None:
         target = _dotted(node.target) or ""
@@ -702,18 +702,22 @@ def _switched_to_eval(
             continue
         receiver = _dotted(call.func.value) or ""
         source = sources.get(receiver) or loops.get(receiver)
-        if source is not None and _switches_to_eval(call):
+        if source is not None and _mode_switch(call) is True:
             found.add(source)
     return found
 
 
-def _switches_to_eval(call: ast.Call) -> bool:
-    """`x.eval()`, `x.train(False)`, `x.train(mode=False)`."""
-    assert isinstance(call.func, ast.Attribute)
-    if call.func.attr == "eval":
-        return not call.args and not call.keywords
-    if call.func.attr != "train":
-        return False
+def _mode_switch(call: ast.Call) -> bool | None:
+    """The mode `x.eval()` / `x.train(...)` puts x in: True for eval mode (`eval()`,
+    `train(False)`, `train(mode=False)`), False for training or a flag not known here
+    (`train()`, `train(flag)`), None for any other call."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "eval":
+        return True if not call.args and not call.keywords else None
+    if func.attr != "train":
+        return None
     flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
     return len(flags) == 1 and isinstance(flags[0], ast.Constant) and flags[0].value is False
 
@@ -777,9 +781,10 @@ def summary_of_file(path: str) -> ModuleSummary | None:
     return found
 
 
-# `.eval` as an attribute, across spaces or a line continuation: what a summary's eval
-# switch (`m.eval()`) needs in the text.
-_EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*eval\b")
+# `.eval` as an attribute, across spaces or a line continuation, or `.train(False)`: what
+# a summary's eval switch (`m.eval()`, `m.train(mode=False)`: _mode_switch) needs in the
+# text.
+_EVAL_ATTRIBUTE = re.compile(rb"\.[\s\\]*(?:eval\b|train\(\s*(?:mode\s*=\s*)?False\b)")
 _TEXT_MEMO: dict[MemoKey, str] = {}  # memo key -> text stamp
 # (memo key, tokens) -> does the text contain one of them; "<eval>": _EVAL_ATTRIBUTE
 _TOKEN_MEMO: dict[tuple[MemoKey, tuple[str, ...]], bool] = {}
@@ -1927,11 +1932,11 @@ class _ScopeCalls:
                 return True
             if method in query.resets:
                 return False
-            if method not in query.methods and method in ("eval", "train"):
-                return method == "eval"  # the module's own switch, for all its layers
+            if method not in query.methods:
+                return _mode_switch(call)  # the module's own switch, for all its layers
             return None
-        if target == f"{receiver}.{query.attribute}" and method in ("eval", "train"):
-            return method == "eval" and not call.args
+        if target == f"{receiver}.{query.attribute}":
+            return _mode_switch(call)
         return None
 
 
