@@ -5,8 +5,9 @@ repository's package, a class brought in by a star import, and its alias."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
+
+from test_project import write
 
 from gradlint.engine import lint_file
 
@@ -47,13 +48,6 @@ def test_acc():
 model = CONSTRUCTOR(width=[2, 1])
 model.fit(dataset, metrics=[test_acc])
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
 def codes_and_lines(path: Path) -> list[tuple[str, int]]:
