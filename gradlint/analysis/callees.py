@@ -7,7 +7,7 @@ import libcst as cst
 
 from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.index import FileIndex
-from gradlint.analysis.torch_api import MODULE_WRAPPING_METHODS
+from gradlint.analysis.tensors import built_module_call
 
 _EVERY_BINDING = frozenset(BindingKind)
 
@@ -138,18 +138,14 @@ class CalleeResolver:
 
     def _constructed(self, value: cst.CSTNode | None) -> cst.ClassDef | None:
         """The module-level class of this file that `Name(...)` constructs, if one."""
-        while (
-            type(value) is cst.Call
-            and type(value.func) is cst.Attribute
-            and value.func.attr.value in MODULE_WRAPPING_METHODS
-        ):
-            value = value.func.value
+        if value is not None:
+            value = built_module_call(value)
         if type(value) is not cst.Call or type(value.func) is not cst.Name:
             return None
         if self._classes is None:
             self._classes = {}
-            for node in self.index.order:
-                if type(node) is cst.ClassDef and self.index.scope_of(node) is self.index.module:
-                    self._classes.setdefault(node.name.value, []).append(node)
+            for cls in self.index.classes:
+                if self.index.scope_of(cls) is self.index.module:
+                    self._classes.setdefault(cls.name.value, []).append(cls)
         classes = self._classes.get(value.func.value, ())
         return classes[0] if len(classes) == 1 else None
