@@ -16,11 +16,11 @@ from pathlib import Path
 import libcst as cst
 
 from gradlint.analysis.project import (
-    PIECE_CHARS,
-    PIECE_START,
     ProjectIndex,
     imported_modules,
     parse_quietly,
+    parsed_in_pieces,
+    trees_in_pieces,
 )
 from gradlint.config import Config
 from gradlint.context import FileContext
@@ -153,12 +153,6 @@ def _compiles(source: str) -> bool:
     return True
 
 
-# The skip path only needs "does it parse", so it parses top-level pieces one at a time
-# (see project.PIECE_CHARS).
-_PIECE_CHARS = PIECE_CHARS
-_PIECE_START = PIECE_START
-
-
 def _rejection(source: str, *, whole: bool = False) -> BaseException | None:
     """What CPython's parser raises on the source, or None when it parses. The tree of a
     whole file is kept for the analyses that read it (positions, imports, the caller
@@ -174,29 +168,17 @@ def _rejection(source: str, *, whole: bool = False) -> BaseException | None:
 
 
 def _rejection_in_pieces(source: str) -> BaseException | None:
-    """What _rejection says, in bounded memory.
-
-    When every piece parses on its own the whole does: each piece ends with no bracket,
-    string or compound statement open (or it would not parse alone), and the next starts
-    at column 0 with a statement that cannot continue the previous one. A piece that
-    does not parse (a split inside a string, say) grows to the next start a few times,
-    then the whole text decides, as before."""
-    if len(source) <= 2 * _PIECE_CHARS or "barry_as_FLUFL" in source:
+    """What _rejection says, in bounded memory: the skip path only needs "does it
+    parse", so a large text is parsed in top-level pieces, one at a time
+    (project.trees_in_pieces). When every piece parses the whole does; otherwise the
+    whole text decides, as before."""
+    if not parsed_in_pieces(source) or "barry_as_FLUFL" in source:
         return _rejection(source, whole=True)
-    start = 0
-    while start < len(source):
-        end = start
-        for _attempt in range(3):
-            match = _PIECE_START.search(source, max(end, start + _PIECE_CHARS))
-            end = match.end() if match else len(source)
-            rejected = _rejection(source[start:end])
-            if rejected is None:
-                break
-            if end == len(source):
-                return _rejection(source) if start else rejected
-        else:
-            return _rejection(source)
-        start = end
+    try:
+        for _tree in trees_in_pieces(source):
+            pass
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _rejection(source)
     return None
 
 

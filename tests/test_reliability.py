@@ -26,6 +26,7 @@ import pytest
 from processes import running, wait_for_exit
 
 from gradlint import cli, discovery, engine, fixes
+from gradlint.analysis import project
 from gradlint.config import Config
 
 GL002 = b"import torch\nw = torch.ones(3, requires_grad=True)\nw += 1\n"
@@ -345,7 +346,7 @@ def test_files_without_trigger_tokens_are_parsed_in_bounded_pieces(monkeypatch):
     """The skip path asks CPython only "does it parse": in pieces, not the whole file's
     AST at once (which costs ~250 bytes per byte of source). Pieces are made small here
     so that small sources exercise them."""
-    monkeypatch.setattr(engine, "_PIECE_CHARS", 2048, raising=False)
+    monkeypatch.setattr(project, "PIECE_CHARS", 2048)
     body = "".join(
         f"def f{i}(a, b):\n    x = a + b * 2\n    return [x, {{'k': x}}, (a, b)]\n\n"
         for i in range(2_000)
@@ -358,7 +359,14 @@ def test_files_without_trigger_tokens_are_parsed_in_bounded_pieces(monkeypatch):
         sizes.append(len(source))
         return real_compile(source, *args, **kwargs)
 
+    # every CPython parse the engine asks for: its own, and the pieces' (project)
     monkeypatch.setattr(engine, "compile", recording_compile, raising=False)
+    real_parse = project._parse_unkept
+    monkeypatch.setattr(
+        project,
+        "_parse_unkept",
+        lambda text, path: sizes.append(len(text)) or real_parse(text, path),
+    )
     assert engine.lint_source(body, "gen.py") == []
     assert max(sizes) < 8192, max(sizes)
     # The same verdicts as parsing the whole text at once, whatever falls across pieces.

@@ -186,7 +186,13 @@ PIECE_CHARS = 256 * 1024
 PIECE_START = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")
 
 
-def _trees_in_pieces(source: str) -> Iterator[ast.Module]:
+def parsed_in_pieces(source: str) -> bool:
+    """Is the text large enough that what needs only part of its tree parses it in
+    pieces (trees_in_pieces)?"""
+    return len(source) > 2 * PIECE_CHARS
+
+
+def trees_in_pieces(source: str) -> Iterator[ast.Module]:
     """The trees of consecutive top-level pieces that make up the source, one alive at a
     time. A piece that does not parse alone (a split inside a string) grows to the next
     start a few times, then the rest is parsed whole; a text that does not parse raises
@@ -1276,9 +1282,7 @@ def imported_modules(source: str) -> list[tuple[str, int]]:
     modules: list[tuple[str, int]] = []
     try:
         # a large text's whole tree would cost ~250 bytes per character: in pieces
-        trees = (
-            _trees_in_pieces(source) if len(source) > 2 * PIECE_CHARS else [parse_quietly(source)]
-        )
+        trees = trees_in_pieces(source) if parsed_in_pieces(source) else [parse_quietly(source)]
         for tree in trees:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
