@@ -156,6 +156,24 @@ def measure_growth(main, n: int, device: str) -> dict:
     return growth
 
 
+def _enter_device(observation: dict, device_request: str) -> str | None:
+    """Resolve the device and set the process up for measuring on it; None, with the
+    observation's setup-error, when it cannot be used."""
+    try:
+        device = resolve_device(device_request)
+    except (ValueError, RuntimeError) as exc:
+        observation.update(status="setup-error", problem=str(exc))
+        return None
+    observation["device"] = device
+    if device == "cpu":
+        torch.set_num_threads(1)
+    # Whatever the process imported so far is not the fixture's: keep the collector off it,
+    # so the gc.collect() calls of the measurement stay cheap (a no-op if the forkserver
+    # preload already did this).
+    gc.freeze()
+    return device
+
+
 def run_fixture(path: str, device_request: str) -> dict:
     observation: dict = {
         "torch": str(torch.__version__),  # TorchVersion would make the parent import torch
@@ -165,18 +183,9 @@ def run_fixture(path: str, device_request: str) -> dict:
         "plain": None,
         "growth": None,
     }
-    try:
-        device = resolve_device(device_request)
-    except (ValueError, RuntimeError) as exc:
-        observation.update(status="setup-error", problem=str(exc))
+    device = _enter_device(observation, device_request)
+    if device is None:
         return observation
-    observation["device"] = device
-    if device == "cpu":
-        torch.set_num_threads(1)
-    # Whatever the process imported so far is not the fixture's: keep the collector off it,
-    # so the gc.collect() calls of the measurement stay cheap (a no-op if the forkserver
-    # preload already did this).
-    gc.freeze()
     try:
         module = load_module(Path(path))
     except BaseException as exc:  # noqa: BLE001 - any import failure is a finding
@@ -291,18 +300,12 @@ def time_steps(mains: dict[str, object], n: int, device: str, repetitions: int) 
 def time_pair(bad_path: str, fixed_path: str, device_request: str, repetitions: int) -> dict:
     """Time per step of a bad fixture and of its fixed version (time_steps), or why not."""
     observation: dict = {"status": "timed", "problem": None, "device": None, "device_name": None}
-    try:
-        device = resolve_device(device_request)
-    except (ValueError, RuntimeError) as exc:
-        observation.update(status="setup-error", problem=str(exc))
+    device = _enter_device(observation, device_request)
+    if device is None:
         return observation
-    observation["device"] = device
-    if device == "cpu":
-        torch.set_num_threads(1)
-        observation["device_name"] = "cpu, 1 thread"
-    else:
-        observation["device_name"] = torch.cuda.get_device_name(device)
-    gc.freeze()
+    observation["device_name"] = (
+        "cpu, 1 thread" if device == "cpu" else torch.cuda.get_device_name(device)
+    )
     mains = {}
     for label, path in (("bad", bad_path), ("fixed", fixed_path)):
         try:
