@@ -298,13 +298,14 @@ class ZeroGradInsideAccumulation(Rule):
             return
         self._reported.add(statement)
         step_statement = index.statement_of(step.anchor)
+        # `range(GEN_ITERS)` with GEN_ITERS = 1: nothing is lost until the count grows
+        latent = inner and runs_once(loop, self.facts.bindings)
         if inner:
             where = "on every pass of this loop"
             when = "once, after it"
             advice = "Clear once, before the loop."
             label = "clears on every pass of this loop"
-            if runs_once(loop, self.facts.bindings):
-                # `range(GEN_ITERS)` with GEN_ITERS = 1: nothing is lost until it grows
+            if latent:
                 advice += " (The loop runs once as configured, so nothing is lost yet.)"
         else:
             where = "on every iteration"
@@ -332,7 +333,7 @@ class ZeroGradInsideAccumulation(Rule):
                 advice=advice,
             ),
             related=related,
-            latent=inner and runs_once(loop, self.facts.bindings),
+            latent=latent,
         )
 
 
