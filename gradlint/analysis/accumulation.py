@@ -263,11 +263,6 @@ class GradAccumulation:
         return False
 
 
-def site_statement(index: FileIndex, site: GradSite) -> cst.CSTNode:
-    """The statement of the region that runs the site (the helper call's, for a helper)."""
-    return index.statement_of(site.anchor)
-
-
 def runs_once(loop: cst.CSTNode, bindings: ScopeBindings) -> bool:
     """A `for` loop over `range(1)`, or over `range(N)` with N a module-level constant
     bound once to 1 and not rebound where the loop is: its body runs one time."""
