@@ -143,10 +143,9 @@ class SiteRow:
         return _pos(self.line) <= _pos(line) <= _pos(self.end_line)
 
     def cites(self, path: str, line: str) -> bool:
-        """The reason of an evaluation scope names this line as its forward, or as the
+        """The site's reason names this line as the place of its pitfall (the forward of
+        an evaluation scope, or the forward a `no_grad` block was meant to cover), or the
         forward or call in another file that it names."""
-        if self.kind != "eval-scope":
-            return False
         if path != self.path:
             return any(
                 (path == cited or path.endswith("/" + cited)) and _pos(line) == (0, int(row))
