@@ -552,6 +552,26 @@ def _lint_blob(git_dir: str, commit: str, path: str) -> list[dict]:
         ]
 
 
+def _places(item: dict) -> list[str]:
+    """Where a finding points in its own file: its line and its related locations in
+    the same file. A pitfall of two places (GL016's training forward and the `eval()` that
+    left the model in eval mode) is caught whichever of them the upstream fix changed."""
+    places = [ledger.finding_line(item)]
+    if item.get("cell"):
+        return places  # a notebook's related cells are not told apart here
+    own = item["filename"].replace(os.sep, "/")
+    for related in item.get("related") or ():
+        other = str(related.get("filename", "")).replace(os.sep, "/")
+        if other == own or other.endswith("/" + own):
+            places.append(str(related["location"]["row"]))
+    return places
+
+
+def _near(place: str, want: tuple[int, int]) -> bool:
+    at = _pos(place)
+    return at[0] == want[0] and abs(at[1] - want[1]) <= 2
+
+
 def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
     stats = {h: Counter() for h in ("dev", "test")}
     lines = []
@@ -571,8 +591,7 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
         lo, hi = (_pos(x) for x in fix["fix_range"].split("-"))
         caught = any(
             same_pitfall(i["code"], fix["code"])
-            and abs(_pos(ledger.finding_line(i))[1] - want[1]) <= 2
-            and _pos(ledger.finding_line(i))[0] == want[0]
+            and any(_near(place, want) for place in _places(i))
             for i in before
         )
         clean = not any(
