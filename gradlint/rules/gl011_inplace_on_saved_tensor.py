@@ -120,6 +120,38 @@ class InplaceOnSavedTensor(Rule):
         if type(node.value) is cst.Call:
             self._statement(node)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        # The optimizer-step form: the backward is what is reported, since the step is
+        # where the program is right and the graph built before it is what is stale.
+        func = node.func
+        name = func.attr.value if type(func) is cst.Attribute else (dotted_name(func) or "")
+        if not name.endswith(("backward", "grad")):
+            return
+        facts = self.facts
+        event = facts.autograd.event(node)
+        if event is None or event.kind == "step":
+            return
+        found = facts.stepped_after_saving.before(event)
+        if found is None:
+            return
+        step = found.step
+        how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
+        if step.call is not step.step:
+            how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
+        self.report(
+            node,
+            self.message_for(
+                name=f"{found.model}.parameters()",
+                how=how,
+                saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
+                line=str(self._line(node)),
+            ),
+            related=[
+                (found.forward, f"`{found.model}`'s parameters are saved for backward here"),
+                (step.call, f"`{found.step.optimizer}.step()` changes them in place"),
+            ],
+        )
+
     def _statement(self, node: cst.CSTNode) -> None:
         for change in changes_in(node, self.facts.index):
             self._check(change)
