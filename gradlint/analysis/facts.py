@@ -19,10 +19,10 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.mode_flow import ModeFlow
+from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
-from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.saved import ParametersSteppedAfterSaving, SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets

@@ -30,7 +30,6 @@ from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.torch_api import PARAMETER_ITERATORS
 from gradlint.analysis.values import ValueAnalysis
 
-
 # Statements whose body may run no time at all, or only partly.
 _CONDITIONAL = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp)
 
@@ -71,15 +70,16 @@ class OptimizerHoldings:
         name = dotted_name(optimizer)
         if name is None:
             return frozenset()
+        values: list[cst.CSTNode]
         if "." in name:
             values = list(self.tensors.module_constructors(optimizer, use))
         else:
             values = []
             for binding in self.values.bindings_of(name, use):
-                value = self.values.bound_expression(binding, name)
-                if value is None:
+                bound = self.values.bound_expression(binding, name)
+                if bound is None:
                     return frozenset()  # a parameter, a loop target: built out of sight
-                values.append(value)
+                values.append(bound)
         held: frozenset[str] | None = None
         for value in values:
             modules = self._built_from(value)

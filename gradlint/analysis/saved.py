@@ -288,7 +288,9 @@ class ParametersSteppedAfterSaving:
     ) -> SteppedAfterSaving | None:
         index = self.index
         func = call.func
-        target = func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
+        target = (
+            func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
+        )
         called = dotted_name(target)
         if called is None:
             return None
@@ -307,16 +309,13 @@ class ParametersSteppedAfterSaving:
         reached = self.reach.differentiations_of(call)
         if not any(e.call is event.call for e in reached):
             return None
-        for step in after:
-            start, stop = index.order[call], index.order[event.call]
-            if any(
-                start < index.order[e.call] < stop and self.autograd.retains_graph(e) is False
-                for e in reached
-                if e.call is not event.call
-            ):
-                return None  # the graph is freed first: that second backward raises anyway
-            return SteppedAfterSaving(call, model, step, event)
-        return None
+        start, stop = index.order[call], index.order[event.call]
+        if any(
+            start < index.order[e.call] < stop and self.autograd.retains_graph(e) is False
+            for e in reached
+        ):
+            return None  # a backward in between frees the graph: the next one raises anyway
+        return SteppedAfterSaving(call, model, after[0], event)
 
     def _saves_parameters(self, call: cst.Call, model: str) -> bool:
         """Is the forward recorded, and proven to save some of the module's parameters?"""
