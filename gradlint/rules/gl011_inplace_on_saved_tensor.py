@@ -93,7 +93,8 @@ class InplaceOnSavedTensor(Rule):
     discriminator loss built on `G(z).detach()` after the generator's step (its graph
     holds D's weights, not G's); `retain_graph=True` with no step in between; a single
     torch layer (`nn.Linear(...)`) on inputs without history, which saves the input
-    and not its weight (measured: the step then breaks nothing); a backward in between
+    and not its weight (measured: the step then breaks nothing; any other module is
+    taken to save a weight, as every network of two layers does); a backward in between
     that frees the graph (the next one raises "backward through the graph a second
     time" instead).
 
