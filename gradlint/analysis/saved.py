@@ -274,7 +274,7 @@ class ParametersSteppedAfterSaving:
         for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if type(node) is not cst.Call or index.order[node] >= at:
                 continue
-            found = self._stepped_forward(node, event, steps, events)
+            found = self._stepped_forward(node, event, steps)
             if found is not None:
                 return found
         return None
@@ -284,8 +284,9 @@ class ParametersSteppedAfterSaving:
         call: cst.Call,
         event: DiffEvent,
         steps: list[ParameterStep],
-        events: list[DiffEvent],
     ) -> SteppedAfterSaving | None:
+        """`call` as a forward whose saved parameters one of `steps` (those that run
+        before `event`) changes after it, when `event` differentiates through it."""
         index = self.index
         func = call.func
         target = (
