@@ -130,12 +130,14 @@ class InplaceOnSavedTensor(Rule):
     look-alikes recorded in the ledger (ResNet's `out += shortcut`, drop-connect, in-place
     scaling of matmul and `torch.cat` results, a CG update under `no_grad`, a clone
     divided in place) stay silent. The optimizer form, on the census's 55 development
-    repositories, reports 2 findings, both judged true (PyTorch-GAN's softmax GAN steps
-    D between `d_loss.backward(retain_graph=True)` and `g_loss.backward()` through D;
-    Popular-RL-Algorithms' DDPG steps the Q network between building the policy loss
-    through it and its backward), and the fix benchmark's upstream repair (rlkit's SAC,
-    commit b7f97b2) is caught on its parent and clean on the fix. Two findings are too
-    few to measure precision, so the rule stays in preview.
+    repositories linted whole, reports 4 findings, all judged true by reading the code:
+    PyTorch-GAN's softmax GAN steps D between `d_loss.backward(retain_graph=True)` and
+    `g_loss.backward()` through D (its shape re-run on torch 2.13 raises), and
+    Popular-RL-Algorithms' DDPG and RDPG (`ddpg.py`, `ddpg_v2.py`, `rdpg.py`) step the Q
+    network between building the policy loss through it and its backward. The fix
+    benchmark's upstream repair (rlkit's SAC, commit b7f97b2) is caught on its parent and
+    clean on the fix. Four findings are too few to measure precision, so the rule stays
+    in preview.
 
     ## References
     - [torch.autograd: in-place correctness checks](https://pytorch.org/docs/stable/autograd.html#in-place-correctness-checks)
