@@ -19,10 +19,11 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.mode_flow import ModeFlow
+from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
-from gradlint.analysis.saved import SavedForBackward
+from gradlint.analysis.saved import ParametersSteppedAfterSaving, SavedForBackward
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets
 from gradlint.analysis.tensors import TensorFacts
@@ -97,6 +98,26 @@ class FileFacts:
     @cached_property
     def saved(self) -> SavedForBackward:
         return SavedForBackward(self.index, self.values, self.tensors, self.grad_mode)
+
+    @cached_property
+    def optimizers(self) -> OptimizerHoldings:
+        return OptimizerHoldings(
+            self.index, self.autograd, self.values, self.tensors, self.summaries
+        )
+
+    @cached_property
+    def stepped_after_saving(self) -> ParametersSteppedAfterSaving:
+        return ParametersSteppedAfterSaving(
+            self.index,
+            self.autograd,
+            self.loops,
+            self.values,
+            self.tensors,
+            self.grad_mode,
+            self.forwards,
+            self.differentiation,
+            self.optimizers,
+        )
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:

@@ -7,6 +7,10 @@ trailing-underscore method (`x.mul_(2)`, `x[0].zero_()`, `x.view(-1).add_(1)`),
 `x @= y` is not one (torch has no in-place matmul: it rebinds x), and neither is a
 change through `.data` (it has a version counter of its own) or through advanced
 indexing (`x[mask].add_(1)` changes a copy).
+
+An optimizer's `step()` is one too, of every parameter it holds: which those are, and
+which steps a function runs, is analysis/optimizers.py; the graphs that saved them
+before the step are in analysis/saved.py (`ParametersSteppedAfterSaving`).
 """
 
 from __future__ import annotations

@@ -21,14 +21,21 @@ from importlib import resources
 
 import libcst as cst
 
+from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
 from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.torch_api import SINGLE_OP_LAYERS
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 GRAD, TENSOR, NUMBER = "grad", "tensor", "number"
 _ANY = frozenset({GRAD, TENSOR, NUMBER})
 _A_TENSOR = frozenset({GRAD, TENSOR})
+_CARRIES_GRAPH = frozenset({Kind.LEAF, Kind.GRAPH})
 
 _OPERATORS: dict[type, str] = {
     cst.Add: "+",
@@ -187,3 +194,152 @@ class SavedForBackward:
             else:
                 return frozenset()
         return frozenset(out)
+
+
+# -- parameters saved by a forward, then stepped ------------------------------------------
+
+
+@dataclass(frozen=True)
+class SteppedAfterSaving:
+    """A differentiation through a module's forward whose parameters an optimizer
+    step changed in place between the forward and the differentiation."""
+
+    forward: cst.Call  # `qf(obs, pi(obs))`: it saved the module's parameters
+    model: str  # the module, as the scope names it
+    step: ParameterStep  # the step that changes them in place
+    event: DiffEvent  # the backward that needs them, and raises
+
+
+class ParametersSteppedAfterSaving:
+    """Which backward or autograd.grad goes through a forward of a module whose
+    parameters an optimizer steps after the forward saved them.
+
+    A module's forward saves its parameters for backward (`F.linear` keeps its weight
+    for the input's gradient, from the second layer of a network on, and from the first
+    when the input requires grad). `opt.step()` then changes them in place, so a graph
+    recorded before the step cannot be differentiated after it: the SAC / DDPG / GAN
+    crash of `policy_loss = -qf(obs, pi(obs)).mean()` built before `q_opt.step()` and
+    backpropagated after it.
+
+    Reported only in straight-line order in one function: the forward records (outside
+    `no_grad`, its module not frozen), the differentiation reaches its result along
+    def-use chains with no graph cut (`.detach()`), the step runs between them whenever
+    the differentiation does (no `if`, loop or `try` around the step alone), a backward
+    before the step gives it gradients to apply (a step without gradients changes
+    nothing), and no differentiation in between frees the graph first. A single torch
+    layer (`nn.Linear(...)`) applied to inputs without history saves its inputs, not its
+    weight, so it is left out unless an input is proven to carry a graph."""
+
+    def __init__(
+        self,
+        index: FileIndex,
+        autograd: AutogradCalls,
+        loops: LoopAnalysis,
+        values: ValueAnalysis,
+        tensors: TensorFacts,
+        grad_mode: GradModeAnalysis,
+        forwards: ForwardAnalysis,
+        reach: DifferentiationReach,
+        holdings: OptimizerHoldings,
+    ) -> None:
+        self.index = index
+        self.autograd = autograd
+        self.loops = loops
+        self.values = values
+        self.tensors = tensors
+        self.grad_mode = grad_mode
+        self.forwards = forwards
+        self.reach = reach
+        self.holdings = holdings
+
+    def before(self, event: DiffEvent) -> SteppedAfterSaving | None:
+        """The first forward, in source order, whose saved parameters a step changes
+        before `event` differentiates through it; None when none is proven."""
+        if event.kind == "step":
+            return None
+        index = self.index
+        scope = index.scope_of(event.call)
+        at = index.order[event.call]
+        events = self.loops.scope_facts(scope).events
+        steps = [
+            step
+            for step in self.holdings.steps_in(scope)
+            if index.order[step.call] < at
+            and not index.in_exclusive_branches(step.call, event.call)
+            and self.holdings.runs_unconditionally(step.call, event.call, scope)
+            and (step.differentiates_first or self._differentiated_before(step.call, events))
+        ]
+        if not steps:
+            return None
+        for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
+            if type(node) is not cst.Call or index.order[node] >= at:
+                continue
+            found = self._stepped_forward(node, event, steps)
+            if found is not None:
+                return found
+        return None
+
+    def _stepped_forward(
+        self,
+        call: cst.Call,
+        event: DiffEvent,
+        steps: list[ParameterStep],
+    ) -> SteppedAfterSaving | None:
+        """`call` as a forward whose saved parameters one of `steps` (those that run
+        before `event`) changes after it, when `event` differentiates through it."""
+        index = self.index
+        func = call.func
+        target = (
+            func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
+        )
+        called = dotted_name(target)
+        if called is None:
+            return None
+        after = [
+            step
+            for step in steps
+            if index.order[step.call] > index.order[call]
+            and not index.in_exclusive_branches(step.call, call)
+            and any(called == m or called.startswith(m + ".") for m in step.modules)
+        ]
+        if not after:
+            return None
+        model = self.forwards.model_forward(call)
+        if model is None or not self._saves_parameters(call, model):
+            return None
+        reached = self.reach.differentiations_of(call)
+        if not any(e.call is event.call for e in reached):
+            return None
+        start, stop = index.order[call], index.order[event.call]
+        if any(
+            start < index.order[e.call] < stop and self.autograd.retains_graph(e) is False
+            for e in reached
+        ):
+            return None  # a backward in between frees the graph: the next one raises anyway
+        return SteppedAfterSaving(call, model, after[0], event)
+
+    def _saves_parameters(self, call: cst.Call, model: str) -> bool:
+        """Is the forward recorded, and proven to save some of the module's parameters?"""
+        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return False
+        if self.forwards.is_frozen(model, call):
+            return False
+        qualified = self.tensors.module_class(cst.parse_expression(model), call) or ""
+        if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in SINGLE_OP_LAYERS:
+            # `nn.Linear` on inputs without history saves the input, not the weight
+            return any(
+                (value := self.values.of_expr(arg.value, call)) and value <= _CARRIES_GRAPH
+                for arg in call.args
+            )
+        return True
+
+    def _differentiated_before(self, node: cst.CSTNode, events: list[DiffEvent]) -> bool:
+        """Does a backward or autograd.grad run before `node` (so a step there has
+        gradients to apply)?"""
+        index = self.index
+        return any(
+            e.kind != "step"
+            and index.order[e.call] < index.order[node]
+            and not index.in_exclusive_branches(e.call, node)
+            for e in events
+        )

@@ -294,6 +294,11 @@ WEIGHTED_LAYERS = frozenset(
     | {"ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"}
     | {"BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "PReLU"}
 )
+# torch.nn layers that are one operation of their input and weight: on an input without
+# history, autograd saves the input (for the weight's gradient), not the weight, so an
+# optimizer step between the forward and its backward breaks nothing (measured on
+# torch 2.13, fixtures/GL011/good_single_layer_on_data.py).
+SINGLE_OP_LAYERS = WEIGHTED_LAYERS
 # torch.nn layers that hold parameters as built by default (InstanceNorm's affine
 # is off by default, so it holds none).
 PARAMETRIC_LAYERS = (

@@ -29,6 +29,13 @@ class InplaceOnSavedTensor(Rule):
     operation saved for its backward, when a backward through that operation follows
     in the same function.
 
+    Also flags the commonest form of it in SAC, DDPG, TD3 and GAN code: a `backward()`
+    (or `autograd.grad`) of a value built through a module's forward, after an optimizer
+    holding that module's parameters stepped. `opt.step()` changes every parameter it
+    holds in place, and the forward saved them (a layer keeps its weight for its
+    input's gradient). Reported on the backward, since the step is where the program
+    is right and the value built before it is what is stale.
+
     ## Why is this bad?
     Many operations keep a tensor for their backward: `torch.sigmoid`, `exp`, `tanh`,
     `relu` and `softmax` keep their output, `w * x` keeps `x` for `w`'s gradient,
@@ -39,6 +46,17 @@ class InplaceOnSavedTensor(Rule):
     [torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1;
     expected version 0 instead.` The error names the tensor, but not the line that
     changed it, so it is slow to find in a real model.
+
+    The optimizer form, measured on torch 2.13: the actor's loss built through the
+    critic, `policy_loss = -qf(obs, policy(obs)).mean()`, then `q_loss.backward();
+    q_opt.step()`, then `policy_loss.backward()` raises `RuntimeError: one of the
+    variables needed for gradient computation has been modified by an inplace
+    operation: [torch.FloatTensor [256, 1]], which is output 0 of AsStrided, is at
+    version 2; expected version 1 instead.` (earlier releases name the tensor's
+    producer `AsStridedBackward0`). It raises since torch 1.5, whose optimizers change
+    the parameters themselves under `no_grad` rather than through `.data`: rlkit's SAC
+    fixed it by updating the actor first ("will create an error in pytorch 1.5.0",
+    commit b7f97b2).
 
     Which operations save what is not a guess: the table gradlint reads is measured on
     torch itself (`python -m runtime_check saved-tensors`), per combination of
@@ -57,8 +75,28 @@ class InplaceOnSavedTensor(Rule):
     `torch.autograd.graph.allow_mutation_on_saved_tensors()` or `save_on_cpu()`, of a
     tensor nothing saved, or through `.data` (that one hides the error and gives wrong
     gradients instead); tensors passed through module calls and helpers are not
-    followed, and neither are modules built with `nn.ReLU(inplace=True)`. A parameter changed in place outside `no_grad` raises GL002's error
-    first, so it is left to GL002.
+    followed, and neither are modules built with `nn.ReLU(inplace=True)`. A parameter
+    changed in place outside `no_grad` raises GL002's error first, so it is left to
+    GL002.
+
+    The optimizer form is reported only where all of it is shown in one function, in
+    straight-line order: the optimizer is built from the module's `.parameters()`
+    (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
+    chained lists and param groups; a parameter list built out of sight proves
+    nothing); the forward records (outside `no_grad`, the module not frozen); the
+    backward reaches the forward's result with no `.detach()` on the way; the step
+    runs between them whenever the backward does (not under an `if`, a loop or a
+    `try` of its own), in the function itself or in a helper of this file it calls
+    (`self.update_critic(loss)`, `update(q_opt, q_loss)`); and a backward before the
+    step gives it gradients to apply (a step with no gradients changes nothing). Not
+    flagged: the step after the backward; the loss recomputed after the step; a
+    discriminator loss built on `G(z).detach()` after the generator's step (its graph
+    holds D's weights, not G's); `retain_graph=True` with no step in between; a single
+    torch layer (`nn.Linear(...)`) on inputs without history, which saves the input
+    and not its weight (measured: the step then breaks nothing; any other module is
+    taken to save a weight, as every network of two layers does); a backward in between
+    that frees the graph (the next one raises "backward through the graph a second
+    time" instead).
 
     ## Example
     ```python
@@ -88,10 +126,18 @@ class InplaceOnSavedTensor(Rule):
 
     ## On real code
     In preview. On the development corpus (29 public repositories, notebooks included;
-    `bench/real-code/`) it reports nothing, and the 6 correct look-alikes recorded in the
-    ledger (ResNet's `out += shortcut`, drop-connect, in-place scaling of matmul and
-    `torch.cat` results, a CG update under `no_grad`, a clone divided in place) stay
-    silent. With no finding to judge, its precision on real code is not measured yet.
+    `bench/real-code/`) the in-place statement form reports nothing, and the 6 correct
+    look-alikes recorded in the ledger (ResNet's `out += shortcut`, drop-connect, in-place
+    scaling of matmul and `torch.cat` results, a CG update under `no_grad`, a clone
+    divided in place) stay silent. The optimizer form, on the census's 55 development
+    repositories linted whole, reports 4 findings, all judged true by reading the code:
+    PyTorch-GAN's softmax GAN steps D between `d_loss.backward(retain_graph=True)` and
+    `g_loss.backward()` through D (its shape re-run on torch 2.13 raises), and
+    Popular-RL-Algorithms' DDPG and RDPG (`ddpg.py`, `ddpg_v2.py`, `rdpg.py`) step the Q
+    network between building the policy loss through it and its backward. The fix
+    benchmark's upstream repair (rlkit's SAC, commit b7f97b2) is caught on its parent and
+    clean on the fix. Four findings are too few to measure precision, so the rule stays
+    in preview.
 
     ## References
     - [torch.autograd: in-place correctness checks](https://pytorch.org/docs/stable/autograd.html#in-place-correctness-checks)
@@ -119,6 +165,38 @@ class InplaceOnSavedTensor(Rule):
     def visit_Expr(self, node: cst.Expr) -> None:
         if type(node.value) is cst.Call:
             self._statement(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # The optimizer-step form: the backward is what is reported, since the step is
+        # where the program is right and the graph built before it is what is stale.
+        func = node.func
+        name = func.attr.value if type(func) is cst.Attribute else (dotted_name(func) or "")
+        if not name.endswith(("backward", "grad")):
+            return
+        facts = self.facts
+        event = facts.autograd.event(node)
+        if event is None or event.kind == "step":
+            return
+        found = facts.stepped_after_saving.before(event)
+        if found is None:
+            return
+        step = found.step
+        how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
+        if step.call is not step.step:
+            how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
+        self.report(
+            node,
+            self.message_for(
+                name=f"{found.model}.parameters()",
+                how=how,
+                saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
+                line=str(self._line(node)),
+            ),
+            related=[
+                (found.forward, f"`{found.model}`'s parameters are saved for backward here"),
+                (step.call, f"`{found.step.optimizer}.step()` changes them in place"),
+            ],
+        )
 
     def _statement(self, node: cst.CSTNode) -> None:
         for change in changes_in(node, self.facts.index):
