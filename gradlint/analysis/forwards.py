@@ -11,6 +11,12 @@ A forward's graph is used when:
   cannot see into;
 - the module's own `forward` differentiates (an unrolled inner optimisation, an energy
   model solved by gradient descent), so it cannot run without grad.
+
+That a function differentiates says nothing of its other forwards: a MAML evaluation
+adapts on the support set with `autograd.grad` (which needs grad) and then runs the query
+forward only to read an accuracy. Each forward is judged by its own result: it is
+inference when that result, and all that is computed from it, ends as numbers, so no
+differentiated value depends on it (see `inference_forwards`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
@@ -65,6 +72,7 @@ class ForwardAnalysis:
         grad_mode: GradModeAnalysis,
         summaries: FunctionSummaries,
         reach: DifferentiationReach,
+        result_uses: ResultUses,
     ) -> None:
         self.index = index
         self.flow = flow
@@ -77,6 +85,7 @@ class ForwardAnalysis:
         self._asking_factories: set[cst.FunctionDef] = set()
         self.summaries = summaries
         self.reach = reach
+        self.result_uses = result_uses
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
@@ -143,6 +152,44 @@ class ForwardAnalysis:
             if position is not None:
                 found.append(call.args[position].value)
         return found
+
+    def inference_forwards(
+        self, call: cst.Call
+    ) -> list[tuple[cst.BaseExpression, cst.Call]]:
+        """(argument, forward) for a call of this file's helper that differentiates (a
+        MAML evaluation that adapts with `autograd.grad`, then predicts the query set):
+        the forwards of the argument inside the helper whose own result the helper only
+        reads as numbers (`.item()`, an argmax), while autograd records. Nothing the
+        helper differentiates, returns or stores depends on them, so the graph they
+        record is thrown away whatever the helper's other forwards need. They are
+        judged at the forward, not at the call: the call itself must keep recording.
+        A helper that does not differentiate is `inference_arguments`'."""
+        summaries = self.summaries
+        local = summaries.resolve(call)
+        if local is None or not self.differentiates(local):
+            return []
+        summary = summaries.of(local)
+        found: list[tuple[cst.BaseExpression, cst.Call]] = []
+        for param in summary.forwarded_params:
+            argument = summary.forwarded_argument(call, param)
+            if argument is None:
+                continue
+            for forward in summary.forwards[param]:
+                if self.forward_is_inference(forward, param):
+                    found.append((argument, forward))
+        return found
+
+    def forward_is_inference(self, forward: cst.Call, model: str) -> bool:
+        """Does this forward, while autograd records, build a graph that only numbers
+        are read from (in a scope that may differentiate something else)? Its result
+        must end as numbers on every path: one that escapes (returned to a caller that
+        may differentiate it, stored, passed to a function out of sight) or reaches a
+        differentiation keeps the forward recording."""
+        if self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
+            return False
+        if self.result_uses.numbers_only(forward) is None:
+            return False
+        return not self.graph_is_used(forward, model)
 
     def graph_is_used(self, call: cst.Call, model: str) -> bool:
         scope = self.index.scope_of(call)

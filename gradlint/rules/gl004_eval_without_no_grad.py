@@ -102,8 +102,8 @@ class EvalWithoutNoGrad(Rule):
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct
         calls, calls of this file's helpers that run a forward of the model they are
-        passed, and forwards inside closures defined here (judged where they are
-        called)."""
+        passed (inside a helper that differentiates, the forward itself), and forwards
+        inside closures defined here (judged where they are called)."""
         facts = self.facts
         index = facts.index
         body = scope.body if type(scope) is cst.FunctionDef else scope
@@ -134,6 +134,12 @@ class EvalWithoutNoGrad(Rule):
                 passed = dotted_name(argument)
                 if passed in models:
                     yield node, passed, node
+            # a helper that differentiates (a MAML evaluation): its forwards whose result
+            # it only reads as numbers, judged at the forward
+            for argument, forward in facts.forwards.inference_forwards(node):
+                passed = dotted_name(argument)
+                if passed in models:
+                    yield forward, passed, node
 
     def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:
         """`call` runs a forward of `model`; `at` is where that happens in the scope
