@@ -153,9 +153,7 @@ class ForwardAnalysis:
                 found.append(call.args[position].value)
         return found
 
-    def inference_forwards(
-        self, call: cst.Call
-    ) -> list[tuple[cst.BaseExpression, cst.Call]]:
+    def inference_forwards(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.Call]]:
         """(argument, forward) for a call of this file's helper that differentiates (a
         MAML evaluation that adapts with `autograd.grad`, then predicts the query set):
         the forwards of the argument inside the helper whose own result the helper only
@@ -180,11 +178,11 @@ class ForwardAnalysis:
         return found
 
     def forward_is_inference(self, forward: cst.Call, model: str) -> bool:
-        """Does this forward, while autograd records, build a graph that only numbers
-        are read from (in a scope that may differentiate something else)? Its result
-        must end as numbers on every path: one that escapes (returned to a caller that
-        may differentiate it, stored, passed to a function out of sight) or reaches a
-        differentiation keeps the forward recording."""
+        """Does this forward, in a function that differentiates something else, build a
+        graph that only numbers are read from? Its result must end as numbers on every
+        path: one that escapes (returned to a caller that may differentiate it, stored,
+        passed to a function out of sight) or reaches a differentiation keeps the
+        forward recording."""
         if self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
             return False
         if self.result_uses.numbers_only(forward) is None:
@@ -198,7 +196,62 @@ class ForwardAnalysis:
             or self._input_requires_grad(call, scope)
             or self._passed_with_its_input(call)
             or self._forward_differentiates(model, call)
+            or self._returned_by_a_differentiating_function(call, scope)
         )
+
+    def _returned_by_a_differentiating_function(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """A function that differentiates (itself or through this file's helpers) and
+        returns what the forward computes: MAML's adaptation then the query logits,
+        which the caller's meta-loss differentiates through the adapted weights."""
+        if type(scope) is not cst.FunctionDef or not self.differentiates(scope):
+            return False
+        index = self.index
+        statement = index.statement_of(call)
+        if self._cut_in_statement(call, statement):
+            return False
+        if isinstance(statement, cst.Return) or any(
+            type(anc) is cst.Yield for anc in index.ancestors(call)
+        ):
+            return True
+        returned = {
+            name
+            for node in index.walk(scope.body)
+            if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None
+            for name in self.flow.reads(node.value)
+        }
+        if not returned:
+            return False
+        work = [(statement, var) for var in self.reach.produced(call)]
+        seen: set[tuple[cst.CSTNode, str]] = set()
+        while work:
+            binding, var = work.pop()
+            if (binding, var) in seen or len(seen) > 500:
+                continue
+            seen.add((binding, var))
+            if type(binding) is cst.Expr:
+                # stored in a container (`out.append(net(x))`): returned with it
+                if var in returned:
+                    return True
+                continue
+            for use in self.values.uses_reached(binding, var):
+                statement = index.statement_of(use)
+                if self._cut_in_statement(use, statement):
+                    continue
+                if isinstance(statement, cst.Return) or any(
+                    type(anc) is cst.Yield for anc in index.ancestors(use)
+                ):
+                    return True
+                work.extend(self.reach.flows_into(use))
+        return False
+
+    def _cut_in_statement(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+        """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
+        for anc in self.index.ancestors(node):
+            if anc is statement:
+                return False
+            if self.flow.is_graph_cut(anc):
+                return True
+        return False
 
     # -- result differentiated ---------------------------------------------------------
 

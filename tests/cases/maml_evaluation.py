@@ -71,7 +71,34 @@ class Learner:
         return correct
 
 
+def evaluate_inline(net, x_t, y_t, x_v, y_v):
+    net.eval()
+    loss = nn.functional.cross_entropy(net(x_t), y_t)
+    grads = torch.autograd.grad(loss, list(net.parameters()))
+    correct = (net(x_v).argmax(1) == y_v).sum().item()  # error: GL004
+    net.train()
+    return correct, len(grads)
+
+
 # -- traps: the forward's graph is, or may be, used -----------------------------------
+
+
+def adapted_query(net, x_t, y_t, x_v):
+    # a function that differentiates returns the query logits: the caller's meta-loss
+    # differentiates them
+    net.eval()
+    adapt(net, x_t, y_t)
+    logits = net(x_v)
+    net.train()
+    return logits
+
+
+def meta_train(net, optimizer, tasks):
+    for x_t, y_t, x_v, y_v in tasks:
+        loss = nn.functional.cross_entropy(adapted_query(net, x_t, y_t, x_v), y_v)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 
 
 def meta_step(net, x_t, y_t, x_v, y_v):
@@ -146,6 +173,17 @@ def outer_loss(net, tasks):
     for x_t, y_t, x_v, y_v in tasks:
         total = total + nn.functional.cross_entropy(adapted_logits(net, x_t, y_t, x_v), y_v)
     total.backward()
+
+
+def adapted_ensemble(net, x_t, y_t, x_v):
+    # kept in a list the function returns, with the adapted gradients
+    net.eval()
+    grads = adapt(net, x_t, y_t)
+    outputs = []
+    for _ in range(3):
+        outputs.append(net(x_v))
+    net.train()
+    return outputs, grads
 
 
 class Recorder:
