@@ -93,6 +93,7 @@ class ForwardAnalysis:
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef, bool] = {}
+        self._differentiates: dict[cst.FunctionDef, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -205,6 +206,16 @@ class ForwardAnalysis:
         which the caller's meta-loss differentiates through the adapted weights."""
         if type(scope) is not cst.FunctionDef or not self.differentiates(scope):
             return False
+        if not self._reaches_a_return(call, scope):
+            return False
+        # every caller in sight only makes numbers of it (result_uses follows a value a
+        # function of this file returns into its callers): nothing differentiates it
+        return self.result_uses.numbers_only(call) is None
+
+    def _reaches_a_return(self, call: cst.Call, scope: cst.FunctionDef) -> bool:
+        """Does the result, with its graph (past no `.item()` or `.detach()`), reach a
+        `return` or `yield` of its function, through names, containers appended to and
+        the values computed from it?"""
         index = self.index
         statement = index.statement_of(call)
         if self._cut_in_statement(call, statement):
@@ -850,6 +861,15 @@ class ForwardAnalysis:
         it calls (MAML++'s forward calls an inner-loop update that calls autograd.grad)?"""
         if func in seen:
             return False
+        if not seen:
+            # asked of every forward's function (graph_is_used): the answer from the top
+            found = self._differentiates.get(func)
+            if found is None:
+                found = self._differentiates[func] = self._compute_differentiates(func, seen)
+            return found
+        return self._compute_differentiates(func, seen)
+
+    def _compute_differentiates(self, func: cst.FunctionDef, seen: frozenset) -> bool:
         if self.summaries.of(func).differentiates:
             return True
         for node in self.index.walk(func.body):

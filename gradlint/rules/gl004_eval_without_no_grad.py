@@ -42,6 +42,15 @@ class EvalWithoutNoGrad(Rule):
     whose result flows into `backward()` or `torch.autograd.grad` (eval mode used on
     purpose to freeze batch norm while fine-tuning, adversarial examples, saliency).
 
+    A function that differentiates is judged forward by forward. A MAML evaluation
+    that adapts on the support set with `autograd.grad` and then runs the query forward
+    only to read an accuracy is flagged at the query forward (also inside a helper
+    the evaluation calls with the eval'd model: the fix wraps that forward, never the
+    call that must differentiate), when its result ends as numbers. Not flagged: a
+    forward whose result a function that differentiates returns or yields (the query
+    logits of an adaptation, differentiated by the caller's meta-loss), and, inside such
+    a helper, one whose result is stored or handed to a function out of sight.
+
     ## Example
     ```python
     import torch

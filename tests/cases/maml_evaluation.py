@@ -196,3 +196,14 @@ class Recorder:
     def run(self, net, tasks):
         net.eval()
         return [self.evaluation(net, *task) for task in tasks]
+
+
+def probe(net, x_t, y_t, x_v):
+    # returned by a function that differentiates, but every caller reads it as a number
+    net.eval()
+    adapt(net, x_t, y_t)
+    return net(x_v)  # error: GL004
+
+
+def probe_all(net, tasks):
+    return [probe(net, x_t, y_t, x_v).mean().item() for x_t, y_t, x_v, _ in tasks]
