@@ -83,7 +83,7 @@ class DifferentiationReach:
                 reached(use)
                 if first and found:
                     return found
-                work.extend(self._flows_into(use))
+                work.extend(self.flows_into(use))
         if containers:
             for event in events:
                 if not any(e is event for e in found) and region.closure(event.roots) & containers:
@@ -99,7 +99,7 @@ class DifferentiationReach:
                 return True
         return False
 
-    def _flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+    def flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
         """(binding, variable) pairs that a read passes its value on to."""
         statement = self.index.statement_of(use)
         out: list[tuple[cst.CSTNode, str]] = []

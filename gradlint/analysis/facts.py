@@ -143,6 +143,7 @@ class FileFacts:
             self.grad_mode,
             self.summaries,
             self.differentiation,
+            self.result_uses,
         )
 
     @cached_property

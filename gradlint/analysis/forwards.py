@@ -11,6 +11,12 @@ A forward's graph is used when:
   cannot see into;
 - the module's own `forward` differentiates (an unrolled inner optimisation, an energy
   model solved by gradient descent), so it cannot run without grad.
+
+That a function differentiates says nothing of its other forwards: a MAML evaluation
+adapts on the support set with `autograd.grad` (which needs grad) and then runs the query
+forward only to read an accuracy. Each forward is judged by its own result: it is
+inference when that result, and all that is computed from it, ends as numbers, so no
+differentiated value depends on it (see `inference_forwards`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
@@ -65,6 +72,7 @@ class ForwardAnalysis:
         grad_mode: GradModeAnalysis,
         summaries: FunctionSummaries,
         reach: DifferentiationReach,
+        result_uses: ResultUses,
     ) -> None:
         self.index = index
         self.flow = flow
@@ -77,6 +85,7 @@ class ForwardAnalysis:
         self._asking_factories: set[cst.FunctionDef] = set()
         self.summaries = summaries
         self.reach = reach
+        self.result_uses = result_uses
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
@@ -84,6 +93,7 @@ class ForwardAnalysis:
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef, bool] = {}
+        self._differentiates: dict[cst.FunctionDef, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -144,6 +154,42 @@ class ForwardAnalysis:
                 found.append(call.args[position].value)
         return found
 
+    def inference_forwards(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.Call]]:
+        """(argument, forward) for a call of this file's helper that differentiates (a
+        MAML evaluation that adapts with `autograd.grad`, then predicts the query set):
+        the forwards of the argument inside the helper whose own result the helper only
+        reads as numbers (`.item()`, an argmax), while autograd records. Nothing the
+        helper differentiates, returns or stores depends on them, so the graph they
+        record is thrown away whatever the helper's other forwards need. They are
+        judged at the forward, not at the call: the call itself must keep recording.
+        A helper that does not differentiate is `inference_arguments`'."""
+        summaries = self.summaries
+        local = summaries.resolve(call)
+        if local is None or not self.differentiates(local):
+            return []
+        summary = summaries.of(local)
+        found: list[tuple[cst.BaseExpression, cst.Call]] = []
+        for param in summary.forwarded_params:
+            argument = summary.forwarded_argument(call, param)
+            if argument is None:
+                continue
+            for forward in summary.forwards[param]:
+                if self.forward_is_inference(forward, param):
+                    found.append((argument, forward))
+        return found
+
+    def forward_is_inference(self, forward: cst.Call, model: str) -> bool:
+        """Does this forward, in a function that differentiates something else, build a
+        graph that only numbers are read from? Its result must end as numbers on every
+        path: one that escapes (returned to a caller that may differentiate it, stored,
+        passed to a function out of sight) or reaches a differentiation keeps the
+        forward recording."""
+        if self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
+            return False
+        if self.result_uses.numbers_only(forward) is None:
+            return False
+        return not self.graph_is_used(forward, model)
+
     def graph_is_used(self, call: cst.Call, model: str) -> bool:
         scope = self.index.scope_of(call)
         return (
@@ -151,7 +197,72 @@ class ForwardAnalysis:
             or self._input_requires_grad(call, scope)
             or self._passed_with_its_input(call)
             or self._forward_differentiates(model, call)
+            or self._returned_by_a_differentiating_function(call, scope)
         )
+
+    def _returned_by_a_differentiating_function(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """A function that differentiates (itself or through this file's helpers) and
+        returns what the forward computes: MAML's adaptation then the query logits,
+        which the caller's meta-loss differentiates through the adapted weights."""
+        if type(scope) is not cst.FunctionDef or not self.differentiates(scope):
+            return False
+        if not self._reaches_a_return(call, scope):
+            return False
+        # every caller in sight only makes numbers of it (result_uses follows a value a
+        # function of this file returns into its callers): nothing differentiates it
+        return self.result_uses.numbers_only(call) is None
+
+    def _reaches_a_return(self, call: cst.Call, scope: cst.FunctionDef) -> bool:
+        """Does the result, with its graph (past no `.item()` or `.detach()`), reach a
+        `return` or `yield` of its function, through names, containers appended to and
+        the values computed from it?"""
+        index = self.index
+        statement = index.statement_of(call)
+        if self._cut_in_statement(call, statement):
+            return False
+        if isinstance(statement, cst.Return) or any(
+            type(anc) is cst.Yield for anc in index.ancestors(call)
+        ):
+            return True
+        returned = {
+            name
+            for node in index.walk(scope.body)
+            if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None
+            for name in self.flow.reads(node.value)
+        }
+        if not returned:
+            return False
+        work = [(statement, var) for var in self.reach.produced(call)]
+        seen: set[tuple[cst.CSTNode, str]] = set()
+        while work:
+            binding, var = work.pop()
+            if (binding, var) in seen or len(seen) > 500:
+                continue
+            seen.add((binding, var))
+            if type(binding) is cst.Expr:
+                # stored in a container (`out.append(net(x))`): returned with it
+                if var in returned:
+                    return True
+                continue
+            for use in self.values.uses_reached(binding, var):
+                statement = index.statement_of(use)
+                if self._cut_in_statement(use, statement):
+                    continue
+                if isinstance(statement, cst.Return) or any(
+                    type(anc) is cst.Yield for anc in index.ancestors(use)
+                ):
+                    return True
+                work.extend(self.reach.flows_into(use))
+        return False
+
+    def _cut_in_statement(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+        """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
+        for anc in self.index.ancestors(node):
+            if anc is statement:
+                return False
+            if self.flow.is_graph_cut(anc):
+                return True
+        return False
 
     # -- result differentiated ---------------------------------------------------------
 
@@ -750,6 +861,15 @@ class ForwardAnalysis:
         it calls (MAML++'s forward calls an inner-loop update that calls autograd.grad)?"""
         if func in seen:
             return False
+        if not seen:
+            # asked of every forward's function (graph_is_used): the answer from the top
+            found = self._differentiates.get(func)
+            if found is None:
+                found = self._differentiates[func] = self._compute_differentiates(func, seen)
+            return found
+        return self._compute_differentiates(func, seen)
+
+    def _compute_differentiates(self, func: cst.FunctionDef, seen: frozenset) -> bool:
         if self.summaries.of(func).differentiates:
             return True
         for node in self.index.walk(func.body):

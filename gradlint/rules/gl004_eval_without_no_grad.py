@@ -42,6 +42,15 @@ class EvalWithoutNoGrad(Rule):
     whose result flows into `backward()` or `torch.autograd.grad` (eval mode used on
     purpose to freeze batch norm while fine-tuning, adversarial examples, saliency).
 
+    A function that differentiates is judged forward by forward. A MAML evaluation
+    that adapts on the support set with `autograd.grad` and then runs the query forward
+    only to read an accuracy is flagged at the query forward (also inside a helper
+    the evaluation calls with the eval'd model: the fix wraps that forward, never the
+    call that must differentiate), when its result ends as numbers. Not flagged: a
+    forward whose result a function that differentiates returns or yields (the query
+    logits of an adaptation, differentiated by the caller's meta-loss), and, inside such
+    a helper, one whose result is stored or handed to a function out of sight.
+
     ## Example
     ```python
     import torch
@@ -102,8 +111,8 @@ class EvalWithoutNoGrad(Rule):
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct
         calls, calls of this file's helpers that run a forward of the model they are
-        passed, and forwards inside closures defined here (judged where they are
-        called)."""
+        passed (inside a helper that differentiates, the forward itself), and forwards
+        inside closures defined here (judged where they are called)."""
         facts = self.facts
         index = facts.index
         body = scope.body if type(scope) is cst.FunctionDef else scope
@@ -134,6 +143,12 @@ class EvalWithoutNoGrad(Rule):
                 passed = dotted_name(argument)
                 if passed in models:
                     yield node, passed, node
+            # a helper that differentiates (a MAML evaluation): its forwards whose result
+            # it only reads as numbers, judged at the forward
+            for argument, forward in facts.forwards.inference_forwards(node):
+                passed = dotted_name(argument)
+                if passed in models:
+                    yield forward, passed, node
 
     def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:
         """`call` runs a forward of `model`; `at` is where that happens in the scope
