@@ -270,6 +270,42 @@ class ScopeBindings:
         self._views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
         self._node_views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
         self._uses: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._attributes: dict[cst.ClassDef, dict[str, list[NameBinding]]] = {}
+        self._attribute_names: dict[str, int] | None = None
+
+    def attribute_bindings(self, cls: cst.ClassDef, name: str) -> list[NameBinding] | None:
+        """Every binding of `self.x` (name) in the class's methods and the functions
+        nested in them, flow-insensitively: what the attribute may hold anywhere in the
+        object's life. None when code outside the class may bind an attribute of that
+        name on some object (`agent.env = ...`), which could be this class's instance."""
+        table = self._attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in self.index.walk(cls, into_functions=True):
+                if type(node) is cst.FunctionDef:
+                    for record in self.of_scope(node):
+                        if record.name.startswith("self.") and record.name.count(".") == 1:
+                            table.setdefault(record.name, []).append(record)
+            self._attributes[cls] = table
+        found = table.get(name, [])
+        outside = self._outside_attribute_names()
+        if len(found) < outside.get(name.rpartition(".")[2], 0):
+            return None
+        return found
+
+    def _outside_attribute_names(self) -> dict[str, int]:
+        """How many bindings of each attribute name (`x.attr = ...`, any object) the file
+        makes, to tell a class's own bindings from another object's."""
+        if self._attribute_names is None:
+            counts: dict[str, int] = {}
+            for node in self.index.nodes:
+                if type(node) in _BINDING_NODE_TYPES:
+                    for record in bindings_of_node(node):
+                        if "." in record.name and "[" not in record.name:
+                            attr = record.name.rpartition(".")[2]
+                            counts[attr] = counts.get(attr, 0) + 1
+            self._attribute_names = counts
+        return self._attribute_names
 
     def of_scope(self, scope: cst.CSTNode) -> list[NameBinding]:
         """The scope's bindings in source order: parameters first, then its body's."""
