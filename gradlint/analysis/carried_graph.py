@@ -20,6 +20,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
@@ -61,7 +62,9 @@ class CarriedGraph:
         forwards: ForwardAnalysis,
         grad_mode: GradModeAnalysis,
         summaries: FunctionSummaries,
+        frameworks: FrameworkAnalysis | None = None,
     ) -> None:
+        self.frameworks = frameworks if frameworks is not None else FrameworkAnalysis(index)
         self.index = index
         self.flow = flow
         self.loops = loops
@@ -362,6 +365,8 @@ class CarriedGraph:
         name = dotted_name(call.func)
         if name is None or not self._out_of_sight(call, call):
             return None
+        if not self.frameworks.names_torch():
+            return None  # no torch in the file: the recurrent shape is no evidence
         if is_graph_free(self.values.of_expr(call, call)):
             return None
         root = name.split(".")[0]
