@@ -415,6 +415,28 @@ class CarriedGraph:
                     return True
         return False
 
+    def unrolled_for_callers(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Does the loop differentiate only functionally (`autograd.grad`: no backward,
+        no optimizer step) and hand what it carries back to callers that differentiate
+        it? A meta-learner's inner adaptation loop (MAML's fast weights, a hyper-
+        network's adapted parameters returned by `adaptation()` and backpropagated by
+        `train()`): the carried history is what the outer differentiation walks, the
+        unroll's length is the algorithm's, and a detach would cut the meta-gradient."""
+        if not loop.events or any(event.kind != "grad" for event in loop.events):
+            return False
+        if not self.leaves_scope(var, loop):
+            return False
+        index = self.index
+        scope = index.scope_of(loop.loop)
+        if type(scope) is not cst.FunctionDef:
+            return False
+        for site in self.grad_mode.callers_of(scope):
+            if self.loops.scope_facts(index.scope_of(site)).events:
+                return True
+            if any(self.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)):
+                return True
+        return False
+
     def leaves_scope(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does a value built from what the loop carries leave its function: returned,
         yielded, or stored on an object (`self.h = h`)?"""

@@ -121,6 +121,8 @@ class UndetachedLoopState(Rule):
                 continue  # functional fast weights: the gradient is taken through them
             if not carried.may_carry_graph(var, loop):
                 continue  # a number, a module, a tensor that never had history
+            if carried.unrolled_for_callers(var, loop):
+                continue  # a meta-learner's inner loop: the caller differentiates the unroll
             carrying = carried.carrying_statements(var, loop)
             if carrying and all(self._through_unknown_function(s) for s in carrying):
                 unsure.add(var)
