@@ -259,6 +259,10 @@ _BINDING_NODE_TYPES = frozenset(
 )
 
 
+# The statements _outside_attribute_names counts: what can assign `x.attr`.
+_ATTRIBUTE_ASSIGNING = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For)
+
+
 class ScopeBindings:
     """Every scope's bindings, each table built once, when first asked for."""
 
@@ -288,22 +292,34 @@ class ScopeBindings:
                             table.setdefault(record.name, []).append(record)
             self._attributes[cls] = table
         found = table.get(name, [])
-        outside = self._outside_attribute_names()
-        if len(found) < outside.get(name.rpartition(".")[2], 0):
+        assigned = sum(1 for b in found if type(b.node) in _ATTRIBUTE_ASSIGNING)
+        if assigned < self._outside_attribute_names().get(name.rpartition(".")[2], 0):
             return None
         return found
 
     def _outside_attribute_names(self) -> dict[str, int]:
-        """How many bindings of each attribute name (`x.attr = ...`, any object) the file
-        makes, to tell a class's own bindings from another object's."""
+        """How many assignments of each attribute name (`x.attr = ...` on any object,
+        `make().attr = ...` too) the file makes, to tell a class's own bindings from
+        another object's."""
         if self._attribute_names is None:
             counts: dict[str, int] = {}
             for node in self.index.nodes:
-                if type(node) in _BINDING_NODE_TYPES:
-                    for record in bindings_of_node(node):
-                        if "." in record.name and "[" not in record.name:
-                            attr = record.name.rpartition(".")[2]
-                            counts[attr] = counts.get(attr, 0) + 1
+                targets: list[cst.BaseExpression]
+                if type(node) is cst.Assign:
+                    targets = [t.target for t in node.targets]
+                elif type(node) in _ATTRIBUTE_ASSIGNING:
+                    targets = [node.target]  # type: ignore[attr-defined]
+                else:
+                    continue
+                while targets:
+                    target = targets.pop()
+                    if type(target) is cst.Attribute:
+                        attr = target.attr.value
+                        counts[attr] = counts.get(attr, 0) + 1
+                    elif isinstance(target, (cst.Tuple, cst.List)):
+                        targets.extend(e.value for e in target.elements)
+                    elif type(target) is cst.StarredElement:
+                        targets.append(target.value)
             self._attribute_names = counts
         return self._attribute_names
 
