@@ -259,6 +259,10 @@ _BINDING_NODE_TYPES = frozenset(
 )
 
 
+# The statements _outside_attribute_names counts: what can assign `x.attr`.
+_ATTRIBUTE_ASSIGNING = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For)
+
+
 class ScopeBindings:
     """Every scope's bindings, each table built once, when first asked for."""
 
@@ -270,6 +274,54 @@ class ScopeBindings:
         self._views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
         self._node_views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
         self._uses: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._attributes: dict[cst.ClassDef, dict[str, list[NameBinding]]] = {}
+        self._attribute_names: dict[str, int] | None = None
+
+    def attribute_bindings(self, cls: cst.ClassDef, name: str) -> list[NameBinding] | None:
+        """Every binding of `self.x` (name) in the class's methods and the functions
+        nested in them, flow-insensitively: what the attribute may hold anywhere in the
+        object's life. None when code outside the class may bind an attribute of that
+        name on some object (`agent.env = ...`), which could be this class's instance."""
+        table = self._attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in self.index.walk(cls, into_functions=True):
+                if type(node) is cst.FunctionDef:
+                    for record in self.of_scope(node):
+                        if record.name.startswith("self.") and record.name.count(".") == 1:
+                            table.setdefault(record.name, []).append(record)
+            self._attributes[cls] = table
+        found = table.get(name, [])
+        assigned = sum(1 for b in found if type(b.node) in _ATTRIBUTE_ASSIGNING)
+        if assigned < self._outside_attribute_names().get(name.rpartition(".")[2], 0):
+            return None
+        return found
+
+    def _outside_attribute_names(self) -> dict[str, int]:
+        """How many assignments of each attribute name (`x.attr = ...` on any object,
+        `make().attr = ...` too) the file makes, to tell a class's own bindings from
+        another object's."""
+        if self._attribute_names is None:
+            counts: dict[str, int] = {}
+            for node in self.index.nodes:
+                targets: list[cst.BaseExpression]
+                if type(node) is cst.Assign:
+                    targets = [t.target for t in node.targets]
+                elif type(node) in _ATTRIBUTE_ASSIGNING:
+                    targets = [node.target]  # type: ignore[attr-defined]
+                else:
+                    continue
+                while targets:
+                    target = targets.pop()
+                    if type(target) is cst.Attribute:
+                        attr = target.attr.value
+                        counts[attr] = counts.get(attr, 0) + 1
+                    elif isinstance(target, (cst.Tuple, cst.List)):
+                        targets.extend(e.value for e in target.elements)
+                    elif type(target) is cst.StarredElement:
+                        targets.append(target.value)
+            self._attribute_names = counts
+        return self._attribute_names
 
     def of_scope(self, scope: cst.CSTNode) -> list[NameBinding]:
         """The scope's bindings in source order: parameters first, then its body's."""

@@ -20,6 +20,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
+from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
@@ -61,7 +62,9 @@ class CarriedGraph:
         forwards: ForwardAnalysis,
         grad_mode: GradModeAnalysis,
         summaries: FunctionSummaries,
+        frameworks: FrameworkAnalysis | None = None,
     ) -> None:
+        self.frameworks = frameworks if frameworks is not None else FrameworkAnalysis(index)
         self.index = index
         self.flow = flow
         self.loops = loops
@@ -362,6 +365,8 @@ class CarriedGraph:
         name = dotted_name(call.func)
         if name is None or not self._out_of_sight(call, call):
             return None
+        if not self.frameworks.names_torch():
+            return None  # no torch in the file: the recurrent shape is no evidence
         if is_graph_free(self.values.of_expr(call, call)):
             return None
         root = name.split(".")[0]
@@ -408,6 +413,28 @@ class CarriedGraph:
             for event in facts.events:
                 if var in scope_facts.closure(event.roots) or var in facts.closure(event.roots):
                     return True
+        return False
+
+    def unrolled_for_callers(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Does the loop differentiate only functionally (`autograd.grad`: no backward,
+        no optimizer step) and hand what it carries back to callers that differentiate
+        it? A meta-learner's inner adaptation loop (MAML's fast weights, a hyper-
+        network's adapted parameters returned by `adaptation()` and backpropagated by
+        `train()`): the carried history is what the outer differentiation walks, the
+        unroll's length is the algorithm's, and a detach would cut the meta-gradient."""
+        if not loop.events or any(event.kind != "grad" for event in loop.events):
+            return False
+        if not self.leaves_scope(var, loop):
+            return False
+        index = self.index
+        scope = index.scope_of(loop.loop)
+        if type(scope) is not cst.FunctionDef:
+            return False
+        for site in self.grad_mode.callers_of(scope):
+            if self.loops.scope_facts(index.scope_of(site)).events:
+                return True
+            if any(self.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)):
+                return True
         return False
 
     def leaves_scope(self, var: str, loop: LoopFacts[LoopNode]) -> bool:

@@ -79,6 +79,7 @@ class FileFacts:
             self.forwards,
             self.grad_mode,
             self.summaries,
+            self.frameworks,
         )
 
     @cached_property

@@ -21,6 +21,7 @@ class FrameworkAnalysis:
     def __init__(self, index: FileIndex) -> None:
         self.index = index
         self._region_cache: dict[cst.CSTNode, str | None] = {}
+        self._names_torch: bool | None = None
 
     def _roots(self, name: cst.CSTNode) -> str | None:
         qualified = self.index.qualified_name(name)
@@ -51,6 +52,21 @@ class FrameworkAnalysis:
             result = None
         self._region_cache[region] = result
         return result
+
+    def names_torch(self) -> bool:
+        """Does the file import torch or a library built on it (`torchvision`,
+        `torch_geometric`), or read `import *` names that may be one, or name `torch`
+        at all? A file that does none of these builds autograd graphs only through the
+        objects it is handed: nothing in it is evidence that an unseen callee computes
+        with trainable weights (a numpy simulation's `vec_fn.postprocess(theta, psi)`)."""
+        if self._names_torch is None:
+            index = self.index
+            self._names_torch = (
+                bool(index.star_imports)
+                or any(q.startswith("torch") for q in index.aliases.values())
+                or any(type(n) is cst.Name and n.value == "torch" for n in index.nodes)
+            )
+        return self._names_torch
 
     def is_foreign(self, node: cst.CSTNode) -> bool:
         """Is node in code written for another framework: the innermost `if` branch or

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import BindingKind, ScopeBindings
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
@@ -267,16 +267,55 @@ class FunctionSummaries:
         reaches the call makes an instance of (`obj = Agent()`, `obj = Net().to(d)`),
         else None."""
         func = call.func
-        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+        if type(func) is not cst.Attribute:
+            return None
+        scope = self.index.scope_of(call)
+        if type(func.value) is cst.Attribute:
+            return self._attribute_class(func.value, scope)
+        if type(func.value) is not cst.Name:
             return None
         owner = func.value.value
-        scope = self.index.scope_of(call)
         bindings: list[cst.CSTNode] = list(self._assignments(scope).get(owner, ()))
         reaching = self.index.reaching(bindings, call) if bindings else []
+        if (
+            not bindings
+            and scope is not self.index.module
+            and owner not in self.bindings.nodes(scope, PYTHON_BINDINGS)
+        ):
+            # a global read in a function (`policy.act(s)` in `def reinforce():`, the
+            # policy built at module level): any module-level binding may be current,
+            # and each must be a plain assignment
+            module = self.index.module
+            reaching = list(self._assignments(module).get(owner, ()))
+            if len(reaching) != len(self.bindings.nodes(module, PYTHON_BINDINGS).get(owner, ())):
+                return None
         classes = set()
         for node in reaching:
             # `learner = Learner().to(device)`: the instance built, through its wrappers
             value = built_module_call(node.value) if type(node) is cst.Assign else None
+            if type(value) is not cst.Call or type(value.func) is not cst.Name:
+                return None
+            classes.add(value.func.value)
+        return next(iter(classes)) if len(classes) == 1 else None
+
+    def _attribute_class(self, receiver: cst.Attribute, scope: cst.CSTNode) -> str | None:
+        """For `self.x.method(...)` in a method: the one class every binding of `self.x`
+        in the class makes an instance of (`self.local_net = ActorCritic(...)` in
+        `__init__`), else None."""
+        name = dotted_name(receiver)
+        if name is None or not name.startswith("self.") or name.count(".") != 1:
+            return None
+        cls = self.index.enclosing_class(scope) if type(scope) is cst.FunctionDef else None
+        if cls is None:
+            return None
+        bindings = self.bindings.attribute_bindings(cls, name)
+        if not bindings:
+            return None
+        classes = set()
+        for binding in bindings:
+            if type(binding.node) is not cst.Assign or not binding.whole or binding.value is None:
+                return None
+            value = built_module_call(binding.value)
             if type(value) is not cst.Call or type(value.func) is not cst.Name:
                 return None
             classes.add(value.func.value)

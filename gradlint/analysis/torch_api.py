@@ -91,7 +91,12 @@ ARITHMETIC_BUILTINS = frozenset({"min", "max", "abs", "sum", "pow"})
 # tensor's rows (`enumerate(t)`): their result may carry its history on.
 TENSOR_RETURNING_BUILTINS = ARITHMETIC_BUILTINS | {"round", "divmod", "enumerate"}
 # Modules whose functions compute plain values (or numpy arrays) from what they get.
-PYTHON_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
+# Reinforcement-learning environment libraries belong here too: `gym.make(...)` builds an
+# environment whose `reset()` / `step(action)` hand back numpy observations and float
+# rewards, never a tensor, so nothing an agent collects from it carries a graph.
+RL_ENVIRONMENT_MODULES = ("gym.", "gymnasium.")
+_STANDARD_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
+PYTHON_VALUE_MODULES: tuple[str, ...] = _STANDARD_VALUE_MODULES + RL_ENVIRONMENT_MODULES
 NUMPY_MODULES = ("np.", "numpy.")
 NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
 # torch functions with no history in their result.
@@ -523,3 +528,5 @@ def called_implicitly(name: str) -> bool:
 
 # Methods through which a container comes to hold a value.
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
+# Of those, the ones whose last argument is the one element they put in the container.
+ELEMENT_STORING_METHODS = frozenset({"append", "add", "insert", "put"})

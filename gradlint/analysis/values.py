@@ -57,6 +57,7 @@ from gradlint.analysis.torch_api import (
     AUTOGRAD_GRAD,
     DETACHING_ATTRIBUTES,
     DIFFERENTIABLE_METHODS,
+    ELEMENT_STORING_METHODS,
     FREEZING_METHODS,
     FRESH_TENSOR_FUNCTIONS,
     GRAD_ATTRIBUTE,
@@ -169,6 +170,10 @@ def combine(*values: Value) -> Value:
     return frozenset(kinds)
 
 
+# A write into a container: the value it puts there (None: cannot be told), and where.
+_Store = tuple[cst.BaseExpression | None, cst.CSTNode]
+
+
 class ValueAnalysis:
     def __init__(
         self,
@@ -193,9 +198,11 @@ class ValueAnalysis:
         self._cycles = 0
         self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
-        self._stores: dict[cst.CSTNode, set[str]] = {}
+        self._stores: dict[cst.CSTNode, dict[str, list[_Store]]] = {}
         self._inference_names: set[str] | None = None
         self._free_returns: dict[cst.FunctionDef, Value | None] = {}
+        self._free_elements: dict[tuple[cst.FunctionDef, int, int], Value | None] = {}
+        self._attributes: dict[tuple[cst.ClassDef, str], Value | None] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -387,8 +394,17 @@ class ValueAnalysis:
                 found = paired_value(target.target, node.value, name)
                 if found is not None:
                     value, position = found
-                    if isinstance(value, _MUTABLE_LITERALS) and self._stored_into(name, node):
-                        return UNKNOWN  # `losses = []` then `losses.append(loss)`
+                    if isinstance(value, _MUTABLE_LITERALS) and name in self._stored_into(
+                        self.index.scope_of(node)
+                    ):
+                        # `losses = []` then `losses.append(loss)`: what it is given
+                        return self._stored_values(name, node, value)
+                    if position is not None and type(value) is cst.Call:
+                        place = _unpacked_place(target.target, name)
+                        if place is not None:
+                            element = self._graph_free_element(value, *place)
+                            if element is not None:
+                                return element
                     whole = self._bound(value, node)
                     return whole if position is None else _element(whole)
             return UNKNOWN
@@ -644,20 +660,28 @@ class ValueAnalysis:
         self._frozen = found
         return found
 
-    def _stored_into(self, name: str, binding: cst.CSTNode) -> bool:
-        """Is the container `name` filled after it is bound: `name.append(x)` (any
-        storing method) or `name[k] = x`, anywhere in the binding's scope?"""
-        scope = self.index.scope_of(binding)
+    def _stored_into(self, scope: cst.CSTNode) -> dict[str, list[_Store]]:
+        """Every write into a container in the scope (and the functions nested in it),
+        by the container's name: the value it puts there (an element for `append`, an
+        iterable's elements for `extend`, the value of `name[k] = v`), None when that
+        cannot be told (`update`, `name[k] += v`)."""
         stores = self._stores.get(scope)
         if stores is None:
-            stores = set()
+            stores = {}
             root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
             for node in self.index.walk(root, into_functions=True):
                 if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                    if node.func.attr.value in STORING_METHODS:
+                    method = node.func.attr.value
+                    if method in STORING_METHODS:
                         receiver = dotted_name(node.func.value)
                         if receiver is not None:
-                            stores.add(receiver)
+                            args = node.args
+                            stored = None
+                            if method in ELEMENT_STORING_METHODS and args and not args[-1].star:
+                                stored = args[-1].value
+                            elif method == "extend" and len(args) == 1 and not args[0].star:
+                                stored = args[0].value
+                            stores.setdefault(receiver, []).append((stored, node))
                 elif isinstance(node, (cst.Assign, cst.AugAssign)):
                     targets = (
                         [t.target for t in node.targets]
@@ -668,9 +692,10 @@ class ValueAnalysis:
                         if type(target) is cst.Subscript:
                             base = dotted_name(target.value)
                             if base is not None:
-                                stores.add(base)
+                                value = node.value if type(node) is cst.Assign else None
+                                stores.setdefault(base, []).append((value, node))
             self._stores[scope] = stores
-        return name in stores
+        return stores
 
     def _backward_creates_graph(self) -> bool:
         """Does some `backward(...)` of this file pass a `create_graph` that is not
@@ -884,13 +909,43 @@ class ValueAnalysis:
             if head in self.index.aliases or qualified.startswith("torch."):
                 return PYTHON  # `torch.float32`, `np.pi`, `args.lr`-like constants of modules
             if name.startswith("self."):
-                return UNKNOWN
+                return self._self_attribute(name, use)
             scope = self.index.scope_of(use)
             if self._value_bindings(scope).get(name):
                 return self.of_name(name, use)
         if self._expr(expr.value, use) == PYTHON:
             return PYTHON  # `args.bptt` of an argparse namespace
         return UNKNOWN
+
+    def _self_attribute(self, name: str, use: cst.CSTNode) -> Value:
+        """`self.env` in a method: what every binding of the attribute in its class gives
+        it, when each is a plain assignment proven to hold no history (`self.env =
+        gym.make(env_id)`, `self.gamma = gamma` of a literal default); else UNKNOWN."""
+        scope = self.index.scope_of(use)
+        cls = self.index.enclosing_class(scope) if type(scope) is cst.FunctionDef else None
+        if cls is None or name.count(".") != 1:
+            return UNKNOWN
+        key = (cls, name)
+        if key in self._attributes:
+            return self._attributes[key] or UNKNOWN
+        self._attributes[key] = None  # met again while being solved
+        found = UNKNOWN
+        values: list[Value] = []
+        for binding in self.bindings.attribute_bindings(cls, name) or ():
+            node = binding.node
+            if (
+                binding.kind is not BindingKind.ASSIGN
+                or not binding.whole
+                or binding.value is None
+                or type(node) is not cst.Assign
+            ):
+                values = []
+                break
+            values.append(self._bound(binding.value, node))
+        if values and all(is_graph_free(v) for v in values):
+            found = frozenset().union(*values)
+        self._attributes[key] = found
+        return found
 
     def _call(self, call: cst.Call, use: cst.CSTNode) -> Value:
         func = call.func
@@ -942,6 +997,14 @@ class ValueAnalysis:
             receiver = self._expr(func.value, use) - NONE  # type: ignore[attr-defined]
             if not receiver:
                 return NOTHING  # met again while being solved: no new possibility yet
+            if receiver <= {Kind.PYTHON} and not self._names_import(func.value):  # type: ignore[attr-defined]
+                # A method of a plain value (a string, an argparse namespace, a numpy
+                # array, an environment) computes from it and its arguments: given none
+                # with history, it hands back none (`env.step(action)`, action a number).
+                # Not a function of an imported module (`T.nn.LSTMCell(4, 8)`).
+                arguments = self._plain_arguments(call, use)
+                if arguments is not None:
+                    return combine(receiver, *arguments)
             if (
                 method in SELF_RETURNING_MODULE_METHODS
                 and receiver
@@ -1011,6 +1074,71 @@ class ValueAnalysis:
                 return combine(TENSOR, *args)
         return UNKNOWN
 
+    def _names_import(self, expr: cst.CSTNode) -> bool:
+        """Does the dotted name start with an imported module's alias (`T.nn`, `np`)?"""
+        name = dotted_name(expr)
+        return name is not None and name.split(".")[0] in self.index.aliases
+
+    def _plain_arguments(self, call: cst.Call, use: cst.CSTNode) -> list[Value] | None:
+        """The values of the call's arguments when every one is proven to hold no
+        history (keywords too); None when one may, or is starred."""
+        values = []
+        for arg in call.args:
+            if arg.star:
+                return None
+            value = self._expr(arg.value, use)
+            if not is_graph_free(value):
+                return None
+            values.append(value)
+        return values
+
+    def _graph_free_element(self, call: cst.Call, place: int, length: int) -> Value | None:
+        """`action, log_prob = policy.act(state)`: what the call's function of this file
+        hands back at that place of the tuple it returns, when every `return` of it is
+        a tuple of that length whose element there is proven to hold no history
+        (`return action.item(), dist.log_prob(action)`); None otherwise."""
+        if self.summaries is None:
+            return None
+        func = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        if func is None:
+            return None
+        key = (func, place, length)
+        if key in self._free_elements:
+            return self._free_elements[key]
+        self._free_elements[key] = None  # a function that calls itself
+        found: Value | None = None
+        values: list[Value] = []
+        for node in self.index.walk(func.body):
+            if type(node) is not cst.Return or self.index.scope_of(node) is not func:
+                continue
+            returned = node.value
+            if (
+                not isinstance(returned, (cst.Tuple, cst.List))
+                or len(returned.elements) != length
+                or any(type(e) is cst.StarredElement for e in returned.elements)
+            ):
+                values = []
+                break
+            values.append(self._expr(returned.elements[place].value, node))
+        if values and all(is_graph_free(v) for v in values):
+            found = frozenset().union(*values)
+        self._free_elements[key] = found
+        return found
+
+    def _stored_values(self, name: str, binding: cst.CSTNode, literal: cst.BaseExpression) -> Value:
+        """What a container made by `literal` and filled in its scope holds: its own
+        elements and every value stored into it (`rewards.append(reward)`,
+        `xs.extend(ys)`, `xs.insert(0, x)`, `d[k] = v`); UNKNOWN when a store is one
+        whose value cannot be told (`d.update(...)`, `xs[i] += x`)."""
+        if type(literal) is not cst.List and type(literal) is not cst.Set:
+            return UNKNOWN  # a dict's or a comprehension's own entries are not followed
+        out: set[Kind] = set(self._expr(literal, binding)) if literal.elements else set()
+        for stored, at in self._stored_into(self.index.scope_of(binding)).get(name, ()):
+            if stored is None:
+                return UNKNOWN
+            out |= self._expr(stored, at)
+        return frozenset(out) or PYTHON
+
     def _graph_free_return(self, func: cst.FunctionDef) -> Value | None:
         """What the function hands back when every `return` of it is proven to hold no
         history (a Python value, a detached tensor, None); None otherwise."""
@@ -1039,6 +1167,19 @@ def _assigned_names(node: cst.Assign) -> list[str]:
 
 
 _NAME_ASSIGNMENTS = frozenset({BindingKind.ASSIGN, BindingKind.UNPACKED})
+
+
+def _unpacked_place(target: cst.CSTNode, name: str) -> tuple[int, int] | None:
+    """(place, length) of `name` in a flat tuple target (`a, b = ...`), without starred
+    elements; None for any other target."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names = [
+        dotted_name(e.value) if type(e) is not cst.StarredElement else None for e in target.elements
+    ]
+    if None in names or names.count(name) != 1:
+        return None
+    return names.index(name), len(names)
 
 
 def _dict_entry(literal: cst.Dict, key_source: str) -> cst.BaseExpression | None:

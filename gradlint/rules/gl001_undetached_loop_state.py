@@ -34,8 +34,11 @@ class UndetachedLoopState(Rule):
     Not flagged: state detached anywhere in the loop (top of the loop, after the step,
     every k steps for truncated BPTT, through a `repackage_hidden` helper), state
     re-created each iteration, one backward after the whole rollout (intentional full
-    BPTT), loops without backward, loops under `no_grad`, and Python numbers
-    (`step += 1`, `running = 0.9 * running + 0.1 * loss.item()`).
+    BPTT), loops without backward, loops under `no_grad`, Python numbers
+    (`step += 1`, `running = 0.9 * running + 0.1 * loss.item()`), what an environment
+    hands back (`obs = env.step(action)[0]` with `env = gym.make(...)`), and a
+    meta-learner's inner loop that differentiates only with `autograd.grad` and returns
+    what it carries to a caller that backpropagates it (the unroll is the meta-gradient).
 
     ## Example
     ```python
@@ -121,6 +124,8 @@ class UndetachedLoopState(Rule):
                 continue  # functional fast weights: the gradient is taken through them
             if not carried.may_carry_graph(var, loop):
                 continue  # a number, a module, a tensor that never had history
+            if carried.unrolled_for_callers(var, loop):
+                continue  # a meta-learner's inner loop: the caller differentiates the unroll
             carrying = carried.carrying_statements(var, loop)
             if carrying and all(self._through_unknown_function(s) for s in carrying):
                 unsure.add(var)

@@ -137,7 +137,8 @@ class GraphGrowsWithoutBackward(Rule):
         "low when the carried value is rebuilt only by a call gradlint cannot see into "
         "(`out, h = decoder(inp, h)` with `decoder` a parameter or an attribute, not an "
         "import), handed an input and the state it returns: that it computes with "
-        "trainable weights is assumed from the recurrent shape, not seen."
+        "trainable weights is assumed from the recurrent shape, not seen, and only in a "
+        "file that imports or names torch."
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:

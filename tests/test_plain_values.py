@@ -1,0 +1,112 @@
+"""What the value model (gradlint.analysis.values) knows holds no graph: an environment's
+data, a method of a plain value, one place of a returned tuple, a filled list, an
+attribute set in its class. Each is asked of the last read of a name in the source."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from gradlint.analysis.facts import FileFacts
+from gradlint.analysis.values import Kind, is_graph_free
+
+
+def value_of_last(source: str, name: str) -> frozenset[Kind]:
+    facts = FileFacts(cst.parse_module(textwrap.dedent(source)))
+    reads = [n for n in facts.index.nodes if type(n) is cst.Name and n.value == name]
+    return facts.values.of_expr(reads[-1])
+
+
+def test_an_environment_and_what_its_methods_hand_back_are_plain():
+    source = """
+        import gym
+        env = gym.make("CartPole-v0")
+        state, reward, done, _ = env.step(0)
+        print(reward)
+        """
+    assert value_of_last(source, "reward") == {Kind.PYTHON}
+
+
+def test_a_method_of_a_plain_value_keeps_the_history_of_its_arguments():
+    source = """
+        import gym
+        env = gym.make("CartPole-v0")
+        out = env.step(model(x))
+        print(out)
+        """
+    assert Kind.UNKNOWN in value_of_last(source, "out")
+
+
+def test_a_function_of_an_imported_module_is_no_method_of_a_plain_value():
+    source = """
+        import torch as T
+        cell = T.nn.LSTMCell(4, 8)
+        print(cell)
+        """
+    assert value_of_last(source, "cell") == {Kind.MODULE}
+
+
+def test_one_place_of_a_returned_tuple():
+    source = """
+        class Policy(nn.Module):
+            def act(self, state):
+                action = self.forward(state).argmax()
+                return action.item(), self.forward(state)[0, action]
+
+        policy = Policy()
+
+        def run(state):
+            action, log_prob = policy.act(state)
+            print(action, log_prob)
+        """
+    assert value_of_last(source, "action") == {Kind.PYTHON}
+    assert not is_graph_free(value_of_last(source, "log_prob"))
+
+
+def test_a_list_holds_what_is_appended_to_it():
+    plain = """
+        rewards = []
+        for r in range(3):
+            rewards.append(r * 0.5)
+        print(rewards)
+        """
+    assert value_of_last(plain, "rewards") == {Kind.PYTHON}
+    kept = """
+        losses = []
+        for x in xs:
+            losses.append(model(x))
+        print(losses)
+        """
+    assert not is_graph_free(value_of_last(kept, "losses"))
+    updated = """
+        d = []
+        d.update(other)
+        print(d)
+        """
+    assert value_of_last(updated, "d") == {Kind.UNKNOWN}
+
+
+def test_an_attribute_is_what_its_class_binds_it_to():
+    source = """
+        import gym
+
+        class Worker:
+            def __init__(self, env_id):
+                self.env = gym.make(env_id)
+
+            def run(self):
+                print(self.env)
+        """
+    facts = FileFacts(cst.parse_module(textwrap.dedent(source)))
+    read = [n for n in facts.index.nodes if type(n) is cst.Attribute][-1]
+    assert facts.values.of_expr(read) == {Kind.PYTHON}
+    # bound on some object outside the class too: it may be this class's instance
+    rebound = textwrap.dedent(source) + "\nWorker('x').env = make_model()\n"
+    facts = FileFacts(cst.parse_module(rebound))
+    read = [
+        n
+        for n in facts.index.nodes
+        if type(n) is cst.Attribute and facts.index.scope_of(n) is not facts.index.module
+    ][-1]
+    assert facts.values.of_expr(read) == {Kind.UNKNOWN}
