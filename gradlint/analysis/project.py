@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
     TEXT_PREFIX,
@@ -163,6 +164,8 @@ class ModuleSummary:
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
+    # what decides whether each class depends on train/eval mode (analysis.mode_layers)
+    class_modes: dict[str, ClassModeParts] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -636,6 +639,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
+    summary.class_modes = class_mode_parts(tree)
     return summary
 
 
@@ -1140,6 +1144,60 @@ class ProjectIndex:
         imports), a class whose instances hold torch.nn layers with weights?"""
         target = self._target(module, level)
         return target is not None and self._class_in(target, name, set())
+
+    def class_mode(
+        self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None
+    ) -> bool | None:
+        """Does `name`, imported from that project module (or re-exported by it), depend
+        on train/eval mode (analysis.mode_layers)? None when it is not a class of the
+        project, or what it holds is out of sight."""
+        target = self._target(module, level)
+        return None if target is None else self._class_mode_in(target, name, seen or set())
+
+    def _class_mode_in(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
+        # `seen`: the classes being decided, up the chain (a cycle is unknown)
+        if (target, name) in seen or len(seen) > _MAX_STAR_CHAIN:
+            return None
+        seen.add((target, name))
+        try:
+            return self._decide_class_mode(target, name, seen)
+        finally:
+            seen.discard((target, name))
+
+    def _decide_class_mode(
+        self, target: str, name: str, seen: set[tuple[str, str]]
+    ) -> bool | None:
+        summary = self._summary(target)
+        if summary is None:
+            return None
+
+        def imported(ref: str) -> bool | None:
+            found = summary.reexports.get(ref)
+            if found is None:
+                return None
+            module, level, original = found
+            inner = self._target(module, level, importer=target)
+            return None if inner is None else self._class_mode_in(inner, original, seen)
+
+        parts = summary.class_modes.get(name)
+        if parts is not None:
+            return decide(
+                parts,
+                lambda ref: (
+                    self._class_mode_in(target, ref, seen)
+                    if ref in summary.class_modes
+                    else imported(ref)
+                ),
+            )
+        if name in summary.reexports:
+            return imported(name)  # `from .lvae import LVAE` in a package's `__init__.py`
+        for module, level in summary.star_imports:
+            inner = self._target(module, level, importer=target)
+            if inner is not None:
+                found = self._class_mode_in(inner, name, seen)
+                if found is not None:
+                    return found
+        return None
 
     def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
         """`name`, imported from that project module, as an eval-mode manager; None when

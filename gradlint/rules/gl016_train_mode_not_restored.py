@@ -125,7 +125,7 @@ class TrainModeNotRestored(Rule):
 
     code = "GL016"
     name = "train-mode-not-restored"
-    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
+    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, {consequence}"
     fix_title = "Switch the model back with `.train()` after the evaluation"
     # A finding needs an `eval()` (or `train(False)`), in this file or in an evaluation
     # helper it imports from the project, and a training step in this file.
@@ -175,11 +175,15 @@ class TrainModeNotRestored(Rule):
             related.append((write.inner, "the `eval()` inside that call"))
         if use.inner is not None:
             related.append((use.anchor, "the loop runs the training forward through this call"))
+        # A model without dropout, batch norm or anything else that reads the mode
+        # computes the same in eval mode: true of the code, harmless until one is added.
+        latent = self.facts.mode_dependence.of_model(model, use.anchor) is False
         self.report(
             use.inner or use.anchor,
-            self.message_for(model=model),
+            self.message_for(model=model, consequence=_LATENT if latent else _CONSEQUENCE),
             fix=self._fix(write, use, model),
             related=related,
+            latent=latent,
         )
 
     def _fix(self, write: ModeWrite, use: TrainingUse, model: str) -> Fix | None:
@@ -220,6 +224,13 @@ class TrainModeNotRestored(Rule):
             at = Position(above, 0)
             return self.fix(self.fix_title, (Edit(at, at, text),))
         return None
+
+
+_CONSEQUENCE = "so dropout and batch norm stay in inference mode for the rest of training"
+_LATENT = (
+    "which changes nothing yet: the model has no dropout, batch norm or other layer that "
+    "behaves differently in eval mode, but it trains wrong as soon as one is added"
+)
 
 
 def _is_switch(write: ModeWrite) -> bool:
