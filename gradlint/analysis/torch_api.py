@@ -340,9 +340,9 @@ MODE_DEPENDENT_LAYERS: dict[str, tuple[str, int, object] | None] = {
     "InstanceNorm1d": _INSTANCE_NORM,
     "InstanceNorm2d": _INSTANCE_NORM,
     "InstanceNorm3d": _INSTANCE_NORM,
-    "LazyInstanceNorm1d": ("track_running_stats", 3, False),
-    "LazyInstanceNorm2d": ("track_running_stats", 3, False),
-    "LazyInstanceNorm3d": ("track_running_stats", 3, False),
+    "LazyInstanceNorm1d": ("track_running_stats", 3, True),
+    "LazyInstanceNorm2d": ("track_running_stats", 3, True),
+    "LazyInstanceNorm3d": ("track_running_stats", 3, True),
     "RNN": ("dropout", 6, 0.0),
     "LSTM": ("dropout", 5, 0.0),
     "GRU": ("dropout", 5, 0.0),
@@ -367,7 +367,7 @@ MODE_DEPENDENT_FUNCTIONS = frozenset(
 # `self.training` shows anyway); as written with the default they never read it.
 MODE_ARGUMENT_FUNCTIONALS = frozenset(
     {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"}
-    | {"feature_alpha_dropout", "batch_norm", "instance_norm", "rrelu"}
+    | {"feature_alpha_dropout", "batch_norm", "rrelu"}
 )
 # Calls that return a module built out of sight: loaded from a file or a hub.
 MODULE_LOADERS = ("torch.load", "torch.hub.load", "torch.jit.load")
