@@ -198,16 +198,42 @@ def _gl016(source: str, tmp_path: Path, name: str = "train.py"):
     ("imports", "classes", "model", "severity", "words"),
     [
         ("", PLAIN, "Plain(8)", "warning", LATENT_WORDS),
-        ("", "", "nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))", "warning", LATENT_WORDS),
-        ("", "", "nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))", "error", DROPOUT_WORDS),
+        (
+            "",
+            "",
+            "nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))",
+            "warning",
+            LATENT_WORDS,
+        ),
+        (
+            "",
+            "",
+            "nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))",
+            "error",
+            DROPOUT_WORDS,
+        ),
         ("", "", "nn.Sequential(nn.Linear(4, 8), nn.Dropout(p=0.0))", "warning", LATENT_WORDS),
         ("", NESTED_BATCH_NORM, "Net().to('cpu')", "error", DROPOUT_WORDS),
         ("", WRAPPER + PLAIN, "Wrapper(Plain(8))", "error", DROPOUT_WORDS),
         ("import torchvision", "", "torchvision.models.resnet18()", "error", DROPOUT_WORDS),
-        ("from torch_geometric.nn import MetaPath2Vec", "", "MetaPath2Vec(4, 8)", "error", DROPOUT_WORDS),
+        (
+            "from torch_geometric.nn import MetaPath2Vec",
+            "",
+            "MetaPath2Vec(4, 8)",
+            "error",
+            DROPOUT_WORDS,
+        ),
     ],
-    ids=["plain-class", "plain-sequential", "dropout", "dropout-p0", "nested-batch-norm",
-         "handed-in-module", "torchvision", "library-class"],
+    ids=[
+        "plain-class",
+        "plain-sequential",
+        "dropout",
+        "dropout-p0",
+        "nested-batch-norm",
+        "handed-in-module",
+        "torchvision",
+        "library-class",
+    ],
 )
 def test_severity_and_message_follow_what_eval_mode_changes(
     tmp_path: Path, imports, classes, model, severity, words

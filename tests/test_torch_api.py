@@ -452,9 +452,7 @@ def test_mode_dependent_layer_depends_as_built(name):
         if len(signature.parameters) > 3:  # not `(self, *args, **kwargs)`
             assert list(signature.parameters)[position + 1] == keyword, name
         if len(needed) <= position and name not in ("RNN", "LSTM", "GRU"):
-            defaults = [
-                p.default for p in list(signature.parameters.values())[1 : position + 1]
-            ]
+            defaults = [p.default for p in list(signature.parameters.values())[1 : position + 1]]
             builds.append(((*needed, *defaults[len(needed) :], other), {}))
         elif name in ("RNN", "LSTM", "GRU"):
             # (input, hidden, layers, [nonlinearity,] bias, batch_first, dropout)
@@ -494,8 +492,10 @@ def test_every_torch_nn_module_that_reads_the_mode_is_listed():
             if klass is nn.Module or not issubclass(klass, nn.Module):
                 continue
             source = inspect.getsource(klass)
-            if "self.training" in source or "training=" in source or any(
-                call in source for call in calls
+            if (
+                "self.training" in source
+                or "training=" in source
+                or any(call in source for call in calls)
             ):
                 reading.add(name)
                 break

@@ -23,6 +23,7 @@ from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
+    CONTAINER_MODULES,
     MODE_DEPENDENT_FUNCTIONS,
     MODE_HOLDING_MODULES,
     MODEL_ZOO_MODE_FREE,
@@ -77,7 +78,7 @@ class ModeDependence:
 
     def _of_model(self, model: str, use: cst.CSTNode) -> bool | None:
         if model == "self":
-            cls = self.index.enclosing_class(use)
+            cls = next((a for a in self.index.ancestors(use) if type(a) is cst.ClassDef), None)
             return self.local_class(cls.name.value) if cls is not None else None
         expr = cst.parse_expression(model)
         head, _, rest = model.partition(".")
@@ -145,7 +146,7 @@ class ModeDependence:
         qualified = self.index.qualified_name(call.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         arguments = [a for a in call.args if a.keyword is None]
-        if last not in ("Sequential", "ModuleList", "ModuleDict"):
+        if last not in CONTAINER_MODULES:
             arguments = arguments[:1]  # the layer or module it is built around
         elements: list[cst.CSTNode] = []
         for arg in arguments:
@@ -205,9 +206,11 @@ class ModeDependence:
     def _imported_class(self, name: str) -> bool | None:
         """A class imported from the project's own code (`from models import Net`)."""
         origin = self.index.imported_from.get(name)
-        if origin is None or origin[2] is None or self.project is None:
+        if origin is None or self.project is None:
             return None
         module, level, original = origin
+        if original is None:
+            return None  # `import models`: a module, not a class
         return self.project.class_mode(module, level, original)
 
     def _local_parts(self) -> dict[str, ClassModeParts]:

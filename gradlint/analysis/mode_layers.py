@@ -33,6 +33,7 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_MODE_FREE,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
+    MODULE_HOLDING_METHODS,
     MODULE_LOADERS,
     NOT_CONSTANT,
     PYTHON_VALUE_MODULES,
@@ -41,9 +42,6 @@ from gradlint.analysis.torch_api import (
 )
 
 _BUILTINS = frozenset(dir(builtins))
-# Methods that put a module into a container or a module: handed a parameter of the
-# function, they hold a module from out of sight.
-_HOLDING_METHODS = frozenset({"append", "extend", "insert", "add_module", "register_module"})
 
 
 @dataclass
@@ -189,7 +187,7 @@ class _Reading:
             body = pending.pop()
             for function in _functions_in(body):
                 self._read_parameters(function, called, holding_base, parts)
-            bound = _bound_names(body)
+            bound = _stored_names(body)
             for node in ast.walk(body):
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                     if node.attr == "training" and _dotted(node.value) == "self":
@@ -266,8 +264,10 @@ class _Reading:
         parts: ClassModeParts,
     ) -> None:
         """A module handed in through a parameter and kept: stored in an attribute the
-        class calls, put into a torch.nn container or a list, or given to the torch.nn
-        base class's `__init__`."""
+        class calls, put into a torch.nn container or a list (with a method that puts a
+        module into a container or a module, which a parameter of a list of numbers
+        also meets: unknown is the cautious answer), or given to the torch.nn base
+        class's `__init__`."""
         args = function.args
         params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
         params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
@@ -285,12 +285,10 @@ class _Reading:
                 last = func.attr if isinstance(func, ast.Attribute) else _dotted(func) or ""
                 holder = (
                     last in MODE_HOLDING_MODULES
-                    or last in _HOLDING_METHODS
+                    or last in MODULE_HOLDING_METHODS
                     or (holding_base and last == "__init__")
                 )
-                if holder and any(
-                    _names_in(arg) & params for arg in (*node.args, *node.keywords)
-                ):
+                if holder and any(_names_in(arg) & params for arg in (*node.args, *node.keywords)):
                     parts.opaque = True
 
 
@@ -317,7 +315,7 @@ def _names_in(node: ast.AST) -> set[str]:
     return set()
 
 
-def _bound_names(body: ast.AST) -> set[str]:
+def _stored_names(body: ast.AST) -> set[str]:
     """Names assigned in the body (`act = nn.ReLU()`, a loop's target): a call of one
     calls something the body built, which the reading sees where it is built."""
     return {

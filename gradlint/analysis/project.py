@@ -1164,9 +1164,7 @@ class ProjectIndex:
         finally:
             seen.discard((target, name))
 
-    def _decide_class_mode(
-        self, target: str, name: str, seen: set[tuple[str, str]]
-    ) -> bool | None:
+    def _decide_class_mode(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
         summary = self._summary(target)
         if summary is None:
             return None

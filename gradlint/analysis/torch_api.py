@@ -357,6 +357,9 @@ MODE_DEPENDENT_LAYERS: dict[str, tuple[str, int, object] | None] = {
 MODE_HOLDING_MODULES = (
     CONTAINER_MODULES | WRAPPER_MODULES | {"TransformerEncoder", "TransformerDecoder"}
 )
+# Methods that put a module into a list or a module (`layers.append(m)`,
+# `self.add_module(name, m)`).
+MODULE_HOLDING_METHODS = frozenset({"append", "extend", "insert", "add_module", "register_module"})
 # Functions that make a module mode-dependent: spectral norm runs its power iteration
 # only in training mode.
 MODE_DEPENDENT_FUNCTIONS = frozenset(
@@ -406,6 +409,7 @@ def built_mode_dependent(
     if value is NOT_CONSTANT:
         return None
     return bool(value)
+
 
 # -- grad mode ----------------------------------------------------------------------------
 

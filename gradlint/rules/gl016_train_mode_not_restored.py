@@ -38,6 +38,17 @@ class TrainModeNotRestored(Rule):
     `False` at every later training step, and a dropout layer's output on a batch equals
     its input at those steps, where in training mode it zeroes about `p` of it.
 
+    What that costs depends on the model. Eval mode changes only what dropout, batch
+    norm (with running statistics), RReLU, a recurrent or attention layer built with
+    `dropout`, spectral norm or a forward that reads `self.training` compute. When
+    gradlint can see that the model has none of these (its class, in this file or in
+    the project's other files, builds only layers like Linear, convolutions and
+    activations, recursively through its own classes and `nn.Sequential`), the finding
+    is latent: the message says eval mode changes nothing yet, and the level is at
+    most a warning, because the model trains wrong as soon as a dropout layer is
+    added. A model whose layers are out of sight (a library's class, one handed in by
+    a caller gradlint does not see, one loaded from a file) is reported as an error.
+
     Not flagged: a `model.train()` (or `self.train()`) at the top of each epoch or
     inside the step function; a train switch after the evaluation on every path; an
     evaluation helper that restores the mode it found (`was = model.training ...
@@ -111,7 +122,9 @@ class TrainModeNotRestored(Rule):
     a `train()` in that loop, finds one more positive site on the dev half
     (`bench/real-code/newrules-dev.tsv`), missed: pytorch_geometric's metapath2vec
     example calls a nested `test()` every `eval_steps` inside a nested `train()` (a
-    model without dropout or batch norm, so it changes nothing there). Recall 3/4; the
+    model without dropout or batch norm, so it changes nothing there; its class comes
+    from torch_geometric, out of sight, so a finding there would still be an error).
+    Recall 3/4; the
     traps it met (EMA models in denoising-diffusion, moco's deliberate `eval()` for
     linear probing, NoisyNet agents that switch only when testing) stay silent.
 
