@@ -12,6 +12,7 @@ import pytest
 
 from gradlint.analysis.mode_layers import class_mode_parts, decide
 from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.stamps import TEXT_PREFIX, split_stamp
 
 HEADER = """
 import torch
@@ -185,3 +186,7 @@ def test_project_classes_across_files_diamond_and_cycle(tmp_path: Path):
     assert project.class_mode("both", 0, "Loop") is None
     assert project.class_mode("package", 0, "Deep") is True  # re-exported by the package
     assert project.class_mode("torch.nn", 0, "Dropout") is None  # not the project's
+    # read only when asked, so a class's file is a dependency by its text: adding a
+    # dropout layer to a class (no change to its file's summary) re-lints the result
+    stamp = project.dependencies[str(tmp_path / "norm.py")]
+    assert split_stamp(stamp)[2].startswith(TEXT_PREFIX)

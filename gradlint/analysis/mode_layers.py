@@ -85,9 +85,12 @@ def class_mode_parts(tree: ast.Module) -> dict[str, ClassModeParts]:
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> what it names: `nn` -> `torch.nn`, `Encoder` -> `models.Encoder`,
-    a relative import with its leading dots (`.models.Encoder`)."""
+    a relative import with its leading dots (`.models.Encoder`). The module's own
+    imports, under `if` and `try` too (those inside functions are not the classes')."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    statements: list[ast.stmt] = list(tree.body)
+    while statements:
+        node = statements.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -101,6 +104,12 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
                 if alias.name != "*":
                     sep = "" if module.endswith(".") else "."
                     aliases[alias.asname or alias.name] = f"{module}{sep}{alias.name}"
+        elif isinstance(node, (ast.If, ast.Try)):
+            statements.extend(node.body)
+            statements.extend(node.orelse)
+            if isinstance(node, ast.Try):
+                for handler in node.handlers:
+                    statements.extend(handler.body)
     return aliases
 
 
@@ -180,23 +189,20 @@ class _Reading:
             for item in cls.body
         ):
             parts.direct = True  # its own `train(mode)`: it does something with the mode
-        called = _called_self_attributes(cls)
         pending: list[ast.AST] = [cls]
         seen: set[str] = set()
-        while pending and not parts.direct:
-            body = pending.pop()
-            for function in _functions_in(body):
-                self._read_parameters(function, called, holding_base, parts)
-            bound = _stored_names(body)
-            for node in ast.walk(body):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                    if node.attr == "training" and _dotted(node.value) == "self":
-                        parts.direct = True
-                elif isinstance(node, ast.Call):
-                    helper = self._read_call(node, parts, bound)
-                    if helper is not None and helper not in seen:
-                        seen.add(helper)
-                        pending.append(self.functions[helper])
+        nodes = _Nodes()
+        while pending:
+            nodes.collect(pending.pop())
+            for call in nodes.calls[len(nodes.read) :]:
+                nodes.read.append(call)
+                helper = self._read_call(call, parts, nodes.stored)
+                if helper is not None and helper not in seen:
+                    seen.add(helper)
+                    pending.append(self.functions[helper])
+        if nodes.reads_training:
+            parts.direct = True
+        self._read_parameters(nodes, holding_base, parts)
         parts.refs = sorted(set(parts.refs))
         return parts
 
@@ -256,46 +262,81 @@ class _Reading:
             parts.opaque = True  # a callable handed in, a star import's name
         return None
 
-    def _read_parameters(
-        self,
-        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
-        called: set[str],
-        holding_base: bool,
-        parts: ClassModeParts,
-    ) -> None:
-        """A module handed in through a parameter and kept: stored in an attribute the
-        class calls, put into a torch.nn container or a list (with a method that puts a
-        module into a container or a module, which a parameter of a list of numbers
-        also meets: unknown is the cautious answer), or given to the torch.nn base
-        class's `__init__`."""
-        args = function.args
-        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-        params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-        params -= {"self", "cls"}
+    def _read_parameters(self, nodes: _Nodes, holding_base: bool, parts: ClassModeParts) -> None:
+        """A module handed in through a parameter (of any of the functions read) and
+        kept: stored in an attribute the class calls, put into a torch.nn container or
+        a list (with a method that puts a module into a container or a module, which a
+        parameter of a list of numbers also meets: unknown is the cautious answer), or
+        given to the torch.nn base class's `__init__`."""
+        params = nodes.params - {"self", "cls"}
         if not params:
             return
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    attribute = _dotted(target) or ""
-                    if attribute in called and _names_in(node.value) & params:
-                        parts.opaque = True
-            elif isinstance(node, ast.Call):
-                func = node.func
-                last = func.attr if isinstance(func, ast.Attribute) else _dotted(func) or ""
-                holder = (
-                    last in MODE_HOLDING_MODULES
-                    or last in MODULE_HOLDING_METHODS
-                    or (holding_base and last == "__init__")
-                )
-                if holder and any(_names_in(arg) & params for arg in (*node.args, *node.keywords)):
-                    parts.opaque = True
+        for assign in nodes.assigns:
+            if _names_in(assign.value) & params and any(
+                (_dotted(target) or "") in nodes.run_attributes for target in assign.targets
+            ):
+                parts.opaque = True
+                return
+        for call in nodes.calls:
+            func = call.func
+            last = func.attr if isinstance(func, ast.Attribute) else _dotted(func) or ""
+            holder = (
+                last in MODE_HOLDING_MODULES
+                or last in MODULE_HOLDING_METHODS
+                or (holding_base and last == "__init__")
+            )
+            if holder and any(_names_in(arg) & params for arg in (*call.args, *call.keywords)):
+                parts.opaque = True
+                return
 
 
-def _functions_in(body: ast.AST):
-    for node in ast.walk(body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            yield node
+class _Nodes:
+    """What the reading needs of a class (and the functions of its file it calls),
+    gathered in one walk each."""
+
+    def __init__(self) -> None:
+        self.calls: list[ast.Call] = []
+        self.read: list[ast.Call] = []  # the calls read so far, a prefix of `calls`
+        self.assigns: list[ast.Assign] = []
+        self.params: set[str] = set()
+        # names assigned (`act = nn.ReLU()`, a loop's target): a bare call of one calls
+        # something the body built, which the reading sees where it is built
+        self.stored: set[str] = set()
+        # `self.<x>` run as a module: called (`self.x(h)`, `self.x[i](h)`,
+        # `self.x.forward(h)`) or iterated (`for layer in self.x`)
+        self.run_attributes: set[str] = set()
+        self.reads_training = False
+
+    def collect(self, body: ast.AST) -> None:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
+                self._note_run(node.func)
+            elif isinstance(node, ast.Attribute):
+                if node.attr == "training" and isinstance(node.ctx, ast.Load):
+                    value = node.value
+                    self.reads_training |= isinstance(value, ast.Name) and value.id == "self"
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    self.stored.add(node.id)
+            elif isinstance(node, ast.Assign):
+                self.assigns.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = node.args
+                every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                self.params.update(a.arg for a in every if a is not None)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._note_run(node.iter, called=False)
+
+    def _note_run(self, target: ast.AST, called: bool = True) -> None:
+        if called:
+            if isinstance(target, ast.Attribute) and target.attr == "forward":
+                target = target.value
+            if isinstance(target, ast.Subscript):
+                target = target.value
+        name = _dotted(target)
+        if name is not None and name.startswith("self.") and name.count(".") == 1:
+            self.run_attributes.add(name)
 
 
 def _names_in(node: ast.AST) -> set[str]:
@@ -313,33 +354,3 @@ def _names_in(node: ast.AST) -> set[str]:
             found |= _names_in(element)
         return found
     return set()
-
-
-def _stored_names(body: ast.AST) -> set[str]:
-    """Names assigned in the body (`act = nn.ReLU()`, a loop's target): a call of one
-    calls something the body built, which the reading sees where it is built."""
-    return {
-        node.id
-        for node in ast.walk(body)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
-
-
-def _called_self_attributes(cls: ast.ClassDef) -> set[str]:
-    """`self.<x>` the class runs as a module: calls it (`self.x(h)`, `self.x[i](h)`,
-    `self.x.forward(h)`) or iterates over it (`for layer in self.x`)."""
-    found: set[str] = set()
-    for node in ast.walk(cls):
-        target: ast.AST | None = None
-        if isinstance(node, ast.Call):
-            target = node.func
-            if isinstance(target, ast.Attribute) and target.attr == "forward":
-                target = target.value
-            if isinstance(target, ast.Subscript):
-                target = target.value
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            target = node.iter
-        name = _dotted(target) if target is not None else None
-        if name is not None and name.startswith("self.") and name.count(".") == 1:
-            found.add(name)
-    return found

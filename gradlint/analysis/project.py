@@ -164,8 +164,6 @@ class ModuleSummary:
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
-    # what decides whether each class depends on train/eval mode (analysis.mode_layers)
-    class_modes: dict[str, ClassModeParts] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -639,7 +637,6 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
-    summary.class_modes = class_mode_parts(tree)
     return summary
 
 
@@ -789,6 +786,35 @@ def summary_of_file(path: str) -> ModuleSummary | None:
     with _MEMO_LOCK:
         _MEMO[key] = found
     return found
+
+
+_CLASS_MODE_MEMO: dict[MemoKey, dict[str, ClassModeParts]] = {}
+
+
+def class_modes_of_file(path: str) -> tuple[dict[str, ClassModeParts], str] | None:
+    """The parts that decide whether each class of the file depends on train/eval mode
+    (analysis.mode_layers), and the file's text stamp; memoised by (path, size, times);
+    None if unreadable."""
+    key = _memo_key(path)
+    if key is None:
+        return None
+    text = _text_answer(path, _EVAL_TOKENS, key)
+    if text is None:
+        return None
+    with _MEMO_LOCK:
+        found = _CLASS_MODE_MEMO.get(key)
+    if found is None:
+        data = _text_of(key, path)
+        if data is None:
+            return None
+        try:
+            tree = parse_quietly(data.decode("utf-8-sig"), path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+            tree = ast.Module(body=[], type_ignores=[])
+        found = class_mode_parts(tree)
+        with _MEMO_LOCK:
+            _CLASS_MODE_MEMO[key] = found
+    return found, text[1]
 
 
 # `.eval` as an attribute, across spaces or a line continuation, or `.train(False)`: what
@@ -1166,7 +1192,8 @@ class ProjectIndex:
 
     def _decide_class_mode(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
         summary = self._summary(target)
-        if summary is None:
+        modes = self._class_modes(target)
+        if summary is None or modes is None:
             return None
 
         def imported(ref: str) -> bool | None:
@@ -1177,14 +1204,12 @@ class ProjectIndex:
             inner = self._target(module, level, importer=target)
             return None if inner is None else self._class_mode_in(inner, original, seen)
 
-        parts = summary.class_modes.get(name)
+        parts = modes.get(name)
         if parts is not None:
             return decide(
                 parts,
                 lambda ref: (
-                    self._class_mode_in(target, ref, seen)
-                    if ref in summary.class_modes
-                    else imported(ref)
+                    self._class_mode_in(target, ref, seen) if ref in modes else imported(ref)
                 ),
             )
         if name in summary.reexports:
@@ -1196,6 +1221,17 @@ class ProjectIndex:
                 if found is not None:
                     return found
         return None
+
+    def _class_modes(self, target: str) -> dict[str, ClassModeParts] | None:
+        """What decides the mode dependence of the file's classes. Read only when asked
+        (a GL016 finding is about to be reported), not with every summary, which it
+        would make slower by a fifth: so the file is a dependency by its text."""
+        found = class_modes_of_file(target)
+        if found is None:
+            return None
+        modes, stamp = found
+        self.dependencies[target] = stamp  # any change to the text may change a class
+        return modes
 
     def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
         """`name`, imported from that project module, as an eval-mode manager; None when
