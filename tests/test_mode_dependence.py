@@ -8,8 +8,10 @@ import ast
 import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
+from gradlint.analysis.facts import FileFacts
 from gradlint.analysis.mode_layers import class_mode_parts, decide
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.stamps import TEXT_PREFIX, split_stamp
@@ -190,3 +192,62 @@ def test_project_classes_across_files_diamond_and_cycle(tmp_path: Path):
     # dropout layer to a class (no change to its file's summary) re-lints the result
     stamp = project.dependencies[str(tmp_path / "norm.py")]
     assert split_stamp(stamp)[2].startswith(TEXT_PREFIX)
+
+
+VALUES = """
+import torch
+import torchvision
+from torch import nn
+from somewhere import Library
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+
+def make():
+    return nn.Sequential(Plain(), nn.Tanh())
+
+
+def use(model):
+    return model
+
+
+def main(flag):
+    plain = Plain().to("cpu")
+    made = make()
+    resnet = torchvision.models.resnet18()
+    vit = torchvision.models.vit_b_16()
+    library = Library()
+    wrapped = nn.DataParallel(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)))
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dropout=0.0), 2)
+    either = Plain() if flag else nn.Dropout()
+    loaded = torch.load("model.pt")
+    use(plain)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("plain", False),
+        ("made", False),
+        ("resnet", True),
+        ("vit", None),
+        ("library", None),
+        ("wrapped", True),
+        ("encoder", False),
+        ("either", None),
+        ("loaded", None),
+        ("model", False),  # the parameter of `use`, as its one caller hands it in
+    ],
+)
+def test_what_a_name_holds(name, expected):
+    facts = FileFacts(cst.parse_module(VALUES))
+    index = facts.index
+    at = next(c for c in index.calls if getattr(c.func, "value", None) == "use")
+    if name == "model":
+        at = next(r for r in index.nodes if type(r) is cst.Return and type(r.value) is cst.Name)
+    assert facts.mode_dependence.of_model(name, at) is expected
