@@ -300,8 +300,6 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
     ("gradlint/analysis/project.py", "_builds_weighted_layers"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
-    ("gradlint/analysis/mode_layers.py", "_read_parameters"): "`ast`: a class's `self.x` "
-    "set from a parameter",
     ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
     "`__init__` stores from its parameters (`self.models = models`)",
 }
