@@ -288,3 +288,45 @@ def test_a_project_class_from_other_files_is_read_through_its_imports(
     source = FIT.format(imports="from models import Net", classes="", model="Net()")
     [(found, _)] = _gl016(source, tmp_path)
     assert found == severity
+
+
+TRAINER = """
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, lr):
+        self.model = {model}
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+
+    def train_epoch(self, batches):
+        for x, y in batches:
+            loss = nn.functional.mse_loss(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def validate(self, x, y):
+        self.model.eval()
+        with torch.no_grad():
+            return nn.functional.mse_loss(self.model(x), y).item()
+
+    def fit(self, batches, x_val, y_val, epochs):
+        for epoch in range(epochs):
+            self.train_epoch(batches)
+            self.validate(x_val, y_val)
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "severity"),
+    [
+        ("nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))", "warning"),
+        ("nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Linear(16, 1))", "error"),
+    ],
+    ids=["plain", "batch-norm"],
+)
+def test_a_trainers_model_built_in_its_init(tmp_path: Path, model, severity):
+    [(found, _)] = _gl016(TRAINER.format(model=model), tmp_path)
+    assert found == severity

@@ -97,7 +97,7 @@ class ModeDependence:
         constructors = self.tensors.module_constructors(expr, use)
         if not constructors:
             return None
-        return combine({self.of_value(value, use) for value in constructors})
+        return combine({self.of_value(value) for value in constructors})
 
     def _from_callers(self, name: str, use: cst.CSTNode) -> bool | None:
         """A parameter: what every call of its function in this file hands in."""
@@ -108,22 +108,24 @@ class ModeDependence:
         verdicts: set[bool | None] = set()
         for site in self.grad_mode.callers_of(scope):
             argument = summary.forwarded_argument(site, name)
-            verdicts.add(self.of_value(argument, site) if argument is not None else None)
+            verdicts.add(self.of_value(argument) if argument is not None else None)
         return combine(verdicts)
 
-    def of_value(self, value: cst.CSTNode, use: cst.CSTNode) -> bool | None:
-        """Does the module this expression evaluates to at `use` depend on the mode?"""
+    def of_value(self, value: cst.CSTNode) -> bool | None:
+        """Does the module this expression (a node of the file) evaluates to depend on
+        the mode? A name in it is read where the expression is (`self.net = net` in
+        `__init__`: `net` is `__init__`'s parameter)."""
         value = built_module_call(value)
         name = dotted_name(value)
         if name is not None:
-            return self.of_model(name, use)
+            return self.of_model(name, value)
         if type(value) is not cst.Call:
             return None
         func = value.func
         qualified = self.index.qualified_name(func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn.") and last in MODE_HOLDING_MODULES:
-            return self._held(value, use)
+            return self._held(value)
         if qualified.startswith("torch.nn.") and last[:1].isupper():
             return built_mode_dependent(last, *_constant_arguments(value))
         if qualified in MODE_DEPENDENT_FUNCTIONS:
@@ -140,7 +142,7 @@ class ModeDependence:
                 return imported
         return self._factory(value)
 
-    def _held(self, call: cst.Call, use: cst.CSTNode) -> bool | None:
+    def _held(self, call: cst.Call) -> bool | None:
         """`nn.Sequential(a, b)`, `nn.ModuleList([...])`, `DataParallel(net)`,
         `nn.TransformerEncoder(layer, n)`: as what they hold."""
         qualified = self.index.qualified_name(call.func) or ""
@@ -163,7 +165,7 @@ class ModeDependence:
                 return None
             else:
                 elements.append(element)
-        return combine({self.of_value(element, use) for element in elements} or {False})
+        return combine({self.of_value(element) for element in elements} or {False})
 
     def _factory(self, call: cst.Call) -> bool | None:
         """A function of this file that builds the model (`def make_model(): return
@@ -174,11 +176,11 @@ class ModeDependence:
         self._asking.add(callee)
         try:
             returned = [
-                (node.value, node)
+                node.value
                 for node in self.index.walk(callee.body)
                 if type(node) is cst.Return and node.value is not None
             ]
-            return combine({self.of_value(value, at) for value, at in returned})
+            return combine({self.of_value(value) for value in returned})
         finally:
             self._asking.discard(callee)
 

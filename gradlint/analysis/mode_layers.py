@@ -35,6 +35,7 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_NON_MODELS,
     MODULE_HOLDING_METHODS,
     MODULE_LOADERS,
+    MODULE_MODE_METHODS,
     NOT_CONSTANT,
     PYTHON_VALUE_MODULES,
     UNPACKED,
@@ -185,7 +186,8 @@ class _Reading:
             elif name != "object":
                 parts.opaque = True
         if any(
-            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "train"
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and item.name in MODULE_MODE_METHODS
             for item in cls.body
         ):
             parts.direct = True  # its own `train(mode)`: it does something with the mode
