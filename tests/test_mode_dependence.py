@@ -100,6 +100,21 @@ def test_a_forward_that_reads_the_mode(forward, direct):
     assert class_mode_parts(ast.parse(source))["Noisy"].direct is direct
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "norm = nn.BatchNorm1d\n        self.norm = norm(4)",
+        "self.fc = nn.Linear(4, 4)\n        self.apply(lambda m: isinstance(m, nn.Dropout))",
+        "self.act = ACTIVATIONS[width]()",
+    ],
+    ids=["class-named-then-built", "class-named-in-a-check", "built-from-a-table"],
+)
+def test_a_layer_class_named_or_a_table_makes_the_class_unknown(body):
+    source = HEADER + "\n\nACTIVATIONS = {}\n\n\nclass Cls" + _module(body)
+    parts = class_mode_parts(ast.parse(source))["Cls"]
+    assert (parts.direct, parts.opaque) == (False, True)
+
+
 def test_a_train_override_and_a_mode_dependent_base_count():
     source = HEADER + (
         "\n\nclass Frozen(nn.Module):\n    def train(self, mode=True):\n        return self\n"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from gradlint.analysis.torch_api import (
     MODE_ARGUMENT_FUNCTIONALS,
     MODE_DEPENDENT_FUNCTIONS,
+    MODE_DEPENDENT_LAYERS,
     MODE_HOLDING_MODULES,
     MODEL_ZOO_MODE_FREE,
     MODEL_ZOO_NAMESPACES,
@@ -204,6 +205,13 @@ class _Reading:
                     pending.append(self.functions[helper])
         if nodes.reads_training:
             parts.direct = True
+        # `norm = nn.BatchNorm2d` then `norm(64)`, or `isinstance(m, nn.Dropout)`: a
+        # mode-dependent layer named but not built here; whether one is built is not told
+        called = {id(call.func) for call in nodes.calls}
+        for named in nodes.layer_names:
+            if id(named) not in called:
+                if self._qualified(_dotted(named) or "").startswith("torch.nn."):
+                    parts.opaque = True
         self._read_parameters(nodes, holding_base, parts)
         parts.refs = sorted(set(parts.refs))
         return parts
@@ -215,6 +223,10 @@ class _Reading:
         if name is None:
             if isinstance(func, ast.Call):
                 parts.opaque = True  # `getattr(nn, kind)()`
+            elif isinstance(func, ast.Subscript) and not (_dotted(func.value) or "").startswith(
+                "self."
+            ):
+                parts.opaque = True  # `LAYERS[kind]()`; not `self.blocks[i](h)`
             return None
         qualified = self._qualified(name)
         last = qualified.rsplit(".", 1)[-1]
@@ -308,6 +320,8 @@ class _Nodes:
         # `self.x.forward(h)`) or iterated (`for layer in self.x`)
         self.run_attributes: set[str] = set()
         self.reads_training = False
+        # names of mode-dependent torch.nn layers (`nn.Dropout`, `BatchNorm2d`)
+        self.layer_names: list[ast.expr] = []
 
     def collect(self, body: ast.AST) -> None:
         for node in ast.walk(body):
@@ -318,9 +332,13 @@ class _Nodes:
                 if node.attr == "training" and isinstance(node.ctx, ast.Load):
                     value = node.value
                     self.reads_training |= isinstance(value, ast.Name) and value.id == "self"
+                elif node.attr in MODE_DEPENDENT_LAYERS:
+                    self.layer_names.append(node)
             elif isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Store):
                     self.stored.add(node.id)
+                elif node.id in MODE_DEPENDENT_LAYERS:
+                    self.layer_names.append(node)
             elif isinstance(node, ast.Assign):
                 self.assigns.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
