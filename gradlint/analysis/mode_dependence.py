@@ -19,7 +19,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
-from gradlint.analysis.project import ProjectIndex
+from gradlint.analysis.project import ProjectIndex, parse_quietly
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
@@ -80,7 +80,10 @@ class ModeDependence:
         if model == "self":
             cls = next((a for a in self.index.ancestors(use) if type(a) is cst.ClassDef), None)
             return self.local_class(cls.name.value) if cls is not None else None
-        expr = cst.parse_expression(model)
+        try:
+            expr = cst.parse_expression(model)
+        except cst.ParserSyntaxError:
+            return None
         head, _, rest = model.partition(".")
         if rest and head != "self":
             return None  # `trainer.model`: built where this file does not show
@@ -219,7 +222,7 @@ class ModeDependence:
         """This file's classes, read as the project index reads other files."""
         if self._parts is None:
             try:
-                tree = ast.parse(self.index.module.code)
+                tree = parse_quietly(self.index.module.code)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = ast.Module(body=[], type_ignores=[])
             self._parts = class_mode_parts(tree)
