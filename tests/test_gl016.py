@@ -3,6 +3,7 @@ file of the project, and where the fix puts `model.train()`."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -330,3 +331,39 @@ class Trainer:
 def test_a_trainers_model_built_in_its_init(tmp_path: Path, model, severity):
     [(found, _)] = _gl016(TRAINER.format(model=model), tmp_path)
     assert found == severity
+
+
+def test_a_cached_result_is_relinted_when_a_class_file_gains_a_dropout(
+    tmp_path: Path, capsys, monkeypatch
+):
+    """The class's file is read only to decide the level, and its text is what the
+    cached result depends on: a dropout added there (a change its summary does not
+    see) turns the cached warning into an error."""
+    from gradlint import cli
+
+    monkeypatch.chdir(tmp_path)
+    blocks = tmp_path / "blocks.py"
+    layer = "        self.layer = nn.Linear(4, 4)\n"
+    blocks.write_text(
+        "from torch import nn\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        f"{layer}\n    def forward(self, x):\n        return self.layer(x)\n",
+        encoding="utf-8",
+    )
+    source = FIT.format(imports="from blocks import Block", classes="", model="Block()")
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    argv = ["-j1", "--select", "GL016", "--preview", "--cache-dir", "cache", "train.py"]
+    argv += ["--output-format", "json"]
+
+    def levels() -> list[str]:
+        cli.main(argv)
+        return [d["severity"] for d in json.loads(capsys.readouterr().out)]
+
+    assert levels() == ["warning"]
+    assert levels() == ["warning"]  # from the cache
+    text = blocks.read_text(encoding="utf-8")
+    blocks.write_text(
+        text.replace(layer, "        self.layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout())\n"),
+        encoding="utf-8",
+    )
+    assert levels() == ["error"]
