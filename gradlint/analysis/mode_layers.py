@@ -7,8 +7,8 @@ activations computes the same in both modes, so an evaluation that leaves it in 
 changes nothing today (it is a latent bug: the first dropout added trains wrong).
 
 A class's answer rests on what it builds and derives from, read with CPython's `ast`
-(the project index summarises other files with it, and the linted file is read the same
-way, so there is one reading): the torch.nn layers it constructs anywhere in its body
+(one reading for the linted file and the project's other files alike; theirs only when a
+finding asks, ProjectIndex.class_mode): the torch.nn layers it constructs anywhere in its body
 (inside `nn.Sequential(...)` too), with the arguments that decide (`Dropout(p=0.0)` does
 not depend), the functions of its file it calls to build them, its bases, and the other
 classes it builds, by the name the file knows them by (resolved later, in this file or
