@@ -3,6 +3,7 @@ file of the project, and where the fix puts `model.train()`."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -110,3 +111,259 @@ def test_an_evaluation_helper_imported_from_another_file(tmp_path: Path, body, a
     result = lint_file(tmp_path / "train.py", ONLY_GL016)
     assert result.error is None, result.error
     assert [(d.start.line, d.code) for d in result.diagnostics] == expected
+
+
+# -- what eval mode costs the model (issue 20) -------------------------------------------
+
+FIT = """
+import torch
+from torch import nn
+{imports}
+
+{classes}
+
+def evaluate(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(x).mean().item()
+
+
+def fit(model, optimizer, batches, x_val):
+    for epoch in range(10):
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        evaluate(model, x_val)
+
+
+def main(batches, x_val):
+    model = {model}
+    fit(model, torch.optim.SGD(model.parameters(), lr=0.1), batches, x_val)
+"""
+
+PLAIN = """
+class Plain(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.width = width
+        self.body = nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 1))
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+NESTED_BATCH_NORM = """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.block(x))
+"""
+
+WRAPPER = """
+class Wrapper(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+"""
+
+LATENT_WORDS = "changes nothing yet"
+DROPOUT_WORDS = "dropout and batch norm stay in inference mode"
+
+
+def _gl016(source: str, tmp_path: Path, name: str = "train.py"):
+    (tmp_path / name).write_text(source, encoding="utf-8")
+    result = lint_file(tmp_path / name, ONLY_GL016)
+    assert result.error is None, result.error
+    return [(d.severity.value, d.message) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("imports", "classes", "model", "severity", "words"),
+    [
+        ("", PLAIN, "Plain(8)", "warning", LATENT_WORDS),
+        (
+            "",
+            "",
+            "nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))",
+            "warning",
+            LATENT_WORDS,
+        ),
+        (
+            "",
+            "",
+            "nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))",
+            "error",
+            DROPOUT_WORDS,
+        ),
+        ("", "", "nn.Sequential(nn.Linear(4, 8), nn.Dropout(p=0.0))", "warning", LATENT_WORDS),
+        ("", NESTED_BATCH_NORM, "Net().to('cpu')", "error", DROPOUT_WORDS),
+        ("", WRAPPER + PLAIN, "Wrapper(Plain(8))", "error", DROPOUT_WORDS),
+        ("import torchvision", "", "torchvision.models.resnet18()", "error", DROPOUT_WORDS),
+        (
+            "from torch_geometric.nn import MetaPath2Vec",
+            "",
+            "MetaPath2Vec(4, 8)",
+            "error",
+            DROPOUT_WORDS,
+        ),
+    ],
+    ids=[
+        "plain-class",
+        "plain-sequential",
+        "dropout",
+        "dropout-p0",
+        "nested-batch-norm",
+        "handed-in-module",
+        "torchvision",
+        "library-class",
+    ],
+)
+def test_severity_and_message_follow_what_eval_mode_changes(
+    tmp_path: Path, imports, classes, model, severity, words
+):
+    source = FIT.format(imports=imports, classes=classes, model=model)
+    [(found, message)] = _gl016(source, tmp_path)
+    assert (found, words in message) == (severity, True)
+
+
+def test_a_model_handed_in_from_out_of_sight_stays_an_error(tmp_path: Path) -> None:
+    """`fit(model, ...)` called from no function of the file: the model is unknown."""
+    source = FIT.format(imports="", classes=PLAIN, model="Plain(8)")
+    source = source[: source.index("def main")]
+    [(found, message)] = _gl016(source, tmp_path)
+    assert found == "error" and DROPOUT_WORDS in message
+
+
+MODELS_FILE = """
+from torch import nn
+from blocks import Block
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("block", "severity"),
+    [
+        ("nn.Linear(4, 4)", "warning"),
+        ("nn.BatchNorm1d(4)", "error"),
+        ("nn.LSTM(4, 4, 2, dropout=0.1)", "error"),
+    ],
+    ids=["plain", "batch-norm", "lstm-dropout"],
+)
+def test_a_project_class_from_other_files_is_read_through_its_imports(
+    tmp_path: Path, block, severity
+):
+    (tmp_path / "blocks.py").write_text(
+        "from torch import nn\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        f"        self.layer = {block}\n\n    def forward(self, x):\n        return self.layer(x)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "models.py").write_text(MODELS_FILE, encoding="utf-8")
+    source = FIT.format(imports="from models import Net", classes="", model="Net()")
+    [(found, _)] = _gl016(source, tmp_path)
+    assert found == severity
+
+
+TRAINER = """
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, lr):
+        self.model = {model}
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+
+    def train_epoch(self, batches):
+        for x, y in batches:
+            loss = nn.functional.mse_loss(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def validate(self, x, y):
+        self.model.eval()
+        with torch.no_grad():
+            return nn.functional.mse_loss(self.model(x), y).item()
+
+    def fit(self, batches, x_val, y_val, epochs):
+        for epoch in range(epochs):
+            self.train_epoch(batches)
+            self.validate(x_val, y_val)
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "severity"),
+    [
+        ("nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))", "warning"),
+        ("nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Linear(16, 1))", "error"),
+    ],
+    ids=["plain", "batch-norm"],
+)
+def test_a_trainers_model_built_in_its_init(tmp_path: Path, model, severity):
+    [(found, _)] = _gl016(TRAINER.format(model=model), tmp_path)
+    assert found == severity
+
+
+def test_a_cached_result_is_relinted_when_a_class_file_gains_a_dropout(
+    tmp_path: Path, capsys, monkeypatch
+):
+    """The class's file is read only to decide the level, and its text is what the
+    cached result depends on: a dropout added there (a change its summary does not
+    see) turns the cached warning into an error."""
+    from gradlint import cli
+
+    monkeypatch.chdir(tmp_path)
+    blocks = tmp_path / "blocks.py"
+    layer = "        self.layer = nn.Linear(4, 4)\n"
+    blocks.write_text(
+        "from torch import nn\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        f"{layer}\n    def forward(self, x):\n        return self.layer(x)\n",
+        encoding="utf-8",
+    )
+    source = FIT.format(imports="from blocks import Block", classes="", model="Block()")
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    argv = ["-j1", "--select", "GL016", "--preview", "--cache-dir", "cache", "train.py"]
+    argv += ["--output-format", "json"]
+
+    def levels() -> list[str]:
+        cli.main(argv)
+        return [d["severity"] for d in json.loads(capsys.readouterr().out)]
+
+    assert levels() == ["warning"]
+    assert levels() == ["warning"]  # from the cache
+    text = blocks.read_text(encoding="utf-8")
+    blocks.write_text(
+        text.replace(layer, "        self.layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout())\n"),
+        encoding="utf-8",
+    )
+    assert levels() == ["error"]

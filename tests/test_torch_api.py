@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from copy import deepcopy
 
 import pytest
 
@@ -370,3 +371,148 @@ def test_requires_grad_names():
     assert api.REQUIRES_GRAD_NAMES == {api.REQUIRES_GRAD_ATTRIBUTE, api.REQUIRES_GRAD_METHOD}
     parameter = nn.Parameter(torch.randn(2))
     assert parameter.requires_grad and type(parameter).__name__.endswith(api.TENSOR_CLASS_SUFFIXES)
+
+
+# -- train and eval mode ---------------------------------------------------------------
+
+# How to build each mode-dependent layer and run it: (the arguments it needs first, a
+# function of the module that runs it on a batch).
+_SEQ = (5, 3, 8)  # (sequence, batch, features)
+_MODE_LAYER_RUNS = {
+    "Dropout": ((), lambda m: m(torch.randn(8, 16))),
+    "Dropout1d": ((), lambda m: m(torch.randn(4, 8, 16))),
+    "Dropout2d": ((), lambda m: m(torch.randn(4, 8, 5, 5))),
+    "Dropout3d": ((), lambda m: m(torch.randn(4, 8, 3, 3, 3))),
+    "AlphaDropout": ((), lambda m: m(torch.randn(8, 16))),
+    "FeatureAlphaDropout": ((), lambda m: m(torch.randn(4, 8, 5, 5))),
+    "BatchNorm1d": ((4,), lambda m: m(torch.randn(8, 4))),
+    "BatchNorm2d": ((4,), lambda m: m(torch.randn(8, 4, 5, 5))),
+    "BatchNorm3d": ((4,), lambda m: m(torch.randn(8, 4, 3, 3, 3))),
+    "SyncBatchNorm": ((4,), None),  # runs only under a process group
+    "LazyBatchNorm1d": ((), lambda m: m(torch.randn(8, 4))),
+    "LazyBatchNorm2d": ((), lambda m: m(torch.randn(8, 4, 5, 5))),
+    "LazyBatchNorm3d": ((), lambda m: m(torch.randn(8, 4, 3, 3, 3))),
+    "InstanceNorm1d": ((4,), lambda m: m(torch.randn(8, 4, 10))),
+    "InstanceNorm2d": ((4,), lambda m: m(torch.randn(8, 4, 5, 5))),
+    "InstanceNorm3d": ((4,), lambda m: m(torch.randn(8, 4, 3, 3, 3))),
+    "LazyInstanceNorm1d": ((), lambda m: m(torch.randn(8, 4, 10))),
+    "LazyInstanceNorm2d": ((), lambda m: m(torch.randn(8, 4, 5, 5))),
+    "LazyInstanceNorm3d": ((), lambda m: m(torch.randn(8, 4, 3, 3, 3))),
+    "RNN": ((8, 8, 2), lambda m: m(torch.randn(*_SEQ))[0]),
+    "LSTM": ((8, 8, 2), lambda m: m(torch.randn(*_SEQ))[0]),
+    "GRU": ((8, 8, 2), lambda m: m(torch.randn(*_SEQ))[0]),
+    "MultiheadAttention": ((8, 2), lambda m: m(*[torch.randn(*_SEQ)] * 3)[0]),
+    "Transformer": (
+        (8, 2, 1, 1, 16),
+        lambda m: m(torch.randn(*_SEQ), torch.randn(*_SEQ)),
+    ),
+    "TransformerEncoderLayer": ((8, 2, 16), lambda m: m(torch.randn(*_SEQ))),
+    "TransformerDecoderLayer": ((8, 2, 16), lambda m: m(torch.randn(*_SEQ), torch.randn(*_SEQ))),
+    "RReLU": ((), lambda m: m(torch.randn(8, 16))),
+}
+
+
+def _eval_changes_output(module, run) -> bool:
+    """Does the module compute something else in eval mode than in training mode on the
+    same batch (after one training batch, which materialises a lazy layer and moves batch
+    norm's running statistics)?"""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        module.train()
+        run(module)
+        copy = deepcopy(module).eval()
+        torch.manual_seed(1)
+        trained = run(module)
+        torch.manual_seed(1)
+        evaluated = run(copy)
+    return not torch.allclose(trained, evaluated, atol=1e-5)
+
+
+def test_mode_dependent_layers_are_listed_for_each_one_measured():
+    assert set(_MODE_LAYER_RUNS) == set(api.MODE_DEPENDENT_LAYERS)
+
+
+@pytest.mark.parametrize("name", sorted(api.MODE_DEPENDENT_LAYERS))
+def test_mode_dependent_layer_depends_as_built(name):
+    """Built with the defaults, and with the argument that decides set the other way
+    (by keyword, and at the position the vocabulary says), the layer's output changes
+    in eval mode exactly when built_mode_dependent says so."""
+    cls = getattr(nn, name)
+    needed, run = _MODE_LAYER_RUNS[name]
+    deciding = api.MODE_DEPENDENT_LAYERS[name]
+    builds: list[tuple[tuple, dict]] = [(needed, {})]
+    if deciding is not None:
+        keyword, position, default = deciding
+        if default:
+            other: object = False if isinstance(default, bool) else 0.0
+        else:
+            other = 0.5 if keyword == "dropout" else True
+        builds.append((needed, {keyword: other}))
+        signature = inspect.signature(cls.__init__)
+        if len(signature.parameters) > 3:  # not `(self, *args, **kwargs)`
+            assert list(signature.parameters)[position + 1] == keyword, name
+        if len(needed) <= position and name not in ("RNN", "LSTM", "GRU"):
+            defaults = [p.default for p in list(signature.parameters.values())[1 : position + 1]]
+            builds.append(((*needed, *defaults[len(needed) :], other), {}))
+        elif name in ("RNN", "LSTM", "GRU"):
+            # (input, hidden, layers, [nonlinearity,] bias, batch_first, dropout)
+            fill = ("tanh", True, False) if name == "RNN" else (True, False)
+            builds.append(((*needed, *fill, 0.5), {}))
+    for args, kwargs in builds:
+        module = cls(*args, **kwargs)
+        expected = api.built_mode_dependent(name, list(args), kwargs)
+        if run is None:
+            # SyncBatchNorm: a batch norm, with its running statistics
+            assert isinstance(module, nn.modules.batchnorm._BatchNorm)
+            assert expected is bool(module.track_running_stats)
+            continue
+        assert _eval_changes_output(module, run) is expected, (name, args, kwargs)
+
+
+def test_mode_undecided_when_the_argument_is_not_a_constant():
+    assert api.built_mode_dependent("Dropout", [api.NOT_CONSTANT], {}) is None
+    assert api.built_mode_dependent("LSTM", [8, 8, api.UNPACKED], {}) is None
+    assert api.built_mode_dependent("LSTM", [8, 8], {api.UNPACKED: api.NOT_CONSTANT}) is None
+    assert api.built_mode_dependent("LSTM", [8, 8], {"dropout": 0.0}) is False
+    assert api.built_mode_dependent("Linear", [api.UNPACKED], {}) is False
+
+
+def test_every_torch_nn_module_that_reads_the_mode_is_listed():
+    """A torch.nn module class whose code (through its torch.nn bases) reads
+    `self.training`, passes a `training=` flag or builds a listed layer is listed, as a
+    mode-dependent layer or as a module that holds one it is given."""
+    listed = set(api.MODE_DEPENDENT_LAYERS)
+    calls = tuple(f"{name}(" for name in listed)
+    reading = set()
+    for name in dir(nn):
+        obj = getattr(nn, name)
+        if not (inspect.isclass(obj) and issubclass(obj, nn.Module)):
+            continue
+        for klass in obj.__mro__:
+            if klass is nn.Module or not issubclass(klass, nn.Module):
+                continue
+            source = inspect.getsource(klass)
+            if (
+                "self.training" in source
+                or "training=" in source
+                or any(call in source for call in calls)
+            ):
+                reading.add(name)
+                break
+    assert reading, "the scan found nothing: torch's sources changed shape"
+    assert reading <= listed | api.MODE_HOLDING_MODULES, reading - listed
+    for name in api.MODE_HOLDING_MODULES:
+        assert inspect.isclass(getattr(nn, name, None) or getattr(nn.parallel, name)), name
+    for qualified in api.MODE_DEPENDENT_FUNCTIONS:
+        found = torch
+        for part in qualified.split(".")[1:]:
+            found = getattr(found, part)  # `nn.utils.spectral_norm` is also a module's name
+        assert callable(found), qualified
+    functional = nn.functional
+    for name in api.MODE_ARGUMENT_FUNCTIONALS:
+        assert "training" in inspect.signature(getattr(functional, name)).parameters, name
+
+
+def test_spectral_norm_depends_on_the_mode():
+    layer = nn.utils.spectral_norm(nn.Linear(4, 4))
+    assert _eval_changes_output(layer, lambda m: m(torch.randn(8, 4)))

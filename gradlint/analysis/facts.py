@@ -18,6 +18,7 @@ from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.mode_dependence import ModeDependence
 from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.project import ProjectIndex
@@ -127,6 +128,12 @@ class FileFacts:
     @cached_property
     def mode_flow(self) -> ModeFlow:
         return ModeFlow(self.index, self.summaries, self.differentiation, self.grad_mode)
+
+    @cached_property
+    def mode_dependence(self) -> ModeDependence:
+        return ModeDependence(
+            self.index, self.tensors, self.values, self.summaries, self.grad_mode, self.project
+        )
 
     @cached_property
     def frameworks(self) -> FrameworkAnalysis:

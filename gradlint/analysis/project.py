@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
     TEXT_PREFIX,
@@ -787,6 +788,35 @@ def summary_of_file(path: str) -> ModuleSummary | None:
     return found
 
 
+_CLASS_MODE_MEMO: dict[MemoKey, dict[str, ClassModeParts]] = {}
+
+
+def class_modes_of_file(path: str) -> tuple[dict[str, ClassModeParts], str] | None:
+    """The parts that decide whether each class of the file depends on train/eval mode
+    (analysis.mode_layers), and the file's text stamp; memoised by (path, size, times);
+    None if unreadable."""
+    key = _memo_key(path)
+    if key is None:
+        return None
+    text = _text_answer(path, _EVAL_TOKENS, key)
+    if text is None:
+        return None
+    with _MEMO_LOCK:
+        found = _CLASS_MODE_MEMO.get(key)
+    if found is None:
+        data = _text_of(key, path)
+        if data is None:
+            return None
+        try:
+            tree = parse_quietly(data.decode("utf-8-sig"), path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+            tree = ast.Module(body=[], type_ignores=[])
+        found = class_mode_parts(tree)
+        with _MEMO_LOCK:
+            _CLASS_MODE_MEMO[key] = found
+    return found, text[1]
+
+
 # `.eval` as an attribute, across spaces or a line continuation, or `.train(False)`: what
 # a summary's eval switch (`m.eval()`, `m.train(mode=False)`: _mode_switch) needs in the
 # text.
@@ -1140,6 +1170,68 @@ class ProjectIndex:
         imports), a class whose instances hold torch.nn layers with weights?"""
         target = self._target(module, level)
         return target is not None and self._class_in(target, name, set())
+
+    def class_mode(
+        self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None
+    ) -> bool | None:
+        """Does `name`, imported from that project module (or re-exported by it), depend
+        on train/eval mode (analysis.mode_layers)? None when it is not a class of the
+        project, or what it holds is out of sight."""
+        target = self._target(module, level)
+        return None if target is None else self._class_mode_in(target, name, seen or set())
+
+    def _class_mode_in(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
+        # `seen`: the classes being decided, up the chain (a cycle is unknown)
+        if (target, name) in seen or len(seen) > _MAX_STAR_CHAIN:
+            return None
+        seen.add((target, name))
+        try:
+            return self._decide_class_mode(target, name, seen)
+        finally:
+            seen.discard((target, name))
+
+    def _decide_class_mode(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool | None:
+        summary = self._summary(target)
+        modes = self._class_modes(target)
+        if summary is None or modes is None:
+            return None
+
+        def imported(ref: str) -> bool | None:
+            found = summary.reexports.get(ref)
+            if found is None:
+                return None
+            module, level, original = found
+            inner = self._target(module, level, importer=target)
+            return None if inner is None else self._class_mode_in(inner, original, seen)
+
+        parts = modes.get(name)
+        if parts is not None:
+            return decide(
+                parts,
+                lambda ref: (
+                    self._class_mode_in(target, ref, seen) if ref in modes else imported(ref)
+                ),
+            )
+        if name in summary.reexports:
+            return imported(name)  # `from .lvae import LVAE` in a package's `__init__.py`
+        for module, level in summary.star_imports:
+            inner = self._target(module, level, importer=target)
+            if inner is not None:
+                found = self._class_mode_in(inner, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _class_modes(self, target: str) -> dict[str, ClassModeParts] | None:
+        """What decides the mode dependence of the file's classes. Read only when asked
+        (a GL016 finding is about to be reported), not with every summary, which it
+        would make slower by a fifth: so the file is a dependency by its text."""
+        found = class_modes_of_file(target)
+        if found is None:
+            return None
+        modes, stamp = found
+        self.dependencies[target] = stamp  # any change to the text may change a class
+        return modes
 
     def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
         """`name`, imported from that project module, as an eval-mode manager; None when

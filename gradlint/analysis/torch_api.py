@@ -320,6 +320,107 @@ SINGLE_STATE_RECURRENT = frozenset({"torch.nn.GRU", "torch.nn.RNN", "torch.nn.LS
 # Constructor flags that leave a weighted torch.nn layer without trainable parameters.
 NO_AFFINE_FLAGS = frozenset({"affine", "elementwise_affine", "_freeze"})
 
+# -- train and eval mode ------------------------------------------------------------------
+
+# torch.nn layers whose output depends on train/eval mode, each with the constructor
+# argument that decides whether it does as built: (keyword, position, default); it does
+# when that argument is true or non-zero (`Dropout(p=0.0)`, an LSTM without `dropout`,
+# `BatchNorm(track_running_stats=False)`, an InstanceNorm without running statistics do
+# not). None: always (RReLU's random slopes). Dropout zeroes in training and is the
+# identity in eval; batch norm normalises with the batch's statistics and updates its
+# running ones in training, with the running ones in eval. The other torch.nn layers do
+# not read the mode (tests/test_torch_api.py checks both against the installed torch).
+# TransformerEncoder and TransformerDecoder are containers of the layer they are given.
+_BATCH_NORM = ("track_running_stats", 4, True)
+_INSTANCE_NORM = ("track_running_stats", 4, False)
+MODE_DEPENDENT_LAYERS: dict[str, tuple[str, int, object] | None] = {
+    "Dropout": ("p", 0, 0.5),
+    "Dropout1d": ("p", 0, 0.5),
+    "Dropout2d": ("p", 0, 0.5),
+    "Dropout3d": ("p", 0, 0.5),
+    "AlphaDropout": ("p", 0, 0.5),
+    "FeatureAlphaDropout": ("p", 0, 0.5),
+    "BatchNorm1d": _BATCH_NORM,
+    "BatchNorm2d": _BATCH_NORM,
+    "BatchNorm3d": _BATCH_NORM,
+    "SyncBatchNorm": _BATCH_NORM,
+    "LazyBatchNorm1d": ("track_running_stats", 3, True),
+    "LazyBatchNorm2d": ("track_running_stats", 3, True),
+    "LazyBatchNorm3d": ("track_running_stats", 3, True),
+    "InstanceNorm1d": _INSTANCE_NORM,
+    "InstanceNorm2d": _INSTANCE_NORM,
+    "InstanceNorm3d": _INSTANCE_NORM,
+    "LazyInstanceNorm1d": ("track_running_stats", 3, True),
+    "LazyInstanceNorm2d": ("track_running_stats", 3, True),
+    "LazyInstanceNorm3d": ("track_running_stats", 3, True),
+    "RNN": ("dropout", 6, 0.0),
+    "LSTM": ("dropout", 5, 0.0),
+    "GRU": ("dropout", 5, 0.0),
+    "MultiheadAttention": ("dropout", 2, 0.0),
+    "Transformer": ("dropout", 5, 0.1),
+    "TransformerEncoderLayer": ("dropout", 3, 0.1),
+    "TransformerDecoderLayer": ("dropout", 3, 0.1),
+    "RReLU": None,
+}
+# torch.nn modules built around the layer (or layers) they are given: as mode-dependent
+# as what they hold.
+MODE_HOLDING_MODULES = (
+    CONTAINER_MODULES | WRAPPER_MODULES | {"TransformerEncoder", "TransformerDecoder"}
+)
+# Methods that put a module into a list or a module (`layers.append(m)`,
+# `self.add_module(name, m)`).
+MODULE_HOLDING_METHODS = frozenset({"append", "extend", "insert", "add_module", "register_module"})
+# Functions that make a module mode-dependent: spectral norm runs its power iteration
+# only in training mode.
+MODE_DEPENDENT_FUNCTIONS = frozenset(
+    {"torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.spectral_norm"}
+)
+# torch.nn.functional calls with a `training` argument: they depend on the module's mode
+# only when handed one that is not a constant (`training=self.training`, which a read of
+# `self.training` shows anyway); as written with the default they never read it.
+MODE_ARGUMENT_FUNCTIONALS = frozenset(
+    {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"}
+    | {"feature_alpha_dropout", "batch_norm", "rrelu"}
+)
+# Calls that return a module built out of sight: loaded from a file or a hub.
+MODULE_LOADERS = ("torch.load", "torch.hub.load", "torch.jit.load")
+# Model-zoo builders whose models have no batch norm and no dropout as built (ViT:
+# dropout 0 by default); every other torchvision.models builder has batch norm,
+# dropout or stochastic depth.
+MODEL_ZOO_MODE_FREE = ("vit_",)
+# A constant argument's value when it is not a constant (a name, a call); an argument
+# list's `*args` or `**kwargs`, which may hold any argument.
+NOT_CONSTANT = object()
+UNPACKED = "*"
+
+
+def built_mode_dependent(
+    layer: str, positional: list[object], keywords: dict[str, object]
+) -> bool | None:
+    """Does the torch.nn layer `layer` (its class name), built with these constant
+    arguments (NOT_CONSTANT for one that is not; UNPACKED for `*args` among the
+    positional ones, as a key for `**kwargs`), depend on train/eval mode? None when an
+    argument that decides it is not a constant, or may be in what is unpacked."""
+    if layer not in MODE_DEPENDENT_LAYERS:
+        return False
+    deciding = MODE_DEPENDENT_LAYERS[layer]
+    if deciding is None:
+        return True
+    keyword, position, default = deciding
+    unpacked = UNPACKED in positional[: position + 1]
+    if keyword in keywords:
+        value = keywords[keyword]
+    elif unpacked or UNPACKED in keywords:
+        return None
+    elif len(positional) > position:
+        value = positional[position]
+    else:
+        value = default
+    if value is NOT_CONSTANT:
+        return None
+    return bool(value)
+
+
 # -- grad mode ----------------------------------------------------------------------------
 
 # Where the grad-mode managers live (`torch.no_grad`, `torch.autograd.grad_mode.no_grad`).

@@ -38,6 +38,17 @@ class TrainModeNotRestored(Rule):
     `False` at every later training step, and a dropout layer's output on a batch equals
     its input at those steps, where in training mode it zeroes about `p` of it.
 
+    What that costs depends on the model. Eval mode changes only what dropout, batch
+    norm (with running statistics), RReLU, a recurrent or attention layer built with
+    `dropout`, spectral norm or a forward that reads `self.training` compute. When
+    gradlint can see that the model has none of these (its class, in this file or in
+    the project's other files, builds only layers like Linear, convolutions and
+    activations, recursively through its own classes and `nn.Sequential`), the finding
+    is latent: the message says eval mode changes nothing yet, and the level is at
+    most a warning, because the model trains wrong as soon as a dropout layer is
+    added. A model whose layers are out of sight (a library's class, one handed in by
+    a caller gradlint does not see, one loaded from a file) is reported as an error.
+
     Not flagged: a `model.train()` (or `self.train()`) at the top of each epoch or
     inside the step function; a train switch after the evaluation on every path; an
     evaluation helper that restores the mode it found (`was = model.training ...
@@ -111,7 +122,9 @@ class TrainModeNotRestored(Rule):
     a `train()` in that loop, finds one more positive site on the dev half
     (`bench/real-code/newrules-dev.tsv`), missed: pytorch_geometric's metapath2vec
     example calls a nested `test()` every `eval_steps` inside a nested `train()` (a
-    model without dropout or batch norm, so it changes nothing there). Recall 3/4; the
+    model without dropout or batch norm, so it changes nothing there; its class comes
+    from torch_geometric, out of sight, so a finding there would still be an error).
+    Recall 3/4; the
     traps it met (EMA models in denoising-diffusion, moco's deliberate `eval()` for
     linear probing, NoisyNet agents that switch only when testing) stay silent.
 
@@ -125,7 +138,7 @@ class TrainModeNotRestored(Rule):
 
     code = "GL016"
     name = "train-mode-not-restored"
-    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, so dropout and batch norm stay in inference mode for the rest of training"
+    message = "`{model}` is in eval mode at this training forward once the loop comes round: an evaluation calls `eval()` and nothing calls `{model}.train()` before the next step, {consequence}"
     fix_title = "Switch the model back with `.train()` after the evaluation"
     # A finding needs an `eval()` (or `train(False)`), in this file or in an evaluation
     # helper it imports from the project, and a training step in this file.
@@ -175,11 +188,15 @@ class TrainModeNotRestored(Rule):
             related.append((write.inner, "the `eval()` inside that call"))
         if use.inner is not None:
             related.append((use.anchor, "the loop runs the training forward through this call"))
+        # A model without dropout, batch norm or anything else that reads the mode
+        # computes the same in eval mode: true of the code, harmless until one is added.
+        latent = self.facts.mode_dependence.of_model(model, use.anchor) is False
         self.report(
             use.inner or use.anchor,
-            self.message_for(model=model),
+            self.message_for(model=model, consequence=_LATENT if latent else _CONSEQUENCE),
             fix=self._fix(write, use, model),
             related=related,
+            latent=latent,
         )
 
     def _fix(self, write: ModeWrite, use: TrainingUse, model: str) -> Fix | None:
@@ -220,6 +237,13 @@ class TrainModeNotRestored(Rule):
             at = Position(above, 0)
             return self.fix(self.fix_title, (Edit(at, at, text),))
         return None
+
+
+_CONSEQUENCE = "so dropout and batch norm stay in inference mode for the rest of training"
+_LATENT = (
+    "which changes nothing yet: the model has no dropout, batch norm or other layer that "
+    "behaves differently in eval mode, but it trains wrong as soon as one is added"
+)
 
 
 def _is_switch(write: ModeWrite) -> bool:
