@@ -19,6 +19,7 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.mode_flow import ModeFlow
+from gradlint.analysis.path_conditions import FlagPaths, PathConditions
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
@@ -101,6 +102,16 @@ class FileFacts:
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
         return TrainModeAnalysis(self.index, self.summaries)
+
+    @cached_property
+    def path_conditions(self) -> PathConditions:
+        return PathConditions(self.index, self.bindings, self.grad_mode.callees)
+
+    @cached_property
+    def flag_paths(self) -> FlagPaths:
+        return FlagPaths(
+            self.path_conditions, self.grad_mode, self.train_mode, self.differentiation
+        )
 
     @cached_property
     def mode_flow(self) -> ModeFlow:

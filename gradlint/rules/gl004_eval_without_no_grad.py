@@ -141,6 +141,8 @@ class EvalWithoutNoGrad(Rule):
         facts = self.facts
         switch = facts.train_mode.eval_switch_at(model, at)
         if switch is None:
+            if at is call:
+                self._check_flag_paths(call, model)  # `if train: ... else: m.eval()`
             return
         if facts.mode_at(call) is not GradMode.RECORDING or facts.mode_at(at) is not (
             GradMode.RECORDING
@@ -154,6 +156,7 @@ class EvalWithoutNoGrad(Rule):
             return
         forwards = facts.forwards
         if at is call and forwards.graph_is_used(call, model):
+            self._check_flag_paths(call, model)  # the backward under `if train:`
             return
         if at is not call and forwards.is_differentiated(at, facts.index.scope_of(at)):
             return
@@ -175,6 +178,32 @@ class EvalWithoutNoGrad(Rule):
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
         )
+
+    def _check_flag_paths(self, call: cst.Call, model: str) -> None:
+        """One function for both phases, picked by a flag (`run_epoch(train=False)`):
+        reported at the forward when a call of its function, with autograd on there,
+        gives flags under which the model is put in eval mode and no differentiation of
+        the result runs. The fix wraps that call, not the forward the training call
+        needs."""
+        facts = self.facts
+        if facts.frameworks.is_foreign(call) or facts.forwards.records_nothing(call, model):
+            return
+        if not facts.forwards.output_is_kept(call):
+            return
+        paths = [p for p in facts.flag_paths.unused_paths(call, model) if p.switch is not None]
+        if not paths or facts.forwards.graph_used_beyond_its_result(call, model):
+            return
+        first = paths[0]
+        assert first.switch is not None
+        statement = facts.index.statement_of(first.site)
+        fix = None
+        if isinstance(statement, cst.BaseSmallStatement):
+            fix = wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability)
+        related: list[tuple[cst.CSTNode, str]] = [
+            (first.switch.call, f"`{model}` is put in eval mode here")
+        ]
+        related += [(p.site, f"called here with {p.flags}, outside no_grad") for p in paths]
+        self.report(call, self.message_for(model=model), fix=fix, related=related)
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
         """Where the model was put in eval mode (through a helper, maybe in another
