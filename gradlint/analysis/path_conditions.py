@@ -162,13 +162,9 @@ def evaluate(condition: Condition, value: Constant) -> bool | None:
         assert constant is not None
         if constant.is_literal and value.is_literal:
             if condition.op == "is":
-                if constant.literal not in (True, False, None) or (
-                    value.literal not in (True, False, None)
-                ):
+                if not (_singleton(constant.literal) and _singleton(value.literal)):
                     return None  # `is` on other literals is not guaranteed
-                outcome = type(value.literal) is type(constant.literal) and (
-                    value.literal == constant.literal
-                )
+                outcome = value.literal is constant.literal
             else:
                 outcome = value.literal == constant.literal
         elif not constant.is_literal and not value.is_literal:
@@ -205,7 +201,9 @@ class PathConditions:
         if found is None:
             records = self.bindings.records(func, PYTHON_BINDINGS)
             found = {
-                p.name.value for p in all_params(func.params) if len(records.get(p.name.value, ())) == 1
+                p.name.value
+                for p in all_params(func.params)
+                if len(records.get(p.name.value, ())) == 1
             }
             self._flags[func] = found
         return found
@@ -225,12 +223,12 @@ class PathConditions:
                 break
             kind = type(anc)
             if kind is cst.If or kind is cst.IfExp:
-                if child is anc.body:  # type: ignore[attr-defined]
-                    _atoms(anc.test, True, tests)  # type: ignore[attr-defined]
-                elif child is anc.orelse:  # type: ignore[attr-defined]
-                    _atoms(anc.test, False, tests)  # type: ignore[attr-defined]
+                if child is anc.body:
+                    _atoms(anc.test, True, tests)
+                elif child is anc.orelse:
+                    _atoms(anc.test, False, tests)
             elif kind is cst.IndentedBlock:
-                for stmt in anc.body:  # type: ignore[attr-defined]
+                for stmt in anc.body:
                     if stmt is child:
                         break
                     if type(stmt) is cst.If and stmt.orelse is None and _exits(stmt.body):
@@ -342,7 +340,7 @@ class PathConditions:
                 or type(statement.targets[0].target) is not cst.Name
             ):
                 return []
-            bound = statement.targets[0].target.value  # type: ignore[attr-defined]
+            bound = statement.targets[0].target.value
             scope = index.scope_of(made)
             if len(self.bindings.records(scope, PYTHON_BINDINGS).get(bound, ())) != 1:
                 return []
@@ -352,6 +350,11 @@ class PathConditions:
                     return []  # handed on again: more calls out of sight
                 calls.append(call)
         return calls
+
+
+def _singleton(value: object) -> bool:
+    """True, False or None (`1 in (True,)` holds, so membership will not do)."""
+    return value is True or value is False or value is None
 
 
 def _site_value(expr: cst.BaseExpression) -> SiteValue | None:

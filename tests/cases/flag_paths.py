@@ -1,0 +1,234 @@
+"""One function for both phases, picked by a flag (issue 19 §2, path conditions): the eval
+switch and the backward on two branches of `if train:`, and the callers giving the flag.
+A finding at the forward for a call that puts the model in eval mode, runs no backward of
+its result and is not under no_grad; silence for the training call, a call under no_grad,
+and wherever the flag cannot be read."""
+
+import enum
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class LoopPhase(enum.Enum):
+    TRAIN = 0
+    VAL = 1
+    TEST = 2
+
+
+# -- findings ---------------------------------------------------------------------------
+
+
+# The common evaluation shape: `run_epoch(..., train=False)` records a graph nobody uses.
+def run_epoch(model, loader, optimizer, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    total = 0.0
+    for x, y in loader:
+        out = model(x)  # error: GL004
+        loss = F.cross_entropy(out, y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+
+def fit(model, loader, val_loader, n):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(n):
+        run_epoch(model, loader, opt, train=True)
+        print(run_epoch(model, val_loader, opt, train=False))
+
+
+# pytorch-GAT: a closure its factory returns, the phase an enum member, the validation
+# call under no_grad and the test call outside it.
+def get_main_loop(gat, loss_fn, optimizer, graph, labels):
+    def main_loop(phase, epoch=0):
+        if phase == LoopPhase.TRAIN:
+            gat.train()
+        else:
+            gat.eval()
+        scores = gat(graph)  # error: GL004
+        loss = loss_fn(scores, labels)
+        if phase == LoopPhase.TRAIN:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        accuracy = (scores.argmax(-1) == labels).float().mean().item()
+        if phase == LoopPhase.TEST:
+            return accuracy
+        print(epoch, accuracy)
+
+    return main_loop
+
+
+def train_gat(gat, graph, labels, epochs):
+    optimizer = torch.optim.Adam(gat.parameters())
+    main_loop = get_main_loop(gat, nn.CrossEntropyLoss(), optimizer, graph, labels)
+    for epoch in range(epochs):
+        main_loop(phase=LoopPhase.TRAIN, epoch=epoch)
+        with torch.no_grad():
+            main_loop(phase=LoopPhase.VAL, epoch=epoch)
+    return main_loop(phase=LoopPhase.TEST)
+
+
+# `if not train:` polarity, a positional flag, and an early return that guards the step.
+def step(model, x, y, optimizer, train):
+    if not train:
+        model.eval()
+    else:
+        model.train()
+    loss = F.mse_loss(model(x), y)  # error: GL004
+    if not train:
+        return loss.item()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def use_step(model, x, y, optimizer):
+    step(model, x, y, optimizer, True)
+    return step(model, x, y, optimizer, False)
+
+
+# The flag's default decides: `evaluate_or_fit(model, x, y, opt)` evaluates.
+def evaluate_or_fit(model, x, y, optimizer, split="val"):
+    if split == "train":
+        model.train()
+    elif split == "val":
+        model.eval()
+    out = model(x)  # error: GL004
+    loss = F.mse_loss(out, y)
+    if split == "train":
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+def use_evaluate_or_fit(model, x, y, optimizer):
+    evaluate_or_fit(model, x, y, optimizer, split="train")
+    return evaluate_or_fit(model, x, y, optimizer)
+
+
+# -- traps: silent ----------------------------------------------------------------------
+
+
+# The evaluation call under no_grad: every recording call trains.
+def run_epoch_guarded(model, loader, optimizer, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+
+def fit_guarded(model, loader, val_loader, opt):
+    run_epoch_guarded(model, loader, opt, train=True)
+    with torch.no_grad():
+        return run_epoch_guarded(model, val_loader, opt, train=False)
+
+
+# The flag comes from the command line: which phase runs is unknown.
+def run_epoch_args(model, loader, optimizer, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def main(args, model, loader, opt):
+    run_epoch_args(model, loader, opt, train=args.train)
+
+
+# The backward runs whatever the flag: the graph is used on every path.
+def run_epoch_always(model, loader, optimizer, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def fit_always(model, loader, opt):
+    run_epoch_always(model, loader, opt, train=True)
+    run_epoch_always(model, loader, opt, train=False)
+
+
+# The flag is rebound before the test: the caller's value is not what decides.
+def run_epoch_rebound(model, loader, optimizer, train=True, frozen=False):
+    train = train and not frozen
+    if train:
+        model.train()
+    else:
+        model.eval()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def fit_rebound(model, loader, opt):
+    run_epoch_rebound(model, loader, opt, train=True)
+    run_epoch_rebound(model, loader, opt, train=False)
+
+
+# A string flag given an enum member: whether they compare equal is not known.
+def run_phase(model, x, y, optimizer, phase):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    loss = F.mse_loss(model(x), y)
+    if phase == "train":
+        loss.backward()
+        optimizer.step()
+
+
+def use_run_phase(model, x, y, optimizer):
+    run_phase(model, x, y, optimizer, "train")
+    run_phase(model, x, y, optimizer, LoopPhase.TEST)
+
+
+# Only training calls: the eval branch never runs in this file.
+def run_epoch_train_only(model, loader, optimizer, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def fit_train_only(model, loader, opt):
+    run_epoch_train_only(model, loader, opt)
+    run_epoch_train_only(model, loader, opt, train=True)
