@@ -23,6 +23,7 @@ Unknown never counts as failing: rules stay silent where a flag cannot be read.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -277,8 +278,8 @@ class PathConditions:
         """The conditions of `node` that fail at `site`, a call of its function: when
         there is one, `node` does not run in that call."""
         func = self.index.scope_of(node)
-        if type(func) is not cst.FunctionDef:
-            return []
+        if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
+            return []  # another function's statement: the site says nothing of its flags
         return [c for c in self.conditions(node) if self.holds_at(c, site, func) is False]
 
     def runs_at(self, node: cst.CSTNode, site: cst.Call) -> bool:
@@ -380,7 +381,11 @@ class FlagPath:
 
     site: cst.Call
     flags: str  # `train=False`: what the site gives the flags that decide
-    switch: ModeSwitch | None  # the eval switch that runs on that path, if any
+    # The model's mode at the forward on that path: the eval switch that holds there;
+    # else `trained`, a train switch of the function holds (False: no switch of the
+    # function runs, so the caller's mode does).
+    switch: ModeSwitch | None
+    trained: bool
 
 
 class FlagPaths:
@@ -421,10 +426,18 @@ class FlagPaths:
             failing = self._all_fail(events, site)
             if failing is None:
                 continue
-            switch, skipped = self._switch_on_path(switches, forward, site)
+            mode = self._mode_on_path(switches, forward, site)
+            if mode is None:
+                continue  # train or eval, depending on the way through the function
+            switch, trained, skipped = mode
             flags = self.conditions.describe(failing + skipped, site, func)
-            found.append(FlagPath(site, flags, switch))
+            found.append(FlagPath(site, flags, switch, trained))
         return found
+
+    def runs_on(self, path: FlagPath) -> Callable[[cst.CSTNode], bool]:
+        """May a node run on the path (in that call of its function)?"""
+        conditions, site = self.conditions, path.site
+        return lambda node: conditions.runs_at(node, site)
 
     def _all_fail(self, events: list[DiffEvent], site: cst.Call) -> list[Condition] | None:
         """The failing conditions that keep every event from running at `site`; None
@@ -446,12 +459,12 @@ class FlagPaths:
             if s.model == model and self.index.scope_of(s.anchor) is func
         ]
 
-    def _switch_on_path(
+    def _mode_on_path(
         self, switches: list[ModeSwitch], use: cst.CSTNode, site: cst.Call
-    ) -> tuple[ModeSwitch | None, list[Condition]]:
-        """(the eval switch that reaches `use` in the call `site`, when every switch of
-        the model that runs there and reaches it is one; the conditions that kept the
-        others from running)."""
+    ) -> tuple[ModeSwitch | None, bool, list[Condition]] | None:
+        """(the eval switch that holds at `use` in the call `site`, whether a train
+        switch holds there instead, the conditions that kept the other switches from
+        running); None when the switches that run and reach it disagree."""
         skipped: list[Condition] = []
         running: list[ModeSwitch] = []
         for switch in switches:
@@ -460,13 +473,15 @@ class FlagPaths:
                 skipped.extend(failing)
             else:
                 running.append(switch)
-        if not running:
-            return None, skipped
-        reaching = self.index.reaching([s.anchor for s in running], use)
+        reaching = self.index.reaching([s.anchor for s in running], use) if running else []
         chosen = [s for s in running if s.anchor in reaching]
-        if chosen and all(
+        if not chosen:
+            return None, False, skipped
+        if all(
             s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
             for s in chosen
         ):
-            return chosen[-1], skipped
-        return None, skipped
+            return chosen[-1], False, skipped
+        if not any(s.to_eval for s in chosen):
+            return None, True, skipped
+        return None

@@ -36,6 +36,18 @@ class EvalWithoutNoGrad(Rule):
     the project runs after a call of that sibling on the same object, with nothing in
     between that switches it back.
 
+    One function may serve both phases, picked by a flag: `if train: model.train()
+    else: model.eval()`, the backward under `if train:`. Each call of it in the file
+    is then read with the flag it gives (a literal or a constant such as
+    `LoopPhase.TEST`, passed or left to its default): a call that puts the model in eval
+    mode, runs no backward of the result and is not under `no_grad` is reported at the
+    forward, with that call as a related location ("called here with train=False,
+    outside no_grad"), and the fix wraps that call. The training call and a call under
+    `no_grad` are fine; a flag whose value cannot be read there (`train=args.train`),
+    or that the function reassigns, says nothing. The calls of a closure its factory
+    returns (`main_loop = get_main_loop(...)`, then `main_loop(phase=...)`) count as its
+    calls.
+
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
     whose every call in the project's other files is), and forwards
@@ -66,9 +78,10 @@ class EvalWithoutNoGrad(Rule):
     ```
 
     ## Fix safety
-    The fix wraps the statement in `with torch.no_grad():`. It is unsafe: if the result
-    is differentiated somewhere gradlint cannot see (returned to a caller that calls
-    `backward()`), that gradient disappears.
+    The fix wraps the statement in `with torch.no_grad():` (for a function picked by a
+    flag, the evaluating call of it). It is unsafe: if the result is differentiated
+    somewhere gradlint cannot see (returned to a caller that calls `backward()`), that
+    gradient disappears.
 
     ## References
     - [Autograd mechanics: evaluation mode](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)

@@ -1,8 +1,9 @@
 """One function for both phases, picked by a flag (issue 19 §2, path conditions): the eval
 switch and the backward on two branches of `if train:`, and the callers giving the flag.
-A finding at the forward for a call that puts the model in eval mode, runs no backward of
-its result and is not under no_grad; silence for the training call, a call under no_grad,
-and wherever the flag cannot be read."""
+A finding at the forward for a call that runs no backward of its result and is not under
+no_grad (GL004 when the model is put in eval mode on that path, GL012 when it stays in
+training mode); silence for the training call, a call under no_grad, and wherever the flag
+cannot be read."""
 
 import enum
 
@@ -116,7 +117,50 @@ def use_evaluate_or_fit(model, x, y, optimizer):
     return evaluate_or_fit(model, x, y, optimizer)
 
 
+# No eval switch: the model stays in training mode, and the loss is only read as a number
+# in the evaluation call (GL012, at the forward, with that call as the related place).
+def run_epoch_in_train_mode(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        out = model(x)  # error: GL012
+        loss = F.cross_entropy(out, y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+
+def fit_in_train_mode(loader, val_loader):
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    run_epoch_in_train_mode(model, loader, opt)
+    return run_epoch_in_train_mode(model, val_loader, opt, train=False)
+
+
 # -- traps: silent ----------------------------------------------------------------------
+
+
+# Training mode, the evaluation call under no_grad.
+def run_epoch_in_train_mode_guarded(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+
+def fit_in_train_mode_guarded(loader, val_loader):
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    run_epoch_in_train_mode_guarded(model, loader, opt)
+    with torch.no_grad():
+        return run_epoch_in_train_mode_guarded(model, val_loader, opt, train=False)
 
 
 # The evaluation call under no_grad: every recording call trains.
