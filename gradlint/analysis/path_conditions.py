@@ -411,18 +411,23 @@ class FlagPaths:
         eval switch of `model` that holds on that path (None when no switch of it in
         the function runs there). Empty when any flag that decides is unknown."""
         func = self.index.scope_of(forward)
-        if type(func) is not cst.FunctionDef or self.grad_mode.mode_at(forward) is not (
-            GradMode.RECORDING
-        ):
+        # cheapest first: most functions have no flag, or no call in sight
+        if type(func) is not cst.FunctionDef or not self.conditions.flags_of(func):
+            return []
+        sites = [
+            site
+            for site in self.conditions.call_sites(func)
+            if self.grad_mode.mode_at(site) is GradMode.RECORDING
+            and self.conditions.runs_at(forward, site)
+        ]
+        if not sites or self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
             return []
         events = self.reach.differentiations_of(forward)
+        if not events:
+            return []  # nothing a flag could skip: the plain question decides
         switches = self._switches(func, model)
         found: list[FlagPath] = []
-        for site in self.conditions.call_sites(func):
-            if self.grad_mode.mode_at(site) is not GradMode.RECORDING:
-                continue
-            if not self.conditions.runs_at(forward, site):
-                continue
+        for site in sites:
             failing = self._all_fail(events, site)
             if failing is None:
                 continue
@@ -441,9 +446,7 @@ class FlagPaths:
 
     def _all_fail(self, events: list[DiffEvent], site: cst.Call) -> list[Condition] | None:
         """The failing conditions that keep every event from running at `site`; None
-        when one may run (or there is none, so no flag decides)."""
-        if not events:
-            return None
+        when one may run."""
         failing: list[Condition] = []
         for event in events:
             found = self.conditions.failing_at(event.call, site)
