@@ -419,6 +419,8 @@ class FlagPaths:
             for site in self.conditions.call_sites(func)
             if self.grad_mode.mode_at(site) is GradMode.RECORDING
             and self.conditions.runs_at(forward, site)
+            # what the call returns may carry the graph to a backward of the caller's
+            and not self.reach.result_is_differentiated(site)
         ]
         if not sites or self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
             return []
