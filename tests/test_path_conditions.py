@@ -247,3 +247,18 @@ def test_gl004_names_the_call_site_the_finding_comes_from():
     (edit,) = finding.fix.edits
     assert "with torch.no_grad():" in edit.content
     assert "run_epoch(model, loader, opt, train=False)" in edit.content
+
+
+def test_calls_of_a_name_two_functions_share_are_not_sites():
+    source = """
+    def run(train):
+        pass
+
+    def run(train):
+        pass
+
+    run(False)
+    """
+    facts = _facts(source)
+    for func in facts.index.functions:
+        assert facts.path_conditions.call_sites(func) == []

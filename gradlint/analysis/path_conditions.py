@@ -310,7 +310,8 @@ class PathConditions:
         bound to. Empty when some call may be out of sight."""
         found = self._sites.get(func)
         if found is None:
-            found = self.callees.callers_of(func)
+            # a name two functions share (cells that redefine it) says nothing sure
+            found = [c for c in self.callees.callers_of(func) if self.callees.resolve(c) is func]
             if not found and self.callees.handed_on(func):
                 found = self._closure_calls(func)
             self._sites[func] = found
