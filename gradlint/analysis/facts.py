@@ -110,7 +110,11 @@ class FileFacts:
     @cached_property
     def flag_paths(self) -> FlagPaths:
         return FlagPaths(
-            self.path_conditions, self.grad_mode, self.train_mode, self.differentiation
+            self.path_conditions,
+            self.grad_mode,
+            self.train_mode,
+            self.differentiation,
+            self.summaries,
         )
 
     @cached_property

@@ -34,6 +34,7 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
 
 _NOT_A_LITERAL = object()
@@ -246,11 +247,21 @@ class PathConditions:
 
     def value_at(self, site: cst.Call, func: cst.FunctionDef, param: str) -> SiteValue | None:
         """The constant `site`, a call of `func`, gives `param`; None when unknown."""
-        params = [p for p in all_params(func.params)]
-        names = [p.name.value for p in params]
-        if param not in names:
+        found = self.argument_at(site, func, param)
+        if found is None:
             return None
-        declared = next(p for p in params if p.name.value == param)
+        argument, default = found
+        constant = constant_of(argument)
+        return SiteValue(constant, default) if constant is not None else None
+
+    def argument_at(
+        self, site: cst.Call, func: cst.FunctionDef, param: str
+    ) -> tuple[cst.BaseExpression, bool] | None:
+        """(the expression `site`, a call of `func`, binds `param` to, whether it is the
+        parameter's default); None when that cannot be told."""
+        declared = next((p for p in all_params(func.params) if p.name.value == param), None)
+        if declared is None:
+            return None
         positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         if positional and positional[0] in ("self", "cls") and type(site.func) is cst.Attribute:
             positional = positional[1:]
@@ -260,15 +271,12 @@ class PathConditions:
                 return None  # `f(*args)`, `f(**options)`: which is which is out of sight
             if arg.keyword is not None:
                 if arg.keyword.value == param:
-                    return _site_value(arg.value)
+                    return arg.value, False
                 continue
             if index < len(positional) and positional[index] == param:
-                return _site_value(arg.value)
+                return arg.value, False
             index += 1
-        if declared.default is None:
-            return None
-        found = constant_of(declared.default)
-        return SiteValue(found, default=True) if found is not None else None
+        return (declared.default, True) if declared.default is not None else None
 
     def holds_at(self, condition: Condition, site: cst.Call, func: cst.FunctionDef) -> bool | None:
         value = self.value_at(site, func, condition.param)
@@ -359,11 +367,6 @@ def _singleton(value: object) -> bool:
     return value is True or value is False or value is None
 
 
-def _site_value(expr: cst.BaseExpression) -> SiteValue | None:
-    found = constant_of(expr)
-    return SiteValue(found) if found is not None else None
-
-
 def _exits(body: cst.BaseSuite) -> bool:
     """Does the block end by leaving (`return`, `raise`, `continue`, `break`)?"""
     if type(body) is cst.IndentedBlock:
@@ -399,7 +402,9 @@ class FlagPaths:
         grad_mode: GradModeAnalysis,
         train_mode: TrainModeAnalysis,
         reach: DifferentiationReach,
+        summaries: FunctionSummaries,
     ) -> None:
+        self.summaries = summaries
         self.conditions = conditions
         self.index = conditions.index
         self.grad_mode = grad_mode
@@ -434,7 +439,7 @@ class FlagPaths:
             failing = self._all_fail(events, site)
             if failing is None:
                 continue
-            mode = self._mode_on_path(switches, forward, site)
+            mode = self._mode_on_path(switches, model, forward, site)
             if mode is None:
                 continue  # train or eval, depending on the way through the function
             switch, trained, skipped = mode
@@ -466,11 +471,13 @@ class FlagPaths:
         ]
 
     def _mode_on_path(
-        self, switches: list[ModeSwitch], use: cst.CSTNode, site: cst.Call
+        self, switches: list[ModeSwitch], model: str, use: cst.CSTNode, site: cst.Call
     ) -> tuple[ModeSwitch | None, bool, list[Condition]] | None:
         """(the eval switch that holds at `use` in the call `site`, whether a train
         switch holds there instead, the conditions that kept the other switches from
-        running); None when the switches that run and reach it disagree."""
+        running); None when the switches that run and reach it disagree. With no switch
+        of the function's own on the way, the caller's: the argument `site` passes for
+        `model` in eval mode there."""
         skipped: list[Condition] = []
         running: list[ModeSwitch] = []
         for switch in switches:
@@ -482,7 +489,7 @@ class FlagPaths:
         reaching = self.index.reaching([s.anchor for s in running], use) if running else []
         chosen = [s for s in running if s.anchor in reaching]
         if not chosen:
-            return None, False, skipped
+            return self._callers_switch(model, use, site), False, skipped
         if all(
             s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
             for s in chosen
@@ -491,3 +498,30 @@ class FlagPaths:
         if not any(s.to_eval for s in chosen):
             return None, True, skipped
         return None
+
+    def _callers_switch(self, model: str, use: cst.CSTNode, site: cst.Call) -> ModeSwitch | None:
+        """The eval switch of the argument `site` passes for the parameter `model`."""
+        func = self.index.scope_of(use)
+        if type(func) is not cst.FunctionDef or model not in self.conditions.flags_of(func):
+            return None  # not a parameter, or one the function rebinds
+        found = self.conditions.argument_at(site, func, model)
+        passed = dotted_name(found[0]) if found is not None and not found[1] else None
+        return self.train_mode.eval_switch_at(passed, site) if passed is not None else None
+
+    def forwards_of_arguments(self, scope: cst.CSTNode, models: set[str]):
+        """(forward, parameter) for each forward of a parameter inside this file's
+        functions that `scope` calls with one of `models` for it: where a model the
+        caller switched to eval mode is run, judged per call by `unused_paths`."""
+        summaries = self.summaries
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        for call in self.index.walk(body):
+            if type(call) is not cst.Call:
+                continue
+            func = summaries.resolve(call)
+            if func is None:
+                continue
+            summary = summaries.of(func)
+            for param in summary.forwarded_params:
+                if dotted_name(summary.forwarded_argument(call, param)) in models:
+                    for forward in summary.forwards[param]:
+                        yield forward, param

@@ -39,14 +39,15 @@ class EvalWithoutNoGrad(Rule):
     One function may serve both phases, picked by a flag: `if train: model.train()
     else: model.eval()`, the backward under `if train:`. Each call of it in the file
     is then read with the flag it gives (a literal or a constant such as
-    `LoopPhase.TEST`, passed or left to its default): a call that puts the model in eval
-    mode, runs no backward of the result and is not under `no_grad` is reported at the
-    forward, with that call as a related location ("called here with train=False,
-    outside no_grad"), and the fix wraps that call. The training call and a call under
-    `no_grad` are fine; a flag whose value cannot be read there (`train=args.train`),
-    or that the function reassigns, says nothing. The calls of a closure its factory
-    returns (`main_loop = get_main_loop(...)`, then `main_loop(phase=...)`) count as its
-    calls.
+    `LoopPhase.TEST`, passed or left to its default): a call in which the model is in
+    eval mode (switched by the function on that path, or by the caller before the
+    call), that runs no backward of the result and is not under `no_grad`, is reported
+    at the forward, with that call as a related location ("called here with
+    train=False, outside no_grad"), and the fix wraps that call. The training call and
+    a call under `no_grad` are fine; a flag whose value cannot be read there
+    (`train=args.train`), or that the function reassigns, says nothing. The calls of a
+    closure its factory returns (`main_loop = get_main_loop(...)`, then
+    `main_loop(phase=...)`) count as its calls.
 
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
@@ -107,10 +108,14 @@ class EvalWithoutNoGrad(Rule):
         if not modes.has_eval_switch():
             return
         index = facts.index
+        self._flag_checked: set[cst.Call] = set()
         for scope in {index.scope_of(s.anchor) for s in modes.switches() if s.to_eval}:
             models = modes.eval_models_in(scope)
             for call, model, at in self._forwards(scope, models):
                 self._check(call, model, at)
+            # a helper picked by a flag, handed the model this scope switched to eval
+            for forward, param in facts.flag_paths.forwards_of_arguments(scope, models):
+                self._check_flag_paths(forward, param)
 
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct
@@ -199,6 +204,9 @@ class EvalWithoutNoGrad(Rule):
         the result runs. The fix wraps that call, not the forward the training call
         needs."""
         facts = self.facts
+        if call in self._flag_checked:
+            return
+        self._flag_checked.add(call)
         if facts.frameworks.is_foreign(call) or facts.forwards.records_nothing(call, model):
             return
         if not facts.forwards.output_is_kept(call):
