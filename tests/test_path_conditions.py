@@ -262,3 +262,22 @@ def test_calls_of_a_name_two_functions_share_are_not_sites():
     facts = _facts(source)
     for func in facts.index.functions:
         assert facts.path_conditions.call_sites(func) == []
+
+
+def test_whether_a_function_tests_a_flag_at_all():
+    source = """
+    def picks(model, train):
+        x = model(1) if not train else None
+
+    def plain(model, train):
+        if model.training:
+            go()
+
+    def rebinds(model, train):
+        train = not train
+        if train:
+            go()
+    """
+    facts = _facts(source)
+    tested = {f.name.value: facts.path_conditions.tests_a_flag(f) for f in facts.index.functions}
+    assert tested == {"picks": True, "plain": False, "rebinds": False}

@@ -193,6 +193,7 @@ class PathConditions:
         self.bindings = bindings
         self.callees = callees
         self._flags: dict[cst.FunctionDef, set[str]] = {}
+        self._tests: dict[cst.FunctionDef, bool] = {}
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
 
     # -- inside the function ---------------------------------------------------------
@@ -208,6 +209,27 @@ class PathConditions:
                 if len(records.get(p.name.value, ())) == 1
             }
             self._flags[func] = found
+        return found
+
+    def tests_a_flag(self, func: cst.FunctionDef) -> bool:
+        """Does the function's body test one of its flags at all? Most do not, and then
+        no statement of it is under a condition."""
+        found = self._tests.get(func)
+        if found is None:
+            flags = self.flags_of(func)
+            found = False
+            for node in self.index.walk(func.body):
+                if type(node) is cst.If or type(node) is cst.IfExp:
+                    tests: list[tuple[cst.CSTNode, bool]] = []
+                    _atoms(node.test, True, tests)
+                    _atoms(node.test, False, tests)
+                    if any(
+                        (c := _simple(test, expected)) is not None and c.param in flags
+                        for test, expected in tests
+                    ):
+                        found = True
+                        break
+            self._tests[func] = found
         return found
 
     def conditions(self, node: cst.CSTNode) -> list[Condition]:
@@ -418,7 +440,7 @@ class FlagPaths:
         the function runs there). Empty when any flag that decides is unknown."""
         func = self.index.scope_of(forward)
         # cheapest first: most functions have no flag, or no call in sight
-        if type(func) is not cst.FunctionDef or not self.conditions.flags_of(func):
+        if type(func) is not cst.FunctionDef or not self.conditions.tests_a_flag(func):
             return []
         sites = [
             site

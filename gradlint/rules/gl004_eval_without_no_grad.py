@@ -207,12 +207,12 @@ class EvalWithoutNoGrad(Rule):
         if call in self._flag_checked:
             return
         self._flag_checked.add(call)
+        paths = [p for p in facts.flag_paths.unused_paths(call, model) if p.switch is not None]
+        if not paths or not facts.forwards.output_is_kept(call):
+            return
         if facts.frameworks.is_foreign(call) or facts.forwards.records_nothing(call, model):
             return
-        if not facts.forwards.output_is_kept(call):
-            return
-        paths = [p for p in facts.flag_paths.unused_paths(call, model) if p.switch is not None]
-        if not paths or facts.forwards.graph_used_beyond_its_result(call, model):
+        if facts.forwards.graph_used_beyond_its_result(call, model):
             return
         first = paths[0]
         assert first.switch is not None
