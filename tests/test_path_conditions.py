@@ -281,3 +281,30 @@ def test_whether_a_function_tests_a_flag_at_all():
     facts = _facts(source)
     tested = {f.name.value: facts.path_conditions.tests_a_flag(f) for f in facts.index.functions}
     assert tested == {"picks": True, "plain": False, "rebinds": False}
+
+
+PHASES = """
+def fit(model, loaders, phases):
+    for phase in ["train", "val"]:
+        if phase == "train":
+            go()
+    for phase2 in phases:
+        if phase2 == "train":
+            go2()
+    for phase3 in ("train", Split.VAL):
+        phase3 = phase3.lower()
+        if phase3 == "train":
+            go3()
+"""
+
+
+def test_a_loop_over_constants_fixes_its_variable_per_iteration():
+    facts = _facts(PHASES)
+    paths = facts.path_conditions
+    go = _call(facts, "go()")
+    (loop,) = paths.flag_loops(go)
+    values = [constant_of(e.value) for e in loop.iter.elements]
+    assert [bool(paths.failing_in_loop(go, loop, v)) for v in values] == [False, True]
+    # a loop over a variable, and a variable the body rebinds, fix nothing
+    assert paths.flag_loops(_call(facts, "go2()")) == []
+    assert paths.flag_loops(_call(facts, "go3()")) == []

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -240,10 +239,19 @@ class PathConditions:
         flags = self.flags_of(func)
         if not flags:
             return []
+        found = []
+        for test, expected in self._tests_above(node, func):
+            condition = _simple(test, expected)
+            if condition is not None and condition.param in flags:
+                found.append(condition)
+        return found
+
+    def _tests_above(self, node: cst.CSTNode, stop: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:
+        """The tests that must come out as given for `node` to run, inside `stop`."""
         tests: list[tuple[cst.CSTNode, bool]] = []
         child: cst.CSTNode = node
         for anc in self.index.ancestors(node):
-            if anc is func:
+            if anc is stop:
                 break
             kind = type(anc)
             if kind is cst.If or kind is cst.IfExp:
@@ -258,11 +266,38 @@ class PathConditions:
                     if type(stmt) is cst.If and stmt.orelse is None and _exits(stmt.body):
                         _atoms(stmt.test, False, tests)  # `if not train: return acc`
             child = anc
+        return tests
+
+    # -- in a loop over constants ------------------------------------------------------
+
+    def flag_loops(self, node: cst.CSTNode) -> list[cst.For]:
+        """The loops around `node`, in its scope, over a literal list of constants
+        (`for phase in ["train", "val"]:`) whose variable nothing else binds: each
+        iteration runs the body with the variable one known constant."""
+        scope = self.index.scope_of(node)
         found = []
-        for test, expected in tests:
+        for loop in self.index.enclosing_loops(node):
+            if type(loop) is not cst.For or type(loop.target) is not cst.Name:
+                continue
+            if loop.asynchronous is not None or not _constant_elements(loop.iter):
+                continue
+            records = self.bindings.records(scope, PYTHON_BINDINGS)
+            if len(records.get(loop.target.value, ())) == 1:
+                found.append(loop)
+        return found
+
+    def failing_in_loop(self, node: cst.CSTNode, loop: cst.For, value: Constant) -> list[Condition]:
+        """The conditions on the loop's variable that fail for `node` in the iteration
+        where it is `value`; none for a node outside the loop's body."""
+        if type(loop.target) is not cst.Name or not self.index.is_inside(node, loop.body):
+            return []
+        name = loop.target.value
+        found = []
+        for test, expected in self._tests_above(node, loop):
             condition = _simple(test, expected)
-            if condition is not None and condition.param in flags:
-                found.append(condition)
+            if condition is not None and condition.param == name:
+                if evaluate(condition, value) is False:
+                    found.append(condition)
         return found
 
     # -- at a call site --------------------------------------------------------------
@@ -384,6 +419,19 @@ class PathConditions:
         return calls
 
 
+def _constant_elements(iterable: cst.BaseExpression) -> list[tuple[cst.CSTNode, Constant]]:
+    """(element, constant) for a literal list or tuple of constants; [] otherwise."""
+    if type(iterable) is not cst.List and type(iterable) is not cst.Tuple:
+        return []
+    found: list[tuple[cst.CSTNode, Constant]] = []
+    for element in iterable.elements:
+        constant = constant_of(element.value) if type(element) is cst.Element else None
+        if constant is None:
+            return []
+        found.append((element.value, constant))
+    return found
+
+
 def _singleton(value: object) -> bool:
     """True, False or None (`1 in (True,)` holds, so membership will not do)."""
     return value is True or value is False or value is None
@@ -403,20 +451,26 @@ def _exits(body: cst.BaseSuite) -> bool:
 
 @dataclass(frozen=True)
 class FlagPath:
-    """One call of a function on whose path a forward's graph is never used."""
+    """One way through a forward's function, fixed by its flags, on which the
+    forward's graph is never used: a call of the function, or one iteration of a loop
+    over constants around the forward."""
 
-    site: cst.Call
-    flags: str  # `train=False`: what the site gives the flags that decide
+    site: cst.CSTNode  # the call, or the loop's element
+    call: cst.Call | None  # the call (None for a loop's element): what a fix can wrap
+    label: str  # what to say at the site: "called here with train=False, outside no_grad"
     # The model's mode at the forward on that path: the eval switch that holds there;
     # else `trained`, a train switch of the function holds (False: no switch of the
     # function runs, so the caller's mode does).
     switch: ModeSwitch | None
     trained: bool
+    # the conditions of a node that fail on this path (it does not run when any does)
+    failing: Callable[[cst.CSTNode], list[Condition]] = field(compare=False, repr=False)
 
 
 class FlagPaths:
-    """A forward's fate in each call of its function, read through the flags the call
-    gives: which mode switches and which differentiations of its result run there."""
+    """A forward's fate on each way through its function that flags fix (a call that
+    passes them, an iteration of a loop over constants): which mode switches and which
+    differentiations of its result run there."""
 
     def __init__(
         self,
@@ -434,84 +488,122 @@ class FlagPaths:
         self.reach = reach
 
     def unused_paths(self, forward: cst.Call, model: str) -> list[FlagPath]:
-        """The recording calls of the forward's function (not under `no_grad` there) in
-        which the forward runs but no differentiation of its result does, with the
-        eval switch of `model` that holds on that path (None when no switch of it in
-        the function runs there). Empty when any flag that decides is unknown."""
-        func = self.index.scope_of(forward)
-        # cheapest first: most functions have no flag, or no call in sight
-        if type(func) is not cst.FunctionDef or not self.conditions.tests_a_flag(func):
-            return []
-        sites = [
-            site
-            for site in self.conditions.call_sites(func)
-            if self.grad_mode.mode_at(site) is GradMode.RECORDING
-            and self.conditions.runs_at(forward, site)
-            # what the call returns may carry the graph to a backward of the caller's
-            and not self.reach.result_is_differentiated(site)
-        ]
-        if not sites or self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
+        """The ways through the forward's function, with autograd recording, on which
+        the forward runs but no differentiation of its result does: the calls of the
+        function in sight (not under `no_grad` there) and the iterations of a loop over
+        constants around it. Each with the mode of `model` that holds there. Empty
+        when a flag that decides is unknown."""
+        candidates = self._call_candidates(forward) + self._loop_candidates(forward)
+        if not candidates or self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
             return []
         events = self.reach.differentiations_of(forward)
         if not events:
             return []  # nothing a flag could skip: the plain question decides
-        switches = self._switches(func, model)
+        switches = self._switches(self.index.scope_of(forward), model)
         found: list[FlagPath] = []
-        for site in sites:
-            failing = self._all_fail(events, site)
-            if failing is None:
-                continue
-            mode = self._mode_on_path(switches, model, forward, site)
-            if mode is None:
-                continue  # train or eval, depending on the way through the function
-            switch, trained, skipped = mode
-            flags = self.conditions.describe(failing + skipped, site, func)
-            found.append(FlagPath(site, flags, switch, trained))
+        for site, call, failing, describe in candidates:
+            skipped: list[Condition] = []
+            for event in events:
+                kept = failing(event.call)
+                if not kept:
+                    break
+                skipped.extend(kept)
+            else:
+                mode = self._mode_on_path(switches, model, forward, failing, call)
+                if mode is None:
+                    continue  # train or eval, depending on the way through the function
+                switch, trained, unrun = mode
+                label = f"{describe(skipped + unrun)}, outside no_grad"
+                found.append(FlagPath(site, call, label, switch, trained, failing))
         return found
 
     def runs_on(self, path: FlagPath) -> Callable[[cst.CSTNode], bool]:
-        """May a node run on the path (in that call of its function)?"""
-        conditions, site = self.conditions, path.site
-        return lambda node: conditions.runs_at(node, site)
+        """May a node run on the path?"""
+        failing = path.failing
+        return lambda node: not failing(node)
 
-    def _all_fail(self, events: list[DiffEvent], site: cst.Call) -> list[Condition] | None:
-        """The failing conditions that keep every event from running at `site`; None
-        when one may run."""
-        failing: list[Condition] = []
-        for event in events:
-            found = self.conditions.failing_at(event.call, site)
-            if not found:
-                return None
-            failing.extend(found)
-        return failing
+    def _call_candidates(self, forward: cst.Call) -> list[tuple]:
+        """(site, call, failing, describe) for each recording call of the forward's
+        function in which the forward may run."""
+        conditions = self.conditions
+        func = self.index.scope_of(forward)
+        # cheapest first: most functions test no flag, or have no call in sight
+        if type(func) is not cst.FunctionDef or not conditions.tests_a_flag(func):
+            return []
+        found: list[tuple] = []
+        for site in conditions.call_sites(func):
+            if (
+                self.grad_mode.mode_at(site) is not GradMode.RECORDING
+                or not conditions.runs_at(forward, site)
+                # what the call returns may carry the graph to a backward of the caller's
+                or self.reach.result_is_differentiated(site)
+            ):
+                continue
 
-    def _switches(self, func: cst.FunctionDef, model: str) -> list[ModeSwitch]:
+            def failing(node, site=site):
+                return conditions.failing_at(node, site)
+
+            def describe(found, site=site, func=func):
+                return f"called here with {conditions.describe(found, site, func)}"
+
+            found.append((site, site, failing, describe))
+        return found
+
+    def _loop_candidates(self, forward: cst.Call) -> list[tuple]:
+        """(element, None, failing, describe) for each iteration of a loop over
+        constants around the forward in which the forward may run."""
+        conditions = self.conditions
+        found: list[tuple] = []
+        for loop in conditions.flag_loops(forward):
+            assert type(loop.target) is cst.Name
+            name = loop.target.value
+            for element, value in _constant_elements(loop.iter):
+
+                def failing(node, loop=loop, value=value):
+                    return conditions.failing_in_loop(node, loop, value)
+
+                if failing(forward):
+                    continue
+
+                def describe(found, name=name, value=value):
+                    return f"the loop runs with {name}={value.text} here"
+
+                found.append((element, None, failing, describe))
+        return found
+
+    def _switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:
         return [
             s
             for s in self.train_mode.switches()
-            if s.model == model and self.index.scope_of(s.anchor) is func
+            if s.model == model and self.index.scope_of(s.anchor) is scope
         ]
 
     def _mode_on_path(
-        self, switches: list[ModeSwitch], model: str, use: cst.CSTNode, site: cst.Call
+        self,
+        switches: list[ModeSwitch],
+        model: str,
+        use: cst.CSTNode,
+        failing: Callable[[cst.CSTNode], list[Condition]],
+        site: cst.Call | None,
     ) -> tuple[ModeSwitch | None, bool, list[Condition]] | None:
-        """(the eval switch that holds at `use` in the call `site`, whether a train
-        switch holds there instead, the conditions that kept the other switches from
+        """(the eval switch that holds at `use` on the path, whether a train switch
+        holds there instead, the conditions that kept the other switches from
         running); None when the switches that run and reach it disagree. With no switch
-        of the function's own on the way, the caller's: the argument `site` passes for
-        `model` in eval mode there."""
+        of the function's own on the way, the caller's: the argument the call `site`
+        passes for `model` in eval mode there."""
         skipped: list[Condition] = []
         running: list[ModeSwitch] = []
         for switch in switches:
-            failing = self.conditions.failing_at(switch.anchor, site)
-            if failing:
-                skipped.extend(failing)
+            kept = failing(switch.anchor)
+            if kept:
+                skipped.extend(kept)
             else:
                 running.append(switch)
         reaching = self.index.reaching([s.anchor for s in running], use) if running else []
         chosen = [s for s in running if s.anchor in reaching]
         if not chosen:
-            return self._callers_switch(model, use, site), False, skipped
+            caller = self._callers_switch(model, use, site) if site is not None else None
+            return caller, False, skipped
         if all(
             s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
             for s in chosen

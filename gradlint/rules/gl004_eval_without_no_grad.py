@@ -47,7 +47,9 @@ class EvalWithoutNoGrad(Rule):
     a call under `no_grad` are fine; a flag whose value cannot be read there
     (`train=args.train`), or that the function reassigns, says nothing. The calls of a
     closure its factory returns (`main_loop = get_main_loop(...)`, then
-    `main_loop(phase=...)`) count as its calls.
+    `main_loop(phase=...)`) count as its calls. A loop over the phases (`for phase in
+    ["train", "val"]:`) is read the same way, one iteration at a time, with the
+    `"val"` element as the related location (no fix: one statement serves both).
 
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
@@ -201,8 +203,8 @@ class EvalWithoutNoGrad(Rule):
         """One function for both phases, picked by a flag (`run_epoch(train=False)`):
         reported at the forward when a call of its function, with autograd on there,
         gives flags under which the model is put in eval mode and no differentiation of
-        the result runs. The fix wraps that call, not the forward the training call
-        needs."""
+        the result runs, or an iteration of a loop over phases does. The fix wraps that
+        call, not the forward the training call needs (a loop's iteration has none)."""
         facts = self.facts
         if call in self._flag_checked:
             return
@@ -216,14 +218,14 @@ class EvalWithoutNoGrad(Rule):
             return
         first = paths[0]
         assert first.switch is not None
-        statement = facts.index.statement_of(first.site)
         fix = None
+        statement = facts.index.statement_of(first.call) if first.call is not None else None
         if isinstance(statement, cst.BaseSmallStatement):
             fix = wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability)
         related: list[tuple[cst.CSTNode, str]] = [
             (first.switch.call, f"`{model}` is put in eval mode here")
         ]
-        related += [(p.site, f"called here with {p.flags}, outside no_grad") for p in paths]
+        related += [(p.site, p.label) for p in paths]
         self.report(call, self.message_for(model=model), fix=fix, related=related)
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):

@@ -72,8 +72,10 @@ class InferenceOutsideNoGrad(Rule):
     gives (a literal or a constant, passed or its default): a call that runs no
     backward, keeps the model in training mode and is not under `no_grad`, whose
     result is then only read as numbers, is reported at the forward with that call as
-    a related location, and the fix wraps that call. A flag whose value cannot be read
-    there (`train=args.train`) says nothing.
+    a related location, and the fix wraps that call. So is an iteration of a loop over
+    the phases (`for phase in ["train", "val"]:`, the backward under `if phase ==
+    "train":`). A flag whose value cannot be read there (`train=args.train`) says
+    nothing.
 
     Not flagged, because the graph is, or may be, used: a result that reaches
     `backward()` or `torch.autograd.grad` (a loss), an action whose log-probability is
@@ -234,15 +236,13 @@ class InferenceOutsideNoGrad(Rule):
                 related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
             else:
                 related = [(node, "only read as a number here") for node in uses.numbers[:2]]
-            if path is not None:
-                related.append((path.site, f"called here with {path.flags}, outside no_grad"))
+            fix_at = statement
             if path is not None:  # wrap that call: the training call needs the graph
-                statement = index.statement_of(path.site)
+                related.append((path.site, path.label))
+                fix_at = index.statement_of(path.call) if path.call is not None else None
             fix = None
-            if path is None or isinstance(statement, cst.BaseSmallStatement):
-                fix = wrap_in_no_grad(
-                    self.context, statement, self.fix_title, self.fix_applicability
-                )
+            if path is None or isinstance(fix_at, cst.BaseSmallStatement):
+                fix = wrap_in_no_grad(self.context, fix_at, self.fix_title, self.fix_applicability)
             self.report(
                 call,
                 self.message_for(what=what, consequence=consequence),

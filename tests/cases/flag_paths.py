@@ -138,6 +138,27 @@ def fit_plain(model, loader, val_loader, opt):
     return run_epoch_plain(model, val_loader, opt, train=False)
 
 
+# A loop over the phases (the transfer-learning tutorial without its
+# `torch.set_grad_enabled(phase == "train")`): the "val" iteration records for nothing.
+def fit_phases(model, loaders, criterion, optimizer, epochs):
+    for _ in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                model.train()
+            else:
+                model.eval()
+            running = 0.0
+            for x, y in loaders[phase]:
+                out = model(x)  # error: GL004
+                loss = criterion(out, y)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                running += loss.item()
+            print(phase, running)
+
+
 # No eval switch: the model stays in training mode, and the loss is only read as a number
 # in the evaluation call (GL012, at the forward, with that call as the related place).
 def run_epoch_in_train_mode(model, loader, optimizer, train=True):
@@ -158,6 +179,20 @@ def fit_in_train_mode(loader, val_loader):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     run_epoch_in_train_mode(model, loader, opt)
     return run_epoch_in_train_mode(model, val_loader, opt, train=False)
+
+
+# The loop over phases in training mode throughout.
+def fit_phases_in_train_mode(loaders):
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for phase in ["train", "val"]:
+        for x, y in loaders[phase]:
+            loss = F.cross_entropy(model(x), y)  # error: GL012
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(phase, loss.item())
 
 
 # -- traps: silent ----------------------------------------------------------------------
@@ -223,6 +258,50 @@ def fit_plain_guarded(model, loader, val_loader, opt):
     model.eval()
     with torch.no_grad():
         run_epoch_plain_guarded(model, val_loader, opt, train=False)
+
+
+# The tutorial as written: grad mode follows the phase.
+def fit_phases_tutorial(model, loaders, criterion, optimizer):
+    for phase in ("train", "val"):
+        if phase == "train":
+            model.train()
+        else:
+            model.eval()
+        for x, y in loaders[phase]:
+            optimizer.zero_grad()
+            with torch.set_grad_enabled(phase == "train"):
+                loss = criterion(model(x), y)
+                if phase == "train":
+                    loss.backward()
+                    optimizer.step()
+            print(loss.item())
+
+
+# Phases from a variable, and a loop variable rebound in the body: nothing is known.
+def fit_phases_unknown(model, loaders, criterion, optimizer, phases):
+    for phase in phases:
+        if phase == "train":
+            model.train()
+        else:
+            model.eval()
+        for x, y in loaders[phase]:
+            loss = criterion(model(x), y)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    for phase in ["train", "val"]:
+        phase = phase.upper()
+        if phase == "TRAIN":
+            model.train()
+        else:
+            model.eval()
+        for x, y in loaders[phase]:
+            loss = criterion(model(x), y)
+            if phase == "TRAIN":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
 
 
 # The flag comes from the command line: which phase runs is unknown.
