@@ -120,9 +120,10 @@ class InferenceOutsideNoGrad(Rule):
 
     ## Fix safety
     The fix wraps the statement that runs the forward in `with torch.no_grad():` (for a
-    function picked by a flag, the evaluating call of it). It is unsafe: the statement may compute something else that should keep its graph, and a
-    helper may be called from code that differentiates a result gradlint saw only as a
-    number.
+    function picked by a flag, the evaluating call of it; none for a loop's iteration).
+    It is unsafe: the statement may compute something else that should keep its graph,
+    and a helper may be called from code that differentiates a result gradlint saw
+    only as a number.
 
     ## On real code
     Stable. On the development corpus (29 public repositories, notebooks included;
@@ -219,7 +220,7 @@ class InferenceOutsideNoGrad(Rule):
             if not self._records(call):
                 continue
             uses = facts.result_uses.numbers_only(call)
-            path = None  # a call of the function whose flags skip the backward
+            path = None  # a call or a loop's iteration whose flags skip the backward
             if uses is None:
                 uses, path = self._on_flag_path(call, model)
             if uses is None or facts.frameworks.is_foreign(call):
@@ -252,11 +253,11 @@ class InferenceOutsideNoGrad(Rule):
             )
 
     def _on_flag_path(self, call: cst.Call, model: str):
-        """(how the result ends as numbers, the call of the function it does so in)
-        when a call of the function gives flags under which the model is in training
-        mode and no differentiation of the result runs (`run_epoch(train=False)`
-        without `model.eval()`); (None, None) otherwise. A path in eval mode is GL004's,
-        and so then is the forward."""
+        """(how the result ends as numbers, the way through the function it does so on)
+        when a call of the function, or an iteration of a loop over phases, fixes flags
+        under which the model is in training mode and no differentiation of the result
+        runs (`run_epoch(train=False)` without `model.eval()`); (None, None) otherwise.
+        A path in eval mode is GL004's, and so then is the forward."""
         facts = self.facts
         paths = facts.flag_paths.unused_paths(call, model)
         if any(p.switch is not None for p in paths):
