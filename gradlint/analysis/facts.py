@@ -21,6 +21,7 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.mode_dependence import ModeDependence
 from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.optimizers import OptimizerHoldings
+from gradlint.analysis.path_conditions import FlagPaths, PathConditions
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.registration import ParameterRegistration
 from gradlint.analysis.result_uses import ResultUses
@@ -124,6 +125,20 @@ class FileFacts:
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
         return TrainModeAnalysis(self.index, self.summaries)
+
+    @cached_property
+    def path_conditions(self) -> PathConditions:
+        return PathConditions(self.index, self.bindings, self.grad_mode.callees)
+
+    @cached_property
+    def flag_paths(self) -> FlagPaths:
+        return FlagPaths(
+            self.path_conditions,
+            self.grad_mode,
+            self.train_mode,
+            self.differentiation,
+            self.summaries,
+        )
 
     @cached_property
     def mode_flow(self) -> ModeFlow:

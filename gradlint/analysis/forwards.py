@@ -264,6 +264,16 @@ class ForwardAnalysis:
                 return True
         return False
 
+    def graph_used_beyond_its_result(self, call: cst.Call, model: str) -> bool:
+        """`graph_is_used` but for a differentiation its result reaches: an input that
+        requires grad, the output handed on with its input, a model whose own forward
+        differentiates. What a flag path (analysis.path_conditions) cannot rule out."""
+        return (
+            self._input_requires_grad(call, self.index.scope_of(call))
+            or self._passed_with_its_input(call)
+            or self._forward_differentiates(model, call)
+        )
+
     # -- result differentiated ---------------------------------------------------------
 
     def is_differentiated(self, call: cst.Call, scope: cst.CSTNode) -> bool:

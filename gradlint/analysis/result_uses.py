@@ -29,6 +29,7 @@ is merely dropped says nothing about intent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -129,17 +130,23 @@ class ResultUses:
         self._model: str | None = None  # the dotted name called by the forward followed
         self._only_here: dict[cst.FunctionDef, bool] = {}
         self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
+        self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
 
     # -- the query ---------------------------------------------------------------------
 
-    def numbers_only(self, call: cst.CSTNode) -> NumberUses | None:
+    def numbers_only(
+        self, call: cst.CSTNode, runs: Callable[[cst.CSTNode], bool] | None = None
+    ) -> NumberUses | None:
         """How the value of `call` ends as numbers, or None when any use of it may keep
-        or use its graph (or none of its uses is a number)."""
+        or use its graph (or none of its uses is a number). With `runs`, only the uses
+        it says may run count (one call of the function, whose flags rule out a branch:
+        analysis.path_conditions)."""
         if not self.scope_may_make_numbers(self.index.scope_of(call)):
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
         self._returned_from = []
+        self._runs = runs
         try:
             self._follow(call, found)
         except _Escapes:
@@ -554,7 +561,10 @@ class ResultUses:
     def _uses_of(self, binding: cst.CSTNode, name: str, detached: bool):
         if self._read_elsewhere(binding, name):
             raise _Escapes
-        return [(use, detached) for use in self.values.uses_reached(binding, name)]
+        uses = self.values.uses_reached(binding, name)
+        if self._runs is not None:
+            uses = [use for use in uses if self._runs(use)]
+        return [(use, detached) for use in uses]
 
     def _max_along_dimension(self, node: cst.CSTNode) -> bool:
         """`x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a (values, indices) pair,

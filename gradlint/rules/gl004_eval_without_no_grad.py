@@ -36,6 +36,21 @@ class EvalWithoutNoGrad(Rule):
     the project runs after a call of that sibling on the same object, with nothing in
     between that switches it back.
 
+    One function may serve both phases, picked by a flag: `if train: model.train()
+    else: model.eval()`, the backward under `if train:`. Each call of it in the file
+    is then read with the flag it gives (a literal or a constant such as
+    `LoopPhase.TEST`, passed or left to its default): a call in which the model is in
+    eval mode (switched by the function on that path, or by the caller before the
+    call), that runs no backward of the result and is not under `no_grad`, is reported
+    at the forward, with that call as a related location ("called here with
+    train=False, outside no_grad"), and the fix wraps that call. The training call and
+    a call under `no_grad` are fine; a flag whose value cannot be read there
+    (`train=args.train`), or that the function reassigns, says nothing. The calls of a
+    closure its factory returns (`main_loop = get_main_loop(...)`, then
+    `main_loop(phase=...)`) count as its calls. A loop over the phases (`for phase in
+    ["train", "val"]:`) is read the same way, one iteration at a time, with the
+    `"val"` element as the related location (no fix: one statement serves both).
+
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
     whose every call in the project's other files is), and forwards
@@ -75,9 +90,10 @@ class EvalWithoutNoGrad(Rule):
     ```
 
     ## Fix safety
-    The fix wraps the statement in `with torch.no_grad():`. It is unsafe: if the result
-    is differentiated somewhere gradlint cannot see (returned to a caller that calls
-    `backward()`), that gradient disappears.
+    The fix wraps the statement in `with torch.no_grad():` (for a function picked by a
+    flag, the evaluating call of it). It is unsafe: if the result is differentiated
+    somewhere gradlint cannot see (returned to a caller that calls `backward()`), that
+    gradient disappears.
 
     ## References
     - [Autograd mechanics: evaluation mode](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)
@@ -103,10 +119,14 @@ class EvalWithoutNoGrad(Rule):
         if not modes.has_eval_switch():
             return
         index = facts.index
+        self._flag_checked: set[cst.Call] = set()
         for scope in {index.scope_of(s.anchor) for s in modes.switches() if s.to_eval}:
             models = modes.eval_models_in(scope)
             for call, model, at in self._forwards(scope, models):
                 self._check(call, model, at)
+            # a helper picked by a flag, handed the model this scope switched to eval
+            for forward, param in facts.flag_paths.forwards_of_arguments(scope, models):
+                self._check_flag_paths(forward, param)
 
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct
@@ -156,6 +176,8 @@ class EvalWithoutNoGrad(Rule):
         facts = self.facts
         switch = facts.train_mode.eval_switch_at(model, at)
         if switch is None:
+            if at is call:
+                self._check_flag_paths(call, model)  # `if train: ... else: m.eval()`
             return
         if facts.mode_at(call) is not GradMode.RECORDING or facts.mode_at(at) is not (
             GradMode.RECORDING
@@ -169,6 +191,7 @@ class EvalWithoutNoGrad(Rule):
             return
         forwards = facts.forwards
         if at is call and forwards.graph_is_used(call, model):
+            self._check_flag_paths(call, model)  # the backward under `if train:`
             return
         if at is not call and forwards.is_differentiated(at, facts.index.scope_of(at)):
             return
@@ -190,6 +213,35 @@ class EvalWithoutNoGrad(Rule):
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
         )
+
+    def _check_flag_paths(self, call: cst.Call, model: str) -> None:
+        """One function for both phases, picked by a flag (`run_epoch(train=False)`):
+        reported at the forward when a call of its function, with autograd on there,
+        gives flags under which the model is put in eval mode and no differentiation of
+        the result runs, or an iteration of a loop over phases does. The fix wraps that
+        call, not the forward the training call needs (a loop's iteration has none)."""
+        facts = self.facts
+        if call in self._flag_checked:
+            return
+        self._flag_checked.add(call)
+        paths = [p for p in facts.flag_paths.unused_paths(call, model) if p.switch is not None]
+        if not paths or not facts.forwards.output_is_kept(call):
+            return
+        if facts.frameworks.is_foreign(call) or facts.forwards.records_nothing(call, model):
+            return
+        if facts.forwards.graph_used_beyond_its_result(call, model):
+            return
+        first = paths[0]
+        assert first.switch is not None
+        fix = None
+        statement = facts.index.statement_of(first.call) if first.call is not None else None
+        if isinstance(statement, cst.BaseSmallStatement):
+            fix = wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability)
+        related: list[tuple[cst.CSTNode, str]] = [
+            (first.switch.call, f"`{model}` is put in eval mode here")
+        ]
+        related += [(p.site, p.label) for p in paths]
+        self.report(call, self.message_for(model=model), fix=fix, related=related)
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
         """Where the model was put in eval mode (through a helper, maybe in another

@@ -67,6 +67,16 @@ class InferenceOutsideNoGrad(Rule):
     The model is in training mode here. A model in eval mode (`model.eval()`) without
     `no_grad` is reported by GL004 instead, never by both.
 
+    A function that serves both phases, the backward under a flag (`if train:
+    loss.backward()`), is judged per call of it in the file, with the flag each call
+    gives (a literal or a constant, passed or its default): a call that runs no
+    backward, keeps the model in training mode and is not under `no_grad`, whose
+    result is then only read as numbers, is reported at the forward with that call as
+    a related location, and the fix wraps that call. So is an iteration of a loop over
+    the phases (`for phase in ["train", "val"]:`, the backward under `if phase ==
+    "train":`). A flag whose value cannot be read there (`train=args.train`) says
+    nothing.
+
     Not flagged, because the graph is, or may be, used: a result that reaches
     `backward()` or `torch.autograd.grad` (a loss), an action whose log-probability is
     kept for a later backward (REINFORCE, PPO rollouts that store it: the result goes
@@ -109,10 +119,11 @@ class InferenceOutsideNoGrad(Rule):
     ```
 
     ## Fix safety
-    The fix wraps the statement that runs the forward in `with torch.no_grad():`. It is
-    unsafe: the statement may compute something else that should keep its graph, and a
-    helper may be called from code that differentiates a result gradlint saw only as a
-    number.
+    The fix wraps the statement that runs the forward in `with torch.no_grad():` (for a
+    function picked by a flag, the evaluating call of it; none for a loop's iteration).
+    It is unsafe: the statement may compute something else that should keep its graph,
+    and a helper may be called from code that differentiates a result gradlint saw
+    only as a number.
 
     ## On real code
     Stable. On the development corpus (29 public repositories, notebooks included;
@@ -209,11 +220,14 @@ class InferenceOutsideNoGrad(Rule):
             if not self._records(call):
                 continue
             uses = facts.result_uses.numbers_only(call)
+            path = None  # a call or a loop's iteration whose flags skip the backward
+            if uses is None:
+                uses, path = self._on_flag_path(call, model)
             if uses is None or facts.frameworks.is_foreign(call):
                 continue
             if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
-            if forwards.graph_is_used(call, model):
+            if path is None and forwards.graph_is_used(call, model):
                 continue
             if facts.grad_mode.guarded_by_every_caller_elsewhere(call):
                 continue  # every call of the function, in other files, is under no_grad
@@ -223,15 +237,38 @@ class InferenceOutsideNoGrad(Rule):
                 related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
             else:
                 related = [(node, "only read as a number here") for node in uses.numbers[:2]]
+            fix_at = statement
+            if path is not None:  # wrap that call: the training call needs the graph
+                related.append((path.site, path.label))
+                fix_at = index.statement_of(path.call) if path.call is not None else None
+            fix = None
+            if path is None or isinstance(fix_at, cst.BaseSmallStatement):
+                fix = wrap_in_no_grad(self.context, fix_at, self.fix_title, self.fix_applicability)
             self.report(
                 call,
                 self.message_for(what=what, consequence=consequence),
-                fix=wrap_in_no_grad(
-                    self.context, statement, self.fix_title, self.fix_applicability
-                ),
+                fix=fix,
                 related=related,
                 group=Group.CRASH if uses.numpy_raises else None,
             )
+
+    def _on_flag_path(self, call: cst.Call, model: str):
+        """(how the result ends as numbers, the way through the function it does so on)
+        when a call of the function, or an iteration of a loop over phases, fixes flags
+        under which the model is in training mode and no differentiation of the result
+        runs (`run_epoch(train=False)` without `model.eval()`); (None, None) otherwise.
+        A path in eval mode is GL004's, and so then is the forward."""
+        facts = self.facts
+        paths = facts.flag_paths.unused_paths(call, model)
+        if any(p.switch is not None for p in paths):
+            return None, None
+        if paths and facts.forwards.graph_used_beyond_its_result(call, model):
+            return None, None
+        for path in paths:
+            uses = facts.result_uses.numbers_only(call, facts.flag_paths.runs_on(path))
+            if uses is not None:
+                return uses, path
+        return None, None
 
     def _library_call(self, name: str, rebound: set[str]) -> bool:
         """A call of an imported library (`torch.cat`, `np.mean`) or of a builtin the file

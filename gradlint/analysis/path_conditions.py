@@ -1,0 +1,641 @@
+"""Path conditions for simple flags, and the values callers give them.
+
+Training code often runs one function for both phases and picks the phase with a flag:
+`if train: model.train() else: model.eval()`, the backward under `if train:`, one call
+with `train=True` and one with `train=False`. Within the function both switches reach the
+forward and the backward may run, so nothing can be said there; at a call site that passes
+a constant the flag is known, and with it which of those statements run.
+
+A *condition* is a simple test of one of the function's own parameters that a statement is
+under: `if p:`, `if not p:`, `if p == CONST` / `!=` / `is` / `is not`, the `elif` / `else`
+polarity of such a test, the conjuncts of `and` (the `or` ones on the `else` side), and an
+earlier `if p: return` (or `raise`, `continue`, `break`) in an enclosing block. CONST is a
+literal or a dotted constant (`LoopPhase.TRAIN`). A parameter the function rebinds anywhere
+is no flag (its value at the test is not the caller's). Any other test adds no condition:
+the statement may run.
+
+A call site gives a parameter a *value*: the argument (keyword or positional) or, when it
+is omitted, the default; only literals and dotted constants are values, anything else
+(`args.train`) is unknown. A condition then holds, fails or is unknown at the call site.
+Unknown never counts as failing: rules stay silent where a flag cannot be read.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
+from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
+
+_NOT_A_LITERAL = object()
+# Statements that end a block's run: an `if p: return` before a statement guards it.
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A value a flag can be compared with: a literal (`False`, `"train"`, `0`) or a
+    dotted constant (`LoopPhase.TRAIN`, `TRAIN`)."""
+
+    text: str
+    literal: object = _NOT_A_LITERAL
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literal is not _NOT_A_LITERAL
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`param` tested by `op` ("truth", "==", "is") against `constant`; the statement
+    runs only when the test comes out as `expected`."""
+
+    param: str
+    op: str
+    constant: Constant | None
+    expected: bool
+
+
+@dataclass(frozen=True)
+class SiteValue:
+    """What one call site gives a parameter: the constant, and whether it is the
+    parameter's default (the argument was omitted)."""
+
+    constant: Constant
+    default: bool = False
+
+    def describe(self, param: str) -> str:
+        text = f"{param}={self.constant.text}"
+        return f"{text} (its default)" if self.default else text
+
+
+def constant_of(expr: cst.CSTNode | None) -> Constant | None:
+    """The constant an expression is, or None when it is not one (`args.train`)."""
+    if expr is None:
+        return None
+    kind = type(expr)
+    if kind is cst.Name:
+        name = expr.value  # type: ignore[attr-defined]
+        if name in ("True", "False", "None"):
+            return Constant(name, {"True": True, "False": False, "None": None}[name])
+        if name.isupper():
+            return Constant(name)  # a module constant, `TRAIN`
+        return None
+    if kind in (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation):
+        code = cst.Module([]).code_for_node(expr)
+        try:
+            value = ast.literal_eval(code)
+        except (ValueError, SyntaxError):
+            return None
+        return Constant(code, value)
+    if kind is cst.Attribute:
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        owner, _, member = name.rpartition(".")
+        # `LoopPhase.TRAIN`, `Mode.train`: a member of a class; `args.train`,
+        # `self.training` are variables
+        if owner.rpartition(".")[2][:1].isupper():
+            return Constant(name)
+        return None
+    return None
+
+
+def _atoms(test: cst.BaseExpression, expected: bool, out: list[tuple[cst.CSTNode, bool]]):
+    """The tests that must come out as given for `test` to come out as `expected`."""
+    kind = type(test)
+    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+        _atoms(test.expression, not expected, out)  # type: ignore[attr-defined]
+    elif kind is cst.BooleanOperation:
+        operator = type(test.operator)  # type: ignore[attr-defined]
+        if (operator is cst.And and expected) or (operator is cst.Or and not expected):
+            _atoms(test.left, expected, out)  # type: ignore[attr-defined]
+            _atoms(test.right, expected, out)  # type: ignore[attr-defined]
+    else:
+        out.append((test, expected))
+
+
+def _simple(test: cst.CSTNode, expected: bool) -> Condition | None:
+    """The condition one test is, when it is a simple test of a name."""
+    if type(test) is cst.Name:
+        if constant_of(test) is not None:
+            return None
+        return Condition(test.value, "truth", None, expected)
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    operator = type(target.operator)
+    if operator in (cst.Equal, cst.NotEqual):
+        op, positive = "==", operator is cst.Equal
+    elif operator in (cst.Is, cst.IsNot):
+        op, positive = "is", operator is cst.Is
+    else:
+        return None
+    left, right = test.left, target.comparator
+    if type(left) is not cst.Name or constant_of(left) is not None:
+        left, right = right, left  # `LoopPhase.TRAIN == phase`
+    if type(left) is not cst.Name or constant_of(left) is not None:
+        return None
+    constant = constant_of(right)
+    if constant is None:
+        return None
+    return Condition(left.value, op, constant, expected if positive else not expected)
+
+
+def evaluate(condition: Condition, value: Constant) -> bool | None:
+    """Does the condition hold when its parameter is `value`? None when that cannot be
+    told (a dotted constant's truth, constants of two different classes)."""
+    if condition.op == "truth":
+        if not value.is_literal:
+            return None  # an IntEnum member may be falsy
+        outcome = bool(value.literal)
+    else:
+        constant = condition.constant
+        assert constant is not None
+        if constant.is_literal and value.is_literal:
+            if condition.op == "is":
+                if not (_singleton(constant.literal) and _singleton(value.literal)):
+                    return None  # `is` on other literals is not guaranteed
+                outcome = value.literal is constant.literal
+            else:
+                outcome = value.literal == constant.literal
+        elif not constant.is_literal and not value.is_literal:
+            if constant.text == value.text:
+                outcome = True
+            elif (
+                "." in constant.text
+                and constant.text.rpartition(".")[0] == value.text.rpartition(".")[0]
+            ):
+                outcome = False  # two members of one enum
+            else:
+                return None
+        else:
+            return None
+    return outcome == condition.expected
+
+
+class PathConditions:
+    """The conditions statements are under inside their functions, and what they come
+    to at the functions' call sites."""
+
+    def __init__(self, index: FileIndex, bindings: ScopeBindings, callees: CalleeResolver):
+        self.index = index
+        self.bindings = bindings
+        self.callees = callees
+        self._flags: dict[cst.FunctionDef, set[str]] = {}
+        self._tests: dict[cst.FunctionDef, bool] = {}
+        self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+
+    # -- inside the function ---------------------------------------------------------
+
+    def flags_of(self, func: cst.FunctionDef) -> set[str]:
+        """The parameters of `func` that keep the caller's value throughout the body."""
+        found = self._flags.get(func)
+        if found is None:
+            records = self.bindings.records(func, PYTHON_BINDINGS)
+            found = {
+                p.name.value
+                for p in all_params(func.params)
+                if len(records.get(p.name.value, ())) == 1
+            }
+            self._flags[func] = found
+        return found
+
+    def tests_a_flag(self, func: cst.FunctionDef) -> bool:
+        """Does the function's body test one of its flags at all? Most do not, and then
+        no statement of it is under a condition."""
+        found = self._tests.get(func)
+        if found is None:
+            flags = self.flags_of(func)
+            found = False
+            for node in self.index.walk(func.body):
+                if type(node) is cst.If or type(node) is cst.IfExp:
+                    tests: list[tuple[cst.CSTNode, bool]] = []
+                    _atoms(node.test, True, tests)
+                    _atoms(node.test, False, tests)
+                    if any(
+                        (c := _simple(test, expected)) is not None and c.param in flags
+                        for test, expected in tests
+                    ):
+                        found = True
+                        break
+            self._tests[func] = found
+        return found
+
+    def conditions(self, node: cst.CSTNode) -> list[Condition]:
+        """The simple flag conditions `node` runs under inside its function."""
+        func = self.index.scope_of(node)
+        if type(func) is not cst.FunctionDef:
+            return []
+        flags = self.flags_of(func)
+        if not flags:
+            return []
+        found = []
+        for test, expected in self._tests_above(node, func):
+            condition = _simple(test, expected)
+            if condition is not None and condition.param in flags:
+                found.append(condition)
+        return found
+
+    def _tests_above(self, node: cst.CSTNode, stop: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:
+        """The tests that must come out as given for `node` to run, inside `stop`."""
+        tests: list[tuple[cst.CSTNode, bool]] = []
+        child: cst.CSTNode = node
+        for anc in self.index.ancestors(node):
+            if anc is stop:
+                break
+            kind = type(anc)
+            if kind is cst.If or kind is cst.IfExp:
+                if child is anc.body:
+                    _atoms(anc.test, True, tests)
+                elif child is anc.orelse:
+                    _atoms(anc.test, False, tests)
+            elif kind is cst.IndentedBlock:
+                for stmt in anc.body:
+                    if stmt is child:
+                        break
+                    if type(stmt) is cst.If and stmt.orelse is None and _exits(stmt.body):
+                        _atoms(stmt.test, False, tests)  # `if not train: return acc`
+            child = anc
+        return tests
+
+    # -- in a loop over constants ------------------------------------------------------
+
+    def flag_loops(self, node: cst.CSTNode) -> list[cst.For]:
+        """The loops around `node`, in its scope, over a literal list of constants
+        (`for phase in ["train", "val"]:`) whose variable nothing else binds: each
+        iteration runs the body with the variable one known constant."""
+        scope = self.index.scope_of(node)
+        found = []
+        for loop in self.index.enclosing_loops(node):
+            if type(loop) is not cst.For or type(loop.target) is not cst.Name:
+                continue
+            if loop.asynchronous is not None or not _constant_elements(loop.iter):
+                continue
+            records = self.bindings.records(scope, PYTHON_BINDINGS)
+            if len(records.get(loop.target.value, ())) == 1:
+                found.append(loop)
+        return found
+
+    def failing_in_loop(self, node: cst.CSTNode, loop: cst.For, value: Constant) -> list[Condition]:
+        """The conditions on the loop's variable that fail for `node` in the iteration
+        where it is `value`; none for a node outside the loop's body."""
+        if type(loop.target) is not cst.Name or not self.index.is_inside(node, loop.body):
+            return []
+        name = loop.target.value
+        found = []
+        for test, expected in self._tests_above(node, loop):
+            condition = _simple(test, expected)
+            if condition is not None and condition.param == name:
+                if evaluate(condition, value) is False:
+                    found.append(condition)
+        return found
+
+    # -- at a call site --------------------------------------------------------------
+
+    def value_at(self, site: cst.Call, func: cst.FunctionDef, param: str) -> SiteValue | None:
+        """The constant `site`, a call of `func`, gives `param`; None when unknown."""
+        found = self.argument_at(site, func, param)
+        if found is None:
+            return None
+        argument, default = found
+        constant = constant_of(argument)
+        return SiteValue(constant, default) if constant is not None else None
+
+    def argument_at(
+        self, site: cst.Call, func: cst.FunctionDef, param: str
+    ) -> tuple[cst.BaseExpression, bool] | None:
+        """(the expression `site`, a call of `func`, binds `param` to, whether it is the
+        parameter's default); None when that cannot be told."""
+        declared = next((p for p in all_params(func.params) if p.name.value == param), None)
+        if declared is None:
+            return None
+        positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        if positional and positional[0] in ("self", "cls") and type(site.func) is cst.Attribute:
+            positional = positional[1:]
+        index = 0
+        for arg in site.args:
+            if arg.star:
+                return None  # `f(*args)`, `f(**options)`: which is which is out of sight
+            if arg.keyword is not None:
+                if arg.keyword.value == param:
+                    return arg.value, False
+                continue
+            if index < len(positional) and positional[index] == param:
+                return arg.value, False
+            index += 1
+        return (declared.default, True) if declared.default is not None else None
+
+    def holds_at(self, condition: Condition, site: cst.Call, func: cst.FunctionDef) -> bool | None:
+        value = self.value_at(site, func, condition.param)
+        return evaluate(condition, value.constant) if value is not None else None
+
+    def failing_at(self, node: cst.CSTNode, site: cst.Call) -> list[Condition]:
+        """The conditions of `node` that fail at `site`, a call of its function: when
+        there is one, `node` does not run in that call."""
+        func = self.index.scope_of(node)
+        if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
+            return []  # another function's statement: the site says nothing of its flags
+        return [c for c in self.conditions(node) if self.holds_at(c, site, func) is False]
+
+    def runs_at(self, node: cst.CSTNode, site: cst.Call) -> bool:
+        """May `node` run in the call `site`? False only when a condition fails."""
+        return not self.failing_at(node, site)
+
+    def describe(self, conditions: list[Condition], site: cst.Call, func: cst.FunctionDef) -> str:
+        """`train=False`, `phase=LoopPhase.TEST`: what the site gives the flags that
+        decide."""
+        seen: list[str] = []
+        for condition in conditions:
+            if condition.param in seen:
+                continue
+            seen.append(condition.param)
+        parts = []
+        for param in seen:
+            value = self.value_at(site, func, param)
+            if value is not None:
+                parts.append(value.describe(param))
+        return ", ".join(parts)
+
+    # -- the call sites --------------------------------------------------------------
+
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """The calls of `func` in this file, when they are all in sight: the resolver's
+        callers, or, for a closure its factory returns (`main_loop = get_main_loop(...)`
+        then `main_loop(phase=...)`), the calls of the name the factory's result is
+        bound to. Empty when some call may be out of sight."""
+        found = self._sites.get(func)
+        if found is None:
+            # a name two functions share (cells that redefine it) says nothing sure
+            found = [c for c in self.callees.callers_of(func) if self.callees.resolve(c) is func]
+            if not found and self.callees.handed_on(func):
+                found = self._closure_calls(func)
+            self._sites[func] = found
+        return found
+
+    def _closure_calls(self, func: cst.FunctionDef) -> list[cst.Call]:
+        index = self.index
+        factory = index.scope_of(func)
+        if type(factory) is not cst.FunctionDef or index.enclosing_class(factory) is not None:
+            return []
+        name = func.name.value
+        # the closure leaves its factory only by being returned, and always is
+        returns = [n for n in index.walk(factory.body) if type(n) is cst.Return]
+        if not returns or not all(
+            type(r.value) is cst.Name and r.value.value == name for r in returns
+        ):
+            return []
+        uses = self.bindings.uses(factory).get(name, [])
+        if len(uses) != len(returns):
+            return []
+        calls: list[cst.Call] = []
+        for made in self.callees.callers_of(factory):
+            statement = index.parent.get(made)
+            if (
+                type(statement) is not cst.Assign
+                or statement.value is not made
+                or len(statement.targets) != 1
+                or type(statement.targets[0].target) is not cst.Name
+            ):
+                return []
+            bound = statement.targets[0].target.value
+            scope = index.scope_of(made)
+            if len(self.bindings.records(scope, PYTHON_BINDINGS).get(bound, ())) != 1:
+                return []
+            for use in self.bindings.uses(scope).get(bound, []):
+                call = index.parent.get(use)
+                if type(call) is not cst.Call or call.func is not use:
+                    return []  # handed on again: more calls out of sight
+                calls.append(call)
+        return calls
+
+
+def _constant_elements(iterable: cst.BaseExpression) -> list[tuple[cst.CSTNode, Constant]]:
+    """(element, constant) for a literal list or tuple of constants; [] otherwise."""
+    if type(iterable) is not cst.List and type(iterable) is not cst.Tuple:
+        return []
+    found: list[tuple[cst.CSTNode, Constant]] = []
+    for element in iterable.elements:
+        constant = constant_of(element.value) if type(element) is cst.Element else None
+        if constant is None:
+            return []
+        found.append((element.value, constant))
+    return found
+
+
+def _singleton(value: object) -> bool:
+    """True, False or None (`1 in (True,)` holds, so membership will not do)."""
+    return value is True or value is False or value is None
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """Does the block end by leaving (`return`, `raise`, `continue`, `break`)?"""
+    if type(body) is cst.IndentedBlock:
+        if not body.body:
+            return False
+        last = body.body[-1]
+        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], _EXITS)
+    if type(body) is cst.SimpleStatementSuite:
+        return isinstance(body.body[-1], _EXITS)
+    return False
+
+
+@dataclass(frozen=True)
+class FlagPath:
+    """One way through a forward's function, fixed by its flags, on which the
+    forward's graph is never used: a call of the function, or one iteration of a loop
+    over constants around the forward."""
+
+    site: cst.CSTNode  # the call, or the loop's element
+    call: cst.Call | None  # the call (None for a loop's element): what a fix can wrap
+    label: str  # what to say at the site: "called here with train=False, outside no_grad"
+    # The model's mode at the forward on that path: the eval switch that holds there;
+    # else `trained`, a train switch of the function holds (False: no switch of the
+    # function runs, so the caller's mode does).
+    switch: ModeSwitch | None
+    trained: bool
+    # the conditions of a node that fail on this path (it does not run when any does)
+    failing: Callable[[cst.CSTNode], list[Condition]] = field(compare=False, repr=False)
+
+
+class FlagPaths:
+    """A forward's fate on each way through its function that flags fix (a call that
+    passes them, an iteration of a loop over constants): which mode switches and which
+    differentiations of its result run there."""
+
+    def __init__(
+        self,
+        conditions: PathConditions,
+        grad_mode: GradModeAnalysis,
+        train_mode: TrainModeAnalysis,
+        reach: DifferentiationReach,
+        summaries: FunctionSummaries,
+    ) -> None:
+        self.summaries = summaries
+        self.conditions = conditions
+        self.index = conditions.index
+        self.grad_mode = grad_mode
+        self.train_mode = train_mode
+        self.reach = reach
+
+    def unused_paths(self, forward: cst.Call, model: str) -> list[FlagPath]:
+        """The ways through the forward's function, with autograd recording, on which
+        the forward runs but no differentiation of its result does: the calls of the
+        function in sight (not under `no_grad` there) and the iterations of a loop over
+        constants around it. Each with the mode of `model` that holds there. Empty
+        when a flag that decides is unknown."""
+        candidates = self._call_candidates(forward) + self._loop_candidates(forward)
+        if not candidates or self.grad_mode.mode_at(forward) is not GradMode.RECORDING:
+            return []
+        events = self.reach.differentiations_of(forward)
+        if not events:
+            return []  # nothing a flag could skip: the plain question decides
+        switches = self._switches(self.index.scope_of(forward), model)
+        found: list[FlagPath] = []
+        for site, call, failing, describe in candidates:
+            skipped: list[Condition] = []
+            for event in events:
+                kept = failing(event.call)
+                if not kept:
+                    break
+                skipped.extend(kept)
+            else:
+                mode = self._mode_on_path(switches, model, forward, failing, call)
+                if mode is None:
+                    continue  # train or eval, depending on the way through the function
+                switch, trained, unrun = mode
+                label = f"{describe(skipped + unrun)}, outside no_grad"
+                found.append(FlagPath(site, call, label, switch, trained, failing))
+        return found
+
+    def runs_on(self, path: FlagPath) -> Callable[[cst.CSTNode], bool]:
+        """May a node run on the path?"""
+        failing = path.failing
+        return lambda node: not failing(node)
+
+    def _call_candidates(self, forward: cst.Call) -> list[tuple]:
+        """(site, call, failing, describe) for each recording call of the forward's
+        function in which the forward may run."""
+        conditions = self.conditions
+        func = self.index.scope_of(forward)
+        # cheapest first: most functions test no flag, or have no call in sight
+        if type(func) is not cst.FunctionDef or not conditions.tests_a_flag(func):
+            return []
+        found: list[tuple] = []
+        for site in conditions.call_sites(func):
+            if (
+                self.grad_mode.mode_at(site) is not GradMode.RECORDING
+                or not conditions.runs_at(forward, site)
+                # what the call returns may carry the graph to a backward of the caller's
+                or self.reach.result_is_differentiated(site)
+            ):
+                continue
+
+            def failing(node, site=site):
+                return conditions.failing_at(node, site)
+
+            def describe(found, site=site, func=func):
+                return f"called here with {conditions.describe(found, site, func)}"
+
+            found.append((site, site, failing, describe))
+        return found
+
+    def _loop_candidates(self, forward: cst.Call) -> list[tuple]:
+        """(element, None, failing, describe) for each iteration of a loop over
+        constants around the forward in which the forward may run."""
+        conditions = self.conditions
+        found: list[tuple] = []
+        for loop in conditions.flag_loops(forward):
+            assert type(loop.target) is cst.Name
+            name = loop.target.value
+            for element, value in _constant_elements(loop.iter):
+
+                def failing(node, loop=loop, value=value):
+                    return conditions.failing_in_loop(node, loop, value)
+
+                if failing(forward):
+                    continue
+
+                def describe(found, name=name, value=value):
+                    return f"the loop runs with {name}={value.text} here"
+
+                found.append((element, None, failing, describe))
+        return found
+
+    def _switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:
+        return [
+            s
+            for s in self.train_mode.switches()
+            if s.model == model and self.index.scope_of(s.anchor) is scope
+        ]
+
+    def _mode_on_path(
+        self,
+        switches: list[ModeSwitch],
+        model: str,
+        use: cst.CSTNode,
+        failing: Callable[[cst.CSTNode], list[Condition]],
+        site: cst.Call | None,
+    ) -> tuple[ModeSwitch | None, bool, list[Condition]] | None:
+        """(the eval switch that holds at `use` on the path, whether a train switch
+        holds there instead, the conditions that kept the other switches from
+        running); None when the switches that run and reach it disagree. With no switch
+        of the function's own on the way, the caller's: the argument the call `site`
+        passes for `model` in eval mode there."""
+        skipped: list[Condition] = []
+        running: list[ModeSwitch] = []
+        for switch in switches:
+            kept = failing(switch.anchor)
+            if kept:
+                skipped.extend(kept)
+            else:
+                running.append(switch)
+        reaching = self.index.reaching([s.anchor for s in running], use) if running else []
+        chosen = [s for s in running if s.anchor in reaching]
+        if not chosen:
+            caller = self._callers_switch(model, use, site) if site is not None else None
+            return caller, False, skipped
+        if all(
+            s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
+            for s in chosen
+        ):
+            return chosen[-1], False, skipped
+        if not any(s.to_eval for s in chosen):
+            return None, True, skipped
+        return None
+
+    def _callers_switch(self, model: str, use: cst.CSTNode, site: cst.Call) -> ModeSwitch | None:
+        """The eval switch of the argument `site` passes for the parameter `model`."""
+        func = self.index.scope_of(use)
+        if type(func) is not cst.FunctionDef or model not in self.conditions.flags_of(func):
+            return None  # not a parameter, or one the function rebinds
+        found = self.conditions.argument_at(site, func, model)
+        passed = dotted_name(found[0]) if found is not None and not found[1] else None
+        return self.train_mode.eval_switch_at(passed, site) if passed is not None else None
+
+    def forwards_of_arguments(self, scope: cst.CSTNode, models: set[str]):
+        """(forward, parameter) for each forward of a parameter inside this file's
+        functions that `scope` calls with one of `models` for it: where a model the
+        caller switched to eval mode is run, judged per call by `unused_paths`."""
+        summaries = self.summaries
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        for call in self.index.walk(body):
+            if type(call) is not cst.Call:
+                continue
+            func = summaries.resolve(call)
+            if func is None:
+                continue
+            summary = summaries.of(func)
+            for param in summary.forwarded_params:
+                if dotted_name(summary.forwarded_argument(call, param)) in models:
+                    for forward in summary.forwards[param]:
+                        yield forward, param
