@@ -4,7 +4,7 @@ positions, each computed lazily and at most once."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -144,6 +144,7 @@ class FileContext:
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
         latent: bool = False,
+        runs_at: Sequence[cst.CSTNode] = (),
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -160,7 +161,7 @@ class FileContext:
             if item not in places:
                 places.append(item)
         group = group or rule.group
-        impact = self.impact.of(node)
+        impact = self.impact.of_runs_at(node, runs_at) if runs_at else self.impact.of(node)
         if group is None:
             severity = rule.severity
         else:

@@ -308,3 +308,46 @@ def test_a_loop_over_constants_fixes_its_variable_per_iteration():
     # a loop over a variable, and a variable the body rebinds, fix nothing
     assert paths.flag_loops(_call(facts, "go2()")) == []
     assert paths.flag_loops(_call(facts, "go3()")) == []
+
+
+_PHASES = """
+import torch
+import torch.nn.functional as F
+
+def main(model, data, optimizer, epochs):
+    def step(phase):
+        if phase == "train":
+            model.train()
+        else:
+            model.eval()
+        for x, y in data:
+            loss = F.cross_entropy(model(x), y)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return loss.item()
+
+    for epoch in range(epochs):
+        step("train")
+        with torch.no_grad():
+            step("val")
+    return step("test")
+
+net = torch.nn.Linear(3, 2)
+main(net, [(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))], torch.optim.SGD(net.parameters(), 0.1), 3)
+"""
+
+
+def test_the_evaluating_call_sets_how_often_the_waste_is_paid():
+    # `step` runs every epoch, but only the test call after training wastes a graph: with
+    # one batch per call that costs once (a hint), not per epoch
+    one_batch = _PHASES.replace("for x, y in data:", "if data:")
+    one_batch = one_batch.replace("model(x), y)", "model(data[0][0]), data[0][1])")
+    (finding,) = lint_source(one_batch, "fit.py", Config(preview=True))
+    assert finding.code == "GL004"
+    assert finding.impact is not None and finding.impact.value == "once"
+    assert finding.severity.value == "hint"
+    # a batch loop inside the function still runs per batch, whichever call runs it
+    (finding,) = lint_source(_PHASES, "fit.py", Config(preview=True))
+    assert finding.impact is not None and finding.impact.value == "per-batch"

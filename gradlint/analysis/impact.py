@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -138,6 +139,20 @@ class ImpactAnalysis:
         if self.in_tests:
             return Impact.TEST
         return self._impact(node, set())
+
+    def of_runs_at(self, node: cst.CSTNode, sites: Sequence[cst.CSTNode]) -> Impact:
+        """How often `node` pays its cost when only `sites` (calls of its function, or a
+        loop over its phases) make it pay: a per-batch loop around it inside the function
+        still runs per batch; otherwise the most frequent of the sites."""
+        if self.in_tests:
+            return Impact.TEST
+        scope = self.index.scope_of(node)
+        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
+            return Impact.TEST
+        hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
+        if hot is not None and self.index.is_inside(hot, scope):
+            return self._in_loop(hot, node)
+        return max((self._impact(site, set()) for site in sites), key=lambda i: i.rank)
 
     def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
         scope = self.index.scope_of(node)

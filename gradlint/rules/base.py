@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -117,6 +117,7 @@ class Rule:
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
         latent: bool = False,
+        runs_at: Sequence[cst.CSTNode] = (),
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -128,7 +129,10 @@ class Rule:
         `group`: what this finding does, when the shape makes it differ from the rule's
         usual group (one of those the codes table lists for the rule).
         `latent`: the pitfall is in the code but cannot bite as it is set up now (a loop
-        that runs once): at most a warning."""
+        that runs once): at most a warning.
+        `runs_at`: where the cost is paid, when only some calls of the reported code pay it
+        (the evaluating call of a function that trains or evaluates by a flag): the impact
+        is the most frequent of theirs, not the reported node's."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
@@ -143,6 +147,7 @@ class Rule:
             confidence=confidence,
             group=group,
             latent=latent,
+            runs_at=runs_at,
         )
 
     @classmethod

@@ -241,7 +241,9 @@ class EvalWithoutNoGrad(Rule):
             (first.switch.call, f"`{model}` is put in eval mode here")
         ]
         related += [(p.site, p.label) for p in paths]
-        self.report(call, self.message_for(model=model), fix=fix, related=related)
+        # the evaluating calls pay the graph, not every call of the function
+        sites = [p.site for p in paths]
+        self.report(call, self.message_for(model=model), fix=fix, related=related, runs_at=sites)
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
         """Where the model was put in eval mode (through a helper, maybe in another

@@ -250,6 +250,8 @@ class InferenceOutsideNoGrad(Rule):
                 fix=fix,
                 related=related,
                 group=Group.CRASH if uses.numpy_raises else None,
+                # on a flag path the evaluating call pays the graph, not every call
+                runs_at=[path.site] if path is not None else (),
             )
 
     def _on_flag_path(self, call: cst.Call, model: str):
