@@ -706,6 +706,24 @@ def test_a_function_whose_only_callers_elsewhere_run_it_under_no_grad(tmp_path, 
     assert findings(tmp_path / "utils.py") == expected
 
 
+def test_a_lint_searches_for_the_callers_of_a_function_once(tmp_path, monkeypatch):
+    # GL012 and the impact of its finding both ask who calls `evaluate` elsewhere (and
+    # the mode analysis may ask again): one lint reads one state of the files, so one
+    # search answers them all.
+    write(tmp_path, {"utils.py": MEASURE, "train.py": CALLERS.format(guard="if True:")})
+    searched: list[str] = []
+    search = project.method_calls
+
+    def counting(query, root):
+        searched.append(query.key(root))
+        return search(query, root)
+
+    monkeypatch.setattr(project, "method_calls", counting)
+    assert findings(tmp_path / "utils.py") == [(10, "GL012"), (16, "GL002")]
+    assert searched
+    assert len(searched) == len(set(searched))
+
+
 def test_one_recording_caller_elsewhere_is_enough_to_report(tmp_path):
     callers = textwrap.dedent(CALLERS.format(guard="with torch.no_grad():"))
     callers += "\n\ndef peek(m, loader):\n    return evaluate(m, loader)\n"

@@ -1055,6 +1055,9 @@ class ProjectIndex:
         self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
         self._root: str | None = None  # where the caller searches look (project_root)
+        # query key -> its calls: a lint asks about the same method again (its modes and
+        # GL012's callers each ask), within the one file state a lint reads
+        self._searches: dict[str, list[MethodCall] | None] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1116,11 +1119,16 @@ class ProjectIndex:
         if self._root is None:
             self._root = project_root(self.path)  # the same for every query of this lint
         root = self._root
+        key = query.key(root)
+        if key in self._searches:
+            return self._searches[key]
         found = method_calls(query, root)
         if found is None:
+            self._searches[key] = None
             return None
         calls, digest = found
-        self.dependencies[query.key(root)] = search_stamp(digest)
+        self.dependencies[key] = search_stamp(digest)
+        self._searches[key] = calls
         return calls
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
