@@ -23,6 +23,7 @@ from gradlint.diagnostics import (
     Related,
     Severity,
 )
+from gradlint.edits import split_lines
 from gradlint.positions import StatementPositions, statement_units
 from gradlint.results import SourceError
 
@@ -76,6 +77,12 @@ class FileContext:
         # Fixes that wrap a statement in `with torch.no_grad():` (fix_builders records
         # them; the engine merges adjacent ones into one block).
         self.no_grad_wraps: list = []
+
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The text's lines with their endings (edits.split_lines), split once for all
+        the file's fixes rather than once by each."""
+        return tuple(split_lines(self.source))
 
     @cached_property
     def index(self) -> FileIndex:
