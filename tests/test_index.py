@@ -62,3 +62,26 @@ def test_every_roots_walk_is_its_subtree_less_the_nested_scopes(source):
             expected = reference_walk(root, into_functions)
             assert len(found) == len(expected)
             assert all(a is b for a, b in zip(found, expected, strict=True))
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_scopes_and_classes_read_off_the_parent_chain(source):
+    # scope_of and enclosing_class climb the parent table themselves: the same answer
+    # as the first function-like ancestor (or the module), and the class a def sits in.
+    index = FileIndex(cst.parse_module(source))
+    for node in index.nodes:
+        scope = next(
+            (a for a in index.ancestors(node) if type(a) in (cst.FunctionDef, cst.Lambda)),
+            index.module,
+        )
+        assert index.scope_of(node) is scope
+    for func in index.functions:
+        first = next(
+            (a for a in index.ancestors(func) if type(a) in (cst.ClassDef, cst.FunctionDef)),
+            None,
+        )
+        expected = first if type(first) is cst.ClassDef else None
+        assert index.enclosing_class(func) is expected
+    methods = {f.name.value for f in index.functions if index.enclosing_class(f) is not None}
+    if source is NESTED:
+        assert methods == {"m", "n"}

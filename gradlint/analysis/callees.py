@@ -129,9 +129,12 @@ class CalleeResolver:
         return {func: calls for func, calls in callers.items() if func.name.value not in escaped}
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.index.ancestors(node):
+        parent = self.index.parent
+        anc = parent.get(node)
+        while anc is not None:
             if type(anc) is cst.ClassDef:
                 return anc
+            anc = parent.get(anc)
         return None
 
     def _receiver_class(self, call: cst.Call, target: cst.Attribute) -> cst.ClassDef | None:
