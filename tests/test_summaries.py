@@ -50,3 +50,23 @@ def test_a_summary_walks_the_function_once_and_keeps_the_steps_before_manual_upd
     assert summary.clears_grads
     assert summary.forwarded_params == {"model"}
     assert summary.differentiates
+
+
+def test_a_calls_event_is_worked_out_once(monkeypatch):
+    # The summaries, the loops and several rules ask what the same calls are
+    # (a backward, an optimizer step): each call's event is worked out once per file.
+    from gradlint.analysis.autograd_calls import AutogradCalls
+
+    facts = FileFacts(cst.parse_module(textwrap.dedent(TRAIN_STEP)))
+    asked: list[cst.Call] = []
+    work = AutogradCalls._event
+
+    def counting(self, call):
+        asked.append(call)
+        return work(self, call)
+
+    monkeypatch.setattr(AutogradCalls, "_event", counting)
+    kinds = [[facts.autograd.event(call) for call in facts.index.calls] for _ in range(3)]
+    assert len(asked) == len(facts.index.calls)
+    assert [e.kind for e in kinds[0] if e is not None] == ["backward", "step"]
+    assert all(a is b for a, b in zip(kinds[0], kinds[2], strict=True))
