@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -41,7 +41,7 @@ def _code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     as costly again as the generation. tests/test_positions.py compares the two."""
     provider = PositionProvider()
     provider._gen_impl(module)
-    return provider._computed
+    return cast(Mapping[cst.CSTNode, CodeRange], provider._computed)
 
 
 def _resolve_positions(path: str, module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

@@ -447,10 +447,11 @@ class FileIndex:
             child = anc
         return False
 
-    def walk(self, root: cst.CSTNode, *, into_functions: bool = False) -> Iterator[cst.CSTNode]:
+    def walk(self, root: cst.CSTNode, *, into_functions: bool = False) -> Iterator[Any]:
         """Pre-order nodes under root (root included); nested defs are skipped unless
         asked, since their bodies run at another time (the def, lambda or class node
-        itself is walked, its inside is not)."""
+        itself is walked, its inside is not). Typed Any: callers narrow each node by
+        its exact type (`type(node) is cst.Call`), which mypy does not follow."""
         start = self.order.get(root)
         if start is None or self.nodes[start] is not root:
             return self._walk_unindexed(root, into_functions)
