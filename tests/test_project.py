@@ -1135,3 +1135,20 @@ def test_imports_of_a_large_text_are_read_in_pieces(monkeypatch):
     assert ("models", 1) in project.imported_modules(plain)
     assert max(parsed) < 4096, "the text was parsed whole"
     assert project.imported_modules(source + "def broken(:\n") == []
+
+
+def test_the_caller_search_reads_a_trees_nodes_in_ast_walks_order():
+    # project._inner_nodes replaces ast.walk where a caller search looks for calls and
+    # assignments: the same nodes, breadth first, less names, constants and operators,
+    # so the calls found (and the order they are judged in) stay as they were.
+    import ast
+
+    source = textwrap.dedent(GAN) + textwrap.dedent(MEASURE) + textwrap.dedent(CALLERS)
+    tree = ast.parse(source.replace("{guard}", "if True:"))
+    for node in ast.walk(tree):
+        if type(node) in project._AST_LEAVES:
+            continue
+        expected = [n for n in ast.walk(node) if type(n) not in project._AST_LEAVES]
+        found = project._inner_nodes(node)
+        assert len(found) == len(expected)
+        assert all(a is b for a, b in zip(found, expected, strict=True))

@@ -314,6 +314,18 @@ _AST_LEAVES = frozenset(
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _inner_nodes(node: ast.AST) -> list[ast.AST]:
+    """What ast.walk gives, in its order (breadth first), less the leaves above: the
+    statements and expressions a caller search reads (calls, assignments). ast.walk's
+    generators cost several times this loop over the same trees."""
+    found = [node]
+    i = 0
+    while i < len(found):
+        found.extend(_ast_children(found[i]))
+        i += 1
+    return found
+
+
 def _ast_children(node: ast.AST) -> list[ast.AST]:
     """What ast.iter_child_nodes gives, less the leaves above, as a list."""
     cls = type(node)
@@ -1560,7 +1572,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     if found is None:
         found = memo[key] = {}
         for node in _facts_of(tree).classes.get(class_name, ()):
-            for inner in ast.walk(node):
+            for inner in _inner_nodes(node):
                 if not isinstance(inner, ast.Assign):
                     continue
                 for t in inner.targets:
@@ -1743,7 +1755,7 @@ def _statement_calls(stmt: ast.stmt) -> list[ast.Call]:
         parts = []
     else:
         parts = [stmt]
-    return [node for part in parts for node in ast.walk(part) if isinstance(node, ast.Call)]
+    return [node for part in parts for node in _inner_nodes(part) if type(node) is ast.Call]
 
 
 class _ScopeCalls:
