@@ -4,12 +4,12 @@ positions, each computed lazily and at most once."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
 
 from gradlint.codes import default_severity
 from gradlint.deep import run_deep
@@ -23,6 +23,7 @@ from gradlint.diagnostics import (
     Related,
     Severity,
 )
+from gradlint.edits import split_lines
 from gradlint.positions import StatementPositions, statement_units
 from gradlint.results import SourceError
 
@@ -33,9 +34,19 @@ if TYPE_CHECKING:
     from gradlint.analysis.project import ProjectIndex
 
 
-def _resolve_positions(path: str, wrapper: MetadataWrapper):
+def _code_ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """Every node's range, as `MetadataWrapper(module).resolve(PositionProvider)` gives
+    it: the provider's own code generation, run directly. The wrapper also runs a batch
+    of its batchable providers, which is empty here, as a visit of the whole tree: about
+    as costly again as the generation. tests/test_positions.py compares the two."""
+    provider = PositionProvider()
+    provider._gen_impl(module)
+    return cast(Mapping[cst.CSTNode, CodeRange], provider._computed)
+
+
+def _resolve_positions(path: str, module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     try:
-        return run_deep(wrapper.resolve, PositionProvider)
+        return run_deep(_code_ranges, module)
     except (RecursionError, KeyError):
         # LibCST turns a RecursionError in its code generation into a KeyError.
         raise SourceError(FileError(path, "cannot analyse: nesting too deep")) from None
@@ -61,12 +72,17 @@ class FileContext:
         self.path = path
         self.source = source
         self.module = module
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.diagnostics: list[Diagnostic] = []
         self._reported: set[tuple[str, int]] = set()
         # Fixes that wrap a statement in `with torch.no_grad():` (fix_builders records
         # them; the engine merges adjacent ones into one block).
         self.no_grad_wraps: list = []
+
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The text's lines with their endings (edits.split_lines), split once for all
+        the file's fixes rather than once by each."""
+        return tuple(split_lines(self.source))
 
     @cached_property
     def index(self) -> FileIndex:
@@ -96,12 +112,9 @@ class FileContext:
         return ProjectIndex(self.path)
 
     @cached_property
-    def positions(self):
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         """Every node's range, resolved for the whole file at once."""
-        return self._resolve_positions(self.wrapper)
-
-    def _resolve_positions(self, wrapper: MetadataWrapper):
-        return _resolve_positions(self.path, wrapper)
+        return _resolve_positions(self.path, self.module)
 
     @cached_property
     def _statement_positions(self) -> StatementPositions | None:

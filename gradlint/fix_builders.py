@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from gradlint.edits import split_lines
 
 
 def torch_name(context) -> tuple[str, Edit | None]:
@@ -91,7 +90,7 @@ def wrap_block_in_no_grad(
         if isinstance(node, (cst.SimpleString, cst.FormattedString)) and "\n" in render(node):
             return None
     start, end = context.position_of(statement)
-    lines = split_lines(context.source)
+    lines = context.lines
     first = lines[start.line - 1]
     indent = first[: len(first) - len(first.lstrip(" \t"))]
     if first[len(indent) :] == "" or len(indent) != start.column:
@@ -131,7 +130,7 @@ def rewrite_statement(
     if line_node is None:
         return None
     start, end = context.position_of(line_node)
-    lines = split_lines(context.source)
+    lines = context.lines
     first = lines[start.line - 1]
     indent = first[: len(first) - len(first.lstrip(" \t"))]
     newline = _newline(first)
@@ -212,7 +211,7 @@ def merge_adjacent_wraps(context, diagnostics: list[Diagnostic]) -> list[Diagnos
                 continue
         runs.append([wrap])
     replaced: dict[int, Fix] = {}
-    lines = split_lines(context.source)
+    lines = context.lines
     for run in runs:
         if len(run) < 2:
             continue
@@ -266,7 +265,7 @@ def add_keyword_argument(context, call: cst.Call, keyword: str, value: str) -> t
             equal = render(arg.equal)
             break
     argument = f"{keyword}{equal}{value}"
-    lines = split_lines(context.source)
+    lines = context.lines
     starts = [context.position_of(arg)[0] for arg in args]
     _, call_end = context.position_of(call)
     before_paren = lines[call_end.line - 1][: call_end.column - 1]

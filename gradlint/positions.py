@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
+from libcst.metadata import CodePosition, CodeRange
 
 from gradlint.analysis.project import parse_quietly
 from gradlint.edits import split_lines
@@ -107,7 +107,7 @@ class StatementPositions:
         self,
         module: cst.Module,
         units: dict[int, Unit],
-        resolve: Callable[[MetadataWrapper], Mapping[cst.CSTNode, CodeRange]],
+        resolve: Callable[[cst.Module], Mapping[cst.CSTNode, CodeRange]],
     ) -> None:
         self._module = module
         self._units = units
@@ -145,7 +145,7 @@ class StatementPositions:
                 # only the file's last statement may end without a newline
                 has_trailing_newline=self._module.has_trailing_newline or unit is not self._last,
             )
-            ranges = self._resolve(MetadataWrapper(alone, unsafe_skip_copy=True))
+            ranges = self._resolve(alone)
             resolved = self._resolved[id(unit)] = (ranges, place.start - 1 - len(place.blocks))
         ranges, shift = resolved
         found = ranges.get(node)

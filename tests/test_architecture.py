@@ -332,8 +332,8 @@ REMOVED_BINDING_TABLES = {
 
 def binding_walkers(source: str) -> list[tuple[int, str]]:
     """Functions with a loop over a walk of the tree (`index.walk(...)`, `index.nodes`,
-    `ast.walk(...)`) whose body reads what assignments bind (`.targets`, or
-    `target_names(...)`): how a binding table is built."""
+    `ast.walk(...)`, project's `_inner_nodes(...)`) whose body reads what assignments
+    bind (`.targets`, or `target_names(...)`): how a binding table is built."""
     found = []
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -347,6 +347,11 @@ def binding_walkers(source: str) -> list[tuple[int, str]]:
                 and isinstance(walked.func, ast.Attribute)
                 and walked.func.attr == "walk"
             ) or (isinstance(walked, ast.Attribute) and walked.attr == "nodes")
+            walks = walks or (
+                isinstance(walked, ast.Call)
+                and isinstance(walked.func, ast.Name)
+                and walked.func.id == "_inner_nodes"
+            )
             reads_targets = any(
                 isinstance(node, ast.Attribute)
                 and node.attr == "targets"

@@ -84,3 +84,37 @@ def test_an_update_method_called_through_a_local_instance_is_followed():
         "self.w -= lr * self.w.grad", "self.w -= lr * self.w.grad\n            self.w.grad = None"
     )
     assert "GL007" not in [d.code for d in lint_source(cleared, "train.py")]
+
+
+def test_a_call_is_resolved_once_and_a_name_no_function_has_needs_no_receiver(monkeypatch):
+    # The analyses ask the resolver about the same calls many times (summaries, loops,
+    # modes, rules): the receiver's class, the costly part, is worked out once per call,
+    # and not at all for a method name no function of the file has (`opt.zero_grad()`).
+    source = textwrap.dedent(LEARNER) + textwrap.dedent(
+        """
+        learner = Learner()
+        opt = make_optimizer()
+        learner.step(0.1)
+        opt.zero_grad()
+        """
+    )
+    module = cst.parse_module(source)
+    index = FileIndex(module)
+    resolver = CalleeResolver(index)
+    asked: list[str] = []
+    receiver_class = CalleeResolver._receiver_class
+
+    def counting(self, call, target):
+        asked.append(target.attr.value)
+        return receiver_class(self, call, target)
+
+    monkeypatch.setattr(CalleeResolver, "_receiver_class", counting)
+    calls = {
+        n.func.attr.value: n
+        for n in index.calls
+        if type(n.func) is cst.Attribute and type(n.func.value) is cst.Name
+    }
+    for _ in range(3):
+        assert resolver.resolve(calls["step"]) is not None
+        assert resolver.resolve(calls["zero_grad"]) is None
+    assert asked == ["step"]

@@ -126,3 +126,22 @@ def test_gl003_fix_clears_a_perturbation_that_model_zero_grad_does_not_reach() -
         "            delta += a * delta.grad.sign()\n"
         "            delta.grad = None\n"
     ) in outcome.source
+
+
+def test_the_fixes_of_a_file_split_its_text_once(monkeypatch):
+    # Each fix reads the lines around its statement; a file's text is split into lines
+    # once for all of them (FileContext.lines), not once per fix.
+    from gradlint import context
+
+    splits: list[int] = []
+    split = context.split_lines
+
+    def counting(source: str) -> list[str]:
+        splits.append(len(source))
+        return split(source)
+
+    monkeypatch.setattr(context, "split_lines", counting)
+    source = (FIXTURES / "GL002" / "bad_manual_sgd.py").read_text(encoding="utf-8")
+    fixed = [d for d in lint_source(source, "bad_manual_sgd.py") if d.fix is not None]
+    assert len(fixed) == 2
+    assert splits == [len(source)]

@@ -104,3 +104,17 @@ def test_reading_the_statements_says_nothing_about_the_users_code():
         assert context.position_of(context.module.body[-1])[0].line == 4
     assert caught == []
     assert context._statement_positions is not None
+
+
+def test_direct_generation_gives_the_metadata_wrappers_ranges():
+    # context._code_ranges runs PositionProvider's generation without MetadataWrapper's
+    # empty batched visit; a LibCST upgrade that changed what the provider computes
+    # would show here.
+    from gradlint.context import _code_ranges
+
+    for path in CASES[:3]:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = _code_ranges(module)
+        assert len(found) == len(expected)
+        assert all(found[node] == expected[node] for node in expected)

@@ -706,6 +706,24 @@ def test_a_function_whose_only_callers_elsewhere_run_it_under_no_grad(tmp_path, 
     assert findings(tmp_path / "utils.py") == expected
 
 
+def test_a_lint_searches_for_the_callers_of_a_function_once(tmp_path, monkeypatch):
+    # GL012 and the impact of its finding both ask who calls `evaluate` elsewhere (and
+    # the mode analysis may ask again): one lint reads one state of the files, so one
+    # search answers them all.
+    write(tmp_path, {"utils.py": MEASURE, "train.py": CALLERS.format(guard="if True:")})
+    searched: list[str] = []
+    search = project.method_calls
+
+    def counting(query, root):
+        searched.append(query.key(root))
+        return search(query, root)
+
+    monkeypatch.setattr(project, "method_calls", counting)
+    assert findings(tmp_path / "utils.py") == [(10, "GL012"), (16, "GL002")]
+    assert searched
+    assert len(searched) == len(set(searched))
+
+
 def test_one_recording_caller_elsewhere_is_enough_to_report(tmp_path):
     callers = textwrap.dedent(CALLERS.format(guard="with torch.no_grad():"))
     callers += "\n\ndef peek(m, loader):\n    return evaluate(m, loader)\n"
@@ -1117,3 +1135,20 @@ def test_imports_of_a_large_text_are_read_in_pieces(monkeypatch):
     assert ("models", 1) in project.imported_modules(plain)
     assert max(parsed) < 4096, "the text was parsed whole"
     assert project.imported_modules(source + "def broken(:\n") == []
+
+
+def test_the_caller_search_reads_a_trees_nodes_in_ast_walks_order():
+    # project._inner_nodes replaces ast.walk where a caller search looks for calls and
+    # assignments: the same nodes, breadth first, less names, constants and operators,
+    # so the calls found (and the order they are judged in) stay as they were.
+    import ast
+
+    source = textwrap.dedent(GAN) + textwrap.dedent(MEASURE) + textwrap.dedent(CALLERS)
+    tree = ast.parse(source.replace("{guard}", "if True:"))
+    for node in ast.walk(tree):
+        if type(node) in project._AST_LEAVES:
+            continue
+        expected = [n for n in ast.walk(node) if type(n) not in project._AST_LEAVES]
+        found = project._inner_nodes(node)
+        assert len(found) == len(expected)
+        assert all(a is b for a, b in zip(found, expected, strict=True))

@@ -20,6 +20,11 @@ class CalleeResolver:
         self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
         self._escaped: set[str] = set()
         self._names: dict[str, list[cst.FunctionDef]] | None = None
+        # id of a call -> (the call, what resolve answered): the analyses ask again of
+        # the same calls (summaries, loops, modes, rules), and the answer depends only on
+        # this file. Keyed by id, as LibCST's __hash__ runs in Python; the entry holds the
+        # call, so its id is not reused while it is here.
+        self._resolved: dict[int, tuple[cst.Call, cst.FunctionDef | None]] = {}
 
     def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         """Calls in this module that reach `func`: `f(...)` for a module-level or nested
@@ -40,6 +45,14 @@ class CalleeResolver:
     def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call runs, when exactly one can be: a module-level
         function by name, or a method of the enclosing class through `self.`/`cls.`."""
+        known = self._resolved.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
+        found = self._resolve(call)
+        self._resolved[id(call)] = (call, found)
+        return found
+
+    def _resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         target = call.func
         if type(target) is cst.Name:
             candidates = [
@@ -49,14 +62,13 @@ class CalleeResolver:
             ]
             return candidates[0] if len(candidates) == 1 else None
         if type(target) is cst.Attribute:
+            named = self._by_name().get(target.attr.value)
+            if not named:
+                return None  # no function of that name here: its receiver does not matter
             cls = self._receiver_class(call, target)
             if cls is None:
                 return None
-            methods = [
-                f
-                for f in self._by_name().get(target.attr.value, ())
-                if self.index.enclosing_class(f) is cls
-            ]
+            methods = [f for f in named if self.index.enclosing_class(f) is cls]
             return methods[0] if len(methods) == 1 else None
         return None
 
@@ -80,30 +92,36 @@ class CalleeResolver:
                 by_plain_name.setdefault(func.name.value, []).append(func)
             else:
                 by_method[(cls, func.name.value)] = func
+        method_names = {name for _, name in by_method}
         callers: dict[cst.FunctionDef, list[cst.Call]] = {}
-        called_funcs: set[cst.CSTNode] = set()
+        # ids of what each call calls (the tree holds them for the whole lint): a set of
+        # nodes would hash each one through LibCST's __hash__, a Python call
+        called_funcs: set[int] = set()
         for call in self.index.calls:
-            called_funcs.add(call.func)
+            called_funcs.add(id(call.func))
             target = call.func
             if type(target) is cst.Name:
                 for func in by_plain_name.get(target.value, ()):
                     callers.setdefault(func, []).append(call)
             elif type(target) is cst.Attribute:
+                if target.attr.value not in method_names:
+                    continue  # no method of that name: its receiver does not matter
                 cls = self._receiver_class(call, target)
                 method = by_method.get((cls, target.attr.value)) if cls is not None else None
                 if method is not None:
                     callers.setdefault(method, []).append(call)
         # A bare reference (callback, decorator argument) hides other call sites.
         escaped: set[str] = set()
-        for node in self.index.order:
-            if type(node) is cst.Name and node not in called_funcs:
-                parent = self.index.parent.get(node)
+        parents = self.index.parent
+        for node in self.index.nodes:
+            if type(node) is cst.Name and id(node) not in called_funcs:
+                parent = parents.get(node)
                 if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and (
                     parent.name is node
                 ):
                     continue
                 if type(parent) is cst.Attribute and parent.attr is node:
-                    if parent not in called_funcs:
+                    if id(parent) not in called_funcs:
                         escaped.add(node.value)
                     continue
                 escaped.add(node.value)
@@ -111,9 +129,12 @@ class CalleeResolver:
         return {func: calls for func, calls in callers.items() if func.name.value not in escaped}
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.index.ancestors(node):
+        parent = self.index.parent
+        anc = parent.get(node)
+        while anc is not None:
             if type(anc) is cst.ClassDef:
                 return anc
+            anc = parent.get(anc)
         return None
 
     def _receiver_class(self, call: cst.Call, target: cst.Attribute) -> cst.ClassDef | None:

@@ -34,10 +34,12 @@ from gradlint.analysis.torch_api import (
     ZEROING_FUNCTIONS,
 )
 
-_CLEAR_TYPES = frozenset(
+# The node types GradClearing.clear_at and .update_at can answer for: a walk over many
+# nodes tests these first rather than call them on every node.
+CLEAR_TYPES = frozenset(
     {cst.Attribute, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del, cst.Call}
 )
-_UPDATE_TYPES = frozenset({cst.AugAssign, cst.Assign, cst.Call})
+UPDATE_TYPES = frozenset({cst.AugAssign, cst.Assign, cst.Call})
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class GradClearing:
         """The clear this node is, if it is one (see the module docstring)."""
         # Exact type checks first: these node classes have no subclasses, and isinstance
         # against LibCST's ABCs costs more than the rest of this test on most nodes.
-        if type(node) not in _CLEAR_TYPES:
+        if type(node) not in CLEAR_TYPES:
             return None
         if type(node) is cst.Attribute:
             if node.attr.value in GRAD_CLEARING_NAMES:
@@ -127,7 +129,7 @@ class GradClearing:
     def update_at(self, node: cst.CSTNode) -> str | None:
         """The tensor (dotted name, `.data` stripped) this node updates in place from its
         own `.grad`, if it is such a manual update."""
-        if type(node) not in _UPDATE_TYPES:
+        if type(node) not in UPDATE_TYPES:
             return None
         if type(node) is cst.AugAssign:
             if not isinstance(node.operator, (cst.SubtractAssign, cst.AddAssign)):

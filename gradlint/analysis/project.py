@@ -315,6 +315,18 @@ _AST_LEAVES = frozenset(
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _inner_nodes(node: ast.AST) -> list[ast.AST]:
+    """What ast.walk gives, in its order (breadth first), less the leaves above: the
+    statements and expressions a caller search reads (calls, assignments). ast.walk's
+    generators cost several times this loop over the same trees."""
+    found = [node]
+    i = 0
+    while i < len(found):
+        found.extend(_ast_children(found[i]))
+        i += 1
+    return found
+
+
 def _ast_children(node: ast.AST) -> list[ast.AST]:
     """What ast.iter_child_nodes gives, less the leaves above, as a list."""
     cls = type(node)
@@ -1085,6 +1097,9 @@ class ProjectIndex:
         self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
         self._root: str | None = None  # where the caller searches look (project_root)
+        # query key -> its calls: a lint asks about the same method again (its modes and
+        # GL012's callers each ask), within the one file state a lint reads
+        self._searches: dict[str, list[MethodCall] | None] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1146,11 +1161,16 @@ class ProjectIndex:
         if self._root is None:
             self._root = project_root(self.path)  # the same for every query of this lint
         root = self._root
+        key = query.key(root)
+        if key in self._searches:
+            return self._searches[key]
         found = method_calls(query, root)
         if found is None:
+            self._searches[key] = None
             return None
         calls, digest = found
-        self.dependencies[query.key(root)] = search_stamp(digest)
+        self.dependencies[key] = search_stamp(digest)
+        self._searches[key] = calls
         return calls
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
@@ -1644,7 +1664,7 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     if found is None:
         found = memo[key] = {}
         for node in _facts_of(tree).classes.get(class_name, ()):
-            for inner in ast.walk(node):
+            for inner in _inner_nodes(node):
                 if not isinstance(inner, ast.Assign):
                     continue
                 for t in inner.targets:
@@ -1827,7 +1847,7 @@ def _statement_calls(stmt: ast.stmt) -> list[ast.Call]:
         parts = []
     else:
         parts = [stmt]
-    return [node for part in parts for node in ast.walk(part) if isinstance(node, ast.Call)]
+    return [node for part in parts for node in _inner_nodes(part) if type(node) is ast.Call]
 
 
 class _ScopeCalls:

@@ -18,7 +18,7 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
-from gradlint.analysis.grad_clears import GradClear, GradClearing
+from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
 from gradlint.analysis.tensors import built_module_call
@@ -107,12 +107,27 @@ class FunctionSummaries:
         params += [p.name.value for p in func.params.kwonly_params]
         summary = FunctionSummary(func, params)
         candidates = set(params) - {"self", "cls"}
+        clearing = self.clearing
+        # manual `.grad` updates go after the optimizer steps, as a walk of their own
+        # would put them; one walk finds both
+        manual_updates: list[cst.CSTNode] = []
         for node in self.index.walk(func.body):
+            kind = type(node)
+            if kind in CLEAR_TYPES:
+                clear = clearing.clear_at(node)
+                if clear is not None:
+                    summary.clears.append(clear)
+                elif kind in UPDATE_TYPES and clearing.update_at(node) is not None:
+                    manual_updates.append(node)
+            if kind is cst.AugAssign:
+                accumulated = _accumulated_into_self(node)
+                if accumulated in candidates:
+                    summary.accumulated_params.add(accumulated)
+            if kind is not cst.Call:
+                continue
             accumulated = _accumulated_into_self(node)
             if accumulated in candidates:
                 summary.accumulated_params.add(accumulated)
-            if type(node) is not cst.Call:
-                continue
             callee = node.func
             if type(callee) is cst.Attribute and callee.attr.value == "forward":
                 callee = callee.value
@@ -129,12 +144,7 @@ class FunctionSummaries:
             callee_def = self.resolve(node)
             if callee_def is not None and callee_def is not func:
                 summary.calls.append((node, callee_def))
-        for node in self.index.walk(func.body):
-            clear = self.clearing.clear_at(node)
-            if clear is not None:
-                summary.clears.append(clear)
-            elif self.clearing.update_at(node) is not None:
-                summary.updates.append(node)
+        summary.updates.extend(manual_updates)
         summary.clears_grads = bool(summary.clears) or any(
             callee not in self._in_progress and self.of(callee).clears_grads
             for _, callee in summary.calls

@@ -1,0 +1,87 @@
+"""The file index's walks: what each root's walk gives, nested scopes left out or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gradlint.analysis.index import FileIndex, child_nodes
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = sorted(REPO.glob("tests/cases/*.py"))[:6]
+
+NESTED = """
+import torch
+
+f = lambda x: (lambda y: y + x)(x)
+
+
+class A:
+    w = [lambda: 1 for _ in range(2)]
+
+    def m(self, x):
+        def inner(y):
+            class B:
+                def n(self):
+                    return y
+            return B
+        return inner(x) + (lambda z: z)(x)
+
+
+def g(x=lambda: 0):
+    return [h for h in range(3) if (lambda: h)()]
+"""
+
+
+def reference_walk(root: cst.CSTNode, into_functions: bool) -> list[cst.CSTNode]:
+    """Pre-order, the root included; a nested def, lambda or class is itself walked,
+    its inside only with into_functions."""
+    out: list[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        nested = type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+        if node is not root and nested and not into_functions:
+            continue
+        stack.extend(reversed(child_nodes(node)))
+    return out
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_every_roots_walk_is_its_subtree_less_the_nested_scopes(source):
+    # walk() builds each answer from slices of the pre-order list, leaving out the
+    # insides of the nested scopes found by position: the same nodes, in the same
+    # order, as walking the tree node by node.
+    index = FileIndex(cst.parse_module(source))
+    for root in index.nodes:
+        for into_functions in (False, True):
+            found = list(index.walk(root, into_functions=into_functions))
+            expected = reference_walk(root, into_functions)
+            assert len(found) == len(expected)
+            assert all(a is b for a, b in zip(found, expected, strict=True))
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_scopes_and_classes_read_off_the_parent_chain(source):
+    # scope_of and enclosing_class climb the parent table themselves: the same answer
+    # as the first function-like ancestor (or the module), and the class a def sits in.
+    index = FileIndex(cst.parse_module(source))
+    for node in index.nodes:
+        scope = next(
+            (a for a in index.ancestors(node) if type(a) in (cst.FunctionDef, cst.Lambda)),
+            index.module,
+        )
+        assert index.scope_of(node) is scope
+    for func in index.functions:
+        first = next(
+            (a for a in index.ancestors(func) if type(a) in (cst.ClassDef, cst.FunctionDef)),
+            None,
+        )
+        expected = first if type(first) is cst.ClassDef else None
+        assert index.enclosing_class(func) is expected
+    methods = {f.name.value for f in index.functions if index.enclosing_class(f) is not None}
+    if source is NESTED:
+        assert methods == {"m", "n"}
