@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.imports import ImportMap, ast_import_map
 from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
     TEXT_PREFIX,
@@ -611,6 +612,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         return summary
     # Lines as ast numbers them (str.splitlines would also break at form feeds).
     lines = re.split(r"\r\n|\r|\n", source)
+    imports = ast_import_map(tree)
+    summary.star_imports = list(imports.star_imports)
+    summary.reexports = {local: list(origin) for local, origin in imports.reexports().items()}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
@@ -618,15 +622,6 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[node.name] = _summarise_function(node, path, lines)
-        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            summary.star_imports.append((node.module or "", node.level))
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                summary.reexports[alias.asname or alias.name] = [
-                    node.module,
-                    node.level,
-                    alias.name,
-                ]
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1284,16 +1279,7 @@ def imported_modules(source: str) -> list[tuple[str, int]]:
         # a large text's whole tree would cost ~250 bytes per character: in pieces
         trees = trees_in_pieces(source) if parsed_in_pieces(source) else [parse_quietly(source)]
         for tree in trees:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    modules += [(alias.name, 0) for alias in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    modules += [(base, node.level)] + [
-                        (f"{base}.{alias.name}" if base else alias.name, node.level)
-                        for alias in node.names
-                        if alias.name != "*"
-                    ]
+            modules += ast_import_map(tree).modules
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return modules
@@ -1461,13 +1447,12 @@ def _tree_memo(tree: ast.Module) -> dict:
 @dataclass
 class _TreeFacts:
     """What a caller search asks of a file, found in one walk of its tree in ast.walk's
-    order (breadth first: of two imports of one name, the deeper one is kept)."""
+    order (breadth first)."""
 
     called: frozenset[str]  # every name a call calls: `f` of `f(x)`, `m` of `a.b.m(x)`
     # called name -> ids of the scopes (the module, a function) whose own statements call
     # it; a class body's own statements are no caller's scope
     owners: dict[str, set[int]]
-    imports: dict[str, tuple[str, int, str | None]]  # local name -> (module, level, name)
     # (owner, body, records by default, enclosing class) for the module and each function
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]]
     classes: dict[str, list[ast.ClassDef]]  # name -> its definitions, in walk order
@@ -1484,7 +1469,6 @@ def _facts_of(tree: ast.Module) -> _TreeFacts:
 def _walk_facts(tree: ast.Module) -> _TreeFacts:
     called: set[str] = set()
     owners: dict[str, set[int]] = {}
-    imports: dict[str, tuple[str, int, str | None]] = {}
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
     classes: dict[str, list[ast.ClassDef]] = {}
     queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
@@ -1515,23 +1499,9 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
             for item in node.body:  # type: ignore[attr-defined]
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     scopes.append((item, item.body, not _decorated_no_grad(item), node.name))  # type: ignore[attr-defined]
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.asname:
-                    imports[alias.asname] = (alias.name, 0, None)
-                else:
-                    imports[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
-        elif kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name != "*":
-                    imports[alias.asname or alias.name] = (
-                        node.module or "",  # type: ignore[attr-defined]
-                        node.level,  # type: ignore[attr-defined]
-                        alias.name,
-                    )
         # names, constants and operators hold none of these facts (_AST_LEAVES)
         queue.extend((child, inner) for child in _ast_children(node))
-    return _TreeFacts(frozenset(called), owners, imports, scopes, classes)
+    return _TreeFacts(frozenset(called), owners, scopes, classes)
 
 
 def _called_names(tree: ast.Module) -> frozenset[str]:
@@ -1565,11 +1535,6 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     return found
 
 
-def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
-    """local name -> (module, level, imported name or None for a module)."""
-    return _facts_of(tree).imports
-
-
 class _CallerSearch:
     """One file read for calls of `query.method`: each is judged in its own function."""
 
@@ -1583,44 +1548,35 @@ class _CallerSearch:
     ) -> None:
         self.path = path
         self.query = query
-        self.imports = _imports_of(tree)
+        self.imports: ImportMap = ast_import_map(tree)
         self.tree = tree
         self.lines = lines  # as ast numbers them, for columns in code points
         self.cells = cells  # a notebook's: the way back to its cells
 
-    def names_the_class(self, func: ast.AST) -> bool:
-        """Does `func` (what a constructor call calls) name the queried class?"""
+    def names_the_class(self, func: ast.AST, owner: ast.AST) -> bool:
+        """Does `func` (what a constructor call in `owner`'s body calls) name the queried
+        class?"""
         query = self.query
         if isinstance(func, ast.Name) and func.id == query.class_name:
             if os.path.abspath(self.path) == os.path.abspath(query.class_file):
                 return True
-        return self._names_from_the_file(func, query.class_name)
+        return self._names_from_the_file(func, owner, query.class_name)
 
-    def names_the_function(self, func: ast.AST) -> bool:
-        """Does a call's `func` name the queried module-level function, imported from its
-        file (`evaluate` after `from utils import evaluate`, `utils.evaluate`)? Calls in
-        the function's own file are the file's own analysis."""
-        return self._names_from_the_file(func, self.query.method)
+    def names_the_function(self, func: ast.AST, owner: ast.AST) -> bool:
+        """Does a call's `func` (in `owner`'s body) name the queried module-level
+        function, imported from its file (`evaluate` after `from utils import evaluate`,
+        `utils.evaluate`)? Calls in the function's own file are the file's own analysis."""
+        return self._names_from_the_file(func, owner, self.query.method)
 
-    def _names_from_the_file(self, func: ast.AST, name: str) -> bool:
+    def _names_from_the_file(self, func: ast.AST, owner: ast.AST, name: str) -> bool:
         """`name` imported from the queried file (`from m import name`), or an attribute
-        of that module (`m.name` after `import m` or `from pkg import m`)."""
-        if isinstance(func, ast.Name):
-            origin = self.imports.get(func.id)
-            return (
-                origin is not None
-                and origin[2] == name
-                and self._is_class_file(origin[0], origin[1])
-            )
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            origin = self.imports.get(func.value.id)
-            if origin is None or func.attr != name:
-                return False
-            module, level, imported = origin
-            if imported is not None:
-                module = f"{module}.{imported}" if module else imported
-            return self._is_class_file(module, level)
-        return False
+        of that module (`m.name` after `import m` or `from pkg import m`), as the imports
+        of `owner` (a function, or the module) read it."""
+        dotted = _dotted(func)
+        if dotted is None:
+            return False
+        found = self.imports.target(dotted, lambda: None if owner is self.tree else owner)
+        return found is not None and found[2] == name and self._is_class_file(found[0], found[1])
 
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
@@ -1776,7 +1732,7 @@ class _ScopeCalls:
         out: list[MethodCall] = []
         if not query.class_name:
             for stmt, call in self.scope.calls:
-                if self.search.names_the_function(call.func):
+                if self.search.names_the_function(call.func, self.owner):
                     out.append(self._judge(call, stmt, ""))
             return out
         for stmt, call in self.scope.attribute_calls.get(query.method, ()):
@@ -1832,7 +1788,10 @@ class _ScopeCalls:
         the class, False when every one is a constant or another class's instance, None
         otherwise (`m = make_model()`, `m = m.to(device)`: may be an instance)."""
         built = [_built_object(v) for v in values]
-        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in built):
+        if any(
+            isinstance(v, ast.Call) and self.search.names_the_class(v.func, self.owner)
+            for v in built
+        ):
             return True
         if all(isinstance(v, ast.Constant) or self._other_class(v) for v in built):
             return False
@@ -1860,7 +1819,7 @@ class _ScopeCalls:
         # `Actor` beside networks.py's)
         return (
             isinstance(value.func, ast.Name)
-            and not self.search.names_the_class(value.func)
+            and not self.search.names_the_class(value.func, self.owner)
             and last in _facts_of(self.search.tree).classes
         )
 
@@ -2164,7 +2123,7 @@ def _has_tests(tree: ast.Module) -> bool:
             for owner, _, _, _ in _scopes_of(tree)
         ) or any(
             module.split(".")[0] in ("pytest", "unittest")
-            for module, *_ in _imports_of(tree).values()
+            for module, *_ in ast_import_map(tree).origins().values()
         )
     return found
 

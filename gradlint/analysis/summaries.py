@@ -237,25 +237,16 @@ class FunctionSummaries:
 
     def _external_target(self, call: cst.Call) -> tuple[str, int, str] | None:
         """(module, relative level, function name) an imported call names."""
-        imported = self.index.imported_from
-        target = call.func
-        if type(target) is cst.Name:
-            origin = imported.get(target.value)
-            if origin is None:
-                return None
-            module, level, name = origin
-            if name is None:
-                return None  # `import utils` then `utils(...)`: a module is not called
-            return module, level, name
-        if type(target) is cst.Attribute and type(target.value) is cst.Name:
-            origin = imported.get(target.value.value)
-            if origin is None:
-                return None
-            module, level, name = origin
-            if name is not None:  # `from . import utils`: the module is module.name
-                module = f"{module}.{name}" if module else name
-            return module, level, target.attr.value
-        return None
+        dotted = dotted_name(call.func)
+        if dotted is None:
+            return None
+        return self.index.imports.target(dotted, lambda: self._import_scope(call))
+
+    def _import_scope(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The function whose imports a name used at node is read in (None: the
+        module's)."""
+        scope = self.index.scope_of(node)
+        return None if scope is self.index.module else scope
 
     def _assignments(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
         """The scope's plain assignments (`obj = ...`, `self.x = ...`, not unpacking), by
