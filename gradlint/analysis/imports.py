@@ -22,6 +22,9 @@ from libcst.helpers import get_full_name_for_node
 Origin = tuple[str, int, str | None]
 
 STAR = "*"
+# Names that behave as torch even where the file does not import them (notebook cells,
+# snippets that rely on a star import).
+_DEFAULT_QUALIFIED = {"torch": "torch"}
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,11 @@ class ImportMap:
         # `a.b` of `import a.b`: modules reachable as attributes of the name bound (`a`)
         self._loaded: set[str] = set()
         self._by_name: dict[str, list[ImportBinding]] | None = None
+        self._qualified: dict[str, str] | None = None
 
     def add(self, statement: ImportStatement, node: object, scope: object | None) -> None:
         """What one import statement binds: the one place that decides it."""
-        self._by_name = None
+        self._by_name = self._qualified = None
         bound = self.bindings
         if statement.from_module is None:
             for name, asname in statement.names:
@@ -126,11 +130,26 @@ class ImportMap:
         relative import is the project's own code, never torch): `T` -> `torch` after
         `import torch as T`, `ng` -> `torch.no_grad` after `from torch import no_grad as
         ng`, `a` -> `a` after `import a.b`."""
-        out: dict[str, str] = {}
-        for local, (module, level, name) in self.origins().items():
-            if level == 0 and module:
-                out[local] = f"{module}.{name}" if name is not None else module
-        return out
+        if self._qualified is None:
+            out: dict[str, str] = {}
+            for local, (module, level, name) in self.origins().items():
+                if level == 0 and module:
+                    out[local] = f"{module}.{name}" if name is not None else module
+            self._qualified = out
+        return self._qualified
+
+    def qualify(self, dotted: str) -> str:
+        """A dotted name resolved through the imports: with `import torch as T`,
+        `T.autograd.grad` -> `torch.autograd.grad`. A root the file does not import stays
+        as written (`torch` is torch even unimported: notebook cells, star imports)."""
+        head, _, rest = dotted.partition(".")
+        qualified = self._qualified
+        if qualified is None:
+            qualified = self.qualified_names()
+        resolved = qualified.get(head) or _DEFAULT_QUALIFIED.get(head)
+        if resolved is None:
+            return dotted
+        return f"{resolved}.{rest}" if rest else resolved
 
     def target(
         self, dotted: str, scope_of: Callable[[], object | None] | None = None

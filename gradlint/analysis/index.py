@@ -15,10 +15,6 @@ import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
 
-# Names that behave as torch even where the file does not import them (notebook cells,
-# snippets that rely on a star import).
-_DEFAULT_ALIASES = {"torch": "torch"}
-
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None. Parentheses are ignored."""
@@ -315,13 +311,7 @@ class FileIndex:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
         `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        resolved = self.aliases.get(head) or _DEFAULT_ALIASES.get(head)
-        if resolved is None:
-            return dotted
-        return f"{resolved}.{rest}" if rest else resolved
+        return self.imports.qualify(dotted) if dotted is not None else None
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)

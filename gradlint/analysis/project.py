@@ -41,9 +41,13 @@ from gradlint.analysis.stamps import (
     stat_matches,
     stat_version,
 )
+from gradlint.analysis.summary_facts import (
+    ACCUMULATING_METHODS,
+    accumulated_parameter,
+    differentiation_kind,
+    forwarded_parameter,
+)
 from gradlint.analysis.torch_api import (
-    AUTOGRAD_GRAD,
-    BACKWARD_METHODS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
@@ -288,17 +292,28 @@ def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
     )
 
 
-def _differentiates(call: ast.Call) -> bool:
-    name = _dotted(call.func) or ""
-    last = name.rsplit(".", 1)[-1]
-    if last in BACKWARD_METHODS:
-        return True
-    if name.endswith("autograd.grad") or name == "grad" or name in AUTOGRAD_GRAD:
-        return True
-    if last == "step" and isinstance(call.func, ast.Attribute):
-        receiver = (_dotted(call.func.value) or "").lower()
-        return "opt" in receiver and "sched" not in receiver
-    return False
+def _differentiates(call: ast.Call, imports: ImportMap) -> bool:
+    """Does the call differentiate (summary_facts.differentiation_kind, with its callee
+    resolved through the file's imports)?"""
+    func = call.func
+    dotted = _dotted(func)
+    method = func.attr if isinstance(func, ast.Attribute) else None
+    return (
+        differentiation_kind(
+            imports.qualify(dotted) if dotted is not None else None,
+            method,
+            lambda: _step_operands(call),
+        )
+        is not None
+    )
+
+
+def _step_operands(call: ast.Call) -> tuple[str | None, list[str | None]]:
+    """(the receiver's dotted name, the arguments'), as summary_facts reads a `.step`."""
+    func = call.func
+    receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return receiver, [_dotted(v) for v in values]
 
 
 # Nodes that hold nothing a summary reads: names, constants, and the context and
@@ -340,8 +355,9 @@ class _FunctionWalk:
     summaries of every imported module are made this way, and ast.NodeVisitor's
     per-node method lookup and generic_visit cost several times more."""
 
-    def __init__(self, function: ExternalFunction) -> None:
+    def __init__(self, function: ExternalFunction, imports: ImportMap) -> None:
         self.function = function
+        self.imports = imports  # the file's, to resolve what a call calls
         self.returns: list[ast.AST | None] = []
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
@@ -396,35 +412,35 @@ class _FunctionWalk:
                     self.eval_calls[receiver] = call
 
     def _augmented(self, node: ast.AugAssign) -> None:
-        target = _dotted(node.target) or ""
-        if (
-            isinstance(node.op, ast.Add)
-            and target.startswith("self.")
-            and isinstance(node.value, ast.Name)
-            and node.value.id in self.function.params
-            and node.value.id not in self.function.accumulated_params
-        ):
-            self.function.accumulated_params.append(node.value.id)
+        if isinstance(node.op, ast.Add):
+            added = node.value.id if isinstance(node.value, ast.Name) else None
+            self._accumulated(
+                accumulated_parameter(_dotted(node.target), added, self.function.params)
+            )
+
+    def _accumulated(self, param: str | None) -> None:
+        if param is not None and param not in self.function.accumulated_params:
+            self.function.accumulated_params.append(param)
 
     def _call(self, node: ast.Call, no_grad_depth: int, statement_calls: set[int]) -> None:
+        func = node.func
         if (
-            isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("append", "extend")
-            and (_dotted(node.func.value) or "").startswith("self.")
+            isinstance(func, ast.Attribute)
+            and func.attr in ACCUMULATING_METHODS
             and len(node.args) == 1
+            and not node.keywords
             and isinstance(node.args[0], ast.Name)
-            and node.args[0].id in self.function.params
-            and node.args[0].id not in self.function.accumulated_params
         ):
-            self.function.accumulated_params.append(node.args[0].id)
-        callee = node.func
-        if isinstance(callee, ast.Attribute) and callee.attr == "forward":
-            callee = callee.value
-        if isinstance(callee, ast.Name) and callee.id in self.function.params:
-            self.function.forwards.setdefault(callee.id, []).append(
+            added = node.args[0].id
+            self._accumulated(
+                accumulated_parameter(_dotted(func.value), added, self.function.params)
+            )
+        forwarded = forwarded_parameter(_dotted(func), self.function.params)
+        if forwarded is not None:
+            self.function.forwards.setdefault(forwarded, []).append(
                 ForwardFact(recording=no_grad_depth == 0, kept=id(node) not in statement_calls)
             )
-        if _differentiates(node):
+        if _differentiates(node, self.imports):
             self.function.differentiates = True
 
 
@@ -570,14 +586,17 @@ def _code_points(lines: list[str], line: int, offset: int) -> int:
 
 
 def _summarise_function(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, path: str = "", lines: list[str] | None = None
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    imports: ImportMap,
+    path: str = "",
+    lines: list[str] | None = None,
 ) -> ExternalFunction:
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
     function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
-    visitor = _FunctionWalk(function)
+    visitor = _FunctionWalk(function, imports)
     visitor.run(node.body)
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
@@ -621,12 +640,12 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             if manager is not None:
                 summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[node.name] = _summarise_function(node, path, lines)
+            summary.functions[node.name] = _summarise_function(node, imports, path, lines)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
-                    summary.functions[name] = _summarise_function(item, path, lines)
+                    summary.functions[name] = _summarise_function(item, imports, path, lines)
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
@@ -2016,6 +2035,7 @@ def _context_of(
     """The context of the call of `name` that the caller search reported at `call`'s
     place in this tree; None if no call of that name is there."""
     parents = _parents(tree)
+    imports = ast_import_map(tree)
     where = (call.line, call.column, call.end_line, call.end_column, call.cell)
     node = next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
     if node is None:
@@ -2049,19 +2069,20 @@ def _context_of(
             current.iter if isinstance(current, (ast.For, ast.AsyncFor)) else current.test
         ):
             beside = tuple(
-                _loop_of(inner)
+                _loop_of(inner, imports)
                 for inner in ast.walk(current)
                 if inner is not current
                 and isinstance(inner, (ast.For, ast.AsyncFor, ast.While))
                 and id(inner) not in around
             )
-            loops.append(_loop_of(current, periodic, beside))
+            loops.append(_loop_of(current, imports, periodic, beside))
         child, current = current, parents.get(id(current))
     return CallerContext(call, tuple(loops), function, test_function, _has_tests(tree))
 
 
 def _loop_of(
     loop: ast.For | ast.AsyncFor | ast.While,
+    imports: ImportMap,
     periodic: bool = False,
     beside: tuple[EnclosingLoop, ...] = (),
 ) -> EnclosingLoop:
@@ -2069,7 +2090,7 @@ def _loop_of(
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         header = f"{ast.unparse(loop.target)} {ast.unparse(loop.iter)}"
     differentiates = any(
-        isinstance(n, ast.Call) and _differentiates(n)
+        isinstance(n, ast.Call) and _differentiates(n, imports)
         for statement in loop.body
         for n in ast.walk(statement)
     )

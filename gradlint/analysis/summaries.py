@@ -21,6 +21,11 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
+from gradlint.analysis.summary_facts import (
+    ACCUMULATING_METHODS,
+    accumulated_parameter,
+    forwarded_parameter,
+)
 from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -106,19 +111,17 @@ class FunctionSummaries:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         params += [p.name.value for p in func.params.kwonly_params]
         summary = FunctionSummary(func, params)
-        candidates = set(params) - {"self", "cls"}
+        candidates = set(params)
         for node in self.index.walk(func.body):
-            accumulated = _accumulated_into_self(node)
-            if accumulated in candidates:
+            accumulated = _accumulated_into_self(node, candidates)
+            if accumulated is not None:
                 summary.accumulated_params.add(accumulated)
             if type(node) is not cst.Call:
                 continue
-            callee = node.func
-            if type(callee) is cst.Attribute and callee.attr.value == "forward":
-                callee = callee.value
-            if type(callee) is cst.Name and callee.value in candidates:
-                summary.forwarded_params.add(callee.value)
-                summary.forwards.setdefault(callee.value, []).append(node)
+            forwarded = forwarded_parameter(dotted_name(node.func), candidates)
+            if forwarded is not None:
+                summary.forwarded_params.add(forwarded)
+                summary.forwards.setdefault(forwarded, []).append(node)
             event = self.autograd.event(node)
             if event is not None:
                 summary.differentiates = True
@@ -316,19 +319,21 @@ class FunctionSummaries:
         return external.params, set(external.accumulated_params)
 
 
-def _accumulated_into_self(node: cst.CSTNode) -> str | None:
-    """The parameter name a statement adds to `self.<x>` unchanged, if any."""
+def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:
+    """The parameter a statement adds to `self.<x>` unchanged, if any (the fact is
+    summary_facts.accumulated_parameter's; this reads LibCST's syntax for it)."""
     if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
-        target = dotted_name(node.target)
-        if target and target.startswith("self.") and type(node.value) is cst.Name:
-            return node.value.value
+        added = node.value.value if type(node.value) is cst.Name else None
+        return accumulated_parameter(dotted_name(node.target), added, params)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
-        and node.func.attr.value in ("append", "extend")
-        and (dotted_name(node.func.value) or "").startswith("self.")
+        and node.func.attr.value in ACCUMULATING_METHODS
         and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
         and type(node.args[0].value) is cst.Name
     ):
-        return node.args[0].value.value
+        added = node.args[0].value.value
+        return accumulated_parameter(dotted_name(node.func.value), added, params)
     return None

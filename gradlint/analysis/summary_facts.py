@@ -1,0 +1,87 @@
+"""The facts a function summary states about a call or a statement, each defined once.
+
+Two summaries read function bodies: the linted file's (analysis.summaries and
+analysis.autograd_calls, over LibCST) and the project's other files' (analysis.project,
+over `ast`). Each reads its own syntax into the plain names these functions take (a
+callee resolved through the imports, a receiver's dotted name, an argument's); what the
+call or statement then is to autograd is decided here, for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from gradlint.analysis.torch_api import (
+    AUTOGRAD_BACKWARD,
+    AUTOGRAD_GRAD,
+    BACKWARD_METHODS,
+    OPTIMIZER_STEP,
+)
+
+# Methods that add their one argument, unchanged, to the receiver: `self.values.append(v)`.
+ACCUMULATING_METHODS = frozenset({"append", "extend"})
+# The parameters that name the object or class a method is called on, not an argument.
+RECEIVER_PARAMETERS = frozenset({"self", "cls"})
+
+
+def differentiation_kind(
+    qualified: str | None,
+    method: str | None,
+    step_operands: Callable[[], tuple[str | None, Iterable[str | None]]],
+) -> str | None:
+    """What a call does to autograd: "grad" (`torch.autograd.grad`), "backward"
+    (`torch.autograd.backward`, `loss.backward()`, `accelerator.backward(loss)`), "step"
+    (an optimizer's step), or None. `qualified`: the callee resolved through the
+    imports; `method`: its attribute when the callee is `x.<method>`; `step_operands`:
+    x's dotted name and its arguments' (None where one has none), asked only of a
+    `.step`."""
+    if qualified in AUTOGRAD_GRAD:
+        return "grad"
+    if qualified in AUTOGRAD_BACKWARD:
+        return "backward"
+    if method is None:
+        return None
+    if method in BACKWARD_METHODS:
+        return "backward"
+    if method == OPTIMIZER_STEP and is_optimizer_step(*step_operands()):
+        return "step"
+    return None
+
+
+def is_optimizer_step(receiver: str | None, arguments: Iterable[str | None]) -> bool:
+    """Is `<receiver>.step(<arguments>)` an optimizer's step? `opt.step()`,
+    `self.optimizer.step()`, and AMP's `scaler.step(optimizer)`, which steps the optimizer
+    it is given; not a scheduler's."""
+    lowered = (receiver or "").lower()
+    if "sched" in lowered:
+        return False
+    if "opt" in lowered.rsplit(".", 1)[-1]:
+        return True
+    return any("opt" in (argument or "").lower() for argument in arguments)
+
+
+def forwarded_parameter(callee: str | None, params: Iterable[str]) -> str | None:
+    """The parameter a call runs a forward of: `model(x)` or `model.forward(x)` in a
+    function with a parameter `model` (not `self` or `cls`). `callee`: the dotted name
+    of what is called."""
+    if callee is None:
+        return None
+    if callee.endswith(".forward"):
+        callee = callee[: -len(".forward")]
+    if "." in callee or callee in RECEIVER_PARAMETERS or callee not in params:
+        return None
+    return callee
+
+
+def accumulated_parameter(
+    store: str | None, added: str | None, params: Iterable[str]
+) -> str | None:
+    """The parameter a statement adds, unchanged, to the object's own state: `self.sum
+    += val` (store `self.sum`, added `val`) or `self.values.append(val)` (store
+    `self.values`); a tracker's update method. `added` is the plain name added (None for
+    anything else)."""
+    if store is None or added is None or not store.startswith("self."):
+        return None
+    if added in RECEIVER_PARAMETERS or added not in params:
+        return None
+    return added
