@@ -1,7 +1,8 @@
 """The function summaries' shared facts (gradlint/analysis/summary_facts.py): the linted
 file's summary (LibCST, analysis.summaries) and another file's (`ast`, analysis.project)
 say the same of the same function: which parameters it runs a forward of, which it adds
-to the object's state, and whether it differentiates."""
+to the object's state, and whether it differentiates (itself, or through the functions
+of its file that it calls)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,22 @@ def grad_parameter(grad, x):
 
 def a_function_named_backward(loss):
     return backward(loss)
+
+
+def through_a_helper(model, x):
+    loss = model(x).sum()
+    backward_of(loss)
+
+
+class Learner:
+    def fit(self, loss):
+        self.step_all(loss)
+
+    def step_all(self, loss):
+        loss.backward()
+
+    def peek(self, model, x):
+        return through_a_helper(model, x)
 """
 
 
@@ -89,7 +106,8 @@ def _libcst_facts(text: str) -> dict[str, tuple]:
         out[name] = (
             sorted(summary.forwarded_params),
             sorted(summary.accumulated_params),
-            summary.differentiates,
+            # itself or through the functions of the file it calls
+            facts.forwards.differentiates(func),
         )
     return out
 
@@ -119,6 +137,10 @@ def test_both_summaries_state_the_same_facts():
         "renamed_grad": ([], [], True),
         "grad_parameter": (["grad"], [], False),  # a parameter named grad: no autograd.grad
         "a_function_named_backward": ([], [], False),  # a call, not a method of a tensor
+        "through_a_helper": (["model"], [], True),  # calls backward_of
+        "Learner.fit": ([], [], True),  # calls self.step_all
+        "Learner.step_all": ([], [], True),
+        "Learner.peek": ([], [], True),  # through_a_helper, through backward_of
     }
     assert _libcst_facts(text) == expected
     assert _ast_facts(text) == expected

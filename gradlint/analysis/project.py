@@ -43,6 +43,7 @@ from gradlint.analysis.stamps import (
 )
 from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
+    RECEIVER_PARAMETERS,
     accumulated_parameter,
     differentiation_kind,
     forwarded_parameter,
@@ -358,6 +359,9 @@ class _FunctionWalk:
     def __init__(self, function: ExternalFunction, imports: ImportMap) -> None:
         self.function = function
         self.imports = imports  # the file's, to resolve what a call calls
+        # what the body calls that may be a function of the same file: `f` of `f(x)`,
+        # `.m` of `self.m(x)` / `cls.m(x)` (a method of the same class)
+        self.callees: set[str] = set()
         self.returns: list[ast.AST | None] = []
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
@@ -442,6 +446,14 @@ class _FunctionWalk:
             )
         if _differentiates(node, self.imports):
             self.function.differentiates = True
+        if isinstance(func, ast.Name):
+            self.callees.add(func.id)
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in RECEIVER_PARAMETERS
+        ):
+            self.callees.add("." + func.attr)
 
 
 def _returns_python(value: ast.AST | None) -> bool:
@@ -590,7 +602,10 @@ def _summarise_function(
     imports: ImportMap,
     path: str = "",
     lines: list[str] | None = None,
+    callees: set[str] | None = None,
 ) -> ExternalFunction:
+    """The function's summary; `callees` gets what its body calls that may be a
+    function of the same file (_FunctionWalk.callees)."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
@@ -598,6 +613,8 @@ def _summarise_function(
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body)
+    if callees is not None:
+        callees |= visitor.callees
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
@@ -634,23 +651,56 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     imports = ast_import_map(tree)
     summary.star_imports = list(imports.star_imports)
     summary.reexports = {local: list(origin) for local, origin in imports.reexports().items()}
+    # summary key -> the keys of the functions of this file it calls
+    calls: dict[str, set[str]] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
             if manager is not None:
                 summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[node.name] = _summarise_function(node, imports, path, lines)
+            called = calls[node.name] = set()
+            summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
-                    summary.functions[name] = _summarise_function(item, imports, path, lines)
+                    called = calls[name] = set()
+                    summary.functions[name] = _summarise_function(
+                        item, imports, path, lines, called
+                    )
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
+    _differentiating_through_calls(summary.functions, calls)
     return summary
+
+
+def _differentiating_through_calls(
+    functions: dict[str, ExternalFunction], calls: dict[str, set[str]]
+) -> None:
+    """A function that calls a function of its own file that differentiates
+    differentiates too (`train_step` calling `backward_and_step`), as the linted file's
+    analysis follows its own callees (ForwardAnalysis.differentiates): a call `f(...)`
+    runs the module's function `f`, `self.m(...)` the same class's method `m`. The
+    names are bound by then, wherever the call sits in the body."""
+    resolved: dict[str, set[str]] = {}
+    for key, called in calls.items():
+        owner = key.rpartition(".")[0]
+        targets = set()
+        for name in called:
+            target = f"{owner}{name}" if name.startswith(".") else name
+            if target in functions and target != key:
+                targets.add(target)
+        resolved[key] = targets
+    changed = True
+    while changed:
+        changed = False
+        for key, targets in resolved.items():
+            function = functions[key]
+            if not function.differentiates and any(functions[t].differentiates for t in targets):
+                function.differentiates = changed = True
 
 
 def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
