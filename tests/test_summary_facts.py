@@ -10,10 +10,11 @@ import textwrap
 
 import libcst as cst
 import pytest
-from test_project import findings, write
+from test_project import CALLERS, MEASURE, findings, write
 
 from gradlint.analysis import project
 from gradlint.analysis.facts import FileFacts
+from gradlint.analysis.grad_mode import GradMode
 
 FUNCTIONS = """
 import torch
@@ -200,3 +201,96 @@ def test_a_helper_of_another_file_that_differentiates_through_an_alias(tmp_path,
     """
     write(tmp_path, {"helpers.py": helper, "train.py": train})
     assert findings(tmp_path / "train.py") == []
+
+
+GRAD_MODES = """
+import torch
+import torch as th
+from torch import no_grad
+
+
+@torch.no_grad()
+def decorated(model, x):
+    return model(x)
+
+
+@th.inference_mode()
+def decorated_inference(model, x):
+    return model(x)
+
+
+@no_grad_if(True)
+def home_made(model, x):
+    return model(x)
+
+
+def blocks(model, x, flag):
+    a = model(x)
+    with no_grad():
+        b = model(x)
+        with torch.enable_grad():
+            c = model(x)
+    with torch.inference_mode(False):
+        d = model(x)
+    with torch.set_grad_enabled(flag):
+        e = model(x)
+    torch.set_grad_enabled(False)
+    f = model(x)
+    torch.set_grad_enabled(True)
+    g = model(x)
+    return a, b, c, d, e, f, g
+"""
+
+
+def test_both_summaries_read_grad_mode_managers_alike():
+    text = textwrap.dedent(GRAD_MODES)
+    module = cst.parse_module(text)
+    facts = FileFacts(module)
+    libcst = {}
+    for func in facts.index.functions:
+        forwards = facts.summaries.of(func).forwards["model"]
+        libcst[func.name.value] = [
+            facts.grad_mode.mode_at(call) is GradMode.RECORDING for call in forwards
+        ]
+    summary = project.summarise_source(text, "helpers.py")
+    from_ast = {
+        name: [fact.recording for fact in function.forwards["model"]]
+        for name, function in summary.functions.items()
+    }
+    expected = {
+        "decorated": [False],
+        "decorated_inference": [False],
+        "home_made": [False],  # may switch grad mode: not known to record
+        # a, b under no_grad, c under enable_grad inside it, d under inference_mode(False),
+        # e under a flag, f after set_grad_enabled(False), g after set_grad_enabled(True)
+        "blocks": [True, False, True, True, False, False, True],
+    }
+    assert libcst == from_ast == expected
+    assert {name: f.no_grad for name, f in summary.functions.items()} == {
+        "decorated": True,
+        "decorated_inference": True,
+        "home_made": True,
+        "blocks": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [
+        ("with torch.set_grad_enabled(False):", []),
+        ("with th.no_grad():", []),
+        ("with torch.inference_mode(False):", [(10, "GL012"), (16, "GL002")]),
+    ],
+    ids=["set-grad-enabled-false", "aliased-no-grad", "inference-mode-false"],
+)
+def test_the_caller_search_reads_grad_mode_managers_as_the_linted_file_does(
+    tmp_path, guard, expected
+):
+    # The caller search took only a manager whose last name was `no_grad` or
+    # `inference_mode` for one that stops recording: `set_grad_enabled(False)` did not
+    # count and `inference_mode(False)` did.
+    callers = textwrap.dedent(CALLERS.format(guard=guard)).replace(
+        "import torch\n", "import torch\nimport torch as th\n", 1
+    )
+    write(tmp_path, {"utils.py": MEASURE, "train.py": callers})
+    assert findings(tmp_path / "utils.py") == expected

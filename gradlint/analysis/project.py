@@ -44,15 +44,18 @@ from gradlint.analysis.stamps import (
 from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
     RECEIVER_PARAMETERS,
+    GradMode,
     accumulated_parameter,
+    decorated_mode,
     differentiation_kind,
     forwarded_parameter,
+    grad_api,
+    grad_mode_effect,
 )
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
-    GRAD_DISABLERS,
     GRAD_MODE_SETTER,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
@@ -275,22 +278,49 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _is_no_grad(expr: ast.AST) -> bool:
-    target = expr.func if isinstance(expr, ast.Call) else expr
-    name = _dotted(target) or ""
-    return name.rsplit(".", 1)[-1] in GRAD_DISABLERS
+def _manager(expr: ast.AST, imports: ImportMap) -> tuple[str | None, list[bool | None] | None]:
+    """(what `expr` names, resolved through the imports; its first argument as a literal
+    bool, or None when it is not called) as summary_facts reads a grad-mode manager."""
+    if isinstance(expr, ast.Call):
+        dotted = _dotted(expr.func)
+        first = [*expr.args, *(k.value for k in expr.keywords)][:1]
+        flags: list[bool | None] | None = [
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, bool) else None
+            for v in first
+        ]
+    else:
+        dotted, flags = _dotted(expr), None
+    return (imports.qualify(dotted) if dotted is not None else None), flags
 
 
-def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
-    if not isinstance(expr, ast.Call):
-        return False
-    name = _dotted(expr.func) or ""
-    return (
-        name.rsplit(".", 1)[-1] == GRAD_MODE_SETTER
-        and bool(expr.args)
-        and isinstance(expr.args[0], ast.Constant)
-        and expr.args[0].value is False
-    )
+def _grad_effect(expr: ast.AST, imports: ImportMap) -> GradMode | None:
+    """What entering `expr` (a with-item) does to grad mode (summary_facts)."""
+    return grad_mode_effect(*_manager(expr, imports))
+
+
+def _block_mode(items: list[ast.withitem], imports: ImportMap, recording: bool) -> bool:
+    """Does a `with` block over these items record, when what is around it does
+    (`recording`)? The last item that is a grad-mode manager decides; a mode that
+    cannot be told is taken as not recording, as the linted file's rules stay silent
+    there."""
+    effects = [e for i in items if (e := _grad_effect(i.context_expr, imports)) is not None]
+    return recording if not effects else effects[-1] is GradMode.RECORDING
+
+
+def _decorated_recording(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportMap) -> bool:
+    """Does the function's body record, as its decorators set it (summary_facts)?"""
+    mode = decorated_mode(_manager(d, imports) for d in node.decorator_list)
+    return mode is None or mode is GradMode.RECORDING
+
+
+def _setter_effect(stmt: ast.stmt, imports: ImportMap) -> GradMode | None:
+    """`torch.set_grad_enabled(False)` as a statement: the mode of the rest of its block."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    qualified, flags = _manager(stmt.value, imports)
+    if grad_api(qualified) != GRAD_MODE_SETTER:
+        return None
+    return grad_mode_effect(qualified, flags)
 
 
 def _differentiates(call: ast.Call, imports: ImportMap) -> bool:
@@ -369,25 +399,27 @@ class _FunctionWalk:
         # name -> its last `.eval()` call
         self.eval_calls: dict[str, ast.Call] = {}
 
-    def run(self, body: list[ast.stmt]) -> None:
-        depth = 0
-        top: list[tuple[ast.AST, int]] = []
+    def run(self, body: list[ast.stmt], recording: bool) -> None:
+        """Walk the body, which records when `recording` (its decorators' mode)."""
+        imports = self.imports
+        top: list[tuple[ast.AST, bool]] = []
         for stmt in body:
-            if isinstance(stmt, ast.Expr) and _is_set_grad_enabled_false(stmt.value):
-                depth += 1  # for the rest of the body
-            top.append((stmt, depth))
+            effect = _setter_effect(stmt, imports)
+            if effect is not None:  # for the rest of the body
+                recording = effect is GradMode.RECORDING
+            top.append((stmt, recording))
         stack = top[::-1]
         statement_calls: set[int] = set()  # calls whose result is dropped
         while stack:
-            node, depth = stack.pop()
+            node, recording = stack.pop()
             cls = type(node)
             if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
                 continue  # nested functions run at another time
-            if cls is ast.With:
+            if cls is ast.With or cls is ast.AsyncWith:
                 with_node = cast(ast.With, node)
-                inner = depth + any(_is_no_grad(i.context_expr) for i in with_node.items)
-                children: list[tuple[ast.AST, int]] = [
-                    (i.context_expr, depth) for i in with_node.items
+                inner = _block_mode(with_node.items, imports, recording)
+                children: list[tuple[ast.AST, bool]] = [
+                    (i.context_expr, recording) for i in with_node.items
                 ]
                 children += [(stmt, inner) for stmt in with_node.body]
                 stack.extend(reversed(children))
@@ -399,10 +431,10 @@ class _FunctionWalk:
             elif cls is ast.AugAssign:
                 self._augmented(cast(ast.AugAssign, node))
             elif cls is ast.Call:
-                self._call(cast(ast.Call, node), depth, statement_calls)
+                self._call(cast(ast.Call, node), recording, statement_calls)
             kids = _ast_children(node)
             if kids:
-                stack.extend([(child, depth) for child in reversed(kids)])
+                stack.extend([(child, recording) for child in reversed(kids)])
 
     def _statement(self, node: ast.Expr, statement_calls: set[int]) -> None:
         call = node.value
@@ -426,7 +458,7 @@ class _FunctionWalk:
         if param is not None and param not in self.function.accumulated_params:
             self.function.accumulated_params.append(param)
 
-    def _call(self, node: ast.Call, no_grad_depth: int, statement_calls: set[int]) -> None:
+    def _call(self, node: ast.Call, recording: bool, statement_calls: set[int]) -> None:
         func = node.func
         if (
             isinstance(func, ast.Attribute)
@@ -442,7 +474,7 @@ class _FunctionWalk:
         forwarded = forwarded_parameter(_dotted(func), self.function.params)
         if forwarded is not None:
             self.function.forwards.setdefault(forwarded, []).append(
-                ForwardFact(recording=no_grad_depth == 0, kept=id(node) not in statement_calls)
+                ForwardFact(recording=recording, kept=id(node) not in statement_calls)
             )
         if _differentiates(node, self.imports):
             self.function.differentiates = True
@@ -609,10 +641,11 @@ def _summarise_function(
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
-    function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
+    records = _decorated_recording(node, imports)
+    function.no_grad = not records
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function, imports)
-    visitor.run(node.body)
+    visitor.run(node.body, records)
     if callees is not None:
         callees |= visitor.callees
     function.returns_python = bool(visitor.returns) and all(
@@ -633,10 +666,6 @@ def _summarise_function(
             end_line,
             _code_points(lines, end_line, end_offset),
         ]
-    if function.no_grad:
-        for facts in function.forwards.values():
-            for fact in facts:
-                fact.recording = False
     return function
 
 
@@ -1540,6 +1569,7 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
     owners: dict[str, set[int]] = {}
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
     classes: dict[str, list[ast.ClassDef]] = {}
+    imports = ast_import_map(tree)
     queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
     while queue:
         node, owner = queue.popleft()
@@ -1561,13 +1591,13 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
                     owners.setdefault(name, set()).add(owner)
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             inner = id(node)
-            scopes.append((node, node.body, not _decorated_no_grad(node), None))  # type: ignore[arg-type,attr-defined]
+            scopes.append((node, node.body, _decorated_recording(node, imports), None))  # type: ignore[arg-type,attr-defined]
         elif kind is ast.ClassDef:
             inner = None
             classes.setdefault(node.name, []).append(node)  # type: ignore[attr-defined,arg-type]
             for item in node.body:  # type: ignore[attr-defined]
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    scopes.append((item, item.body, not _decorated_no_grad(item), node.name))  # type: ignore[attr-defined]
+                    scopes.append((item, item.body, _decorated_recording(item, imports), node.name))  # type: ignore[attr-defined]
         # names, constants and operators hold none of these facts (_AST_LEAVES)
         queue.extend((child, inner) for child in _ast_children(node))
     return _TreeFacts(frozenset(called), owners, scopes, classes)
@@ -1679,10 +1709,6 @@ def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, st
     return _facts_of(tree).scopes
 
 
-def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(_is_no_grad(d) for d in node.decorator_list)
-
-
 _MODE_SWITCHES = frozenset({"eval", "train"})
 
 
@@ -1691,11 +1717,13 @@ class _ScopeIndex:
     where each is and the calls each makes itself: the same for every method asked about,
     so made once per scope and kept on the tree."""
 
-    def __init__(self, body: list[ast.stmt]) -> None:
+    def __init__(self, body: list[ast.stmt], imports: ImportMap) -> None:
+        self.imports = imports  # the file's: which `with` blocks are grad-mode managers
         # statement -> (its block, its index there, the statement holding that block)
         self.place: dict[int, tuple[int, int, ast.stmt | None]] = {}
         self.order: dict[int, int] = {}
-        self.no_grad: set[int] = set()  # statements inside a `no_grad` block
+        # statements inside a block that does not record (`no_grad`, `inference_mode`)
+        self.no_grad: set[int] = set()
         self.loops: dict[int, list[ast.stmt]] = {}  # statement -> loops around it
         self.statements: list[ast.stmt] = []
         self._index(body, None, False, [])
@@ -1725,9 +1753,10 @@ class _ScopeIndex:
                 self.no_grad.add(id(stmt))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            inner_guard = guarded or (
-                isinstance(stmt, (ast.With, ast.AsyncWith))
-                and any(_is_no_grad(item.context_expr) for item in stmt.items)
+            inner_guard = (
+                not _block_mode(stmt.items, self.imports, not guarded)
+                if isinstance(stmt, (ast.With, ast.AsyncWith))
+                else guarded
             )
             inner_loops = loops + [stmt] if isinstance(stmt, (ast.For, ast.While)) else loops
             for field_name in ("body", "orelse", "finalbody"):
@@ -1743,7 +1772,7 @@ def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _Sco
     key = ("scope", id(owner))
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _ScopeIndex(body)
+        found = memo[key] = _ScopeIndex(body, ast_import_map(tree))
     return found
 
 

@@ -9,12 +9,15 @@ call or statement then is to autograd is decided here, for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import enum
+from collections.abc import Callable, Iterable, Sequence
 
 from gradlint.analysis.torch_api import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
     BACKWARD_METHODS,
+    GRAD_MODE_MODULES,
+    GRAD_MODE_NAMES,
     OPTIMIZER_STEP,
 )
 
@@ -22,6 +25,69 @@ from gradlint.analysis.torch_api import (
 ACCUMULATING_METHODS = frozenset({"append", "extend"})
 # The parameters that name the object or class a method is called on, not an argument.
 RECEIVER_PARAMETERS = frozenset({"self", "cls"})
+
+
+class GradMode(enum.Enum):
+    RECORDING = "recording"
+    NOT_RECORDING = "not recording"
+    UNKNOWN = "unknown"
+
+
+def grad_api(qualified: str | None) -> str | None:
+    """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`: the grad-mode
+    API a name resolved through the imports names (`no_grad`, `enable_grad`,
+    `inference_mode`, `set_grad_enabled`), else None."""
+    if not qualified:
+        return None
+    for prefix in GRAD_MODE_MODULES:
+        if qualified.startswith(prefix):
+            tail = qualified[len(prefix) :]
+            if tail in GRAD_MODE_NAMES:
+                return tail
+    return None
+
+
+def grad_mode_effect(qualified: str | None, flags: Sequence[bool | None] | None) -> GradMode | None:
+    """What entering a with-item or a decorator does to grad mode; None if it is no
+    grad-mode manager. `qualified`: what it names (called or not), resolved through the
+    imports; `flags`: None when it is not called, else its first argument as a literal
+    bool (None when it is not one), or nothing."""
+    api = grad_api(qualified)
+    if api is None:
+        return None
+    if api == "no_grad":
+        return GradMode.NOT_RECORDING
+    if api == "enable_grad":
+        return GradMode.RECORDING
+    if api == "inference_mode":
+        if not flags:
+            return GradMode.NOT_RECORDING
+        if flags[0] is None:
+            return GradMode.UNKNOWN
+        return GradMode.NOT_RECORDING if flags[0] else None
+    # set_grad_enabled(flag)
+    if flags is None:
+        return None
+    if not flags or flags[0] is None:
+        return GradMode.UNKNOWN
+    return GradMode.RECORDING if flags[0] else GradMode.NOT_RECORDING
+
+
+def decorated_mode(
+    decorators: Iterable[tuple[str | None, Sequence[bool | None] | None]],
+) -> GradMode | None:
+    """The grad mode a function's decorators (outermost first, each as grad_mode_effect
+    reads it) run its body in; None when none decides. A home-made decorator named
+    after grad mode (torch.optim's `_use_grad_for_differentiable`, `no_grad_if(...)`)
+    may switch it: UNKNOWN."""
+    for qualified, flags in reversed(list(decorators)):
+        effect = grad_mode_effect(qualified, flags)
+        if effect is not None:
+            return effect
+        lowered = (qualified or "").lower()
+        if "grad" in lowered or "inference" in lowered:
+            return GradMode.UNKNOWN
+    return None
 
 
 def differentiation_kind(
