@@ -6,6 +6,7 @@ of its file that it calls)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import libcst as cst
@@ -15,6 +16,8 @@ from test_project import CALLERS, MEASURE, findings, write
 from gradlint.analysis import project
 from gradlint.analysis.facts import FileFacts
 from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.mode_flow import Mode, _mode_of_switch
+from gradlint.analysis.train_mode import switch_of
 
 FUNCTIONS = """
 import torch
@@ -294,3 +297,31 @@ def test_the_caller_search_reads_grad_mode_managers_as_the_linted_file_does(
     )
     write(tmp_path, {"utils.py": MEASURE, "train.py": callers})
     assert findings(tmp_path / "utils.py") == expected
+
+
+@pytest.mark.parametrize(
+    ("call", "mode"),
+    [
+        ("m.eval()", Mode.EVAL),
+        ("m.eval(True)", None),
+        ("m.train()", Mode.TRAIN),
+        ("m.train(True)", Mode.TRAIN),
+        ("m.train(False)", Mode.EVAL),
+        ("m.train(mode=False)", Mode.EVAL),
+        ("m.train(flag)", Mode.SET),
+        ("m.train(other=False)", None),  # not nn.Module.train's flag
+        ("m.forward()", None),
+    ],
+)
+def test_every_reading_of_a_mode_switch_is_the_one_definition(call, mode):
+    # The mode flow, the train-mode switches (LibCST) and the other files' summaries
+    # (`ast`) each read `x.eval()` / `x.train(...)` themselves; the ast one took
+    # `train(other=False)` for a switch to training.
+    node = cst.parse_expression(call)
+    assert isinstance(node, cst.Call)
+    assert _mode_of_switch(node, "m") is mode
+    to_eval = None if mode is None or mode is Mode.SET else mode is Mode.EVAL
+    assert switch_of(node) == (("m", to_eval) if to_eval is not None else None)
+    tree = ast.parse(call, mode="eval").body
+    assert isinstance(tree, ast.Call)
+    assert project._mode_switch(tree) == (None if mode is None else mode is Mode.EVAL)

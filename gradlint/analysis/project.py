@@ -45,12 +45,14 @@ from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
     RECEIVER_PARAMETERS,
     GradMode,
+    Mode,
     accumulated_parameter,
     decorated_mode,
     differentiation_kind,
     forwarded_parameter,
     grad_api,
     grad_mode_effect,
+    mode_switch,
 )
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
@@ -284,10 +286,7 @@ def _manager(expr: ast.AST, imports: ImportMap) -> tuple[str | None, list[bool |
     if isinstance(expr, ast.Call):
         dotted = _dotted(expr.func)
         first = [*expr.args, *(k.value for k in expr.keywords)][:1]
-        flags: list[bool | None] | None = [
-            v.value if isinstance(v, ast.Constant) and isinstance(v.value, bool) else None
-            for v in first
-        ]
+        flags: list[bool | None] | None = [_bool_constant(v) for v in first]
     else:
         dotted, flags = _dotted(expr), None
     return (imports.qualify(dotted) if dotted is not None else None), flags
@@ -813,12 +812,14 @@ def _mode_switch(call: ast.Call) -> bool | None:
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None
-    if func.attr == "eval":
-        return True if not call.args and not call.keywords else None
-    if func.attr != "train":
-        return None
-    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
-    return len(flags) == 1 and isinstance(flags[0], ast.Constant) and flags[0].value is False
+    arguments: list[tuple[str | None, bool | None]] = [(None, _bool_constant(a)) for a in call.args]
+    arguments += [(k.arg, _bool_constant(k.value)) for k in call.keywords]
+    mode = mode_switch(func.attr, arguments)
+    return None if mode is None else mode is Mode.EVAL
+
+
+def _bool_constant(node: ast.AST) -> bool | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:

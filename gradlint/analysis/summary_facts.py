@@ -33,6 +33,37 @@ class GradMode(enum.Enum):
     UNKNOWN = "unknown"
 
 
+class Mode(enum.Enum):
+    """The train/eval mode a module switch sets."""
+
+    EVAL = "eval"
+    TRAIN = "train"
+    # `model.train(was)`, `model.train(flag)`: a restore, or a mode only known at run time.
+    # It ends whatever eval came before, as far as a linter can tell.
+    SET = "set"
+
+
+def mode_switch(
+    method: str | None, arguments: Sequence[tuple[str | None, bool | None]]
+) -> Mode | None:
+    """What `x.<method>(<arguments>)` does to x's train/eval mode: EVAL for `eval()`,
+    `train(False)`, `train(mode=False)`; TRAIN for `train()`, `train(True)`; SET for
+    `train(flag)`; None for any other call. `arguments`: each argument's keyword (None
+    when positional) and its value as a literal bool (None when it is not one)."""
+    if method == "eval":
+        return Mode.EVAL if not arguments else None
+    if method != "train":
+        return None
+    if not arguments:
+        return Mode.TRAIN
+    keyword, flag = arguments[0]
+    if keyword is not None and keyword != "mode":
+        return None
+    if flag is None:
+        return Mode.SET
+    return Mode.TRAIN if flag else Mode.EVAL
+
+
 def grad_api(qualified: str | None) -> str | None:
     """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`: the grad-mode
     API a name resolved through the imports names (`no_grad`, `enable_grad`,
