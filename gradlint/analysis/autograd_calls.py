@@ -77,7 +77,7 @@ class AutogradCalls:
     def event(self, call: cst.Call) -> DiffEvent | None:
         qualified = self.index.qualified_name(call.func)
         method = method_name(call)
-        kind = differentiation_kind(qualified, method, lambda: _step_operands(call))
+        kind = differentiation_kind(qualified, method, _step_operands, call)
         if kind is None:
             return None
         if kind == "grad":

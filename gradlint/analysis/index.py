@@ -202,6 +202,7 @@ class FileIndex:
         self.imported_from: dict[str, tuple[str, int, str | None]] = imports.origins()
         # (module, relative level) of each `from module import *`, in source order
         self.star_imports: list[tuple[str, int]] = imports.star_imports
+        self._qualify = imports.qualify  # asked of most calls and names: bound once
 
     def _walk(self) -> None:
         # One loop for the whole tree, child enumeration (child_nodes) inlined: this
@@ -311,7 +312,7 @@ class FileIndex:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
         `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
         dotted = dotted_name(node)
-        return self.imports.qualify(dotted) if dotted is not None else None
+        return self._qualify(dotted) if dotted is not None else None
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)

@@ -332,7 +332,8 @@ def _differentiates(call: ast.Call, imports: ImportMap) -> bool:
         differentiation_kind(
             imports.qualify(dotted) if dotted is not None else None,
             method,
-            lambda: _step_operands(call),
+            _step_operands,
+            call,
         )
         is not None
     )

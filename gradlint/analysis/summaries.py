@@ -241,8 +241,8 @@ class FunctionSummaries:
     def _external_target(self, call: cst.Call) -> tuple[str, int, str] | None:
         """(module, relative level, function name) an imported call names."""
         dotted = dotted_name(call.func)
-        if dotted is None:
-            return None
+        if dotted is None or dotted.partition(".")[0] not in self.index.imported_from:
+            return None  # most calls: a name no import binds
         return self.index.imports.target(dotted, lambda: self._import_scope(call))
 
     def _import_scope(self, node: cst.CSTNode) -> cst.CSTNode | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from gradlint.analysis.torch_api import (
     AUTOGRAD_BACKWARD,
@@ -20,6 +21,8 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_NAMES,
     OPTIMIZER_STEP,
 )
+
+T = TypeVar("T")
 
 # Methods that add their one argument, unchanged, to the receiver: `self.values.append(v)`.
 ACCUMULATING_METHODS = frozenset({"append", "extend"})
@@ -124,14 +127,15 @@ def decorated_mode(
 def differentiation_kind(
     qualified: str | None,
     method: str | None,
-    step_operands: Callable[[], tuple[str | None, Iterable[str | None]]],
+    step_operands: Callable[[T], tuple[str | None, Iterable[str | None]]],
+    call: T,
 ) -> str | None:
     """What a call does to autograd: "grad" (`torch.autograd.grad`), "backward"
     (`torch.autograd.backward`, `loss.backward()`, `accelerator.backward(loss)`), "step"
     (an optimizer's step), or None. `qualified`: the callee resolved through the
-    imports; `method`: its attribute when the callee is `x.<method>`; `step_operands`:
-    x's dotted name and its arguments' (None where one has none), asked only of a
-    `.step`."""
+    imports; `method`: its attribute when the callee is `x.<method>`;
+    `step_operands(call)`: x's dotted name and its arguments' (None where one has none),
+    asked only of a `.step` (this runs on every call of a file: no closure per call)."""
     if qualified in AUTOGRAD_GRAD:
         return "grad"
     if qualified in AUTOGRAD_BACKWARD:
@@ -140,7 +144,7 @@ def differentiation_kind(
         return None
     if method in BACKWARD_METHODS:
         return "backward"
-    if method == OPTIMIZER_STEP and is_optimizer_step(*step_operands()):
+    if method == OPTIMIZER_STEP and is_optimizer_step(*step_operands(call)):
         return "step"
     return None
 
