@@ -325,3 +325,31 @@ def test_every_reading_of_a_mode_switch_is_the_one_definition(call, mode):
     tree = ast.parse(call, mode="eval").body
     assert isinstance(tree, ast.Call)
     assert project._mode_switch(tree) == (None if mode is None else mode is Mode.EVAL)
+
+
+KEPT = """
+def shapes(model, x, losses, log):
+    model(x)
+    print(model(x))
+    log.info(model(x))
+    losses.append(model(x))
+    out = model(x)
+    [model(x) for _ in range(2)]
+    model(x).sum().item()
+    losses.append(model(x).detach())
+    yield model(x)
+    return model(x)
+"""
+
+
+def test_both_summaries_say_alike_which_forward_outputs_are_kept():
+    text = textwrap.dedent(KEPT)
+    facts = FileFacts(cst.parse_module(text))
+    func = facts.index.functions[0]
+    libcst = [facts.forwards.output_is_kept(c) for c in facts.summaries.of(func).forwards["model"]]
+    summary = project.summarise_source(text, "helpers.py")
+    from_ast = [fact.kept for fact in summary.functions["shapes"].forwards["model"]]
+    # dropped: a bare forward, one printed or logged, one in a dropped list, one whose
+    # numbers are read and dropped; kept: stored, assigned, yielded, returned
+    expected = [False, False, False, True, True, False, False, True, True, True]
+    assert libcst == from_ast == expected

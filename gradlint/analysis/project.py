@@ -45,6 +45,7 @@ from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
     RECEIVER_PARAMETERS,
     GradMode,
+    Holder,
     Mode,
     accumulated_parameter,
     decorated_mode,
@@ -53,6 +54,8 @@ from gradlint.analysis.summary_facts import (
     grad_api,
     grad_mode_effect,
     mode_switch,
+    output_kept,
+    storing_holder,
 )
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
@@ -359,6 +362,7 @@ _AST_LEAVES = frozenset(
     }
 )
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
+_AST_STATEMENTS = frozenset(ast.stmt.__subclasses__())
 
 
 def _ast_children(node: ast.AST) -> list[ast.AST]:
@@ -402,43 +406,57 @@ class _FunctionWalk:
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
         imports = self.imports
-        top: list[tuple[ast.AST, bool]] = []
+        other = Holder.OTHER
+        # (node, does it record, the innermost node around it with a say in whether a
+        # call's output is kept: summary_facts.output_kept)
+        top: list[tuple[ast.AST, bool, Holder]] = []
         for stmt in body:
             effect = _setter_effect(stmt, imports)
             if effect is not None:  # for the rest of the body
                 recording = effect is GradMode.RECORDING
-            top.append((stmt, recording))
+            top.append((stmt, recording, other))
         stack = top[::-1]
-        statement_calls: set[int] = set()  # calls whose result is dropped
         while stack:
-            node, recording = stack.pop()
+            node, recording, holder = stack.pop()
             cls = type(node)
             if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
                 continue  # nested functions run at another time
+            if cls in _AST_STATEMENTS:
+                holder = Holder.EXPRESSION_STATEMENT if cls is ast.Expr else other
             if cls is ast.With or cls is ast.AsyncWith:
                 with_node = cast(ast.With, node)
                 inner = _block_mode(with_node.items, imports, recording)
-                children: list[tuple[ast.AST, bool]] = [
-                    (i.context_expr, recording) for i in with_node.items
+                children: list[tuple[ast.AST, bool, Holder]] = [
+                    (i.context_expr, recording, other) for i in with_node.items
                 ]
-                children += [(stmt, inner) for stmt in with_node.body]
+                children += [(stmt, inner, other) for stmt in with_node.body]
                 stack.extend(reversed(children))
                 continue
+            inside = holder
             if cls is ast.Return:
                 self.returns.append(cast(ast.Return, node).value)
             elif cls is ast.Expr:
-                self._statement(cast(ast.Expr, node), statement_calls)
+                self._statement(cast(ast.Expr, node))
             elif cls is ast.AugAssign:
                 self._augmented(cast(ast.AugAssign, node))
+            elif cls is ast.Yield or cls is ast.YieldFrom or cls is ast.Await:
+                inside = Holder.HANDED_ON
             elif cls is ast.Call:
-                self._call(cast(ast.Call, node), recording, statement_calls)
+                call = cast(ast.Call, node)
+                self._call(call, recording, output_kept((holder,)))
+                if isinstance(call.func, ast.Attribute):
+                    stored = storing_holder(call.func.attr)
+                    arguments = holder if stored is other else stored
+                    children = [(call.func, recording, holder)]
+                    children += [(a, recording, arguments) for a in _ast_children(call)[1:]]
+                    stack.extend(reversed(children))
+                    continue
             kids = _ast_children(node)
             if kids:
-                stack.extend([(child, recording) for child in reversed(kids)])
+                stack.extend([(child, recording, inside) for child in reversed(kids)])
 
-    def _statement(self, node: ast.Expr, statement_calls: set[int]) -> None:
+    def _statement(self, node: ast.Expr) -> None:
         call = node.value
-        statement_calls.add(id(call))
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             receiver = _dotted(call.func.value)
             mode = _mode_switch(call)
@@ -458,7 +476,7 @@ class _FunctionWalk:
         if param is not None and param not in self.function.accumulated_params:
             self.function.accumulated_params.append(param)
 
-    def _call(self, node: ast.Call, recording: bool, statement_calls: set[int]) -> None:
+    def _call(self, node: ast.Call, recording: bool, kept: bool) -> None:
         func = node.func
         if (
             isinstance(func, ast.Attribute)
@@ -474,7 +492,7 @@ class _FunctionWalk:
         forwarded = forwarded_parameter(_dotted(func), self.function.params)
         if forwarded is not None:
             self.function.forwards.setdefault(forwarded, []).append(
-                ForwardFact(recording=recording, kept=id(node) not in statement_calls)
+                ForwardFact(recording=recording, kept=kept)
             )
         if _differentiates(node, self.imports):
             self.function.differentiates = True

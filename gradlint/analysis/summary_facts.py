@@ -20,6 +20,7 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_MODULES,
     GRAD_MODE_NAMES,
     OPTIMIZER_STEP,
+    STORING_METHODS,
 )
 
 T = TypeVar("T")
@@ -122,6 +123,33 @@ def decorated_mode(
         if "grad" in lowered or "inference" in lowered:
             return GradMode.UNKNOWN
     return None
+
+
+class Holder(enum.Enum):
+    """What a node around a call's output (or around an expression that holds it) is,
+    for whether the output outlives its statement."""
+
+    EXPRESSION_STATEMENT = "drops it at once"  # `model(x)`, `print(model(x))`
+    HANDED_ON = "yields or awaits it"
+    STORED = "stores it"  # an argument of `losses.append(...)` (STORING_METHODS)
+    OTHER = "has no say: the next node out decides"
+
+
+def storing_holder(method: str | None) -> Holder:
+    """A call of `<receiver>.<method>(...)` around the output, in its arguments."""
+    return Holder.STORED if method in STORING_METHODS else Holder.OTHER
+
+
+def output_kept(holders: Iterable[Holder]) -> bool:
+    """Does a call's output outlive its statement (assigned, returned, yielded, stored)?
+    `holders`: the nodes around it, innermost first, up to its statement (an expression
+    statement's `Holder.EXPRESSION_STATEMENT` last; any other statement keeps it). The
+    innermost one with a say decides: `self.assertEqual(model(x), ref)` or a bare
+    `model(x)` drops it, `losses.append(model(x))` keeps it."""
+    for holder in holders:
+        if holder is not Holder.OTHER:
+            return holder is not Holder.EXPRESSION_STATEMENT
+    return True
 
 
 def differentiation_kind(
