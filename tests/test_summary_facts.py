@@ -26,6 +26,9 @@ from torch.autograd import grad as take_grad
 
 
 def forward_of(model, x):
+    class Probe:  # a class body of its own: no forward of this function's
+        seen = x(model)
+
     return model(x)
 
 

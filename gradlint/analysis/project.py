@@ -363,6 +363,8 @@ _AST_LEAVES = frozenset(
 )
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
 _AST_STATEMENTS = frozenset(ast.stmt.__subclasses__())
+# What a function's own walk does not enter: FileIndex.walk skips the same.
+_NESTED_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 
 
 def _ast_children(node: ast.AST) -> list[ast.AST]:
@@ -419,8 +421,8 @@ class _FunctionWalk:
         while stack:
             node, recording, holder = stack.pop()
             cls = type(node)
-            if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
-                continue  # nested functions run at another time
+            if cls in _NESTED_SCOPES:
+                continue  # nested functions run at another time (as the linted file's walk)
             if cls in _AST_STATEMENTS:
                 holder = Holder.EXPRESSION_STATEMENT if cls is ast.Expr else other
             if cls is ast.With or cls is ast.AsyncWith:
