@@ -245,6 +245,17 @@ def blocks(model, x, flag):
     torch.set_grad_enabled(True)
     g = model(x)
     return a, b, c, d, e, f, g
+
+
+def nested_setter(model, x, ok):
+    if ok:
+        torch.set_grad_enabled(False)
+        h = model(x)
+    i = model(x)
+    for _ in range(2):
+        torch.set_grad_enabled(False)
+        j = model(x)
+    return h, i, j
 """
 
 
@@ -270,6 +281,8 @@ def test_both_summaries_read_grad_mode_managers_alike():
         # a, b under no_grad, c under enable_grad inside it, d under inference_mode(False),
         # e under a flag, f after set_grad_enabled(False), g after set_grad_enabled(True)
         "blocks": [True, False, True, True, False, False, True],
+        # a set_grad_enabled statement holds for the rest of its own block only
+        "nested_setter": [False, True, False],
     }
     assert libcst == from_ast == expected
     assert {name: f.no_grad for name, f in summary.functions.items()} == {
@@ -277,6 +290,7 @@ def test_both_summaries_read_grad_mode_managers_alike():
         "decorated_inference": True,
         "home_made": True,
         "blocks": False,
+        "nested_setter": False,
     }
 
 
@@ -286,8 +300,9 @@ def test_both_summaries_read_grad_mode_managers_alike():
         ("with torch.set_grad_enabled(False):", []),
         ("with th.no_grad():", []),
         ("with torch.inference_mode(False):", [(10, "GL012"), (16, "GL002")]),
+        ("if True:\n            torch.set_grad_enabled(False)", []),
     ],
-    ids=["set-grad-enabled-false", "aliased-no-grad", "inference-mode-false"],
+    ids=["set-grad-enabled-false", "aliased-no-grad", "inference-mode-false", "setter-in-a-block"],
 )
 def test_the_caller_search_reads_grad_mode_managers_as_the_linted_file_does(
     tmp_path, guard, expected

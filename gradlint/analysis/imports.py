@@ -264,6 +264,16 @@ def ast_statement(node: ast.AST) -> ImportStatement | None:
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The fields of a statement (or of an `except` clause, a `case`) that hold statements.
 _AST_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+# node class -> which of those fields it has (none for a simple statement: most)
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _block_fields(cls: type) -> tuple[str, ...]:
+    found = _BLOCK_FIELDS.get(cls)
+    if found is None:
+        fields = getattr(cls, "_fields", ())
+        found = _BLOCK_FIELDS[cls] = tuple(f for f in _AST_BLOCKS if f in fields)
+    return found
 
 
 def ast_import_map(tree: ast.Module) -> ImportMap:
@@ -276,17 +286,21 @@ def ast_import_map(tree: ast.Module) -> ImportMap:
     stack: list[tuple[ast.AST, object | None]] = [(stmt, None) for stmt in reversed(tree.body)]
     while stack:
         node, scope = stack.pop()
-        if type(node) in AST_IMPORTS:
+        cls = type(node)
+        if cls in AST_IMPORTS:
             statement = ast_statement(node)
             assert statement is not None
             found.add(statement, node, scope)
             continue
+        fields = _BLOCK_FIELDS.get(cls)
+        if fields is None:
+            fields = _block_fields(cls)
+        if not fields:
+            continue
         inner = node if isinstance(node, _AST_SCOPES) else scope
         held: list[ast.AST] = []
-        for name in _AST_BLOCKS:
-            block = getattr(node, name, None)
-            if type(block) is list:
-                held.extend(block)
+        for name in fields:
+            held.extend(getattr(node, name))
         stack.extend((child, inner) for child in reversed(held))
     tree.__dict__["_gradlint_imports"] = found
     return found

@@ -317,19 +317,21 @@ def _decorated_recording(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: 
 
 def _setter_effect(stmt: ast.stmt, imports: ImportMap) -> GradMode | None:
     """`torch.set_grad_enabled(False)` as a statement: the mode of the rest of its block."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return None
-    qualified, flags = _manager(stmt.value, imports)
-    if grad_api(qualified) != GRAD_MODE_SETTER:
+    dotted = _dotted(stmt.value.func)
+    if dotted is None or grad_api(imports.qualify(dotted)) != GRAD_MODE_SETTER:
         return None
-    return grad_mode_effect(qualified, flags)
+    return grad_mode_effect(*_manager(stmt.value, imports))
 
 
-def _differentiates(call: ast.Call, imports: ImportMap) -> bool:
+def _differentiates(call: ast.Call, imports: ImportMap, dotted: str | None = None) -> bool:
     """Does the call differentiate (summary_facts.differentiation_kind, with its callee
-    resolved through the file's imports)?"""
+    resolved through the file's imports)? `dotted`: its callee's dotted name, when the
+    caller has it already."""
     func = call.func
-    dotted = _dotted(func)
+    if dotted is None:
+        dotted = _dotted(func)
     method = func.attr if isinstance(func, ast.Attribute) else None
     return (
         differentiation_kind(
@@ -363,8 +365,22 @@ _AST_LEAVES = frozenset(
 )
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
 _AST_STATEMENTS = frozenset(ast.stmt.__subclasses__())
-# What a function's own walk does not enter: FileIndex.walk skips the same.
-_NESTED_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+# What _FunctionWalk does at a node, by its class (anything else: _PLAIN).
+_PLAIN, _NESTED, _CALL, _HANDING_ON, _WITH, _BLOCKS, _STATEMENT = range(7)
+_WALK_KINDS: dict[type, int] = {
+    **dict.fromkeys(_AST_STATEMENTS, _STATEMENT),
+    # nested scopes, not walked: FileIndex.walk skips the same
+    **dict.fromkeys((ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef), _NESTED),
+    ast.Call: _CALL,
+    **dict.fromkeys((ast.Yield, ast.YieldFrom, ast.Await), _HANDING_ON),
+    **dict.fromkeys((ast.With, ast.AsyncWith), _WITH),
+    # nodes that hold blocks of statements (`with` is walked on its own)
+    **dict.fromkeys(
+        (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.ExceptHandler),
+        _BLOCKS,
+    ),
+    ast.match_case: _BLOCKS,
+}
 
 
 def _ast_children(node: ast.AST) -> list[ast.AST]:
@@ -411,51 +427,80 @@ class _FunctionWalk:
         other = Holder.OTHER
         # (node, does it record, the innermost node around it with a say in whether a
         # call's output is kept: summary_facts.output_kept)
-        top: list[tuple[ast.AST, bool, Holder]] = []
-        for stmt in body:
-            effect = _setter_effect(stmt, imports)
-            if effect is not None:  # for the rest of the body
-                recording = effect is GradMode.RECORDING
-            top.append((stmt, recording, other))
-        stack = top[::-1]
+        stack = self._block(body, recording)[::-1]
+        kinds = _WALK_KINDS
         while stack:
             node, recording, holder = stack.pop()
             cls = type(node)
-            if cls in _NESTED_SCOPES:
+            kind = kinds.get(cls, _PLAIN)  # one lookup per node: most are _PLAIN
+            if kind == _PLAIN:
+                pass
+            elif kind == _NESTED:
                 continue  # nested functions run at another time (as the linted file's walk)
-            if cls in _AST_STATEMENTS:
-                holder = Holder.EXPRESSION_STATEMENT if cls is ast.Expr else other
-            if cls is ast.With or cls is ast.AsyncWith:
-                with_node = cast(ast.With, node)
-                inner = _block_mode(with_node.items, imports, recording)
-                children: list[tuple[ast.AST, bool, Holder]] = [
-                    (i.context_expr, recording, other) for i in with_node.items
-                ]
-                children += [(stmt, inner, other) for stmt in with_node.body]
-                stack.extend(reversed(children))
-                continue
-            inside = holder
-            if cls is ast.Return:
-                self.returns.append(cast(ast.Return, node).value)
-            elif cls is ast.Expr:
-                self._statement(cast(ast.Expr, node))
-            elif cls is ast.AugAssign:
-                self._augmented(cast(ast.AugAssign, node))
-            elif cls is ast.Yield or cls is ast.YieldFrom or cls is ast.Await:
-                inside = Holder.HANDED_ON
-            elif cls is ast.Call:
+            elif kind == _CALL:
                 call = cast(ast.Call, node)
                 self._call(call, recording, output_kept((holder,)))
                 if isinstance(call.func, ast.Attribute):
                     stored = storing_holder(call.func.attr)
-                    arguments = holder if stored is other else stored
-                    children = [(call.func, recording, holder)]
-                    children += [(a, recording, arguments) for a in _ast_children(call)[1:]]
-                    stack.extend(reversed(children))
-                    continue
+                    if stored is not other:  # its arguments are stored, not its callee
+                        children: list[tuple[ast.AST, bool, Holder]] = [
+                            (call.func, recording, holder)
+                        ]
+                        children += [(a, recording, stored) for a in _ast_children(call)[1:]]
+                        stack.extend(reversed(children))
+                        continue
+            elif kind == _HANDING_ON:
+                holder = Holder.HANDED_ON
+            elif kind == _WITH:
+                with_node = cast(ast.With, node)
+                inner = _block_mode(with_node.items, imports, recording)
+                children = [(i.context_expr, recording, other) for i in with_node.items]
+                children += self._block(with_node.body, inner)
+                stack.extend(reversed(children))
+                continue
+            elif kind == _BLOCKS:
+                # each block of statements runs its own `set_grad_enabled` statements
+                children = []
+                for name in cls._fields:
+                    value = getattr(node, name, None)
+                    if type(value) is list and value and type(value[0]) in _AST_STATEMENTS:
+                        children += self._block(value, recording)
+                    elif type(value) is list:
+                        children += [
+                            (v, recording, other)
+                            for v in value
+                            if isinstance(v, ast.AST) and type(v) not in _AST_LEAVES
+                        ]
+                    elif isinstance(value, ast.AST) and type(value) not in _AST_LEAVES:
+                        children.append((value, recording, other))
+                stack.extend(reversed(children))
+                continue
+            else:  # a simple statement: what its expressions make is kept, but for Expr
+                holder = other
+                if cls is ast.Expr:
+                    holder = Holder.EXPRESSION_STATEMENT
+                    self._statement(cast(ast.Expr, node))
+                elif cls is ast.Return:
+                    self.returns.append(cast(ast.Return, node).value)
+                elif cls is ast.AugAssign:
+                    self._augmented(cast(ast.AugAssign, node))
             kids = _ast_children(node)
             if kids:
-                stack.extend([(child, recording, inside) for child in reversed(kids)])
+                stack.extend([(child, recording, holder) for child in reversed(kids)])
+
+    def _block(
+        self, statements: list[ast.stmt], recording: bool
+    ) -> list[tuple[ast.AST, bool, Holder]]:
+        """A block's statements with the mode each runs in: a `set_grad_enabled(...)`
+        statement sets it for the rest of the block, as the linted file's grad mode
+        reads it (GradModeAnalysis._earlier_setter)."""
+        out: list[tuple[ast.AST, bool, Holder]] = []
+        for stmt in statements:
+            effect = _setter_effect(stmt, self.imports)
+            if effect is not None:
+                recording = effect is GradMode.RECORDING
+            out.append((stmt, recording, Holder.OTHER))
+        return out
 
     def _statement(self, node: ast.Expr) -> None:
         call = node.value
@@ -491,12 +536,13 @@ class _FunctionWalk:
             self._accumulated(
                 accumulated_parameter(_dotted(func.value), added, self.function.params)
             )
-        forwarded = forwarded_parameter(_dotted(func), self.function.params)
+        dotted = _dotted(func)
+        forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
             self.function.forwards.setdefault(forwarded, []).append(
                 ForwardFact(recording=recording, kept=kept)
             )
-        if _differentiates(node, self.imports):
+        if _differentiates(node, self.imports, dotted):
             self.function.differentiates = True
         if isinstance(func, ast.Name):
             self.callees.add(func.id)
@@ -1787,6 +1833,10 @@ class _ScopeIndex:
                     self._index(inner, stmt, inner_guard, inner_loops)
             for handler in getattr(stmt, "handlers", ()) or ():
                 self._index(handler.body, stmt, inner_guard, inner_loops)
+            # `torch.set_grad_enabled(False)`: the rest of the block (as _FunctionWalk._block)
+            effect = _setter_effect(stmt, self.imports)
+            if effect is not None:
+                guarded = effect is not GradMode.RECORDING
 
 
 def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _ScopeIndex:
