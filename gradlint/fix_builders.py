@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.imports import is_future_import
 from gradlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
 
@@ -41,9 +42,7 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
     return (
         type(stmt) is cst.SimpleStatementLine
         and len(stmt.body) == 1
-        and type(stmt.body[0]) is cst.ImportFrom
-        and type(stmt.body[0].module) is cst.Name
-        and stmt.body[0].module.value == "__future__"
+        and is_future_import(stmt.body[0])
     )
 
 

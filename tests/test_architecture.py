@@ -191,6 +191,7 @@ NOT_TORCH_LISTS = {
     ("gradlint/analysis/frameworks.py", "paddle"): "other frameworks' module names",
     ("gradlint/analysis/index.py", "lpar"): "LibCST node fields",
     ("gradlint/analysis/project.py", "body"): "ast statement-list fields",
+    ("gradlint/analysis/imports.py", "body"): "ast statement-list fields",
     ("gradlint/analysis/saved.py", "grad"): "kinds of operand in saved_tensors.json",
     ("gradlint/analysis/values.py", "load"): "names of a class's factory methods",
     ("gradlint/analysis/result_uses.py", "torch"): "library roots, never project modules",
@@ -427,3 +428,77 @@ def test_the_binding_walker_finder_finds_tables():
         "    return [n for n in index.walk(body) if type(n) is cst.Name]\n"
     )
     assert binding_walkers(source) == [(1, "table"), (8, "loop_names")]
+
+
+# -- one import map -------------------------------------------------------------------
+
+# The node classes of an import statement, in LibCST and in `ast`.
+IMPORT_NODE_CLASSES = {"Import", "ImportFrom", "ImportAlias", "ImportStar", "alias"}
+# (module, class) that may name an import node class besides gradlint/analysis/imports.py,
+# each with why.
+IMPORT_READERS = {
+    ("gradlint/analysis/index.py", "ImportStar"): "the `*` is punctuation: the tree walk "
+    "skips it with the other trivia",
+}
+
+
+def import_node_readers(source: str) -> list[tuple[int, str]]:
+    """Where a module names an import statement's node class (`cst.ImportFrom`,
+    `ast.Import`, `ast.alias`, `from libcst import ImportAlias`) or visits one
+    (`visit_ImportFrom`): how it would read what an import binds by itself."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in IMPORT_NODE_CLASSES:
+            if node.attr != "alias" or (
+                isinstance(node.value, ast.Name) and node.value.id == "ast"
+            ):
+                found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("ast", "libcst"):
+            found += [(node.lineno, a.name) for a in node.names if a.name in IMPORT_NODE_CLASSES]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if re.fullmatch(r"(visit|leave)_(Import|ImportFrom|ImportAlias|ImportStar)", node.name):
+                found.append((node.lineno, node.name))
+    return found
+
+
+def test_one_import_map():
+    """What an import statement binds is read in one place, gradlint/analysis/imports.py,
+    for the linted file's LibCST tree and for the other files' `ast` trees alike: no other
+    module of gradlint reads an import node."""
+    readers = []
+    used = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).as_posix()
+        if relative == "gradlint/analysis/imports.py":
+            continue
+        for lineno, name in import_node_readers(path.read_text(encoding="utf-8")):
+            if (relative, name) in IMPORT_READERS:
+                used.add((relative, name))
+            else:
+                readers.append(f"{relative}:{lineno}: {name}")
+    assert readers == [], "read imports through gradlint/analysis/imports.py"
+    assert used == set(IMPORT_READERS), "stale allow-list entries"
+
+
+def test_the_import_reader_finder_finds_readers():
+    source = (
+        "import ast\n"
+        "import libcst as cst\n"
+        "from libcst import ImportAlias\n"
+        "def f(node):\n"
+        "    if type(node) is cst.ImportFrom:\n"
+        "        return [a.name for a in node.names]\n"
+        "    return isinstance(node, (ast.Import, ast.alias))\n"
+        "class V:\n"
+        "    def visit_Import(self, node):\n"
+        "        pass\n"
+        "    def visit_Call(self, node):\n"  # not an import
+        "        return node.func.alias\n"  # an attribute named alias, not ast's class
+    )
+    assert sorted(import_node_readers(source)) == [
+        (3, "ImportAlias"),
+        (5, "ImportFrom"),
+        (7, "Import"),
+        (7, "alias"),
+        (9, "visit_Import"),
+    ]

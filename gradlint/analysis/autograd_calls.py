@@ -8,16 +8,15 @@ from (graph-aware). An optimizer step has no visible root.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
 
 import libcst as cst
 
 from gradlint.analysis.dataflow import DataFlow, method_name
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.summary_facts import differentiation_kind
 from gradlint.analysis.torch_api import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
-    BACKWARD_METHODS,
     BACKWARD_WRAPPER_RECEIVERS,
 )
 
@@ -61,6 +60,12 @@ def keyword_arg(call: cst.Call, name: str, position: int | None = None) -> cst.A
     return None
 
 
+def _step_operands(call: cst.Call) -> tuple[str | None, list[str | None]]:
+    """(the receiver's dotted name, the arguments'), as summary_facts reads a `.step`."""
+    receiver = dotted_name(call.func.value) if type(call.func) is cst.Attribute else None
+    return receiver, [dotted_name(arg.value) for arg in call.args]
+
+
 class AutogradCalls:
     def __init__(self, index: FileIndex, flow: DataFlow) -> None:
         self.index = index
@@ -85,7 +90,11 @@ class AutogradCalls:
 
     def _event(self, call: cst.Call) -> DiffEvent | None:
         qualified = self.index.qualified_name(call.func)
-        if qualified in AUTOGRAD_GRAD:
+        method = method_name(call)
+        kind = differentiation_kind(qualified, method, _step_operands, call)
+        if kind is None:
+            return None
+        if kind == "grad":
             outputs = keyword_arg(call, "outputs", 0)
             expr: cst.BaseExpression | None = outputs.value if outputs else None
             inputs = keyword_arg(call, "inputs", 1)
@@ -101,9 +110,8 @@ class AutogradCalls:
             tensors = keyword_arg(call, "tensors", 0)
             expr = tensors.value if tensors else None
             return DiffEvent(call, "backward", self.flow.reads(expr), expr)
-        method = method_name(call)
-        # A method name means `call.func` is an Attribute; the isinstance tells mypy.
-        if method in BACKWARD_METHODS and type(call.func) is cst.Attribute:
+        # A method name means `call.func` is an Attribute; the type test tells mypy.
+        if kind == "backward" and type(call.func) is cst.Attribute:
             receiver = call.func.value
             roots = self.flow.reads(receiver)
             expr = receiver
@@ -120,12 +128,12 @@ class AutogradCalls:
                 ):
                     expr = call.args[0].value
             return DiffEvent(call, "backward", roots, expr)
-        if method == "step" and self._is_optimizer_step(call):
-            if self._is_differentiable_step(call):
-                loss = call.args[0].value
-                return DiffEvent(call, "step", self.flow.reads(loss), loss, keeps_graph=True)
-            return DiffEvent(call, "step")
-        return None
+        if kind != "step":
+            return None
+        if self._is_differentiable_step(call):
+            loss = call.args[0].value
+            return DiffEvent(call, "step", self.flow.reads(loss), loss, keeps_graph=True)
+        return DiffEvent(call, "step")
 
     def retains_graph(self, event: DiffEvent) -> bool | None:
         """Does this differentiation keep the graph it walks (`retain_graph=True`, or
@@ -190,18 +198,6 @@ class AutogradCalls:
     def _looks_like_tensor_receiver(receiver: cst.CSTNode) -> bool:
         name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
         return name not in BACKWARD_WRAPPER_RECEIVERS
-
-    def _is_optimizer_step(self, call: cst.Call) -> bool:
-        # The only caller has matched a `.step(...)` method call.
-        func = cast(cst.Attribute, call.func)
-        receiver = dotted_name(func.value) or ""
-        lowered = receiver.lower()
-        if "sched" in lowered:
-            return False
-        if "opt" in lowered.rsplit(".", 1)[-1]:
-            return True
-        # `scaler.step(optimizer)` (AMP) steps the optimizer it is given.
-        return any("opt" in (dotted_name(arg.value) or "").lower() for arg in call.args)
 
     def events_in(self, region: cst.CSTNode) -> list[DiffEvent]:
         events = []

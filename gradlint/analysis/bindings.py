@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.imports import CST_IMPORTS, names_bound_by
 from gradlint.analysis.index import FUNCTION_SCOPES, FileIndex, dotted_name, target_names
 from gradlint.analysis.torch_api import REQUIRES_GRAD_METHOD, STORING_METHODS
 
@@ -202,12 +203,9 @@ def bindings_of_node(node: cst.CSTNode, into: list[NameBinding] | None = None) -
         out.append(NameBinding(node, node.name.value, K.DEF))
     elif type(node) is cst.ClassDef:
         out.append(NameBinding(node, node.name.value, K.CLASS))
-    elif type(node) is cst.Import or type(node) is cst.ImportFrom:
-        if not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                local = dotted_name(alias.asname.name if alias.asname else alias.name)
-                if local:
-                    out.append(NameBinding(node, local.split(".")[0], K.IMPORT))
+    elif type(node) in CST_IMPORTS:
+        for local in names_bound_by(node):
+            out.append(NameBinding(node, local, K.IMPORT))
     elif type(node) is cst.Call:
         func = node.func
         if type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
@@ -251,11 +249,10 @@ _BINDING_NODE_TYPES = frozenset(
         cst.With,
         cst.FunctionDef,
         cst.ClassDef,
-        cst.Import,
-        cst.ImportFrom,
         cst.Call,
         cst.Expr,
     }
+    | CST_IMPORTS
 )
 
 

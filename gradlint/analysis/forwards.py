@@ -31,6 +31,7 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
 from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
@@ -44,7 +45,6 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
-    STORING_METHODS,
     WRAPPER_MODULES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
@@ -104,22 +104,23 @@ class ForwardAnalysis:
         statement = index.statement_of(call)
         if type(statement) is not cst.Expr:
             return True
+        return output_kept(self._holders(call, statement))
+
+    def _holders(self, call: cst.Call, statement: cst.CSTNode):
+        """The nodes around `call` up to its expression statement, as summary_facts
+        reads them (Holder)."""
         node: cst.CSTNode = call
-        for anc in index.ancestors(call):
+        for anc in self.index.ancestors(call):
             if anc is statement:
-                return False
+                yield Holder.EXPRESSION_STATEMENT
+                return
             if isinstance(anc, (cst.Yield, cst.Await)):
-                return True
-            if (
-                type(anc) is cst.Call
-                and anc is not call
-                and type(anc.func) is cst.Attribute
-                and anc.func.attr.value in STORING_METHODS
-                and node is not anc.func
-            ):
-                return True
+                yield Holder.HANDED_ON
+            elif type(anc) is cst.Call and type(anc.func) is cst.Attribute and node is not anc.func:
+                yield storing_holder(anc.func.attr.value)
+            else:
+                yield Holder.OTHER
             node = anc
-        return False
 
     def inference_arguments(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of a helper call that the helper runs a forward of, with

@@ -12,38 +12,19 @@ there rather than guess.
 
 from __future__ import annotations
 
-import enum
-
 import libcst as cst
 
 from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.project import MethodQuery, ProjectIndex
-from gradlint.analysis.torch_api import (
-    GRAD_MODE_MODULES,
-    GRAD_MODE_NAMES,
-    GRAD_MODE_SETTER,
-    NO_GRAD_HOOKS,
+from gradlint.analysis.summary_facts import (
+    GradMode,
+    decorated_mode,
+    grad_api,
+    grad_mode_effect,
 )
-
-
-class GradMode(enum.Enum):
-    RECORDING = "recording"
-    NOT_RECORDING = "not recording"
-    UNKNOWN = "unknown"
-
-
-def _grad_api(qualified: str | None) -> str | None:
-    """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`."""
-    if not qualified:
-        return None
-    for prefix in GRAD_MODE_MODULES:
-        if qualified.startswith(prefix):
-            tail = qualified[len(prefix) :]
-            if tail in GRAD_MODE_NAMES:
-                return tail
-    return None
+from gradlint.analysis.torch_api import GRAD_MODE_SETTER, NO_GRAD_HOOKS
 
 
 def _bool_literal(arg: cst.Arg | None) -> bool | None:
@@ -74,35 +55,19 @@ class GradModeAnalysis:
     def api_of(self, expr: cst.CSTNode | None) -> str | None:
         """The grad-mode API a Name/Attribute names, resolved through imports:
         `no_grad`, `enable_grad`, `inference_mode` or `set_grad_enabled`; else None."""
-        return _grad_api(self.index.qualified_name(expr))
+        return grad_api(self.index.qualified_name(expr))
 
     def context_effect(self, expr: cst.BaseExpression) -> GradMode | None:
         """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
         is not a grad-mode manager."""
-        call = expr if type(expr) is cst.Call else None
-        target = call.func if call is not None else expr
-        api = _grad_api(self.index.qualified_name(target))
-        if api is None:
-            return None
-        first = call.args[0] if call is not None and call.args else None
-        if api == "no_grad":
-            return GradMode.NOT_RECORDING
-        if api == "enable_grad":
-            return GradMode.RECORDING
-        if api == "inference_mode":
-            if first is None:
-                return GradMode.NOT_RECORDING
-            flag = _bool_literal(first)
-            if flag is None:
-                return GradMode.UNKNOWN
-            return GradMode.NOT_RECORDING if flag else None
-        # set_grad_enabled(flag)
-        if call is None:
-            return None
-        flag = _bool_literal(first)
-        if flag is None:
-            return GradMode.UNKNOWN
-        return GradMode.RECORDING if flag else GradMode.NOT_RECORDING
+        return grad_mode_effect(*self._manager(expr))
+
+    def _manager(self, expr: cst.BaseExpression) -> tuple[str | None, list[bool | None] | None]:
+        """(what `expr` names, resolved; its first argument as a literal bool, or None
+        when it is not called) as summary_facts reads a grad-mode manager."""
+        if type(expr) is cst.Call:
+            return self.index.qualified_name(expr.func), [_bool_literal(a) for a in expr.args[:1]]
+        return self.index.qualified_name(expr), None
 
     def _statement_setter(self, stmt: cst.CSTNode) -> GradMode | None:
         """`torch.set_grad_enabled(False)` written as a statement switches the mode for
@@ -113,7 +78,7 @@ class GradModeAnalysis:
         for small in stmt.body:
             if type(small) is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
-                if _grad_api(self.index.qualified_name(call.func)) == GRAD_MODE_SETTER:
+                if grad_api(self.index.qualified_name(call.func)) == GRAD_MODE_SETTER:
                     effect = self.context_effect(call)
         return effect
 
@@ -202,19 +167,9 @@ class GradModeAnalysis:
         return mode
 
     def _compute_function_mode(self, func: cst.FunctionDef) -> GradMode:
-        for decorator in reversed(func.decorators):
-            effect = self.context_effect(decorator.decorator)
-            if effect is not None:
-                return effect
-            name = self.index.qualified_name(
-                decorator.decorator.func
-                if type(decorator.decorator) is cst.Call
-                else decorator.decorator
-            )
-            # A home-made decorator named after grad mode (torch.optim's
-            # `_use_grad_for_differentiable`, `no_grad_if(...)`) may switch it.
-            if name and ("grad" in name.lower() or "inference" in name.lower()):
-                return GradMode.UNKNOWN
+        decorated = decorated_mode(self._manager(d.decorator) for d in func.decorators)
+        if decorated is not None:
+            return decorated
         cls = self.index.enclosing_class(func)
         if cls is not None and func.name.value in NO_GRAD_HOOKS and self._is_lightning(cls):
             return GradMode.NOT_RECORDING

@@ -14,9 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-# Names that behave as torch even where the file does not import them (notebook cells,
-# snippets that rely on a star import).
-_DEFAULT_ALIASES = {"torch": "torch"}
+from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
 
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
@@ -70,10 +68,6 @@ LOOPS = frozenset({cst.For, cst.While})
 STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
 # A line of simple statements, or a compound statement: what sits directly in a block.
 STATEMENT_LINES = node_types(cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-def _module_dotted(node: cst.BaseExpression | None) -> str | None:
-    return dotted_name(node) if node is not None else None
 
 
 # Nodes that are only punctuation or whitespace: no rule looks at them, and skipping them
@@ -190,12 +184,8 @@ class FileIndex:
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: dict[cst.CSTNode, int] = {}
         self.nodes: list[cst.CSTNode] = []  # pre-order, i.e. source order
-        self.aliases: dict[str, str] = {}  # local name -> qualified, real imports only
-        # local name -> (module, relative level, imported name or None for a module),
-        # relative imports included: what the project-wide pass resolves to files.
-        self.imported_from: dict[str, tuple[str, int, str | None]] = {}
-        # (module, relative level) of each `from module import *`, in source order
-        self.star_imports: list[tuple[str, int]] = []
+        # the file's imports (analysis.imports reads them, for this tree and for `ast`'s)
+        self.imports = ImportMap()
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
         self.calls: list[cst.Call] = []
@@ -208,6 +198,15 @@ class FileIndex:
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
         self._walk()
+        imports = self.imports
+        # local name -> qualified, absolute imports only
+        self.aliases: dict[str, str] = imports.qualified_names()
+        # local name -> (module, relative level, imported name or None for a module),
+        # relative imports included: what the project-wide pass resolves to files.
+        self.imported_from: dict[str, tuple[str, int, str | None]] = imports.origins()
+        # (module, relative level) of each `from module import *`, in source order
+        self.star_imports: list[tuple[str, int]] = imports.star_imports
+        self._qualify = imports.qualify  # asked of most calls and names: bound once
 
     def _walk(self) -> None:
         # One loop for the whole tree, child enumeration (child_nodes) inlined: this
@@ -228,8 +227,7 @@ class FileIndex:
             cst.Call: self.calls.append,
             cst.FunctionDef: self.functions.append,
             cst.ClassDef: self.classes.append,
-            cst.Import: self._record_import,
-            cst.ImportFrom: self._record_import_from,
+            **dict.fromkeys(CST_IMPORTS, self._record_import),
             cst.For: self.loops.append,
             cst.While: self.loops.append,
             cst.Lambda: self._lambdas.append,
@@ -300,44 +298,18 @@ class FileIndex:
             return None
         return i, self._span_end[i]
 
-    def _record_import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = _module_dotted(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None:
-                local = dotted_name(alias.asname.name)
-                if local:
-                    self.aliases[local] = full
-                    self.imported_from[local] = (full, 0, None)
-            else:
-                top = full.split(".")[0]
-                self.aliases[top] = top
-                self.imported_from.setdefault(full, (full, 0, None))
-
-    def _record_import_from(self, node: cst.ImportFrom) -> None:
-        level = len(node.relative)
-        module = _module_dotted(node.module) if node.module is not None else ""
-        if module is None:
+    def _record_import(self, node: cst.CSTNode) -> None:
+        statement = cst_statement(node)
+        if statement is None:
             return
-        if isinstance(node.names, cst.ImportStar):
-            self.star_imports.append((module, level))
-            return
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            local = dotted_name(alias.asname.name) if alias.asname is not None else name
-            if name and local:
-                self.imported_from[local] = (module, level, name)
-        if level or node.module is None:
-            return  # relative imports are the project's own code, not torch's
-        base = module
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = dotted_name(alias.asname.name) if alias.asname is not None else name
-            if local:
-                self.aliases[local] = f"{base}.{name}"
+        # where it binds: the innermost function or class around it (its parents are
+        # known by now: a node's children get their parent when it is walked)
+        scope = None
+        for anc in self.ancestors(node):
+            if type(anc) in _NESTED_SCOPES:
+                scope = anc
+                break
+        self.imports.add(statement, node, scope)
 
     # -- queries -------------------------------------------------------------------
 
@@ -345,41 +317,13 @@ class FileIndex:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
         `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        resolved = self.aliases.get(head) or _DEFAULT_ALIASES.get(head)
-        if resolved is None:
-            return dotted
-        return f"{resolved}.{rest}" if rest else resolved
+        return self._qualify(dotted) if dotted is not None else None
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)
         while parent is not None:
             yield parent
             parent = self.parent.get(parent)
-
-    def imported_modules(self, *, called_only: bool = False) -> list[tuple[str, int]]:
-        """(module, relative level) of every module the imports may name: `from m import
-        n` names module `m` or module `m.n`; `from m import *` names `m`. With
-        called_only, only imports whose name the file calls (`n(...)`, `n.f(...)`)."""
-        called: set[str] | None = None
-        if called_only:
-            called = set()
-            for call in self.calls:
-                head = call.func
-                while type(head) is cst.Attribute:
-                    head = head.value
-                if type(head) is cst.Name:
-                    called.add(head.value)
-        modules = list(self.star_imports)
-        for local, (module, level, name) in self.imported_from.items():
-            if called is not None and local.split(".")[0] not in called:
-                continue
-            modules.append((module, level))
-            if name is not None:
-                modules.append((f"{module}.{name}" if module else name, level))
-        return modules
 
     def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost FunctionDef (or Lambda) containing node, else the Module."""

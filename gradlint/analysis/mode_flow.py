@@ -22,7 +22,6 @@ loop reaches a training forward earlier in it on the next iteration.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 import libcst as cst
 
@@ -30,15 +29,9 @@ from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
-
-
-class Mode(Enum):
-    EVAL = "eval"
-    TRAIN = "train"
-    # `model.train(was)`, `model.train(flag)`: a restore, or a mode only known at run time.
-    # It ends whatever eval came before, as far as a linter can tell.
-    SET = "set"
+from gradlint.analysis.train_mode import switch_arguments
 
 
 @dataclass(frozen=True)
@@ -73,17 +66,7 @@ def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
         return None
     if receiver != path and not path.startswith(receiver + "."):
         return None
-    if func.attr.value == "eval":
-        return Mode.EVAL if not call.args else None
-    if not call.args:
-        return Mode.TRAIN
-    arg = call.args[0]
-    if arg.keyword is not None and arg.keyword.value != "mode":
-        return None
-    value = arg.value
-    if type(value) is cst.Name and value.value in ("True", "False"):
-        return Mode.TRAIN if value.value == "True" else Mode.EVAL
-    return Mode.SET
+    return mode_switch(func.attr.value, switch_arguments(call))
 
 
 class ModeFlow:

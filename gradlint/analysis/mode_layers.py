@@ -26,6 +26,7 @@ import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gradlint.analysis.imports import ast_import_map
 from gradlint.analysis.torch_api import (
     MODE_ARGUMENT_FUNCTIONALS,
     MODE_DEPENDENT_FUNCTIONS,
@@ -88,30 +89,18 @@ def class_mode_parts(tree: ast.Module) -> dict[str, ClassModeParts]:
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> what it names: `nn` -> `torch.nn`, `Encoder` -> `models.Encoder`,
     a relative import with its leading dots (`.models.Encoder`). The module's own
-    imports, under `if` and `try` too (those inside functions are not the classes')."""
+    imports, under `if` and `try` too (those inside functions are not the classes'),
+    as the one import map reads them."""
     aliases: dict[str, str] = {}
-    statements: list[ast.stmt] = list(tree.body)
-    while statements:
-        node = statements.pop()
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    aliases[alias.asname] = alias.name
-                else:
-                    head = alias.name.split(".", 1)[0]
-                    aliases[head] = head
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            for alias in node.names:
-                if alias.name != "*":
-                    sep = "" if module.endswith(".") else "."
-                    aliases[alias.asname or alias.name] = f"{module}{sep}{alias.name}"
-        elif isinstance(node, (ast.If, ast.Try)):
-            statements.extend(node.body)
-            statements.extend(node.orelse)
-            if isinstance(node, ast.Try):
-                for handler in node.handlers:
-                    statements.extend(handler.body)
+    for binding in ast_import_map(tree).bindings:
+        if binding.scope is not None:
+            continue
+        module, level, name = binding.origin
+        dotted = "." * level + module
+        if name is not None:
+            sep = "" if dotted.endswith(".") else "."
+            dotted = f"{dotted}{sep}{name}"
+        aliases[binding.local] = dotted
     return aliases
 
 

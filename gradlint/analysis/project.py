@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.imports import ImportMap, ast_import_map
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
@@ -41,13 +42,26 @@ from gradlint.analysis.stamps import (
     stat_matches,
     stat_version,
 )
+from gradlint.analysis.summary_facts import (
+    ACCUMULATING_METHODS,
+    RECEIVER_PARAMETERS,
+    GradMode,
+    Holder,
+    Mode,
+    accumulated_parameter,
+    decorated_mode,
+    differentiation_kind,
+    forwarded_parameter,
+    grad_api,
+    grad_mode_effect,
+    mode_switch,
+    output_kept,
+    storing_holder,
+)
 from gradlint.analysis.torch_api import (
-    AUTOGRAD_GRAD,
-    BACKWARD_METHODS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
-    GRAD_DISABLERS,
     GRAD_MODE_SETTER,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
@@ -270,35 +284,73 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _is_no_grad(expr: ast.AST) -> bool:
-    target = expr.func if isinstance(expr, ast.Call) else expr
-    name = _dotted(target) or ""
-    return name.rsplit(".", 1)[-1] in GRAD_DISABLERS
+def _manager(expr: ast.AST, imports: ImportMap) -> tuple[str | None, list[bool | None] | None]:
+    """(what `expr` names, resolved through the imports; its first argument as a literal
+    bool, or None when it is not called) as summary_facts reads a grad-mode manager."""
+    if isinstance(expr, ast.Call):
+        dotted = _dotted(expr.func)
+        first = [*expr.args, *(k.value for k in expr.keywords)][:1]
+        flags: list[bool | None] | None = [_bool_constant(v) for v in first]
+    else:
+        dotted, flags = _dotted(expr), None
+    return (imports.qualify(dotted) if dotted is not None else None), flags
 
 
-def _is_set_grad_enabled_false(expr: ast.AST) -> bool:
-    if not isinstance(expr, ast.Call):
-        return False
-    name = _dotted(expr.func) or ""
+def _grad_effect(expr: ast.AST, imports: ImportMap) -> GradMode | None:
+    """What entering `expr` (a with-item) does to grad mode (summary_facts)."""
+    return grad_mode_effect(*_manager(expr, imports))
+
+
+def _block_mode(items: list[ast.withitem], imports: ImportMap, recording: bool) -> bool:
+    """Does a `with` block over these items record, when what is around it does
+    (`recording`)? The last item that is a grad-mode manager decides; a mode that
+    cannot be told is taken as not recording, as the linted file's rules stay silent
+    there."""
+    effects = [e for i in items if (e := _grad_effect(i.context_expr, imports)) is not None]
+    return recording if not effects else effects[-1] is GradMode.RECORDING
+
+
+def _decorated_recording(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportMap) -> bool:
+    """Does the function's body record, as its decorators set it (summary_facts)?"""
+    mode = decorated_mode(_manager(d, imports) for d in node.decorator_list)
+    return mode is None or mode is GradMode.RECORDING
+
+
+def _setter_effect(stmt: ast.stmt, imports: ImportMap) -> GradMode | None:
+    """`torch.set_grad_enabled(False)` as a statement: the mode of the rest of its block."""
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+        return None
+    dotted = _dotted(stmt.value.func)
+    if dotted is None or grad_api(imports.qualify(dotted)) != GRAD_MODE_SETTER:
+        return None
+    return grad_mode_effect(*_manager(stmt.value, imports))
+
+
+def _differentiates(call: ast.Call, imports: ImportMap, dotted: str | None = None) -> bool:
+    """Does the call differentiate (summary_facts.differentiation_kind, with its callee
+    resolved through the file's imports)? `dotted`: its callee's dotted name, when the
+    caller has it already."""
+    func = call.func
+    if dotted is None:
+        dotted = _dotted(func)
+    method = func.attr if isinstance(func, ast.Attribute) else None
     return (
-        name.rsplit(".", 1)[-1] == GRAD_MODE_SETTER
-        and bool(expr.args)
-        and isinstance(expr.args[0], ast.Constant)
-        and expr.args[0].value is False
+        differentiation_kind(
+            imports.qualify(dotted) if dotted is not None else None,
+            method,
+            _step_operands,
+            call,
+        )
+        is not None
     )
 
 
-def _differentiates(call: ast.Call) -> bool:
-    name = _dotted(call.func) or ""
-    last = name.rsplit(".", 1)[-1]
-    if last in BACKWARD_METHODS:
-        return True
-    if name.endswith("autograd.grad") or name == "grad" or name in AUTOGRAD_GRAD:
-        return True
-    if last == "step" and isinstance(call.func, ast.Attribute):
-        receiver = (_dotted(call.func.value) or "").lower()
-        return "opt" in receiver and "sched" not in receiver
-    return False
+def _step_operands(call: ast.Call) -> tuple[str | None, list[str | None]]:
+    """(the receiver's dotted name, the arguments'), as summary_facts reads a `.step`."""
+    func = call.func
+    receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return receiver, [_dotted(v) for v in values]
 
 
 # Nodes that hold nothing a summary reads: names, constants, and the context and
@@ -313,6 +365,23 @@ _AST_LEAVES = frozenset(
     }
 )
 _AST_FIELDS: dict[type, tuple[str, ...]] = {}
+_AST_STATEMENTS = frozenset(ast.stmt.__subclasses__())
+# What _FunctionWalk does at a node, by its class (anything else: _PLAIN).
+_PLAIN, _NESTED, _CALL, _HANDING_ON, _WITH, _BLOCKS, _STATEMENT = range(7)
+_WALK_KINDS: dict[type, int] = {
+    **dict.fromkeys(_AST_STATEMENTS, _STATEMENT),
+    # nested scopes, not walked: FileIndex.walk skips the same
+    **dict.fromkeys((ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef), _NESTED),
+    ast.Call: _CALL,
+    **dict.fromkeys((ast.Yield, ast.YieldFrom, ast.Await), _HANDING_ON),
+    **dict.fromkeys((ast.With, ast.AsyncWith), _WITH),
+    # nodes that hold blocks of statements (`with` is walked on its own)
+    **dict.fromkeys(
+        (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.ExceptHandler),
+        _BLOCKS,
+    ),
+    ast.match_case: _BLOCKS,
+}
 
 
 def _inner_nodes(node: ast.AST) -> list[ast.AST]:
@@ -352,8 +421,12 @@ class _FunctionWalk:
     summaries of every imported module are made this way, and ast.NodeVisitor's
     per-node method lookup and generic_visit cost several times more."""
 
-    def __init__(self, function: ExternalFunction) -> None:
+    def __init__(self, function: ExternalFunction, imports: ImportMap) -> None:
         self.function = function
+        self.imports = imports  # the file's, to resolve what a call calls
+        # what the body calls that may be a function of the same file: `f` of `f(x)`,
+        # `.m` of `self.m(x)` / `cls.m(x)` (a method of the same class)
+        self.callees: set[str] = set()
         self.returns: list[ast.AST | None] = []
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
@@ -361,44 +434,89 @@ class _FunctionWalk:
         # name -> its last `.eval()` call
         self.eval_calls: dict[str, ast.Call] = {}
 
-    def run(self, body: list[ast.stmt]) -> None:
-        depth = 0
-        top: list[tuple[ast.AST, int]] = []
-        for stmt in body:
-            if isinstance(stmt, ast.Expr) and _is_set_grad_enabled_false(stmt.value):
-                depth += 1  # for the rest of the body
-            top.append((stmt, depth))
-        stack = top[::-1]
-        statement_calls: set[int] = set()  # calls whose result is dropped
+    def run(self, body: list[ast.stmt], recording: bool) -> None:
+        """Walk the body, which records when `recording` (its decorators' mode)."""
+        imports = self.imports
+        other = Holder.OTHER
+        # (node, does it record, the innermost node around it with a say in whether a
+        # call's output is kept: summary_facts.output_kept)
+        stack = self._block(body, recording)[::-1]
+        kinds = _WALK_KINDS
         while stack:
-            node, depth = stack.pop()
+            node, recording, holder = stack.pop()
             cls = type(node)
-            if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef or cls is ast.Lambda:
-                continue  # nested functions run at another time
-            if cls is ast.With:
+            kind = kinds.get(cls, _PLAIN)  # one lookup per node: most are _PLAIN
+            if kind == _PLAIN:
+                pass
+            elif kind == _NESTED:
+                continue  # nested functions run at another time (as the linted file's walk)
+            elif kind == _CALL:
+                call = cast(ast.Call, node)
+                self._call(call, recording, output_kept((holder,)))
+                if isinstance(call.func, ast.Attribute):
+                    stored = storing_holder(call.func.attr)
+                    if stored is not other:  # its arguments are stored, not its callee
+                        children: list[tuple[ast.AST, bool, Holder]] = [
+                            (call.func, recording, holder)
+                        ]
+                        children += [(a, recording, stored) for a in _ast_children(call)[1:]]
+                        stack.extend(reversed(children))
+                        continue
+            elif kind == _HANDING_ON:
+                holder = Holder.HANDED_ON
+            elif kind == _WITH:
                 with_node = cast(ast.With, node)
-                inner = depth + any(_is_no_grad(i.context_expr) for i in with_node.items)
-                children: list[tuple[ast.AST, int]] = [
-                    (i.context_expr, depth) for i in with_node.items
-                ]
-                children += [(stmt, inner) for stmt in with_node.body]
+                inner = _block_mode(with_node.items, imports, recording)
+                children = [(i.context_expr, recording, other) for i in with_node.items]
+                children += self._block(with_node.body, inner)
                 stack.extend(reversed(children))
                 continue
-            if cls is ast.Return:
-                self.returns.append(cast(ast.Return, node).value)
-            elif cls is ast.Expr:
-                self._statement(cast(ast.Expr, node), statement_calls)
-            elif cls is ast.AugAssign:
-                self._augmented(cast(ast.AugAssign, node))
-            elif cls is ast.Call:
-                self._call(cast(ast.Call, node), depth, statement_calls)
+            elif kind == _BLOCKS:
+                # each block of statements runs its own `set_grad_enabled` statements
+                children = []
+                for name in cls._fields:
+                    value = getattr(node, name, None)
+                    if type(value) is list and value and type(value[0]) in _AST_STATEMENTS:
+                        children += self._block(value, recording)
+                    elif type(value) is list:
+                        children += [
+                            (v, recording, other)
+                            for v in value
+                            if isinstance(v, ast.AST) and type(v) not in _AST_LEAVES
+                        ]
+                    elif isinstance(value, ast.AST) and type(value) not in _AST_LEAVES:
+                        children.append((value, recording, other))
+                stack.extend(reversed(children))
+                continue
+            else:  # a simple statement: what its expressions make is kept, but for Expr
+                holder = other
+                if cls is ast.Expr:
+                    holder = Holder.EXPRESSION_STATEMENT
+                    self._statement(cast(ast.Expr, node))
+                elif cls is ast.Return:
+                    self.returns.append(cast(ast.Return, node).value)
+                elif cls is ast.AugAssign:
+                    self._augmented(cast(ast.AugAssign, node))
             kids = _ast_children(node)
             if kids:
-                stack.extend([(child, depth) for child in reversed(kids)])
+                stack.extend([(child, recording, holder) for child in reversed(kids)])
 
-    def _statement(self, node: ast.Expr, statement_calls: set[int]) -> None:
+    def _block(
+        self, statements: list[ast.stmt], recording: bool
+    ) -> list[tuple[ast.AST, bool, Holder]]:
+        """A block's statements with the mode each runs in: a `set_grad_enabled(...)`
+        statement sets it for the rest of the block, as the linted file's grad mode
+        reads it (GradModeAnalysis._earlier_setter)."""
+        out: list[tuple[ast.AST, bool, Holder]] = []
+        for stmt in statements:
+            effect = _setter_effect(stmt, self.imports)
+            if effect is not None:
+                recording = effect is GradMode.RECORDING
+            out.append((stmt, recording, Holder.OTHER))
+        return out
+
+    def _statement(self, node: ast.Expr) -> None:
         call = node.value
-        statement_calls.add(id(call))
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             receiver = _dotted(call.func.value)
             mode = _mode_switch(call)
@@ -408,36 +526,45 @@ class _FunctionWalk:
                     self.eval_calls[receiver] = call
 
     def _augmented(self, node: ast.AugAssign) -> None:
-        target = _dotted(node.target) or ""
-        if (
-            isinstance(node.op, ast.Add)
-            and target.startswith("self.")
-            and isinstance(node.value, ast.Name)
-            and node.value.id in self.function.params
-            and node.value.id not in self.function.accumulated_params
-        ):
-            self.function.accumulated_params.append(node.value.id)
-
-    def _call(self, node: ast.Call, no_grad_depth: int, statement_calls: set[int]) -> None:
-        if (
-            isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("append", "extend")
-            and (_dotted(node.func.value) or "").startswith("self.")
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Name)
-            and node.args[0].id in self.function.params
-            and node.args[0].id not in self.function.accumulated_params
-        ):
-            self.function.accumulated_params.append(node.args[0].id)
-        callee = node.func
-        if isinstance(callee, ast.Attribute) and callee.attr == "forward":
-            callee = callee.value
-        if isinstance(callee, ast.Name) and callee.id in self.function.params:
-            self.function.forwards.setdefault(callee.id, []).append(
-                ForwardFact(recording=no_grad_depth == 0, kept=id(node) not in statement_calls)
+        if isinstance(node.op, ast.Add):
+            added = node.value.id if isinstance(node.value, ast.Name) else None
+            self._accumulated(
+                accumulated_parameter(_dotted(node.target), added, self.function.params)
             )
-        if _differentiates(node):
+
+    def _accumulated(self, param: str | None) -> None:
+        if param is not None and param not in self.function.accumulated_params:
+            self.function.accumulated_params.append(param)
+
+    def _call(self, node: ast.Call, recording: bool, kept: bool) -> None:
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ACCUMULATING_METHODS
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Name)
+        ):
+            added = node.args[0].id
+            self._accumulated(
+                accumulated_parameter(_dotted(func.value), added, self.function.params)
+            )
+        dotted = _dotted(func)
+        forwarded = forwarded_parameter(dotted, self.function.params)
+        if forwarded is not None:
+            self.function.forwards.setdefault(forwarded, []).append(
+                ForwardFact(recording=recording, kept=kept)
+            )
+        if _differentiates(node, self.imports, dotted):
             self.function.differentiates = True
+        if isinstance(func, ast.Name):
+            self.callees.add(func.id)
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in RECEIVER_PARAMETERS
+        ):
+            self.callees.add("." + func.attr)
 
 
 def _returns_python(value: ast.AST | None) -> bool:
@@ -582,15 +709,24 @@ def _code_points(lines: list[str], line: int, offset: int) -> int:
 
 
 def _summarise_function(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, path: str = "", lines: list[str] | None = None
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    imports: ImportMap,
+    path: str = "",
+    lines: list[str] | None = None,
+    callees: set[str] | None = None,
 ) -> ExternalFunction:
+    """The function's summary; `callees` gets what its body calls that may be a
+    function of the same file (_FunctionWalk.callees)."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params)
-    function.no_grad = any(_is_no_grad(d) for d in node.decorator_list)
+    records = _decorated_recording(node, imports)
+    function.no_grad = not records
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
-    visitor = _FunctionWalk(function)
-    visitor.run(node.body)
+    visitor = _FunctionWalk(function, imports)
+    visitor.run(node.body, records)
+    if callees is not None:
+        callees |= visitor.callees
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
@@ -609,10 +745,6 @@ def _summarise_function(
             end_line,
             _code_points(lines, end_line, end_offset),
         ]
-    if function.no_grad:
-        for facts in function.forwards.values():
-            for fact in facts:
-                fact.recording = False
     return function
 
 
@@ -624,32 +756,59 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         return summary
     # Lines as ast numbers them (str.splitlines would also break at form feeds).
     lines = re.split(r"\r\n|\r|\n", source)
+    imports = ast_import_map(tree)
+    summary.star_imports = list(imports.star_imports)
+    summary.reexports = {local: list(origin) for local, origin in imports.reexports().items()}
+    # summary key -> the keys of the functions of this file it calls
+    calls: dict[str, set[str]] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
             if manager is not None:
                 summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[node.name] = _summarise_function(node, path, lines)
-        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            summary.star_imports.append((node.module or "", node.level))
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                summary.reexports[alias.asname or alias.name] = [
-                    node.module,
-                    node.level,
-                    alias.name,
-                ]
+            called = calls[node.name] = set()
+            summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
-                    summary.functions[name] = _summarise_function(item, path, lines)
+                    called = calls[name] = set()
+                    summary.functions[name] = _summarise_function(
+                        item, imports, path, lines, called
+                    )
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
+    _differentiating_through_calls(summary.functions, calls)
     return summary
+
+
+def _differentiating_through_calls(
+    functions: dict[str, ExternalFunction], calls: dict[str, set[str]]
+) -> None:
+    """A function that calls a function of its own file that differentiates
+    differentiates too (`train_step` calling `backward_and_step`), as the linted file's
+    analysis follows its own callees (ForwardAnalysis.differentiates): a call `f(...)`
+    runs the module's function `f`, `self.m(...)` the same class's method `m`. The
+    names are bound by then, wherever the call sits in the body."""
+    resolved: dict[str, set[str]] = {}
+    for key, called in calls.items():
+        owner = key.rpartition(".")[0]
+        targets = set()
+        for name in called:
+            target = f"{owner}{name}" if name.startswith(".") else name
+            if target in functions and target != key:
+                targets.add(target)
+        resolved[key] = targets
+    changed = True
+    while changed:
+        changed = False
+        for key, targets in resolved.items():
+            function = functions[key]
+            if not function.differentiates and any(functions[t].differentiates for t in targets):
+                function.differentiates = changed = True
 
 
 def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:
@@ -733,12 +892,14 @@ def _mode_switch(call: ast.Call) -> bool | None:
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None
-    if func.attr == "eval":
-        return True if not call.args and not call.keywords else None
-    if func.attr != "train":
-        return None
-    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
-    return len(flags) == 1 and isinstance(flags[0], ast.Constant) and flags[0].value is False
+    arguments: list[tuple[str | None, bool | None]] = [(None, _bool_constant(a)) for a in call.args]
+    arguments += [(k.arg, _bool_constant(k.value)) for k in call.keywords]
+    mode = mode_switch(func.attr, arguments)
+    return None if mode is None else mode is Mode.EVAL
+
+
+def _bool_constant(node: ast.AST) -> bool | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
@@ -1396,16 +1557,7 @@ def imported_modules(source: str) -> list[tuple[str, int]]:
         # a large text's whole tree would cost ~250 bytes per character: in pieces
         trees = trees_in_pieces(source) if parsed_in_pieces(source) else [parse_quietly(source)]
         for tree in trees:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    modules += [(alias.name, 0) for alias in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    modules += [(base, node.level)] + [
-                        (f"{base}.{alias.name}" if base else alias.name, node.level)
-                        for alias in node.names
-                        if alias.name != "*"
-                    ]
+            modules += ast_import_map(tree).modules
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return modules
@@ -1573,13 +1725,12 @@ def _tree_memo(tree: ast.Module) -> dict:
 @dataclass
 class _TreeFacts:
     """What a caller search asks of a file, found in one walk of its tree in ast.walk's
-    order (breadth first: of two imports of one name, the deeper one is kept)."""
+    order (breadth first)."""
 
     called: frozenset[str]  # every name a call calls: `f` of `f(x)`, `m` of `a.b.m(x)`
     # called name -> ids of the scopes (the module, a function) whose own statements call
     # it; a class body's own statements are no caller's scope
     owners: dict[str, set[int]]
-    imports: dict[str, tuple[str, int, str | None]]  # local name -> (module, level, name)
     # (owner, body, records by default, enclosing class) for the module and each function
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]]
     classes: dict[str, list[ast.ClassDef]]  # name -> its definitions, in walk order
@@ -1596,9 +1747,9 @@ def _facts_of(tree: ast.Module) -> _TreeFacts:
 def _walk_facts(tree: ast.Module) -> _TreeFacts:
     called: set[str] = set()
     owners: dict[str, set[int]] = {}
-    imports: dict[str, tuple[str, int, str | None]] = {}
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
     classes: dict[str, list[ast.ClassDef]] = {}
+    imports = ast_import_map(tree)
     queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
     while queue:
         node, owner = queue.popleft()
@@ -1620,30 +1771,16 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
                     owners.setdefault(name, set()).add(owner)
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             inner = id(node)
-            scopes.append((node, node.body, not _decorated_no_grad(node), None))  # type: ignore[arg-type,attr-defined]
+            scopes.append((node, node.body, _decorated_recording(node, imports), None))  # type: ignore[arg-type,attr-defined]
         elif kind is ast.ClassDef:
             inner = None
             classes.setdefault(node.name, []).append(node)  # type: ignore[attr-defined,arg-type]
             for item in node.body:  # type: ignore[attr-defined]
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    scopes.append((item, item.body, not _decorated_no_grad(item), node.name))  # type: ignore[attr-defined]
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.asname:
-                    imports[alias.asname] = (alias.name, 0, None)
-                else:
-                    imports[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0, None)
-        elif kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name != "*":
-                    imports[alias.asname or alias.name] = (
-                        node.module or "",  # type: ignore[attr-defined]
-                        node.level,  # type: ignore[attr-defined]
-                        alias.name,
-                    )
+                    scopes.append((item, item.body, _decorated_recording(item, imports), node.name))  # type: ignore[attr-defined]
         # names, constants and operators hold none of these facts (_AST_LEAVES)
         queue.extend((child, inner) for child in _ast_children(node))
-    return _TreeFacts(frozenset(called), owners, imports, scopes, classes)
+    return _TreeFacts(frozenset(called), owners, scopes, classes)
 
 
 def _called_names(tree: ast.Module) -> frozenset[str]:
@@ -1677,11 +1814,6 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     return found
 
 
-def _imports_of(tree: ast.Module) -> dict[str, tuple[str, int, str | None]]:
-    """local name -> (module, level, imported name or None for a module)."""
-    return _facts_of(tree).imports
-
-
 class _CallerSearch:
     """One file read for calls of `query.method`: each is judged in its own function."""
 
@@ -1695,44 +1827,35 @@ class _CallerSearch:
     ) -> None:
         self.path = path
         self.query = query
-        self.imports = _imports_of(tree)
+        self.imports: ImportMap = ast_import_map(tree)
         self.tree = tree
         self.lines = lines  # as ast numbers them, for columns in code points
         self.cells = cells  # a notebook's: the way back to its cells
 
-    def names_the_class(self, func: ast.AST) -> bool:
-        """Does `func` (what a constructor call calls) name the queried class?"""
+    def names_the_class(self, func: ast.AST, owner: ast.AST) -> bool:
+        """Does `func` (what a constructor call in `owner`'s body calls) name the queried
+        class?"""
         query = self.query
         if isinstance(func, ast.Name) and func.id == query.class_name:
             if os.path.abspath(self.path) == os.path.abspath(query.class_file):
                 return True
-        return self._names_from_the_file(func, query.class_name)
+        return self._names_from_the_file(func, owner, query.class_name)
 
-    def names_the_function(self, func: ast.AST) -> bool:
-        """Does a call's `func` name the queried module-level function, imported from its
-        file (`evaluate` after `from utils import evaluate`, `utils.evaluate`)? Calls in
-        the function's own file are the file's own analysis."""
-        return self._names_from_the_file(func, self.query.method)
+    def names_the_function(self, func: ast.AST, owner: ast.AST) -> bool:
+        """Does a call's `func` (in `owner`'s body) name the queried module-level
+        function, imported from its file (`evaluate` after `from utils import evaluate`,
+        `utils.evaluate`)? Calls in the function's own file are the file's own analysis."""
+        return self._names_from_the_file(func, owner, self.query.method)
 
-    def _names_from_the_file(self, func: ast.AST, name: str) -> bool:
+    def _names_from_the_file(self, func: ast.AST, owner: ast.AST, name: str) -> bool:
         """`name` imported from the queried file (`from m import name`), or an attribute
-        of that module (`m.name` after `import m` or `from pkg import m`)."""
-        if isinstance(func, ast.Name):
-            origin = self.imports.get(func.id)
-            return (
-                origin is not None
-                and origin[2] == name
-                and self._is_class_file(origin[0], origin[1])
-            )
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            origin = self.imports.get(func.value.id)
-            if origin is None or func.attr != name:
-                return False
-            module, level, imported = origin
-            if imported is not None:
-                module = f"{module}.{imported}" if module else imported
-            return self._is_class_file(module, level)
-        return False
+        of that module (`m.name` after `import m` or `from pkg import m`), as the imports
+        of `owner` (a function, or the module) read it."""
+        dotted = _dotted(func)
+        if dotted is None:
+            return False
+        found = self.imports.target(dotted, lambda: None if owner is self.tree else owner)
+        return found is not None and found[2] == name and self._is_class_file(found[0], found[1])
 
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
@@ -1766,10 +1889,6 @@ def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, st
     return _facts_of(tree).scopes
 
 
-def _decorated_no_grad(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(_is_no_grad(d) for d in node.decorator_list)
-
-
 _MODE_SWITCHES = frozenset({"eval", "train"})
 
 
@@ -1778,11 +1897,13 @@ class _ScopeIndex:
     where each is and the calls each makes itself: the same for every method asked about,
     so made once per scope and kept on the tree."""
 
-    def __init__(self, body: list[ast.stmt]) -> None:
+    def __init__(self, body: list[ast.stmt], imports: ImportMap) -> None:
+        self.imports = imports  # the file's: which `with` blocks are grad-mode managers
         # statement -> (its block, its index there, the statement holding that block)
         self.place: dict[int, tuple[int, int, ast.stmt | None]] = {}
         self.order: dict[int, int] = {}
-        self.no_grad: set[int] = set()  # statements inside a `no_grad` block
+        # statements inside a block that does not record (`no_grad`, `inference_mode`)
+        self.no_grad: set[int] = set()
         self.loops: dict[int, list[ast.stmt]] = {}  # statement -> loops around it
         self.statements: list[ast.stmt] = []
         self._index(body, None, False, [])
@@ -1812,9 +1933,10 @@ class _ScopeIndex:
                 self.no_grad.add(id(stmt))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            inner_guard = guarded or (
-                isinstance(stmt, (ast.With, ast.AsyncWith))
-                and any(_is_no_grad(item.context_expr) for item in stmt.items)
+            inner_guard = (
+                not _block_mode(stmt.items, self.imports, not guarded)
+                if isinstance(stmt, (ast.With, ast.AsyncWith))
+                else guarded
             )
             inner_loops = loops + [stmt] if isinstance(stmt, (ast.For, ast.While)) else loops
             for field_name in ("body", "orelse", "finalbody"):
@@ -1823,6 +1945,10 @@ class _ScopeIndex:
                     self._index(inner, stmt, inner_guard, inner_loops)
             for handler in getattr(stmt, "handlers", ()) or ():
                 self._index(handler.body, stmt, inner_guard, inner_loops)
+            # `torch.set_grad_enabled(False)`: the rest of the block (as _FunctionWalk._block)
+            effect = _setter_effect(stmt, self.imports)
+            if effect is not None:
+                guarded = effect is not GradMode.RECORDING
 
 
 def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _ScopeIndex:
@@ -1830,7 +1956,7 @@ def _scope_index(tree: ast.Module, owner: ast.AST, body: list[ast.stmt]) -> _Sco
     key = ("scope", id(owner))
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _ScopeIndex(body)
+        found = memo[key] = _ScopeIndex(body, ast_import_map(tree))
     return found
 
 
@@ -1888,7 +2014,7 @@ class _ScopeCalls:
         out: list[MethodCall] = []
         if not query.class_name:
             for stmt, call in self.scope.calls:
-                if self.search.names_the_function(call.func):
+                if self.search.names_the_function(call.func, self.owner):
                     out.append(self._judge(call, stmt, ""))
             return out
         for stmt, call in self.scope.attribute_calls.get(query.method, ()):
@@ -1944,7 +2070,10 @@ class _ScopeCalls:
         the class, False when every one is a constant or another class's instance, None
         otherwise (`m = make_model()`, `m = m.to(device)`: may be an instance)."""
         built = [_built_object(v) for v in values]
-        if any(isinstance(v, ast.Call) and self.search.names_the_class(v.func) for v in built):
+        if any(
+            isinstance(v, ast.Call) and self.search.names_the_class(v.func, self.owner)
+            for v in built
+        ):
             return True
         if all(isinstance(v, ast.Constant) or self._other_class(v) for v in built):
             return False
@@ -1972,7 +2101,7 @@ class _ScopeCalls:
         # `Actor` beside networks.py's)
         return (
             isinstance(value.func, ast.Name)
-            and not self.search.names_the_class(value.func)
+            and not self.search.names_the_class(value.func, self.owner)
             and last in _facts_of(self.search.tree).classes
         )
 
@@ -2169,6 +2298,7 @@ def _context_of(
     """The context of the call of `name` that the caller search reported at `call`'s
     place in this tree; None if no call of that name is there."""
     parents = _parents(tree)
+    imports = ast_import_map(tree)
     where = (call.line, call.column, call.end_line, call.end_column, call.cell)
     node = next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
     if node is None:
@@ -2202,19 +2332,20 @@ def _context_of(
             current.iter if isinstance(current, (ast.For, ast.AsyncFor)) else current.test
         ):
             beside = tuple(
-                _loop_of(inner)
+                _loop_of(inner, imports)
                 for inner in ast.walk(current)
                 if inner is not current
                 and isinstance(inner, (ast.For, ast.AsyncFor, ast.While))
                 and id(inner) not in around
             )
-            loops.append(_loop_of(current, periodic, beside))
+            loops.append(_loop_of(current, imports, periodic, beside))
         child, current = current, parents.get(id(current))
     return CallerContext(call, tuple(loops), function, test_function, _has_tests(tree))
 
 
 def _loop_of(
     loop: ast.For | ast.AsyncFor | ast.While,
+    imports: ImportMap,
     periodic: bool = False,
     beside: tuple[EnclosingLoop, ...] = (),
 ) -> EnclosingLoop:
@@ -2222,7 +2353,7 @@ def _loop_of(
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         header = f"{ast.unparse(loop.target)} {ast.unparse(loop.iter)}"
     differentiates = any(
-        isinstance(n, ast.Call) and _differentiates(n)
+        isinstance(n, ast.Call) and _differentiates(n, imports)
         for statement in loop.body
         for n in ast.walk(statement)
     )
@@ -2276,7 +2407,7 @@ def _has_tests(tree: ast.Module) -> bool:
             for owner, _, _, _ in _scopes_of(tree)
         ) or any(
             module.split(".")[0] in ("pytest", "unittest")
-            for module, *_ in _imports_of(tree).values()
+            for module, *_ in ast_import_map(tree).origins().values()
         )
     return found
 

@@ -21,6 +21,11 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
+from gradlint.analysis.summary_facts import (
+    ACCUMULATING_METHODS,
+    accumulated_parameter,
+    forwarded_parameter,
+)
 from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -106,7 +111,7 @@ class FunctionSummaries:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         params += [p.name.value for p in func.params.kwonly_params]
         summary = FunctionSummary(func, params)
-        candidates = set(params) - {"self", "cls"}
+        candidates = set(params)
         clearing = self.clearing
         # manual `.grad` updates go after the optimizer steps, as a walk of their own
         # would put them; one walk finds both
@@ -119,21 +124,17 @@ class FunctionSummaries:
                     summary.clears.append(clear)
                 elif kind in UPDATE_TYPES and clearing.update_at(node) is not None:
                     manual_updates.append(node)
-            if kind is cst.AugAssign:
-                accumulated = _accumulated_into_self(node)
-                if accumulated in candidates:
+            if kind is cst.AugAssign or kind is cst.Call:
+                accumulated = _accumulated_into_self(node, candidates)
+                if accumulated is not None:
                     summary.accumulated_params.add(accumulated)
             if kind is not cst.Call:
                 continue
-            accumulated = _accumulated_into_self(node)
-            if accumulated in candidates:
-                summary.accumulated_params.add(accumulated)
-            callee = node.func
-            if type(callee) is cst.Attribute and callee.attr.value == "forward":
-                callee = callee.value
-            if type(callee) is cst.Name and callee.value in candidates:
-                summary.forwarded_params.add(callee.value)
-                summary.forwards.setdefault(callee.value, []).append(node)
+            assert isinstance(node, cst.Call)
+            forwarded = forwarded_parameter(dotted_name(node.func), candidates)
+            if forwarded is not None:
+                summary.forwarded_params.add(forwarded)
+                summary.forwards.setdefault(forwarded, []).append(node)
             event = self.autograd.event(node)
             if event is not None:
                 summary.differentiates = True
@@ -247,25 +248,16 @@ class FunctionSummaries:
 
     def _external_target(self, call: cst.Call) -> tuple[str, int, str] | None:
         """(module, relative level, function name) an imported call names."""
-        imported = self.index.imported_from
-        target = call.func
-        if type(target) is cst.Name:
-            origin = imported.get(target.value)
-            if origin is None:
-                return None
-            module, level, name = origin
-            if name is None:
-                return None  # `import utils` then `utils(...)`: a module is not called
-            return module, level, name
-        if type(target) is cst.Attribute and type(target.value) is cst.Name:
-            origin = imported.get(target.value.value)
-            if origin is None:
-                return None
-            module, level, name = origin
-            if name is not None:  # `from . import utils`: the module is module.name
-                module = f"{module}.{name}" if module else name
-            return module, level, target.attr.value
-        return None
+        dotted = dotted_name(call.func)
+        if dotted is None or dotted.partition(".")[0] not in self.index.imported_from:
+            return None  # most calls: a name no import binds
+        return self.index.imports.target(dotted, lambda: self._import_scope(call))
+
+    def _import_scope(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The function whose imports a name used at node is read in (None: the
+        module's)."""
+        scope = self.index.scope_of(node)
+        return None if scope is self.index.module else scope
 
     def _assignments(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
         """The scope's plain assignments (`obj = ...`, `self.x = ...`, not unpacking), by
@@ -374,19 +366,21 @@ class FunctionSummaries:
         return external.params, set(external.accumulated_params)
 
 
-def _accumulated_into_self(node: cst.CSTNode) -> str | None:
-    """The parameter name a statement adds to `self.<x>` unchanged, if any."""
+def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:
+    """The parameter a statement adds to `self.<x>` unchanged, if any (the fact is
+    summary_facts.accumulated_parameter's; this reads LibCST's syntax for it)."""
     if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
-        target = dotted_name(node.target)
-        if target and target.startswith("self.") and type(node.value) is cst.Name:
-            return node.value.value
+        added = node.value.value if type(node.value) is cst.Name else None
+        return accumulated_parameter(dotted_name(node.target), added, params)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute
-        and node.func.attr.value in ("append", "extend")
-        and (dotted_name(node.func.value) or "").startswith("self.")
+        and node.func.attr.value in ACCUMULATING_METHODS
         and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
         and type(node.args[0].value) is cst.Name
     ):
-        return node.args[0].value.value
+        added = node.args[0].value.value
+        return accumulated_parameter(dotted_name(node.func.value), added, params)
     return None

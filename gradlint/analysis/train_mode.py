@@ -17,6 +17,7 @@ import libcst as cst
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.tensors import all_params
 from gradlint.analysis.torch_api import called_implicitly
 
@@ -45,24 +46,23 @@ def _literal(expr: cst.CSTNode) -> bool | None:
     return None
 
 
+def switch_arguments(call: cst.Call) -> list[tuple[str | None, bool | None]]:
+    """A call's arguments as summary_facts.mode_switch reads them."""
+    return [
+        (arg.keyword.value if arg.keyword is not None else None, _literal(arg.value))
+        for arg in call.args
+    ]
+
+
 def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     """(receiver, to_eval) for `x.eval()` / `x.train(flag)` with a literal flag."""
     func = call.func
     if type(func) is not cst.Attribute:
         return None
-    method = func.attr.value
-    if method == "eval" and not call.args:
-        return dotted_name(func.value), True
-    if method == "train":
-        if not call.args:
-            return dotted_name(func.value), False
-        arg = call.args[0]
-        if arg.keyword is not None and arg.keyword.value != "mode":
-            return None
-        flag = _literal(arg.value)
-        if flag is not None:
-            return dotted_name(func.value), not flag
-    return None
+    mode = mode_switch(func.attr.value, switch_arguments(call))
+    if mode is None or mode is Mode.SET:
+        return None
+    return dotted_name(func.value), mode is Mode.EVAL
 
 
 class TrainModeAnalysis:

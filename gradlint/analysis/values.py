@@ -47,6 +47,7 @@ from gradlint.analysis.bindings import (
 )
 from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.imports import CST_IMPORTS
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call
@@ -308,7 +309,7 @@ class ValueAnalysis:
         """Is every binding of `name` visible at `use` an import (or is it not bound in
         this file at all)? `from torch import no_grad` then `no_grad = torch.no_grad()`
         makes `no_grad` an instance, whatever the import table says."""
-        return all(isinstance(b, (cst.Import, cst.ImportFrom)) for b in self.bindings_of(name, use))
+        return all(type(b) in CST_IMPORTS for b in self.bindings_of(name, use))
 
     def mutated_in_place(self, name: str, use: cst.CSTNode) -> bool:
         """Is the tensor `name` read at `use` changed in place, by an in-place method
@@ -418,7 +419,7 @@ class ValueAnalysis:
             return self._bound(node.value, node)
         if isinstance(node, (cst.For, cst.CompFor)):
             return self._loop_target(node, name)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) or type(node) in CST_IMPORTS:
             return OBJECT
         return UNKNOWN
 

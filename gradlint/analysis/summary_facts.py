@@ -1,0 +1,216 @@
+"""The facts a function summary states about a call or a statement, each defined once.
+
+Two summaries read function bodies: the linted file's (analysis.summaries and
+analysis.autograd_calls, over LibCST) and the project's other files' (analysis.project,
+over `ast`). Each reads its own syntax into the plain names these functions take (a
+callee resolved through the imports, a receiver's dotted name, an argument's); what the
+call or statement then is to autograd is decided here, for both.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+from gradlint.analysis.torch_api import (
+    AUTOGRAD_BACKWARD,
+    AUTOGRAD_GRAD,
+    BACKWARD_METHODS,
+    GRAD_MODE_MODULES,
+    GRAD_MODE_NAMES,
+    OPTIMIZER_STEP,
+    STORING_METHODS,
+)
+
+T = TypeVar("T")
+
+# Methods that add their one argument, unchanged, to the receiver: `self.values.append(v)`.
+ACCUMULATING_METHODS = frozenset({"append", "extend"})
+# The parameters that name the object or class a method is called on, not an argument.
+RECEIVER_PARAMETERS = frozenset({"self", "cls"})
+
+
+class GradMode(enum.Enum):
+    RECORDING = "recording"
+    NOT_RECORDING = "not recording"
+    UNKNOWN = "unknown"
+
+
+class Mode(enum.Enum):
+    """The train/eval mode a module switch sets."""
+
+    EVAL = "eval"
+    TRAIN = "train"
+    # `model.train(was)`, `model.train(flag)`: a restore, or a mode only known at run time.
+    # It ends whatever eval came before, as far as a linter can tell.
+    SET = "set"
+
+
+def mode_switch(
+    method: str | None, arguments: Sequence[tuple[str | None, bool | None]]
+) -> Mode | None:
+    """What `x.<method>(<arguments>)` does to x's train/eval mode: EVAL for `eval()`,
+    `train(False)`, `train(mode=False)`; TRAIN for `train()`, `train(True)`; SET for
+    `train(flag)`; None for any other call. `arguments`: each argument's keyword (None
+    when positional) and its value as a literal bool (None when it is not one)."""
+    if method == "eval":
+        return Mode.EVAL if not arguments else None
+    if method != "train":
+        return None
+    if not arguments:
+        return Mode.TRAIN
+    keyword, flag = arguments[0]
+    if keyword is not None and keyword != "mode":
+        return None
+    if flag is None:
+        return Mode.SET
+    return Mode.TRAIN if flag else Mode.EVAL
+
+
+def grad_api(qualified: str | None) -> str | None:
+    """`torch.no_grad` / `torch.autograd.grad_mode.no_grad` -> `no_grad`: the grad-mode
+    API a name resolved through the imports names (`no_grad`, `enable_grad`,
+    `inference_mode`, `set_grad_enabled`), else None."""
+    if not qualified:
+        return None
+    for prefix in GRAD_MODE_MODULES:
+        if qualified.startswith(prefix):
+            tail = qualified[len(prefix) :]
+            if tail in GRAD_MODE_NAMES:
+                return tail
+    return None
+
+
+def grad_mode_effect(qualified: str | None, flags: Sequence[bool | None] | None) -> GradMode | None:
+    """What entering a with-item or a decorator does to grad mode; None if it is no
+    grad-mode manager. `qualified`: what it names (called or not), resolved through the
+    imports; `flags`: None when it is not called, else its first argument as a literal
+    bool (None when it is not one), or nothing."""
+    api = grad_api(qualified)
+    if api is None:
+        return None
+    if api == "no_grad":
+        return GradMode.NOT_RECORDING
+    if api == "enable_grad":
+        return GradMode.RECORDING
+    if api == "inference_mode":
+        if not flags:
+            return GradMode.NOT_RECORDING
+        if flags[0] is None:
+            return GradMode.UNKNOWN
+        return GradMode.NOT_RECORDING if flags[0] else None
+    # set_grad_enabled(flag)
+    if flags is None:
+        return None
+    if not flags or flags[0] is None:
+        return GradMode.UNKNOWN
+    return GradMode.RECORDING if flags[0] else GradMode.NOT_RECORDING
+
+
+def decorated_mode(
+    decorators: Iterable[tuple[str | None, Sequence[bool | None] | None]],
+) -> GradMode | None:
+    """The grad mode a function's decorators (outermost first, each as grad_mode_effect
+    reads it) run its body in; None when none decides. A home-made decorator named
+    after grad mode (torch.optim's `_use_grad_for_differentiable`, `no_grad_if(...)`)
+    may switch it: UNKNOWN."""
+    for qualified, flags in reversed(list(decorators)):
+        effect = grad_mode_effect(qualified, flags)
+        if effect is not None:
+            return effect
+        lowered = (qualified or "").lower()
+        if "grad" in lowered or "inference" in lowered:
+            return GradMode.UNKNOWN
+    return None
+
+
+class Holder(enum.Enum):
+    """What a node around a call's output (or around an expression that holds it) is,
+    for whether the output outlives its statement."""
+
+    EXPRESSION_STATEMENT = "drops it at once"  # `model(x)`, `print(model(x))`
+    HANDED_ON = "yields or awaits it"
+    STORED = "stores it"  # an argument of `losses.append(...)` (STORING_METHODS)
+    OTHER = "has no say: the next node out decides"
+
+
+def storing_holder(method: str | None) -> Holder:
+    """A call of `<receiver>.<method>(...)` around the output, in its arguments."""
+    return Holder.STORED if method in STORING_METHODS else Holder.OTHER
+
+
+def output_kept(holders: Iterable[Holder]) -> bool:
+    """Does a call's output outlive its statement (assigned, returned, yielded, stored)?
+    `holders`: the nodes around it, innermost first, up to its statement (an expression
+    statement's `Holder.EXPRESSION_STATEMENT` last; any other statement keeps it). The
+    innermost one with a say decides: `self.assertEqual(model(x), ref)` or a bare
+    `model(x)` drops it, `losses.append(model(x))` keeps it."""
+    for holder in holders:
+        if holder is not Holder.OTHER:
+            return holder is not Holder.EXPRESSION_STATEMENT
+    return True
+
+
+def differentiation_kind(
+    qualified: str | None,
+    method: str | None,
+    step_operands: Callable[[T], tuple[str | None, Iterable[str | None]]],
+    call: T,
+) -> str | None:
+    """What a call does to autograd: "grad" (`torch.autograd.grad`), "backward"
+    (`torch.autograd.backward`, `loss.backward()`, `accelerator.backward(loss)`), "step"
+    (an optimizer's step), or None. `qualified`: the callee resolved through the
+    imports; `method`: its attribute when the callee is `x.<method>`;
+    `step_operands(call)`: x's dotted name and its arguments' (None where one has none),
+    asked only of a `.step` (this runs on every call of a file: no closure per call)."""
+    if qualified in AUTOGRAD_GRAD:
+        return "grad"
+    if qualified in AUTOGRAD_BACKWARD:
+        return "backward"
+    if method is None:
+        return None
+    if method in BACKWARD_METHODS:
+        return "backward"
+    if method == OPTIMIZER_STEP and is_optimizer_step(*step_operands(call)):
+        return "step"
+    return None
+
+
+def is_optimizer_step(receiver: str | None, arguments: Iterable[str | None]) -> bool:
+    """Is `<receiver>.step(<arguments>)` an optimizer's step? `opt.step()`,
+    `self.optimizer.step()`, and AMP's `scaler.step(optimizer)`, which steps the optimizer
+    it is given; not a scheduler's."""
+    lowered = (receiver or "").lower()
+    if "sched" in lowered:
+        return False
+    if "opt" in lowered.rsplit(".", 1)[-1]:
+        return True
+    return any("opt" in (argument or "").lower() for argument in arguments)
+
+
+def forwarded_parameter(callee: str | None, params: Iterable[str]) -> str | None:
+    """The parameter a call runs a forward of: `model(x)` or `model.forward(x)` in a
+    function with a parameter `model` (not `self` or `cls`). `callee`: the dotted name
+    of what is called."""
+    if callee is None:
+        return None
+    if callee.endswith(".forward"):
+        callee = callee[: -len(".forward")]
+    if "." in callee or callee in RECEIVER_PARAMETERS or callee not in params:
+        return None
+    return callee
+
+
+def accumulated_parameter(
+    store: str | None, added: str | None, params: Iterable[str]
+) -> str | None:
+    """The parameter a statement adds, unchanged, to the object's own state: `self.sum
+    += val` (store `self.sum`, added `val`) or `self.values.append(val)` (store
+    `self.values`); a tracker's update method. `added` is the plain name added (None for
+    anything else)."""
+    if store is None or added is None or not store.startswith("self."):
+        return None
+    if added in RECEIVER_PARAMETERS or added not in params:
+        return None
+    return added
