@@ -118,3 +118,148 @@ def test_a_call_is_resolved_once_and_a_name_no_function_has_needs_no_receiver(mo
         assert resolver.resolve(calls["step"]) is not None
         assert resolver.resolve(calls["zero_grad"]) is None
     assert asked == ["step"]
+
+
+HIERARCHY = """
+    import torch
+    from torch import nn
+    from elsewhere import Imported
+
+
+    class Base(nn.Module):
+        def helper(self, x):
+            return x
+
+        def evaluate(self, x):
+            raise NotImplementedError
+
+        def run(self, x):
+            self.eval()
+            return self.evaluate(x)
+
+
+    class Sub(Base):
+        def evaluate(self, x):
+            return self.helper(x)
+
+
+    class Grand(Sub):
+        def run(self, x):
+            return super().run(x)
+
+
+    class Mixin:
+        def helper(self, x):
+            return -x
+
+
+    class Mixed(Mixin, Base):
+        def forward(self, x):
+            return self.helper(x)
+
+
+    class Unseen(Imported, Base):
+        def forward(self, x):
+            return self.helper(x)
+
+
+    class Left(Base):
+        pass
+
+
+    class Right(Base):
+        def helper(self, x):
+            return 2 * x
+
+
+    class Diamond(Left, Right):
+        def forward(self, x):
+            return self.helper(x)
+"""
+
+
+def _hierarchy() -> tuple[FileIndex, CalleeResolver]:
+    index = FileIndex(cst.parse_module(textwrap.dedent(HIERARCHY)))
+    return index, CalleeResolver(index)
+
+
+def _qualified(index: FileIndex, func: cst.FunctionDef | None) -> str | None:
+    if func is None:
+        return None
+    cls = index.enclosing_class(func)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
+
+
+def _calls_in(index: FileIndex, qualified: str) -> list[cst.Call]:
+    """The calls of the file's own functions in the method `Class.name`."""
+    (func,) = [f for f in index.functions if _qualified(index, f) == qualified]
+    return [
+        c
+        for c in index.calls
+        if index.is_inside(c, func)
+        and type(c.func) is cst.Attribute
+        and c.func.attr.value in ("helper", "evaluate", "run")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [
+        # a subclass calls a helper its base class defines
+        ("Sub.evaluate", "Base.helper"),
+        # the base class's own method, for an instance of the base
+        ("Base.run", "Base.evaluate"),
+        # `super().run(x)`: the first base after the class that defines it
+        ("Grand.run", "Base.run"),
+        # left to right: the mixin's helper comes before the base's
+        ("Mixed.forward", "Mixin.helper"),
+        # a base the file cannot see comes first: it may define `helper`
+        ("Unseen.forward", None),
+        # a diamond: Right (a base of Diamond through Left's sibling) before Base
+        ("Diamond.forward", "Right.helper"),
+    ],
+)
+def test_a_method_is_looked_up_through_the_bases_of_this_file(caller, expected):
+    index, resolver = _hierarchy()
+    (call,) = _calls_in(index, caller)
+    assert _qualified(index, resolver.resolve(call)) == expected
+
+
+def test_callers_of_an_inherited_method_and_of_an_override():
+    index, resolver = _hierarchy()
+    by_name = {_qualified(index, f): f for f in index.functions}
+    (in_sub,) = _calls_in(index, "Sub.evaluate")
+    (in_base,) = _calls_in(index, "Base.run")
+    # Sub.evaluate's `self.helper(x)` runs Base.helper
+    assert in_sub in resolver.callers_of(by_name["Base.helper"])
+    # Base.run's `self.evaluate(x)` runs Sub.evaluate on an instance of Sub (or Grand,
+    # which inherits Base.run through super()), and Base.evaluate on one of Base
+    assert resolver.callers_of(by_name["Sub.evaluate"]) == [in_base]
+    assert resolver.callers_of(by_name["Base.evaluate"]) == [in_base]
+
+
+def test_an_override_of_the_calling_method_hides_the_call_from_the_subclass():
+    source = textwrap.dedent(
+        """
+        class Base:
+            def run(self):
+                return self.step()
+
+            def step(self):
+                return 1
+
+
+        class Own(Base):
+            def run(self):
+                return 2
+
+            def step(self):
+                return 3
+        """
+    )
+    index = FileIndex(cst.parse_module(source))
+    resolver = CalleeResolver(index)
+    by_name = {_qualified(index, f): f for f in index.functions}
+    # an Own instance never runs Base.run, so Base.run's call never runs Own.step
+    assert resolver.callers_of(by_name["Own.step"]) == []
+    assert len(resolver.callers_of(by_name["Base.step"])) == 1
