@@ -34,6 +34,7 @@ class CalleeResolver:
         self._lineages: dict[cst.ClassDef, list[cst.ClassDef]] = {}
         # class -> the classes of this file that derive from it, nearest first
         self._subclasses: dict[cst.ClassDef, list[cst.ClassDef]] | None = None
+        self._names_of_methods: set[str] | None = None
         # id of a call -> (the call, what resolve answered): the analyses ask again of
         # the same calls (summaries, loops, modes, rules), and the answer depends only on
         # this file. Keyed by id, as LibCST's __hash__ runs in Python; the entry holds the
@@ -67,6 +68,31 @@ class CalleeResolver:
         found = self._resolve(call)
         self._resolved[id(call)] = (call, found)
         return found
+
+    def runs(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """Every function of this file the call may run: resolve's answer, and for
+        `self.m(...)` in a base class's method, the overrides of `m` in the subclasses
+        that inherit that method (on an instance of one, the override runs)."""
+        method = self.resolve(call)
+        found = [method] if method is not None else []
+        target = call.func
+        if (
+            type(target) is cst.Attribute
+            and type(target.value) is cst.Name
+            and target.value.value in ("self", "cls")
+            and target.attr.value in self._method_names()
+        ):
+            cls = self._class_of_node(call)
+            if cls is not None:
+                found.extend(self._overrides_run(call, cls, target.attr.value, method))
+        return found
+
+    def _method_names(self) -> set[str]:
+        if self._names_of_methods is None:
+            self._names_of_methods = {
+                name for own in self._methods_by_class().values() for name in own
+            }
+        return self._names_of_methods
 
     def _resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         target = call.func
@@ -223,15 +249,8 @@ class CalleeResolver:
             elif type(target) is cst.Attribute:
                 if target.attr.value not in method_names:
                     continue  # no method of that name: its receiver does not matter
-                method = self.resolve(call)
-                if method is not None:
+                for method in self.runs(call):
                     callers.setdefault(method, []).append(call)
-                receiver = target.value
-                if type(receiver) is cst.Name and receiver.value in ("self", "cls"):
-                    cls = self._class_of_node(call)
-                    if cls is not None:
-                        for override in self._overrides_run(call, cls, target.attr.value, method):
-                            callers.setdefault(override, []).append(call)
         # A bare reference (callback, decorator argument) hides other call sites.
         escaped: set[str] = set()
         parents = self.index.parent
