@@ -9,7 +9,7 @@ import pytest
 
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex
-from gradlint.engine import lint_source
+from gradlint.engine import lint_file, lint_source
 
 LEARNER = """
     import torch
@@ -263,3 +263,58 @@ def test_an_override_of_the_calling_method_hides_the_call_from_the_subclass():
     # an Own instance never runs Base.run, so Base.run's call never runs Own.step
     assert resolver.callers_of(by_name["Own.step"]) == []
     assert len(resolver.callers_of(by_name["Base.step"])) == 1
+
+
+BASE_FILE = """
+    class Predictor:
+        def predict(self, net, x):
+            return net(x)
+"""
+
+SUBCLASS_FILE = """
+    import torch
+    {import_line}
+
+
+    class Scorer({base}):
+        def score(self, net, x, y):
+            net.eval()
+            correct = (self.predict(net, x) == y).sum().item()
+            net.train()
+            return correct
+"""
+
+
+@pytest.mark.parametrize(
+    ("import_line", "base"),
+    [
+        ("from base import Predictor", "Predictor"),
+        ("from models.base import Predictor as Base", "Base"),
+        ("import base", "base.Predictor"),
+        ("from models import base", "base.Predictor"),
+    ],
+    ids=["from-import", "alias", "module", "from-package"],
+)
+def test_a_method_inherited_from_a_base_class_of_another_project_file(
+    tmp_path, import_line, base
+):
+    # Scorer.score runs Predictor.predict, defined in another file of the project: the
+    # forward it runs is recorded in eval mode, its result read only as numbers (GL004)
+    where = "models/base.py" if "models" in import_line else "base.py"
+    (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+    if where != "base.py":
+        (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / where).write_text(textwrap.dedent(BASE_FILE).lstrip())
+    train = tmp_path / "train.py"
+    train.write_text(
+        textwrap.dedent(SUBCLASS_FILE).lstrip().format(import_line=import_line, base=base)
+    )
+    result = lint_file(train)
+    assert result.error is None, result.error
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(8, "GL004")]
+    # a subclass that defines predict itself runs its own, which runs no forward
+    own = train.read_text().replace(
+        "    def score(", "    def predict(self, net, x):\n        return x\n\n    def score("
+    )
+    train.write_text(own)
+    assert lint_file(train).diagnostics == []

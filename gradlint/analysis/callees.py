@@ -29,9 +29,9 @@ class CalleeResolver:
         self._names: dict[str, list[cst.FunctionDef]] | None = None
         # class -> its own methods by name (None: defined twice, no one can be named)
         self._methods: dict[cst.ClassDef, dict[str, cst.FunctionDef | None]] | None = None
-        # class -> its classes of this file in lookup order, up to the first base the
-        # file cannot see: where a method is looked up
-        self._lineages: dict[cst.ClassDef, list[cst.ClassDef]] = {}
+        # class -> (its classes of this file in lookup order, up to the first base the
+        # file cannot see; that base, as written, if any): where a method is looked up
+        self._lineages: dict[cst.ClassDef, tuple[list[cst.ClassDef], cst.BaseExpression | None]] = {}
         # class -> the classes of this file that derive from it, nearest first
         self._subclasses: dict[cst.ClassDef, list[cst.ClassDef]] | None = None
         self._names_of_methods: set[str] | None = None
@@ -147,26 +147,73 @@ class CalleeResolver:
         first, left to right, a class shared by two bases after both: the MRO of
         single inheritance, simple mixins and diamonds), up to the first base this file
         cannot see (`nn.Module`, an imported class), which may define any name."""
+        return self._lookup_order(cls)[0]
+
+    def inherited_import(self, call: cst.Call) -> tuple[str, int, str] | None:
+        """For `self.m(...)` whose class and bases of this file define no `m`: the
+        (module, relative level, `Base.m`) of the imported base class the lookup reaches
+        next (`class Maml(MLBaseClass)` after `from MLBaseClass import MLBaseClass`),
+        for the project index to summarise."""
+        target = call.func
+        if (
+            type(target) is not cst.Attribute
+            or type(target.value) is not cst.Name
+            or target.value.value not in ("self", "cls")
+        ):
+            return None
+        cls = self._class_of_node(call)
+        if cls is None:
+            return None
+        lineage, unseen = self._lookup_order(cls)
+        methods = self._methods_by_class()
+        name = target.attr.value
+        if unseen is None or any(name in methods.get(known, ()) for known in lineage):
+            return None
+        imported = self.index.imported_from
+        if type(unseen) is cst.Name:
+            origin = imported.get(unseen.value)
+            if origin is None or origin[2] is None:
+                return None  # not imported, or `import m` then `class C(m)`
+            module, level, base = origin
+            return module, level, f"{base}.{name}"
+        if type(unseen) is cst.Attribute and type(unseen.value) is cst.Name:
+            origin = imported.get(unseen.value.value)  # `class C(models.Base)`
+            if origin is None:
+                return None
+            module, level, inner = origin
+            if inner is not None:  # `from . import models`
+                module = f"{module}.{inner}" if module else inner
+            return module, level, f"{unseen.attr.value}.{name}"
+        return None
+
+    def _lookup_order(
+        self, cls: cst.ClassDef
+    ) -> tuple[list[cst.ClassDef], cst.BaseExpression | None]:
         found = self._lineages.get(cls)
         if found is None:
-            order: list[cst.ClassDef | str] = []
+            order: list[cst.ClassDef | tuple[str, cst.BaseExpression]] = []
             self._depth_first(cls, order, [])
             # a class met twice is looked up where it is met last (after every class
             # that derives from it)
-            keys = [entry if type(entry) is str else id(entry) for entry in order]
+            keys = [entry[0] if type(entry) is tuple else id(entry) for entry in order]
             last = {key: i for i, key in enumerate(keys)}
-            found = []
+            classes: list[cst.ClassDef] = []
+            unseen: cst.BaseExpression | None = None
             for i, entry in enumerate(order):
                 if last[keys[i]] != i:
                     continue
-                if type(entry) is not cst.ClassDef:
+                if type(entry) is tuple:
+                    unseen = entry[1]
                     break
-                found.append(entry)
-            self._lineages[cls] = found
+                classes.append(entry)
+            found = self._lineages[cls] = (classes, unseen)
         return found
 
     def _depth_first(
-        self, cls: cst.ClassDef, order: list[cst.ClassDef | str], stack: list[cst.ClassDef]
+        self,
+        cls: cst.ClassDef,
+        order: list[cst.ClassDef | tuple[str, cst.BaseExpression]],
+        stack: list[cst.ClassDef],
     ) -> None:
         order.append(cls)
         stack.append(cls)
@@ -177,7 +224,7 @@ class CalleeResolver:
             if base is None or base in stack:
                 # out of sight: named by its spelling, so that `nn.Module` under two
                 # bases is met last where Python meets it
-                order.append(dotted_name(arg.value) or f"?{id(arg)}")
+                order.append((dotted_name(arg.value) or f"?{id(arg)}", arg.value))
                 continue
             self._depth_first(base, order, stack)
         stack.pop()

@@ -184,7 +184,8 @@ class FunctionSummaries:
         whose result is bound, and most modules need not be summarised to answer."""
         if self.project is None:
             return None
-        found = self._external_target(call)
+        # `self.evaluate(...)`: a method inherited from a base imported from the project
+        found = self._external_target(call) or self.callees.inherited_import(call)
         if found is None:
             return self._star_imported(call, returning_eval_model, making_numbers)
         module, level, name = found
