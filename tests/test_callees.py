@@ -295,9 +295,7 @@ SUBCLASS_FILE = """
     ],
     ids=["from-import", "alias", "module", "from-package"],
 )
-def test_a_method_inherited_from_a_base_class_of_another_project_file(
-    tmp_path, import_line, base
-):
+def test_a_method_inherited_from_a_base_class_of_another_project_file(tmp_path, import_line, base):
     # Scorer.score runs Predictor.predict, defined in another file of the project: the
     # forward it runs is recorded in eval mode, its result read only as numbers (GL004)
     where = "models/base.py" if "models" in import_line else "base.py"
@@ -318,3 +316,66 @@ def test_a_method_inherited_from_a_base_class_of_another_project_file(
     )
     train.write_text(own)
     assert lint_file(train).diagnostics == []
+
+
+LEARNER_BASE = """
+    import torch
+
+
+    class Learner:
+        def fit(self, x):
+            self.loss(x).backward()
+            {update}
+"""
+
+LEARNER_SUBCLASS = """
+    import torch
+    from torch import nn
+
+    from base import Learner
+
+
+    class Linear(Learner, nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(3))
+
+        def loss(self, x):
+            return (self.w * x).sum()
+
+        def update(self, lr):
+            self.w -= lr * self.w.grad
+"""
+
+
+@pytest.mark.parametrize(
+    ("update", "expected"),
+    [
+        ("with torch.no_grad():\n            self.update(0.1)", []),
+        ("self.update(0.1)", [(16, "GL002")]),
+    ],
+    ids=["under-no-grad", "recording"],
+)
+def test_a_base_class_of_another_file_calls_the_subclass_override(tmp_path, update, expected):
+    # Linear.update has no caller in its file; Learner.fit in base.py calls it on
+    # itself: the caller search counts that call (a base class's `self.update()`), so
+    # the in-place update is covered when fit runs it under no_grad
+    (tmp_path / "base.py").write_text(textwrap.dedent(LEARNER_BASE).lstrip().format(update=update))
+    sub = tmp_path / "linear.py"
+    sub.write_text(textwrap.dedent(LEARNER_SUBCLASS).lstrip())
+    result = lint_file(sub)
+    assert result.error is None, result.error
+    assert [(d.start.line, d.code) for d in result.diagnostics] == expected
+
+
+def test_a_caller_query_with_bases_is_recorded_and_read_back():
+    from gradlint.analysis.project import MethodQuery
+
+    plain = MethodQuery("a.py", "Linear", "update", "", frozenset(), frozenset(), frozenset())
+    based = MethodQuery(
+        "a.py", "Linear", "update", "", frozenset(), frozenset(), frozenset(), frozenset({"B"})
+    )
+    for query in (plain, based):
+        assert MethodQuery.from_key(query.key("/root")) == (query, "/root")
+    # a key recorded before queries had bases still reads back
+    assert '"B"' not in plain.key("/root") and plain.key("/root").count("[]") == 3

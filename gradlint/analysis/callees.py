@@ -31,7 +31,9 @@ class CalleeResolver:
         self._methods: dict[cst.ClassDef, dict[str, cst.FunctionDef | None]] | None = None
         # class -> (its classes of this file in lookup order, up to the first base the
         # file cannot see; that base, as written, if any): where a method is looked up
-        self._lineages: dict[cst.ClassDef, tuple[list[cst.ClassDef], cst.BaseExpression | None]] = {}
+        self._lineages: dict[
+            cst.ClassDef, tuple[list[cst.ClassDef], cst.BaseExpression | None]
+        ] = {}
         # class -> the classes of this file that derive from it, nearest first
         self._subclasses: dict[cst.ClassDef, list[cst.ClassDef]] | None = None
         self._names_of_methods: set[str] | None = None
@@ -149,6 +151,19 @@ class CalleeResolver:
         cannot see (`nn.Module`, an imported class), which may define any name."""
         return self._lookup_order(cls)[0]
 
+    def base_names(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The names of the class's bases and of theirs in this file (`MLBaseClass` for
+        `class Maml(MLBaseClass)`, whether defined here or imported): what a caller
+        search in another file knows the base classes by."""
+        order: list[cst.ClassDef | tuple[str, cst.BaseExpression]] = []
+        self._depth_first(cls, order, [])
+        names = {
+            entry[0].rsplit(".", 1)[-1] if isinstance(entry, tuple) else entry.name.value
+            for entry in order[1:]
+        }
+        names.discard(cls.name.value)
+        return frozenset(names)
+
     def inherited_import(self, call: cst.Call) -> tuple[str, int, str] | None:
         """For `self.m(...)` whose class and bases of this file define no `m`: the
         (module, relative level, `Base.m`) of the imported base class the lookup reaches
@@ -202,7 +217,7 @@ class CalleeResolver:
             for i, entry in enumerate(order):
                 if last[keys[i]] != i:
                     continue
-                if type(entry) is tuple:
+                if isinstance(entry, tuple):
                     unseen = entry[1]
                     break
                 classes.append(entry)

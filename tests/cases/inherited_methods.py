@@ -125,3 +125,44 @@ class GuardedScorer(Predictor):
             correct = (self.predict(net, x) == y).sum().item()
         net.train()
         return correct
+
+
+# -- a base class's call decides the grad mode its subclass's override runs in --------
+
+
+class Learner:
+    def fit(self, x):
+        self.loss(x).backward()
+        with torch.no_grad():
+            self.update(0.1)
+
+
+class Linear(Learner, nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(3))
+
+    def loss(self, x):
+        return (self.w * x).sum()
+
+    def update(self, lr):
+        # trap: Learner.fit, the only caller, runs it under no_grad
+        self.w -= lr * self.w.grad
+
+
+class EagerLearner:
+    def fit(self, x):
+        self.loss(x).backward()
+        self.update(0.1)
+
+
+class EagerLinear(EagerLearner, nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(3))
+
+    def loss(self, x):
+        return (self.w * x).sum()
+
+    def update(self, lr):
+        self.w -= lr * self.w.grad  # error: GL002
