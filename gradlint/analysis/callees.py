@@ -42,6 +42,7 @@ class CalleeResolver:
         # this file. Keyed by id, as LibCST's __hash__ runs in Python; the entry holds the
         # call, so its id is not reused while it is here.
         self._resolved: dict[int, tuple[cst.Call, cst.FunctionDef | None]] = {}
+        self._runs: dict[int, tuple[cst.Call, list[cst.FunctionDef]]] = {}  # the same, for runs
 
     def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         """Calls in this module that reach `func`: `f(...)` for a module-level or nested
@@ -75,8 +76,12 @@ class CalleeResolver:
         """Every function of this file the call may run: resolve's answer, and for
         `self.m(...)` in a base class's method, the overrides of `m` in the subclasses
         that inherit that method (on an instance of one, the override runs)."""
+        known = self._runs.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
         method = self.resolve(call)
         found = [method] if method is not None else []
+        self._runs[id(call)] = (call, found)
         target = call.func
         if (
             type(target) is cst.Attribute
