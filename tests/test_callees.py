@@ -379,3 +379,62 @@ def test_a_caller_query_with_bases_is_recorded_and_read_back():
         assert MethodQuery.from_key(query.key("/root")) == (query, "/root")
     # a key recorded before queries had bases still reads back
     assert '"B"' not in plain.key("/root") and plain.key("/root").count("[]") == 3
+
+
+def test_a_method_of_an_instance_held_in_an_attribute_is_looked_up_through_its_bases():
+    from gradlint.analysis.facts import FileFacts
+
+    source = textwrap.dedent(LEARNER) + textwrap.dedent(
+        """
+        class Sub(Learner):
+            pass
+
+
+        class Trainer:
+            def __init__(self):
+                self.learner = Sub()
+
+            def fit(self):
+                self.learner.step(0.1)
+        """
+    )
+    facts = FileFacts(cst.parse_module(source))
+    (call,) = [
+        c
+        for c in facts.index.calls
+        if type(c.func) is cst.Attribute and c.func.attr.value == "step"
+    ]
+    found = facts.summaries.method_of_instance(call)
+    assert _qualified(facts.index, found) == "Learner.step"
+
+
+def test_an_inherited_update_method_of_a_tracker_is_summarised():
+    from gradlint.analysis.facts import FileFacts
+
+    source = textwrap.dedent(
+        """
+        class Meter:
+            def __init__(self):
+                self.sum = 0
+
+            def update(self, val):
+                self.sum += val
+
+
+        class LossMeter(Meter):
+            pass
+
+
+        def run(losses):
+            meter = LossMeter()
+            for loss in losses:
+                meter.update(loss)
+        """
+    )
+    facts = FileFacts(cst.parse_module(source))
+    (call,) = [
+        c
+        for c in facts.index.calls
+        if type(c.func) is cst.Attribute and c.func.attr.value == "update"
+    ]
+    assert facts.summaries.instance_method(call) == (["self", "val"], {"val"})

@@ -344,9 +344,10 @@ class FunctionSummaries:
         assert type(call.func) is cst.Attribute
         for cls in self.index.classes:
             if cls.name.value == cls_name:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == call.func.attr.value:
-                        return stmt
+                # its own method, or one it inherits from a base class of this file
+                found = self.callees.method_of(cls, call.func.attr.value)
+                if found is not None:
+                    return found
         return None
 
     def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
@@ -360,11 +361,12 @@ class FunctionSummaries:
         method = call.func.attr.value
         for cls in self.index.classes:
             if cls.name.value == cls_name:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == method:
-                        summary = self.of(stmt)
-                        return summary.params, summary.accumulated_params
-                return None
+                # its own method, or one it inherits from a base class of this file
+                found = self.callees.method_of(cls, method)
+                if found is None:
+                    return None
+                summary = self.of(found)
+                return summary.params, summary.accumulated_params
         origin = self.index.imported_from.get(cls_name)
         if origin is None or origin[2] is None or self.project is None:
             return None
