@@ -5,8 +5,11 @@ A method is looked up through the class's bases of this file, left to right and 
 first (Python's order for single inheritance and for simple mixins): `self.helper()` in
 a subclass runs the base class's `helper`. A base the file cannot see (imported, or an
 expression) may define any name, so a lookup that reaches one before finding the name
-answers nothing. And `self.m()` in a base class's method may run a subclass's override
-of `m`: that call is one of the override's callers too."""
+answers nothing; `super().m()` looks in the bases after the enclosing class. And
+`self.m()` in a base class's method may run a subclass's override of `m`: that call is
+one of the override's callers too (`runs` gives every function a call may run). A base
+imported from the project is named for its summary (`inherited_import`), and for the
+caller search in its file (`base_names`)."""
 
 from __future__ import annotations
 
