@@ -129,19 +129,26 @@ class ForwardAnalysis:
         this file and of the project's other files (see analysis.project)."""
         summaries = self.summaries
         found: list[cst.BaseExpression] = []
-        local = summaries.resolve(call)
-        if local is not None:
+        # `self.evaluation(net, ...)` in a base class runs a subclass's override too
+        locals_run = summaries.callees.runs(call)
+        if any(self.differentiates(local) for local in locals_run):
+            # the call must keep recording (a MAML evaluation): inference_forwards'
+            return []
+        for local in locals_run:
             summary = summaries.of(local)
-            if self.differentiates(local):
-                return []
             for param in summary.forwarded_params:
                 argument = summary.forwarded_argument(call, param)
-                if argument is not None and any(
-                    self.grad_mode.mode_at(forward).value == "recording"
-                    and self.output_is_kept(forward)
-                    for forward in summary.forwards[param]
+                if (
+                    argument is not None
+                    and all(argument is not a for a in found)
+                    and any(
+                        self.grad_mode.mode_at(forward).value == "recording"
+                        and self.output_is_kept(forward)
+                        for forward in summary.forwards[param]
+                    )
                 ):
                     found.append(argument)
+        if locals_run:
             return found
         external = summaries.resolve_external(call)
         if external is None or external.differentiates or external.no_grad:
@@ -165,18 +172,19 @@ class ForwardAnalysis:
         judged at the forward, not at the call: the call itself must keep recording.
         A helper that does not differentiate is `inference_arguments`'."""
         summaries = self.summaries
-        local = summaries.resolve(call)
-        if local is None or not self.differentiates(local):
-            return []
-        summary = summaries.of(local)
         found: list[tuple[cst.BaseExpression, cst.Call]] = []
-        for param in summary.forwarded_params:
-            argument = summary.forwarded_argument(call, param)
-            if argument is None:
+        # `self.evaluation(net, ...)` in a base class runs a subclass's override too
+        for local in summaries.callees.runs(call):
+            if not self.differentiates(local):
                 continue
-            for forward in summary.forwards[param]:
-                if self.forward_is_inference(forward, param):
-                    found.append((argument, forward))
+            summary = summaries.of(local)
+            for param in summary.forwarded_params:
+                argument = summary.forwarded_argument(call, param)
+                if argument is None:
+                    continue
+                for forward in summary.forwards[param]:
+                    if self.forward_is_inference(forward, param):
+                        found.append((argument, forward))
         return found
 
     def forward_is_inference(self, forward: cst.Call, model: str) -> bool:

@@ -212,7 +212,7 @@ class GradModeAnalysis:
             return False
         if self.callers_of(func) or self.callees.handed_on(func):
             return False
-        query = callers_query(self.index, project, func)
+        query = callers_query(self.callees, project, func)
         if query is None:
             return False
         calls = project.method_calls(query)
@@ -220,12 +220,13 @@ class GradModeAnalysis:
 
 
 def callers_query(
-    index: FileIndex, project: ProjectIndex, func: cst.FunctionDef
+    callees: CalleeResolver, project: ProjectIndex, func: cst.FunctionDef
 ) -> MethodQuery | None:
     """The caller search's question about `func`, a module-level function or a method:
-    who in the project's other files calls it? None for a nested function, which is
-    called where it is defined. GL004/GL012's grad mode and impact ask the same one, so
-    its answer is searched once."""
+    who in the project's other files calls it (a base class's `self.func()` included)?
+    None for a nested function, which is called where it is defined. GL004/GL012's grad
+    mode and impact ask the same one, so its answer is searched once."""
+    index = callees.index
     cls = index.enclosing_class(func)
     if cls is None and index.scope_of(func) is not index.module:
         return None
@@ -242,4 +243,5 @@ def callers_query(
         frozenset(),
         frozenset(),
         methods,
+        callees.base_names(cls) if cls is not None else frozenset(),
     )

@@ -229,7 +229,7 @@ class ImpactAnalysis:
             return None
         if called_implicitly(func.name.value):
             return None  # `model(x)` runs forward: the calls by name are not all of them
-        query = callers_query(self.index, project, func)
+        query = callers_query(self.callees, project, func)
         if query is None:
             return None
         contexts = caller_contexts(project, query)

@@ -1697,19 +1697,26 @@ class MethodQuery:
     evals: frozenset[str]  # the class's methods that switch it to eval mode
     resets: frozenset[str]  # those that may switch it back (or rebuild it)
     methods: frozenset[str]  # every method the class defines
+    # the names of the class's base classes, theirs in its file included: `self.method()`
+    # in one of them runs the class's own method on an instance of the class
+    bases: frozenset[str] = frozenset()
 
     def key(self, root: str) -> str:
         """The dependency a search for these calls under root is recorded as."""
         fields = [self.class_file, self.class_name, self.method, self.attribute, root]
         sets = [sorted(self.evals), sorted(self.resets), sorted(self.methods)]
+        if self.bases:  # absent otherwise: the keys recorded before bases stay valid
+            sets.append(sorted(self.bases))
         return SEARCH_PREFIX + json.dumps([fields, sets])
 
     @classmethod
     def from_key(cls, key: str) -> tuple[MethodQuery, str]:
         fields, sets = json.loads(key[len(SEARCH_PREFIX) :])
         class_file, class_name, method, attribute, root = fields
-        evals, resets, methods = (frozenset(x) for x in sets)
-        return cls(class_file, class_name, method, attribute, evals, resets, methods), root
+        evals, resets, methods, *rest = (frozenset(x) for x in sets)
+        bases = rest[0] if rest else frozenset()
+        query = cls(class_file, class_name, method, attribute, evals, resets, methods, bases)
+        return query, root
 
 
 def _tree_memo(tree: ast.Module) -> dict:
@@ -2052,10 +2059,20 @@ class _ScopeCalls:
     def _receiver_kind(self, name: str) -> bool | None:
         """True: may be an instance of the class; False: is not; None: cannot tell."""
         if name in ("self", "cls"):
+            query = self.search.query
             if self.class_name is None:
                 return None
-            if self.class_name == self.search.query.class_name:
+            if self.class_name == query.class_name:
                 return None  # the class calling its own method: its entry state is its own
+            if self.class_name in query.bases:
+                # a base class calling the method on itself: on an instance of the
+                # queried class that is its override, unless that class overrides the
+                # calling method too (then this one never runs on it)
+                owner = self.owner
+                return not (
+                    isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and owner.name in query.methods
+                )
             return self._class_bases_unrelated()
         constructors = [stmt.value for stmt in self.scope.assigned.get(name, ())]
         if not constructors:

@@ -185,7 +185,8 @@ class FunctionSummaries:
         whose result is bound, and most modules need not be summarised to answer."""
         if self.project is None:
             return None
-        found = self._external_target(call)
+        # `self.evaluate(...)`: a method inherited from a base imported from the project
+        found = self._external_target(call) or self.callees.inherited_import(call)
         if found is None:
             return self._star_imported(call, returning_eval_model, making_numbers)
         module, level, name = found
@@ -335,9 +336,10 @@ class FunctionSummaries:
         assert type(call.func) is cst.Attribute
         for cls in self.index.classes:
             if cls.name.value == cls_name:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == call.func.attr.value:
-                        return stmt
+                # its own method, or one it inherits from a base class of this file
+                found = self.callees.method_of(cls, call.func.attr.value)
+                if found is not None:
+                    return found
         return None
 
     def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
@@ -351,11 +353,12 @@ class FunctionSummaries:
         method = call.func.attr.value
         for cls in self.index.classes:
             if cls.name.value == cls_name:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == method:
-                        summary = self.of(stmt)
-                        return summary.params, summary.accumulated_params
-                return None
+                # its own method, or one it inherits from a base class of this file
+                found = self.callees.method_of(cls, method)
+                if found is None:
+                    return None
+                summary = self.of(found)
+                return summary.params, summary.accumulated_params
         origin = self.index.imported_from.get(cls_name)
         if origin is None or origin[2] is None or self.project is None:
             return None

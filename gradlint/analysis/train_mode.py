@@ -142,6 +142,8 @@ class TrainModeAnalysis:
         project = self.summaries.project if self.summaries is not None else None
         if project is None or not project.enabled:
             return []
+        assert self.summaries is not None
+        callees = self.summaries.callees
         found: list[ModeSwitch] = []
         for cls, attribute, switches in self._attribute_switches(direct):
             if not any(s.to_eval for s in switches):
@@ -170,6 +172,7 @@ class TrainModeAnalysis:
                     frozenset(evals),
                     frozenset(resets),
                     names,
+                    callees.base_names(cls),
                 )
                 calls = project.method_calls(query)
                 if not calls or not all(c.after_eval for c in calls):
