@@ -276,6 +276,19 @@ def _block_fields(cls: type) -> tuple[str, ...]:
     return found
 
 
+def ast_dotted_name(node: ast.AST) -> str | None:
+    """`a.b.c` of an `ast` Name/Attribute chain, the name the import map resolves; None
+    for anything else (a call, a subscript). LibCST's is index.dotted_name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
 def ast_import_map(tree: ast.Module) -> ImportMap:
     """The imports of an `ast` tree, at any depth, in source order; read once per tree
     (kept on it) by a walk of its statements only, not of their expressions."""

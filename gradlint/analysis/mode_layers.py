@@ -26,7 +26,7 @@ import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from gradlint.analysis.imports import ast_import_map
+from gradlint.analysis.imports import ast_dotted_name, ast_import_map
 from gradlint.analysis.torch_api import (
     MODE_ARGUMENT_FUNCTIONALS,
     MODE_DEPENDENT_FUNCTIONS,
@@ -104,17 +104,6 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def constant_arguments(
     args: Iterable[ast.expr], keywords: Iterable[ast.keyword]
 ) -> tuple[list[object], dict[str, object]]:
@@ -159,7 +148,7 @@ class _Reading:
         parts = ClassModeParts()
         holding_base = False
         for base in cls.bases:
-            name = _dotted(base)
+            name = ast_dotted_name(base)
             if name is None:
                 parts.opaque = True
                 continue
@@ -199,7 +188,7 @@ class _Reading:
         called = {id(call.func) for call in nodes.calls}
         for named in nodes.layer_names:
             if id(named) not in called:
-                if self._qualified(_dotted(named) or "").startswith("torch.nn."):
+                if self._qualified(ast_dotted_name(named) or "").startswith("torch.nn."):
                     parts.opaque = True
         self._read_parameters(nodes, holding_base, parts)
         parts.refs = sorted(set(parts.refs))
@@ -208,13 +197,13 @@ class _Reading:
     def _read_call(self, call: ast.Call, parts: ClassModeParts, bound: set[str]) -> str | None:
         """Note what the call builds; the name of a function of the file to read too."""
         func = call.func
-        name = _dotted(func)
+        name = ast_dotted_name(func)
         if name is None:
             if isinstance(func, ast.Call):
                 parts.opaque = True  # `getattr(nn, kind)()`
-            elif isinstance(func, ast.Subscript) and not (_dotted(func.value) or "").startswith(
-                "self."
-            ):
+            elif isinstance(func, ast.Subscript) and not (
+                ast_dotted_name(func.value) or ""
+            ).startswith("self."):
                 parts.opaque = True  # `LAYERS[kind]()`; not `self.blocks[i](h)`
             return None
         qualified = self._qualified(name)
@@ -223,7 +212,7 @@ class _Reading:
             if last in MODE_ARGUMENT_FUNCTIONALS:
                 for keyword in call.keywords:
                     if keyword.arg == "training" and _constant(keyword.value) is NOT_CONSTANT:
-                        if _dotted(keyword.value) != "self.training":  # read as such
+                        if ast_dotted_name(keyword.value) != "self.training":  # read as such
                             parts.opaque = True
             return None
         if qualified in MODE_DEPENDENT_FUNCTIONS:
@@ -276,13 +265,13 @@ class _Reading:
             return
         for assign in nodes.assigns:
             if _names_in(assign.value) & params and any(
-                (_dotted(target) or "") in nodes.run_attributes for target in assign.targets
+                (ast_dotted_name(target) or "") in nodes.run_attributes for target in assign.targets
             ):
                 parts.opaque = True
                 return
         for call in nodes.calls:
             func = call.func
-            last = func.attr if isinstance(func, ast.Attribute) else _dotted(func) or ""
+            last = func.attr if isinstance(func, ast.Attribute) else ast_dotted_name(func) or ""
             holder = (
                 last in MODE_HOLDING_MODULES
                 or last in MODULE_HOLDING_METHODS
@@ -343,7 +332,7 @@ class _Nodes:
                 target = target.value
             if isinstance(target, ast.Subscript):
                 target = target.value
-        name = _dotted(target)
+        name = ast_dotted_name(target)
         if name is not None and name.startswith("self.") and name.count(".") == 1:
             self.run_attributes.add(name)
 

@@ -34,6 +34,22 @@ from gradlint.analysis.values import ValueAnalysis
 _CONDITIONAL = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp)
 
 
+def parameter_owners(index: FileIndex, expr: cst.CSTNode) -> set[str]:
+    """The modules (dotted names as written) whose `.parameters()` (or `named_parameters`,
+    ...) `expr` asks for: what an optimizer built from it holds."""
+    found: set[str] = set()
+    for node in index.walk(expr):
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in PARAMETER_ITERATORS
+        ):
+            owner = dotted_name(node.func.value)
+            if owner is not None:
+                found.add(owner)
+    return found
+
+
 @dataclass(frozen=True)
 class ParameterStep:
     """A statement of a scope that steps an optimizer holding known modules."""
@@ -93,17 +109,7 @@ class OptimizerHoldings:
         params = keyword_arg(value, "params", 0)
         if params is None or params.star:
             return frozenset()
-        found: set[str] = set()
-        for node in self.index.walk(params.value):
-            if (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in PARAMETER_ITERATORS
-            ):
-                owner = dotted_name(node.func.value)
-                if owner is not None:
-                    found.add(owner)
-        return frozenset(found)
+        return frozenset(parameter_owners(self.index, params.value))
 
     def steps_in(self, scope: cst.CSTNode) -> list[ParameterStep]:
         """The optimizer steps of a scope (its own, and those of this file's helpers it

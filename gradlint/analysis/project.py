@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
-from gradlint.analysis.imports import ImportMap, ast_import_map
+from gradlint.analysis.imports import ImportMap, ast_dotted_name, ast_import_map
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
@@ -273,26 +273,15 @@ _RECENT_AST_SIZE = [0]
 _WARNINGS_LOCK = threading.Lock()
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _manager(expr: ast.AST, imports: ImportMap) -> tuple[str | None, list[bool | None] | None]:
     """(what `expr` names, resolved through the imports; its first argument as a literal
     bool, or None when it is not called) as summary_facts reads a grad-mode manager."""
     if isinstance(expr, ast.Call):
-        dotted = _dotted(expr.func)
+        dotted = ast_dotted_name(expr.func)
         first = [*expr.args, *(k.value for k in expr.keywords)][:1]
         flags: list[bool | None] | None = [_bool_constant(v) for v in first]
     else:
-        dotted, flags = _dotted(expr), None
+        dotted, flags = ast_dotted_name(expr), None
     return (imports.qualify(dotted) if dotted is not None else None), flags
 
 
@@ -320,7 +309,7 @@ def _setter_effect(stmt: ast.stmt, imports: ImportMap) -> GradMode | None:
     """`torch.set_grad_enabled(False)` as a statement: the mode of the rest of its block."""
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return None
-    dotted = _dotted(stmt.value.func)
+    dotted = ast_dotted_name(stmt.value.func)
     if dotted is None or grad_api(imports.qualify(dotted)) != GRAD_MODE_SETTER:
         return None
     return grad_mode_effect(*_manager(stmt.value, imports))
@@ -332,7 +321,7 @@ def _differentiates(call: ast.Call, imports: ImportMap, dotted: str | None = Non
     caller has it already."""
     func = call.func
     if dotted is None:
-        dotted = _dotted(func)
+        dotted = ast_dotted_name(func)
     method = func.attr if isinstance(func, ast.Attribute) else None
     return (
         differentiation_kind(
@@ -348,9 +337,9 @@ def _differentiates(call: ast.Call, imports: ImportMap, dotted: str | None = Non
 def _step_operands(call: ast.Call) -> tuple[str | None, list[str | None]]:
     """(the receiver's dotted name, the arguments'), as summary_facts reads a `.step`."""
     func = call.func
-    receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
+    receiver = ast_dotted_name(func.value) if isinstance(func, ast.Attribute) else None
     values = [*call.args, *(k.value for k in call.keywords)]
-    return receiver, [_dotted(v) for v in values]
+    return receiver, [ast_dotted_name(v) for v in values]
 
 
 # Nodes that hold nothing a summary reads: names, constants, and the context and
@@ -518,7 +507,7 @@ class _FunctionWalk:
     def _statement(self, node: ast.Expr) -> None:
         call = node.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            receiver = _dotted(call.func.value)
+            receiver = ast_dotted_name(call.func.value)
             mode = _mode_switch(call)
             if receiver is not None and mode is not None:
                 self.modes[receiver] = mode
@@ -529,7 +518,7 @@ class _FunctionWalk:
         if isinstance(node.op, ast.Add):
             added = node.value.id if isinstance(node.value, ast.Name) else None
             self._accumulated(
-                accumulated_parameter(_dotted(node.target), added, self.function.params)
+                accumulated_parameter(ast_dotted_name(node.target), added, self.function.params)
             )
 
     def _accumulated(self, param: str | None) -> None:
@@ -547,9 +536,9 @@ class _FunctionWalk:
         ):
             added = node.args[0].id
             self._accumulated(
-                accumulated_parameter(_dotted(func.value), added, self.function.params)
+                accumulated_parameter(ast_dotted_name(func.value), added, self.function.params)
             )
-        dotted = _dotted(func)
+        dotted = ast_dotted_name(func)
         forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
             self.function.forwards.setdefault(forwarded, []).append(
@@ -571,7 +560,7 @@ def _returns_python(value: ast.AST | None) -> bool:
     if isinstance(value, ast.Constant):
         return True
     if isinstance(value, ast.Call):
-        name = _dotted(value.func) or ""
+        name = ast_dotted_name(value.func) or ""
         if name in PYTHON_VALUE_BUILTINS:
             return True
         if isinstance(value.func, ast.Attribute) and value.func.attr in PYTHON_NUMBER_METHODS:
@@ -696,7 +685,7 @@ def _plain_return(value: ast.AST | None, params: list[str]) -> bool:
     if value is None or _returns_python(value):
         return True
     if isinstance(value, ast.Call):
-        name = _dotted(value.func) or ""
+        name = ast_dotted_name(value.func) or ""
         if name.split(".", 1)[0] in ("np", "numpy"):
             return not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value))
     return False
@@ -730,7 +719,7 @@ def _summarise_function(
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
-    returned = {_dotted(value) if value is not None else None for value in visitor.returns}
+    returned = {ast_dotted_name(value) if value is not None else None for value in visitor.returns}
     model = next(iter(returned)) if len(returned) == 1 else None
     function.returns_eval_model = model is not None and visitor.modes.get(model) is True
     function.eval_params = [p for p in params if visitor.modes.get(p) is True]
@@ -842,7 +831,7 @@ def _mode_manager(
         for stmt in ast.walk(init):
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
                 for target in stmt.targets:
-                    name = _dotted(target) or ""
+                    name = ast_dotted_name(target) or ""
                     if name.startswith("self.") and stmt.value.id in (*params, vararg):
                         stored[name] = stmt.value.id
         switched = _switched_to_eval(enter, stored)
@@ -871,14 +860,14 @@ def _switched_to_eval(
     loops: dict[str, str] = {}
     for stmt in ast.walk(func):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.target, ast.Name):
-            source = sources.get(_dotted(stmt.iter) or "")
+            source = sources.get(ast_dotted_name(stmt.iter) or "")
             if source is not None:
                 loops[stmt.target.id] = source
     found: set[str] = set()
     for call in ast.walk(func):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             continue
-        receiver = _dotted(call.func.value) or ""
+        receiver = ast_dotted_name(call.func.value) or ""
         source = sources.get(receiver) or loops.get(receiver)
         if source is not None and _mode_switch(call) is True:
             found.add(source)
@@ -913,7 +902,7 @@ def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
             for t in node.targets
         ):
             continue
-        built = (_dotted(node.value.func) or "").rsplit(".", 1)[-1]
+        built = (ast_dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
         if built in PARAMETRIC_LAYERS or built in CONTAINER_MODULES:
             return True
     return False
@@ -1858,7 +1847,7 @@ class _CallerSearch:
         """`name` imported from the queried file (`from m import name`), or an attribute
         of that module (`m.name` after `import m` or `from pkg import m`), as the imports
         of `owner` (a function, or the module) read it."""
-        dotted = _dotted(func)
+        dotted = ast_dotted_name(func)
         if dotted is None:
             return False
         found = self.imports.target(dotted, lambda: None if owner is self.tree else owner)
@@ -2108,7 +2097,7 @@ class _ScopeCalls:
         than the queried one; this file's own class of the queried class's name is one."""
         if not isinstance(value, ast.Call):
             return False
-        name = _dotted(value.func)
+        name = ast_dotted_name(value.func)
         last = name.rsplit(".", 1)[-1] if name else ""
         if not last[:1].isupper():
             return False
@@ -2126,7 +2115,8 @@ class _ScopeCalls:
         assert self.class_name is not None
         for node in _facts_of(self.search.tree).classes.get(self.class_name, ()):
             if any(
-                _dotted(b) and (_dotted(b) or "").split(".")[-1] == self.search.query.class_name
+                ast_dotted_name(b)
+                and (ast_dotted_name(b) or "").split(".")[-1] == self.search.query.class_name
                 for b in node.bases
             ):
                 return None
@@ -2187,7 +2177,7 @@ class _ScopeCalls:
         func = call.func
         if not isinstance(func, ast.Attribute):
             return None
-        target = _dotted(func.value)
+        target = ast_dotted_name(func.value)
         method = func.attr
         if target == receiver:
             if method in query.evals:

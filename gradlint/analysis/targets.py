@@ -27,6 +27,7 @@ from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.optimizers import parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
@@ -38,7 +39,6 @@ from gradlint.analysis.torch_api import (
     MODULE_MODE_METHODS,
     MODULE_WRAPPING_METHODS,
     OPTIMIZER_CLASSES,
-    PARAMETER_ITERATORS,
     REDUCTIONS_WITH_INDICES,
     REGRESSION_LOSS_MODULES,
     REGRESSION_LOSSES,
@@ -486,15 +486,7 @@ class LossTargets:
                     qualified.startswith("torch.optim.") and last[:1].isupper()
                 ):
                     continue
-                for node in self.index.walk(call):
-                    if (
-                        type(node) is cst.Call
-                        and type(node.func) is cst.Attribute
-                        and node.func.attr.value in PARAMETER_ITERATORS
-                    ):
-                        owner = dotted_name(node.func.value)
-                        if owner is not None:
-                            found.add(owner)
+                found |= parameter_owners(self.index, call)
             self._optimized = found
         return self._optimized
 
