@@ -47,7 +47,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     WRAPPER_MODULES,
 )
-from gradlint.analysis.values import Kind, ValueAnalysis
+from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 # What a model built out of sight (a torchvision detector, a loaded checkpoint) shows of
 # itself: its parameters asked for or cleared, its weights loaded or saved, its mode
@@ -248,6 +248,10 @@ class ForwardAnalysis:
             if (binding, var) in seen or len(seen) > 500:
                 continue
             seen.add((binding, var))
+            if type(binding) is not cst.Expr and is_graph_free(
+                self.values.of_binding(binding, var)
+            ):
+                continue  # `loss, acc = fast_adapt(...)`: an accuracy carries no graph on
             if type(binding) is cst.Expr:
                 # stored in a container (`out.append(net(x))`): returned with it
                 if var in returned:
