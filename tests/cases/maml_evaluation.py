@@ -225,37 +225,3 @@ def main():
     net = Net()
     validate_in_train_mode(net, [])
 
-
-# -- a training function that returns only metrics keeps no evaluation graph ---------
-# It differentiates, and what it returns is computed from its evaluation's results, but
-# only from the accuracy (a helper's comparison of argmax results), which carries no
-# graph: the evaluation forward still wastes one, whoever calls it (out of sight here).
-
-
-def accuracy(logits, y):
-    predictions = logits.argmax(dim=1).view(y.shape)
-    return (predictions == y).sum().float() / y.size(0)
-
-
-def episode(net, x, y):
-    logits = net(x)
-    loss = nn.functional.cross_entropy(logits, y)
-    acc = accuracy(logits, y)
-    return loss, acc
-
-
-def train_and_validate(tasks):
-    net = Net()
-    opt = torch.optim.SGD(net.parameters(), 0.1)
-    for x, y in tasks:
-        loss, acc = episode(net, x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    net.eval()
-    total = 0.0
-    for x, y in tasks:
-        loss, acc = episode(net, x, y)  # error: GL004
-        total += acc
-    return acc, total / len(tasks)
-
