@@ -7,6 +7,8 @@ value is appended to, and through loops over them; a graph cut on the way
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
@@ -15,7 +17,7 @@ from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.torch_api import STORING_METHODS
-from gradlint.analysis.values import ValueAnalysis
+from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
 __all__ = ["STORING_METHODS", "DifferentiationReach"]
 
@@ -65,30 +67,48 @@ class DifferentiationReach:
         reached(node)
         if first and found:
             return found
-        statement = index.statement_of(node)
+        containers: set[str] = set()  # `losses.append(...)`: followed by name below
+        for use in self.reads_reached(node, containers):
+            reached(use)
+            if first and found:
+                return found
+        if containers:
+            for event in events:
+                if not any(e is event for e in found) and region.closure(event.roots) & containers:
+                    found.append(event)
+        return sorted(found, key=lambda e: index.order.get(e.call, 0))
+
+    def reads_reached(
+        self, node: cst.BaseExpression, containers: set[str], *, past_graph_free: bool = True
+    ) -> Iterator[cst.CSTNode]:
+        """Every read in its function that the result of `node` reaches, through the
+        names it is bound to and the values computed from them, past no `.item()` or
+        `.detach()` in a statement; the containers it is stored in (`out.append(...)`)
+        are added to `containers`, not followed. Without `past_graph_free`, a binding
+        the value analysis proves graph-free (`acc` of `loss, acc = f(...)`, an argmax
+        comparison) ends the way: no graph goes on through it."""
+        statement = self.index.statement_of(node)
         work = [(statement, var) for var in self.produced(node)]
         seen: set[tuple[cst.CSTNode, str]] = set()
-        containers: set[str] = set()
         while work:
             binding, var = work.pop()
             if (binding, var) in seen or len(seen) > 500:
                 continue
             seen.add((binding, var))
             if type(binding) is cst.Expr:
-                containers.add(var)  # `losses.append(...)`: followed by name below
+                containers.add(var)
+                continue
+            if not past_graph_free and is_graph_free(self.values.of_binding(binding, var)):
                 continue
             for use in self.values.uses_reached(binding, var):
                 if self._cut_within_statement(use):
                     continue
-                reached(use)
-                if first and found:
-                    return found
+                yield use
                 work.extend(self.flows_into(use))
-        if containers:
-            for event in events:
-                if not any(e is event for e in found) and region.closure(event.roots) & containers:
-                    found.append(event)
-        return sorted(found, key=lambda e: index.order.get(e.call, 0))
+
+    def cut_within_statement(self, node: cst.CSTNode) -> bool:
+        """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
+        return self._cut_within_statement(node)
 
     def _cut_within_statement(self, node: cst.CSTNode) -> bool:
         statement = self.index.statement_of(node)

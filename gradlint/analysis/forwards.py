@@ -47,7 +47,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     WRAPPER_MODULES,
 )
-from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
+from gradlint.analysis.values import Kind, ValueAnalysis
 
 # What a model built out of sight (a torchvision detector, a loaded checkpoint) shows of
 # itself: its parameters asked for or cleared, its weights loaded or saved, its mode
@@ -227,7 +227,7 @@ class ForwardAnalysis:
         the values computed from it?"""
         index = self.index
         statement = index.statement_of(call)
-        if self._cut_in_statement(call, statement):
+        if self.reach.cut_within_statement(call):
             return False
         if isinstance(statement, cst.Return) or any(
             type(anc) is cst.Yield for anc in index.ancestors(call)
@@ -241,41 +241,15 @@ class ForwardAnalysis:
         }
         if not returned:
             return False
-        work = [(statement, var) for var in self.reach.produced(call)]
-        seen: set[tuple[cst.CSTNode, str]] = set()
-        while work:
-            binding, var = work.pop()
-            if (binding, var) in seen or len(seen) > 500:
-                continue
-            seen.add((binding, var))
-            if type(binding) is not cst.Expr and is_graph_free(
-                self.values.of_binding(binding, var)
+        # `loss, acc = fast_adapt(...)`: an accuracy carries no graph on to the return
+        containers: set[str] = set()
+        for use in self.reach.reads_reached(call, containers, past_graph_free=False):
+            if isinstance(index.statement_of(use), cst.Return) or any(
+                type(anc) is cst.Yield for anc in index.ancestors(use)
             ):
-                continue  # `loss, acc = fast_adapt(...)`: an accuracy carries no graph on
-            if type(binding) is cst.Expr:
-                # stored in a container (`out.append(net(x))`): returned with it
-                if var in returned:
-                    return True
-                continue
-            for use in self.values.uses_reached(binding, var):
-                statement = index.statement_of(use)
-                if self._cut_in_statement(use, statement):
-                    continue
-                if isinstance(statement, cst.Return) or any(
-                    type(anc) is cst.Yield for anc in index.ancestors(use)
-                ):
-                    return True
-                work.extend(self.reach.flows_into(use))
-        return False
-
-    def _cut_in_statement(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
-        """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
-        for anc in self.index.ancestors(node):
-            if anc is statement:
-                return False
-            if self.flow.is_graph_cut(anc):
                 return True
-        return False
+        # stored in a container (`out.append(net(x))`): returned with it
+        return bool(containers & returned)
 
     def graph_used_beyond_its_result(self, call: cst.Call, model: str) -> bool:
         """`graph_is_used` but for a differentiation its result reaches: an input that
