@@ -158,6 +158,7 @@ class FileContext:
         group: Group | None = None,
         latent: bool = False,
         runs_at: Sequence[cst.CSTNode] = (),
+        paid_at: cst.CSTNode | None = None,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -174,7 +175,10 @@ class FileContext:
             if item not in places:
                 places.append(item)
         group = group or rule.group
-        impact = self.impact.of_runs_at(node, runs_at) if runs_at else self.impact.of(node)
+        if runs_at:
+            impact = self.impact.of_runs_at(paid_at if paid_at is not None else node, runs_at)
+        else:
+            impact = self.impact.of(node)
         if group is None:
             severity = rule.severity
         else:

@@ -162,6 +162,23 @@ class ForwardAnalysis:
                 found.append(call.args[position].value)
         return found
 
+    def helper_forwards(self, call: cst.Call, model: str) -> list[cst.Call]:
+        """The forwards of `model` that a helper of this file runs when `call` hands the
+        model to it (`evaluate(model, loader)` runs `net(x)` inside), the one in the
+        most frequent loop of the helper first; [] when `call` is no such helper call.
+        Only this file's helpers: another file's forwards are out of sight."""
+        summaries = self.summaries
+        found: list[cst.Call] = []
+        for local in summaries.callees.runs(call):
+            summary = summaries.of(local)
+            for param in summary.forwarded_params:
+                argument = summary.forwarded_argument(call, param)
+                if argument is not None and dotted_name(argument) == model:
+                    found.extend(summary.forwards.get(param, ()))
+        # a forward inside a loop of the helper first: where the cost is paid per batch
+        found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))
+        return found
+
     def inference_forwards(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.Call]]:
         """(argument, forward) for a call of this file's helper that differentiates (a
         MAML evaluation that adapts with `autograd.grad`, then predicts the query set):

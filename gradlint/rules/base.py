@@ -118,6 +118,7 @@ class Rule:
         group: Group | None = None,
         latent: bool = False,
         runs_at: Sequence[cst.CSTNode] = (),
+        paid_at: cst.CSTNode | None = None,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -132,7 +133,10 @@ class Rule:
         that runs once): at most a warning.
         `runs_at`: where the cost is paid, when only some calls of the reported code pay it
         (the evaluating call of a function that trains or evaluates by a flag): the impact
-        is the most frequent of theirs, not the reported node's."""
+        is the most frequent of theirs, not the reported node's.
+        `paid_at`: with `runs_at`, the node whose loops inside its own function decide
+        first (the forward inside a helper the reported call runs); the reported node
+        by default."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
@@ -148,6 +152,7 @@ class Rule:
             group=group,
             latent=latent,
             runs_at=runs_at,
+            paid_at=paid_at,
         )
 
     @classmethod

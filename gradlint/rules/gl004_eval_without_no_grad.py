@@ -185,11 +185,16 @@ class EvalWithoutNoGrad(Rule):
             return
         if facts.frameworks.is_foreign(call):
             return
-        if facts.forwards.records_nothing(call, model):
-            return  # a parameterless module on inputs without history builds no graph
-        if not facts.forwards.output_is_kept(call) and not facts.forwards.output_is_kept(at):
-            return
+        if facts.forwards.records_nothing(call, model) or facts.forwards.is_frozen(model, at):
+            return  # a parameterless or frozen module on inputs without history: no graph
         forwards = facts.forwards
+        # A helper's own forwards were asked whether they keep their output
+        # (inference_arguments); what the helper returns, an accuracy printed at once
+        # (`print(evaluate(model, loader))`), says nothing of the graph inside it.
+        helper = at is call and _called_model(call, forwards.forward_methods()) != model
+        inside = forwards.helper_forwards(call, model) if helper else []
+        if not helper and not forwards.output_is_kept(call) and not forwards.output_is_kept(at):
+            return
         if at is call and forwards.graph_is_used(call, model):
             self._check_flag_paths(call, model)  # the backward under `if train:`
             return
@@ -212,6 +217,9 @@ class EvalWithoutNoGrad(Rule):
             confidence=Confidence.LOW
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
+            # a helper's batch loop makes its forward run per batch, whatever its call
+            runs_at=[reported] if inside else (),
+            paid_at=inside[0] if inside else None,
         )
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:

@@ -1,0 +1,84 @@
+"""An evaluation helper's forward is judged inside the helper: what the helper returns,
+an accuracy printed or logged at once (`print(evaluate(model, loader))`), says nothing
+of the graph its forward builds, in this file or in another."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from test_project import findings, write
+
+from gradlint.config import Config
+from gradlint.engine import lint_source
+
+EVALUATE = """
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+"""
+
+TRAIN = """
+import torch
+import torch.nn as nn
+IMPORT
+
+
+def main(loader):
+    model = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        model.train()
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        print(evaluate(model, loader))
+"""
+
+
+def _one_file(train: str) -> list[tuple[str, str, str]]:
+    source = textwrap.dedent(EVALUATE + train.replace("IMPORT", ""))
+    lines = source.splitlines()
+    return [
+        (d.code, lines[d.start.line - 1].strip(), d.impact.value if d.impact else "")
+        for d in lint_source(source, "train.py", Config(preview=True))
+    ]
+
+
+def test_a_printed_helper_result_still_wastes_the_helpers_graph():
+    # the helper walks a loader: its forward runs per batch, whatever its call
+    assert _one_file(TRAIN) == [("GL004", "print(evaluate(model, loader))", "per-batch")]
+
+
+def test_the_helpers_result_bound_to_a_name_is_the_same_finding():
+    bound = TRAIN.replace(
+        "print(evaluate(model, loader))", "acc = evaluate(model, loader)\n        print(acc)"
+    )
+    assert _one_file(bound) == [("GL004", "acc = evaluate(model, loader)", "per-batch")]
+
+
+def test_a_frozen_model_handed_to_the_helper_records_nothing():
+    # EfficientDet's coco_eval: `model.requires_grad_(False)` before `eval()`
+    frozen = TRAIN.replace(
+        "        model.eval()\n", "        model.requires_grad_(False)\n        model.eval()\n"
+    )
+    assert "requires_grad_(False)" in frozen
+    assert _one_file(frozen) == []
+
+
+def test_the_helper_in_another_file(tmp_path: Path):
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "utils.py": EVALUATE,
+            "train.py": TRAIN.replace("IMPORT", "from utils import evaluate"),
+        },
+    )
+    assert [code for _, code in findings(tmp_path / "train.py")] == ["GL004"]
