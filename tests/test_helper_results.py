@@ -82,3 +82,28 @@ def test_the_helper_in_another_file(tmp_path: Path):
         },
     )
     assert [code for _, code in findings(tmp_path / "train.py")] == ["GL004"]
+
+
+def test_a_frozen_submodule_leaves_the_model_recording():
+    # a frozen backbone while the head still requires grad: still a graph
+    with_backbone = (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.backbone = nn.Linear(3, 3)\n"
+        "        self.head = nn.Linear(3, 2)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.head(self.backbone(x))\n\n\n"
+    )
+    partly = (
+        TRAIN.replace("IMPORT", "IMPORT\n\n\n" + with_backbone)
+        .replace("nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.1))", "Net()")
+        .replace(
+            "        model.eval()\n",
+            "        model.backbone.requires_grad_(False)\n        model.eval()\n",
+        )
+    )
+    assert "model.backbone.requires_grad_(False)" in partly
+    assert _one_file(partly) == [("GL004", "print(evaluate(model, loader))", "per-batch")]
+    wholly = partly.replace("model.backbone.requires_grad_(False)", "model.requires_grad_(False)")
+    assert _one_file(wholly) == []

@@ -793,11 +793,13 @@ class ForwardAnalysis:
         bindings = set(self.values.bindings_of(head, use))
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
 
-    def is_frozen(self, model: str, use: cst.CSTNode) -> bool:
+    def is_frozen(self, model: str, use: cst.CSTNode, *, whole: bool = False) -> bool:
         """Are (some of) the model's parameters switched off where `use` runs:
         `model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
         `model.parameters()`? A frozen model on inputs without history records nothing.
-        Names are compared as written, so a switch on a submodule counts too.
+        Names are compared as written, so a switch on a submodule counts too; with
+        `whole`, only a switch of the model itself or of a module holding it does (a
+        frozen backbone leaves the head recording).
 
         The switches are read in order where they sit in the use's own function: a GAN
         freezes its critic for the generator's step and unfreezes it for its own, and a
@@ -809,7 +811,11 @@ class ForwardAnalysis:
         switches = [
             (at, off)
             for owner, at, off in self._frozen
-            if (owner == model or owner.startswith(model + ".") or model.startswith(owner + "."))
+            if (
+                owner == model
+                or (not whole and owner.startswith(model + "."))
+                or model.startswith(owner + ".")
+            )
             and (cls is None or self.index.is_inside(at, cls))
         ]
         if not any(off for _, off in switches):
