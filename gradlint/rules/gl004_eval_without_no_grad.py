@@ -51,11 +51,19 @@ class EvalWithoutNoGrad(Rule):
     ["train", "val"]:`) is read the same way, one iteration at a time, with the
     `"val"` element as the related location (no fix: one statement serves both).
 
+    A helper that runs the forward of the model it is handed (`evaluate(model,
+    loader)`, in this file or another) is reported at its call, whatever the caller does
+    with what it returns (`print(evaluate(model, loader))`: the accuracy is a number,
+    the graph was built inside); its impact is its forward's, per batch when the helper
+    walks a loader.
+
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
     whose every call in the project's other files is), and forwards
     whose result flows into `backward()` or `torch.autograd.grad` (eval mode used on
-    purpose to freeze batch norm while fine-tuning, adversarial examples, saliency).
+    purpose to freeze batch norm while fine-tuning, adversarial examples, saliency), and
+    a model frozen as a whole (`model.requires_grad_(False)`) on inputs without
+    history; a frozen backbone leaves the rest recording.
 
     A function that differentiates is judged forward by forward. A MAML evaluation
     that adapts on the support set with `autograd.grad` and then runs the query forward
