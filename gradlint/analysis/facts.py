@@ -124,7 +124,7 @@ class FileFacts:
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:
-        return TrainModeAnalysis(self.index, self.summaries)
+        return TrainModeAnalysis(self.index, self.summaries, self.bindings)
 
     @cached_property
     def path_conditions(self) -> PathConditions:

@@ -27,7 +27,7 @@ from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
@@ -485,7 +485,7 @@ class ForwardAnalysis:
             func.attr.value == "forward" or func.attr.value in self.forward_methods()
         ):
             target = func.value
-        name = dotted_name(target)
+        name = module_path(target)
         if name is None:
             return None
         if name == "self":
@@ -664,7 +664,7 @@ class ForwardAnalysis:
         file's module class that is not parameterless), or, for a model built out of
         sight (an imported class, a factory), from its `.parameters()` being asked for
         (handed to an optimizer, counted)."""
-        name = dotted_name(expr)
+        name = module_path(expr)
         if name is None:
             return False
         scope = self.index.scope_of(use)
@@ -779,7 +779,7 @@ class ForwardAnalysis:
             for call in self.index.calls:
                 func = call.func
                 if type(func) is cst.Attribute and func.attr.value in _PARAMETER_EVIDENCE:
-                    receiver = dotted_name(func.value)
+                    receiver = module_path(func.value)
                     if receiver is not None:
                         owners.setdefault(receiver, []).append(call)
             self._parameter_owners = owners
@@ -789,7 +789,7 @@ class ForwardAnalysis:
         if name.startswith("self."):
             cls = self.tensors._enclosing_class(use)
             return cls is not None and any(self.index.is_inside(c, cls) for c in calls)
-        head = name.split(".")[0]
+        head = path_root(name)
         bindings = set(self.values.bindings_of(head, use))
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
 
@@ -813,8 +813,8 @@ class ForwardAnalysis:
             for owner, at, off in self._frozen
             if (
                 owner == model
-                or (not whole and owner.startswith(model + "."))
-                or model.startswith(owner + ".")
+                or (not whole and _holds(model, owner))
+                or _holds(owner, model)
             )
             and (cls is None or self.index.is_inside(at, cls))
         ]
@@ -835,7 +835,7 @@ class ForwardAnalysis:
         for node in self.index.nodes:
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value == REQUIRES_GRAD_METHOD:
-                    owner = dotted_name(node.func.value)
+                    owner = module_path(node.func.value)
                     if owner is not None:
                         # `requires_grad_()` with no argument switches it on
                         off = bool(node.args) and not _is_true(node.args[0].value)
@@ -852,7 +852,7 @@ class ForwardAnalysis:
                     and iterable.func.attr.value in PARAMETER_ITERATORS
                 ):
                     continue
-                owner = dotted_name(iterable.func.value)
+                owner = module_path(iterable.func.value)
                 if owner is None:
                     continue
                 switches = {_requires_grad_switch(inner) for inner in self.index.walk(node.body)}
@@ -930,3 +930,8 @@ def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
         if node.func.attr.value == REQUIRES_GRAD_METHOD:
             return not node.args or _is_true(node.args[0].value)
     return None
+
+
+def _holds(owner: str, path: str) -> bool:
+    """Is the module at `path` inside the one at `owner` (`net.enc`, `nets[0]`)?"""
+    return path.startswith(owner) and path[len(owner) : len(owner) + 1] in (".", "[")

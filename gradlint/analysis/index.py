@@ -31,6 +31,54 @@ def dotted_name(node: cst.CSTNode | None) -> str | None:
     return None
 
 
+def module_path(node: cst.CSTNode | None) -> str | None:
+    """The key of a module reached by attributes and constant subscripts: `a.b.c` as
+    dotted_name spells it, and `model["f_base_net"]`, `nets[0]`, `self.nets["G"].enc`
+    with the key written as its repr (`model['f_base_net']`), so that one module kept
+    in a dict or list is one path whichever quotes name it. A key that is not a
+    constant (`nets[name]`) gives None: which element it is cannot be told."""
+    parts: list[str] = []
+    while True:
+        kind = type(node)
+        if kind is cst.Attribute:
+            parts.append("." + node.attr.value)  # type: ignore[union-attr]
+            node = node.value  # type: ignore[union-attr]
+        elif kind is cst.Subscript:
+            key = _constant_key(node)  # type: ignore[arg-type]
+            if key is None:
+                return None
+            parts.append(f"[{key}]")
+            node = node.value  # type: ignore[union-attr]
+        elif kind is cst.Name:
+            parts.append(node.value)  # type: ignore[union-attr]
+            return "".join(reversed(parts))
+        else:
+            return None
+
+
+def _constant_key(subscript: cst.Subscript) -> str | None:
+    if len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if type(index) is not cst.Index:
+        return None
+    value = index.value
+    if type(value) is cst.SimpleString:
+        evaluated = value.evaluated_value
+        return repr(evaluated) if isinstance(evaluated, str) else None
+    if type(value) is cst.Integer:
+        return str(value.evaluated_value)
+    return None
+
+
+def path_root(path: str) -> str:
+    """The variable a module path starts from: `model` for `model['f'].enc`."""
+    for position, char in enumerate(path):
+        if char in ".[":
+            return path[:position]
+    return path
+
+
 def target_names(target: cst.CSTNode) -> list[str]:
     """Dotted names bound by an assignment target (tuples and starred unpacked)."""
     if type(target) is cst.Name or type(target) is cst.Attribute:

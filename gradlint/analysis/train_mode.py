@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
+from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
@@ -62,13 +63,23 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     mode = mode_switch(func.attr.value, switch_arguments(call))
     if mode is None or mode is Mode.SET:
         return None
-    return dotted_name(func.value), mode is Mode.EVAL
+    return module_path(func.value), mode is Mode.EVAL
+
+
+# What gives a model's variable a new value whose mode this scope never set.
+_REBINDINGS = ASSIGNMENTS | {BindingKind.FOR, BindingKind.WITH}
 
 
 class TrainModeAnalysis:
-    def __init__(self, index: FileIndex, summaries: FunctionSummaries | None = None) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        summaries: FunctionSummaries | None = None,
+        bindings: ScopeBindings | None = None,
+    ) -> None:
         self.index = index
         self.summaries = summaries
+        self.bindings = bindings
         self._switches: list[ModeSwitch] | None = None
         self._direct: list[ModeSwitch] | None = None
         self._by_scope: dict[tuple[cst.CSTNode, str], list[ModeSwitch]] = {}
@@ -387,9 +398,10 @@ class TrainModeAnalysis:
 
     def _decide(self, switches: list[ModeSwitch], use: cst.CSTNode) -> ModeSwitch | None:
         anchors = [s.anchor for s in switches]
-        reaching = self.index.reaching(anchors, use)
-        if not reaching:
-            return None
+        rebinds = self._rebindings(switches[0].model, use, set(anchors))
+        reaching = self.index.reaching(anchors + rebinds, use)
+        if not reaching or any(node in rebinds for node in reaching):
+            return None  # `model = {...}` after the switch: a new object, mode unknown
         chosen = [s for s in switches if s.anchor in reaching]
         # a manager's switch holds inside its block only: after it, the mode it restored
         if all(
@@ -398,6 +410,18 @@ class TrainModeAnalysis:
         ):
             return chosen[-1]
         return None
+
+    def _rebindings(
+        self, model: str, use: cst.CSTNode, anchors: set[cst.CSTNode]
+    ) -> list[cst.CSTNode]:
+        """The statements of the use's scope that bind the variable the model's path
+        starts from (`model` of `model['f_base_net']`), other than a switch's own
+        (`m = Net().eval()`)."""
+        if self.bindings is None:
+            return []
+        scope = self.index.scope_of(use)
+        found = self.bindings.nodes(scope, _REBINDINGS).get(path_root(model), [])
+        return [node for node in found if node not in anchors]
 
     def _global_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
         """A function that reads a module-level model it never switches (a web route's

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
@@ -303,8 +303,8 @@ def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
     if type(func) is cst.Attribute and (
         func.attr.value == "forward" or func.attr.value in forward_methods
     ):
-        return dotted_name(func.value)
-    return dotted_name(func)
+        return module_path(func.value)
+    return module_path(func)
 
 
 def _binds(index, func: cst.FunctionDef, name: str) -> bool:
