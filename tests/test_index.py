@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from gradlint.analysis.index import FileIndex, child_nodes
+from gradlint.analysis.index import FileIndex, child_nodes, module_path, path_root
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = sorted(REPO.glob("tests/cases/*.py"))[:6]
@@ -85,3 +85,24 @@ def test_scopes_and_classes_read_off_the_parent_chain(source):
     methods = {f.name.value for f in index.functions if index.enclosing_class(f) is not None}
     if source is NESTED:
         assert methods == {"m", "n"}
+
+
+@pytest.mark.parametrize(
+    ("source", "path"),
+    [
+        ("model.f_base_net", "model.f_base_net"),
+        ('model["f_base_net"]', "model['f_base_net']"),
+        ("model['f_base_net']", "model['f_base_net']"),
+        ("nets[0]", "nets[0]"),
+        ('self.nets["G"].enc', "self.nets['G'].enc"),
+        ("nets[key]", None),
+        ("nets[0:2]", None),
+        ('d["a", "b"]', None),
+        ('nets[f"{k}"]', None),
+        ("make()[0]", None),
+    ],
+)
+def test_module_path_spells_constant_subscripts_like_attributes(source, path):
+    assert module_path(cst.parse_expression(source)) == path
+    if path is not None:
+        assert path_root(path) == source.split(".")[0].split("[")[0]

@@ -1,0 +1,98 @@
+"""Models kept in dicts and lists, lint only: markers are the expected findings.
+
+A constant-keyed subscript (`model["f_base_net"]`, `nets[0]`, `self.nets["G"]`) names one
+module as a dotted name does, so its eval switch, its forward, its `.parameters()` and its
+freezing are facts about the same module. A key that is not a constant, or a container
+rebound between the switch and the forward, leaves the mode unknown: silent."""
+
+import torch
+from torch import nn
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Linear(4, 2)
+
+
+# -- shapes: a forward of an eval'd module held in a container ------------------------
+
+
+def validate_dict(loader):
+    model = dict.fromkeys(["f_base_net", "optimizer"])
+    model["f_base_net"] = nn.Linear(4, 2)
+    model["optimizer"] = torch.optim.SGD(model["f_base_net"].parameters(), lr=0.1)
+    model["f_base_net"].eval()
+    total = 0.0
+    for x, _ in loader:
+        out = model['f_base_net'].forward(x)  # error: GL004
+        total += out.sum().item()
+    return total
+
+
+def validate_list(loader, nets):
+    opt = torch.optim.SGD(nets[0].parameters(), lr=0.1)
+    nets[0].eval()
+    outs = []
+    for x in loader:
+        outs.append(nets[0](x))  # error: GL004
+    return outs, opt
+
+
+class Trainer:
+    def __init__(self):
+        self.nets = {"G": nn.Linear(4, 4), "D": nn.Linear(4, 1)}
+        self.opt = torch.optim.Adam(self.nets["G"].parameters())
+
+    def sample(self, z):
+        self.nets["G"].eval()
+        fake = self.nets["G"](z)  # error: GL004
+        return fake
+
+
+# -- traps -----------------------------------------------------------------------------
+
+
+def key_not_constant(loader, nets, key):
+    opt = torch.optim.SGD(nets[key].parameters(), lr=0.1)
+    nets[key].eval()
+    return [nets[key](x) for x in loader], opt
+
+
+def other_key(loader):
+    nets = {"G": nn.Linear(4, 4), "D": nn.Linear(4, 4)}
+    opt = torch.optim.SGD(nets["D"].parameters(), lr=0.1)
+    nets["G"].eval()
+    return [nets["D"](x) for x in loader], opt
+
+
+def dict_rebound(loader):
+    model = {"f": nn.Linear(4, 2)}
+    opt = torch.optim.SGD(model["f"].parameters(), lr=0.1)
+    model["f"].eval()
+    model = {"f": nn.Linear(4, 2)}
+    return [model["f"](x) for x in loader], opt
+
+
+def holder_rebound(loader):
+    model = Holder()
+    opt = torch.optim.SGD(model.f.parameters(), lr=0.1)
+    model.f.eval()
+    model = Holder()
+    return [model.f(x) for x in loader], opt
+
+
+def frozen_in_dict(loader):
+    model = {"f": nn.Linear(4, 2)}
+    opt = torch.optim.SGD(model["f"].parameters(), lr=0.1)
+    model["f"].requires_grad_(False)
+    model["f"].eval()
+    return [model["f"](x) for x in loader], opt
+
+
+def switched_back(loader):
+    nets = [nn.Linear(4, 2)]
+    opt = torch.optim.SGD(nets[0].parameters(), lr=0.1)
+    nets[0].eval()
+    nets[0].train()
+    return [nets[0](x) for x in loader], opt
