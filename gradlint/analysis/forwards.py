@@ -173,7 +173,7 @@ class ForwardAnalysis:
             summary = summaries.of(local)
             for param in summary.forwarded_params:
                 argument = summary.forwarded_argument(call, param)
-                if argument is not None and dotted_name(argument) == model:
+                if argument is not None and module_path(argument) == model:
                     found.extend(summary.forwards.get(param, ()))
         # a forward inside a loop of the helper first: where the cost is paid per batch
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))

@@ -27,7 +27,7 @@ import libcst as cst
 
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, module_path
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
@@ -61,10 +61,10 @@ def _mode_of_switch(call: cst.Call, path: str) -> Mode | None:
     func = call.func
     if type(func) is not cst.Attribute or func.attr.value not in MODULE_MODE_METHODS:
         return None
-    receiver = dotted_name(func.value)
+    receiver = module_path(func.value)
     if receiver is None:
         return None
-    if receiver != path and not path.startswith(receiver + "."):
+    if receiver != path and not path.startswith((receiver + ".", receiver + "[")):
         return None
     return mode_switch(func.attr.value, switch_arguments(call))
 
@@ -142,7 +142,7 @@ class ModeFlow:
         for call in self.calls_in(scope):
             func = call.func
             if type(func) is cst.Attribute and func.attr.value in MODULE_MODE_METHODS:
-                receiver = dotted_name(func.value)
+                receiver = module_path(func.value)
                 if receiver is not None and _mode_of_switch(call, receiver) is Mode.EVAL:
                     found.add(receiver)
                 continue
@@ -168,7 +168,7 @@ class ModeFlow:
         for param in external.eval_params:
             position = external.argument_for(args, param)
             if position is not None:
-                name = dotted_name(call.args[position].value)
+                name = module_path(call.args[position].value)
                 if name is not None:
                     found.add(name)
         return found
@@ -339,7 +339,7 @@ class ModeFlow:
             if param in ("self", "cls"):
                 continue
             argument = summary.forwarded_argument(call, param)
-            name = dotted_name(argument) if argument is not None else None
+            name = module_path(argument) if argument is not None else None
             if name is not None:
                 yield name, param
         func = call.func
@@ -361,9 +361,9 @@ class ModeFlow:
             if type(func) is cst.Attribute and (
                 func.attr.value in MODULE_MODE_METHODS or func.attr.value == "forward"
             ):
-                target = dotted_name(func.value)
+                target = module_path(func.value)
             elif type(func) is cst.Attribute:
-                target = dotted_name(func)
+                target = module_path(func)
             if target is not None and target.startswith("self.") and target.count(".") == 1:
                 found.add(target)
             elif target == "self":
@@ -373,7 +373,7 @@ class ModeFlow:
                 callee is not None
                 and callee is not method
                 and type(func) is cst.Attribute
-                and dotted_name(func.value) == "self"
+                and module_path(func.value) == "self"
                 and callee not in self._listing
             ):
                 self._listing.add(callee)
@@ -407,7 +407,7 @@ def _forward_target(call: cst.Call) -> str | None:
     func = call.func
     if type(func) is cst.Attribute:
         if func.attr.value == "forward":
-            return dotted_name(func.value)
+            return module_path(func.value)
         if func.attr.value in MODULE_API:
             return None  # `model.eval()`, `model.parameters()`: not a forward
-    return dotted_name(func)
+    return module_path(func)

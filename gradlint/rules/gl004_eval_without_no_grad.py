@@ -168,13 +168,13 @@ class EvalWithoutNoGrad(Rule):
             if inner is not scope:
                 continue
             for argument in facts.forwards.inference_arguments(node):
-                passed = dotted_name(argument)
+                passed = module_path(argument)
                 if passed in models:
                     yield node, passed, node
             # a helper that differentiates (a MAML evaluation): its forwards whose result
             # it only reads as numbers, judged at the forward
             for argument, forward in facts.forwards.inference_forwards(node):
-                passed = dotted_name(argument)
+                passed = module_path(argument)
                 if passed in models:
                     yield forward, passed, node
 

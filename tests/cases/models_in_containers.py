@@ -50,6 +50,40 @@ class Trainer:
         return fake
 
 
+def run(net, loader):
+    total = 0.0
+    for x in loader:
+        total += net(x).sum().item()
+    return total
+
+
+def validate_through_helper(loader):
+    model = {"f": nn.Linear(4, 2)}
+    opt = torch.optim.SGD(model["f"].parameters(), lr=0.1)
+    model["f"].eval()
+    print(run(model["f"], loader))  # error: GL004
+    return opt
+
+
+def evaluate(net, loader):
+    net.eval()
+    with torch.no_grad():
+        return sum(net(x).sum().item() for x in loader)
+
+
+def train_then_evaluate(loader, epochs):
+    nets = {"G": nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))}
+    opt = torch.optim.SGD(nets["G"].parameters(), lr=0.1)
+    nets["G"].train()
+    for _ in range(epochs):
+        for x in loader:
+            loss = nets["G"](x).pow(2).mean()  # error: GL016
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        evaluate(nets["G"], loader)
+
+
 # -- traps -----------------------------------------------------------------------------
 
 
@@ -83,11 +117,11 @@ def holder_rebound(loader):
 
 
 def frozen_in_dict(loader):
-    model = {"f": nn.Linear(4, 2)}
-    opt = torch.optim.SGD(model["f"].parameters(), lr=0.1)
-    model["f"].requires_grad_(False)
-    model["f"].eval()
-    return [model["f"](x) for x in loader], opt
+    model = {"frozen": nn.Linear(4, 2)}
+    opt = torch.optim.SGD(model["frozen"].parameters(), lr=0.1)
+    model["frozen"].requires_grad_(False)
+    model["frozen"].eval()
+    return [model["frozen"](x) for x in loader], opt
 
 
 def switched_back(loader):
@@ -96,3 +130,16 @@ def switched_back(loader):
     nets[0].eval()
     nets[0].train()
     return [nets[0](x) for x in loader], opt
+
+
+def evaluate_other_key(loader, epochs, key):
+    nets = {"G": nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))}
+    opt = torch.optim.SGD(nets["G"].parameters(), lr=0.1)
+    nets["G"].train()
+    for _ in range(epochs):
+        for x in loader:
+            loss = nets["G"](x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        evaluate(nets[key], loader)
