@@ -811,11 +811,7 @@ class ForwardAnalysis:
         switches = [
             (at, off)
             for owner, at, off in self._frozen
-            if (
-                owner == model
-                or (not whole and _holds(model, owner))
-                or _holds(owner, model)
-            )
+            if (owner == model or (not whole and _holds(model, owner)) or _holds(owner, model))
             and (cls is None or self.index.is_inside(at, cls))
         ]
         if not any(off for _, off in switches):
