@@ -55,7 +55,11 @@ class EvalWithoutNoGrad(Rule):
     loader)`, in this file or another) is reported at its call, whatever the caller does
     with what it returns (`print(evaluate(model, loader))`: the accuracy is a number,
     the graph was built inside); its impact is its forward's, per batch when the helper
-    walks a loader.
+    walks a loader. A model kept in a dict or list under a constant key
+    (`model["f_base_net"].eval()` then `model["f_base_net"](x)`, `nets[0]`,
+    `self.nets["G"]`) is followed as an attribute is; under a key that is not a
+    constant (`nets[name]`), or after the container is rebound, its mode is unknown and
+    nothing is reported.
 
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
