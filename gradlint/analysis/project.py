@@ -53,6 +53,7 @@ from gradlint.analysis.summary_facts import (
     differentiation_kind,
     forwarded_parameter,
     grad_api,
+    hot_loop_header,
     grad_mode_effect,
     mode_switch,
     output_kept,
@@ -106,10 +107,15 @@ _STAR_IMPORT_LINE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", 
 
 @dataclass
 class ForwardFact:
-    """A forward of a parameter inside a function: does it record, and is it kept?"""
+    """A forward of a parameter inside a function: does it record, is it kept, and does
+    it sit in a hot loop of the function (a `while`, or a `for` over data, batches or
+    steps by its header: summary_facts.hot_loop_header), so that it runs per batch
+    whatever the call of the function?"""
 
     recording: bool
     kept: bool
+    # defaulted: a summary made before the field reads back the same
+    in_loop: bool = False
 
 
 @dataclass
@@ -422,6 +428,8 @@ class _FunctionWalk:
         self.modes: dict[str, bool] = {}
         # name -> its last `.eval()` call
         self.eval_calls: dict[str, ast.Call] = {}
+        # the forwards' calls, beside their facts (whose in_loop is set after the walk)
+        self.forward_calls: list[tuple[ast.Call, ForwardFact]] = []
 
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
@@ -541,9 +549,9 @@ class _FunctionWalk:
         dotted = ast_dotted_name(func)
         forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
-            self.function.forwards.setdefault(forwarded, []).append(
-                ForwardFact(recording=recording, kept=kept)
-            )
+            fact = ForwardFact(recording=recording, kept=kept)
+            self.function.forwards.setdefault(forwarded, []).append(fact)
+            self.forward_calls.append((node, fact))
         if _differentiates(node, self.imports, dotted):
             self.function.differentiates = True
         if isinstance(func, ast.Name):
@@ -714,6 +722,10 @@ def _summarise_function(
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
+    if visitor.forward_calls:  # rare: only then are the loops read
+        in_hot_loops = _in_hot_loops(node.body)
+        for call, fact in visitor.forward_calls:
+            fact.in_loop = id(call) in in_hot_loops
     if callees is not None:
         callees |= visitor.callees
     function.returns_python = bool(visitor.returns) and all(
@@ -735,6 +747,33 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _in_hot_loops(body: list[ast.stmt]) -> set[int]:
+    """ids of the nodes of a function body (nested functions left out, as the walk
+    leaves them) inside the body of a hot loop: a `while`, or a `for` whose header names
+    data, batches or steps."""
+    found: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
+    while stack:
+        node, hot = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if hot:
+            found.add(id(node))
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, ast.While):
+                header = None
+                stack.append((node.test, hot))  # a `while` test runs every pass too
+            else:
+                header = f"{ast.unparse(node.target)} {ast.unparse(node.iter)}"
+                stack.append((node.iter, hot))  # evaluated once
+            inner = hot or hot_loop_header(header)
+            stack.extend((stmt, inner) for stmt in node.body)
+            stack.extend((stmt, hot) for stmt in node.orelse)  # runs once, at the end
+            continue
+        stack.extend((child, hot) for child in ast.iter_child_nodes(node))
+    return found
 
 
 def summarise_source(source: str, path: str) -> ModuleSummary:

@@ -10,6 +10,7 @@ call or statement then is to autograd is decided here, for both.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -24,6 +25,19 @@ from gradlint.analysis.torch_api import (
 )
 
 T = TypeVar("T")
+
+# Names of what a hot loop walks over or counts (its `for` header: target and iterable).
+_HOT_LOOP_NAMES = re.compile(
+    r"epoch|batch|load|data|step|iter|frame|episode|env|sample_idx|global", re.IGNORECASE
+)
+
+
+def hot_loop_header(header: str | None) -> bool:
+    """Does a loop run per batch by what its header says? `header`: a `for` loop's
+    target and iterable as text (`x, y loader`); None for a `while` loop, which is hot.
+    The linted file's impact (LibCST) and the project's summaries (ast) both ask it."""
+    return header is None or _HOT_LOOP_NAMES.search(header) is not None
+
 
 # Methods that add their one argument, unchanged, to the receiver: `self.values.append(v)`.
 ACCUMULATING_METHODS = frozenset({"append", "extend"})
