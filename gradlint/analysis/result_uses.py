@@ -39,42 +39,26 @@ from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import MethodQuery
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import (
+    ResultUse,
+    argument_result_use,
+    attribute_result_use,
+    method_result_use,
+)
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
-    ARITHMETIC_BUILTINS,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
-    DIFFERENTIATING_NAMESPACES,
-    DISTRIBUTIONS_NAMESPACE,
-    ESCAPING_NAMESPACES,
-    GRAD_ATTRIBUTE,
     GRADLESS_LIBRARY_FUNCTIONS,
-    GRADLESS_RESULTS,
-    GRAPH_CUTTING_METHODS,
-    GRAPH_KEEPING_METHODS,
     INDEX_METHODS,
-    METADATA_ATTRIBUTES,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
-    NUMPY_MODULES,
-    PYTHON_VALUE_BUILTINS,
-    TENSOR_RETURNING_BUILTINS,
     VALUES_AND_INDICES_METHODS,
 )
 from gradlint.analysis.values import ValueAnalysis
 
-# Methods whose result holds no history, and that say nothing about intent: every cut
-# but the detaching ones (followed on, detached) and those that make numbers.
-_CUT_METHODS = GRAPH_CUTTING_METHODS - DETACHING_METHODS - NUMBER_METHODS - INDEX_METHODS
-# `.grad` is read for its values, not the graph.
-_CUT_ATTRIBUTES = METADATA_ATTRIBUTES | {GRAD_ATTRIBUTE}
-# Builtins whose result is a plain value, less those that say "numbers" and those that
-# may hand the tensor on.
-_CUT_BUILTINS = PYTHON_VALUE_BUILTINS - NUMBER_BUILTINS - TENSOR_RETURNING_BUILTINS
 # Modules that are never the project's own: `torch.f(x)` need not be looked up.
 _NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "random"})
-# Builtins that compute from a tensor argument (`sum(losses)`): followed on.
-_FOLLOWED_BUILTINS = ARITHMETIC_BUILTINS - {"pow"}
 # `max`/`min` along a dimension: (values, indices), the indices without history.
 _MAX_MIN = frozenset({"max", "min"})
 _TORCH_MAX_MIN = frozenset({"torch.max", "torch.min"})
@@ -377,37 +361,13 @@ class ResultUses:
         name = attribute.attr.value
         call = self.index.parent.get(attribute)
         if type(call) is cst.Call and call.func is attribute:
-            if name in NUMBER_METHODS:
-                found.numbers.append(call)
-                if name == "numpy" and not detached:
-                    found.numpy_raises.append(call)
+            return _met(method_result_use(name), call, detached, found)
+        use = attribute_result_use(name)
+        if use is ResultUse.FOLLOWED and name == "indices":
+            if self._max_along_dimension(attribute.value):
+                found.numbers.append(attribute)
                 return []
-            if name in INDEX_METHODS:
-                found.numbers.append(call)
-                return []
-            if name in _CUT_METHODS:
-                found.reads.append(call)
-                return []
-            if name in DETACHING_METHODS:
-                found.detaches.append(call)
-                return [(call, True)]
-            if name in GRAPH_KEEPING_METHODS:
-                raise _Differentiated  # differentiated or hooked
-            if name.endswith("_") and not name.startswith("_"):
-                raise _Escapes  # changed in place
-            # past an op whose result has no grad, `.numpy()` works and nothing can
-            # use a graph
-            return [(call, detached or name in GRADLESS_RESULTS)]
-        if name in _CUT_ATTRIBUTES:
-            found.reads.append(attribute)
-            return []
-        if name in DETACHING_ATTRIBUTES:
-            found.detaches.append(attribute)
-            return [(attribute, True)]
-        if name == "indices" and self._max_along_dimension(attribute.value):
-            found.numbers.append(attribute)
-            return []
-        return [(attribute, detached)]
+        return _met(use, attribute, detached, found)
 
     def _argument(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of `call`."""
@@ -416,37 +376,13 @@ class ResultUses:
             # history flows into that forward's output, which is followed on
             return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
-        if qualified in NUMBER_BUILTINS:
-            found.numbers.append(call)
-            return []
-        if qualified in _CUT_BUILTINS:
-            found.reads.append(call)
-            return []
-        if qualified in GRADLESS_LIBRARY_FUNCTIONS:
-            found.detaches.append(call)
-            return [(call, True)]  # run under no_grad: what they return has no history
-        if qualified.startswith(NUMPY_MODULES):
-            if not detached:
-                found.numpy_raises.append(call)
-            return []  # numbers, or it raises on a value that requires grad
-        if qualified.startswith("torch."):
-            if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
-                # followed on through the distribution: a `log_prob` kept for a later
-                # backward escapes there, a `sample()` only reads it
-                return [(call, detached)]
-            if qualified.startswith(DIFFERENTIATING_NAMESPACES):
-                raise _Differentiated
-            if qualified.startswith(ESCAPING_NAMESPACES):
-                raise _Escapes
-            last = qualified.rsplit(".", 1)[-1]
-            if last in INDEX_METHODS:
-                found.numbers.append(call)
-                return []
-            if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
-                raise _Escapes
-            return [(call, detached or last == "detach" or last in GRADLESS_RESULTS)]
-        if qualified in _FOLLOWED_BUILTINS and type(call.func) is not cst.Attribute:
-            return [(call, detached)]  # builtin arithmetic on it
+        use = argument_result_use(
+            qualified,
+            writes_out=any(a.keyword and a.keyword.value == "out" for a in call.args),
+            builtin=type(call.func) is not cst.Attribute,
+        )
+        if use is not None:
+            return _met(use, call, detached, found)
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it
@@ -615,6 +551,33 @@ class ResultUses:
             if scope is self.index.module or self.index.is_inside(inner, scope):
                 return True
         return False
+
+
+def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):
+    """Where the value goes after `node` does `use` to it (summary_facts decides what a
+    method, an attribute or a library function does; this records it)."""
+    if use is ResultUse.NUMBER or use is ResultUse.NUMPY:
+        found.numbers.append(node)
+        if use is ResultUse.NUMPY and not detached:
+            found.numpy_raises.append(node)
+        return []
+    if use is ResultUse.NUMPY_CALL:
+        if not detached:
+            found.numpy_raises.append(node)
+        return []  # numbers, or it raises on a value that requires grad
+    if use is ResultUse.READ:
+        found.reads.append(node)
+        return []
+    if use is ResultUse.DETACHED:
+        found.detaches.append(node)
+        return [(node, True)]
+    if use is ResultUse.GRADLESS:
+        return [(node, True)]
+    if use is ResultUse.DIFFERENTIATED:
+        raise _Differentiated
+    if use is ResultUse.ESCAPES:
+        raise _Escapes
+    return [(node, detached)]
 
 
 def _may_make_numbers(call: cst.Call) -> bool:
