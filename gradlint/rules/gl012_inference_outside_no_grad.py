@@ -87,9 +87,12 @@ class InferenceOutsideNoGrad(Rule):
     into its body, and one of the project's other files (`to_np(t)`, imported or brought
     in by `from .utils import *`, with guards such as `if t is None: return None`) is
     read off its summary. A single value a function returns is followed into its callers
-    when all of them are in sight (a nested function, or a module-level one that no other
-    file of the project calls, whose callers use the result): `def sample(G, z): return
-    G(z)` whose every caller only saves the image is reported at `G(z)`. Not flagged either: calls
+    when all of them are in sight (a nested function, a module-level function or a
+    method, with its calls in the project's other files read by the caller search):
+    `def sample(G, z): return G(z)` whose every caller only saves the image is reported
+    at `G(z)`, with one caller in another file as a related location. Every call of a
+    method's name counts there, on objects of unknown class too; a method called beside
+    its class (`self.actor.act(s).detach()`) is reported at that call instead. Not flagged either: calls
     under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
