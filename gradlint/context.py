@@ -159,6 +159,7 @@ class FileContext:
         latent: bool = False,
         runs_at: Sequence[cst.CSTNode] = (),
         paid_at: cst.CSTNode | None = None,
+        paid_in_loop: bool = False,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -175,7 +176,9 @@ class FileContext:
             if item not in places:
                 places.append(item)
         group = group or rule.group
-        if runs_at:
+        if paid_in_loop:
+            impact = self.impact.of_paid_in_loop(node)
+        elif runs_at:
             impact = self.impact.of_runs_at(paid_at if paid_at is not None else node, runs_at)
         else:
             impact = self.impact.of(node)

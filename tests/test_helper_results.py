@@ -10,7 +10,7 @@ from pathlib import Path
 from test_project import findings, write
 
 from gradlint.config import Config
-from gradlint.engine import lint_source
+from gradlint.engine import lint_file, lint_source
 
 EVALUATE = """
 def evaluate(model, loader):
@@ -82,6 +82,39 @@ def test_the_helper_in_another_file(tmp_path: Path):
         },
     )
     assert [code for _, code in findings(tmp_path / "train.py")] == ["GL004"]
+
+
+def _impacts(path: Path) -> list[tuple[str, str]]:
+    result = lint_file(path, Config(preview=True))
+    assert result.error is None, result.error
+    return [(d.code, d.impact.value if d.impact else "") for d in result.diagnostics]
+
+
+def test_the_loop_of_a_helper_in_another_file_makes_it_per_batch(tmp_path: Path):
+    # utils.py's summary says its forward sits in its loop over the loader, as the same
+    # helper in train.py itself does (test_a_printed_helper_result_still_wastes_...)
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "utils.py": EVALUATE,
+            "train.py": TRAIN.replace("IMPORT", "from utils import evaluate"),
+        },
+    )
+    assert _impacts(tmp_path / "train.py") == [("GL004", "per-batch")]
+
+
+def test_a_helper_in_another_file_without_a_loop_costs_as_its_call(tmp_path: Path):
+    once = "def evaluate(model, x):\n    return model(x).argmax(1).sum().item()\n"
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "utils.py": once,
+            "train.py": TRAIN.replace("IMPORT", "from utils import evaluate"),
+        },
+    )
+    assert _impacts(tmp_path / "train.py") == [("GL004", "per-epoch")]
 
 
 def test_a_frozen_submodule_leaves_the_model_recording():

@@ -1152,3 +1152,31 @@ def test_the_caller_search_reads_a_trees_nodes_in_ast_walks_order():
         found = project._inner_nodes(node)
         assert len(found) == len(expected)
         assert all(a is b for a, b in zip(found, expected, strict=True))
+
+
+def test_a_forward_in_a_hot_loop_of_its_function_is_summarised_so():
+    source = textwrap.dedent(
+        """
+        def helper(model, loader, x):
+            model(x)
+            for batch in loader:
+                model(batch)
+            for k in range(3):
+                model(x)
+            else:
+                model(x)
+            while True:
+                model(x)
+
+                def inner():
+                    model(x)
+        """
+    )
+    facts = project.summarise_source(source, "utils.py").functions["helper"].forwards["model"]
+    assert [f.in_loop for f in facts] == [False, True, False, False, True]
+
+
+def test_a_forward_fact_made_before_in_loop_reads_back_the_same():
+    # summaries are compared by digest of their fields: the field has a default, so a
+    # fact built as before (recording, kept) still builds
+    assert project.ForwardFact(recording=True, kept=True).in_loop is False

@@ -179,6 +179,22 @@ class ForwardAnalysis:
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))
         return found
 
+    def external_forward_in_loop(self, call: cst.Call, model: str) -> bool:
+        """Does the other file's helper that `call` runs (`evaluate(model, loader)` of
+        utils.py) run a recording forward of `model` in a hot loop of its own (its
+        summary's ForwardFact.in_loop)? Then it pays per batch, whatever its call."""
+        external = self.summaries.resolve_external(call)
+        if external is None:
+            return False
+        shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
+        for param, facts in external.forwards.items():
+            position = external.argument_for(shape, param)
+            if position is None or dotted_name(call.args[position].value) != model:
+                continue
+            if any(f.recording and f.in_loop for f in facts):
+                return True
+        return False
+
     def inference_forwards(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.Call]]:
         """(argument, forward) for a call of this file's helper that differentiates (a
         MAML evaluation that adapts with `autograd.grad`, then predicts the query set):

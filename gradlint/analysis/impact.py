@@ -24,6 +24,9 @@ plot or a test once. The impact is read off the context the analysis already has
   of a library, a function only tests call), by its name: `forward`, `*_step` and the
   unknown run per batch, `evaluate`/`validate`/`log` per epoch, `plot`/`save`/`main`
   once;
+- a call of another file's helper whose forward sits in a hot loop of the helper (its
+  summary says so: project.ForwardFact.in_loop) pays that forward per batch, as a
+  helper of this file does;
 - module-level code outside loops (a script's body, a notebook cell) runs `once`.
 
 `on_one_sample` tells the other side of a forward's cost: an input given a leading batch
@@ -48,6 +51,7 @@ from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import caller_contexts
+from gradlint.analysis.summary_facts import hot_loop_header
 from gradlint.analysis.torch_api import called_implicitly
 from gradlint.diagnostics import Impact
 
@@ -56,10 +60,6 @@ if TYPE_CHECKING:
 
 _TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
-# Names of what a hot loop walks over or counts.
-_HOT_NAMES = re.compile(
-    r"epoch|batch|load|data|step|iter|frame|episode|env|sample_idx|global", re.IGNORECASE
-)
 # Functions that nothing in the file calls, by what their name says they are for.
 _ONCE_NAMES = re.compile(
     r"^(main|_?plot\w*|\w*_plot|visuali[sz]e\w*|show\w*|draw\w*|save\w*|export\w*|demo\w*|"
@@ -95,7 +95,7 @@ def _is_test_file(path: str, has_tests: bool) -> bool:
 
 def _hot_header(text: str) -> bool:
     """Does a `for` loop's `target iter` say it walks data, batches, steps or epochs?"""
-    return _HOT_NAMES.search(text) is not None
+    return hot_loop_header(text)
 
 
 def _epoch_header(text: str) -> bool:
@@ -153,6 +153,16 @@ class ImpactAnalysis:
         if hot is not None and self.index.is_inside(hot, scope):
             return self._in_loop(hot, node)
         return max((self._impact(site, set()) for site in sites), key=lambda i: i.rank)
+
+    def of_paid_in_loop(self, node: cst.CSTNode) -> Impact:
+        """How often `node` pays a cost that a hot loop out of sight pays (the forward in
+        the loop of another file's helper that `node` calls): per batch, but in tests."""
+        if self.in_tests:
+            return Impact.TEST
+        scope = self.index.scope_of(node)
+        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
+            return Impact.TEST
+        return Impact.PER_BATCH
 
     def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
         scope = self.index.scope_of(node)
@@ -292,7 +302,7 @@ def _caller_impact(context: CallerContext) -> Impact:
 
 
 def _hot_loop(loop: EnclosingLoop) -> bool:
-    return loop.header is None or _hot_header(loop.header) or loop.differentiates
+    return hot_loop_header(loop.header) or loop.differentiates
 
 
 def _is_modulo(node: cst.CSTNode) -> bool:

@@ -48,12 +48,17 @@ from gradlint.analysis.summary_facts import (
     GradMode,
     Holder,
     Mode,
+    ResultUse,
     accumulated_parameter,
+    argument_result_use,
+    attribute_result_use,
     decorated_mode,
     differentiation_kind,
     forwarded_parameter,
     grad_api,
     grad_mode_effect,
+    hot_loop_header,
+    method_result_use,
     mode_switch,
     output_kept,
     storing_holder,
@@ -106,10 +111,15 @@ _STAR_IMPORT_LINE = re.compile(rb"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", 
 
 @dataclass
 class ForwardFact:
-    """A forward of a parameter inside a function: does it record, and is it kept?"""
+    """A forward of a parameter inside a function: does it record, is it kept, and does
+    it sit in a hot loop of the function (a `while`, or a `for` over data, batches or
+    steps by its header: summary_facts.hot_loop_header), so that it runs per batch
+    whatever the call of the function?"""
 
     recording: bool
     kept: bool
+    # defaulted: a summary made before the field reads back the same
+    in_loop: bool = False
 
 
 @dataclass
@@ -422,6 +432,8 @@ class _FunctionWalk:
         self.modes: dict[str, bool] = {}
         # name -> its last `.eval()` call
         self.eval_calls: dict[str, ast.Call] = {}
+        # the forwards' calls, beside their facts (whose in_loop is set after the walk)
+        self.forward_calls: list[tuple[ast.Call, ForwardFact]] = []
 
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
@@ -541,9 +553,9 @@ class _FunctionWalk:
         dotted = ast_dotted_name(func)
         forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
-            self.function.forwards.setdefault(forwarded, []).append(
-                ForwardFact(recording=recording, kept=kept)
-            )
+            fact = ForwardFact(recording=recording, kept=kept)
+            self.function.forwards.setdefault(forwarded, []).append(fact)
+            self.forward_calls.append((node, fact))
         if _differentiates(node, self.imports, dotted):
             self.function.differentiates = True
         if isinstance(func, ast.Name):
@@ -714,6 +726,10 @@ def _summarise_function(
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
+    if visitor.forward_calls:  # rare: only then are the loops read
+        in_hot_loops = _in_hot_loops(node.body)
+        for call, fact in visitor.forward_calls:
+            fact.in_loop = id(call) in in_hot_loops
     if callees is not None:
         callees |= visitor.callees
     function.returns_python = bool(visitor.returns) and all(
@@ -735,6 +751,33 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _in_hot_loops(body: list[ast.stmt]) -> set[int]:
+    """ids of the nodes of a function body (nested functions left out, as the walk
+    leaves them) inside the body of a hot loop: a `while`, or a `for` whose header names
+    data, batches or steps."""
+    found: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
+    while stack:
+        node, hot = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if hot:
+            found.add(id(node))
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, ast.While):
+                header = None
+                stack.append((node.test, hot))  # a `while` test runs every pass too
+            else:
+                header = f"{ast.unparse(node.target)} {ast.unparse(node.iter)}"
+                stack.append((node.iter, hot))  # evaluated once
+            inner = hot or hot_loop_header(header)
+            stack.extend((stmt, inner) for stmt in node.body)
+            stack.extend((stmt, hot) for stmt in node.orelse)  # runs once, at the end
+            continue
+        stack.extend((child, hot) for child in ast.iter_child_nodes(node))
+    return found
 
 
 def summarise_source(source: str, path: str) -> ModuleSummary:
@@ -1689,10 +1732,17 @@ class MethodQuery:
     # the names of the class's base classes, theirs in its file included: `self.method()`
     # in one of them runs the class's own method on an instance of the class
     bases: frozenset[str] = frozenset()
+    # every call of the method's name on an object whose class cannot be told counts as
+    # one of its calls, instead of making the answer None: for a question every call
+    # must answer the same way (is its result only read as numbers?), more calls only
+    # make the answer stricter
+    unknown_receivers: bool = False
 
     def key(self, root: str) -> str:
         """The dependency a search for these calls under root is recorded as."""
         fields = [self.class_file, self.class_name, self.method, self.attribute, root]
+        if self.unknown_receivers:  # absent otherwise: the keys recorded before stay valid
+            fields.append("unknown receivers")
         sets = [sorted(self.evals), sorted(self.resets), sorted(self.methods)]
         if self.bases:  # absent otherwise: the keys recorded before bases stay valid
             sets.append(sorted(self.bases))
@@ -1701,10 +1751,20 @@ class MethodQuery:
     @classmethod
     def from_key(cls, key: str) -> tuple[MethodQuery, str]:
         fields, sets = json.loads(key[len(SEARCH_PREFIX) :])
-        class_file, class_name, method, attribute, root = fields
+        class_file, class_name, method, attribute, root, *flags = fields
         evals, resets, methods, *rest = (frozenset(x) for x in sets)
         bases = rest[0] if rest else frozenset()
-        query = cls(class_file, class_name, method, attribute, evals, resets, methods, bases)
+        query = cls(
+            class_file,
+            class_name,
+            method,
+            attribute,
+            evals,
+            resets,
+            methods,
+            bases,
+            unknown_receivers=bool(flags),
+        )
         return query, root
 
 
@@ -1851,7 +1911,50 @@ class _CallerSearch:
         if dotted is None:
             return False
         found = self.imports.target(dotted, lambda: None if owner is self.tree else owner)
+        if found is None and dotted == name and self.imports.star_imports:
+            return self._star_imported(name)
         return found is not None and found[2] == name and self._is_class_file(found[0], found[1])
+
+    def _star_imported(self, name: str) -> bool:
+        """`from training_utils import *` brings `name` from the queried file: the file
+        neither binds the name itself (a definition, an import, an assignment at module
+        level) nor star-imports it from any other module (which may define it too)."""
+        memo = _tree_memo(self.tree)
+        bound = memo.get("module_bound")
+        if bound is None:
+            bound = memo["module_bound"] = (
+                self.imports.names()
+                | {
+                    target.id
+                    for node in self.tree.body
+                    if isinstance(node, ast.Assign)
+                    for target in node.targets
+                    if isinstance(target, ast.Name)
+                }
+                | {
+                    node.name
+                    for node in self.tree.body
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                }
+            )
+        if name in bound:
+            return False
+        sources = [
+            self._is_class_file(module, level) for module, level in self.imports.star_imports
+        ]
+        return any(sources) and self._no_other_star_defines(name)
+
+    def _no_other_star_defines(self, name: str) -> bool:
+        for module, level in self.imports.star_imports:
+            if self._is_class_file(module, level):
+                continue
+            target = resolve_module(self.path, module, level)
+            if target is None:
+                continue  # a library's star import (`from torch.nn import *`)
+            summary = summary_of_file(target)
+            if summary is None or name in summary.functions or summary.star_imports:
+                return False
+        return True
 
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
@@ -2026,9 +2129,11 @@ class _ScopeCalls:
                 name = f"self.{receiver.attr}"
                 kind = self._self_attribute_kind(receiver.attr)
             else:
-                return None  # `self.agent.policy.run()`: whose it is cannot be told
+                name, kind = "", None  # `self.agent.policy.run()`: whose it is cannot be told
             if kind is None:
-                return None
+                if not query.unknown_receivers:
+                    return None
+                kind = True
             if not kind:
                 continue  # another class's method of the same name
             out.append(self._judge(call, stmt, name))
@@ -2271,6 +2376,9 @@ class CallerContext:
     function: str | None  # the function around the call; None at module level
     test_function: bool  # a pytest function: `test*` at module level or in a `Test*` class
     file_has_tests: bool  # the file defines `test*` functions or imports pytest or unittest
+    # the call's result is only read as numbers there (summary_facts.ResultUse: `.data`
+    # saved as an image, `.item()`), and nothing can use its graph
+    numbers_only: bool = False
 
 
 def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerContext] | None:
@@ -2347,7 +2455,118 @@ def _context_of(
             )
             loops.append(_loop_of(current, imports, periodic, beside))
         child, current = current, parents.get(id(current))
-    return CallerContext(call, tuple(loops), function, test_function, _has_tests(tree))
+    numbers_only = _read_as_numbers(node, parents, imports)
+    return CallerContext(
+        call, tuple(loops), function, test_function, _has_tests(tree), numbers_only
+    )
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: ImportMap) -> bool:
+    """Is what `call` returns only read as numbers where it is called, every path ending
+    in a number, a read or a detach (at least one of them), none escaping? The value is
+    followed through expressions and the names it is bound to in its scope, as
+    analysis.result_uses follows it in the linted file, with the same definition of what
+    each step does (summary_facts.ResultUse); anything this simpler walk does not know
+    (a helper, a container, a return) is an escape."""
+    scope: ast.AST | None = parents.get(id(call))
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, ast.ClassDef):
+        return False
+    ended = False
+    work: list[tuple[ast.AST, bool]] = [(call, False)]
+    seen: set[tuple[int, bool]] = set()
+    while work:
+        node, detached = work.pop()
+        if (id(node), detached) in seen:
+            continue
+        seen.add((id(node), detached))
+        if len(seen) > 500:
+            return False
+        parent = parents.get(id(node))
+        if parent is None:
+            return False
+        use: ResultUse | None = None
+        at: ast.AST = parent
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            above = parents.get(id(parent))
+            if isinstance(above, ast.Call) and above.func is parent:
+                use, at = method_result_use(parent.attr), above
+            else:
+                use = attribute_result_use(parent.attr)
+        elif isinstance(parent, ast.Call) and node in parent.args:
+            dotted = ast_dotted_name(parent.func)
+            use = argument_result_use(
+                imports.qualify(dotted) if dotted is not None else "",
+                writes_out=any(k.arg == "out" for k in parent.keywords),
+                builtin=isinstance(parent.func, ast.Name),
+            )
+            if use is None:
+                # a function of the project, a module: not followed here
+                use = ResultUse.ESCAPES
+        elif isinstance(parent, (ast.BinOp, ast.BoolOp)) or (
+            isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not)
+        ):
+            use = ResultUse.FOLLOWED
+        elif isinstance(parent, ast.Subscript) and parent.value is node:
+            use = ResultUse.FOLLOWED
+        elif isinstance(parent, (ast.Compare, ast.FormattedValue, ast.Subscript)) or (
+            isinstance(parent, (ast.If, ast.While, ast.Assert, ast.UnaryOp))
+        ):
+            use = ResultUse.READ  # a comparison, a test, an index into something else
+        elif isinstance(parent, ast.Expr):
+            continue  # evaluated and dropped
+        elif (
+            isinstance(parent, ast.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        ):
+            uses = _loads_in(scope, parent.targets[0].id, parents)
+            if uses is None:
+                return False
+            work.extend((use_node, detached) for use_node in uses)
+            continue
+        else:
+            if detached:
+                continue  # detached on the way: wherever it goes, it takes no graph
+            return False
+        if use is ResultUse.DIFFERENTIATED:
+            return False
+        if use is ResultUse.ESCAPES:
+            if detached:
+                continue
+            return False
+        if use in (ResultUse.NUMBER, ResultUse.NUMPY, ResultUse.NUMPY_CALL, ResultUse.READ):
+            ended = True
+        elif use is ResultUse.DETACHED:
+            ended = True
+            work.append((at, True))
+        else:
+            work.append((at, detached or use is ResultUse.GRADLESS))
+    return ended
+
+
+def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[ast.Name] | None:
+    """The reads of `name` in `scope`'s own statements; None when another scope may read
+    it too (a nested function, a global, a module-level name)."""
+    if isinstance(scope, ast.Module):
+        return None  # any function of the file, or an importer, may read it
+    found: list[ast.Name] = []
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            inner = parents.get(id(node))
+            while inner is not None and not isinstance(inner, _SCOPES):
+                inner = parents.get(id(inner))
+            if inner is not scope:
+                return None  # read by a nested function
+            found.append(node)
+    return found
 
 
 def _loop_of(

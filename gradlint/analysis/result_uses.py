@@ -29,52 +29,39 @@ is merely dropped says nothing about intent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
+from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
-from gradlint.analysis.project import MethodQuery
+from gradlint.analysis.project import MethodCall, caller_contexts
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import (
+    ResultUse,
+    argument_result_use,
+    attribute_result_use,
+    method_result_use,
+)
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
-    ARITHMETIC_BUILTINS,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
-    DIFFERENTIATING_NAMESPACES,
-    DISTRIBUTIONS_NAMESPACE,
-    ESCAPING_NAMESPACES,
-    GRAD_ATTRIBUTE,
     GRADLESS_LIBRARY_FUNCTIONS,
-    GRADLESS_RESULTS,
-    GRAPH_CUTTING_METHODS,
-    GRAPH_KEEPING_METHODS,
     INDEX_METHODS,
-    METADATA_ATTRIBUTES,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
-    NUMPY_MODULES,
-    PYTHON_VALUE_BUILTINS,
-    TENSOR_RETURNING_BUILTINS,
     VALUES_AND_INDICES_METHODS,
+    called_implicitly,
 )
 from gradlint.analysis.values import ValueAnalysis
 
-# Methods whose result holds no history, and that say nothing about intent: every cut
-# but the detaching ones (followed on, detached) and those that make numbers.
-_CUT_METHODS = GRAPH_CUTTING_METHODS - DETACHING_METHODS - NUMBER_METHODS - INDEX_METHODS
-# `.grad` is read for its values, not the graph.
-_CUT_ATTRIBUTES = METADATA_ATTRIBUTES | {GRAD_ATTRIBUTE}
-# Builtins whose result is a plain value, less those that say "numbers" and those that
-# may hand the tensor on.
-_CUT_BUILTINS = PYTHON_VALUE_BUILTINS - NUMBER_BUILTINS - TENSOR_RETURNING_BUILTINS
 # Modules that are never the project's own: `torch.f(x)` need not be looked up.
 _NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "random"})
-# Builtins that compute from a tensor argument (`sum(losses)`): followed on.
-_FOLLOWED_BUILTINS = ARITHMETIC_BUILTINS - {"pow"}
 # `max`/`min` along a dimension: (values, indices), the indices without history.
 _MAX_MIN = frozenset({"max", "min"})
 _TORCH_MAX_MIN = frozenset({"torch.max", "torch.min"})
@@ -95,6 +82,9 @@ class NumberUses:
     # `.detach()` / `.data`: the graph dropped on purpose. Whatever the detached value
     # then meets (a buffer, `save_image`, numpy) cannot use the graph.
     detaches: list[cst.CSTNode] = field(default_factory=list)
+    # The calls in the project's other files of a function that returns the value, each
+    # of which only reads it as numbers there (project.CallerContext.numbers_only).
+    elsewhere: list[MethodCall] = field(default_factory=list)
 
 
 class _Escapes(Exception):
@@ -128,7 +118,7 @@ class ResultUses:
         self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
         self._model: str | None = None  # the dotted name called by the forward followed
-        self._only_here: dict[cst.FunctionDef, bool] = {}
+        self._elsewhere: dict[cst.FunctionDef, list[MethodCall] | None] = {}
         self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
         self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
 
@@ -141,7 +131,8 @@ class ResultUses:
         or use its graph (or none of its uses is a number). With `runs`, only the uses
         it says may run count (one call of the function, whose flags rule out a branch:
         analysis.path_conditions)."""
-        if not self.scope_may_make_numbers(self.index.scope_of(call)):
+        scope = self.index.scope_of(call)
+        if not self.scope_may_make_numbers(scope) and not self.may_return_to_other_files(scope):
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
@@ -151,11 +142,16 @@ class ResultUses:
             self._follow(call, found)
         except _Escapes:
             return None
-        if not (found.numbers or found.reads or found.detaches):
+        if not (found.numbers or found.reads or found.detaches or self._returned_from):
             return None
         # the functions whose result was followed into their callers: asked last, since
         # it may search the project's files
-        if not all(self._called_only_here(func) for func in self._returned_from):
+        for func in self._returned_from:
+            elsewhere = self._callers_elsewhere(func)
+            if elsewhere is None:
+                return None
+            found.elsewhere.extend(c for c in elsewhere if c not in found.elsewhere)
+        if not (found.numbers or found.reads or found.detaches or found.elsewhere):
             return None
         return found
 
@@ -236,6 +232,36 @@ class ResultUses:
                 external.number_params
             )
         return found
+
+    def may_return_to_other_files(self, scope: cst.CSTNode) -> bool:
+        """Could a value of this scope be returned to callers in the project's other files,
+        who may make numbers of it (`def generate_image(G, z): return G(z)` in utils.py,
+        its image saved in train.py)? A module-level function that returns a value, in a
+        project: cheap, and asked before the project is searched."""
+        if (
+            type(scope) is not cst.FunctionDef
+            or self.index.scope_of(scope) is not self.index.module
+        ):
+            return False
+        project = self.summaries.project if self.summaries is not None else None
+        if project is None or not project.enabled:
+            return False
+        return any(
+            type(node) is cst.Return
+            and node.value is not None
+            and self.index.scope_of(node) is scope
+            for node in self.index.walk(scope.body)
+        )
+
+    def returns_to_other_files(self) -> bool:
+        """Does a module-level function of the file return a value to the project's other
+        files (may_return_to_other_files)? What a file without number conversions of its
+        own needs before anything in it can be read as numbers elsewhere."""
+        return any(
+            self.may_return_to_other_files(func)
+            for func in self.index.functions
+            if self.index.scope_of(func) is self.index.module
+        )
 
     def calls_imported_number_helpers(self) -> bool:
         """Does the file call a function of the project's other files that makes numbers
@@ -377,37 +403,13 @@ class ResultUses:
         name = attribute.attr.value
         call = self.index.parent.get(attribute)
         if type(call) is cst.Call and call.func is attribute:
-            if name in NUMBER_METHODS:
-                found.numbers.append(call)
-                if name == "numpy" and not detached:
-                    found.numpy_raises.append(call)
+            return _met(method_result_use(name), call, detached, found)
+        use = attribute_result_use(name)
+        if use is ResultUse.FOLLOWED and name == "indices":
+            if self._max_along_dimension(attribute.value):
+                found.numbers.append(attribute)
                 return []
-            if name in INDEX_METHODS:
-                found.numbers.append(call)
-                return []
-            if name in _CUT_METHODS:
-                found.reads.append(call)
-                return []
-            if name in DETACHING_METHODS:
-                found.detaches.append(call)
-                return [(call, True)]
-            if name in GRAPH_KEEPING_METHODS:
-                raise _Differentiated  # differentiated or hooked
-            if name.endswith("_") and not name.startswith("_"):
-                raise _Escapes  # changed in place
-            # past an op whose result has no grad, `.numpy()` works and nothing can
-            # use a graph
-            return [(call, detached or name in GRADLESS_RESULTS)]
-        if name in _CUT_ATTRIBUTES:
-            found.reads.append(attribute)
-            return []
-        if name in DETACHING_ATTRIBUTES:
-            found.detaches.append(attribute)
-            return [(attribute, True)]
-        if name == "indices" and self._max_along_dimension(attribute.value):
-            found.numbers.append(attribute)
-            return []
-        return [(attribute, detached)]
+        return _met(use, attribute, detached, found)
 
     def _argument(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of `call`."""
@@ -416,37 +418,13 @@ class ResultUses:
             # history flows into that forward's output, which is followed on
             return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
-        if qualified in NUMBER_BUILTINS:
-            found.numbers.append(call)
-            return []
-        if qualified in _CUT_BUILTINS:
-            found.reads.append(call)
-            return []
-        if qualified in GRADLESS_LIBRARY_FUNCTIONS:
-            found.detaches.append(call)
-            return [(call, True)]  # run under no_grad: what they return has no history
-        if qualified.startswith(NUMPY_MODULES):
-            if not detached:
-                found.numpy_raises.append(call)
-            return []  # numbers, or it raises on a value that requires grad
-        if qualified.startswith("torch."):
-            if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
-                # followed on through the distribution: a `log_prob` kept for a later
-                # backward escapes there, a `sample()` only reads it
-                return [(call, detached)]
-            if qualified.startswith(DIFFERENTIATING_NAMESPACES):
-                raise _Differentiated
-            if qualified.startswith(ESCAPING_NAMESPACES):
-                raise _Escapes
-            last = qualified.rsplit(".", 1)[-1]
-            if last in INDEX_METHODS:
-                found.numbers.append(call)
-                return []
-            if last.endswith("_") or any(a.keyword and a.keyword.value == "out" for a in call.args):
-                raise _Escapes
-            return [(call, detached or last == "detach" or last in GRADLESS_RESULTS)]
-        if qualified in _FOLLOWED_BUILTINS and type(call.func) is not cst.Attribute:
-            return [(call, detached)]  # builtin arithmetic on it
+        use = argument_result_use(
+            qualified,
+            writes_out=any(a.keyword and a.keyword.value == "out" for a in call.args),
+            builtin=type(call.func) is not cst.Attribute,
+        )
+        if use is not None:
+            return _met(use, call, detached, found)
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it
@@ -490,34 +468,59 @@ class ResultUses:
             # TD target returned inside a loss is differentiated, as it should be)
             raise _Escapes
         callers = summaries.callees.callers_of(func)
-        if not callers or summaries.callees.handed_on(func) or _is_generator(self.index, func):
+        if summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes
+        if not callers and self.index.scope_of(func) is not self.index.module:
+            raise _Escapes  # a nested function never called: handed on out of sight
         if any(type(self.index.parent.get(call)) is cst.Expr for call in callers):
             # `main()` drops what it returns: the script's result, not a value read
             raise _Escapes
         self._returned_from.append(func)  # its callers elsewhere are asked about last
         return [(call, detached) for call in callers]
 
-    def _called_only_here(self, func: cst.FunctionDef) -> bool:
-        """Are this file's calls of the function all of them?"""
-        found = self._only_here.get(func)
-        if found is None:
-            found = self._only_here[func] = self._compute_called_only_here(func)
-        return found
+    def _callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
+        """The calls of the function in the project's other files, each of which only
+        reads what it returns as numbers ([] for a nested function, called only where it
+        is defined, and for a function no other file calls); None when one of them may
+        use the value's graph, or they cannot be told."""
+        if func not in self._elsewhere:
+            self._elsewhere[func] = self._compute_callers_elsewhere(func)
+        return self._elsewhere[func]
 
-    def _compute_called_only_here(self, func: cst.FunctionDef) -> bool:
-        if self.index.enclosing_class(func) is not None:
-            return False  # a method: `model(x)` runs `forward`, other files call `act`
-        owner = self.index.scope_of(func)
-        if owner is not self.index.module:
-            return type(owner) is cst.FunctionDef  # nested: called where it is defined
-        project = self.summaries.project if self.summaries is not None else None
-        if project is None or not project.enabled:
-            return False
-        empty: frozenset[str] = frozenset()
-        query = MethodQuery(project.path, "", func.name.value, "", empty, empty, empty)
+    def _compute_callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
+        cls = self.index.enclosing_class(func)
+        if cls is not None:
+            if (
+                called_implicitly(func.name.value)
+                or self.index.scope_of(cls) is not self.index.module
+            ):
+                return None  # `model(x)` runs `forward`: its calls by name are not all
+        elif (owner := self.index.scope_of(func)) is not self.index.module:
+            return [] if type(owner) is cst.FunctionDef else None  # nested: called here
+        summaries = self.summaries
+        project = summaries.project if summaries is not None else None
+        if summaries is None or project is None or not project.enabled:
+            return None
+        query = callers_query(summaries.callees, project, func)
+        if query is None:
+            return None
+        # a method's calls on objects of unknown class count too (`model.sample_image(n)`
+        # with `model` a parameter): every call of its name must then read numbers only
+        query = replace(query, unknown_receivers=cls is not None)
         calls = project.method_calls(query)
-        return calls is not None and not calls
+        if calls is None:
+            return None
+        if not calls:
+            return [] if summaries.callees.callers_of(func) else None
+        here = os.path.abspath(project.path)
+        if cls is not None and any(os.path.abspath(c.path) == here for c in calls):
+            # `self.actor.get_action(s).detach()` beside the class: this file's own
+            # analysis judges that call (GL012 reports it there), not its method's body
+            return None
+        contexts = caller_contexts(project, query)
+        if contexts is None or not all(c.numbers_only for c in contexts):
+            return None
+        return [c.call for c in contexts]
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
         """The torch.nn class of the module called, built in this scope or, for a global
@@ -615,6 +618,33 @@ class ResultUses:
             if scope is self.index.module or self.index.is_inside(inner, scope):
                 return True
         return False
+
+
+def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):
+    """Where the value goes after `node` does `use` to it (summary_facts decides what a
+    method, an attribute or a library function does; this records it)."""
+    if use is ResultUse.NUMBER or use is ResultUse.NUMPY:
+        found.numbers.append(node)
+        if use is ResultUse.NUMPY and not detached:
+            found.numpy_raises.append(node)
+        return []
+    if use is ResultUse.NUMPY_CALL:
+        if not detached:
+            found.numpy_raises.append(node)
+        return []  # numbers, or it raises on a value that requires grad
+    if use is ResultUse.READ:
+        found.reads.append(node)
+        return []
+    if use is ResultUse.DETACHED:
+        found.detaches.append(node)
+        return [(node, True)]
+    if use is ResultUse.GRADLESS:
+        return [(node, True)]
+    if use is ResultUse.DIFFERENTIATED:
+        raise _Differentiated
+    if use is ResultUse.ESCAPES:
+        raise _Escapes
+    return [(node, detached)]
 
 
 def _may_make_numbers(call: cst.Call) -> bool:

@@ -10,20 +10,52 @@ call or statement then is to autograd is decided here, for both.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from gradlint.analysis.torch_api import (
+    ARITHMETIC_BUILTINS,
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
     BACKWARD_METHODS,
+    DETACHING_ATTRIBUTES,
+    DETACHING_METHODS,
+    DIFFERENTIATING_NAMESPACES,
+    DISTRIBUTIONS_NAMESPACE,
+    ESCAPING_NAMESPACES,
+    GRAD_ATTRIBUTE,
     GRAD_MODE_MODULES,
     GRAD_MODE_NAMES,
+    GRADLESS_LIBRARY_FUNCTIONS,
+    GRADLESS_RESULTS,
+    GRAPH_CUTTING_METHODS,
+    GRAPH_KEEPING_METHODS,
+    INDEX_METHODS,
+    METADATA_ATTRIBUTES,
+    NUMBER_BUILTINS,
+    NUMBER_METHODS,
+    NUMPY_MODULES,
     OPTIMIZER_STEP,
+    PYTHON_VALUE_BUILTINS,
     STORING_METHODS,
+    TENSOR_RETURNING_BUILTINS,
 )
 
 T = TypeVar("T")
+
+# Names of what a hot loop walks over or counts (its `for` header: target and iterable).
+_HOT_LOOP_NAMES = re.compile(
+    r"epoch|batch|load|data|step|iter|frame|episode|env|sample_idx|global", re.IGNORECASE
+)
+
+
+def hot_loop_header(header: str | None) -> bool:
+    """Does a loop run per batch by what its header says? `header`: a `for` loop's
+    target and iterable as text (`x, y loader`); None for a `while` loop, which is hot.
+    The linted file's impact (LibCST) and the project's summaries (ast) both ask it."""
+    return header is None or _HOT_LOOP_NAMES.search(header) is not None
+
 
 # Methods that add their one argument, unchanged, to the receiver: `self.values.append(v)`.
 ACCUMULATING_METHODS = frozenset({"append", "extend"})
@@ -214,3 +246,96 @@ def accumulated_parameter(
     if added in RECEIVER_PARAMETERS or added not in params:
         return None
     return added
+
+
+# -- is a result only read as numbers? (analysis.result_uses over LibCST, and the caller
+# search of analysis.project over `ast`, follow a value; what each step it meets does to
+# it is decided here, for both) ----------------------------------------------------------
+
+
+class ResultUse(enum.Enum):
+    NUMBER = "made a number"  # `.item()`, `float(x)`, an argmax: the graph's end, on purpose
+    NUMPY = "made a numpy array"  # `.numpy()`: a number, and it raises on a value with grad
+    NUMPY_CALL = "read by numpy"  # `np.mean(x)`: ends it, and raises on a value with grad
+    READ = "read without its history"  # a comparison, `.shape`, `print`
+    DETACHED = "detached"  # `.detach()`, `.data`, `save_image(x)`: followed on, graphless
+    GRADLESS = "followed on, without history"  # `x.multinomial(1)`: no grad in its result
+    FOLLOWED = "followed on"  # arithmetic, tensor methods, torch functions
+    DIFFERENTIATED = "differentiated"  # `backward`, a hook, `torch.autograd`: the graph used
+    ESCAPES = "escapes"  # changed in place, saved, handed to the unknown
+
+
+# Methods whose result holds no history, and that say nothing about intent: every cut
+# but the detaching ones (followed on, detached) and those that make numbers.
+_CUT_METHODS = GRAPH_CUTTING_METHODS - DETACHING_METHODS - NUMBER_METHODS - INDEX_METHODS
+# `.grad` is read for its values, not the graph.
+_CUT_ATTRIBUTES = METADATA_ATTRIBUTES | {GRAD_ATTRIBUTE}
+# Builtins whose result is a plain value, less those that say "numbers" and those that
+# may hand the tensor on.
+_CUT_BUILTINS = PYTHON_VALUE_BUILTINS - NUMBER_BUILTINS - TENSOR_RETURNING_BUILTINS
+# Builtins that compute from a tensor argument (`sum(losses)`): followed on.
+FOLLOWED_BUILTINS = ARITHMETIC_BUILTINS - {"pow"}
+
+
+def method_result_use(method: str) -> ResultUse:
+    """What `value.<method>(...)` does to the value."""
+    if method in NUMBER_METHODS:
+        return ResultUse.NUMPY if method == "numpy" else ResultUse.NUMBER
+    if method in INDEX_METHODS:
+        return ResultUse.NUMBER
+    if method in _CUT_METHODS:
+        return ResultUse.READ
+    if method in DETACHING_METHODS:
+        return ResultUse.DETACHED
+    if method in GRAPH_KEEPING_METHODS:
+        return ResultUse.DIFFERENTIATED  # differentiated or hooked
+    if method.endswith("_") and not method.startswith("_"):
+        return ResultUse.ESCAPES  # changed in place
+    # past an op whose result has no grad, `.numpy()` works and nothing can use a graph
+    return ResultUse.GRADLESS if method in GRADLESS_RESULTS else ResultUse.FOLLOWED
+
+
+def attribute_result_use(attribute: str) -> ResultUse:
+    """What reading `value.<attribute>` (not called) does to the value."""
+    if attribute in _CUT_ATTRIBUTES:
+        return ResultUse.READ
+    if attribute in DETACHING_ATTRIBUTES:
+        return ResultUse.DETACHED
+    return ResultUse.FOLLOWED
+
+
+def argument_result_use(
+    qualified: str, *, writes_out: bool = False, builtin: bool = True
+) -> ResultUse | None:
+    """What passing the value to `qualified(...)` (resolved through the imports) does to
+    it; None when no library function decides (a project function, a module: the
+    caller's to follow). `writes_out`: the call has an `out=` argument; `builtin`: the
+    callee is a plain name, not `x.sum(...)`."""
+    if qualified in NUMBER_BUILTINS:
+        return ResultUse.NUMBER
+    if qualified in _CUT_BUILTINS:
+        return ResultUse.READ
+    if qualified in GRADLESS_LIBRARY_FUNCTIONS:
+        return ResultUse.DETACHED  # run under no_grad: what they return has no history
+    if qualified.startswith(NUMPY_MODULES):
+        return ResultUse.NUMPY_CALL
+    if qualified.startswith("torch."):
+        if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
+            # followed on through the distribution: a `log_prob` kept for a later
+            # backward escapes there, a `sample()` only reads it
+            return ResultUse.FOLLOWED
+        if qualified.startswith(DIFFERENTIATING_NAMESPACES):
+            return ResultUse.DIFFERENTIATED
+        if qualified.startswith(ESCAPING_NAMESPACES):
+            return ResultUse.ESCAPES
+        last = qualified.rsplit(".", 1)[-1]
+        if last in INDEX_METHODS:
+            return ResultUse.NUMBER
+        if last.endswith("_") or writes_out:
+            return ResultUse.ESCAPES
+        if last == "detach" or last in GRADLESS_RESULTS:
+            return ResultUse.GRADLESS
+        return ResultUse.FOLLOWED
+    if qualified in FOLLOWED_BUILTINS and builtin:
+        return ResultUse.FOLLOWED  # builtin arithmetic on it
+    return None

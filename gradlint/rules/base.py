@@ -119,6 +119,7 @@ class Rule:
         latent: bool = False,
         runs_at: Sequence[cst.CSTNode] = (),
         paid_at: cst.CSTNode | None = None,
+        paid_in_loop: bool = False,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -136,7 +137,9 @@ class Rule:
         is the most frequent of theirs, not the reported node's.
         `paid_at`: with `runs_at`, the node whose loops inside its own function decide
         first (the forward inside a helper the reported call runs); the reported node
-        by default."""
+        by default.
+        `paid_in_loop`: the cost is paid in a hot loop out of this file's sight (another
+        file's helper the reported call runs): per batch, whatever the call."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
@@ -153,6 +156,7 @@ class Rule:
             latent=latent,
             runs_at=runs_at,
             paid_at=paid_at,
+            paid_in_loop=paid_in_loop,
         )
 
     @classmethod

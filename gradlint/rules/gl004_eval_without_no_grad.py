@@ -207,6 +207,8 @@ class EvalWithoutNoGrad(Rule):
         # (`print(evaluate(model, loader))`), says nothing of the graph inside it.
         helper = at is call and _called_model(call, forwards.forward_methods()) != model
         inside = forwards.helper_forwards(call, model) if helper else []
+        # another file's helper: its summary says whether its forward is in its loop
+        looped_elsewhere = helper and not inside and forwards.external_forward_in_loop(call, model)
         if not helper and not forwards.output_is_kept(call) and not forwards.output_is_kept(at):
             return
         if at is call and forwards.graph_is_used(call, model):
@@ -234,6 +236,7 @@ class EvalWithoutNoGrad(Rule):
             # a helper's batch loop makes its forward run per batch, whatever its call
             runs_at=[reported] if inside else (),
             paid_at=inside[0] if inside else None,
+            paid_in_loop=looped_elsewhere,
         )
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:

@@ -7,7 +7,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
-from gradlint.diagnostics import Group
+from gradlint.diagnostics import Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
@@ -87,9 +87,12 @@ class InferenceOutsideNoGrad(Rule):
     into its body, and one of the project's other files (`to_np(t)`, imported or brought
     in by `from .utils import *`, with guards such as `if t is None: return None`) is
     read off its summary. A single value a function returns is followed into its callers
-    when all of them are in sight (a nested function, or a module-level one that no other
-    file of the project calls, whose callers use the result): `def sample(G, z): return
-    G(z)` whose every caller only saves the image is reported at `G(z)`. Not flagged either: calls
+    when all of them are in sight (a nested function, a module-level function or a
+    method, with its calls in the project's other files read by the caller search):
+    `def sample(G, z): return G(z)` whose every caller only saves the image is reported
+    at `G(z)`, with one caller in another file as a related location. Every call of a
+    method's name counts there, on objects of unknown class too; a method called beside
+    its class (`self.actor.act(s).detach()`) is reported at that call instead. Not flagged either: calls
     under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
@@ -183,7 +186,10 @@ class InferenceOutsideNoGrad(Rule):
         # about); one without them only when a helper it imports makes the numbers.
         if not self.has_trigger_tokens(source) and not (
             self.needs_tokens_only(source)
-            and self.facts.result_uses.calls_imported_number_helpers()
+            and (
+                self.facts.result_uses.calls_imported_number_helpers()
+                or self.facts.result_uses.returns_to_other_files()
+            )
         ):
             return  # parsed for another rule: no model here to run
         facts = self.facts
@@ -203,7 +209,8 @@ class InferenceOutsideNoGrad(Rule):
             scope = index.scope_of(call)
             direct = facts.result_uses.scope_may_make_numbers(scope, through_helpers=False)
             if not direct and not facts.result_uses.scope_may_make_numbers(scope):
-                continue
+                if not facts.result_uses.may_return_to_other_files(scope):
+                    continue
             statement = index.statement_of(call)
             if statement in reported:
                 continue
@@ -233,10 +240,21 @@ class InferenceOutsideNoGrad(Rule):
                 continue  # every call of the function, in other files, is under no_grad
             reported.add(statement)  # one report per statement: `critic(actor(s))`
             consequence = _RAISES if uses.numpy_raises else _NUMBERS
+            related: list[tuple[cst.CSTNode, str] | Related]
             if uses.numpy_raises:
                 related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
             else:
                 related = [(node, "only read as a number here") for node in uses.numbers[:2]]
+            for caller in uses.elsewhere[:1]:  # the function's callers in other files
+                related.append(
+                    Related(
+                        "returned here, where it is only read as numbers",
+                        caller.path,
+                        Position(caller.line, caller.column),
+                        Position(caller.end_line, caller.end_column),
+                        caller.cell,
+                    )
+                )
             fix_at = statement
             if path is not None:  # wrap that call: the training call needs the graph
                 related.append((path.site, path.label))
