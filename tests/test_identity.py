@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from gradlint import about, cli
 from gradlint.config import tomllib
 from gradlint.output.common import ReportOptions
@@ -75,8 +73,7 @@ OURS = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com)/[^/\s]*gradli
 def test_the_home_is_declared_once_and_about_spells_it():
     urls = PYPROJECT["project"]["urls"]
     assert urls == {about.HOME_LABEL: about.HOME}, (
-        "[project.urls] declares the home once; set about.HOME to "
-        f"{urls.get(about.HOME_LABEL)!r}"
+        f"[project.urls] declares the home once; set about.HOME to {urls.get(about.HOME_LABEL)!r}"
     )
 
 
