@@ -17,38 +17,20 @@ def install_hint(extra: str | None = None) -> str:
     return f"pip install '{target}'" if extra else f"pip install {target}"
 
 
-# The project's home as [project.urls] Homepage in pyproject.toml declares it, for a run
-# from a source tree where this distribution is not installed (its metadata is what an
-# installed gradlint reads). tests/test_identity.py keeps the two equal, so publishing
-# under another address is one line in pyproject.toml, then this one as the test says.
-HOME_FALLBACK = "https://github.com/torch-gradlint/torch-gradlint"
+# The project's home as [project.urls] Homepage in pyproject.toml declares it.
+# tests/test_identity.py keeps the two equal, so a distribution built from this tree
+# declares exactly this address: reading it back from the installed metadata (as gradlint
+# once did) gave the same string and cost the first finding of every run
+# `importlib.metadata` and the `email` parser. Publishing under another address is
+# pyproject.toml and this line, as the test says.
+HOME = "https://github.com/torch-gradlint/torch-gradlint"
 HOME_LABEL = "Homepage"
-
-_home: str | None = None
 
 
 def home() -> str:
     """The project's home page, without a trailing slash: every link gradlint prints
     (finding urls, SARIF, the language server, docs) starts with it."""
-    global _home
-    if _home is None:
-        _home = _declared_home() or HOME_FALLBACK
-    return _home
-
-
-def _declared_home() -> str | None:
-    # Read by this distribution's name only: the `gradlint` distribution is someone else's.
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    try:
-        entries = metadata(DISTRIBUTION).get_all("Project-URL") or []
-    except PackageNotFoundError:
-        return None
-    for entry in entries:
-        label, _, url = entry.partition(",")
-        if label.strip().lower() == HOME_LABEL.lower() and url.strip():
-            return url.strip().rstrip("/")
-    return None
+    return HOME
 
 
 def docs_url(path: str) -> str:

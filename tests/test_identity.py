@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from gradlint import about, cli
 from gradlint.config import tomllib
 from gradlint.output.common import ReportOptions
@@ -72,24 +70,15 @@ URL_RE = re.compile(r"https?://[^\s)\"'`<>\]]+")
 OURS = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com)/[^/\s]*gradlint", re.I)
 
 
-@pytest.fixture
-def fresh_home(monkeypatch):
-    """about.home() re-read, and re-read again after the test."""
-    monkeypatch.setattr(about, "_home", None)
-    yield
-    about._home = None
-
-
-def test_the_home_is_declared_once_and_the_fallback_matches_it():
+def test_the_home_is_declared_once_and_about_spells_it():
     urls = PYPROJECT["project"]["urls"]
-    assert urls == {about.HOME_LABEL: about.HOME_FALLBACK}, (
-        "[project.urls] declares the home once; set about.HOME_FALLBACK to "
-        f"{urls.get(about.HOME_LABEL)!r}"
+    assert urls == {about.HOME_LABEL: about.HOME}, (
+        f"[project.urls] declares the home once; set about.HOME to {urls.get(about.HOME_LABEL)!r}"
     )
 
 
 def test_every_link_to_the_project_starts_with_the_home():
-    home = about.HOME_FALLBACK
+    home = about.HOME
     wrong: list[str] = []
     literal_homes: list[str] = []
     for path in [*USER_FACING, ROOT / "pyproject.toml"]:
@@ -124,11 +113,11 @@ def test_findings_sarif_and_rule_docs_link_to_the_home(tmp_path):
         assert rule["helpUri"] == about.rule_url(rule["id"])
 
 
-def test_an_installed_distribution_s_declared_home_wins(tmp_path, monkeypatch, fresh_home):
-    """Publishing elsewhere is the one line in pyproject.toml: the installed metadata's
-    Project-URL is what every link then uses."""
+def test_the_home_is_not_read_from_installed_metadata(tmp_path, monkeypatch):
+    """The first finding's link costs no `importlib.metadata` read: the declared home
+    is about.HOME (the test above keeps it equal to pyproject.toml's), whatever an
+    installed distribution's metadata says."""
     from gradlint import engine
-    from gradlint.rules.base import Rule
 
     info = tmp_path / "torch_gradlint-9.9.dist-info"
     info.mkdir()
@@ -137,20 +126,9 @@ def test_an_installed_distribution_s_declared_home_wins(tmp_path, monkeypatch, f
         "Project-URL: Homepage, https://example.org/published/\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert about.home() == "https://example.org/published"
+    assert about.home() == about.HOME
     rule = engine.ALL_RULES[0]
-    assert issubclass(rule, Rule)
-    assert rule.url() == f"https://example.org/published/blob/main/docs/rules/{rule.code}.md"
-
-
-def test_without_installed_metadata_the_fallback_is_used(monkeypatch, fresh_home):
-    import importlib.metadata
-
-    def missing(name):
-        raise importlib.metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(importlib.metadata, "metadata", missing)
-    assert about.home() == about.HOME_FALLBACK
+    assert rule.url() == f"{about.HOME}/blob/main/docs/rules/{rule.code}.md"
 
 
 def test_rule_documentation_is_complete_offline(monkeypatch, capsys):
