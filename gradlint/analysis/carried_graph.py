@@ -329,13 +329,9 @@ class CarriedGraph:
     def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
         """Does every `return value` of this file's function sit under no_grad (an
         `accuracy(output, target)` helper whose body is a `with torch.no_grad():`)?"""
-        returns = [
-            node
-            for node in self.index.walk(func.body)
-            if type(node) is cst.Return and node.value is not None
-        ]
+        returns = self.index.value_returns(func)
         return bool(returns) and all(
-            self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for node in returns
+            self.grad_mode.mode_at(ret) is GradMode.NOT_RECORDING for ret, _ in returns
         )
 
     def _loop_driven(self, loop: LoopFacts[LoopNode]) -> set[str]:

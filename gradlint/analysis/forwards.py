@@ -635,21 +635,15 @@ class ForwardAnalysis:
             return False
         if self.grad_mode.function_mode(func) is not GradMode.RECORDING:
             return False
-        returns = [
-            node
-            for node in self.index.walk(func.body)
-            if type(node) is cst.Return and node.value is not None
-        ]
-        for ret in returns:
+        for ret, value in self.index.value_returns(func):
             if self.grad_mode.mode_at(ret) is not GradMode.RECORDING:
                 continue
-            assert ret.value is not None
-            if self.values.of_expr(ret.value, ret) & {Kind.GRAPH, Kind.LEAF}:
+            if self.values.of_expr(value, ret) & {Kind.GRAPH, Kind.LEAF}:
                 return True
-            for node in self.index.walk(ret.value):
+            for node in self.index.walk(value):
                 if type(node) is cst.Call and self.model_forward(node) is not None:
                     return True
-            if any(self._global_leaf(name, ret) for name in self.flow.reads(ret.value)):
+            if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
                 return True
         return False
 
@@ -774,11 +768,7 @@ class ForwardAnalysis:
             return None
         self._asking_factories.add(callee)
         try:
-            returned = [
-                node.value
-                for node in self.index.walk(callee.body)
-                if type(node) is cst.Return and node.value is not None
-            ]
+            returned = [value for _, value in self.index.value_returns(callee)]
             verdicts = {self._built_with_parameters(value) for value in returned}
         finally:
             self._asking_factories.discard(callee)

@@ -276,10 +276,7 @@ class ImpactAnalysis:
         cls = self.index.enclosing_class(func)
         if cls is not None and not cls.name.value.startswith("Test"):
             return False
-        return not any(
-            type(node) is cst.Return and node.value is not None
-            for node in self.index.walk(func.body)
-        )
+        return not self.index.value_returns(func)
 
 
 def _caller_impact(context: CallerContext) -> Impact:

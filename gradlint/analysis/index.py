@@ -242,6 +242,7 @@ class FileIndex:
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
         self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
@@ -583,6 +584,18 @@ class FileIndex:
         return (
             block is not None and self.is_inside(earlier, block) and not self.is_inside(use, block)
         )
+
+    def value_returns(self, func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression]]:
+        """(statement, value) of the function's own `return <value>` statements (not its
+        nested functions'), in source order: what a call of it can give back."""
+        found = self._returns.get(func)
+        if found is None:
+            found = self._returns[func] = [
+                (node, node.value)
+                for node in self.walk(func.body)
+                if type(node) is cst.Return and node.value is not None
+            ]
+        return found
 
     def enclosing_loops(self, node: cst.CSTNode):
         """The `for`/`while` loops whose iterations run node, innermost first, up to its

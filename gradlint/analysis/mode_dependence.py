@@ -178,11 +178,7 @@ class ModeDependence:
             return None
         self._asking.add(callee)
         try:
-            returned = [
-                node.value
-                for node in self.index.walk(callee.body)
-                if type(node) is cst.Return and node.value is not None
-            ]
+            returned = [value for _, value in self.index.value_returns(callee)]
             return combine({self.of_value(value) for value in returned})
         finally:
             self._asking.discard(callee)

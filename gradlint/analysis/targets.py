@@ -370,10 +370,9 @@ class LossTargets:
         if helper is None or self.forwards.differentiates(helper):
             return
         inner = _Frame(call, helper, frame)
-        for node in self.index.walk(helper.body):
-            if type(node) is cst.Return and node.value is not None:
-                if self.grad_mode.mode_at(node) is GradMode.RECORDING:
-                    self._walk(node.value, joined, inner, seen, found)
+        for ret, value in self.index.value_returns(helper):
+            if self.grad_mode.mode_at(ret) is GradMode.RECORDING:
+                self._walk(value, joined, inner, seen, found)
 
     def _name(
         self,

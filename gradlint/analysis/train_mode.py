@@ -313,16 +313,12 @@ class TrainModeAnalysis:
     ) -> tuple[cst.CSTNode | None, None] | None:
         """When every `return` of this helper hands back a name in eval mode: (the last
         of those switches, None); else None."""
-        returns = [
-            node
-            for node in self.index.walk(local.body)
-            if type(node) is cst.Return and node.value is not None
-        ]
+        returns = self.index.value_returns(local)
         if not returns:
             return None
         inner = None
-        for ret in returns:
-            name = dotted_name(ret.value)
+        for ret, value in returns:
+            name = dotted_name(value)
             switch = self._eval_at(name, ret, direct) if name is not None else None
             if switch is None:
                 return None
