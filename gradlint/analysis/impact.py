@@ -144,11 +144,9 @@ class ImpactAnalysis:
         """How often `node` pays its cost when only `sites` (calls of its function, or a
         loop over its phases) make it pay: a per-batch loop around it inside the function
         still runs per batch; otherwise the most frequent of the sites."""
-        if self.in_tests:
+        if self._in_a_test(node):
             return Impact.TEST
         scope = self.index.scope_of(node)
-        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
-            return Impact.TEST
         hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
         if hot is not None and self.index.is_inside(hot, scope):
             return self._in_loop(hot, node)
@@ -157,12 +155,14 @@ class ImpactAnalysis:
     def of_paid_in_loop(self, node: cst.CSTNode) -> Impact:
         """How often `node` pays a cost that a hot loop out of sight pays (the forward in
         the loop of another file's helper that `node` calls): per batch, but in tests."""
+        return Impact.TEST if self._in_a_test(node) else Impact.PER_BATCH
+
+    def _in_a_test(self, node: cst.CSTNode) -> bool:
+        """In a test file, or in a test function of another file."""
         if self.in_tests:
-            return Impact.TEST
+            return True
         scope = self.index.scope_of(node)
-        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
-            return Impact.TEST
-        return Impact.PER_BATCH
+        return type(scope) is cst.FunctionDef and self._is_test_function(scope)
 
     def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
         scope = self.index.scope_of(node)
