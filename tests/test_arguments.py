@@ -204,3 +204,55 @@ def test_another_files_keyword_only_parameter_after_star_args(tmp_path: Path):
     call = _call(facts, "evaluate(loader, other, model=net)")
     passed = facts.forwards.inference_arguments(call)
     assert [facts.module.code_for_node(a) for a in passed] == ["net"]
+
+
+def test_a_tracker_given_the_loss_by_keyword_keeps_it():
+    from gradlint.engine import lint_source
+
+    source = textwrap.dedent(
+        """
+        import torch.nn.functional as F
+
+        class AverageMeter:
+            def __init__(self):
+                self.sum = 0
+
+            def update(self, val, n=1):
+                self.sum += val
+
+        def tracked(model, batches, opt):
+            meter = AverageMeter()
+            for x, y in batches:
+                loss = F.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                meter.update(n=x.size(0), val=loss)
+        """
+    )
+    found = [(d.code, d.start.line) for d in lint_source(source, "train.py")]
+    assert found == [("GL006", 18)]
+    # the count alone is kept: no loss in the tracker
+    plain = source.replace("meter.update(n=x.size(0), val=loss)", "meter.update(n=1, val=0.0)")
+    assert [d.code for d in lint_source(plain, "train.py")] == []
+
+
+@pytest.mark.parametrize(
+    ("call", "count", "expected"),
+    [
+        ("eval_mode(a, b, c)", 0, ["a", "b", "c"]),
+        ("eval_mode(a, b, c)", 1, ["b", "c"]),
+        ("eval_mode(a, *rest, c)", 0, ["a"]),  # from the star on, out of sight
+        ("eval_mode(a, b, flag=c)", 1, ["b"]),  # a keyword is never collected
+        ("eval_mode(a, b, **kw)", 1, ["b"]),
+    ],
+)
+def test_what_star_args_collects(call, count, expected):
+    from gradlint.analysis.arguments import collected, shape_of
+
+    site = cst.parse_expression(call)
+    assert isinstance(site, cst.Call)
+    got = [
+        cst.Module([]).code_for_node(site.args[i].value) for i in collected(shape_of(site), count)
+    ]
+    assert got == expected

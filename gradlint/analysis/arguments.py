@@ -114,6 +114,22 @@ def bind(args: Sequence[ArgumentShape], position: int | None, keyword: str | Non
     return Bound(None)
 
 
+def collected(args: Sequence[ArgumentShape], count: int) -> list[int]:
+    """The indices of the arguments a `*args` parameter collects after `count`
+    positional parameters: the positional arguments beyond them, up to the first star
+    argument (from there which is which is out of sight)."""
+    found = []
+    seen = 0
+    for i, (name, star) in enumerate(args):
+        if star == "*":
+            break
+        if name is None and not star:
+            if seen >= count:
+                found.append(i)
+            seen += 1
+    return found
+
+
 def shape_of(call: cst.Call) -> list[ArgumentShape]:
     return [(a.keyword.value if a.keyword is not None else None, a.star) for a in call.args]
 
