@@ -155,15 +155,12 @@ class AutogradCalls:
         if type(call.func) is not cst.Attribute:
             return None, None
         receiver = call.func.value
-        closure = library_argument(call, "closure")
-        positional = [a for a in call.args if a.keyword is None and not a.star]
         if "opt" in (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower():
-            if closure is None and positional:
-                closure = positional[0]
+            closure = library_argument(call, "closure", 0)  # Optimizer.step(closure)
             return receiver, closure.value if closure is not None else None
-        optimizer = library_argument(call, "optimizer") or (positional[0] if positional else None)
-        if closure is None and len(positional) > 1:
-            closure = positional[1]
+        # GradScaler.step(optimizer, *args, **kwargs) hands the rest to the optimizer
+        optimizer = library_argument(call, "optimizer", 0)
+        closure = library_argument(call, "closure", 1)
         return (
             optimizer.value if optimizer is not None else None,
             closure.value if closure is not None else None,
