@@ -4,7 +4,7 @@ positions, each computed lazily and at most once."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
@@ -29,7 +29,7 @@ from gradlint.results import SourceError
 
 if TYPE_CHECKING:
     from gradlint.analysis.facts import FileFacts
-    from gradlint.analysis.impact import ImpactAnalysis
+    from gradlint.analysis.impact import CostSource, ImpactAnalysis
     from gradlint.analysis.index import FileIndex
     from gradlint.analysis.project import ProjectIndex
 
@@ -157,9 +157,7 @@ class FileContext:
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
         latent: bool = False,
-        runs_at: Sequence[cst.CSTNode] = (),
-        paid_at: cst.CSTNode | None = None,
-        paid_in_loop: bool = False,
+        cost: CostSource | None = None,
     ) -> None:
         key = (rule.code, id(node))
         if key in self._reported:
@@ -176,12 +174,7 @@ class FileContext:
             if item not in places:
                 places.append(item)
         group = group or rule.group
-        if paid_in_loop:
-            impact = self.impact.of_paid_in_loop(node)
-        elif runs_at:
-            impact = self.impact.of_runs_at(paid_at if paid_at is not None else node, runs_at)
-        else:
-            impact = self.impact.of(node)
+        impact = self.impact.of(node, cost)
         if group is None:
             severity = rule.severity
         else:

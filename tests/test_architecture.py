@@ -430,6 +430,103 @@ def test_the_binding_walker_finder_finds_tables():
     assert binding_walkers(source) == [(1, "table"), (8, "loop_names")]
 
 
+# -- one argument binding --------------------------------------------------------------
+
+# Functions that read keywords and positions of a call's arguments without binding one
+# parameter: each asks another question, keyed by (module, function).
+NOT_ARGUMENT_BINDINGS = {
+    ("gradlint/analysis/inplace.py", "call_change"): "an in-place torch function's "
+    "first operand, whatever its parameter's name (`input`, `tensor`), and the `out=` "
+    "and `inplace=True` flags",
+    ("gradlint/analysis/saved.py", "operation"): "an operation's operands in order for "
+    "the saved-tensor table; any star or `out=`/`inplace=` refuses it",
+    ("gradlint/analysis/values.py", "trainable_layer"): "whether a layer may be built "
+    "without weights: a star or a no-affine keyword anywhere",
+    ("gradlint/analysis/values.py", "_backward_creates_graph"): "whether some backward "
+    "may pass create_graph: a `**`, the keyword, or enough positional arguments for "
+    "either spelling (Tensor.backward's third, autograd.backward's fourth)",
+    ("gradlint/analysis/values.py", "_call"): "whether autograd.grad may pass "
+    "create_graph: the keyword, or six or more arguments",
+}
+
+
+def argument_binders(source: str) -> list[tuple[int, str]]:
+    """Functions that match a call argument's keyword against a name
+    (`arg.keyword.value == param`, `... in names`) and also count positions
+    (`enumerate(...)`, or an argument's `.star`): how a binding of arguments to
+    parameters is written by hand."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(ast.walk(function))
+        matches_keyword = any(
+            isinstance(node, ast.Compare)
+            and any(
+                isinstance(side, ast.Attribute)
+                and side.attr == "value"
+                and isinstance(side.value, ast.Attribute)
+                and side.value.attr == "keyword"
+                for side in (node.left, *node.comparators)
+            )
+            for node in nodes
+        )
+        counts_positions = any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "enumerate"
+            or isinstance(node, ast.Attribute)
+            and node.attr == "star"
+            for node in nodes
+        )
+        if matches_keyword and counts_positions:
+            found.append((function.lineno, function.name))
+    return found
+
+
+def test_one_argument_binding():
+    """Which argument of a call binds a parameter is told by gradlint/analysis/
+    arguments.py, for the project's functions and library calls alike: no rule or other
+    analysis module binds arguments by itself."""
+    root = PACKAGE.parent
+    binders = []
+    used = set()
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative == "gradlint/analysis/arguments.py":
+                continue
+            for lineno, function in argument_binders(path.read_text(encoding="utf-8")):
+                if (relative, function) in NOT_ARGUMENT_BINDINGS:
+                    used.add((relative, function))
+                else:
+                    binders.append(f"{relative}:{lineno}: {function}")
+    assert binders == [], "bind through gradlint/analysis/arguments.py"
+    assert used == set(NOT_ARGUMENT_BINDINGS), "stale allow-list entries"
+
+
+def test_the_argument_binder_finder_finds_binders():
+    source = (
+        "def forwarded(call, params, param):\n"
+        "    position = params.index(param)\n"
+        "    for i, arg in enumerate(call.args):\n"
+        "        if arg.keyword is not None:\n"
+        "            if arg.keyword.value == param:\n"
+        "                return arg.value\n"
+        "        elif i == position:\n"
+        "            return arg.value\n"
+        "def at(site, positional, param):\n"
+        "    for arg in site.args:\n"
+        "        if arg.star:\n"
+        "            return None\n"
+        "        if arg.keyword is not None and arg.keyword.value == param:\n"
+        "            return arg.value\n"
+        "def flag(call):\n"  # a keyword lookup alone binds no position
+        "    return [a for a in call.args if a.keyword and a.keyword.value == 'out']\n"
+    )
+    assert argument_binders(source) == [(1, "forwarded"), (9, "at")]
+
+
 # -- one import map -------------------------------------------------------------------
 
 # The node classes of an import statement, in LibCST and in `ast`.

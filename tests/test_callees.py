@@ -437,4 +437,4 @@ def test_an_inherited_update_method_of_a_tracker_is_summarised():
         for c in facts.index.calls
         if type(c.func) is cst.Attribute and c.func.attr.value == "update"
     ]
-    assert facts.summaries.instance_method(call) == (["self", "val"], {"val"})
+    assert facts.summaries.accumulated_argument(call) is call.args[0].value

@@ -287,6 +287,76 @@ def test_min_impact_filters():
     ]
 
 
+# A helper with a batch loop of its own, one without, and calls of each from a
+# per-batch loop, an epoch's body, module level and a test function.
+COST_SOURCES = (
+    HEAD + "def looping(net):\n"
+    "    for x in loader:\n"
+    "        net(x)\n"
+    "def single(net):\n"
+    "    net(x)\n"
+    "for epoch in range(3):\n"
+    "    for x in loader:\n"
+    "        loss = model(x).sum()\n"
+    "        loss.backward()\n"
+    "        single(model)\n"
+    "    looping(model)\n"
+    "    single(model)\n"
+    "single(model)\n"
+    "def test_it():\n"
+    "    single(model)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("reported", "cost", "impact"),
+    [
+        # as often as the reported node runs: the forward in `single` as its most
+        # frequent call
+        ("single(model)@2", None, Impact.ONCE),
+        ("net(x)@1", None, Impact.PER_BATCH),
+        # only some calls pay: the most frequent of them, not the reported node's
+        ("net(x)@1", ("paid_by", ["single(model)@1"]), Impact.PER_EPOCH),
+        ("net(x)@1", ("paid_by", ["single(model)@2"]), Impact.ONCE),
+        ("net(x)@1", ("paid_by", ["single(model)@2", "single(model)@0"]), Impact.PER_BATCH),
+        # ... but a per-batch loop around the reported node in its function still is
+        ("net(x)@0", ("paid_by", ["single(model)@2"]), Impact.PER_BATCH),
+        # a helper's forward in a loop of its own pays per batch, whatever its call
+        ("looping(model)@0", ("in_helper", "net(x)@0"), Impact.PER_BATCH),
+        ("single(model)@2", ("in_helper", "net(x)@1"), Impact.ONCE),
+        # a loop out of sight: per batch, but in a test
+        ("single(model)@2", ("in_loop_elsewhere",), Impact.PER_BATCH),
+        ("single(model)@3", ("in_loop_elsewhere",), Impact.TEST),
+        ("single(model)@3", ("paid_by", ["single(model)@0"]), Impact.TEST),
+    ],
+)
+def test_one_cost_source_gives_the_impact(reported, cost, impact):
+    """ImpactAnalysis.of turns where a finding's cost comes from (CostSource) into its
+    impact; `text@n` is the n-th call whose source is `text`."""
+    import libcst as cst
+
+    from gradlint.analysis.impact import CostSource
+    from gradlint.context import FileContext
+
+    context = FileContext("train.py", COST_SOURCES, cst.parse_module(COST_SOURCES))
+
+    def call(spec: str) -> cst.Call:
+        text, _, nth = spec.partition("@")
+        calls = [c for c in context.index.calls if context.module.code_for_node(c) == text]
+        return calls[int(nth)]
+
+    source = None
+    if cost is not None:
+        kind, *args = cost
+        if kind == "paid_by":
+            source = CostSource.paid_by(call(c) for c in args[0])
+        elif kind == "in_helper":
+            source = CostSource.in_helper(call(reported), call(args[0]))
+        else:
+            source = CostSource.in_loop_elsewhere()
+    assert context.impact.of(call(reported), source) is impact
+
+
 # --- GL012's .numpy() claim ------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.dataflow import DataFlow, method_name
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summary_facts import differentiation_kind
@@ -50,16 +51,6 @@ def _not_false(arg: cst.Arg | None) -> bool:
 _RETAIN_CREATE_POSITIONS = {"grad": (3, 4), "backward": (2, 3)}
 
 
-def keyword_arg(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
-    for i, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg
-        elif position is not None and i == position and arg.star == "":
-            return arg
-    return None
-
-
 def _step_operands(call: cst.Call) -> tuple[str | None, list[str | None]]:
     """(the receiver's dotted name, the arguments'), as summary_facts reads a `.step`."""
     receiver = dotted_name(call.func.value) if type(call.func) is cst.Attribute else None
@@ -95,19 +86,19 @@ class AutogradCalls:
         if kind is None:
             return None
         if kind == "grad":
-            outputs = keyword_arg(call, "outputs", 0)
+            outputs = library_argument(call, "outputs", 0)
             expr: cst.BaseExpression | None = outputs.value if outputs else None
-            inputs = keyword_arg(call, "inputs", 1)
+            inputs = library_argument(call, "inputs", 1)
             return DiffEvent(
                 call,
                 "grad",
                 self.flow.reads(expr),
                 expr,
                 wrt=self.flow.reads(inputs.value) if inputs else set(),
-                keeps_graph=_not_false(keyword_arg(call, "create_graph", 5)),
+                keeps_graph=_not_false(library_argument(call, "create_graph", 5)),
             )
         if qualified in AUTOGRAD_BACKWARD:
-            tensors = keyword_arg(call, "tensors", 0)
+            tensors = library_argument(call, "tensors", 0)
             expr = tensors.value if tensors else None
             return DiffEvent(call, "backward", self.flow.reads(expr), expr)
         # A method name means `call.func` is an Attribute; the type test tells mypy.
@@ -146,7 +137,7 @@ class AutogradCalls:
         if qualified in AUTOGRAD_GRAD or qualified in AUTOGRAD_BACKWARD:
             positions = _RETAIN_CREATE_POSITIONS[event.kind]
         for name, position in zip(("retain_graph", "create_graph"), positions, strict=True):
-            arg = keyword_arg(call, name, position)
+            arg = library_argument(call, name, position)
             if arg is None:
                 continue
             value = arg.value
@@ -164,15 +155,12 @@ class AutogradCalls:
         if type(call.func) is not cst.Attribute:
             return None, None
         receiver = call.func.value
-        closure = keyword_arg(call, "closure")
-        positional = [a for a in call.args if a.keyword is None and not a.star]
         if "opt" in (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower():
-            if closure is None and positional:
-                closure = positional[0]
+            closure = library_argument(call, "closure", 0)  # Optimizer.step(closure)
             return receiver, closure.value if closure is not None else None
-        optimizer = keyword_arg(call, "optimizer") or (positional[0] if positional else None)
-        if closure is None and len(positional) > 1:
-            closure = positional[1]
+        # GradScaler.step(optimizer, *args, **kwargs) hands the rest to the optimizer
+        optimizer = library_argument(call, "optimizer", 0)
+        closure = library_argument(call, "closure", 1)
         return (
             optimizer.value if optimizer is not None else None,
             closure.value if closure is not None else None,

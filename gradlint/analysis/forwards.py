@@ -153,13 +153,12 @@ class ForwardAnalysis:
         external = summaries.resolve_external(call)
         if external is None or external.differentiates or external.no_grad:
             return []
-        shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
         for param, facts in external.forwards.items():
             if not any(f.recording and f.kept for f in facts):
                 continue
-            position = external.argument_for(shape, param)
-            if position is not None:
-                found.append(call.args[position].value)
+            argument = summaries.external_argument(call, external, param)
+            if argument is not None:
+                found.append(argument)
         return found
 
     def helper_forwards(self, call: cst.Call, model: str) -> list[cst.Call]:
@@ -186,10 +185,9 @@ class ForwardAnalysis:
         external = self.summaries.resolve_external(call)
         if external is None:
             return False
-        shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
         for param, facts in external.forwards.items():
-            position = external.argument_for(shape, param)
-            if position is None or dotted_name(call.args[position].value) != model:
+            argument = self.summaries.external_argument(call, external, param)
+            if argument is None or dotted_name(argument) != model:
                 continue
             if any(f.recording and f.in_loop for f in facts):
                 return True

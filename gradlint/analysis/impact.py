@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -102,6 +103,40 @@ def _epoch_header(text: str) -> bool:
     return _EPOCH.search(text) is not None
 
 
+@dataclass(frozen=True)
+class CostSource:
+    """Where a finding's cost is paid, when not simply where the reported node runs.
+
+    `calls`: the calls that pay it, when only some calls of the reported code do (the
+    evaluating call of a function that trains or evaluates by a flag): the impact is the
+    most frequent of theirs. `paid_at`: the node whose loops inside its own function
+    decide first (the forward inside a helper the reported call runs); the reported node
+    when None. `in_hidden_loop`: paid in a hot loop out of this file's sight (the forward
+    in a loop of another file's helper that the reported call runs): per batch, whatever
+    the call. Made by the constructors below, each named for the shape it describes."""
+
+    calls: tuple[cst.CSTNode, ...] = ()
+    paid_at: cst.CSTNode | None = None
+    in_hidden_loop: bool = False
+
+    @classmethod
+    def paid_by(cls, calls: Iterable[cst.CSTNode]) -> CostSource:
+        """Only `calls` pay the reported node's cost (a flag path's evaluating call)."""
+        return cls(calls=tuple(calls))
+
+    @classmethod
+    def in_helper(cls, call: cst.CSTNode, forward: cst.CSTNode) -> CostSource:
+        """`call` runs a helper of this file whose `forward` pays the cost: per batch
+        when a loop of the helper holds it, else as often as `call` runs."""
+        return cls(calls=(call,), paid_at=forward)
+
+    @classmethod
+    def in_loop_elsewhere(cls) -> CostSource:
+        """The reported call runs another file's helper whose forward sits in a hot loop
+        of the helper (its summary says so: project.ForwardFact.in_loop)."""
+        return cls(in_hidden_loop=True)
+
+
 class ImpactAnalysis:
     def __init__(
         self,
@@ -134,28 +169,26 @@ class ImpactAnalysis:
             target.split(".")[0] in ("pytest", "unittest") for target in self.index.aliases.values()
         )
 
-    def of(self, node: cst.CSTNode) -> Impact:
-        """How often `node` runs."""
+    def of(self, node: cst.CSTNode, cost: CostSource | None = None) -> Impact:
+        """How often `node` pays its cost: as often as it runs, unless `cost` says the
+        cost comes from elsewhere (CostSource)."""
+        if cost is not None and cost.in_hidden_loop:
+            # a hot loop out of this file's sight: per batch, but in tests
+            return Impact.TEST if self._in_a_test(node) else Impact.PER_BATCH
+        if cost is not None and cost.calls:
+            paid = cost.paid_at if cost.paid_at is not None else node
+            if self._in_a_test(paid):
+                return Impact.TEST
+            # a per-batch loop around the paying node inside its own function still
+            # runs per batch; otherwise the most frequent of the calls that pay
+            scope = self.index.scope_of(paid)
+            hot = next((loop for loop in self.index.enclosing_loops(paid) if self._hot(loop)), None)
+            if hot is not None and self.index.is_inside(hot, scope):
+                return self._in_loop(hot, paid)
+            return max((self._impact(call, set()) for call in cost.calls), key=lambda i: i.rank)
         if self.in_tests:
             return Impact.TEST
         return self._impact(node, set())
-
-    def of_runs_at(self, node: cst.CSTNode, sites: Sequence[cst.CSTNode]) -> Impact:
-        """How often `node` pays its cost when only `sites` (calls of its function, or a
-        loop over its phases) make it pay: a per-batch loop around it inside the function
-        still runs per batch; otherwise the most frequent of the sites."""
-        if self._in_a_test(node):
-            return Impact.TEST
-        scope = self.index.scope_of(node)
-        hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
-        if hot is not None and self.index.is_inside(hot, scope):
-            return self._in_loop(hot, node)
-        return max((self._impact(site, set()) for site in sites), key=lambda i: i.rank)
-
-    def of_paid_in_loop(self, node: cst.CSTNode) -> Impact:
-        """How often `node` pays a cost that a hot loop out of sight pays (the forward in
-        the loop of another file's helper that `node` calls): per batch, but in tests."""
-        return Impact.TEST if self._in_a_test(node) else Impact.PER_BATCH
 
     def _in_a_test(self, node: cst.CSTNode) -> bool:
         """In a test file, or in a test function of another file."""

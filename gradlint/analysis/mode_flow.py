@@ -163,12 +163,11 @@ class ModeFlow:
         external = self.summaries.resolve_external(call, returning_eval_model=True)
         if external is None or not external.eval_params:
             return set()
-        args = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
         found: set[str] = set()
         for param in external.eval_params:
-            position = external.argument_for(args, param)
-            if position is not None:
-                name = module_path(call.args[position].value)
+            argument = self.summaries.external_argument(call, external, param)
+            if argument is not None:
+                name = module_path(argument)
                 if name is not None:
                     found.add(name)
         return found

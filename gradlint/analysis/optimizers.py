@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.autograd_calls import AutogradCalls, keyword_arg
+from gradlint.analysis.arguments import library_argument
+from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
@@ -106,7 +107,7 @@ class OptimizerHoldings:
         """The modules whose parameters the optimizer `value` builds is given."""
         if type(value) is not cst.Call:
             return frozenset()
-        params = keyword_arg(value, "params", 0)
+        params = library_argument(value, "params", 0)
         if params is None or params.star:
             return frozenset()
         return frozenset(parameter_owners(self.index, params.value))

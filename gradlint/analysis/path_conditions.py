@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gradlint.analysis.arguments import bound_at, signature_of
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -315,25 +316,16 @@ class PathConditions:
         self, site: cst.Call, func: cst.FunctionDef, param: str
     ) -> tuple[cst.BaseExpression, bool] | None:
         """(the expression `site`, a call of `func`, binds `param` to, whether it is the
-        parameter's default); None when that cannot be told."""
-        declared = next((p for p in all_params(func.params) if p.name.value == param), None)
-        if declared is None:
+        parameter's default); None when that cannot be told (analysis.arguments)."""
+        method = self.index.enclosing_class(func) is not None
+        found = bound_at(site, signature_of(func, method=method), param)
+        if found is None:
             return None
-        positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        if positional and positional[0] in ("self", "cls") and type(site.func) is cst.Attribute:
-            positional = positional[1:]
-        index = 0
-        for arg in site.args:
-            if arg.star:
-                return None  # `f(*args)`, `f(**options)`: which is which is out of sight
-            if arg.keyword is not None:
-                if arg.keyword.value == param:
-                    return arg.value, False
-                continue
-            if index < len(positional) and positional[index] == param:
-                return arg.value, False
-            index += 1
-        return (declared.default, True) if declared.default is not None else None
+        if found.index is not None:
+            return site.args[found.index].value, False
+        declared = next(p for p in all_params(func.params) if p.name.value == param)
+        assert declared.default is not None  # bound to its default: it has one
+        return declared.default, True
 
     def holds_at(self, condition: Condition, site: cst.Call, func: cst.FunctionDef) -> bool | None:
         value = self.value_at(site, func, condition.param)

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gradlint.analysis.arguments import ArgumentShape, Signature, ast_signature
 from gradlint.analysis.imports import ImportMap, ast_dotted_name, ast_import_map
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
@@ -145,22 +146,17 @@ class ExternalFunction:
     # `def to_np(t): return t.cpu().detach().numpy()`
     number_params: dict[str, bool] = field(default_factory=dict)
 
-    def argument_for(self, args: list[tuple[str | None, bool]], param: str) -> int | None:
-        """Index into a call's arguments [(keyword, starred)] of the one bound to param."""
-        if param not in self.params:
-            return None
-        position = self.params.index(param)
-        if self.params and self.params[0] in ("self", "cls"):
-            position -= 1
-        for i, (keyword, starred) in enumerate(args):
-            if keyword is not None:
-                if keyword == param:
-                    return i
-            elif starred:
-                return None
-            elif i == position:
-                return i
-        return None
+    # how a call binds its arguments to the parameters (analysis.arguments)
+    signature: Signature = field(default_factory=Signature)
+
+    def argument_for(
+        self, args: Sequence[ArgumentShape], param: str, *, receiver_passed: bool
+    ) -> int | None:
+        """Index into a call's arguments (their shapes) of the one bound to `param`;
+        `receiver_passed`: the call binds the method's receiver itself
+        (arguments.passes_receiver)."""
+        found = self.signature.bind(args, param, receiver_passed=receiver_passed)
+        return found.index if found is not None else None
 
 
 @dataclass
@@ -715,12 +711,15 @@ def _summarise_function(
     path: str = "",
     lines: list[str] | None = None,
     callees: set[str] | None = None,
+    *,
+    method: bool = False,
 ) -> ExternalFunction:
     """The function's summary; `callees` gets what its body calls that may be a
-    function of the same file (_FunctionWalk.callees)."""
+    function of the same file (_FunctionWalk.callees); `method`: it is defined directly
+    in a class's body."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    function = ExternalFunction(node.name, params)
+    function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
     records = _decorated_recording(node, imports)
     function.no_grad = not records
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
@@ -807,7 +806,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                     name = f"{node.name}.{item.name}"
                     called = calls[name] = set()
                     summary.functions[name] = _summarise_function(
-                        item, imports, path, lines, called
+                        item, imports, path, lines, called, method=True
                     )
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)

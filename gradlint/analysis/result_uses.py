@@ -445,10 +445,8 @@ class ResultUses:
             raise _Escapes
         external = self.summaries.resolve_external(call, making_numbers=True)
         if external is not None and external.number_params:
-            shape = [(a.keyword.value if a.keyword else None, bool(a.star)) for a in call.args]
             for param, raises in external.number_params.items():
-                position = external.argument_for(shape, param)
-                if position is not None and call.args[position].value is node:
+                if self.summaries.external_argument(call, external, param) is node:
                     found.numbers.append(call)
                     if raises and not detached:
                         found.numpy_raises.append(call)

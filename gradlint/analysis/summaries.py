@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gradlint.analysis.arguments import (
+    Signature,
+    argument_of,
+    passes_receiver,
+    shape_of,
+    signature_of,
+)
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
@@ -36,6 +43,7 @@ _PLAIN_ASSIGNMENTS = frozenset({BindingKind.ASSIGN})
 class FunctionSummary:
     function: cst.FunctionDef
     params: list[str] = field(default_factory=list)
+    signature: Signature = field(default_factory=Signature)
     # Parameters the body calls (`model(x)`, `model.forward(x)`): forwards of arguments.
     forwarded_params: set[str] = field(default_factory=set)
     forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
@@ -57,22 +65,8 @@ class FunctionSummary:
     clears_grads: bool = False
 
     def forwarded_argument(self, call: cst.Call, param: str) -> cst.BaseExpression | None:
-        """The argument expression a call passes for `param`."""
-        try:
-            position = self.params.index(param)
-        except ValueError:
-            return None
-        if self.params and self.params[0] in ("self", "cls"):
-            position -= 1
-        for i, arg in enumerate(call.args):
-            if arg.keyword is not None:
-                if arg.keyword.value == param:
-                    return arg.value
-            elif arg.star:
-                return None
-            elif i == position:
-                return arg.value
-        return None
+        """The argument expression a call passes for `param` (analysis.arguments)."""
+        return argument_of(call, self.signature, param)
 
 
 class FunctionSummaries:
@@ -110,7 +104,8 @@ class FunctionSummaries:
     def _summarise(self, func: cst.FunctionDef) -> FunctionSummary:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         params += [p.name.value for p in func.params.kwonly_params]
-        summary = FunctionSummary(func, params)
+        method = self.index.enclosing_class(func) is not None
+        summary = FunctionSummary(func, params, signature_of(func, method=method))
         candidates = set(params)
         clearing = self.clearing
         # manual `.grad` updates go after the optimizer steps, as a walk of their own
@@ -195,6 +190,17 @@ class FunctionSummaries:
         if making_numbers and not self.project.may_make_numbers(module, level, name):
             return None
         return self.project.function(module, level, name)
+
+    def external_argument(
+        self, call: cst.Call, external: ExternalFunction, param: str
+    ) -> cst.BaseExpression | None:
+        """The argument expression `call`, a call of another file's function that
+        resolve_external gave, passes for `param` (analysis.arguments). resolve_external
+        reaches a method only through `self.`/`cls.` (one the class inherits from an
+        imported base), never through the class's name."""
+        passed = passes_receiver(call, external.signature.receiver)
+        found = external.argument_for(shape_of(call), param, receiver_passed=passed)
+        return call.args[found].value if found is not None else None
 
     def builds_imported_module(self, call: cst.Call) -> bool:
         """Does the call build an instance of a class imported from the project's own
@@ -342,10 +348,28 @@ class FunctionSummaries:
                     return found
         return None
 
-    def instance_method(self, call: cst.Call) -> tuple[list[str], set[str]] | None:
+    def accumulated_argument(self, call: cst.Call) -> cst.BaseExpression | None:
         """For `obj.method(...)` where every binding of `obj` that reaches the call makes
         an instance of one class (of this file or an imported project file): the
-        method's parameters and the ones it accumulates into the object's state."""
+        argument the method adds unchanged to the object's state (`meter.update(loss)`
+        with `self.sum += val`), the first in the call when it adds several."""
+        found = self._instance_method(call)
+        if found is None:
+            return None
+        signature, accumulated = found
+        # called on an instance: a plain method's `self` is the object
+        passed = passes_receiver(call, signature.receiver)
+        shape = shape_of(call)
+        positions = []
+        for param in accumulated:
+            bound = signature.bind(shape, param, receiver_passed=passed)
+            if bound is not None and bound.index is not None:
+                positions.append(bound.index)
+        return call.args[min(positions)].value if positions else None
+
+    def _instance_method(self, call: cst.Call) -> tuple[Signature, set[str]] | None:
+        """The signature of the method `obj.method(...)` runs on an instance of one
+        class, and the parameters it accumulates into the object's state."""
         cls_name = self._instance_class(call)
         if cls_name is None:
             return None
@@ -358,7 +382,7 @@ class FunctionSummaries:
                 if found is None:
                     return None
                 summary = self.of(found)
-                return summary.params, summary.accumulated_params
+                return summary.signature, summary.accumulated_params
         origin = self.index.imported_from.get(cls_name)
         if origin is None or origin[2] is None or self.project is None:
             return None
@@ -366,7 +390,7 @@ class FunctionSummaries:
         external = self.project.function(module, level, f"{name}.{method}")
         if external is None:
             return None
-        return external.params, set(external.accumulated_params)
+        return external.signature, set(external.accumulated_params)
 
 
 def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:

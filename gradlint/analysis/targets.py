@@ -22,6 +22,7 @@ from typing import cast
 
 import libcst as cst
 
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
@@ -143,11 +144,11 @@ class LossTargets:
                 return None
         elif not _is_loss_module(self.tensors.module_class(func, call) or ""):
             return None
-        prediction = _argument(call, 0, "input")
-        target = _argument(call, 1, "target")
+        prediction = library_argument(call, "input", 0)
+        target = library_argument(call, "target", 1)
         if prediction is None or target is None:
             return None
-        return LossSite(call, prediction, target)
+        return LossSite(call, prediction.value, target.value)
 
     def _squared_difference(self, node: cst.BinaryOperation) -> LossSite | None:
         if type(node.operator) is not cst.Subtract:
@@ -495,16 +496,6 @@ def _is_loss_module(qualified: str) -> bool:
         qualified.startswith("torch.nn.")
         and qualified.rsplit(".", 1)[-1] in REGRESSION_LOSS_MODULES
     )
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in positional[: position + 1]):
-        return None
-    return positional[position].value if len(positional) > position else None
 
 
 def _via(frame: _Frame | None) -> tuple[cst.Call, ...]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.arguments import Signature, collected, shape_of
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
@@ -435,24 +436,18 @@ class TrainModeAnalysis:
 
 
 def _managed_arguments(call: cst.Call, manager: ModeManager) -> list[str]:
-    """The dotted names of the call's arguments the manager switches to eval mode."""
-    names: list[str] = []
-    positional = [a for a in call.args if a.keyword is None]
-    for position, arg in enumerate(positional):
-        if arg.star:
-            break  # `eval_mode(*nets)`: which is which cannot be told
-        if position < len(manager.params):
-            param = manager.params[position]
-        elif manager.vararg:
-            param = manager.vararg
-        else:
-            break
-        name = dotted_name(arg.value)
-        if param in manager.to_eval and name is not None:
-            names.append(name)
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in manager.to_eval:
-            name = dotted_name(arg.value)
-            if name is not None:
-                names.append(name)
-    return names
+    """The dotted names of the call's arguments the manager switches to eval mode, in
+    the call's order (analysis.arguments binds them; `eval_mode(*nets)` hides which is
+    which)."""
+    signature = Signature(positional=tuple(manager.params))  # `self` left out already
+    shape = shape_of(call)
+    indices: set[int] = set()
+    for param in manager.to_eval:
+        if param == manager.vararg:
+            indices.update(collected(shape, len(manager.params)))
+            continue
+        bound = signature.bind(shape, param, receiver_passed=False)
+        if bound is not None and bound.index is not None:
+            indices.add(bound.index)
+    names = [dotted_name(call.args[i].value) for i in sorted(indices)]
+    return [name for name in names if name is not None]

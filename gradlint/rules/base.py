@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -22,6 +22,7 @@ from gradlint.diagnostics import (
 )
 
 if TYPE_CHECKING:
+    from gradlint.analysis.impact import CostSource
     from gradlint.context import FileContext
 
 _VISIT_METHODS: dict[type, tuple[str, ...]] = {}
@@ -117,9 +118,7 @@ class Rule:
         confidence: Confidence = Confidence.HIGH,
         group: Group | None = None,
         latent: bool = False,
-        runs_at: Sequence[cst.CSTNode] = (),
-        paid_at: cst.CSTNode | None = None,
-        paid_in_loop: bool = False,
+        cost: CostSource | None = None,
     ) -> None:
         """Report `node`. A rule whose message has placeholders passes the filled text
         from `message_for`; the class message is never shipped with `{name}` in it.
@@ -132,14 +131,8 @@ class Rule:
         usual group (one of those the codes table lists for the rule).
         `latent`: the pitfall is in the code but cannot bite as it is set up now (a loop
         that runs once): at most a warning.
-        `runs_at`: where the cost is paid, when only some calls of the reported code pay it
-        (the evaluating call of a function that trains or evaluates by a flag): the impact
-        is the most frequent of theirs, not the reported node's.
-        `paid_at`: with `runs_at`, the node whose loops inside its own function decide
-        first (the forward inside a helper the reported call runs); the reported node
-        by default.
-        `paid_in_loop`: the cost is paid in a hot loop out of this file's sight (another
-        file's helper the reported call runs): per batch, whatever the call."""
+        `cost`: where the cost is paid, when not where the reported node runs (only some
+        calls of it pay, or a helper's loop does): analysis.impact.CostSource."""
         text = message if message is not None else self.message
         if message is None and self.placeholders():
             raise TypeError(f"{self.code}: report() needs message_for(...) for {self.message!r}")
@@ -154,9 +147,7 @@ class Rule:
             confidence=confidence,
             group=group,
             latent=latent,
-            runs_at=runs_at,
-            paid_at=paid_at,
-            paid_in_loop=paid_in_loop,
+            cost=cost,
         )
 
     @classmethod

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Position, Related
@@ -223,6 +224,11 @@ class EvalWithoutNoGrad(Rule):
         if facts.grad_mode.guarded_by_every_caller_elsewhere(reported):
             return  # every call of the function, in other files, is under no_grad
         statement = facts.index.statement_of(reported)
+        cost = None
+        if inside:  # a helper's batch loop makes its forward run per batch, whatever its call
+            cost = CostSource.in_helper(reported, inside[0])
+        elif looped_elsewhere:
+            cost = CostSource.in_loop_elsewhere()
         self.report(
             reported,
             self.message_for(model=model),
@@ -233,10 +239,7 @@ class EvalWithoutNoGrad(Rule):
             confidence=Confidence.LOW
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
-            # a helper's batch loop makes its forward run per batch, whatever its call
-            runs_at=[reported] if inside else (),
-            paid_at=inside[0] if inside else None,
-            paid_in_loop=looped_elsewhere,
+            cost=cost,
         )
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:
@@ -268,7 +271,13 @@ class EvalWithoutNoGrad(Rule):
         related += [(p.site, p.label) for p in paths]
         # the evaluating calls pay the graph, not every call of the function
         sites = [p.site for p in paths]
-        self.report(call, self.message_for(model=model), fix=fix, related=related, runs_at=sites)
+        self.report(
+            call,
+            self.message_for(model=model),
+            fix=fix,
+            related=related,
+            cost=CostSource.paid_by(sites),
+        )
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
         """Where the model was put in eval mode (through a helper, maybe in another

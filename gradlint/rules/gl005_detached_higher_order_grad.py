@@ -4,7 +4,7 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.autograd_calls import keyword_arg
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.bindings import assigned_names
 from gradlint.diagnostics import Edit
 from gradlint.fix_builders import add_keyword_argument
@@ -23,23 +23,6 @@ def _between(index, after: int, before: int, first: cst.Call):
         return after < index.order[binding.statement] < before
 
     return keep
-
-
-def _argument(call: cst.Call, position: int, helper: cst.FunctionDef) -> cst.Arg | None:
-    name = helper.params.params[position].name.value
-    offset = (
-        1
-        if type(call.func) is cst.Attribute
-        and helper.params.params[0].name.value in ("self", "cls")
-        else 0
-    )
-    for i, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg
-        elif i + offset == position and not arg.star:
-            return arg
-    return None
 
 
 class DetachedHigherOrderGrad(Rule):
@@ -118,7 +101,7 @@ class DetachedHigherOrderGrad(Rule):
                 self._check(call)
 
     def _check(self, call: cst.Call) -> None:
-        create_graph = keyword_arg(call, "create_graph", _CREATE_GRAPH_POSITION)
+        create_graph = library_argument(call, "create_graph", _CREATE_GRAPH_POSITION)
         detach_call = self._detach_applied(call)
         if create_graph is None:
             if detach_call is not None:
@@ -172,7 +155,7 @@ class DetachedHigherOrderGrad(Rule):
         self,
         call: cst.Call,
         helper: cst.FunctionDef | None = None,
-        outputs_position: int | None = None,
+        outputs_param: str | None = None,
     ) -> cst.Call | None:
         """Where the result of `call` (a grad, or a call of a grad helper) is
         differentiated later in the same scope: a grad/backward built from it, or another
@@ -200,17 +183,15 @@ class DetachedHigherOrderGrad(Rule):
             }
             if region.closure(event.roots, window) & alive:
                 return event.call
-        if helper is None or outputs_position is None or not produced:
+        if helper is None or outputs_param is None or not produced:
             return None
+        summary = self.facts.summaries.of(helper)
         for other in self.facts.grad_mode.callers_of(helper):
             if other is call or index.scope_of(other) is not scope or index.order[other] < after:
                 continue
-            arg = _argument(other, outputs_position, helper)
+            arg = summary.forwarded_argument(other, outputs_param)
             window = _between(index, after, index.order[other], call)
-            if (
-                arg is not None
-                and region.closure(self.facts.flow.reads(arg.value), window) & produced
-            ):
+            if arg is not None and region.closure(self.facts.flow.reads(arg), window) & produced:
                 return other
         return None
 
@@ -221,13 +202,12 @@ class DetachedHigherOrderGrad(Rule):
         helper = index.scope_of(call)
         if type(helper) is not cst.FunctionDef or not self._returns_result(call, helper):
             return None
-        outputs = keyword_arg(call, "outputs", 0)
+        outputs = library_argument(call, "outputs", 0)
         params = [p.name.value for p in helper.params.params]
         reads = self.facts.flow.reads(outputs.value) if outputs else set()
-        positions = [i for i, name in enumerate(params) if name in reads]
-        position = positions[0] if positions else None
+        param = next((name for name in params if name in reads), None)
         for caller in self.facts.grad_mode.callers_of(helper):
-            again = self._differentiated_again(caller, helper, position)
+            again = self._differentiated_again(caller, helper, param)
             if again is not None:
                 return again
         return None

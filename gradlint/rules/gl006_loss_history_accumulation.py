@@ -208,14 +208,9 @@ class LossHistoryAccumulation(Rule):
                 if name and type(parent) is cst.Expr:
                     return name, node.args[-1].value
             # `meter.update(loss)` where the tracker's method keeps what it is given
-            method = self.facts.summaries.instance_method(node)
-            if method is not None:
-                params, accumulated = method
-                offset = 1 if params and params[0] == "self" else 0
-                for i, arg in enumerate(node.args):
-                    if arg.keyword is None and not arg.star and i + offset < len(params):
-                        if params[i + offset] in accumulated:
-                            return dotted_name(node.func.value) or "", arg.value
+            kept = self.facts.summaries.accumulated_argument(node)
+            if kept is not None:
+                return dotted_name(node.func.value) or "", kept
         return None
 
     def _carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts[LoopNode]) -> bool:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.torch_api import (
@@ -248,19 +249,19 @@ class BackwardOfNoGradResult(Rule):
         qualified = facts.qualified_name(func) or ""
         if qualified.startswith(_FUNCTIONAL):
             if qualified[len(_FUNCTIONAL) :] in TARGET_SAVING_LOSSES:
-                target = _argument(node, "target", 1)
-                loss_input = _argument(node, "input", 0)
+                target = library_argument(node, "target", 1)
+                loss_input = library_argument(node, "input", 0)
                 if target is not None and loss_input is not None:
-                    self._check_pair(node, loss_input, target, either=False)
+                    self._check_pair(node, loss_input.value, target.value, either=False)
             return
         layer = facts.tensors.module_class(func, node) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1] in (
             TARGET_SAVING_LOSS_MODULES
         ):
-            target = _argument(node, "target", 1)
-            loss_input = _argument(node, "input", 0)
+            target = library_argument(node, "target", 1)
+            loss_input = library_argument(node, "input", 0)
             if target is not None and loss_input is not None:
-                self._check_pair(node, loss_input, target, either=False)
+                self._check_pair(node, loss_input.value, target.value, either=False)
             return
         if len(positional) == 1 and facts.values.trainable_layer(func, node):
             if self._recording(node) and facts.values.is_inference_tensor(positional[0], node):
@@ -331,16 +332,6 @@ def _callee(call: cst.Call) -> str:
     if name is None and type(call.func) is cst.Attribute:
         name = f"{_short(call.func.value)}.{call.func.attr.value}"
     return f"{name or 'backward'}()"
-
-
-def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:
-    for i, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            if arg.keyword.value == keyword:
-                return arg.value
-        elif i == position:
-            return arg.value
-    return None
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:

@@ -5,6 +5,7 @@ import re
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
 from gradlint.diagnostics import Group, Position, Related
@@ -269,7 +270,7 @@ class InferenceOutsideNoGrad(Rule):
                 related=related,
                 group=Group.CRASH if uses.numpy_raises else None,
                 # on a flag path the evaluating call pays the graph, not every call
-                runs_at=[path.site] if path is not None else (),
+                cost=CostSource.paid_by([path.site]) if path is not None else None,
             )
 
     def _on_flag_path(self, call: cst.Call, model: str):
