@@ -184,6 +184,9 @@ class InplaceOnSavedTensor(Rule):
         how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
         if step.call is not step.step:
             how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
+        if found.caller is not None:
+            # forward, step and backward in different methods of one object
+            how += f", which `{found.caller.name.value}()` runs between them"
         self.report(
             node,
             self.message_for(
