@@ -505,4 +505,3 @@ def _exclusive(
     """Do two places of one sequence sit in different branches where they part?"""
     parted = _parting(chain, other)
     return parted is not None and index.in_exclusive_branches(chain[parted][1], other[parted][1])
-
