@@ -74,6 +74,7 @@ class MethodSequences:
         self.reach = reach
         self._runs: dict[cst.FunctionDef, list[Run]] = {}
         self._accesses: dict[cst.FunctionDef, list[_Access]] = {}
+        self._self_called: set[str] | None = None
 
     def runs(self, caller: cst.FunctionDef) -> list[Run]:
         """The caller's run, then every run of its object's methods it makes, each
@@ -85,6 +86,22 @@ class MethodSequences:
                 self._follow(Run(caller, (), ()), found)
             self._runs[caller] = found
         return found
+
+    def called_on_self(self, method: cst.FunctionDef) -> bool:
+        """Is a method of that name called as `self.name(...)` anywhere in the file? A
+        method that is not runs in no sequence but its own."""
+        if self._self_called is None:
+            names = set()
+            for call in self.index.calls:
+                func = call.func
+                if (
+                    type(func) is cst.Attribute
+                    and type(func.value) is cst.Name
+                    and func.value.value == "self"
+                ):
+                    names.add(func.attr.value)
+            self._self_called = names
+        return method.name.value in self._self_called
 
     def callers_of(self, method: cst.FunctionDef) -> Iterator[tuple[cst.FunctionDef, Run]]:
         """(caller, run): each method of the same class whose sequence runs `method`

@@ -336,7 +336,11 @@ class ParametersSteppedAfterSaving:
 
     def _across_methods(self, event: DiffEvent) -> SteppedAfterSaving | None:
         method = self.index.scope_of(event.call)
-        if type(method) is not cst.FunctionDef or not self._class_steps_parameters(method):
+        if (
+            type(method) is not cst.FunctionDef
+            or not self.sequences.called_on_self(method)
+            or not self._class_steps_parameters(method)
+        ):
             return None
         for caller, run in self.sequences.callers_of(method):
             found = self._in_sequence(caller, run, event)
@@ -368,13 +372,8 @@ class ParametersSteppedAfterSaving:
         runs = sequences.runs(caller)
         at = sequences.place(backward_run, event.call)
         backward_chain = sequences.chain(backward_run, event.call)
-        differentiated = [
-            (sequences.place(run, e.call), sequences.chain(run, e.call))
-            for run in runs
-            for e in self.loops.scope_facts(run.method).events
-            if e.kind != "step"
-        ]
         inlined = {id(run.path[-1]) for run in runs if run.path}
+        differentiated: list[tuple[tuple[float, ...], list]] | None = None
         steps: list[tuple[tuple[float, ...], Run, ParameterStep]] = []
         for run in runs:
             for step in self.holdings.steps_in(run.method):
@@ -384,6 +383,13 @@ class ParametersSteppedAfterSaving:
                 chain = sequences.chain(run, step.call)
                 if place >= at or not self._runs_whenever(chain, backward_chain):
                     continue
+                if differentiated is None:
+                    differentiated = [
+                        (sequences.place(r, e.call), sequences.chain(r, e.call))
+                        for r in runs
+                        for e in self.loops.scope_facts(r.method).events
+                        if e.kind != "step"
+                    ]
                 if step.differentiates_first or any(
                     earlier < place and not _exclusive(before, chain, index)
                     for earlier, before in differentiated
@@ -391,20 +397,23 @@ class ParametersSteppedAfterSaving:
                     steps.append((place, run, step))
         if not steps:
             return None
+        stepped = {m for _, _, step in steps for m in step.modules}
         candidates = []
         for run in runs:
             if run is backward_run:
                 continue  # one function: `_in_function` answers
             for node in index.walk(run.method.body):
-                if type(node) is cst.Call:
+                if type(node) is not cst.Call:
+                    continue
+                called = _forward_target(node)
+                if called is not None and any(
+                    called == m or called.startswith(m + ".") for m in stepped
+                ):
                     place = sequences.place(run, node)
                     if place < at:
-                        candidates.append((place, run, node))
+                        candidates.append((place, run, node, called))
         candidates.sort(key=lambda item: item[0])
-        for place, run, call in candidates:
-            called = _forward_target(call)
-            if called is None:
-                continue
+        for place, run, call, called in candidates:
             chain = sequences.chain(run, call)
             after = [
                 step
