@@ -38,15 +38,22 @@ class DifferentiationReach:
         return bool(self.differentiations_of(call, first=True))
 
     def differentiations_of(
-        self, node: cst.BaseExpression, *, first: bool = False
+        self,
+        node: cst.BaseExpression,
+        *,
+        first: bool = False,
+        bound: set[tuple[cst.CSTNode, str]] | None = None,
     ) -> list[DiffEvent]:
         """The differentiations in the function of `node` (a call, an arithmetic
         operation) that its result reaches, in source order: what `result_is_differentiated`
         answers, with the events themselves for a rule that needs to know where (GL011:
-        is it after an in-place change?). With `first`, stops at the first one found."""
+        is it after an in-place change?). With `first`, stops at the first one found.
+        With `bound`, also collects the (binding, variable) pairs the value is bound into
+        on the way, whether or not the function differentiates: `self.mu2 = ...` is where
+        a method hands it on to the methods of its object run after it."""
         index = self.index
         region = self.loops.scope_facts(index.scope_of(node))
-        if not region.events:
+        if not region.events and bound is None:
             return []
         if self._cut_within_statement(node):
             return []  # `vgg(x).detach()`: no gradient can come back through it
@@ -68,7 +75,7 @@ class DifferentiationReach:
         if first and found:
             return found
         containers: set[str] = set()  # `losses.append(...)`: followed by name below
-        for use in self.reads_reached(node, containers):
+        for use in self.reads_reached(node, containers, bound=bound):
             reached(use)
             if first and found:
                 return found
@@ -79,14 +86,20 @@ class DifferentiationReach:
         return sorted(found, key=lambda e: index.order.get(e.call, 0))
 
     def reads_reached(
-        self, node: cst.BaseExpression, containers: set[str], *, past_graph_free: bool = True
+        self,
+        node: cst.BaseExpression,
+        containers: set[str],
+        *,
+        past_graph_free: bool = True,
+        bound: set[tuple[cst.CSTNode, str]] | None = None,
     ) -> Iterator[cst.CSTNode]:
         """Every read in its function that the result of `node` reaches, through the
         names it is bound to and the values computed from them, past no `.item()` or
         `.detach()` in a statement; the containers it is stored in (`out.append(...)`)
         are added to `containers`, not followed. Without `past_graph_free`, a binding
         the value analysis proves graph-free (`acc` of `loss, acc = f(...)`, an argmax
-        comparison) ends the way: no graph goes on through it."""
+        comparison) ends the way: no graph goes on through it. The (binding, variable)
+        pairs passed are added to `bound` when it is given."""
         statement = self.index.statement_of(node)
         work = [(statement, var) for var in self.produced(node)]
         seen: set[tuple[cst.CSTNode, str]] = set()
@@ -98,6 +111,8 @@ class DifferentiationReach:
             if type(binding) is cst.Expr:
                 containers.add(var)
                 continue
+            if bound is not None:
+                bound.add((binding, var))
             if not past_graph_free and is_graph_free(self.values.of_binding(binding, var)):
                 continue
             for use in self.values.uses_reached(binding, var):

@@ -18,6 +18,7 @@ from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.method_sequence import MethodSequences
 from gradlint.analysis.mode_dependence import ModeDependence
 from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.optimizers import OptimizerHoldings
@@ -120,7 +121,12 @@ class FileFacts:
             self.forwards,
             self.differentiation,
             self.optimizers,
+            self.method_sequences,
         )
+
+    @cached_property
+    def method_sequences(self) -> MethodSequences:
+        return MethodSequences(self.index, self.bindings, self.summaries, self.differentiation)
 
     @cached_property
     def train_mode(self) -> TrainModeAnalysis:

@@ -27,6 +27,7 @@ from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.method_sequence import MethodSequences, Run
 from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.torch_api import SINGLE_OP_LAYERS
@@ -208,6 +209,9 @@ class SteppedAfterSaving:
     model: str  # the module, as the scope names it
     step: ParameterStep  # the step that changes them in place
     event: DiffEvent  # the backward that needs them, and raises
+    # The method that runs the forward, the step and the backward in that order when
+    # they sit in different methods of its object; None when one function shows it all.
+    caller: cst.FunctionDef | None = None
 
 
 class ParametersSteppedAfterSaving:
@@ -221,14 +225,21 @@ class ParametersSteppedAfterSaving:
     crash of `policy_loss = -qf(obs, pi(obs)).mean()` built before `q_opt.step()` and
     backpropagated after it.
 
-    Reported only in straight-line order in one function: the forward records (outside
-    `no_grad`, its module not frozen), the differentiation reaches its result along
-    def-use chains with no graph cut (`.detach()`), the step runs between them whenever
-    the differentiation does (no `if`, loop or `try` around the step alone), a backward
-    before the step gives it gradients to apply (a step without gradients changes
-    nothing), and no differentiation in between frees the graph first. A single torch
-    layer (`nn.Linear(...)`) applied to inputs without history saves its inputs, not its
-    weight, so it is left out unless an input is proven to carry a graph."""
+    Reported only in straight-line order: the forward records (outside `no_grad`, its
+    module not frozen), the differentiation reaches its result along def-use chains with
+    no graph cut (`.detach()`), the step runs between them whenever the differentiation
+    does (no `if`, loop or `try` around the step alone), a backward before the step gives
+    it gradients to apply (a step without gradients changes nothing), and no
+    differentiation in between frees the graph first. A single torch layer
+    (`nn.Linear(...)`) applied to inputs without history saves its inputs, not its
+    weight, so it is left out unless an input is proven to carry a graph.
+
+    One function may show it all, or a method's sequence of its object's methods
+    (analysis.method_sequence): BicycleGAN's `optimize_parameters` runs `self.forward()`,
+    which stores `self.mu2 = self.netE(self.fake_B_random)`, then a method that
+    backpropagates a first loss with `retain_graph=True`, steps G and E, and runs the
+    method whose backward goes through `self.mu2`. The same conditions hold along the
+    sequence; the forward is then in another run than the backward."""
 
     def __init__(
         self,
@@ -241,6 +252,7 @@ class ParametersSteppedAfterSaving:
         forwards: ForwardAnalysis,
         reach: DifferentiationReach,
         holdings: OptimizerHoldings,
+        sequences: MethodSequences,
     ) -> None:
         self.index = index
         self.autograd = autograd
@@ -251,12 +263,18 @@ class ParametersSteppedAfterSaving:
         self.forwards = forwards
         self.reach = reach
         self.holdings = holdings
+        self.sequences = sequences
+        self._class_steps: dict[cst.ClassDef, bool] = {}
 
     def before(self, event: DiffEvent) -> SteppedAfterSaving | None:
         """The first forward, in source order, whose saved parameters a step changes
-        before `event` differentiates through it; None when none is proven."""
+        before `event` differentiates through it, in the event's function or else in
+        the sequence of a method of its object that runs it; None when none is proven."""
         if event.kind == "step":
             return None
+        return self._in_function(event) or self._across_methods(event)
+
+    def _in_function(self, event: DiffEvent) -> SteppedAfterSaving | None:
         index = self.index
         scope = index.scope_of(event.call)
         at = index.order[event.call]
@@ -288,11 +306,7 @@ class ParametersSteppedAfterSaving:
         """`call` as a forward whose saved parameters one of `steps` (those that run
         before `event`) changes after it, when `event` differentiates through it."""
         index = self.index
-        func = call.func
-        target = (
-            func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
-        )
-        called = dotted_name(target)
+        called = _forward_target(call)
         if called is None:
             return None
         after = [
@@ -317,6 +331,133 @@ class ParametersSteppedAfterSaving:
         ):
             return None  # a backward in between frees the graph: the next one raises anyway
         return SteppedAfterSaving(call, model, after[0], event)
+
+    # -- across the methods of one object -------------------------------------------------
+
+    def _across_methods(self, event: DiffEvent) -> SteppedAfterSaving | None:
+        method = self.index.scope_of(event.call)
+        if (
+            type(method) is not cst.FunctionDef
+            or not self.sequences.called_on_self(method)
+            or not self._class_steps_parameters(method)
+        ):
+            return None
+        for caller, run in self.sequences.callers_of(method):
+            found = self._in_sequence(caller, run, event)
+            if found is not None:
+                return found
+        return None
+
+    def _class_steps_parameters(self, method: cst.FunctionDef) -> bool:
+        """Does a method of the class of `method` step an optimizer holding known
+        modules? Most classes do not, and need no sequence."""
+        cls = self.index.enclosing_class(method)
+        if cls is None:
+            return False
+        known = self._class_steps.get(cls)
+        if known is None:
+            known = any(
+                self.index.enclosing_class(f) is cls and self.holdings.steps_in(f)
+                for f in self.index.functions
+            )
+            self._class_steps[cls] = known
+        return known
+
+    def _in_sequence(
+        self, caller: cst.FunctionDef, backward_run: Run, event: DiffEvent
+    ) -> SteppedAfterSaving | None:
+        """The optimizer form along `caller`'s sequence, for `event` in `backward_run`,
+        with the forward in another run."""
+        index, sequences = self.index, self.sequences
+        runs = sequences.runs(caller)
+        at = sequences.place(backward_run, event.call)
+        backward_chain = sequences.chain(backward_run, event.call)
+        inlined = {id(run.path[-1]) for run in runs if run.path}
+        differentiated: list[tuple[tuple[float, ...], list]] | None = None
+        steps: list[tuple[tuple[float, ...], Run, ParameterStep]] = []
+        for run in runs:
+            for step in self.holdings.steps_in(run.method):
+                if step.call is not step.step and id(step.call) in inlined:
+                    continue  # a method of the object: its own run holds the step
+                place = sequences.place(run, step.call)
+                chain = sequences.chain(run, step.call)
+                if place >= at or not self._runs_whenever(chain, backward_chain):
+                    continue
+                if differentiated is None:
+                    differentiated = [
+                        (sequences.place(r, e.call), sequences.chain(r, e.call))
+                        for r in runs
+                        for e in self.loops.scope_facts(r.method).events
+                        if e.kind != "step"
+                    ]
+                if step.differentiates_first or any(
+                    earlier < place and not _exclusive(before, chain, index)
+                    for earlier, before in differentiated
+                ):
+                    steps.append((place, run, step))
+        if not steps:
+            return None
+        stepped = {m for _, _, step in steps for m in step.modules}
+        candidates = []
+        for run in runs:
+            if run is backward_run:
+                continue  # one function: `_in_function` answers
+            for node in index.walk(run.method.body):
+                if type(node) is not cst.Call:
+                    continue
+                called = _forward_target(node)
+                if called is not None and any(
+                    called == m or called.startswith(m + ".") for m in stepped
+                ):
+                    place = sequences.place(run, node)
+                    if place < at:
+                        candidates.append((place, run, node, called))
+        candidates.sort(key=lambda item: item[0])
+        for place, run, call, called in candidates:
+            chain = sequences.chain(run, call)
+            after = [
+                step
+                for step_place, step_run, step in steps
+                if step_place > place
+                and any(called == m or called.startswith(m + ".") for m in step.modules)
+                and not _exclusive(chain, sequences.chain(step_run, step.call), index)
+            ]
+            if not after:
+                continue
+            model = self.forwards.model_forward(call)
+            if model is None or not self._saves_parameters(call, model):
+                continue
+            if any(self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for _, node in chain):
+                continue  # a method run under `no_grad` records nothing
+            reached = sequences.reached_from(caller, run, call)
+            if not any(r is backward_run and e.call is event.call for r, e in reached):
+                continue
+            if any(
+                place < sequences.place(r, e.call) < at and self.autograd.retains_graph(e) is False
+                for r, e in reached
+            ):
+                continue  # a backward in between frees the graph: the next one raises anyway
+            return SteppedAfterSaving(call, model, after[0], event, caller)
+        return None
+
+    def _runs_whenever(
+        self,
+        chain: list[tuple[cst.FunctionDef, cst.CSTNode]],
+        other: list[tuple[cst.FunctionDef, cst.CSTNode]],
+    ) -> bool:
+        """Does the end of `chain` run whenever the end of `other` does: where the two
+        part, nothing conditional holds the one side alone, and below that the side's
+        calls run whenever their methods do?"""
+        parted = _parting(chain, other)
+        if parted is None:
+            return False
+        method, node = chain[parted]
+        if self.index.in_exclusive_branches(node, other[parted][1]):
+            return False
+        holdings = self.holdings
+        return holdings.runs_unconditionally(node, other[parted][1], method) and all(
+            holdings.runs_unconditionally(n, m, m) for m, n in chain[parted + 1 :]
+        )
 
     def _saves_parameters(self, call: cst.Call, model: str) -> bool:
         """Is the forward recorded, and proven to save some of the module's parameters?"""
@@ -343,3 +484,33 @@ class ParametersSteppedAfterSaving:
             and not index.in_exclusive_branches(e.call, node)
             for e in events
         )
+
+
+def _forward_target(call: cst.Call) -> str | None:
+    """The dotted name a call runs the forward of, if it is one: `qf` for `qf(x)` and
+    `qf.forward(x)`."""
+    func = call.func
+    target = func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
+    return dotted_name(target)
+
+
+def _parting(
+    chain: list[tuple[cst.FunctionDef, cst.CSTNode]],
+    other: list[tuple[cst.FunctionDef, cst.CSTNode]],
+) -> int | None:
+    """Where two chains of one sequence part: the first level whose nodes differ (both
+    in the same method, since the calls above it are the same); None if none does."""
+    for i, ((_, a), (_, b)) in enumerate(zip(chain, other, strict=False)):
+        if a is not b:
+            return i
+    return None
+
+
+def _exclusive(
+    chain: list[tuple[cst.FunctionDef, cst.CSTNode]],
+    other: list[tuple[cst.FunctionDef, cst.CSTNode]],
+    index: FileIndex,
+) -> bool:
+    """Do two places of one sequence sit in different branches where they part?"""
+    parted = _parting(chain, other)
+    return parted is not None and index.in_exclusive_branches(chain[parted][1], other[parted][1])

@@ -79,8 +79,14 @@ class InplaceOnSavedTensor(Rule):
     changed in place outside `no_grad` raises GL002's error first, so it is left to
     GL002.
 
-    The optimizer form is reported only where all of it is shown in one function, in
-    straight-line order: the optimizer is built from the module's `.parameters()`
+    The optimizer form is reported only where all of it is shown, in straight-line
+    order, in one function or along the calls a method makes of its own object's methods
+    (BicycleGAN's `optimize_parameters()` runs `self.forward()`, which stores
+    `self.mu2 = self.netE(self.fake_B_random)`, then a method that backpropagates a first
+    loss with `retain_graph=True`, steps G and E, and runs the method whose backward goes
+    through `self.mu2`; what a method stores on `self` is what the methods run after it
+    read there, until another value is stored): the optimizer is built from the module's
+    `.parameters()`
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves
     nothing); the forward records (outside `no_grad`, the module not frozen); the
@@ -136,8 +142,9 @@ class InplaceOnSavedTensor(Rule):
     Popular-RL-Algorithms' DDPG and RDPG (`ddpg.py`, `ddpg_v2.py`, `rdpg.py`) step the Q
     network between building the policy loss through it and its backward. The fix
     benchmark's upstream repair (rlkit's SAC, commit b7f97b2) is caught on its parent and
-    clean on the fix. Four findings are too few to measure precision, so the rule stays
-    in preview.
+    clean on the fix, and so is BicycleGAN's (commit 6f0eec8, issue #87), where the
+    forward, the step and the backward sit in four methods of one model class. Four
+    findings are too few to measure precision, so the rule stays in preview.
 
     ## References
     - [torch.autograd: in-place correctness checks](https://pytorch.org/docs/stable/autograd.html#in-place-correctness-checks)
@@ -184,6 +191,9 @@ class InplaceOnSavedTensor(Rule):
         how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
         if step.call is not step.step:
             how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
+        if found.caller is not None:
+            # forward, step and backward in different methods of one object
+            how += f", which `{found.caller.name.value}()` runs between them"
         self.report(
             node,
             self.message_for(

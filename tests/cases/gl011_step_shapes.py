@@ -89,6 +89,60 @@ class SAC:
         self.policy_optimizer.step()
 
 
+class LossesStoredThenCriticStepped:
+    """The actor's loss stored on the object by one method, the critic stepped by a
+    second, the loss backpropagated by a third: `update` runs them in that order."""
+
+    def __init__(self):
+        self.actor, self.critic = mlp(4, 2), mlp(6, 1)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters())
+        self.critic_opt = torch.optim.Adam(self.critic.parameters())
+
+    def compute_losses(self, obs, actions, target):
+        self.actor_loss = -self.critic(torch.cat([obs, self.actor(obs)], 1)).mean()
+        self.critic_loss = F.mse_loss(self.critic(torch.cat([obs, actions], 1)), target)
+
+    def update_critic(self):
+        self.critic_opt.zero_grad()
+        self.critic_loss.backward()
+        self.critic_opt.step()
+
+    def update_actor(self):
+        self.actor_opt.zero_grad()
+        self.actor_loss.backward()  # error: GL011
+        self.actor_opt.step()
+
+    def update(self, obs, actions, target):
+        self.compute_losses(obs, actions, target)
+        self.update_critic()
+        self.update_actor()
+
+
+class ForwardInTheCallerStepInAHelper:
+    """The forward in the caller, stored on the object; the step two methods down."""
+
+    def __init__(self):
+        self.net = mlp(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def first_update(self):
+        self.first.backward(retain_graph=True)
+        self.opt.step()
+
+    def step_all(self):
+        self.first_update()
+
+    def second_update(self):
+        self.second.backward()  # error: GL011
+
+    def train_step(self, x):
+        out = self.net(x)
+        self.first = out.mean()
+        self.second = out.pow(2).mean()
+        self.step_all()
+        self.second_update()
+
+
 # -- traps ---------------------------------------------------------------------------
 
 
@@ -238,3 +292,131 @@ def scheduler_step(x):
     scheduler.step()
     second.backward()
     opt.step()
+
+
+class ActorUpdatedBeforeCritic:
+    """The fix of the shape above: the actor's loss is backpropagated before the critic
+    steps."""
+
+    def __init__(self):
+        self.actor, self.critic = mlp(4, 2), mlp(6, 1)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters())
+        self.critic_opt = torch.optim.Adam(self.critic.parameters())
+
+    def compute_losses(self, obs, actions, target):
+        self.actor_loss = -self.critic(torch.cat([obs, self.actor(obs)], 1)).mean()
+        self.critic_loss = F.mse_loss(self.critic(torch.cat([obs, actions], 1)), target)
+
+    def update_critic(self):
+        self.critic_opt.zero_grad()
+        self.critic_loss.backward()
+        self.critic_opt.step()
+
+    def update_actor(self):
+        self.actor_opt.zero_grad()
+        self.actor_loss.backward()
+        self.actor_opt.step()
+
+    def update(self, obs, actions, target):
+        self.compute_losses(obs, actions, target)
+        self.update_actor()
+        self.update_critic()
+
+    def update_recomputed(self, obs, actions, target):
+        """The losses are computed again after the critic's step: a new graph."""
+        self.compute_losses(obs, actions, target)
+        self.update_critic()
+        self.compute_losses(obs, actions, target)
+        self.update_actor()
+
+    def update_critic_sometimes(self, obs, actions, target, it):
+        self.compute_losses(obs, actions, target)
+        if it % 2 == 0:
+            self.update_critic()
+        self.update_actor()
+
+
+class Pix2Pix:
+    """pix2pix's order: D is stepped on a detached fake, then G's loss goes through a
+    forward of D run after that step, and through G, which has not stepped."""
+
+    def __init__(self):
+        self.netG, self.netD = mlp(4, 4), mlp(8, 1)
+        self.optimizer_G = torch.optim.Adam(self.netG.parameters())
+        self.optimizer_D = torch.optim.Adam(self.netD.parameters())
+
+    def forward(self):
+        self.fake_B = self.netG(self.real_A)
+
+    def backward_D(self):
+        fake_AB = torch.cat((self.real_A, self.fake_B), 1)
+        pred_fake = self.netD(fake_AB.detach())
+        pred_real = self.netD(torch.cat((self.real_A, self.real_B), 1))
+        self.loss_D = (pred_fake.mean() - pred_real.mean()) * 0.5
+        self.loss_D.backward()
+
+    def backward_G(self):
+        fake_AB = torch.cat((self.real_A, self.fake_B), 1)
+        pred_fake = self.netD(fake_AB)
+        self.loss_G = -pred_fake.mean() + F.l1_loss(self.fake_B, self.real_B)
+        self.loss_G.backward()
+
+    def optimize_parameters(self):
+        self.forward()
+        self.optimizer_D.zero_grad()
+        self.backward_D()
+        self.optimizer_D.step()
+        self.optimizer_G.zero_grad()
+        self.backward_G()
+        self.optimizer_G.step()
+
+
+class GraphFreedInAnotherMethod:
+    """The first backward frees the graph the second needs: that one raises "backward
+    through the graph a second time" first, not this rule's error."""
+
+    def __init__(self):
+        self.net = mlp(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def forward(self, x):
+        out = self.net(x)
+        self.first = out.mean()
+        self.second = out.pow(2).mean()
+
+    def first_update(self):
+        self.first.backward()
+        self.opt.step()
+
+    def second_update(self):
+        self.second.backward()
+
+    def train_step(self, x):
+        self.forward(x)
+        self.first_update()
+        self.second_update()
+
+
+class DetachedWhereRead:
+    """The critic's value is detached where the actor's loss reads it: nothing of the
+    critic's graph, kept by `retain_graph=True`, reaches the actor's backward."""
+
+    def __init__(self):
+        self.actor, self.critic = mlp(4, 1), mlp(4, 1)
+        self.critic_opt = torch.optim.SGD(self.critic.parameters(), lr=0.1)
+
+    def evaluate(self, x):
+        self.baseline = self.critic(x)
+        self.critic_loss = self.baseline.pow(2).mean()
+
+    def update_critic(self):
+        self.critic_loss.backward(retain_graph=True)
+        self.critic_opt.step()
+
+    def update_actor(self, x):
+        (self.actor(x) - self.baseline.detach()).pow(2).mean().backward()
+
+    def train_step(self, x):
+        self.evaluate(x)
+        self.update_critic()
+        self.update_actor(x)
