@@ -213,3 +213,21 @@ def test_a_method_that_sets_its_own_grad_mode_in_the_project_records_nothing(tmp
     # transformers' `generate` runs under `@torch.no_grad()` itself
     generating = CONSTRUCTED.replace("self.net.embed(batch)", "self.net.generate(batch)")
     assert lint_in_project(tmp_path, generating) == [(12, "GL004")]
+
+
+def test_the_search_for_a_methods_definitions_is_a_dependency(tmp_path):
+    # a new class of the project that defines `embed` under no_grad makes the cached
+    # finding at `self.net.embed(batch)` stale, as a new caller does a caller search's
+    from gradlint.analysis import project
+
+    assert lint_in_project(tmp_path, CONSTRUCTED) == [(12, "GL004"), (23, "GL004")]
+    dependencies: dict[str, str] = {}
+    path = tmp_path / "tagger.py"
+    lint_source(path.read_text(encoding="utf-8"), str(path), PREVIEW, dependencies=dependencies)
+    assert any(key.startswith(project.DEFINITIONS_PREFIX) for key in dependencies)
+    assert project.dependencies_unchanged(dependencies)
+    assert not project.affected_by(dependencies, str(tmp_path.parent / "elsewhere.py"))
+    encoder = "import torch\n\nclass Encoder:\n    @torch.no_grad()\n    def embed(self, x):\n        return x\n"
+    (tmp_path / "encoder.py").write_text(encoder, encoding="utf-8")
+    assert project.affected_by(dependencies, str(tmp_path / "encoder.py"))
+    assert not project.dependencies_unchanged(dependencies)
