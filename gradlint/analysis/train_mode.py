@@ -308,8 +308,9 @@ class TrainModeAnalysis:
         )
 
     def _calls_model(self, method: cst.FunctionDef, model: str) -> bool:
-        """Does the method call the attribute, or a method of it outside nn.Module's
-        API (`self.model(x)`, `self.model.encode(src)`)?"""
+        """Does the method call the attribute, a method of it outside nn.Module's API
+        (`self.model(x)`, `self.model.encode(src)`), or hand it to a function that may
+        (`embed(self.model, batch)`)?"""
         for node in self.index.walk(method.body, into_functions=True):
             if type(node) is not cst.Call:
                 continue
@@ -321,6 +322,8 @@ class TrainModeAnalysis:
                 and func.attr.value not in MODULE_API
                 and dotted_name(func.value) == model
             ):
+                return True
+            if any(dotted_name(arg.value) == model for arg in node.args):
                 return True
         return False
 
