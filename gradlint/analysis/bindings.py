@@ -279,6 +279,23 @@ class ScopeBindings:
         nested in them, flow-insensitively: what the attribute may hold anywhere in the
         object's life. None when code outside the class may bind an attribute of that
         name on some object (`agent.env = ...`), which could be this class's instance."""
+        return self.family_attribute_bindings([cls], name)
+
+    def family_attribute_bindings(
+        self, classes: list[cst.ClassDef], name: str
+    ) -> list[NameBinding] | None:
+        """attribute_bindings of an object whose methods are those of several classes
+        (a class, its bases and its subclasses): None when code outside all of them may
+        bind an attribute of that name."""
+        found: list[NameBinding] = []
+        for cls in classes:
+            found.extend(self._attribute_table(cls).get(name, []))
+        assigned = sum(1 for b in found if type(b.node) in _ATTRIBUTE_ASSIGNING)
+        if assigned < self._outside_attribute_names().get(name.rpartition(".")[2], 0):
+            return None
+        return found
+
+    def _attribute_table(self, cls: cst.ClassDef) -> dict[str, list[NameBinding]]:
         table = self._attributes.get(cls)
         if table is None:
             table = {}
@@ -288,11 +305,7 @@ class ScopeBindings:
                         if record.name.startswith("self.") and record.name.count(".") == 1:
                             table.setdefault(record.name, []).append(record)
             self._attributes[cls] = table
-        found = table.get(name, [])
-        assigned = sum(1 for b in found if type(b.node) in _ATTRIBUTE_ASSIGNING)
-        if assigned < self._outside_attribute_names().get(name.rpartition(".")[2], 0):
-            return None
-        return found
+        return table
 
     def _outside_attribute_names(self) -> dict[str, int]:
         """How many assignments of each attribute name (`x.attr = ...` on any object,

@@ -36,6 +36,7 @@ from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
+    GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
     MODULE_API,
@@ -45,6 +46,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
+    TENSOR_ONLY_METHODS,
     WRAPPER_MODULES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
@@ -55,6 +57,8 @@ from gradlint.analysis.values import Kind, ValueAnalysis
 _PARAMETER_EVIDENCE = (
     PARAMETER_HOLDING_METHODS | MODULE_MODE_METHODS | {"zero_grad", "load_state_dict"}
 )
+
+_TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
 # Methods of a module class that are not forwards: nn.Module's API and its set-up.
 _NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
@@ -94,6 +98,7 @@ class ForwardAnalysis:
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef, bool] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
+        self._scope_differentiation: dict[cst.CSTNode, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -105,6 +110,50 @@ class ForwardAnalysis:
         if type(statement) is not cst.Expr:
             return True
         return output_kept(self._holders(call, statement))
+
+    def run_for_nothing(self, call: cst.Call) -> bool:
+        """A forward that is a statement of its own (a warm-up `model(x)`) is run for
+        its effect, and its output is dropped at once; but it recorded its graph while it
+        ran: every activation saved for a backward is held until the output goes, a peak
+        that the same forward under `no_grad` never reaches. That is paid for nothing
+        unless the forward's function differentiates something: a loss module or a hook
+        inside the model may carry the graph into that backward (style transfer's bare
+        `model(img)`, then `loss.backward()` over the losses its modules stored). An
+        output handed to a call and dropped (`self.assertEqual(model(x), ref)`) is read
+        by that call: a test of the forward itself, as it runs (output_is_kept)."""
+        statement = self.index.statement_of(call)
+        if type(statement) is not cst.Expr or statement.value is not call:
+            return False
+        return not self._scope_differentiates(self.index.scope_of(call))
+
+    def _scope_differentiates(self, scope: cst.CSTNode) -> bool:
+        """Does the function (or the module's own code, or a lambda) differentiate,
+        itself or through the helpers of this file or of the project it calls?"""
+        if type(scope) is cst.FunctionDef:
+            if self.differentiates(scope):
+                return True
+        found = self._scope_differentiation.get(scope)
+        if found is None:
+            found = False
+            body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+            for node in self.index.walk(body):
+                if type(node) is not cst.Call:
+                    continue
+                if self.autograd.event(node) is not None:
+                    found = True
+                    break
+                local = self.summaries.resolve(node)
+                if local is not None:
+                    if self.differentiates(local):
+                        found = True
+                        break
+                    continue
+                external = self.summaries.resolve_external(node)
+                if external is not None and external.differentiates:
+                    found = True
+                    break
+            self._scope_differentiation[scope] = found
+        return found
 
     def _holders(self, call: cst.Call, statement: cst.CSTNode):
         """The nodes around `call` up to its expression statement, as summary_facts
@@ -511,6 +560,67 @@ class ForwardAnalysis:
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
+
+    def method_forward(self, call: cst.Call, modules: set[str]) -> str | None:
+        """The module of `modules` (names known by their use to be modules: put in eval
+        mode) whose forward a call of one of its methods runs, when its class is out of
+        sight: `state = self.model.encode(src)`. A method outside nn.Module's API, given
+        a tensor, whose output is kept; not one that a library runs under `no_grad`
+        itself. A module class of this file says for itself which of its methods are
+        forwards (forward_methods). An object with an `eval()` of its own may hold
+        networks without being one (`model.get_z_random(n, nz)`, `model.test(z)` of a
+        GAN's wrapper, `model.load_weights(path)`): an input not known to be a tensor,
+        or an output dropped, says nothing of a forward."""
+        func = call.func
+        if type(func) is not cst.Attribute:
+            return None
+        method = func.attr.value
+        if method in _NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
+            return None
+        name = module_path(func.value)
+        if name is None or name not in modules:
+            return None
+        if not any(
+            arg.keyword is None and not arg.star and self._is_tensor(arg.value, call)
+            for arg in call.args
+        ):
+            return None
+        owner = self._model_class(func.value, name, call)
+        if owner is not None and any(c.name.value == owner for c in self.index.classes):
+            return None
+        if not self.output_is_kept(call) or self._project_method_sets_grad_mode(method):
+            return None
+        return name
+
+    def _project_method_sets_grad_mode(self, method: str) -> bool:
+        """Does a method of that name of a class of the project set its own grad mode
+        (a GAN wrapper's `test` under `with torch.no_grad():`)? A call of the name on an object
+        whose class cannot be told may run it. Classes of this file are asked as a
+        forward of a known class is (_switches_grad_mode)."""
+        if self._switches_grad_mode(method, None):
+            return True
+        project = self.summaries.project
+        if project is None or not project.enabled:
+            return False
+        return any(function.sets_grad_mode for function in project.methods_named(method) or ())
+
+    def _is_tensor(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Is the value a tensor: known to be one, or made by a method only tensors
+        have, there or where the name is bound (`src = img.unsqueeze(0).to(device)`)?"""
+        if self.values.of_expr(expr, use) & _TENSORS:
+            return True
+        exprs: list[cst.BaseExpression] = [expr]
+        if type(expr) is cst.Name:
+            for binding in self.values.reaching_bindings(expr.value, use):
+                bound = self.values.bound_expression(binding, expr.value)
+                if bound is not None:
+                    exprs.append(bound)
+        return any(
+            type(e) is cst.Call
+            and type(e.func) is cst.Attribute
+            and e.func.attr.value in TENSOR_ONLY_METHODS
+            for e in exprs
+        )
 
     def forward_of(self, call: cst.Call) -> cst.FunctionDef | None:
         """The `forward` method of this file's module class that `model(x)` (or

@@ -35,6 +35,7 @@ from gradlint.analysis.arguments import ArgumentShape, Signature, ast_signature
 from gradlint.analysis.imports import ImportMap, ast_dotted_name, ast_import_map
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
+    DEFINITIONS_PREFIX,
     SEARCH_PREFIX,
     TEXT_PREFIX,
     file_stamp,
@@ -131,6 +132,10 @@ class ExternalFunction:
     differentiates: bool = False
     no_grad: bool = False
     returns_python: bool = False
+    # the body sets its own grad mode somewhere (a grad-mode decorator, a `with
+    # torch.no_grad():` block, a `set_grad_enabled` statement): the caller's mode does
+    # not say what a call of it records (defaulted: an older summary reads back alike)
+    sets_grad_mode: bool = False
     # `def load_model(): m = Net(); m.eval(); return m`
     returns_eval_model: bool = False
     # Where that model is put in eval mode: [path, line, column, end line, end column]
@@ -464,6 +469,8 @@ class _FunctionWalk:
             elif kind == _WITH:
                 with_node = cast(ast.With, node)
                 inner = _block_mode(with_node.items, imports, recording)
+                if any(_grad_effect(i.context_expr, imports) is not None for i in with_node.items):
+                    self.function.sets_grad_mode = True
                 children = [(i.context_expr, recording, other) for i in with_node.items]
                 children += self._block(with_node.body, inner)
                 stack.extend(reversed(children))
@@ -509,6 +516,7 @@ class _FunctionWalk:
             effect = _setter_effect(stmt, self.imports)
             if effect is not None:
                 recording = effect is GradMode.RECORDING
+                self.function.sets_grad_mode = True
             out.append((stmt, recording, Holder.OTHER))
         return out
 
@@ -722,6 +730,9 @@ def _summarise_function(
     function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
     records = _decorated_recording(node, imports)
     function.no_grad = not records
+    function.sets_grad_mode = (
+        decorated_mode(_manager(d, imports) for d in node.decorator_list) is not None
+    )
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
@@ -1292,6 +1303,7 @@ class ProjectIndex:
         # query key -> its calls: a lint asks about the same method again (its modes and
         # GL012's callers each ask), within the one file state a lint reads
         self._searches: dict[str, list[MethodCall] | None] = {}
+        self._definitions: dict[str, list[ExternalFunction] | None] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1364,6 +1376,26 @@ class ProjectIndex:
         self.dependencies[key] = search_stamp(digest)
         self._searches[key] = calls
         return calls
+
+    def methods_named(self, method: str) -> list[ExternalFunction] | None:
+        """The methods of that name the project's classes define (method_definitions);
+        None when the project is not searched. The result depends on every file whose
+        text defines the name, and on no other file starting to, as a caller search's."""
+        if not self.enabled:
+            return None
+        if self._root is None:
+            self._root = project_root(self.path)
+        key = definitions_key(method, self._root)
+        if key in self._definitions:
+            return self._definitions[key]
+        found = method_definitions(method, self._root)
+        if found is None:
+            self._definitions[key] = None
+            return None
+        methods, digest = found
+        self.dependencies[key] = search_stamp(digest)
+        self._definitions[key] = methods
+        return methods
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
@@ -1525,6 +1557,11 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
+        if path.startswith(DEFINITIONS_PREFIX):
+            defined = method_definitions(*definitions_of_key(path))
+            if defined is None or search_stamp(defined[1]) != stamp:
+                return False
+            continue
         if path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
             found = method_calls(query, root)
@@ -1555,7 +1592,10 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
     changed = os.path.abspath(path)
     for key in dependencies:
         if key.startswith(SEARCH_PREFIX):
-            _, root = MethodQuery.from_key(key)
+            if key.startswith(DEFINITIONS_PREFIX):
+                root = definitions_of_key(key)[1]
+            else:
+                _, root = MethodQuery.from_key(key)
             if changed.startswith(os.path.join(os.path.abspath(root), "")):
                 return True
         elif os.path.abspath(key) == changed:
@@ -2347,6 +2387,46 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     calls = [call for path, _ in naming for call in found_in.get(path, ())]
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
+
+
+def definitions_key(method: str, root: str) -> str:
+    """The dependency a search for the definitions of `method` under root is recorded as."""
+    return DEFINITIONS_PREFIX + json.dumps([method, root])
+
+
+def definitions_of_key(key: str) -> tuple[str, str]:
+    method, root = json.loads(key[len(DEFINITIONS_PREFIX) :])
+    return method, root
+
+
+def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], str] | None:
+    """The summaries of every method `method` of a class in the project's files
+    (`def test(self, z)` in a class of `models/`), and a stamp of where they were looked
+    for (the files whose text defines the name, with their text stamps); None when the
+    project is too large to search. What a call of that name on an object whose class
+    cannot be told may run."""
+    files = project_files(root)
+    if files is None:
+        return None
+    token = f"def {method}("
+    found: list[ExternalFunction] = []
+    stamps: list[str] = []
+    for path in files:
+        key = _memo_key(path)
+        text = _text_answer(path, (token,), key) if key is not None else None
+        if text is None or not text[0]:
+            continue
+        stamps.append(f"{path}={text[1]}")
+        summary = summary_of_file(path)
+        if summary is None:
+            continue
+        found.extend(
+            function
+            for name, function in summary.functions.items()
+            if "." in name and name.rpartition(".")[2] == method
+        )
+    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return found, digest
 
 
 # -- how often the calls found run: the context of each, for gradlint.analysis.impact -----

@@ -279,6 +279,15 @@ CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 GRADLESS_LIBRARY_FUNCTIONS = frozenset(
     {"torchvision.utils.save_image", "torchvision.utils.make_grid"}
 )
+# Tensor methods that neither Python's values nor numpy arrays have: a value made by one
+# is a tensor (`img.unsqueeze(0).to(device)`), whatever it was made from.
+TENSOR_ONLY_METHODS = frozenset(
+    {"unsqueeze", "to", "cuda", "permute", "contiguous", "detach", "float", "half", "long"}
+)
+# Methods of library models that run under `no_grad` themselves: transformers'
+# `GenerationMixin.generate` is decorated with `@torch.no_grad()`. A call of one on a
+# model whose class is out of sight records nothing.
+GRADLESS_LIBRARY_METHODS = frozenset({"generate"})
 # Model zoos: a call in one of these namespaces builds a network with weights
 # (`torchvision.models.resnet152(pretrained=True)`, `.detection.maskrcnn_resnet50_fpn()`),
 # except the ones named here, which list models or their weights.

@@ -21,7 +21,7 @@ from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.tensors import all_params
-from gradlint.analysis.torch_api import called_implicitly
+from gradlint.analysis.torch_api import MODULE_API, called_implicitly
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ class TrainModeAnalysis:
                 direct
                 + self._returned_models(direct)
                 + self._entry_states(direct)
+                + self._constructor_states(direct)
                 + self._managed_switches()
             )
         return self._switches
@@ -196,6 +197,136 @@ class TrainModeAnalysis:
                     ModeSwitch(eval_switch.call, model, True, params[0], entered_from=calls[0])
                 )
         return found
+
+    def _constructor_states(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
+        """An attribute the constructor leaves in eval mode (`self.model.eval()` in
+        `__init__`, or in a base's `__init__` the subclass's runs) is in eval mode in
+        every other method of the object, as a module-level switch is in the file's
+        functions: every method runs after the constructor. It holds when nothing in the
+        class, its bases or its subclasses switches the attribute again or builds it
+        anew, and none of them may be a module itself (every base is in this file or
+        `object`): a module's `train()` switches its submodules with it. Anchored at the
+        first parameter of each method that calls the attribute; the methods' callees
+        are reached from there, as from any scope where the model is in eval mode."""
+        if self.summaries is None:
+            return []
+        found: list[ModeSwitch] = []
+        for cls, attribute, switches in self._attribute_switches(direct):
+            init = _own_method(cls, "__init__")
+            if init is None or not self._ends_in_eval(init, switches):
+                continue
+            family = self._plain_family(cls)
+            if family is None:
+                continue
+            model = f"self.{attribute}"
+            eval_switch = [s for s in switches if self.index.scope_of(s.anchor) is init][-1]
+            methods = [
+                (member, m)
+                for member in family
+                for m in member.body.body
+                if type(m) is cst.FunctionDef
+            ]
+            if self._switched_or_rebuilt(methods, model, init, eval_switch, direct):
+                continue
+            for member, method in methods:
+                if method.name.value == "__init__" or _not_an_instance_method(method):
+                    continue
+                if member is not cls and not self._runs_constructor_of(member, init):
+                    continue
+                params = list(all_params(method.params))
+                if params and self._calls_model(method, model):
+                    found.append(ModeSwitch(eval_switch.call, model, True, params[0]))
+        return found
+
+    def _plain_family(self, cls: cst.ClassDef) -> list[cst.ClassDef] | None:
+        """The class, its bases and its subclasses of this file, when every base of
+        each is one of them or `object` (none can be a module); else None."""
+        assert self.summaries is not None
+        callees = self.summaries.callees
+        lineage = callees.lineage(cls)
+        family = lineage + [c for c in callees.subclasses(cls) if c not in lineage]
+        names = {c.name.value for c in family}
+        for member in family:
+            for base in member.bases:
+                if base.keyword is not None:
+                    continue  # `metaclass=ABCMeta`
+                name = dotted_name(base.value)
+                if name != "object" and name not in names:
+                    return None
+        return family
+
+    def _switched_or_rebuilt(
+        self,
+        methods: list[tuple[cst.ClassDef, cst.FunctionDef]],
+        model: str,
+        init: cst.FunctionDef,
+        eval_switch: ModeSwitch,
+        direct: list[ModeSwitch],
+    ) -> bool:
+        """Does the family switch the attribute (or the object) anywhere but in the
+        constructor up to its eval switch, or build it anew after that switch? Or does
+        code outside it switch an attribute of that name on some object
+        (`tagger.net.train()`), which could be an instance?"""
+        after = self.index.order[eval_switch.anchor]
+        family = list(dict.fromkeys(cls for cls, _ in methods))
+        attribute = model.partition(".")[2]
+        for switch in direct:
+            inside = any(self.index.is_inside(switch.anchor, cls) for cls in family)
+            if not inside:
+                if switch.model.endswith(f".{attribute}"):
+                    return True
+                continue
+            if switch.model not in (model, "self"):
+                continue
+            in_init = self.index.scope_of(switch.anchor) is init
+            if not in_init or self.index.order[switch.anchor] > after:
+                return True
+        if self.bindings is None:
+            return True
+        bindings = self.bindings.family_attribute_bindings(family, model)
+        if bindings is None:
+            return True  # code outside the classes may bind it on this object
+        for binding in bindings:
+            if binding.kind not in _REBINDINGS:
+                continue
+            node = binding.node
+            if self.index.scope_of(node) is not init or self.index.order[node] > after:
+                return True
+        return False
+
+    def _runs_constructor_of(self, cls: cst.ClassDef, init: cst.FunctionDef) -> bool:
+        """Does building a `cls` run `init`: inherited, or called from its own
+        `__init__` (`super().__init__(...)`, `Base.__init__(self, ...)`)?"""
+        assert self.summaries is not None
+        own = _own_method(cls, "__init__")
+        if own is None:
+            return self.summaries.callees.method_of(cls, "__init__") is init
+        return any(
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "__init__"
+            for node in self.index.walk(own.body)
+        )
+
+    def _calls_model(self, method: cst.FunctionDef, model: str) -> bool:
+        """Does the method call the attribute, a method of it outside nn.Module's API
+        (`self.model(x)`, `self.model.encode(src)`), or hand it to a function that may
+        (`embed(self.model, batch)`)?"""
+        for node in self.index.walk(method.body, into_functions=True):
+            if type(node) is not cst.Call:
+                continue
+            func = node.func
+            if dotted_name(func) == model:
+                return True
+            if (
+                type(func) is cst.Attribute
+                and func.attr.value not in MODULE_API
+                and dotted_name(func.value) == model
+            ):
+                return True
+            if any(dotted_name(arg.value) == model for arg in node.args):
+                return True
+        return False
 
     def _attribute_switches(self, direct: list[ModeSwitch]):
         """(class, attribute, its switches in the class's methods) for each `self.<attr>`
@@ -433,6 +564,21 @@ class TrainModeAnalysis:
         ):
             return None
         return everywhere[-1]
+
+
+def _own_method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    for stmt in cls.body.body:
+        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _not_an_instance_method(method: cst.FunctionDef) -> bool:
+    """`@staticmethod` / `@classmethod`: the first parameter is not the object."""
+    return any(
+        type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
+        for d in method.decorators
+    )
 
 
 def _managed_arguments(call: cst.Call, manager: ModeManager) -> list[str]:

@@ -35,7 +35,28 @@ class EvalWithoutNoGrad(Rule):
     a sibling method (`def evaluate(self):
     self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
     the project runs after a call of that sibling on the same object, with nothing in
-    between that switches it back.
+    between that switches it back. A switch in the constructor (`self.net.eval()` in
+    `__init__`, or in a base's `__init__` the subclass's runs) holds in every method of
+    the object, since each runs after it, when nothing in the class, its bases or its
+    subclasses switches the attribute again or builds it anew, no code of the file
+    switches an attribute of that name on another object, and no class of them may be a
+    module (every base is in the file or `object`): a module's `train()` switches its
+    submodules back.
+
+    A forward is a call of the model (`model(x)`, `model.forward(x)`), a method of a
+    module class of this file that computes with its layers (`model.encode(x)`), or, for
+    a model whose class is out of sight, a method outside nn.Module's API given a
+    tensor whose output is kept (`state = self.model.encode(src)` with `src =
+    img.unsqueeze(0).to(device)`). Not one whose name a class of the project defines
+    with a grad mode of its own (a GAN wrapper's `test` under `with torch.no_grad():`),
+    nor transformers' `generate`, which runs under `no_grad` itself. A forward that is a
+    statement of its own (a warm-up `model(x)`) is flagged too, its impact the
+    statement's (`once` in a script): its output is dropped at once, but every
+    activation was saved for a backward while it ran, a peak the same forward under
+    `no_grad` never reaches; unless its function differentiates something, into which
+    a loss module or hook inside the model may carry that graph (neural style
+    transfer). An output handed to a call and dropped (`self.assertEqual(model(x),
+    ref)`, a test of the forward itself) is not flagged.
 
     One function may serve both phases, picked by a flag: `if train: model.train()
     else: model.eval()`, the backward under `if train:`. Each call of it in the file
@@ -152,7 +173,7 @@ class EvalWithoutNoGrad(Rule):
         for node in index.walk(body, into_functions=True):
             if type(node) is not cst.Call:
                 continue
-            model = _called_model(node, facts.forwards.forward_methods())
+            model = self._called_model(node, models)
             inner = index.scope_of(node)
             if model in models:
                 if inner is scope:
@@ -206,11 +227,16 @@ class EvalWithoutNoGrad(Rule):
         # A helper's own forwards were asked whether they keep their output
         # (inference_arguments); what the helper returns, an accuracy printed at once
         # (`print(evaluate(model, loader))`), says nothing of the graph inside it.
-        helper = at is call and _called_model(call, forwards.forward_methods()) != model
+        helper = at is call and self._called_model(call, {model}) != model
         inside = forwards.helper_forwards(call, model) if helper else []
         # another file's helper: its summary says whether its forward is in its loop
         looped_elsewhere = helper and not inside and forwards.external_forward_in_loop(call, model)
-        if not helper and not forwards.output_is_kept(call) and not forwards.output_is_kept(at):
+        if (
+            not helper
+            and not forwards.output_is_kept(call)
+            and not forwards.output_is_kept(at)
+            and (at is not call or not forwards.run_for_nothing(call))
+        ):
             return
         if at is call and forwards.graph_is_used(call, model):
             self._check_flag_paths(call, model)  # the backward under `if train:`
@@ -241,6 +267,15 @@ class EvalWithoutNoGrad(Rule):
             else Confidence.HIGH,
             cost=cost,
         )
+
+    def _called_model(self, call: cst.Call, models: set[str]) -> str | None:
+        """The model a call runs a forward of: `_called_model`'s, or a model of `models`
+        whose method of a class out of sight it calls (`self.model.encode(src)`)."""
+        forwards = self.facts.forwards
+        model = _called_model(call, forwards.forward_methods())
+        if model in models:
+            return model
+        return forwards.method_forward(call, models) or model
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:
         """One function for both phases, picked by a flag (`run_epoch(train=False)`):

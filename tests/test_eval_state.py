@@ -1,0 +1,255 @@
+"""Where a model's eval mode holds, and what a forward in it costs (issue 19, section 2):
+a forward whose output its statement drops, and a mode set by a constructor."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gradlint.config import Config
+from gradlint.diagnostics import Impact
+from gradlint.engine import lint_source
+
+PREVIEW = Config(preview=True)
+
+
+def findings(source: str, path: str = "infer.py") -> list[tuple[int, str, Impact | None]]:
+    result = lint_source(textwrap.dedent(source), path, PREVIEW)
+    return sorted((d.start.line, d.code, d.impact) for d in result)
+
+
+# -- a forward whose output is dropped at once ---------------------------------------
+
+WARM_UP = """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+net.eval()
+net(torch.zeros(1, 8))
+with torch.no_grad():
+    scores = net(torch.randn(16, 8))
+"""
+
+
+def test_a_warm_up_forward_whose_output_is_dropped_records_its_graph_once():
+    # Every activation is saved for a backward while the forward runs: a peak that the
+    # same warm-up under no_grad never reaches, paid once.
+    assert findings(WARM_UP) == [(7, "GL004", Impact.ONCE)]
+
+
+PER_BATCH = """
+import torch
+
+def extract(backbone, loader, store):
+    backbone.eval()
+    for images, _ in loader:
+        backbone(images)  # a hook of the backbone keeps the features in `store`
+        store.flush()
+"""
+
+
+def test_a_bare_forward_in_a_loader_loop_is_paid_per_batch():
+    assert findings(PER_BATCH) == [(7, "GL004", Impact.PER_BATCH)]
+
+
+def test_an_output_handed_to_a_call_and_dropped_is_read_by_that_call():
+    # torch's own DDP test checks the eval-mode forward itself: not reported
+    source = """
+    import torch
+
+    def check(self, model, local_model, x):
+        model.eval()
+        local_model.eval()
+        self.assertEqual(model(x), local_model(x))
+    """
+    assert findings(source, "test_ddp.py") == []
+
+
+# A model whose loss modules store what they compute (neural style transfer): the bare
+# forward's graph is differentiated through those losses, so it is not dropped.
+STYLE_TRANSFER = """
+import torch
+
+def transfer(model, style_losses, image, optimizer):
+    model.eval()
+    def closure():
+        optimizer.zero_grad()
+        model(image)
+        loss = sum(sl.loss for sl in style_losses)
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+
+def run(model, style_losses, image):
+    model.eval()
+    model(image)
+    score = sum(sl.loss for sl in style_losses)
+    score.backward()
+"""
+
+
+def test_a_dropped_forward_in_a_function_that_differentiates_is_not_reported():
+    assert findings(STYLE_TRANSFER) == []
+
+
+def test_a_dropped_forward_beside_a_helper_that_differentiates_is_not_reported():
+    source = """
+    import torch
+
+    def fit(losses):
+        sum(losses).backward()
+
+    def warm(model, x, losses):
+        model.eval()
+        model(x)
+        fit(losses)
+    """
+    assert findings(source) == []
+
+
+# -- a mode set by the constructor ----------------------------------------------------
+
+
+def lint_in_project(tmp_path, source: str, **others: str):
+    """GL004's findings in `source` linted as tagger.py of a project that also holds
+    `others` (name -> text). (GL012 takes a forward whose mode is not known.)"""
+    for name, text in others.items():
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(text), encoding="utf-8")
+    path = tmp_path / "tagger.py"
+    text = textwrap.dedent(source)
+    path.write_text(text, encoding="utf-8")
+    found = lint_source(text, str(path), PREVIEW)
+    return sorted((d.start.line, d.code) for d in found if d.code == "GL004")
+
+
+CONSTRUCTED = """
+import torch
+
+
+class Tagger:
+    def __init__(self, net, device):
+        self.net = net.to(device)
+        self.device = device
+        self.net.eval()
+
+    def tag(self, tokens):
+        scores = self.net(tokens)
+        return scores.argmax(-1).tolist()
+
+
+class Summariser(Tagger):
+    def __init__(self, net, device, vocab):
+        super().__init__(net, device)
+        self.vocab = vocab
+
+    def summarise(self, frame):
+        batch = frame.unsqueeze(0).to(self.device)
+        hidden = self.net.embed(batch)
+        return [self.vocab[i] for i in hidden.argmax(-1).tolist()]
+"""
+
+
+def test_a_constructors_eval_switch_holds_in_every_method_of_the_class(tmp_path):
+    # `tag` and the subclass's `summarise` run after the constructor, and nothing in the
+    # classes switches `self.net` back: both forwards record a graph nobody uses.
+    # `self.net.embed(batch)` is a forward: a method of a module out of sight, given a
+    # tensor.
+    assert lint_in_project(tmp_path, CONSTRUCTED) == [(12, "GL004"), (23, "GL004")]
+
+
+def test_a_constructors_eval_switch_holds_in_the_helpers_its_methods_hand_the_model(tmp_path):
+    # reported at the call, as for any model in eval mode handed to an inference helper
+    source = """
+    import torch
+
+
+    def embed_all(net, batch):
+        return net(batch)
+
+
+    class Indexer:
+        def __init__(self, net):
+            self.net = net
+            self.net.eval()
+
+        def index(self, batch):
+            vectors = embed_all(self.net, batch)
+            return vectors.argmax(-1).tolist()
+    """
+    assert lint_in_project(tmp_path, source) == [(15, "GL004")]
+
+
+def test_a_constructors_switch_does_not_hold_where_the_class_may_switch_it_back(tmp_path):
+    switched = CONSTRUCTED.replace(
+        "    def tag(self, tokens):",
+        "    def fit(self, tokens, optimizer):\n"
+        "        self.net.train()\n"
+        "        self.net(tokens).sum().backward()\n"
+        "        optimizer.step()\n\n"
+        "    def tag(self, tokens):",
+    )
+    assert lint_in_project(tmp_path, switched) == []
+    rebuilt = CONSTRUCTED.replace(
+        "        self.vocab = vocab",
+        "        self.vocab = vocab\n\n    def reload(self, net):\n        self.net = net",
+    )
+    assert lint_in_project(tmp_path, rebuilt) == []
+    outside = (
+        CONSTRUCTED + "\n\ntagger = Tagger(torch.nn.Linear(4, 4), 'cpu')\ntagger.net.train()\n"
+    )
+    assert lint_in_project(tmp_path, outside) == []
+
+
+def test_a_module_class_or_an_unseen_base_does_not_keep_its_attributes_mode(tmp_path):
+    # the wrapper's own `train()` switches its submodules back; an imported base may be
+    # a module
+    module = CONSTRUCTED.replace("class Tagger:", "class Tagger(torch.nn.Module):")
+    assert lint_in_project(tmp_path, module) == []
+    unseen = CONSTRUCTED.replace("class Tagger:", "class Tagger(Base):").replace(
+        "import torch\n", "import torch\nfrom base import Base\n"
+    )
+    assert lint_in_project(tmp_path, unseen) == []
+
+
+def test_a_method_of_an_unseen_class_is_a_forward_only_given_a_tensor(tmp_path):
+    # numbers, a path, or an output dropped say nothing of a forward
+    source = CONSTRUCTED.replace(
+        "        hidden = self.net.embed(batch)\n",
+        "        noise = self.net.sample_noise(3, 8)\n"
+        "        self.net.load_weights(frame)\n"
+        "        hidden = self.net.embed(frame)\n",
+    ).replace("        batch = frame.unsqueeze(0).to(self.device)\n", "")
+    assert lint_in_project(tmp_path, source) == [(12, "GL004")]
+
+
+def test_a_method_that_sets_its_own_grad_mode_in_the_project_records_nothing(tmp_path):
+    models = """
+    import torch
+
+    class Wrapper:
+        def embed(self, x):
+            with torch.no_grad():
+                return self.encoder(x)
+    """
+    assert lint_in_project(tmp_path, CONSTRUCTED, models=models) == [(12, "GL004")]
+    # transformers' `generate` runs under `@torch.no_grad()` itself
+    generating = CONSTRUCTED.replace("self.net.embed(batch)", "self.net.generate(batch)")
+    assert lint_in_project(tmp_path, generating) == [(12, "GL004")]
+
+
+def test_the_search_for_a_methods_definitions_is_a_dependency(tmp_path):
+    # a new class of the project that defines `embed` under no_grad makes the cached
+    # finding at `self.net.embed(batch)` stale, as a new caller does a caller search's
+    from gradlint.analysis import project
+
+    assert lint_in_project(tmp_path, CONSTRUCTED) == [(12, "GL004"), (23, "GL004")]
+    dependencies: dict[str, str] = {}
+    path = tmp_path / "tagger.py"
+    lint_source(path.read_text(encoding="utf-8"), str(path), PREVIEW, dependencies=dependencies)
+    assert any(key.startswith(project.DEFINITIONS_PREFIX) for key in dependencies)
+    assert project.dependencies_unchanged(dependencies)
+    assert not project.affected_by(dependencies, str(tmp_path.parent / "elsewhere.py"))
+    encoder = "import torch\n\nclass Encoder:\n    @torch.no_grad()\n    def embed(self, x):\n        return x\n"
+    (tmp_path / "encoder.py").write_text(encoder, encoding="utf-8")
+    assert project.affected_by(dependencies, str(tmp_path / "encoder.py"))
+    assert not project.dependencies_unchanged(dependencies)
