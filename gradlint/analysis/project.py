@@ -587,7 +587,15 @@ def _returns_python(value: ast.AST | None) -> bool:
 def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, bool] | None:
     """(parameter, raises) when `value` only turns a parameter into plain numbers:
     `t.cpu().detach().numpy()`, `x.item()`, `float(x)`; raises: a `.numpy()` reached
-    without a `.detach()` (or `.data`) before it."""
+    without a `.detach()` (or `.data`) before it. A conditional expression does so when
+    both its branches make numbers of the same parameter (`var.cpu().data.numpy() if
+    USE_CUDA else var.data.numpy()`, the old way to reach the host from either device)."""
+    if isinstance(value, ast.IfExp):
+        body = _number_of_param(value.body, params)
+        orelse = _number_of_param(value.orelse, params)
+        if body is None or orelse is None or body[0] != orelse[0]:
+            return None
+        return body[0], body[1] or orelse[1]
     steps: list[str] = []  # outermost first
     node = value
     if (
