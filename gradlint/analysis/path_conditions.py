@@ -31,8 +31,9 @@ import libcst as cst
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.project import MethodCall
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
 
@@ -78,6 +79,16 @@ class SiteValue:
     def describe(self, param: str) -> str:
         text = f"{param}={self.constant.text}"
         return f"{text} (its default)" if self.default else text
+
+
+@dataclass(frozen=True)
+class CallerValue:
+    """What one caller gives a parameter: the call (of this file, or one the caller
+    search found in another file), the constant, and whether autograd records there."""
+
+    site: cst.Call | MethodCall
+    value: SiteValue
+    recording: bool
 
 
 def constant_of(expr: cst.CSTNode | None) -> Constant | None:
@@ -313,6 +324,34 @@ class PathConditions:
         argument, default = found
         constant = constant_of(argument)
         return SiteValue(constant, default) if constant is not None else None
+
+    def caller_values(
+        self, func: cst.FunctionDef, param: str, grad_mode: GradModeAnalysis
+    ) -> list[CallerValue]:
+        """The constants `func`'s callers give `param`: its calls in this file
+        (call_sites, an omitted argument giving the default) and, for a module-level
+        function or a method, those in the project's other files (their literal keyword
+        arguments, as the caller search reads them). A caller that passes a variable
+        says nothing and is left out; so is every caller when the function rebinds
+        `param` (its value there is not the caller's)."""
+        if param not in self.flags_of(func):
+            return []
+        found: list[CallerValue] = []
+        for site in self.call_sites(func):
+            value = self.value_at(site, func, param)
+            if value is not None:
+                recording = grad_mode.mode_at(site) is GradMode.RECORDING
+                found.append(CallerValue(site, value, recording))
+        project = grad_mode.project
+        if project is None or not project.enabled:
+            return found
+        query = callers_query(self.callees, project, func)
+        for call in (project.method_calls(query) if query is not None else None) or ():
+            text = dict(call.keyword_constants).get(param)
+            constant = constant_of(cst.parse_expression(text)) if text is not None else None
+            if constant is not None:
+                found.append(CallerValue(call, SiteValue(constant), call.recording))
+        return found
 
     def argument_at(
         self, site: cst.Call, func: cst.FunctionDef, param: str
