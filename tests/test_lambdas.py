@@ -233,3 +233,43 @@ def test_gl004_follows_an_eval_model_into_a_lambda_run_by_a_helper():
     assert finding.fix is not None
     (edit,) = finding.fix.edits
     assert "run(env, policy)" in edit.content and "lambda" not in edit.content
+
+
+HAND_WRITTEN = """
+import torch
+import torch.nn.functional as F
+
+
+def evaluate(net, data):
+    correct = 0
+    for X, y in data:
+        correct += (net(X).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(data):
+    w = torch.zeros(3, 2, requires_grad=True)
+    net, loss = lambda X: X @ w, F.cross_entropy
+    opt = torch.optim.SGD([w], lr=0.1)
+    for X, y in data:
+        opt.zero_grad()
+        l = loss(net(X), y)
+        l.backward()
+        opt.step()
+    print(evaluate(net, data))
+"""
+
+
+def test_a_lambda_of_leaf_tensors_handed_in_is_a_function_of_parameters():
+    # d2l's `train_ch10`: `net, loss = lambda X: linreg(X, w, b), squared_loss` with w
+    # and b requiring grad, then `evaluate_loss(net, data_iter, loss)`: the lambda reads
+    # the leaves it closes over, so `net(X)` in the helper builds a graph
+    assert findings(HAND_WRITTEN) == [("GL012", 9)]
+
+
+def test_a_lambda_of_plain_tensors_is_no_function_of_parameters():
+    # the same helper handed a lambda that cuts the graph of the leaf it reads
+    source = HAND_WRITTEN.replace(
+        "print(evaluate(net, data))", "print(evaluate(lambda X: X @ w.detach(), data))"
+    )
+    assert findings(source) == []
