@@ -655,7 +655,7 @@ class ForwardAnalysis:
 
     def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]
-        if type(func) is cst.Lambda:
+        if isinstance(func, cst.Lambda):
             # one expression, run where it is called
             if self.grad_mode.lambda_mode(func) is not GradMode.RECORDING:
                 return False

@@ -416,11 +416,10 @@ class PathConditions:
         then `main_loop(phase=...)`), the calls of the name the factory's result is
         bound to. For a lambda, the calls that run it (lambda_sites). Empty when some
         call may be out of sight."""
-        if type(func) is cst.Lambda:
+        if isinstance(func, cst.Lambda):
             return self.lambda_sites(func)
         found = self._sites.get(func)
         if found is None:
-            assert type(func) is cst.FunctionDef
             # a name two functions share (cells that redefine it) says nothing sure
             found = [c for c in self.callees.callers_of(func) if self.callees.resolve(c) is func]
             if not found and self.callees.handed_on(func):

@@ -266,9 +266,7 @@ class InferenceOutsideNoGrad(Rule):
                 fix_at = index.statement_of(entries[0]) if len(entries) == 1 else None
                 related += [(entry, "the lambda runs during this call") for entry in entries[:2]]
             fix = None
-            if (path is None and fix_at is statement) or isinstance(
-                fix_at, cst.BaseSmallStatement
-            ):
+            if (path is None and fix_at is statement) or isinstance(fix_at, cst.BaseSmallStatement):
                 fix = wrap_in_no_grad(self.context, fix_at, self.fix_title, self.fix_applicability)
             self.report(
                 call,
