@@ -13,6 +13,7 @@ import pytest
 
 from gradlint.analysis.facts import FileFacts
 from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.values import Kind
 from gradlint.config import Config
 from gradlint.engine import lint_source
 
@@ -273,3 +274,18 @@ def test_a_lambda_of_plain_tensors_is_no_function_of_parameters():
         "print(evaluate(net, data))", "print(evaluate(lambda X: X @ w.detach(), data))"
     )
     assert findings(source) == []
+
+
+def test_old_variables_made_to_require_grad_are_leaves_the_lambda_reads():
+    # d2l's `train_ch10` itself: `w = Variable(torch.from_numpy(w1), requires_grad=True)`
+    # (torch 2.13: a leaf that requires grad, whatever it wraps)
+    source = HAND_WRITTEN.replace(
+        "w = torch.zeros(3, 2, requires_grad=True)",
+        "w = Variable(torch.zeros(3, 2), requires_grad=True)",
+    ).replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n", 1)
+    facts = _facts(source)
+    lam = _lambda(facts, 16)
+    (w,) = [n for n in facts.index.walk(lam.body) if type(n) is cst.Name and n.value == "w"]
+    # read where the lambda is made: its closure's binding
+    assert Kind.LEAF in facts.values.of_expr(w, lam)
+    assert findings(source) == [("GL012", 10)]
