@@ -594,7 +594,7 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        func = self.summaries.resolve(call) or self._function_passed_in(call)
+        func = self.summaries.resolve(call) or self.summaries.passed_in(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
@@ -602,56 +602,6 @@ class ForwardAnalysis:
         if not self._parameter_functions[func]:
             return None
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
-
-    def _function_passed_in(self, call: cst.Call) -> cst.FunctionDef | cst.Lambda | None:
-        """`net(X)` where `net` is a parameter that every call of the enclosing function
-        in this file fills with the same module-level function of this file
-        (`evaluate_accuracy(test_iter, net)`, d2l's hand-written nets of leaf tensors),
-        or the same lambda (`net = lambda X: linreg(X, w, b)`, then
-        `evaluate_loss(net, data_iter)`)."""
-        func = call.func
-        scope = self.index.scope_of(call)
-        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
-            return None
-        name = func.value
-        summary = self.summaries.of(scope)
-        if name not in summary.params or any(
-            type(b) is not cst.Param for b in self.values.bindings_of(name, call)
-        ):
-            return None
-        passed: set[cst.FunctionDef | cst.Lambda] = set()
-        for site in self.grad_mode.callers_of(scope):
-            argument = summary.forwarded_argument(site, name)
-            lam = self._lambda_passed(argument, site)
-            if lam is not None:
-                passed.add(lam)
-                continue
-            if type(argument) is not cst.Name:
-                return None
-            candidates = [
-                f
-                for f in self.summaries.callees.named(argument.value)
-                if self.index.scope_of(f) is self.index.module
-                and self.index.enclosing_class(f) is None
-            ]
-            if len(candidates) != 1:
-                return None
-            passed.add(candidates[0])
-        return passed.pop() if len(passed) == 1 else None
-
-    def _lambda_passed(self, argument: cst.CSTNode | None, site: cst.Call) -> cst.Lambda | None:
-        """The lambda an argument is: written there, or the one value of the name it
-        reads, bound once in the caller's scope (one element of a tuple assignment
-        included)."""
-        if type(argument) is cst.Lambda:
-            return argument
-        if type(argument) is not cst.Name:
-            return None
-        records = self.summaries.bindings.records(self.index.scope_of(site), PYTHON_BINDINGS)
-        bound = records.get(argument.value, ())
-        if len(bound) == 1 and type(bound[0].value) is cst.Lambda:
-            return bound[0].value
-        return None
 
     def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]
