@@ -96,3 +96,67 @@ def _line_of(path, text: str) -> int:
     lines = path.read_text().splitlines()
     (found,) = [n for n, line in enumerate(lines, start=1) if text in line]
     return found
+
+
+TRAIN_CH10 = """
+import torch
+from torch.autograd import Variable
+
+
+def linreg(X, w, b):
+    return torch.mm(X, w) + b
+
+
+def squared_loss(y_hat, y):
+    return (y_hat - y.view(y_hat.shape)).pow(2) / 2
+
+
+def evaluate_loss(net, data_iter, loss):
+    total = 0.0
+    for X, y in data_iter:
+        total += loss(net(X), y).sum().detach().numpy().item()
+    return total
+
+
+def train_ch10(data_iter):
+    w = Variable(torch.zeros(3, 1), requires_grad=True)
+    b = Variable(torch.zeros(1), requires_grad=True)
+    optimizer = torch.optim.SGD([w, b], lr=0.1)
+    net, loss = lambda X: linreg(X, w, b), squared_loss
+    for X, y in data_iter:
+        optimizer.zero_grad()
+        l = loss(net(X), y).mean()
+        l.backward()
+        optimizer.step()
+        print(evaluate_loss(net, data_iter, loss))
+"""
+
+
+def test_the_callable_every_caller_hands_a_parameter():
+    facts = FileFacts(cst.parse_module(textwrap.dedent(TRAIN_CH10)))
+    module = facts.module
+    calls: dict[str, cst.Call] = {}
+    for call in facts.index.calls:  # the first of each text: evaluate_loss's
+        calls.setdefault(module.code_for_node(call), call)
+    # `loss` is bound to `squared_loss` by the caller's tuple assignment, `net` to a lambda
+    passed = facts.summaries.passed_in(calls["loss(net(X), y)"])
+    assert type(passed) is cst.FunctionDef and passed.name.value == "squared_loss"
+    assert type(facts.summaries.passed_in(calls["net(X)"])) is cst.Lambda
+
+
+def test_a_result_handed_through_a_helper_comes_back_to_that_call_only():
+    # d2l's evaluate_loss: the training loop also calls squared_loss (and hands it on),
+    # but what it returns of `net(X)` here comes back here, where it is only read as
+    # numbers
+    found = lint_source(textwrap.dedent(TRAIN_CH10), "t.py", Config())
+    assert [(d.code, d.start.line) for d in found] == [("GL012", 17)]
+
+
+def test_a_helper_that_keeps_the_value_is_no_way_back():
+    # the helper stores what it is given: the graph may be used elsewhere
+    source = TRAIN_CH10.replace(
+        "    return (y_hat - y.view(y_hat.shape)).pow(2) / 2\n",
+        "    HISTORY.append(y_hat)\n    return (y_hat - y.view(y_hat.shape)).pow(2) / 2\n",
+    )
+    found = lint_source(textwrap.dedent(source), "t.py", Config())
+    assert [d for d in found if d.code == "GL012"] == []

@@ -12,9 +12,11 @@ functions, indexing, a loss module). Each path ends in one of:
 - a *cut* that holds no history either: a comparison, an integer cast, `.shape`, a
   truth test, an f-string, `print`, an index into another tensor;
 - a discarded expression statement;
-- a *helper* that only makes numbers of its argument: a function of this file, followed
-  into its body from the parameter the argument binds, or an imported project function
-  summarised as one (`to_np(t)`: `t.cpu().detach().numpy()` in `utils.py`);
+- a *helper* that only makes numbers of its argument: a function of this file (or the
+  one every caller hands a parameter, `loss(net(X), y)` with `loss=squared_loss`),
+  followed into its body from the parameter the argument binds, what it returns of the
+  value coming back to that call; or an imported project function summarised as one
+  (`to_np(t)`: `t.cpu().detach().numpy()` in `utils.py`);
 - an *escape*: anything else. Returned, yielded, stored in an attribute, a container or
   a subscript, passed to a function gradlint cannot see into, read by a nested function
   or another scope, differentiated (`backward`, `autograd.grad`), a hook registered, an
