@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import PYTHON_BINDINGS, all_params
+from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
