@@ -424,8 +424,10 @@ def test_a_number_helper_re_exported_through_star_imports(tmp_path):
         "def to_np(t):\n    return t * 2\n",  # hands the tensor back
         "def to_np(t):\n    print(t)\n    return t.detach().numpy()\n",  # more than a return
         "def to_np(t, u):\n    return u.numpy()\n",  # another parameter
+        # one branch hands the tensor back
+        "CUDA = False\n\n\ndef to_np(t):\n    return t.cpu().numpy() if CUDA else t\n",
     ],
-    ids=["returns-the-tensor", "more-than-a-return", "other-parameter"],
+    ids=["returns-the-tensor", "more-than-a-return", "other-parameter", "one-branch-returns-it"],
 )
 def test_helpers_that_are_not_number_sinks(tmp_path, helper):
     write(
@@ -454,6 +456,25 @@ def test_a_numpy_helper_without_detach_is_said_to_raise(tmp_path):
     )
     (finding,) = lint_file(tmp_path / "agent.py").diagnostics
     assert finding.code == "GL012" and "raises" in finding.message
+
+
+def test_a_helper_that_makes_numbers_on_either_device(tmp_path):
+    # pytorch-ddpg: `to_numpy(var)` returns `var.cpu().data.numpy() if USE_CUDA else
+    # var.data.numpy()`; the actor's forward in `select_action` is only read through it.
+    helper = (
+        "import torch\n\nUSE_CUDA = torch.cuda.is_available()\n\n\n"
+        "def to_np(var):\n    return var.cpu().data.numpy() if USE_CUDA else var.data.numpy()\n"
+    )
+    write(
+        tmp_path,
+        {
+            "utils.py": helper,
+            "agent.py": ROLLOUT.replace("from .base import *", "from utils import *").replace(
+                "(Base)", ""
+            ),
+        },
+    )
+    assert findings(tmp_path / "agent.py") == [(11, "GL012")]
 
 
 def test_an_unparsed_file_depends_on_the_text_of_what_it_imports(tmp_path):
@@ -753,8 +774,10 @@ def test_reading_other_files_gives_no_warnings_about_their_code(tmp_path):
         'def to_np(t: "Tensor", k=(1, 2)) -> "np.ndarray":\n    """Doc.\n\n    More."""\n    return t.numpy()\n',
         "def to_np(t):\n    'doc'\n    return float(t)\n",
         "def other():\n    pass\n\n\ndef to_np(x):\n    return x.item()\n",
+        # pytorch-ddpg's `util.to_numpy`: either device's way to the host
+        "CUDA = False\n\n\ndef to_np(v):\n    return v.cpu().data.numpy() if CUDA else v.data.numpy()\n",
     ],
-    ids=["plain", "annotated-docstring", "short-docstring", "second-function"],
+    ids=["plain", "annotated-docstring", "short-docstring", "second-function", "either-device"],
 )
 def test_the_text_gate_lets_every_number_helper_through(tmp_path, helper):
     # The gate only spares summaries: it may say yes wrongly, never no wrongly.

@@ -60,7 +60,12 @@ class FileFacts:
 
     @cached_property
     def grad_mode(self) -> GradModeAnalysis:
-        return GradModeAnalysis(self.index, self.project, self.bindings)
+        return GradModeAnalysis(
+            self.index,
+            self.project,
+            self.bindings,
+            lambda_paths=lambda lam: self.path_conditions.lambda_paths(lam),
+        )
 
     @cached_property
     def autograd(self) -> AutogradCalls:

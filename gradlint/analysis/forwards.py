@@ -24,6 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
+from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -96,7 +97,7 @@ class ForwardAnalysis:
         self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
-        self._parameter_functions: dict[cst.FunctionDef, bool] = {}
+        self._parameter_functions: dict[cst.FunctionDef | cst.Lambda, bool] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
         self._scope_differentiation: dict[cst.CSTNode, bool] = {}
 
@@ -701,49 +702,31 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        func = self.summaries.resolve(call) or self._function_passed_in(call)
+        func = self.summaries.resolve(call) or self.summaries.passed_in(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
             self._parameter_functions[func] = self._computes_from_parameters(func)
-        return func.name.value if self._parameter_functions[func] else None
-
-    def _function_passed_in(self, call: cst.Call) -> cst.FunctionDef | None:
-        """`net(X)` where `net` is a parameter that every call of the enclosing function
-        in this file fills with the same module-level function of this file
-        (`evaluate_accuracy(test_iter, net)`, d2l's hand-written nets of leaf tensors)."""
-        func = call.func
-        scope = self.index.scope_of(call)
-        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
+        if not self._parameter_functions[func]:
             return None
-        name = func.value
-        summary = self.summaries.of(scope)
-        if name not in summary.params or any(
-            type(b) is not cst.Param for b in self.values.bindings_of(name, call)
-        ):
-            return None
-        passed: set[cst.FunctionDef] = set()
-        for site in self.grad_mode.callers_of(scope):
-            argument = summary.forwarded_argument(site, name)
-            if type(argument) is not cst.Name:
-                return None
-            candidates = [
-                f
-                for f in self.summaries.callees.named(argument.value)
-                if self.index.scope_of(f) is self.index.module
-                and self.index.enclosing_class(f) is None
-            ]
-            if len(candidates) != 1:
-                return None
-            passed.add(candidates[0])
-        return passed.pop() if len(passed) == 1 else None
+        return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
 
-    def _computes_from_parameters(self, func: cst.FunctionDef) -> bool:
-        if self.differentiates(func):
-            return False
-        if self.grad_mode.function_mode(func) is not GradMode.RECORDING:
-            return False
-        for ret, value in self.index.value_returns(func):
+    def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
+        returns: list[tuple[cst.CSTNode, cst.BaseExpression]]
+        if isinstance(func, cst.Lambda):
+            # one expression, run where it is called
+            if self.grad_mode.lambda_mode(func) is not GradMode.RECORDING:
+                return False
+            if self._reads_a_leaf_it_closes_over(func):
+                return True
+            returns = [(func.body, func.body)]
+        else:
+            if self.differentiates(func):
+                return False
+            if self.grad_mode.function_mode(func) is not GradMode.RECORDING:
+                return False
+            returns = list(self.index.value_returns(func))
+        for ret, value in returns:
             if self.grad_mode.mode_at(ret) is not GradMode.RECORDING:
                 continue
             if self.values.of_expr(value, ret) & {Kind.GRAPH, Kind.LEAF}:
@@ -753,6 +736,18 @@ class ForwardAnalysis:
                     return True
             if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
                 return True
+        return False
+
+    def _reads_a_leaf_it_closes_over(self, lam: cst.Lambda) -> bool:
+        """Does the lambda's body read, on a path that keeps the graph, a variable of the
+        enclosing scope that holds a tensor requiring grad where the lambda is made
+        (`w = torch.zeros(3, requires_grad=True)`, then `net = lambda X: X @ w`)?"""
+        own = {p.name.value for p in all_params(lam.params)}
+        read = self.flow.reads(lam.body)
+        for node in self.index.walk(lam.body):
+            if type(node) is cst.Name and node.value in read and node.value not in own:
+                if Kind.LEAF in self.values.of_expr(node, lam):
+                    return True
         return False
 
     def _global_leaf(self, name: str, use: cst.CSTNode) -> bool:

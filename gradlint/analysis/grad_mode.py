@@ -12,6 +12,8 @@ there rather than guess.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from gradlint.analysis.bindings import ScopeBindings
@@ -42,9 +44,14 @@ class GradModeAnalysis:
         index: FileIndex,
         project: ProjectIndex | None = None,
         bindings: ScopeBindings | None = None,
+        lambda_paths: Callable[[cst.Lambda], list[tuple[cst.Call, ...]]] | None = None,
     ) -> None:
         self.index = index
         self.project = project
+        # the ways a lambda comes to run (PathConditions.lambda_paths, which follows it
+        # through names and parameters; it binds arguments, a layer above)
+        self._lambda_paths = lambda_paths
+        self._lambda_modes: dict[cst.Lambda, GradMode] = {}
         self._function_modes: dict[cst.FunctionDef, GradMode] = {}
         self._in_progress: set[cst.FunctionDef] = set()
         self._guarded_elsewhere: dict[cst.FunctionDef, bool] = {}
@@ -99,9 +106,36 @@ class GradModeAnalysis:
             elif type(anc) is cst.FunctionDef:
                 return self.function_mode(anc)
             elif type(anc) is cst.Lambda:
-                return GradMode.RECORDING
+                return self.lambda_mode(anc)
             child = anc
         return GradMode.RECORDING
+
+    def lambda_mode(self, lam: cst.Lambda) -> GradMode:
+        """A lambda's body runs in the grad mode of the calls that run it (`policy =
+        lambda x: agent.act(x)` called under `no_grad`), or of the call that hands it on
+        when that one is under `no_grad` (`with torch.no_grad(): evaluate(env, policy)`,
+        whatever other callers of `evaluate` do); recording when they are out of
+        sight."""
+        cached = self._lambda_modes.get(lam)
+        if cached is not None:
+            return cached
+        self._lambda_modes[lam] = GradMode.RECORDING  # a lambda that runs itself: a cycle
+        paths = self._lambda_paths(lam) if self._lambda_paths is not None else []
+        modes = set()
+        for path in paths:
+            on_path = [self.mode_at(call) for call in path]
+            if GradMode.NOT_RECORDING in on_path:
+                modes.add(GradMode.NOT_RECORDING)
+            else:
+                modes.add(on_path[-1])
+        if not modes or GradMode.RECORDING in modes:
+            mode = GradMode.RECORDING
+        elif modes == {GradMode.NOT_RECORDING}:
+            mode = GradMode.NOT_RECORDING
+        else:
+            mode = GradMode.UNKNOWN
+        self._lambda_modes[lam] = mode
+        return mode
 
     def in_inference_mode(self, node: cst.CSTNode) -> bool:
         """Is `node` proven to run under `torch.inference_mode()`, the mode whose tensors

@@ -32,14 +32,17 @@ from gradlint.analysis.arguments import bound_at, signature_of
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
 from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.project import MethodCall
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
 
 _NOT_A_LITERAL = object()
 # Statements that end a block's run: an `if p: return` before a statement guards it.
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+# How many functions a callable is followed through, handed from one to the next.
+_MAX_HAND_OVERS = 4
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,16 @@ class SiteValue:
     def describe(self, param: str) -> str:
         text = f"{param}={self.constant.text}"
         return f"{text} (its default)" if self.default else text
+
+
+@dataclass(frozen=True)
+class CallerValue:
+    """What one caller gives a parameter: the call (of this file, or one the caller
+    search found in another file), the constant, and whether autograd records there."""
+
+    site: cst.Call | MethodCall
+    value: SiteValue
+    recording: bool
 
 
 def constant_of(expr: cst.CSTNode | None) -> Constant | None:
@@ -195,6 +208,7 @@ class PathConditions:
         self._flags: dict[cst.FunctionDef, set[str]] = {}
         self._tests: dict[cst.FunctionDef, bool] = {}
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._lambda_paths: dict[cst.Lambda, list[tuple[cst.Call, ...]]] = {}
 
     # -- inside the function ---------------------------------------------------------
 
@@ -312,6 +326,34 @@ class PathConditions:
         constant = constant_of(argument)
         return SiteValue(constant, default) if constant is not None else None
 
+    def caller_values(
+        self, func: cst.FunctionDef, param: str, grad_mode: GradModeAnalysis
+    ) -> list[CallerValue]:
+        """The constants `func`'s callers give `param`: its calls in this file
+        (call_sites, an omitted argument giving the default) and, for a module-level
+        function or a method, those in the project's other files (their literal keyword
+        arguments, as the caller search reads them). A caller that passes a variable
+        says nothing and is left out; so is every caller when the function rebinds
+        `param` (its value there is not the caller's)."""
+        if param not in self.flags_of(func):
+            return []
+        found: list[CallerValue] = []
+        for site in self.call_sites(func):
+            value = self.value_at(site, func, param)
+            if value is not None:
+                recording = grad_mode.mode_at(site) is GradMode.RECORDING
+                found.append(CallerValue(site, value, recording))
+        project = grad_mode.project
+        if project is None or not project.enabled:
+            return found
+        query = callers_query(self.callees, project, func)
+        for call in (project.method_calls(query) if query is not None else None) or ():
+            text = dict(call.keyword_constants).get(param)
+            constant = constant_of(cst.parse_expression(text)) if text is not None else None
+            if constant is not None:
+                found.append(CallerValue(call, SiteValue(constant), call.recording))
+        return found
+
     def argument_at(
         self, site: cst.Call, func: cst.FunctionDef, param: str
     ) -> tuple[cst.BaseExpression, bool] | None:
@@ -360,11 +402,14 @@ class PathConditions:
 
     # -- the call sites --------------------------------------------------------------
 
-    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+    def call_sites(self, func: cst.FunctionDef | cst.Lambda) -> list[cst.Call]:
         """The calls of `func` in this file, when they are all in sight: the resolver's
         callers, or, for a closure its factory returns (`main_loop = get_main_loop(...)`
         then `main_loop(phase=...)`), the calls of the name the factory's result is
-        bound to. Empty when some call may be out of sight."""
+        bound to. For a lambda, the calls that run it (lambda_sites). Empty when some
+        call may be out of sight."""
+        if isinstance(func, cst.Lambda):
+            return self.lambda_sites(func)
         found = self._sites.get(func)
         if found is None:
             # a name two functions share (cells that redefine it) says nothing sure
@@ -373,6 +418,124 @@ class PathConditions:
                 found = self._closure_calls(func)
             self._sites[func] = found
         return found
+
+    def lambda_sites(self, lam: cst.Lambda) -> list[cst.Call]:
+        """The calls during which a lambda's body runs, when they are all in sight: the
+        last call of each of its lambda_paths."""
+        return list(dict.fromkeys(path[-1] for path in self.lambda_paths(lam)))
+
+    def lambda_paths(self, lam: cst.Lambda) -> list[tuple[cst.Call, ...]]:
+        """Each way a lambda comes to run, as the calls it passes through, the one that
+        runs it last: the calls of the name it is bound to (`policy = lambda x:
+        agent.act(x)`, or one element of `net, loss = lambda X: linreg(X, w, b),
+        squared_loss`), and, where it (or that name) is handed to a function of this
+        file, the handing call, then the calls of the parameter it binds there
+        (`evaluate(env, policy)` whose body calls `policy(obs)`), followed on through
+        further hand-overs. Handed to a function out of sight (`run_episodes(policy)`
+        of another module), the handing call ends the path: the lambda runs during it,
+        if at all. Empty when it may also run elsewhere (stored, returned, read by a
+        nested function)."""
+        found = self._lambda_paths.get(lam)
+        if found is None:
+            found = []
+            if not self._runs_of(lam, found, (), 0):
+                found = []
+            self._lambda_paths[lam] = found
+        return found
+
+    def lambda_entries(self, lam: cst.Lambda, scope: cst.CSTNode) -> list[cst.Call]:
+        """The calls in `scope` during which the lambda runs, when all of its runs are
+        in sight: its calls there, and the calls there that hand it to a function that
+        calls it (`run(env, policy)`): where the caller's model mode holds for it."""
+        index = self.index
+        calls = (call for path in self.lambda_paths(lam) for call in path)
+        return [c for c in dict.fromkeys(calls) if index.scope_of(c) is scope]
+
+    def _runs_of(
+        self,
+        value: cst.CSTNode,
+        found: list[tuple[cst.Call, ...]],
+        via: tuple[cst.Call, ...],
+        depth: int,
+    ) -> bool:
+        """Adds to `found` the paths by which the callable `value` (a lambda, or a name
+        or parameter holding one) runs, after the calls `via`; False when one of its
+        uses is out of sight."""
+        index = self.index
+        parent = index.parent.get(value)
+        if type(parent) is cst.Arg and parent.value is value:
+            call = index.parent.get(parent)
+            return type(call) is cst.Call and self._handed(call, value, found, via, depth)
+        if type(value) is not cst.Lambda:
+            return False
+        # bound to a name: the binding whose value is the lambda itself
+        scope = index.scope_of(value)
+        records = self.bindings.records(scope, PYTHON_BINDINGS)
+        for name, bound in records.items():
+            if any(r.value is value for r in bound):
+                return len(bound) == 1 and self._calls_of_name(scope, name, found, via, depth, 1)
+        return False
+
+    def _calls_of_name(
+        self,
+        scope: cst.CSTNode,
+        name: str,
+        found: list[tuple[cst.Call, ...]],
+        via: tuple[cst.Call, ...],
+        depth: int,
+        targets: int,
+    ) -> bool:
+        """The runs of a name bound once in `scope` that holds a callable; False when it
+        is read otherwise (returned, stored), or by a nested function. `targets`: how
+        many times the name is written as a target in the body (1 for a local, 0 for a
+        parameter)."""
+        uses = self.bindings.uses(scope).get(name, [])
+        root = scope.body if type(scope) in (cst.FunctionDef, cst.Lambda) else scope  # type: ignore[attr-defined]
+        parents = self.index.parent
+        mentions = 0
+        for node in self.index.walk(root, into_functions=True):
+            if type(node) is cst.Name and node.value == name:
+                parent = parents.get(node)
+                if (type(parent) is cst.Attribute and parent.attr is node) or (
+                    type(parent) is cst.Arg and parent.keyword is node
+                ):
+                    continue  # `obj.policy`, `f(policy=...)`: not the name
+                mentions += 1
+        if mentions != len(uses) + targets:  # also read by a nested function, or shadowed
+            return False
+        for use in uses:
+            call = parents.get(use)
+            if type(call) is cst.Call and call.func is use:
+                found.append((*via, call))
+            elif not self._runs_of(use, found, via, depth):
+                return False
+        return True
+
+    def _handed(
+        self,
+        call: cst.Call,
+        value: cst.CSTNode,
+        found: list[tuple[cst.Call, ...]],
+        via: tuple[cst.Call, ...],
+        depth: int,
+    ) -> bool:
+        """`value`, a callable, is an argument of `call`: the calls of the parameter it
+        binds in the callee of this file, or the call itself when the callee is out of
+        sight."""
+        callee = self.callees.resolve(call)
+        if callee is None:
+            found.append((*via, call))
+            return True
+        if depth >= _MAX_HAND_OVERS:
+            return False
+        for param in all_params(callee.params):
+            name = param.name.value
+            bound = self.argument_at(call, callee, name)
+            if bound is not None and bound[0] is value and not bound[1]:
+                if name not in self.flags_of(callee):
+                    return False  # rebound in the callee: not the caller's value throughout
+                return self._calls_of_name(callee, name, found, (*via, call), depth + 1, 0)
+        return False  # `f(*fns)`, `**kwargs`: out of sight
 
     def _closure_calls(self, func: cst.FunctionDef) -> list[cst.Call]:
         index = self.index

@@ -76,6 +76,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_VALUE_BUILTINS,
     SAME_VALUE_STEPS,
     SELF_RETURNING_MODULE_METHODS,
+    VARIABLE_CLASSES,
 )
 from gradlint.diagnostics import CellLocation, Position
 from gradlint.fileio import SourceReadError, read_regular
@@ -150,6 +151,10 @@ class ExternalFunction:
     # that raises on a tensor that requires grad (`.numpy()` before any `.detach()`):
     # `def to_np(t): return t.cpu().detach().numpy()`
     number_params: dict[str, bool] = field(default_factory=dict)
+    # parameters handed on unchanged as `volatile=` of an autograd `Variable`
+    # (`def to_tensor(x, volatile=False): return Variable(x, volatile=volatile)`): a
+    # caller's `volatile=True` is as much a no-op as the Variable's own
+    volatile_params: list[str] = field(default_factory=list)
 
     # how a call binds its arguments to the parameters (analysis.arguments)
     signature: Signature = field(default_factory=Signature)
@@ -591,7 +596,15 @@ def _returns_python(value: ast.AST | None) -> bool:
 def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, bool] | None:
     """(parameter, raises) when `value` only turns a parameter into plain numbers:
     `t.cpu().detach().numpy()`, `x.item()`, `float(x)`; raises: a `.numpy()` reached
-    without a `.detach()` (or `.data`) before it."""
+    without a `.detach()` (or `.data`) before it. A conditional expression does so when
+    both its branches make numbers of the same parameter (`var.cpu().data.numpy() if
+    USE_CUDA else var.data.numpy()`, the old way to reach the host from either device)."""
+    if isinstance(value, ast.IfExp):
+        body = _number_of_param(value.body, params)
+        orelse = _number_of_param(value.orelse, params)
+        if body is None or orelse is None or body[0] != orelse[0]:
+            return None
+        return body[0], body[1] or orelse[1]
     steps: list[str] = []  # outermost first
     node = value
     if (
@@ -629,6 +642,27 @@ def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, boo
         elif step in NUMBER_METHODS:
             return node.id, False
     return None
+
+
+def _volatile_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
+) -> list[str]:
+    """The parameters the body passes, never rebound, as `volatile=` of a Variable."""
+    found: list[str] = []
+    rebound: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+            rebound.add(inner.id)
+        elif isinstance(inner, ast.Call):
+            dotted = ast_dotted_name(inner.func)
+            if dotted is None or imports.qualify(dotted) not in VARIABLE_CLASSES:
+                continue
+            for keyword in inner.keywords:
+                value = keyword.value
+                if keyword.arg == "volatile" and isinstance(value, ast.Name):
+                    if value.id in params and value.id not in found:
+                        found.append(value.id)
+    return [p for p in found if p not in rebound]
 
 
 def _number_params(
@@ -734,6 +768,10 @@ def _summarise_function(
         decorated_mode(_manager(d, imports) for d in node.decorator_list) is not None
     )
     function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
+    if lines is not None and any(
+        "volatile" in line for line in lines[node.lineno - 1 : node.end_lineno]
+    ):  # the walk only where the word is
+        function.volatile_params = _volatile_params(node, params, imports)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
     if visitor.forward_calls:  # rare: only then are the loops read
@@ -1754,6 +1792,9 @@ class MethodCall:
     recording: bool  # not under `no_grad` / `inference_mode`
     # In a notebook: the cell (line and columns are then inside it).
     cell: CellLocation | None = None
+    # (keyword, source) of each keyword argument that is a literal (`volatile=True`,
+    # `train=False`, `mode="eval"`): what the caller gives those parameters
+    keyword_constants: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -2312,6 +2353,7 @@ class _ScopeCalls:
             after_eval,
             self.recording and id(stmt) not in self.no_grad,
             cell,
+            _keyword_constants(call),
         )
 
     def _effect(self, call: ast.Call, receiver: str) -> bool | None:
@@ -2351,6 +2393,16 @@ def _built_object(value: ast.AST) -> ast.AST:
 
 def _holds(loop: ast.stmt, stmt: ast.stmt) -> bool:
     return any(node is stmt for node in ast.walk(loop))
+
+
+def _keyword_constants(call: ast.Call) -> tuple[tuple[str, str], ...]:
+    """(keyword, source) of the call's keyword arguments that are literals."""
+    found = []
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and isinstance(value, ast.Constant):
+            found.append((keyword.arg, repr(value.value)))
+    return tuple(found)
 
 
 def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] | None:

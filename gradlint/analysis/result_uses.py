@@ -12,9 +12,11 @@ functions, indexing, a loss module). Each path ends in one of:
 - a *cut* that holds no history either: a comparison, an integer cast, `.shape`, a
   truth test, an f-string, `print`, an index into another tensor;
 - a discarded expression statement;
-- a *helper* that only makes numbers of its argument: a function of this file, followed
-  into its body from the parameter the argument binds, or an imported project function
-  summarised as one (`to_np(t)`: `t.cpu().detach().numpy()` in `utils.py`);
+- a *helper* that only makes numbers of its argument: a function of this file (or the
+  one every caller hands a parameter, `loss(net(X), y)` with `loss=squared_loss`),
+  followed into its body from the parameter the argument binds, what it returns of the
+  value coming back to that call; or an imported project function summarised as one
+  (`to_np(t)`: `t.cpu().detach().numpy()` in `utils.py`);
 - an *escape*: anything else. Returned, yielded, stored in an attribute, a container or
   a subscript, passed to a function gradlint cannot see into, read by a nested function
   or another scope, differentiated (`backward`, `autograd.grad`), a hook registered, an
@@ -120,6 +122,10 @@ class ResultUses:
         self._model: str | None = None  # the dotted name called by the forward followed
         self._elsewhere: dict[cst.FunctionDef, list[MethodCall] | None] = {}
         self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
+        # the functions the walk under way entered through an argument, with the calls
+        # it entered them by: what they return goes back to those calls
+        self._entered: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._origin: cst.CSTNode | None = None  # the scope of the value followed
         self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
 
     # -- the query ---------------------------------------------------------------------
@@ -137,6 +143,8 @@ class ResultUses:
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
         self._returned_from = []
+        self._entered = {}
+        self._origin = scope  # its returns go to all its callers, recursive ones too
         self._runs = runs
         try:
             self._follow(call, found)
@@ -436,11 +444,17 @@ class ResultUses:
         if self.summaries is None:
             raise _Escapes
         callee = self.summaries.resolve(call)
+        if callee is None:
+            # `loss(net(X), y)` with `loss` a parameter every caller fills with
+            # `squared_loss`: that function runs
+            passed = self.summaries.passed_in(call)
+            callee = passed if type(passed) is cst.FunctionDef else None
         if callee is not None:
             summary = self.summaries.of(callee)
             for param in all_params(callee.params):
                 name = param.name.value
                 if summary.forwarded_argument(call, name) is node:
+                    self._entered.setdefault(callee, []).append(call)
                     return self._uses_of(param, name, detached)
             raise _Escapes
         external = self.summaries.resolve_external(call, making_numbers=True)
@@ -465,6 +479,12 @@ class ResultUses:
             # detached on the way: nothing a caller does with it can use the graph (a
             # TD target returned inside a loss is differentiated, as it should be)
             raise _Escapes
+        entered = self._entered.get(func)
+        if entered and func is not self._origin:
+            # a helper the value was handed to: what it returns of it comes back to the
+            # calls that handed it in, not to the helper's other callers (whose
+            # arguments are other values)
+            return [(call, detached) for call in entered]
         callers = summaries.callees.callers_of(func)
         if summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes

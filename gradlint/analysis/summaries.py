@@ -170,6 +170,60 @@ class FunctionSummaries:
         """The function of this file a call runs, when it is unambiguous."""
         return self.callees.resolve(call)
 
+    def passed_in(self, call: cst.Call) -> cst.FunctionDef | cst.Lambda | None:
+        """`net(X)` where `net` is a parameter, never rebound, that every call of the
+        enclosing function in this file fills with the same callable: a module-level
+        function of this file (`evaluate_accuracy(test_iter, net)`, d2l's hand-written
+        nets of leaf tensors), or a lambda (`net = lambda X: linreg(X, w, b)`, then
+        `evaluate_loss(net, data_iter, loss)`), named directly or through a name the
+        caller binds once to it (`net, loss = lambda X: ..., squared_loss`)."""
+        func = call.func
+        scope = self.index.scope_of(call)
+        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
+            return None
+        name = func.value
+        summary = self.of(scope)
+        if name not in summary.params:
+            return None
+        if len(self.bindings.records(scope, PYTHON_BINDINGS).get(name, ())) != 1:
+            return None  # rebound in the function: not the callers' value throughout
+        passed: set[cst.FunctionDef | cst.Lambda] = set()
+        for site in self.callees.callers_of(scope):
+            found = self._callable_at(summary.forwarded_argument(site, name), site, 0)
+            if found is None:
+                return None
+            passed.add(found)
+        return passed.pop() if len(passed) == 1 else None
+
+    def _callable_at(
+        self, argument: cst.CSTNode | None, site: cst.Call, depth: int
+    ) -> cst.FunctionDef | cst.Lambda | None:
+        """The lambda or module-level function an argument is: written there, the one
+        value of the name it reads in the caller's scope, or a function of that name."""
+        if type(argument) is cst.Lambda:
+            return argument
+        if type(argument) is not cst.Name or depth > 1:
+            return None
+        bound = self.bindings.records(self.index.scope_of(site), PYTHON_BINDINGS).get(
+            argument.value, ()
+        )
+        if bound:
+            if len(bound) != 1:
+                return None
+            record = bound[0]
+            if record.kind is BindingKind.DEF:
+                func = record.node
+                return func if type(func) is cst.FunctionDef else None
+            if record.kind not in (BindingKind.ASSIGN, BindingKind.UNPACKED) or not record.whole:
+                return None  # a loop's target, one element of an unpacked value, ...
+            return self._callable_at(record.value, site, depth + 1)
+        candidates = [
+            f
+            for f in self.callees.named(argument.value)
+            if self.index.scope_of(f) is self.index.module and self.index.enclosing_class(f) is None
+        ]
+        return candidates[0] if len(candidates) == 1 else None
+
     def resolve_external(
         self, call: cst.Call, *, returning_eval_model: bool = False, making_numbers: bool = False
     ) -> ExternalFunction | None:

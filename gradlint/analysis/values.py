@@ -80,6 +80,7 @@ from gradlint.analysis.torch_api import (
     STORING_METHODS,
     TENSOR_CLASS_SUFFIXES,
     TRANSPOSE_ATTRIBUTES,
+    VARIABLE_CLASSES,
     VIEW_METHODS,
     WEIGHTED_LAYERS,
 )
@@ -962,6 +963,11 @@ class ValueAnalysis:
         if qualified.startswith(PYTHON_VALUE_MODULES):
             return PYTHON
         if qualified in PARAMETER_CLASSES:
+            return LEAF
+        if qualified in VARIABLE_CLASSES and _keyword_true(call, "requires_grad"):
+            # `Variable(t, requires_grad=True)`: a new leaf that requires grad, whatever
+            # `t` is (measured on torch 2.13: `is_leaf`, no `grad_fn`, even of a `t`
+            # with history)
             return LEAF
         if qualified in AUTOGRAD_GRAD:
             # gradients carry history only when asked to (`create_graph=True`)

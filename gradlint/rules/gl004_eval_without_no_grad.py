@@ -190,6 +190,12 @@ class EvalWithoutNoGrad(Rule):
                             # where it runs, inside itself (a module-level eval switch
                             # counts there only when the file never switches it back)
                             yield node, model, node
+                elif type(inner) is cst.Lambda and index.is_inside(inner, body):
+                    # `policy = lambda x: model(x)` run by `evaluate(env, policy)`: judged
+                    # at the calls here during which it runs
+                    if not _binds_in_lambda(inner, model):
+                        for site in facts.path_conditions.lambda_entries(inner, scope):
+                            yield node, model, site
                 continue
             if inner is not scope:
                 continue
@@ -249,7 +255,9 @@ class EvalWithoutNoGrad(Rule):
                 return
         if facts.grad_mode.guarded_by_every_caller_elsewhere(reported):
             return  # every call of the function, in other files, is under no_grad
-        statement = facts.index.statement_of(reported)
+        # a lambda's body is no statement: the call here that runs it is what to wrap
+        wrapped = at if type(facts.index.scope_of(call)) is cst.Lambda else reported
+        statement = facts.index.statement_of(wrapped)
         cost = None
         if inside:  # a helper's batch loop makes its forward run per batch, whatever its call
             cost = CostSource.in_helper(reported, inside[0])
@@ -370,3 +378,9 @@ def _binds(index, func: cst.FunctionDef, name: str) -> bool:
             if any(dotted_name(t.target) == name for t in node.targets):
                 return True
     return False
+
+
+def _binds_in_lambda(lam: cst.Lambda, name: str) -> bool:
+    """Is `name`'s root one of the lambda's parameters, hiding the outer model?"""
+    root = name.split(".")[0]
+    return any(p.name.value == root for p in (*lam.params.posonly_params, *lam.params.params))

@@ -9,7 +9,7 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_NAMES,
     VARIABLE_CLASSES,
 )
-from gradlint.diagnostics import Applicability, Edit, Fix, Group
+from gradlint.diagnostics import Applicability, Edit, Fix, Group, Position, Related
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
 
@@ -35,6 +35,18 @@ _VOLATILE = (
     "computed from this Variable; run that code under `with torch.no_grad():` instead"
 )
 
+_VOLATILE_PASSED = (
+    "`volatile={name}` has had no effect since PyTorch 0.4, and a caller passes `True`: "
+    "autograd still records everything computed from this Variable; run that code under "
+    "`with torch.no_grad():` instead"
+)
+
+_VOLATILE_HANDED = (
+    "`volatile=True` has had no effect since PyTorch 0.4: `{name}` hands it to a "
+    "`Variable`, which ignores it, so autograd still records everything computed from the "
+    "result; run that code under `with torch.no_grad():` instead"
+)
+
 
 class GradModeNotEntered(Rule):
     """
@@ -42,7 +54,12 @@ class GradModeNotEntered(Rule):
     Flags a grad-mode switch that never takes effect: `with torch.no_grad:` (also
     `torch.enable_grad`, `torch.inference_mode`, `torch.set_grad_enabled`) without the
     call; `torch.no_grad()`, `torch.inference_mode()` or `torch.enable_grad()` written as
-    a statement of its own; and `Variable(x, volatile=True)`.
+    a statement of its own; and `Variable(x, volatile=True)`, also through a helper.
+
+    The helper is old code's `def to_tensor(x, volatile=False): return Variable(x,
+    volatile=volatile)`: its `Variable` is flagged when a caller (in this file or
+    another) passes `volatile=True`, with that caller shown, and so is that caller's
+    `to_tensor(x, volatile=True)`.
 
     ## Why is this bad?
     `torch.no_grad` is a class, and a class is not a context manager:
@@ -59,9 +76,9 @@ class GradModeNotEntered(Rule):
     PyTorch 2.1), `torch.set_grad_enabled(False)` as a statement (that call does switch
     the mode, for the rest of the thread), a context manager stored first and entered
     later (`ctx = torch.no_grad()` then `with ctx:`), a name the file rebinds after
-    importing it, `volatile=False`, and a `volatile=` flag that is not the literal `True`
-    (`volatile=evaluation`: whether it mattered depends on the caller), or a volatile
-    Variable made where autograd is already off.
+    importing it, `volatile=False`, a `volatile=` flag that is not the literal `True`
+    and that no caller in sight passes as `True` (`volatile=evaluation` with
+    `evaluation=args.eval`), or a volatile Variable made where autograd is already off.
 
     ## Example
     ```python
@@ -159,13 +176,76 @@ class GradModeNotEntered(Rule):
             (a for a in node.args if a.keyword is not None and a.keyword.value == "volatile"),
             None,
         )
-        if volatile is None or not _is_true(volatile.value):
+        if volatile is None:
             return
+        related: list[tuple[cst.CSTNode, str] | Related] = []
+        if not _is_true(volatile.value):
+            # `Variable(x, volatile=volatile)` in `to_tensor(x, volatile=False)`: the
+            # callers that pass True are where the no-op is asked for
+            related = self._callers_passing_true(volatile.value, node)
+            if not related:
+                return
+        message = _VOLATILE
+        if related:
+            message = _VOLATILE_PASSED.format(name=cst.Module([]).code_for_node(volatile.value))
         if not self._is_variable(node.func, node):
-            return
+            if related or not self._hands_volatile_on(node):
+                return
+            message = _VOLATILE_HANDED.format(name=dotted_name(node.func))
         if self.facts.mode_at(node) is not GradMode.RECORDING:
             return  # already under no_grad (or a mode we cannot tell): nothing to miss
-        self.report(volatile, _VOLATILE, group=Group.WASTE)
+        self.report(volatile, message, group=Group.WASTE, related=related)
+
+    def _callers_passing_true(
+        self, value: cst.BaseExpression, use: cst.CSTNode
+    ) -> list[tuple[cst.CSTNode, str] | Related]:
+        """The calls of the enclosing function, in this file or another, that give the
+        parameter `value` names the literal True with autograd recording there."""
+        func = self.facts.index.scope_of(use)
+        if type(value) is not cst.Name or type(func) is not cst.FunctionDef:
+            return []
+        facts = self.facts
+        found: list[tuple[cst.CSTNode, str] | Related] = []
+        label = f"called here with `{value.value}=True`, with autograd recording"
+        for caller in facts.path_conditions.caller_values(func, value.value, facts.grad_mode):
+            constant = caller.value.constant
+            if not caller.recording or not constant.is_literal or constant.literal is not True:
+                continue
+            site = caller.site
+            if isinstance(site, cst.Call):
+                found.append((site, label + (" (its default)" if caller.value.default else "")))
+            else:
+                found.append(
+                    Related(
+                        label,
+                        site.path,
+                        Position(site.line, site.column),
+                        Position(site.end_line, site.end_column),
+                        site.cell,
+                    )
+                )
+        return found
+
+    def _hands_volatile_on(self, call: cst.Call) -> bool:
+        """Does the call run a function of the project that passes its own `volatile`
+        parameter, unchanged, as a Variable's `volatile=` (pytorch-ddpg's `to_tensor(x,
+        volatile=True)`, with `to_tensor` in `util.py`)?"""
+        facts = self.facts
+        func = facts.summaries.resolve(call)
+        if func is None:
+            external = facts.summaries.resolve_external(call)
+            return external is not None and "volatile" in external.volatile_params
+        if "volatile" not in facts.path_conditions.flags_of(func):
+            return False
+        index = facts.index
+        for node in index.walk(func.body):
+            if type(node) is cst.Call and index.qualified_name(node.func) in VARIABLE_CLASSES:
+                for arg in node.args:
+                    keyword, value = arg.keyword, arg.value
+                    if keyword is not None and keyword.value == "volatile":
+                        if type(value) is cst.Name and value.value == "volatile":
+                            return True
+        return False
 
     # -- names -----------------------------------------------------------------------------
 

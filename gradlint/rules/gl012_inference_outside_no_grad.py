@@ -260,8 +260,14 @@ class InferenceOutsideNoGrad(Rule):
             if path is not None:  # wrap that call: the training call needs the graph
                 related.append((path.site, path.label))
                 fix_at = index.statement_of(path.call) if path.call is not None else None
+            elif type(scope) is cst.Lambda:
+                # a lambda's body is no statement: wrap the one call that runs it where
+                # it is made (`rollout(env, act)`), if one
+                entries = facts.path_conditions.lambda_entries(scope, index.scope_of(scope))
+                fix_at = index.statement_of(entries[0]) if len(entries) == 1 else None
+                related += [(entry, "the lambda runs during this call") for entry in entries[:2]]
             fix = None
-            if path is None or isinstance(fix_at, cst.BaseSmallStatement):
+            if (path is None and fix_at is statement) or isinstance(fix_at, cst.BaseSmallStatement):
                 fix = wrap_in_no_grad(self.context, fix_at, self.fix_title, self.fix_applicability)
             self.report(
                 call,
@@ -323,8 +329,10 @@ class InferenceOutsideNoGrad(Rule):
         facts = self.facts
         if facts.mode_at(call) is not GradMode.RECORDING:
             return False
-        # a lambda runs wherever it is handed to: its grad mode is out of sight
-        return not isinstance(facts.index.scope_of(call), cst.Lambda)
+        # a lambda runs where it is called, or handed to: its grad mode is that of those
+        # calls (mode_at), and out of sight when they are
+        scope = facts.index.scope_of(call)
+        return type(scope) is not cst.Lambda or bool(facts.path_conditions.call_sites(scope))
 
     def _not_in_eval_mode(self, call: cst.Call, model: str) -> bool:
         """The model is not known to be in eval mode here, nor in any caller of this

@@ -1,0 +1,162 @@
+"""A parameter's value at a call is read from the callers' arguments (issue "Generalise",
+section 2, "context flows from callers to callees"): constants and flags, from the
+calls of this file and of the project's other files. pytorch-ddpg's `util.to_tensor(x,
+volatile=False)` wraps `Variable(x, volatile=volatile)`, and `ddpg.py` calls it with
+`volatile=True` expecting no graph (a no-op since torch 0.4: GL008)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from test_project import write
+
+from gradlint.analysis.facts import FileFacts
+from gradlint.config import Config
+from gradlint.engine import lint_file, lint_source
+
+HELPER = """
+import torch
+from torch.autograd import Variable
+
+
+def to_tensor(x, volatile=False, requires_grad=False):
+    return Variable(torch.from_numpy(x), volatile=volatile, requires_grad=requires_grad)
+"""
+
+CALLERS = """
+
+def target(net, batch):
+    return net(to_tensor(batch, volatile=True))
+
+
+def quiet_target(net, batch):
+    with torch.no_grad():
+        return net(to_tensor(batch, volatile=True))
+
+
+def plain(net, batch, evaluating):
+    return net(to_tensor(batch)) + net(to_tensor(batch, volatile=evaluating))
+"""
+
+
+def test_the_constants_callers_give_a_parameter():
+    facts = FileFacts(cst.parse_module(textwrap.dedent(HELPER + CALLERS)))
+    (helper,) = [f for f in facts.index.functions if f.name.value == "to_tensor"]
+    found = facts.path_conditions.caller_values(helper, "volatile", facts.grad_mode)
+    module = facts.module
+    # `volatile=evaluating` is no constant: that caller says nothing
+    assert [
+        (module.code_for_node(c.site), c.value.describe("volatile"), c.recording) for c in found
+    ] == [
+        ("to_tensor(batch, volatile=True)", "volatile=True", True),
+        ("to_tensor(batch, volatile=True)", "volatile=True", False),
+        ("to_tensor(batch)", "volatile=False (its default)", True),
+    ]
+
+
+def test_gl008_flags_the_helper_s_variable_and_the_callers_volatile_true():
+    source = textwrap.dedent(HELPER + CALLERS)
+    found = [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"]
+    # the helper's Variable (line 7), shown with the recording caller (line 11), and
+    # that caller's own `volatile=True`; the one under no_grad is no finding
+    assert [(d.start.line, [r.start.line for r in d.related]) for d in found] == [
+        (7, [11]),
+        (11, []),
+    ]
+
+
+def test_no_caller_passes_true_nothing_is_flagged():
+    source = textwrap.dedent(HELPER + CALLERS.replace("volatile=True", "volatile=False"))
+    assert [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"] == []
+
+
+def test_callers_in_another_file(tmp_path):
+    # pytorch-ddpg: the helper in `util.py`, star-imported by `ddpg.py`
+    write(
+        tmp_path,
+        {
+            "util.py": HELPER,
+            "ddpg.py": "import torch\nfrom util import *\n" + textwrap.dedent(CALLERS),
+        },
+    )
+    variable = _line_of(tmp_path / "util.py", "return Variable(")
+    target = _line_of(tmp_path / "ddpg.py", "def target(") + 1
+    (helper,) = [d for d in lint_file(tmp_path / "util.py").diagnostics if d.code == "GL008"]
+    assert helper.start.line == variable and "a caller passes `True`" in helper.message
+    (caller,) = helper.related
+    assert caller.path.endswith("ddpg.py") and caller.start.line == target
+    callers = [d for d in lint_file(tmp_path / "ddpg.py").diagnostics if d.code == "GL008"]
+    assert [(d.start.line, "hands it to a `Variable`" in d.message) for d in callers] == [
+        (target, True)
+    ]
+
+
+def _line_of(path, text: str) -> int:
+    lines = path.read_text().splitlines()
+    (found,) = [n for n, line in enumerate(lines, start=1) if text in line]
+    return found
+
+
+TRAIN_CH10 = """
+import torch
+from torch.autograd import Variable
+
+
+def linreg(X, w, b):
+    return torch.mm(X, w) + b
+
+
+def squared_loss(y_hat, y):
+    return (y_hat - y.view(y_hat.shape)).pow(2) / 2
+
+
+def evaluate_loss(net, data_iter, loss):
+    total = 0.0
+    for X, y in data_iter:
+        total += loss(net(X), y).sum().detach().numpy().item()
+    return total
+
+
+def train_ch10(data_iter):
+    w = Variable(torch.zeros(3, 1), requires_grad=True)
+    b = Variable(torch.zeros(1), requires_grad=True)
+    optimizer = torch.optim.SGD([w, b], lr=0.1)
+    net, loss = lambda X: linreg(X, w, b), squared_loss
+    for X, y in data_iter:
+        optimizer.zero_grad()
+        l = loss(net(X), y).mean()
+        l.backward()
+        optimizer.step()
+        print(evaluate_loss(net, data_iter, loss))
+"""
+
+
+def test_the_callable_every_caller_hands_a_parameter():
+    facts = FileFacts(cst.parse_module(textwrap.dedent(TRAIN_CH10)))
+    module = facts.module
+    calls: dict[str, cst.Call] = {}
+    for call in facts.index.calls:  # the first of each text: evaluate_loss's
+        calls.setdefault(module.code_for_node(call), call)
+    # `loss` is bound to `squared_loss` by the caller's tuple assignment, `net` to a lambda
+    passed = facts.summaries.passed_in(calls["loss(net(X), y)"])
+    assert type(passed) is cst.FunctionDef and passed.name.value == "squared_loss"
+    assert type(facts.summaries.passed_in(calls["net(X)"])) is cst.Lambda
+
+
+def test_a_result_handed_through_a_helper_comes_back_to_that_call_only():
+    # d2l's evaluate_loss: the training loop also calls squared_loss (and hands it on),
+    # but what it returns of `net(X)` here comes back here, where it is only read as
+    # numbers
+    found = lint_source(textwrap.dedent(TRAIN_CH10), "t.py", Config())
+    assert [(d.code, d.start.line) for d in found] == [("GL012", 17)]
+
+
+def test_a_helper_that_keeps_the_value_is_no_way_back():
+    # the helper stores what it is given: the graph may be used elsewhere
+    source = TRAIN_CH10.replace(
+        "    return (y_hat - y.view(y_hat.shape)).pow(2) / 2\n",
+        "    HISTORY.append(y_hat)\n    return (y_hat - y.view(y_hat.shape)).pow(2) / 2\n",
+    )
+    found = lint_source(textwrap.dedent(source), "t.py", Config())
+    assert [d for d in found if d.code == "GL012"] == []
