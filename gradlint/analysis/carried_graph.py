@@ -277,6 +277,8 @@ class CarriedGraph:
             return None
         model = self.forwards.model_forward(call)
         if model is not None:
+            if self.forwards.is_frozen(model, call, whole=True):
+                return None  # `requires_grad_(False)`: its weights add nothing to record
             return Trainable(call, f"a forward of `{model}`", True)
         helper = self.forwards.parameter_function(call)
         if helper is not None:
@@ -361,6 +363,8 @@ class CarriedGraph:
         name = dotted_name(call.func)
         if name is None or not self._out_of_sight(call, call):
             return None
+        if self.forwards.model_forward(call) is not None:
+            return None  # a model in sight: `_trainable_call` has seen what it records
         if not self.frameworks.names_torch():
             return None  # no torch in the file: the recurrent shape is no evidence
         if is_graph_free(self.values.of_expr(call, call)):

@@ -45,6 +45,8 @@ from gradlint.analysis.torch_api import (
     SHAPE_ONLY_ARGUMENT_METHODS,
     SQUARING_FUNCTIONS,
     SQUARING_METHODS,
+    SYMMETRIC_REGRESSION_LOSS_MODULES,
+    SYMMETRIC_REGRESSION_LOSSES,
 )
 from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
@@ -61,6 +63,9 @@ class LossSite:
     node: cst.BaseExpression
     prediction: cst.BaseExpression
     target: cst.BaseExpression
+    # the loss is the same whichever operand is the target (`mse_loss`, `(a - b) ** 2`):
+    # the written order is no evidence of the roles (see LossTargets.oriented)
+    symmetric: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class LossTargets:
         self.reach = reach
         self._sites: list[LossSite] | None = None
         self._optimized: set[str] | None = None
+        self._stepped: set[str] | None = None
 
     # -- the losses --------------------------------------------------------------------
 
@@ -134,20 +140,34 @@ class LossTargets:
         func = call.func
         qualified = self.index.qualified_name(func) or ""
         if qualified.startswith(_FUNCTIONAL):
-            if qualified[len(_FUNCTIONAL) :] not in REGRESSION_LOSSES:
+            loss = qualified[len(_FUNCTIONAL) :]
+            if loss not in REGRESSION_LOSSES:
                 return None
-        elif type(func) is cst.Call:
-            # `nn.MSELoss()(q, target)`
-            built = self.index.qualified_name(func.func) or ""
+            symmetric = loss in SYMMETRIC_REGRESSION_LOSSES
+        else:
+            if type(func) is cst.Call:
+                # `nn.MSELoss()(q, target)`
+                built = self.index.qualified_name(func.func) or ""
+            else:
+                built = self.tensors.module_class(func, self._binding_site(func, call)) or ""
             if not _is_loss_module(built):
                 return None
-        elif not _is_loss_module(self.tensors.module_class(func, call) or ""):
-            return None
+            symmetric = built.rsplit(".", 1)[-1] in SYMMETRIC_REGRESSION_LOSS_MODULES
         prediction = _argument(call, 0, "input")
         target = _argument(call, 1, "target")
         if prediction is None or target is None:
             return None
-        return LossSite(call, prediction, target)
+        return LossSite(call, prediction, target, symmetric)
+
+    def _binding_site(self, func: cst.BaseExpression, call: cst.Call) -> cst.CSTNode:
+        """Where the loss module a call names is built: the call's own scope, or, for a
+        global read in a function (`criterion = nn.MSELoss()` at the top of the file),
+        the module-level binding."""
+        if type(func) is cst.Name:
+            bindings = self.values.bindings_of(func.value, call)
+            if bindings and all(self.index.scope_of(b) is self.index.module for b in bindings):
+                return bindings[0]
+        return call
 
     def _squared_difference(self, node: cst.BinaryOperation) -> LossSite | None:
         if type(node.operator) is not cst.Subtract:
@@ -155,7 +175,7 @@ class LossTargets:
         squared = self._squaring_of(node)
         if squared is None or not self._reduced(squared):
             return None
-        return LossSite(node, node.left, node.right)
+        return LossSite(node, node.left, node.right, symmetric=True)
 
     def _squaring_of(self, difference: cst.BinaryOperation) -> cst.CSTNode | None:
         """The expression that squares (or takes the size of) the difference: `d ** 2`,
@@ -211,6 +231,66 @@ class LossTargets:
                 and (self.index.qualified_name(call.func) or "") in LOSS_REDUCTION_FUNCTIONS
             )
         return False
+
+    def oriented(self, site: LossSite) -> LossSite:
+        """The site with its operands in the roles they play. A symmetric loss written
+        target first (`F.mse_loss(target, q)`, `(target - q) ** 2`) computes the same
+        thing: there, the operand that bootstraps (a network's output joined to other
+        values, `r + gamma * Q'(s')`) is the target, and a network's plain output on the
+        other side (`Q(s, a)`) is the prediction, whichever order the call writes."""
+        if not site.symmetric:
+            return site
+        written_target = self.forwards_in(site.target, site.node)
+        if not written_target:
+            return site
+        written_prediction = self.forwards_in(site.prediction, site.node)
+        swapped = LossSite(site.node, site.target, site.prediction, site.symmetric)
+        if not any(f.combined for f in written_target) and any(
+            f.combined for f in written_prediction
+        ):
+            return swapped
+        # `loss(q_target, q_pred)` with `q_pred` from the network an optimizer steps and
+        # `q_target` from one none does (a target network): the stepped one is trained
+        stepped = self.stepped_models()
+        if all(f.local_model in stepped for f in written_target) and any(
+            f.local_model not in stepped for f in written_prediction
+        ):
+            return swapped
+        return site
+
+    def stepped_models(self) -> set[str]:
+        """The models an optimizer of this file holds (`Adam(net.parameters())`), and
+        those whose own optimizer is stepped (`self.critic.optimizer.step()`, the
+        network's class building `self.optimizer = Adam(self.parameters())`), as
+        written."""
+        if self._stepped is None:
+            found = set(self.optimized_models())
+            for call in self.index.calls:
+                func = call.func
+                if type(func) is not cst.Attribute or func.attr.value != "step":
+                    continue
+                holder = func.value
+                if type(holder) is not cst.Attribute:
+                    continue
+                owner = dotted_name(holder.value)
+                if owner is None:
+                    continue
+                for value in self.tensors.module_constructors(holder, call):
+                    if self._optimizer_of_self(value):
+                        found.add(owner)
+            self._stepped = found
+        return self._stepped
+
+    def _optimizer_of_self(self, value: cst.CSTNode) -> bool:
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last not in OPTIMIZER_CLASSES and not (
+            qualified.startswith("torch.optim.") and last[:1].isupper()
+        ):
+            return False
+        return "self" in parameter_owners(self.index, value)
 
     def is_trained(self, site: LossSite) -> bool:
         """Does the loss reach a differentiation in its function, or leave the function

@@ -509,6 +509,11 @@ REGRESSION_LOSS_MODULES = frozenset(
 )
 # Tensor methods and torch functions that square or take the size of a difference:
 # `(q - target).pow(2)`, `torch.square(q - target)`, the hand-written regression loss.
+# The regression losses that are symmetric in their two operands: `F.mse_loss(target, q)`
+# computes what `F.mse_loss(q, target)` does, so the order written says nothing about
+# which operand is the target (the hand-written `(target - q) ** 2` neither).
+SYMMETRIC_REGRESSION_LOSSES = frozenset({"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"})
+SYMMETRIC_REGRESSION_LOSS_MODULES = frozenset({"MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"})
 SQUARING_METHODS = frozenset({"pow", "square", "abs"})
 SQUARING_FUNCTIONS = frozenset({"torch.square", "torch.abs", "torch.pow"})
 # Tensor methods that make a new tensor of the receiver's dtype and device, without

@@ -154,7 +154,8 @@ class BootstrapTargetNotDetached(Rule):
         sites = targets.sites()
         if not sites:
             return
-        for site in sites:
+        for written in sites:
+            site = targets.oriented(written)
             forwards = targets.forwards_in(site.target, site.node)
             if not forwards:
                 continue
