@@ -31,6 +31,8 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
     PARAMETER_HOLDING_METHODS,
+    SLICING_FUNCTIONS,
+    SLICING_METHODS,
     STEP_GRID_FACTORIES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
@@ -162,10 +164,58 @@ class CarriedGraph:
         run."""
         if type(loop) is not cst.For:
             return False
-        value = self.values.of_expr(loop.iter, loop)
-        if not value or not value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}:
-            return False
-        return not self._step_grid(loop.iter, loop)
+        stepped = self._stepped_tensor(loop.iter, loop)
+        return stepped is not None and not self._step_grid(stepped, loop)
+
+    def _stepped_tensor(self, iterable: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
+        """The tensor whose steps the loop walks, one per iteration: the iterable itself
+        (`for x_t in seq`), its slices (`seq.unbind(1)`, `torch.split(seq, 1)`,
+        `enumerate(seq)`), or the indices of one of its dimensions (`range(seq.size(1))`,
+        `range(seq.shape[0])`, `range(len(seq))` of a tensor). None otherwise: a count
+        the run chooses (`range(max_len)`) walks as many steps as it asks."""
+        node: cst.BaseExpression = iterable
+        if type(node) is cst.Call and len(node.args) >= 1 and not node.args[0].star:
+            qualified = self.index.qualified_name(node.func) or ""
+            if qualified == "range" and len(node.args) == 1:
+                return self._measured_tensor(node.args[0].value, loop)
+            if qualified in SLICING_FUNCTIONS:
+                return node.args[0].value  # a torch function: a tensor, whatever it was given
+            if type(node.func) is cst.Attribute and node.func.attr.value in SLICING_METHODS:
+                return node.func.value  # `seq.unbind(1)`, `sentence.split()`: one input's steps
+            if qualified == "enumerate":
+                node = node.args[0].value
+        return node if self._is_tensor(node, loop) else None
+
+    def _measured_tensor(self, count: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
+        """The tensor a loop count measures: `seq.size(1)`, `seq.shape[0]`,
+        `seq.size()[0]`, `len(seq)` of a tensor."""
+        measured: cst.BaseExpression | None = None
+        if type(count) is cst.Call:
+            func = count.func
+            if type(func) is cst.Attribute and func.attr.value == "size" and count.args:
+                measured = func.value
+            elif (self.index.qualified_name(func) or "") == "len" and len(count.args) == 1:
+                measured = count.args[0].value
+        elif type(count) is cst.Subscript:
+            shape = count.value
+            if type(shape) is cst.Attribute and shape.attr.value == "shape":
+                measured = shape.value
+            elif (
+                type(shape) is cst.Call
+                and type(shape.func) is cst.Attribute
+                and shape.func.attr.value == "size"
+                and not shape.args
+            ):
+                measured = shape.func.value
+        if measured is None:
+            return None
+        if type(count) is cst.Call and (self.index.qualified_name(count.func) or "") == "len":
+            return measured if self._is_tensor(measured, loop) else None
+        return measured  # `.size()` and `.shape`: a tensor's dimension, whatever it holds
+
+    def _is_tensor(self, expr: cst.CSTNode, loop: LoopNode) -> bool:
+        value = self.values.of_expr(expr, loop)
+        return bool(value) and value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}
 
     def _step_grid(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is the tensor a grid of steps (`torch.linspace(1, 0, n)`, through `.to(d)`,

@@ -114,6 +114,10 @@ TENSOR_FACTORIES = frozenset(
 # Factories of a grid of steps (`for t in torch.linspace(0, 1, n)`): a loop over one
 # runs a number of steps the code chooses, as `range(n)` does, not a sequence of data.
 STEP_GRID_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace"})
+# What cuts a tensor into the steps of one of its dimensions: `for x_t in seq.unbind(1)`
+# walks the time steps of one input, as `for x_t in seq` does.
+SLICING_METHODS = frozenset({"unbind", "split", "chunk"})
+SLICING_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.chunk"})
 # Tensors from data (`torch.tensor(loss)` copies the values and drops the history).
 DATA_COPYING_FUNCTIONS = frozenset({"torch.tensor", "torch.Tensor.new_tensor"})
 # Converters that share the data, and the history, of a tensor they are given.
