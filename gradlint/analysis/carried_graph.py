@@ -417,6 +417,8 @@ class CarriedGraph:
             return None  # a model in sight: `_trainable_call` has seen what it records
         if not self.frameworks.names_torch():
             return None  # no torch in the file: the recurrent shape is no evidence
+        if self.frameworks.imports_foreign():
+            return None  # `state, rng = p_train_step(state, batch, rng)` may be JAX's
         if is_graph_free(self.values.of_expr(call, call)):
             return None
         root = name.split(".")[0]
@@ -426,12 +428,31 @@ class CarriedGraph:
             return None
         if self.summaries.resolve_external(call) is not None:
             return None  # a project function gradlint summarises elsewhere
+        if self._method_of_a_built_object(call):
+            return None
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
             return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`
         if self._enters_as_plain_value(var, loop):
             return None
         return Trainable(call, f"`{name}`", False)
+
+    def _method_of_a_built_object(self, call: cst.Call) -> bool:
+        """`scheduler.step(residual, t, sample)` where every binding of `scheduler` that
+        reaches the call builds it here, from a class out of sight (`scheduler =
+        DDPMScheduler(...)`): a network is called (`net(x, h)`), not asked for a named
+        method, so a method of an object this code builds says nothing about weights."""
+        func = call.func
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return False
+        bindings = self.values.reaching_bindings(func.value.value, call)
+        if not bindings:
+            return False
+        for binding in bindings:
+            bound = self.values.bound_expression(binding, func.value.value)
+            if type(bound) is not cst.Call or self.forwards.has_parameters(func.value, call):
+                return False
+        return True
 
     def _enters_as_plain_value(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does `var` enter the loop as a Python number or string (`x1, s1 = -5, 0`)?"""
