@@ -53,6 +53,8 @@ from gradlint.analysis.values import ValueAnalysis, is_graph_free
 _FUNCTIONAL = "torch.nn.functional."
 # How deep into helpers' return values a target is followed.
 _HELPER_DEPTH = 3
+# What an optimizer held on a network (`self.critic.optimizer`) is asked to do.
+_OPTIMIZER_CALLS = frozenset({"step", "zero_grad"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
@@ -265,9 +267,10 @@ class LossTargets:
         written."""
         if self._stepped is None:
             found = set(self.optimized_models())
+            calls_on: dict[str, set[str]] = {}  # `self.critic.optimizer`: {"step", "zero_grad"}
             for call in self.index.calls:
                 func = call.func
-                if type(func) is not cst.Attribute or func.attr.value != "step":
+                if type(func) is not cst.Attribute or func.attr.value not in _OPTIMIZER_CALLS:
                     continue
                 holder = func.value
                 if type(holder) is not cst.Attribute:
@@ -275,9 +278,19 @@ class LossTargets:
                 owner = dotted_name(holder.value)
                 if owner is None:
                     continue
-                for value in self.tensors.module_constructors(holder, call):
-                    if self._optimizer_of_self(value):
-                        found.add(owner)
+                calls_on.setdefault(dotted_name(holder) or "", set()).add(func.attr.value)
+                if func.attr.value == "step" and any(
+                    self._optimizer_of_self(value)
+                    for value in self.tensors.module_constructors(holder, call)
+                ):
+                    found.add(owner)
+            # built in another file: a holder that is cleared and stepped is an optimizer
+            # (a learning-rate scheduler has no `zero_grad`), and its owner's
+            found.update(
+                holder.rsplit(".", 1)[0]
+                for holder, called in calls_on.items()
+                if called == _OPTIMIZER_CALLS
+            )
             self._stepped = found
         return self._stepped
 

@@ -140,6 +140,16 @@ class BootstrapTargetNotDetached(Rule):
         "its parameters require grad and no optimizer here steps them, so every backward "
         "runs through it for nothing and fills its `.grad`"
     )
+    # `self.critic_1.optimizer.step()` on the critic's own loss: an optimizer does step it
+    _SEPARATE_STEPPED = (
+        "its parameters require grad and its own optimizer steps it on another loss, so "
+        "this loss's backward runs through it for nothing and adds to its `.grad`"
+    )
+    _SEPARATE_STEPPED_MANY = (
+        "their parameters require grad and their own optimizers step them on other "
+        "losses, so this loss's backward runs through them for nothing and adds to their "
+        "`.grad`"
+    )
     _SEPARATE_MANY = (
         "their parameters require grad and no optimizer here steps them, so every "
         "backward runs through them for nothing and fills their `.grad`"
@@ -186,6 +196,14 @@ class BootstrapTargetNotDetached(Rule):
             return
         group = Group.WRONG if online else Group.WASTE
         models = sorted({f.local_model for f in chosen})
+        if online:
+            consequence = self._ONLINE
+        elif all(model in targets.stepped_models() for model in models):
+            consequence = (
+                self._SEPARATE_STEPPED if len(models) == 1 else self._SEPARATE_STEPPED_MANY
+            )
+        else:
+            consequence = self._SEPARATE if len(models) == 1 else self._SEPARATE_MANY
         # Reported where the target's network runs with autograd recording (the first
         # such forward): the line a reader fixes, by `no_grad` or by freezing the
         # network; the fix itself detaches the target where the loss reads it.
@@ -197,9 +215,7 @@ class BootstrapTargetNotDetached(Rule):
             reported.call,
             self.message_for(
                 model="`, `".join(models),
-                consequence=self._ONLINE
-                if online
-                else (self._SEPARATE if len(models) == 1 else self._SEPARATE_MANY),
+                consequence=consequence,
             ),
             fix=self._fix(site.target),
             related=self._related(site, chosen, reported),
