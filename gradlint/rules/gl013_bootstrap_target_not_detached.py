@@ -115,6 +115,25 @@ class BootstrapTargetNotDetached(Rule):
     through them on every step with `retain_graph=True`. Recall 0/2 on dev; no finding
     to judge, so it stays in preview.
 
+    On the 25 repositories since added to the dev half (67 in all) it reported 7
+    findings, 5 true (three copies of udacity's DDPG agent and philtabor's SAC back
+    through target and critic networks on every update) and 2 false: philtabor's TD3
+    writes `F.mse_loss(target, q1)` target first, and the rule took the critic's
+    prediction for the target (a `.detach()` there would stop the critic learning). A
+    symmetric loss's operands are now taken by their roles (the side that bootstraps, or
+    the one no stepped optimizer trains, is the target), a network that carries its own
+    loss module and optimizer (`self.q_eval.loss(q_target, q_pred)`,
+    `self.critic.optimizer.step()`) is followed, and a loss module built at the top of
+    the file is found from a method: 11 findings on dev, all true, 6 of them (TD3's and
+    ghliu's DDPG target networks, three DQNs whose target comes from the online or the
+    target network, an actor-critic's residual-gradient critic) found only after those
+    changes. A grep for targets from a forward finds 2 more positives, missed (archived
+    DQNs that write the target into a clone of the prediction by item assignment):
+    recall 11/15 with the neural-style sites. 11 of 11 after tuning on these very
+    findings is no unbiased figure, and the untuned run was 5 of 7 with two false
+    findings whose fix breaks training: it stays in preview until the test half is
+    scored.
+
     On the held-back test half it reports 1 finding, true (a DDPG critic target built
     from the target actor and critic without `.detach()`), and misses the 1 labelled site
     there: still too few findings for a precision figure.
