@@ -220,7 +220,9 @@ class GradModeAnalysis:
         for site in local:
             if self.mode_at(site) is GradMode.NOT_RECORDING:
                 continue
-            if self.index.scope_of(site) is func or not self.guarded_by_every_caller_elsewhere(site):
+            if self.index.scope_of(site) is func or not self.guarded_by_every_caller_elsewhere(
+                site
+            ):
                 return False
         query = callers_query(self.callees, project, func)
         if query is None:

@@ -552,7 +552,9 @@ class TensorFacts:
             return self._instance_attribute_values(expr, use)
         return constructors
 
-    def _instance_attribute_values(self, expr: cst.Attribute, use: cst.CSTNode) -> list[cst.CSTNode]:
+    def _instance_attribute_values(
+        self, expr: cst.Attribute, use: cst.CSTNode
+    ) -> list[cst.CSTNode]:
         """`self.q_eval.loss` where `self.q_eval` is built from one class of this file
         that sets `self.loss = nn.MSELoss()`: the values the instance's class gives the
         attribute (a network that carries its own loss module or optimizer)."""
