@@ -501,6 +501,12 @@ class LossTargets:
             value = self.values.bound_expression(binding, name)
             if value is not None:
                 self._walk(value, joined, frame, seen, found)
+        for stored, at in self.values.item_stores(name, use):
+            key = (at, name)
+            if key not in seen and self.grad_mode.mode_at(at) is GradMode.RECORDING:
+                seen.add(key)
+                # `q_target[i, a] = r + gamma * q_next.max(1)[0]`: joined to what was there
+                self._walk(stored, True, frame, seen, found)
 
     def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
         """`_, best = q.max(-1)`: the indices of a reduction, without history."""

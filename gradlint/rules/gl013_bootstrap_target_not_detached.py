@@ -124,15 +124,15 @@ class BootstrapTargetNotDetached(Rule):
     the one no stepped optimizer trains, is the target), a network that carries its own
     loss module and optimizer (`self.q_eval.loss(q_target, q_pred)`,
     `self.critic.optimizer.step()`) is followed, and a loss module built at the top of
-    the file is found from a method: 11 findings on dev, all true, 6 of them (TD3's and
-    ghliu's DDPG target networks, three DQNs whose target comes from the online or the
-    target network, an actor-critic's residual-gradient critic) found only after those
-    changes. A grep for targets from a forward finds 2 more positives, missed (archived
-    DQNs that write the target into a clone of the prediction by item assignment):
-    recall 11/15 with the neural-style sites. 11 of 11 after tuning on these very
-    findings is no unbiased figure, and the untuned run was 5 of 7 with two false
-    findings whose fix breaks training: it stays in preview until the test half is
-    scored.
+    the file is found from a method, and a target filled by item assignment
+    (`q_target = q.clone(); q_target[i, a] = r + gamma * q_next.max(1)[0]`) holds what
+    is written into it: 13 findings on dev, all true, 8 of them (TD3's and ghliu's DDPG
+    target networks, five DQNs whose target comes from the online or the target
+    network, an actor-critic's residual-gradient critic) found only after those
+    changes; recall 13/15, the neural-style sites still missed. 13 of 13 after tuning
+    on these very findings is no unbiased figure, and the untuned run was 5 of 7 with
+    two false findings whose fix breaks training: it stays in preview until the test
+    half is scored.
 
     On the held-back test half it reports 1 finding, true (a DDPG critic target built
     from the target actor and critic without `.detach()`), and misses the 1 labelled site

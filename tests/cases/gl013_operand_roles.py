@@ -114,6 +114,23 @@ class DDPGAgent:
         self.critic_optim.step()
 
 
+class ClonedTargetDQNAgent:
+    def __init__(self):
+        self.q_eval = QNetwork(1e-3)
+
+    def learn(self, states, actions, rewards, states_):
+        # the target is the prediction's clone with the chosen actions' values written in
+        idx = torch.arange(states.shape[0])
+        q_pred = self.q_eval(states)
+        q_target = q_pred.clone()
+        q_next = self.q_eval(states_)  # error: GL013
+        q_target[idx, actions] = rewards + 0.99 * q_next.max(1)[0]
+        self.q_eval.optimizer.zero_grad()
+        loss = self.q_eval.loss(q_target, q_pred)
+        loss.backward()
+        self.q_eval.optimizer.step()
+
+
 # -- traps: the same shapes, right ---------------------------------------------------
 
 
@@ -144,6 +161,22 @@ class DetachedDQNAgent:
         q_pred = self.q_eval(states)[idx, actions]
         q_next = self.q_eval(states_).detach()
         q_target = rewards + 0.99 * q_next.max(1)[0]
+        self.q_eval.optimizer.zero_grad()
+        loss = self.q_eval.loss(q_target, q_pred)
+        loss.backward()
+        self.q_eval.optimizer.step()
+
+
+class ClonedTargetUnderNoGrad:
+    def __init__(self):
+        self.q_eval = QNetwork(1e-3)
+
+    def learn(self, states, actions, rewards, states_):
+        idx = torch.arange(states.shape[0])
+        q_pred = self.q_eval(states)
+        q_target = q_pred.clone().detach()
+        with torch.no_grad():
+            q_target[idx, actions] = rewards + 0.99 * self.q_eval(states_).max(1)[0]
         self.q_eval.optimizer.zero_grad()
         loss = self.q_eval.loss(q_target, q_pred)
         loss.backward()
