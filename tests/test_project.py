@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradlint.analysis import project
+from gradlint.config import Config
 from gradlint.engine import lint_file
 
 EVALUATE = """
@@ -1203,3 +1204,48 @@ def test_a_forward_fact_made_before_in_loop_reads_back_the_same():
     # summaries are compared by digest of their fields: the field has a default, so a
     # fact built as before (recording, kept) still builds
     assert project.ForwardFact(recording=True, kept=True).in_loop is False
+
+
+SAMPLER = """
+    import torch
+
+
+    def sample(model, n):
+        h = torch.zeros(1, 8)
+        x = torch.zeros(1, 4)
+        for _ in range(n):
+            h = model(x, h)
+        return h.argmax(-1).tolist()
+
+
+    def sample_twice(model, n):
+        return sample(model, n) + sample(model, n)
+"""
+
+SAMPLER_CALLERS = """
+    import torch
+    from torch import nn
+    from sampler import sample, sample_twice
+
+    cell = nn.GRUCell(4, 8)
+    {guard}
+        print(sample(cell, 10))
+        print(sample_twice(cell, 10))
+"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [("with torch.no_grad():", []), ("if True:", [(8, "GL015")])],
+    ids=["no-grad", "recording"],
+)
+def test_a_function_called_in_its_file_only_by_functions_run_under_no_grad_elsewhere(
+    tmp_path, guard, expected
+):
+    # `sample` has a caller in its own file, `sample_twice`, and main.py calls both under
+    # no_grad: every call of `sample` is, so its loop records nothing
+    write(tmp_path, {"sampler.py": SAMPLER, "main.py": SAMPLER_CALLERS.format(guard=guard)})
+    config = Config(preview=True, select=("GL015",))
+    result = lint_file(tmp_path / "sampler.py", config)
+    assert result.error is None, result.error
+    assert [(d.start.line, d.code) for d in result.diagnostics] == expected

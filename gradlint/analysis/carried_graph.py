@@ -31,6 +31,8 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
     PARAMETER_HOLDING_METHODS,
+    SLICING_FUNCTIONS,
+    SLICING_METHODS,
     STEP_GRID_FACTORIES,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
@@ -162,10 +164,58 @@ class CarriedGraph:
         run."""
         if type(loop) is not cst.For:
             return False
-        value = self.values.of_expr(loop.iter, loop)
-        if not value or not value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}:
-            return False
-        return not self._step_grid(loop.iter, loop)
+        stepped = self._stepped_tensor(loop.iter, loop)
+        return stepped is not None and not self._step_grid(stepped, loop)
+
+    def _stepped_tensor(self, iterable: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
+        """The tensor whose steps the loop walks, one per iteration: the iterable itself
+        (`for x_t in seq`), its slices (`seq.unbind(1)`, `torch.split(seq, 1)`,
+        `enumerate(seq)`), or the indices of one of its dimensions (`range(seq.size(1))`,
+        `range(seq.shape[0])`, `range(len(seq))` of a tensor). None otherwise: a count
+        the run chooses (`range(max_len)`) walks as many steps as it asks."""
+        node: cst.BaseExpression = iterable
+        if type(node) is cst.Call and len(node.args) >= 1 and not node.args[0].star:
+            qualified = self.index.qualified_name(node.func) or ""
+            if qualified == "range" and len(node.args) == 1:
+                return self._measured_tensor(node.args[0].value, loop)
+            if qualified in SLICING_FUNCTIONS:
+                return node.args[0].value  # a torch function: a tensor, whatever it was given
+            if type(node.func) is cst.Attribute and node.func.attr.value in SLICING_METHODS:
+                return node.func.value  # `seq.unbind(1)`, `sentence.split()`: one input's steps
+            if qualified == "enumerate":
+                node = node.args[0].value
+        return node if self._is_tensor(node, loop) else None
+
+    def _measured_tensor(self, count: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
+        """The tensor a loop count measures: `seq.size(1)`, `seq.shape[0]`,
+        `seq.size()[0]`, `len(seq)` of a tensor."""
+        measured: cst.BaseExpression | None = None
+        if type(count) is cst.Call:
+            func = count.func
+            if type(func) is cst.Attribute and func.attr.value == "size" and count.args:
+                measured = func.value
+            elif (self.index.qualified_name(func) or "") == "len" and len(count.args) == 1:
+                measured = count.args[0].value
+        elif type(count) is cst.Subscript:
+            shape = count.value
+            if type(shape) is cst.Attribute and shape.attr.value == "shape":
+                measured = shape.value
+            elif (
+                type(shape) is cst.Call
+                and type(shape.func) is cst.Attribute
+                and shape.func.attr.value == "size"
+                and not shape.args
+            ):
+                measured = shape.func.value
+        if measured is None:
+            return None
+        if type(count) is cst.Call and (self.index.qualified_name(count.func) or "") == "len":
+            return measured if self._is_tensor(measured, loop) else None
+        return measured  # `.size()` and `.shape`: a tensor's dimension, whatever it holds
+
+    def _is_tensor(self, expr: cst.CSTNode, loop: LoopNode) -> bool:
+        value = self.values.of_expr(expr, loop)
+        return bool(value) and value <= {Kind.TENSOR, Kind.GRAPH, Kind.LEAF}
 
     def _step_grid(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is the tensor a grid of steps (`torch.linspace(1, 0, n)`, through `.to(d)`,
@@ -277,6 +327,8 @@ class CarriedGraph:
             return None
         model = self.forwards.model_forward(call)
         if model is not None:
+            if self.forwards.is_frozen(model, call, whole=True):
+                return None  # `requires_grad_(False)`: its weights add nothing to record
             return Trainable(call, f"a forward of `{model}`", True)
         helper = self.forwards.parameter_function(call)
         if helper is not None:
@@ -361,8 +413,12 @@ class CarriedGraph:
         name = dotted_name(call.func)
         if name is None or not self._out_of_sight(call, call):
             return None
+        if self.forwards.model_forward(call) is not None:
+            return None  # a model in sight: `_trainable_call` has seen what it records
         if not self.frameworks.names_torch():
             return None  # no torch in the file: the recurrent shape is no evidence
+        if self.frameworks.imports_foreign():
+            return None  # `state, rng = p_train_step(state, batch, rng)` may be JAX's
         if is_graph_free(self.values.of_expr(call, call)):
             return None
         root = name.split(".")[0]
@@ -372,12 +428,31 @@ class CarriedGraph:
             return None
         if self.summaries.resolve_external(call) is not None:
             return None  # a project function gradlint summarises elsewhere
+        if self._method_of_a_built_object(call):
+            return None
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
             return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`
         if self._enters_as_plain_value(var, loop):
             return None
         return Trainable(call, f"`{name}`", False)
+
+    def _method_of_a_built_object(self, call: cst.Call) -> bool:
+        """`scheduler.step(residual, t, sample)` where every binding of `scheduler` that
+        reaches the call builds it here, from a class out of sight (`scheduler =
+        DDPMScheduler(...)`): a network is called (`net(x, h)`), not asked for a named
+        method, so a method of an object this code builds says nothing about weights."""
+        func = call.func
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return False
+        bindings = self.values.reaching_bindings(func.value.value, call)
+        if not bindings:
+            return False
+        for binding in bindings:
+            bound = self.values.bound_expression(binding, func.value.value)
+            if type(bound) is not cst.Call or self.forwards.has_parameters(func.value, call):
+                return False
+        return True
 
     def _enters_as_plain_value(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does `var` enter the loop as a Python number or string (`x1, s1 = -5, 0`)?"""

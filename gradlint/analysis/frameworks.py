@@ -68,6 +68,12 @@ class FrameworkAnalysis:
             )
         return self._names_torch
 
+    def imports_foreign(self) -> bool:
+        """Does the file import another framework (`import jax`, `from flax import
+        ...`), whatever else it imports? A Flax training script that loads its data with
+        torch's DataLoader names torch too, but its train steps are JAX's."""
+        return any(q.split(".")[0] in FOREIGN_FRAMEWORKS for q in self.index.aliases.values())
+
     def is_foreign(self, node: cst.CSTNode) -> bool:
         """Is node in code written for another framework: the innermost `if` branch or
         function around it that names a framework names only a foreign one?"""

@@ -228,15 +228,19 @@ class GradModeAnalysis:
         return self.callees.callers_of(func)
 
     def guarded_by_every_caller_elsewhere(self, node: cst.CSTNode) -> bool:
-        """Is the function around `node` called only from the project's other files, and
-        every one of those calls under `no_grad` (`with torch.no_grad(): acc =
-        evaluate(model, loader)` in train.py)? Then its body records nothing, whatever
-        its own grad mode says. Asked only before reporting: it reads those files."""
+        """Is every call of the function around `node` under `no_grad`, counting the
+        project's other files (`with torch.no_grad(): acc = evaluate(model, loader)` in
+        train.py): each one there, and each one in this file either under `no_grad` or in
+        a function whose every call is, by the same question (`sample_twice` calling
+        `sample`, itself called only under `no_grad` from main.py)? Then its body records
+        nothing, whatever its own grad mode says. Asked only before reporting: it reads
+        those files."""
         func = self.index.scope_of(node)
         if type(func) is not cst.FunctionDef:
             return False
         found = self._guarded_elsewhere.get(func)
         if found is None:
+            self._guarded_elsewhere[func] = False  # a cycle of calls proves nothing
             found = self._guarded_elsewhere[func] = self._compute_guarded_elsewhere(func)
         return found
 
@@ -244,13 +248,23 @@ class GradModeAnalysis:
         project = self.project
         if project is None or not project.enabled:
             return False
-        if self.callers_of(func) or self.callees.handed_on(func):
+        if self.callees.handed_on(func):
             return False
+        local = self.callers_of(func)
+        for site in local:
+            if self.mode_at(site) is GradMode.NOT_RECORDING:
+                continue
+            if self.index.scope_of(site) is func or not self.guarded_by_every_caller_elsewhere(
+                site
+            ):
+                return False
         query = callers_query(self.callees, project, func)
         if query is None:
             return False
         calls = project.method_calls(query)
-        return calls is not None and bool(calls) and not any(c.recording for c in calls)
+        if calls is None or not (calls or local):
+            return False
+        return not any(c.recording for c in calls)
 
 
 def callers_query(

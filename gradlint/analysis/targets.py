@@ -46,12 +46,16 @@ from gradlint.analysis.torch_api import (
     SHAPE_ONLY_ARGUMENT_METHODS,
     SQUARING_FUNCTIONS,
     SQUARING_METHODS,
+    SYMMETRIC_REGRESSION_LOSS_MODULES,
+    SYMMETRIC_REGRESSION_LOSSES,
 )
 from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
 _FUNCTIONAL = "torch.nn.functional."
 # How deep into helpers' return values a target is followed.
 _HELPER_DEPTH = 3
+# What an optimizer held on a network (`self.critic.optimizer`) is asked to do.
+_OPTIMIZER_CALLS = frozenset({"step", "zero_grad"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
@@ -62,6 +66,9 @@ class LossSite:
     node: cst.BaseExpression
     prediction: cst.BaseExpression
     target: cst.BaseExpression
+    # the loss is the same whichever operand is the target (`mse_loss`, `(a - b) ** 2`):
+    # the written order is no evidence of the roles (see LossTargets.oriented)
+    symmetric: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class LossTargets:
         self.reach = reach
         self._sites: list[LossSite] | None = None
         self._optimized: set[str] | None = None
+        self._stepped: set[str] | None = None
 
     # -- the losses --------------------------------------------------------------------
 
@@ -135,20 +143,34 @@ class LossTargets:
         func = call.func
         qualified = self.index.qualified_name(func) or ""
         if qualified.startswith(_FUNCTIONAL):
-            if qualified[len(_FUNCTIONAL) :] not in REGRESSION_LOSSES:
+            loss = qualified[len(_FUNCTIONAL) :]
+            if loss not in REGRESSION_LOSSES:
                 return None
-        elif type(func) is cst.Call:
-            # `nn.MSELoss()(q, target)`
-            built = self.index.qualified_name(func.func) or ""
+            symmetric = loss in SYMMETRIC_REGRESSION_LOSSES
+        else:
+            if type(func) is cst.Call:
+                # `nn.MSELoss()(q, target)`
+                built = self.index.qualified_name(func.func) or ""
+            else:
+                built = self.tensors.module_class(func, self._binding_site(func, call)) or ""
             if not _is_loss_module(built):
                 return None
-        elif not _is_loss_module(self.tensors.module_class(func, call) or ""):
-            return None
+            symmetric = built.rsplit(".", 1)[-1] in SYMMETRIC_REGRESSION_LOSS_MODULES
         prediction = library_argument(call, "input", 0)
         target = library_argument(call, "target", 1)
         if prediction is None or target is None:
             return None
-        return LossSite(call, prediction.value, target.value)
+        return LossSite(call, prediction.value, target.value, symmetric)
+
+    def _binding_site(self, func: cst.BaseExpression, call: cst.Call) -> cst.CSTNode:
+        """Where the loss module a call names is built: the call's own scope, or, for a
+        global read in a function (`criterion = nn.MSELoss()` at the top of the file),
+        the module-level binding."""
+        if type(func) is cst.Name:
+            bindings = self.values.bindings_of(func.value, call)
+            if bindings and all(self.index.scope_of(b) is self.index.module for b in bindings):
+                return bindings[0]
+        return call
 
     def _squared_difference(self, node: cst.BinaryOperation) -> LossSite | None:
         if type(node.operator) is not cst.Subtract:
@@ -156,7 +178,7 @@ class LossTargets:
         squared = self._squaring_of(node)
         if squared is None or not self._reduced(squared):
             return None
-        return LossSite(node, node.left, node.right)
+        return LossSite(node, node.left, node.right, symmetric=True)
 
     def _squaring_of(self, difference: cst.BinaryOperation) -> cst.CSTNode | None:
         """The expression that squares (or takes the size of) the difference: `d ** 2`,
@@ -212,6 +234,77 @@ class LossTargets:
                 and (self.index.qualified_name(call.func) or "") in LOSS_REDUCTION_FUNCTIONS
             )
         return False
+
+    def oriented(self, site: LossSite) -> LossSite:
+        """The site with its operands in the roles they play. A symmetric loss written
+        target first (`F.mse_loss(target, q)`, `(target - q) ** 2`) computes the same
+        thing: there, the operand that bootstraps (a network's output joined to other
+        values, `r + gamma * Q'(s')`) is the target, and a network's plain output on the
+        other side (`Q(s, a)`) is the prediction, whichever order the call writes."""
+        if not site.symmetric:
+            return site
+        written_target = self.forwards_in(site.target, site.node)
+        if not written_target:
+            return site
+        written_prediction = self.forwards_in(site.prediction, site.node)
+        swapped = LossSite(site.node, site.target, site.prediction, site.symmetric)
+        if not any(f.combined for f in written_target) and any(
+            f.combined for f in written_prediction
+        ):
+            return swapped
+        # `loss(q_target, q_pred)` with `q_pred` from the network an optimizer steps and
+        # `q_target` from one none does (a target network): the stepped one is trained
+        stepped = self.stepped_models()
+        if all(f.local_model in stepped for f in written_target) and any(
+            f.local_model not in stepped for f in written_prediction
+        ):
+            return swapped
+        return site
+
+    def stepped_models(self) -> set[str]:
+        """The models an optimizer of this file holds (`Adam(net.parameters())`), and
+        those whose own optimizer is stepped (`self.critic.optimizer.step()`, the
+        network's class building `self.optimizer = Adam(self.parameters())`), as
+        written."""
+        if self._stepped is None:
+            found = set(self.optimized_models())
+            calls_on: dict[str, set[str]] = {}  # `self.critic.optimizer`: {"step", "zero_grad"}
+            for call in self.index.calls:
+                func = call.func
+                if type(func) is not cst.Attribute or func.attr.value not in _OPTIMIZER_CALLS:
+                    continue
+                holder = func.value
+                if type(holder) is not cst.Attribute:
+                    continue
+                owner = dotted_name(holder.value)
+                if owner is None:
+                    continue
+                calls_on.setdefault(dotted_name(holder) or "", set()).add(func.attr.value)
+                if func.attr.value == "step" and any(
+                    self._optimizer_of_self(value)
+                    for value in self.tensors.module_constructors(holder, call)
+                ):
+                    found.add(owner)
+            # built in another file: a holder that is cleared and stepped is an optimizer
+            # (a learning-rate scheduler has no `zero_grad`), and its owner's
+            found.update(
+                holder.rsplit(".", 1)[0]
+                for holder, called in calls_on.items()
+                if called == _OPTIMIZER_CALLS
+            )
+            self._stepped = found
+        return self._stepped
+
+    def _optimizer_of_self(self, value: cst.CSTNode) -> bool:
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last not in OPTIMIZER_CLASSES and not (
+            qualified.startswith("torch.optim.") and last[:1].isupper()
+        ):
+            return False
+        return "self" in parameter_owners(self.index, value)
 
     def is_trained(self, site: LossSite) -> bool:
         """Does the loss reach a differentiation in its function, or leave the function
@@ -409,6 +502,12 @@ class LossTargets:
             value = self.values.bound_expression(binding, name)
             if value is not None:
                 self._walk(value, joined, frame, seen, found)
+        for stored, at in self.values.item_stores(name, use):
+            key = (at, name)
+            if key not in seen and self.grad_mode.mode_at(at) is GradMode.RECORDING:
+                seen.add(key)
+                # `q_target[i, a] = r + gamma * q_next.max(1)[0]`: joined to what was there
+                self._walk(stored, True, frame, seen, found)
 
     def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
         """`_, best = q.max(-1)`: the indices of a reduction, without history."""

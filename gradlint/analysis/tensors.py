@@ -548,7 +548,28 @@ class TensorFacts:
                     value = _value_bound_to(node, name)
                     if value is not None:
                         constructors.append(value)
+        if not constructors and type(expr) is cst.Attribute:
+            return self._instance_attribute_values(expr, use)
         return constructors
+
+    def _instance_attribute_values(
+        self, expr: cst.Attribute, use: cst.CSTNode
+    ) -> list[cst.CSTNode]:
+        """`self.q_eval.loss` where `self.q_eval` is built from one class of this file
+        that sets `self.loss = nn.MSELoss()`: the values the instance's class gives the
+        attribute (a network that carries its own loss module or optimizer)."""
+        owners = {
+            self.index.qualified_name(built.func)
+            for built in map(built_module_call, self.module_constructors(expr.value, use))
+            if type(built) is cst.Call
+        }
+        if len(owners) != 1:
+            return []
+        owner = owners.pop()
+        for cls in self.index.classes:
+            if cls.name.value == owner and self.index.scope_of(cls) is self.index.module:
+                return list(self._self_assignments(cls).get(f"self.{expr.attr.value}", ()))
+        return []
 
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """`self.x = value` anywhere in the class, by name: read once per class."""

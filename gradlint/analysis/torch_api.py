@@ -114,6 +114,10 @@ TENSOR_FACTORIES = frozenset(
 # Factories of a grid of steps (`for t in torch.linspace(0, 1, n)`): a loop over one
 # runs a number of steps the code chooses, as `range(n)` does, not a sequence of data.
 STEP_GRID_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace"})
+# What cuts a tensor into the steps of one of its dimensions: `for x_t in seq.unbind(1)`
+# walks the time steps of one input, as `for x_t in seq` does.
+SLICING_METHODS = frozenset({"unbind", "split", "chunk"})
+SLICING_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.chunk"})
 # Tensors from data (`torch.tensor(loss)` copies the values and drops the history).
 DATA_COPYING_FUNCTIONS = frozenset({"torch.tensor", "torch.Tensor.new_tensor"})
 # Converters that share the data, and the history, of a tensor they are given.
@@ -518,6 +522,11 @@ REGRESSION_LOSS_MODULES = frozenset(
 )
 # Tensor methods and torch functions that square or take the size of a difference:
 # `(q - target).pow(2)`, `torch.square(q - target)`, the hand-written regression loss.
+# The regression losses that are symmetric in their two operands: `F.mse_loss(target, q)`
+# computes what `F.mse_loss(q, target)` does, so the order written says nothing about
+# which operand is the target (the hand-written `(target - q) ** 2` neither).
+SYMMETRIC_REGRESSION_LOSSES = frozenset({"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"})
+SYMMETRIC_REGRESSION_LOSS_MODULES = frozenset({"MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"})
 SQUARING_METHODS = frozenset({"pow", "square", "abs"})
 SQUARING_FUNCTIONS = frozenset({"torch.square", "torch.abs", "torch.pow"})
 # Tensor methods that make a new tensor of the receiver's dtype and device, without

@@ -280,6 +280,30 @@ class ValueAnalysis:
             return []
         return self.index.reaching(bindings, use)
 
+    def item_stores(
+        self, name: str, use: cst.CSTNode
+    ) -> list[tuple[cst.BaseExpression, cst.Assign]]:
+        """The values written into the items of `name` (`name[k] = v`) in the function of
+        `use`, after a binding of `name` that reaches it and before it: a tensor filled in
+        place (`q_target = q.clone(); q_target[i, a] = r + gamma * q_next.max(1)[0]`)
+        holds their history too."""
+        scope = self.index.scope_of(use)
+        reaching = self.reaching_bindings(name, use)
+        order = self.index.order
+        if not reaching or use not in order:
+            return []
+        start = min(order.get(b, 0) for b in reaching)
+        found: list[tuple[cst.BaseExpression, cst.Assign]] = []
+        for stored, at in self._stored_into(scope).get(name, ()):
+            if (
+                stored is not None
+                and type(at) is cst.Assign
+                and self.index.scope_of(at) is scope
+                and start < order.get(at, -1) < order[use]
+            ):
+                found.append((stored, at))
+        return found
+
     @staticmethod
     def bound_expression(binding: cst.CSTNode, name: str) -> cst.BaseExpression | None:
         """The expression a binding gives `name` (`y` for `x, y = a, b`; the whole value
