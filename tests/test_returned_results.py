@@ -6,6 +6,7 @@ only read as numbers there, by the definition result_uses applies in the linted 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,55 @@ def test_a_method_called_beside_its_class_is_judged_at_that_call(tmp_path: Path)
     )
     write(tmp_path, {"setup.py": "", "model.py": beside, "utils.py": UTILS})
     assert [(line, code) for line, code, _ in _findings(tmp_path / "model.py")] == [(22, "GL012")]
+
+
+def test_a_method_called_in_its_own_file_searches_no_other_file(tmp_path, monkeypatch):
+    # any call of the method in the class's own file settles the question (GL012 judges
+    # that call there): the project's other files are neither read nor searched for it
+    beside = MODEL + (
+        "\n\nclass Agent:\n"
+        "    def __init__(self):\n"
+        "        self.gan = WGAN()\n\n"
+        "    def act(self):\n"
+        "        return self.gan.sample_image(1).detach()\n"
+    )
+    write(tmp_path, {"setup.py": "", "model.py": beside, "utils.py": UTILS})
+    searched: list[str] = []
+    search = project.method_calls
+
+    def recording(query, root):
+        searched.append(query.method)
+        return search(query, root)
+
+    monkeypatch.setattr(project, "method_calls", recording)
+    assert [(line, code) for line, code, _ in _findings(tmp_path / "model.py")] == [(22, "GL012")]
+    assert "sample_image" not in searched
+
+
+@pytest.mark.parametrize(
+    ("calls_here", "expected"),
+    [
+        ("", []),  # not searched: its text never names the method
+        ("def f(gan):\n    return gan.sample_image(2).data\n", 1),
+        ("def f(other):\n    return other.sample_image(2)\n", 1),  # an unknown receiver
+    ],
+)
+def test_the_calls_in_the_linted_file_are_the_whole_searchs_there(tmp_path, calls_here, expected):
+    write(tmp_path, {"setup.py": "", "model.py": MODEL + calls_here, "utils.py": UTILS})
+    query = project.MethodQuery(
+        str(tmp_path / "model.py"),
+        "WGAN",
+        "sample_image",
+        "",
+        frozenset(),
+        frozenset(),
+        frozenset({"forward", "sample_image"}),
+        unknown_receivers=True,
+    )
+    index = project.ProjectIndex(str(tmp_path / "model.py"))
+    here = index.method_calls_here(query)
+    everywhere = project.method_calls(query, str(tmp_path))
+    assert here is not None and everywhere is not None
+    assert len(here) == (expected or 0)
+    model = os.path.abspath(tmp_path / "model.py")
+    assert here == [c for c in everywhere[0] if os.path.abspath(c.path) == model]

@@ -1366,6 +1366,17 @@ class ProjectIndex:
         self._searches[key] = calls
         return calls
 
+    def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
+        """The calls method_calls finds in the linted file itself, searched alone: when
+        there is one (or one whose object cannot be told: None), a question that any
+        call here answers (analysis.result_uses: is what a method returns read only in
+        other files?) needs no other file read, parsed or searched."""
+        if not self.enabled:
+            return None
+        if self._root is None:
+            self._root = project_root(self.path)
+        return method_calls_in(query, self._root, self.path)
+
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
         defined there or re-exported by its star imports (`from .utils import *`). A
@@ -2337,17 +2348,43 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     # (the common one) seldom parses another file.
     found_in: dict[str, list[MethodCall]] = {}
     for path, key in sorted(naming, key=lambda named: not _tree_at_hand(*named)):
-        parsed = _parsed(path, key)
-        if parsed is None:
-            continue
-        tree, lines, cells = parsed
-        found = _CallerSearch(path, tree, query, lines, cells).calls()
+        found = _file_calls(query, path, key)
         if found is None:
             return None
         found_in[path] = found
     calls = [call for path, _ in naming for call in found_in.get(path, ())]
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return calls, digest
+
+
+def _file_calls(query: MethodQuery, path: str, key: MemoKey) -> list[MethodCall] | None:
+    """The calls method_calls finds in one file that names the method ([] for a file it
+    cannot read or parse); None when one is on an object whose class cannot be told."""
+    parsed = _parsed(path, key)
+    if parsed is None:
+        return []
+    tree, lines, cells = parsed
+    return _CallerSearch(path, tree, query, lines, cells).calls()
+
+
+def method_calls_in(query: MethodQuery, root: str, path: str) -> list[MethodCall] | None:
+    """What method_calls(query, root) finds in the file at `path` ([] when the search
+    would not read it: outside root's files, or its text never names the method); None
+    when one of its calls is on an object whose class cannot be told, and then so is
+    the whole search's answer."""
+    files = project_files(root)
+    if files is None:
+        return None  # too large to search: method_calls answers None
+    target = os.path.abspath(path)
+    searched = next((f for f in files if os.path.abspath(f) == target), None)
+    if searched is None:
+        return []
+    token = f".{query.method}(" if query.class_name else f"{query.method}("
+    key = _memo_key(searched)
+    text = _text_answer(searched, (token,), key) if key is not None else None
+    if text is None or not text[0]:
+        return []
+    return _file_calls(query, searched, cast(MemoKey, key))
 
 
 # -- how often the calls found run: the context of each, for gradlint.analysis.impact -----

@@ -507,6 +507,11 @@ class ResultUses:
         # a method's calls on objects of unknown class count too (`model.sample_image(n)`
         # with `model` a parameter): every call of its name must then read numbers only
         query = replace(query, unknown_receivers=cls is not None)
+        if cls is not None:
+            # a call in this very file (below: None) decides without the project searched
+            here = project.method_calls_here(query)
+            if here is None or here:
+                return None
         calls = project.method_calls(query)
         if calls is None:
             return None
