@@ -233,3 +233,30 @@ def test_the_calls_in_the_linted_file_are_the_whole_searchs_there(tmp_path, call
     assert len(here) == (expected or 0)
     model = os.path.abspath(tmp_path / "model.py")
     assert here == [c for c in everywhere[0] if os.path.abspath(c.path) == model]
+
+
+@pytest.mark.parametrize(
+    "uses",
+    [
+        ["print(f(x).item())", "save(f(x).data)"],
+        ["print(f(x).item())", "save(f(x))"],
+        ["out.append(f(x))", "print(f(x).item())"],
+        ["y = f(x)\n    print(y.argmax(1).tolist())", "y = f(x)\n    y.backward()"],
+    ],
+)
+def test_calls_read_as_numbers_answers_as_the_callers_contexts_do(tmp_path, uses):
+    files = {"setup.py": "", "utils.py": "def f(x):\n    return x * 2\n"}
+    for i, use in enumerate(uses):
+        files[f"train{i}.py"] = (
+            "import torchvision\nfrom utils import f\nfrom helpers import save\n\n\n"
+            f"def train(x, out):\n    {use}\n"
+        )
+    write(tmp_path, files)
+    query = project.MethodQuery(
+        str(tmp_path / "utils.py"), "", "f", "", frozenset(), frozenset(), frozenset()
+    )
+    index = project.ProjectIndex(str(tmp_path / "utils.py"))
+    contexts = project.caller_contexts(index, query)
+    assert contexts is not None and len(contexts) == len(uses)
+    expected = [c.call for c in contexts] if all(c.numbers_only for c in contexts) else None
+    assert project.calls_read_as_numbers(index, query) == expected

@@ -2440,6 +2440,37 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
     return found
 
 
+def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[MethodCall] | None:
+    """The project's calls of the queried function when every one of them only reads
+    what it returns as numbers (CallerContext.numbers_only); None when one may use it,
+    or caller_contexts would be None. Only that is asked of each call, in order, up to
+    the first that fails: not its loops nor its function, which caller_contexts also
+    works out for each."""
+    calls = project.method_calls(query)
+    if calls is None:
+        return None
+    for call in calls:
+        key = _memo_key(call.path)
+        with _MEMO_LOCK:
+            parsed = _RECENT_TREES.get(key) if key is not None else None
+        if parsed is None:
+            return None
+        tree = parsed[0]
+        node = _call_at(call, query.method, *parsed)
+        if node is None or not _read_as_numbers(node, _parents(tree), ast_import_map(tree)):
+            return None
+    return calls
+
+
+def _call_at(
+    call: MethodCall, name: str, tree: ast.Module, lines: list[str], cells: NotebookPython | None
+) -> ast.Call | None:
+    """The call of `name` that the caller search reported at `call`'s place in this tree;
+    None if no call of that name is there."""
+    where = (call.line, call.column, call.end_line, call.end_column, call.cell)
+    return next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
+
+
 def _context_of(
     call: MethodCall,
     name: str,
@@ -2449,12 +2480,11 @@ def _context_of(
 ) -> CallerContext | None:
     """The context of the call of `name` that the caller search reported at `call`'s
     place in this tree; None if no call of that name is there."""
-    parents = _parents(tree)
-    imports = ast_import_map(tree)
-    where = (call.line, call.column, call.end_line, call.end_column, call.cell)
-    node = next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
+    node = _call_at(call, name, tree, lines, cells)
     if node is None:
         return None
+    parents = _parents(tree)
+    imports = ast_import_map(tree)
     around: set[int] = set()  # the call's ancestors: a loop holds it when it is one
     above = parents.get(id(node))
     while above is not None:

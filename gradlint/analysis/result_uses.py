@@ -39,7 +39,7 @@ from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
-from gradlint.analysis.project import MethodCall, caller_contexts
+from gradlint.analysis.project import MethodCall, calls_read_as_numbers
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import (
     ResultUse,
@@ -522,10 +522,7 @@ class ResultUses:
             # `self.actor.get_action(s).detach()` beside the class: this file's own
             # analysis judges that call (GL012 reports it there), not its method's body
             return None
-        contexts = caller_contexts(project, query)
-        if contexts is None or not all(c.numbers_only for c in contexts):
-            return None
-        return [c.call for c in contexts]
+        return calls_read_as_numbers(project, query)
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
         """The torch.nn class of the module called, built in this scope or, for a global
