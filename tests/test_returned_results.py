@@ -7,6 +7,7 @@ only read as numbers there, by the definition result_uses applies in the linted 
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,54 @@ def test_calls_read_as_numbers_answers_as_the_callers_contexts_do(tmp_path, uses
     assert contexts is not None and len(contexts) == len(uses)
     expected = [c.call for c in contexts] if all(c.numbers_only for c in contexts) else None
     assert project.calls_read_as_numbers(index, query) == expected
+
+
+def test_the_names_read_in_a_scope_are_found_once_for_every_name():
+    import ast
+
+    source = textwrap.dedent(
+        """
+        def f(a, b=c0):
+            x = a + b
+            y = x * 2
+            @deco(y)
+            def g(z=x):
+                global w
+                return y + z
+            h = lambda: a
+            print([x for x in range(3)], y, w)
+            class K:
+                k = b
+            return x
+        """
+    )
+    tree = ast.parse(source)
+    func = tree.body[0]
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+
+    def by_walk(name):  # what _loads_in found with a walk of the scope for each name
+        found = []
+        for node in ast.walk(func):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return None
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                inner = parents.get(id(node))
+                while inner is not None and not isinstance(inner, project._SCOPES):
+                    inner = parents.get(id(inner))
+                if inner is not func:
+                    return None
+                found.append(node)
+        return found
+
+    assert project._parents(tree) == parents
+    for name in ("a", "b", "c0", "x", "y", "z", "w", "print", "range", "deco", "nothing"):
+        expected = by_walk(name)
+        found = project._loads_in(func, name, parents)
+        assert (found is None) == (expected is None), name
+        assert expected is None or [id(n) for n in found] == [id(n) for n in expected], name
+    assert project._scope_reads(func) is project._scope_reads(func)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for name in ("deco", "print", "range", "nothing"):
+        assert project._calls_named(tree, name) == [
+            c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", None)) == name
+        ]

@@ -2622,17 +2622,46 @@ def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[as
     it too (a nested function, a global, a module-level name)."""
     if isinstance(scope, ast.Module):
         return None  # any function of the file, or an importer, may read it
-    found: list[ast.Name] = []
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return None
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            inner = parents.get(id(node))
-            while inner is not None and not isinstance(inner, _SCOPES):
-                inner = parents.get(id(inner))
-            if inner is not scope:
-                return None  # read by a nested function
-            found.append(node)
+    reads = _scope_reads(scope)
+    if name in reads.declared or name in reads.elsewhere:
+        return None
+    return reads.own.get(name, [])
+
+
+@dataclass
+class _ScopeReads:
+    """The names read in one function (or lambda), found in one walk of it, for every
+    name asked about (each assignment a followed result meets asks for its own)."""
+
+    own: dict[str, list[ast.Name]]  # read by the scope's own code, in ast.walk's order
+    elsewhere: set[str]  # read in a scope nested in it (a decorator or default included)
+    declared: set[str]  # declared `global` or `nonlocal` anywhere in it
+
+
+def _scope_reads(scope: ast.AST) -> _ScopeReads:
+    found = scope.__dict__.get("_gradlint_reads")
+    if found is not None:
+        return cast(_ScopeReads, found)
+    found = _ScopeReads({}, set(), set())
+    # (node, the nearest scope above it): ast.walk's breadth-first order
+    work: list[tuple[ast.AST, ast.AST]] = [(scope, scope)]
+    i = 0
+    while i < len(work):
+        node, owner = work[i]
+        i += 1
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                if owner is scope:
+                    found.own.setdefault(node.id, []).append(node)  # type: ignore[attr-defined,arg-type]
+                else:
+                    found.elsewhere.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            found.declared.update(node.names)  # type: ignore[attr-defined]
+        inner = node if isinstance(node, _SCOPES) else owner
+        work.extend((child, inner) for child in _all_ast_children(node))
+    scope.__dict__["_gradlint_reads"] = found
     return found
 
 
@@ -2658,23 +2687,53 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
     memo = _tree_memo(tree)
     found = memo.get("parents")
     if found is None:
-        found = memo["parents"] = {
-            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
-        }
+        found = memo["parents"] = {}
+        work: list[ast.AST] = [tree]
+        for node in work:
+            children = _all_ast_children(node)
+            for child in children:
+                found[id(child)] = node
+            work.extend(children)
     return found
 
 
+def _all_ast_children(node: ast.AST) -> list[ast.AST]:
+    """What ast.iter_child_nodes gives, as a list (its generators cost several times
+    this loop)."""
+    cls = type(node)
+    fields = _AST_FIELDS.get(cls)
+    if fields is None:
+        fields = _AST_FIELDS[cls] = cls._fields
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend([item for item in value if isinstance(item, ast.AST)])
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
-    """The calls `name(...)` and `x.name(...)` in the tree."""
-    return [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and (
-            (isinstance(node.func, ast.Name) and node.func.id == name)
-            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
-        )
-    ]
+    """The calls `name(...)` and `x.name(...)` in the tree, in ast.walk's order: the
+    tree's calls are grouped by name once, for every name asked about."""
+    memo = _tree_memo(tree)
+    by_name = memo.get("calls by name")
+    if by_name is None:
+        by_name = memo["calls by name"] = {}
+        for node in _inner_nodes(tree):
+            if type(node) is ast.Call:
+                func = node.func
+                called = (
+                    func.id
+                    if type(func) is ast.Name
+                    else func.attr
+                    if type(func) is ast.Attribute
+                    else None
+                )
+                if called is not None:
+                    by_name.setdefault(called, []).append(node)
+    return by_name.get(name, [])
 
 
 def _place(node: ast.Call, lines: list[str], cells: NotebookPython | None) -> tuple:
