@@ -106,3 +106,29 @@ def test_module_path_spells_constant_subscripts_like_attributes(source, path):
     assert module_path(cst.parse_expression(source)) == path
     if path is not None:
         assert path_root(path) == source.split(".")[0].split("[")[0]
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_the_nodes_of_some_types_are_a_pass_over_every_node(source):
+    # of_types replaces the analyses' passes over every node that test each node's
+    # type: the same nodes, in the same (source) order; the walk's own lists too
+    index = FileIndex(cst.parse_module(source))
+    groups = [
+        (cst.Call,),
+        (cst.For, cst.While),
+        (cst.Name, cst.Global, cst.Nonlocal),
+        (cst.Attribute, cst.Comparison),
+        (cst.Import, cst.ImportFrom),
+        (cst.Yield,) if "yield" not in source else (cst.Lambda,),
+        tuple(index.node_types()),
+    ]
+    for types in groups:
+        expected = [n for n in index.nodes if type(n) in types]
+        found = index.of_types(*types)
+        assert len(found) == len(expected)
+        assert all(a is b for a, b in zip(found, expected, strict=True))
+    assert set(index.node_types()) == {type(n) for n in index.nodes}
+    assert index.calls == [n for n in index.nodes if type(n) is cst.Call]
+    assert index.loops == [n for n in index.nodes if type(n) in (cst.For, cst.While)]
+    assert index.functions == [n for n in index.nodes if type(n) is cst.FunctionDef]
+    assert index.classes == [n for n in index.nodes if type(n) is cst.ClassDef]

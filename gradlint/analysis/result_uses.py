@@ -169,7 +169,7 @@ class ResultUses:
                 by_scope.setdefault(owner, []).append(call)
                 if _may_make_numbers(call):
                     direct.add(owner)
-            for node in self.index.nodes:
+            for node in self.index.of_types(cst.Attribute, cst.Comparison):
                 # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
                 # the attribute stands; `(net(x) > 0.5) == y`: a comparison of tensors
                 # makes a bool tensor, which has no history
@@ -594,10 +594,10 @@ class ResultUses:
         if self._reads is None:
             reads: dict[str, list[cst.Name]] = {}
             declared: set[str] = set()
-            for node in self.index.nodes:
+            for node in self.index.of_types(cst.Name, cst.Global, cst.Nonlocal):
                 if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
-                elif type(node) is cst.Global or type(node) is cst.Nonlocal:
+                else:
                     declared.update(item.name.value for item in node.names)
             self._reads, self._declared = reads, declared
         assert self._declared is not None
