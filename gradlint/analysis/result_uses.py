@@ -29,7 +29,6 @@ is merely dropped says nothing about intent.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -508,20 +507,18 @@ class ResultUses:
         # with `model` a parameter): every call of its name must then read numbers only
         query = replace(query, unknown_receivers=cls is not None)
         if cls is not None:
-            # a call in this very file (below: None) decides without the project searched
-            here = project.method_calls_here(query)
-            if here is None or here:
+            # `self.actor.get_action(s).detach()` beside the class: this file's own
+            # analysis judges that call (GL012 reports it there), not its method's body.
+            # Searched alone first: such a call (or one whose object cannot be told,
+            # None) decides without the project's other files read.
+            calls_here = project.method_calls_here(query)
+            if calls_here is None or calls_here:
                 return None
         calls = project.method_calls(query)
         if calls is None:
             return None
         if not calls:
             return [] if summaries.callees.callers_of(func) else None
-        here = os.path.abspath(project.path)
-        if cls is not None and any(os.path.abspath(c.path) == here for c in calls):
-            # `self.actor.get_action(s).detach()` beside the class: this file's own
-            # analysis judges that call (GL012 reports it there), not its method's body
-            return None
         return calls_read_as_numbers(project, query)
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
