@@ -132,3 +132,22 @@ def test_the_nodes_of_some_types_are_a_pass_over_every_node(source):
     assert index.loops == [n for n in index.nodes if type(n) in (cst.For, cst.While)]
     assert index.functions == [n for n in index.nodes if type(n) is cst.FunctionDef]
     assert index.classes == [n for n in index.nodes if type(n) is cst.ClassDef]
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_the_walk_finds_every_node_libcsts_own_children_hold(source):
+    # _fields leaves out the fields that only ever hold text (`Name.value`, `Arg.star`):
+    # every node LibCST's `children` gives, less the trivia, is still walked (in the
+    # index's own field order, which puts `Arg.value` before its keyword)
+    from gradlint.analysis.index import _kind
+
+    module = cst.parse_module(source)
+    expected: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        expected.append(node)
+        stack.extend(reversed([c for c in node.children if _kind(type(c)) == 2]))
+    found = FileIndex(module).nodes
+    assert len(found) == len(expected)
+    assert {id(n) for n in found} == {id(n) for n in expected}

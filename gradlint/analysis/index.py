@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,13 +165,24 @@ _TRIVIA_FIELDS = frozenset(
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _holds_text(annotation: object) -> bool:
+    """A field typed `str` or a Literal of strings (`Name.value`, `Arg.star`): it never
+    holds a node, and a Name, the commonest node, then has no field to read."""
+    return annotation is str or (
+        typing.get_origin(annotation) is typing.Literal
+        and all(type(a) is str for a in typing.get_args(annotation))
+    )
+
+
 def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = tuple(
             f.name
             for f in dataclasses.fields(cls)
-            if f.name not in _TRIVIA_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _TRIVIA_FIELDS
+            and not f.name.startswith("whitespace")
+            and not _holds_text(f.type)
         )
         # Decorators come first in the source, though last among FunctionDef's fields.
         if "decorators" in names:
