@@ -151,3 +151,24 @@ def test_the_walk_finds_every_node_libcsts_own_children_hold(source):
     found = FileIndex(module).nodes
     assert len(found) == len(expected)
     assert {id(n) for n in found} == {id(n) for n in expected}
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_a_single_binding_before_its_use_reaches_it_as_the_whole_analysis_says(source):
+    # reaching answers a name bound once, before the use, without the loop analysis:
+    # the same list as the analysis gives for every single binding and use in the file
+    from gradlint.analysis.bindings import BindingKind, ScopeBindings
+
+    index = FileIndex(cst.parse_module(source))
+    bindings = ScopeBindings(index)
+    checked = 0
+    for scope in [index.module, *index.functions, *index.of_types(cst.Lambda)]:
+        uses = bindings.uses(scope)
+        for name, records in bindings.records(scope, frozenset(BindingKind)).items():
+            if len(records) != 1:
+                continue
+            for use in uses.get(name, ()):
+                nodes = [records[0].node]
+                assert index.reaching(nodes, use) == index._reaching(nodes, use)
+                checked += 1
+    assert checked

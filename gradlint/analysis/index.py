@@ -539,6 +539,15 @@ class FileIndex:
         inside a loop, bindings later in the loop body that flow back round to it (unless
         one inside that loop already dominates the use). A binding of the use's own
         statement (`w -= ...`) does not reach itself."""
+        if len(bindings) == 1:
+            before = self._bound_before(bindings, use)
+            if before:
+                # the one binding runs before the use: it reaches it, and nothing later
+                # in a loop can flow round (there is nothing else)
+                return before
+        return self._reaching(bindings, use)
+
+    def _reaching(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
         order = self.order
         use_order = order.get(use, 0)
         before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(n, 0))
