@@ -378,14 +378,15 @@ def run_rules(context: FileContext, rules: list[Rule]) -> None:
         for name, method in rule.visit_methods():
             handlers.setdefault(name, []).append(method)
     if handlers:
-        # by node type, each type's name looked up once
-        by_type: dict[type, list] = {}
-        for node in context.index.nodes:
-            kind = type(node)
-            methods = by_type.get(kind)
-            if methods is None:
-                methods = by_type[kind] = handlers.get(kind.__name__, [])
-            for method in methods:
+        # only the nodes of the types some rule visits, in source order
+        index = context.index
+        by_type = {
+            kind: handlers[kind.__name__]
+            for kind in index.node_types()
+            if kind.__name__ in handlers
+        }
+        for node in index.of_types(*by_type):
+            for method in by_type[type(node)]:
                 method(node)
     for rule in rules:
         leave = getattr(rule, "leave_Module", None)

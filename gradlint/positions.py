@@ -35,6 +35,16 @@ class _Mismatch(Exception):
 # Definitions whose indented body is read statement by statement, as the module's is.
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 _AST_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Compound statements whose first indented body is read statement by statement too, and
+# what CPython calls each: a finding deep in a long loop resolves its own statement,
+# not the loop (their `else`, `except` and `finally` blocks stay with the statement).
+_COMPOUND_BODIES: dict[type, tuple[type, ...]] = {
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.Try: (ast.Try,),
+}
 
 
 @dataclass(frozen=True)
@@ -78,10 +88,19 @@ def _pair(
             position += len(statement.body)
             continue
         position += 1
-        if isinstance(statement, _DEFINITIONS) and isinstance(statement.body, cst.IndentedBlock):
+        body = getattr(statement, "body", None)
+        if type(body) is not cst.IndentedBlock:
+            continue
+        if isinstance(statement, _DEFINITIONS):
             if not isinstance(twin, _AST_DEFINITIONS):
                 raise _Mismatch
-            _pair(statement.body.body, twin.body, (*blocks, statement.body), units)
+        else:
+            twins = _COMPOUND_BODIES.get(type(statement))
+            if twins is None:
+                continue  # a match statement's cases: resolved with the statement
+            if not isinstance(twin, twins):
+                raise _Mismatch
+        _pair(body.body, twin.body, (*blocks, body), units)  # type: ignore[attr-defined]
     if position != len(parsed):
         raise _Mismatch
 

@@ -106,3 +106,69 @@ def test_module_path_spells_constant_subscripts_like_attributes(source, path):
     assert module_path(cst.parse_expression(source)) == path
     if path is not None:
         assert path_root(path) == source.split(".")[0].split("[")[0]
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_the_nodes_of_some_types_are_a_pass_over_every_node(source):
+    # of_types replaces the analyses' passes over every node that test each node's
+    # type: the same nodes, in the same (source) order; the walk's own lists too
+    index = FileIndex(cst.parse_module(source))
+    groups = [
+        (cst.Call,),
+        (cst.For, cst.While),
+        (cst.Name, cst.Global, cst.Nonlocal),
+        (cst.Attribute, cst.Comparison),
+        (cst.Import, cst.ImportFrom),
+        (cst.Yield,) if "yield" not in source else (cst.Lambda,),
+        tuple(index.node_types()),
+    ]
+    for types in groups:
+        expected = [n for n in index.nodes if type(n) in types]
+        found = index.of_types(*types)
+        assert len(found) == len(expected)
+        assert all(a is b for a, b in zip(found, expected, strict=True))
+    assert set(index.node_types()) == {type(n) for n in index.nodes}
+    assert index.calls == [n for n in index.nodes if type(n) is cst.Call]
+    assert index.loops == [n for n in index.nodes if type(n) in (cst.For, cst.While)]
+    assert index.functions == [n for n in index.nodes if type(n) is cst.FunctionDef]
+    assert index.classes == [n for n in index.nodes if type(n) is cst.ClassDef]
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_the_walk_finds_every_node_libcsts_own_children_hold(source):
+    # _fields leaves out the fields that only ever hold text (`Name.value`, `Arg.star`):
+    # every node LibCST's `children` gives, less the trivia, is still walked (in the
+    # index's own field order, which puts `Arg.value` before its keyword)
+    from gradlint.analysis.index import _kind
+
+    module = cst.parse_module(source)
+    expected: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        expected.append(node)
+        stack.extend(reversed([c for c in node.children if _kind(type(c)) == 2]))
+    found = FileIndex(module).nodes
+    assert len(found) == len(expected)
+    assert {id(n) for n in found} == {id(n) for n in expected}
+
+
+@pytest.mark.parametrize("source", [NESTED, *(p.read_text(encoding="utf-8") for p in CASES)])
+def test_a_single_binding_before_its_use_reaches_it_as_the_whole_analysis_says(source):
+    # reaching answers a name bound once, before the use, without the loop analysis:
+    # the same list as the analysis gives for every single binding and use in the file
+    from gradlint.analysis.bindings import BindingKind, ScopeBindings
+
+    index = FileIndex(cst.parse_module(source))
+    bindings = ScopeBindings(index)
+    checked = 0
+    for scope in [index.module, *index.functions, *index.of_types(cst.Lambda)]:
+        uses = bindings.uses(scope)
+        for name, records in bindings.records(scope, frozenset(BindingKind)).items():
+            if len(records) != 1:
+                continue
+            for use in uses.get(name, ()):
+                nodes = [records[0].node]
+                assert index.reaching(nodes, use) == index._reaching(nodes, use)
+                checked += 1
+    assert checked

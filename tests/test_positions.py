@@ -47,6 +47,17 @@ TRICKY = {
         "# between\n\ndef f(a):\n    return a\n\n\nclass C:\n    @(\n        property\n    )\n"
         "    def g(self):\n        return 1\n"
     ),
+    # statements inside loops, ifs, withs and trys are units of their own
+    "bodies of compound statements": (
+        "import torch\n\n\nfor i in range(3):  # loop\n    # first\n\n    x = i; y = (\n"
+        "  x\n)\n    if x:\n        while y:\n            y -= 1\n    elif y:\n        pass\n"
+        "    else:\n        with torch.no_grad() as g, open('f'):\n            z = [\n"
+        "                1]\n    try:\n        a = 1\n    except ValueError:\n        a = 2\n"
+        "    finally:\n        b = 3\nelse:\n    c = 4\n\n\nasync def f(s):\n"
+        "    async for t in s:\n        async with t:\n            u = 1\n"
+        "    match s:\n        case 1:\n            v = 2\n"
+        "    if s: w = 1\n    if s:\n        pass\n"
+    ),
     # LibCST reads it, CPython before 3.12 does not: the whole file is resolved instead.
     "newer syntax": "x = 1\ntype Alias = int\ny = x\n",
 }

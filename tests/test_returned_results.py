@@ -6,6 +6,8 @@ only read as numbers there, by the definition result_uses applies in the linted 
 
 from __future__ import annotations
 
+import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,133 @@ def test_a_method_called_beside_its_class_is_judged_at_that_call(tmp_path: Path)
     )
     write(tmp_path, {"setup.py": "", "model.py": beside, "utils.py": UTILS})
     assert [(line, code) for line, code, _ in _findings(tmp_path / "model.py")] == [(22, "GL012")]
+
+
+def test_a_method_called_in_its_own_file_searches_no_other_file(tmp_path, monkeypatch):
+    # any call of the method in the class's own file settles the question (GL012 judges
+    # that call there): the project's other files are neither read nor searched for it
+    beside = MODEL + (
+        "\n\nclass Agent:\n"
+        "    def __init__(self):\n"
+        "        self.gan = WGAN()\n\n"
+        "    def act(self):\n"
+        "        return self.gan.sample_image(1).detach()\n"
+    )
+    write(tmp_path, {"setup.py": "", "model.py": beside, "utils.py": UTILS})
+    searched: list[str] = []
+    search = project.method_calls
+
+    def recording(query, root):
+        searched.append(query.method)
+        return search(query, root)
+
+    monkeypatch.setattr(project, "method_calls", recording)
+    assert [(line, code) for line, code, _ in _findings(tmp_path / "model.py")] == [(22, "GL012")]
+    assert "sample_image" not in searched
+
+
+@pytest.mark.parametrize(
+    ("calls_here", "expected"),
+    [
+        ("", []),  # not searched: its text never names the method
+        ("def f(gan):\n    return gan.sample_image(2).data\n", 1),
+        ("def f(other):\n    return other.sample_image(2)\n", 1),  # an unknown receiver
+    ],
+)
+def test_the_calls_in_the_linted_file_are_the_whole_searchs_there(tmp_path, calls_here, expected):
+    write(tmp_path, {"setup.py": "", "model.py": MODEL + calls_here, "utils.py": UTILS})
+    query = project.MethodQuery(
+        str(tmp_path / "model.py"),
+        "WGAN",
+        "sample_image",
+        "",
+        frozenset(),
+        frozenset(),
+        frozenset({"forward", "sample_image"}),
+        unknown_receivers=True,
+    )
+    index = project.ProjectIndex(str(tmp_path / "model.py"))
+    here = index.method_calls_here(query)
+    everywhere = project.method_calls(query, str(tmp_path))
+    assert here is not None and everywhere is not None
+    assert len(here) == (expected or 0)
+    model = os.path.abspath(tmp_path / "model.py")
+    assert here == [c for c in everywhere[0] if os.path.abspath(c.path) == model]
+
+
+@pytest.mark.parametrize(
+    "uses",
+    [
+        ["print(f(x).item())", "save(f(x).data)"],
+        ["print(f(x).item())", "save(f(x))"],
+        ["out.append(f(x))", "print(f(x).item())"],
+        ["y = f(x)\n    print(y.argmax(1).tolist())", "y = f(x)\n    y.backward()"],
+    ],
+)
+def test_calls_read_as_numbers_answers_as_the_callers_contexts_do(tmp_path, uses):
+    files = {"setup.py": "", "utils.py": "def f(x):\n    return x * 2\n"}
+    for i, use in enumerate(uses):
+        files[f"train{i}.py"] = (
+            "import torchvision\nfrom utils import f\nfrom helpers import save\n\n\n"
+            f"def train(x, out):\n    {use}\n"
+        )
+    write(tmp_path, files)
+    query = project.MethodQuery(
+        str(tmp_path / "utils.py"), "", "f", "", frozenset(), frozenset(), frozenset()
+    )
+    index = project.ProjectIndex(str(tmp_path / "utils.py"))
+    contexts = project.caller_contexts(index, query)
+    assert contexts is not None and len(contexts) == len(uses)
+    expected = [c.call for c in contexts] if all(c.numbers_only for c in contexts) else None
+    assert project.calls_read_as_numbers(index, query) == expected
+
+
+def test_the_names_read_in_a_scope_are_found_once_for_every_name():
+    import ast
+
+    source = textwrap.dedent(
+        """
+        def f(a, b=c0):
+            x = a + b
+            y = x * 2
+            @deco(y)
+            def g(z=x):
+                global w
+                return y + z
+            h = lambda: a
+            print([x for x in range(3)], y, w)
+            class K:
+                k = b
+            return x
+        """
+    )
+    tree = ast.parse(source)
+    func = tree.body[0]
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+
+    def by_walk(name):  # what _loads_in found with a walk of the scope for each name
+        found = []
+        for node in ast.walk(func):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return None
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                inner = parents.get(id(node))
+                while inner is not None and not isinstance(inner, project._SCOPES):
+                    inner = parents.get(id(inner))
+                if inner is not func:
+                    return None
+                found.append(node)
+        return found
+
+    assert project._parents(tree) == parents
+    for name in ("a", "b", "c0", "x", "y", "z", "w", "print", "range", "deco", "nothing"):
+        expected = by_walk(name)
+        found = project._loads_in(func, name, parents)
+        assert (found is None) == (expected is None), name
+        assert expected is None or [id(n) for n in found] == [id(n) for n in expected], name
+    assert project._scope_reads(func) is project._scope_reads(func)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for name in ("deco", "print", "range", "nothing"):
+        assert project._calls_named(tree, name) == [
+            c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", None)) == name
+        ]

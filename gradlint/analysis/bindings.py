@@ -313,12 +313,12 @@ class ScopeBindings:
         another object's."""
         if self._attribute_names is None:
             counts: dict[str, int] = {}
-            for node in self.index.nodes:
+            for node in self.index.of_types(*_ATTRIBUTE_ASSIGNING):
                 targets: list[cst.BaseExpression]
                 if type(node) is cst.Assign:
                     targets = [t.target for t in node.targets]
                 elif type(node) in _ATTRIBUTE_ASSIGNING:
-                    targets = [node.target]  # type: ignore[attr-defined]
+                    targets = [node.target]
                 else:
                     continue
                 while targets:

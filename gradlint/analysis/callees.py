@@ -324,7 +324,7 @@ class CalleeResolver:
         # A bare reference (callback, decorator argument) hides other call sites.
         escaped: set[str] = set()
         parents = self.index.parent
-        for node in self.index.nodes:
+        for node in self.index.of_types(cst.Name):
             if type(node) is cst.Name and id(node) not in called_funcs:
                 parent = parents.get(node)
                 if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and (

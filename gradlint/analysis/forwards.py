@@ -937,7 +937,7 @@ class ForwardAnalysis:
         """(owner, switch, turns requires_grad off) for every switch of a module's
         parameters in the file, on or off."""
         found: list[tuple[str, cst.CSTNode, bool]] = []
-        for node in self.index.nodes:
+        for node in self.index.of_types(cst.Call, cst.For):
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value == REQUIRES_GRAD_METHOD:
                     owner = module_path(node.func.value)

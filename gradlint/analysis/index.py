@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Callable, Iterator
+import typing
+from collections.abc import Iterator
 from typing import Any
 
 import libcst as cst
@@ -164,13 +165,24 @@ _TRIVIA_FIELDS = frozenset(
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _holds_text(annotation: object) -> bool:
+    """A field typed `str` or a Literal of strings (`Name.value`, `Arg.star`): it never
+    holds a node, and a Name, the commonest node, then has no field to read."""
+    return annotation is str or (
+        typing.get_origin(annotation) is typing.Literal
+        and all(type(a) is str for a in typing.get_args(annotation))
+    )
+
+
 def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = tuple(
             f.name
             for f in dataclasses.fields(cls)
-            if f.name not in _TRIVIA_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _TRIVIA_FIELDS
+            and not f.name.startswith("whitespace")
+            and not _holds_text(f.type)
         )
         # Decorators come first in the source, though last among FunctionDef's fields.
         if "decorators" in names:
@@ -238,6 +250,8 @@ class FileIndex:
         self.classes: list[cst.ClassDef] = []
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []  # source order
+        # exact type -> the pre-order positions of its nodes (of_types)
+        self._by_type: dict[type, list[int]] = {}
         # _span_end[i]: one past the last pre-order position of nodes[i]'s subtree, so a
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
@@ -270,17 +284,7 @@ class FileIndex:
         end = self._span_end
         kinds = _KIND
         fields_of = _FIELDS
-        # Exact types: these classes have no subclasses, and isinstance on LibCST's ABCs
-        # is slow enough to matter on every node.
-        recorders: dict[type, Callable[[Any], object]] = {
-            cst.Call: self.calls.append,
-            cst.FunctionDef: self.functions.append,
-            cst.ClassDef: self.classes.append,
-            **dict.fromkeys(CST_IMPORTS, self._record_import),
-            cst.For: self.loops.append,
-            cst.While: self.loops.append,
-            cst.Lambda: self._lambdas.append,
-        }
+        by_type = self._by_type
         while stack:
             node = pop()
             if node is None:
@@ -291,9 +295,11 @@ class FileIndex:
             nodes.append(node)
             end.append(position + 1)  # a leaf's span; a node with children closes later
             cls = type(node)
-            record = recorders.get(cls)
-            if record is not None:
-                record(node)
+            positions = by_type.get(cls)
+            if positions is None:
+                by_type[cls] = [position]
+            else:
+                positions.append(position)
             names = fields_of.get(cls)
             if names is None:
                 names = _fields(cls)
@@ -322,6 +328,31 @@ class FileIndex:
             push(None)
             children.reverse()
             push_all(children)
+        # Exact types: these classes have no subclasses, and isinstance on LibCST's ABCs
+        # is slow enough to matter on every node.
+        self.calls = self.of_types(cst.Call)
+        self.functions = self.of_types(cst.FunctionDef)
+        self.classes = self.of_types(cst.ClassDef)
+        self.loops = self.of_types(cst.For, cst.While)
+        self._lambdas = self.of_types(cst.Lambda)
+        for node in self.of_types(*CST_IMPORTS):
+            self._record_import(node)
+
+    def of_types(self, *types: type) -> list[Any]:
+        """The nodes of these exact types, in source (pre-) order: what a pass over
+        `nodes` testing each node's type finds, without the pass. Typed Any, as walk's
+        nodes are."""
+        by_type = self._by_type
+        if len(types) == 1:
+            positions = by_type.get(types[0], ())
+        else:
+            positions = sorted(i for cls in types for i in by_type.get(cls, ()))
+        nodes = self.nodes
+        return [nodes[i] for i in positions]
+
+    def node_types(self) -> list[type]:
+        """The types of the file's nodes (each once)."""
+        return list(self._by_type)
 
     def kids(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The node's meaningful children in source order (read off the pre-order list:
@@ -508,6 +539,15 @@ class FileIndex:
         inside a loop, bindings later in the loop body that flow back round to it (unless
         one inside that loop already dominates the use). A binding of the use's own
         statement (`w -= ...`) does not reach itself."""
+        if len(bindings) == 1:
+            before = self._bound_before(bindings, use)
+            if before:
+                # the one binding runs before the use: it reaches it, and nothing later
+                # in a loop can flow round (there is nothing else)
+                return before
+        return self._reaching(bindings, use)
+
+    def _reaching(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
         order = self.order
         use_order = order.get(use, 0)
         before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(n, 0))

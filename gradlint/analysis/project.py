@@ -1435,6 +1435,17 @@ class ProjectIndex:
         self._definitions[key] = methods
         return methods
 
+    def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
+        """The calls method_calls finds in the linted file itself, searched alone: when
+        there is one (or one whose object cannot be told: None), a question that any
+        call here answers (analysis.result_uses: is what a method returns read only in
+        other files?) needs no other file read, parsed or searched."""
+        if not self.enabled:
+            return None
+        if self._root is None:
+            self._root = project_root(self.path)
+        return method_calls_in(query, self._root, self.path)
+
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
         defined there or re-exported by its star imports (`from .utils import *`). A
@@ -2428,11 +2439,7 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     # (the common one) seldom parses another file.
     found_in: dict[str, list[MethodCall]] = {}
     for path, key in sorted(naming, key=lambda named: not _tree_at_hand(*named)):
-        parsed = _parsed(path, key)
-        if parsed is None:
-            continue
-        tree, lines, cells = parsed
-        found = _CallerSearch(path, tree, query, lines, cells).calls()
+        found = _file_calls(query, path, key)
         if found is None:
             return None
         found_in[path] = found
@@ -2479,6 +2486,36 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
         )
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return found, digest
+
+
+def _file_calls(query: MethodQuery, path: str, key: MemoKey) -> list[MethodCall] | None:
+    """The calls method_calls finds in one file that names the method ([] for a file it
+    cannot read or parse); None when one is on an object whose class cannot be told."""
+    parsed = _parsed(path, key)
+    if parsed is None:
+        return []
+    tree, lines, cells = parsed
+    return _CallerSearch(path, tree, query, lines, cells).calls()
+
+
+def method_calls_in(query: MethodQuery, root: str, path: str) -> list[MethodCall] | None:
+    """What method_calls(query, root) finds in the file at `path` ([] when the search
+    would not read it: outside root's files, or its text never names the method); None
+    when one of its calls is on an object whose class cannot be told, and then so is
+    the whole search's answer."""
+    files = project_files(root)
+    if files is None:
+        return None  # too large to search: method_calls answers None
+    target = os.path.abspath(path)
+    searched = next((f for f in files if os.path.abspath(f) == target), None)
+    if searched is None:
+        return []
+    token = f".{query.method}(" if query.class_name else f"{query.method}("
+    key = _memo_key(searched)
+    text = _text_answer(searched, (token,), key) if key is not None else None
+    if text is None or not text[0]:
+        return []
+    return _file_calls(query, searched, cast(MemoKey, key))
 
 
 # -- how often the calls found run: the context of each, for gradlint.analysis.impact -----
@@ -2534,6 +2571,37 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
     return found
 
 
+def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[MethodCall] | None:
+    """The project's calls of the queried function when every one of them only reads
+    what it returns as numbers (CallerContext.numbers_only); None when one may use it,
+    or caller_contexts would be None. Only that is asked of each call, in order, up to
+    the first that fails: not its loops nor its function, which caller_contexts also
+    works out for each."""
+    calls = project.method_calls(query)
+    if calls is None:
+        return None
+    for call in calls:
+        key = _memo_key(call.path)
+        with _MEMO_LOCK:
+            parsed = _RECENT_TREES.get(key) if key is not None else None
+        if parsed is None:
+            return None
+        tree = parsed[0]
+        node = _call_at(call, query.method, *parsed)
+        if node is None or not _read_as_numbers(node, _parents(tree), ast_import_map(tree)):
+            return None
+    return calls
+
+
+def _call_at(
+    call: MethodCall, name: str, tree: ast.Module, lines: list[str], cells: NotebookPython | None
+) -> ast.Call | None:
+    """The call of `name` that the caller search reported at `call`'s place in this tree;
+    None if no call of that name is there."""
+    where = (call.line, call.column, call.end_line, call.end_column, call.cell)
+    return next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
+
+
 def _context_of(
     call: MethodCall,
     name: str,
@@ -2543,12 +2611,11 @@ def _context_of(
 ) -> CallerContext | None:
     """The context of the call of `name` that the caller search reported at `call`'s
     place in this tree; None if no call of that name is there."""
-    parents = _parents(tree)
-    imports = ast_import_map(tree)
-    where = (call.line, call.column, call.end_line, call.end_column, call.cell)
-    node = next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
+    node = _call_at(call, name, tree, lines, cells)
     if node is None:
         return None
+    parents = _parents(tree)
+    imports = ast_import_map(tree)
     around: set[int] = set()  # the call's ancestors: a loop holds it when it is one
     above = parents.get(id(node))
     while above is not None:
@@ -2686,17 +2753,46 @@ def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[as
     it too (a nested function, a global, a module-level name)."""
     if isinstance(scope, ast.Module):
         return None  # any function of the file, or an importer, may read it
-    found: list[ast.Name] = []
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return None
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            inner = parents.get(id(node))
-            while inner is not None and not isinstance(inner, _SCOPES):
-                inner = parents.get(id(inner))
-            if inner is not scope:
-                return None  # read by a nested function
-            found.append(node)
+    reads = _scope_reads(scope)
+    if name in reads.declared or name in reads.elsewhere:
+        return None
+    return reads.own.get(name, [])
+
+
+@dataclass
+class _ScopeReads:
+    """The names read in one function (or lambda), found in one walk of it, for every
+    name asked about (each assignment a followed result meets asks for its own)."""
+
+    own: dict[str, list[ast.Name]]  # read by the scope's own code, in ast.walk's order
+    elsewhere: set[str]  # read in a scope nested in it (a decorator or default included)
+    declared: set[str]  # declared `global` or `nonlocal` anywhere in it
+
+
+def _scope_reads(scope: ast.AST) -> _ScopeReads:
+    found = scope.__dict__.get("_gradlint_reads")
+    if found is not None:
+        return cast(_ScopeReads, found)
+    found = _ScopeReads({}, set(), set())
+    # (node, the nearest scope above it): ast.walk's breadth-first order
+    work: list[tuple[ast.AST, ast.AST]] = [(scope, scope)]
+    i = 0
+    while i < len(work):
+        node, owner = work[i]
+        i += 1
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                if owner is scope:
+                    found.own.setdefault(node.id, []).append(node)  # type: ignore[attr-defined,arg-type]
+                else:
+                    found.elsewhere.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            found.declared.update(node.names)  # type: ignore[attr-defined]
+        inner = node if isinstance(node, _SCOPES) else owner
+        work.extend((child, inner) for child in _all_ast_children(node))
+    scope.__dict__["_gradlint_reads"] = found
     return found
 
 
@@ -2722,23 +2818,53 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
     memo = _tree_memo(tree)
     found = memo.get("parents")
     if found is None:
-        found = memo["parents"] = {
-            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
-        }
+        found = memo["parents"] = {}
+        work: list[ast.AST] = [tree]
+        for node in work:
+            children = _all_ast_children(node)
+            for child in children:
+                found[id(child)] = node
+            work.extend(children)
     return found
 
 
+def _all_ast_children(node: ast.AST) -> list[ast.AST]:
+    """What ast.iter_child_nodes gives, as a list (its generators cost several times
+    this loop)."""
+    cls = type(node)
+    fields = _AST_FIELDS.get(cls)
+    if fields is None:
+        fields = _AST_FIELDS[cls] = cls._fields
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend([item for item in value if isinstance(item, ast.AST)])
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
-    """The calls `name(...)` and `x.name(...)` in the tree."""
-    return [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and (
-            (isinstance(node.func, ast.Name) and node.func.id == name)
-            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
-        )
-    ]
+    """The calls `name(...)` and `x.name(...)` in the tree, in ast.walk's order: the
+    tree's calls are grouped by name once, for every name asked about."""
+    memo = _tree_memo(tree)
+    by_name = memo.get("calls by name")
+    if by_name is None:
+        by_name = memo["calls by name"] = {}
+        for node in _inner_nodes(tree):
+            if type(node) is ast.Call:
+                func = node.func
+                called = (
+                    func.id
+                    if type(func) is ast.Name
+                    else func.attr
+                    if type(func) is ast.Attribute
+                    else None
+                )
+                if called is not None:
+                    by_name.setdefault(called, []).append(node)
+    return by_name.get(name, [])
 
 
 def _place(node: ast.Call, lines: list[str], cells: NotebookPython | None) -> tuple:

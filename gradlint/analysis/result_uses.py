@@ -31,7 +31,6 @@ is merely dropped says nothing about intent.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -41,7 +40,7 @@ from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
-from gradlint.analysis.project import MethodCall, caller_contexts
+from gradlint.analysis.project import MethodCall, calls_read_as_numbers
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import (
     ResultUse,
@@ -177,7 +176,7 @@ class ResultUses:
                 by_scope.setdefault(owner, []).append(call)
                 if _may_make_numbers(call):
                     direct.add(owner)
-            for node in self.index.nodes:
+            for node in self.index.of_types(cst.Attribute, cst.Comparison):
                 # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
                 # the attribute stands; `(net(x) > 0.5) == y`: a comparison of tensors
                 # makes a bool tensor, which has no history
@@ -525,20 +524,20 @@ class ResultUses:
         # a method's calls on objects of unknown class count too (`model.sample_image(n)`
         # with `model` a parameter): every call of its name must then read numbers only
         query = replace(query, unknown_receivers=cls is not None)
+        if cls is not None:
+            # `self.actor.get_action(s).detach()` beside the class: this file's own
+            # analysis judges that call (GL012 reports it there), not its method's body.
+            # Searched alone first: such a call (or one whose object cannot be told,
+            # None) decides without the project's other files read.
+            calls_here = project.method_calls_here(query)
+            if calls_here is None or calls_here:
+                return None
         calls = project.method_calls(query)
         if calls is None:
             return None
         if not calls:
             return [] if summaries.callees.callers_of(func) else None
-        here = os.path.abspath(project.path)
-        if cls is not None and any(os.path.abspath(c.path) == here for c in calls):
-            # `self.actor.get_action(s).detach()` beside the class: this file's own
-            # analysis judges that call (GL012 reports it there), not its method's body
-            return None
-        contexts = caller_contexts(project, query)
-        if contexts is None or not all(c.numbers_only for c in contexts):
-            return None
-        return [c.call for c in contexts]
+        return calls_read_as_numbers(project, query)
 
     def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
         """The torch.nn class of the module called, built in this scope or, for a global
@@ -610,10 +609,10 @@ class ResultUses:
         if self._reads is None:
             reads: dict[str, list[cst.Name]] = {}
             declared: set[str] = set()
-            for node in self.index.nodes:
+            for node in self.index.of_types(cst.Name, cst.Global, cst.Nonlocal):
                 if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
-                elif type(node) is cst.Global or type(node) is cst.Nonlocal:
+                else:
                     declared.update(item.name.value for item in node.names)
             self._reads, self._declared = reads, declared
         assert self._declared is not None

@@ -109,7 +109,7 @@ class TrainModeAnalysis:
         if project is None or not project.enabled or not self.index.imported_from:
             return []
         found: list[ModeSwitch] = []
-        for node in self.index.nodes:
+        for node in self.index.of_types(cst.With):
             if type(node) is not cst.With:
                 continue
             for item in node.items:
