@@ -208,7 +208,6 @@ class FileFacts:
             self.autograd,
             self.values,
             self.grad_mode,
-            self.grad_clears,
             self.summaries,
             self.optimizers,
             self.loss_targets,

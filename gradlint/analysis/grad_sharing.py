@@ -45,9 +45,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_clears import GradClear, GradClearing, grad_owners
+from gradlint.analysis.grad_clears import GradClear, grad_owners
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.optimizers import OptimizerHoldings, parameter_owners
@@ -95,20 +96,18 @@ class GradSharing:
         autograd: AutogradCalls,
         values: ValueAnalysis,
         grad_mode: GradModeAnalysis,
-        clearing: GradClearing,
         summaries: FunctionSummaries,
         optimizers: OptimizerHoldings,
-        targets: LossTargets,
+        loss_targets: LossTargets,
         reach: DifferentiationReach,
     ) -> None:
         self.index = index
         self.autograd = autograd
         self.values = values
         self.grad_mode = grad_mode
-        self.clearing = clearing
         self.summaries = summaries
         self.optimizers = optimizers
-        self.targets = targets
+        self.loss_targets = loss_targets
         self.reach = reach
         self._helpers: dict[cst.FunctionDef, list[GradHandoff]] = {}
 
@@ -271,12 +270,12 @@ class GradSharing:
         containers, helpers and methods of the object whose forward they run."""
         found: set[str] = set()
         if event.root_expr is not None:
-            found |= {f.model for f in self.targets.forwards_in(event.root_expr, event.call)}
+            found |= {f.model for f in self.loss_targets.forwards_in(event.root_expr, event.call)}
         scope = self.index.scope_of(event.call)
         for node in self.index.walk(region):
             if type(node) is not cst.Call or self.index.scope_of(node) is not scope:
                 continue
-            model = self.targets.forward_model(node)
+            model = self.loss_targets.forward_model(node)
             if model is None or model in found:
                 continue
             if self.grad_mode.mode_at(node) is not GradMode.RECORDING:
@@ -381,15 +380,10 @@ class GradSharing:
             call = self.index.parent.get(node)
             if type(call) is not cst.Call or call.func is not node:
                 return None  # `callbacks=[opt.zero_grad]`: called out of sight
-            flag = next(
-                (
-                    arg.value
-                    for i, arg in enumerate(call.args)
-                    if (arg.keyword is not None and arg.keyword.value == "set_to_none")
-                    or (arg.keyword is None and i == 0)
-                ),
-                None,
-            )
+            if any(arg.star for arg in call.args):
+                return None  # `zero_grad(**kwargs)`
+            argument = library_argument(call, "set_to_none", 0)
+            flag = argument.value if argument is not None else None
             if flag is None:
                 return False  # set_to_none=True, the default since torch 2.0
             if type(flag) is cst.Name and flag.value in ("True", "False"):
