@@ -62,6 +62,12 @@ class MissingZeroGrad(Rule):
     `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or `p.grad.zero_()` in
     the loop, in a helper of this file it calls, or in the closure handed to `step`.
 
+    Also flags the backward of a loop that hands one module's gradients to the parameters
+    the optimizer steps (A3C's `shared_param._grad = local_param.grad`, directly or in a
+    helper such as `ensure_shared_grads(model, shared_model)`) when nothing in the loop
+    clears the *source* module's gradients: an optimizer's `zero_grad()` clears the
+    parameters it holds, the shared ones, not the local model the backward adds into.
+
     ## Why is this bad?
     `backward()` does not replace `.grad`, it adds to it. Without a clear, `.grad` after
     the second backward is g1 + g2, after the k-th the sum of all k gradients, and every
@@ -71,13 +77,23 @@ class MissingZeroGrad(Rule):
     `zero_grad()` reaches 0.0). A new optimizer object each iteration does not help: the
     gradients live on the parameters, not in the optimizer.
 
+    In the A3C shape, since torch 2.0 `optimizer.zero_grad()` (default
+    `set_to_none=True`) sets the shared `.grad` to None and leaves the local tensor it
+    was, so the next backward adds to it: the local gradient goes g1, g1 + g2, g1 + g2 +
+    g3 over the updates (measured on torch 2.13), and every step applies the sum. The
+    classic `ensure_shared_grads` that returns when the shared `.grad` is not None does
+    not help: the default `zero_grad()` has set it to None again by the next update.
+
     Not flagged: gradient accumulation that steps and clears every k iterations (inside
     an `if`), a clear after the step or in a helper, an LBFGS-style `closure` that
     clears, a model (and its optimizer) created anew each iteration, `torch.autograd.grad`
     (which returns gradients instead of accumulating them), differentiable optimizers,
     and loops whose backward, step or clear happens out of sight (another file's helper,
     a framework hook). A clear in an enclosing loop does not count: it runs once for
-    many iterations of the inner loop.
+    many iterations of the inner loop. In the A3C shape: `local.zero_grad()` in the
+    loop, an optimizer's `zero_grad(set_to_none=False)` when the shared `.grad` is the
+    local tensor (it zeroes that tensor in place, torch 1.x's behaviour), a clear whose
+    target cannot be told, and a local model made anew every update.
 
     ## Example
     ```python
@@ -109,6 +125,10 @@ class MissingZeroGrad(Rule):
     Gradient accumulation over `k` micro-batches steps and clears together:
     `if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`.
 
+    A worker that hands its local gradients to a shared model clears the local model:
+    `local.zero_grad()` before the backward (or the optimizer's
+    `zero_grad(set_to_none=False)`, when the shared `.grad` is the local tensor itself).
+
     ## Fix safety
     The fix inserts `optimizer.zero_grad()` just before the backward that feeds the
     flagged step (before the inner loop, when that backward sums micro-batches). It is
@@ -117,7 +137,9 @@ class MissingZeroGrad(Rule):
     helper in another file); if the accumulation across iterations was meant, it is lost;
     the default `set_to_none=True` leaves `.grad` None until the backward, so code that
     reads `.grad` before it in the iteration breaks; and it clears only that optimizer's
-    parameters, so other tensors that receive gradient still accumulate.
+    parameters, so other tensors that receive gradient still accumulate. In the A3C
+    shape it inserts `local.zero_grad()` (the module the gradients are handed from)
+    before the backward instead, with the same caveats.
 
     ## References
     - [`torch.optim.Optimizer.zero_grad`](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
