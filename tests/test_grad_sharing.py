@@ -33,13 +33,11 @@ def handoffs(source: str) -> list[tuple[str, str, bool | None]]:
     ("loop", "expected"),
     [
         (
-            "for lp, gp in zip(local.parameters(), shared.parameters()):\n"
-            "    gp._grad = lp.grad",
+            "for lp, gp in zip(local.parameters(), shared.parameters()):\n    gp._grad = lp.grad",
             [("local", "shared", True)],
         ),
         (  # the other order, `.grad =`
-            "for gp, lp in zip(shared.parameters(), local.parameters()):\n"
-            "    gp.grad = lp.grad",
+            "for gp, lp in zip(shared.parameters(), local.parameters()):\n    gp.grad = lp.grad",
             [("local", "shared", True)],
         ),
         (

@@ -269,8 +269,9 @@ class GradSharing:
         those whose recorded forwards its loss is computed from, directly or through
         containers, helpers and methods of the object whose forward they run."""
         found: set[str] = set()
-        if event.root_expr is not None:
-            found |= {f.model for f in self.loss_targets.forwards_in(event.root_expr, event.call)}
+        loss = event.root_expr
+        if isinstance(loss, cst.BaseExpression):
+            found |= {f.model for f in self.loss_targets.forwards_in(loss, event.call)}
         scope = self.index.scope_of(event.call)
         for node in self.index.walk(region):
             if type(node) is not cst.Call or self.index.scope_of(node) is not scope:
