@@ -273,3 +273,43 @@ def test_the_fix_clears_the_local_model_before_the_backward():
     fixed = fix_source(textwrap.dedent(worker()), "train.py", Config(), unsafe=True).source
     assert "            self.local_model.zero_grad()\n            loss.backward()\n" in fixed
     assert gl007(fixed) == []
+
+
+def test_a_loop_that_clears_nothing_is_reported_at_its_backward_even_out_of_sight():
+    # the loss comes from another file's function: which modules it runs is unknown,
+    # but with no clear at all in the loop, what is handed on is a sum either way; the
+    # advice is the source's clear, not the optimizer's (which would not mend it)
+    source = """
+    import torch
+    from project.losses import compute_loss
+
+    def train(local, shared, batches):
+        optimizer = torch.optim.SGD(shared.parameters(), lr=0.1)
+        for x in batches:
+            loss = compute_loss(local, x)
+            loss.backward()
+            for lp, sp in zip(local.parameters(), shared.parameters()):
+                sp._grad = lp.grad
+            optimizer.step()
+    """
+    found = gl007(source)
+    assert [line for line, _ in found] == [line_of(source, "loss.backward()")]
+    assert "Call `local.zero_grad()`" in found[0][1]
+
+
+def test_an_unknown_loss_behind_a_shared_clear_is_not_guessed_at():
+    source = """
+    import torch
+    from project.losses import compute_loss
+
+    def train(local, shared, batches):
+        optimizer = torch.optim.SGD(shared.parameters(), lr=0.1)
+        for x in batches:
+            loss = compute_loss(local, x)
+            optimizer.zero_grad()
+            loss.backward()
+            for lp, sp in zip(local.parameters(), shared.parameters()):
+                sp._grad = lp.grad
+            optimizer.step()
+    """
+    assert gl007(source) == []

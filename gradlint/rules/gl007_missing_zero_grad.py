@@ -230,8 +230,9 @@ class MissingZeroGrad(Rule):
             if type(node) is cst.Assign or type(node) is cst.Call:
                 handoffs = sharing.handoffs_at(node) if depth == 0 else []
                 if handoffs:
-                    # The target's gradients are replaced, not summed: what accumulates
-                    # is the source's (checked in `_check_handoffs`).
+                    # The stepped `.grad` is replaced, not summed: what accumulates is
+                    # the source's (`_check_handoffs`, which also speaks for a loop that
+                    # clears nothing: the optimizer's `zero_grad()` would not mend it).
                     sites.handoffs += handoffs
                     sites.clears.append(GradClear(node))
                     if type(node) is cst.Assign:
@@ -320,13 +321,19 @@ class MissingZeroGrad(Rule):
         for handoff in sites.handoffs:
             if not any(handoff.target in held for held in fed.values()):
                 continue  # no step here reads what it hands on
+            clears = [c for c in sites.clears if not sharing.is_handoff(c.node)]
+            clears = [c for c in clears if all(c.node is not h.node for h in sites.handoffs)]
             backward = next(
                 (
                     b
                     for b in backwards
                     if b not in self._reported_backwards
                     and (event := facts.autograd.event(b)) is not None
-                    and handoff.source in sharing.accumulated_modules(event, loop.body)
+                    # where nothing is cleared at all, any backward of the loop sums
+                    and (
+                        not clears
+                        or handoff.source in sharing.accumulated_modules(event, loop.body)
+                    )
                 ),
                 None,
             )
@@ -335,7 +342,7 @@ class MissingZeroGrad(Rule):
             if any(
                 sharing.clear_reaches(clear, handoff, sites.handoffs, fed)
                 and not index.in_exclusive_branches(clear.node, backward)
-                for clear in sites.clears
+                for clear in clears
             ):
                 continue
             if self._created(handoff.source, backward, loop, bindings, 0):
