@@ -290,10 +290,10 @@ class GradSharing:
     def fed_optimizers(
         self, steps: list[cst.Call], handoffs: list[GradHandoff]
     ) -> dict[str, set[str]]:
-        """The optimizers stepped at `steps` (calls of one region, in any order) after a
-        handoff of it, with the modules each is taken to hold: those its construction
-        names, or when that is out of sight (an optimizer handed in), the targets of the
-        handoffs before its step, which is what they are made for."""
+        """The optimizers that the region's `steps` step on handed-on gradients, each with
+        the modules it is taken to hold: those its construction names, or, when that is
+        out of sight (an optimizer handed in), the targets of the handoffs before its
+        step, which are what those handoffs are made for."""
         order = self.index.order
         fed: dict[str, set[str]] = {}
         for step in steps:
