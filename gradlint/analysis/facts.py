@@ -16,6 +16,7 @@ from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_clears import GradClearing
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_sharing import GradSharing
 from gradlint.analysis.index import FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences
@@ -204,6 +205,19 @@ class FileFacts:
     @cached_property
     def grad_clears(self) -> GradClearing:
         return GradClearing(self.index)
+
+    @cached_property
+    def grad_sharing(self) -> GradSharing:
+        return GradSharing(
+            self.index,
+            self.autograd,
+            self.values,
+            self.grad_mode,
+            self.summaries,
+            self.optimizers,
+            self.loss_targets,
+            self.differentiation,
+        )
 
     @cached_property
     def accumulation(self) -> GradAccumulation:

@@ -8,6 +8,7 @@ import libcst as cst
 from gradlint.analysis.bindings import bound_names
 from gradlint.analysis.dataflow import Binding
 from gradlint.analysis.grad_clears import GradClear
+from gradlint.analysis.grad_sharing import GradHandoff
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.torch_api import (
@@ -49,6 +50,8 @@ class _Sites:
     backwards: list[cst.Call] = field(default_factory=list)
     steps: list[_Step] = field(default_factory=list)
     clears: list[GradClear] = field(default_factory=list)
+    # `shared_param._grad = local_param.grad`: the steps read another module's gradients
+    handoffs: list[GradHandoff] = field(default_factory=list)
 
 
 class MissingZeroGrad(Rule):
@@ -59,6 +62,12 @@ class MissingZeroGrad(Rule):
     `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or `p.grad.zero_()` in
     the loop, in a helper of this file it calls, or in the closure handed to `step`.
 
+    Also flags the backward of a loop that hands one module's gradients to the parameters
+    the optimizer steps (A3C's `shared_param._grad = local_param.grad`, directly or in a
+    helper such as `ensure_shared_grads(model, shared_model)`) when nothing in the loop
+    clears the *source* module's gradients: an optimizer's `zero_grad()` clears the
+    parameters it holds, the shared ones, not the local model the backward adds into.
+
     ## Why is this bad?
     `backward()` does not replace `.grad`, it adds to it. Without a clear, `.grad` after
     the second backward is g1 + g2, after the k-th the sum of all k gradients, and every
@@ -68,13 +77,23 @@ class MissingZeroGrad(Rule):
     `zero_grad()` reaches 0.0). A new optimizer object each iteration does not help: the
     gradients live on the parameters, not in the optimizer.
 
+    In the A3C shape, since torch 2.0 `optimizer.zero_grad()` (default
+    `set_to_none=True`) sets the shared `.grad` to None and leaves the local tensor it
+    was, so the next backward adds to it: the local gradient goes g1, g1 + g2, g1 + g2 +
+    g3 over the updates (measured on torch 2.13), and every step applies the sum. The
+    classic `ensure_shared_grads` that returns when the shared `.grad` is not None does
+    not help: the default `zero_grad()` has set it to None again by the next update.
+
     Not flagged: gradient accumulation that steps and clears every k iterations (inside
     an `if`), a clear after the step or in a helper, an LBFGS-style `closure` that
     clears, a model (and its optimizer) created anew each iteration, `torch.autograd.grad`
     (which returns gradients instead of accumulating them), differentiable optimizers,
     and loops whose backward, step or clear happens out of sight (another file's helper,
     a framework hook). A clear in an enclosing loop does not count: it runs once for
-    many iterations of the inner loop.
+    many iterations of the inner loop. In the A3C shape: `local.zero_grad()` in the
+    loop, an optimizer's `zero_grad(set_to_none=False)` when the shared `.grad` is the
+    local tensor (it zeroes that tensor in place, torch 1.x's behaviour), a clear whose
+    target cannot be told, and a local model made anew every update.
 
     ## Example
     ```python
@@ -106,6 +125,10 @@ class MissingZeroGrad(Rule):
     Gradient accumulation over `k` micro-batches steps and clears together:
     `if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`.
 
+    A worker that hands its local gradients to a shared model clears the local model:
+    `local.zero_grad()` before the backward (or the optimizer's
+    `zero_grad(set_to_none=False)`, when the shared `.grad` is the local tensor itself).
+
     ## Fix safety
     The fix inserts `optimizer.zero_grad()` just before the backward that feeds the
     flagged step (before the inner loop, when that backward sums micro-batches). It is
@@ -114,7 +137,9 @@ class MissingZeroGrad(Rule):
     helper in another file); if the accumulation across iterations was meant, it is lost;
     the default `set_to_none=True` leaves `.grad` None until the backward, so code that
     reads `.grad` before it in the iteration breaks; and it clears only that optimizer's
-    parameters, so other tensors that receive gradient still accumulate.
+    parameters, so other tensors that receive gradient still accumulate. In the A3C
+    shape it inserts `local.zero_grad()` (the module the gradients are handed from)
+    before the backward instead, with the same caveats.
 
     ## References
     - [`torch.optim.Optimizer.zero_grad`](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
@@ -125,6 +150,7 @@ class MissingZeroGrad(Rule):
     code = "GL007"
     name = "missing-zero-grad"
     message = "`{step}` applies gradients that this loop never clears: each `backward()` adds to `.grad`, so every step applies the sum of all the iterations' gradients so far. {advice}"
+    handoff_message = "`{backward}` adds into `{source}`'s gradients and this loop never clears them: they are handed to `{target}`'s parameters{cleared}, so each backward adds to the old sum and every step applies all the updates' gradients so far. Call `{source}.zero_grad()` every iteration, before the backward"
     fix_title = "Clear the gradients before the backward"
     _fix_title_for = "Insert `{optimizer}.zero_grad()` before the backward"
 
@@ -133,6 +159,7 @@ class MissingZeroGrad(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._helper_cache: dict[cst.FunctionDef, _Sites] = {}
+        self._reported_backwards: set[cst.CSTNode] = set()
 
     def leave_Module(self, original_node: cst.Module) -> None:
         index = self.facts.index
@@ -198,7 +225,18 @@ class MissingZeroGrad(Rule):
         facts = self.facts
         autograd = facts.autograd
         clearing = facts.grad_clears
+        sharing = facts.grad_sharing
         for node in facts.index.walk(region):
+            if type(node) is cst.Assign or type(node) is cst.Call:
+                handoffs = sharing.handoffs_at(node) if depth == 0 else []
+                if handoffs:
+                    # The stepped `.grad` is replaced, not summed: what accumulates is
+                    # the source's (`_check_handoffs`, which also speaks for a loop that
+                    # clears nothing: the optimizer's `zero_grad()` would not mend it).
+                    sites.handoffs += handoffs
+                    sites.clears.append(GradClear(node))
+                    if type(node) is cst.Assign:
+                        continue
             clear = clearing.clear_at(node)
             if clear is not None:
                 sites.clears.append(clear)
@@ -258,9 +296,59 @@ class MissingZeroGrad(Rule):
             if not any(self._covers(clear, step, stepped) for clear in sites.clears)
             and not self._created_each_iteration(step, loop)
         ]
-        if uncleared and not self.facts.frameworks.is_foreign(loop):
-            for step in uncleared:
-                self._report(step, sites, loop)
+        if self.facts.frameworks.is_foreign(loop):
+            return
+        for step in uncleared:
+            self._report(step, sites, loop)
+        if sites.handoffs:
+            self._check_handoffs(loop, sites)
+
+    def _check_handoffs(self, loop: LoopNode, sites: _Sites) -> None:
+        """A loop that hands one module's gradients to the parameters an optimizer steps
+        (A3C's `shared_param._grad = local_param.grad`): every backward adds into the
+        source module's `.grad`, so the source's gradients need a clear of their own."""
+        facts = self.facts
+        index = facts.index
+        sharing = facts.grad_sharing
+        scope = index.scope_of(loop)
+        steps = [s.node for s in sites.steps if type(s.node) is cst.Call]
+        fed = sharing.fed_optimizers(steps, sites.handoffs)
+        backwards = sorted(
+            (b for b in sites.backwards if index.scope_of(b) is scope),
+            key=index.order.__getitem__,
+        )
+        bindings = facts.loops.flow_bindings(loop.body)
+        for handoff in sites.handoffs:
+            if not any(handoff.target in held for held in fed.values()):
+                continue  # no step here reads what it hands on
+            clears = [c for c in sites.clears if not sharing.is_handoff(c.node)]
+            clears = [c for c in clears if all(c.node is not h.node for h in sites.handoffs)]
+            backward = next(
+                (
+                    b
+                    for b in backwards
+                    if b not in self._reported_backwards
+                    and (event := facts.autograd.event(b)) is not None
+                    # where nothing is cleared at all, any backward of the loop sums
+                    and (
+                        not clears
+                        or handoff.source in sharing.accumulated_modules(event, loop.body)
+                    )
+                ),
+                None,
+            )
+            if backward is None:
+                continue
+            if any(
+                sharing.clear_reaches(clear, handoff, sites.handoffs, fed)
+                and not index.in_exclusive_branches(clear.node, backward)
+                for clear in clears
+            ):
+                continue
+            if self._created(handoff.source, backward, loop, bindings, 0):
+                continue  # a fresh local model every iteration starts from `.grad` None
+            self._reported_backwards.add(backward)
+            self._report_handoff(backward, handoff, sites, loop, fed)
 
     def _covers(self, clear: GradClear, step: _Step, stepped: set[str]) -> bool:
         """May this clear run in the iteration that runs this step, and clear what the
@@ -350,6 +438,59 @@ class MissingZeroGrad(Rule):
             fix=self._fix(step, sites, loop),
             related=related,
         )
+
+    def _report_handoff(
+        self,
+        backward: cst.Call,
+        handoff: GradHandoff,
+        sites: _Sites,
+        loop: LoopNode,
+        fed: dict[str, set[str]],
+    ) -> None:
+        index = self.facts.index
+        statement = index.statement_of(backward)
+        # The clear of the optimizer that steps the handed-on gradients, if any: the one
+        # the author took for the clear of these gradients.
+        clears = [
+            c
+            for c in sites.clears
+            if c.receiver is not None and handoff.target in fed.get(c.receiver, ())
+        ]
+        if clears:
+            cleared = (
+                f", whose `{clears[0].receiver}.zero_grad()` only sets their `.grad` to None"
+                f" (the default since torch 2.0) and leaves the tensor `{handoff.source}`"
+                " adds into"
+            )
+        else:
+            cleared = " and nothing here clears them"
+        related: list[tuple[cst.CSTNode, str] | Related] = [
+            loop_header(self.context, loop, "this loop never clears the source's gradients"),
+            (
+                index.statement_of(handoff.node),
+                f"hands `{handoff.source}`'s gradients to `{handoff.target}`'s parameters",
+            ),
+        ]
+        related += [(c.node, "sets the stepped parameters' `.grad` to None") for c in clears[:1]]
+        self.report(
+            statement,
+            self.handoff_message.format(
+                backward=_short(statement),
+                source=handoff.source,
+                target=handoff.target,
+                cleared=cleared,
+            ),
+            fix=self._handoff_fix(backward, handoff.source, loop),
+            related=related,
+        )
+
+    def _handoff_fix(self, backward: cst.Call, source: str, loop: LoopNode) -> Fix | None:
+        """Insert `source.zero_grad()` before the backward: the local gradients start
+        from None again, and the handoff then hands the new tensors on."""
+        anchor = self._anchor(backward, loop)
+        if anchor is None or not self._defined_at(source, anchor, loop):
+            return None
+        return self._insertion(anchor, f"{source}.zero_grad()", source)
 
     # -- parameters made anew each iteration ------------------------------------------
 
@@ -502,6 +643,10 @@ class MissingZeroGrad(Rule):
             return None
         if not self._defined_at(name, anchor, region):
             return None
+        return self._insertion(anchor, f"{name}.zero_grad()", name)
+
+    def _insertion(self, anchor: cst.CSTNode, code: str, name: str) -> Fix:
+        """Insert the statement `code` on a line of its own before `anchor`."""
         start, _ = self.context.position_of(anchor)
         lines = split_lines(self.context.source)
         text = lines[start.line - 1]
@@ -509,13 +654,7 @@ class MissingZeroGrad(Rule):
         newline = "\r\n" if text.endswith("\r\n") else "\r" if text.endswith("\r") else "\n"
         return Fix(
             self._fix_title_for.format(optimizer=name),
-            (
-                Edit(
-                    Position(start.line, 0),
-                    Position(start.line, 0),
-                    f"{indent}{name}.zero_grad(){newline}",
-                ),
-            ),
+            (Edit(Position(start.line, 0), Position(start.line, 0), f"{indent}{code}{newline}"),),
             Applicability.UNSAFE,
         )
 
