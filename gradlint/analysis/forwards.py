@@ -21,6 +21,8 @@ differentiated value depends on it (see `inference_forwards`).
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
@@ -408,6 +410,45 @@ class ForwardAnalysis:
                         found.add(stmt.name.value)
             self._forward_methods = found
         return self._forward_methods
+
+    def forward_target(self, call: cst.Call, modules: Set[str] = frozenset()) -> str | None:
+        """The model path `call` runs a forward of: `model(x)`, `model.forward(x)`, a
+        method of this file's modules that computes with their layers (`forward_methods`),
+        or, on a value whose uses show it is a module (one of `modules`: the paths a
+        scope puts in eval or train mode) and whose class is out of sight (built by a
+        factory such as `hydra.utils.instantiate(cfg.agent)`, handed in, another
+        file's), a method of its own given an input that every class of the project
+        defining it runs its layers in, with autograd recording: `agent.act(obs)`
+        (ProjectIndex.method_runs_layers). Not the nn.Module API (`model.state_dict()`),
+        not a method the project does not define (a library's `model.generate(ids)`
+        may run under its own `no_grad`), nor one that makes a tensor without layers
+        (`model.get_z_random(n, nz)`) or runs them under `no_grad` (`model.test(z)`)."""
+        func = call.func
+        if type(func) is not cst.Attribute:
+            return module_path(func)
+        method = func.attr.value
+        if method == "forward" or method in self.forward_methods():
+            return module_path(func.value)
+        receiver = module_path(func.value)
+        if receiver in modules and call.args and self._own_forward_method(func, call):
+            return receiver
+        return module_path(func)  # `model.fc(x)`: the forward of the attribute
+
+    def _own_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
+        method = func.attr.value
+        if method in _NOT_FORWARD_METHODS or method in MODULE_MODE_METHODS or method[:2] == "__":
+            return False
+        receiver = module_path(func.value)
+        assert receiver is not None
+        owner = self._model_class(func.value, receiver, call)
+        if owner is not None and (
+            owner.startswith("torch.") or owner in {c.name.value for c in self.index.classes}
+        ):
+            return False  # its class is in sight: forward_methods has answered
+        if self._switches_grad_mode(method, None):
+            return False
+        project = self.summaries.project
+        return project is not None and project.method_runs_layers(method)
 
     def _module_attributes(self, cls: cst.ClassDef) -> set[str]:
         found: set[str] = set()

@@ -69,6 +69,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
+    MODULE_API,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
@@ -145,6 +146,13 @@ class ExternalFunction:
     # that raises on a tensor that requires grad (`.numpy()` before any `.detach()`):
     # `def to_np(t): return t.cpu().detach().numpy()`
     number_params: dict[str, bool] = field(default_factory=dict)
+    # a method that runs, with autograd recording, a forward of its object or of one of
+    # the object's attributes that is no method of its class (`self.actor(obs)`,
+    # `self(x)`, `self.netE.forward(x)`): calling it is a forward pass
+    runs_own_layers: bool = False
+    # a method with no body of its own (`@abstractmethod`, a docstring, `pass`, `...`,
+    # `raise NotImplementedError`): its subclasses' say what a call does
+    placeholder: bool = False
 
     # how a call binds its arguments to the parameters (analysis.arguments)
     signature: Signature = field(default_factory=Signature)
@@ -430,6 +438,9 @@ class _FunctionWalk:
         self.eval_calls: dict[str, ast.Call] = {}
         # the forwards' calls, beside their facts (whose in_loop is set after the walk)
         self.forward_calls: list[tuple[ast.Call, ForwardFact]] = []
+        # what the body calls on `self` with autograd recording: "" for `self(x)` and
+        # `self.forward(x)`, the attribute for `self.<attr>(x)` / `self.<attr>.forward(x)`
+        self.recorded_self_calls: set[str] = set()
 
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
@@ -547,6 +558,12 @@ class _FunctionWalk:
                 accumulated_parameter(ast_dotted_name(func.value), added, self.function.params)
             )
         dotted = ast_dotted_name(func)
+        if recording and dotted is not None and dotted.split(".", 1)[0] == "self":
+            parts = dotted.split(".")
+            if parts[-1] == "forward":
+                parts.pop()
+            if len(parts) <= 2:
+                self.recorded_self_calls.add(parts[1] if len(parts) == 2 else "")
         forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
             fact = ForwardFact(recording=recording, kept=kept)
@@ -713,10 +730,11 @@ def _summarise_function(
     callees: set[str] | None = None,
     *,
     method: bool = False,
+    class_methods: frozenset[str] = frozenset(),
 ) -> ExternalFunction:
     """The function's summary; `callees` gets what its body calls that may be a
     function of the same file (_FunctionWalk.callees); `method`: it is defined directly
-    in a class's body."""
+    in a class's body, which defines `class_methods`."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
@@ -731,6 +749,12 @@ def _summarise_function(
             fact.in_loop = id(call) in in_hot_loops
     if callees is not None:
         callees |= visitor.callees
+    if method:
+        function.placeholder = _placeholder(node)
+        function.runs_own_layers = any(
+            attr not in class_methods and attr not in MODULE_API
+            for attr in visitor.recorded_self_calls
+        )
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
@@ -750,6 +774,22 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    if any(
+        ast_dotted_name(d) in ("abstractmethod", "abc.abstractmethod") for d in node.decorator_list
+    ):
+        return True
+    for stmt in node.body:
+        if isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue  # `pass`, a docstring, `...`
+        if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt):
+            continue
+        return False
+    return True
 
 
 def _in_hot_loops(body: list[ast.stmt]) -> set[int]:
@@ -801,12 +841,17 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             called = calls[node.name] = set()
             summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
+            methods = frozenset(
+                item.name
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
                     called = calls[name] = set()
                     summary.functions[name] = _summarise_function(
-                        item, imports, path, lines, called, method=True
+                        item, imports, path, lines, called, method=True, class_methods=methods
                     )
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
@@ -1292,6 +1337,8 @@ class ProjectIndex:
         # query key -> its calls: a lint asks about the same method again (its modes and
         # GL012's callers each ask), within the one file state a lint reads
         self._searches: dict[str, list[MethodCall] | None] = {}
+        # method name -> method_runs_layers' answer
+        self._layer_methods: dict[str, bool] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1364,6 +1411,47 @@ class ProjectIndex:
         self.dependencies[key] = search_stamp(digest)
         self._searches[key] = calls
         return calls
+
+    def method_runs_layers(self, method: str) -> bool:
+        """Is `obj.<method>(...)` a forward pass whatever the class of `obj`, as far as
+        the project tells: some class of the project's files defines the method, and
+        every definition runs, with autograd recording, its object's layers
+        (ExternalFunction.runs_own_layers)? The files that define it are dependencies;
+        a file that starts to define it is not seen until one of those changes."""
+        if not self.enabled:
+            return False
+        found = self._layer_methods.get(method)
+        if found is None:
+            found = self._layer_methods[method] = self._search_layer_method(method)
+        return found
+
+    def _search_layer_method(self, method: str) -> bool:
+        if self._root is None:
+            self._root = project_root(self.path)
+        files = project_files(self._root)
+        if files is None:
+            return False
+        token = f"def {method}("
+        definitions: list[ExternalFunction] = []
+        for path in files:
+            if path.endswith(".ipynb"):
+                continue  # a notebook's classes are summarised as its cells are linted
+            key = _memo_key(path)
+            text = _text_answer(path, (token,), key) if key is not None else None
+            if text is None or not text[0]:
+                continue
+            if os.path.abspath(path) == os.path.abspath(self.path):
+                summary = summary_of_file(path)  # the linted file: no dependency of its own
+            else:
+                summary = self._summary(path)
+            if summary is None:
+                continue
+            definitions += [
+                function
+                for name, function in summary.functions.items()
+                if name.endswith("." + method) and name.count(".") == 1 and not function.placeholder
+            ]
+        return bool(definitions) and all(d.runs_own_layers for d in definitions)
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),

@@ -37,6 +37,14 @@ class EvalWithoutNoGrad(Rule):
     the project runs after a call of that sibling on the same object, with nothing in
     between that switches it back.
 
+    The forward may be a method of the model (`agent.act(obs)`, `model.encode(x)`): one
+    of this file's module classes that computes with its layers, or, for an object put
+    in eval mode whose class is out of sight (built by a factory such as
+    `hydra.utils.instantiate(cfg.agent)`), a method given an input that every class of
+    the project defining it runs its layers in with autograd on. A method the project
+    does not define (a library's `generate`), or one that makes a tensor without layers
+    or runs them under `no_grad`, is no forward.
+
     One function may serve both phases, picked by a flag: `if train: model.train()
     else: model.eval()`, the backward under `if train:`. Each call of it in the file
     is then read with the flag it gives (a literal or a constant such as
@@ -152,7 +160,7 @@ class EvalWithoutNoGrad(Rule):
         for node in index.walk(body, into_functions=True):
             if type(node) is not cst.Call:
                 continue
-            model = _called_model(node, facts.forwards.forward_methods())
+            model = facts.forwards.forward_target(node, models)
             inner = index.scope_of(node)
             if model in models:
                 if inner is scope:
@@ -206,7 +214,7 @@ class EvalWithoutNoGrad(Rule):
         # A helper's own forwards were asked whether they keep their output
         # (inference_arguments); what the helper returns, an accuracy printed at once
         # (`print(evaluate(model, loader))`), says nothing of the graph inside it.
-        helper = at is call and _called_model(call, forwards.forward_methods()) != model
+        helper = at is call and forwards.forward_target(call, {model}) != model
         inside = forwards.helper_forwards(call, model) if helper else []
         # another file's helper: its summary says whether its forward is in its loop
         looped_elsewhere = helper and not inside and forwards.external_forward_in_loop(call, model)
@@ -310,17 +318,6 @@ def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
     """A related place in another file: (path, line, column, end line, end column)."""
     path, line, column, end_line, end_column = where
     return Related(label, path, Position(line, column), Position(end_line, end_column))
-
-
-def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
-    """The model a call runs a forward of: `model(x)`, `model.forward(x)`, or a method of
-    this file's modules that computes with their layers (`model.encode(x)`)."""
-    func = call.func
-    if type(func) is cst.Attribute and (
-        func.attr.value == "forward" or func.attr.value in forward_methods
-    ):
-        return module_path(func.value)
-    return module_path(func)
 
 
 def _binds(index, func: cst.FunctionDef, name: str) -> bool:
