@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from test_project import findings, write
 
+from gradlint.engine import lint_file
+
 NETS = """
 import abc
 
@@ -66,3 +68,109 @@ def test_without_the_defining_class_the_method_is_no_forward(tmp_path):
     # trap: the same script with no class of the project defining `predict`
     write(tmp_path, {".git/HEAD": "", "run.py": RUN})
     assert findings(tmp_path / "run.py") == []
+
+
+HELPERS = """
+import torch
+from torch import nn
+
+net = nn.Linear(4, 2)
+
+
+def set_mode(model, training):
+    model.train(training)
+
+
+def predict(x, training):
+    set_mode(net, False)
+    greedy = net(x).argmax().item()
+    set_mode(net, True)
+    sampled = net(x).argmax().item()
+    set_mode(net, training)
+    unknown = net(x).argmax().item()
+    return greedy, sampled, unknown
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+
+    def train(self, training=True):
+        self.actor.train(training)
+
+    def act(self, obs):
+        return self.actor(obs)
+
+    def switch(self, mode):
+        self.actor.train(mode)
+
+    def evaluate(self, obs):
+        self.switch(False)
+        return self.actor(obs).argmax().item()
+
+
+def rollout(obs):
+    agent = Agent()
+    agent.train(False)
+    return agent.act(obs).argmax().item()
+"""
+
+
+def test_a_helper_switches_with_the_flag_its_call_passes(tmp_path):
+    # `set_mode(net, False)` and `self.switch(False)` put the model in eval mode in the
+    # caller: `model.train(training)` takes the flag the call binds (GL004, the helper's
+    # switch related); with True or an unknown flag the forward is GL012's, in training
+    # mode or either. `Agent`, of no torch base, is a module by its `train`, which
+    # switches its actor: `agent.act(obs)` is a forward of it.
+    write(tmp_path, {"run.py": HELPERS})
+    result = lint_file(tmp_path / "run.py")
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [
+        (13, "GL004"),
+        (15, "GL012"),
+        (17, "GL012"),
+        (36, "GL004"),
+        (42, "GL004"),
+    ]
+    first = result.diagnostics[0]
+    assert [(r.message, r.start.line) for r in first.related] == [
+        ("`net` comes back in eval mode from this call", 12),
+        ("put in eval mode here, inside the helper", 8),
+    ]
+
+
+RUN_EPOCH = """
+import torch
+from torch import nn
+
+
+def run_epoch(model, batches, opt, train):
+    model.train(train)
+    total = 0.0
+    for x, y in batches:
+        loss = (model(x) - y).pow(2).mean()
+        if train:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        total += loss.item()
+    return total
+
+
+def main(batches):
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    run_epoch(model, batches, opt, True)
+    run_epoch(model, batches, opt, False)
+"""
+
+
+def test_one_function_for_both_phases_switched_by_its_flag(tmp_path):
+    # `model.train(train)`: the call with train=False runs the forward in eval mode and
+    # no backward, so it is GL004's, with that call related
+    write(tmp_path, {"run.py": RUN_EPOCH})
+    result = lint_file(tmp_path / "run.py")
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(9, "GL004")]
+    assert [(r.message, r.start.line) for r in result.diagnostics[0].related] == [
+        ("`model` is put in eval mode here", 6),
+        ("called here with train=False, outside no_grad", 22),
+    ]

@@ -396,13 +396,21 @@ class ForwardAnalysis:
             found: set[str] = set()
             modules = self.tensors.local_module_classes()
             for cls in self.index.classes:
-                if cls.name.value not in modules:
+                # a class of no torch base whose own `train`/`eval` switches its
+                # attributes (`def train(self, training): self.actor.train(training)`)
+                # is a module by use: those attributes are its layers
+                switched = set() if cls.name.value in modules else _mode_switched(cls)
+                if cls.name.value not in modules and not switched:
                     continue
-                layers = {
-                    attr
-                    for attr, kind in self.tensors._class_attributes(cls).items()
-                    if kind == "module"
-                } | self._module_attributes(cls)
+                layers = (
+                    {
+                        attr
+                        for attr, kind in self.tensors._class_attributes(cls).items()
+                        if kind == "module"
+                    }
+                    | self._module_attributes(cls)
+                    | switched
+                )
                 for stmt in cls.body.body:
                     if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
                         continue
@@ -950,6 +958,28 @@ class ForwardAnalysis:
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
+
+
+def _mode_switched(cls: cst.ClassDef) -> set[str]:
+    """The attributes a class's own `train` or `eval` method switches: `self.actor` of
+    `def train(self, training=True): self.actor.train(training)`."""
+    found: set[str] = set()
+    for method in cls.body.body:
+        if type(method) is not cst.FunctionDef or method.name.value not in MODULE_MODE_METHODS:
+            continue
+        for statement in method.body.body:
+            if type(statement) is not cst.SimpleStatementLine:
+                continue
+            for small in statement.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
+                    continue
+                if call.func.attr.value not in MODULE_MODE_METHODS:
+                    continue
+                target = dotted_name(call.func.value)
+                if target is not None and target.startswith("self.") and target.count(".") == 1:
+                    found.add(target[5:])
+    return found
 
 
 def _is_true(expr: cst.CSTNode) -> bool:

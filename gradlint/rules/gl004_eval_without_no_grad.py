@@ -27,8 +27,10 @@ class EvalWithoutNoGrad(Rule):
     mode is not a mechanism to locally disable gradient computation."
 
     The eval switch may be in another function than the forward: a caller that passes
-    the model in, a loader (in this file or another) that returns it in eval mode, the
-    module's own code for a route handler or a helper other functions call (when the
+    the model in, a loader (in this file or another) that returns it in eval mode, a
+    helper of this file that switches what it is handed, with the flag its call passes
+    (`set_mode(net, False)` with `def set_mode(m, training): m.train(training)`,
+    `self.training_mode(False)` switching `self.policy`), the module's own code for a route handler or a helper other functions call (when the
     file never switches the model back), a context manager of the project that switches
     its arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
     `m.eval()` before it yields or a class whose `__enter__` calls `m.train(False)`), or
@@ -38,7 +40,9 @@ class EvalWithoutNoGrad(Rule):
     between that switches it back.
 
     The forward may be a method of the model (`agent.act(obs)`, `model.encode(x)`): one
-    of this file's module classes that computes with its layers, or, for an object put
+    of this file's module classes that computes with its layers (a class of no torch
+    base counts as a module when its own `train` switches its attributes: `def
+    train(self, training): self.actor.train(training)`), or, for an object put
     in eval mode whose class is out of sight (built by a factory such as
     `hydra.utils.instantiate(cfg.agent)`), a method given an input that every class of
     the project defining it runs its layers in with autograd on. A method the project
@@ -46,7 +50,8 @@ class EvalWithoutNoGrad(Rule):
     or runs them under `no_grad`, is no forward.
 
     One function may serve both phases, picked by a flag: `if train: model.train()
-    else: model.eval()`, the backward under `if train:`. Each call of it in the file
+    else: model.eval()` or `model.train(train)`, the backward under `if train:`. Each
+    call of it in the file
     is then read with the flag it gives (a literal or a constant such as
     `LoopPhase.TEST`, passed or left to its default): a call in which the model is in
     eval mode (switched by the function on that path, or by the caller before the
