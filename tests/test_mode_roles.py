@@ -37,6 +37,11 @@ class Policy(Base):
     def infer(self, x):
         with torch.no_grad():
             return self.body(x)
+
+    def fit(self, x):
+        loss = self.body(x).pow(2).mean()
+        loss.backward()
+        return loss
 """
 
 RUN = """
@@ -50,7 +55,8 @@ def rollout(cfg, obs):
     z = policy.noise(obs)
     inferred = policy.infer(obs).argmax().item()
     text = policy.generate(obs)
-    return action, z, inferred, text
+    fitted = policy.fit(obs)
+    return action, z, inferred, text, fitted
 """
 
 
@@ -59,7 +65,8 @@ def test_a_method_of_an_object_built_out_of_sight_is_a_forward(tmp_path):
     # eval mode, so it is a module. `predict` is a forward: every class of the project
     # that defines it (the abstract one aside) runs its layers with autograd on.
     # Traps: `noise` makes a tensor without layers, `infer` runs them under no_grad,
-    # `generate` no class of the project defines (a library's may run under no_grad).
+    # `generate` no class of the project defines (a library's may run under no_grad),
+    # `fit` differentiates what its layers compute.
     write(tmp_path, {".git/HEAD": "", "nets.py": NETS, "run.py": RUN})
     assert findings(tmp_path / "run.py") == [(7, "GL004")]
 

@@ -1416,7 +1416,7 @@ class ProjectIndex:
         """Is `obj.<method>(...)` a forward pass whatever the class of `obj`, as far as
         the project tells: some class of the project's files defines the method, and
         every definition runs, with autograd recording, its object's layers
-        (ExternalFunction.runs_own_layers)? The files that define it are dependencies;
+        (ExternalFunction.runs_own_layers) and differentiates nothing? The files that define it are dependencies;
         a file that starts to define it is not seen until one of those changes."""
         if not self.enabled:
             return False
@@ -1451,7 +1451,11 @@ class ProjectIndex:
                 for name, function in summary.functions.items()
                 if name.endswith("." + method) and name.count(".") == 1 and not function.placeholder
             ]
-        return bool(definitions) and all(d.runs_own_layers for d in definitions)
+        # one that differentiates (an update step) needs its graph, as forward_methods
+        # says of this file's classes
+        return bool(definitions) and all(
+            d.runs_own_layers and not d.differentiates for d in definitions
+        )
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
