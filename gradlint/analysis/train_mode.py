@@ -122,8 +122,12 @@ class TrainModeAnalysis:
             return []
         by_function: dict[cst.CSTNode, list[ModeSwitch]] = {}
         for switch in direct:
-            by_function.setdefault(self.index.scope_of(switch.anchor), []).append(switch)
+            scope = self.index.scope_of(switch.anchor)
+            if type(scope) is cst.FunctionDef:
+                by_function.setdefault(scope, []).append(switch)
         found: list[ModeSwitch] = []
+        if not by_function:
+            return found  # most files: no function switches anything
         for call in self.index.calls:
             statement = self.index.parent.get(call)
             if type(statement) is not cst.Expr:
