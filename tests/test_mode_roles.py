@@ -181,3 +181,46 @@ def test_one_function_for_both_phases_switched_by_its_flag(tmp_path):
         ("`model` is put in eval mode here", 6),
         ("called here with train=False, outside no_grad", 22),
     ]
+
+
+OWN_MANAGER = """
+import contextlib
+
+from torch import nn
+
+policy = nn.Linear(4, 2)
+
+
+class frozen:
+    def __init__(self, *nets):
+        self.nets = nets
+
+    def __enter__(self):
+        for net in self.nets:
+            net.train(False)
+
+    def __exit__(self, *args):
+        for net in self.nets:
+            net.train(True)
+
+
+@contextlib.contextmanager
+def sampling(net):
+    net.train()
+    yield net
+
+
+def act(obs):
+    with frozen(policy):
+        action = policy(obs).argmax().item()
+    with sampling(policy):
+        sampled = policy(obs).argmax().item()
+    return action, sampled
+"""
+
+
+def test_an_eval_mode_manager_of_the_file_itself(tmp_path):
+    # the manager beside its use, as one imported from utils.py is read: eval mode in
+    # its block (GL004); one that switches to train mode is no eval manager (GL012)
+    write(tmp_path, {".git/HEAD": "", "run.py": OWN_MANAGER})
+    assert findings(tmp_path / "run.py") == [(29, "GL004"), (31, "GL012")]

@@ -1537,6 +1537,15 @@ class ProjectIndex:
         self.dependencies[target] = stamp  # any change to the text may change a class
         return modes
 
+    def own_mode_manager(self, name: str) -> ModeManager | None:
+        """`name`, a module-level class or function of the linted file itself, as an
+        eval-mode manager (read from the file's own summary, as another file's would
+        be: one recipe for what a manager is)."""
+        if not self.enabled:
+            return None
+        summary = summary_of_file(self.path)
+        return summary.mode_managers.get(name) if summary is not None else None
+
     def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
         """`name`, imported from that project module, as an eval-mode manager; None when
         it is none (or the module's text switches no mode at all)."""

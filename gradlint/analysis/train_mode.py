@@ -197,11 +197,19 @@ class TrainModeAnalysis:
 
     def _managed_switches(self) -> list[ModeSwitch]:
         """`with eval_mode(agent):` where `eval_mode` is one of the project's context
-        managers that puts its arguments in eval mode (analysis.project.ModeManager):
+        managers, in this file or imported, that puts its arguments in eval mode
+        (analysis.project.ModeManager):
         each argument it switches is in eval mode inside the block, anchored at the
         manager's call in the `with` line."""
         project = self.summaries.project if self.summaries is not None else None
-        if project is None or not project.enabled or not self.index.imported_from:
+        if project is None or not project.enabled:
+            return []
+        own = {
+            statement.name.value
+            for statement in self.index.module.body
+            if isinstance(statement, (cst.ClassDef, cst.FunctionDef))
+        }
+        if not self.index.imported_from and not own:
             return []
         found: list[ModeSwitch] = []
         for node in self.index.nodes:
@@ -211,7 +219,11 @@ class TrainModeAnalysis:
                 call = item.item
                 if type(call) is not cst.Call:
                     continue
-                manager = self._imported_manager(call)
+                if type(call.func) is cst.Name and call.func.value in own:
+                    # a manager of this file (`class evaluating:` beside its use)
+                    manager = project.own_mode_manager(call.func.value)
+                else:
+                    manager = self._imported_manager(call)
                 if manager is None:
                     continue
                 for name in _managed_arguments(call, manager):

@@ -30,14 +30,14 @@ class EvalWithoutNoGrad(Rule):
     the model in, a loader (in this file or another) that returns it in eval mode, a
     helper of this file that switches what it is handed, with the flag its call passes
     (`set_mode(net, False)` with `def set_mode(m, training): m.train(training)`,
-    `self.training_mode(False)` switching `self.policy`), the module's own code for a route handler or a helper other functions call (when the
-    file never switches the model back), a context manager of the project that switches
-    its arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
+    `self.training_mode(False)` switching `self.policy`), the module's own code for a
+    route handler or a helper other functions call (when the file never switches the
+    model back), a context manager of the project (this file included) that switches its
+    arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
     `m.eval()` before it yields or a class whose `__enter__` calls `m.train(False)`), or
-    a sibling method (`def evaluate(self):
-    self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
-    the project runs after a call of that sibling on the same object, with nothing in
-    between that switches it back.
+    a sibling method (`def evaluate(self): self.G.eval()`, then `def sample(self):
+    self.G(z)`) when every call of the method in the project runs after a call of that
+    sibling on the same object, with nothing in between that switches it back.
 
     The forward may be a method of the model (`agent.act(obs)`, `model.encode(x)`): one
     of this file's module classes that computes with its layers (a class of no torch
