@@ -164,6 +164,24 @@ def argument_of(
     return call.args[found.index].value if found is not None and found.index is not None else None
 
 
+def passed_or_default(
+    call: cst.Call, func: cst.FunctionDef, param: str, *, method: bool
+) -> tuple[cst.BaseExpression, bool] | None:
+    """(the expression `call`, a call of the linted file's `func`, binds `param` to,
+    whether it is the parameter's default); None when that cannot be told. `method`:
+    `func` is defined directly in a class's body."""
+    found = bound_at(call, signature_of(func, method=method), param)
+    if found is None:
+        return None
+    if found.index is not None:
+        return call.args[found.index].value, False
+    params = func.params
+    for declared in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if declared.name.value == param and declared.default is not None:
+            return declared.default, True
+    return None
+
+
 def library_argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.Arg | None:
     """The argument of a library call (`F.mse_loss(input, target)`,
     `torch.autograd.grad(outputs, inputs, ...)`) that binds its parameter `keyword`, the

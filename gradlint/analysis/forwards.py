@@ -21,6 +21,8 @@ differentiated value depends on it (see `inference_forwards`).
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
@@ -444,13 +446,21 @@ class ForwardAnalysis:
             found: set[str] = set()
             modules = self.tensors.local_module_classes()
             for cls in self.index.classes:
-                if cls.name.value not in modules:
+                # a class of no torch base whose own `train`/`eval` switches its
+                # attributes (`def train(self, training): self.actor.train(training)`)
+                # is a module by use: those attributes are its layers
+                switched = set() if cls.name.value in modules else _mode_switched(cls)
+                if cls.name.value not in modules and not switched:
                     continue
-                layers = {
-                    attr
-                    for attr, kind in self.tensors._class_attributes(cls).items()
-                    if kind == "module"
-                } | self._module_attributes(cls)
+                layers = (
+                    {
+                        attr
+                        for attr, kind in self.tensors._class_attributes(cls).items()
+                        if kind == "module"
+                    }
+                    | self._module_attributes(cls)
+                    | switched
+                )
                 for stmt in cls.body.body:
                     if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
                         continue
@@ -458,6 +468,49 @@ class ForwardAnalysis:
                         found.add(stmt.name.value)
             self._forward_methods = found
         return self._forward_methods
+
+    def forward_target(self, call: cst.Call, modules: Set[str] = frozenset()) -> str | None:
+        """The model path `call` runs a forward of: `model(x)`, `model.forward(x)`, a
+        method of this file's modules that computes with their layers (`forward_methods`),
+        or, on a value whose uses show it is a module (one of `modules`: the paths a
+        scope puts in eval or train mode) and whose class is out of sight (built by a
+        factory such as `hydra.utils.instantiate(cfg.agent)`, handed in, another
+        file's), a method of its own given an input that every class of the project
+        defining it runs its layers in, with autograd recording: `agent.act(obs)`
+        (ProjectIndex.method_runs_layers), or one given a tensor whose output is kept
+        (method_forward). Not the nn.Module API (`model.state_dict()`),
+        not a method the project does not define (a library's `model.generate(ids)`
+        may run under its own `no_grad`), nor one that makes a tensor without layers
+        (`model.get_z_random(n, nz)`) or runs them under `no_grad` (`model.test(z)`)."""
+        func = call.func
+        if type(func) is not cst.Attribute:
+            return module_path(func)
+        method = func.attr.value
+        if method == "forward" or method in self.forward_methods():
+            return module_path(func.value)
+        attribute = module_path(func)  # `model.fc(x)`: the forward of the attribute
+        if attribute in modules:
+            return attribute
+        receiver = module_path(func.value)
+        if receiver in modules and call.args and self._own_forward_method(func, call):
+            return receiver
+        return self.method_forward(call, modules) or attribute
+
+    def _own_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
+        method = func.attr.value
+        if method in _NOT_FORWARD_METHODS or method in MODULE_MODE_METHODS or method[:2] == "__":
+            return False
+        receiver = module_path(func.value)
+        assert receiver is not None
+        owner = self._model_class(func.value, receiver, call)
+        if owner is not None and (
+            owner.startswith("torch.") or owner in {c.name.value for c in self.index.classes}
+        ):
+            return False  # its class is in sight: forward_methods has answered
+        if self._switches_grad_mode(method, None):
+            return False
+        project = self.summaries.project
+        return project is not None and project.method_runs_layers(method)
 
     def _module_attributes(self, cls: cst.ClassDef) -> set[str]:
         found: set[str] = set()
@@ -562,7 +615,7 @@ class ForwardAnalysis:
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
 
-    def method_forward(self, call: cst.Call, modules: set[str]) -> str | None:
+    def method_forward(self, call: cst.Call, modules: Set[str]) -> str | None:
         """The module of `modules` (names known by their use to be modules: put in eval
         mode) whose forward a call of one of its methods runs, when its class is out of
         sight: `state = self.model.encode(src)`. A method outside nn.Module's API, given
@@ -1014,6 +1067,28 @@ class ForwardAnalysis:
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
+
+
+def _mode_switched(cls: cst.ClassDef) -> set[str]:
+    """The attributes a class's own `train` or `eval` method switches: `self.actor` of
+    `def train(self, training=True): self.actor.train(training)`."""
+    found: set[str] = set()
+    for method in cls.body.body:
+        if type(method) is not cst.FunctionDef or method.name.value not in MODULE_MODE_METHODS:
+            continue
+        for statement in method.body.body:
+            if type(statement) is not cst.SimpleStatementLine:
+                continue
+            for small in statement.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
+                    continue
+                if call.func.attr.value not in MODULE_MODE_METHODS:
+                    continue
+                target = dotted_name(call.func.value)
+                if target is not None and target.startswith("self.") and target.count(".") == 1:
+                    found.add(target[5:])
+    return found
 
 
 def _is_true(expr: cst.CSTNode) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradlint.analysis.arguments import bound_at, signature_of
+from gradlint.analysis.arguments import passed_or_default
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -360,14 +360,7 @@ class PathConditions:
         """(the expression `site`, a call of `func`, binds `param` to, whether it is the
         parameter's default); None when that cannot be told (analysis.arguments)."""
         method = self.index.enclosing_class(func) is not None
-        found = bound_at(site, signature_of(func, method=method), param)
-        if found is None:
-            return None
-        if found.index is not None:
-            return site.args[found.index].value, False
-        declared = next(p for p in all_params(func.params) if p.name.value == param)
-        assert declared.default is not None  # bound to its default: it has one
-        return declared.default, True
+        return passed_or_default(site, func, param, method=method)
 
     def holds_at(self, condition: Condition, site: cst.Call, func: cst.FunctionDef) -> bool | None:
         value = self.value_at(site, func, condition.param)
@@ -759,14 +752,30 @@ class FlagPaths:
         if not chosen:
             caller = self._callers_switch(model, use, site) if site is not None else None
             return caller, False, skipped
+        # `model.train(training)`: the mode the call's flag picks
+        evals = [self._to_eval(s, site) for s in chosen]
+        if any(e is None for e in evals):
+            return None
         if all(
-            s.to_eval and (s.within is None or self.index.is_inside(use, s.within.body))
-            for s in chosen
+            e and (s.within is None or self.index.is_inside(use, s.within.body))
+            for s, e in zip(chosen, evals, strict=True)
         ):
             return chosen[-1], False, skipped
-        if not any(s.to_eval for s in chosen):
+        if not any(evals):
             return None, True, skipped
         return None
+
+    def _to_eval(self, switch: ModeSwitch, site: cst.Call | None) -> bool | None:
+        """Does the switch put the model in eval mode on the way through its function
+        that `site` takes? None when its flag is not known there."""
+        if switch.flag is None:
+            return switch.to_eval
+        func = self.index.scope_of(switch.anchor)
+        if site is None or type(func) is not cst.FunctionDef:
+            return None
+        value = self.conditions.value_at(site, func, switch.flag)
+        literal = value.constant.literal if value is not None else None
+        return None if type(literal) is not bool else not literal
 
     def _callers_switch(self, model: str, use: cst.CSTNode, site: cst.Call) -> ModeSwitch | None:
         """The eval switch of the argument `site` passes for the parameter `model`."""

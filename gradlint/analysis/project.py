@@ -70,6 +70,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
+    MODULE_API,
     NUMBER_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
@@ -155,6 +156,13 @@ class ExternalFunction:
     # (`def to_tensor(x, volatile=False): return Variable(x, volatile=volatile)`): a
     # caller's `volatile=True` is as much a no-op as the Variable's own
     volatile_params: list[str] = field(default_factory=list)
+    # a method that runs, with autograd recording, a forward of its object or of one of
+    # the object's attributes that is no method of its class (`self.actor(obs)`,
+    # `self(x)`, `self.netE.forward(x)`): calling it is a forward pass
+    runs_own_layers: bool = False
+    # a method with no body of its own (`@abstractmethod`, a docstring, `pass`, `...`,
+    # `raise NotImplementedError`): its subclasses' say what a call does
+    placeholder: bool = False
 
     # how a call binds its arguments to the parameters (analysis.arguments)
     signature: Signature = field(default_factory=Signature)
@@ -440,6 +448,9 @@ class _FunctionWalk:
         self.eval_calls: dict[str, ast.Call] = {}
         # the forwards' calls, beside their facts (whose in_loop is set after the walk)
         self.forward_calls: list[tuple[ast.Call, ForwardFact]] = []
+        # what the body calls on `self` with autograd recording: "" for `self(x)` and
+        # `self.forward(x)`, the attribute for `self.<attr>(x)` / `self.<attr>.forward(x)`
+        self.recorded_self_calls: set[str] = set()
 
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
@@ -560,6 +571,12 @@ class _FunctionWalk:
                 accumulated_parameter(ast_dotted_name(func.value), added, self.function.params)
             )
         dotted = ast_dotted_name(func)
+        if recording and dotted is not None and dotted.split(".", 1)[0] == "self":
+            parts = dotted.split(".")
+            if parts[-1] == "forward":
+                parts.pop()
+            if len(parts) <= 2:
+                self.recorded_self_calls.add(parts[1] if len(parts) == 2 else "")
         forwarded = forwarded_parameter(dotted, self.function.params)
         if forwarded is not None:
             fact = ForwardFact(recording=recording, kept=kept)
@@ -755,10 +772,11 @@ def _summarise_function(
     callees: set[str] | None = None,
     *,
     method: bool = False,
+    class_methods: frozenset[str] = frozenset(),
 ) -> ExternalFunction:
     """The function's summary; `callees` gets what its body calls that may be a
     function of the same file (_FunctionWalk.callees); `method`: it is defined directly
-    in a class's body."""
+    in a class's body, which defines `class_methods`."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
@@ -780,6 +798,12 @@ def _summarise_function(
             fact.in_loop = id(call) in in_hot_loops
     if callees is not None:
         callees |= visitor.callees
+    if method:
+        function.placeholder = _placeholder(node)
+        function.runs_own_layers = any(
+            attr not in class_methods and attr not in MODULE_API
+            for attr in visitor.recorded_self_calls
+        )
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
@@ -799,6 +823,22 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    if any(
+        ast_dotted_name(d) in ("abstractmethod", "abc.abstractmethod") for d in node.decorator_list
+    ):
+        return True
+    for stmt in node.body:
+        if isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue  # `pass`, a docstring, `...`
+        if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt):
+            continue
+        return False
+    return True
 
 
 def _in_hot_loops(body: list[ast.stmt]) -> set[int]:
@@ -850,12 +890,17 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             called = calls[node.name] = set()
             summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
+            methods = frozenset(
+                item.name
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
                     called = calls[name] = set()
                     summary.functions[name] = _summarise_function(
-                        item, imports, path, lines, called, method=True
+                        item, imports, path, lines, called, method=True, class_methods=methods
                     )
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
@@ -1342,6 +1387,8 @@ class ProjectIndex:
         # GL012's callers each ask), within the one file state a lint reads
         self._searches: dict[str, list[MethodCall] | None] = {}
         self._definitions: dict[str, list[ExternalFunction] | None] = {}
+        # method name -> method_runs_layers' answer
+        self._layer_methods: dict[str, bool] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -1446,6 +1493,23 @@ class ProjectIndex:
             self._root = project_root(self.path)
         return method_calls_in(query, self._root, self.path)
 
+    def method_runs_layers(self, method: str) -> bool:
+        """Is `obj.<method>(...)` a forward pass whatever the class of `obj`, as far as
+        the project tells: some class of the project's files defines the method
+        (methods_named, whose files are the answer's dependencies), and every definition
+        with a body runs, with autograd recording, its object's layers
+        (ExternalFunction.runs_own_layers) and differentiates nothing?"""
+        found = self._layer_methods.get(method)
+        if found is None:
+            definitions = [d for d in self.methods_named(method) or () if not d.placeholder]
+            # one that differentiates (an update step) needs its graph, as forward_methods
+            # says of this file's classes
+            found = bool(definitions) and all(
+                d.runs_own_layers and not d.differentiates for d in definitions
+            )
+            self._layer_methods[method] = found
+        return found
+
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:
         """`name` as imported `from <module> import name` (a dotted name for a method),
         defined there or re-exported by its star imports (`from .utils import *`). A
@@ -1525,6 +1589,15 @@ class ProjectIndex:
         modes, stamp = found
         self.dependencies[target] = stamp  # any change to the text may change a class
         return modes
+
+    def own_mode_manager(self, name: str) -> ModeManager | None:
+        """`name`, a module-level class or function of the linted file itself, as an
+        eval-mode manager (read from the file's own summary, as another file's would
+        be: one recipe for what a manager is)."""
+        if not self.enabled:
+            return None
+        summary = summary_of_file(self.path)
+        return summary.mode_managers.get(name) if summary is not None else None
 
     def mode_manager(self, module: str, level: int, name: str) -> ModeManager | None:
         """`name`, imported from that project module, as an eval-mode manager; None when

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.arguments import Signature, collected, shape_of
+from gradlint.analysis.arguments import (
+    Signature,
+    collected,
+    library_argument,
+    passed_or_default,
+    shape_of,
+)
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
@@ -40,6 +46,10 @@ class ModeSwitch:
     # For a model an eval-mode manager of the project switches (`with eval_mode(m):`):
     # the block, which alone runs in eval mode (the manager restores the mode on exit).
     within: cst.With | None = None
+    # For `model.train(training)` with `training` a parameter of the function: the
+    # parameter, whose value at each call of the function picks the mode (to_eval is
+    # then False: within the function the mode is not known to be eval).
+    flag: str | None = None
 
 
 def _literal(expr: cst.CSTNode) -> bool | None:
@@ -97,16 +107,110 @@ class TrainModeAnalysis:
                 + self._entry_states(direct)
                 + self._constructor_states(direct)
                 + self._managed_switches()
+                + self._helper_switches(direct)
             )
         return self._switches
 
+    def _helper_switches(self, direct: list[ModeSwitch]) -> list[ModeSwitch]:
+        """`set_mode(net, False)`, `self.training_mode(False)`: a call, as a statement, of
+        a function of this file that switches what it is handed (a parameter, a loop
+        over one, `self.<attr>` of a method called on `self`) switches it in the caller,
+        to eval mode when every switch of it in the function does so with the flags the
+        call gives (`net.train(mode)` with `mode=False`: analysis.arguments binds
+        them), else out of eval mode. Anchored at the call's statement, with the last
+        switch inside as `inner`."""
+        if self.summaries is None:
+            return []
+        by_function: dict[cst.CSTNode, list[ModeSwitch]] = {}
+        for switch in direct:
+            scope = self.index.scope_of(switch.anchor)
+            if type(scope) is cst.FunctionDef:
+                by_function.setdefault(scope, []).append(switch)
+        found: list[ModeSwitch] = []
+        if not by_function:
+            return found  # most files: no function switches anything
+        for call in self.index.calls:
+            statement = self.index.parent.get(call)
+            if type(statement) is not cst.Expr:
+                continue
+            callee = self.summaries.resolve(call)
+            if callee is None or callee not in by_function:
+                continue
+            method = self.index.enclosing_class(callee) is not None
+            decided: dict[str, list[tuple[ModeSwitch, bool | None]]] = {}
+            for switch in by_function[callee]:
+                path = self._caller_path(call, callee, switch, method)
+                if path is None:
+                    continue
+                to_eval: bool | None = switch.to_eval
+                if switch.flag is not None:
+                    bound = passed_or_default(call, callee, switch.flag, method=method)
+                    flag = _literal(bound[0]) if bound is not None else None
+                    to_eval = None if flag is None else not flag
+                decided.setdefault(path, []).append((switch, to_eval))
+            for path, switches in decided.items():
+                to_eval = all(mode is True for _, mode in switches)
+                inner = switches[-1][0].call
+                found.append(ModeSwitch(call, path, to_eval, statement, inner=inner))
+        return found
+
+    def _caller_path(
+        self, call: cst.Call, callee: cst.FunctionDef, switch: ModeSwitch, method: bool
+    ) -> str | None:
+        """The path, in the caller, of what `switch` inside `callee` switches."""
+        model = switch.model
+        root = path_root(model)
+        loop = self._loop_over(switch)
+        if loop is not None:  # `for net in nets: net.train(mode)`: every element
+            model, root = loop + "[]", path_root(loop)
+        rest = model[len(root) :]
+        if root == "self":
+            func = call.func
+            on_self = (
+                method
+                and type(func) is cst.Attribute
+                and type(func.value) is cst.Name
+                and func.value.value == "self"
+            )
+            return model if on_self and rest else None
+        params = {p.name.value for p in all_params(callee.params)}
+        if root not in params:
+            return None
+        bound = passed_or_default(call, callee, root, method=method)
+        if bound is None or bound[1]:
+            return None
+        passed = module_path(bound[0])
+        return passed + rest if passed is not None else None
+
+    def _loop_over(self, switch: ModeSwitch) -> str | None:
+        """For a switch of a `for` loop's variable (`for net in self.nets:
+        net.train(mode)`): the path the loop walks."""
+        if "." in switch.model or "[" in switch.model:
+            return None
+        for loop in self.index.enclosing_loops(switch.anchor):
+            if (
+                type(loop) is cst.For
+                and type(loop.target) is cst.Name
+                and loop.target.value == switch.model
+            ):
+                return module_path(loop.iter)
+        return None
+
     def _managed_switches(self) -> list[ModeSwitch]:
         """`with eval_mode(agent):` where `eval_mode` is one of the project's context
-        managers that puts its arguments in eval mode (analysis.project.ModeManager):
+        managers, in this file or imported, that puts its arguments in eval mode
+        (analysis.project.ModeManager):
         each argument it switches is in eval mode inside the block, anchored at the
         manager's call in the `with` line."""
         project = self.summaries.project if self.summaries is not None else None
-        if project is None or not project.enabled or not self.index.imported_from:
+        if project is None or not project.enabled:
+            return []
+        own = {
+            statement.name.value
+            for statement in self.index.module.body
+            if isinstance(statement, (cst.ClassDef, cst.FunctionDef))
+        }
+        if not self.index.imported_from and not own:
             return []
         found: list[ModeSwitch] = []
         for node in self.index.of_types(cst.With):
@@ -116,7 +220,11 @@ class TrainModeAnalysis:
                 call = item.item
                 if type(call) is not cst.Call:
                     continue
-                manager = self._imported_manager(call)
+                if type(call.func) is cst.Name and call.func.value in own:
+                    # a manager of this file (`class evaluating:` beside its use)
+                    manager = project.own_mode_manager(call.func.value)
+                else:
+                    manager = self._imported_manager(call)
                 if manager is None:
                     continue
                 for name in _managed_arguments(call, manager):
@@ -463,6 +571,9 @@ class TrainModeAnalysis:
             for call in self.index.calls:
                 switch = switch_of(call)
                 if switch is None:
+                    flagged = self._flag_switch(call)
+                    if flagged is not None:
+                        found.append(flagged)
                     continue
                 receiver, to_eval = switch
                 parent = self.index.parent.get(call)
@@ -486,6 +597,27 @@ class TrainModeAnalysis:
                             found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
             self._direct = found
         return self._direct
+
+    def _flag_switch(self, call: cst.Call) -> ModeSwitch | None:
+        """`model.train(training)`, a statement, with `training` a parameter of the
+        function that it never rebinds: its callers pick the mode."""
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value != "train":
+            return None
+        arg = library_argument(call, "mode", 0)  # nn.Module.train(mode=True)
+        if arg is None or type(arg.value) is not cst.Name:
+            return None
+        parent = self.index.parent.get(call)
+        receiver = module_path(func.value)
+        scope = self.index.scope_of(call)
+        if type(parent) is not cst.Expr or receiver is None or type(scope) is not cst.FunctionDef:
+            return None
+        flag = arg.value.value
+        if flag not in {p.name.value for p in all_params(scope.params)}:
+            return None
+        if self.bindings is None or self.bindings.nodes(scope, _REBINDINGS).get(flag):
+            return None  # rebound in the body: not the caller's value
+        return ModeSwitch(call, receiver, False, parent, flag=flag)
 
     def has_eval_switch(self) -> bool:
         return any(s.to_eval for s in self.switches())

@@ -27,30 +27,38 @@ class EvalWithoutNoGrad(Rule):
     mode is not a mechanism to locally disable gradient computation."
 
     The eval switch may be in another function than the forward: a caller that passes
-    the model in, a loader (in this file or another) that returns it in eval mode, the
-    module's own code for a route handler or a helper other functions call (when the
-    file never switches the model back), a context manager of the project that switches
-    its arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
+    the model in, a loader (in this file or another) that returns it in eval mode, a
+    helper of this file that switches what it is handed, with the flag its call passes
+    (`set_mode(net, False)` with `def set_mode(m, training): m.train(training)`,
+    `self.training_mode(False)` switching `self.policy`), the module's own code for a
+    route handler or a helper other functions call (when the file never switches the
+    model back), a context manager of the project (this file included) that switches its
+    arguments for the block (`with utils.eval_mode(agent):`, a generator that calls
     `m.eval()` before it yields or a class whose `__enter__` calls `m.train(False)`), or
-    a sibling method (`def evaluate(self):
-    self.G.eval()`, then `def sample(self): self.G(z)`) when every call of the method in
-    the project runs after a call of that sibling on the same object, with nothing in
-    between that switches it back. A switch in the constructor (`self.net.eval()` in
-    `__init__`, or in a base's `__init__` the subclass's runs) holds in every method of
-    the object, since each runs after it, when nothing in the class, its bases or its
-    subclasses switches the attribute again or builds it anew, no code of the file
-    switches an attribute of that name on another object, and no class of them may be a
-    module (every base is in the file or `object`): a module's `train()` switches its
-    submodules back.
+    a sibling method (`def evaluate(self): self.G.eval()`, then `def sample(self):
+    self.G(z)`) when every call of the method in the project runs after a call of that
+    sibling on the same object, with nothing in between that switches it back. A switch
+    in the constructor (`self.net.eval()` in `__init__`, or in a base's `__init__` the
+    subclass's runs) holds in every method of the object, since each runs after it, when
+    nothing in the class, its bases or its subclasses switches the attribute again or
+    builds it anew, no code of the file switches an attribute of that name on another
+    object, and no class of them may be a module (every base is in the file or
+    `object`): a module's `train()` switches its submodules back.
 
     A forward is a call of the model (`model(x)`, `model.forward(x)`), a method of a
-    module class of this file that computes with its layers (`model.encode(x)`), or, for
-    a model whose class is out of sight, a method outside nn.Module's API given a
+    module class of this file that computes with its layers (`model.encode(x)`; a class
+    of no torch base counts as a module when its own `train` switches its attributes:
+    `def train(self, training): self.actor.train(training)`), or, for a model whose
+    class is out of sight (handed in, another file's, built by a factory such as
+    `hydra.utils.instantiate(cfg.agent)`): a method outside nn.Module's API given a
     tensor whose output is kept (`state = self.model.encode(src)` with `src =
-    img.unsqueeze(0).to(device)`). Not one whose name a class of the project defines
-    with a grad mode of its own (a GAN wrapper's `test` under `with torch.no_grad():`),
-    nor transformers' `generate`, which runs under `no_grad` itself. A forward that is a
-    statement of its own (a warm-up `model(x)`) is flagged too, its impact the
+    img.unsqueeze(0).to(device)`), or a method given an input that every class of the
+    project defining it runs its layers in with autograd on (`agent.act(obs)`). Not one
+    whose name a class of the project defines with a grad mode of its own (a GAN
+    wrapper's `test` under `with torch.no_grad():`) or that makes a tensor without
+    layers (`model.get_z_random(n, nz)`), nor a library method the project does not
+    define (transformers' `generate`, which runs under `no_grad` itself). A forward that
+    is a statement of its own (a warm-up `model(x)`) is flagged too, its impact the
     statement's (`once` in a script): its output is dropped at once, but every
     activation was saved for a backward while it ran, a peak the same forward under
     `no_grad` never reaches; unless its function differentiates something, into which
@@ -59,7 +67,8 @@ class EvalWithoutNoGrad(Rule):
     ref)`, a test of the forward itself) is not flagged.
 
     One function may serve both phases, picked by a flag: `if train: model.train()
-    else: model.eval()`, the backward under `if train:`. Each call of it in the file
+    else: model.eval()` or `model.train(train)`, the backward under `if train:`. Each
+    call of it in the file
     is then read with the flag it gives (a literal or a constant such as
     `LoopPhase.TEST`, passed or left to its default): a call in which the model is in
     eval mode (switched by the function on that path, or by the caller before the
@@ -173,7 +182,7 @@ class EvalWithoutNoGrad(Rule):
         for node in index.walk(body, into_functions=True):
             if type(node) is not cst.Call:
                 continue
-            model = self._called_model(node, models)
+            model = facts.forwards.forward_target(node, models)
             inner = index.scope_of(node)
             if model in models:
                 if inner is scope:
@@ -233,7 +242,7 @@ class EvalWithoutNoGrad(Rule):
         # A helper's own forwards were asked whether they keep their output
         # (inference_arguments); what the helper returns, an accuracy printed at once
         # (`print(evaluate(model, loader))`), says nothing of the graph inside it.
-        helper = at is call and self._called_model(call, {model}) != model
+        helper = at is call and forwards.forward_target(call, {model}) != model
         inside = forwards.helper_forwards(call, model) if helper else []
         # another file's helper: its summary says whether its forward is in its loop
         looped_elsewhere = helper and not inside and forwards.external_forward_in_loop(call, model)
@@ -275,15 +284,6 @@ class EvalWithoutNoGrad(Rule):
             else Confidence.HIGH,
             cost=cost,
         )
-
-    def _called_model(self, call: cst.Call, models: set[str]) -> str | None:
-        """The model a call runs a forward of: `_called_model`'s, or a model of `models`
-        whose method of a class out of sight it calls (`self.model.encode(src)`)."""
-        forwards = self.facts.forwards
-        model = _called_model(call, forwards.forward_methods())
-        if model in models:
-            return model
-        return forwards.method_forward(call, models) or model
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:
         """One function for both phases, picked by a flag (`run_epoch(train=False)`):
@@ -353,17 +353,6 @@ def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
     """A related place in another file: (path, line, column, end line, end column)."""
     path, line, column, end_line, end_column = where
     return Related(label, path, Position(line, column), Position(end_line, end_column))
-
-
-def _called_model(call: cst.Call, forward_methods: set[str]) -> str | None:
-    """The model a call runs a forward of: `model(x)`, `model.forward(x)`, or a method of
-    this file's modules that computes with their layers (`model.encode(x)`)."""
-    func = call.func
-    if type(func) is cst.Attribute and (
-        func.attr.value == "forward" or func.attr.value in forward_methods
-    ):
-        return module_path(func.value)
-    return module_path(func)
 
 
 def _binds(index, func: cst.FunctionDef, name: str) -> bool:
