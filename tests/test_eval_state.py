@@ -253,3 +253,63 @@ def test_the_search_for_a_methods_definitions_is_a_dependency(tmp_path):
     (tmp_path / "encoder.py").write_text(encoder, encoding="utf-8")
     assert project.affected_by(dependencies, str(tmp_path / "encoder.py"))
     assert not project.dependencies_unchanged(dependencies)
+
+
+# -- the binding that made the model is no rebinding after its switch -----------------
+
+TEST_AFTER_THE_EPOCHS = """
+import sys
+
+import torch
+from torch import nn
+
+
+def evaluate(model, batch):
+    logits = model(batch)
+    loss = logits.logsumexp(1).mean()
+    return loss, (logits.argmax(1) == 0).float().mean().item()
+
+
+if __name__ == "__main__":
+    train_batches = [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]
+    test_batches = [torch.randn(4, 8)]
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(), nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(1, int(sys.argv[1]) + 1):
+        model.train()
+        for x, y in train_batches:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+    for batch in test_batches:
+        loss, accuracy = evaluate(model, batch)
+        print(accuracy)
+"""
+
+REBOUND_AFTER_THE_SWITCH = """
+import torch
+from torch import nn
+
+
+def evaluate(model, batch):
+    return model(batch).argmax(1).float().mean().item()
+
+
+def main(test_batches, load):
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(), nn.Linear(8, 2))
+    model.eval()
+    model = load()
+    for batch in test_batches:
+        print(evaluate(model, batch))
+"""
+
+
+def test_a_test_loop_after_the_epoch_loop_runs_in_the_eval_mode_the_loop_left():
+    # learn2learn's protonet example: `model = Net()` reaches the test loop only along
+    # the path that never ran an epoch; the path through the epochs leaves it in eval mode.
+    assert [code for _, code, _ in findings(TEST_AFTER_THE_EPOCHS)] == ["GL004"]
+
+
+def test_a_model_rebound_after_its_switch_has_an_unknown_mode():
+    assert [code for _, code, _ in findings(REBOUND_AFTER_THE_SWITCH) if code == "GL004"] == []

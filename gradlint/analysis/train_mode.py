@@ -675,13 +675,20 @@ class TrainModeAnalysis:
         self, model: str, use: cst.CSTNode, anchors: set[cst.CSTNode]
     ) -> list[cst.CSTNode]:
         """The statements of the use's scope that bind the variable the model's path
-        starts from (`model` of `model['f_base_net']`), other than a switch's own
-        (`m = Net().eval()`)."""
+        starts from (`model` of `model['f_base_net']`) after a switch of it, other than
+        a switch's own (`m = Net().eval()`). The binding that made the model, before any
+        switch, is no rebinding: it reaches a use after a loop only along the path that
+        never entered the loop (`model = Net()`, `for epoch ...: model.train() ...
+        model.eval()`, then a test loop), which says nothing against the eval mode the
+        loop leaves."""
         if self.bindings is None:
             return []
         scope = self.index.scope_of(use)
         found = self.bindings.nodes(scope, _REBINDINGS).get(path_root(model), [])
-        return [node for node in found if node not in anchors]
+        switches = list(anchors)
+        return [
+            node for node in found if node not in anchors and self.index.reaching(switches, node)
+        ]
 
     def _global_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
         """A function that reads a module-level model it never switches (a web route's
