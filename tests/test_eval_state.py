@@ -313,3 +313,39 @@ def test_a_test_loop_after_the_epoch_loop_runs_in_the_eval_mode_the_loop_left():
 
 def test_a_model_rebound_after_its_switch_has_an_unknown_mode():
     assert [code for _, code, _ in findings(REBOUND_AFTER_THE_SWITCH) if code == "GL004"] == []
+
+
+MOVED_AFTER_THE_SWITCH = """
+import torch
+from torch import nn
+
+extractor = nn.Sequential(nn.Linear(8, 8), nn.Dropout())
+extractor.eval()
+if torch.cuda.is_available():
+    extractor = extractor.cuda().float()
+for batch in [torch.randn(4, 8)]:
+    features = extractor(batch)
+    print(features.norm().item())
+"""
+
+
+def test_a_model_moved_to_a_device_after_its_switch_keeps_its_mode():
+    # `.cuda()`, `.to(device)`, `.float()` return the module itself (PyTorch-GAN's srgan:
+    # `feature_extractor = feature_extractor.cuda()` after its `eval()`).
+    assert [code for _, code, _ in findings(MOVED_AFTER_THE_SWITCH)] == ["GL004"]
+
+
+def test_a_self_returning_call_on_the_same_name_is_no_new_module():
+    import libcst as cst
+
+    from gradlint.analysis.train_mode import _same_module_again
+
+    def statement(code: str) -> cst.CSTNode:
+        return cst.parse_statement(code).body[0]
+
+    assert _same_module_again(statement("net = net.cuda()"), "net")
+    assert _same_module_again(statement("net = net.to(device).float()"), "net")
+    assert not _same_module_again(statement("net = other.cuda()"), "net")
+    assert not _same_module_again(statement("net = load(net)"), "net")
+    assert not _same_module_again(statement("net = net.module"), "net")
+    assert not _same_module_again(statement("net = net.fuse()"), "net")

@@ -27,7 +27,7 @@ from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.tensors import all_params
-from gradlint.analysis.torch_api import MODULE_API, called_implicitly
+from gradlint.analysis.torch_api import MODULE_API, SELF_RETURNING_MODULE_METHODS, called_implicitly
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,22 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
 
 # What gives a model's variable a new value whose mode this scope never set.
 _REBINDINGS = ASSIGNMENTS | {BindingKind.FOR, BindingKind.WITH}
+
+
+def _same_module_again(binding: cst.CSTNode, name: str) -> bool:
+    """`model = model.cuda()`, `net = net.to(device).float()`: the name is bound to the
+    module it held, which those methods return, so its mode is the one it had."""
+    if type(binding) is not cst.Assign or len(binding.targets) != 1:
+        return False
+    value: cst.BaseExpression = binding.value
+    moved = False
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:
+        if value.func.attr.value not in SELF_RETURNING_MODULE_METHODS:
+            return False
+        moved = True
+        value = value.func.value
+    target = binding.targets[0].target
+    return moved and dotted_name(value) == name and dotted_name(target) == name
 
 
 class TrainModeAnalysis:
@@ -687,7 +703,11 @@ class TrainModeAnalysis:
         found = self.bindings.nodes(scope, _REBINDINGS).get(path_root(model), [])
         switches = list(anchors)
         return [
-            node for node in found if node not in anchors and self.index.reaching(switches, node)
+            node
+            for node in found
+            if node not in anchors
+            and not _same_module_again(node, path_root(model))
+            and self.index.reaching(switches, node)
         ]
 
     def _global_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
