@@ -26,9 +26,11 @@ A person then judges each row by reading the code:
 
 - recall: the share of POS sites whose code is an existing rule that gradlint reports at
   that site (a finding of that code in the same file whose line is in the site's range);
-- precision: over every finding in the census files, TRUE when it falls on a POS site of
-  its code, FALSE when it falls only on NEG sites of its code, otherwise judged by a row of
-  `ledger.tsv`, otherwise unjudged (printed).
+- precision: over every finding in the census files, FALSE when a row of `judged.tsv` or
+  `ledger.tsv` read it false at its line (a site's range is coarser than a finding; such a
+  finding catches no site either), else TRUE when it falls on a POS site of its code,
+  FALSE when it falls only on NEG sites of its code, otherwise judged by a row of
+  `judged.tsv` or `ledger.tsv`, otherwise unjudged (printed).
 
 `--check` exits 1 when a finding is judged false or unjudged, or a POS site is missed.
 
@@ -279,6 +281,10 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
     repos = [r for r in ledger.read_corpus() if half in ("all", half_of(r.name))]
     judged = {r.key: r.verdict for r in ledger.read_ledger()}
     judged |= read_judged()
+
+    def judged_false(repo: str, path: str, line: str, code: str) -> bool:
+        said = judged.get((repo, path, line, code))
+        return said is not None and said not in ledger.GOOD
     stats = {h: Counter() for h in ("dev", "test")}
     per_rule: dict[tuple[str, str], Counter] = defaultdict(Counter)
     missed: list[str] = []
@@ -325,7 +331,9 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             stats[h]["pos"] += 1
             per_rule[(h, site.code)]["pos"] += 1
             if any(
-                same_pitfall(code, site.code) and (site.covers(p, ln) or site.cites(p, ln))
+                same_pitfall(code, site.code)
+                and (site.covers(p, ln) or site.cites(p, ln))
+                and not judged_false(repo.name, p, ln, code)
                 for p, ln, code, *_ in findings + elsewhere
             ):
                 stats[h]["caught"] += 1
@@ -337,7 +345,9 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             per_rule[(h, code)]["findings"] += 1
             on = [s for s in rows if s.label and s.covers(path, line) and code in s.codes]
             verdict = None
-            if any(
+            if judged_false(repo.name, path, line, code):
+                verdict = "FALSE"  # read at its line: the site's range is coarser
+            elif any(
                 s.label == "POS"
                 and same_pitfall(s.code, code)
                 and (s.covers(path, line) or s.cites(path, line))
