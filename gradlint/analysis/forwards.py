@@ -27,9 +27,10 @@ from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -41,9 +42,8 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
     MODULE_API,
-    MODULE_MODE_METHODS,
     MODULE_SETUP_METHODS,
-    PARAMETER_HOLDING_METHODS,
+    PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
@@ -52,12 +52,6 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
-# What a model built out of sight (a torchvision detector, a loaded checkpoint) shows of
-# itself: its parameters asked for or cleared, its weights loaded or saved, its mode
-# switched. Something called on inputs that has one of these is a module with weights.
-_PARAMETER_EVIDENCE = (
-    PARAMETER_HOLDING_METHODS | MODULE_MODE_METHODS | {"zero_grad", "load_state_dict"}
-)
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
@@ -801,7 +795,10 @@ class ForwardAnalysis:
     def _passed_by_callers(self, name: str, use: cst.CSTNode) -> bool:
         """A parameter of the enclosing function that the function's callers in this
         file fill with a module that holds parameters (`generate(decoder, ...)` called
-        with `decoder = CharRNN()`), and never with anything known not to be one."""
+        with `decoder = CharRNN()`), and never with anything known not to be one. A
+        module-level function that no call in this file runs is asked of its callers in
+        the project's other files instead (`generate_image(aG, z)` in train.py, after
+        `Adam(aG.parameters())`): each of them must pass such a module."""
         head, _, rest = name.partition(".")
         if rest or head in ("self", "cls"):
             return False
@@ -824,9 +821,37 @@ class ForwardAnalysis:
                     verdicts.add(self.has_parameters(argument, site))
                 else:
                     verdicts.add(False)
+            if not verdicts and self.index.scope_of(scope) is self.index.module:
+                return self._passed_by_callers_elsewhere(scope, head)
         finally:
             self._asking_callers.discard(scope)
         return verdicts == {True}
+
+    def _passed_by_callers_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
+        """Does every call of the module-level function in the project's other files (one
+        at least) pass, for `param`, a module that shows its parameters in the caller's
+        scope (project.CallerContext.model_arguments)? The search is the one GL012's
+        result uses and the impact ask of the function: made once."""
+        project = self.summaries.project
+        if project is None or not project.enabled:
+            return False
+        query = callers_query(self.summaries.callees, project, func)
+        if query is None:
+            return False
+        contexts = caller_contexts(project, query)
+        if not contexts:
+            return False
+        params = [p for p in func.params.posonly_params] + list(func.params.params)
+        names = [p.name.value for p in params]
+        position = names.index(param) if param in names else None
+        keyword = param if param in names[len(func.params.posonly_params) :] else None
+        if param in (p.name.value for p in func.params.kwonly_params):
+            keyword = param
+        return all(
+            (position is not None and position in c.model_arguments)
+            or (keyword is not None and keyword in c.model_arguments)
+            for c in contexts
+        )
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not
@@ -887,7 +912,7 @@ class ForwardAnalysis:
             owners: dict[str, list[cst.Call]] = {}
             for call in self.index.calls:
                 func = call.func
-                if type(func) is cst.Attribute and func.attr.value in _PARAMETER_EVIDENCE:
+                if type(func) is cst.Attribute and func.attr.value in PARAMETER_EVIDENCE_METHODS:
                     receiver = module_path(func.value)
                     if receiver is not None:
                         owners.setdefault(receiver, []).append(call)

@@ -71,6 +71,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
     NUMBER_METHODS,
+    PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
@@ -2510,6 +2511,11 @@ class CallerContext:
     # the call's result is only read as numbers there (summary_facts.ResultUse: `.data`
     # saved as an image, `.item()`), and nothing can use its graph
     numbers_only: bool = False
+    # the arguments that are modules with parameters in the caller's scope, by position
+    # (positional ones before any `*args`) and by keyword: a name whose `.parameters()`
+    # is asked for, whose gradients are cleared, whose weights are loaded or whose mode
+    # is switched there (`generate_image(aG, z)` after `Adam(aG.parameters())`)
+    model_arguments: frozenset[int | str] = frozenset()
 
 
 def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerContext] | None:
@@ -2588,8 +2594,59 @@ def _context_of(
         child, current = current, parents.get(id(current))
     numbers_only = _read_as_numbers(node, parents, imports)
     return CallerContext(
-        call, tuple(loops), function, test_function, _has_tests(tree), numbers_only
+        call,
+        tuple(loops),
+        function,
+        test_function,
+        _has_tests(tree),
+        numbers_only,
+        _model_arguments(node, parents, tree),
     )
+
+
+def _model_arguments(
+    call: ast.Call, parents: dict[int, ast.AST], tree: ast.Module
+) -> frozenset[int | str]:
+    """CallerContext.model_arguments: the names the call passes that show themselves as
+    modules with parameters in the call's own scope (analysis.forwards asks the same of
+    a name in the linted file, there with its bindings followed)."""
+    passed: dict[str, list[int | str]] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break  # later positions are not known
+        if isinstance(arg, ast.Name):
+            passed.setdefault(arg.id, []).append(position)
+    for keyword in call.keywords:
+        if keyword.arg is not None and isinstance(keyword.value, ast.Name):
+            passed.setdefault(keyword.value.id, []).append(keyword.arg)
+    if not passed:
+        return frozenset()
+    scope: ast.AST | None = parents.get(id(call))
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+        return frozenset()
+    found: set[int | str] = set()
+    for node in _own_nodes(scope):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in PARAMETER_EVIDENCE_METHODS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in passed
+        ):
+            found.update(passed[node.func.value.id])
+    return frozenset(found)
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of the scope's own statements: nested functions and classes left out."""
+    work = list(ast.iter_child_nodes(scope))
+    while work:
+        node = work.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            work.extend(ast.iter_child_nodes(node))
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
