@@ -41,8 +41,7 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
-    MODULE_API,
-    MODULE_SETUP_METHODS,
+    NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
@@ -56,7 +55,6 @@ from gradlint.analysis.values import Kind, ValueAnalysis
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
 # Methods of a module class that are not forwards: nn.Module's API and its set-up.
-_NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 
 
 class ForwardAnalysis:
@@ -92,6 +90,7 @@ class ForwardAnalysis:
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef | cst.Lambda, bool] = {}
+        self._imported_forwards: dict[cst.Call, bool] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
         self._scope_differentiation: dict[cst.CSTNode, bool] = {}
 
@@ -446,7 +445,7 @@ class ForwardAnalysis:
                     if kind == "module"
                 } | self._module_attributes(cls)
                 for stmt in cls.body.body:
-                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
+                    if type(stmt) is not cst.FunctionDef or stmt.name.value in NOT_FORWARD_METHODS:
                         continue
                     if self._computes_with(stmt, layers):
                         found.add(stmt.name.value)
@@ -540,7 +539,9 @@ class ForwardAnalysis:
         func = call.func
         target: cst.CSTNode = func
         if type(func) is cst.Attribute and (
-            func.attr.value == "forward" or func.attr.value in self.forward_methods()
+            func.attr.value == "forward"
+            or func.attr.value in self.forward_methods()
+            or self._imported_forward_method(call)
         ):
             target = func.value
         name = module_path(target)
@@ -556,6 +557,19 @@ class ForwardAnalysis:
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
 
+    def _imported_forward_method(self, call: cst.Call) -> bool:
+        """`obj.method(...)` that runs the layers of `obj`, an instance of a module class
+        of the project's other files (summaries.runs_imported_layers), asked once per
+        call: the method's name must not be one of nn.Module's own."""
+        func = call.func
+        assert type(func) is cst.Attribute
+        if func.attr.value in NOT_FORWARD_METHODS:
+            return False
+        found = self._imported_forwards.get(call)
+        if found is None:
+            found = self._imported_forwards[call] = self.summaries.runs_imported_layers(call)
+        return found
+
     def method_forward(self, call: cst.Call, modules: set[str]) -> str | None:
         """The module of `modules` (names known by their use to be modules: put in eval
         mode) whose forward a call of one of its methods runs, when its class is out of
@@ -570,7 +584,7 @@ class ForwardAnalysis:
         if type(func) is not cst.Attribute:
             return None
         method = func.attr.value
-        if method in _NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
+        if method in NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
             return None
         name = module_path(func.value)
         if name is None or name not in modules:

@@ -70,6 +70,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
+    NOT_FORWARD_METHODS,
     NUMBER_METHODS,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
@@ -152,6 +153,10 @@ class ExternalFunction:
     # that raises on a tensor that requires grad (`.numpy()` before any `.detach()`):
     # `def to_np(t): return t.cpu().detach().numpy()`
     number_params: dict[str, bool] = field(default_factory=dict)
+    # a method of a class that runs the module's own layers (`self.decoder(z)`,
+    # `self(x)`, `self.forward(x)`: an attribute the class assigns a built object): a
+    # call of it on an instance of a class with weights is a forward (`model.sample(n)`)
+    runs_own_layers: bool = False
     # parameters handed on unchanged as `volatile=` of an autograd `Variable`
     # (`def to_tensor(x, volatile=False): return Variable(x, volatile=volatile)`): a
     # caller's `volatile=True` is as much a no-op as the Variable's own
@@ -851,13 +856,15 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             called = calls[node.name] = set()
             summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
+            layers = _built_attributes(node)
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
                     called = calls[name] = set()
-                    summary.functions[name] = _summarise_function(
+                    function = summary.functions[name] = _summarise_function(
                         item, imports, path, lines, called, method=True
                     )
+                    function.runs_own_layers = bool(layers) and _runs_own_layers(item, layers)
             if _builds_weighted_layers(node):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
@@ -981,6 +988,48 @@ def _mode_switch(call: ast.Call) -> bool | None:
 
 def _bool_constant(node: ast.AST) -> bool | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
+
+
+def _built_attributes(cls: ast.ClassDef) -> set[str]:
+    """The attributes of `self` the class assigns a built object (`self.fc =
+    nn.Linear(...)`, `self.encoder = Encoder(...)`), its own methods left out: what a
+    call `self.<attr>(...)` of a method runs is one of its layers."""
+    methods = {
+        item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                    and target.attr not in methods
+                ):
+                    found.add(target.attr)
+    return found
+
+
+def _runs_own_layers(method: ast.FunctionDef | ast.AsyncFunctionDef, layers: set[str]) -> bool:
+    """ExternalFunction.runs_own_layers: the method's own body (nested functions left
+    out) calls one of the class's built attributes, the module itself or its forward."""
+    if method.name in NOT_FORWARD_METHODS or method.name.startswith("__"):
+        return False
+    for node in _own_nodes(method):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "self":
+            return True
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and (func.attr in layers or func.attr == "forward")
+        ):
+            return True
+    return False
 
 
 def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
@@ -1563,8 +1612,19 @@ class ProjectIndex:
         if summary is None:
             return None
         found = summary.functions.get(name)
-        if found is not None or "." in name:
+        if found is not None:
             return found
+        owner, dot, method = name.partition(".")
+        if dot:
+            # `Class.method` of a class the module re-exports by name (`from .lvae
+            # import LVAE` in a package's `__init__.py`)
+            reexport = summary.reexports.get(owner)
+            if reexport is not None:
+                module, level, original = reexport
+                inner = self._target(module, level, importer=target)
+                if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                    return self._defined_in(inner, f"{original}.{method}", seen)
+                return None
         for module, level in summary.star_imports:
             inner = self._target(module, level, importer=target)
             if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:

@@ -267,6 +267,9 @@ MODULE_API = SELF_RETURNING_MODULE_METHODS | frozenset(
 MODULE_SETUP_METHODS = frozenset(
     {"forward", "__init__", "reset_parameters", "init_weights", "_init_weights"}
 )
+# A module's methods that are never a forward pass of it, though they may call its
+# layers: its API and its setup (`forward` itself is named as such where it counts).
+NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 # Calls of a module's own methods that may freeze it or hand it to code we cannot see.
 FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
 MODULE_MODE_METHODS = frozenset({"train", "eval"})
