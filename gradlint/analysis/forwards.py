@@ -51,7 +51,6 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
-
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
 # Methods of a module class that are not forwards: nn.Module's API and its set-up.

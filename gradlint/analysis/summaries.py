@@ -433,9 +433,11 @@ class FunctionSummaries:
         if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
             return False
         origin = self.index.imported_from.get(cls_name)
-        if origin is None or origin[2] is None:
+        if origin is None:
             return False
         module, level, name = origin
+        if name is None:
+            return False
         external = self.project.function(module, level, f"{name}.{func.attr.value}")
         return (
             external is not None
