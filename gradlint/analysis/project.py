@@ -856,7 +856,13 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             called = calls[node.name] = set()
             summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
-            layers = _built_attributes(node)
+            built = _built_attributes(node)
+            methods = {
+                item.name
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            layers = set(built) - methods
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
@@ -865,7 +871,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         item, imports, path, lines, called, method=True
                     )
                     function.runs_own_layers = bool(layers) and _runs_own_layers(item, layers)
-            if _builds_weighted_layers(node):
+            if _builds_weighted_layers(built):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
@@ -990,24 +996,22 @@ def _bool_constant(node: ast.AST) -> bool | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
-def _built_attributes(cls: ast.ClassDef) -> set[str]:
-    """The attributes of `self` the class assigns a built object (`self.fc =
-    nn.Linear(...)`, `self.encoder = Encoder(...)`), its own methods left out: what a
-    call `self.<attr>(...)` of a method runs is one of its layers."""
-    methods = {
-        item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
-    found: set[str] = set()
+def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
+    """attribute -> the last names of what the class's methods build into `self.<it>`
+    (`self.fc = nn.Linear(...)`: "Linear"; `self.encoder = Encoder(...)`): its layers,
+    if it is a module."""
+    found: dict[str, set[str]] = {}
     for node in ast.walk(cls):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            for target in node.targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                    and target.attr not in methods
-                ):
-                    found.add(target.attr)
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        built = (ast_dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                found.setdefault(target.attr, set()).add(built)
     return found
 
 
@@ -1032,21 +1036,15 @@ def _runs_own_layers(method: ast.FunctionDef | ast.AsyncFunctionDef, layers: set
     return False
 
 
-def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
+def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
     """Does a method of the class store a torch.nn layer with weights in `self`
-    (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)?"""
-    for node in ast.walk(cls):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-            continue
-        if not any(
-            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-            for t in node.targets
-        ):
-            continue
-        built = (ast_dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
-        if built in PARAMETRIC_LAYERS or built in CONTAINER_MODULES:
-            return True
-    return False
+    (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)? `built`: its
+    _built_attributes."""
+    return any(
+        name in PARAMETRIC_LAYERS or name in CONTAINER_MODULES
+        for names in built.values()
+        for name in names
+    )
 
 
 # -- finding the project's modules -------------------------------------------------------
