@@ -299,7 +299,7 @@ NOT_BINDING_TABLES = {
     ("gradlint/rules/gl004_eval_without_no_grad.py", "_binds"): "whether a function "
     "shadows one name (parameters without *args, plain assignments)",
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
-    ("gradlint/analysis/project.py", "_builds_weighted_layers"): "`ast`: a class's layers",
+    ("gradlint/analysis/project.py", "_built_attributes"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
     ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
     "`__init__` stores from its parameters (`self.models = models`)",

@@ -256,3 +256,76 @@ def test_a_class_a_package_re_exports_by_name(tmp_path):
         },
     )
     assert codes_and_lines(tmp_path / "tests" / "test_lvae.py") == [("GL012", 12)]
+
+
+VAE_PACKAGE = {
+    ".git/HEAD": "",
+    "models/__init__.py": "from .base import *\nfrom .lvae import LVAE\n",
+    "models/base.py": "",
+    "models/lvae.py": """
+        import torch
+        from torch import nn
+
+
+        class LVAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.decoder_input = nn.Linear(4, 8)
+
+            def forward(self, x):
+                return self.decoder_input(x)
+
+            def sample(self, num_samples, current_device):
+                z = torch.randn(num_samples, 4)
+                return self.decoder_input(z.to(current_device))
+
+            @torch.no_grad()
+            def generate(self, num_samples):
+                return self.decoder_input(torch.randn(num_samples, 4))
+
+            def fit(self, x):
+                self.decoder_input(x).sum().backward()
+                return x
+
+            def latent(self, x):
+                return self.reparameterize(x)
+
+            def reparameterize(self, x):
+                return x * 2
+    """,
+}
+
+
+def _test_calling(method: str, model: str = "LVAE()") -> str:
+    return f"""
+        import unittest
+
+        import torch
+        from models import LVAE
+
+
+        class TestLVAE(unittest.TestCase):
+            def setUp(self):
+                self.model = {model}
+
+            def test_sample(self):
+                y = self.model.{method}
+                print(y.shape)
+    """
+
+
+def test_a_method_of_an_imported_model_that_runs_its_layers_is_a_forward(tmp_path):
+    # AntixK's tests/test_lvae.py: `self.model.sample(144, 0)`, only its shape printed
+    write(tmp_path, {**VAE_PACKAGE, "tests/test_lvae.py": _test_calling("sample(144, 0)")})
+    assert codes_and_lines(tmp_path / "tests" / "test_lvae.py") == [("GL012", 12)]
+
+
+def test_methods_of_an_imported_model_that_run_no_recording_forward(tmp_path):
+    for method in (
+        "generate(144)",  # under its own no_grad
+        "fit(torch.randn(2, 4))",  # differentiates
+        "latent(torch.randn(2, 4))",  # calls a method of its own, not a layer
+        "parameters()",  # nn.Module's API
+    ):
+        write(tmp_path, {**VAE_PACKAGE, "tests/test_lvae.py": _test_calling(method)})
+        assert codes_and_lines(tmp_path / "tests" / "test_lvae.py") == [], method

@@ -312,3 +312,82 @@ def test_the_names_read_in_a_scope_are_found_once_for_every_name():
         assert project._calls_named(tree, name) == [
             c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", None)) == name
         ]
+
+
+# jalola/improved-wgan-pytorch: the generator is a parameter of the helper, filled only
+# by train.py, where its parameters go to the optimizer
+GENERATE_OF = """
+import torch
+import torch.nn.init as init
+
+
+def generate_image(netG, noise):
+    with torch.no_grad():
+        noisev = noise
+    samples = netG(noisev)
+    return samples * 0.5 + 0.5
+"""
+
+
+def _train_calling(call: str, setup: str = "aG = Generator()") -> str:
+    return (
+        "import torch\nimport torchvision\nfrom models import Generator\n"
+        "from utils import generate_image\n\n\n"
+        "def train(loader, z):\n"
+        f"    {setup}\n"
+        "    opt = torch.optim.Adam(aG.parameters())\n"
+        "    for x in loader:\n"
+        "        opt.zero_grad()\n"
+        "        aG(x).mean().backward()\n"
+        "        opt.step()\n"
+        f"        torchvision.utils.save_image({call}, 'out.png')\n"
+    )
+
+
+@pytest.mark.parametrize("call", ["generate_image(aG, z)", "generate_image(noise=z, netG=aG)"])
+def test_a_model_handed_in_by_callers_elsewhere_is_a_model(tmp_path: Path, call: str):
+    write(tmp_path, {"setup.py": "", "utils.py": GENERATE_OF, "train.py": _train_calling(call)})
+    assert _findings(tmp_path / "utils.py") == [(8, "GL012", ["train.py:14"])]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "generate_image(z, aG)",  # the model goes to `noise`: `netG` is z
+        "generate_image(*[aG], z)",  # bound out of sight
+        "generate_image(aG, z) + generate_image(g, z)",  # one caller's g shows nothing
+    ],
+)
+def test_a_parameter_not_shown_to_be_a_model_by_every_caller_says_nothing(
+    tmp_path: Path, call: str
+):
+    train = _train_calling(call).replace("def train(loader, z)", "def train(loader, z, g)")
+    write(tmp_path, {"setup.py": "", "utils.py": GENERATE_OF, "train.py": train})
+    assert _findings(tmp_path / "utils.py") == []
+
+
+@pytest.mark.parametrize(
+    ("use", "models"),
+    [
+        ("opt = Adam(net.parameters())\n    f(net, x)", {0}),
+        ("net.eval()\n    f(x, model=net)", {"model"}),
+        ("f(net, x)", set()),  # nothing shows net to be a model
+        ("def inner():\n        net.zero_grad()\n    f(net, x)", set()),  # another scope
+        ("net.load_state_dict(sd)\n    f(*xs, net)", set()),  # after a starred argument
+    ],
+)
+def test_the_caller_search_tells_which_arguments_are_models(tmp_path, use, models):
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "utils.py": "def f(a, b=None, model=None):\n    return a\n",
+            "train.py": f"from utils import f\n\n\ndef train(net, x, xs, sd):\n    {use}\n",
+        },
+    )
+    query = project.MethodQuery(
+        str(tmp_path / "utils.py"), "", "f", "", frozenset(), frozenset(), frozenset()
+    )
+    contexts = project.caller_contexts(project.ProjectIndex(str(tmp_path / "utils.py")), query)
+    assert contexts is not None and len(contexts) == 1
+    assert contexts[0].model_arguments == models

@@ -29,9 +29,10 @@ from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -42,10 +43,9 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
-    MODULE_API,
     MODULE_MODE_METHODS,
-    MODULE_SETUP_METHODS,
-    PARAMETER_HOLDING_METHODS,
+    NOT_FORWARD_METHODS,
+    PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     REQUIRES_GRAD_METHOD,
@@ -54,17 +54,7 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.analysis.values import Kind, ValueAnalysis
 
-# What a model built out of sight (a torchvision detector, a loaded checkpoint) shows of
-# itself: its parameters asked for or cleared, its weights loaded or saved, its mode
-# switched. Something called on inputs that has one of these is a module with weights.
-_PARAMETER_EVIDENCE = (
-    PARAMETER_HOLDING_METHODS | MODULE_MODE_METHODS | {"zero_grad", "load_state_dict"}
-)
-
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
-
-# Methods of a module class that are not forwards: nn.Module's API and its set-up.
-_NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 
 
 class ForwardAnalysis:
@@ -100,6 +90,7 @@ class ForwardAnalysis:
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef | cst.Lambda, bool] = {}
+        self._imported_forwards: dict[cst.Call, bool] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
         self._scope_differentiation: dict[cst.CSTNode, bool] = {}
 
@@ -462,7 +453,7 @@ class ForwardAnalysis:
                     | switched
                 )
                 for stmt in cls.body.body:
-                    if type(stmt) is not cst.FunctionDef or stmt.name.value in _NOT_FORWARD_METHODS:
+                    if type(stmt) is not cst.FunctionDef or stmt.name.value in NOT_FORWARD_METHODS:
                         continue
                     if self._computes_with(stmt, layers):
                         found.add(stmt.name.value)
@@ -498,7 +489,7 @@ class ForwardAnalysis:
 
     def _own_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
         method = func.attr.value
-        if method in _NOT_FORWARD_METHODS or method in MODULE_MODE_METHODS or method[:2] == "__":
+        if method in NOT_FORWARD_METHODS or method in MODULE_MODE_METHODS or method[:2] == "__":
             return False
         receiver = module_path(func.value)
         assert receiver is not None
@@ -599,7 +590,9 @@ class ForwardAnalysis:
         func = call.func
         target: cst.CSTNode = func
         if type(func) is cst.Attribute and (
-            func.attr.value == "forward" or func.attr.value in self.forward_methods()
+            func.attr.value == "forward"
+            or func.attr.value in self.forward_methods()
+            or self._imported_forward_method(call)
         ):
             target = func.value
         name = module_path(target)
@@ -615,6 +608,19 @@ class ForwardAnalysis:
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
 
+    def _imported_forward_method(self, call: cst.Call) -> bool:
+        """`obj.method(...)` that runs the layers of `obj`, an instance of a module class
+        of the project's other files (summaries.runs_imported_layers), asked once per
+        call: the method's name must not be one of nn.Module's own."""
+        func = call.func
+        assert type(func) is cst.Attribute
+        if func.attr.value in NOT_FORWARD_METHODS:
+            return False
+        found = self._imported_forwards.get(call)
+        if found is None:
+            found = self._imported_forwards[call] = self.summaries.runs_imported_layers(call)
+        return found
+
     def method_forward(self, call: cst.Call, modules: Set[str]) -> str | None:
         """The module of `modules` (names known by their use to be modules: put in eval
         mode) whose forward a call of one of its methods runs, when its class is out of
@@ -629,7 +635,7 @@ class ForwardAnalysis:
         if type(func) is not cst.Attribute:
             return None
         method = func.attr.value
-        if method in _NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
+        if method in NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
             return None
         name = module_path(func.value)
         if name is None or name not in modules:
@@ -854,7 +860,10 @@ class ForwardAnalysis:
     def _passed_by_callers(self, name: str, use: cst.CSTNode) -> bool:
         """A parameter of the enclosing function that the function's callers in this
         file fill with a module that holds parameters (`generate(decoder, ...)` called
-        with `decoder = CharRNN()`), and never with anything known not to be one."""
+        with `decoder = CharRNN()`), and never with anything known not to be one. A
+        module-level function that no call in this file runs is asked of its callers in
+        the project's other files instead (`generate_image(aG, z)` in train.py, after
+        `Adam(aG.parameters())`): each of them must pass such a module."""
         head, _, rest = name.partition(".")
         if rest or head in ("self", "cls"):
             return False
@@ -877,9 +886,41 @@ class ForwardAnalysis:
                     verdicts.add(self.has_parameters(argument, site))
                 else:
                     verdicts.add(False)
+            if not verdicts and self.index.scope_of(scope) is self.index.module:
+                return self._passed_by_callers_elsewhere(scope, head)
         finally:
             self._asking_callers.discard(scope)
         return verdicts == {True}
+
+    def _passed_by_callers_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
+        """Does every call of the module-level function in the project's other files (one
+        at least) pass, for `param`, a module that shows its parameters in the caller's
+        scope (project.CallerContext.model_arguments)? The search is the one GL012's
+        result uses and the impact ask of the function: made once."""
+        project = self.summaries.project
+        if project is None or not project.enabled:
+            return False
+        if func.name.value.startswith("test") and not self.index.value_returns(func):
+            # a pytest function (impact's test functions): pytest fills its parameters
+            # with fixtures, no call does, and the search would find none
+            return False
+        query = callers_query(self.summaries.callees, project, func)
+        if query is None:
+            return False
+        contexts = caller_contexts(project, query)
+        if not contexts:
+            return False
+        params = [p for p in func.params.posonly_params] + list(func.params.params)
+        names = [p.name.value for p in params]
+        position = names.index(param) if param in names else None
+        keyword = param if param in names[len(func.params.posonly_params) :] else None
+        if param in (p.name.value for p in func.params.kwonly_params):
+            keyword = param
+        return all(
+            (position is not None and position in c.model_arguments)
+            or (keyword is not None and keyword in c.model_arguments)
+            for c in contexts
+        )
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not
@@ -940,7 +981,7 @@ class ForwardAnalysis:
             owners: dict[str, list[cst.Call]] = {}
             for call in self.index.calls:
                 func = call.func
-                if type(func) is cst.Attribute and func.attr.value in _PARAMETER_EVIDENCE:
+                if type(func) is cst.Attribute and func.attr.value in PARAMETER_EVIDENCE_METHODS:
                     receiver = module_path(func.value)
                     if receiver is not None:
                         owners.setdefault(receiver, []).append(call)

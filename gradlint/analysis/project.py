@@ -71,7 +71,9 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
     MODULE_API,
+    NOT_FORWARD_METHODS,
     NUMBER_METHODS,
+    PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
@@ -158,7 +160,8 @@ class ExternalFunction:
     volatile_params: list[str] = field(default_factory=list)
     # a method that runs, with autograd recording, a forward of its object or of one of
     # the object's attributes that is no method of its class (`self.actor(obs)`,
-    # `self(x)`, `self.netE.forward(x)`): calling it is a forward pass
+    # `self(x)`, `self.netE.forward(x)`): calling it is a forward pass, on an object of
+    # a class out of sight (`agent.act(obs)`) or of an imported class (`model.sample(n)`)
     runs_own_layers: bool = False
     # a method with no body of its own (`@abstractmethod`, a docstring, `pass`, `...`,
     # `raise NotImplementedError`): its subclasses' say what a call does
@@ -800,9 +803,13 @@ def _summarise_function(
         callees |= visitor.callees
     if method:
         function.placeholder = _placeholder(node)
-        function.runs_own_layers = any(
-            attr not in class_methods and attr not in MODULE_API
-            for attr in visitor.recorded_self_calls
+        function.runs_own_layers = (
+            node.name not in NOT_FORWARD_METHODS
+            and node.name[:2] != "__"
+            and any(
+                attr not in class_methods and attr not in MODULE_API
+                for attr in visitor.recorded_self_calls
+            )
         )
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
@@ -890,19 +897,26 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             called = calls[node.name] = set()
             summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
         elif isinstance(node, ast.ClassDef):
-            methods = frozenset(
+            built = _built_attributes(node)
+            methods = {
                 item.name
                 for item in node.body
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-            )
+            }
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{node.name}.{item.name}"
                     called = calls[name] = set()
                     summary.functions[name] = _summarise_function(
-                        item, imports, path, lines, called, method=True, class_methods=methods
+                        item,
+                        imports,
+                        path,
+                        lines,
+                        called,
+                        method=True,
+                        class_methods=frozenset(methods),
                     )
-            if _builds_weighted_layers(node):
+            if _builds_weighted_layers(built):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
@@ -1027,21 +1041,34 @@ def _bool_constant(node: ast.AST) -> bool | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
-def _builds_weighted_layers(cls: ast.ClassDef) -> bool:
-    """Does a method of the class store a torch.nn layer with weights in `self`
-    (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)?"""
+def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
+    """attribute -> the last names of what the class's methods build into `self.<it>`
+    (`self.fc = nn.Linear(...)`: "Linear"; `self.encoder = Encoder(...)`): its layers,
+    if it is a module."""
+    found: dict[str, set[str]] = {}
     for node in ast.walk(cls):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
-        if not any(
-            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-            for t in node.targets
-        ):
-            continue
         built = (ast_dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
-        if built in PARAMETRIC_LAYERS or built in CONTAINER_MODULES:
-            return True
-    return False
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                found.setdefault(target.attr, set()).add(built)
+    return found
+
+
+def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
+    """Does a method of the class store a torch.nn layer with weights in `self`
+    (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)? `built`: its
+    _built_attributes."""
+    return any(
+        name in PARAMETRIC_LAYERS or name in CONTAINER_MODULES
+        for names in built.values()
+        for name in names
+    )
 
 
 # -- finding the project's modules -------------------------------------------------------
@@ -1646,8 +1673,19 @@ class ProjectIndex:
         if summary is None:
             return None
         found = summary.functions.get(name)
-        if found is not None or "." in name:
+        if found is not None:
             return found
+        owner, dot, method = name.partition(".")
+        if dot:
+            # `Class.method` of a class the module re-exports by name (`from .lvae
+            # import LVAE` in a package's `__init__.py`)
+            reexport = summary.reexports.get(owner)
+            if reexport is not None:
+                module, level, original = reexport
+                inner = self._target(module, level, importer=target)
+                if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                    return self._defined_in(inner, f"{original}.{method}", seen)
+                return None
         for module, level in summary.star_imports:
             inner = self._target(module, level, importer=target)
             if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
@@ -2620,6 +2658,11 @@ class CallerContext:
     # the call's result is only read as numbers there (summary_facts.ResultUse: `.data`
     # saved as an image, `.item()`), and nothing can use its graph
     numbers_only: bool = False
+    # the arguments that are modules with parameters in the caller's scope, by position
+    # (positional ones before any `*args`) and by keyword: a name whose `.parameters()`
+    # is asked for, whose gradients are cleared, whose weights are loaded or whose mode
+    # is switched there (`generate_image(aG, z)` after `Adam(aG.parameters())`)
+    model_arguments: frozenset[int | str] = frozenset()
 
 
 def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerContext] | None:
@@ -2728,8 +2771,59 @@ def _context_of(
         child, current = current, parents.get(id(current))
     numbers_only = _read_as_numbers(node, parents, imports)
     return CallerContext(
-        call, tuple(loops), function, test_function, _has_tests(tree), numbers_only
+        call,
+        tuple(loops),
+        function,
+        test_function,
+        _has_tests(tree),
+        numbers_only,
+        _model_arguments(node, parents, tree),
     )
+
+
+def _model_arguments(
+    call: ast.Call, parents: dict[int, ast.AST], tree: ast.Module
+) -> frozenset[int | str]:
+    """CallerContext.model_arguments: the names the call passes that show themselves as
+    modules with parameters in the call's own scope (analysis.forwards asks the same of
+    a name in the linted file, there with its bindings followed)."""
+    passed: dict[str, list[int | str]] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break  # later positions are not known
+        if isinstance(arg, ast.Name):
+            passed.setdefault(arg.id, []).append(position)
+    for keyword in call.keywords:
+        if keyword.arg is not None and isinstance(keyword.value, ast.Name):
+            passed.setdefault(keyword.value.id, []).append(keyword.arg)
+    if not passed:
+        return frozenset()
+    scope: ast.AST | None = parents.get(id(call))
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+        return frozenset()
+    found: set[int | str] = set()
+    for node in _own_nodes(scope):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in PARAMETER_EVIDENCE_METHODS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in passed
+        ):
+            found.update(passed[node.func.value.id])
+    return frozenset(found)
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of the scope's own statements: nested functions and classes left out."""
+    work = list(ast.iter_child_nodes(scope))
+    while work:
+        node = work.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            work.extend(ast.iter_child_nodes(node))
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

@@ -421,6 +421,31 @@ class FunctionSummaries:
                 positions.append(bound.index)
         return call.args[min(positions)].value if positions else None
 
+    def runs_imported_layers(self, call: cst.Call) -> bool:
+        """Is `obj.method(...)` a forward of `obj`, an instance of one class imported from
+        the project's own code that holds layers with weights, whose `method` runs the
+        module's own layers (`self.model.sample(n)` with `self.model = LVAE(...)`), and
+        neither differentiates nor sets its own grad mode (project.ExternalFunction)?"""
+        func = call.func
+        if type(func) is not cst.Attribute or self.project is None:
+            return False
+        cls_name = self._instance_class(call)
+        if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
+            return False
+        origin = self.index.imported_from.get(cls_name)
+        if origin is None:
+            return False
+        module, level, name = origin
+        if name is None:
+            return False
+        external = self.project.function(module, level, f"{name}.{func.attr.value}")
+        return (
+            external is not None
+            and external.runs_own_layers
+            and not (external.differentiates or external.sets_grad_mode or external.no_grad)
+            and self.project.builds_parameters(module, level, name)
+        )
+
     def _instance_method(self, call: cst.Call) -> tuple[Signature, set[str]] | None:
         """The signature of the method `obj.method(...)` runs on an instance of one
         class, and the parameters it accumulates into the object's state."""

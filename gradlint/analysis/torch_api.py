@@ -271,9 +271,19 @@ MODULE_API = SELF_RETURNING_MODULE_METHODS | frozenset(
 MODULE_SETUP_METHODS = frozenset(
     {"forward", "__init__", "reset_parameters", "init_weights", "_init_weights"}
 )
+# A module's methods that are never a forward pass of it, though they may call its
+# layers: its API and its setup (`forward` itself is named as such where it counts).
+NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 # Calls of a module's own methods that may freeze it or hand it to code we cannot see.
 FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
 MODULE_MODE_METHODS = frozenset({"train", "eval"})
+# What a model built out of sight (a torchvision detector, a loaded checkpoint, one
+# handed in by a caller in another file) shows of itself: its parameters asked for or
+# cleared, its weights loaded or saved, its mode switched. Something called on inputs
+# that has one of these is a module with weights.
+PARAMETER_EVIDENCE_METHODS = (
+    PARAMETER_HOLDING_METHODS | MODULE_MODE_METHODS | {"zero_grad", "load_state_dict"}
+)
 # torch.nn containers, called on a list of layers.
 CONTAINER_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})

@@ -93,7 +93,12 @@ class InferenceOutsideNoGrad(Rule):
     `def sample(G, z): return G(z)` whose every caller only saves the image is reported
     at `G(z)`, with one caller in another file as a related location. Every call of a
     method's name counts there, on objects of unknown class too; a method called beside
-    its class (`self.actor.act(s).detach()`) is reported at that call instead. Not flagged either: calls
+    its class (`self.actor.act(s).detach()`) is reported at that call instead. A model
+    may come from the project's other files: a parameter that every caller there fills
+    with a module showing its parameters (`generate_image(aG, z)` after
+    `Adam(aG.parameters())`), or a method of an imported module class that runs its
+    layers (`self.model.sample(144, 0)` with `sample` calling `self.decoder(z)`). Not
+    flagged either: calls
     under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
