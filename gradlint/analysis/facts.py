@@ -69,7 +69,8 @@ class FileFacts:
 
         def lambda_paths(lam: cst.Lambda) -> list[tuple[cst.Call, ...]]:
             alive = facts()
-            assert alive is not None, "a file's grad-mode facts outlived its facts"
+            if alive is None:  # the facts were let go while one of their analyses is read
+                raise RuntimeError("a file's grad-mode facts were read after its facts")
             return alive.path_conditions.lambda_paths(lam)
 
         return GradModeAnalysis(self.index, self.project, self.bindings, lambda_paths=lambda_paths)
