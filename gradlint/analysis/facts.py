@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 
 import libcst as cst
@@ -61,12 +62,19 @@ class FileFacts:
 
     @cached_property
     def grad_mode(self) -> GradModeAnalysis:
-        return GradModeAnalysis(
-            self.index,
-            self.project,
-            self.bindings,
-            lambda_paths=lambda lam: self.path_conditions.lambda_paths(lam),
-        )
+        # path_conditions is built after grad_mode (it reads it), so grad_mode asks it
+        # late, through a weak reference: a closure over self would make these facts and
+        # the file's whole tree a reference cycle, freed only by the cyclic collector
+        # (engine._collector_paused counts on reference counting freeing them)
+        facts = weakref.ref(self)
+
+        def lambda_paths(lam: cst.Lambda) -> list[tuple[cst.Call, ...]]:
+            alive = facts()
+            if alive is None:  # the facts were let go while one of their analyses is read
+                raise RuntimeError("a file's grad-mode facts were read after its facts")
+            return alive.path_conditions.lambda_paths(lam)
+
+        return GradModeAnalysis(self.index, self.project, self.bindings, lambda_paths=lambda_paths)
 
     @cached_property
     def autograd(self) -> AutogradCalls:
