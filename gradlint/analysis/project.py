@@ -29,7 +29,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 from gradlint.analysis.arguments import ArgumentShape, Signature, ast_signature
 from gradlint.analysis.imports import ImportMap, ast_dotted_name, ast_import_map
@@ -84,6 +84,9 @@ from gradlint.analysis.torch_api import (
 from gradlint.diagnostics import CellLocation, Position
 from gradlint.fileio import SourceReadError, read_regular
 from gradlint.ipynb import NotebookPython, is_notebook, notebook_python
+
+# what a project-wide search finds: calls of a method, or its definitions
+_Found = TypeVar("_Found")
 
 # Larger files are not summarised: a generated module is no helper library.
 MAX_SUMMARY_BYTES = 2_000_000
@@ -1477,17 +1480,9 @@ class ProjectIndex:
         if self._root is None:
             self._root = project_root(self.path)  # the same for every query of this lint
         root = self._root
-        key = query.key(root)
-        if key in self._searches:
-            return self._searches[key]
-        found = method_calls(query, root)
-        if found is None:
-            self._searches[key] = None
-            return None
-        calls, digest = found
-        self.dependencies[key] = search_stamp(digest)
-        self._searches[key] = calls
-        return calls
+        return self._recorded_search(
+            self._searches, query.key(root), lambda: method_calls(query, root)
+        )
 
     def methods_named(self, method: str) -> list[ExternalFunction] | None:
         """The methods of that name the project's classes define (method_definitions);
@@ -1497,17 +1492,31 @@ class ProjectIndex:
             return None
         if self._root is None:
             self._root = project_root(self.path)
-        key = definitions_key(method, self._root)
-        if key in self._definitions:
-            return self._definitions[key]
-        found = method_definitions(method, self._root)
+        root = self._root
+        return self._recorded_search(
+            self._definitions,
+            definitions_key(method, root),
+            lambda: method_definitions(method, root),
+        )
+
+    def _recorded_search(
+        self,
+        answers: dict[str, list[_Found] | None],
+        key: str,
+        search: Callable[[], tuple[list[_Found], str] | None],
+    ) -> list[_Found] | None:
+        """A project-wide search asked once per lint, its stamp recorded as a dependency
+        of the linted file's cached result (None: the project is too large to search)."""
+        if key in answers:
+            return answers[key]
+        found = search()
         if found is None:
-            self._definitions[key] = None
+            answers[key] = None
             return None
-        methods, digest = found
+        result, digest = found
         self.dependencies[key] = search_stamp(digest)
-        self._definitions[key] = methods
-        return methods
+        answers[key] = result
+        return result
 
     def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
         """The calls method_calls finds in the linted file itself, searched alone: when
