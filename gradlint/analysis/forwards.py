@@ -900,9 +900,9 @@ class ForwardAnalysis:
         project = self.summaries.project
         if project is None or not project.enabled:
             return False
-        if func.name.value.startswith("test") and not self.index.value_returns(func):
-            # a pytest function (impact's test functions): pytest fills its parameters
-            # with fixtures, no call does, and the search would find none
+        if self.index.is_pytest_function(func):
+            # pytest fills its parameters with fixtures, no call does: the search would
+            # find none
             return False
         query = callers_query(self.summaries.callees, project, func)
         if query is None:

@@ -195,11 +195,11 @@ class ImpactAnalysis:
         if self.in_tests:
             return True
         scope = self.index.scope_of(node)
-        return type(scope) is cst.FunctionDef and self._is_test_function(scope)
+        return type(scope) is cst.FunctionDef and self.index.is_pytest_function(scope)
 
     def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
         scope = self.index.scope_of(node)
-        if type(scope) is cst.FunctionDef and self._is_test_function(scope):
+        if type(scope) is cst.FunctionDef and self.index.is_pytest_function(scope):
             return Impact.TEST
         hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
         if hot is not None:
@@ -298,18 +298,6 @@ class ImpactAnalysis:
                 if targets & names and _adds_batch_of_one(self.index, other.value):
                     return True
         return False
-
-    def _is_test_function(self, func: cst.FunctionDef) -> bool:
-        """A pytest function: `test_*` at module level or in a `Test*` class, returning
-        nothing. One that returns a value (`def test_acc(): return ...`, handed to a
-        training loop as a metric) computes a test-set figure; pytest warns when a test
-        returns one."""
-        if not func.name.value.startswith("test"):
-            return False
-        cls = self.index.enclosing_class(func)
-        if cls is not None and not cls.name.value.startswith("Test"):
-            return False
-        return not self.index.value_returns(func)
 
 
 def _caller_impact(context: CallerContext) -> Impact:

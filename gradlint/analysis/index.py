@@ -625,6 +625,18 @@ class FileIndex:
             block is not None and self.is_inside(earlier, block) and not self.is_inside(use, block)
         )
 
+    def is_pytest_function(self, func: cst.FunctionDef) -> bool:
+        """A pytest function: `test_*` at module level or in a `Test*` class, returning
+        nothing. One that returns a value (`def test_acc(): return ...`, handed to a
+        training loop as a metric) computes a test-set figure; pytest warns when a test
+        returns one."""
+        if not func.name.value.startswith("test"):
+            return False
+        cls = self.enclosing_class(func)
+        if cls is not None and not cls.name.value.startswith("Test"):
+            return False
+        return not self.value_returns(func)
+
     def value_returns(self, func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression]]:
         """(statement, value) of the function's own `return <value>` statements (not its
         nested functions'), in source order: what a call of it can give back."""
