@@ -2674,6 +2674,16 @@ class CallerContext:
     model_arguments: frozenset[int | str] = frozenset()
 
 
+def _recently_parsed(path: str) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
+    """The tree the search just parsed for a file it found calls in (_parsed's memo), or
+    None when it is no longer among the recently parsed ones: never parsed anew here."""
+    key = _memo_key(path)
+    if key is None:
+        return None
+    with _MEMO_LOCK:
+        return _RECENT_TREES.get(key)
+
+
 def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerContext] | None:
     """The project's calls of the queried function (ProjectIndex.method_calls, recorded as
     the same dependency), each with its context; None when the calls cannot be told, or
@@ -2684,9 +2694,7 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
         return None
     found: list[CallerContext] = []
     for call in calls:
-        key = _memo_key(call.path)
-        with _MEMO_LOCK:
-            parsed = _RECENT_TREES.get(key) if key is not None else None
+        parsed = _recently_parsed(call.path)
         if parsed is None:
             return None
         context = _context_of(call, query.method, *parsed)
@@ -2706,9 +2714,7 @@ def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[Met
     if calls is None:
         return None
     for call in calls:
-        key = _memo_key(call.path)
-        with _MEMO_LOCK:
-            parsed = _RECENT_TREES.get(key) if key is not None else None
+        parsed = _recently_parsed(call.path)
         if parsed is None:
             return None
         tree = parsed[0]
