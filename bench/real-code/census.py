@@ -595,8 +595,10 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
             git_dir = os.path.join(git_dir, ".git")
         parent = f"{fix['fix_commit']}^"
         covered = fix["code"] in RULES
-        before = _lint_blob(git_dir, parent, fix["path"])
-        after = _lint_blob(git_dir, fix["fix_commit"], fix["path"])
+        # `old -> new`: the fix commit also moved the file
+        parent_path, _, fixed_path = fix["path"].partition(" -> ")
+        before = _lint_blob(git_dir, parent, parent_path)
+        after = _lint_blob(git_dir, fix["fix_commit"], fixed_path or parent_path)
         want = _pos(fix["parent_line"])
         lo, hi = (_pos(x) for x in fix["fix_range"].split("-"))
         caught = any(
