@@ -367,3 +367,47 @@ def test_a_cached_result_is_relinted_when_a_class_file_gains_a_dropout(
         encoding="utf-8",
     )
     assert levels() == ["error"]
+
+
+MODE_CHOSEN_EVERY_EPOCH = """\
+import torch
+
+
+def fit(model, optimizer, loader, val, weights):
+    for epoch in range(10):
+        if weights == "finetune":
+            model.train()
+        elif weights == "freeze":
+            model.eval()
+        else:
+            {other}
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            print(model(val).sum().item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("other", "reported"),
+    [
+        # every path through the epoch's switch sets the mode (or stops): the freeze
+        # branch's eval() is the run's choice, not the evaluation's left-over
+        ("raise ValueError(weights)", False),
+        ("assert False, weights", False),
+        ("return", False),
+        # a path that sets nothing carries the evaluation's eval() round
+        ("print(weights)", True),
+    ],
+)
+def test_a_mode_set_on_every_path_of_the_epoch_is_not_the_evaluations(
+    tmp_path: Path, other: str, reported: bool
+) -> None:
+    path = tmp_path / "fit.py"
+    path.write_text(MODE_CHOSEN_EVERY_EPOCH.format(other=other))
+    codes = [d.code for d in lint_file(path, ONLY_GL016).diagnostics]
+    assert codes == (["GL016"] if reported else [])

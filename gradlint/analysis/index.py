@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import libcst as cst
@@ -115,6 +115,21 @@ def node_types(*bases: type) -> frozenset[type]:
 FUNCTION_SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
 LOOPS = frozenset({cst.For, cst.While})
 STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
+
+
+def _leaves(statement: cst.CSTNode) -> bool:
+    """A small statement after which the path goes no further in its block: `return`,
+    `raise`, `continue`, `break`, or `assert False` (argparse-style "cannot happen")."""
+    if isinstance(statement, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+        return True
+    if type(statement) is cst.Assert:
+        test = statement.test
+        return (type(test) is cst.Name and test.value == "False") or (
+            type(test) is cst.Integer and test.value == "0"
+        )
+    return False
+
+
 # A line of simple statements, or a compound statement: what sits directly in a block.
 STATEMENT_LINES = node_types(cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
@@ -624,6 +639,52 @@ class FileIndex:
         return (
             block is not None and self.is_inside(earlier, block) and not self.is_inside(use, block)
         )
+
+    def settled_before(
+        self, use: cst.CSTNode, nodes: Iterable[cst.CSTNode], within: cst.CSTNode
+    ) -> bool:
+        """Does every path from the start of `within` (a loop or function) to `use` run
+        one of `nodes` first, or leave before reaching it? Structural: a statement
+        settles the paths through it when it holds one of `nodes` as a statement of its
+        own, or it is an `if` whose every branch (an `else` included) settles or leaves,
+        or a `with` whose body does. `if a: x() / elif b: y() / else: raise` settles
+        where no one of its branches dominates."""
+        marks = {self.statement_of(n) for n in nodes}
+        if not marks:
+            return False
+        chain = [anc for anc in self.ancestors(use) if self.is_inside(anc, within)]
+        for block in chain:
+            if type(block) not in (cst.IndentedBlock, cst.Module):
+                continue
+            for statement in block.body:
+                if self.is_inside(use, statement):
+                    break
+                if self._settles(statement, marks):
+                    return True
+            if block is within or self.parent.get(block) is within:
+                break
+        return False
+
+    def _settles(self, statement: cst.CSTNode, marks: set[cst.CSTNode]) -> bool:
+        if statement in marks:
+            return True
+        if type(statement) is cst.SimpleStatementLine:
+            return any(s in marks or _leaves(s) for s in statement.body)
+        if type(statement) is cst.If:
+            orelse = statement.orelse
+            if orelse is None or not self._block_settles(statement.body, marks):
+                return False
+            if type(orelse) is cst.If:
+                return self._settles(orelse, marks)
+            return self._block_settles(orelse.body, marks)
+        if type(statement) is cst.With:
+            return self._block_settles(statement.body, marks)
+        return False
+
+    def _block_settles(self, body: cst.BaseSuite, marks: set[cst.CSTNode]) -> bool:
+        if type(body) is cst.SimpleStatementSuite:
+            return any(s in marks or _leaves(s) for s in body.body)
+        return any(self._settles(s, marks) for s in getattr(body, "body", ()))
 
     def is_pytest_function(self, func: cst.FunctionDef) -> bool:
         """A pytest function: `test_*` at module level or in a `Test*` class, returning

@@ -179,8 +179,10 @@ class ModeFlow:
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
     ) -> bool:
         """Does the eval `write`, which runs after `use` in a loop around both, leave the
-        model in eval mode when the loop comes back to `use`? Not when a train or restore
-        write in that loop runs before `use` on every iteration, or after `write` on
+        model in eval mode when the loop comes back to `use`? Not when the iteration sets
+        the mode itself before `use` on every path (a train or restore write, or an
+        `eval()` of its own, on purpose: `if finetune: model.train() / elif freeze:
+        model.eval() / else: raise`), or a train or restore write runs after `write` on
         every path from it to the end of the iteration."""
         index = self.index
         order = index.order
@@ -192,6 +194,15 @@ class ModeFlow:
         for loop in index.enclosing_loops(used):
             if not index.is_inside(at, loop):
                 continue
+            own = [
+                other.anchor
+                for other in writes
+                if other is not write
+                and index.is_inside(other.anchor, loop)
+                and order[other.anchor] < order[used]
+            ]
+            if own and index.settled_before(used, own, loop):
+                return False
             for other in writes:
                 if other.mode is Mode.EVAL or not index.is_inside(other.anchor, loop):
                     continue
