@@ -271,6 +271,7 @@ class FileIndex:
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
         self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._parameter_names: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
@@ -412,7 +413,35 @@ class FileIndex:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
         `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
         dotted = dotted_name(node)
-        return self._qualify(dotted) if dotted is not None else None
+        if dotted is None:
+            return None
+        qualified = self._qualify(dotted)
+        if qualified != dotted:
+            head = dotted.partition(".")[0]
+            if self._parameter_shadows(head, node):
+                return dotted  # `def loss(memories, nn): nn(obs)`: the model, not torch.nn
+        return qualified
+
+    def _parameter_shadows(self, name: str, node: cst.CSTNode) -> bool:
+        """Is `name`, at `node`, a parameter of an enclosing function or lambda, which
+        hides the module-level import of that name?"""
+        scope = self.scope_of(node)
+        while type(scope) in FUNCTION_SCOPES:
+            names = self._parameter_names.get(scope)
+            if names is None:
+                params = scope.params  # type: ignore[attr-defined]
+                names = self._parameter_names[scope] = {
+                    p.name.value
+                    for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                } | {
+                    p.name.value
+                    for p in (params.star_arg, params.star_kwarg)
+                    if isinstance(p, cst.Param)
+                }
+            if name in names:
+                return True
+            scope = self.scope_of(scope)
+        return False
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)
