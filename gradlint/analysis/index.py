@@ -416,7 +416,7 @@ class FileIndex:
         if dotted is None:
             return None
         qualified = self._qualify(dotted)
-        if qualified != dotted:
+        if qualified != dotted and node is not None:
             head = dotted.partition(".")[0]
             if self._parameter_shadows(head, node):
                 return dotted  # `def loss(memories, nn): nn(obs)`: the model, not torch.nn
