@@ -240,6 +240,37 @@ def test_waste_on_a_batch_of_one_is_a_hint():
     assert one(batch).severity is Severity.WARNING
 
 
+@pytest.mark.parametrize(
+    ("made", "one_sample"),
+    [
+        ("torch.unsqueeze(state, 0)", True),
+        ("np.expand_dims(state, 0)", True),
+        ("state.reshape(1, -1)", True),
+        ("state.view(1, 4)", True),
+        ("torch.tensor(np.array([state]))", True),
+        ("torch.FloatTensor([state])", True),
+        ("state[np.newaxis]", True),
+        ("state.reshape(-1, 4)", False),
+        ("torch.unsqueeze(state, 1)", False),
+        ("torch.tensor(np.array(state))", False),
+    ],
+)
+def test_the_idioms_of_a_batch_of_one(made: str, one_sample: bool):
+    source = (
+        "import numpy as np\n" + HEAD + "def act(state):\n"
+        f"    s = {made}\n"
+        "    return model(s).argmax().item()\n"
+        "for step in range(100):\n"
+        "    a = act(torch.ones(4))\n"
+        "    loss = model(torch.ones(8, 4)).sum()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+    )
+    expected = Severity.HINT if one_sample else Severity.WARNING
+    assert one(source).severity is expected
+
+
 def test_impact_follows_the_callers_in_the_file():
     source = (
         HEAD + "def predict(x):\n"

@@ -328,18 +328,57 @@ def _is_modulo(node: cst.CSTNode) -> bool:
 
 
 def _adds_batch_of_one(index: FileIndex, root: cst.CSTNode) -> bool:
-    """`x.unsqueeze(0)`, `x.unsqueeze(dim=0)`, `x[None]` somewhere under root."""
+    """A batch of one sample made somewhere under root: `x.unsqueeze(0)`,
+    `torch.unsqueeze(x, 0)`, `np.expand_dims(x, 0)`, `x[None]`, `x[np.newaxis]`,
+    `x.reshape(1, -1)` / `x.view(1, ...)`, or a list of one observation made a tensor
+    or array (`torch.tensor([obs])`, `np.array([s_t])`)."""
     for node in index.walk(root):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            if node.func.attr.value == "unsqueeze" and len(node.args) == 1:
-                value = node.args[0].value
-                if type(value) is cst.Integer and value.value == "0":
-                    return True
+        if type(node) is cst.Call:
+            if _batch_of_one_call(node):
+                return True
         elif type(node) is cst.Subscript and node.slice:
             first = node.slice[0].slice
-            if type(first) is cst.Index and type(first.value) is cst.Name:
-                if first.value.value == "None":
+            if type(first) is cst.Index:
+                value = first.value
+                if type(value) is cst.Name and value.value == "None":
                     return True
+                if type(value) is cst.Attribute and value.attr.value == "newaxis":
+                    return True
+    return False
+
+
+# what makes a tensor or array of a list: `torch.tensor([obs])` is a batch of one
+_ARRAY_BUILDERS = frozenset(
+    {"tensor", "as_tensor", "Tensor", "FloatTensor", "array", "asarray", "stack", "vstack"}
+)
+
+
+def _batch_of_one_call(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
+    args = [a.value for a in call.args if a.keyword is None]
+    if name == "unsqueeze" or name == "expand_dims":
+        # the method takes the dimension first; torch.unsqueeze / np.expand_dims second
+        dims = [
+            a.value
+            for a in call.args
+            if a.keyword is not None and a.keyword.value in ("dim", "axis")
+        ]
+        dims += args[-1:] if (len(args) == 1 and name == "unsqueeze") or len(args) == 2 else []
+        return any(type(d) is cst.Integer and d.value == "0" for d in dims)
+    if name in ("reshape", "view") and len(args) >= 2:
+        return type(args[0]) is cst.Integer and args[0].value == "1"
+    if (
+        name in _ARRAY_BUILDERS
+        and args
+        and type(args[0]) is cst.List
+        and len(args[0].elements) == 1
+    ):
+        # `torch.tensor([obs])`: one observation in a list of one
+        element = args[0].elements[0]
+        return type(element) is cst.Element and isinstance(
+            element.value, (cst.Name, cst.Attribute, cst.Subscript)
+        )
     return False
 
 
