@@ -36,7 +36,7 @@ from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
-from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
+from gradlint.analysis.tensors import PARAMS, TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
@@ -769,6 +769,32 @@ class ForwardAnalysis:
         if not self._parameter_functions[func]:
             return None
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
+
+    def handed_parameters(self, call: cst.Call) -> str | None:
+        """The name of a callable out of sight (a function's parameter, a name bound to
+        an imported function) that `call` hands a tensor requiring grad or an iterable of
+        parameters, known by how it is built or by its use (analysis.parameter_roles):
+        `rnn(X, state, params)` with `params` clipped and stepped by the training code.
+        What it returns may be computed from them, so it may carry their graph; whether
+        it does is for the caller to show by the result's uses (a tensor method read off
+        it). Not this file's function (its body says, parameter_function) nor a class."""
+        func = call.func
+        if type(func) is not cst.Name or self.summaries.resolve(call) is not None:
+            return None
+        if any(type(b) is cst.ClassDef for b in self.values.bindings_of(func.value, call)):
+            return None
+        roles = self.tensors.roles
+        for arg in call.args:
+            value = arg.value
+            if type(value) is not cst.Name or arg.star:
+                continue
+            if self.tensors.leaf_requiring_grad(value, value) is not None:
+                return func.value
+            if self.tensors.kind_of_name(value.value, value) == PARAMS:
+                return func.value
+            if roles is not None and roles.holds_parameters(value.value, value):
+                return func.value
+        return None
 
     def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]

@@ -20,6 +20,7 @@ from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, 
 from gradlint.analysis.bindings import all_params as all_params
 from gradlint.analysis.bindings import is_false as is_false
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
     MODULE_WRAPPING_METHODS,
@@ -53,9 +54,13 @@ _TENSOR_BINDINGS = frozenset(
 
 
 class TensorFacts:
-    def __init__(self, index: FileIndex, *, bindings: ScopeBindings) -> None:
+    def __init__(
+        self, index: FileIndex, *, bindings: ScopeBindings, roles: ParameterRoles | None = None
+    ) -> None:
         self.index = index
         self.bindings = bindings
+        # parameters known by their use (`p.grad` read), where no binding shows one
+        self.roles = roles
         self._classified: dict[tuple[cst.CSTNode, str], str] = {}
         self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
         self._module_classes: set[str] | None = None
@@ -184,6 +189,8 @@ class TensorFacts:
         name = dotted_name(iterable)
         if name is not None and self.kind_of_name(name, loop, scope) == PARAMS:
             return LEAF
+        if name is not None and self.roles is not None and self.roles.holds_parameters(name, loop):
+            return LEAF  # `for p in params` where `sgd(params, lr)` reads each `p.grad`
         return OTHER
 
     # -- reaching bindings ---------------------------------------------------------------
@@ -289,6 +296,8 @@ class TensorFacts:
         kind = self.kind_of_name(name, use)
         if kind == LEAF:
             return name
+        if kind == OTHER and self.roles is not None and self.roles.is_parameter(name, use):
+            return name  # its `.grad` is read: `for p, v in zip(params, states)`
         if "." in name:
             owner, attr = name.rsplit(".", 1)
             if self._is_parameter_attribute(owner, attr, use):

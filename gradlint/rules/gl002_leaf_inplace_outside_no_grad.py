@@ -58,7 +58,8 @@ class LeafInplaceOutsideNoGrad(Rule):
     name = "leaf-inplace-outside-no-grad"
     message = "In-place update of leaf tensor `{name}` that requires grad while autograd is recording; this raises at run time"
     fix_title = "Wrap the update in `with torch.no_grad():`"
-    trigger_tokens = ("requires_grad", "Parameter", "parameters(", ".weight", ".bias")
+    # `.grad`: a tensor whose gradient is read is a parameter by its use
+    trigger_tokens = ("requires_grad", "Parameter", "parameters(", ".weight", ".bias", ".grad")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check(node.target, node)
