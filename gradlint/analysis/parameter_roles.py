@@ -127,9 +127,7 @@ class ParameterRoles:
         self, scope: cst.CSTNode, name: str, reaching: frozenset[cst.CSTNode], callers: bool
     ) -> bool:
         for read in self.bindings.uses(scope).get(name, ()):
-            if frozenset(self._reaching(name, read)) == reaching and self._read_as_parameters(
-                read
-            ):
+            if frozenset(self._reaching(name, read)) == reaching and self._read_as_parameters(read):
                 return True
         if not callers or type(scope) is not cst.FunctionDef or len(reaching) != 1:
             return False

@@ -13,7 +13,10 @@ class LeafInplaceOutsideNoGrad(Rule):
     ## What it does
     Flags an in-place operation (`-=`, `+=`, `*=`, `/=`, `x[i] = ...`, or any `.xxx_()`
     method such as `add_`, `zero_`, `copy_`, `clamp_`) on a leaf tensor that requires
-    grad (a parameter, a `requires_grad=True` tensor) while autograd is recording.
+    grad (a parameter, a `requires_grad=True` tensor) while autograd is recording. A
+    tensor made out of sight counts when its use shows it is one: its `.grad` is read
+    (`for p, v in zip(params, states): ... p.grad`), or it is an element of an iterable
+    handed to an optimizer or to a function that reads its elements' gradients.
 
     ## Why is this bad?
     Autograd cannot record an in-place change of a leaf it is tracking, so the operation

@@ -95,6 +95,9 @@ class InferenceOutsideNoGrad(Rule):
     at `G(z)`, with one caller in another file as a related location. Every call of a
     method's name counts there, on objects of unknown class too; a method called beside
     its class (`self.actor.act(s).detach()`) is reported at that call instead. A model
+    may be a callable out of sight handed parameters known by their use (`rnn(X, state,
+    params)` where the training code clips and steps each `params` element's `.grad`),
+    when a tensor method is read off its result (`.argmax(dim=1).item()`). A model
     may come from the project's other files: a parameter that every caller there fills
     with a module showing its parameters (`generate_image(aG, z)` after
     `Adam(aG.parameters())`), or a method of an imported module class that runs its
