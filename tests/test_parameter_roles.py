@@ -226,3 +226,62 @@ def test_a_call_handed_parameters_whose_result_is_only_read_as_numbers():
     # not the training step (differentiated), not a differentiated result read later,
     # not a call whose result may be a plain number
     assert 8 not in gl012 and 30 not in gl012 and 36 not in gl012
+
+
+# -- a factory's parameters, and a function of this file handed them ----------------------
+
+FROM_SCRATCH = """
+import torch
+
+
+def make_weights(n_in, n_hidden):
+    layers = [torch.randn(n_in, n_hidden) * 0.01, torch.zeros(n_hidden)]
+    for t in layers:
+        t.requires_grad_(True)
+    return layers
+
+
+def cell(x, h, layers):
+    w, b = layers
+    h = torch.tanh(x @ w + b + h)
+    return h, h
+
+
+def frozen_maker(n_in, n_hidden):
+    layers = [torch.randn(n_in, n_hidden), torch.zeros(n_hidden)]
+    for t in layers:
+        t.requires_grad_(False)
+    return layers
+
+
+def decode(start, steps, layers):
+    h = torch.zeros(1, 4)
+    picks = []
+    for _ in range(steps):
+        y, h = cell(start, h, layers)
+        picks.append(y.argmax(dim=1).item())
+    return picks
+
+
+def count(layers):
+    return sum(t.numel() for t in layers)
+
+
+weights = make_weights(4, 4)
+print(decode(torch.randn(1, 4), 3, weights))
+plain = frozen_maker(4, 4)
+y, h = cell(torch.randn(1, 4), torch.zeros(1, 4), plain)
+print(y.argmax(dim=1).item())
+print(count(weights))
+"""
+
+
+def test_a_factory_returns_parameters_and_a_function_of_this_file_computes_from_them():
+    facts = _facts(FROM_SCRATCH)
+    roles = facts.parameter_roles
+    assert roles.holds_parameters("weights", _name_at(facts, "weights", 39))
+    assert not roles.holds_parameters("plain", _name_at(facts, "plain", 41))
+    gl012 = [line for code, line in findings(FROM_SCRATCH) if code == "GL012"]
+    # `cell(...)` in `decode`, filled by its one caller with `make_weights()`; not the
+    # call with weights that require no grad, nor `count`, which returns a number
+    assert gl012 == [29]

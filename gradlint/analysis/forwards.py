@@ -25,6 +25,7 @@ from collections.abc import Set
 
 import libcst as cst
 
+from gradlint.analysis.arguments import argument_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
@@ -52,7 +53,7 @@ from gradlint.analysis.torch_api import (
     TENSOR_ONLY_METHODS,
     WRAPPER_MODULES,
 )
-from gradlint.analysis.values import Kind, ValueAnalysis
+from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
@@ -771,30 +772,52 @@ class ForwardAnalysis:
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
 
     def handed_parameters(self, call: cst.Call) -> str | None:
-        """The name of a callable out of sight (a function's parameter, a name bound to
-        an imported function) that `call` hands a tensor requiring grad or an iterable of
-        parameters, known by how it is built or by its use (analysis.parameter_roles):
-        `rnn(X, state, params)` with `params` clipped and stepped by the training code.
-        What it returns may be computed from them, so it may carry their graph; whether
-        it does is for the caller to show by the result's uses (a tensor method read off
-        it). Not this file's function (its body says, parameter_function) nor a class."""
+        """The name of a callable that `call` hands a tensor requiring grad or an
+        iterable of parameters, known by how it is built or by its use
+        (analysis.parameter_roles): `rnn(X, state, params)` with `params` clipped and
+        stepped by the training code. What it returns may be computed from them, so it
+        may carry their graph; whether it does is for the caller to show by the
+        result's uses (a tensor method read off it). A callable out of sight (a
+        function's parameter, a name bound to an imported function) counts as it is; a
+        function of this file must read the parameter it is handed, record, not
+        differentiate, and return something not proven free of history. Not a class."""
         func = call.func
-        if type(func) is not cst.Name or self.summaries.resolve(call) is not None:
+        if type(func) is not cst.Name:
             return None
         if any(type(b) is cst.ClassDef for b in self.values.bindings_of(func.value, call)):
             return None
+        handed = [arg.value for arg in call.args if not arg.star and self._holds_parameters(arg)]
+        if not handed:
+            return None
+        callee = self.summaries.resolve(call)
+        if callee is None:
+            return func.value
+        if self.differentiates(callee):
+            return None
+        if self.grad_mode.function_mode(callee) is not GradMode.RECORDING:
+            return None
+        signature = signature_of(callee, method=self.index.enclosing_class(callee) is not None)
+        reads = self.summaries.bindings.uses(callee)
+        if not any(
+            argument_of(call, signature, param) in handed and param in reads
+            for param in (*signature.positional, *signature.keyword_only)
+        ):
+            return None
+        returns = self.index.value_returns(callee)
+        if not returns or all(is_graph_free(self.values.of_expr(v, ret)) for ret, v in returns):
+            return None
+        return func.value
+
+    def _holds_parameters(self, arg: cst.Arg) -> bool:
+        value = arg.value
+        if type(value) is not cst.Name:
+            return False
+        if self.tensors.leaf_requiring_grad(value, value) is not None:
+            return True
+        if self.tensors.kind_of_name(value.value, value) == PARAMS:
+            return True
         roles = self.tensors.roles
-        for arg in call.args:
-            value = arg.value
-            if type(value) is not cst.Name or arg.star:
-                continue
-            if self.tensors.leaf_requiring_grad(value, value) is not None:
-                return func.value
-            if self.tensors.kind_of_name(value.value, value) == PARAMS:
-                return func.value
-            if roles is not None and roles.holds_parameters(value.value, value):
-                return func.value
-        return None
+        return roles is not None and roles.holds_parameters(value.value, value)
 
     def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]

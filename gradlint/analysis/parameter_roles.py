@@ -8,11 +8,14 @@ p.grad`. Nothing at the binding says "parameter"; the uses do:
 - a tensor whose gradient is read or cleared (`p.grad`, `p.grad.zero_()`) is a leaf that requires grad: only such a tensor has a `.grad` to read (a
   non-leaf's is None, and arithmetic on it raises), unless the code asks a non-leaf to
   keep it with `retain_grad()`, which then says nothing;
-- an iterable whose elements are such tensors holds parameters: `for p in params`,
+- an iterable whose elements are such tensors, or are made to require grad (`for p in
+  params: p.requires_grad_(True)`), holds parameters: `for p in params`,
   `for p, v in zip(params, states)`, `for i, p in enumerate(params)`; so does one handed
   to an optimizer (`torch.optim.SGD(params, lr)`), or to a function of this file whose
   parameter holds parameters by its own uses (`sgd(params, lr)` with `sgd` reading each
   `param.grad`);
+- a name bound to what a function of this file returns holds parameters when every
+  `return` of it gives back such an iterable (`params = get_params()`);
 - a function's parameter that every call of it in this file fills with an iterable that
   holds parameters holds them too (`predict(prefix, rnn, params)` called from the
   training function that clips and steps `params`).
@@ -28,12 +31,13 @@ from typing import Protocol
 import libcst as cst
 
 from gradlint.analysis.arguments import argument_of, signature_of
-from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings
+from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, is_false
 from gradlint.analysis.index import FileIndex, target_names
 from gradlint.analysis.torch_api import (
     GRAD_ATTRIBUTE,
     OPTIMIZER_CLASSES,
     PAIRING_BUILTINS,
+    REQUIRES_GRAD_METHOD,
     RETAIN_GRAD_METHOD,
 )
 
@@ -98,14 +102,23 @@ class ParameterRoles:
 
     def _element_is_parameter(self, loop: cst.For, name: str) -> bool:
         """Is the loop's target `name` a parameter in the loop, by a read of its `.grad`
-        that this loop's binding reaches?"""
+        or a `requires_grad_()` on it that this loop's binding reaches?"""
         scope = self.index.scope_of(loop)
         bindings = self.bindings.nodes(scope, PYTHON_BINDINGS).get(name)
         if not bindings:
             return False
-        return any(
-            loop in self.index.reaching(bindings, read) for read in self._grad_reads(scope, name)
-        )
+        evidence = [*self._grad_reads(scope, name), *self._made_to_require_grad(scope, name)]
+        return any(loop in self.index.reaching(bindings, read) for read in evidence)
+
+    def _made_to_require_grad(self, scope: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+        """The `name.requires_grad_()` calls of the scope (not `requires_grad_(False)`)."""
+        found = []
+        for read in self.bindings.uses(scope).get(f"{name}.{REQUIRES_GRAD_METHOD}", ()):
+            call = self.index.parent.get(read)
+            if type(call) is cst.Call and call.func is read:
+                if not (call.args and is_false(call.args[0].value)):
+                    found.append(call)
+        return found
 
     def _holds(
         self, scope: cst.CSTNode, name: str, reaching: frozenset[cst.CSTNode], *, callers: bool
@@ -129,6 +142,8 @@ class ParameterRoles:
         for read in self.bindings.uses(scope).get(name, ()):
             if frozenset(self._reaching(name, read)) == reaching and self._read_as_parameters(read):
                 return True
+        if all(self._returned_holder(binding, name) for binding in reaching):
+            return True
         if not callers or type(scope) is not cst.FunctionDef or len(reaching) != 1:
             return False
         (binding,) = reaching
@@ -141,6 +156,27 @@ class ParameterRoles:
             if type(argument) is not cst.Name or not self.holds_parameters(argument.value, site):
                 return False
         return bool(sites)
+
+    def _returned_holder(self, binding: cst.CSTNode, name: str) -> bool:
+        """`name = f(...)` where every `return` of this file's function `f` gives back a
+        name that holds parameters there (`return params` after `for p in params:
+        p.requires_grad_(True)`)."""
+        if type(binding) is not cst.Assign or len(binding.targets) != 1:
+            return False
+        target, value = binding.targets[0].target, binding.value
+        if type(target) is not cst.Name or target.value != name or type(value) is not cst.Call:
+            return False
+        func = self.callees.resolve(value)
+        if func is None:
+            return False
+        returns = self.index.value_returns(func)
+        return bool(returns) and all(
+            type(returned) is cst.Name
+            and self._holds(
+                func, returned.value, self._reaching(returned.value, returned), callers=False
+            )
+            for _, returned in returns
+        )
 
     def _read_as_parameters(self, read: cst.CSTNode) -> bool:
         """Is this read of the iterable one that shows it holds parameters: iterated with
