@@ -285,3 +285,23 @@ def test_a_factory_returns_parameters_and_a_function_of_this_file_computes_from_
     # `cell(...)` in `decode`, filled by its one caller with `make_weights()`; not the
     # call with weights that require no grad, nor `count`, which returns a number
     assert gl012 == [29]
+
+
+def test_a_callable_out_of_sight_may_return_a_plain_number_of_the_parameters():
+    source = """
+    import torch
+
+
+    def fit(norm_fn, model_fn, weights, batches, lr):
+        for xb, yb in batches:
+            model_fn(xb, weights).sum().backward()
+            with torch.no_grad():
+                for w in weights:
+                    w -= lr * w.grad
+            size = float(norm_fn(weights))
+            print(size > 1.0, model_fn(xb, weights).mean().item())
+    """
+    gl012 = [line for code, line in findings(source) if code == "GL012"]
+    # `norm_fn(weights)` is only turned into a float: it may be one already; the
+    # forward read with `.mean().item()` is a tensor's
+    assert gl012 == [12]
