@@ -305,3 +305,41 @@ def test_a_callable_out_of_sight_may_return_a_plain_number_of_the_parameters():
     # `norm_fn(weights)` is only turned into a float: it may be one already; the
     # forward read with `.mean().item()` is a tensor's
     assert gl012 == [12]
+
+
+LISTED_LEAVES = """
+import torch
+
+W_in = torch.normal(0, 0.01, (4, 8), requires_grad=True)
+W_rec = torch.normal(0, 0.01, (8, 8), requires_grad=True)
+bias = torch.zeros(8, requires_grad=True)
+weights = [W_in, W_rec, bias]
+saliency = torch.randn(1, 4, requires_grad=True)
+
+
+def unit(X, H, weights):
+    W_in, W_rec, bias = weights
+    H = torch.tanh(X @ W_in + H @ W_rec + bias)
+    return H, H
+
+
+def roll(n, net, weights):
+    H = torch.zeros(1, 8)
+    out = []
+    for _ in range(n):
+        Y, H = net(torch.randn(1, 4), H, weights)
+        out.append(Y.argmax(dim=1).item())
+    return out
+
+
+print(roll(5, unit, weights))
+print(unit(torch.randn(1, 4), torch.zeros(1, 8), [W_in, W_rec, bias])[0].argmax().item())
+print(unit(saliency, torch.zeros(1, 8), weights)[0].argmax().item())
+"""
+
+
+def test_a_list_of_leaves_is_a_hand_written_models_parameters_not_an_input():
+    gl012 = [line for code, line in findings(LISTED_LEAVES) if code == "GL012"]
+    # the sampling step, and a call handed the list itself; not the call whose input
+    # requires grad (its gradient may be the point)
+    assert gl012 == [21, 27]

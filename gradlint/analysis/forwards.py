@@ -345,6 +345,8 @@ class ForwardAnalysis:
 
     def _input_requires_grad(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         for arg in call.args:
+            if self._parameter_container(arg):
+                continue  # `rnn(X, state, params)`: the weights, not an input to explain
             if Kind.LEAF in self.values.of_expr(arg.value, call):
                 return True
             name = dotted_name(arg.value)
@@ -809,11 +811,21 @@ class ForwardAnalysis:
         return func.value
 
     def _holds_parameters(self, arg: cst.Arg) -> bool:
+        """A tensor that requires grad, or an iterable of parameters."""
         value = arg.value
-        if type(value) is not cst.Name:
-            return False
-        if self.tensors.leaf_requiring_grad(value, value) is not None:
+        if type(value) is cst.Name and self.tensors.leaf_requiring_grad(value, value) is not None:
             return True
+        return self._parameter_container(arg)
+
+    def _parameter_container(self, arg: cst.Arg) -> bool:
+        """An iterable of parameters (`params`, `[W_xh, W_hh, b_h]`), known by how it is
+        built or by its use: a hand-written model's weights, never an input whose
+        gradient is asked for (that is one tensor)."""
+        value = arg.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return self.tensors.classify_value(value, self.index.scope_of(value)) == PARAMS
+        if type(value) is not cst.Name or arg.star:
+            return False
         if self.tensors.kind_of_name(value.value, value) == PARAMS:
             return True
         roles = self.tensors.roles

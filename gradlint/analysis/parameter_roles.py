@@ -26,6 +26,8 @@ counts for a use of `p` only when the same bindings of `p` reach both.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Protocol
 
 import libcst as cst
@@ -41,6 +43,8 @@ from gradlint.analysis.torch_api import (
     RETAIN_GRAD_METHOD,
 )
 
+_Built = Callable[[cst.BaseExpression, cst.CSTNode], bool]
+
 
 class Callees(Protocol):
     """What the roles need of the callee resolver (analysis.callees)."""
@@ -55,9 +59,18 @@ class ParameterRoles:
         self.index = index
         self.bindings = bindings
         self.callees = callees
+        # Is an expression built as an iterable of parameters (`[W, b]` of leaves,
+        # `list(model.parameters())`)? Told by analysis.tensors, which reads these roles
+        # for what no binding shows; held weakly, so that the two make no reference
+        # cycle (the file's facts are freed by reference counting, analysis.facts).
+        self._built: weakref.WeakMethod[_Built] | None = None
         # (scope, name, the bindings that reach, callers asked) -> holds parameters;
         # False while it is being asked
         self._holders: dict[tuple[cst.CSTNode, str, frozenset[cst.CSTNode], bool], bool] = {}
+
+    def ask_built_with(self, method: _Built) -> None:
+        """Where to ask whether an expression is built as an iterable of parameters."""
+        self._built = weakref.WeakMethod(method)
 
     # -- the queries -------------------------------------------------------------------
 
@@ -112,7 +125,7 @@ class ParameterRoles:
 
     def _made_to_require_grad(self, scope: cst.CSTNode, name: str) -> list[cst.CSTNode]:
         """The `name.requires_grad_()` calls of the scope (not `requires_grad_(False)`)."""
-        found = []
+        found: list[cst.CSTNode] = []
         for read in self.bindings.uses(scope).get(f"{name}.{REQUIRES_GRAD_METHOD}", ()):
             call = self.index.parent.get(read)
             if type(call) is cst.Call and call.func is read:
@@ -151,11 +164,17 @@ class ParameterRoles:
             return False
         sites = self.callees.callers_of(scope)
         signature = signature_of(scope, method=self.index.enclosing_class(scope) is not None)
-        for site in sites:
-            argument = argument_of(site, signature, name)
-            if type(argument) is not cst.Name or not self.holds_parameters(argument.value, site):
-                return False
-        return bool(sites)
+        return bool(sites) and all(
+            self._passes_parameters(argument_of(site, signature, name), site) for site in sites
+        )
+
+    def _passes_parameters(self, argument: cst.BaseExpression | None, site: cst.Call) -> bool:
+        if argument is None:
+            return False
+        built = self._built() if self._built is not None else None
+        if built is not None and built(argument, site):
+            return True
+        return type(argument) is cst.Name and self.holds_parameters(argument.value, site)
 
     def _returned_holder(self, binding: cst.CSTNode, name: str) -> bool:
         """`name = f(...)` where every `return` of this file's function `f` gives back a
