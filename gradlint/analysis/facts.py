@@ -24,6 +24,7 @@ from gradlint.analysis.method_sequence import MethodSequences
 from gradlint.analysis.mode_dependence import ModeDependence
 from gradlint.analysis.mode_flow import ModeFlow
 from gradlint.analysis.optimizers import OptimizerHoldings
+from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.path_conditions import FlagPaths, PathConditions
 from gradlint.analysis.project import ProjectIndex
 from gradlint.analysis.registration import ParameterRegistration
@@ -101,7 +102,11 @@ class FileFacts:
 
     @cached_property
     def tensors(self) -> TensorFacts:
-        return TensorFacts(self.index, bindings=self.bindings)
+        return TensorFacts(self.index, bindings=self.bindings, roles=self.parameter_roles)
+
+    @cached_property
+    def parameter_roles(self) -> ParameterRoles:
+        return ParameterRoles(self.index, self.bindings, self.grad_mode.callees)
 
     @cached_property
     def registration(self) -> ParameterRegistration:

@@ -25,6 +25,7 @@ from collections.abc import Set
 
 import libcst as cst
 
+from gradlint.analysis.arguments import argument_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
@@ -36,7 +37,7 @@ from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
-from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
+from gradlint.analysis.tensors import PARAMS, TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     GRAD_MODE_SETTER,
@@ -52,7 +53,7 @@ from gradlint.analysis.torch_api import (
     TENSOR_ONLY_METHODS,
     WRAPPER_MODULES,
 )
-from gradlint.analysis.values import Kind, ValueAnalysis
+from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
 
@@ -344,6 +345,8 @@ class ForwardAnalysis:
 
     def _input_requires_grad(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         for arg in call.args:
+            if self._parameter_container(arg):
+                continue  # `rnn(X, state, params)`: the weights, not an input to explain
             if Kind.LEAF in self.values.of_expr(arg.value, call):
                 return True
             name = dotted_name(arg.value)
@@ -769,6 +772,64 @@ class ForwardAnalysis:
         if not self._parameter_functions[func]:
             return None
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
+
+    def handed_parameters(self, call: cst.Call) -> str | None:
+        """The name of a callable that `call` hands a tensor requiring grad or an
+        iterable of parameters, known by how it is built or by its use
+        (analysis.parameter_roles): `rnn(X, state, params)` with `params` clipped and
+        stepped by the training code. What it returns may be computed from them, so it
+        may carry their graph; whether it does is for the caller to show by the
+        result's uses (a tensor method read off it). A callable out of sight (a
+        function's parameter, a name bound to an imported function) counts as it is; a
+        function of this file must read the parameter it is handed, record, not
+        differentiate, and return something not proven free of history. Not a class."""
+        func = call.func
+        if type(func) is not cst.Name:
+            return None
+        if any(type(b) is cst.ClassDef for b in self.values.bindings_of(func.value, call)):
+            return None
+        handed = [arg.value for arg in call.args if not arg.star and self._holds_parameters(arg)]
+        if not handed:
+            return None
+        callee = self.summaries.resolve(call)
+        if callee is None:
+            return func.value
+        if self.differentiates(callee):
+            return None
+        if self.grad_mode.function_mode(callee) is not GradMode.RECORDING:
+            return None
+        signature = signature_of(callee, method=self.index.enclosing_class(callee) is not None)
+        reads = self.summaries.bindings.uses(callee)
+        if not any(
+            argument_of(call, signature, param) in handed and param in reads
+            for param in (*signature.positional, *signature.keyword_only)
+        ):
+            return None
+        returns = self.index.value_returns(callee)
+        if not returns or all(is_graph_free(self.values.of_expr(v, ret)) for ret, v in returns):
+            return None
+        return func.value
+
+    def _holds_parameters(self, arg: cst.Arg) -> bool:
+        """A tensor that requires grad, or an iterable of parameters."""
+        value = arg.value
+        if type(value) is cst.Name and self.tensors.leaf_requiring_grad(value, value) is not None:
+            return True
+        return self._parameter_container(arg)
+
+    def _parameter_container(self, arg: cst.Arg) -> bool:
+        """An iterable of parameters (`params`, `[W_xh, W_hh, b_h]`), known by how it is
+        built or by its use: a hand-written model's weights, never an input whose
+        gradient is asked for (that is one tensor)."""
+        value = arg.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return self.tensors.classify_value(value, self.index.scope_of(value)) == PARAMS
+        if type(value) is not cst.Name or arg.star:
+            return False
+        if self.tensors.kind_of_name(value.value, value) == PARAMS:
+            return True
+        roles = self.tensors.roles
+        return roles is not None and roles.holds_parameters(value.value, value)
 
     def _computes_from_parameters(self, func: cst.FunctionDef | cst.Lambda) -> bool:
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]

@@ -20,6 +20,7 @@ from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, 
 from gradlint.analysis.bindings import all_params as all_params
 from gradlint.analysis.bindings import is_false as is_false
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
     MODULE_WRAPPING_METHODS,
@@ -53,9 +54,15 @@ _TENSOR_BINDINGS = frozenset(
 
 
 class TensorFacts:
-    def __init__(self, index: FileIndex, *, bindings: ScopeBindings) -> None:
+    def __init__(
+        self, index: FileIndex, *, bindings: ScopeBindings, roles: ParameterRoles | None = None
+    ) -> None:
         self.index = index
         self.bindings = bindings
+        # parameters known by their use (`p.grad` read), where no binding shows one
+        self.roles = roles
+        if roles is not None:
+            roles.ask_built_with(self.built_as_parameters)
         self._classified: dict[tuple[cst.CSTNode, str], str] = {}
         self._class_attrs: dict[cst.ClassDef, dict[str, str]] = {}
         self._module_classes: set[str] | None = None
@@ -125,6 +132,12 @@ class TensorFacts:
             if self._is_module_constructor(qualified):
                 return MODULE
             return OTHER
+        if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+            # `params = [W_xh, W_hh, b_h]` of leaves that require grad: a hand-written
+            # model's parameters
+            if self._leaves_only(value):
+                return PARAMS
+            return OTHER
         if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
             if (
                 self.classify_value(value.for_in.iter, scope) == PARAMS
@@ -133,6 +146,27 @@ class TensorFacts:
             ):
                 return PARAMS
         return OTHER
+
+    def built_as_parameters(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Is `expr` at `use` an iterable of parameters by how it is built?"""
+        if type(expr) is cst.Name:
+            return self.kind_of_name(expr.value, use) == PARAMS
+        return self.classify_value(expr, self.index.scope_of(use)) == PARAMS
+
+    def _leaves_only(self, literal: cst.List | cst.Tuple) -> bool:
+        """Is every element of the literal a name that holds a leaf requiring grad?"""
+        if literal in self._resolving:
+            return False  # `a = [b]` and `b = [a]` in one loop
+        self._resolving.add(literal)
+        try:
+            return all(
+                type(element) is cst.Element
+                and type(element.value) is cst.Name
+                and self.kind_of_name(element.value.value, element.value) == LEAF
+                for element in literal.elements
+            )
+        finally:
+            self._resolving.discard(literal)
 
     def _is_module_constructor(self, qualified: str) -> bool:
         if qualified.startswith("torch.nn.") and not qualified.startswith(NOT_MODULE_NAMESPACES):
@@ -184,6 +218,8 @@ class TensorFacts:
         name = dotted_name(iterable)
         if name is not None and self.kind_of_name(name, loop, scope) == PARAMS:
             return LEAF
+        if name is not None and self.roles is not None and self.roles.holds_parameters(name, loop):
+            return LEAF  # `for p in params` where `sgd(params, lr)` reads each `p.grad`
         return OTHER
 
     # -- reaching bindings ---------------------------------------------------------------
@@ -289,6 +325,8 @@ class TensorFacts:
         kind = self.kind_of_name(name, use)
         if kind == LEAF:
             return name
+        if kind == OTHER and self.roles is not None and self.roles.is_parameter(name, use):
+            return name  # its `.grad` is read: `for p, v in zip(params, states)`
         if "." in name:
             owner, attr = name.rsplit(".", 1)
             if self._is_parameter_attribute(owner, attr, use):

@@ -76,6 +76,11 @@ GRAPH_CUTTING_ATTRIBUTES = METADATA_ATTRIBUTES | DETACHING_ATTRIBUTES
 # analysis takes it as history-free, the read analysis (what a value is computed from)
 # does not cut at it.
 GRAD_ATTRIBUTE = "grad"
+# Asks a non-leaf to keep its `.grad`: then a read of it no longer shows a leaf.
+RETAIN_GRAD_METHOD = "retain_grad"
+# Builtins whose loop target pairs elements of their arguments: `zip(a, b)` puts a's
+# first, `enumerate(a)` puts a's after the count.
+PAIRING_BUILTINS = frozenset({"zip", "enumerate"})
 # Python builtins whose result is a plain value whatever they are given.
 PYTHON_VALUE_BUILTINS = frozenset(
     {"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "hasattr"}

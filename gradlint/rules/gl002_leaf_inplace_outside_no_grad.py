@@ -13,7 +13,10 @@ class LeafInplaceOutsideNoGrad(Rule):
     ## What it does
     Flags an in-place operation (`-=`, `+=`, `*=`, `/=`, `x[i] = ...`, or any `.xxx_()`
     method such as `add_`, `zero_`, `copy_`, `clamp_`) on a leaf tensor that requires
-    grad (a parameter, a `requires_grad=True` tensor) while autograd is recording.
+    grad (a parameter, a `requires_grad=True` tensor) while autograd is recording. A
+    tensor made out of sight counts when its use shows it is one: its `.grad` is read
+    (`for p, v in zip(params, states): ... p.grad`), or it is an element of an iterable
+    handed to an optimizer or to a function that reads its elements' gradients.
 
     ## Why is this bad?
     Autograd cannot record an in-place change of a leaf it is tracking, so the operation
@@ -58,7 +61,8 @@ class LeafInplaceOutsideNoGrad(Rule):
     name = "leaf-inplace-outside-no-grad"
     message = "In-place update of leaf tensor `{name}` that requires grad while autograd is recording; this raises at run time"
     fix_title = "Wrap the update in `with torch.no_grad():`"
-    trigger_tokens = ("requires_grad", "Parameter", "parameters(", ".weight", ".bias")
+    # `.grad`: a tensor whose gradient is read is a parameter by its use
+    trigger_tokens = ("requires_grad", "Parameter", "parameters(", ".weight", ".bias", ".grad")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check(node.target, node)

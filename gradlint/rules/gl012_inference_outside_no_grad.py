@@ -7,6 +7,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name
+from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
 from gradlint.diagnostics import Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
@@ -94,6 +95,9 @@ class InferenceOutsideNoGrad(Rule):
     at `G(z)`, with one caller in another file as a related location. Every call of a
     method's name counts there, on objects of unknown class too; a method called beside
     its class (`self.actor.act(s).detach()`) is reported at that call instead. A model
+    may be a callable out of sight handed parameters known by their use (`rnn(X, state,
+    params)` where the training code clips and steps each `params` element's `.grad`),
+    when a tensor method is read off its result (`.argmax(dim=1).item()`). A model
     may come from the project's other files: a parameter that every caller there fills
     with a module showing its parameters (`generate_image(aG, z)` after
     `Adam(aG.parameters())`), or a method of an imported module class that runs its
@@ -221,11 +225,15 @@ class InferenceOutsideNoGrad(Rule):
             if statement in reported:
                 continue
             model = forwards.model_forward(call)
+            handed = False
             what = f"This forward of `{model}`"
             if model is None:
                 if not direct:
                     continue  # through a helper: only a model's forward is asked about
                 model = forwards.parameter_function(call)
+                handed = model is None
+                if handed:
+                    model = forwards.handed_parameters(call)
                 if model is None:
                     continue
                 what = f"This call of `{model}`, which computes from parameters,"
@@ -238,6 +246,8 @@ class InferenceOutsideNoGrad(Rule):
                 uses, path = self._on_flag_path(call, model)
             if uses is None or facts.frameworks.is_foreign(call):
                 continue
+            if model is not None and handed and not _read_as_a_tensor(uses):
+                continue  # out of sight, it may return a plain number made of them
             if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
             if path is None and forwards.graph_is_used(call, model):
@@ -368,3 +378,13 @@ class InferenceOutsideNoGrad(Rule):
             if passed is None or modes.eval_switch_at(passed, site) is not None:
                 return False
         return True
+
+
+def _read_as_a_tensor(uses: NumberUses) -> bool:
+    """Is the value shown to be a tensor where it ends as numbers: a method or an
+    attribute read off it (`.item()`, `.argmax(dim=1)`, `.detach()`, `.data`), which a
+    Python number would not have?"""
+    return any(
+        type(node) is cst.Attribute or (type(node) is cst.Call and type(node.func) is cst.Attribute)
+        for node in (*uses.numbers, *uses.numpy_raises, *uses.detaches)
+    )
