@@ -53,7 +53,7 @@ from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.summary_facts import hot_loop_header
-from gradlint.analysis.torch_api import called_implicitly
+from gradlint.analysis.torch_api import ARRAY_FROM_LIST_BUILDERS, called_implicitly
 from gradlint.diagnostics import Impact
 
 if TYPE_CHECKING:
@@ -347,12 +347,6 @@ def _adds_batch_of_one(index: FileIndex, root: cst.CSTNode) -> bool:
     return False
 
 
-# what makes a tensor or array of a list: `torch.tensor([obs])` is a batch of one
-_ARRAY_BUILDERS = frozenset(
-    {"tensor", "as_tensor", "Tensor", "FloatTensor", "array", "asarray", "stack", "vstack"}
-)
-
-
 def _batch_of_one_call(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
@@ -369,7 +363,7 @@ def _batch_of_one_call(call: cst.Call) -> bool:
     if name in ("reshape", "view") and len(args) >= 2:
         return type(args[0]) is cst.Integer and args[0].value == "1"
     if (
-        name in _ARRAY_BUILDERS
+        name in ARRAY_FROM_LIST_BUILDERS
         and args
         and type(args[0]) is cst.List
         and len(args[0].elements) == 1

@@ -116,6 +116,11 @@ TENSOR_FACTORIES = frozenset(
     | {"torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor", "torch.from_numpy"}
     | {"torch.randperm"}
 )
+# The last name of what builds a tensor or an array out of a list (`torch.tensor([obs])`,
+# `np.array([s_t])`, `torch.stack([x])`): a list of one observation is a batch of one.
+ARRAY_FROM_LIST_BUILDERS = frozenset(
+    {"tensor", "as_tensor", "Tensor", "FloatTensor", "array", "asarray", "stack", "vstack"}
+)
 # Factories of a grid of steps (`for t in torch.linspace(0, 1, n)`): a loop over one
 # runs a number of steps the code chooses, as `range(n)` does, not a sequence of data.
 STEP_GRID_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace"})
