@@ -599,3 +599,83 @@ def test_the_import_reader_finder_finds_readers():
         (7, "alias"),
         (9, "visit_Import"),
     ]
+
+
+# -- one reading of what callers pass --------------------------------------------------
+
+# The calls that list a function's call sites in the linted file, the calls that bind one
+# parameter at one call, and the caller search's records of what calls elsewhere pass.
+CALL_SITE_LISTS = {"callers_of", "call_sites"}
+ONE_SITE_BINDERS = {"forwarded_argument", "passed_or_default", "argument_at", "argument_of"}
+CALLER_RECORDS = {"keyword_constants", "model_arguments"}
+
+
+def per_site_argument_readers(source: str) -> list[tuple[int, str]]:
+    """Functions that walk a function's call sites (`for site in ...callers_of(f)`) and
+    bind a parameter at each one themselves, or that read the caller search's records of
+    the arguments passed in other files (`call.keyword_constants`,
+    `context.model_arguments`): how "what do the callers pass for this parameter" is
+    written again beside analysis/caller_arguments.py."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in CALLER_RECORDS
+                and isinstance(node.ctx, ast.Load)
+            ):
+                found.append((function.lineno, function.name))
+                break
+            if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
+                continue
+            if _called_name(node.iter) not in CALL_SITE_LISTS:
+                continue
+            inner = [n for statement in node.body for n in ast.walk(statement)]
+            if any(isinstance(n, ast.Call) and _called_name(n) in ONE_SITE_BINDERS for n in inner):
+                found.append((function.lineno, function.name))
+                break
+    return found
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def test_one_reading_of_what_callers_pass():
+    """What the callers of a function pass for one of its parameters, in the linted file
+    and in the project's other files, is read in gradlint/analysis/caller_arguments.py:
+    the constant a flag gets, the callable or the model a parameter holds are questions
+    asked of that one fact, not walks of the call sites of their own."""
+    root = PACKAGE.parent
+    readers = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative == "gradlint/analysis/caller_arguments.py":
+                continue
+            for lineno, function in per_site_argument_readers(path.read_text(encoding="utf-8")):
+                readers.append(f"{relative}:{lineno}: {function}")
+    assert readers == [], "ask gradlint/analysis/caller_arguments.py"
+
+
+def test_the_per_site_reader_finder_finds_readers():
+    source = (
+        "def passed(self, func, name):\n"
+        "    for site in self.callees.callers_of(func):\n"
+        "        found = summary.forwarded_argument(site, name)\n"
+        "def flags(self, func, param):\n"
+        "    return [c.keyword_constants for c in calls]\n"
+        "def models(contexts, position):\n"
+        "    return all(position in c.model_arguments for c in contexts)\n"
+        "def one_site(self, site, func, param):\n"  # one call, not every caller
+        "    return passed_or_default(site, func, param, method=False)\n"
+        "def callers_in_loops(self, func):\n"  # the sites, no argument read
+        "    for site in self.callers_of(func):\n"
+        "        yield self.index.scope_of(site)\n"
+    )
+    assert per_site_argument_readers(source) == [(1, "passed"), (4, "flags"), (6, "models")]

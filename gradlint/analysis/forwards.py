@@ -29,10 +29,9 @@ from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
-from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -878,49 +877,21 @@ class ForwardAnalysis:
         self._asking_callers.add(scope)
         try:
             verdicts = set()
-            for site in self.grad_mode.callers_of(scope):
-                argument = summary.forwarded_argument(site, head)
-                if argument is not None and type(argument) is cst.Call:
-                    verdicts.add(self._built_with_parameters(argument) is True)
-                elif argument is not None and dotted_name(argument) is not None:
-                    verdicts.add(self.has_parameters(argument, site))
+            for argument in self.summaries.caller_arguments.here(scope, head):
+                passed = argument.passed
+                if passed is not None and type(passed) is cst.Call:
+                    verdicts.add(self._built_with_parameters(passed) is True)
+                elif passed is not None and dotted_name(passed) is not None:
+                    verdicts.add(self.has_parameters(passed, argument.site))
                 else:
                     verdicts.add(False)
             if not verdicts and self.index.scope_of(scope) is self.index.module:
-                return self._passed_by_callers_elsewhere(scope, head)
+                # asked of its callers in the project's other files instead: the search
+                # GL012's result uses and the impact ask of the function, made once
+                return self.summaries.caller_arguments.models_elsewhere(scope, head)
         finally:
             self._asking_callers.discard(scope)
         return verdicts == {True}
-
-    def _passed_by_callers_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
-        """Does every call of the module-level function in the project's other files (one
-        at least) pass, for `param`, a module that shows its parameters in the caller's
-        scope (project.CallerContext.model_arguments)? The search is the one GL012's
-        result uses and the impact ask of the function: made once."""
-        project = self.summaries.project
-        if project is None or not project.enabled:
-            return False
-        if self.index.is_pytest_function(func):
-            # pytest fills its parameters with fixtures, no call does: the search would
-            # find none
-            return False
-        query = callers_query(self.summaries.callees, project, func)
-        if query is None:
-            return False
-        contexts = caller_contexts(project, query)
-        if not contexts:
-            return False
-        params = [p for p in func.params.posonly_params] + list(func.params.params)
-        names = [p.name.value for p in params]
-        position = names.index(param) if param in names else None
-        keyword = param if param in names[len(func.params.posonly_params) :] else None
-        if param in (p.name.value for p in func.params.kwonly_params):
-            keyword = param
-        return all(
-            (position is not None and position in c.model_arguments)
-            or (keyword is not None and keyword in c.model_arguments)
-            for c in contexts
-        )
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not

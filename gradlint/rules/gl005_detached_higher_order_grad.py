@@ -185,11 +185,11 @@ class DetachedHigherOrderGrad(Rule):
                 return event.call
         if helper is None or outputs_param is None or not produced:
             return None
-        summary = self.facts.summaries.of(helper)
-        for other in self.facts.grad_mode.callers_of(helper):
+        for argument in self.facts.caller_arguments.here(helper, outputs_param):
+            other = argument.site
             if other is call or index.scope_of(other) is not scope or index.order[other] < after:
                 continue
-            arg = summary.forwarded_argument(other, outputs_param)
+            arg = argument.passed
             window = _between(index, after, index.order[other], call)
             if arg is not None and region.closure(self.facts.flow.reads(arg), window) & produced:
                 return other
