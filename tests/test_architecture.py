@@ -679,3 +679,48 @@ def test_the_per_site_reader_finder_finds_readers():
         "        yield self.index.scope_of(site)\n"
     )
     assert per_site_argument_readers(source) == [(1, "passed"), (4, "flags"), (6, "models")]
+
+
+def path_translators(source: str) -> list[tuple[int, str]]:
+    """Functions that bind an argument at a call (`forwarded_argument`,
+    `passed_or_default`, ...) and read it as a module path (`module_path(...)`): how
+    "which object of the caller does this helper's parameter name" is written again
+    beside caller_arguments.path_in_caller."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        called = {_called_name(n) for n in ast.walk(function) if isinstance(n, ast.Call)}
+        if called & ONE_SITE_BINDERS and "module_path" in called:
+            found.append((function.lineno, function.name))
+    return found
+
+
+def test_one_translation_of_a_helpers_paths_to_its_callers():
+    """What a helper does to what it is handed (switches its mode, runs its forward) is
+    seen from the call site through caller_arguments.path_in_caller: train_mode's
+    helper switches, mode_flow's summaries and forwards' helper forwards read it."""
+    root = PACKAGE.parent
+    translators = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for lineno, function in path_translators(path.read_text(encoding="utf-8")):
+                if (relative, function) != (
+                    "gradlint/analysis/caller_arguments.py",
+                    "path_in_caller",
+                ):
+                    translators.append(f"{relative}:{lineno}: {function}")
+    assert translators == [], "translate through caller_arguments.path_in_caller"
+
+
+def test_the_path_translator_finder_finds_translators():
+    source = (
+        "def paths_into(self, call, callee):\n"
+        "    for param in params:\n"
+        "        argument = summary.forwarded_argument(call, param)\n"
+        "        yield module_path(argument), param\n"
+        "def flag_of(call, callee, flag):\n"  # a binding read as a literal, not a path
+        "    return passed_or_default(call, callee, flag, method=False)\n"
+    )
+    assert path_translators(source) == [(1, "paths_into")]

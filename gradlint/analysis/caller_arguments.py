@@ -16,7 +16,10 @@ it is in training mode (GL012). Two reaches:
   just parsed (project.caller_contexts), the arguments that show themselves as modules
   with parameters in the caller's scope.
 
-Which argument binds the parameter is told by analysis.arguments, on both sides.
+Which argument binds the parameter is told by analysis.arguments, on both sides. And
+what a helper does to what it is handed (switches its mode, runs its forward) is seen
+from the call site through one translation of the helper's paths into the caller's,
+path_in_caller.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.arguments import passed_or_default, signature_of
+from gradlint.analysis.bindings import all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import FileIndex
+from gradlint.analysis.index import FileIndex, module_path, path_root
 from gradlint.analysis.project import MethodCall, ProjectIndex, caller_contexts
 
 
@@ -127,3 +131,36 @@ class CallerArguments:
             or (keyword is not None and keyword in c.model_arguments)
             for c in contexts
         )
+
+
+def path_in_caller(
+    call: cst.Call, callee: cst.FunctionDef, path: str, *, method: bool
+) -> str | None:
+    """The path, in the caller, of the object `path` names inside `callee`, a function
+    of this file that `call` runs: a parameter, or a path under one, is the argument's
+    path (`net.encoder` in `set_mode(net)` called as `set_mode(model)` is
+    `model.encoder`); `self.<attr>` of a method called on `self` is the caller's own.
+    None when the call hands no object of a path over (a default, a built value, a
+    star argument). `method`: `callee` is defined in a class's body. What a helper does
+    to what it is handed is seen from the call site through this one translation: the
+    mode switches of analysis.train_mode, the mode summaries of analysis.mode_flow,
+    the forwards of analysis.forwards."""
+    root = path_root(path)
+    rest = path[len(root) :]
+    if root == "self":
+        func = call.func
+        on_self = (
+            method
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+        )
+        return path if on_self and rest else None
+    params = {p.name.value for p in all_params(callee.params)}
+    if root not in params:
+        return None
+    bound = passed_or_default(call, callee, root, method=method)
+    if bound is None or bound[1]:
+        return None
+    passed = module_path(bound[0])
+    return passed + rest if passed is not None else None

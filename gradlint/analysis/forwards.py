@@ -27,6 +27,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -212,9 +213,9 @@ class ForwardAnalysis:
         found: list[cst.Call] = []
         for local in summaries.callees.runs(call):
             summary = summaries.of(local)
+            method = self.index.enclosing_class(local) is not None
             for param in summary.forwarded_params:
-                argument = summary.forwarded_argument(call, param)
-                if argument is not None and module_path(argument) == model:
+                if path_in_caller(call, local, param, method=method) == model:
                     found.extend(summary.forwards.get(param, ()))
         # a forward inside a loop of the helper first: where the cost is paid per batch
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))

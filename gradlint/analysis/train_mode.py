@@ -22,6 +22,7 @@ from gradlint.analysis.arguments import (
     shape_of,
 )
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
@@ -175,28 +176,10 @@ class TrainModeAnalysis:
     ) -> str | None:
         """The path, in the caller, of what `switch` inside `callee` switches."""
         model = switch.model
-        root = path_root(model)
         loop = self._loop_over(switch)
         if loop is not None:  # `for net in nets: net.train(mode)`: every element
-            model, root = loop + "[]", path_root(loop)
-        rest = model[len(root) :]
-        if root == "self":
-            func = call.func
-            on_self = (
-                method
-                and type(func) is cst.Attribute
-                and type(func.value) is cst.Name
-                and func.value.value == "self"
-            )
-            return model if on_self and rest else None
-        params = {p.name.value for p in all_params(callee.params)}
-        if root not in params:
-            return None
-        bound = passed_or_default(call, callee, root, method=method)
-        if bound is None or bound[1]:
-            return None
-        passed = module_path(bound[0])
-        return passed + rest if passed is not None else None
+            model = loop + "[]"
+        return path_in_caller(call, callee, model, method=method)
 
     def _loop_over(self, switch: ModeSwitch) -> str | None:
         """For a switch of a `for` loop's variable (`for net in self.nets:
