@@ -493,11 +493,8 @@ class ForwardAnalysis:
             return False
         receiver = module_path(func.value)
         assert receiver is not None
-        owner = self._model_class(func.value, receiver, call)
-        if owner is not None and (
-            owner.startswith("torch.") or owner in {c.name.value for c in self.index.classes}
-        ):
-            return False  # its class is in sight: forward_methods has answered
+        if not self._class_out_of_sight(func.value, receiver, call):
+            return False  # forward_methods, or torch's own API, has answered
         if self._switches_grad_mode(method, None):
             return False
         project = self.summaries.project
@@ -645,8 +642,7 @@ class ForwardAnalysis:
             for arg in call.args
         ):
             return None
-        owner = self._model_class(func.value, name, call)
-        if owner is not None and any(c.name.value == owner for c in self.index.classes):
+        if not self._class_out_of_sight(func.value, name, call):
             return None
         if not self.output_is_kept(call) or self._project_method_sets_grad_mode(method):
             return None
@@ -710,6 +706,18 @@ class ForwardAnalysis:
                     return anc.name.value
             return None
         return self.tensors.module_class(target, self._binding_site(name, use))
+
+    def _class_out_of_sight(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+        """Is the class of the module at `target` out of sight: not built visibly from a
+        class of this file (whose forward_methods say which of its methods are
+        forwards) nor from one of torch's (whose methods besides `forward` are its API)?
+        Only then can a method of it be a forward that just its uses show."""
+        owner = self._model_class(target, name, use)
+        if owner is None:
+            return True
+        return not owner.startswith("torch.") and all(
+            c.name.value != owner for c in self.index.classes
+        )
 
     def _binding_site(self, name: str, use: cst.CSTNode) -> cst.CSTNode:
         """Where to look up how `name` is built: the use itself, or, for a global read
