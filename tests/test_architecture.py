@@ -682,18 +682,43 @@ def test_the_per_site_reader_finder_finds_readers():
 
 
 def path_translators(source: str) -> list[tuple[int, str]]:
-    """Functions that bind an argument at a call (`forwarded_argument`,
-    `passed_or_default`, ...) and read it as a module path (`module_path(...)`): how
-    "which object of the caller does this helper's parameter name" is written again
-    beside caller_arguments.path_in_caller."""
+    """Functions that read the argument a call binds (`forwarded_argument`,
+    `passed_or_default`, ...) as a name or module path (`dotted_name(...)`,
+    `module_path(...)`), directly or through the variable they bind it to: how "which
+    object of the caller is this helper's parameter" is written again beside
+    caller_arguments.path_in_caller."""
     found = []
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        called = {_called_name(n) for n in ast.walk(function) if isinstance(n, ast.Call)}
-        if called & ONE_SITE_BINDERS and "module_path" in called:
+        nodes = list(ast.walk(function))
+        bound = {
+            target.id
+            for node in nodes
+            if isinstance(node, (ast.Assign, ast.NamedExpr))
+            and isinstance(node.value, ast.Call)
+            and _called_name(node.value) in ONE_SITE_BINDERS
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+
+        if any(
+            isinstance(node, ast.Call)
+            and _called_name(node) in ("dotted_name", "module_path")
+            and node.args
+            and _reads_a_binding(node.args[0], bound)
+            for node in nodes
+        ):
             found.append((function.lineno, function.name))
     return found
+
+
+def _reads_a_binding(expr: ast.AST, bound: set[str]) -> bool:
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value  # `found[0]` of a (value, default) pair
+    if isinstance(expr, ast.Call):
+        return _called_name(expr) in ONE_SITE_BINDERS
+    return isinstance(expr, ast.Name) and expr.id in bound
 
 
 def test_one_translation_of_a_helpers_paths_to_its_callers():
@@ -720,7 +745,15 @@ def test_the_path_translator_finder_finds_translators():
         "    for param in params:\n"
         "        argument = summary.forwarded_argument(call, param)\n"
         "        yield module_path(argument), param\n"
+        "def switch(self, site, func, model):\n"
+        "    found = self.argument_at(site, func, model)\n"
+        "    return dotted_name(found[0]) if found is not None else None\n"
+        "def helpers(self, call, models):\n"
+        "    return dotted_name(summary.forwarded_argument(call, p)) in models\n"
         "def flag_of(call, callee, flag):\n"  # a binding read as a literal, not a path
         "    return passed_or_default(call, callee, flag, method=False)\n"
+        "def steps(self, call):\n"  # a receiver's name beside a binding: no translation
+        "    argument = summary.forwarded_argument(call, p)\n"
+        "    return dotted_name(call.func.value), argument\n"
     )
-    assert path_translators(source) == [(1, "paths_into")]
+    assert path_translators(source) == [(1, "paths_into"), (5, "switch"), (8, "helpers")]

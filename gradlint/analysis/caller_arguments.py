@@ -51,6 +51,12 @@ class ArgumentHere:
         """The expression the call itself writes for the parameter (not a default)."""
         return None if self.default else self.value
 
+    @property
+    def path(self) -> str | None:
+        """The caller's module path the call hands over for the parameter (`model`,
+        `self.nets[0]`), as path_in_caller reads it; None for anything else."""
+        return module_path(self.passed) if self.passed is not None else None
+
 
 class CallerArguments:
     """The arguments at a function's call sites, in this file and elsewhere."""

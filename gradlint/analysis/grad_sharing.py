@@ -47,6 +47,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_clears import GradClear, grad_owners
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -256,11 +257,8 @@ class GradSharing:
             return name if receiver is not None and dotted_name(receiver) == head else None
         if head not in params:
             return name  # a global module, the same name at the call
-        argument = self.summaries.of(callee).forwarded_argument(call, head)
-        passed = dotted_name(argument) if argument is not None else None
-        if passed is None:
-            return None
-        return passed + dot + rest
+        method = self.index.enclosing_class(callee) is not None
+        return path_in_caller(call, callee, name, method=method)
 
     # -- what a backward adds into -----------------------------------------------------
 

@@ -31,7 +31,7 @@ import libcst as cst
 from gradlint.analysis.arguments import passed_or_default
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
-from gradlint.analysis.caller_arguments import CallerArguments
+from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
@@ -786,8 +786,8 @@ class FlagPaths:
         func = self.index.scope_of(use)
         if type(func) is not cst.FunctionDef or model not in self.conditions.flags_of(func):
             return None  # not a parameter, or one the function rebinds
-        found = self.conditions.argument_at(site, func, model)
-        passed = dotted_name(found[0]) if found is not None and not found[1] else None
+        method = self.index.enclosing_class(func) is not None
+        passed = path_in_caller(site, func, model, method=method)
         return self.train_mode.eval_switch_at(passed, site) if passed is not None else None
 
     def forwards_of_arguments(self, scope: cst.CSTNode, models: set[str]):
@@ -803,7 +803,8 @@ class FlagPaths:
             if func is None:
                 continue
             summary = summaries.of(func)
+            method = self.index.enclosing_class(func) is not None
             for param in summary.forwarded_params:
-                if dotted_name(summary.forwarded_argument(call, param)) in models:
+                if path_in_caller(call, func, param, method=method) in models:
                     for forward in summary.forwards[param]:
                         yield forward, param

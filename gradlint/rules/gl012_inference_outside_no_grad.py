@@ -363,7 +363,7 @@ class InferenceOutsideNoGrad(Rule):
         for argument in facts.caller_arguments.here(scope, head):
             if type(argument.passed) is cst.Call:
                 continue  # a module built for the call is in training mode
-            passed = dotted_name(argument.passed) if argument.passed is not None else None
+            passed = argument.path
             if passed is None or modes.eval_switch_at(passed, argument.site) is not None:
                 return False
         return True
