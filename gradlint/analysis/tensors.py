@@ -262,20 +262,7 @@ class TensorFacts:
     def leaf_requiring_grad(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
         """If expr is (a view of) a leaf tensor that requires grad, a short description
         of why we believe so; else None."""
-        base = expr
-        while True:
-            if type(base) is cst.Subscript:
-                base, _via_view = base.value, True
-            elif (
-                type(base) is cst.Call
-                and type(base.func) is cst.Attribute
-                and base.func.attr.value in VIEW_METHODS
-            ):
-                base, _via_view = base.func.value, True
-            elif type(base) is cst.Attribute and base.attr.value in TRANSPOSE_ATTRIBUTES:
-                base, _via_view = base.value, True
-            else:
-                break
+        base = strip_views(expr, VIEW_METHODS, TRANSPOSE_ATTRIBUTES)
         name = dotted_name(base)
         if name is None:
             if self._is_container_layer_parameter(base, use):
@@ -659,6 +646,27 @@ class TensorFacts:
                     return False
             else:
                 return False
+
+
+def strip_views(
+    expr: cst.CSTNode, methods: frozenset[str], attributes: frozenset[str]
+) -> cst.CSTNode:
+    """Down through indexing, the given view methods and attributes to what they are
+    taken of: `t` for `t.view(-1)[0]`. Which methods and attributes count is the
+    asker's: views alone, views and `.detach()`, the calls that alias."""
+    while True:
+        if type(expr) is cst.Subscript:
+            expr = expr.value
+        elif (
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
+            and expr.func.attr.value in methods
+        ):
+            expr = expr.func.value
+        elif type(expr) is cst.Attribute and expr.attr.value in attributes:
+            expr = expr.value
+        else:
+            return expr
 
 
 def built_module_call(value: cst.CSTNode) -> cst.CSTNode:

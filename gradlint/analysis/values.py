@@ -50,7 +50,7 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.imports import CST_IMPORTS
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import TensorFacts, built_module_call
+from gradlint.analysis.tensors import TensorFacts, built_module_call, strip_views
 from gradlint.analysis.torch_api import (
     ALIASING_CALLS,
     ARITHMETIC_BUILTINS,
@@ -1228,26 +1228,6 @@ def _element(container: Value) -> Value:
     return UNKNOWN
 
 
-def _strip_views(
-    expr: cst.CSTNode, methods: frozenset[str], attributes: frozenset[str]
-) -> cst.CSTNode:
-    """Down through indexing, the given view methods and attributes to what they are
-    taken of: `t` for `t.view(-1)[0]`."""
-    while True:
-        if type(expr) is cst.Subscript:
-            expr = expr.value
-        elif (
-            type(expr) is cst.Call
-            and type(expr.func) is cst.Attribute
-            and expr.func.attr.value in methods
-        ):
-            expr = expr.func.value
-        elif type(expr) is cst.Attribute and expr.attr.value in attributes:
-            expr = expr.value
-        else:
-            return expr
-
-
 # Views, `.detach()` and `.data` share their base's storage and, for inference tensors,
 # its inference-ness.
 _SHARING_METHODS = VIEW_METHODS | {"detach"}
@@ -1255,7 +1235,7 @@ _SHARING_METHODS = VIEW_METHODS | {"detach"}
 
 def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
     """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
-    return _strip_views(expr, _SHARING_METHODS, TRANSPOSE_ATTRIBUTES | DETACHING_ATTRIBUTES)
+    return strip_views(expr, _SHARING_METHODS, TRANSPOSE_ATTRIBUTES | DETACHING_ATTRIBUTES)
 
 
 def _view_base(expr: cst.CSTNode) -> str | None:
@@ -1266,7 +1246,7 @@ def _view_base(expr: cst.CSTNode) -> str | None:
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
     """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
-    return dotted_name(_strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))
+    return dotted_name(strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))
 
 
 def _keyword_true(call: cst.Call, name: str) -> bool:
