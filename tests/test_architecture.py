@@ -757,3 +757,51 @@ def test_the_path_translator_finder_finds_translators():
         "    return dotted_name(call.func.value), argument\n"
     )
     assert path_translators(source) == [(1, "paths_into"), (5, "switch"), (8, "helpers")]
+
+
+def flag_binders(source: str) -> list[tuple[int, str]]:
+    """Functions that read a mode switch's flag parameter (`switch.flag`) and bind
+    the argument a call gives it themselves: how "which mode does this switch set in
+    that call" is written again beside train_mode.ModeSwitch.to_eval_at."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(ast.walk(function))
+        reads_flag = any(isinstance(n, ast.Attribute) and n.attr == "flag" for n in nodes)
+        binds = any(
+            isinstance(n, ast.Call) and _called_name(n) in ONE_SITE_BINDERS | {"value_at"}
+            for n in nodes
+        )
+        if reads_flag and binds:
+            found.append((function.lineno, function.name))
+    return found
+
+
+def test_one_reading_of_a_switch_flag_at_a_call():
+    """`model.train(training)` inside a helper sets the mode its call's `training`
+    picks: ModeSwitch.to_eval_at says which, for the helper switches of train_mode and
+    for the flag paths of path_conditions alike."""
+    root = PACKAGE.parent
+    binders = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for lineno, function in flag_binders(path.read_text(encoding="utf-8")):
+                if (relative, function) != ("gradlint/analysis/train_mode.py", "to_eval_at"):
+                    binders.append(f"{relative}:{lineno}: {function}")
+    assert binders == [], "ask ModeSwitch.to_eval_at"
+
+
+def test_the_flag_binder_finder_finds_binders():
+    source = (
+        "def to_eval(self, switch, site, func):\n"
+        "    value = self.conditions.value_at(site, func, switch.flag)\n"
+        "    return value\n"
+        "def helper(self, call, callee, switch):\n"
+        "    if switch.flag is not None:\n"
+        "        bound = passed_or_default(call, callee, switch.flag, method=False)\n"
+        "def flag_only(self, switch):\n"  # the flag read, nothing bound
+        "    return switch.flag is None\n"
+    )
+    assert flag_binders(source) == [(1, "to_eval"), (4, "helper")]

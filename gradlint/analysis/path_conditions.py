@@ -777,9 +777,8 @@ class FlagPaths:
         func = self.index.scope_of(switch.anchor)
         if site is None or type(func) is not cst.FunctionDef:
             return None
-        value = self.conditions.value_at(site, func, switch.flag)
-        literal = value.constant.literal if value is not None else None
-        return None if type(literal) is not bool else not literal
+        method = self.index.enclosing_class(func) is not None
+        return switch.to_eval_at(site, func, method=method)
 
     def _callers_switch(self, model: str, use: cst.CSTNode, site: cst.Call) -> ModeSwitch | None:
         """The eval switch of the argument `site` passes for the parameter `model`."""

@@ -52,6 +52,18 @@ class ModeSwitch:
     # then False: within the function the mode is not known to be eval).
     flag: str | None = None
 
+    def to_eval_at(self, call: cst.Call, func: cst.FunctionDef, *, method: bool) -> bool | None:
+        """Does the switch put the model in eval mode in the run of its function `func`
+        that `call` makes? A switch by a flag parameter (`model.train(training)`) does
+        when the call gives the flag `False` (its default included), not when `True`;
+        None when the call gives it anything else. `method`: `func` is defined in a
+        class's body."""
+        if self.flag is None:
+            return self.to_eval
+        bound = passed_or_default(call, func, self.flag, method=method)
+        flag = _literal(bound[0]) if bound is not None else None
+        return None if flag is None else not flag
+
 
 def _literal(expr: cst.CSTNode) -> bool | None:
     if type(expr) is cst.Name and expr.value in ("True", "False"):
@@ -159,11 +171,7 @@ class TrainModeAnalysis:
                 path = self._caller_path(call, callee, switch, method)
                 if path is None:
                     continue
-                to_eval: bool | None = switch.to_eval
-                if switch.flag is not None:
-                    bound = passed_or_default(call, callee, switch.flag, method=method)
-                    flag = _literal(bound[0]) if bound is not None else None
-                    to_eval = None if flag is None else not flag
+                to_eval = switch.to_eval_at(call, callee, method=method)
                 decided.setdefault(path, []).append((switch, to_eval))
             for path, switches in decided.items():
                 to_eval = all(mode is True for _, mode in switches)
