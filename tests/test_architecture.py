@@ -805,3 +805,51 @@ def test_the_flag_binder_finder_finds_binders():
         "    return switch.flag is None\n"
     )
     assert flag_binders(source) == [(1, "to_eval"), (4, "helper")]
+
+
+def bool_literal_readers(source: str) -> list[tuple[int, str]]:
+    """Where a module reads `True` or `False` off a name itself (`expr.value ==
+    "True"`, `value.value in ("True", "False")`): how "which literal is this flag"
+    is written again beside index.bool_literal. A test that also admits `None` asks for
+    a constant of three values, another question."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for operator, side in zip(node.ops, node.comparators, strict=True):
+            if isinstance(operator, (ast.Eq, ast.NotEq)) and isinstance(side, ast.Constant):
+                words = {side.value}
+            elif isinstance(operator, (ast.In, ast.NotIn)) and isinstance(
+                side, (ast.Tuple, ast.Set)
+            ):
+                words = {e.value for e in side.elts if isinstance(e, ast.Constant)}
+            else:
+                continue
+            if words in ({"True"}, {"False"}, {"True", "False"}):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_one_reading_of_a_bool_literal():
+    """`True` and `False` written as a flag are read by gradlint/analysis/index.py's
+    bool_literal (and keyword_is_true), for every analysis and rule."""
+    root = PACKAGE.parent
+    readers = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative == "gradlint/analysis/index.py":
+                continue
+            for lineno, text in bool_literal_readers(path.read_text(encoding="utf-8")):
+                readers.append(f"{relative}:{lineno}: {text}")
+    assert readers == [], "read the literal with index.bool_literal"
+
+
+def test_the_bool_literal_finder_finds_readers():
+    source = (
+        "def f(expr, arg):\n"
+        "    if expr.value == 'True':\n"
+        "        return arg.value.value in ('True', 'False')\n"
+        "    return expr.value in ('True', 'False', 'None')\n"  # a three-valued constant
+    )
+    assert [line for line, _ in bool_literal_readers(source)] == [2, 3]

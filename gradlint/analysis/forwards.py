@@ -31,7 +31,7 @@ from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
@@ -372,8 +372,7 @@ class ForwardAnalysis:
             if (
                 type(node) is cst.Assign
                 and any(dotted_name(t.target) == f"{name}.requires_grad" for t in node.targets)
-                and type(node.value) is cst.Name
-                and node.value.value == "True"
+                and bool_literal(node.value) is True
             ):
                 return True
         return False
@@ -1017,7 +1016,7 @@ class ForwardAnalysis:
                     owner = module_path(node.func.value)
                     if owner is not None:
                         # `requires_grad_()` with no argument switches it on
-                        off = bool(node.args) and not _is_true(node.args[0].value)
+                        off = bool(node.args) and bool_literal(node.args[0].value) is not True
                         found.append((owner, node, off))
             elif type(node) is cst.For:
                 iterable = node.iter
@@ -1112,10 +1111,6 @@ def _mode_switched(cls: cst.ClassDef) -> set[str]:
     return found
 
 
-def _is_true(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "True"
-
-
 def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
     """What `x.requires_grad = <v>` or `x.requires_grad_(<v>)` sets: True for on (`True`,
     or `requires_grad_()` without an argument), False for anything else, None for a
@@ -1125,11 +1120,11 @@ def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
             for t in node.targets
         ):
-            return _is_true(node.value)
+            return bool_literal(node.value) is True
         return None
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
         if node.func.attr.value == REQUIRES_GRAD_METHOD:
-            return not node.args or _is_true(node.args[0].value)
+            return not node.args or bool_literal(node.args[0].value) is True
     return None
 
 

@@ -19,7 +19,13 @@ from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, 
 # Other modules still import these from here; the bindings module defines them.
 from gradlint.analysis.bindings import all_params as all_params
 from gradlint.analysis.bindings import is_false as is_false
-from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    keyword_is_true,
+    target_names,
+)
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
     MODULE_WRAPPING_METHODS,
@@ -106,7 +112,7 @@ class TensorFacts:
                 if value.args and is_false(value.args[0].value):
                     return OTHER
                 return LEAF
-            if qualified.startswith("torch.") and _has_true_kwarg(value, "requires_grad"):
+            if qualified.startswith("torch.") and keyword_is_true(value, "requires_grad"):
                 # `torch.zeros(3, requires_grad=True)`; `.to(...)` after it is a
                 # non-leaf and is a Call with another func, so it lands below.
                 return LEAF
@@ -376,10 +382,10 @@ class TensorFacts:
         for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
-                if target.endswith(".requires_grad") and type(node.value) is cst.Name:
-                    if node.value.value in ("True", "False"):
-                        name = target[: -len(".requires_grad")]
-                        found.append((index.order[node], name, node.value.value == "True"))
+                literal = bool_literal(node.value)
+                if target.endswith(".requires_grad") and literal is not None:
+                    name = target[: -len(".requires_grad")]
+                    found.append((index.order[node], name, literal))
             elif (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
@@ -679,13 +685,6 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     ):
         value = value.func.value
     return value
-
-
-def _has_true_kwarg(call: cst.Call, name: str) -> bool:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return type(arg.value) is cst.Name and arg.value.value == "True"
-    return False
 
 
 def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:

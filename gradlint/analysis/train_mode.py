@@ -23,7 +23,7 @@ from gradlint.analysis.arguments import (
 )
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
 from gradlint.analysis.caller_arguments import path_in_caller
-from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
@@ -61,20 +61,14 @@ class ModeSwitch:
         if self.flag is None:
             return self.to_eval
         bound = passed_or_default(call, func, self.flag, method=method)
-        flag = _literal(bound[0]) if bound is not None else None
+        flag = bool_literal(bound[0]) if bound is not None else None
         return None if flag is None else not flag
-
-
-def _literal(expr: cst.CSTNode) -> bool | None:
-    if type(expr) is cst.Name and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
 
 
 def switch_arguments(call: cst.Call) -> list[tuple[str | None, bool | None]]:
     """A call's arguments as summary_facts.mode_switch reads them."""
     return [
-        (arg.keyword.value if arg.keyword is not None else None, _literal(arg.value))
+        (arg.keyword.value if arg.keyword is not None else None, bool_literal(arg.value))
         for arg in call.args
     ]
 

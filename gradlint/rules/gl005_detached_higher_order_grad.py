@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.bindings import assigned_names
+from gradlint.analysis.index import bool_literal
 from gradlint.diagnostics import Edit
 from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
@@ -109,7 +110,7 @@ class DetachedHigherOrderGrad(Rule):
                 # as VQGAN's adaptive weight is (the detach says so twice)
                 return
             why = "without `create_graph=True`"
-        elif type(create_graph.value) is cst.Name and create_graph.value.value == "True":
+        elif bool_literal(create_graph.value) is True:
             if detach_call is None:
                 return
             why = "with `create_graph=True` but detached right after"
