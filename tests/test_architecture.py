@@ -599,3 +599,257 @@ def test_the_import_reader_finder_finds_readers():
         (7, "alias"),
         (9, "visit_Import"),
     ]
+
+
+# -- one reading of what callers pass --------------------------------------------------
+
+# The calls that list a function's call sites in the linted file, the calls that bind one
+# parameter at one call, and the caller search's records of what calls elsewhere pass.
+CALL_SITE_LISTS = {"callers_of", "call_sites"}
+ONE_SITE_BINDERS = {"forwarded_argument", "passed_or_default", "argument_at", "argument_of"}
+CALLER_RECORDS = {"keyword_constants", "model_arguments"}
+
+
+def per_site_argument_readers(source: str) -> list[tuple[int, str]]:
+    """Functions that walk a function's call sites (`for site in ...callers_of(f)`) and
+    bind a parameter at each one themselves, or that read the caller search's records of
+    the arguments passed in other files (`call.keyword_constants`,
+    `context.model_arguments`): how "what do the callers pass for this parameter" is
+    written again beside analysis/caller_arguments.py."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in CALLER_RECORDS
+                and isinstance(node.ctx, ast.Load)
+            ):
+                found.append((function.lineno, function.name))
+                break
+            if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
+                continue
+            if _called_name(node.iter) not in CALL_SITE_LISTS:
+                continue
+            inner = [n for statement in node.body for n in ast.walk(statement)]
+            if any(isinstance(n, ast.Call) and _called_name(n) in ONE_SITE_BINDERS for n in inner):
+                found.append((function.lineno, function.name))
+                break
+    return found
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def test_one_reading_of_what_callers_pass():
+    """What the callers of a function pass for one of its parameters, in the linted file
+    and in the project's other files, is read in gradlint/analysis/caller_arguments.py:
+    the constant a flag gets, the callable or the model a parameter holds are questions
+    asked of that one fact, not walks of the call sites of their own."""
+    root = PACKAGE.parent
+    readers = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative == "gradlint/analysis/caller_arguments.py":
+                continue
+            for lineno, function in per_site_argument_readers(path.read_text(encoding="utf-8")):
+                readers.append(f"{relative}:{lineno}: {function}")
+    assert readers == [], "ask gradlint/analysis/caller_arguments.py"
+
+
+def test_the_per_site_reader_finder_finds_readers():
+    source = (
+        "def passed(self, func, name):\n"
+        "    for site in self.callees.callers_of(func):\n"
+        "        found = summary.forwarded_argument(site, name)\n"
+        "def flags(self, func, param):\n"
+        "    return [c.keyword_constants for c in calls]\n"
+        "def models(contexts, position):\n"
+        "    return all(position in c.model_arguments for c in contexts)\n"
+        "def one_site(self, site, func, param):\n"  # one call, not every caller
+        "    return passed_or_default(site, func, param, method=False)\n"
+        "def callers_in_loops(self, func):\n"  # the sites, no argument read
+        "    for site in self.callers_of(func):\n"
+        "        yield self.index.scope_of(site)\n"
+    )
+    assert per_site_argument_readers(source) == [(1, "passed"), (4, "flags"), (6, "models")]
+
+
+def path_translators(source: str) -> list[tuple[int, str]]:
+    """Functions that read the argument a call binds (`forwarded_argument`,
+    `passed_or_default`, ...) as a name or module path (`dotted_name(...)`,
+    `module_path(...)`), directly or through the variable they bind it to: how "which
+    object of the caller is this helper's parameter" is written again beside
+    caller_arguments.path_in_caller."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(ast.walk(function))
+        bound = {
+            target.id
+            for node in nodes
+            if isinstance(node, (ast.Assign, ast.NamedExpr))
+            and isinstance(node.value, ast.Call)
+            and _called_name(node.value) in ONE_SITE_BINDERS
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+
+        if any(
+            isinstance(node, ast.Call)
+            and _called_name(node) in ("dotted_name", "module_path")
+            and node.args
+            and _reads_a_binding(node.args[0], bound)
+            for node in nodes
+        ):
+            found.append((function.lineno, function.name))
+    return found
+
+
+def _reads_a_binding(expr: ast.AST, bound: set[str]) -> bool:
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value  # `found[0]` of a (value, default) pair
+    if isinstance(expr, ast.Call):
+        return _called_name(expr) in ONE_SITE_BINDERS
+    return isinstance(expr, ast.Name) and expr.id in bound
+
+
+def test_one_translation_of_a_helpers_paths_to_its_callers():
+    """What a helper does to what it is handed (switches its mode, runs its forward) is
+    seen from the call site through caller_arguments.path_in_caller: train_mode's
+    helper switches, mode_flow's summaries and forwards' helper forwards read it."""
+    root = PACKAGE.parent
+    translators = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for lineno, function in path_translators(path.read_text(encoding="utf-8")):
+                if (relative, function) != (
+                    "gradlint/analysis/caller_arguments.py",
+                    "path_in_caller",
+                ):
+                    translators.append(f"{relative}:{lineno}: {function}")
+    assert translators == [], "translate through caller_arguments.path_in_caller"
+
+
+def test_the_path_translator_finder_finds_translators():
+    source = (
+        "def paths_into(self, call, callee):\n"
+        "    for param in params:\n"
+        "        argument = summary.forwarded_argument(call, param)\n"
+        "        yield module_path(argument), param\n"
+        "def switch(self, site, func, model):\n"
+        "    found = self.argument_at(site, func, model)\n"
+        "    return dotted_name(found[0]) if found is not None else None\n"
+        "def helpers(self, call, models):\n"
+        "    return dotted_name(summary.forwarded_argument(call, p)) in models\n"
+        "def flag_of(call, callee, flag):\n"  # a binding read as a literal, not a path
+        "    return passed_or_default(call, callee, flag, method=False)\n"
+        "def steps(self, call):\n"  # a receiver's name beside a binding: no translation
+        "    argument = summary.forwarded_argument(call, p)\n"
+        "    return dotted_name(call.func.value), argument\n"
+    )
+    assert path_translators(source) == [(1, "paths_into"), (5, "switch"), (8, "helpers")]
+
+
+def flag_binders(source: str) -> list[tuple[int, str]]:
+    """Functions that read a mode switch's flag parameter (`switch.flag`) and bind
+    the argument a call gives it themselves: how "which mode does this switch set in
+    that call" is written again beside train_mode.ModeSwitch.to_eval_at."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(ast.walk(function))
+        reads_flag = any(isinstance(n, ast.Attribute) and n.attr == "flag" for n in nodes)
+        binds = any(
+            isinstance(n, ast.Call) and _called_name(n) in ONE_SITE_BINDERS | {"value_at"}
+            for n in nodes
+        )
+        if reads_flag and binds:
+            found.append((function.lineno, function.name))
+    return found
+
+
+def test_one_reading_of_a_switch_flag_at_a_call():
+    """`model.train(training)` inside a helper sets the mode its call's `training`
+    picks: ModeSwitch.to_eval_at says which, for the helper switches of train_mode and
+    for the flag paths of path_conditions alike."""
+    root = PACKAGE.parent
+    binders = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for lineno, function in flag_binders(path.read_text(encoding="utf-8")):
+                if (relative, function) != ("gradlint/analysis/train_mode.py", "to_eval_at"):
+                    binders.append(f"{relative}:{lineno}: {function}")
+    assert binders == [], "ask ModeSwitch.to_eval_at"
+
+
+def test_the_flag_binder_finder_finds_binders():
+    source = (
+        "def to_eval(self, switch, site, func):\n"
+        "    value = self.conditions.value_at(site, func, switch.flag)\n"
+        "    return value\n"
+        "def helper(self, call, callee, switch):\n"
+        "    if switch.flag is not None:\n"
+        "        bound = passed_or_default(call, callee, switch.flag, method=False)\n"
+        "def flag_only(self, switch):\n"  # the flag read, nothing bound
+        "    return switch.flag is None\n"
+    )
+    assert flag_binders(source) == [(1, "to_eval"), (4, "helper")]
+
+
+def bool_literal_readers(source: str) -> list[tuple[int, str]]:
+    """Where a module reads `True` or `False` off a name itself (`expr.value ==
+    "True"`, `value.value in ("True", "False")`): how "which literal is this flag"
+    is written again beside index.bool_literal. A test that also admits `None` asks for
+    a constant of three values, another question."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for operator, side in zip(node.ops, node.comparators, strict=True):
+            if isinstance(operator, (ast.Eq, ast.NotEq)) and isinstance(side, ast.Constant):
+                words = {side.value}
+            elif isinstance(operator, (ast.In, ast.NotIn)) and isinstance(
+                side, (ast.Tuple, ast.Set)
+            ):
+                words = {e.value for e in side.elts if isinstance(e, ast.Constant)}
+            else:
+                continue
+            if words in ({"True"}, {"False"}, {"True", "False"}):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_one_reading_of_a_bool_literal():
+    """`True` and `False` written as a flag are read by gradlint/analysis/index.py's
+    bool_literal (and keyword_is_true), for every analysis and rule."""
+    root = PACKAGE.parent
+    readers = []
+    for folder in ("rules", "analysis"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative == "gradlint/analysis/index.py":
+                continue
+            for lineno, text in bool_literal_readers(path.read_text(encoding="utf-8")):
+                readers.append(f"{relative}:{lineno}: {text}")
+    assert readers == [], "read the literal with index.bool_literal"
+
+
+def test_the_bool_literal_finder_finds_readers():
+    source = (
+        "def f(expr, arg):\n"
+        "    if expr.value == 'True':\n"
+        "        return arg.value.value in ('True', 'False')\n"
+        "    return expr.value in ('True', 'False', 'None')\n"  # a three-valued constant
+    )
+    assert [line for line, _ in bool_literal_readers(source)] == [2, 3]

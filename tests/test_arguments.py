@@ -256,3 +256,21 @@ def test_what_star_args_collects(call, count, expected):
         cst.Module([]).code_for_node(site.args[i].value) for i in collected(shape_of(site), count)
     ]
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("definition", "param", "receiver_passed", "expected"),
+    [
+        ("def f(a, b): ...", "b", False, (1, "b")),
+        ("def f(a, /, b): ...", "a", False, (0, None)),  # positional-only: no keyword
+        ("def f(a, *, b): ...", "b", False, (None, "b")),  # keyword-only: no position
+        ("def f(a): ...", "c", False, (None, None)),
+        ("class C:\n    def m(self, a): ...", "a", True, (0, "a")),  # `obj.m(x)`
+        ("class C:\n    def m(self, a): ...", "self", True, (None, None)),
+        ("class C:\n    def m(self, a): ...", "a", False, (1, "a")),  # `C.m(obj, x)`
+    ],
+)
+def test_where_a_callers_record_can_pass_a_parameter(definition, param, receiver_passed, expected):
+    func, _, method = _definition(definition)
+    signature = signature_of(func, method=method)
+    assert signature.slots(param, receiver_passed=receiver_passed) == expected

@@ -4,8 +4,10 @@ context from callers to callees)."""
 
 from __future__ import annotations
 
+import libcst as cst
 from test_project import findings, write
 
+from gradlint.analysis.facts import FileFacts
 from gradlint.engine import lint_file
 
 NETS = """
@@ -224,3 +226,38 @@ def test_an_eval_mode_manager_of_the_file_itself(tmp_path):
     # its block (GL004); one that switches to train mode is no eval manager (GL012)
     write(tmp_path, {".git/HEAD": "", "run.py": OWN_MANAGER})
     assert findings(tmp_path / "run.py") == [(29, "GL004"), (31, "GL012")]
+
+
+TORCH_CLASS_METHODS = """
+import torch
+from torch import nn
+from agents import make_agent
+
+
+def evaluate(obs):
+    attn = nn.MultiheadAttention(8, 2)
+    agent = make_agent()
+    attn.eval()
+    agent.eval()
+    query = torch.randn(4, 2, 8)
+    padding = torch.zeros(2, 4, dtype=torch.bool)
+    mask = attn.merge_masks(None, padding, query)
+    action = agent.act(query)
+    return mask, action
+"""
+
+
+def test_a_torch_class_is_in_sight_for_every_forward_question():
+    """Whether the receiver's class is out of sight is one predicate: a module built
+    from torch's own class (`nn.MultiheadAttention`) is in sight, so its
+    `merge_masks(...)` (a mask helper, no layers) is not taken for a forward by its
+    use, as a method of an object from a factory (`make_agent()`) still is."""
+    facts = FileFacts(cst.parse_module(TORCH_CLASS_METHODS))
+    calls = {
+        call.func.attr.value: call
+        for call in facts.index.calls
+        if type(call.func) is cst.Attribute and call.func.attr.value in ("merge_masks", "act")
+    }
+    modules = {"attn", "agent"}
+    assert facts.forwards.method_forward(calls["merge_masks"], modules) is None
+    assert facts.forwards.method_forward(calls["act"], modules) == "agent"

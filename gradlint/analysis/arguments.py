@@ -90,6 +90,22 @@ class Signature:
             return None  # not passed and no default: a TypeError at run time
         return found
 
+    def slots(self, param: str, *, receiver_passed: bool) -> tuple[int | None, str | None]:
+        """(the position among a call's positional arguments, the keyword) that can pass
+        `param`; None for either that cannot. For a caller's record of its arguments by
+        place rather than a call's shapes (project.CallerContext.model_arguments)."""
+        if param in self.keyword_only:
+            return None, param
+        if param not in self.positional:
+            return None, None
+        declared = self.positional.index(param)
+        keyword = param if declared >= self.positional_only else None
+        if receiver_passed and self.receiver:
+            if declared == 0:
+                return None, None  # the object the call is made on
+            declared -= 1
+        return declared, keyword
+
 
 def bind(args: Sequence[ArgumentShape], position: int | None, keyword: str | None) -> Bound | None:
     """What binds the parameter at `position` among those the call's positional

@@ -13,7 +13,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.dataflow import DataFlow, method_name
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
 from gradlint.analysis.summary_facts import differentiation_kind
 from gradlint.analysis.torch_api import (
     AUTOGRAD_BACKWARD,
@@ -141,7 +141,7 @@ class AutogradCalls:
             if arg is None:
                 continue
             value = arg.value
-            if type(value) is cst.Name and value.value == "True":
+            if bool_literal(value) is True:
                 return True
             if not (type(value) is cst.Name and value.value in ("False", "None")):
                 return None

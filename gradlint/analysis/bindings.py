@@ -23,7 +23,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, names_bound_by
-from gradlint.analysis.index import FUNCTION_SCOPES, FileIndex, dotted_name, target_names
+from gradlint.analysis.index import (
+    FUNCTION_SCOPES,
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    target_names,
+)
 from gradlint.analysis.torch_api import REQUIRES_GRAD_METHOD, STORING_METHODS
 
 
@@ -94,7 +100,7 @@ def all_params(params: cst.Parameters):
 
 
 def is_false(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "False"
+    return bool_literal(expr) is False
 
 
 def keyed_name(expr: cst.CSTNode) -> str | None:

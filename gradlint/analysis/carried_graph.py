@@ -501,12 +501,7 @@ class CarriedGraph:
         scope = index.scope_of(loop.loop)
         if type(scope) is not cst.FunctionDef:
             return False
-        for site in self.grad_mode.callers_of(scope):
-            if self.loops.scope_facts(index.scope_of(site)).events:
-                return True
-            if any(self.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)):
-                return True
-        return False
+        return any(self.loops.differentiated_around(s) for s in self.grad_mode.callers_of(scope))
 
     def leaves_scope(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does a value built from what the loop carries leave its function: returned,

@@ -10,6 +10,7 @@ import libcst as cst
 from gradlint.analysis.accumulation import GradAccumulation
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import ScopeBindings
+from gradlint.analysis.caller_arguments import CallerArguments
 from gradlint.analysis.carried_graph import CarriedGraph
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -152,8 +153,14 @@ class FileFacts:
         return TrainModeAnalysis(self.index, self.summaries, self.bindings)
 
     @cached_property
+    def caller_arguments(self) -> CallerArguments:
+        return CallerArguments(self.index, self.grad_mode.callees, self.project)
+
+    @cached_property
     def path_conditions(self) -> PathConditions:
-        return PathConditions(self.index, self.bindings, self.grad_mode.callees)
+        return PathConditions(
+            self.index, self.bindings, self.grad_mode.callees, self.caller_arguments
+        )
 
     @cached_property
     def flag_paths(self) -> FlagPaths:
@@ -245,6 +252,7 @@ class FileFacts:
             self.project,
             self.grad_clears,
             bindings=self.bindings,
+            caller_arguments=self.caller_arguments,
         )
 
     # shortcuts used by most rules

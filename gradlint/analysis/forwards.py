@@ -28,12 +28,12 @@ import libcst as cst
 from gradlint.analysis.arguments import argument_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
-from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
 from gradlint.analysis.loops import LoopAnalysis
-from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -214,9 +214,9 @@ class ForwardAnalysis:
         found: list[cst.Call] = []
         for local in summaries.callees.runs(call):
             summary = summaries.of(local)
+            method = self.index.enclosing_class(local) is not None
             for param in summary.forwarded_params:
-                argument = summary.forwarded_argument(call, param)
-                if argument is not None and module_path(argument) == model:
+                if path_in_caller(call, local, param, method=method) == model:
                     found.extend(summary.forwards.get(param, ()))
         # a forward inside a loop of the helper first: where the cost is paid per batch
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))
@@ -375,8 +375,7 @@ class ForwardAnalysis:
             if (
                 type(node) is cst.Assign
                 and any(dotted_name(t.target) == f"{name}.requires_grad" for t in node.targets)
-                and type(node.value) is cst.Name
-                and node.value.value == "True"
+                and bool_literal(node.value) is True
             ):
                 return True
         return False
@@ -496,11 +495,8 @@ class ForwardAnalysis:
             return False
         receiver = module_path(func.value)
         assert receiver is not None
-        owner = self._model_class(func.value, receiver, call)
-        if owner is not None and (
-            owner.startswith("torch.") or owner in {c.name.value for c in self.index.classes}
-        ):
-            return False  # its class is in sight: forward_methods has answered
+        if not self._class_out_of_sight(func.value, receiver, call):
+            return False  # forward_methods, or torch's own API, has answered
         if self._switches_grad_mode(method, None):
             return False
         project = self.summaries.project
@@ -648,8 +644,7 @@ class ForwardAnalysis:
             for arg in call.args
         ):
             return None
-        owner = self._model_class(func.value, name, call)
-        if owner is not None and any(c.name.value == owner for c in self.index.classes):
+        if not self._class_out_of_sight(func.value, name, call):
             return None
         if not self.output_is_kept(call) or self._project_method_sets_grad_mode(method):
             return None
@@ -713,6 +708,18 @@ class ForwardAnalysis:
                     return anc.name.value
             return None
         return self.tensors.module_class(target, self._binding_site(name, use))
+
+    def _class_out_of_sight(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+        """Is the class of the module at `target` out of sight: not built visibly from a
+        class of this file (whose forward_methods say which of its methods are
+        forwards) nor from one of torch's (whose methods besides `forward` are its API)?
+        Only then can a method of it be a forward that just its uses show."""
+        owner = self._model_class(target, name, use)
+        if owner is None:
+            return True
+        return not owner.startswith("torch.") and all(
+            c.name.value != owner for c in self.index.classes
+        )
 
     def _binding_site(self, name: str, use: cst.CSTNode) -> cst.CSTNode:
         """Where to look up how `name` is built: the use itself, or, for a global read
@@ -939,49 +946,21 @@ class ForwardAnalysis:
         self._asking_callers.add(scope)
         try:
             verdicts = set()
-            for site in self.grad_mode.callers_of(scope):
-                argument = summary.forwarded_argument(site, head)
-                if argument is not None and type(argument) is cst.Call:
-                    verdicts.add(self._built_with_parameters(argument) is True)
-                elif argument is not None and dotted_name(argument) is not None:
-                    verdicts.add(self.has_parameters(argument, site))
+            for argument in self.summaries.caller_arguments.here(scope, head):
+                passed = argument.passed
+                if passed is not None and type(passed) is cst.Call:
+                    verdicts.add(self._built_with_parameters(passed) is True)
+                elif passed is not None and dotted_name(passed) is not None:
+                    verdicts.add(self.has_parameters(passed, argument.site))
                 else:
                     verdicts.add(False)
             if not verdicts and self.index.scope_of(scope) is self.index.module:
-                return self._passed_by_callers_elsewhere(scope, head)
+                # asked of its callers in the project's other files instead: the search
+                # GL012's result uses and the impact ask of the function, made once
+                return self.summaries.caller_arguments.models_elsewhere(scope, head)
         finally:
             self._asking_callers.discard(scope)
         return verdicts == {True}
-
-    def _passed_by_callers_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
-        """Does every call of the module-level function in the project's other files (one
-        at least) pass, for `param`, a module that shows its parameters in the caller's
-        scope (project.CallerContext.model_arguments)? The search is the one GL012's
-        result uses and the impact ask of the function: made once."""
-        project = self.summaries.project
-        if project is None or not project.enabled:
-            return False
-        if self.index.is_pytest_function(func):
-            # pytest fills its parameters with fixtures, no call does: the search would
-            # find none
-            return False
-        query = callers_query(self.summaries.callees, project, func)
-        if query is None:
-            return False
-        contexts = caller_contexts(project, query)
-        if not contexts:
-            return False
-        params = [p for p in func.params.posonly_params] + list(func.params.params)
-        names = [p.name.value for p in params]
-        position = names.index(param) if param in names else None
-        keyword = param if param in names[len(func.params.posonly_params) :] else None
-        if param in (p.name.value for p in func.params.kwonly_params):
-            keyword = param
-        return all(
-            (position is not None and position in c.model_arguments)
-            or (keyword is not None and keyword in c.model_arguments)
-            for c in contexts
-        )
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not
@@ -1098,7 +1077,7 @@ class ForwardAnalysis:
                     owner = module_path(node.func.value)
                     if owner is not None:
                         # `requires_grad_()` with no argument switches it on
-                        off = bool(node.args) and not _is_true(node.args[0].value)
+                        off = bool(node.args) and bool_literal(node.args[0].value) is not True
                         found.append((owner, node, off))
             elif type(node) is cst.For:
                 iterable = node.iter
@@ -1193,10 +1172,6 @@ def _mode_switched(cls: cst.ClassDef) -> set[str]:
     return found
 
 
-def _is_true(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "True"
-
-
 def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
     """What `x.requires_grad = <v>` or `x.requires_grad_(<v>)` sets: True for on (`True`,
     or `requires_grad_()` without an argument), False for anything else, None for a
@@ -1206,11 +1181,11 @@ def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
             for t in node.targets
         ):
-            return _is_true(node.value)
+            return bool_literal(node.value) is True
         return None
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
         if node.func.attr.value == REQUIRES_GRAD_METHOD:
-            return not node.args or _is_true(node.args[0].value)
+            return not node.args or bool_literal(node.args[0].value) is True
     return None
 
 

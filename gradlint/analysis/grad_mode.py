@@ -18,7 +18,7 @@ import libcst as cst
 
 from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
-from gradlint.analysis.index import FileIndex
+from gradlint.analysis.index import FileIndex, bool_literal
 from gradlint.analysis.project import MethodQuery, ProjectIndex
 from gradlint.analysis.summary_facts import (
     GradMode,
@@ -27,15 +27,6 @@ from gradlint.analysis.summary_facts import (
     grad_mode_effect,
 )
 from gradlint.analysis.torch_api import GRAD_MODE_SETTER, NO_GRAD_HOOKS
-
-
-def _bool_literal(arg: cst.Arg | None) -> bool | None:
-    if arg is None:
-        return None
-    value = arg.value
-    if type(value) is cst.Name and value.value in ("True", "False"):
-        return value.value == "True"
-    return None
 
 
 class GradModeAnalysis:
@@ -73,7 +64,9 @@ class GradModeAnalysis:
         """(what `expr` names, resolved; its first argument as a literal bool, or None
         when it is not called) as summary_facts reads a grad-mode manager."""
         if type(expr) is cst.Call:
-            return self.index.qualified_name(expr.func), [_bool_literal(a) for a in expr.args[:1]]
+            return self.index.qualified_name(expr.func), [
+                bool_literal(a.value) for a in expr.args[:1]
+            ]
         return self.index.qualified_name(expr), None
 
     def _statement_setter(self, stmt: cst.CSTNode) -> GradMode | None:

@@ -47,10 +47,11 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_clears import GradClear, grad_owners
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
 from gradlint.analysis.optimizers import OptimizerHoldings, parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets
@@ -256,11 +257,8 @@ class GradSharing:
             return name if receiver is not None and dotted_name(receiver) == head else None
         if head not in params:
             return name  # a global module, the same name at the call
-        argument = self.summaries.of(callee).forwarded_argument(call, head)
-        passed = dotted_name(argument) if argument is not None else None
-        if passed is None:
-            return None
-        return passed + dot + rest
+        method = self.index.enclosing_class(callee) is not None
+        return path_in_caller(call, callee, name, method=method)
 
     # -- what a backward adds into -----------------------------------------------------
 
@@ -387,9 +385,8 @@ class GradSharing:
             flag = argument.value if argument is not None else None
             if flag is None:
                 return False  # set_to_none=True, the default since torch 2.0
-            if type(flag) is cst.Name and flag.value in ("True", "False"):
-                return flag.value == "False"
-            return None
+            literal = bool_literal(flag)
+            return None if literal is None else not literal
         if type(node) is cst.Call or type(node) is cst.AugAssign:
             return True  # `p.grad.zero_()`, `p.grad *= 0`
         if type(node) in (cst.Assign, cst.AnnAssign, cst.Del):

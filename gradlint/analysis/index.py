@@ -32,6 +32,23 @@ def dotted_name(node: cst.CSTNode | None) -> str | None:
     return None
 
 
+def bool_literal(expr: cst.CSTNode | None) -> bool | None:
+    """True or False for the literal `True` or `False`; None for any other expression
+    (a flag that is a variable, `1`, `None`): what a switch's or a keyword's argument
+    sets when it is written out."""
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def keyword_is_true(call: cst.Call, name: str) -> bool:
+    """Does the call pass the keyword argument `name=True` (`requires_grad=True`)?"""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return bool_literal(arg.value) is True
+    return False
+
+
 def module_path(node: cst.CSTNode | None) -> str | None:
     """The key of a module reached by attributes and constant subscripts: `a.b.c` as
     dotted_name spells it, and `model["f_base_net"]`, `nets[0]`, `self.nets["G"].enc`

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     GRAD_ATTRIBUTE,
@@ -95,7 +95,7 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
             if (
                 arg.keyword is not None
                 and arg.keyword.value == INPLACE_KEYWORD
-                and _is_true(arg.value)
+                and bool_literal(arg.value) is True
             ):
                 return (first, f"{last}(inplace=True)") if first is not None else None
         return None
@@ -110,10 +110,6 @@ def call_change(call: cst.Call, index: FileIndex) -> tuple[cst.BaseExpression, s
         if is_inplace_method(method):
             return func.value, f".{method}()"
     return None
-
-
-def _is_true(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "True"
 
 
 def changed_base(target: cst.BaseExpression, *, setitem: bool = False) -> str | None:

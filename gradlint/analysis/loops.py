@@ -159,6 +159,16 @@ class LoopAnalysis:
             self._scope_cache[scope] = cached
         return cached
 
+    def differentiated_around(self, node: cst.CSTNode) -> bool:
+        """Is something differentiated around `node` (a call of a helper): in its scope
+        (a backward, `autograd.grad`, an optimizer step) or in a loop around it? What
+        the helper hands back may then be walked by that differentiation: a model's
+        unrolled computation, a meta-learner's adapted weights."""
+        index = self.index
+        if self.scope_facts(index.scope_of(node)).events:
+            return True
+        return any(self.facts(outer).differentiates for outer in index.enclosing_loops(node))
+
     def differentiating_loops(self) -> list[LoopFacts[LoopNode]]:
         """Facts of every `for`/`while` loop in the file whose body differentiates
         (backward, autograd.grad or an optimizer step), in source order."""

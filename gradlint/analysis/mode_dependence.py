@@ -107,11 +107,10 @@ class ModeDependence:
         scope = self.index.scope_of(use)
         if type(scope) is not cst.FunctionDef:
             return None
-        summary = self.summaries.of(scope)
         verdicts: set[bool | None] = set()
-        for site in self.grad_mode.callers_of(scope):
-            argument = summary.forwarded_argument(site, name)
-            verdicts.add(self.of_value(argument) if argument is not None else None)
+        for argument in self.summaries.caller_arguments.here(scope, name):
+            passed = argument.passed
+            verdicts.add(self.of_value(passed) if passed is not None else None)
         return combine(verdicts)
 
     def of_value(self, value: cst.CSTNode) -> bool | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, module_path
@@ -342,25 +343,20 @@ class ModeFlow:
 
     def _paths_into(self, call: cst.Call, callee: cst.FunctionDef):
         """(path in the caller, the same object's path in the callee) for what a call
-        hands over: arguments bound to parameters, and `self.<attr>` into a method
-        called through `self.`."""
-        summary = self.summaries.of(callee)
-        for param in summary.params:
+        hands over (caller_arguments.path_in_caller): arguments bound to parameters, and
+        `self.<attr>` into a method called through `self.`."""
+        method = self.index.enclosing_class(callee) is not None
+        for param in self.summaries.of(callee).params:
             if param in ("self", "cls"):
                 continue
-            argument = summary.forwarded_argument(call, param)
-            name = module_path(argument) if argument is not None else None
+            name = path_in_caller(call, callee, param, method=method)
             if name is not None:
                 yield name, param
         func = call.func
-        if (
-            type(func) is cst.Attribute
-            and type(func.value) is cst.Name
-            and func.value.value == "self"
-            and self.index.enclosing_class(callee) is not None
-        ):
+        if method and type(func) is cst.Attribute and module_path(func.value) == "self":
             for path in self._self_paths(callee):
-                yield path, path
+                if path_in_caller(call, callee, path, method=method) == path:
+                    yield path, path
 
     def _self_paths(self, method: cst.FunctionDef) -> set[str]:
         """The `self.<attr>` paths a method switches or runs a forward of."""

@@ -31,8 +31,9 @@ import libcst as cst
 from gradlint.analysis.arguments import passed_or_default
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis, callers_query
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import MethodCall
 from gradlint.analysis.summaries import FunctionSummaries
@@ -201,10 +202,17 @@ class PathConditions:
     """The conditions statements are under inside their functions, and what they come
     to at the functions' call sites."""
 
-    def __init__(self, index: FileIndex, bindings: ScopeBindings, callees: CalleeResolver):
+    def __init__(
+        self,
+        index: FileIndex,
+        bindings: ScopeBindings,
+        callees: CalleeResolver,
+        arguments: CallerArguments,
+    ):
         self.index = index
         self.bindings = bindings
         self.callees = callees
+        self.arguments = arguments
         self._flags: dict[cst.FunctionDef, set[str]] = {}
         self._tests: dict[cst.FunctionDef, bool] = {}
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
@@ -329,27 +337,23 @@ class PathConditions:
     def caller_values(
         self, func: cst.FunctionDef, param: str, grad_mode: GradModeAnalysis
     ) -> list[CallerValue]:
-        """The constants `func`'s callers give `param`: its calls in this file
-        (call_sites, an omitted argument giving the default) and, for a module-level
-        function or a method, those in the project's other files (their literal keyword
-        arguments, as the caller search reads them). A caller that passes a variable
-        says nothing and is left out; so is every caller when the function rebinds
-        `param` (its value there is not the caller's)."""
+        """The constants `func`'s callers give `param` (analysis.caller_arguments): its
+        calls in this file (call_sites, an omitted argument giving the default) and,
+        for a module-level function or a method, those in the project's other files
+        (their literal keyword arguments). A caller that passes a variable says nothing
+        and is left out; so is every caller when the function rebinds `param` (its
+        value there is not the caller's)."""
         if param not in self.flags_of(func):
             return []
         found: list[CallerValue] = []
-        for site in self.call_sites(func):
-            value = self.value_at(site, func, param)
-            if value is not None:
-                recording = grad_mode.mode_at(site) is GradMode.RECORDING
-                found.append(CallerValue(site, value, recording))
-        project = grad_mode.project
-        if project is None or not project.enabled:
-            return found
-        query = callers_query(self.callees, project, func)
-        for call in (project.method_calls(query) if query is not None else None) or ():
-            text = dict(call.keyword_constants).get(param)
-            constant = constant_of(cst.parse_expression(text)) if text is not None else None
+        for argument in self.arguments.here(func, param, self.call_sites(func)):
+            constant = constant_of(argument.value) if argument.value is not None else None
+            if constant is not None:
+                recording = grad_mode.mode_at(argument.site) is GradMode.RECORDING
+                value = SiteValue(constant, argument.default)
+                found.append(CallerValue(argument.site, value, recording))
+        for call, text in self.arguments.literals_elsewhere(func, param):
+            constant = constant_of(cst.parse_expression(text))
             if constant is not None:
                 found.append(CallerValue(call, SiteValue(constant), call.recording))
         return found
@@ -773,17 +777,16 @@ class FlagPaths:
         func = self.index.scope_of(switch.anchor)
         if site is None or type(func) is not cst.FunctionDef:
             return None
-        value = self.conditions.value_at(site, func, switch.flag)
-        literal = value.constant.literal if value is not None else None
-        return None if type(literal) is not bool else not literal
+        method = self.index.enclosing_class(func) is not None
+        return switch.to_eval_at(site, func, method=method)
 
     def _callers_switch(self, model: str, use: cst.CSTNode, site: cst.Call) -> ModeSwitch | None:
         """The eval switch of the argument `site` passes for the parameter `model`."""
         func = self.index.scope_of(use)
         if type(func) is not cst.FunctionDef or model not in self.conditions.flags_of(func):
             return None  # not a parameter, or one the function rebinds
-        found = self.conditions.argument_at(site, func, model)
-        passed = dotted_name(found[0]) if found is not None and not found[1] else None
+        method = self.index.enclosing_class(func) is not None
+        passed = path_in_caller(site, func, model, method=method)
         return self.train_mode.eval_switch_at(passed, site) if passed is not None else None
 
     def forwards_of_arguments(self, scope: cst.CSTNode, models: set[str]):
@@ -799,7 +802,8 @@ class FlagPaths:
             if func is None:
                 continue
             summary = summaries.of(func)
+            method = self.index.enclosing_class(func) is not None
             for param in summary.forwarded_params:
-                if dotted_name(summary.forwarded_argument(call, param)) in models:
+                if path_in_caller(call, func, param, method=method) in models:
                     for forward in summary.forwards[param]:
                         yield forward, param

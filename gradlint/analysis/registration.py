@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
@@ -174,7 +174,7 @@ class ParameterRegistration:
         while type(node) is cst.Call and type(node.func) is cst.Attribute:
             method = node.func.attr.value
             if method == REQUIRES_GRAD_METHOD:
-                if node.args and _is_false(node.args[0].value):
+                if node.args and bool_literal(node.args[0].value) is False:
                     return None
                 inner = node.func.value
                 if type(inner) is cst.Call and self._is_torch_call(inner):
@@ -186,7 +186,7 @@ class ParameterRegistration:
         if type(node) is cst.Call and self._is_torch_call(node):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "requires_grad":
-                    if type(arg.value) is cst.Name and arg.value.value == "True":
+                    if bool_literal(arg.value) is True:
                         return node
         return None
 
@@ -530,7 +530,3 @@ def _elements(value: cst.CSTNode, index: FileIndex):
 
 def _has_slice(subscript: cst.Subscript) -> bool:
     return any(type(element.slice) is cst.Slice for element in subscript.slice)
-
-
-def _is_false(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "False"

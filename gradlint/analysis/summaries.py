@@ -25,6 +25,7 @@ from gradlint.analysis.arguments import (
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.caller_arguments import CallerArguments
 from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
@@ -79,12 +80,14 @@ class FunctionSummaries:
         clearing: GradClearing | None = None,
         *,
         bindings: ScopeBindings,
+        caller_arguments: CallerArguments,
     ) -> None:
         self.index = index
         self.bindings = bindings
         self.autograd = autograd
         self.callees = callees
         self.project = project
+        self.caller_arguments = caller_arguments
         self.clearing = clearing if clearing is not None else GradClearing(index)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._in_progress: set[cst.FunctionDef] = set()
@@ -188,8 +191,8 @@ class FunctionSummaries:
         if len(self.bindings.records(scope, PYTHON_BINDINGS).get(name, ())) != 1:
             return None  # rebound in the function: not the callers' value throughout
         passed: set[cst.FunctionDef | cst.Lambda] = set()
-        for site in self.callees.callers_of(scope):
-            found = self._callable_at(summary.forwarded_argument(site, name), site, 0)
+        for argument in self.caller_arguments.here(scope, name):
+            found = self._callable_at(argument.passed, argument.site, 0)
             if found is None:
                 return None
             passed.add(found)

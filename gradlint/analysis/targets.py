@@ -23,6 +23,7 @@ from typing import cast
 import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
+from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
@@ -613,11 +614,11 @@ def _outer_name(model: str, frame: _Frame | None, targets: LossTargets) -> str:
         head, _, rest = model.partition(".")
         params = {p.name.value for p in all_params(frame.function.params)}
         if head in params and head not in ("self", "cls"):
-            argument = targets.summaries.of(frame.function).forwarded_argument(frame.call, head)
-            passed = dotted_name(argument) if argument is not None else None
+            method = targets.index.enclosing_class(frame.function) is not None
+            passed = path_in_caller(frame.call, frame.function, model, method=method)
             if passed is None:
                 return model
-            model = f"{passed}.{rest}" if rest else passed
+            model = passed
         elif head == "self":
             func = frame.call.func
             receiver = dotted_name(func.value) if type(func) is cst.Attribute else None

@@ -19,7 +19,13 @@ from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, 
 # Other modules still import these from here; the bindings module defines them.
 from gradlint.analysis.bindings import all_params as all_params
 from gradlint.analysis.bindings import is_false as is_false
-from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    keyword_is_true,
+    target_names,
+)
 from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
@@ -113,7 +119,7 @@ class TensorFacts:
                 if value.args and is_false(value.args[0].value):
                     return OTHER
                 return LEAF
-            if qualified.startswith("torch.") and _has_true_kwarg(value, "requires_grad"):
+            if qualified.startswith("torch.") and keyword_is_true(value, "requires_grad"):
                 # `torch.zeros(3, requires_grad=True)`; `.to(...)` after it is a
                 # non-leaf and is a Call with another func, so it lands below.
                 return LEAF
@@ -298,20 +304,7 @@ class TensorFacts:
     def leaf_requiring_grad(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
         """If expr is (a view of) a leaf tensor that requires grad, a short description
         of why we believe so; else None."""
-        base = expr
-        while True:
-            if type(base) is cst.Subscript:
-                base, _via_view = base.value, True
-            elif (
-                type(base) is cst.Call
-                and type(base.func) is cst.Attribute
-                and base.func.attr.value in VIEW_METHODS
-            ):
-                base, _via_view = base.func.value, True
-            elif type(base) is cst.Attribute and base.attr.value in TRANSPOSE_ATTRIBUTES:
-                base, _via_view = base.value, True
-            else:
-                break
+        base = strip_views(expr, VIEW_METHODS, TRANSPOSE_ATTRIBUTES)
         name = dotted_name(base)
         if name is None:
             if self._is_container_layer_parameter(base, use):
@@ -427,10 +420,10 @@ class TensorFacts:
         for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
-                if target.endswith(".requires_grad") and type(node.value) is cst.Name:
-                    if node.value.value in ("True", "False"):
-                        name = target[: -len(".requires_grad")]
-                        found.append((index.order[node], name, node.value.value == "True"))
+                literal = bool_literal(node.value)
+                if target.endswith(".requires_grad") and literal is not None:
+                    name = target[: -len(".requires_grad")]
+                    found.append((index.order[node], name, literal))
             elif (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
@@ -699,6 +692,27 @@ class TensorFacts:
                 return False
 
 
+def strip_views(
+    expr: cst.CSTNode, methods: frozenset[str], attributes: frozenset[str]
+) -> cst.CSTNode:
+    """Down through indexing, the given view methods and attributes to what they are
+    taken of: `t` for `t.view(-1)[0]`. Which methods and attributes count is the
+    asker's: views alone, views and `.detach()`, the calls that alias."""
+    while True:
+        if type(expr) is cst.Subscript:
+            expr = expr.value
+        elif (
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
+            and expr.func.attr.value in methods
+        ):
+            expr = expr.func.value
+        elif type(expr) is cst.Attribute and expr.attr.value in attributes:
+            expr = expr.value
+        else:
+            return expr
+
+
 def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     """What `value` builds, seen through the device, dtype and mode calls it is wrapped
     in: `nn.Linear(4, 2)` of `nn.Linear(4, 2).to(device).train()`."""
@@ -709,13 +723,6 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     ):
         value = value.func.value
     return value
-
-
-def _has_true_kwarg(call: cst.Call, name: str) -> bool:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return type(arg.value) is cst.Name and arg.value.value == "True"
-    return False
 
 
 def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:

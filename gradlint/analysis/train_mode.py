@@ -22,7 +22,8 @@ from gradlint.analysis.arguments import (
     shape_of,
 )
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
-from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
+from gradlint.analysis.caller_arguments import path_in_caller
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
@@ -51,17 +52,23 @@ class ModeSwitch:
     # then False: within the function the mode is not known to be eval).
     flag: str | None = None
 
-
-def _literal(expr: cst.CSTNode) -> bool | None:
-    if type(expr) is cst.Name and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
+    def to_eval_at(self, call: cst.Call, func: cst.FunctionDef, *, method: bool) -> bool | None:
+        """Does the switch put the model in eval mode in the run of its function `func`
+        that `call` makes? A switch by a flag parameter (`model.train(training)`) does
+        when the call gives the flag `False` (its default included), not when `True`;
+        None when the call gives it anything else. `method`: `func` is defined in a
+        class's body."""
+        if self.flag is None:
+            return self.to_eval
+        bound = passed_or_default(call, func, self.flag, method=method)
+        flag = bool_literal(bound[0]) if bound is not None else None
+        return None if flag is None else not flag
 
 
 def switch_arguments(call: cst.Call) -> list[tuple[str | None, bool | None]]:
     """A call's arguments as summary_facts.mode_switch reads them."""
     return [
-        (arg.keyword.value if arg.keyword is not None else None, _literal(arg.value))
+        (arg.keyword.value if arg.keyword is not None else None, bool_literal(arg.value))
         for arg in call.args
     ]
 
@@ -158,11 +165,7 @@ class TrainModeAnalysis:
                 path = self._caller_path(call, callee, switch, method)
                 if path is None:
                     continue
-                to_eval: bool | None = switch.to_eval
-                if switch.flag is not None:
-                    bound = passed_or_default(call, callee, switch.flag, method=method)
-                    flag = _literal(bound[0]) if bound is not None else None
-                    to_eval = None if flag is None else not flag
+                to_eval = switch.to_eval_at(call, callee, method=method)
                 decided.setdefault(path, []).append((switch, to_eval))
             for path, switches in decided.items():
                 to_eval = all(mode is True for _, mode in switches)
@@ -175,28 +178,10 @@ class TrainModeAnalysis:
     ) -> str | None:
         """The path, in the caller, of what `switch` inside `callee` switches."""
         model = switch.model
-        root = path_root(model)
         loop = self._loop_over(switch)
         if loop is not None:  # `for net in nets: net.train(mode)`: every element
-            model, root = loop + "[]", path_root(loop)
-        rest = model[len(root) :]
-        if root == "self":
-            func = call.func
-            on_self = (
-                method
-                and type(func) is cst.Attribute
-                and type(func.value) is cst.Name
-                and func.value.value == "self"
-            )
-            return model if on_self and rest else None
-        params = {p.name.value for p in all_params(callee.params)}
-        if root not in params:
-            return None
-        bound = passed_or_default(call, callee, root, method=method)
-        if bound is None or bound[1]:
-            return None
-        passed = module_path(bound[0])
-        return passed + rest if passed is not None else None
+            model = loop + "[]"
+        return path_in_caller(call, callee, model, method=method)
 
     def _loop_over(self, switch: ModeSwitch) -> str | None:
         """For a switch of a `for` loop's variable (`for net in self.nets:

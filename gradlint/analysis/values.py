@@ -48,9 +48,9 @@ from gradlint.analysis.bindings import (
 from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.imports import CST_IMPORTS
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, keyword_is_true
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.tensors import TensorFacts, built_module_call
+from gradlint.analysis.tensors import TensorFacts, built_module_call, strip_views
 from gradlint.analysis.torch_api import (
     ALIASING_CALLS,
     ARITHMETIC_BUILTINS,
@@ -558,7 +558,9 @@ class ValueAnalysis:
                 return False
             last = qualified.rsplit(".", 1)[-1]
             return not (
-                last in ALIASING_CALLS or last.endswith("_") or _keyword_true(expr, "requires_grad")
+                last in ALIASING_CALLS
+                or last.endswith("_")
+                or keyword_is_true(expr, "requires_grad")
             )
         layer = self.tensors.module_class(func, use) or ""
         if layer.startswith("torch.nn."):
@@ -643,7 +645,7 @@ class ValueAnalysis:
                 if arg.star or (
                     arg.keyword is not None
                     and arg.keyword.value in NO_AFFINE_FLAGS
-                    and not _keyword_true(value, arg.keyword.value)
+                    and not keyword_is_true(value, arg.keyword.value)
                 ):
                     return False
         if "." in name:
@@ -850,7 +852,7 @@ class ValueAnalysis:
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return PYTHON
         if type(expr) is cst.Name:
-            if expr.value in ("True", "False"):
+            if bool_literal(expr) is not None:
                 return PYTHON
             if expr.value == "None":
                 return NONE
@@ -988,7 +990,7 @@ class ValueAnalysis:
             return PYTHON
         if qualified in PARAMETER_CLASSES:
             return LEAF
-        if qualified in VARIABLE_CLASSES and _keyword_true(call, "requires_grad"):
+        if qualified in VARIABLE_CLASSES and keyword_is_true(call, "requires_grad"):
             # `Variable(t, requires_grad=True)`: a new leaf that requires grad, whatever
             # `t` is (measured on torch 2.13: `is_leaf`, no `grad_fn`, even of a `t`
             # with history)
@@ -1007,12 +1009,12 @@ class ValueAnalysis:
         if (
             qualified in AS_TENSOR_FUNCTIONS
             and call.args
-            and not _keyword_true(call, "requires_grad")
+            and not keyword_is_true(call, "requires_grad")
         ):
             # `torch.as_tensor(t)` keeps `t`'s graph (measured); of plain data, a tensor
             return combine(TENSOR, self._expr(call.args[0].value, use))
         if qualified in FRESH_TENSOR_FUNCTIONS:
-            return LEAF if _keyword_true(call, "requires_grad") else TENSOR
+            return LEAF if keyword_is_true(call, "requires_grad") else TENSOR
         if qualified.startswith("torch.nn.functional.") and call.args:
             # a functional op of its tensors: history only where they (any of them,
             # keywords too: `weight=`, `target=`) have it
@@ -1228,26 +1230,6 @@ def _element(container: Value) -> Value:
     return UNKNOWN
 
 
-def _strip_views(
-    expr: cst.CSTNode, methods: frozenset[str], attributes: frozenset[str]
-) -> cst.CSTNode:
-    """Down through indexing, the given view methods and attributes to what they are
-    taken of: `t` for `t.view(-1)[0]`."""
-    while True:
-        if type(expr) is cst.Subscript:
-            expr = expr.value
-        elif (
-            type(expr) is cst.Call
-            and type(expr.func) is cst.Attribute
-            and expr.func.attr.value in methods
-        ):
-            expr = expr.func.value
-        elif type(expr) is cst.Attribute and expr.attr.value in attributes:
-            expr = expr.value
-        else:
-            return expr
-
-
 # Views, `.detach()` and `.data` share their base's storage and, for inference tensors,
 # its inference-ness.
 _SHARING_METHODS = VIEW_METHODS | {"detach"}
@@ -1255,7 +1237,7 @@ _SHARING_METHODS = VIEW_METHODS | {"detach"}
 
 def _view_root(expr: cst.CSTNode) -> cst.CSTNode:
     """What a view, an index or a `.detach()` is taken of: `t` for `t.detach()[0]`."""
-    return _strip_views(expr, _SHARING_METHODS, TRANSPOSE_ATTRIBUTES | DETACHING_ATTRIBUTES)
+    return strip_views(expr, _SHARING_METHODS, TRANSPOSE_ATTRIBUTES | DETACHING_ATTRIBUTES)
 
 
 def _view_base(expr: cst.CSTNode) -> str | None:
@@ -1266,11 +1248,4 @@ def _view_base(expr: cst.CSTNode) -> str | None:
 
 def _mutated_base(expr: cst.CSTNode) -> str | None:
     """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
-    return dotted_name(_strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))
-
-
-def _keyword_true(call: cst.Call, name: str) -> bool:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return type(arg.value) is cst.Name and arg.value.value == "True"
-    return False
+    return dotted_name(strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))

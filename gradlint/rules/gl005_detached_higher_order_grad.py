@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.bindings import assigned_names
+from gradlint.analysis.index import bool_literal
 from gradlint.diagnostics import Edit
 from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
@@ -109,7 +110,7 @@ class DetachedHigherOrderGrad(Rule):
                 # as VQGAN's adaptive weight is (the detach says so twice)
                 return
             why = "without `create_graph=True`"
-        elif type(create_graph.value) is cst.Name and create_graph.value.value == "True":
+        elif bool_literal(create_graph.value) is True:
             if detach_call is None:
                 return
             why = "with `create_graph=True` but detached right after"
@@ -185,11 +186,11 @@ class DetachedHigherOrderGrad(Rule):
                 return event.call
         if helper is None or outputs_param is None or not produced:
             return None
-        summary = self.facts.summaries.of(helper)
-        for other in self.facts.grad_mode.callers_of(helper):
+        for argument in self.facts.caller_arguments.here(helper, outputs_param):
+            other = argument.site
             if other is call or index.scope_of(other) is not scope or index.order[other] < after:
                 continue
-            arg = summary.forwarded_argument(other, outputs_param)
+            arg = argument.passed
             window = _between(index, after, index.order[other], call)
             if arg is not None and region.closure(self.facts.flow.reads(arg), window) & produced:
                 return other

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import bool_literal, dotted_name
 from gradlint.analysis.torch_api import (
     GRAD_MODE_MANAGERS,
     GRAD_MODE_NAMES,
@@ -179,7 +179,7 @@ class GradModeNotEntered(Rule):
         if volatile is None:
             return
         related: list[tuple[cst.CSTNode, str] | Related] = []
-        if not _is_true(volatile.value):
+        if bool_literal(volatile.value) is not True:
             # `Variable(x, volatile=volatile)` in `to_tensor(x, volatile=False)`: the
             # callers that pass True are where the no-op is asked for
             related = self._callers_passing_true(volatile.value, node)
@@ -302,7 +302,3 @@ class GradModeNotEntered(Rule):
                 ):
                     return True
         return False
-
-
-def _is_true(expr: cst.CSTNode) -> bool:
-    return type(expr) is cst.Name and expr.value == "True"

@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.analysis.bindings import assigned_names
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import bool_literal, dotted_name
 from gradlint.analysis.torch_api import (
     CHECKPOINT_FUNCTIONS,
     CHECKPOINT_KEYWORDS,
@@ -130,7 +130,7 @@ class CheckpointWithoutGradInputs(Rule):
         if set(keywords) - allowed:
             return
         reentrant = keywords.get("use_reentrant")
-        if reentrant is not None and not _is_literal(reentrant.value, "True"):
+        if reentrant is not None and bool_literal(reentrant.value) is not True:
             return  # False, or decided at run time
         positional = [a.value for a in node.args if a.keyword is None]
         if sequential:
@@ -213,7 +213,3 @@ class CheckpointWithoutGradInputs(Rule):
         else:
             edits = add_keyword_argument(context, call, "use_reentrant", "False")
         return Fix(self.fix_title, edits, Applicability.UNSAFE)
-
-
-def _is_literal(expr: cst.CSTNode, value: str) -> bool:
-    return type(expr) is cst.Name and expr.value == value

@@ -370,12 +370,11 @@ class InferenceOutsideNoGrad(Rule):
         summary = facts.summaries.of(scope)
         if head not in summary.params:
             return True
-        for site in facts.grad_mode.callers_of(scope):
-            argument = summary.forwarded_argument(site, head)
-            if type(argument) is cst.Call:
+        for argument in facts.caller_arguments.here(scope, head):
+            if type(argument.passed) is cst.Call:
                 continue  # a module built for the call is in training mode
-            passed = dotted_name(argument) if argument is not None else None
-            if passed is None or modes.eval_switch_at(passed, site) is not None:
+            passed = argument.path
+            if passed is None or modes.eval_switch_at(passed, argument.site) is not None:
                 return False
         return True
 

@@ -245,15 +245,7 @@ class GraphGrowsWithoutBackward(Rule):
             (dotted_name(base.value) or "") != "object" for base in cls.bases
         ):
             return True  # a module's method (or of a class whose bases are out of sight)
-        for site in facts.grad_mode.callers_of(scope):
-            caller = index.scope_of(site)
-            if facts.loops.scope_facts(caller).events:
-                return True
-            if any(
-                facts.loops.facts(outer).differentiates for outer in index.enclosing_loops(site)
-            ):
-                return True
-        return False
+        return any(facts.loops.differentiated_around(s) for s in facts.grad_mode.callers_of(scope))
 
     def _related(self, loop: LoopFacts[LoopNode], names: list[str], source: Trainable):
         yield from self.facts.loops.entries(loop.loop, names)

@@ -1,0 +1,172 @@
+"""What the callers of a function of the linted file pass for one of its parameters.
+
+One fact, asked by every analysis that reads a parameter as what its callers hand in:
+the constant a flag gets (`run_epoch(train=False)`, analysis.path_conditions), the
+callable a `net` parameter is (`evaluate_accuracy(test_iter, net)`,
+analysis.summaries.passed_in), whether a `model` parameter holds parameters
+(analysis.forwards), whether it depends on the mode (analysis.mode_dependence), whether
+it is in training mode (GL012). Two reaches:
+
+- in this file, each call site (the resolver's callers, or the sites an asker knows
+  better, such as the calls of a closure its factory returned) with the expression it
+  binds the parameter to, or the parameter's default where it passes none;
+- in the project's other files, the calls the caller search finds (ProjectIndex
+  .method_calls, for a module-level function or a method), each with what the search
+  records of its arguments: the literal keyword arguments, and, asked of the trees it
+  just parsed (project.caller_contexts), the arguments that show themselves as modules
+  with parameters in the caller's scope.
+
+Which argument binds the parameter is told by analysis.arguments, on both sides. And
+what a helper does to what it is handed (switches its mode, runs its forward) is seen
+from the call site through one translation of the helper's paths into the caller's,
+path_in_caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradlint.analysis.arguments import passed_or_default, signature_of
+from gradlint.analysis.bindings import all_params
+from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.grad_mode import callers_query
+from gradlint.analysis.index import FileIndex, module_path, path_root
+from gradlint.analysis.project import MethodCall, ProjectIndex, caller_contexts
+
+
+@dataclass(frozen=True)
+class ArgumentHere:
+    """What one call of the function in this file binds the parameter to."""
+
+    site: cst.Call
+    # the argument expression, or the parameter's default; None when that is out of
+    # sight (a star argument may bind it) or nothing binds it (a TypeError at run time)
+    value: cst.BaseExpression | None
+    default: bool = False  # `value` is the parameter's default: the call passes none
+
+    @property
+    def passed(self) -> cst.BaseExpression | None:
+        """The expression the call itself writes for the parameter (not a default)."""
+        return None if self.default else self.value
+
+    @property
+    def path(self) -> str | None:
+        """The caller's module path the call hands over for the parameter (`model`,
+        `self.nets[0]`), as path_in_caller reads it; None for anything else."""
+        return module_path(self.passed) if self.passed is not None else None
+
+
+class CallerArguments:
+    """The arguments at a function's call sites, in this file and elsewhere."""
+
+    def __init__(
+        self, index: FileIndex, callees: CalleeResolver, project: ProjectIndex | None
+    ) -> None:
+        self.index = index
+        self.callees = callees
+        self.project = project
+
+    # -- in this file --------------------------------------------------------------
+
+    def here(
+        self,
+        func: cst.FunctionDef,
+        param: str,
+        sites: list[cst.Call] | None = None,
+    ) -> list[ArgumentHere]:
+        """What each call of `func` in this file binds `param` to: at `sites` when the
+        asker knows them, else at the resolver's callers (CalleeResolver.callers_of)."""
+        if sites is None:
+            sites = self.callees.callers_of(func)
+        method = self.index.enclosing_class(func) is not None
+        found = []
+        for site in sites:
+            bound = passed_or_default(site, func, param, method=method)
+            if bound is None:
+                found.append(ArgumentHere(site, None))
+            else:
+                found.append(ArgumentHere(site, bound[0], bound[1]))
+        return found
+
+    # -- in the project's other files ----------------------------------------------
+
+    def _calls_elsewhere(self, func: cst.FunctionDef):
+        """(the caller search's query, its calls) for `func`; None when no search can
+        be made (no project, a nested function, a pytest function: pytest fills its
+        parameters with fixtures, and no call does) or its answer is unknown."""
+        project = self.project
+        if project is None or not project.enabled or self.index.is_pytest_function(func):
+            return None
+        query = callers_query(self.callees, project, func)
+        if query is None:
+            return None
+        calls = project.method_calls(query)
+        return (query, calls) if calls is not None else None
+
+    def literals_elsewhere(self, func: cst.FunctionDef, param: str) -> list[tuple[MethodCall, str]]:
+        """(call, source) for each call of `func` in the project's other files that
+        passes `param` a literal keyword argument (`train=False`); a call that passes
+        anything else says nothing and is left out."""
+        found = self._calls_elsewhere(func)
+        if found is None:
+            return []
+        return [
+            (call, text)
+            for call in found[1]
+            if (text := dict(call.keyword_constants).get(param)) is not None
+        ]
+
+    def models_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
+        """Is `func` called in the project's other files (once at least), and does every
+        one of those calls pass, for `param`, a module that shows its parameters in the
+        caller's scope (project.CallerContext.model_arguments: `generate_image(aG, z)`
+        after `Adam(aG.parameters())`)?"""
+        found = self._calls_elsewhere(func)
+        if found is None or not found[1] or self.project is None:
+            return False
+        contexts = caller_contexts(self.project, found[0])
+        if not contexts:
+            return False
+        method = self.index.enclosing_class(func) is not None
+        # the calls found elsewhere are made through an object (`obj.method(...)`)
+        position, keyword = signature_of(func, method=method).slots(param, receiver_passed=method)
+        return all(
+            (position is not None and position in c.model_arguments)
+            or (keyword is not None and keyword in c.model_arguments)
+            for c in contexts
+        )
+
+
+def path_in_caller(
+    call: cst.Call, callee: cst.FunctionDef, path: str, *, method: bool
+) -> str | None:
+    """The path, in the caller, of the object `path` names inside `callee`, a function
+    of this file that `call` runs: a parameter, or a path under one, is the argument's
+    path (`net.encoder` in `set_mode(net)` called as `set_mode(model)` is
+    `model.encoder`); `self.<attr>` of a method called on `self` is the caller's own.
+    None when the call hands no object of a path over (a default, a built value, a
+    star argument). `method`: `callee` is defined in a class's body. What a helper does
+    to what it is handed is seen from the call site through this one translation: the
+    mode switches of analysis.train_mode, the mode summaries of analysis.mode_flow,
+    the forwards of analysis.forwards."""
+    root = path_root(path)
+    rest = path[len(root) :]
+    if root == "self":
+        func = call.func
+        on_self = (
+            method
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+        )
+        return path if on_self and rest else None
+    params = {p.name.value for p in all_params(callee.params)}
+    if root not in params:
+        return None
+    bound = passed_or_default(call, callee, root, method=method)
+    if bound is None or bound[1]:
+        return None
+    passed = module_path(bound[0])
+    return passed + rest if passed is not None else None
