@@ -54,9 +54,7 @@ def _findings(source: str) -> list[tuple[str, str]]:
 
 
 def test_a_graph_free_accuracy_does_not_carry_the_test_forward_to_the_return():
-    # the training call differentiates fast_adapt's loss, the test call does not: the
-    # callers disagree, so the finding sits at the forward (its fix wraps the test call)
-    assert _findings(PROTONET) == [("GL004", "logits = model(data)")]
+    assert _findings(PROTONET) == [("GL004", "loss, acc = fast_adapt(model, data, labels)")]
 
 
 def test_returning_the_loss_still_keeps_the_test_forward_recording():

@@ -227,22 +227,6 @@ class GradModeAnalysis:
     def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         return self.callees.callers_of(func)
 
-    def called_only_in_this_file(self, func: cst.FunctionDef) -> bool:
-        """Are the calls of `func` in this file all of its calls: it is never handed on
-        as a value, and the project's other files call it nowhere (or there is no project
-        to ask: a file linted alone is its own program)? Asked only before reporting: it
-        may read those files."""
-        if self.callees.handed_on(func):
-            return False
-        project = self.project
-        if project is None or not project.enabled:
-            return True
-        query = callers_query(self.callees, project, func)
-        if query is None:
-            return True  # a nested function: called where it is defined
-        calls = project.method_calls(query)
-        return calls is not None and not calls
-
     def guarded_by_every_caller_elsewhere(self, node: cst.CSTNode) -> bool:
         """Is every call of the function around `node` under `no_grad`, counting the
         project's other files (`with torch.no_grad(): acc = evaluate(model, loader)` in

@@ -125,10 +125,10 @@ class CostSource:
         return cls(calls=tuple(calls))
 
     @classmethod
-    def in_helper(cls, calls: Iterable[cst.CSTNode], forward: cst.CSTNode) -> CostSource:
-        """`calls` run a helper of this file whose `forward` pays the cost: per batch
-        when a loop of the helper holds it, else as often as the most frequent call."""
-        return cls(calls=tuple(calls), paid_at=forward)
+    def in_helper(cls, call: cst.CSTNode, forward: cst.CSTNode) -> CostSource:
+        """`call` runs a helper of this file whose `forward` pays the cost: per batch
+        when a loop of the helper holds it, else as often as `call` runs."""
+        return cls(calls=(call,), paid_at=forward)
 
     @classmethod
     def in_loop_elsewhere(cls) -> CostSource:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
@@ -85,14 +83,12 @@ class EvalWithoutNoGrad(Rule):
     `"val"` element as the related location (no fix: one statement serves both).
 
     A helper that runs the forward of the model it is handed (`evaluate(model,
-    loader)`) is an evaluation function when its callers pass a model just switched to
-    eval mode, whatever they do with what it returns (`print(evaluate(model, loader))`:
-    the accuracy is a number, the graph was built inside). A helper of this file is
-    reported once, at its forward, with each such call and its eval switch as related
-    locations; the fix wraps the forward when every call of the helper in the project is
-    one of them, else the first such call (the forward must keep recording for a call
-    that trains through it). A helper of another file is reported at its call. The
-    impact is the forward's, per batch when the helper walks a loader. A model kept in a dict or list under a constant key
+    loader)`, in this file or another) is reported at its call, whatever the caller does
+    with what it returns (`print(evaluate(model, loader))`: the accuracy is a number,
+    the graph was built inside), with the forward inside a helper of this file as a
+    related location; each call that hands it a model in eval mode is its own finding,
+    and its fix wraps that call, never the forward another caller may train through.
+    Its impact is its forward's, per batch when the helper walks a loader. A model kept in a dict or list under a constant key
     (`model["f_base_net"].eval()` then `model["f_base_net"](x)`, `nets[0]`,
     `self.nets["G"]`) is followed as an attribute is; under a key that is not a
     constant (`nets[name]`), or after the container is rebound, its mode is unknown and
@@ -169,8 +165,6 @@ class EvalWithoutNoGrad(Rule):
             return
         index = facts.index
         self._flag_checked: set[cst.Call] = set()
-        # forward inside a helper of this file -> the eval'd calls that run it
-        self._helper_calls: dict[cst.Call, list[_EvalCall]] = {}
         for scope in {index.scope_of(s.anchor) for s in modes.switches() if s.to_eval}:
             models = modes.eval_models_in(scope)
             for call, model, at in self._forwards(scope, models):
@@ -178,8 +172,6 @@ class EvalWithoutNoGrad(Rule):
             # a helper picked by a flag, handed the model this scope switched to eval
             for forward, param in facts.flag_paths.forwards_of_arguments(scope, models):
                 self._check_flag_paths(forward, param)
-        for forward, calls in self._helper_calls.items():
-            self._report_in_helper(forward, calls)
 
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct
@@ -274,81 +266,37 @@ class EvalWithoutNoGrad(Rule):
                 return
         if facts.grad_mode.guarded_by_every_caller_elsewhere(reported):
             return  # every call of the function, in other files, is under no_grad
-        if inside:
-            # the graph is built at the helper's forward: reported there, once for all the
-            # calls that hand it the eval'd model (_report_in_helper)
-            confidence = (
-                Confidence.LOW
-                if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
-                else Confidence.HIGH
-            )
-            for param, forward in forwards.helper_inference_forwards(call, model):
-                self._helper_calls.setdefault(forward, []).append(
-                    _EvalCall(call, param, model, switch, confidence)
-                )
-            return
         # a lambda's body is no statement: the call here that runs it is what to wrap
         wrapped = at if type(facts.index.scope_of(call)) is cst.Lambda else reported
         statement = facts.index.statement_of(wrapped)
         cost = None
-        if looped_elsewhere:
+        if inside:  # a helper's batch loop makes its forward run per batch, whatever its call
+            cost = CostSource.in_helper(reported, inside[0])
+        elif looped_elsewhere:
             cost = CostSource.in_loop_elsewhere()
         self.report(
             reported,
             self.message_for(model=model),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
-            related=self._related(switch, model, call, at, reported),
+            related=[
+                *self._related(switch, model, call, at, reported),
+                # where the graph is built: the helper's forward (issue 19)
+                *(
+                    (
+                        forward,
+                        f"the forward of `{param}` inside the helper, where the graph is built",
+                    )
+                    for param, forward in (
+                        forwards.helper_inference_forwards(call, model) if inside else ()
+                    )
+                ),
+            ],
             # A module-level switch seen from a function that never switches the model
             # (a route handler, a callback) assumes the function runs after the module.
             confidence=Confidence.LOW
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
             cost=cost,
-        )
-
-    def _report_in_helper(self, forward: cst.Call, calls: list[_EvalCall]) -> None:
-        """One finding at the forward inside a helper of this file, for every call of
-        the helper that hands it a model in eval mode with autograd on (issue 19: a
-        function whose callers pass a model just switched to eval() is an evaluation
-        function). The calls and their eval switches are its related locations. When
-        every call of the helper in the project is such a call, the fix wraps the forward
-        itself; when its callers disagree (one trains through it, one runs under
-        `no_grad`, one passes a model whose mode is unknown), the fix wraps the first
-        evaluating call, and the forward must keep recording for the others."""
-        facts = self.facts
-        index = facts.index
-        helper = index.scope_of(forward)
-        if type(helper) is not cst.FunctionDef:
-            return
-        evaluating = {id(c.call) for c in calls}
-        every_call = facts.grad_mode.called_only_in_this_file(helper) and all(
-            id(site) in evaluating for site in facts.grad_mode.callers_of(helper)
-        )
-        first = calls[0]
-        wrapped = forward if every_call else first.call
-        fix = wrap_in_no_grad(
-            self.context, index.statement_of(wrapped), self.fix_title, self.fix_applicability
-        )
-        related: list[tuple[cst.CSTNode, str] | Related] = []
-        label = (
-            "called here, while `{}` is in eval mode"
-            if every_call
-            else "called here, while `{}` is in eval mode (not every call of the function is)"
-        )
-        for evaluating_call in calls:
-            related.extend(_switch_related(evaluating_call.switch, evaluating_call.model))
-            related.append((evaluating_call.call, label.format(evaluating_call.model)))
-        self.report(
-            forward,
-            self.message_for(model=first.param),
-            fix=fix,
-            related=related,
-            confidence=Confidence.HIGH
-            if any(c.confidence is Confidence.HIGH for c in calls)
-            else Confidence.LOW,
-            # per batch when a loop of the helper holds the forward, else as often as the
-            # most frequent evaluating call
-            cost=CostSource.in_helper([c.call for c in calls], forward),
         )
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:
@@ -389,47 +337,30 @@ class EvalWithoutNoGrad(Rule):
         )
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
-        """Where the model was put in eval mode, and the other end of a closure: where
-        it runs, or the forward in it."""
-        yield from _switch_related(switch, model)
+        """Where the model was put in eval mode (through a helper, maybe in another
+        file), and the other end of a closure: where it runs, or the forward in it."""
+        if switch.inner is None and switch.external is None:
+            yield switch.call, f"`{model}` is put in eval mode here"
+        else:
+            yield switch.call, f"`{model}` comes back in eval mode from this call"
+        if switch.inner is not None:
+            yield switch.inner, "put in eval mode here, inside the helper"
+        caller = switch.entered_from
+        if caller is not None:
+            yield Related(
+                "called here after that switch, as at every call of this method in the project",
+                caller.path,
+                Position(caller.line, caller.column),
+                Position(caller.end_line, caller.end_column),
+                caller.cell,  # a notebook's call: in its cell
+            )
+        if switch.external is not None:
+            yield _elsewhere("put in eval mode here, inside the helper", switch.external)
         if at is not call:
             if reported is at:
                 yield call, f"the forward of `{model}` inside the function"
             else:
                 yield at, f"called here, while `{model}` is in eval mode"
-
-
-def _switch_related(switch: ModeSwitch, model: str):
-    """Where the model was put in eval mode (through a helper, maybe in another file)."""
-    if switch.inner is None and switch.external is None:
-        yield switch.call, f"`{model}` is put in eval mode here"
-    else:
-        yield switch.call, f"`{model}` comes back in eval mode from this call"
-    if switch.inner is not None:
-        yield switch.inner, "put in eval mode here, inside the helper"
-    caller = switch.entered_from
-    if caller is not None:
-        yield Related(
-            "called here after that switch, as at every call of this method in the project",
-            caller.path,
-            Position(caller.line, caller.column),
-            Position(caller.end_line, caller.end_column),
-            caller.cell,  # a notebook's call: in its cell
-        )
-    if switch.external is not None:
-        yield _elsewhere("put in eval mode here, inside the helper", switch.external)
-
-
-@dataclass(frozen=True)
-class _EvalCall:
-    """A call of a helper of this file that hands it `model` in eval mode, with autograd
-    on: `param` is the model's name inside the helper."""
-
-    call: cst.Call
-    param: str
-    model: str
-    switch: ModeSwitch
-    confidence: Confidence
 
 
 def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
