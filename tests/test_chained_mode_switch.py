@@ -6,11 +6,12 @@ binds."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from gradlint.config import Config
-from gradlint.engine import lint_source
+from gradlint.engine import lint_file, lint_source
 
 PREVIEW = Config(preview=True)
 
@@ -74,3 +75,71 @@ def test_a_method_forward_after_a_chained_switch_in_a_notebook_like_script():
     print(post.float().data.cpu().numpy())
     """
     assert _found(source, "speak.py") == [(8, "GL004")]
+
+
+# -- the project's other files: their summaries and the caller search read it too -------
+
+
+def _lint_in(tmp_path: Path, files: dict[str, str], linted: str) -> list[tuple[int, str]]:
+    (tmp_path / "setup.py").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    result = lint_file(tmp_path / linted, PREVIEW)
+    assert result.error is None, result.error
+    return [(d.start.line, d.code) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("switch", ['net.to("cpu").eval()', "net.cpu().eval().float()"])
+def test_a_loader_of_another_file_returns_a_model_a_chain_switched(tmp_path, switch):
+    loaders = f"""
+    import torch
+    from torch import nn
+
+
+    def restore(path):
+        net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2))
+        net.load_state_dict(torch.load(path))
+        {switch}
+        return net
+    """
+    main = """
+    import torch
+    from loaders import restore
+
+    model = restore("weights.pt")
+    out = model(torch.randn(3, 4))
+    print(out.numpy())
+    """
+    assert _lint_in(tmp_path, {"loaders.py": loaders, "main.py": main}, "main.py") == [(5, "GL004")]
+
+
+def test_a_caller_in_another_file_that_chain_switches_the_attribute(tmp_path):
+    # every call of `paint` in the project runs after `p.G` is put in eval mode, here
+    # through `.cpu()`: the method's forward runs in eval mode (not a plain GL012)
+    painter = """
+    import torch
+    from torch import nn
+
+
+    class Painter:
+        def __init__(self):
+            self.G = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1))
+
+        def freeze(self):
+            self.G.eval()
+
+        def paint(self, z):
+            img = self.G(z)
+            return img.tolist()
+    """
+    main = """
+    import torch
+    from painter import Painter
+
+    p = Painter()
+    p.G.cpu().eval()
+    pic = p.paint(torch.randn(2, 4))
+    """
+    assert _lint_in(tmp_path, {"painter.py": painter, "main.py": main}, "painter.py") == [
+        (13, "GL004")
+    ]

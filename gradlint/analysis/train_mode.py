@@ -27,7 +27,12 @@ from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.tensors import all_params
-from gradlint.analysis.torch_api import MODULE_API, SELF_RETURNING_MODULE_METHODS, called_implicitly
+from gradlint.analysis.torch_api import (
+    MODE_CARRYING_MODULE_METHODS,
+    MODULE_API,
+    SELF_RETURNING_MODULE_METHODS,
+    called_implicitly,
+)
 
 
 @dataclass(frozen=True)
@@ -80,15 +85,10 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     while (
         type(receiver) is cst.Call
         and type(receiver.func) is cst.Attribute
-        and receiver.func.attr.value in _CARRYING_THE_MODE
+        and receiver.func.attr.value in MODE_CARRYING_MODULE_METHODS
     ):
         receiver = receiver.func.value
     return module_path(receiver), mode is Mode.EVAL
-
-
-# The module methods that return the module itself without switching its mode: a switch
-# is read through them (`model.cuda().eval().half()` switches `model`).
-_CARRYING_THE_MODE = SELF_RETURNING_MODULE_METHODS - {"train", "eval"}
 
 
 # What gives a model's variable a new value whose mode this scope never set.
@@ -645,7 +645,7 @@ class TrainModeAnalysis:
                 and attribute.value is node
                 and type(above) is cst.Call
                 and above.func is attribute
-                and attribute.attr.value in _CARRYING_THE_MODE
+                and attribute.attr.value in MODE_CARRYING_MODULE_METHODS
             ):
                 return node
             node = above
