@@ -222,6 +222,25 @@ class ForwardAnalysis:
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))
         return found
 
+    def helper_inference_forwards(self, call: cst.Call, model: str) -> list[tuple[str, cst.Call]]:
+        """(parameter, forward) for each forward of `model` inside this file's helper that
+        `call` hands the model to, which records with its output kept: the forwards that
+        make the helper an inference of what its caller passes (inference_arguments),
+        where the graph is built. The parameter is the model's name inside the helper."""
+        found: list[tuple[str, cst.Call]] = []
+        for local in self.summaries.callees.runs(call):
+            summary = self.summaries.of(local)
+            for param in summary.forwarded_params:
+                argument = summary.forwarded_argument(call, param)
+                if argument is None or module_path(argument) != model:
+                    continue
+                for forward in summary.forwards.get(param, ()):
+                    if self.grad_mode.mode_at(forward) is GradMode.RECORDING and (
+                        self.output_is_kept(forward)
+                    ):
+                        found.append((param, forward))
+        return found
+
     def external_forward_in_loop(self, call: cst.Call, model: str) -> bool:
         """Does the other file's helper that `call` runs (`evaluate(model, loader)` of
         utils.py) run a recording forward of `model` in a hot loop of its own (its

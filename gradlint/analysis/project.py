@@ -70,6 +70,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
+    MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
@@ -543,9 +544,9 @@ class _FunctionWalk:
         return out
 
     def _statement(self, node: ast.Expr) -> None:
-        call = node.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            receiver = ast_dotted_name(call.func.value)
+        call = _switch_in_chain(node.value)  # `m.eval()`, `m.to(device).eval().half()`
+        if call is not None:
+            receiver = _switched_receiver(call)
             mode = _mode_switch(call)
             if receiver is not None and mode is not None:
                 self.modes[receiver] = mode
@@ -1020,7 +1021,7 @@ def _switched_to_eval(
     for call in ast.walk(func):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             continue
-        receiver = ast_dotted_name(call.func.value) or ""
+        receiver = _switched_receiver(call) or ""
         source = sources.get(receiver) or loops.get(receiver)
         if source is not None and _mode_switch(call) is True:
             found.add(source)
@@ -1038,6 +1039,35 @@ def _mode_switch(call: ast.Call) -> bool | None:
     arguments += [(k.arg, _bool_constant(k.value)) for k in call.keywords]
     mode = mode_switch(func.attr, arguments)
     return None if mode is None else mode is Mode.EVAL
+
+
+def _switched_receiver(call: ast.Call) -> str | None:
+    """The dotted name a switch `call` switches, read through the module methods that
+    return the module itself (`net.to(device).eval()` switches `net`), as
+    train_mode.switch_of reads it in the linted file."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    receiver = func.value
+    while (
+        isinstance(receiver, ast.Call)
+        and isinstance(receiver.func, ast.Attribute)
+        and receiver.func.attr in MODE_CARRYING_MODULE_METHODS
+    ):
+        receiver = receiver.func.value
+    return ast_dotted_name(receiver)
+
+
+def _switch_in_chain(expr: ast.AST) -> ast.Call | None:
+    """The mode switch a statement's expression is, or carries on through the module
+    methods that return the module itself (`_ = m.eval().half()`'s `m.eval()`)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        if _mode_switch(expr) is not None:
+            return expr
+        if expr.func.attr not in MODE_CARRYING_MODULE_METHODS:
+            return None
+        expr = expr.func.value
+    return None
 
 
 def _bool_constant(node: ast.AST) -> bool | None:
@@ -2494,7 +2524,9 @@ class _ScopeCalls:
         func = call.func
         if not isinstance(func, ast.Attribute):
             return None
-        target = ast_dotted_name(func.value)
+        target = _switched_receiver(call) if _mode_switch(call) is not None else None
+        if target is None:
+            target = ast_dotted_name(func.value)
         method = func.attr
         if target == receiver:
             if method in query.evals:

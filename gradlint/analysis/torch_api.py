@@ -260,6 +260,9 @@ SELF_RETURNING_MODULE_METHODS = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16"}
     | {"to_empty", "requires_grad_", "share_memory", "type"}
 )
+# Those that leave the module's train/eval mode as it was: a switch is read through them
+# (`model.cuda().eval().half()` switches `model`).
+MODE_CARRYING_MODULE_METHODS = SELF_RETURNING_MODULE_METHODS - {"train", "eval"}
 # The calls a freshly built module is often wrapped in before it is bound
 # (`nn.Linear(4, 2).to(device)`), looked through to see what is built; not
 # `requires_grad_`, which freezes what it builds.

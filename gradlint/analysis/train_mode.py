@@ -28,7 +28,12 @@ from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.tensors import all_params
-from gradlint.analysis.torch_api import MODULE_API, SELF_RETURNING_MODULE_METHODS, called_implicitly
+from gradlint.analysis.torch_api import (
+    MODE_CARRYING_MODULE_METHODS,
+    MODULE_API,
+    SELF_RETURNING_MODULE_METHODS,
+    called_implicitly,
+)
 
 
 @dataclass(frozen=True)
@@ -74,14 +79,23 @@ def switch_arguments(call: cst.Call) -> list[tuple[str | None, bool | None]]:
 
 
 def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
-    """(receiver, to_eval) for `x.eval()` / `x.train(flag)` with a literal flag."""
+    """(receiver, to_eval) for `x.eval()` / `x.train(flag)` with a literal flag. The
+    receiver is looked through the module methods that return the module itself:
+    `model.cuda().eval()` switches `model`."""
     func = call.func
     if type(func) is not cst.Attribute:
         return None
     mode = mode_switch(func.attr.value, switch_arguments(call))
     if mode is None or mode is Mode.SET:
         return None
-    return module_path(func.value), mode is Mode.EVAL
+    receiver = func.value
+    while (
+        type(receiver) is cst.Call
+        and type(receiver.func) is cst.Attribute
+        and receiver.func.attr.value in MODE_CARRYING_MODULE_METHODS
+    ):
+        receiver = receiver.func.value
+    return module_path(receiver), mode is Mode.EVAL
 
 
 # What gives a model's variable a new value whose mode this scope never set.
@@ -577,14 +591,18 @@ class TrainModeAnalysis:
                         found.append(flagged)
                     continue
                 receiver, to_eval = switch
-                parent = self.index.parent.get(call)
+                whole = self._carried_on(call)
+                parent = self.index.parent.get(whole)
                 if type(parent) is cst.Expr and receiver is not None:
                     found.append(ModeSwitch(call, receiver, to_eval, parent))
                     continue
-                # `m = Net().eval()` / `m = m.eval()`: the bound name is in that mode
-                if type(parent) is cst.Assign and parent.value is call:
-                    for target in parent.targets:
-                        name = dotted_name(target.target)
+                # `m = Net().eval()` / `m = m.eval()`: the bound name is in that mode;
+                # `_ = model.cuda().eval().half()`: so is the module switched
+                if type(parent) is cst.Assign and parent.value is whole:
+                    names = [dotted_name(target.target) for target in parent.targets]
+                    if receiver is not None and receiver not in names:
+                        names.append(receiver)
+                    for name in names:
                         if name is not None:
                             found.append(ModeSwitch(call, name, to_eval, parent))
                 elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is call:
@@ -598,6 +616,24 @@ class TrainModeAnalysis:
                             found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
             self._direct = found
         return self._direct
+
+    def _carried_on(self, call: cst.Call) -> cst.BaseExpression:
+        """The whole chain of module methods that return the module itself, called on the
+        result of `call` (`model.eval().half()` around `model.eval()`): its value is the
+        same module, in the mode `call` set."""
+        node: cst.BaseExpression = call
+        while True:
+            attribute = self.index.parent.get(node)
+            above = self.index.parent.get(attribute) if attribute is not None else None
+            if not (
+                type(attribute) is cst.Attribute
+                and attribute.value is node
+                and type(above) is cst.Call
+                and above.func is attribute
+                and attribute.attr.value in MODE_CARRYING_MODULE_METHODS
+            ):
+                return node
+            node = above
 
     def _flag_switch(self, call: cst.Call) -> ModeSwitch | None:
         """`model.train(training)`, a statement, with `training` a parameter of the

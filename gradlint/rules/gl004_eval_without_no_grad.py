@@ -85,8 +85,10 @@ class EvalWithoutNoGrad(Rule):
     A helper that runs the forward of the model it is handed (`evaluate(model,
     loader)`, in this file or another) is reported at its call, whatever the caller does
     with what it returns (`print(evaluate(model, loader))`: the accuracy is a number,
-    the graph was built inside); its impact is its forward's, per batch when the helper
-    walks a loader. A model kept in a dict or list under a constant key
+    the graph was built inside), with the forward inside a helper of this file as a
+    related location; each call that hands it a model in eval mode is its own finding,
+    and its fix wraps that call, never the forward another caller may train through.
+    Its impact is its forward's, per batch when the helper walks a loader. A model kept in a dict or list under a constant key
     (`model["f_base_net"].eval()` then `model["f_base_net"](x)`, `nets[0]`,
     `self.nets["G"]`) is followed as an attribute is; under a key that is not a
     constant (`nets[name]`), or after the container is rebound, its mode is unknown and
@@ -276,7 +278,19 @@ class EvalWithoutNoGrad(Rule):
             reported,
             self.message_for(model=model),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
-            related=self._related(switch, model, call, at, reported),
+            related=[
+                *self._related(switch, model, call, at, reported),
+                # where the graph is built: the helper's forward (issue 19)
+                *(
+                    (
+                        forward,
+                        f"the forward of `{param}` inside the helper, where the graph is built",
+                    )
+                    for param, forward in (
+                        forwards.helper_inference_forwards(call, model) if inside else ()
+                    )
+                ),
+            ],
             # A module-level switch seen from a function that never switches the model
             # (a route handler, a callback) assumes the function runs after the module.
             confidence=Confidence.LOW
