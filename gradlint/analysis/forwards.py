@@ -230,9 +230,9 @@ class ForwardAnalysis:
         found: list[tuple[str, cst.Call]] = []
         for local in self.summaries.callees.runs(call):
             summary = self.summaries.of(local)
+            method = self.index.enclosing_class(local) is not None
             for param in summary.forwarded_params:
-                argument = summary.forwarded_argument(call, param)
-                if argument is None or module_path(argument) != model:
+                if path_in_caller(call, local, param, method=method) != model:
                     continue
                 for forward in summary.forwards.get(param, ()):
                     if self.grad_mode.mode_at(forward) is GradMode.RECORDING and (
