@@ -45,8 +45,8 @@ class FunctionSummary:
     function: cst.FunctionDef
     params: list[str] = field(default_factory=list)
     signature: Signature = field(default_factory=Signature)
-    # Parameters the body calls (`model(x)`, `model.forward(x)`): forwards of arguments.
-    forwarded_params: set[str] = field(default_factory=set)
+    # Parameters the body calls (`model(x)`, `model.forward(x)`), in source order: forwards
+    # of arguments.
     forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
     # backward / autograd.grad / an optimizer step somewhere in the body.
     differentiates: bool = False
@@ -64,6 +64,13 @@ class FunctionSummary:
     # The body, or a function of this file it calls, clears gradients (`zero_grad()`,
     # `p.grad = None`, ...): a call of it is a clear at the call site.
     clears_grads: bool = False
+
+    @property
+    def forwarded_params(self) -> list[str]:
+        """The parameters the body calls, in the order of their first forward: a finding
+        that names one of several reads the same name on every run (a set's order
+        changes with PYTHONHASHSEED)."""
+        return list(self.forwards)
 
     def forwarded_argument(self, call: cst.Call, param: str) -> cst.BaseExpression | None:
         """The argument expression a call passes for `param` (analysis.arguments)."""
@@ -131,7 +138,6 @@ class FunctionSummaries:
             assert isinstance(node, cst.Call)
             forwarded = forwarded_parameter(dotted_name(node.func), candidates)
             if forwarded is not None:
-                summary.forwarded_params.add(forwarded)
                 summary.forwards.setdefault(forwarded, []).append(node)
             event = self.autograd.event(node)
             if event is not None:
