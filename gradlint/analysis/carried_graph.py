@@ -475,6 +475,8 @@ class CarriedGraph:
         scope = index.scope_of(loop.loop)
         scope_facts = self.loops.scope_facts(scope)
         for event in scope_facts.events:
+            if self._runs_only_before(event.call, loop.loop):
+                continue  # a training loop above a sampling one: it cannot see its graph
             if var in scope_facts.closure(event.roots):
                 return True
         for outer in index.enclosing_loops(loop.loop):
@@ -485,6 +487,17 @@ class CarriedGraph:
                 if var in scope_facts.closure(event.roots) or var in facts.closure(event.roots):
                     return True
         return False
+
+    def _runs_only_before(self, node: cst.CSTNode, loop: LoopNode) -> bool:
+        """Does `node` come before the loop in its scope, with no loop around both to run
+        it again after (`for epoch ...: loss.backward()` then a test loop that samples
+        from the trained model)? The scope's bindings are followed flow-insensitively, so
+        only the order says that such a backward never reaches what the loop builds."""
+        index = self.index
+        if index.order.get(node, 0) >= index.order[loop]:
+            return False
+        around_loop = set(index.enclosing_loops(loop))
+        return not any(outer in around_loop for outer in index.enclosing_loops(node))
 
     def unrolled_for_callers(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does the loop differentiate only functionally (`autograd.grad`: no backward,
