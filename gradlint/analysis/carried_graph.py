@@ -469,12 +469,17 @@ class CarriedGraph:
 
     def reaches_differentiation(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Is what the loop carries differentiated in its function: a backward, an
-        `autograd.grad` or a step of a value computed from it, in the scope or in a loop
-        around this one?"""
+        `autograd.grad` or a step of a value computed from it (or stored from it into a
+        list: a rollout's collected outputs), in the scope or in a loop around this one,
+        directly or by a helper of this file it is handed to, and not only before the
+        loop?"""
         index = self.index
         scope = index.scope_of(loop.loop)
         scope_facts = self.loops.scope_facts(scope)
-        for event in scope_facts.events:
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        # a helper of this file that backpropagates what it is handed counts as a backward
+        # at its call (`update(losses)` after a rollout that collected them)
+        for event in scope_facts.events + self.loops.helper_backwards(body):
             if self._runs_only_before(event.call, loop.loop):
                 continue  # a training loop above a sampling one: it cannot see its graph
             if var in scope_facts.closure(event.roots):

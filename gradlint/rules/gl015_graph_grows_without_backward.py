@@ -42,7 +42,10 @@ class GraphGrowsWithoutBackward(Rule):
     state detached every iteration (`.detach()`, `repackage_hidden`); state rebuilt from
     integer ids (`inp = out.argmax(-1)`, `torch.multinomial`), which carry no graph;
     tensors that never touch parameters (`x = x + torch.randn(3)`); loops whose carried
-    value is later differentiated in the function (full BPTT); a function that hands
+    value is later differentiated in the function (full BPTT), also through the outputs
+    a rollout collects into lists and hands to a helper of this file that
+    backpropagates them (one backward per segment; a backward that runs only before the
+    loop, as a training loop above a sampling one, does not count); a function that hands
     the carried graph back to its caller when it is a method (a model's own unrolled
     forward: a method of a class with bases) or its caller in this file differentiates
     it; loops over layers (`for layer in layers: x = layer(x)`), over a few steps
