@@ -372,6 +372,8 @@ class CarriedGraph:
         qualified = self.index.qualified_name(call.func) or ""
         if qualified.startswith("torch.") or hasattr(builtins, qualified):
             return False
+        if self.values.torch_loss_instance(call.func, stmt):
+            return False  # `criterion(out, y)` of a `torch.nn.L1Loss()`: computed from its inputs
         helper = self.summaries.resolve(call)
         if helper is not None:
             return self._returns_without_recording(helper)

@@ -308,7 +308,9 @@ class LoopAnalysis:
                     deps = deps | self._reads_of(iterable)[0]
                     for container in containers:
                         out.append(
-                            Binding(container, node, value, deps | {container}, tensor_op, kind=kind)
+                            Binding(
+                                container, node, value, deps | {container}, tensor_op, kind=kind
+                            )
                         )
                     continue
             out.append(
