@@ -337,14 +337,13 @@ class LoopAnalysis:
         index = self.index
         child = store
         for anc in index.ancestors(store):
-            kind = type(anc)
-            if kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
             clauses: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
-            if kind is cst.For and not index.is_inside(child, anc.iter):  # type: ignore[attr-defined]
-                clauses.append((anc.target, anc.iter))  # type: ignore[attr-defined]
-            elif kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
-                clause: cst.CompFor | None = anc.for_in  # type: ignore[attr-defined]
+            if isinstance(anc, cst.For) and not index.is_inside(child, anc.iter):
+                clauses.append((anc.target, anc.iter))
+            elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                clause: cst.CompFor | None = anc.for_in
                 while clause is not None:
                     clauses.append((clause.target, clause.iter))
                     clause = clause.inner_for_in
