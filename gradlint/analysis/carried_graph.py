@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -74,6 +74,7 @@ class CarriedGraph:
         self.forwards = forwards
         self.grad_mode = grad_mode
         self.summaries = summaries
+        self._item_stores: dict[cst.FunctionDef, LoopFacts[cst.CSTNode]] = {}
 
     # -- the statements that carry a graph -------------------------------------------
 
@@ -535,7 +536,7 @@ class CarriedGraph:
         scope = index.scope_of(loop.loop)
         if type(scope) is not cst.FunctionDef:
             return False
-        scope_facts = self.loops.scope_facts(scope)
+        scope_facts = self._with_item_stores(scope)
         for binding in scope_facts.bindings:
             if "." in binding.var and var in scope_facts.closure(binding.deps):
                 return True
@@ -544,6 +545,29 @@ class CarriedGraph:
                 if var in scope_facts.closure(self.flow.reads(node.value)):
                     return True
         return False
+
+    def _with_item_stores(self, scope: cst.FunctionDef) -> LoopFacts[cst.CSTNode]:
+        """The function's bindings, with each item assignment (`output[:, i::k] =
+        preds[i]`) as a store into its container: a forward that assembles its unrolled
+        steps into a preallocated tensor returns their history with it."""
+        cached = self._item_stores.get(scope)
+        if cached is None:
+            base = self.loops.scope_facts(scope)
+            cached = LoopFacts(scope, events=base.events)
+            cached.bindings = list(base.bindings)
+            for node in self.index.walk(scope.body):
+                if type(node) is not cst.Assign:
+                    continue
+                for target in node.targets:
+                    top = target.target
+                    container = dotted_name(top.value) if type(top) is cst.Subscript else None
+                    if container is not None:
+                        deps = self.flow.reads(node.value) | {container}
+                        cached.bindings.append(
+                            Binding(container, node, node.value, deps, kind="store")
+                        )
+            self._item_stores[scope] = cached
+        return cached
 
 
 def _bound_value(statement: cst.CSTNode) -> cst.CSTNode | None:
