@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.bindings import BindingKind
 from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
@@ -555,17 +556,12 @@ class CarriedGraph:
             base = self.loops.scope_facts(scope)
             cached = LoopFacts(scope, events=base.events)
             cached.bindings = list(base.bindings)
-            for node in self.index.walk(scope.body):
-                if type(node) is not cst.Assign:
-                    continue
-                for target in node.targets:
-                    top = target.target
-                    container = dotted_name(top.value) if type(top) is cst.Subscript else None
-                    if container is not None:
-                        deps = self.flow.reads(node.value) | {container}
-                        cached.bindings.append(
-                            Binding(container, node, node.value, deps, kind="store")
-                        )
+            for record in self.loops.bindings.in_region(scope.body):
+                if record.kind is BindingKind.ITEM:
+                    deps = self.flow.reads(record.value) | {record.name}
+                    cached.bindings.append(
+                        Binding(record.name, record.node, record.value, deps, kind="store")
+                    )
             self._item_stores[scope] = cached
         return cached
 
