@@ -141,3 +141,13 @@ def test_statement_helpers():
     assert assigned_names(loop) == [] and bound_names(loop) == ["i"]
     assert assigned_names(bare) == [] and bindings_of_node(bare) == []
     assert assigned_names(aug) == ["c"]
+
+
+def test_an_item_assignment_stores_into_its_container_and_a_string_key_is_a_variable():
+    module = cst.parse_module('out[:, k] = state\nself.grid[0] = x\nlogs["loss"] = v\n')
+    found = [(b.name, b.kind) for stmt in module.body for b in bindings_of_node(stmt.body[0])]
+    assert found == [
+        ("out", BindingKind.ITEM),
+        ("self.grid", BindingKind.ITEM),
+        ('logs["loss"]', BindingKind.KEYED),
+    ]

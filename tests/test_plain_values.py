@@ -110,3 +110,33 @@ def test_an_attribute_is_what_its_class_binds_it_to():
         if type(n) is cst.Attribute and facts.index.scope_of(n) is not facts.index.module
     ][-1]
     assert facts.values.of_expr(read) == {Kind.UNKNOWN}
+
+
+def test_a_loss_module_called_by_a_capitalised_name_computes_from_its_inputs():
+    # `L1crit(...)` reads like a class being instantiated; bound to `nn.L1Loss()` it is
+    # a loss whose output carries its inputs' history
+    source = """
+        import torch
+        from torch import nn
+        w = torch.zeros(3, requires_grad=True)
+        L1crit = nn.L1Loss()
+        def score():
+            x, y = torch.ones(3), torch.zeros(3)
+            err = L1crit(x * w, y)
+            print(err)
+        """
+    assert value_of_last(source, "err") == {Kind.GRAPH}
+    quiet = source.replace("err = L1crit", "with torch.no_grad():\n                err = L1crit")
+    assert is_graph_free(value_of_last(quiet, "err"))
+
+
+def test_a_layer_called_by_name_is_not_taken_for_a_loss():
+    # a torch.nn layer holds weights: its output is not its inputs' value alone
+    source = """
+        import torch
+        from torch import nn
+        Proj = nn.Linear(3, 3)
+        out = Proj(torch.zeros(3))
+        print(out)
+        """
+    assert value_of_last(source, "out") != {Kind.TENSOR}

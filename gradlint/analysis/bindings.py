@@ -49,6 +49,9 @@ class BindingKind(enum.Enum):
     CLASS = "`class name`"
     IMPORT = "`import name`, `from m import name`"
     STORE = "`name.append(value)`: the container now holds the value"
+    # Not followed by a loop's flow (loops._FLOW_KINDS): what a list of numbers is
+    # written from is not what a tensor carries.
+    ITEM = "`name[i] = value`: the container now holds the value at i"
     REQUIRES_GRAD = "`name.requires_grad_()` as a statement: a leaf from now on"
 
 
@@ -166,6 +169,11 @@ def _assign_bindings(node: cst.Assign, out: list[NameBinding]) -> None:
     for target in node.targets:
         top = target.target
         position = 0
+        if type(top) is cst.Subscript and keyed_name(top) is None:
+            container = dotted_name(top.value)
+            if container is not None:
+                out.append(NameBinding(node, container, K.ITEM, node.value))
+            continue
         for name, expr, whole, keyed in _pairs(top, node.value):
             if keyed:
                 # Only a whole target is a key of its own (`a, out["k"] = ...` is not).

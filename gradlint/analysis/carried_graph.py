@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.bindings import BindingKind
+from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -74,6 +75,7 @@ class CarriedGraph:
         self.forwards = forwards
         self.grad_mode = grad_mode
         self.summaries = summaries
+        self._item_stores: dict[cst.FunctionDef, LoopFacts[cst.CSTNode]] = {}
 
     # -- the statements that carry a graph -------------------------------------------
 
@@ -372,6 +374,8 @@ class CarriedGraph:
         qualified = self.index.qualified_name(call.func) or ""
         if qualified.startswith("torch.") or hasattr(builtins, qualified):
             return False
+        if self.values.torch_loss_instance(call.func, stmt):
+            return False  # `criterion(out, y)` of a `torch.nn.L1Loss()`: computed from its inputs
         helper = self.summaries.resolve(call)
         if helper is not None:
             return self._returns_without_recording(helper)
@@ -469,12 +473,19 @@ class CarriedGraph:
 
     def reaches_differentiation(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Is what the loop carries differentiated in its function: a backward, an
-        `autograd.grad` or a step of a value computed from it, in the scope or in a loop
-        around this one?"""
+        `autograd.grad` or a step of a value computed from it (or stored from it into a
+        list: a rollout's collected outputs), in the scope or in a loop around this one,
+        directly or by a helper of this file it is handed to, and not only before the
+        loop?"""
         index = self.index
         scope = index.scope_of(loop.loop)
         scope_facts = self.loops.scope_facts(scope)
-        for event in scope_facts.events:
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        # a helper of this file that backpropagates what it is handed counts as a backward
+        # at its call (`update(losses)` after a rollout that collected them)
+        for event in scope_facts.events + self.loops.helper_backwards(body):
+            if self._runs_only_before(event.call, loop.loop):
+                continue  # a training loop above a sampling one: it cannot see its graph
             if var in scope_facts.closure(event.roots):
                 return True
         for outer in index.enclosing_loops(loop.loop):
@@ -485,6 +496,17 @@ class CarriedGraph:
                 if var in scope_facts.closure(event.roots) or var in facts.closure(event.roots):
                     return True
         return False
+
+    def _runs_only_before(self, node: cst.CSTNode, loop: LoopNode) -> bool:
+        """Does `node` come before the loop in its scope, with no loop around both to run
+        it again after (`for epoch ...: loss.backward()` then a test loop that samples
+        from the trained model)? The scope's bindings are followed flow-insensitively, so
+        only the order says that such a backward never reaches what the loop builds."""
+        index = self.index
+        if index.order.get(node, 0) >= index.order[loop]:
+            return False
+        around_loop = set(index.enclosing_loops(loop))
+        return not any(outer in around_loop for outer in index.enclosing_loops(node))
 
     def unrolled_for_callers(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does the loop differentiate only functionally (`autograd.grad`: no backward,
@@ -510,7 +532,7 @@ class CarriedGraph:
         scope = index.scope_of(loop.loop)
         if type(scope) is not cst.FunctionDef:
             return False
-        scope_facts = self.loops.scope_facts(scope)
+        scope_facts = self._with_item_stores(scope)
         for binding in scope_facts.bindings:
             if "." in binding.var and var in scope_facts.closure(binding.deps):
                 return True
@@ -519,6 +541,24 @@ class CarriedGraph:
                 if var in scope_facts.closure(self.flow.reads(node.value)):
                     return True
         return False
+
+    def _with_item_stores(self, scope: cst.FunctionDef) -> LoopFacts[cst.CSTNode]:
+        """The function's bindings, with each item assignment (`output[:, i::k] =
+        preds[i]`) as a store into its container: a forward that assembles its unrolled
+        steps into a preallocated tensor returns their history with it."""
+        cached = self._item_stores.get(scope)
+        if cached is None:
+            base = self.loops.scope_facts(scope)
+            cached = LoopFacts(scope, events=base.events)
+            cached.bindings = list(base.bindings)
+            for record in self.loops.bindings.in_region(scope.body):
+                if record.kind is BindingKind.ITEM:
+                    deps = self.flow.reads(record.value) | {record.name}
+                    cached.bindings.append(
+                        Binding(record.name, record.node, record.value, deps, kind="store")
+                    )
+            self._item_stores[scope] = cached
+        return cached
 
 
 def _bound_value(statement: cst.CSTNode) -> cst.CSTNode | None:

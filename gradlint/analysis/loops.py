@@ -121,6 +121,7 @@ class LoopAnalysis:
         self.summaries = summaries
         self._backward_params: dict[cst.FunctionDef, list[str]] = {}
         self._backpropagating: list[cst.Call] | None = None
+        self._backpropagating_names: set[str] = set()
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
         self._state_cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
@@ -195,7 +196,7 @@ class LoopAnalysis:
 
     def _compute(self, loop: LoopNode) -> LoopFacts[LoopNode]:
         facts = LoopFacts(loop)
-        facts.events = self.autograd.events_in(loop.body) + self._helper_backwards(loop.body)
+        facts.events = self.autograd.events_in(loop.body) + self.helper_backwards(loop.body)
         if not facts.events:
             return facts  # nothing rules ask about a loop that does not differentiate
         self._carry(facts, loop)
@@ -214,7 +215,7 @@ class LoopAnalysis:
 
     # -- differentiation inside helpers ------------------------------------------------
 
-    def _helper_backwards(self, region: cst.CSTNode) -> list[DiffEvent]:
+    def helper_backwards(self, region: cst.CSTNode) -> list[DiffEvent]:
         """Calls of this file's functions and methods (`self.update(loss)`,
         `model.train_step(x, h)`) whose body backpropagates a value computed from one of
         the arguments: a backward at the call site, of what those arguments read."""
@@ -241,8 +242,10 @@ class LoopAnalysis:
         return found
 
     def _calls_of_backpropagating_names(self) -> list[cst.Call]:
-        """The calls in this file of a name one of its functions has whose own body calls
-        a backward: the only calls that may backpropagate through a helper."""
+        """The calls in this file of a name one of its functions has whose body calls a
+        backward, itself or through such a call (`_train(...)` building the loss that
+        `_update_networks(loss)` backpropagates): the only calls that may backpropagate
+        through a helper."""
         if self._backpropagating is None:
             names: set[str] = set()
             for call in self.index.calls:
@@ -252,15 +255,19 @@ class LoopAnalysis:
                     if type(scope) is cst.FunctionDef:
                         names.add(scope.name.value)
             self._backpropagating = []
-            if names:
+            while names:
+                # each round adds the functions that call one found in the last round
+                added: set[str] = set()
                 for call in self.index.calls:
-                    func = call.func
-                    if type(func) is cst.Attribute:
-                        called: str | None = func.attr.value
-                    else:
-                        called = func.value if type(func) is cst.Name else None
-                    if called in names:
-                        self._backpropagating.append(call)
+                    called = _called_name(call)
+                    if called is None or called not in names:
+                        continue
+                    self._backpropagating.append(call)
+                    scope = self.index.scope_of(call)
+                    if type(scope) is cst.FunctionDef:
+                        added.add(scope.name.value)
+                names = added - self._backpropagating_names
+                self._backpropagating_names |= names
         return self._backpropagating
 
     def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:
@@ -275,6 +282,8 @@ class LoopAnalysis:
                 if event.kind == "backward" and not event.keeps_graph:
                     if self.autograd.retains_graph(event) is False:
                         roots |= event.roots
+            for event in self.helper_backwards(helper.body):
+                roots |= event.roots  # handed on to a helper that backpropagates it
             reached = facts.closure(roots) if roots else set()
             params = [p.name.value for p in all_params(helper.params)]
             found = [p for p in params if p in reached and p not in ("self", "cls")]
@@ -302,6 +311,18 @@ class LoopAnalysis:
                 tensor_op = False
             elif kind == "with":
                 tensor_op = True
+            elif kind == "store":
+                spread = self._stores_through_iteration(node, binding.name)
+                if spread is not None:
+                    containers, iterable = spread
+                    deps = deps | self._reads_of(iterable)[0]
+                    for container in containers:
+                        out.append(
+                            Binding(
+                                container, node, value, deps | {container}, tensor_op, kind=kind
+                            )
+                        )
+                    continue
             out.append(
                 Binding(
                     binding.name,
@@ -314,6 +335,39 @@ class LoopAnalysis:
                 )
             )
         return out
+
+    def _stores_through_iteration(
+        self, store: cst.CSTNode, receiver: str
+    ) -> tuple[list[str], cst.BaseExpression] | None:
+        """`for buf in (xs, ys): buf.append(v)` and `[arr.append(el) for arr, el in
+        zip((policies, values), (policy, value))]`: the receiver is, in turn, each
+        container of a literal tuple or list the loop walks, so the store goes into each
+        of them. Returns those containers and the iterable (what the stored elements may
+        come from); None when the receiver is no such loop target."""
+        index = self.index
+        child = store
+        for anc in index.ancestors(store):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            clauses: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
+            if isinstance(anc, cst.For) and not index.is_inside(child, anc.iter):
+                clauses.append((anc.target, anc.iter))
+            elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                clause: cst.CompFor | None = anc.for_in
+                while clause is not None:
+                    clauses.append((clause.target, clause.iter))
+                    clause = clause.inner_for_in
+            for target, iterable in clauses:
+                if receiver not in target_names(target):
+                    continue
+                walked = _walked_literal(target, iterable, receiver)
+                if walked is None:
+                    return None
+                names = [dotted_name(e.value) for e in walked.elements]
+                containers = [n for n in names if n is not None]
+                return (containers, iterable) if containers else None
+            child = anc
+        return None
 
     def _reads_of(self, value: cst.CSTNode | None) -> tuple[set[str], bool]:
         if value is None:
@@ -426,6 +480,35 @@ class LoopAnalysis:
             return TERMINATED
         self._note(self._reads(small), assigned, exposed)
         return assigned
+
+
+def _walked_literal(
+    target: cst.BaseAssignTargetExpression, iterable: cst.BaseExpression, name: str
+) -> cst.Tuple | cst.List | None:
+    """The literal tuple or list whose elements `name` takes in turn: the iterable itself
+    (`for buf in (xs, ys)`), or the argument of `zip(...)` at the name's place in the
+    target (`for arr, el in zip((xs, ys), (x, y))`)."""
+    if type(target) is cst.Name:
+        return iterable if isinstance(iterable, (cst.Tuple, cst.List)) else None
+    if not isinstance(target, (cst.Tuple, cst.List)) or type(iterable) is not cst.Call:
+        return None
+    if dotted_name(iterable.func) != "zip":
+        return None
+    places = [i for i, e in enumerate(target.elements) if dotted_name(e.value) == name]
+    if len(places) != 1 or places[0] >= len(iterable.args):
+        return None
+    arg = iterable.args[places[0]]
+    if arg.star or arg.keyword is not None:
+        return None
+    return arg.value if isinstance(arg.value, (cst.Tuple, cst.List)) else None
+
+
+def _called_name(call: cst.Call) -> str | None:
+    """The name a call calls (`f(x)`, `obj.f(x)`: f), as the helper search matches it."""
+    func = call.func
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    return func.value if type(func) is cst.Name else None
 
 
 def _target_base_reads(analysis: LoopAnalysis, target: cst.CSTNode) -> set[str]:

@@ -614,6 +614,30 @@ class ValueAnalysis:
                         return False  # `return x`, `return self.weight`
         return True
 
+    def torch_loss_instance(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is `func` a name (of the function, or a global it does not bind) every
+        binding of which constructs a `torch.nn` loss (`loss_fn = torch.nn.L1Loss()`),
+        a module without parameters whose output is computed from its inputs alone?"""
+        if type(func) is not cst.Name:
+            return False
+        bindings = self.bindings_of(func.value, use)
+        if not bindings or not all(type(b) is cst.Assign for b in bindings):
+            return False  # also a parameter, a loop target, an import...
+        # the scope that binds it: the function's, or the module's for a global
+        constructors = self.tensors.module_constructors(func, bindings[0])
+        if len(constructors) != len(bindings):
+            return False
+        for constructor in constructors:
+            value = built_module_call(constructor)
+            if type(value) is not cst.Call:
+                return False
+            qualified = self.index.qualified_name(value.func) or ""
+            if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
+                return False
+            if not qualified.rsplit(".", 1)[-1].endswith("Loss"):
+                return False  # a layer may hold weights: its output is more than its inputs
+        return True
+
     def trainable_layer(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is `func` (a name or `self.x`) proven to be a torch.nn layer with trainable
         parameters at `use`: every binding of it constructs one weighted layer class
@@ -1061,6 +1085,11 @@ class ValueAnalysis:
         if self.trainable_layer(func, use) and self._recording(use):
             # `student(x)` of an `nn.Linear` nobody freezes: its weight requires grad
             return GRAPH
+        if self.torch_loss_instance(func, use):
+            # `criterion(pred, y)` of an `nn.L1Loss()`: its output is computed from its
+            # inputs (not a class instantiated by a capitalised name, `L1loss(...)`)
+            output = combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
+            return output if self._recording(use) else (output - GRAPH) | TENSOR
         if self.summaries is not None:
             # A helper of this file that hands back nothing with history (`return
             # loss.item()` or `loss.detach()` after its own backward)

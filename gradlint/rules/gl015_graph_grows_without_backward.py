@@ -42,11 +42,15 @@ class GraphGrowsWithoutBackward(Rule):
     state detached every iteration (`.detach()`, `repackage_hidden`); state rebuilt from
     integer ids (`inp = out.argmax(-1)`, `torch.multinomial`), which carry no graph;
     tensors that never touch parameters (`x = x + torch.randn(3)`); loops whose carried
-    value is later differentiated in the function (full BPTT); a function that hands
+    value is later differentiated in the function (full BPTT), also through the outputs
+    a rollout collects into lists and hands to a helper of this file that
+    backpropagates them (one backward per segment; a backward that runs only before the
+    loop, as a training loop above a sampling one, does not count); a function that hands
     the carried graph back to its caller when it is a method (a model's own unrolled
     forward: a method of a class with bases) or its caller in this file differentiates
     it; loops over layers (`for layer in layers: x = layer(x)`), over a few steps
-    fixed in the code (`range(5)`) or over the time steps of one input tensor (its
+    fixed in the code (`range(5)`; counted with the fixed loops nested in it and
+    around it that keep what it builds, so a 10 x 10 grid of samples is 100 steps) or over the time steps of one input tensor (its
     elements, its slices `x.unbind(1)`, or the indices of one of its dimensions,
     `range(x.size(1))`; not a grid of time points from `torch.linspace` or
     `torch.arange`, which counts steps as `range(n)` does), a forward of fixed depth; a
@@ -132,6 +136,18 @@ class GraphGrowsWithoutBackward(Rule):
     file that imports JAX or Flax, nor for a named method of an object the function
     builds from a class out of sight (`scheduler.step(out, t, sample)`).
 
+    On the 20 repositories labelled blind since (87 dev repositories in all) it
+    caught 7 of 15 labelled sites with 4 false findings: ACER's rollouts, whose
+    collected outputs a helper two calls away backpropagates, a model's forward that
+    writes its unrolled steps into a returned tensor (`out[:, k] = state`), and misses
+    behind a training loop's backward above a sampling loop, a validation sum through
+    a loss module named like a class (`L1loss(pred, y)`), and a 10 x 10 sample grid.
+    Each is now a fact of the model (a backward only before the loop does not count;
+    helpers backpropagate through helpers; stores through `zip((xs, ys), (x, y))` and
+    item assignments; a `torch.nn` loss computes from its inputs; fixed nests multiply):
+    13 of 15 caught, 15 findings, none false (3 true ones on no GL015 site). Dev only,
+    tuned on these very findings.
+
     On the held-back test half it catches the 4 labelled sites with 7 findings, 4 true
     (precision 0.57): a full backpropagation-through-time unroll and a seq2seq decoder
     that training differentiates were taken for loops without backward. It stays in
@@ -173,20 +189,52 @@ class GraphGrowsWithoutBackward(Rule):
     def _few_fixed_steps(self, loop: LoopNode) -> bool:
         """A `for` over `range(k)` with k a small integer written in the code (literally
         or in a local bound only to it): its graph is as long as a fixed-length
-        forward, whatever the run."""
-        if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
+        forward, whatever the run. Counted over the fixed loops nested in it, and the
+        fixed loops around it that carry what it builds: `for row in range(10): for col
+        in range(10): line = torch.cat((line, G(z)))` then `grid = torch.cat((grid,
+        line))` keeps 100 forwards in `grid`, however few each loop's own steps; an
+        outer loop that starts its state afresh (`state = None`) repeats a bounded
+        unroll."""
+        count = self._fixed_count(loop)
+        if count is None:
             return False
+        facts = self.facts
+        index = facts.index
+        own = facts.loops.state_facts(loop)
+        # what the carried state is built from, bound in a nested loop: steps of it too
+        building = [b.statement for b in own.bindings if b.var in own.closure(own.carried)]
+        for inner in index.walk(loop.body):
+            if isinstance(inner, (cst.For, cst.While)) and any(
+                index.is_inside(statement, inner.body) for statement in building
+            ):
+                count *= self._fixed_count(inner) or 1
+        carried = own.carried
+        for outer in index.enclosing_loops(loop):
+            outer_count = self._fixed_count(outer)
+            if outer_count is None:
+                break  # a count the run chooses: each of its iterations starts afresh
+            outer_facts = facts.loops.state_facts(outer)
+            if not any(carried & outer_facts.closure({v}) for v in outer_facts.carried):
+                break  # nothing kept across it is built from this loop's state
+            count *= outer_count
+            carried = outer_facts.carried
+        return count <= _FEW_STEPS
+
+    def _fixed_count(self, loop: LoopNode) -> int | None:
+        """k of a `for` over `range(k)` with k an integer written in the code."""
+        if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
+            return None
         call = loop.iter
         if dotted_name(call.func) != "range" or len(call.args) != 1:
-            return False
+            return None
         count = call.args[0].value
         if type(count) is cst.Name:
             values = self.facts.values
             bindings = values.bindings_of(count.value, loop)
             if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
-                return False
+                return None
             count = bindings[0].value
-        return type(count) is cst.Integer and int(count.value, 0) <= _FEW_STEPS
+        return int(count.value, 0) if type(count) is cst.Integer else None
 
     def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
