@@ -106,6 +106,11 @@ RULES = _existing_rules()
 # switch that is often in another function, so a judge and gradlint may name different
 # ones for the same forward; either names the pitfall.
 FAMILY = {"GL004": "GL004/GL012", "GL012": "GL004/GL012"}
+# The same for a graph kept across a loop's iterations by an accumulator (`total +=
+# loss`): GL006 where the loop runs a backward, GL015 where it runs none (issue 22 names
+# "a running average of model outputs" among GL015's places). Whether a backward runs in
+# the loop is often in a helper; either code names the pitfall.
+FAMILY |= {"GL006": "GL006/GL015", "GL015": "GL006/GL015"}
 
 
 def same_pitfall(a: str, b: str) -> bool:
