@@ -11,11 +11,14 @@ import bisect
 import dataclasses
 import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
+
+if TYPE_CHECKING:
+    from gradlint.analysis.project import ProjectIndex
 
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
@@ -239,7 +242,9 @@ _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
 class FileIndex:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, project: ProjectIndex | None = None) -> None:
+        """`project`: where the names of the file's star imports of its project's own
+        modules are read (ProjectIndex.star_names); without it they stay unbound."""
         self.module = module
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: dict[cst.CSTNode, int] = {}
@@ -262,6 +267,8 @@ class FileIndex:
         self._nested_positions: list[int] | None = None
         self._walk()
         imports = self.imports
+        if imports.star_imports and project is not None and project.enabled:
+            self._bind_star_names(project)
         # local name -> qualified, absolute imports only
         self.aliases: dict[str, str] = imports.qualified_names()
         # local name -> (module, relative level, imported name or None for a module),
@@ -377,6 +384,18 @@ class FileIndex:
         if i is None or self.nodes[i] is not node:
             return None
         return i, self._span_end[i]
+
+    def _bind_star_names(self, project: ProjectIndex) -> None:
+        """`Variable` after `from utils import *` is torch.autograd.Variable when utils.py
+        imports it so: every rule that resolves names then sees it. A name the file
+        defines at its top level is its own."""
+        names = project.star_names(self.imports.star_imports)
+        if not names:
+            return
+        for stmt in self.module.body:
+            if type(stmt) in (cst.FunctionDef, cst.ClassDef):
+                names.pop(stmt.name.value, None)  # type: ignore[attr-defined]
+        self.imports.add_star_names(names)
 
     def _record_import(self, node: cst.CSTNode) -> None:
         statement = cst_statement(node)
