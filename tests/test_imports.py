@@ -429,3 +429,82 @@ def test_the_project_index_reads_what_star_imports_bind(tmp_path):
     assert linted.imported_from["nn"] == ("torch.nn", 0, None)
     # without the project they stay unbound
     assert "Variable" not in FileIndex(module).aliases
+
+
+# -- a parameter that hides an import ------------------------------------------------------
+
+
+def test_a_parameter_hides_the_module_s_import_of_its_name():
+    index = FileIndex(
+        cst.parse_module(
+            textwrap.dedent(
+                """
+                import torch.nn.functional as F
+                y = F.relu(x)
+
+
+                def score(F, batch):
+                    def inner():
+                        return F.relu(batch)
+                    return F(batch), (lambda F: F.relu(batch)), inner
+                """
+            )
+        )
+    )
+    calls = {dotted: [] for dotted in ("F.relu", "F")}
+    for call in index.calls:
+        name = index.qualified_name(call.func)
+        head = cst.ensure_type(call.func, cst.Attribute).value if isinstance(
+            call.func, cst.Attribute
+        ) else call.func
+        calls.setdefault(cst.Module([]).code_for_node(call.func), []).append(
+            (name, index.import_alias_at(call, cst.ensure_type(head, cst.Name).value))
+        )
+    # module level: the import; in the function, its closure and the lambda: the parameter
+    assert calls["F.relu"] == [
+        ("torch.nn.functional.relu", "torch.nn.functional"),
+        ("F.relu", None),
+        ("F.relu", None),
+    ]
+    assert calls["F"] == [("F", None)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the model passed under the name of an import (evolution strategies' evaluation)
+        """
+        def rollout(nn, env):
+            obs = env.reset()
+            out = nn(torch.tensor(obs))
+            return out.data.numpy()
+        """,
+        # another import's name, a keyword-only parameter, read in a comprehension
+        """
+        def rollout(env, *, F):
+            return [F(torch.tensor(obs)).argmax(1).tolist() for obs in env.reset()]
+        """,
+    ],
+    ids=["parameter", "keyword-only"],
+)
+def test_a_model_passed_under_an_imported_name_is_run(tmp_path, body):
+    call = "rollout(Policy(), env)" if "nn, env" in body else "rollout(env, F=Policy())"
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+    main = """
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def main(env):
+            return {call}
+    """
+    main = textwrap.dedent(main).replace("{call}", call)
+    write(tmp_path, {"es.py": head + textwrap.dedent(body) + main})
+    assert [code for _, code in findings(tmp_path / "es.py")] == ["GL012"]

@@ -241,6 +241,17 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
+def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
+    params = scope.params
+    names = {
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+    }
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
 class FileIndex:
     def __init__(self, module: cst.Module, project: ProjectIndex | None = None) -> None:
         """`project`: where the names of the file's star imports of its project's own
@@ -265,6 +276,8 @@ class FileIndex:
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
+        # imported names a function's parameter hides somewhere (_shadowed_imports)
+        self._param_shadowed: frozenset[str] | None = None
         self._walk()
         imports = self.imports
         if imports.star_imports and project is not None and project.enabled:
@@ -414,9 +427,54 @@ class FileIndex:
 
     def qualified_name(self, node: cst.CSTNode | None) -> str | None:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
-        `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
+        `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written, and
+        so does a root that a parameter of an enclosing function hides (hides_import)."""
         dotted = dotted_name(node)
-        return self._qualify(dotted) if dotted is not None else None
+        if dotted is None:
+            return None
+        shadowed = self._param_shadowed
+        if shadowed is None:
+            shadowed = self._shadowed_imports()
+        if shadowed and node is not None:
+            head = dotted.partition(".")[0]
+            if head in shadowed and self.hides_import(node, head):
+                return dotted
+        return self._qualify(dotted)
+
+    def import_alias_at(self, node: cst.CSTNode, head: str) -> str | None:
+        """What the plain name `head`, read at `node`, names through the file's absolute
+        imports (`aliases`); None where it is no import there."""
+        resolved = self.aliases.get(head)
+        if resolved is None or not self.hides_import(node, head):
+            return resolved
+        return None
+
+    def hides_import(self, node: cst.CSTNode, head: str) -> bool:
+        """Is `head` at `node` a parameter of an enclosing function rather than the
+        module's import of that name? `def evaluate_neuralnet(nn, env): nn(obs)` in a
+        file with `import torch.nn as nn` calls the model it was given."""
+        shadowed = self._param_shadowed
+        if shadowed is None:
+            shadowed = self._shadowed_imports()
+        if head not in shadowed:
+            return False
+        scope = self.scope_of(node)
+        while type(scope) in FUNCTION_SCOPES:
+            if head in _parameter_names(scope):  # type: ignore[arg-type]
+                return True
+            scope = self.scope_of(scope)
+        return False
+
+    def _shadowed_imports(self) -> frozenset[str]:
+        """The imported names some function or lambda of the file takes as a parameter
+        (nearly always none: then no name needs its scope looked up)."""
+        imported = self.imports.names()
+        found: set[str] = set()
+        if imported:
+            for scope in (*self.functions, *self._lambdas):
+                found.update(_parameter_names(scope) & imported)
+        self._param_shadowed = frozenset(found)
+        return self._param_shadowed
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)
