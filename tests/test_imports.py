@@ -359,8 +359,10 @@ WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
         ),
         # the inner module's import is hidden by the outer module's own definition
         (
-            {"outer.py": "from inner import *\n\n\ndef Variable(x, volatile=False):\n    return x\n",
-             "inner.py": WRAPS},
+            {
+                "outer.py": "from inner import *\n\n\ndef Variable(x, volatile=False):\n    return x\n",
+                "inner.py": WRAPS,
+            },
             "from outer import *",
             "Variable",
             [],
@@ -451,14 +453,15 @@ def test_a_parameter_hides_the_module_s_import_of_its_name():
             )
         )
     )
-    calls = {dotted: [] for dotted in ("F.relu", "F")}
+    calls: dict[str, list] = {}
     for call in index.calls:
-        name = index.qualified_name(call.func)
-        head = cst.ensure_type(call.func, cst.Attribute).value if isinstance(
-            call.func, cst.Attribute
-        ) else call.func
-        calls.setdefault(cst.Module([]).code_for_node(call.func), []).append(
-            (name, index.import_alias_at(call, cst.ensure_type(head, cst.Name).value))
+        func = call.func
+        head = func.value if isinstance(func, cst.Attribute) else func
+        calls.setdefault(cst.Module([]).code_for_node(func), []).append(
+            (
+                index.qualified_name(func),
+                index.import_alias_at(call, cst.ensure_type(head, cst.Name).value),
+            )
         )
     # module level: the import; in the function, its closure and the lambda: the parameter
     assert calls["F.relu"] == [

@@ -243,9 +243,7 @@ _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
     params = scope.params
-    names = {
-        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-    }
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             names.add(star.name.value)
@@ -406,8 +404,8 @@ class FileIndex:
         if not names:
             return
         for stmt in self.module.body:
-            if type(stmt) in (cst.FunctionDef, cst.ClassDef):
-                names.pop(stmt.name.value, None)  # type: ignore[attr-defined]
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                names.pop(stmt.name.value, None)
         self.imports.add_star_names(names)
 
     def _record_import(self, node: cst.CSTNode) -> None:
@@ -472,7 +470,9 @@ class FileIndex:
         found: set[str] = set()
         if imported:
             for scope in (*self.functions, *self._lambdas):
-                found.update(_parameter_names(scope) & imported)
+                found.update(
+                    _parameter_names(typing.cast("cst.FunctionDef | cst.Lambda", scope)) & imported
+                )
         self._param_shadowed = frozenset(found)
         return self._param_shadowed
 
