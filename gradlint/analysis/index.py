@@ -274,8 +274,6 @@ class FileIndex:
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
-        # imported names a function's parameter hides somewhere (_shadowed_imports)
-        self._param_shadowed: frozenset[str] | None = None
         self._walk()
         imports = self.imports
         if imports.star_imports and project is not None and project.enabled:
@@ -288,6 +286,12 @@ class FileIndex:
         # (module, relative level) of each `from module import *`, in source order
         self.star_imports: list[tuple[str, int]] = imports.star_imports
         self._qualify = imports.qualify  # asked of most calls and names: bound once
+        # the imported names some function or lambda takes as a parameter: nearly always
+        # none, and then no name's scope is looked up
+        imported = imports.names()
+        self._param_shadowed = frozenset(
+            name for param in self.of_types(cst.Param) if (name := param.name.value) in imported
+        )
 
     def _walk(self) -> None:
         # One loop for the whole tree, child enumeration (child_nodes) inlined: this
@@ -430,13 +434,10 @@ class FileIndex:
         dotted = dotted_name(node)
         if dotted is None:
             return None
-        shadowed = self._param_shadowed
-        if shadowed is None:
-            shadowed = self._shadowed_imports()
-        if shadowed and node is not None:
-            head = dotted.partition(".")[0]
-            if head in shadowed and self.hides_import(node, head):
-                return dotted
+        # asked of most calls and names: the scope is looked up only in a file where some
+        # parameter has an imported name
+        if self._param_shadowed and self.hides_import(node, dotted.partition(".")[0]):  # type: ignore[arg-type]
+            return dotted
         return self._qualify(dotted)
 
     def import_alias_at(self, node: cst.CSTNode, head: str) -> str | None:
@@ -451,30 +452,14 @@ class FileIndex:
         """Is `head` at `node` a parameter of an enclosing function rather than the
         module's import of that name? `def evaluate_neuralnet(nn, env): nn(obs)` in a
         file with `import torch.nn as nn` calls the model it was given."""
-        shadowed = self._param_shadowed
-        if shadowed is None:
-            shadowed = self._shadowed_imports()
-        if head not in shadowed:
+        if head not in self._param_shadowed:
             return False
         scope = self.scope_of(node)
         while type(scope) in FUNCTION_SCOPES:
-            if head in _parameter_names(scope):  # type: ignore[arg-type]
+            if head in _parameter_names(typing.cast("cst.FunctionDef | cst.Lambda", scope)):
                 return True
             scope = self.scope_of(scope)
         return False
-
-    def _shadowed_imports(self) -> frozenset[str]:
-        """The imported names some function or lambda of the file takes as a parameter
-        (nearly always none: then no name needs its scope looked up)."""
-        imported = self.imports.names()
-        found: set[str] = set()
-        if imported:
-            for scope in (*self.functions, *self._lambdas):
-                found.update(
-                    _parameter_names(typing.cast("cst.FunctionDef | cst.Lambda", scope)) & imported
-                )
-        self._param_shadowed = frozenset(found)
-        return self._param_shadowed
 
     def ancestors(self, node: cst.CSTNode):
         parent = self.parent.get(node)
