@@ -6,6 +6,7 @@ functions, `try:` and `if:`."""
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 
 import libcst as cst
@@ -511,3 +512,26 @@ def test_a_model_passed_under_an_imported_name_is_run(tmp_path, body):
     main = textwrap.dedent(main).replace("{call}", call)
     write(tmp_path, {"es.py": head + textwrap.dedent(body) + main})
     assert [code for _, code in findings(tmp_path / "es.py")] == ["GL012"]
+
+
+def test_the_cache_relints_a_file_when_a_star_imported_module_s_imports_change(
+    tmp_path, monkeypatch, capsys
+):
+    """The names a star import binds come from the helper's summary, so the linted file's
+    cached result depends on it: dropping the helper's Variable import re-lints it."""
+    from gradlint import cli
+
+    write(tmp_path, {"common.py": WRAPS})
+    write(tmp_path, {"run.py": SCORE.format(star="from common import *", wrapper="Variable")})
+    monkeypatch.chdir(tmp_path)
+
+    def run() -> str:
+        cli.main(["-j1", "--select", "GL008", "."])
+        return capsys.readouterr().out
+
+    assert "run.py:9:" in run()
+    assert "run.py:9:" in run()  # from the cache
+    (tmp_path / "common.py").write_text("import torch.nn as nn\n", encoding="utf-8")
+    stat = (tmp_path / "common.py").stat()
+    os.utime(tmp_path / "common.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert "run.py:9:" not in run()
