@@ -88,7 +88,7 @@ class FileContext:
     def index(self) -> FileIndex:
         from gradlint.analysis.index import FileIndex
 
-        return FileIndex(self.module)
+        return FileIndex(self.module, self.project)
 
     @cached_property
     def facts(self) -> FileFacts:

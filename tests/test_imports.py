@@ -6,6 +6,7 @@ functions, `try:` and `if:`."""
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 
 import libcst as cst
@@ -283,3 +284,254 @@ def test_the_caller_search_finds_calls_through_import_a_dot_b(tmp_path, guard, e
         {"pkg/__init__.py": "", "pkg/measure.py": MEASURE, "run.py": CALLERS.format(guard=guard)},
     )
     assert findings(tmp_path / "pkg" / "measure.py") == expected
+
+
+# -- names a star import of a project module binds ---------------------------------------
+
+# A validation loop of pre-0.4 code: `Variable` comes from the project's helpers module
+# through `from <helpers> import *`, not from an import of the linted file.
+SCORE = """
+    import torch
+    {star}
+
+
+    def score(net, batches):
+        net.eval()
+        total = 0.0
+        for x, y in batches:
+            x = {wrapper}(x, volatile=True)
+            total += (net(x).argmax(1) == y).float().mean().item()
+        return total
+"""
+
+WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "star", "wrapper", "expected"),
+    [
+        # the helpers module imports Variable itself
+        ({"common.py": WRAPS}, "from common import *", "Variable", [(9, "GL008")]),
+        # through a chain of star imports, under `try:`, in a package, relative
+        (
+            {
+                "lib/__init__.py": "try:\n    from .shared import *\nexcept ImportError:\n    pass\n",
+                "lib/shared.py": "from .base import *\n",
+                "lib/base.py": WRAPS,
+            },
+            "from lib import *",
+            "Variable",
+            [(9, "GL008")],
+        ),
+        # a cycle of star imports ends
+        (
+            {"a.py": "from b import *\n", "b.py": "from a import *\n" + WRAPS},
+            "from a import *",
+            "Variable",
+            [(9, "GL008")],
+        ),
+        # `__all__` leaves it out
+        (
+            {"common.py": WRAPS + "__all__ = ['nn']\n"},
+            "from common import *",
+            "Variable",
+            [],
+        ),
+        # a name with a leading underscore is not exported without `__all__`
+        (
+            {"common.py": "from torch.autograd import Variable as _Var\n"},
+            "from common import *",
+            "_Var",
+            [],
+        ),
+        # ...and is when `__all__` lists it
+        (
+            {"common.py": "from torch.autograd import Variable as _Var\n__all__ = ['_Var']\n"},
+            "from common import *",
+            "_Var",
+            [(9, "GL008")],
+        ),
+        # the module rebinds the name: its own class, not torch's
+        (
+            {"common.py": WRAPS + "\n\nclass Variable:\n    pass\n"},
+            "from common import *",
+            "Variable",
+            [],
+        ),
+        # the inner module's import is hidden by the outer module's own definition
+        (
+            {
+                "outer.py": "from inner import *\n\n\ndef Variable(x, volatile=False):\n    return x\n",
+                "inner.py": WRAPS,
+            },
+            "from outer import *",
+            "Variable",
+            [],
+        ),
+        # the linted file's own import of the name decides
+        (
+            {"common.py": WRAPS, "mine.py": "def Variable(x, volatile=False):\n    return x\n"},
+            "from common import *\nfrom mine import Variable",
+            "Variable",
+            [],
+        ),
+    ],
+    ids=[
+        "direct",
+        "chain-in-package",
+        "cycle",
+        "all-excludes",
+        "underscore",
+        "all-includes-underscore",
+        "rebound-there",
+        "hidden-by-outer-definition",
+        "own-import-wins",
+    ],
+)
+def test_a_name_a_star_import_binds_resolves_to_what_that_module_binds(
+    tmp_path, files, star, wrapper, expected
+):
+    write(tmp_path, files)
+    write(tmp_path, {"run.py": SCORE.format(star=star.replace("\n", "\n    "), wrapper=wrapper)})
+    found = [f for f in findings(tmp_path / "run.py") if f[1] == "GL008"]
+    line_shift = star.count("\n")
+    assert found == [(line + line_shift, code) for line, code in expected]
+
+
+def test_a_file_s_own_top_level_definition_hides_a_star_imported_name(tmp_path):
+    write(tmp_path, {"common.py": WRAPS})
+    source = SCORE.format(star="from common import *", wrapper="Variable") + (
+        "\n\n    def Variable(x, volatile=False):\n        return x\n"
+    )
+    write(tmp_path, {"run.py": source})
+    assert [f for f in findings(tmp_path / "run.py") if f[1] == "GL008"] == []
+
+
+def test_the_project_index_reads_what_star_imports_bind(tmp_path):
+    write(
+        tmp_path,
+        {
+            "first.py": "from torch.autograd import Variable\nimport numpy as np\n",
+            "second.py": "from second_base import *\nimport torch.nn as nn\n",
+            "second_base.py": "import torch.nn.functional as F\nimport numpy as np\n"
+            "from .nowhere import thing\n",
+        },
+    )
+    index = project.ProjectIndex(str(tmp_path / "run.py"))
+    assert index.star_names([("first", 0), ("second", 0), ("missing", 0)]) == {
+        "Variable": ("torch.autograd", 0, "Variable"),
+        "np": ("numpy", 0, None),
+        "nn": ("torch.nn", 0, None),
+        "F": ("torch.nn.functional", 0, None),
+    }
+    # the file's import map then qualifies them, as an import of its own would
+    module = cst.parse_module("from first import *\nfrom second import *\nx = Variable\n")
+    linted = FileIndex(module, index)
+    assert linted.aliases["Variable"] == "torch.autograd.Variable"
+    assert linted.aliases["F"] == "torch.nn.functional"
+    assert linted.imported_from["nn"] == ("torch.nn", 0, None)
+    # without the project they stay unbound
+    assert "Variable" not in FileIndex(module).aliases
+
+
+# -- a parameter that hides an import ------------------------------------------------------
+
+
+def test_a_parameter_hides_the_module_s_import_of_its_name():
+    index = FileIndex(
+        cst.parse_module(
+            textwrap.dedent(
+                """
+                import torch.nn.functional as F
+                y = F.relu(x)
+
+
+                def score(F, batch):
+                    def inner():
+                        return F.relu(batch)
+                    return F(batch), (lambda F: F.relu(batch)), inner
+                """
+            )
+        )
+    )
+    calls: dict[str, list] = {}
+    for call in index.calls:
+        func = call.func
+        head = func.value if isinstance(func, cst.Attribute) else func
+        calls.setdefault(cst.Module([]).code_for_node(func), []).append(
+            (
+                index.qualified_name(func),
+                index.import_alias_at(call, cst.ensure_type(head, cst.Name).value),
+            )
+        )
+    # module level: the import; in the function, its closure and the lambda: the parameter
+    assert calls["F.relu"] == [
+        ("torch.nn.functional.relu", "torch.nn.functional"),
+        ("F.relu", None),
+        ("F.relu", None),
+    ]
+    assert calls["F"] == [("F", None)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the model passed under the name of an import (evolution strategies' evaluation)
+        """
+        def rollout(nn, env):
+            obs = env.reset()
+            out = nn(torch.tensor(obs))
+            return out.data.numpy()
+        """,
+        # another import's name, a keyword-only parameter, read in a comprehension
+        """
+        def rollout(env, *, F):
+            return [F(torch.tensor(obs)).argmax(1).tolist() for obs in env.reset()]
+        """,
+    ],
+    ids=["parameter", "keyword-only"],
+)
+def test_a_model_passed_under_an_imported_name_is_run(tmp_path, body):
+    call = "rollout(Policy(), env)" if "nn, env" in body else "rollout(env, F=Policy())"
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+    main = """
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def main(env):
+            return {call}
+    """
+    main = textwrap.dedent(main).replace("{call}", call)
+    write(tmp_path, {"es.py": head + textwrap.dedent(body) + main})
+    assert [code for _, code in findings(tmp_path / "es.py")] == ["GL012"]
+
+
+def test_the_cache_relints_a_file_when_a_star_imported_module_s_imports_change(
+    tmp_path, monkeypatch, capsys
+):
+    """The names a star import binds come from the helper's summary, so the linted file's
+    cached result depends on it: dropping the helper's Variable import re-lints it."""
+    from gradlint import cli
+
+    write(tmp_path, {"common.py": WRAPS})
+    write(tmp_path, {"run.py": SCORE.format(star="from common import *", wrapper="Variable")})
+    monkeypatch.chdir(tmp_path)
+
+    def run() -> str:
+        cli.main(["-j1", "--select", "GL008", "."])
+        return capsys.readouterr().out
+
+    assert "run.py:9:" in run()
+    assert "run.py:9:" in run()  # from the cache
+    (tmp_path / "common.py").write_text("import torch.nn as nn\n", encoding="utf-8")
+    stat = (tmp_path / "common.py").stat()
+    os.utime(tmp_path / "common.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert "run.py:9:" not in run()

@@ -172,33 +172,3 @@ def test_a_single_binding_before_its_use_reaches_it_as_the_whole_analysis_says(s
                 assert index.reaching(nodes, use) == index._reaching(nodes, use)
                 checked += 1
     assert checked
-
-
-SHADOWED = """
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-def calculate_loss(obs, nn):
-    def inner(x):
-        return nn(x)
-    return F.mse_loss(nn(obs), inner(obs)), torch.nn.Linear(2, 2), lambda F: F(obs)
-
-
-layer = nn.Linear(2, 2)
-"""
-
-
-def test_a_parameter_hides_the_module_import_of_its_name() -> None:
-    index = FileIndex(cst.parse_module(SHADOWED))
-    resolved = {
-        (dotted, index.scope_of(call) is index.module): index.qualified_name(call.func)
-        for call in index.calls
-        if (dotted := cst.Module([]).code_for_node(call.func))
-    }
-    assert resolved[("nn", False)] == "nn"  # the model passed in, in the function and closure
-    assert resolved[("F.mse_loss", False)] == "torch.nn.functional.mse_loss"
-    assert resolved[("F", False)] == "F"  # the lambda's own parameter
-    assert resolved[("torch.nn.Linear", False)] == "torch.nn.Linear"
-    assert resolved[("nn.Linear", True)] == "torch.nn.Linear"

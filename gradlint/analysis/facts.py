@@ -52,7 +52,7 @@ class FileFacts:
 
     @cached_property
     def index(self) -> FileIndex:
-        return FileIndex(self.module)
+        return FileIndex(self.module, self.project)
 
     @cached_property
     def bindings(self) -> ScopeBindings:

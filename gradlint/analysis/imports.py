@@ -44,7 +44,9 @@ class ImportBinding:
 
     local: str
     origin: Origin
-    node: object  # the import statement of whichever tree the map was read from
+    # the import statement of whichever tree the map was read from; None for a name a
+    # star import binds (add_star_names)
+    node: object
     # the innermost function or class whose body binds it; None: the module's own scope
     # (inside `if`/`try` at the top level included)
     scope: object | None
@@ -181,6 +183,34 @@ class ImportMap:
         """Every local name the imports bind, at any depth."""
         return set(self._index())
 
+    def absolute_module_imports(self) -> dict[str, Origin]:
+        """The names the module's own scope binds by an absolute import (`import torch.nn
+        as nn`, `from torch.autograd import Variable`), the last binding of each: what
+        `from <this module> import *` may pass on of its imports (star_bound decides
+        which). A relative import is left out: its dots count from this module's
+        folder, not the importer's (the project index follows those modules itself)."""
+        out: dict[str, Origin] = {}
+        for binding in self.bindings:
+            if binding.scope is None and binding.node is not None:
+                module, level, _ = binding.origin
+                if level == 0 and module:
+                    out[binding.local] = binding.origin
+        return out
+
+    def add_star_names(self, names: dict[str, Origin]) -> None:
+        """Bind what the module's `from m import *` lines give, as the project index read
+        it from those modules (ProjectIndex.star_names): at module scope, and only the
+        names the file's own imports leave free (a star import usually comes first, and
+        an explicit import of the name says what the file means by it)."""
+        own = self._index()
+        added = False
+        for local, origin in names.items():
+            if local not in own:
+                self.bindings.append(ImportBinding(local, origin, None, None))
+                added = True
+        if added:
+            self._by_name = self._qualified = None
+
     def reexports(self) -> dict[str, Origin]:
         """The names the module's own scope imports from a named module (`from .lvae
         import LVAE` in a package's `__init__.py`, under `try:` too): what importing the
@@ -188,9 +218,19 @@ class ImportMap:
         out: dict[str, Origin] = {}
         for binding in self.bindings:
             module, _, name = binding.origin
-            if binding.scope is None and module and name is not None:
+            if binding.scope is None and module and name is not None and binding.node is not None:
                 out[binding.local] = binding.origin
         return out
+
+
+def star_bound(names: dict[str, Origin], all_names: Sequence[str] | None) -> dict[str, Origin]:
+    """Of the names a module binds, those `from <module> import *` binds in the
+    importer: the ones its `__all__` lists, or without one every name that does not start
+    with an underscore (the language reference, "The import statement")."""
+    if all_names is not None:
+        listed = set(all_names)
+        return {local: origin for local, origin in names.items() if local in listed}
+    return {local: origin for local, origin in names.items() if not local.startswith("_")}
 
 
 def _preferred(found: list[ImportBinding]) -> ImportBinding:

@@ -11,11 +11,14 @@ import bisect
 import dataclasses
 import typing
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
+
+if TYPE_CHECKING:
+    from gradlint.analysis.project import ProjectIndex
 
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
@@ -270,8 +273,19 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
+def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
+    params = scope.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
 class FileIndex:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, project: ProjectIndex | None = None) -> None:
+        """`project`: where the names of the file's star imports of its project's own
+        modules are read (ProjectIndex.star_names); without it they stay unbound."""
         self.module = module
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: dict[cst.CSTNode, int] = {}
@@ -288,13 +302,14 @@ class FileIndex:
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
         self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._parameter_names: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
         self._walk()
         imports = self.imports
+        if imports.star_imports and project is not None and project.enabled:
+            self._bind_star_names(project)
         # local name -> qualified, absolute imports only
         self.aliases: dict[str, str] = imports.qualified_names()
         # local name -> (module, relative level, imported name or None for a module),
@@ -303,6 +318,12 @@ class FileIndex:
         # (module, relative level) of each `from module import *`, in source order
         self.star_imports: list[tuple[str, int]] = imports.star_imports
         self._qualify = imports.qualify  # asked of most calls and names: bound once
+        # the imported names some function or lambda takes as a parameter: nearly always
+        # none, and then no name's scope is looked up
+        imported = imports.names()
+        self._param_shadowed = frozenset(
+            name for param in self.of_types(cst.Param) if (name := param.name.value) in imported
+        )
 
     def _walk(self) -> None:
         # One loop for the whole tree, child enumeration (child_nodes) inlined: this
@@ -411,6 +432,18 @@ class FileIndex:
             return None
         return i, self._span_end[i]
 
+    def _bind_star_names(self, project: ProjectIndex) -> None:
+        """`Variable` after `from utils import *` is torch.autograd.Variable when utils.py
+        imports it so: every rule that resolves names then sees it. A name the file
+        defines at its top level is its own."""
+        names = project.star_names(self.imports.star_imports)
+        if not names:
+            return
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                names.pop(stmt.name.value, None)
+        self.imports.add_star_names(names)
+
     def _record_import(self, node: cst.CSTNode) -> None:
         statement = cst_statement(node)
         if statement is None:
@@ -428,34 +461,34 @@ class FileIndex:
 
     def qualified_name(self, node: cst.CSTNode | None) -> str | None:
         """Resolve a Name/Attribute chain through imports: with `import torch as T`,
-        `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written."""
+        `T.autograd.grad` -> `torch.autograd.grad`. Unimported roots stay as written, and
+        so does a root that a parameter of an enclosing function hides (hides_import)."""
         dotted = dotted_name(node)
         if dotted is None:
             return None
-        qualified = self._qualify(dotted)
-        if qualified != dotted and node is not None:
-            head = dotted.partition(".")[0]
-            if self._parameter_shadows(head, node):
-                return dotted  # `def loss(memories, nn): nn(obs)`: the model, not torch.nn
-        return qualified
+        # asked of most calls and names: the scope is looked up only in a file where some
+        # parameter has an imported name
+        if self._param_shadowed and self.hides_import(node, dotted.partition(".")[0]):  # type: ignore[arg-type]
+            return dotted
+        return self._qualify(dotted)
 
-    def _parameter_shadows(self, name: str, node: cst.CSTNode) -> bool:
-        """Is `name`, at `node`, a parameter of an enclosing function or lambda, which
-        hides the module-level import of that name?"""
+    def import_alias_at(self, node: cst.CSTNode, head: str) -> str | None:
+        """What the plain name `head`, read at `node`, names through the file's absolute
+        imports (`aliases`); None where it is no import there."""
+        resolved = self.aliases.get(head)
+        if resolved is None or not self.hides_import(node, head):
+            return resolved
+        return None
+
+    def hides_import(self, node: cst.CSTNode, head: str) -> bool:
+        """Is `head` at `node` a parameter of an enclosing function rather than the
+        module's import of that name? `def evaluate_neuralnet(nn, env): nn(obs)` in a
+        file with `import torch.nn as nn` calls the model it was given."""
+        if head not in self._param_shadowed:
+            return False
         scope = self.scope_of(node)
         while type(scope) in FUNCTION_SCOPES:
-            names = self._parameter_names.get(scope)
-            if names is None:
-                params = scope.params  # type: ignore[attr-defined]
-                names = self._parameter_names[scope] = {
-                    p.name.value
-                    for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-                } | {
-                    p.name.value
-                    for p in (params.star_arg, params.star_kwarg)
-                    if isinstance(p, cst.Param)
-                }
-            if name in names:
+            if head in _parameter_names(typing.cast("cst.FunctionDef | cst.Lambda", scope)):
                 return True
             scope = self.scope_of(scope)
         return False

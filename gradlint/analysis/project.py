@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from gradlint.analysis.arguments import ArgumentShape, Signature, ast_signature
-from gradlint.analysis.imports import ImportMap, ast_dotted_name, ast_import_map
+from gradlint.analysis.imports import (
+    ImportMap,
+    Origin,
+    ast_dotted_name,
+    ast_import_map,
+    star_bound,
+)
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
     DEFINITIONS_PREFIX,
@@ -206,6 +212,15 @@ class ModuleSummary:
     reexports: dict[str, list] = field(default_factory=dict)
     # (module, relative level) of each `from module import *`: names it re-exports
     star_imports: list[tuple[str, int]] = field(default_factory=list)
+    # what the module's own scope binds by an absolute import and does not rebind,
+    # local name -> [module, 0, name there or None]: what a star import of the module
+    # may pass on (ProjectIndex.star_names)
+    absolute_imports: dict[str, list] = field(default_factory=dict)
+    # the names the module's own scope binds otherwise (def, class, assignment): they
+    # hide what its own star imports bring in under the same name
+    defined_names: list[str] = field(default_factory=list)
+    # its `__all__` when that is a literal list or tuple of strings; None without one
+    all_names: list[str] | None = None
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
@@ -890,6 +905,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     imports = ast_import_map(tree)
     summary.star_imports = list(imports.star_imports)
     summary.reexports = {local: list(origin) for local, origin in imports.reexports().items()}
+    _note_module_names(tree, imports, summary)
     # summary key -> the keys of the functions of this file it calls
     calls: dict[str, set[str]] = {}
     for node in tree.body:
@@ -926,6 +942,58 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             _note_class_alias(node, summary)
     _differentiating_through_calls(summary.functions, calls)
     return summary
+
+
+def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSummary) -> None:
+    """What `from <this module> import *` can give: the module's absolute imports, its
+    other top-level names (which hide an import or a star import of the same name) and
+    its literal `__all__`. Top-level statements only: a star import binds what the
+    module's namespace holds once it has run, and a name bound inside `if`/`try` at
+    the top is taken as bound."""
+    defined: set[str] = set()
+    all_names: list[str] | None = None
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for inner in ast.walk(target):
+                    if isinstance(inner, ast.Name):
+                        defined.add(inner.id)
+            listed = _literal_names(node.value)
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                if listed is None:
+                    all_names = None
+                elif isinstance(node, ast.AugAssign):
+                    all_names = [*(all_names or []), *listed]
+                else:
+                    all_names = listed
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+    summary.absolute_imports = {
+        local: list(origin)
+        for local, origin in imports.absolute_module_imports().items()
+        if local not in defined
+    }
+    if imports.star_imports:  # nothing to hide otherwise: keep the summary small
+        summary.defined_names = sorted(defined)
+    summary.all_names = all_names
+
+
+def _literal_names(value: ast.AST | None) -> list[str] | None:
+    """The strings of a literal list or tuple of strings (`__all__ = ["a", "b"]`)."""
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant)]
+    if len(names) != len(value.elts) or not all(isinstance(n, str) for n in names):
+        return None
+    return cast(list[str], names)
 
 
 def _differentiating_through_calls(
@@ -1695,6 +1763,35 @@ class ProjectIndex:
                 if self._class_in(inner, name, seen):
                     return True
         return False
+
+    def star_names(self, star_imports: Sequence[tuple[str, int]]) -> dict[str, Origin]:
+        """What the linted file's `from <module> import *` lines bind of those project
+        modules' own imports (`Variable` after `from utils import *`, where utils.py has
+        `from torch.autograd import Variable`), followed through their star imports in
+        turn; a later star import wins, as it does when the file runs. The functions and
+        classes the modules define are asked of them by name instead (star_imported)."""
+        found: dict[str, Origin] = {}
+        for module, level in star_imports:
+            target = self._target(module, level)
+            if target is not None:
+                found.update(self._star_names_of(target, set()))
+        return found
+
+    def _star_names_of(self, target: str, seen: set[str]) -> dict[str, Origin]:
+        seen.add(target)
+        summary = self._summary(target)
+        if summary is None:
+            return {}
+        found: dict[str, Origin] = {}
+        for module, level in summary.star_imports:
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                found.update(self._star_names_of(inner, seen))
+        for name in summary.defined_names:
+            found.pop(name, None)
+        for local, (module, level, name) in summary.absolute_imports.items():
+            found[local] = (module, level, name)
+        return star_bound(found, summary.all_names)
 
     def star_imported(
         self, star_imports: list[tuple[str, int]], name: str

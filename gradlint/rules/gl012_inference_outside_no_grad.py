@@ -212,7 +212,7 @@ class InferenceOutsideNoGrad(Rule):
         for call in index.calls:
             # cheapest first: most calls are not forwards whose result ends as numbers
             name = dotted_name(call.func)
-            if name is None or self._library_call(name, rebound):
+            if name is None or self._library_call(call, name, rebound):
                 continue
             if self._plain_call(call, name, assigned):
                 continue
@@ -312,14 +312,14 @@ class InferenceOutsideNoGrad(Rule):
                 return uses, path
         return None, None
 
-    def _library_call(self, name: str, rebound: set[str]) -> bool:
+    def _library_call(self, call: cst.Call, name: str, rebound: set[str]) -> bool:
         """A call of an imported library (`torch.cat`, `np.mean`) or of a builtin the file
         never rebinds (`len`, `print`): never a model's forward nor this file's function
         of parameters, and most calls are one."""
         head = name.partition(".")[0]
         if head in _BUILTINS:
             return head not in rebound
-        resolved = self.facts.index.aliases.get(head)  # real imports only
+        resolved = self.facts.index.import_alias_at(call, head)  # real imports only
         return resolved is not None and resolved.partition(".")[0] in _LIBRARIES
 
     def _plain_call(self, call: cst.Call, name: str, assigned: set[str]) -> bool:
@@ -336,7 +336,7 @@ class InferenceOutsideNoGrad(Rule):
                 and attr not in assigned
                 and attr not in self.facts.forwards.forward_methods()
             )
-        if name in self.facts.index.aliases:
+        if self.facts.index.import_alias_at(call, name) is not None:
             return f"{name}.parameters" not in self.context.source
         return False
 
