@@ -163,6 +163,8 @@ class CheckpointWithoutGradInputs(Rule):
             name = dotted_name(arg)
             if name is None:
                 continue
+            for caller in self.facts.trained_forwards.callers_passing_data(name, call):
+                yield caller, f"the module is called here with data without history as `{name}`"
             for origin in self.facts.tensors.origins(name, call):
                 if type(origin) is cst.For:
                     origin = origin.iter
@@ -192,7 +194,10 @@ class CheckpointWithoutGradInputs(Rule):
         (`h = checkpoint(block, h) + bias` feeds a graph back into the call)."""
         facts = self.facts
         values = facts.values
-        if not is_graph_free(values.of_expr(arg, call)):
+        if not is_graph_free(values.of_expr(arg, call)) and not (
+            # `checkpoint(self.stem, images)` in a module's forward: what its callers pass
+            type(arg) is cst.Name and facts.trained_forwards.callers_passing_data(arg.value, call)
+        ):
             return False
         names = facts.flow.reads(arg)
         if any(values.mutated_in_place(name, call) for name in names):

@@ -10,9 +10,9 @@ from gradlint.analysis.torch_api import TRANSPOSE_ATTRIBUTES
 from gradlint.rules.base import Rule
 
 _MESSAGE = (
-    "`{name}` is changed in place ({how}) after {saver} saved it for backward; the "
-    'backward on line {line} needs it and raises "one of the variables needed for '
-    'gradient computation has been modified by an inplace operation"'
+    "`{name}` is changed in place ({how}) after {saver} saved it for backward; {backward} "
+    'needs it and raises "one of the variables needed for gradient computation has been '
+    'modified by an inplace operation"'
 )
 # Contexts under which saved tensors are not checked against their version: the
 # mutation is allowed (`allow_mutation_on_saved_tensors`), or packed copies and hooks
@@ -155,8 +155,9 @@ class InplaceOnSavedTensor(Rule):
     code = "GL011"
     name = "inplace-on-saved-tensor"
     message = _MESSAGE
-    # Reported only before a differentiation in the same function.
-    trigger_tokens = ("backward", "autograd")
+    # Reported only before a differentiation in the same function, or in a module's
+    # forward (the trainer's backward goes through what it returns).
+    trigger_tokens = ("backward", "autograd", "def forward")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -200,7 +201,7 @@ class InplaceOnSavedTensor(Rule):
                 name=f"{found.model}.parameters()",
                 how=how,
                 saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
-                line=str(self._line(node)),
+                backward=f"the backward on line {self._line(node)}",
             ),
             related=[
                 (found.forward, f"`{found.model}`'s parameters are saved for backward here"),
@@ -230,8 +231,8 @@ class InplaceOnSavedTensor(Rule):
             return
         binding = reaching[0]
         for saved in self._savers(binding, base, bindings, statement):
-            event = self._backward_after(saved.operation, statement)
-            if event is None:
+            later = self._backward_after(saved.operation, statement)
+            if later is None:
                 continue
             if facts.tensors.leaf_requiring_grad(change.target, statement) is not None and (
                 facts.mode_at(statement) is not GradMode.NOT_RECORDING
@@ -239,14 +240,23 @@ class InplaceOnSavedTensor(Rule):
                 return  # GL002: the change itself raises first
             operation = saved.operation
             saver = f"`{_shown(operation)}` (line {self._line(operation)})"
+            if type(later) is cst.Return:
+                # in a trained module's forward: the trainer differentiates what it returns
+                backward = (
+                    f"the training step's backward through what `forward` returns "
+                    f"(line {self._line(later)})"
+                )
+                needs = "the trainer's backward goes through this value, and raises"
+            else:
+                backward = f"the backward on line {self._line(later.call)}"
+                needs = "the backward that needs it, and raises"
+                later = later.call
             self.report(
                 statement,
-                self.message_for(
-                    name=base, how=change.how, saver=saver, line=str(self._line(event.call))
-                ),
+                self.message_for(name=base, how=change.how, saver=saver, backward=backward),
                 related=[
                     (operation, f"`{base}` is saved for backward here"),
-                    (event.call, "the backward that needs it, and raises"),
+                    (later, needs),
                 ],
             )
             return
@@ -273,7 +283,10 @@ class InplaceOnSavedTensor(Rule):
                     last[scope] = max(last.get(scope, -1), index.order[call])
             self._last_differentiation = last
         scope = index.scope_of(statement)
-        return self._last_differentiation.get(scope, -1) > index.order[statement]
+        if self._last_differentiation.get(scope, -1) > index.order[statement]:
+            return True
+        # a trained module's forward: the trainer differentiates its result later
+        return self.facts.trained_forwards.forward_of(statement) is not None
 
     def _savers(self, binding: cst.CSTNode, name: str, bindings, statement: cst.CSTNode):
         """What each recorded operation before `statement` is proven to save, when it
@@ -321,10 +334,14 @@ class InplaceOnSavedTensor(Rule):
             return parent
         return None
 
-    def _backward_after(self, operation: cst.CSTNode, statement: cst.CSTNode) -> DiffEvent | None:
+    def _backward_after(
+        self, operation: cst.BaseExpression, statement: cst.CSTNode
+    ) -> DiffEvent | cst.Return | None:
         """The first differentiation through `operation`'s result that runs after
         `statement` in the same function; None when one in between consumes the graph
-        first (the change then comes after the backward) or none follows."""
+        first (the change then comes after the backward) or none follows. In a trained
+        module's forward that differentiates nothing itself, the first `return` after
+        `statement` that hands the result on to the trainer's backward."""
         index = self.facts.index
         scope = index.scope_of(statement)
         if index.scope_of(operation) is not scope:
@@ -341,6 +358,11 @@ class InplaceOnSavedTensor(Rule):
                 return None
             if order > at and not self._exclusive(statement, event.call):
                 return event
+        if self.facts.differentiation.differentiations_of(operation, first=True):
+            return None  # differentiated in the function itself: that backward decides
+        for returned in self.facts.trained_forwards.returns_reached(operation):
+            if index.order[returned] > at and not self._exclusive(statement, returned):
+                return returned
         return None
 
     def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
