@@ -49,9 +49,16 @@ class CheckpointWithoutGradInputs(Rule):
     like ordinary code and has none of this.
 
     Flagged only where gradlint can prove that no argument requires grad; an argument it
-    cannot see through is assumed to. So `checkpoint(self.block, x)` inside a module's
-    `forward`, where `x` is a parameter of `forward`, is never flagged, even when the
-    caller passes the raw batch: precision first. The same holds for a case often
+    cannot see through is assumed to. Inside a module's `forward`, a parameter of
+    `forward` holds what the module's callers pass: `checkpoint(self.stem, images)` is
+    flagged when the forward is trained (a class of the file that subclasses a torch
+    module, its `forward` not under `no_grad`), the file calls the module at least once
+    (`net = Net()`, `net(images)`), and every such call passes data without history: a
+    tensor made with `torch.randn`, a batch of a `DataLoader` built in sight (also after
+    `.to(device)`), or the parameter of another trained forward whose callers do. A
+    module no call of the file reaches, or one called with a layer's output or a value
+    out of sight, has unknown inputs and is not flagged: precision first. The same
+    holds for a case often
     reported, checkpointed layers behind a frozen embedding (LoRA fine-tuning, the reason
     for transformers' `enable_input_require_grads`): a layer frozen with
     `requires_grad_(False)` is out of sight. Not flagged either: calls under

@@ -27,7 +27,9 @@ class InplaceOnSavedTensor(Rule):
     Flags an in-place change (`x += 1`, `x[0] = 0`, `x.mul_(2)`, `x.zero_()`,
     `torch.relu_(x)`, `F.relu(x, inplace=True)`, `out=x`) of a tensor that an earlier
     operation saved for its backward, when a backward through that operation follows
-    in the same function.
+    in the same function, or when the change sits in the `forward()` of a module that
+    is trained and the operation's result flows into what it returns (the backward is
+    then the training loop's: `g = torch.sigmoid(self.lin(x)); g *= 2; return g`).
 
     Also flags the commonest form of it in SAC, DDPG, TD3 and GAN code: a `backward()`
     (or `autograd.grad`) of a value built through a module's forward, after an optimizer
@@ -71,7 +73,16 @@ class InplaceOnSavedTensor(Rule):
     both, not rebound, not `.clone()`d in between; also through a view such as `x[0]`
     or `x.view(-1)`), and a `backward()` or `autograd.grad` of a value computed from
     the operation's result comes after the change in the same function, with no
-    differentiation in between. Not flagged: a change after the backward, under
+    differentiation in between. In a module's `forward()` that differentiates nothing
+    itself, the trainer's backward stands in for it when the module is trained and the
+    operation's result reaches a `return` after the change: trained means the `forward`
+    of a class of the file that subclasses a torch module, not under `no_grad`, where
+    the change runs in training (not under `if not self.training:` or in the `else` of
+    `if self.training:`); its layers' results record, so `F.relu(self.bn(self.conv(x)))`
+    saves its output, and SqueezeNext's `output += F.relu(self.shortcut(input))` after it
+    raises in the first training step, while ResNet's `out = self.bn2(...); out +=
+    shortcut` does not (batch norm saves its input, not its output). Not flagged: a
+    change after the backward, under
     `torch.autograd.graph.allow_mutation_on_saved_tensors()` or `save_on_cpu()`, of a
     tensor nothing saved, or through `.data` (that one hides the error and gives wrong
     gradients instead); tensors passed through module calls and helpers are not
