@@ -52,7 +52,9 @@ def test_the_gate_cloned_first_or_changed_out_of_place_is_not():
 
 def test_a_change_in_a_branch_run_only_in_eval_mode_is_not():
     assert codes(_GATE.format(change="if not self.training: g.clamp_(0, 1)"), "GL011") == []
-    source = _GATE.format(change="if self.training:\n                pass\n            else:\n                g.clamp_(0, 1)")
+    source = _GATE.format(
+        change="if self.training:\n                pass\n            else:\n                g.clamp_(0, 1)"
+    )
     assert codes(source, "GL011") == []
     assert codes(_GATE.format(change="if self.training: g.clamp_(0, 1)"), "GL011") == [12]
 

@@ -251,23 +251,25 @@ class InplaceOnSavedTensor(Rule):
                 return  # GL002: the change itself raises first
             operation = saved.operation
             saver = f"`{_shown(operation)}` (line {self._line(operation)})"
-            if type(later) is cst.Return:
+            where: cst.CSTNode
+            if isinstance(later, cst.Return):
                 # in a trained module's forward: the trainer differentiates what it returns
+                where = later
                 backward = (
                     f"the training step's backward through what `forward` returns "
                     f"(line {self._line(later)})"
                 )
                 needs = "the trainer's backward goes through this value, and raises"
             else:
-                backward = f"the backward on line {self._line(later.call)}"
+                where = later.call
+                backward = f"the backward on line {self._line(where)}"
                 needs = "the backward that needs it, and raises"
-                later = later.call
             self.report(
                 statement,
                 self.message_for(name=base, how=change.how, saver=saver, backward=backward),
                 related=[
                     (operation, f"`{base}` is saved for backward here"),
-                    (later, needs),
+                    (where, needs),
                 ],
             )
             return
