@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.bindings import all_params
+from gradlint.analysis.arguments import shape_of, signature_of
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name
@@ -150,24 +150,19 @@ class TrainedForwards:
     def _passed_without_history(
         self, forward: cst.FunctionDef, name: str, seen: set[cst.FunctionDef]
     ) -> bool:
-        params = list(all_params(forward.params))
-        names = [p.name.value for p in params]
-        if name not in names or len(self.values.bindings_of(name, forward.body.body[0])) != 1:
-            return False  # not a parameter, or rebound in the forward
-        param = params[names.index(name)]
-        if param.star or param in forward.params.kwonly_params:
-            return False
-        position = names.index(name) - 1  # after `self`
-        if position < 0:
-            return False
+        if len(self.values.bindings_of(name, forward.body.body[0])) != 1:
+            return False  # rebound in the forward
+        signature = signature_of(forward, method=True)
         cls = self.index.enclosing_class(forward)
         calls = self._module_calls().get(cls.name.value, []) if cls is not None else []
         if not calls:
             return False
         for call in calls:
-            arg = _argument_at(call, position, name)
-            if arg is None:
-                return False
+            # `net(x)` binds `self` as a method call does: through `__call__`
+            bound = signature.bind(shape_of(call), name, receiver_passed=True)
+            if bound is None or bound.index is None:
+                return False  # out of sight, or the default
+            arg = call.args[bound.index].value
             if self._data_without_history(arg, call):
                 continue
             # the input of an enclosing trained forward, passed on as it is
@@ -207,18 +202,3 @@ class TrainedForwards:
             self._calls = calls
         return self._calls
 
-
-def _argument_at(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
-    """The argument a call passes to the parameter at `position` named `name`; None when
-    it cannot be told (`*args`, `**kwargs`) or is not passed."""
-    positional = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional == position:
-                return arg.value
-            positional += 1
-        elif arg.keyword.value == name:
-            return arg.value
-    return None
