@@ -68,6 +68,19 @@ def test_a_forward_under_no_grad_or_of_no_module_class_trains_nothing():
     assert codes(plain, "GL011") == []
 
 
+def test_a_module_the_file_runs_only_under_no_grad_is_not_trained():
+    source = textwrap.dedent(_GATE.format(change="g *= 2")) + textwrap.dedent(
+        """
+        def extract(x):
+            net = Gate()
+            with torch.no_grad():
+                return net(x)
+        """
+    )
+    assert codes(source, "GL011") == []
+    assert codes(source.replace("with torch.no_grad():", "if True:"), "GL011") == [12]
+
+
 def test_a_change_whose_result_does_not_reach_the_return_is_not():
     source = """
         import torch

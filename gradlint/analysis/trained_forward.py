@@ -8,7 +8,8 @@ a rule that waits for one stays silent. This fact says what the caller side does
 
 - **Trained** means: the `forward` method (in the class body itself) of a class of this
   file that subclasses a torch module, outside `no_grad` (not decorated with it, not
-  switched off around its body). Its layers' and parameters' results record
+  switched off around its body), unless every call of the module in this file runs
+  under `no_grad` (a frozen feature extractor). Its layers' and parameters' results record
   (`ValueAnalysis.trainable_layer`), and the value it returns is what the trainer
   differentiates: a tensor saved for backward that flows into the return value is
   needed by a later backward. What runs only in a branch the module takes outside
@@ -113,6 +114,9 @@ class TrainedForwards:
         body = scope.body.body
         if not body or self.grad_mode.mode_at(body[0]) is not GradMode.RECORDING:
             return None  # `@torch.no_grad()`: nothing it computes is trained
+        calls = self._module_calls().get(cls.name.value, [])
+        if calls and all(self.grad_mode.mode_at(call) is GradMode.NOT_RECORDING for call in calls):
+            return None  # a feature extractor this file runs only under `no_grad`
         return scope
 
     def _outside_training(self, node: cst.CSTNode, forward: cst.FunctionDef) -> bool:
@@ -201,4 +205,3 @@ class TrainedForwards:
                     calls.setdefault(called, []).append(call)
             self._calls = calls
         return self._calls
-

@@ -76,8 +76,9 @@ class InplaceOnSavedTensor(Rule):
     differentiation in between. In a module's `forward()` that differentiates nothing
     itself, the trainer's backward stands in for it when the module is trained and the
     operation's result reaches a `return` after the change: trained means the `forward`
-    of a class of the file that subclasses a torch module, not under `no_grad`, where
-    the change runs in training (not under `if not self.training:` or in the `else` of
+    of a class of the file that subclasses a torch module, not under `no_grad` (nor a
+    module every call of which in the file runs under it), where the change runs in
+    training (not under `if not self.training:` or in the `else` of
     `if self.training:`); its layers' results record, so `F.relu(self.bn(self.conv(x)))`
     saves its output, and SqueezeNext's `output += F.relu(self.shortcut(input))` after it
     raises in the first training step, while ResNet's `out = self.bn2(...); out +=
