@@ -81,6 +81,34 @@ def test_a_module_the_file_runs_only_under_no_grad_is_not_trained():
     assert codes(source.replace("with torch.no_grad():", "if True:"), "GL011") == [12]
 
 
+def test_a_helper_method_whose_result_the_forward_returns_is_part_of_the_step():
+    source = """
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+            def gate(self, h):
+                g = torch.sigmoid(self.lin(h))
+                g *= 2
+                return g
+
+            def log_gate(self, h):
+                g = torch.sigmoid(self.lin(h))
+                g *= 2
+                return g
+
+            def forward(self, x):
+                self.log_gate(x)
+                return self.gate(x)
+        """
+    # `log_gate`'s result is thrown away: no backward goes through it
+    assert codes(source, "GL011") == [12]
+
+
 def test_a_change_whose_result_does_not_reach_the_return_is_not():
     source = """
         import torch

@@ -7,7 +7,9 @@ checkpoint of the stem on the raw images. Inside `forward` no backward is in sig
 a rule that waits for one stays silent. This fact says what the caller side does:
 
 - **Trained** means: the `forward` method (in the class body itself) of a class of this
-  file that subclasses a torch module, outside `no_grad` (not decorated with it, not
+  file that subclasses a torch module (or a helper method of that class that the forward
+  calls as `self.helper(...)` and whose result reaches what the forward returns),
+  outside `no_grad` (not decorated with it, not
   switched off around its body), unless every call of the module in this file runs
   under `no_grad` (a frozen feature extractor). Its layers' and parameters' results record
   (`ValueAnalysis.trainable_layer`), and the value it returns is what the trainer
@@ -98,7 +100,11 @@ class TrainedForwards:
         to which every call of the module in this file passes data without history: those
         calls (at least one). Else nothing: its input is unknown."""
         forward = self.forward_of(use)
-        if forward is None or not self._parameter_without_history(forward, name, set()):
+        if (
+            forward is None
+            or forward.name.value != "forward"  # a helper: its callers are the forward's
+            or not self._parameter_without_history(forward, name, set())
+        ):
             return []
         cls = self.index.enclosing_class(forward)
         return list(self._module_calls().get(cls.name.value, [])) if cls is not None else []
@@ -106,7 +112,7 @@ class TrainedForwards:
     # -- the pieces ---------------------------------------------------------------------
 
     def _trained(self, scope: cst.CSTNode) -> cst.FunctionDef | None:
-        if type(scope) is not cst.FunctionDef or scope.name.value != "forward":
+        if type(scope) is not cst.FunctionDef:
             return None
         cls = self.index.enclosing_class(scope)
         if cls is None or cls.name.value not in self.tensors.local_module_classes():
@@ -117,7 +123,27 @@ class TrainedForwards:
         calls = self._module_calls().get(cls.name.value, [])
         if calls and all(self.grad_mode.mode_at(call) is GradMode.NOT_RECORDING for call in calls):
             return None  # a feature extractor this file runs only under `no_grad`
+        if scope.name.value != "forward" and not self._helper_of_forward(scope, cls):
+            return None
         return scope
+
+    def _helper_of_forward(self, method: cst.FunctionDef, cls: cst.ClassDef) -> bool:
+        """Is `method` a helper of its class's trained forward: called there as
+        `self.method(...)`, and what it returns reaches what the forward returns (the
+        trainer's backward then goes through the helper's result too)?"""
+        name = method.name.value
+        for node in cls.body.body:
+            if type(node) is not cst.FunctionDef or node.name.value != "forward":
+                continue
+            for call in self.index.walk(node):
+                if (
+                    type(call) is cst.Call
+                    and dotted_name(call.func) == f"self.{name}"
+                    and self.index.scope_of(call) is node
+                    and self.returns_reached(call)
+                ):
+                    return True
+        return False
 
     def _outside_training(self, node: cst.CSTNode, forward: cst.FunctionDef) -> bool:
         """Does `node` sit in a branch the module runs only in eval mode?"""
@@ -173,6 +199,7 @@ class TrainedForwards:
             outer = self.forward_of(call)
             if (
                 outer is None
+                or outer.name.value != "forward"
                 or type(arg) is not cst.Name
                 or not self._parameter_without_history(outer, arg.value, seen | {forward})
             ):

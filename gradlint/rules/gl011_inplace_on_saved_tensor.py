@@ -256,8 +256,10 @@ class InplaceOnSavedTensor(Rule):
             if isinstance(later, cst.Return):
                 # in a trained module's forward: the trainer differentiates what it returns
                 where = later
+                returning = self.facts.index.scope_of(later)
+                function = returning.name.value if type(returning) is cst.FunctionDef else ""
                 backward = (
-                    f"the training step's backward through what `forward` returns "
+                    f"the training step's backward through what `{function}` returns "
                     f"(line {self._line(later)})"
                 )
                 needs = "the trainer's backward goes through this value, and raises"
