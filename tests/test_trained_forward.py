@@ -195,6 +195,22 @@ def test_a_caller_that_passes_a_tensor_with_history_or_unknown_keeps_it_silent()
     assert codes(_STEM.format(arg="net.head(images)"), "GL010") == []
 
 
+def test_a_stem_checkpointed_in_a_helper_of_the_forward_on_its_input_is_flagged():
+    helper = _STEM.format(arg="images").replace(
+        """        def forward(self, images, scale=1.0):
+            h = checkpoint(self.stem, images)
+            return self.head(h) * scale""",
+        """        def features(self, x):
+            return checkpoint(self.stem, x)
+
+        def forward(self, images, scale=1.0):
+            h = self.features({inner})
+            return self.head(h) * scale""",
+    )
+    assert codes(helper.replace("{inner}", "images"), "GL010") == [14]
+    assert codes(helper.replace("{inner}", "self.head(images)"), "GL010") == []
+
+
 def test_a_module_nobody_calls_in_the_file_has_unknown_inputs():
     source = _STEM.format(arg="images").split("    def train")[0]
     assert codes(source, "GL010") == []

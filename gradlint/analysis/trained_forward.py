@@ -100,14 +100,27 @@ class TrainedForwards:
         to which every call of the module in this file passes data without history: those
         calls (at least one). Else nothing: its input is unknown."""
         forward = self.forward_of(use)
-        if (
-            forward is None
-            or forward.name.value != "forward"  # a helper: its callers are the forward's
-            or not self._parameter_without_history(forward, name, set())
-        ):
+        if forward is None or not self._parameter_without_history(forward, name, set()):
             return []
+        return self._callers(forward)
+
+    def _callers(self, forward: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that run a trained forward: of the module, for `forward` itself;
+        `self.helper(...)` in the class's trained forward, for a helper."""
         cls = self.index.enclosing_class(forward)
-        return list(self._module_calls().get(cls.name.value, [])) if cls is not None else []
+        if cls is None:
+            return []
+        name = forward.name.value
+        if name == "forward":
+            return list(self._module_calls().get(cls.name.value, []))
+        return [
+            call
+            for call in self.index.walk(cls, into_functions=True)
+            if type(call) is cst.Call
+            and dotted_name(call.func) == f"self.{name}"
+            and (caller := self.forward_of(call)) is not None
+            and caller.name.value == "forward"
+        ]
 
     # -- the pieces ---------------------------------------------------------------------
 
@@ -183,12 +196,12 @@ class TrainedForwards:
         if len(self.values.bindings_of(name, forward.body.body[0])) != 1:
             return False  # rebound in the forward
         signature = signature_of(forward, method=True)
-        cls = self.index.enclosing_class(forward)
-        calls = self._module_calls().get(cls.name.value, []) if cls is not None else []
+        calls = self._callers(forward)
         if not calls:
             return False
         for call in calls:
-            # `net(x)` binds `self` as a method call does: through `__call__`
+            # `net(x)` binds `self` as a method call does (through `__call__`), and so
+            # does `self.helper(x)`
             bound = signature.bind(shape_of(call), name, receiver_passed=True)
             if bound is None or bound.index is None:
                 return False  # out of sight, or the default
@@ -199,7 +212,6 @@ class TrainedForwards:
             outer = self.forward_of(call)
             if (
                 outer is None
-                or outer.name.value != "forward"
                 or type(arg) is not cst.Name
                 or not self._parameter_without_history(outer, arg.value, seen | {forward})
             ):

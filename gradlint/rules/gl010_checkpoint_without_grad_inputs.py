@@ -56,6 +56,8 @@ class CheckpointWithoutGradInputs(Rule):
     (`net = Net()`, `net(images)`), and every such call passes data without history: a
     tensor made with `torch.randn`, a batch of a `DataLoader` built in sight (also after
     `.to(device)`), or the parameter of another trained forward whose callers do. A
+    helper method the forward calls (`self.features(images)`) passes its argument on
+    the same way. A
     module no call of the file reaches, or one called with a layer's output or a value
     out of sight, has unknown inputs and is not flagged: precision first. The same
     holds for a case often
