@@ -35,6 +35,7 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.train_mode import TrainModeAnalysis
+from gradlint.analysis.trained_forward import TrainedForwards
 from gradlint.analysis.values import ValueAnalysis
 
 
@@ -204,6 +205,12 @@ class FileFacts:
     @cached_property
     def differentiation(self) -> DifferentiationReach:
         return DifferentiationReach(self.index, self.flow, self.loops, self.values)
+
+    @cached_property
+    def trained_forwards(self) -> TrainedForwards:
+        return TrainedForwards(
+            self.index, self.values, self.tensors, self.grad_mode, self.differentiation
+        )
 
     @cached_property
     def loss_targets(self) -> LossTargets:

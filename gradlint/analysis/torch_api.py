@@ -121,6 +121,14 @@ TENSOR_FACTORIES = frozenset(
 ARRAY_FROM_LIST_BUILDERS = frozenset(
     {"tensor", "as_tensor", "Tensor", "FloatTensor", "array", "asarray", "stack", "vstack"}
 )
+# A data loader: what it yields are batches collated from a dataset, tensors without
+# history (and labels, strings, lists of them).
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Wrappers a loop puts around an iterable that hand back its items (with a counter first,
+# for `enumerate`).
+ITEM_PASSING_WRAPPERS = frozenset(
+    {"enumerate", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
+)
 # Factories of a grid of steps (`for t in torch.linspace(0, 1, n)`): a loop over one
 # runs a number of steps the code chooses, as `range(n)` does, not a sequence of data.
 STEP_GRID_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace"})
@@ -150,6 +158,10 @@ FRESH_PRESERVING_METHODS = frozenset(
     {"requires_grad_", "uniform_", "normal_", "fill_", "zero_", "to", "cuda", "cpu"}
     | {"float", "double", "half", "clamp", "clamp_", "contiguous", "view", "reshape"}
 )
+# Tensor methods that move or cast a tensor: the result has the receiver's history and
+# none of their arguments' (a device, a dtype, `non_blocking`, or a tensor whose dtype and
+# device `x.to(other)` copies).
+MOVING_METHODS = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int"})
 # Steps from a tensor to the same values elsewhere (on the CPU, without history,
 # reshaped, cast): what a helper may do on the way to `.numpy()` / `.item()`.
 SAME_VALUE_STEPS = (

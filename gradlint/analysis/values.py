@@ -56,6 +56,7 @@ from gradlint.analysis.torch_api import (
     ARITHMETIC_BUILTINS,
     AS_TENSOR_FUNCTIONS,
     AUTOGRAD_GRAD,
+    DATA_LOADERS,
     DETACHING_ATTRIBUTES,
     DIFFERENTIABLE_METHODS,
     ELEMENT_STORING_METHODS,
@@ -65,8 +66,10 @@ from gradlint.analysis.torch_api import (
     GRAD_RECORDING_SWITCHES,
     GRAPH_CUTTING_METHODS,
     HISTORY_KEEPING_ATTRIBUTES,
+    ITEM_PASSING_WRAPPERS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
+    MOVING_METHODS,
     NO_AFFINE_FLAGS,
     NOT_COMPUTATION_NAMESPACES,
     PARAMETER_CLASSES,
@@ -518,7 +521,32 @@ class ValueAnalysis:
                 first = loop.target.elements[0].value if loop.target.elements else None
                 if type(first) is cst.Name and first.value == name:
                     return PYTHON
+        if self._is_data_loader(iterable, loop):
+            return TENSOR  # `for x, y in loader`: a batch of data, no history
         return UNKNOWN
+
+    def _is_data_loader(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Is `expr` (or what `enumerate`/`tqdm` wrap) a torch DataLoader built in sight:
+        `DataLoader(...)`, or a name every binding of which that reaches `use` is one?"""
+        while type(expr) is cst.Call and expr.args and not expr.args[0].keyword:
+            if self.index.qualified_name(expr.func) not in ITEM_PASSING_WRAPPERS:
+                break
+            expr = expr.args[0].value
+        if type(expr) is cst.Call:
+            return self.index.qualified_name(expr.func) in DATA_LOADERS
+        if type(expr) is not cst.Name:
+            return False
+        sources = self._sources(expr.value, use)
+        if not sources:
+            return False
+        for source in sources:
+            value = self.bound_expression(source, expr.value)
+            if (
+                type(value) is not cst.Call
+                or self.index.qualified_name(value.func) not in DATA_LOADERS
+            ):
+                return False
+        return True
 
     # -- no-grad results ---------------------------------------------------------------
 
@@ -1019,6 +1047,9 @@ class ValueAnalysis:
             # `t` is (measured on torch 2.13: `is_leaf`, no `grad_fn`, even of a `t`
             # with history)
             return LEAF
+        if qualified in VARIABLE_CLASSES and call.args and not call.args[0].keyword:
+            # `Variable(t)`, `Variable(t, volatile=True)`: since torch 0.4, `t` itself
+            return self._expr(call.args[0].value, use)
         if qualified in AUTOGRAD_GRAD:
             # gradients carry history only when asked to (`create_graph=True`)
             for arg in call.args:
@@ -1076,6 +1107,8 @@ class ValueAnalysis:
                 and self._recording(use)
             ):
                 return GRAPH  # `student(x).softmax(-1)`: differentiable in its receiver
+            if receiver and receiver <= {Kind.TENSOR} and method in MOVING_METHODS:
+                return TENSOR  # `x.to(device)` of a batch: moved, still without history
             if receiver and receiver <= {Kind.TENSOR} and not qualified.startswith("torch."):
                 # A method of a tensor without history, on arguments without history
                 args = [self._expr(a.value, use) for a in call.args]

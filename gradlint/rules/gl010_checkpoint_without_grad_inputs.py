@@ -49,9 +49,18 @@ class CheckpointWithoutGradInputs(Rule):
     like ordinary code and has none of this.
 
     Flagged only where gradlint can prove that no argument requires grad; an argument it
-    cannot see through is assumed to. So `checkpoint(self.block, x)` inside a module's
-    `forward`, where `x` is a parameter of `forward`, is never flagged, even when the
-    caller passes the raw batch: precision first. The same holds for a case often
+    cannot see through is assumed to. Inside a module's `forward`, a parameter of
+    `forward` holds what the module's callers pass: `checkpoint(self.stem, images)` is
+    flagged when the forward is trained (a class of the file that subclasses a torch
+    module, its `forward` not under `no_grad`), the file calls the module at least once
+    (`net = Net()`, `net(images)`), and every such call passes data without history: a
+    tensor made with `torch.randn`, a batch of a `DataLoader` built in sight (also after
+    `.to(device)`), or the parameter of another trained forward whose callers do. A
+    helper method the forward calls (`self.features(images)`) passes its argument on
+    the same way. A
+    module no call of the file reaches, or one called with a layer's output or a value
+    out of sight, has unknown inputs and is not flagged: precision first. The same
+    holds for a case often
     reported, checkpointed layers behind a frozen embedding (LoRA fine-tuning, the reason
     for transformers' `enable_input_require_grads`): a layer frozen with
     `requires_grad_(False)` is out of sight. Not flagged either: calls under
@@ -163,6 +172,8 @@ class CheckpointWithoutGradInputs(Rule):
             name = dotted_name(arg)
             if name is None:
                 continue
+            for caller in self.facts.trained_forwards.callers_passing_data(name, call):
+                yield caller, f"the module is called here with data without history as `{name}`"
             for origin in self.facts.tensors.origins(name, call):
                 if type(origin) is cst.For:
                     origin = origin.iter
@@ -192,7 +203,10 @@ class CheckpointWithoutGradInputs(Rule):
         (`h = checkpoint(block, h) + bias` feeds a graph back into the call)."""
         facts = self.facts
         values = facts.values
-        if not is_graph_free(values.of_expr(arg, call)):
+        if not is_graph_free(values.of_expr(arg, call)) and not (
+            # `checkpoint(self.stem, images)` in a module's forward: what its callers pass
+            type(arg) is cst.Name and facts.trained_forwards.callers_passing_data(arg.value, call)
+        ):
             return False
         names = facts.flow.reads(arg)
         if any(values.mutated_in_place(name, call) for name in names):

@@ -10,9 +10,9 @@ from gradlint.analysis.torch_api import TRANSPOSE_ATTRIBUTES
 from gradlint.rules.base import Rule
 
 _MESSAGE = (
-    "`{name}` is changed in place ({how}) after {saver} saved it for backward; the "
-    'backward on line {line} needs it and raises "one of the variables needed for '
-    'gradient computation has been modified by an inplace operation"'
+    "`{name}` is changed in place ({how}) after {saver} saved it for backward; {backward} "
+    'needs it and raises "one of the variables needed for gradient computation has been '
+    'modified by an inplace operation"'
 )
 # Contexts under which saved tensors are not checked against their version: the
 # mutation is allowed (`allow_mutation_on_saved_tensors`), or packed copies and hooks
@@ -27,7 +27,9 @@ class InplaceOnSavedTensor(Rule):
     Flags an in-place change (`x += 1`, `x[0] = 0`, `x.mul_(2)`, `x.zero_()`,
     `torch.relu_(x)`, `F.relu(x, inplace=True)`, `out=x`) of a tensor that an earlier
     operation saved for its backward, when a backward through that operation follows
-    in the same function.
+    in the same function, or when the change sits in the `forward()` of a module that
+    is trained and the operation's result flows into what it returns (the backward is
+    then the training loop's: `g = torch.sigmoid(self.lin(x)); g *= 2; return g`).
 
     Also flags the commonest form of it in SAC, DDPG, TD3 and GAN code: a `backward()`
     (or `autograd.grad`) of a value built through a module's forward, after an optimizer
@@ -71,7 +73,17 @@ class InplaceOnSavedTensor(Rule):
     both, not rebound, not `.clone()`d in between; also through a view such as `x[0]`
     or `x.view(-1)`), and a `backward()` or `autograd.grad` of a value computed from
     the operation's result comes after the change in the same function, with no
-    differentiation in between. Not flagged: a change after the backward, under
+    differentiation in between. In a module's `forward()` that differentiates nothing
+    itself, the trainer's backward stands in for it when the module is trained and the
+    operation's result reaches a `return` after the change: trained means the `forward`
+    of a class of the file that subclasses a torch module, not under `no_grad` (nor a
+    module every call of which in the file runs under it), where the change runs in
+    training (not under `if not self.training:` or in the `else` of
+    `if self.training:`); its layers' results record, so `F.relu(self.bn(self.conv(x)))`
+    saves its output, and SqueezeNext's `output += F.relu(self.shortcut(input))` after it
+    raises in the first training step, while ResNet's `out = self.bn2(...); out +=
+    shortcut` does not (batch norm saves its input, not its output). Not flagged: a
+    change after the backward, under
     `torch.autograd.graph.allow_mutation_on_saved_tensors()` or `save_on_cpu()`, of a
     tensor nothing saved, or through `.data` (that one hides the error and gives wrong
     gradients instead); tensors passed through module calls and helpers are not
@@ -135,7 +147,11 @@ class InplaceOnSavedTensor(Rule):
     `bench/real-code/`) the in-place statement form reports nothing, and the 6 correct
     look-alikes recorded in the ledger (ResNet's `out += shortcut`, drop-connect, in-place
     scaling of matmul and `torch.cat` results, a CG update under `no_grad`, a clone
-    divided in place) stay silent. The optimizer form, on the census's 55 development
+    divided in place) stay silent. The form in a trained module's forward, on the
+    census's 87 development repositories linted whole, reports one finding, true:
+    anode's SqueezeNext block (`models/sqnxt.py`) adds its shortcut in place to a
+    `F.relu` output (the census's labeller reproduced the raise on CPU); the ResNet
+    blocks beside it, which add theirs to a batch norm output, stay silent. The optimizer form, on the census's 55 development
     repositories linted whole, reports 4 findings, all judged true by reading the code:
     PyTorch-GAN's softmax GAN steps D between `d_loss.backward(retain_graph=True)` and
     `g_loss.backward()` through D (its shape re-run on torch 2.13 raises), and
@@ -155,8 +171,9 @@ class InplaceOnSavedTensor(Rule):
     code = "GL011"
     name = "inplace-on-saved-tensor"
     message = _MESSAGE
-    # Reported only before a differentiation in the same function.
-    trigger_tokens = ("backward", "autograd")
+    # Reported only before a differentiation in the same function, or in a module's
+    # forward (the trainer's backward goes through what it returns).
+    trigger_tokens = ("backward", "autograd", "def forward")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -200,7 +217,7 @@ class InplaceOnSavedTensor(Rule):
                 name=f"{found.model}.parameters()",
                 how=how,
                 saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
-                line=str(self._line(node)),
+                backward=f"the backward on line {self._line(node)}",
             ),
             related=[
                 (found.forward, f"`{found.model}`'s parameters are saved for backward here"),
@@ -230,8 +247,8 @@ class InplaceOnSavedTensor(Rule):
             return
         binding = reaching[0]
         for saved in self._savers(binding, base, bindings, statement):
-            event = self._backward_after(saved.operation, statement)
-            if event is None:
+            later = self._backward_after(saved.operation, statement)
+            if later is None:
                 continue
             if facts.tensors.leaf_requiring_grad(change.target, statement) is not None and (
                 facts.mode_at(statement) is not GradMode.NOT_RECORDING
@@ -239,14 +256,27 @@ class InplaceOnSavedTensor(Rule):
                 return  # GL002: the change itself raises first
             operation = saved.operation
             saver = f"`{_shown(operation)}` (line {self._line(operation)})"
+            where: cst.CSTNode
+            if isinstance(later, cst.Return):
+                # in a trained module's forward: the trainer differentiates what it returns
+                where = later
+                returning = self.facts.index.scope_of(later)
+                function = returning.name.value if type(returning) is cst.FunctionDef else ""
+                backward = (
+                    f"the training step's backward through what `{function}` returns "
+                    f"(line {self._line(later)})"
+                )
+                needs = "the trainer's backward goes through this value, and raises"
+            else:
+                where = later.call
+                backward = f"the backward on line {self._line(where)}"
+                needs = "the backward that needs it, and raises"
             self.report(
                 statement,
-                self.message_for(
-                    name=base, how=change.how, saver=saver, line=str(self._line(event.call))
-                ),
+                self.message_for(name=base, how=change.how, saver=saver, backward=backward),
                 related=[
                     (operation, f"`{base}` is saved for backward here"),
-                    (event.call, "the backward that needs it, and raises"),
+                    (where, needs),
                 ],
             )
             return
@@ -273,7 +303,10 @@ class InplaceOnSavedTensor(Rule):
                     last[scope] = max(last.get(scope, -1), index.order[call])
             self._last_differentiation = last
         scope = index.scope_of(statement)
-        return self._last_differentiation.get(scope, -1) > index.order[statement]
+        if self._last_differentiation.get(scope, -1) > index.order[statement]:
+            return True
+        # a trained module's forward: the trainer differentiates its result later
+        return self.facts.trained_forwards.forward_of(statement) is not None
 
     def _savers(self, binding: cst.CSTNode, name: str, bindings, statement: cst.CSTNode):
         """What each recorded operation before `statement` is proven to save, when it
@@ -321,10 +354,14 @@ class InplaceOnSavedTensor(Rule):
             return parent
         return None
 
-    def _backward_after(self, operation: cst.CSTNode, statement: cst.CSTNode) -> DiffEvent | None:
+    def _backward_after(
+        self, operation: cst.BaseExpression, statement: cst.CSTNode
+    ) -> DiffEvent | cst.Return | None:
         """The first differentiation through `operation`'s result that runs after
         `statement` in the same function; None when one in between consumes the graph
-        first (the change then comes after the backward) or none follows."""
+        first (the change then comes after the backward) or none follows. In a trained
+        module's forward that differentiates nothing itself, the first `return` after
+        `statement` that hands the result on to the trainer's backward."""
         index = self.facts.index
         scope = index.scope_of(statement)
         if index.scope_of(operation) is not scope:
@@ -341,6 +378,11 @@ class InplaceOnSavedTensor(Rule):
                 return None
             if order > at and not self._exclusive(statement, event.call):
                 return event
+        if self.facts.differentiation.differentiations_of(operation, first=True):
+            return None  # differentiated in the function itself: that backward decides
+        for returned in self.facts.trained_forwards.returns_reached(operation):
+            if index.order[returned] > at and not self._exclusive(statement, returned):
+                return returned
         return None
 
     def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
