@@ -48,7 +48,7 @@ def test_a_summary_walks_the_function_once_and_keeps_the_steps_before_manual_upd
         "w.data -= lr * w.grad",
     ]
     assert summary.clears_grads
-    assert summary.forwarded_params == {"model"}
+    assert summary.forwarded_params == ["model"]
     assert summary.differentiates
 
 
