@@ -118,8 +118,8 @@ def same_pitfall(a: str, b: str) -> bool:
 
 
 # A judge names the line of the forward an evaluation scope runs when it sits in a helper
-# the scope calls ("select_action forward (L286)", "net(X) at 26:6").
-_CITED = re.compile(r"(?:\bL|\bat )(\d+)(?::(\d+))?")
+# the scope calls ("select_action forward (L286)", "net(X) at 26:6", "at cell 14:1").
+_CITED = re.compile(r"(?:\bL|\bat (?:cell )?)(\d+)(?::(\d+))?")
 # ... or in another file of the repository, when the forward or the call that runs the
 # scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107").
 _CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)\b")
