@@ -80,6 +80,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
+    PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
     PYTHON_NUMBER_METHODS,
@@ -173,6 +174,9 @@ class ExternalFunction:
     # `self(x)`, `self.netE.forward(x)`): calling it is a forward pass, on an object of
     # a class out of sight (`agent.act(obs)`) or of an imported class (`model.sample(n)`)
     runs_own_layers: bool = False
+    # the methods of its own class it calls on `self` with autograd recording
+    # (`self.decode(z)`): it runs their layers too (_layers_through_own_methods)
+    recorded_own_methods: list[str] = field(default_factory=list)
     # a method with no body of its own (`@abstractmethod`, a docstring, `pass`, `...`,
     # `raise NotImplementedError`): its subclasses' say what a call does
     placeholder: bool = False
@@ -822,14 +826,13 @@ def _summarise_function(
         callees |= visitor.callees
     if method:
         function.placeholder = _placeholder(node)
-        function.runs_own_layers = (
-            node.name not in NOT_FORWARD_METHODS
-            and node.name[:2] != "__"
-            and any(
-                attr not in class_methods and attr not in MODULE_API
-                for attr in visitor.recorded_self_calls
-            )
+        may_forward = node.name not in NOT_FORWARD_METHODS and node.name[:2] != "__"
+        function.runs_own_layers = may_forward and any(
+            attr not in class_methods and attr not in MODULE_API
+            for attr in visitor.recorded_self_calls
         )
+        if may_forward:
+            function.recorded_own_methods = sorted(visitor.recorded_self_calls & class_methods)
     function.returns_python = bool(visitor.returns) and all(
         _returns_python(value) for value in visitor.returns
     )
@@ -936,7 +939,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         method=True,
                         class_methods=frozenset(methods),
                     )
-            if _builds_weighted_layers(built):
+            _layers_through_own_methods(summary.functions, node.name)
+            if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
@@ -994,6 +998,28 @@ def _literal_names(value: ast.AST | None) -> list[str] | None:
     if len(names) != len(value.elts) or not all(isinstance(n, str) for n in names):
         return None
     return cast(list[str], names)
+
+
+def _layers_through_own_methods(functions: dict[str, ExternalFunction], cls: str) -> None:
+    """A method that calls, with autograd recording, a method of its class that runs
+    the object's layers runs them too: IWAE's `sample(n)` decodes with `self.decode(z)`,
+    whose body calls `self.decoder(z)`. To a fixed point, since the chain may be long."""
+    methods = {
+        name.rpartition(".")[2]: function
+        for name, function in functions.items()
+        if name.rpartition(".")[0] == cls
+    }
+    changed = True
+    while changed:
+        changed = False
+        for function in methods.values():
+            if function.runs_own_layers:
+                continue
+            if any(
+                (callee := methods.get(name)) is not None and callee.runs_own_layers
+                for name in function.recorded_own_methods
+            ):
+                function.runs_own_layers = changed = True
 
 
 def _differentiating_through_calls(
@@ -1143,14 +1169,14 @@ def _bool_constant(node: ast.AST) -> bool | None:
 
 
 def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
-    """attribute -> the last names of what the class's methods build into `self.<it>`
-    (`self.fc = nn.Linear(...)`: "Linear"; `self.encoder = Encoder(...)`): its layers,
-    if it is a module."""
+    """attribute -> the dotted names of what the class's methods build into `self.<it>`
+    (`self.fc = nn.Linear(...)`: "nn.Linear"; `self.encoder = Encoder(...)`): its
+    layers, if it is a module."""
     found: dict[str, set[str]] = {}
     for node in ast.walk(cls):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
-        built = (ast_dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
+        built = ast_dotted_name(node.value.func) or ""
         for target in node.targets:
             if (
                 isinstance(target, ast.Attribute)
@@ -1166,9 +1192,18 @@ def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
     (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)? `built`: its
     _built_attributes."""
     return any(
-        name in PARAMETRIC_LAYERS or name in CONTAINER_MODULES
+        last in PARAMETRIC_LAYERS or last in CONTAINER_MODULES
         for names in built.values()
-        for name in names
+        for last in (name.rsplit(".", 1)[-1] for name in names)
+    )
+
+
+def _builds_parameters(built: dict[str, set[str]], imports: ImportMap) -> bool:
+    """Does a method of the class store a parameter of its own in `self` (`self.g =
+    Parameter(torch.Tensor(n, m))`, torch_geometric's convolutions): its instances hold
+    weights without a torch.nn layer. `built`: its _built_attributes."""
+    return any(
+        imports.qualify(name) in PARAMETER_CLASSES for names in built.values() for name in names
     )
 
 

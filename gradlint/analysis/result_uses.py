@@ -54,6 +54,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRADLESS_LIBRARY_FUNCTIONS,
     INDEX_METHODS,
+    MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
     VALUES_AND_INDICES_METHODS,
@@ -86,6 +87,10 @@ class NumberUses:
     # The calls in the project's other files of a function that returns the value, each
     # of which only reads it as numbers there (project.CallerContext.numbers_only).
     elsewhere: list[MethodCall] = field(default_factory=list)
+    # Names the value is bound to and never read again (`y = model.sample(n)` in a
+    # test): the graph is thrown away with the name, in a function that differentiates
+    # nothing (where a hook or an attribute may carry it to a backward instead).
+    unused: list[cst.CSTNode] = field(default_factory=list)
 
 
 class _Escapes(Exception):
@@ -114,11 +119,18 @@ class ResultUses:
         self._declared: set[str] | None = None
         self._read_elsewhere_memo: dict[tuple[cst.CSTNode, str], bool] = {}
         self._sinks: dict[cst.CSTNode, bool] = {}  # through helpers
+        # per function: its calls whose result is bound to a name, and whether one of
+        # those names is never read
+        self._bound_calls: dict[cst.CSTNode, list[tuple[cst.Assign, str]]] = {}
+        self._unread_memo: dict[cst.CSTNode, bool] = {}
         self._direct_sinks: set[cst.CSTNode] = set()  # scopes that make numbers themselves
         self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
         self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
         self._model: str | None = None  # the dotted name called by the forward followed
+        # the model whose forward (or method) is followed: its other methods compute
+        # from the value (`model.loss_function(*result)`)
+        self._receiver: str | None = None
         self._elsewhere: dict[cst.FunctionDef, list[MethodCall] | None] = {}
         self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
         # the functions the walk under way entered through an argument, with the calls
@@ -141,6 +153,7 @@ class ResultUses:
             return None  # the value never leaves its scope, where nothing makes numbers
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
+        self._receiver = _model_of(call)
         self._returned_from = []
         self._entered = {}
         self._origin = scope  # its returns go to all its callers, recursive ones too
@@ -149,7 +162,9 @@ class ResultUses:
             self._follow(call, found)
         except _Escapes:
             return None
-        if not (found.numbers or found.reads or found.detaches or self._returned_from):
+        if not (
+            found.numbers or found.reads or found.detaches or found.unused or self._returned_from
+        ):
             return None
         # the functions whose result was followed into their callers: asked last, since
         # it may search the project's files
@@ -158,7 +173,7 @@ class ResultUses:
             if elsewhere is None:
                 return None
             found.elsewhere.extend(c for c in elsewhere if c not in found.elsewhere)
-        if not (found.numbers or found.reads or found.detaches or found.elsewhere):
+        if not (found.numbers or found.reads or found.detaches or found.unused or found.elsewhere):
             return None
         return found
 
@@ -171,11 +186,20 @@ class ResultUses:
             # One pass over the file's calls, grouped by the scope they run in.
             by_scope: dict[cst.CSTNode, list[cst.Call]] = {}
             direct: set[cst.CSTNode] = set()
+            bound: dict[cst.CSTNode, list[tuple[cst.Assign, str]]] = {}
             for call in self.index.calls:
                 owner = self.index.scope_of(call)
                 by_scope.setdefault(owner, []).append(call)
                 if _may_make_numbers(call):
                     direct.add(owner)
+                statement = self.index.parent.get(call)
+                if type(statement) is cst.Assign and type(owner) is cst.FunctionDef:
+                    bound.setdefault(owner, []).extend(
+                        (statement, t.target.value)
+                        for t in statement.targets
+                        if type(t.target) is cst.Name
+                    )
+            self._bound_calls = bound
             for node in self.index.of_types(cst.Attribute, cst.Comparison):
                 # `torch.cat((a.data, b.data))`: a value read without its graph, wherever
                 # the attribute stands; `(net(x) > 0.5) == y`: a comparison of tensors
@@ -185,14 +209,30 @@ class ResultUses:
                 ):
                     direct.add(self.index.scope_of(node))
             self._scope_calls, self._direct_sinks = by_scope, direct
-        if scope in self._direct_sinks or not through_helpers:
-            return scope in self._direct_sinks
+        if scope in self._direct_sinks:
+            return True
+        if self._binds_unread(scope):
+            # `y = model.sample(n)`, `y` never read: thrown away where it is made
+            self._direct_sinks.add(scope)
+            return True
+        if not through_helpers:
+            return False
         calls = self._scope_calls.get(scope, [])
         found = self._sinks.get(scope)
         if found is None:
             found = self._sinks[scope] = any(
                 self._helper_may_make_numbers(c) for c in calls
             ) or self._callers_make_numbers(scope)
+        return found
+
+    def _binds_unread(self, scope: cst.CSTNode) -> bool:
+        """Does the function bind a call's result to a name it never reads?"""
+        found = self._unread_memo.get(scope)
+        if found is None:
+            found = self._unread_memo[scope] = any(
+                self._unread(statement, name)
+                for statement, name in self._bound_calls.get(scope, ())
+            )
         return found
 
     def _callers_make_numbers(self, scope: cst.CSTNode) -> bool:
@@ -345,8 +385,10 @@ class ResultUses:
             return self._attribute(parent, detached, found)
         if type(parent) is cst.Arg:
             call = index.parent.get(parent)
-            if type(call) is cst.Call and parent.value is node and not parent.star:
-                return self._argument(call, node, detached, found)
+            if type(call) is cst.Call and parent.value is node:
+                if not parent.star:
+                    return self._argument(call, node, detached, found)
+                return self._unpacked_into(call, detached, found)
             raise _Escapes
         if type(parent) is cst.Call:
             raise _Escapes  # the value is called
@@ -435,7 +477,35 @@ class ResultUses:
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it
+        if self._method_of_the_model(call) and (
+            self.summaries is None or self.summaries.resolve(call) is None
+        ):
+            return [(call, detached)]
         return self._into_helper(call, node, detached, found)
+
+    def _unpacked_into(self, call: cst.Call, detached: bool, found: NumberUses):
+        """The value is unpacked into the arguments of `call` (`*result`): no parameter
+        of a helper can be told to receive it, but a library function does the same to
+        each element, and a method of the model computes what it returns from them."""
+        if self._method_of_the_model(call):
+            return [(call, detached)]
+        qualified = self.index.qualified_name(call.func) or ""
+        use = argument_result_use(qualified, builtin=type(call.func) is not cst.Attribute)
+        if use is None:
+            raise _Escapes
+        return _met(use, call, detached, found)
+
+    def _method_of_the_model(self, call: cst.Call) -> bool:
+        """`model.loss_function(...)` after `model(x)`: a method, not of the nn.Module
+        API, of the model whose forward is followed. Out of sight (its class in another
+        file), what it returns is computed from its arguments: their graph, carried on."""
+        func = call.func
+        return (
+            self._receiver is not None
+            and type(func) is cst.Attribute
+            and func.attr.value not in MODULE_API
+            and index_dotted(func.value) == self._receiver
+        )
 
     def _into_helper(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of one of the project's functions: followed into the
@@ -558,7 +628,10 @@ class ResultUses:
         out: list[tuple[cst.CSTNode, bool]] = []
         for target in targets:
             if type(target) is cst.Name:
-                out.extend(self._uses_of(statement, target.value, detached))
+                uses = self._uses_of(statement, target.value, detached)
+                if not uses and self._unread(statement, target.value):
+                    found.unused.append(target)
+                out.extend(uses)
             elif (
                 isinstance(target, (cst.Tuple, cst.List))
                 and type(statement) is cst.Assign
@@ -577,6 +650,16 @@ class ResultUses:
             else:
                 raise _Escapes  # stored in an attribute or a container
         return out
+
+    def _unread(self, statement: cst.CSTNode, name: str) -> bool:
+        """Is the name bound by the statement never read (on any path, not only on the
+        one followed), in a function that differentiates nothing?"""
+        scope = self.index.scope_of(statement)
+        if type(scope) is not cst.FunctionDef or self.summaries is None:
+            return False  # a module-level name may be read by any importer
+        if self.summaries.of(scope).differentiates:
+            return False
+        return not self.values.uses_reached(statement, name)
 
     def _uses_of(self, binding: cst.CSTNode, name: str, detached: bool):
         if self._read_elsewhere(binding, name):
@@ -635,6 +718,20 @@ class ResultUses:
             if scope is self.index.module or self.index.is_inside(inner, scope):
                 return True
         return False
+
+
+def _model_of(call: cst.CSTNode) -> str | None:
+    """The model a forward runs: `model` of `model(x)` and of `model.sample(n)` (not
+    `self` of `self.encode(x)`, whose other methods include a test's assertions)."""
+    if type(call) is not cst.Call:
+        return None
+    func = call.func
+    if type(func) is cst.Attribute:
+        receiver = index_dotted(func.value)
+        if receiver is not None and receiver != "self":
+            return receiver
+    name = index_dotted(func)
+    return None if name == "self" else name
 
 
 def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):

@@ -38,6 +38,7 @@ _LIBRARIES = frozenset(
 )
 
 _NUMBERS = "its result is only read as numbers"
+_UNUSED = "its result is never used"
 _RAISES = (
     "its result is only read as numbers, and `.numpy()` on it raises \"Can't call "
     'numpy() on Tensor that requires grad"'
@@ -101,8 +102,13 @@ class InferenceOutsideNoGrad(Rule):
     may come from the project's other files: a parameter that every caller there fills
     with a module showing its parameters (`generate_image(aG, z)` after
     `Adam(aG.parameters())`), or a method of an imported module class that runs its
-    layers (`self.model.sample(144, 0)` with `sample` calling `self.decoder(z)`). Not
-    flagged either: calls
+    layers (`self.model.sample(144, 0)` with `sample` calling `self.decoder(z)`, or
+    calling `self.decode(z)` that does), or a class whose weights are bare
+    `nn.Parameter`s. A result unpacked into a method of its own model (`loss =
+    model.loss_function(*result)`) is followed into what that method returns; a result
+    bound to a name the function never reads, in a function that differentiates
+    nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
+    either: calls
     under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
@@ -256,9 +262,13 @@ class InferenceOutsideNoGrad(Rule):
                 continue  # every call of the function, in other files, is under no_grad
             reported.add(statement)  # one report per statement: `critic(actor(s))`
             consequence = _RAISES if uses.numpy_raises else _NUMBERS
+            if not (uses.numbers or uses.reads or uses.detaches or uses.elsewhere):
+                consequence = _UNUSED
             related: list[tuple[cst.CSTNode, str] | Related]
             if uses.numpy_raises:
                 related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
+            elif consequence is _UNUSED:
+                related = [(node, "bound here and never read") for node in uses.unused[:2]]
             else:
                 related = [(node, "only read as a number here") for node in uses.numbers[:2]]
             for caller in uses.elsewhere[:1]:  # the function's callers in other files
