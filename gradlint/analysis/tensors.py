@@ -337,7 +337,7 @@ class TensorFacts:
             cls = self._enclosing_class(use)
             if cls is None:
                 return False
-            for node in self.index.walk(cls, into_functions=True):
+            for node in self.index.of_types_in(cls, cst.Assign):
                 if (
                     type(node) is cst.Assign
                     and len(node.targets) == 1
@@ -491,7 +491,7 @@ class TensorFacts:
         if cached is not None:
             return cached
         attrs: dict[str, str] = {}
-        for node in self.index.walk(cls, into_functions=True):
+        for node in self.index.of_types_in(cls, cst.Assign, cst.Call):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
@@ -576,7 +576,7 @@ class TensorFacts:
         found = self._self_values.get(cls)
         if found is None:
             found = {}
-            for node in self.index.walk(cls, into_functions=True):
+            for node in self.index.of_types_in(cls, cst.Assign):
                 if type(node) is cst.Assign and len(node.targets) == 1:
                     name = dotted_name(node.targets[0].target)
                     if name is not None and name.startswith("self.") and name.count(".") == 1:
