@@ -85,7 +85,7 @@ def parse(source: str, path: str, *, compiled: bool = False) -> cst.Module:
         raise SourceError(FileError(path, "cannot parse: nesting too deep")) from None
 
 
-def _not_validated(node: cst.CSTNode) -> None:
+def _not_validated(self: cst.CSTNode) -> None:
     """What a node runs after its fields are set while _parse_compiled parses."""
 
 
@@ -97,8 +97,9 @@ def _parse_compiled(source: str) -> cst.Module:
     accepts passes it, so the check can only repeat the syntax check. The switch is
     process-wide while the parse runs, on the deep thread under its lock: gradlint's
     own node building (fixes, `parse_expression` of a model's name) runs on the
-    calling thread, which waits meanwhile, and every other node is validated as
-    before."""
+    calling thread, which waits meanwhile (the language server lints on one worker
+    thread). Another thread of a host process building nodes during a parse would skip
+    the check too; every node built outside a parse is checked as before."""
     post_init = cst.CSTNode.__dict__["__post_init__"]
     cst.CSTNode.__post_init__ = _not_validated  # type: ignore[method-assign]
     try:
