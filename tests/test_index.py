@@ -234,21 +234,27 @@ def test_the_walk_reads_each_nodes_children_and_parents_as_child_nodes_does(sour
     "source", [MANY_KINDS, NESTED, *(p.read_text(encoding="utf-8") for p in CASES)]
 )
 def test_the_nodes_of_some_types_under_a_root_are_its_whole_walk_filtered(source):
-    # of_types_in replaces walks with into_functions=True that test each node's type
+    # of_types_in replaces walks that test each node's type, into nested scopes or
+    # not (nested defs, lambdas and classes in one another: NESTED)
+    from gradlint.analysis.bindings import _BINDING_NODE_TYPES
+
     index = FileIndex(cst.parse_module(source))
     groups = [
         (cst.Call,),
         (cst.Assign, cst.Call),
         (cst.FunctionDef,),
         (cst.Call, cst.Assign, cst.AugAssign),
+        (cst.Lambda, cst.ClassDef, cst.Name),
+        tuple(_BINDING_NODE_TYPES),
     ]
     for root in index.nodes:
-        whole = list(index.walk(root, into_functions=True))
-        for types in groups:
-            found = index.of_types_in(root, *types)
-            expected = [n for n in whole if type(n) in types]
-            assert len(found) == len(expected)
-            assert all(a is b for a, b in zip(found, expected, strict=True))
+        for into_functions in (True, False):
+            whole = list(index.walk(root, into_functions=into_functions))
+            for types in groups:
+                found = index.of_types_in(root, *types, into_functions=into_functions)
+                expected = [n for n in whole if type(n) in types]
+                assert len(found) == len(expected)
+                assert all(a is b for a, b in zip(found, expected, strict=True))
     built = cst.parse_statement("x = f(y)\n")  # a node the index has not seen
     assert index.of_types_in(built, cst.Call) == [
         n for n in index.walk(built, into_functions=True) if type(n) is cst.Call

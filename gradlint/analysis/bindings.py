@@ -350,10 +350,8 @@ class ScopeBindings:
         return records
 
     def _collect(self, root: cst.CSTNode, records: list[NameBinding]) -> None:
-        types = _BINDING_NODE_TYPES
-        for node in self.index.walk(root):
-            if type(node) in types:
-                bindings_of_node(node, records)
+        for node in self.index.of_types_in(root, *_BINDING_NODE_TYPES, into_functions=False):
+            bindings_of_node(node, records)
 
     def records(
         self, scope: cst.CSTNode, kinds: frozenset[BindingKind]

@@ -12,7 +12,6 @@ import collections.abc
 import dataclasses
 import typing
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Any
 
 import libcst as cst
@@ -349,7 +348,6 @@ class FileIndex:
         pop, push, push_all = stack.pop, stack.append, stack.extend
         open_: list[int] = []
         parent = self.parent
-        set_parents = parent.update
         order = self.order
         nodes = self.nodes
         end = self._span_end
@@ -404,14 +402,17 @@ class FileIndex:
         nodes = self.nodes
         return [nodes[i] for i in positions]
 
-    def of_types_in(self, root: cst.CSTNode, *types: type) -> list[Any]:
-        """The nodes of these exact types in root's subtree, root and the insides of
-        nested functions and classes included, in source order: what
-        `walk(root, into_functions=True)` gives of those types, without looking at the
-        others (a class's `self.x = ...` assignments among all its nodes)."""
+    def of_types_in(
+        self, root: cst.CSTNode, *types: type, into_functions: bool = True
+    ) -> list[Any]:
+        """The nodes of these exact types that `walk(root, into_functions=...)` gives, in
+        its (source) order, without looking at the others: the types' positions under
+        the root, less, unless into_functions, those inside the nested scopes there (a
+        class's `self.x = ...` assignments among all its nodes)."""
         span = self.span(root)
         if span is None:
-            return [n for n in self.walk(root, into_functions=True) if type(n) in types]
+            found = self.walk(root, into_functions=into_functions)
+            return [n for n in found if type(n) in types]
         start, stop = span
         by_type = self._by_type
         picked: list[int] = []
@@ -423,8 +424,41 @@ class FileIndex:
                 ]
         if len(types) > 1:
             picked.sort()
+        if not into_functions and picked:
+            picked = self._outside_nested_scopes(start, stop, picked)
         nodes = self.nodes
         return [nodes[i] for i in picked]
+
+    def _outside_nested_scopes(self, start: int, stop: int, picked: list[int]) -> list[int]:
+        """The positions of `picked` (sorted, within start..stop) that walk(nodes[start])
+        gives: not inside a function, lambda or class under it (the def itself is)."""
+        scopes = self._nested_scope_positions()
+        first = bisect.bisect_right(scopes, start)
+        last = bisect.bisect_left(scopes, stop)
+        if first == last:
+            return picked
+        end = self._span_end
+        kept: list[int] = []
+        k = first
+        inside_until = -1  # one past the nested scope the positions are in
+        for i in picked:
+            while k < last and scopes[k] < i:
+                if scopes[k] >= inside_until:
+                    inside_until = end[scopes[k]]
+                k += 1
+            if i >= inside_until:
+                kept.append(i)
+        return kept
+
+    def _nested_scope_positions(self) -> list[int]:
+        """The pre-order positions of the functions, lambdas and classes, sorted."""
+        scopes = self._nested_positions
+        if scopes is None:
+            order = self.order
+            scopes = self._nested_positions = sorted(
+                order[n] for group in (self.functions, self.classes, self._lambdas) for n in group
+            )
+        return scopes
 
     def node_types(self) -> list[type]:
         """The types of the file's nodes (each once)."""
@@ -563,12 +597,7 @@ class FileIndex:
         # The subtree less the insides of the nested scopes in it, as slices of the
         # pre-order list: the analyses walk half a million nodes on 70 files, and a
         # generator yielding them one by one cost several times a list's iteration.
-        scopes = self._nested_positions
-        if scopes is None:
-            order = self.order
-            scopes = self._nested_positions = sorted(
-                order[n] for group in (self.functions, self.classes, self._lambdas) for n in group
-            )
+        scopes = self._nested_scope_positions()
         first = bisect.bisect_right(scopes, start)
         last = bisect.bisect_left(scopes, stop)
         if first == last:

@@ -386,7 +386,8 @@ class TensorFacts:
             return found
         found = []
         index = self.index
-        for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
+        root = scope.body if type(scope) is cst.FunctionDef else scope
+        for node in index.of_types_in(root, cst.Assign, cst.Call, into_functions=False):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 if target.endswith(".requires_grad") and type(node.value) is cst.Name:
