@@ -74,13 +74,38 @@ def rule_by_code(code: str) -> type[Rule] | None:
     return None
 
 
-def parse(source: str, path: str) -> cst.Module:
+def parse(source: str, path: str, *, compiled: bool = False) -> cst.Module:
+    """LibCST's tree of the source. `compiled`: CPython's parser has accepted this very
+    text, so LibCST's check of each node it builds is skipped (_parse_compiled)."""
     try:
-        return run_deep(cst.parse_module, source)
+        return run_deep(_parse_compiled if compiled else cst.parse_module, source)
     except cst.ParserSyntaxError as exc:
         raise SourceError(_syntax_error(source, path, exc)) from None
     except RecursionError:
         raise SourceError(FileError(path, "cannot parse: nesting too deep")) from None
+
+
+def _not_validated(self: cst.CSTNode) -> None:
+    """What a node runs after its fields are set while _parse_compiled parses."""
+
+
+def _parse_compiled(source: str) -> cst.Module:
+    """cst.parse_module without LibCST's validation of every node built (`_validate`,
+    run by each node's `__post_init__`: about a tenth of a parse, in Python, for every
+    node). It checks what a node built by hand may get wrong (an empty name, a
+    missing space between keywords); a node LibCST's parser builds from a text CPython
+    accepts passes it, so the check can only repeat the syntax check. The switch is
+    process-wide while the parse runs, on the deep thread under its lock: gradlint's
+    own node building (fixes, `parse_expression` of a model's name) runs on the
+    calling thread, which waits meanwhile (the language server lints on one worker
+    thread). Another thread of a host process building nodes during a parse would skip
+    the check too; every node built outside a parse is checked as before."""
+    post_init = cst.CSTNode.__dict__["__post_init__"]
+    cst.CSTNode.__post_init__ = _not_validated  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(source)
+    finally:
+        cst.CSTNode.__post_init__ = post_init  # type: ignore[method-assign]
 
 
 def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileError:
@@ -320,7 +345,7 @@ def _lint(
         return [], None
     normalised = None
     try:
-        module = parse(source, path)
+        module = parse(source, path, compiled=parses)
     except SourceError:
         # Indentation that CPython accepts and LibCST rejects: lint a copy measured as
         # CPython measures it (gradlint.indentation), offering no fix.

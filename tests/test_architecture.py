@@ -191,6 +191,8 @@ NOT_TORCH_LISTS = {
     ("gradlint/analysis/frameworks.py", "paddle"): "other frameworks' module names",
     ("gradlint/analysis/index.py", "lpar"): "LibCST node fields",
     ("gradlint/analysis/project.py", "body"): "ast statement-list fields",
+    ("gradlint/analysis/project.py", "identifier"): "ast grammar types of plain fields",
+    ("gradlint/analysis/project.py", "expr_context"): "ast grammar types of leaf fields",
     ("gradlint/analysis/imports.py", "body"): "ast statement-list fields",
     ("gradlint/analysis/saved.py", "grad"): "kinds of operand in saved_tensors.json",
     ("gradlint/analysis/values.py", "load"): "names of a class's factory methods",
@@ -346,7 +348,7 @@ def binding_walkers(source: str) -> list[tuple[int, str]]:
             walks = (
                 isinstance(walked, ast.Call)
                 and isinstance(walked.func, ast.Attribute)
-                and walked.func.attr == "walk"
+                and walked.func.attr in ("walk", "of_types_in")  # a walk's nodes of some types
             ) or (isinstance(walked, ast.Attribute) and walked.attr == "nodes")
             walks = walks or (
                 isinstance(walked, ast.Call)

@@ -44,3 +44,53 @@ def test_a_forked_child_gets_a_thread_of_its_own():
         os._exit(status)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+# -- LibCST's per-node validation, skipped for texts CPython has parsed (engine.parse) --
+
+
+def _count_name_checks(monkeypatch) -> list[str]:
+    import libcst as cst
+
+    checked: list[str] = []
+    validate = cst.Name._validate
+
+    def counting(node):
+        checked.append(node.value)
+        validate(node)
+
+    monkeypatch.setattr(cst.Name, "_validate", counting)
+    return checked
+
+
+def test_a_text_cpython_parsed_is_not_validated_again_node_by_node(monkeypatch):
+    from gradlint.engine import parse
+
+    checked = _count_name_checks(monkeypatch)
+    module = parse("loss = model(x)\nloss.backward()\n", "t.py", compiled=True)
+    assert checked == []
+    assert module.code == "loss = model(x)\nloss.backward()\n"
+    # the check is back for every node built afterwards, by hand or by a parse
+    parse("y = 1\n", "t.py")
+    assert checked == ["y"]
+
+
+def test_newer_syntax_than_cpython_reads_is_still_validated(monkeypatch):
+    # `def f[T]` (3.12) is rejected by this interpreter's parser and read by LibCST's:
+    # its nodes are checked as any parse's are
+    from gradlint.engine import lint_source
+
+    checked = _count_name_checks(monkeypatch)
+    lint_source("def identity[T](x: T) -> T:\n    return x\n", "t.py")
+    assert "identity" in checked
+
+
+def test_validation_comes_back_after_a_parse_that_fails():
+    import libcst as cst
+
+    from gradlint.engine import _parse_compiled
+
+    with pytest.raises(cst.ParserSyntaxError):
+        _parse_compiled("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")

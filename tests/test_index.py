@@ -172,3 +172,90 @@ def test_a_single_binding_before_its_use_reaches_it_as_the_whole_analysis_says(s
                 assert index.reaching(nodes, use) == index._reaching(nodes, use)
                 checked += 1
     assert checked
+
+
+# Every kind of field the generated children functions read: decorators, optional
+# annotations and defaults, relative-import dots, sequences of mixed element types,
+# `match`, `try`/`except*`, f-strings, comprehensions, walrus, star arguments.
+MANY_KINDS = """
+from ..pkg import (a as b, c)
+from . import d
+import os.path as osp, sys
+@decorate(1)
+@other
+async def f(x: int = 1, /, y=2, *args: str, z, **kw) -> "T":
+    global g
+    async with open(x) as h, lock:
+        async for i, *j in aiter(y):
+            await h.send(i)
+    try:
+        k = [m for m in range(3) if m if m > 0]
+    except* (ValueError, TypeError) as err:
+        raise RuntimeError("no") from err
+    else:
+        pass
+    finally:
+        del k[0], k[1:2:3]
+    match x:
+        case {"a": 1, **rest} if rest:
+            return f"{x!r:>{y}} {z=}"
+        case [1, 2, *others] | (3, *others):
+            return others
+        case Point(x=0, y=_) as p:
+            return p
+        case _:
+            n = lambda q=1, *r, s=None, **t: (q, *r, {**t})
+    return {k: v for k, v in kw.items()}, {e for e in args}, (w := 3), -x if y else ~x
+class C(Base, metaclass=Meta):
+    attr: int = 0
+    def method(self):
+        nonlocal_free = 1
+        assert self.attr, "msg"
+        self.attr += 1
+        return not self.attr and x[..., None] or b"bytes" b"more"
+"""
+
+
+@pytest.mark.parametrize("source", [MANY_KINDS, NESTED])
+def test_the_walk_reads_each_nodes_children_and_parents_as_child_nodes_does(source):
+    # _walk takes each node's children from a function generated for its type, which
+    # reads a field annotated to hold only nodes that matter without testing its value
+    index = FileIndex(cst.parse_module(source))
+    expected = reference_walk(index.module, into_functions=True)
+    assert len(index.nodes) == len(expected)
+    assert all(a is b for a, b in zip(index.nodes, expected, strict=True))
+    for node in index.nodes:
+        for child in child_nodes(node):
+            assert index.parent[child] is node
+    assert len(index.parent) == len(index.nodes) - 1
+
+
+@pytest.mark.parametrize(
+    "source", [MANY_KINDS, NESTED, *(p.read_text(encoding="utf-8") for p in CASES)]
+)
+def test_the_nodes_of_some_types_under_a_root_are_its_whole_walk_filtered(source):
+    # of_types_in replaces walks that test each node's type, into nested scopes or
+    # not (nested defs, lambdas and classes in one another: NESTED)
+    from gradlint.analysis.bindings import _BINDING_NODE_TYPES
+
+    index = FileIndex(cst.parse_module(source))
+    groups = [
+        (cst.Call,),
+        (cst.Assign, cst.Call),
+        (cst.FunctionDef,),
+        (cst.Call, cst.Assign, cst.AugAssign),
+        (cst.Lambda, cst.ClassDef, cst.Name),
+        tuple(_BINDING_NODE_TYPES),
+    ]
+    for root in index.nodes:
+        for into_functions in (True, False):
+            whole = list(index.walk(root, into_functions=into_functions))
+            for types in groups:
+                found = index.of_types_in(root, *types, into_functions=into_functions)
+                expected = [n for n in whole if type(n) in types]
+                assert len(found) == len(expected)
+                assert all(a is b for a, b in zip(found, expected, strict=True))
+    built = cst.parse_statement("x = f(y)\n")  # a node the index has not seen
+    assert index.of_types_in(built, cst.Call) == [
+        n for n in index.walk(built, into_functions=True) if type(n) is cst.Call
+    ]

@@ -1249,3 +1249,45 @@ def test_a_function_called_in_its_file_only_by_functions_run_under_no_grad_elsew
     result = lint_file(tmp_path / "sampler.py", config)
     assert result.error is None, result.error
     assert [(d.start.line, d.code) for d in result.diagnostics] == expected
+
+
+def test_each_ast_class_reads_its_children_as_the_generic_loops_do():
+    # _ast_children reads a node's fields as its class's grammar line types them (no
+    # test of a field typed `expr`, none of `identifier` or `expr_context` read): the
+    # same children, in order, as testing every field's value, on every node of a text
+    # with every kind of field (None among `Dict.keys`, match patterns, `except*`)
+    import ast
+
+    source = textwrap.dedent(
+        """
+        from ..pkg import a as b
+        @decorate(1)
+        async def f(x: int = 1, /, y=2, *args, z, **kw) -> "T":
+            global g
+            async with open(x) as h:
+                async for i, *j in aiter(y):
+                    await h.send(i)
+            try:
+                k = [m for m in range(3) if m > 0]
+            except* ValueError as err:
+                raise RuntimeError("no") from err
+            match x:
+                case {"a": 1, **rest} if rest:
+                    return f"{x!r:>{y}}"
+                case Point(x=0, y=_) as p:
+                    return p
+            return {**kw, "k": k}, {e for e in args}, (w := 3), -x if y else not x, y < z
+        class C(B, metaclass=M):
+            attr: int = 0
+            del attr
+        """
+    )
+    for node in ast.walk(ast.parse(source)):
+        for generated, generic in (
+            (project._ast_children, project._ast_children_generic),
+            (project._all_ast_children, project._all_ast_children_generic),
+        ):
+            found = generated(node)
+            expected = generic(node)
+            assert len(found) == len(expected)
+            assert all(a is b for a, b in zip(found, expected, strict=True))

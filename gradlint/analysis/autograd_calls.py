@@ -189,7 +189,7 @@ class AutogradCalls:
 
     def events_in(self, region: cst.CSTNode) -> list[DiffEvent]:
         events = []
-        for node in self.index.walk(region):
+        for node in self.index.of_types_in(region, cst.Call, into_functions=False):
             if type(node) is cst.Call:
                 found = self.event(node)
                 if found is not None:

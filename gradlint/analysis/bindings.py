@@ -313,7 +313,7 @@ class ScopeBindings:
         table = self._attributes.get(cls)
         if table is None:
             table = {}
-            for node in self.index.walk(cls, into_functions=True):
+            for node in self.index.of_types_in(cls, cst.FunctionDef):
                 if type(node) is cst.FunctionDef:
                     for record in self.of_scope(node):
                         if record.name.startswith("self.") and record.name.count(".") == 1:
@@ -364,10 +364,8 @@ class ScopeBindings:
         return records
 
     def _collect(self, root: cst.CSTNode, records: list[NameBinding]) -> None:
-        types = _BINDING_NODE_TYPES
-        for node in self.index.walk(root):
-            if type(node) in types:
-                bindings_of_node(node, records)
+        for node in self.index.of_types_in(root, *_BINDING_NODE_TYPES, into_functions=False):
+            bindings_of_node(node, records)
 
     def records(
         self, scope: cst.CSTNode, kinds: frozenset[BindingKind]
@@ -434,29 +432,36 @@ class ScopeBindings:
             return found
         found = {}
         root = scope.body if type(scope) in FUNCTION_SCOPES else scope  # type: ignore[attr-defined]
-        targets: set[cst.CSTNode] = set()
-        parent = self.index.parent
+        # ids of the targets, and of the `attr` Names of the attributes walked so far (a
+        # node's parent comes before it): every node of the scope is tested, and a set
+        # of nodes would hash each through LibCST's __hash__, a Python call. The nodes
+        # are the tree's, alive for the whole lint, so their ids are theirs.
+        targets: set[int] = set()
+        attributes: set[int] = set()
         for node in self.index.walk(root):
             kind = type(node)
             if kind is cst.Assign:
-                targets.update(t.target for t in node.targets)
+                targets.update(id(t.target) for t in node.targets)
             elif (
                 kind is cst.AnnAssign
                 or kind is cst.For
                 or kind is cst.CompFor
                 or kind is cst.NamedExpr
             ):
-                targets.add(node.target)
-            if node in targets:
+                targets.add(id(node.target))
+            if id(node) in targets:
                 if kind is cst.Tuple or kind is cst.List:
-                    targets.update(e.value for e in node.elements)
+                    targets.update(id(e.value) for e in node.elements)
                 elif kind is cst.StarredElement:
-                    targets.add(node.value)
+                    targets.add(id(node.value))
+                elif kind is cst.Attribute:
+                    attributes.add(id(node.attr))
                 continue
+            if kind is cst.Attribute:
+                attributes.add(id(node.attr))
             if kind is cst.Name or kind is cst.Attribute:
-                up = parent.get(node)
-                if type(up) is cst.Attribute and up.attr is node:
-                    continue
+                if id(node) in attributes:
+                    continue  # the `attr` of `x.attr`: read as part of its attribute
                 name = dotted_name(node)
                 if name is not None:
                     found.setdefault(name, []).append(node)

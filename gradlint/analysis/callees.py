@@ -321,11 +321,14 @@ class CalleeResolver:
                     continue  # no method of that name: its receiver does not matter
                 for method in self.runs(call):
                     callers.setdefault(method, []).append(call)
-        # A bare reference (callback, decorator argument) hides other call sites.
+        # A bare reference (callback, decorator argument) hides other call sites. Only
+        # the names of this file's functions are asked about (here and by handed_on):
+        # the other names, most of a file's, are not looked at.
         escaped: set[str] = set()
         parents = self.index.parent
+        function_names = {func.name.value for func in self.index.functions}
         for node in self.index.of_types(cst.Name):
-            if type(node) is cst.Name and id(node) not in called_funcs:
+            if node.value in function_names and id(node) not in called_funcs:
                 parent = parents.get(node)
                 if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and (
                     parent.name is node

@@ -382,7 +382,7 @@ class ForwardAnalysis:
                 if type(anc) is cst.ClassDef:
                     region = anc
                     break
-        for node in self.index.walk(region, into_functions=True):
+        for node in self.index.of_types_in(region, cst.Call, cst.Assign):
             if (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
@@ -523,7 +523,7 @@ class ForwardAnalysis:
 
     def _module_attributes(self, cls: cst.ClassDef) -> set[str]:
         found: set[str] = set()
-        for node in self.index.walk(cls, into_functions=True):
+        for node in self.index.of_types_in(cls, cst.Assign):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
@@ -578,7 +578,7 @@ class ForwardAnalysis:
                 type(node) is cst.Call
                 and (dotted_name(node.func) or "").startswith("self.")
                 and (dotted_name(node.func) or "") != "self.training"
-                for node in self.index.walk(cls, into_functions=True)
+                for node in self.index.of_types_in(cls, cst.Call)
             ):
                 continue
             found.add(cls.name.value)

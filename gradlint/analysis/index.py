@@ -8,6 +8,7 @@ The walk is iterative so that deeply nested generated code cannot overflow the s
 from __future__ import annotations
 
 import bisect
+import collections.abc
 import dataclasses
 import typing
 from collections.abc import Iterable, Iterator
@@ -24,14 +25,22 @@ if TYPE_CHECKING:
 def dotted_name(node: cst.CSTNode | None) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None. Parentheses are ignored."""
     # Exact types (these classes have no subclasses): isinstance against LibCST's
-    # ABC-derived classes is slow whenever it fails, and this runs on every expression.
+    # ABC-derived classes is slow whenever it fails, and this runs on every expression
+    # (80,000 times on the RL tree, a plain name or no chain at all most of them).
+    kind = type(node)
+    if kind is _NAME:
+        return node.value  # type: ignore[union-attr]
+    if kind is not _ATTRIBUTE:
+        return None
     parts: list[str] = []
-    while type(node) is cst.Attribute:
-        parts.append(node.attr.value)
-        node = node.value
-    if type(node) is cst.Name:
-        parts.append(node.value)
-        return ".".join(reversed(parts))
+    while kind is _ATTRIBUTE:
+        parts.append(node.attr.value)  # type: ignore[union-attr]
+        node = node.value  # type: ignore[union-attr]
+        kind = type(node)
+    if kind is _NAME:
+        parts.append(node.value)  # type: ignore[union-attr]
+        parts.reverse()
+        return ".".join(parts)
     return None
 
 
@@ -50,6 +59,10 @@ def keyword_is_true(call: cst.Call, name: str) -> bool:
         if arg.keyword is not None and arg.keyword.value == name:
             return bool_literal(arg.value) is True
     return False
+
+
+_NAME = cst.Name
+_ATTRIBUTE = cst.Attribute
 
 
 def module_path(node: cst.CSTNode | None) -> str | None:
@@ -270,6 +283,73 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+# type -> a function of a node of that type giving what child_nodes gives, None for a
+# type without a field that may hold a child (`Name`): the index walk's per-node step.
+_CHILDREN: dict[type, Any] = {}
+
+
+def _children_of_type(cls: type) -> Any:
+    """child_nodes for one node type, its fields read in one generated function: a
+    field whose annotation admits only nodes that matter (`Call.func`, a
+    `BaseExpression`; `Call.args`, a sequence of `Arg`) is taken whole, with no test of
+    each value's type; any other field is tested as child_nodes tests it."""
+    if cls in _CHILDREN:
+        return _CHILDREN[cls]
+    names = _fields(cls)
+    getter = None
+    if names:
+        annotations = {f.name: f.type for f in dataclasses.fields(cls)}
+        lines = ["def children(node):", "    out = []"]
+        for name in names:
+            lines += ["    " + line for line in _field_code(name, annotations[name])]
+        lines.append("    return out")
+        namespace: dict[str, Any] = {"kinds": _KIND, "kind_of": _kind}
+        exec("\n".join(lines), namespace)  # noqa: S102 - our own text, from the fields
+        getter = namespace["children"]
+    _CHILDREN[cls] = getter
+    return getter
+
+
+def _always_matters(annotation: object) -> bool:
+    """Is every value a field so annotated may hold a node that matters (kind 2)?"""
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, cst.CSTNode)
+        and all(_kind(c) == 2 for c in node_types(annotation))
+    )
+
+
+def _field_code(name: str, annotation: object) -> list[str]:
+    """The lines of _children_of_type's function that read one field."""
+    if _always_matters(annotation):
+        return [f"out.append(node.{name})"]
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union and len(args) == 2 and type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        if _always_matters(inner):
+            return [f"value = node.{name}", "if value is not None:", "    out.append(value)"]
+    if origin is collections.abc.Sequence and len(args) == 1 and _always_matters(args[0]):
+        return [f"out += node.{name}"]
+    return [  # child_nodes' test of one field
+        f"value = node.{name}",
+        "value_cls = type(value)",
+        "if value_cls is tuple or value_cls is list:",
+        "    for item in value:",
+        "        kind = kinds.get(type(item))",
+        "        if kind is None:",
+        "            kind = kind_of(type(item))",
+        "        if kind == 2:",
+        "            out.append(item)",
+        "else:",
+        "    kind = kinds.get(value_cls)",
+        "    if kind is None:",
+        "        kind = kind_of(value_cls)",
+        "    if kind == 2:",
+        "        out.append(value)",
+    ]
+
+
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
@@ -326,8 +406,9 @@ class FileIndex:
         )
 
     def _walk(self) -> None:
-        # One loop for the whole tree, child enumeration (child_nodes) inlined: this
-        # runs once per node of every file, and a call per node costs more than the rest.
+        # One loop for the whole tree; each node's children come from its type's
+        # generated function (_children_of_type): this runs once per node of every
+        # file, and testing each field's value cost more than the rest of the step.
         # None on the stack closes the subtree opened last (its position is on `open_`).
         stack: list[cst.CSTNode | None] = [self.module]
         pop, push, push_all = stack.pop, stack.append, stack.extend
@@ -336,9 +417,8 @@ class FileIndex:
         order = self.order
         nodes = self.nodes
         end = self._span_end
-        kinds = _KIND
-        fields_of = _FIELDS
-        by_type = self._by_type
+        # exact type -> (its pre-order positions, its children function)
+        types: dict[type, tuple[list[int], Any]] = {}
         while stack:
             node = pop()
             if node is None:
@@ -349,31 +429,14 @@ class FileIndex:
             nodes.append(node)
             end.append(position + 1)  # a leaf's span; a node with children closes later
             cls = type(node)
-            positions = by_type.get(cls)
-            if positions is None:
-                by_type[cls] = [position]
-            else:
-                positions.append(position)
-            names = fields_of.get(cls)
-            if names is None:
-                names = _fields(cls)
-            children: list[cst.CSTNode] = []
-            for name in names:
-                value = getattr(node, name)
-                value_cls = type(value)
-                if value_cls is tuple or value_cls is list:
-                    for item in value:
-                        kind = kinds.get(type(item))
-                        if kind is None:
-                            kind = _kind(type(item))
-                        if kind == 2:
-                            children.append(item)
-                else:
-                    kind = kinds.get(value_cls)
-                    if kind is None:
-                        kind = _kind(value_cls)
-                    if kind == 2:
-                        children.append(value)
+            seen = types.get(cls)
+            if seen is None:
+                seen = types[cls] = ([], _children_of_type(cls))
+            seen[0].append(position)
+            children_of = seen[1]
+            if children_of is None:
+                continue
+            children = children_of(node)
             if not children:
                 continue
             for child in children:
@@ -382,6 +445,7 @@ class FileIndex:
             push(None)
             children.reverse()
             push_all(children)
+        self._by_type = {cls: positions for cls, (positions, _) in types.items()}
         # Exact types: these classes have no subclasses, and isinstance on LibCST's ABCs
         # is slow enough to matter on every node.
         self.calls = self.of_types(cst.Call)
@@ -398,11 +462,72 @@ class FileIndex:
         nodes are."""
         by_type = self._by_type
         if len(types) == 1:
-            positions = by_type.get(types[0], ())
+            positions = by_type.get(types[0], [])
         else:
-            positions = sorted(i for cls in types for i in by_type.get(cls, ()))
-        nodes = self.nodes
-        return [nodes[i] for i in positions]
+            positions = []
+            for cls in types:
+                found = by_type.get(cls)
+                if found:
+                    positions += found
+            positions.sort()
+        return list(map(self.nodes.__getitem__, positions))
+
+    def of_types_in(
+        self, root: cst.CSTNode, *types: type, into_functions: bool = True
+    ) -> list[Any]:
+        """The nodes of these exact types that `walk(root, into_functions=...)` gives, in
+        its (source) order, without looking at the others: the types' positions under
+        the root, less, unless into_functions, those inside the nested scopes there (a
+        class's `self.x = ...` assignments among all its nodes)."""
+        span = self.span(root)
+        if span is None:
+            found = self.walk(root, into_functions=into_functions)
+            return [n for n in found if type(n) in types]
+        start, stop = span
+        by_type = self._by_type
+        picked: list[int] = []
+        for cls in types:
+            positions = by_type.get(cls)
+            if positions:
+                picked += positions[
+                    bisect.bisect_left(positions, start) : bisect.bisect_left(positions, stop)
+                ]
+        if len(types) > 1:
+            picked.sort()
+        if not into_functions and picked:
+            picked = self._outside_nested_scopes(start, stop, picked)
+        return list(map(self.nodes.__getitem__, picked))
+
+    def _outside_nested_scopes(self, start: int, stop: int, picked: list[int]) -> list[int]:
+        """The positions of `picked` (sorted, within start..stop) that walk(nodes[start])
+        gives: not inside a function, lambda or class under it (the def itself is)."""
+        scopes = self._nested_scope_positions()
+        first = bisect.bisect_right(scopes, start)
+        last = bisect.bisect_left(scopes, stop)
+        if first == last:
+            return picked
+        end = self._span_end
+        kept: list[int] = []
+        k = first
+        inside_until = -1  # one past the nested scope the positions are in
+        for i in picked:
+            while k < last and scopes[k] < i:
+                if scopes[k] >= inside_until:
+                    inside_until = end[scopes[k]]
+                k += 1
+            if i >= inside_until:
+                kept.append(i)
+        return kept
+
+    def _nested_scope_positions(self) -> list[int]:
+        """The pre-order positions of the functions, lambdas and classes, sorted."""
+        scopes = self._nested_positions
+        if scopes is None:
+            order = self.order
+            scopes = self._nested_positions = sorted(
+                order[n] for group in (self.functions, self.classes, self._lambdas) for n in group
+            )
+        return scopes
 
     def node_types(self) -> list[type]:
         """The types of the file's nodes (each once)."""
@@ -581,12 +706,7 @@ class FileIndex:
         # The subtree less the insides of the nested scopes in it, as slices of the
         # pre-order list: the analyses walk half a million nodes on 70 files, and a
         # generator yielding them one by one cost several times a list's iteration.
-        scopes = self._nested_positions
-        if scopes is None:
-            order = self.order
-            scopes = self._nested_positions = sorted(
-                order[n] for group in (self.functions, self.classes, self._lambdas) for n in group
-            )
+        scopes = self._nested_scope_positions()
         first = bisect.bisect_right(scopes, start)
         last = bisect.bisect_left(scopes, stop)
         if first == last:

@@ -437,6 +437,67 @@ def _inner_nodes(node: ast.AST) -> list[ast.AST]:
 
 def _ast_children(node: ast.AST) -> list[ast.AST]:
     """What ast.iter_child_nodes gives, less the leaves above, as a list."""
+    children_of = _AST_CHILDREN.get(type(node))
+    if children_of is None:
+        children_of = _AST_CHILDREN[type(node)] = _ast_children_function(
+            type(node), _AST_NO_CHILD, leaves=True
+        )
+    return children_of(node)
+
+
+# node class -> its _ast_children (or _all_ast_children), generated from the class's
+# grammar (_ast_children_function)
+_AST_CHILDREN: dict[type, Callable[[ast.AST], list[ast.AST]]] = {}
+_AST_ALL_CHILDREN: dict[type, Callable[[ast.AST], list[ast.AST]]] = {}
+# Grammar types of fields that hold no node (`identifier id`, `int? level`), and those
+# that hold only leaves too (`expr_context ctx`, `cmpop* ops`).
+_AST_PLAIN = frozenset({"identifier", "string", "int", "constant"})
+_AST_NO_CHILD = _AST_PLAIN | {"expr_context", "operator", "unaryop", "cmpop", "boolop"}
+# `expr* args` in a class's grammar line (its docstring: `Call(expr func, expr* args,
+# keyword* keywords)`)
+_AST_FIELD_SPEC = re.compile(r"(\w+)([*?]?) (\w+)")
+
+
+def _ast_children_function(
+    cls: type, no_child: frozenset[str], *, leaves: bool
+) -> Callable[[ast.AST], list[ast.AST]]:
+    """_ast_children (leaves: the leaves left out) or _all_ast_children for one node
+    class, reading its fields as the grammar types them: a field whose type is in
+    no_child is not read; one that holds a node is not tested for being one (`expr*
+    args` only for a None, which `Dict.keys` holds for `**d`). A class whose grammar
+    line does not name its fields, in order, gets the generic loop."""
+    doc = (cls.__doc__ or "").strip()
+    head, _, rest = doc.partition("(")
+    specs = _AST_FIELD_SPEC.findall(rest) if head == cls.__name__ and rest.endswith(")") else []
+    fields = tuple(getattr(cls, "_fields", ()))
+    if not fields:
+        return _no_ast_children
+    if tuple(name for _, _, name in specs) != fields:
+        return _ast_children_generic if leaves else _all_ast_children_generic
+    kept = "type({}) not in leaves" if leaves else ""
+    lines = ["def children(node):", "    out = []"]
+    for kind, arity, name in specs:
+        if kind in no_child:
+            continue
+        if arity == "*":
+            test = " and ".join(t for t in ("item is not None", kept.format("item")) if t)
+            lines += [f"    for item in node.{name}:", f"        if {test}:"]
+            lines.append("            out.append(item)")
+        else:
+            test = " and ".join(t for t in ("value is not None", kept.format("value")) if t)
+            lines += [f"    value = node.{name}", f"    if {test}:", "        out.append(value)"]
+    lines.append("    return out")
+    namespace: dict = {"leaves": _AST_LEAVES}
+    exec("\n".join(lines), namespace)  # noqa: S102 - our own text, from the grammar
+    return namespace["children"]
+
+
+def _no_ast_children(node: ast.AST) -> list[ast.AST]:
+    return []
+
+
+def _ast_children_generic(node: ast.AST) -> list[ast.AST]:
+    """_ast_children for a class without a grammar line to read: every field tested."""
     cls = type(node)
     fields = _AST_FIELDS.get(cls)
     if fields is None:
@@ -3177,6 +3238,17 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
 def _all_ast_children(node: ast.AST) -> list[ast.AST]:
     """What ast.iter_child_nodes gives, as a list (its generators cost several times
     this loop)."""
+    children_of = _AST_ALL_CHILDREN.get(type(node))
+    if children_of is None:
+        children_of = _AST_ALL_CHILDREN[type(node)] = _ast_children_function(
+            type(node), _AST_PLAIN, leaves=False
+        )
+    return children_of(node)
+
+
+def _all_ast_children_generic(node: ast.AST) -> list[ast.AST]:
+    """_all_ast_children for a class without a grammar line to read: every field
+    tested."""
     cls = type(node)
     fields = _AST_FIELDS.get(cls)
     if fields is None:

@@ -293,11 +293,9 @@ class ResultUses:
         project = self.summaries.project if self.summaries is not None else None
         if project is None or not project.enabled:
             return False
-        return any(
-            type(node) is cst.Return
-            and node.value is not None
-            and self.index.scope_of(node) is scope
-            for node in self.index.walk(scope.body)
+        return any(  # asked for each call in the scope: only its returns are looked at
+            node.value is not None and self.index.scope_of(node) is scope
+            for node in self.index.of_types_in(scope.body, cst.Return)
         )
 
     def returns_to_other_files(self) -> bool:

@@ -368,7 +368,7 @@ class TensorFacts:
             cls = self._enclosing_class(use)
             if cls is None:
                 return False
-            for node in self.index.walk(cls, into_functions=True):
+            for node in self.index.of_types_in(cls, cst.Assign):
                 if (
                     type(node) is cst.Assign
                     and len(node.targets) == 1
@@ -417,7 +417,8 @@ class TensorFacts:
             return found
         found = []
         index = self.index
-        for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
+        root = scope.body if type(scope) is cst.FunctionDef else scope
+        for node in index.of_types_in(root, cst.Assign, cst.Call, into_functions=False):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 literal = bool_literal(node.value)
@@ -522,7 +523,7 @@ class TensorFacts:
         if cached is not None:
             return cached
         attrs: dict[str, str] = {}
-        for node in self.index.walk(cls, into_functions=True):
+        for node in self.index.of_types_in(cls, cst.Assign, cst.Call):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
@@ -607,7 +608,7 @@ class TensorFacts:
         found = self._self_values.get(cls)
         if found is None:
             found = {}
-            for node in self.index.walk(cls, into_functions=True):
+            for node in self.index.of_types_in(cls, cst.Assign):
                 if type(node) is cst.Assign and len(node.targets) == 1:
                     name = dotted_name(node.targets[0].target)
                     if name is not None and name.startswith("self.") and name.count(".") == 1:

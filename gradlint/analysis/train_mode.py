@@ -435,7 +435,7 @@ class TrainModeAnalysis:
         """Does the method call the attribute, a method of it outside nn.Module's API
         (`self.model(x)`, `self.model.encode(src)`), or hand it to a function that may
         (`embed(self.model, batch)`)?"""
-        for node in self.index.walk(method.body, into_functions=True):
+        for node in self.index.of_types_in(method.body, cst.Call):
             if type(node) is not cst.Call:
                 continue
             func = node.func

@@ -625,7 +625,7 @@ class ValueAnalysis:
                 base_name
             ):
                 return False
-        for node in self.index.walk(cls, into_functions=True):
+        for node in self.index.of_types_in(cls, cst.Call, cst.FunctionDef):
             if (
                 type(node) is cst.Call
                 and self.grad_mode.api_of(node.func) in GRAD_RECORDING_SWITCHES
@@ -749,7 +749,7 @@ class ValueAnalysis:
         if stores is None:
             stores = {}
             root = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-            for node in self.index.walk(root, into_functions=True):
+            for node in self.index.of_types_in(root, cst.Call, cst.Assign, cst.AugAssign):
                 if type(node) is cst.Call and type(node.func) is cst.Attribute:
                     method = node.func.attr.value
                     if method in STORING_METHODS:
