@@ -121,6 +121,7 @@ class LoopAnalysis:
         self.summaries = summaries
         self._backward_params: dict[cst.FunctionDef, list[str]] = {}
         self._backpropagating: list[cst.Call] | None = None
+        self._backpropagating_ids: set[int] = set()
         self._backpropagating_names: set[str] = set()
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
@@ -225,20 +226,32 @@ class LoopAnalysis:
         for node in self._calls_of_backpropagating_names():
             if not self.index.is_inside(node, region):
                 continue
-            helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
-            if helper is None:
-                continue
-            params = self._params_backpropagated(helper)
-            if not params:
-                continue
-            summary = self.summaries.of(helper)
             roots: set[str] = set()
-            for param in params:
-                argument = summary.forwarded_argument(node, param)
-                if argument is not None:
-                    roots |= self.flow.reads(argument)
+            for argument in self.backpropagated_arguments(node):
+                roots |= self.flow.reads(argument)
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
+        return found
+
+    def backpropagated_arguments(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments of `call`, a call of this file's function or method, whose
+        values its body backpropagates (freeing the graph): `policy_loss` of
+        `update(p_opt, policy_loss)`. Empty for any other call."""
+        if self.summaries is None:
+            return []
+        if self._backpropagating is None:
+            self._calls_of_backpropagating_names()
+        if id(call) not in self._backpropagating_ids:
+            return []
+        helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        if helper is None:
+            return []
+        summary = self.summaries.of(helper)
+        found = []
+        for param in self._params_backpropagated(helper):
+            argument = summary.forwarded_argument(call, param)
+            if argument is not None:
+                found.append(argument)
         return found
 
     def _calls_of_backpropagating_names(self) -> list[cst.Call]:
@@ -268,6 +281,7 @@ class LoopAnalysis:
                         added.add(scope.name.value)
                 names = added - self._backpropagating_names
                 self._backpropagating_names |= names
+            self._backpropagating_ids = {id(c) for c in self._backpropagating}
         return self._backpropagating
 
     def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:

@@ -93,7 +93,8 @@ class InplaceOnSavedTensor(Rule):
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls
-    (`self.update_critic(loss)`, `update(q_opt, q_loss)`); and a backward before the
+    (`self.update_critic(loss)`, `update(q_opt, q_loss)`), and the backward too may be a
+    helper's (`update(actor_opt, actor_loss)`, reported at that call); and a backward before the
     step gives it gradients to apply (a step with no gradients changes nothing). Not
     flagged: the step after the backward; the loss recomputed after the step; a
     discriminator loss built on `G(z).detach()` after the generator's step (its graph
@@ -178,13 +179,15 @@ class InplaceOnSavedTensor(Rule):
         # where the program is right and the graph built before it is what is stale.
         func = node.func
         name = func.attr.value if type(func) is cst.Attribute else (dotted_name(func) or "")
-        if not name.endswith(("backward", "grad")):
-            return
         facts = self.facts
-        event = facts.autograd.event(node)
-        if event is None or event.kind == "step":
-            return
-        found = facts.stepped_after_saving.before(event)
+        if name.endswith(("backward", "grad")):
+            event = facts.autograd.event(node)
+            if event is None or event.kind == "step":
+                return
+            found = facts.stepped_after_saving.before(event)
+        else:
+            # `update(p_opt, policy_loss)`: a helper of this file backpropagates it
+            found = facts.stepped_after_saving.before_helper(node)
         if found is None:
             return
         step = found.step
@@ -200,7 +203,8 @@ class InplaceOnSavedTensor(Rule):
                 name=f"{found.model}.parameters()",
                 how=how,
                 saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
-                line=str(self._line(node)),
+                line=str(self._line(node))
+                + ("" if name.endswith(("backward", "grad")) else f" (in `{_shown(node)}`)"),
             ),
             related=[
                 (found.forward, f"`{found.model}`'s parameters are saved for backward here"),

@@ -58,6 +58,37 @@ def step_in_a_helper_function(obs, actions, target):
     policy_loss.backward()  # error: GL011
 
 
+def backward_in_a_helper_function(obs, actions, target):
+    # sac-discrete's learn(): each loss goes to one helper that backpropagates and steps
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(critic_opt, critic_loss)
+    update(actor_opt, actor_loss)  # error: GL011
+
+
+def helper_backward_before_the_step(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(actor_opt, actor_loss)
+    update(critic_opt, critic_loss)
+
+
+def helper_backward_of_another_loss(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(critic_opt, critic_loss)
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    update(actor_opt, actor_loss)
+
+
 def amp_scaler_step(x, scaler):
     model = mlp(4, 1)
     opt = torch.optim.Adam(model.parameters())
