@@ -361,11 +361,15 @@ class ParametersSteppedAfterSaving:
 
     def _across_methods(self, event: DiffEvent) -> SteppedAfterSaving | None:
         method = self.index.scope_of(event.call)
-        if (
-            type(method) is not cst.FunctionDef
-            or not self.sequences.called_on_self(method)
-            or not self._class_steps_parameters(method)
-        ):
+        if type(method) is not cst.FunctionDef or not self._class_steps_parameters(method):
+            return None
+        # its own sequence: the forward in a method it calls (`loss = self.actor_loss(b)`)
+        own = self.sequences.runs(method)
+        if len(own) > 1:
+            found = self._in_sequence(method, own[0], event)
+            if found is not None:
+                return found
+        if not self.sequences.called_on_self(method):
             return None
         for caller, run in self.sequences.callers_of(method):
             found = self._in_sequence(caller, run, event)

@@ -85,7 +85,9 @@ class InplaceOnSavedTensor(Rule):
     `self.mu2 = self.netE(self.fake_B_random)`, then a method that backpropagates a first
     loss with `retain_graph=True`, steps G and E, and runs the method whose backward goes
     through `self.mu2`; what a method stores on `self` is what the methods run after it
-    read there, until another value is stored): the optimizer is built from the module's
+    read there, until another value is stored, and what it returns is what its call
+    evaluates to, place for place when a tuple is unpacked: `actor_loss, q_loss =
+    self.losses(batch)`): the optimizer is built from the module's
     `.parameters()`
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves

@@ -451,3 +451,51 @@ class DetachedWhereRead:
         self.evaluate(x)
         self.update_critic()
         self.update_actor(x)
+
+
+class LossesReturned:
+    """The losses come back from a method of the object (`policy_loss, q_loss =
+    self.losses(...)`), the critic's backward and step follow, then the actor's
+    backward through the critic's forward in `losses`."""
+
+    def __init__(self):
+        self.qf, self.actor = mlp(6, 1), mlp(4, 2)
+        self.q_opt = torch.optim.Adam(self.qf.parameters())
+        self.actor_opt = torch.optim.Adam(self.actor.parameters())
+
+    def losses(self, obs, actions, target):
+        actor_loss = -self.qf(torch.cat([obs, self.actor(obs)], 1)).mean()
+        q_loss = F.mse_loss(self.qf(torch.cat([obs, actions], 1)), target)
+        return actor_loss, q_loss
+
+    def actor_loss(self, obs):
+        return -self.qf(torch.cat([obs, self.actor(obs)], 1)).mean()
+
+    def learn(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+        actor_loss.backward()  # error: GL011
+
+    def learn_through_a_helper(self, obs, actions, target):
+        actor_loss = self.actor_loss(obs)
+        q_loss = F.mse_loss(self.qf(torch.cat([obs, actions], 1)), target)
+        update(self.q_opt, q_loss)
+        actor_loss.backward()  # error: GL011
+
+    def learn_actor_first(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+
+    def learn_recomputed(self, obs, actions, target):
+        _, q_loss = self.losses(obs, actions, target)
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+        self.actor_loss(obs).backward()
