@@ -130,13 +130,20 @@ class MethodSequences:
         return list(zip(methods, (*run.path, node), strict=True))
 
     def reached_from(
-        self, caller: cst.FunctionDef, run: Run, node: cst.BaseExpression
+        self,
+        caller: cst.FunctionDef,
+        run: Run,
+        node: cst.BaseExpression,
+        handed: tuple[Run, DiffEvent, list[cst.BaseExpression]] | None = None,
     ) -> list[tuple[Run, DiffEvent]]:
         """The differentiations in the caller's sequence that the value of `node` (a
         call in `run`'s method) reaches: in its own method along def-use chains, and
         in the methods run after it through the attributes of `self` it is bound to,
         for as long as no other value is bound there, and in the method that called
-        its own when it returns it. In the order they run."""
+        its own when it returns it. In the order they run. With `handed` (a run, the
+        event at a call there of a helper that backpropagates what it is handed, and
+        those arguments), that event counts as reached when the value reaches one of
+        the arguments."""
         runs = self.runs(caller)
         stored: set[tuple[int, cst.CSTNode, str]] = set()
         returned: set[int] = set()  # the calls of methods whose returned value is followed
@@ -150,10 +157,18 @@ class MethodSequences:
             for binding, var in bound:
                 if var.startswith("self."):
                     stored.add((id(at), binding, var))
+            uses: list[cst.CSTNode] | None = None
+            if handed is not None and handed[0] is at:
+                uses = [start, *self.reach.reads_reached(start, set(), names=names)]
+                if any(self.index.is_inside(u, a) for u in uses for a in handed[2]):
+                    event = handed[1]
+                    key = (id(at), id(event.call))
+                    found.setdefault(key, (self.place(at, event.call), at, event))
             # `return policy_loss, entropies`: the value is what the call of the method
             # evaluates to in the run that made it (`loss, ent = self.policy_loss(b)`)
             if at.path and id(at.path[-1]) not in returned:
-                uses = [start, *self.reach.reads_reached(start, set(), names=names)]
+                if uses is None:
+                    uses = [start, *self.reach.reads_reached(start, set(), names=names)]
                 returns = [
                     r for use in uses if type(r := self.index.statement_of(use)) is cst.Return
                 ]

@@ -279,12 +279,12 @@ class ParametersSteppedAfterSaving:
     def before_helper(self, call: cst.Call) -> SteppedAfterSaving | None:
         """The same, for `call` a call of this file's function that backpropagates what
         it is handed (`update(p_opt, policy_loss)`, a backward then a step): the
-        backward is at the call, of the arguments it hands on. Read in its function."""
+        backward is at the call, of the arguments it hands on."""
         handed = self.loops.backpropagated_arguments(call)
         if not handed:
             return None
         event = DiffEvent(call, "backward", set(), handed[0] if len(handed) == 1 else None)
-        return self._in_function(event, handed)
+        return self._in_function(event, handed) or self._across_methods(event, handed)
 
     def _in_function(
         self, event: DiffEvent, handed: list[cst.BaseExpression] | None = None
@@ -359,20 +359,22 @@ class ParametersSteppedAfterSaving:
 
     # -- across the methods of one object -------------------------------------------------
 
-    def _across_methods(self, event: DiffEvent) -> SteppedAfterSaving | None:
+    def _across_methods(
+        self, event: DiffEvent, handed: list[cst.BaseExpression] | None = None
+    ) -> SteppedAfterSaving | None:
         method = self.index.scope_of(event.call)
         if type(method) is not cst.FunctionDef or not self._class_steps_parameters(method):
             return None
         # its own sequence: the forward in a method it calls (`loss = self.actor_loss(b)`)
         own = self.sequences.runs(method)
         if len(own) > 1:
-            found = self._in_sequence(method, own[0], event)
+            found = self._in_sequence(method, own[0], event, handed)
             if found is not None:
                 return found
         if not self.sequences.called_on_self(method):
             return None
         for caller, run in self.sequences.callers_of(method):
-            found = self._in_sequence(caller, run, event)
+            found = self._in_sequence(caller, run, event, handed)
             if found is not None:
                 return found
         return None
@@ -393,10 +395,15 @@ class ParametersSteppedAfterSaving:
         return known
 
     def _in_sequence(
-        self, caller: cst.FunctionDef, backward_run: Run, event: DiffEvent
+        self,
+        caller: cst.FunctionDef,
+        backward_run: Run,
+        event: DiffEvent,
+        handed: list[cst.BaseExpression] | None = None,
     ) -> SteppedAfterSaving | None:
-        """The optimizer form along `caller`'s sequence, for `event` in `backward_run`,
-        with the forward in another run."""
+        """The optimizer form along `caller`'s sequence, for `event` in `backward_run`
+        (with `handed`, a helper's backward of those arguments of its call), with the
+        forward in another run."""
         index, sequences = self.index, self.sequences
         runs = sequences.runs(caller)
         at = sequences.place(backward_run, event.call)
@@ -458,7 +465,9 @@ class ParametersSteppedAfterSaving:
                 continue
             if any(self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for _, node in chain):
                 continue  # a method run under `no_grad` records nothing
-            reached = sequences.reached_from(caller, run, call)
+            reached = sequences.reached_from(
+                caller, run, call, (backward_run, event, handed) if handed else None
+            )
             if not any(r is backward_run and e.call is event.call for r, e in reached):
                 continue
             if any(

@@ -484,6 +484,17 @@ class LossesReturned:
         update(self.q_opt, q_loss)
         actor_loss.backward()  # error: GL011
 
+    def learn_in_helpers(self, obs, actions, target):
+        # sac-discrete's learn() before commit 88508ac, its helper in this file
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        update(self.q_opt, q_loss)
+        update(self.actor_opt, actor_loss)  # error: GL011
+
+    def learn_in_helpers_actor_first(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        update(self.actor_opt, actor_loss)
+        update(self.q_opt, q_loss)
+
     def learn_actor_first(self, obs, actions, target):
         actor_loss, q_loss = self.losses(obs, actions, target)
         self.actor_opt.zero_grad()
