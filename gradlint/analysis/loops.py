@@ -119,7 +119,7 @@ class LoopAnalysis:
         self.flow = flow
         self.autograd = autograd
         self.summaries = summaries
-        self._backward_params: dict[cst.FunctionDef, list[str]] = {}
+        self._backward_params: dict[tuple[cst.FunctionDef, bool], list[str]] = {}
         self._backpropagating: list[cst.Call] | None = None
         self._backpropagating_ids: set[int] = set()
         self._backpropagating_names: set[str] = set()
@@ -233,10 +233,13 @@ class LoopAnalysis:
                 found.append(DiffEvent(node, "backward", roots, None))
         return found
 
-    def backpropagated_arguments(self, call: cst.Call) -> list[cst.BaseExpression]:
+    def backpropagated_arguments(
+        self, call: cst.Call, *, freeing: bool = True
+    ) -> list[cst.BaseExpression]:
         """The arguments of `call`, a call of this file's function or method, whose
-        values its body backpropagates (freeing the graph): `policy_loss` of
-        `update(p_opt, policy_loss)`. Empty for any other call."""
+        values its body backpropagates (freeing the graph; without `freeing`, also a
+        backward that may keep it, `loss.backward(retain_graph=retain_graph)`):
+        `policy_loss` of `update(p_opt, policy_loss)`. Empty for any other call."""
         if self.summaries is None:
             return []
         if self._backpropagating is None:
@@ -248,7 +251,7 @@ class LoopAnalysis:
             return []
         summary = self.summaries.of(helper)
         found = []
-        for param in self._params_backpropagated(helper):
+        for param in self._params_backpropagated(helper, freeing=freeing):
             argument = summary.forwarded_argument(call, param)
             if argument is not None:
                 found.append(argument)
@@ -284,24 +287,25 @@ class LoopAnalysis:
             self._backpropagating_ids = {id(c) for c in self._backpropagating}
         return self._backpropagating
 
-    def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:
+    def _params_backpropagated(self, helper: cst.FunctionDef, *, freeing: bool = True) -> list[str]:
         """The parameters whose values reach a backward in the helper's own body that
-        frees its graph."""
-        found = self._backward_params.get(helper)
+        frees its graph (without `freeing`: any backward)."""
+        key = (helper, freeing)
+        found = self._backward_params.get(key)
         if found is None:
-            self._backward_params[helper] = []  # a helper that calls itself
+            self._backward_params[key] = []  # a helper that calls itself
             facts = self.scope_facts(helper)
             roots: set[str] = set()
             for event in facts.events:
                 if event.kind == "backward" and not event.keeps_graph:
-                    if self.autograd.retains_graph(event) is False:
+                    if not freeing or self.autograd.retains_graph(event) is False:
                         roots |= event.roots
             for event in self.helper_backwards(helper.body):
                 roots |= event.roots  # handed on to a helper that backpropagates it
             reached = facts.closure(roots) if roots else set()
             params = [p.name.value for p in all_params(helper.params)]
             found = [p for p in params if p in reached and p not in ("self", "cls")]
-            self._backward_params[helper] = found
+            self._backward_params[key] = found
         return found
 
     # -- bindings -----------------------------------------------------------------------

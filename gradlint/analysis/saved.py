@@ -280,7 +280,8 @@ class ParametersSteppedAfterSaving:
         """The same, for `call` a call of this file's function that backpropagates what
         it is handed (`update(p_opt, policy_loss)`, a backward then a step): the
         backward is at the call, of the arguments it hands on."""
-        handed = self.loops.backpropagated_arguments(call)
+        # the backward that raises need not free the graph (`retain_graph=retain_graph`)
+        handed = self.loops.backpropagated_arguments(call, freeing=False)
         if not handed:
             return None
         event = DiffEvent(call, "backward", set(), handed[0] if len(handed) == 1 else None)

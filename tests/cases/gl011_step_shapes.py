@@ -69,6 +69,23 @@ def backward_in_a_helper_function(obs, actions, target):
     update(actor_opt, actor_loss)  # error: GL011
 
 
+def update_params(optim, loss, retain_graph=False):
+    # sac-discrete's utils.update_params: the backward may keep the graph
+    optim.zero_grad()
+    loss.backward(retain_graph=retain_graph)
+    optim.step()
+
+
+def backward_in_a_helper_that_may_retain(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update_params(critic_opt, critic_loss)
+    update_params(actor_opt, actor_loss)  # error: GL011
+
+
 def helper_backward_before_the_step(obs, actions, target):
     qf, actor = mlp(6, 1), mlp(4, 2)
     critic_opt = torch.optim.Adam(qf.parameters())
