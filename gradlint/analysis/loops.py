@@ -245,7 +245,17 @@ class LoopAnalysis:
         if self._backpropagating is None:
             self._calls_of_backpropagating_names()
         if id(call) not in self._backpropagating_ids:
-            return []
+            if freeing:
+                return []  # another file's summary does not say whether the graph is kept
+            # another file's function: `update_params(optim, loss)` from the project's utils
+            external = self.summaries.resolve_external(call)
+            if external is None:
+                return []
+            handed = (
+                self.summaries.external_argument(call, external, param)
+                for param in external.backpropagated_params
+            )
+            return [argument for argument in handed if argument is not None]
         helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
         if helper is None:
             return []

@@ -277,9 +277,15 @@ class ParametersSteppedAfterSaving:
         return self._in_function(event) or self._across_methods(event)
 
     def before_helper(self, call: cst.Call) -> SteppedAfterSaving | None:
-        """The same, for `call` a call of this file's function that backpropagates what
-        it is handed (`update(p_opt, policy_loss)`, a backward then a step): the
-        backward is at the call, of the arguments it hands on."""
+        """The same, for `call` a call of a function of this file or of the project's
+        other files that backpropagates what it is handed (`update(p_opt, policy_loss)`,
+        a backward then a step): the backward is at the call, of the arguments it hands
+        on."""
+        scope = self.index.scope_of(call)
+        if not self.holdings.steps_in(scope) and not (
+            type(scope) is cst.FunctionDef and self._class_steps_parameters(scope)
+        ):
+            return None  # nothing steps known parameters here: most calls end here
         # the backward that raises need not free the graph (`retain_graph=retain_graph`)
         handed = self.loops.backpropagated_arguments(call, freeing=False)
         if not handed:

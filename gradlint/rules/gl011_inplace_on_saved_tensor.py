@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
+from gradlint.analysis.dataflow import method_name
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.inplace import InplaceChange, changes_in
@@ -95,8 +96,10 @@ class InplaceOnSavedTensor(Rule):
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls
-    (`self.update_critic(loss)`, `update(q_opt, q_loss)`), and the backward too may be a
-    helper's (`update(actor_opt, actor_loss)`, reported at that call); and a backward before the
+    (`self.update_critic(loss)`, `update(q_opt, q_loss)`) or of the project's other files
+    (`update_params(q_optim, q_loss)` from `utils.py`, whose own statements step the
+    optimizer it is handed after a backward), and the backward too may be such a
+    helper's (`update_params(policy_optim, policy_loss)`, reported at that call); and a backward before the
     step gives it gradients to apply (a step with no gradients changes nothing). Not
     flagged: the step after the backward; the loss recomputed after the step; a
     discriminator loss built on `G(z).detach()` after the generator's step (its graph
@@ -160,6 +163,9 @@ class InplaceOnSavedTensor(Rule):
     message = _MESSAGE
     # Reported only before a differentiation in the same function.
     trigger_tokens = ("backward", "autograd")
+    # ... which may be a helper's of the project's other files (`update_params(optim,
+    # loss)` in utils.py): a file importing a module with the tokens is parsed too
+    triggers_may_be_imported = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -194,7 +200,8 @@ class InplaceOnSavedTensor(Rule):
             return
         step = found.step
         how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
-        if step.call is not step.step:
+        if step.call is not step.step or method_name(step.call) != "step":
+            # a helper's step, of this file or (the helper call itself) of another
             how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
         if found.caller is not None:
             # forward, step and backward in different methods of one object
