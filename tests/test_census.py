@@ -97,6 +97,30 @@ def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census
     assert census.same_pitfall("GL004", "GL012") and not census.same_pitfall("GL004", "GL006")
 
 
+def test_a_fix_is_caught_at_a_related_location_in_a_notebook_cell(census):
+    # GL007 on Kind-PyTorch-Tutorial's notebook: reported at the step (cell 5, line 7),
+    # with the loop that never clears (cell 5, line 3) as a related location, which is
+    # where the upstream fix is labelled.
+    finding = {
+        "filename": "nb/Linear.ipynb",
+        "cell": 5,
+        "location": {"row": 7, "column": 5},
+        "related": [
+            {"filename": "/tmp/x/nb/Linear.ipynb", "cell": 5, "location": {"row": 3}},
+            {"filename": "/tmp/x/nb/Other.ipynb", "cell": 2, "location": {"row": 1}},
+        ],
+    }
+    assert census._places(finding) == ["5:7", "5:3"]
+    assert any(census._near(place, (5, 3)) for place in census._places(finding))
+    assert not any(census._near(place, (3, 3)) for place in census._places(finding))
+    script = {
+        "filename": "a.py",
+        "location": {"row": 40},
+        "related": [{"filename": "a.py", "location": {"row": 12}}],
+    }
+    assert census._places(script) == ["40", "12"]
+
+
 def test_sites_are_enumerated_with_ast_alone(tmp_path):
     sys.path.insert(0, str(REAL_CODE))
     try:

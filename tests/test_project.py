@@ -1291,3 +1291,62 @@ def test_each_ast_class_reads_its_children_as_the_generic_loops_do():
             expected = generic(node)
             assert len(found) == len(expected)
             assert all(a is b for a, b in zip(found, expected, strict=True))
+
+
+UPDATE_PARAMS = """
+    def update_params(optim, loss, retain_graph=False):
+        optim.zero_grad()
+        loss.backward(retain_graph=retain_graph)
+        optim.step()
+"""
+
+SAC_AGENT = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from {module} import update_params
+
+
+    class Agent:
+        def __init__(self):
+            self.critic = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+            self.policy = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+            self.q_optim = torch.optim.Adam(self.critic.parameters())
+            self.policy_optim = torch.optim.Adam(self.policy.parameters())
+
+        def calc_policy_loss(self, obs):
+            q = self.critic(torch.cat([obs, self.policy(obs)], 1))
+            return -q.mean(), self.policy(obs).sum()
+
+        def learn(self, obs, actions, target):
+            q_loss = F.mse_loss(self.critic(torch.cat([obs, actions], 1)), target)
+            policy_loss, entropies = self.calc_policy_loss(obs)
+            update_params(self.q_optim, q_loss)
+            update_params(self.policy_optim, policy_loss)
+
+        def learn_policy_first(self, obs, actions, target):
+            q_loss = F.mse_loss(self.critic(torch.cat([obs, actions], 1)), target)
+            policy_loss, entropies = self.calc_policy_loss(obs)
+            update_params(self.policy_optim, policy_loss)
+            update_params(self.q_optim, q_loss)
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "module"),
+    [
+        ({"utils.py": UPDATE_PARAMS}, "utils"),
+        ({"rl/__init__.py": "", "rl/common.py": UPDATE_PARAMS}, ".common"),
+    ],
+)
+def test_a_step_and_a_backward_in_a_helper_of_another_file(tmp_path, files, module):
+    # sac-discrete before commit 88508ac: the critic's step in utils.update_params runs
+    # between the policy loss's forward through the critic and its backward, also in
+    # update_params; the agent's file says `backward` nowhere
+    folder = "rl/" if module.startswith(".") else ""
+    write(tmp_path, {**files, f"{folder}agent.py": SAC_AGENT.format(module=module)})
+    result = lint_file(tmp_path / folder / "agent.py", Config(preview=True, select=("GL011",)))
+    assert result.error is None, result.error
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(23, "GL011")]
+    assert "update_params(self.q_optim, q_loss)" in result.diagnostics[0].message

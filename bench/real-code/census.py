@@ -569,16 +569,16 @@ def _lint_blob(git_dir: str, commit: str, path: str) -> list[dict]:
 
 def _places(item: dict) -> list[str]:
     """Where a finding points in its own file: its line and its related locations in
-    the same file. A pitfall of two places (GL016's training forward and the `eval()` that
-    left the model in eval mode) is caught whichever of them the upstream fix changed."""
+    the same file (in a notebook, cell and line). A pitfall of two places (GL016's training
+    forward and the `eval()` that left the model in eval mode, GL007's step and the loop that
+    never clears) is caught whichever of them the upstream fix changed."""
     places = [ledger.finding_line(item)]
-    if item.get("cell"):
-        return places  # a notebook's related cells are not told apart here
     own = item["filename"].replace(os.sep, "/")
     for related in item.get("related") or ():
         other = str(related.get("filename", "")).replace(os.sep, "/")
         if other == own or other.endswith("/" + own):
-            places.append(str(related["location"]["row"]))
+            # a notebook's related location names its cell, as the finding's own does
+            places.append(ledger.finding_line(related))
     return places
 
 

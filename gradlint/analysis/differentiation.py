@@ -43,6 +43,7 @@ class DifferentiationReach:
         *,
         first: bool = False,
         bound: set[tuple[cst.CSTNode, str]] | None = None,
+        names: set[str] | None = None,
     ) -> list[DiffEvent]:
         """The differentiations in the function of `node` (a call, an arithmetic
         operation) that its result reaches, in source order: what `result_is_differentiated`
@@ -50,7 +51,9 @@ class DifferentiationReach:
         is it after an in-place change?). With `first`, stops at the first one found.
         With `bound`, also collects the (binding, variable) pairs the value is bound into
         on the way, whether or not the function differentiates: `self.mu2 = ...` is where
-        a method hands it on to the methods of its object run after it."""
+        a method hands it on to the methods of its object run after it. With `names`,
+        only those of the variables its statement binds hold it (`loss, ent = f(x)`
+        where f returns the value in its first place)."""
         index = self.index
         region = self.loops.scope_facts(index.scope_of(node))
         if not region.events and bound is None:
@@ -75,7 +78,7 @@ class DifferentiationReach:
         if first and found:
             return found
         containers: set[str] = set()  # `losses.append(...)`: followed by name below
-        for use in self.reads_reached(node, containers, bound=bound):
+        for use in self.reads_reached(node, containers, bound=bound, names=names):
             reached(use)
             if first and found:
                 return found
@@ -92,6 +95,7 @@ class DifferentiationReach:
         *,
         past_graph_free: bool = True,
         bound: set[tuple[cst.CSTNode, str]] | None = None,
+        names: set[str] | None = None,
     ) -> Iterator[cst.CSTNode]:
         """Every read in its function that the result of `node` reaches, through the
         names it is bound to and the values computed from them, past no `.item()` or
@@ -99,9 +103,10 @@ class DifferentiationReach:
         are added to `containers`, not followed. Without `past_graph_free`, a binding
         the value analysis proves graph-free (`acc` of `loss, acc = f(...)`, an argmax
         comparison) ends the way: no graph goes on through it. The (binding, variable)
-        pairs passed are added to `bound` when it is given."""
+        pairs passed are added to `bound` when it is given; with `names`, only those of
+        the variables the statement binds are followed."""
         statement = self.index.statement_of(node)
-        work = [(statement, var) for var in self.produced(node)]
+        work = [(statement, var) for var in self.produced(node) if names is None or var in names]
         seen: set[tuple[cst.CSTNode, str]] = set()
         while work:
             binding, var = work.pop()

@@ -119,8 +119,9 @@ class LoopAnalysis:
         self.flow = flow
         self.autograd = autograd
         self.summaries = summaries
-        self._backward_params: dict[cst.FunctionDef, list[str]] = {}
+        self._backward_params: dict[tuple[cst.FunctionDef, bool], list[str]] = {}
         self._backpropagating: list[cst.Call] | None = None
+        self._backpropagating_ids: set[int] = set()
         self._backpropagating_names: set[str] = set()
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
@@ -225,20 +226,45 @@ class LoopAnalysis:
         for node in self._calls_of_backpropagating_names():
             if not self.index.is_inside(node, region):
                 continue
-            helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
-            if helper is None:
-                continue
-            params = self._params_backpropagated(helper)
-            if not params:
-                continue
-            summary = self.summaries.of(helper)
             roots: set[str] = set()
-            for param in params:
-                argument = summary.forwarded_argument(node, param)
-                if argument is not None:
-                    roots |= self.flow.reads(argument)
+            for argument in self.backpropagated_arguments(node):
+                roots |= self.flow.reads(argument)
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
+        return found
+
+    def backpropagated_arguments(
+        self, call: cst.Call, *, freeing: bool = True
+    ) -> list[cst.BaseExpression]:
+        """The arguments of `call`, a call of this file's function or method, whose
+        values its body backpropagates (freeing the graph; without `freeing`, also a
+        backward that may keep it, `loss.backward(retain_graph=retain_graph)`):
+        `policy_loss` of `update(p_opt, policy_loss)`. Empty for any other call."""
+        if self.summaries is None:
+            return []
+        if self._backpropagating is None:
+            self._calls_of_backpropagating_names()
+        if id(call) not in self._backpropagating_ids:
+            if freeing:
+                return []  # another file's summary does not say whether the graph is kept
+            # another file's function: `update_params(optim, loss)` from the project's utils
+            external = self.summaries.resolve_external(call)
+            if external is None:
+                return []
+            handed = (
+                self.summaries.external_argument(call, external, param)
+                for param in external.backpropagated_params
+            )
+            return [argument for argument in handed if argument is not None]
+        helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        if helper is None:
+            return []
+        summary = self.summaries.of(helper)
+        found = []
+        for param in self._params_backpropagated(helper, freeing=freeing):
+            argument = summary.forwarded_argument(call, param)
+            if argument is not None:
+                found.append(argument)
         return found
 
     def _calls_of_backpropagating_names(self) -> list[cst.Call]:
@@ -268,26 +294,28 @@ class LoopAnalysis:
                         added.add(scope.name.value)
                 names = added - self._backpropagating_names
                 self._backpropagating_names |= names
+            self._backpropagating_ids = {id(c) for c in self._backpropagating}
         return self._backpropagating
 
-    def _params_backpropagated(self, helper: cst.FunctionDef) -> list[str]:
+    def _params_backpropagated(self, helper: cst.FunctionDef, *, freeing: bool = True) -> list[str]:
         """The parameters whose values reach a backward in the helper's own body that
-        frees its graph."""
-        found = self._backward_params.get(helper)
+        frees its graph (without `freeing`: any backward)."""
+        key = (helper, freeing)
+        found = self._backward_params.get(key)
         if found is None:
-            self._backward_params[helper] = []  # a helper that calls itself
+            self._backward_params[key] = []  # a helper that calls itself
             facts = self.scope_facts(helper)
             roots: set[str] = set()
             for event in facts.events:
                 if event.kind == "backward" and not event.keeps_graph:
-                    if self.autograd.retains_graph(event) is False:
+                    if not freeing or self.autograd.retains_graph(event) is False:
                         roots |= event.roots
             for event in self.helper_backwards(helper.body):
                 roots |= event.roots  # handed on to a helper that backpropagates it
             reached = facts.closure(roots) if roots else set()
             params = [p.name.value for p in all_params(helper.params)]
             found = [p for p in params if p in reached and p not in ("self", "cls")]
-            self._backward_params[helper] = found
+            self._backward_params[key] = found
         return found
 
     # -- bindings -----------------------------------------------------------------------

@@ -27,7 +27,7 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings
 from gradlint.analysis.differentiation import DifferentiationReach
-from gradlint.analysis.index import FileIndex
+from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
 
 # How many `self.m()` calls deep a caller's sequence is followed.
@@ -130,24 +130,62 @@ class MethodSequences:
         return list(zip(methods, (*run.path, node), strict=True))
 
     def reached_from(
-        self, caller: cst.FunctionDef, run: Run, node: cst.BaseExpression
+        self,
+        caller: cst.FunctionDef,
+        run: Run,
+        node: cst.BaseExpression,
+        handed: tuple[Run, DiffEvent, list[cst.BaseExpression]] | None = None,
     ) -> list[tuple[Run, DiffEvent]]:
         """The differentiations in the caller's sequence that the value of `node` (a
         call in `run`'s method) reaches: in its own method along def-use chains, and
         in the methods run after it through the attributes of `self` it is bound to,
-        for as long as no other value is bound there. In the order they run."""
+        for as long as no other value is bound there, and in the method that called
+        its own when it returns it. In the order they run. With `handed` (a run, the
+        event at a call there of a helper that backpropagates what it is handed, and
+        those arguments), that event counts as reached when the value reaches one of
+        the arguments."""
         runs = self.runs(caller)
         stored: set[tuple[int, cst.CSTNode, str]] = set()
+        returned: set[int] = set()  # the calls of methods whose returned value is followed
         found: dict[tuple[int, int], tuple[Place, Run, DiffEvent]] = {}
 
-        def follow(at: Run, start: cst.BaseExpression) -> None:
+        def follow(at: Run, start: cst.BaseExpression, names: set[str] | None = None) -> None:
             bound: set[tuple[cst.CSTNode, str]] = set()
-            for event in self.reach.differentiations_of(start, bound=bound):
+            for event in self.reach.differentiations_of(start, bound=bound, names=names):
                 key = (id(at), id(event.call))
                 found.setdefault(key, (self.place(at, event.call), at, event))
             for binding, var in bound:
                 if var.startswith("self."):
                     stored.add((id(at), binding, var))
+            uses: list[cst.CSTNode] | None = None
+            if handed is not None and handed[0] is at:
+                uses = [start, *self.reach.reads_reached(start, set(), names=names)]
+                if any(self.index.is_inside(u, a) for u in uses for a in handed[2]):
+                    event = handed[1]
+                    key = (id(at), id(event.call))
+                    found.setdefault(key, (self.place(at, event.call), at, event))
+            # `return policy_loss, entropies`: the value is what the call of the method
+            # evaluates to in the run that made it (`loss, ent = self.policy_loss(b)`)
+            if at.path and id(at.path[-1]) not in returned:
+                if uses is None:
+                    uses = [start, *self.reach.reads_reached(start, set(), names=names)]
+                returns = [
+                    r for use in uses if type(r := self.index.statement_of(use)) is cst.Return
+                ]
+                if returns:
+                    returned.add(id(at.path[-1]))
+                    maker = next(
+                        (
+                            r
+                            for r in runs
+                            if len(r.path) == len(at.path) - 1
+                            and all(a is b for a, b in zip(r.path, at.path, strict=False))
+                        ),
+                        None,
+                    )
+                    if maker is not None:
+                        call = at.path[-1]
+                        follow(maker, call, self._unpacked_names(call, returns, uses))
 
         if not any(r is run for r in runs):
             return []
@@ -166,6 +204,37 @@ class MethodSequences:
                 assert isinstance(access.node, cst.BaseExpression)
                 follow(access.run, access.node)
         return [(r, e) for _, r, e in sorted(found.values(), key=lambda item: item[0])]
+
+    def _unpacked_names(
+        self, call: cst.Call, returns: list[cst.Return], uses: list[cst.CSTNode]
+    ) -> set[str] | None:
+        """The names of `a, b = self.m(...)` that receive the places of m's returned
+        tuples that `uses` reach; None (all it binds) unless every return and the
+        unpacking line up place for place."""
+        statement = self.index.statement_of(call)
+        if type(statement) is not cst.Assign or statement.value is not call:
+            return None
+        if len(statement.targets) != 1:
+            return None
+        target = statement.targets[0].target
+        if type(target) not in (cst.Tuple, cst.List):
+            return None
+        assert isinstance(target, (cst.Tuple, cst.List))
+        targets = target.elements
+        names: set[str] = set()
+        for ret in returns:
+            value = ret.value
+            if type(value) is not cst.Tuple or len(value.elements) != len(targets):
+                return None
+            for returned, bound in zip(value.elements, targets, strict=True):
+                if type(returned) is cst.StarredElement or type(bound) is cst.StarredElement:
+                    return None
+                if any(self.index.is_inside(use, returned.value) for use in uses):
+                    name = dotted_name(bound.value)
+                    if name is None:
+                        return None
+                    names.add(name)
+        return names
 
     # -- the sequence ----------------------------------------------------------------------
 

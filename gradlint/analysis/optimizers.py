@@ -163,7 +163,7 @@ class OptimizerHoldings:
             return []  # another object's method: its `self.x` is not ours
         callee = self.summaries.resolve(call)
         if callee is None:
-            return []
+            return self._external_steps(call)
         summary = self.summaries.of(callee)
         steps = [
             node
@@ -189,6 +189,23 @@ class OptimizerHoldings:
                 continue
             first = any(order[b] < order[step] for b in summary.backwards)
             found.append(ParameterStep(made.call, step, made.optimizer, made.modules, first))
+        return found
+
+    def _external_steps(self, call: cst.Call) -> list[ParameterStep]:
+        """`update_params(self.q1_optim, q1_loss)` of the project's other file: the
+        optimizers its summary says it steps, read as the arguments passed."""
+        external = self.summaries.resolve_external(call)
+        if external is None or not external.stepped_params:
+            return []
+        found = []
+        for param, first in external.stepped_params.items():
+            argument = self.summaries.external_argument(call, external, param)
+            name = dotted_name(argument) if argument is not None else None
+            if argument is None or name is None:
+                continue
+            modules = self.held_modules(argument, call)
+            if modules:
+                found.append(ParameterStep(call, call, name, modules, first))
         return found
 
     def runs_unconditionally(

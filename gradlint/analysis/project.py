@@ -180,6 +180,12 @@ class ExternalFunction:
     # a method with no body of its own (`@abstractmethod`, a docstring, `pass`, `...`,
     # `raise NotImplementedError`): its subclasses' say what a call does
     placeholder: bool = False
+    # parameters the body calls `.backward()` on, and parameters it steps as optimizers
+    # (`p.step()`), each with whether a backward runs before that step; both read off
+    # the body's own statements, which run whenever it does: `def update_params(optim,
+    # loss): optim.zero_grad(); loss.backward(); optim.step()` (GL011)
+    backpropagated_params: list[str] = field(default_factory=list)
+    stepped_params: dict[str, bool] = field(default_factory=dict)
 
     # how a call binds its arguments to the parameters (analysis.arguments)
     signature: Signature = field(default_factory=Signature)
@@ -877,6 +883,9 @@ def _summarise_function(
         "volatile" in line for line in lines[node.lineno - 1 : node.end_lineno]
     ):  # the walk only where the word is
         function.volatile_params = _volatile_params(node, params, imports)
+    function.backpropagated_params, function.stepped_params = _backward_and_step_params(
+        node, params
+    )
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
     if visitor.forward_calls:  # rare: only then are the loops read
@@ -913,6 +922,32 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _backward_and_step_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+) -> tuple[list[str], dict[str, bool]]:
+    """(the parameters `p.backward(...)` is called on, the parameters `p.step()` is
+    called on with whether a backward comes first), among the statements of the body
+    itself: those run whenever the function does."""
+    backpropagated: list[str] = []
+    stepped: dict[str, bool] = {}
+    differentiated = False
+    for stmt in node.body:
+        if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+            continue
+        call = stmt.value
+        func = call.func
+        if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+            continue
+        receiver = func.value.id
+        if func.attr == "backward":
+            differentiated = True
+            if receiver in params and receiver not in backpropagated:
+                backpropagated.append(receiver)
+        elif func.attr == "step" and receiver in params and not call.args and not call.keywords:
+            stepped.setdefault(receiver, differentiated)
+    return backpropagated, stepped
 
 
 def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

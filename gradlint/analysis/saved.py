@@ -232,7 +232,9 @@ class ParametersSteppedAfterSaving:
     it gradients to apply (a step without gradients changes nothing), and no
     differentiation in between frees the graph first. A single torch layer
     (`nn.Linear(...)`) applied to inputs without history saves its inputs, not its
-    weight, so it is left out unless an input is proven to carry a graph.
+    weight, so it is left out unless an input is proven to carry a graph. The
+    differentiation may be a call of this file's helper that backpropagates what it is
+    handed (`update(actor_opt, actor_loss)`), as the step may.
 
     One function may show it all, or a method's sequence of its object's methods
     (analysis.method_sequence): BicycleGAN's `optimize_parameters` runs `self.forward()`,
@@ -274,7 +276,26 @@ class ParametersSteppedAfterSaving:
             return None
         return self._in_function(event) or self._across_methods(event)
 
-    def _in_function(self, event: DiffEvent) -> SteppedAfterSaving | None:
+    def before_helper(self, call: cst.Call) -> SteppedAfterSaving | None:
+        """The same, for `call` a call of a function of this file or of the project's
+        other files that backpropagates what it is handed (`update(p_opt, policy_loss)`,
+        a backward then a step): the backward is at the call, of the arguments it hands
+        on."""
+        scope = self.index.scope_of(call)
+        if not self.holdings.steps_in(scope) and not (
+            type(scope) is cst.FunctionDef and self._class_steps_parameters(scope)
+        ):
+            return None  # nothing steps known parameters here: most calls end here
+        # the backward that raises need not free the graph (`retain_graph=retain_graph`)
+        handed = self.loops.backpropagated_arguments(call, freeing=False)
+        if not handed:
+            return None
+        event = DiffEvent(call, "backward", set(), handed[0] if len(handed) == 1 else None)
+        return self._in_function(event, handed) or self._across_methods(event, handed)
+
+    def _in_function(
+        self, event: DiffEvent, handed: list[cst.BaseExpression] | None = None
+    ) -> SteppedAfterSaving | None:
         index = self.index
         scope = index.scope_of(event.call)
         at = index.order[event.call]
@@ -292,7 +313,7 @@ class ParametersSteppedAfterSaving:
         for node in index.walk(scope.body if type(scope) is cst.FunctionDef else scope):
             if type(node) is not cst.Call or index.order[node] >= at:
                 continue
-            found = self._stepped_forward(node, event, steps)
+            found = self._stepped_forward(node, event, steps, handed)
             if found is not None:
                 return found
         return None
@@ -302,9 +323,11 @@ class ParametersSteppedAfterSaving:
         call: cst.Call,
         event: DiffEvent,
         steps: list[ParameterStep],
+        handed: list[cst.BaseExpression] | None = None,
     ) -> SteppedAfterSaving | None:
         """`call` as a forward whose saved parameters one of `steps` (those that run
-        before `event`) changes after it, when `event` differentiates through it."""
+        before `event`) changes after it, when `event` differentiates through it (or,
+        with `handed`, a helper backpropagates those arguments of the event's call)."""
         index = self.index
         called = _forward_target(call)
         if called is None:
@@ -322,28 +345,43 @@ class ParametersSteppedAfterSaving:
         if model is None or not self._saves_parameters(call, model):
             return None
         reached = self.reach.differentiations_of(call)
-        if not any(e.call is event.call for e in reached):
+        uses = [call, *self.reach.reads_reached(call, set())]
+        if handed is None:
+            if not any(e.call is event.call for e in reached):
+                return None
+        elif not _reaches(uses, handed, index):
             return None
         start, stop = index.order[call], index.order[event.call]
         if any(
             start < index.order[e.call] < stop and self.autograd.retains_graph(e) is False
             for e in reached
+        ) or any(
+            start < index.order[helper] < stop
+            and _reaches(uses, self.loops.backpropagated_arguments(helper), index)
+            for helper in index.walk(index.scope_of(call))
+            if type(helper) is cst.Call and helper is not event.call
         ):
             return None  # a backward in between frees the graph: the next one raises anyway
         return SteppedAfterSaving(call, model, after[0], event)
 
     # -- across the methods of one object -------------------------------------------------
 
-    def _across_methods(self, event: DiffEvent) -> SteppedAfterSaving | None:
+    def _across_methods(
+        self, event: DiffEvent, handed: list[cst.BaseExpression] | None = None
+    ) -> SteppedAfterSaving | None:
         method = self.index.scope_of(event.call)
-        if (
-            type(method) is not cst.FunctionDef
-            or not self.sequences.called_on_self(method)
-            or not self._class_steps_parameters(method)
-        ):
+        if type(method) is not cst.FunctionDef or not self._class_steps_parameters(method):
+            return None
+        # its own sequence: the forward in a method it calls (`loss = self.actor_loss(b)`)
+        own = self.sequences.runs(method)
+        if len(own) > 1:
+            found = self._in_sequence(method, own[0], event, handed)
+            if found is not None:
+                return found
+        if not self.sequences.called_on_self(method):
             return None
         for caller, run in self.sequences.callers_of(method):
-            found = self._in_sequence(caller, run, event)
+            found = self._in_sequence(caller, run, event, handed)
             if found is not None:
                 return found
         return None
@@ -364,10 +402,15 @@ class ParametersSteppedAfterSaving:
         return known
 
     def _in_sequence(
-        self, caller: cst.FunctionDef, backward_run: Run, event: DiffEvent
+        self,
+        caller: cst.FunctionDef,
+        backward_run: Run,
+        event: DiffEvent,
+        handed: list[cst.BaseExpression] | None = None,
     ) -> SteppedAfterSaving | None:
-        """The optimizer form along `caller`'s sequence, for `event` in `backward_run`,
-        with the forward in another run."""
+        """The optimizer form along `caller`'s sequence, for `event` in `backward_run`
+        (with `handed`, a helper's backward of those arguments of its call), with the
+        forward in another run."""
         index, sequences = self.index, self.sequences
         runs = sequences.runs(caller)
         at = sequences.place(backward_run, event.call)
@@ -429,7 +472,9 @@ class ParametersSteppedAfterSaving:
                 continue
             if any(self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for _, node in chain):
                 continue  # a method run under `no_grad` records nothing
-            reached = sequences.reached_from(caller, run, call)
+            reached = sequences.reached_from(
+                caller, run, call, (backward_run, event, handed) if handed else None
+            )
             if not any(r is backward_run and e.call is event.call for r, e in reached):
                 continue
             if any(
@@ -484,6 +529,13 @@ class ParametersSteppedAfterSaving:
             and not index.in_exclusive_branches(e.call, node)
             for e in events
         )
+
+
+def _reaches(
+    uses: list[cst.CSTNode], arguments: list[cst.BaseExpression], index: FileIndex
+) -> bool:
+    """Is one of `uses` (a value and the reads it reaches) inside one of `arguments`?"""
+    return any(index.is_inside(use, argument) for use in uses for argument in arguments)
 
 
 def _forward_target(call: cst.Call) -> str | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
+from gradlint.analysis.dataflow import method_name
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.inplace import InplaceChange, changes_in
@@ -97,7 +98,9 @@ class InplaceOnSavedTensor(Rule):
     `self.mu2 = self.netE(self.fake_B_random)`, then a method that backpropagates a first
     loss with `retain_graph=True`, steps G and E, and runs the method whose backward goes
     through `self.mu2`; what a method stores on `self` is what the methods run after it
-    read there, until another value is stored): the optimizer is built from the module's
+    read there, until another value is stored, and what it returns is what its call
+    evaluates to, place for place when a tuple is unpacked: `actor_loss, q_loss =
+    self.losses(batch)`): the optimizer is built from the module's
     `.parameters()`
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves
@@ -105,7 +108,10 @@ class InplaceOnSavedTensor(Rule):
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls
-    (`self.update_critic(loss)`, `update(q_opt, q_loss)`); and a backward before the
+    (`self.update_critic(loss)`, `update(q_opt, q_loss)`) or of the project's other files
+    (`update_params(q_optim, q_loss)` from `utils.py`, whose own statements step the
+    optimizer it is handed after a backward), and the backward too may be such a
+    helper's (`update_params(policy_optim, policy_loss)`, reported at that call); and a backward before the
     step gives it gradients to apply (a step with no gradients changes nothing). Not
     flagged: the step after the backward; the loss recomputed after the step; a
     discriminator loss built on `G(z).detach()` after the generator's step (its graph
@@ -174,6 +180,9 @@ class InplaceOnSavedTensor(Rule):
     # Reported only before a differentiation in the same function, or in a module's
     # forward (the trainer's backward goes through what it returns).
     trigger_tokens = ("backward", "autograd", "def forward")
+    # ... which may be a helper's of the project's other files (`update_params(optim,
+    # loss)` in utils.py): a file importing a module with the tokens is parsed too
+    triggers_may_be_imported = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -195,18 +204,21 @@ class InplaceOnSavedTensor(Rule):
         # where the program is right and the graph built before it is what is stale.
         func = node.func
         name = func.attr.value if type(func) is cst.Attribute else (dotted_name(func) or "")
-        if not name.endswith(("backward", "grad")):
-            return
         facts = self.facts
-        event = facts.autograd.event(node)
-        if event is None or event.kind == "step":
-            return
-        found = facts.stepped_after_saving.before(event)
+        if name.endswith(("backward", "grad")):
+            event = facts.autograd.event(node)
+            if event is None or event.kind == "step":
+                return
+            found = facts.stepped_after_saving.before(event)
+        else:
+            # `update(p_opt, policy_loss)`: a helper of this file backpropagates it
+            found = facts.stepped_after_saving.before_helper(node)
         if found is None:
             return
         step = found.step
         how = f"`{found.step.optimizer}.step()` on line {self._line(step.call)}"
-        if step.call is not step.step:
+        if step.call is not step.step or method_name(step.call) != "step":
+            # a helper's step, of this file or (the helper call itself) of another
             how = f"`{found.step.optimizer}.step()` in `{_shown(step.call)}` on line {self._line(step.call)}"
         if found.caller is not None:
             # forward, step and backward in different methods of one object
@@ -217,7 +229,8 @@ class InplaceOnSavedTensor(Rule):
                 name=f"{found.model}.parameters()",
                 how=how,
                 saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
-                backward=f"the backward on line {self._line(node)}",
+                backward=f"the backward on line {self._line(node)}"
+                + ("" if name.endswith(("backward", "grad")) else f" (in `{_shown(node)}`)"),
             ),
             related=[
                 (found.forward, f"`{found.model}`'s parameters are saved for backward here"),

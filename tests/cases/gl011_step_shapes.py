@@ -58,6 +58,54 @@ def step_in_a_helper_function(obs, actions, target):
     policy_loss.backward()  # error: GL011
 
 
+def backward_in_a_helper_function(obs, actions, target):
+    # sac-discrete's learn(): each loss goes to one helper that backpropagates and steps
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(critic_opt, critic_loss)
+    update(actor_opt, actor_loss)  # error: GL011
+
+
+def update_params(optim, loss, retain_graph=False):
+    # sac-discrete's utils.update_params: the backward may keep the graph
+    optim.zero_grad()
+    loss.backward(retain_graph=retain_graph)
+    optim.step()
+
+
+def backward_in_a_helper_that_may_retain(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update_params(critic_opt, critic_loss)
+    update_params(actor_opt, actor_loss)  # error: GL011
+
+
+def helper_backward_before_the_step(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(actor_opt, actor_loss)
+    update(critic_opt, critic_loss)
+
+
+def helper_backward_of_another_loss(obs, actions, target):
+    qf, actor = mlp(6, 1), mlp(4, 2)
+    critic_opt = torch.optim.Adam(qf.parameters())
+    actor_opt = torch.optim.Adam(actor.parameters())
+    critic_loss = F.mse_loss(qf(torch.cat([obs, actions], 1)), target)
+    update(critic_opt, critic_loss)
+    actor_loss = -qf(torch.cat([obs, actor(obs)], 1)).mean()
+    update(actor_opt, actor_loss)
+
+
 def amp_scaler_step(x, scaler):
     model = mlp(4, 1)
     opt = torch.optim.Adam(model.parameters())
@@ -420,3 +468,62 @@ class DetachedWhereRead:
         self.evaluate(x)
         self.update_critic()
         self.update_actor(x)
+
+
+class LossesReturned:
+    """The losses come back from a method of the object (`policy_loss, q_loss =
+    self.losses(...)`), the critic's backward and step follow, then the actor's
+    backward through the critic's forward in `losses`."""
+
+    def __init__(self):
+        self.qf, self.actor = mlp(6, 1), mlp(4, 2)
+        self.q_opt = torch.optim.Adam(self.qf.parameters())
+        self.actor_opt = torch.optim.Adam(self.actor.parameters())
+
+    def losses(self, obs, actions, target):
+        actor_loss = -self.qf(torch.cat([obs, self.actor(obs)], 1)).mean()
+        q_loss = F.mse_loss(self.qf(torch.cat([obs, actions], 1)), target)
+        return actor_loss, q_loss
+
+    def actor_loss(self, obs):
+        return -self.qf(torch.cat([obs, self.actor(obs)], 1)).mean()
+
+    def learn(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+        actor_loss.backward()  # error: GL011
+
+    def learn_through_a_helper(self, obs, actions, target):
+        actor_loss = self.actor_loss(obs)
+        q_loss = F.mse_loss(self.qf(torch.cat([obs, actions], 1)), target)
+        update(self.q_opt, q_loss)
+        actor_loss.backward()  # error: GL011
+
+    def learn_in_helpers(self, obs, actions, target):
+        # sac-discrete's learn() before commit 88508ac, its helper in this file
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        update(self.q_opt, q_loss)
+        update(self.actor_opt, actor_loss)  # error: GL011
+
+    def learn_in_helpers_actor_first(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        update(self.actor_opt, actor_loss)
+        update(self.q_opt, q_loss)
+
+    def learn_actor_first(self, obs, actions, target):
+        actor_loss, q_loss = self.losses(obs, actions, target)
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+
+    def learn_recomputed(self, obs, actions, target):
+        _, q_loss = self.losses(obs, actions, target)
+        self.q_opt.zero_grad()
+        q_loss.backward()
+        self.q_opt.step()
+        self.actor_loss(obs).backward()
