@@ -80,6 +80,17 @@ class LoopFacts(Generic[RegionT]):
                     if dep not in seen:
                         seen.add(dep)
                         frontier.append(dep)
+            # `out.loss` of `out = model(x)` holds what that binding computed: an
+            # attribute is computed from the nearest object it belongs to that is bound
+            # here (a root names only its operand, DataFlow.operands).
+            head = var
+            while "." in head:
+                head = head.rsplit(".", 1)[0]
+                if head in by_var:
+                    if head not in seen:
+                        seen.add(head)
+                        frontier.append(head)
+                    break
         return seen
 
 
@@ -235,7 +246,7 @@ class LoopAnalysis:
             for param in params:
                 argument = summary.forwarded_argument(node, param)
                 if argument is not None:
-                    roots |= self.flow.reads(argument)
+                    roots |= self.flow.operands(argument)
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
         return found
