@@ -1,8 +1,10 @@
 """Where a region of code differentiates: `x.backward()`, `torch.autograd.grad(...)`,
 `torch.autograd.backward(...)`, `manual_backward(loss)`, and optimizer steps.
 
-A differentiation event has *roots*: the variables the differentiated value is built
-from (graph-aware). An optimizer step has no visible root.
+A differentiation event has *roots*: the variables the differentiated value is computed
+from, its operands (graph-aware, DataFlow.operands): `(loss / self.config.steps).backward()`
+differentiates `loss` and `self.config.steps`, not `self` or `self.config`. An optimizer
+step has no visible root.
 """
 
 from __future__ import annotations
@@ -92,26 +94,26 @@ class AutogradCalls:
             return DiffEvent(
                 call,
                 "grad",
-                self.flow.reads(expr),
+                self.flow.operands(expr),
                 expr,
-                wrt=self.flow.reads(inputs.value) if inputs else set(),
+                wrt=self.flow.operands(inputs.value) if inputs else set(),
                 keeps_graph=_not_false(library_argument(call, "create_graph", 5)),
             )
         if qualified in AUTOGRAD_BACKWARD:
             tensors = library_argument(call, "tensors", 0)
             expr = tensors.value if tensors else None
-            return DiffEvent(call, "backward", self.flow.reads(expr), expr)
+            return DiffEvent(call, "backward", self.flow.operands(expr), expr)
         # A method name means `call.func` is an Attribute; the type test tells mypy.
         if kind == "backward" and type(call.func) is cst.Attribute:
             receiver = call.func.value
-            roots = self.flow.reads(receiver)
+            roots = self.flow.operands(receiver)
             expr = receiver
             if call.args and call.args[0].keyword is None:
                 # `y.backward(grad_y)` passes a gradient, but `accelerator.backward(loss)`
                 # and `self.manual_backward(loss)` pass what is differentiated. Both
                 # count as roots; the argument is the expression when the receiver is
                 # a plain object rather than a computed tensor.
-                roots |= self.flow.reads(call.args[0].value)
+                roots |= self.flow.operands(call.args[0].value)
                 if (
                     method == "manual_backward"
                     or isinstance(receiver, (cst.Name, cst.Attribute))
@@ -123,7 +125,7 @@ class AutogradCalls:
             return None
         if self._is_differentiable_step(call):
             loss = call.args[0].value
-            return DiffEvent(call, "step", self.flow.reads(loss), loss, keeps_graph=True)
+            return DiffEvent(call, "step", self.flow.operands(loss), loss, keeps_graph=True)
         return DiffEvent(call, "step")
 
     def retains_graph(self, event: DiffEvent) -> bool | None:

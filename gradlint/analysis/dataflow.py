@@ -106,6 +106,18 @@ class DataFlow:
     def reads(self, expr: cst.CSTNode | None, *, graph_only: bool = True) -> set[str]:
         """Dotted variables read by expr. With graph_only, reads hidden behind a
         graph-cutting operation are left out."""
+        return self._reads(expr, graph_only=graph_only, whole=False)
+
+    def operands(self, expr: cst.CSTNode | None) -> set[str]:
+        """The variables expr's value is computed from (graph-aware): each name it reads
+        as an operand, whole, and the receiver of a method call, not the objects those
+        are attributes of. `(loss / self.config.steps)` is computed from `loss` and
+        `self.config.steps`, not from `self` or `self.config`; `self.h.pow(2)` from
+        `self.h`. Whether `out.loss` holds what `out = model(x)` computed is a question
+        about bindings (LoopFacts.closure), not about the expression."""
+        return self._reads(expr, graph_only=True, whole=True)
+
+    def _reads(self, expr: cst.CSTNode | None, *, graph_only: bool, whole: bool) -> set[str]:
         if expr is None:
             return set()
         result: set[str] = set()
@@ -115,8 +127,20 @@ class DataFlow:
             node = stack.pop()
             if graph_only and self.is_graph_cut(node):
                 continue
+            if whole and type(node) is cst.Call and type(node.func) is cst.Attribute:
+                # `self.h.pow(2)`: the receiver is an operand, and so is what is called
+                # when it is an attribute (`self.model(x)`); the name is looked up on it.
+                callee = dotted_name(node.func)
+                if callee is not None:
+                    result.add(callee)
+                stack.append(node.func.value)
+                stack.extend(node.args)
+                continue
             if type(node) is cst.Name or type(node) is cst.Attribute:
                 name = dotted_name(node)
+                if name is not None and whole:
+                    result.add(name)
+                    continue
                 if name is not None:
                     # `self.h.pow(2)` reads `self`, `self.h` (and the method's name).
                     parts = name.split(".")

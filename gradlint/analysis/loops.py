@@ -80,6 +80,17 @@ class LoopFacts(Generic[RegionT]):
                     if dep not in seen:
                         seen.add(dep)
                         frontier.append(dep)
+            # `out.loss` of `out = model(x)` holds what that binding computed: an
+            # attribute is computed from the nearest object it belongs to that is bound
+            # here (a root names only its operand, DataFlow.operands).
+            head = var
+            while "." in head:
+                head = head.rsplit(".", 1)[0]
+                if head in by_var:
+                    if head not in seen:
+                        seen.add(head)
+                        frontier.append(head)
+                    break
         return seen
 
 
@@ -228,7 +239,7 @@ class LoopAnalysis:
                 continue
             roots: set[str] = set()
             for argument in self.backpropagated_arguments(node):
-                roots |= self.flow.reads(argument)
+                roots |= self.flow.operands(argument)
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
         return found
