@@ -655,16 +655,9 @@ class ValueAnalysis:
         constructors = self.tensors.module_constructors(func, bindings[0])
         if len(constructors) != len(bindings):
             return False
-        for constructor in constructors:
-            value = built_module_call(constructor)
-            if type(value) is not cst.Call:
-                return False
-            qualified = self.index.qualified_name(value.func) or ""
-            if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
-                return False
-            if not qualified.rsplit(".", 1)[-1].endswith("Loss"):
-                return False  # a layer may hold weights: its output is more than its inputs
-        return True
+        built = _torch_nn_builds(self.index, constructors)
+        # a layer may hold weights: its output is more than its inputs
+        return built is not None and all(name.endswith("Loss") for name, _ in built)
 
     def trainable_layer(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is `func` (a name or `self.x`) proven to be a torch.nn layer with trainable
@@ -684,14 +677,11 @@ class ValueAnalysis:
                 type(b) is cst.Assign for b in bindings
             ):
                 return False  # also a parameter, a loop target, an import...
-        for constructor in constructors:
-            value = built_module_call(constructor)
-            if type(value) is not cst.Call:
-                return False
-            qualified = self.index.qualified_name(value.func) or ""
-            if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
-                return False
-            if qualified.rsplit(".", 1)[-1] not in WEIGHTED_LAYERS:
+        built = _torch_nn_builds(self.index, constructors)
+        if built is None:
+            return False
+        for layer, value in built:
+            if layer not in WEIGHTED_LAYERS:
                 return False
             for arg in value.args:
                 if arg.star or (
@@ -1311,3 +1301,21 @@ def _view_base(expr: cst.CSTNode) -> str | None:
 def _mutated_base(expr: cst.CSTNode) -> str | None:
     """The variable an in-place change reaches: `x` for `x`, `x[i]`, `x.view(-1)[0]`."""
     return dotted_name(strip_views(expr, ALIASING_CALLS, TRANSPOSE_ATTRIBUTES))
+
+
+def _torch_nn_builds(
+    index: FileIndex, constructors: list[cst.CSTNode]
+) -> list[tuple[str, cst.Call]] | None:
+    """(class name, call) of each constructor when every one builds a class of `torch.nn`
+    itself (`nn.Linear(...)`, `torch.nn.L1Loss()`, maybe moved: `.to(device)`); None when
+    one builds anything else."""
+    found: list[tuple[str, cst.Call]] = []
+    for constructor in constructors:
+        value = built_module_call(constructor)
+        if type(value) is not cst.Call:
+            return None
+        qualified = index.qualified_name(value.func) or ""
+        if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
+            return None
+        found.append((qualified.rsplit(".", 1)[-1], value))
+    return found
