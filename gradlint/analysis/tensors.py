@@ -29,6 +29,8 @@ from gradlint.analysis.index import (
 from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
+    FRESH_PRESERVING_METHODS,
+    FRESH_TENSOR_MAKERS,
     MODULE_WRAPPING_METHODS,
     NOT_MODULE_NAMESPACES,
     NOT_TENSOR_NAMESPACES,
@@ -318,13 +320,51 @@ class TensorFacts:
         kind = self.kind_of_name(name, use)
         if kind == LEAF:
             return name
-        if kind == OTHER and self.roles is not None and self.roles.is_parameter(name, use):
+        if (
+            kind == OTHER
+            and self.roles is not None
+            and not self._made_fresh(name, use)
+            and self.roles.is_parameter(name, use)
+        ):
             return name  # its `.grad` is read: `for p, v in zip(params, states)`
         if "." in name:
             owner, attr = name.rsplit(".", 1)
             if self._is_parameter_attribute(owner, attr, use):
                 return name
         return None
+
+    def fresh_tensor(self, value: cst.CSTNode | None) -> bool:
+        """Is this a tensor made right here, which no module or optimizer can hold yet:
+        a torch factory's result, a `.clone()` or `.detach()`, with in-place initialisers
+        and `requires_grad_()` chained on?"""
+        while type(value) is cst.Call:
+            func = value.func
+            if (self.index.qualified_name(func) or "") in FRESH_TENSOR_MAKERS:
+                return True
+            if type(func) is not cst.Attribute:
+                return False
+            method = func.attr.value
+            if method in ("clone", "detach"):
+                return True
+            if method not in FRESH_PRESERVING_METHODS:
+                return False
+            value = func.value
+        return False
+
+    def _made_fresh(self, name: str, use: cst.CSTNode) -> bool:
+        """Is a binding of the plain `name` that reaches `use` a tensor made right there
+        (fresh_tensor)? Then what it holds is known, and a later `.grad` read (after a
+        `requires_grad = True`) says nothing of it at `use`."""
+        if "." in name:
+            return False
+        scope = self.index.scope_of(use)
+        bindings = self._tensor_bindings(scope).get(name)
+        if not bindings:
+            return False
+        return any(
+            b.value is not None and self.fresh_tensor(b.value)
+            for b in self._reaching(bindings, use)
+        )
 
     def _is_parameter_alias(self, value: cst.CSTNode) -> bool:
         if self._aliasing:

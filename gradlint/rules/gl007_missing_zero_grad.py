@@ -12,8 +12,6 @@ from gradlint.analysis.grad_sharing import GradHandoff
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopNode
 from gradlint.analysis.torch_api import (
-    FRESH_PRESERVING_METHODS,
-    FRESH_TENSOR_MAKERS,
     OPTIMIZER_CLASSES,
     PARAMETER_REGISTERING_METHODS,
     SELF_RETURNING_MODULE_METHODS,
@@ -378,7 +376,7 @@ class MissingZeroGrad(Rule):
         scope = self.facts.index.scope_of(step.node)
         bindings = [b for b in self.facts.loops.scope_facts(scope).bindings if b.var == name]
         if not bindings or not all(
-            b.kind == "assign" and self._fresh_tensor(b.value) for b in bindings
+            b.kind == "assign" and self.facts.tensors.fresh_tensor(b.value) for b in bindings
         ):
             return True
         flow = self.facts.flow
@@ -395,25 +393,6 @@ class MissingZeroGrad(Rule):
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value in PARAMETER_REGISTERING_METHODS:
                     return True
-        return False
-
-    def _fresh_tensor(self, value: cst.CSTNode | None) -> bool:
-        """Is this a tensor made right here, which no module or optimizer can hold yet:
-        a torch factory's result, a `.clone()` or `.detach()`, with in-place initialisers
-        and `requires_grad_()` chained on?"""
-        while type(value) is cst.Call:
-            func = value.func
-            qualified = self.facts.qualified_name(func) or ""
-            if qualified in FRESH_TENSOR_MAKERS:
-                return True
-            if type(func) is not cst.Attribute:
-                return False
-            method = func.attr.value
-            if method in ("clone", "detach"):
-                return True
-            if method not in FRESH_PRESERVING_METHODS:
-                return False
-            value = func.value
         return False
 
     def _report(self, step: _Step, sites: _Sites, loop: LoopNode) -> None:
