@@ -605,7 +605,8 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
         before = _lint_blob(git_dir, parent, parent_path)
         after = _lint_blob(git_dir, fix["fix_commit"], fixed_path or parent_path)
         want = _pos(fix["parent_line"])
-        lo, hi = (_pos(x) for x in fix["fix_range"].split("-"))
+        first, _, last = fix["fix_range"].partition("-")  # "40-46", or one line: "40"
+        lo, hi = _pos(first), _pos(last or first)
         caught = any(
             same_pitfall(i["code"], fix["code"])
             and any(_near(place, want) for place in _places(i))
