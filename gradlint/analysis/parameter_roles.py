@@ -67,6 +67,7 @@ class ParameterRoles:
         # (scope, name, the bindings that reach, callers asked) -> holds parameters;
         # False while it is being asked
         self._holders: dict[tuple[cst.CSTNode, str, frozenset[cst.CSTNode], bool], bool] = {}
+        self._grad_names: frozenset[str] | None = None
 
     def ask_built_with(self, method: _Built) -> None:
         """Where to ask whether an expression is built as an iterable of parameters."""
@@ -77,6 +78,8 @@ class ParameterRoles:
     def is_parameter(self, name: str, use: cst.CSTNode) -> bool:
         """Does the plain name at `use` hold a leaf that requires grad, by a read or a
         clearing of its `.grad` that the same bindings reach?"""
+        if name not in self._names_with_grad_read():
+            return False  # most names: no `.grad` of theirs anywhere in the file
         reaching = self._reaching(name, use)
         if not reaching:
             return False
@@ -85,6 +88,16 @@ class ParameterRoles:
             frozenset(self._reaching(name, read)) == reaching
             for read in self._grad_reads(scope, name)
         )
+
+    def _names_with_grad_read(self) -> frozenset[str]:
+        """The plain names whose `.grad` the file reads somewhere: one walk per file."""
+        if self._grad_names is None:
+            self._grad_names = frozenset(
+                node.value.value
+                for node in self.index.of_types(cst.Attribute)
+                if node.attr.value == GRAD_ATTRIBUTE and type(node.value) is cst.Name
+            )
+        return self._grad_names
 
     def holds_parameters(self, name: str, use: cst.CSTNode) -> bool:
         """Does the plain name at `use` hold an iterable of parameters, by its uses (see
