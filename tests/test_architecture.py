@@ -638,6 +638,14 @@ def per_site_argument_readers(source: str) -> list[tuple[int, str]]:
             if any(isinstance(n, ast.Call) and _called_name(n) in ONE_SITE_BINDERS for n in inner):
                 found.append((function.lineno, function.name))
                 break
+        else:
+            # the same walk written as `sites = callers_of(f)` and a comprehension over
+            # them that binds the parameter at each (`all(ok(argument_of(s, ...)) for s
+            # in sites)`)
+            called = {_called_name(n) for n in ast.walk(function) if isinstance(n, ast.Call)}
+            comprehends = any(isinstance(n, ast.comprehension) for n in ast.walk(function))
+            if comprehends and called & CALL_SITE_LISTS and called & ONE_SITE_BINDERS:
+                found.append((function.lineno, function.name))
     return found
 
 
@@ -679,8 +687,16 @@ def test_the_per_site_reader_finder_finds_readers():
         "def callers_in_loops(self, func):\n"  # the sites, no argument read
         "    for site in self.callers_of(func):\n"
         "        yield self.index.scope_of(site)\n"
+        "def holds(self, func, name):\n"
+        "    sites = self.callees.callers_of(func)\n"
+        "    return all(ok(argument_of(site, sig, name)) for site in sites)\n"
     )
-    assert per_site_argument_readers(source) == [(1, "passed"), (4, "flags"), (6, "models")]
+    assert per_site_argument_readers(source) == [
+        (1, "passed"),
+        (4, "flags"),
+        (6, "models"),
+        (13, "holds"),
+    ]
 
 
 def path_translators(source: str) -> list[tuple[int, str]]:

@@ -108,7 +108,9 @@ class FileFacts:
 
     @cached_property
     def parameter_roles(self) -> ParameterRoles:
-        return ParameterRoles(self.index, self.bindings, self.grad_mode.callees)
+        return ParameterRoles(
+            self.index, self.bindings, self.grad_mode.callees, self.caller_arguments
+        )
 
     @cached_property
     def registration(self) -> ParameterRegistration:

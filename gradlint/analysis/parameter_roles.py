@@ -27,7 +27,7 @@ counts for a use of `p` only when the same bindings of `p` reach both.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import libcst as cst
@@ -51,14 +51,35 @@ class Callees(Protocol):
 
     def resolve(self, call: cst.Call) -> cst.FunctionDef | None: ...
 
-    def callers_of(self, func: cst.FunctionDef) -> list[cst.Call]: ...
+
+class PassedArgument(Protocol):
+    @property
+    def site(self) -> cst.Call: ...
+
+    @property
+    def passed(self) -> cst.BaseExpression | None: ...
+
+
+class ArgumentsAtCalls(Protocol):
+    """What the roles need of the one fact of what callers pass (analysis.caller_arguments,
+    which imports what imports this module)."""
+
+    def here(self, func: cst.FunctionDef, param: str) -> Sequence[PassedArgument]: ...
 
 
 class ParameterRoles:
-    def __init__(self, index: FileIndex, bindings: ScopeBindings, callees: Callees) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        bindings: ScopeBindings,
+        callees: Callees,
+        callers: ArgumentsAtCalls,
+    ) -> None:
         self.index = index
         self.bindings = bindings
         self.callees = callees
+        # what each call of a function of this file binds a parameter to (one fact)
+        self.callers = callers
         # Is an expression built as an iterable of parameters (`[W, b]` of leaves,
         # `list(model.parameters())`)? Told by analysis.tensors, which reads these roles
         # for what no binding shows; held weakly, so that the two make no reference
@@ -175,11 +196,8 @@ class ParameterRoles:
         (binding,) = reaching
         if type(binding) is not cst.Param:
             return False
-        sites = self.callees.callers_of(scope)
-        signature = signature_of(scope, method=self.index.enclosing_class(scope) is not None)
-        return bool(sites) and all(
-            self._passes_parameters(argument_of(site, signature, name), site) for site in sites
-        )
+        passed = self.callers.here(scope, name)
+        return bool(passed) and all(self._passes_parameters(a.passed, a.site) for a in passed)
 
     def _passes_parameters(self, argument: cst.BaseExpression | None, site: cst.Call) -> bool:
         if argument is None:
