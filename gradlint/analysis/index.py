@@ -150,10 +150,14 @@ LOOPS = frozenset({cst.For, cst.While})
 STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
 
 
+# The small statements after which a path goes no further in its block.
+LEAVING_STATEMENTS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
 def _leaves(statement: cst.CSTNode) -> bool:
-    """A small statement after which the path goes no further in its block: `return`,
-    `raise`, `continue`, `break`, or `assert False` (argparse-style "cannot happen")."""
-    if isinstance(statement, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+    """A small statement after which the path goes no further in its block: a
+    LEAVING_STATEMENTS one, or `assert False` (argparse-style "cannot happen")."""
+    if isinstance(statement, LEAVING_STATEMENTS):
         return True
     if type(statement) is cst.Assert:
         test = statement.test

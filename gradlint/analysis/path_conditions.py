@@ -34,14 +34,12 @@ from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import LEAVING_STATEMENTS, FileIndex, dotted_name
 from gradlint.analysis.project import MethodCall
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
 
 _NOT_A_LITERAL = object()
-# Statements that end a block's run: an `if p: return` before a statement guards it.
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # How many functions a callable is followed through, handed from one to the next.
 _MAX_HAND_OVERS = 4
 
@@ -595,9 +593,11 @@ def _exits(body: cst.BaseSuite) -> bool:
         if not body.body:
             return False
         last = body.body[-1]
-        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], _EXITS)
+        return type(last) is cst.SimpleStatementLine and isinstance(
+            last.body[-1], LEAVING_STATEMENTS
+        )
     if type(body) is cst.SimpleStatementSuite:
-        return isinstance(body.body[-1], _EXITS)
+        return isinstance(body.body[-1], LEAVING_STATEMENTS)
     return False
 
 
