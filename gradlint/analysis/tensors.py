@@ -323,8 +323,8 @@ class TensorFacts:
         if (
             kind == OTHER
             and self.roles is not None
+            and self.roles.is_parameter(name, use)  # most names: no `.grad` read, asked no more
             and not self._made_fresh(name, use)
-            and self.roles.is_parameter(name, use)
         ):
             return name  # its `.grad` is read: `for p, v in zip(params, states)`
         if "." in name:
