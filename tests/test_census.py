@@ -121,6 +121,32 @@ def test_a_fix_is_caught_at_a_related_location_in_a_notebook_cell(census):
     assert census._places(script) == ["40", "12"]
 
 
+def test_a_site_is_reported_by_a_related_location_of_a_finding_in_its_file(census):
+    # GL004 at each evaluating call of a notebook's `get_sample_image(G)`, after `G.eval()`,
+    # names the forward inside the helper (cell 8, line 6) as a related location: that
+    # reports the helper's own site (cell 8, lines 1-11), not a site elsewhere.
+    helper = census.SiteRow(
+        "o/r", "n.ipynb", "8:1", "8:11", "eval-scope", "", "POS", "GL004", "G forward at 8:6"
+    )
+    other = census.SiteRow(
+        "o/r", "n.ipynb", "12:1", "12:9", "eval-scope", "", "POS", "GL004", "D forward at 12:3"
+    )
+    finding = {
+        "filename": "/tmp/x/n.ipynb",
+        "cell": 19,
+        "location": {"row": 33},
+        "related": [
+            {"filename": "/tmp/x/n.ipynb", "cell": 19, "location": {"row": 32}},
+            {"filename": "/tmp/x/n.ipynb", "cell": 8, "location": {"row": 6}},
+        ],
+    }
+    places = census._places(finding)
+    assert helper.reported_at("n.ipynb", places)
+    assert not helper.reported_at("n.ipynb", places[:1])
+    assert not other.reported_at("n.ipynb", places)
+    assert not helper.reported_at("m.ipynb", places)
+
+
 def test_sites_are_enumerated_with_ast_alone(tmp_path):
     sys.path.insert(0, str(REAL_CODE))
     try:

@@ -169,6 +169,15 @@ class SiteRow:
         return False
 
 
+    def reported_at(self, path: str, places: list[str]) -> bool:
+        """A finding in `path` reports this site when its own line or one of its related
+        locations in the same file (`_places`) is in the site's range or at the line its
+        reason cites: a forward inside a helper is reported by the finding at each
+        evaluating call, which names that forward as a related location, as the fix
+        benchmark already counts it."""
+        return any(self.covers(path, at) or self.cites(path, at) for at in places)
+
+
 def _pos(line: str) -> tuple[int, int]:
     if ":" in line:
         cell, row = line.split(":", 1)
@@ -322,6 +331,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
                     item["code"],
                     item["message"],
                     item.get("severity") or "",
+                    _places(item),
                 )
             )
         stats[h]["repos"] += 1
@@ -337,15 +347,15 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             per_rule[(h, site.code)]["pos"] += 1
             if any(
                 same_pitfall(code, site.code)
-                and (site.covers(p, ln) or site.cites(p, ln))
+                and site.reported_at(p, places)
                 and not judged_false(repo.name, p, ln, code)
-                for p, ln, code, *_ in findings + elsewhere
+                for p, ln, code, _message, _level, places in findings + elsewhere
             ):
                 stats[h]["caught"] += 1
                 per_rule[(h, site.code)]["caught"] += 1
             else:
                 missed.append(f"{h} {repo.name} {site.path}:{site.line} {site.code} {site.reason}")
-        for path, line, code, message, level in findings:
+        for path, line, code, message, level, _places_of in findings:
             stats[h]["findings"] += 1
             per_rule[(h, code)]["findings"] += 1
             on = [s for s in rows if s.label and s.covers(path, line) and code in s.codes]
