@@ -168,7 +168,6 @@ class SiteRow:
                 return True
         return False
 
-
     def reported_at(self, path: str, places: list[str]) -> bool:
         """A finding in `path` reports this site when its own line or one of its related
         locations in the same file (`_places`) is in the site's range or at the line its
