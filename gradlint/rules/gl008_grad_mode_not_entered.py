@@ -261,9 +261,10 @@ class GradModeNotEntered(Rule):
         return api
 
     def _is_variable(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
-        """`torch.autograd.Variable`, or a wrapper of this file that passes its keyword
+        """`torch.autograd.Variable`, a wrapper of this file that passes its keyword
         arguments on to it (`Variable = lambda *args, **kwargs: autograd.Variable(*args,
-        **kwargs).cuda()`, the usual way old code moved every Variable to the GPU)."""
+        **kwargs).cuda()`, the usual way old code moved every Variable to the GPU), or a
+        subclass of it defined here."""
         name = dotted_name(func)
         if name is None:
             return False
@@ -278,6 +279,15 @@ class GradModeNotEntered(Rule):
 
     def _forwards_to_variable(self, binding: cst.CSTNode) -> bool:
         body: cst.CSTNode
+        if type(binding) is cst.ClassDef:
+            # `class Variable(autograd.Variable)` (old DQN code's way to move every
+            # Variable to the GPU in `__init__`): constructing it is constructing a
+            # Variable, whatever its `__init__` does with the keywords (measured on torch
+            # 2.13: the instance is a plain tensor, and `volatile` is ignored)
+            index = self.facts.index
+            return any(
+                index.qualified_name(base.value) in VARIABLE_CLASSES for base in binding.bases
+            )
         if type(binding) is cst.FunctionDef:
             params, body = binding.params, binding.body
         elif (
