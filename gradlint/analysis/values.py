@@ -333,6 +333,58 @@ class ValueAnalysis:
             bindings = self._value_bindings(self.index.module).get(name)
         return list(bindings or ())
 
+    def variable_constructor(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """`torch.autograd.Variable`, a wrapper of this file that passes its keyword
+        arguments on to it (`Variable = lambda *args, **kwargs: autograd.Variable(*args,
+        **kwargs).cuda()`, the usual way old code moved every Variable to the GPU), or a
+        subclass of it defined here."""
+        name = dotted_name(func)
+        if name is None:
+            return False
+        head = name.split(".")[0]
+        if self.index.qualified_name(func) in VARIABLE_CLASSES:
+            return self.bound_only_by_imports(head, use)
+        if "." in name:
+            return False
+        bindings = self.bindings_of(name, use)
+        return bool(bindings) and all(self._forwards_to_variable(b) for b in bindings)
+
+    def _forwards_to_variable(self, binding: cst.CSTNode) -> bool:
+        body: cst.CSTNode
+        if type(binding) is cst.ClassDef:
+            # `class Variable(autograd.Variable)` (old DQN code's way to move every
+            # Variable to the GPU in `__init__`): constructing it is constructing a
+            # Variable, whatever its `__init__` does with the keywords (measured on torch
+            # 2.13: the instance is a plain tensor, and `volatile` is ignored)
+            index = self.index
+            return any(
+                index.qualified_name(base.value) in VARIABLE_CLASSES for base in binding.bases
+            )
+        if type(binding) is cst.FunctionDef:
+            params, body = binding.params, binding.body
+        elif (
+            type(binding) is cst.Assign
+            and len(binding.targets) == 1
+            and type(binding.value) is cst.Lambda
+        ):
+            params, body = binding.value.params, binding.value.body
+        else:
+            return False
+        kwargs = params.star_kwarg
+        if kwargs is None:
+            return False
+        index = self.index
+        for node in index.walk(body):
+            if type(node) is cst.Call and index.qualified_name(node.func) in VARIABLE_CLASSES:
+                if any(
+                    a.star == "**"
+                    and type(a.value) is cst.Name
+                    and a.value.value == kwargs.name.value
+                    for a in node.args
+                ):
+                    return True
+        return False
+
     def bound_only_by_imports(self, name: str, use: cst.CSTNode) -> bool:
         """Is every binding of `name` visible at `use` an import (or is it not bound in
         this file at all)? `from torch import no_grad` then `no_grad = torch.no_grad()`

@@ -188,7 +188,7 @@ class GradModeNotEntered(Rule):
         message = _VOLATILE
         if related:
             message = _VOLATILE_PASSED.format(name=cst.Module([]).code_for_node(volatile.value))
-        if not self._is_variable(node.func, node):
+        if not self.facts.values.variable_constructor(node.func, node):
             if related or not self._hands_volatile_on(node):
                 return
             message = _VOLATILE_HANDED.format(name=dotted_name(node.func))
@@ -259,56 +259,3 @@ class GradModeNotEntered(Rule):
         if name is None or not self.facts.values.bound_only_by_imports(name.split(".")[0], expr):
             return None
         return api
-
-    def _is_variable(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
-        """`torch.autograd.Variable`, a wrapper of this file that passes its keyword
-        arguments on to it (`Variable = lambda *args, **kwargs: autograd.Variable(*args,
-        **kwargs).cuda()`, the usual way old code moved every Variable to the GPU), or a
-        subclass of it defined here."""
-        name = dotted_name(func)
-        if name is None:
-            return False
-        values = self.facts.values
-        head = name.split(".")[0]
-        if self.facts.qualified_name(func) in VARIABLE_CLASSES:
-            return values.bound_only_by_imports(head, use)
-        if "." in name:
-            return False
-        bindings = values.bindings_of(name, use)
-        return bool(bindings) and all(self._forwards_to_variable(b) for b in bindings)
-
-    def _forwards_to_variable(self, binding: cst.CSTNode) -> bool:
-        body: cst.CSTNode
-        if type(binding) is cst.ClassDef:
-            # `class Variable(autograd.Variable)` (old DQN code's way to move every
-            # Variable to the GPU in `__init__`): constructing it is constructing a
-            # Variable, whatever its `__init__` does with the keywords (measured on torch
-            # 2.13: the instance is a plain tensor, and `volatile` is ignored)
-            index = self.facts.index
-            return any(
-                index.qualified_name(base.value) in VARIABLE_CLASSES for base in binding.bases
-            )
-        if type(binding) is cst.FunctionDef:
-            params, body = binding.params, binding.body
-        elif (
-            type(binding) is cst.Assign
-            and len(binding.targets) == 1
-            and type(binding.value) is cst.Lambda
-        ):
-            params, body = binding.value.params, binding.value.body
-        else:
-            return False
-        kwargs = params.star_kwarg
-        if kwargs is None:
-            return False
-        index = self.facts.index
-        for node in index.walk(body):
-            if type(node) is cst.Call and index.qualified_name(node.func) in VARIABLE_CLASSES:
-                if any(
-                    a.star == "**"
-                    and type(a.value) is cst.Name
-                    and a.value.value == kwargs.name.value
-                    for a in node.args
-                ):
-                    return True
-        return False
