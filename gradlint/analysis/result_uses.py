@@ -713,8 +713,23 @@ class ResultUses:
             inner = self.index.scope_of(read)
             if inner is scope:
                 continue
-            if scope is self.index.module or self.index.is_inside(inner, scope):
+            if (
+                scope is self.index.module or self.index.is_inside(inner, scope)
+            ) and not self._shadowed(inner, scope, name):
                 return True
+        return False
+
+    def _shadowed(self, inner: cst.CSTNode, scope: cst.CSTNode, name: str) -> bool:
+        """Does a scope from `inner` out to `scope` (excluded) bind `name` itself (a
+        parameter, an assignment)? Then its reads are of its own name, not of the value
+        bound in `scope`: a notebook's `pred_probas = model(X)` handed to `def
+        comp_accuracy(label_var, pred_probas)`. (A `global` or `nonlocal` declaration
+        was answered before.)"""
+        index = self.index
+        while inner is not scope and inner is not index.module:
+            if any(b.name == name for b in self.values.bindings.of_scope(inner)):
+                return True
+            inner = index.scope_of(inner)
         return False
 
 

@@ -9,6 +9,7 @@ from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
+from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
@@ -254,6 +255,10 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if model is not None and handed and not _read_as_a_tensor(uses):
                 continue  # out of sight, it may return a plain number made of them
+            if is_graph_free(facts.values.of_expr(call)):
+                # `policy.get_action(s)` whose body returns `action.detach().numpy()`:
+                # the graph is thrown away inside, where its own forward is asked about
+                continue
             if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
             if path is None and forwards.graph_is_used(call, model):
