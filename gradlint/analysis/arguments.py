@@ -66,6 +66,29 @@ class Signature:
     # "" for a function or a staticmethod, INSTANCE for a method, CLASS for a
     # classmethod: what a call through an attribute binds the first parameter to
     receiver: str = ""
+    # a `*args` / `**kwargs` parameter: any further positional / keyword argument fits
+    var_positional: bool = False
+    var_keyword: bool = False
+
+    def admits(self, args: Sequence[ArgumentShape], *, receiver_passed: bool) -> bool:
+        """Can a call with these arguments run this function without a TypeError for an
+        argument it has no parameter for (a keyword it does not name, one positional
+        argument too many)? True where a star argument hides what is passed. A call of
+        a method's name that passes `eval=True` to `def get_action(self, state)` is a
+        call of another class's method."""
+        if any(star for _, star in args):
+            return True
+        named = set(self.positional[self.positional_only :]) | set(self.keyword_only)
+        if not self.var_keyword and any(
+            keyword is not None and keyword not in named for keyword, _ in args
+        ):
+            return False
+        if self.var_positional:
+            return True
+        capacity = len(self.positional)
+        if receiver_passed and self.receiver:
+            capacity -= 1  # the object the call is made on fills the first one
+        return sum(1 for keyword, _ in args if keyword is None) <= capacity
 
     def bind(
         self, args: Sequence[ArgumentShape], param: str, *, receiver_passed: bool
@@ -222,6 +245,8 @@ def signature_of(func: cst.FunctionDef, *, method: bool) -> Signature:
         receiver=_receiver(
             method, [d.decorator.value for d in func.decorators if type(d.decorator) is cst.Name]
         ),
+        var_positional=isinstance(params.star_arg, cst.Param),
+        var_keyword=params.star_kwarg is not None,
     )
 
 
@@ -240,7 +265,18 @@ def ast_signature(func: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool)
         keyword_only=tuple(a.arg for a in args.kwonlyargs),
         defaulted=tuple(defaulted),
         receiver=_receiver(method, [d.id for d in func.decorator_list if isinstance(d, ast.Name)]),
+        var_positional=args.vararg is not None,
+        var_keyword=args.kwarg is not None,
     )
+
+
+def ast_shape_of(call: ast.Call) -> list[ArgumentShape]:
+    """A call of another of the project's files, read with `ast`, as binding sees it."""
+    shapes: list[ArgumentShape] = [
+        (None, "*" if isinstance(a, ast.Starred) else "") for a in call.args
+    ]
+    shapes += [(k.arg, "" if k.arg is not None else "**") for k in call.keywords]
+    return shapes
 
 
 def _receiver(method: bool, decorators: list[str]) -> str:

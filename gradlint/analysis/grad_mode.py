@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from gradlint.analysis.arguments import signature_of
 from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex, bool_literal
@@ -285,4 +286,5 @@ def callers_query(
         frozenset(),
         methods,
         callees.base_names(cls) if cls is not None else frozenset(),
+        signature=signature_of(func, method=True) if cls is not None else None,
     )

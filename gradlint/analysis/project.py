@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
 
-from gradlint.analysis.arguments import ArgumentShape, Signature, ast_signature
+from gradlint.analysis.arguments import ArgumentShape, Signature, ast_shape_of, ast_signature
 from gradlint.analysis.imports import (
     ImportMap,
     Origin,
@@ -2206,6 +2206,9 @@ class MethodQuery:
     # must answer the same way (is its result only read as numbers?), more calls only
     # make the answer stricter
     unknown_receivers: bool = False
+    # the method's own parameters: a call whose arguments it cannot take (`eval=True`
+    # given to `def get_action(self, state)`) is of another class's method of the name
+    signature: Signature | None = None
 
     def key(self, root: str) -> str:
         """The dependency a search for these calls under root is recorded as."""
@@ -2213,16 +2216,20 @@ class MethodQuery:
         if self.unknown_receivers:  # absent otherwise: the keys recorded before stay valid
             fields.append("unknown receivers")
         sets = [sorted(self.evals), sorted(self.resets), sorted(self.methods)]
-        if self.bases:  # absent otherwise: the keys recorded before bases stay valid
+        if self.bases or self.signature is not None:
+            # absent otherwise: the keys recorded before bases stay valid
             sets.append(sorted(self.bases))
+        if self.signature is not None:
+            sets.append(_signature_fields(self.signature))
         return SEARCH_PREFIX + json.dumps([fields, sets])
 
     @classmethod
     def from_key(cls, key: str) -> tuple[MethodQuery, str]:
         fields, sets = json.loads(key[len(SEARCH_PREFIX) :])
         class_file, class_name, method, attribute, root, *flags = fields
-        evals, resets, methods, *rest = (frozenset(x) for x in sets)
-        bases = rest[0] if rest else frozenset()
+        evals, resets, methods = (frozenset(x) for x in sets[:3])
+        bases = frozenset(sets[3]) if len(sets) > 3 else frozenset()
+        signature = _signature_from_fields(sets[4]) if len(sets) > 4 else None
         query = cls(
             class_file,
             class_name,
@@ -2233,8 +2240,34 @@ class MethodQuery:
             methods,
             bases,
             unknown_receivers=bool(flags),
+            signature=signature,
         )
         return query, root
+
+
+def _signature_fields(signature: Signature) -> list:
+    return [
+        list(signature.positional),
+        signature.positional_only,
+        list(signature.keyword_only),
+        list(signature.defaulted),
+        signature.receiver,
+        signature.var_positional,
+        signature.var_keyword,
+    ]
+
+
+def _signature_from_fields(fields: list) -> Signature:
+    positional, positional_only, keyword_only, defaulted, receiver, varargs, varkw = fields
+    return Signature(
+        tuple(positional),
+        positional_only,
+        tuple(keyword_only),
+        tuple(defaulted),
+        receiver,
+        varargs,
+        varkw,
+    )
 
 
 def _tree_memo(tree: ast.Module) -> dict:
@@ -2580,12 +2613,17 @@ class _ScopeCalls:
     def calls(self) -> list[MethodCall] | None:
         query = self.search.query
         out: list[MethodCall] = []
+        signature = query.signature
         if not query.class_name:
             for stmt, call in self.scope.calls:
                 if self.search.names_the_function(call.func, self.owner):
                     out.append(self._judge(call, stmt, ""))
             return out
         for stmt, call in self.scope.attribute_calls.get(query.method, ()):
+            if signature is not None and not signature.admits(
+                ast_shape_of(call), receiver_passed=True
+            ):
+                continue  # it could not run the method: another class's of that name
             receiver = cast(ast.Attribute, call.func).value
             if isinstance(receiver, ast.Name):
                 name = receiver.id
