@@ -31,7 +31,9 @@ def test_a_signature_admits_what_it_can_bind():
     assert with_kwargs.admits(_shape("a.get_action(s, eval=True)"), receiver_passed=True)
     with_args = Signature(positional=("self",), receiver="instance", var_positional=True)
     assert with_args.admits(_shape("a.get_action(s, t, u)"), receiver_passed=True)
-    positional_only = Signature(positional=("self", "state"), positional_only=2, receiver="instance")
+    positional_only = Signature(
+        positional=("self", "state"), positional_only=2, receiver="instance"
+    )
     assert not positional_only.admits(_shape("a.get_action(state=s)"), receiver_passed=True)
     function = Signature(positional=("x",))
     assert function.admits(_shape("f(1)"), receiver_passed=False)
