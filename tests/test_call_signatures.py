@@ -101,3 +101,53 @@ def test_a_call_the_method_could_take_on_an_object_of_unknown_class_still_counts
     result = lint_file(tmp_path / "networks.py")
     assert result.error is None, result.error
     assert [d.code for d in result.diagnostics] == ["GL012"]
+
+
+DQN_AGENT = """
+    import torch
+    import torch.nn.functional as F
+
+
+    class DQNAgent:
+        def __init__(self, dqn_model, selector, softmax=False):
+            self.dqn_model = dqn_model
+            self.selector = selector
+            self.softmax = softmax
+
+        def __call__(self, states):
+            q_v = self.dqn_model(states)
+            if self.softmax:
+                q_v = F.softmax(q_v, dim=1)
+            q = q_v.data.cpu().numpy()
+            return self.selector(q)
+
+        def preprocess(self, states):
+            return self.selector(states)
+    """
+
+
+def test_a_model_kept_in_self_whose_result_is_detached_is_a_model(tmp_path):
+    # ptan's agents (fixed upstream by @torch.no_grad() on __call__): the network is
+    # handed in, out of sight, but its output is taken with `.data`, a graph the code
+    # knows is there; the selector's output is not, and is no forward.
+    write(tmp_path, {".git/HEAD": "", "agent.py": DQN_AGENT})
+    result = lint_file(tmp_path / "agent.py")
+    assert result.error is None, result.error
+    assert [(d.code, d.start.line) for d in result.diagnostics] == [("GL012", 12)]
+
+
+def test_a_function_parameter_whose_result_is_detached_says_nothing(tmp_path):
+    # a score function handed in may differentiate inside (a Langevin sampler): its
+    # `.detach()` is no evidence that running it under no_grad would be safe
+    source = """
+        import torch
+
+
+        def sample_score_field(score_fn, x):
+            scores = score_fn(x).detach()
+            return scores.cpu().numpy()
+    """
+    write(tmp_path, {".git/HEAD": "", "fields.py": source})
+    result = lint_file(tmp_path / "fields.py")
+    assert result.error is None, result.error
+    assert [d.code for d in result.diagnostics] == []

@@ -40,6 +40,8 @@ from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
 from gradlint.analysis.tensors import PARAMS, TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
+    DETACHING_ATTRIBUTES,
+    DETACHING_METHODS,
     GRAD_MODE_SETTER,
     GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
@@ -56,6 +58,10 @@ from gradlint.analysis.torch_api import (
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
+
+
+# `.detach()` and `.data`: how code drops a graph it knows is there
+_DETACHING = DETACHING_METHODS | DETACHING_ATTRIBUTES
 
 
 class ForwardAnalysis:
@@ -87,6 +93,7 @@ class ForwardAnalysis:
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
+        self._detached_results: dict[str, list[cst.Call]] | None = None
         self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
         self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
@@ -942,7 +949,11 @@ class ForwardAnalysis:
             return False  # some binding makes it a parameterless module, or not a module
         if True in verdicts:
             return True
-        return self._parameters_asked_for(name, use) or self._passed_by_callers(name, use)
+        return (
+            self._parameters_asked_for(name, use)
+            or self._passed_by_callers(name, use)
+            or self._results_detached(name, use)
+        )
 
     def _passed_by_callers(self, name: str, use: cst.CSTNode) -> bool:
         """A parameter of the enclosing function that the function's callers in this
@@ -1054,6 +1065,58 @@ class ForwardAnalysis:
         head = path_root(name)
         bindings = set(self.values.bindings_of(head, use))
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
+
+    def _results_detached(self, name: str, use: cst.CSTNode) -> bool:
+        """A result of calling `name` is detached where it is read (`q_v =
+        self.dqn_model(states)`, then `q_v.data.cpu().numpy()`; `net(x).detach()`): the
+        code drops a graph it knows the call builds, so what is called computes with
+        weights that require grad. For a model an object is handed and keeps in `self`
+        (an agent's network) whose class is out of sight; the calls that show it are
+        those of the same class."""
+        if self._detached_results is None:
+            found: dict[str, list[cst.Call]] = {}
+            for call in self.index.calls:
+                callee = module_path(call.func)
+                if callee is not None and self._result_detached(call):
+                    found.setdefault(callee, []).append(call)
+            self._detached_results = found
+        calls = self._detached_results.get(name)
+        if not calls:
+            return False
+        if not name.startswith("self."):
+            # a function's parameter may be any callable, one that differentiates inside
+            # and detaches what it returns (a Langevin sampler, a score function): its
+            # callers say what it is (_passed_by_callers)
+            return False
+        cls = self.tensors._enclosing_class(use)
+        return cls is not None and any(self.index.is_inside(c, cls) for c in calls)
+
+    def _result_detached(self, call: cst.Call) -> bool:
+        """`f(x).detach()`, `f(x).data`, or `y = f(x)` (`y, v = f(x)`) with a read of a
+        bound name that is one of them."""
+        index = self.index
+        parent = index.parent.get(call)
+        if type(parent) is cst.Attribute and parent.value is call:
+            return parent.attr.value in _DETACHING
+        if type(parent) is not cst.Assign or len(parent.targets) != 1:
+            return False
+        target = parent.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [e.value for e in target.elements if type(e) is cst.Element]
+        else:
+            names = [target]
+        for name in names:
+            if type(name) is not cst.Name:
+                continue
+            for read in self.values.uses_reached(parent, name.value):
+                holder = index.parent.get(read)
+                if (
+                    type(holder) is cst.Attribute
+                    and holder.value is read
+                    and holder.attr.value in _DETACHING
+                ):
+                    return True
+        return False
 
     def is_frozen(self, model: str, use: cst.CSTNode, *, whole: bool = False) -> bool:
         """Are (some of) the model's parameters switched off where `use` runs:
