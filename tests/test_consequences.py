@@ -33,6 +33,17 @@ def test_the_doc_is_rendered_from_the_committed_table():
     assert consequences.DOC_PATH.read_text(encoding="utf-8") == consequences.render(committed())
 
 
+def test_every_bad_fixture_has_a_committed_row():
+    # a fixture added without `consequences --write` would leave its rule's cost unsaid
+    root = consequences.REPO / "fixtures"
+    bad = {
+        f"{p.parent.name}/{p.name}"
+        for p in root.glob("GL*/bad_*.py")
+        if not p.name.endswith(".fixed.py")
+    }
+    assert bad == {row["fixture"] for row in committed()["fixtures"]}
+
+
 @pytest.fixture(scope="module")
 def fresh() -> dict:
     root = consequences.REPO / "fixtures"

@@ -324,6 +324,24 @@ class CarriedGraph:
                 return False
         return bool(returns)
 
+    def trainable_part(self, value: cst.CSTNode, stmt: cst.CSTNode) -> Trainable | None:
+        """The call in `value` (not past a graph cut) that runs, with autograd recording,
+        a forward of a model with parameters, a function of this file computing from
+        them, or a callable handed tensors that require grad (`net(X, w, b)` of a
+        from-scratch model): what gives the value a graph of its own, built where it is
+        computed."""
+        for node in self._graph_parts(value, stmt, set()):
+            if type(node) is not cst.Call:
+                continue
+            found = self._trainable_call(node)
+            if found is not None:
+                return found
+            if self.grad_mode.mode_at(node) is GradMode.RECORDING:
+                handed = self.forwards.handed_parameters(node)
+                if handed is not None:
+                    return Trainable(node, f"`{handed}`, handed parameters", True)
+        return None
+
     def _trainable_call(self, call: cst.Call) -> Trainable | None:
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
             return None

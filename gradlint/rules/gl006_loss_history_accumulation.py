@@ -19,7 +19,9 @@ class LossHistoryAccumulation(Rule):
     ## What it does
     Flags a graph-carrying tensor (a loss, a model output) accumulated across the
     iterations of a training loop that calls `backward()` or `optimizer.step()`:
-    `total_loss += loss`, `losses.append(loss)`, `running = running + loss`.
+    `total_loss += loss`, `losses.append(loss)`, `running = running + loss`; also a
+    forward run in the loop only to be recorded (`history.append(loss_fn(model(X_all),
+    y_all))`), whose graph is its own and is never backpropagated.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph, so the
@@ -28,9 +30,9 @@ class LossHistoryAccumulation(Rule):
     graph, the saved activations are gone but every graph node stays alive: 8 nodes and
     about 6 KB of host memory per iteration for a small MLP's loss (measured over 50,000
     iterations on torch 2.13), a `waste` finding: cheap per step, growing until the
-    accumulator is reset. Where nothing frees the graph (`retain_graph=True`), every
-    iteration's activations stay alive too: a `leak`. Either way it looks like a
-    logging line.
+    accumulator is reset. Where nothing frees the graph (`retain_graph=True`, or a
+    forward of its own that no backward runs through), every iteration's activations
+    stay alive too: a `leak`. Either way it looks like a logging line.
 
     Not flagged: `.item()` and `.detach()` accumulations, accumulators that are
     themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
@@ -72,7 +74,9 @@ class LossHistoryAccumulation(Rule):
     The fix accumulates `loss.detach()` instead of `loss`: the value is kept as a tensor
     (so later `.item()` or arithmetic still works) without its graph. It is unsafe: code
     that later differentiates the accumulator would stop getting gradients (gradlint
-    does not flag accumulators it sees being backpropagated).
+    does not flag accumulators it sees being backpropagated). A forward of its own gets
+    no fix: detached, it would still be built for nothing (GL012), and whether `.item()`
+    or `torch.no_grad()` fits is the author's call.
 
     ## References
     - [PyTorch FAQ: accumulating history](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
@@ -112,8 +116,14 @@ class LossHistoryAccumulation(Rule):
             accumulator, value = found
             if accumulator in consumed:
                 continue  # backpropagated itself: a micro-batch or TBPTT accumulator
+            # the graph kept is the one the loop backpropagates, or one of its own: a
+            # forward run for the record (`losses.append(loss_fn(net(X_all), y_all))`),
+            # which nothing ever frees
+            own = None
             if not flow.reads(value) & graph_vars:
-                continue
+                own = facts.carried_graph.trainable_part(value, index.statement_of(node))
+                if own is None:
+                    continue
             accumulated = facts.values.of_expr(value)
             if not may_carry_graph(accumulated):
                 continue  # a number, or a tensor proven to have no history
@@ -122,7 +132,7 @@ class LossHistoryAccumulation(Rule):
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
             rendered = _short(value)
-            freed = self._graph_freed(value, loop)
+            freed = own is None and self._graph_freed(value, loop)
             self.report(
                 index.statement_of(node),
                 self.message_for(
@@ -130,9 +140,13 @@ class LossHistoryAccumulation(Rule):
                     value=rendered,
                     consequence=_NODES_ONLY if freed else _ACTIVATIONS,
                 ),
-                fix=self._fix(value, rendered),
+                # a forward of its own, detached, would still be built for nothing
+                # (GL012): `.item()` or `torch.no_grad()` is the author's call
+                fix=self._fix(value, rendered) if own is None else None,
                 related=self._related(loop, accumulator, flow.reads(value)),
-                confidence=self._confidence(accumulated, value, loop),
+                confidence=Confidence.HIGH
+                if own is not None
+                else self._confidence(accumulated, value, loop),
                 group=Group.WASTE if freed else Group.LEAK,
             )
 
