@@ -885,8 +885,11 @@ class ForwardAnalysis:
             if self.values.of_expr(value, ret) & {Kind.GRAPH, Kind.LEAF}:
                 return True
             for node in self.index.walk(value):
-                if type(node) is cst.Call and self.model_forward(node) is not None:
-                    return True
+                if type(node) is cst.Call and (
+                    self.model_forward(node) is not None
+                    or self.handed_parameters(node) is not None
+                ):
+                    return True  # a model's forward, or `net(X, w, b)` of a hand-written one
             if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
                 return True
         return False

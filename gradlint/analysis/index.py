@@ -646,6 +646,14 @@ class FileIndex:
         self._scope_cache[node] = scope
         return scope
 
+    def outer_scopes(self, scope: cst.CSTNode):
+        """The scopes a name not bound in `scope` is looked up in, innermost first: the
+        enclosing functions (a closure's variables; a class body is never one), then the
+        module. Nothing for the module itself."""
+        while scope is not self.module:
+            scope = self.scope_of(scope)
+            yield scope
+
     def enclosing_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
         """The class a function is a method of (directly in its body), if any."""
         parent = self.parent

@@ -237,16 +237,14 @@ class TensorFacts:
         scope = scope or self.index.scope_of(use)
         bindings = self._tensor_bindings(scope).get(name)
         if not bindings:
-            if scope is not self.index.module and "." not in name:
-                return (
-                    self.kind_of_name(name, use, self.index.module)
-                    if name in self._tensor_bindings(self.index.module)
-                    else OTHER
-                )
+            if "." not in name:
+                for outer in self.index.outer_scopes(scope):
+                    if name in self._tensor_bindings(outer):
+                        return self.kind_of_name(name, use, outer)
             return OTHER
-        if scope is self.index.module and self.index.scope_of(use) is not scope:
-            # A global read inside a function runs when the function is called: any
-            # module-level binding may be the one it sees.
+        if self.index.scope_of(use) is not scope:
+            # A global or a closure's variable read inside a function runs when the
+            # function is called: any binding of the outer scope may be the one it sees.
             reaching = bindings
         else:
             reaching = self._reaching(bindings, use)

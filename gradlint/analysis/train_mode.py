@@ -683,8 +683,35 @@ class TrainModeAnalysis:
         scope = self.index.scope_of(use)
         switches = self._scope_switches(scope, model)
         if not switches:
-            return self._global_eval_switch(model, scope)
+            return self._closure_eval_switch(model, scope) or self._global_eval_switch(model, scope)
         return self._decide(switches, use)
+
+    def _closure_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
+        """A nested function reading its enclosing function's model runs where it is
+        called (pytorch-wgan's `get_pred(x)` inside `inception_score`, after
+        `inception_model.eval()`): the model is in eval mode there when every call of
+        it in the enclosing function (one at least) is; a lambda, where it is made."""
+        index = self.index
+        if type(scope) not in (cst.FunctionDef, cst.Lambda) or self.summaries is None:
+            return None
+        outer = index.scope_of(scope)
+        if type(outer) is not cst.FunctionDef:
+            return None
+        root = model.split(".")[0].split("[")[0]
+        if any(b.name == root for b in (self.bindings.of_scope(scope) if self.bindings else ())):
+            return None  # its own name, not the enclosing function's model
+        sites: list[cst.CSTNode]
+        if not isinstance(scope, cst.FunctionDef):
+            # a lambda, made to be handed on and run there: the mode where it is made
+            sites = [scope]
+        else:
+            sites = [
+                c for c in self.summaries.callees.callers_of(scope) if index.scope_of(c) is outer
+            ]
+        found = [self.eval_switch_at(model, site) for site in sites]
+        if not found or any(f is None for f in found):
+            return None
+        return found[-1]
 
     def _eval_at(self, model: str, use: cst.CSTNode, direct: list[ModeSwitch]):
         scope = self.index.scope_of(use)

@@ -325,12 +325,16 @@ class ValueAnalysis:
         return None
 
     def bindings_of(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
-        """Every binding of `name` in the scope `use` reads it from (its function, or
-        the module for a name the function does not bind), flow-insensitively."""
+        """Every binding of `name` in the scope `use` reads it from (its function, else
+        the nearest enclosing function that binds it, a closure's variable, else the
+        module), flow-insensitively."""
         scope = self.index.scope_of(use)
         bindings = self._value_bindings(scope).get(name)
-        if not bindings and scope is not self.index.module:
-            bindings = self._value_bindings(self.index.module).get(name)
+        if not bindings:
+            for outer in self.index.outer_scopes(scope):
+                bindings = self._value_bindings(outer).get(name)
+                if bindings:
+                    break
         return list(bindings or ())
 
     def variable_constructor(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
