@@ -886,8 +886,7 @@ class ForwardAnalysis:
                 return True
             for node in self.index.walk(value):
                 if type(node) is cst.Call and (
-                    self.model_forward(node) is not None
-                    or self.handed_parameters(node) is not None
+                    self.model_forward(node) is not None or self.handed_parameters(node) is not None
                 ):
                     return True  # a model's forward, or `net(X, w, b)` of a hand-written one
             if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
@@ -918,13 +917,16 @@ class ForwardAnalysis:
         return self._made_to_require_grad(name, self.index.module)
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
+        """`self(x)` / `self.forward(x)` in a class of this file: a module class that is
+        not parameterless, or a hand-written model, a plain class that keeps tensors
+        requiring grad in `self` (`self.weights = torch.zeros(n, 1, requires_grad=True)`,
+        a course's logistic regression)."""
         for anc in self.index.ancestors(use):
             if type(anc) is cst.ClassDef:
                 name = anc.name.value
-                return (
-                    name in self.tensors.local_module_classes()
-                    and name not in self.parameterless_classes()
-                )
+                if name in self.tensors.local_module_classes():
+                    return name not in self.parameterless_classes()
+                return self.tensors.holds_leaf_attributes(anc)
         return False
 
     def has_parameters(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:

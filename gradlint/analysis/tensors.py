@@ -475,6 +475,11 @@ class TensorFacts:
         self._switch_cache[scope] = found
         return found
 
+    def holds_leaf_attributes(self, cls: cst.ClassDef) -> bool:
+        """Does the class keep a tensor that requires grad in `self` (a Parameter,
+        `torch.zeros(..., requires_grad=True)`)?"""
+        return LEAF in self._class_attributes(cls).values()
+
     def _is_parameter_attribute(self, owner: str, attr: str, use: cst.CSTNode) -> bool:
         """`self.w` assigned a Parameter in the class, or the `.weight`/`.bias` of a
         module whose class we can see holds them as Parameters (torch.nn's layers, or a
