@@ -1094,7 +1094,23 @@ class ForwardAnalysis:
             # callers say what it is (_passed_by_callers)
             return False
         cls = self.tensors._enclosing_class(use)
-        return cls is not None and any(self.index.is_inside(c, cls) for c in calls)
+        if cls is None or not any(self.index.is_inside(c, cls) for c in calls):
+            return False
+        # handed in: every binding of the attribute is a parameter of its method
+        # (`self.model = model`); one built here (`self.BCEobj = FocalLoss(BCEobj)`, a
+        # loss whose output is detached for a log line) says what it is by its building
+        bindings = self.values.bindings.attribute_bindings(cls, "self." + name.split(".")[1])
+        return (
+            bindings is not None
+            and bool(bindings)
+            and all(
+                type(b.value) is cst.Name
+                and any(
+                    type(p) is cst.Param for p in self.values.bindings_of(b.value.value, b.node)
+                )
+                for b in bindings
+            )
+        )
 
     def _result_detached(self, call: cst.Call) -> bool:
         """`f(x).detach()`, `f(x).data`, or `y = f(x)` (`y, v = f(x)`) with a read of a

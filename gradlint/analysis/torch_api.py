@@ -482,10 +482,17 @@ GRAD_MODE_MANAGERS = GRAD_DISABLERS | GRAD_ENABLERS
 GRAD_MODE_NAMES = GRAD_MODE_MANAGERS | {GRAD_MODE_SETTER}
 # Those that may turn recording on inside a region.
 GRAD_RECORDING_SWITCHES = GRAD_ENABLERS | {GRAD_MODE_SETTER}
-# Trainer hooks (PyTorch Lightning) that the framework calls under no_grad / inference_mode.
+# Trainer hooks (PyTorch Lightning) that the framework calls under no_grad / inference_mode:
+# the evaluation loop's `run` is wrapped whole (`_no_grad_context`), its start and end hooks
+# included.
 NO_GRAD_HOOKS = frozenset(
     {"validation_step", "test_step", "predict_step", "on_validation_batch_end"}
     | {"on_test_batch_end", "on_predict_batch_end", "validation_epoch_end", "test_epoch_end"}
+    | {"on_validation_batch_start", "on_test_batch_start", "on_predict_batch_start"}
+    | {"on_validation_start", "on_validation_epoch_start", "on_validation_epoch_end"}
+    | {"on_validation_end", "on_test_start", "on_test_epoch_start", "on_test_epoch_end"}
+    | {"on_test_end", "on_predict_start", "on_predict_epoch_start", "on_predict_epoch_end"}
+    | {"on_predict_end"}
 )
 
 # -- differentiation and optimizers -------------------------------------------------------
