@@ -135,13 +135,14 @@ class StatementPositions:
         self._resolve = resolve
         self._resolved: dict[int, tuple[Mapping[cst.CSTNode, CodeRange], int]] = {}
 
-    def unit_of(self, node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]):
-        """The innermost unit holding `node` (None when there is none)."""
+    def unit_of(self, node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]):
+        """The innermost unit holding `node` (None when there is none), going up by
+        `parent_of` (the file index's `parent.get`)."""
         current: cst.CSTNode | None = node
         while current is not None:
             if id(current) in self._units:
                 return current
-            current = parents.get(current)
+            current = parent_of(current)
         return None
 
     def range_of(self, node: cst.CSTNode, unit: cst.CSTNode) -> CodeRange | None:
