@@ -529,8 +529,9 @@ class TrainModeAnalysis:
         if self.summaries is None:
             return []
         found: list[ModeSwitch] = []
+        parents = self.index.parent.by_id  # read for every call of the file
         for call in self.index.calls:
-            parent = self.index.parent.get(call)
+            parent = parents.get(id(call))
             if type(parent) is not cst.Assign or parent.value is not call:
                 continue
             returned = self._returns_eval_model(call, direct)
