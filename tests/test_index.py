@@ -283,3 +283,20 @@ def test_the_order_and_parent_tables_answer_by_node_identity():
             table[copy]
     assert index.parent[call.func] is call
     assert index.scope_of(copy) is index.module  # not indexed: no parent chain
+
+
+def test_the_classes_tested_by_exact_type_have_no_subclasses():
+    # the analyses test `type(node) is cst.Name` or `type(node) in (...)` in their hot
+    # loops instead of isinstance (a failing isinstance on LibCST's ABCs runs ABCMeta's
+    # check in Python): the same answer only while no class below derives from these
+    exact = [
+        cst.Name, cst.Attribute, cst.Call, cst.Arg, cst.Subscript, cst.Index,
+        cst.SubscriptElement, cst.Slice, cst.Element, cst.StarredElement, cst.List,
+        cst.Tuple, cst.Set, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp,
+        cst.If, cst.While, cst.For, cst.With, cst.Assign, cst.AnnAssign, cst.AugAssign,
+        cst.SimpleStatementLine, cst.IndentedBlock, cst.Module, cst.FunctionDef,
+        cst.ClassDef, cst.Lambda, cst.Integer, cst.Float, cst.Imaginary,
+        cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+        cst.MatrixMultiply,
+    ]  # fmt: skip
+    assert [cls.__name__ for cls in exact if cls.__subclasses__()] == []

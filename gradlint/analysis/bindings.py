@@ -344,7 +344,7 @@ class ScopeBindings:
                     if type(target) is cst.Attribute:
                         attr = target.attr.value
                         counts[attr] = counts.get(attr, 0) + 1
-                    elif isinstance(target, (cst.Tuple, cst.List)):
+                    elif type(target) is cst.Tuple or type(target) is cst.List:
                         targets.extend(e.value for e in target.elements)
                     elif type(target) is cst.StarredElement:
                         targets.append(target.value)

@@ -386,12 +386,14 @@ class LoopAnalysis:
         index = self.index
         child = store
         for anc in index.ancestors(store):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            # exact types (no subclasses): isinstance on LibCST's ABCs is slow when it fails
+            kind = type(anc)
+            if kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
                 return None
             clauses: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
-            if isinstance(anc, cst.For) and not index.is_inside(child, anc.iter):
+            if kind is cst.For and not index.is_inside(child, anc.iter):
                 clauses.append((anc.target, anc.iter))
-            elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            elif kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
                 clause: cst.CompFor | None = anc.for_in
                 while clause is not None:
                     clauses.append((clause.target, clause.iter))

@@ -419,22 +419,24 @@ class ResultUses:
             if position == 1 and _values_and_indices(node):
                 return [(parent, True)]  # `out.topk(k)[1]`: indices, which have no grad
             return [(parent, detached)]
-        if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
+        # exact types below (none of these classes has a subclass): isinstance on
+        # LibCST's ABCs runs ABCMeta's check in Python whenever it fails
+        if type(parent) in (cst.Index, cst.SubscriptElement, cst.Slice):
             found.reads.append(parent)
             return []  # an index into something else: the value's own graph ends here
         if type(parent) is cst.Element:
             holder = index.parent.get(parent)
-            if isinstance(holder, (cst.List, cst.Tuple, cst.Set)):
+            if type(holder) in (cst.List, cst.Tuple, cst.Set):
                 return [(holder, detached)]
             raise _Escapes
-        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            if parent.elt is node:
+        if type(parent) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
+            if parent.elt is node:  # type: ignore[attr-defined]
                 return [(parent, detached)]
             raise _Escapes
         if type(parent) is cst.FormattedStringExpression:
             found.reads.append(parent)
             return []  # formatted for a log line
-        if isinstance(parent, (cst.If, cst.While)) and parent.test is node:
+        if type(parent) in (cst.If, cst.While) and parent.test is node:  # type: ignore[attr-defined]
             found.reads.append(parent)
             return []
         if type(parent) is cst.Assert and parent.test is node:
@@ -442,11 +444,11 @@ class ResultUses:
             return []
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
-        if type(parent) is cst.Return and not isinstance(node, (cst.Tuple, cst.List)):
+        if type(parent) is cst.Return and type(node) not in (cst.Tuple, cst.List):
             # one value returned (a tuple of results, a state among them, still escapes)
             return self._returned(parent, detached)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            if parent.value is node:
+        if type(parent) in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            if parent.value is node:  # type: ignore[attr-defined]
                 return self._bound(parent, node, detached, found)
             if type(parent) is cst.AugAssign and type(node) is cst.Name:
                 # `total += x` read the old total: the new one carries it on
