@@ -289,6 +289,8 @@ def test_the_classes_tested_by_exact_type_have_no_subclasses():
     # the analyses test `type(node) is cst.Name` or `type(node) in (...)` in their hot
     # loops instead of isinstance (a failing isinstance on LibCST's ABCs runs ABCMeta's
     # check in Python): the same answer only while no class below derives from these
+    from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
+
     exact = [
         cst.Name, cst.Attribute, cst.Call, cst.Arg, cst.Subscript, cst.Index,
         cst.SubscriptElement, cst.Slice, cst.Element, cst.StarredElement, cst.List,
@@ -297,6 +299,7 @@ def test_the_classes_tested_by_exact_type_have_no_subclasses():
         cst.SimpleStatementLine, cst.IndentedBlock, cst.Module, cst.FunctionDef,
         cst.ClassDef, cst.Lambda, cst.Integer, cst.Float, cst.Imaginary,
         cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
-        cst.MatrixMultiply,
+        cst.MatrixMultiply, cst.Return, cst.Yield, cst.Param, cst.Continue, cst.Break,
+        cst.Raise, cst.SimpleStatementSuite, *ELEMENTWISE_COMPARISONS,
     ]  # fmt: skip
     assert [cls.__name__ for cls in exact if cls.__subclasses__()] == []

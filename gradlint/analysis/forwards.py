@@ -334,7 +334,7 @@ class ForwardAnalysis:
         returned = {
             name
             for node in index.walk(scope.body)
-            if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None
+            if type(node) in (cst.Return, cst.Yield) and node.value is not None
             for name in self.flow.reads(node.value)
         }
         if not returned:
@@ -854,7 +854,7 @@ class ForwardAnalysis:
         built or by its use: a hand-written model's weights, never an input whose
         gradient is asked for (that is one tensor)."""
         value = arg.value
-        if isinstance(value, (cst.List, cst.Tuple)):
+        if type(value) in (cst.List, cst.Tuple):
             return self.tensors.classify_value(value, self.index.scope_of(value)) == PARAMS
         if type(value) is not cst.Name or arg.star:
             return False

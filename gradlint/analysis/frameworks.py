@@ -87,7 +87,7 @@ class FrameworkAnalysis:
                 region = child
             elif type(anc) is cst.Else:
                 region = anc.body
-            elif isinstance(anc, (cst.FunctionDef, cst.Module)):
+            elif type(anc) in (cst.FunctionDef, cst.Module):
                 region = anc.body if type(anc) is cst.FunctionDef else anc
             if region is not None:
                 framework = self._region_framework(region)

@@ -881,7 +881,7 @@ class FileIndex:
         """Does every path from `earlier` out of the block holding `later` run `later`?
         True when that block also holds `earlier` and the use lies outside it (a `break`
         between the two is not modelled)."""
-        if isinstance(later, (cst.For, cst.Param)):
+        if type(later) in (cst.For, cst.Param):
             return False
         block = self.block_of(later)
         return (

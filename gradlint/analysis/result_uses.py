@@ -803,9 +803,9 @@ def _compares_values(comparison: cst.Comparison) -> bool:
     """An ordering or equality between two operands that may be tensors: not `x is
     None`, `k in d`, nor a test of a literal against a literal."""
     operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    return all(
-        isinstance(t.operator, ELEMENTWISE_COMPARISONS) for t in comparison.comparisons
-    ) and any(isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands)
+    return all(type(t.operator) in ELEMENTWISE_COMPARISONS for t in comparison.comparisons) and any(
+        type(o) in (cst.Call, cst.Name, cst.Attribute, cst.Subscript) for o in operands
+    )
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

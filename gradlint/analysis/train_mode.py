@@ -223,7 +223,7 @@ class TrainModeAnalysis:
         own = {
             statement.name.value
             for statement in self.index.module.body
-            if isinstance(statement, (cst.ClassDef, cst.FunctionDef))
+            if (type(statement) is cst.ClassDef or type(statement) is cst.FunctionDef)
         }
         if not self.index.imported_from and not own:
             return []
