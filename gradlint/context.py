@@ -132,7 +132,7 @@ class FileContext:
         when there is one, else from the whole file's positions."""
         statements = None if "positions" in self.__dict__ else self._statement_positions
         if statements is not None:
-            unit = statements.unit_of(node, self.index.parent)
+            unit = statements.unit_of(node, self.index.parent.get)
             if unit is not None:
                 found = statements.range_of(node, unit)
                 if found is not None:

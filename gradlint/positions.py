@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -83,7 +84,7 @@ def _pair(
             raise _Mismatch
         twin = parsed[position]
         units[id(statement)] = Unit(_start_line(statement, twin), blocks)
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             # `a = 1; b = 2` is one line to LibCST and two statements to CPython
             position += len(statement.body)
             continue
@@ -91,7 +92,7 @@ def _pair(
         body = getattr(statement, "body", None)
         if type(body) is not cst.IndentedBlock:
             continue
-        if isinstance(statement, _DEFINITIONS):
+        if type(statement) in _DEFINITIONS:
             if not isinstance(twin, _AST_DEFINITIONS):
                 raise _Mismatch
         else:
@@ -111,11 +112,15 @@ def _start_line(statement: cst.BaseStatement, twin: ast.stmt) -> int:
     decorator's own line is that of its expression, which may follow the `@`): the
     decorators' lines are counted from their code."""
     above = len(getattr(statement, "leading_lines", ()))
-    if isinstance(statement, _DEFINITIONS) and statement.decorators:
-        code = cst.Module(body=[]).code_for_node
-        # each decorator's code ends with its line break
-        above += sum(len(split_lines(code(d))) for d in statement.decorators)
-        above += len(statement.lines_after_decorators)
+    # exact types (neither class has a subclass): isinstance on LibCST's ABCs is slow
+    # when it fails, and this is asked of every statement
+    if type(statement) in _DEFINITIONS:
+        definition = cast("cst.FunctionDef | cst.ClassDef", statement)
+        if definition.decorators:
+            code = cst.Module(body=[]).code_for_node
+            # each decorator's code ends with its line break
+            above += sum(len(split_lines(code(d))) for d in definition.decorators)
+            above += len(definition.lines_after_decorators)
     return twin.lineno - above
 
 
@@ -135,13 +140,14 @@ class StatementPositions:
         self._resolve = resolve
         self._resolved: dict[int, tuple[Mapping[cst.CSTNode, CodeRange], int]] = {}
 
-    def unit_of(self, node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]):
-        """The innermost unit holding `node` (None when there is none)."""
+    def unit_of(self, node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]):
+        """The innermost unit holding `node` (None when there is none), going up by
+        `parent_of` (the file index's `parent.get`)."""
         current: cst.CSTNode | None = node
         while current is not None:
             if id(current) in self._units:
                 return current
-            current = parents.get(current)
+            current = parent_of(current)
         return None
 
     def range_of(self, node: cst.CSTNode, unit: cst.CSTNode) -> CodeRange | None:

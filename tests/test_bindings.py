@@ -151,3 +151,14 @@ def test_an_item_assignment_stores_into_its_container_and_a_string_key_is_a_vari
         ("self.grid", BindingKind.ITEM),
         ('logs["loss"]', BindingKind.KEYED),
     ]
+
+
+def test_a_scopes_tables_are_its_own_when_asked_of_nodes_the_index_has_not_seen():
+    # the tables are keyed by id(scope): a scope asked about is kept alive with them,
+    # so a later scope cannot take its id and be answered with its bindings
+    bindings = ScopeBindings(FileIndex(cst.parse_module("x = 1\n")))
+    for round_ in range(50):
+        built = cst.parse_statement(f"def f(a):\n    v{round_} = a\n    return v{round_}\n")
+        assert [r.name for r in bindings.of_scope(built)] == ["a", f"v{round_}"]
+        assert list(bindings.uses(built)) == ["a", f"v{round_}"]
+        del built

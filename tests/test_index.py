@@ -259,3 +259,47 @@ def test_the_nodes_of_some_types_under_a_root_are_its_whole_walk_filtered(source
     assert index.of_types_in(built, cst.Call) == [
         n for n in index.walk(built, into_functions=True) if type(n) is cst.Call
     ]
+
+
+def test_the_order_and_parent_tables_answer_by_node_identity():
+    # they are stored by id (LibCST's node hash is a Python call): a node is found only
+    # as itself, and a copy that deep-equals an indexed node, or one built by a fix,
+    # is not, as with the dicts keyed by node they replace
+    index = FileIndex(cst.parse_module(NESTED))
+    for position, node in enumerate(index.nodes):
+        assert index.order[node] == position
+        assert index.order.get(node) == position
+        assert node in index.order
+    assert index.module not in index.parent
+    assert index.parent.get(index.module) is None
+    call = index.calls[0]
+    copy = call.deep_clone()
+    assert copy.deep_equals(call)
+    for table in (index.order, index.parent):
+        assert copy not in table
+        assert table.get(copy) is None
+        assert table.get(copy, -1) == -1
+        with pytest.raises(KeyError):
+            table[copy]
+    assert index.parent[call.func] is call
+    assert index.scope_of(copy) is index.module  # not indexed: no parent chain
+
+
+def test_the_classes_tested_by_exact_type_have_no_subclasses():
+    # the analyses test `type(node) is cst.Name` or `type(node) in (...)` in their hot
+    # loops instead of isinstance (a failing isinstance on LibCST's ABCs runs ABCMeta's
+    # check in Python): the same answer only while no class below derives from these
+    from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
+
+    exact = [
+        cst.Name, cst.Attribute, cst.Call, cst.Arg, cst.Subscript, cst.Index,
+        cst.SubscriptElement, cst.Slice, cst.Element, cst.StarredElement, cst.List,
+        cst.Tuple, cst.Set, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp,
+        cst.If, cst.While, cst.For, cst.With, cst.Assign, cst.AnnAssign, cst.AugAssign,
+        cst.SimpleStatementLine, cst.IndentedBlock, cst.Module, cst.FunctionDef,
+        cst.ClassDef, cst.Lambda, cst.Integer, cst.Float, cst.Imaginary,
+        cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+        cst.MatrixMultiply, cst.Return, cst.Yield, cst.Param, cst.Continue, cst.Break,
+        cst.Raise, cst.SimpleStatementSuite, *ELEMENTWISE_COMPARISONS,
+    ]  # fmt: skip
+    assert [cls.__name__ for cls in exact if cls.__subclasses__()] == []

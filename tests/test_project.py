@@ -1350,3 +1350,62 @@ def test_a_step_and_a_backward_in_a_helper_of_another_file(tmp_path, files, modu
     assert result.error is None, result.error
     assert [(d.start.line, d.code) for d in result.diagnostics] == [(23, "GL011")]
     assert "update_params(self.q_optim, q_loss)" in result.diagnostics[0].message
+
+
+def _reference_tree_facts(tree):
+    """_walk_facts' answer from ast.walk (breadth first, every node): each call's name
+    is owned by the innermost function around it, none inside a class body, else the
+    module."""
+    import ast
+
+    owner_of = {id(tree): id(tree)}
+    called, owners, scopes, classes = set(), {}, [(tree, tree.body, None)], {}
+    for node in ast.walk(tree):
+        owner = owner_of[id(node)]
+        inner = owner
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else None
+            )
+            if name is not None:
+                called.add(name)
+                if owner is not None:
+                    owners.setdefault(name, set()).add(owner)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = id(node)
+            scopes.append((node, node.body, None))
+        elif isinstance(node, ast.ClassDef):
+            inner = None
+            classes.setdefault(node.name, []).append(node)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    scopes.append((item, item.body, node.name))
+        for child in ast.iter_child_nodes(node):
+            owner_of[id(child)] = inner
+    return called, owners, scopes, classes
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).parent / "cases").glob("*.py"))[:12], ids=lambda p: p.name
+)
+def test_a_caller_searchs_tree_facts_are_those_of_ast_walk(path):
+    # _walk_facts reads the tree breadth first without ast.walk's generators; the
+    # scopes and classes come in ast.walk's order, which the search's answers follow
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    facts = project._walk_facts(tree)
+    called, owners, scopes, classes = _reference_tree_facts(tree)
+    assert facts.called == called
+    assert facts.owners == owners
+    assert [(id(o), id(b), c) for o, b, _, c in facts.scopes] == [
+        (id(o), id(b), c) for o, b, c in scopes
+    ]
+    assert {name: [id(c) for c in found] for name, found in facts.classes.items()} == {
+        name: [id(c) for c in found] for name, found in classes.items()
+    }

@@ -279,12 +279,16 @@ class ScopeBindings:
 
     def __init__(self, index: FileIndex) -> None:
         self.index = index
-        self._records: dict[cst.CSTNode, list[NameBinding]] = {}
+        # The tables of scopes are keyed by id(scope) (LibCST's node hash is a Python
+        # call, and they are asked some 20,000 times a run); `_held` keeps each scope
+        # asked about alive, so that no id is reused while the tables live.
+        self._held: list[cst.CSTNode] = []
+        self._records: dict[int, list[NameBinding]] = {}
         # the source order of each record's node, for finding a region's records
-        self._orders: dict[cst.CSTNode, list[int]] = {}
-        self._views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
-        self._node_views: dict[tuple[cst.CSTNode, frozenset[BindingKind]], dict] = {}
-        self._uses: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._orders: dict[int, list[int]] = {}
+        self._views: dict[tuple[int, frozenset[BindingKind]], dict] = {}
+        self._node_views: dict[tuple[int, frozenset[BindingKind]], dict] = {}
+        self._uses: dict[int, dict[str, list[cst.CSTNode]]] = {}
         self._attributes: dict[cst.ClassDef, dict[str, list[NameBinding]]] = {}
         self._attribute_names: dict[str, int] | None = None
 
@@ -340,7 +344,7 @@ class ScopeBindings:
                     if type(target) is cst.Attribute:
                         attr = target.attr.value
                         counts[attr] = counts.get(attr, 0) + 1
-                    elif isinstance(target, (cst.Tuple, cst.List)):
+                    elif type(target) is cst.Tuple or type(target) is cst.List:
                         targets.extend(e.value for e in target.elements)
                     elif type(target) is cst.StarredElement:
                         targets.append(target.value)
@@ -349,7 +353,7 @@ class ScopeBindings:
 
     def of_scope(self, scope: cst.CSTNode) -> list[NameBinding]:
         """The scope's bindings in source order: parameters first, then its body's."""
-        records = self._records.get(scope)
+        records = self._records.get(id(scope))
         if records is None:
             records = []
             if type(scope) in FUNCTION_SCOPES:
@@ -360,7 +364,8 @@ class ScopeBindings:
             else:
                 root = scope
             self._collect(root, records)
-            self._records[scope] = records
+            self._held.append(scope)
+            self._records[id(scope)] = records
         return records
 
     def _collect(self, root: cst.CSTNode, records: list[NameBinding]) -> None:
@@ -371,11 +376,11 @@ class ScopeBindings:
         self, scope: cst.CSTNode, kinds: frozenset[BindingKind]
     ) -> dict[str, list[NameBinding]]:
         """The scope's bindings of these kinds, by name, in source order."""
-        key = (scope, kinds)
+        key = (id(scope), kinds)
         view = self._views.get(key)
         if view is None:
             view = {}
-            for record in self.of_scope(scope):
+            for record in self.of_scope(scope):  # holds the scope
                 if record.kind in kinds:
                     view.setdefault(record.name, []).append(record)
             self._views[key] = view
@@ -385,7 +390,7 @@ class ScopeBindings:
         self, scope: cst.CSTNode, kinds: frozenset[BindingKind]
     ) -> dict[str, list[cst.CSTNode]]:
         """The scope's binding statements of these kinds, by the name they bind."""
-        key = (scope, kinds)
+        key = (id(scope), kinds)
         view = self._node_views.get(key)
         if view is None:
             view = {
@@ -417,9 +422,10 @@ class ScopeBindings:
             found = []
             self._collect(region, found)
             return found
-        orders = self._orders.get(scope)
+        orders = self._orders.get(id(scope))
         if orders is None:
-            orders = self._orders[scope] = [index.order.get(r.node, -1) for r in records]
+            order = index.order.by_id
+            orders = self._orders[id(scope)] = [order.get(id(r.node), -1) for r in records]
         start, stop = span
         # The region's own node is not a binding made inside it (a `for` region's target).
         return records[bisect.bisect_right(orders, start) : bisect.bisect_left(orders, stop)]
@@ -427,7 +433,7 @@ class ScopeBindings:
     def uses(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
         """The reads of each dotted name in the scope (not the targets that bind it), in
         source order."""
-        found = self._uses.get(scope)
+        found = self._uses.get(id(scope))
         if found is not None:
             return found
         found = {}
@@ -465,5 +471,6 @@ class ScopeBindings:
                 name = dotted_name(node)
                 if name is not None:
                     found.setdefault(name, []).append(node)
-        self._uses[scope] = found
+        self._held.append(scope)
+        self._uses[id(scope)] = found
         return found

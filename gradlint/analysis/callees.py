@@ -370,12 +370,12 @@ class CalleeResolver:
         return found
 
     def _class_of_node(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        parent = self.index.parent
-        anc = parent.get(node)
+        parent = self.index.parent.by_id
+        anc = parent.get(id(node))
         while anc is not None:
             if type(anc) is cst.ClassDef:
                 return anc
-            anc = parent.get(anc)
+            anc = parent.get(id(anc))
         return None
 
     def _receiver_class(self, call: cst.Call, target: cst.Attribute) -> cst.ClassDef | None:

@@ -179,9 +179,9 @@ class DataFlow:
                 continue
             if type(node) is cst.Call:
                 return True
-            if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.MatrixMultiply):
+            if type(node) is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply:
                 return True
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            if type(node) is cst.Lambda or type(node) is cst.FunctionDef:
                 continue
             if type(node) is cst.Subscript:
                 stack.append(node.value)

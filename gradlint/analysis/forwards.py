@@ -95,10 +95,14 @@ class ForwardAnalysis:
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
         self._detached_results: dict[str, list[cst.Call]] | None = None
         self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
-        self._has_parameters: dict[tuple[cst.CSTNode, str], bool] = {}
+        # (id(scope), name) -> has_parameters: the scope is the file's module or one of
+        # its functions (index.scope_of), alive with the index, and LibCST's node hash
+        # is a Python call (asked of every forward GL012 looks at)
+        self._has_parameters: dict[tuple[int, str], bool] = {}
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef | cst.Lambda, bool] = {}
-        self._imported_forwards: dict[cst.Call, bool] = {}
+        # id(call) -> _imported_forward_method, with the call kept alive
+        self._imported_forwards: dict[int, tuple[cst.Call, bool]] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
         self._scope_differentiation: dict[cst.CSTNode, bool] = {}
 
@@ -337,7 +341,7 @@ class ForwardAnalysis:
         returned = {
             name
             for node in index.walk(scope.body)
-            if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None
+            if type(node) in (cst.Return, cst.Yield) and node.value is not None
             for name in self.flow.reads(node.value)
         }
         if not returned:
@@ -641,9 +645,11 @@ class ForwardAnalysis:
         assert type(func) is cst.Attribute
         if func.attr.value in NOT_FORWARD_METHODS:
             return False
-        found = self._imported_forwards.get(call)
-        if found is None:
-            found = self._imported_forwards[call] = self.summaries.runs_imported_layers(call)
+        known = self._imported_forwards.get(id(call))
+        if known is not None:
+            return known[1]
+        found = self.summaries.runs_imported_layers(call)
+        self._imported_forwards[id(call)] = (call, found)
         return found
 
     def method_forward(self, call: cst.Call, modules: Set[str]) -> str | None:
@@ -855,7 +861,7 @@ class ForwardAnalysis:
         built or by its use: a hand-written model's weights, never an input whose
         gradient is asked for (that is one tensor)."""
         value = arg.value
-        if isinstance(value, (cst.List, cst.Tuple)):
+        if type(value) in (cst.List, cst.Tuple):
             return self.tensors.classify_value(value, self.index.scope_of(value)) == PARAMS
         if type(value) is not cst.Name or arg.star:
             return False
@@ -939,7 +945,7 @@ class ForwardAnalysis:
         if name is None:
             return False
         scope = self.index.scope_of(use)
-        key = (scope, name)
+        key = (id(scope), name)
         found = self._has_parameters.get(key)
         if found is None:
             found = self._compute_has_parameters(expr, name, use)

@@ -36,9 +36,12 @@ class FrameworkAnalysis:
         if cached != "":
             return cached
         seen: set[str] = set()
+        parents = self.index.parent.by_id
         for node in self.index.walk(region):
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                parent = self.index.parent.get(node)
+            # exact types (neither has a subclass): isinstance on LibCST's ABCs is slow
+            # when it fails, and this tests every node of the region
+            if type(node) is cst.Name or type(node) is cst.Attribute:
+                parent = parents.get(id(node))
                 if type(parent) is cst.Attribute and parent.value is node:
                     continue  # the whole chain is looked at once
                 root = self._roots(node)
@@ -84,7 +87,7 @@ class FrameworkAnalysis:
                 region = child
             elif type(anc) is cst.Else:
                 region = anc.body
-            elif isinstance(anc, (cst.FunctionDef, cst.Module)):
+            elif type(anc) in (cst.FunctionDef, cst.Module):
                 region = anc.body if type(anc) is cst.FunctionDef else anc
             if region is not None:
                 framework = self._region_framework(region)

@@ -93,7 +93,7 @@ class GradModeAnalysis:
                 known = [e for e in effects if e is not None]
                 if known:
                     return known[-1]
-            elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
+            elif type(anc) is cst.IndentedBlock or type(anc) is cst.Module:
                 effect = self._earlier_setter(anc, child)
                 if effect is not None:
                     return effect

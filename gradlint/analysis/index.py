@@ -356,6 +356,40 @@ def _field_code(name: str, annotation: object) -> list[str]:
 
 _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
+_V = typing.TypeVar("_V")
+
+
+class NodeTable(typing.Generic[_V]):
+    """What a dict keyed by node gives its readers (`get`, `[]`, `in`), stored by the
+    node's id in `by_id`. LibCST's `CSTNode.__hash__` is a Python function (`return
+    id(self)`, nodes being equal only to themselves), and the index's parent and order
+    tables, keyed by node, cost two of its calls per node of every file and one per
+    lookup (660,000 calls on the RL tree, a tenth of gradlint's own instructions); a
+    builtin `id` costs a fraction of one. The keys are ids of the nodes the index holds,
+    so none of them is reused by another object while the table lives, and a node the
+    index has not seen is not found, as before. A hot loop may read `by_id` itself."""
+
+    __slots__ = ("by_id",)
+
+    def __init__(self, by_id: dict[int, _V]) -> None:
+        self.by_id = by_id
+
+    @typing.overload
+    def get(self, node: object) -> _V | None: ...
+    @typing.overload
+    def get(self, node: object, default: _V) -> _V: ...
+    def get(self, node: object, default: _V | None = None) -> _V | None:
+        return self.by_id.get(id(node), default)
+
+    def __getitem__(self, node: object) -> _V:
+        return self.by_id[id(node)]
+
+    def __contains__(self, node: object) -> bool:
+        return id(node) in self.by_id
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
 
 def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
     params = scope.params
@@ -371,8 +405,12 @@ class FileIndex:
         """`project`: where the names of the file's star imports of its project's own
         modules are read (ProjectIndex.star_names); without it they stay unbound."""
         self.module = module
-        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.order: dict[cst.CSTNode, int] = {}
+        # id(node) -> its parent, id(node) -> its pre-order position: the index's own
+        # queries read these; `parent` and `order` are the same tables read by node
+        self._parent: dict[int, cst.CSTNode] = {}
+        self._order: dict[int, int] = {}
+        self.parent: NodeTable[cst.CSTNode] = NodeTable(self._parent)
+        self.order: NodeTable[int] = NodeTable(self._order)
         self.nodes: list[cst.CSTNode] = []  # pre-order, i.e. source order
         # the file's imports (analysis.imports reads them, for this tree and for `ast`'s)
         self.imports = ImportMap()
@@ -385,7 +423,7 @@ class FileIndex:
         # _span_end[i]: one past the last pre-order position of nodes[i]'s subtree, so a
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
-        self._scope_cache: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._scope_cache: dict[int, cst.CSTNode] = {}  # id(node) -> scope_of(node)
         self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
@@ -417,8 +455,7 @@ class FileIndex:
         stack: list[cst.CSTNode | None] = [self.module]
         pop, push, push_all = stack.pop, stack.append, stack.extend
         open_: list[int] = []
-        parent = self.parent
-        order = self.order
+        parent = self._parent
         nodes = self.nodes
         end = self._span_end
         # exact type -> (its pre-order positions, its children function)
@@ -429,7 +466,6 @@ class FileIndex:
                 end[open_.pop()] = len(nodes)
                 continue
             position = len(nodes)
-            order[node] = position
             nodes.append(node)
             end.append(position + 1)  # a leaf's span; a node with children closes later
             cls = type(node)
@@ -444,12 +480,14 @@ class FileIndex:
             if not children:
                 continue
             for child in children:
-                parent[child] = node
+                parent[id(child)] = node
             open_.append(position)
             push(None)
             children.reverse()
             push_all(children)
         self._by_type = {cls: positions for cls, (positions, _) in types.items()}
+        # each node's position, in one pass of builtins over the pre-order list
+        self._order.update(zip(map(id, nodes), range(len(nodes)), strict=True))
         # Exact types: these classes have no subclasses, and isinstance on LibCST's ABCs
         # is slow enough to matter on every node.
         self.calls = self.of_types(cst.Call)
@@ -527,9 +565,11 @@ class FileIndex:
         """The pre-order positions of the functions, lambdas and classes, sorted."""
         scopes = self._nested_positions
         if scopes is None:
-            order = self.order
+            order = self._order
             scopes = self._nested_positions = sorted(
-                order[n] for group in (self.functions, self.classes, self._lambdas) for n in group
+                order[id(n)]
+                for group in (self.functions, self.classes, self._lambdas)
+                for n in group
             )
         return scopes
 
@@ -540,7 +580,7 @@ class FileIndex:
     def kids(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The node's meaningful children in source order (read off the pre-order list:
         each child's subtree ends where the next child starts)."""
-        i = self.order.get(node)
+        i = self._order.get(id(node))
         if i is None or self.nodes[i] is not node:
             return child_nodes(node)
         nodes = self.nodes
@@ -556,7 +596,7 @@ class FileIndex:
     def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(first, one past the last) pre-order position of node's subtree, or None for a
         node the index has not seen."""
-        i = self.order.get(node)
+        i = self._order.get(id(node))
         if i is None or self.nodes[i] is not node:
             return None
         return i, self._span_end[i]
@@ -623,27 +663,29 @@ class FileIndex:
         return False
 
     def ancestors(self, node: cst.CSTNode):
-        parent = self.parent.get(node)
+        parents = self._parent
+        parent = parents.get(id(node))
         while parent is not None:
             yield parent
-            parent = self.parent.get(parent)
+            parent = parents.get(id(parent))
 
     def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost FunctionDef (or Lambda) containing node, else the Module."""
-        cached = self._scope_cache.get(node)
+        key = id(node)
+        cached = self._scope_cache.get(key)
         if cached is not None:
             return cached
         scope: cst.CSTNode = self.module
         # the parent chain read directly: a generator (ancestors) per call cost more
         # than the few steps up, and this is asked tens of thousands of times a run
-        parent = self.parent
-        anc = parent.get(node)
+        parent = self._parent
+        anc = parent.get(key)
         while anc is not None:
             if type(anc) in FUNCTION_SCOPES:
                 scope = anc
                 break
-            anc = parent.get(anc)
-        self._scope_cache[node] = scope
+            anc = parent.get(id(anc))
+        self._scope_cache[key] = scope
         return scope
 
     def outer_scopes(self, scope: cst.CSTNode):
@@ -656,30 +698,31 @@ class FileIndex:
 
     def enclosing_class(self, func: cst.FunctionDef) -> cst.ClassDef | None:
         """The class a function is a method of (directly in its body), if any."""
-        parent = self.parent
-        anc = parent.get(func)
+        parent = self._parent
+        anc = parent.get(id(func))
         while anc is not None:
             if type(anc) is cst.ClassDef:
                 return anc
             if type(anc) in FUNCTION_SCOPES:
                 return None
-            anc = parent.get(anc)
+            anc = parent.get(id(anc))
         return None
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) containing node."""
         current: cst.CSTNode | None = node
+        parent = self._parent
         while current is not None and type(current) not in STATEMENTS:
-            current = self.parent.get(current)
+            current = parent.get(id(current))
         return current if current is not None else node
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         if node is container:
             return True
         # Both indexed: the container's subtree is a slice of the pre-order list.
-        order = self.order
-        start = order.get(container)
-        at = order.get(node)
+        order = self._order
+        start = order.get(id(container))
+        at = order.get(id(node))
         if start is not None and at is not None:
             nodes = self.nodes
             if nodes[start] is container and nodes[at] is node:
@@ -707,7 +750,7 @@ class FileIndex:
         asked, since their bodies run at another time (the def, lambda or class node
         itself is walked, its inside is not). Typed Any: callers narrow each node by
         its exact type (`type(node) is cst.Call`), which mypy does not follow."""
-        start = self.order.get(root)
+        start = self._order.get(id(root))
         if start is None or self.nodes[start] is not root:
             return self._walk_unindexed(root, into_functions)
         nodes = self.nodes
@@ -774,9 +817,9 @@ class FileIndex:
         return self._reaching(bindings, use)
 
     def _reaching(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
-        order = self.order
-        use_order = order.get(use, 0)
-        before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(n, 0))
+        order = self._order
+        use_order = order.get(id(use), 0)
+        before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(id(n), 0))
         reaching: list[cst.CSTNode] = []
         for node in before:
             if self.dominates(node, use):
@@ -789,7 +832,7 @@ class FileIndex:
             node
             for node in reaching
             if not any(
-                order.get(node, 0) < order.get(later, 0) and self._kills(later, node, use)
+                order.get(id(node), 0) < order.get(id(later), 0) and self._kills(later, node, use)
                 for later in reaching
             )
         ]
@@ -797,7 +840,7 @@ class FileIndex:
             if self._rebound_in(loop, before, use):
                 break
             for node in bindings:
-                if order.get(node, 0) > use_order and self.is_inside(node, loop):
+                if order.get(id(node), 0) > use_order and self.is_inside(node, loop):
                     reaching.append(node)
         return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
 
@@ -820,12 +863,13 @@ class FileIndex:
         """The bindings that run before `use`. The statement that holds the use (`x = x *
         2`, `w -= lr * g`) starts before it in source order but binds after it runs, so it
         is not one of them; a `for` whose body holds the use is."""
-        order = self.order
-        use_order = order.get(use, 0)
+        order = self._order
+        use_order = order.get(id(use), 0)
         return [
             n
             for n in bindings
-            if order.get(n, 0) < use_order and (type(n) is cst.For or not self.is_inside(use, n))
+            if order.get(id(n), 0) < use_order
+            and (type(n) is cst.For or not self.is_inside(use, n))
         ]
 
     def _rebound_in(self, loop: cst.CSTNode, before: list[cst.CSTNode], use: cst.CSTNode) -> bool:
@@ -835,16 +879,17 @@ class FileIndex:
 
     def block_of(self, binding: cst.CSTNode) -> cst.CSTNode | None:
         """The block (indented body or module) whose statement holds the binding."""
+        parent = self._parent
         statement: cst.CSTNode | None = binding
         while statement is not None and type(statement) not in STATEMENT_LINES:
-            statement = self.parent.get(statement)
-        return self.parent.get(statement) if statement is not None else None
+            statement = parent.get(id(statement))
+        return parent.get(id(statement)) if statement is not None else None
 
     def _kills(self, later: cst.CSTNode, earlier: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Does every path from `earlier` out of the block holding `later` run `later`?
         True when that block also holds `earlier` and the use lies outside it (a `break`
         between the two is not modelled)."""
-        if isinstance(later, (cst.For, cst.Param)):
+        if type(later) in (cst.For, cst.Param):
             return False
         block = self.block_of(later)
         return (
@@ -872,7 +917,7 @@ class FileIndex:
                     break
                 if self._settles(statement, marks):
                     return True
-            if block is within or self.parent.get(block) is within:
+            if block is within or self._parent.get(id(block)) is within:
                 break
         return False
 

@@ -386,12 +386,14 @@ class LoopAnalysis:
         index = self.index
         child = store
         for anc in index.ancestors(store):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            # exact types (no subclasses): isinstance on LibCST's ABCs is slow when it fails
+            kind = type(anc)
+            if kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
                 return None
             clauses: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
-            if isinstance(anc, cst.For) and not index.is_inside(child, anc.iter):
+            if kind is cst.For and not index.is_inside(child, anc.iter):
                 clauses.append((anc.target, anc.iter))
-            elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            elif kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
                 clause: cst.CompFor | None = anc.for_in
                 while clause is not None:
                     clauses.append((clause.target, clause.iter))
@@ -443,7 +445,7 @@ class LoopAnalysis:
                 exposed.add(var)
 
     def _statement(self, stmt: cst.CSTNode, assigned, exposed: set[str]):
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if type(stmt) is cst.SimpleStatementLine or type(stmt) is cst.SimpleStatementSuite:
             assigned = set(assigned)
             for small in stmt.body:
                 assigned = self._small(small, assigned, exposed)
@@ -512,9 +514,9 @@ class LoopAnalysis:
             self._note(self._reads(small.value) | self._reads(small.target), assigned, exposed)
             assigned |= set(target_names(small.target))
             return assigned
-        if isinstance(small, (cst.Continue, cst.Break)):
+        if type(small) in (cst.Continue, cst.Break):
             return TERMINATED
-        if isinstance(small, (cst.Return, cst.Raise)):
+        if type(small) in (cst.Return, cst.Raise):
             self._note(self._reads(small), assigned, exposed)
             return TERMINATED
         self._note(self._reads(small), assigned, exposed)
@@ -554,7 +556,7 @@ def _target_base_reads(analysis: LoopAnalysis, target: cst.CSTNode) -> set[str]:
     """`h[0] = x` and `obj.attr[i] = x` read the container they write into."""
     if type(target) is cst.Subscript:
         return analysis._reads(target)
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         out: set[str] = set()
         for element in target.elements:
             out |= _target_base_reads(analysis, element.value)

@@ -25,7 +25,7 @@ import os
 import re
 import threading
 import warnings
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -2308,9 +2308,14 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
     scopes: list[tuple[ast.AST, list[ast.stmt], bool, str | None]] = [(tree, tree.body, True, None)]
     classes: dict[str, list[ast.ClassDef]] = {}
     imports = ast_import_map(tree)
-    queue: deque[tuple[ast.AST, int | None]] = deque([(tree, id(tree))])
-    while queue:
-        node, owner = queue.popleft()
+    # Breadth first, as ast.walk: `pending` grows at its end as it is read, and
+    # owner_of[i] is the id of the scope whose own statements hold pending[i] (a pair
+    # per node, made by a generator per node, cost more than the rest of the step).
+    pending: list[ast.AST] = [tree]
+    owner_of: list[int | None] = [id(tree)]
+    children_functions = _AST_CHILDREN
+    for position, node in enumerate(pending):
+        owner = owner_of[position]
         kind = type(node)
         inner = owner
         if kind is ast.Call:
@@ -2337,7 +2342,11 @@ def _walk_facts(tree: ast.Module) -> _TreeFacts:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     scopes.append((item, item.body, _decorated_recording(item, imports), node.name))  # type: ignore[attr-defined]
         # names, constants and operators hold none of these facts (_AST_LEAVES)
-        queue.extend((child, inner) for child in _ast_children(node))
+        children_of = children_functions.get(kind)
+        children = children_of(node) if children_of is not None else _ast_children(node)
+        if children:
+            pending += children
+            owner_of += [inner] * len(children)
     return _TreeFacts(frozenset(called), owners, scopes, classes)
 
 

@@ -118,14 +118,17 @@ class ResultUses:
         self._reads: dict[str, list[cst.Name]] | None = None
         self._declared: set[str] | None = None
         self._read_elsewhere_memo: dict[tuple[cst.CSTNode, str], bool] = {}
-        self._sinks: dict[cst.CSTNode, bool] = {}  # through helpers
+        # The tables of scopes are keyed by id(scope): a scope is the file's module or
+        # one of its functions or lambdas (index.scope_of), which the index keeps alive,
+        # and LibCST's node hash is a Python call, asked some 15,000 times a run here.
+        self._sinks: dict[int, bool] = {}  # through helpers
         # per function: its calls whose result is bound to a name, and whether one of
         # those names is never read
-        self._bound_calls: dict[cst.CSTNode, list[tuple[cst.Assign, str]]] = {}
-        self._unread_memo: dict[cst.CSTNode, bool] = {}
-        self._direct_sinks: set[cst.CSTNode] = set()  # scopes that make numbers themselves
+        self._bound_calls: dict[int, list[tuple[cst.Assign, str]]] = {}
+        self._unread_memo: dict[int, bool] = {}
+        self._direct_sinks: set[int] = set()  # scopes that make numbers themselves
         self._external_sinks: dict[str, bool] = {}  # imported name -> makes numbers
-        self._scope_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
+        self._scope_calls: dict[int, list[cst.Call]] | None = None
         self._number_helpers: dict[cst.FunctionDef, bool] = {}
         self._model: str | None = None  # the dotted name called by the forward followed
         # the model whose forward (or method) is followed: its other methods compute
@@ -184,17 +187,18 @@ class ResultUses:
         single name."""
         if self._scope_calls is None:
             # One pass over the file's calls, grouped by the scope they run in.
-            by_scope: dict[cst.CSTNode, list[cst.Call]] = {}
-            direct: set[cst.CSTNode] = set()
-            bound: dict[cst.CSTNode, list[tuple[cst.Assign, str]]] = {}
+            by_scope: dict[int, list[cst.Call]] = {}
+            direct: set[int] = set()
+            bound: dict[int, list[tuple[cst.Assign, str]]] = {}
+            parent = self.index.parent.by_id
             for call in self.index.calls:
                 owner = self.index.scope_of(call)
-                by_scope.setdefault(owner, []).append(call)
+                by_scope.setdefault(id(owner), []).append(call)
                 if _may_make_numbers(call):
-                    direct.add(owner)
-                statement = self.index.parent.get(call)
+                    direct.add(id(owner))
+                statement = parent.get(id(call))
                 if type(statement) is cst.Assign and type(owner) is cst.FunctionDef:
-                    bound.setdefault(owner, []).extend(
+                    bound.setdefault(id(owner), []).extend(
                         (statement, t.target.value)
                         for t in statement.targets
                         if type(t.target) is cst.Name
@@ -207,31 +211,32 @@ class ResultUses:
                 if (type(node) is cst.Attribute and node.attr.value in _ENDING_ATTRIBUTES) or (
                     type(node) is cst.Comparison and _compares_values(node)
                 ):
-                    direct.add(self.index.scope_of(node))
+                    direct.add(id(self.index.scope_of(node)))
             self._scope_calls, self._direct_sinks = by_scope, direct
-        if scope in self._direct_sinks:
+        key = id(scope)
+        if key in self._direct_sinks:
             return True
         if self._binds_unread(scope):
             # `y = model.sample(n)`, `y` never read: thrown away where it is made
-            self._direct_sinks.add(scope)
+            self._direct_sinks.add(key)
             return True
         if not through_helpers:
             return False
-        calls = self._scope_calls.get(scope, [])
-        found = self._sinks.get(scope)
+        calls = self._scope_calls.get(key, [])
+        found = self._sinks.get(key)
         if found is None:
-            found = self._sinks[scope] = any(
+            found = self._sinks[key] = any(
                 self._helper_may_make_numbers(c) for c in calls
             ) or self._callers_make_numbers(scope)
         return found
 
     def _binds_unread(self, scope: cst.CSTNode) -> bool:
         """Does the function bind a call's result to a name it never reads?"""
-        found = self._unread_memo.get(scope)
+        key = id(scope)
+        found = self._unread_memo.get(key)
         if found is None:
-            found = self._unread_memo[scope] = any(
-                self._unread(statement, name)
-                for statement, name in self._bound_calls.get(scope, ())
+            found = self._unread_memo[key] = any(
+                self._unread(statement, name) for statement, name in self._bound_calls.get(key, ())
             )
         return found
 
@@ -241,7 +246,7 @@ class ResultUses:
         if type(scope) is not cst.FunctionDef or self.summaries is None:
             return False
         callers = self.summaries.callees.callers_of(scope)
-        return any(self.index.scope_of(c) in self._direct_sinks for c in callers)
+        return any(id(self.index.scope_of(c)) in self._direct_sinks for c in callers)
 
     def _helper_may_make_numbers(self, call: cst.Call) -> bool:
         """A call of a function of this file that may make numbers, or of an imported
@@ -336,7 +341,7 @@ class ResultUses:
             calls = []
             if self.scope_may_make_numbers(func, through_helpers=False):
                 assert self._scope_calls is not None
-                calls = self._scope_calls.get(func, [])
+                calls = self._scope_calls.get(id(func), [])
             for node in calls:
                 if not _may_make_numbers(node):
                     continue
@@ -354,15 +359,17 @@ class ResultUses:
     def _follow(self, start: cst.CSTNode, found: NumberUses) -> None:
         # (expression carrying the value, the value has been detached on the way)
         work: list[tuple[cst.CSTNode, bool]] = [(start, False)]
-        seen: set[tuple[cst.CSTNode, bool]] = set()
+        # (id(node), detached) -> node, which it keeps alive: a pair of the node itself
+        # would hash it through LibCST's __hash__, a Python call
+        seen: dict[tuple[int, bool], cst.CSTNode] = {}
         while work:
-            item = work.pop()
-            if item in seen:
+            node, detached = work.pop()
+            key = (id(node), detached)
+            if key in seen:
                 continue
-            seen.add(item)
+            seen[key] = node
             if len(seen) > _MAX_STEPS:
                 raise _Escapes  # too much to follow: assume the worst
-            node, detached = item
             try:
                 work.extend(self._step(node, detached, found))
             except _Differentiated:
@@ -412,22 +419,24 @@ class ResultUses:
             if position == 1 and _values_and_indices(node):
                 return [(parent, True)]  # `out.topk(k)[1]`: indices, which have no grad
             return [(parent, detached)]
-        if isinstance(parent, (cst.Index, cst.SubscriptElement, cst.Slice)):
+        # exact types below (none of these classes has a subclass): isinstance on
+        # LibCST's ABCs runs ABCMeta's check in Python whenever it fails
+        if type(parent) in (cst.Index, cst.SubscriptElement, cst.Slice):
             found.reads.append(parent)
             return []  # an index into something else: the value's own graph ends here
         if type(parent) is cst.Element:
             holder = index.parent.get(parent)
-            if isinstance(holder, (cst.List, cst.Tuple, cst.Set)):
+            if type(holder) in (cst.List, cst.Tuple, cst.Set):
                 return [(holder, detached)]
             raise _Escapes
-        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            if parent.elt is node:
+        if type(parent) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
+            if parent.elt is node:  # type: ignore[attr-defined]
                 return [(parent, detached)]
             raise _Escapes
         if type(parent) is cst.FormattedStringExpression:
             found.reads.append(parent)
             return []  # formatted for a log line
-        if isinstance(parent, (cst.If, cst.While)) and parent.test is node:
+        if type(parent) in (cst.If, cst.While) and parent.test is node:  # type: ignore[attr-defined]
             found.reads.append(parent)
             return []
         if type(parent) is cst.Assert and parent.test is node:
@@ -435,11 +444,11 @@ class ResultUses:
             return []
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
-        if type(parent) is cst.Return and not isinstance(node, (cst.Tuple, cst.List)):
+        if type(parent) is cst.Return and type(node) not in (cst.Tuple, cst.List):
             # one value returned (a tuple of results, a state among them, still escapes)
             return self._returned(parent, detached)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            if parent.value is node:
+        if type(parent) in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            if parent.value is node:  # type: ignore[attr-defined]
                 return self._bound(parent, node, detached, found)
             if type(parent) is cst.AugAssign and type(node) is cst.Name:
                 # `total += x` read the old total: the new one carries it on
@@ -809,9 +818,9 @@ def _compares_values(comparison: cst.Comparison) -> bool:
     """An ordering or equality between two operands that may be tensors: not `x is
     None`, `k in d`, nor a test of a literal against a literal."""
     operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    return all(
-        isinstance(t.operator, ELEMENTWISE_COMPARISONS) for t in comparison.comparisons
-    ) and any(isinstance(o, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)) for o in operands)
+    return all(type(t.operator) in ELEMENTWISE_COMPARISONS for t in comparison.comparisons) and any(
+        type(o) in (cst.Call, cst.Name, cst.Attribute, cst.Subscript) for o in operands
+    )
 
 
 def _chain_root(expr: cst.CSTNode | None) -> str | None:

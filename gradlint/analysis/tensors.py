@@ -140,13 +140,13 @@ class TensorFacts:
             if self._is_module_constructor(qualified):
                 return MODULE
             return OTHER
-        if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        if (type(value) is cst.List or type(value) is cst.Tuple) and value.elements:
             # `params = [W_xh, W_hh, b_h]` of leaves that require grad: a hand-written
             # model's parameters
             if self._leaves_only(value):
                 return PARAMS
             return OTHER
-        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        if type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
             if (
                 self.classify_value(value.for_in.iter, scope) == PARAMS
                 and type(value.elt) is cst.Name

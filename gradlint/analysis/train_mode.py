@@ -223,7 +223,7 @@ class TrainModeAnalysis:
         own = {
             statement.name.value
             for statement in self.index.module.body
-            if isinstance(statement, (cst.ClassDef, cst.FunctionDef))
+            if (type(statement) is cst.ClassDef or type(statement) is cst.FunctionDef)
         }
         if not self.index.imported_from and not own:
             return []
@@ -529,8 +529,9 @@ class TrainModeAnalysis:
         if self.summaries is None:
             return []
         found: list[ModeSwitch] = []
+        parents = self.index.parent.by_id  # read for every call of the file
         for call in self.index.calls:
-            parent = self.index.parent.get(call)
+            parent = parents.get(id(call))
             if type(parent) is not cst.Assign or parent.value is not call:
                 continue
             returned = self._returns_eval_model(call, direct)

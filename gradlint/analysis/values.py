@@ -125,6 +125,17 @@ _GRAPH_FREE_ATTRIBUTES = DETACHING_ATTRIBUTES | {GRAD_ATTRIBUTE}
 
 # Literals of containers that code may fill after binding them.
 _MUTABLE_LITERALS = (cst.List, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
+# number and string literals (exact types: none of these classes has a subclass)
+_LITERALS = frozenset(
+    {
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.SimpleString,
+        cst.ConcatenatedString,
+        cst.FormattedString,
+    }
+)
 _CONTAINER_LITERALS = (
     cst.List,
     cst.Tuple,
@@ -945,9 +956,8 @@ class ValueAnalysis:
     # -- expressions -------------------------------------------------------------------
 
     def _expr(self, expr: cst.CSTNode, use: cst.CSTNode) -> Value:
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return PYTHON
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        # exact types (no subclasses): isinstance on LibCST's ABCs is slow when it fails
+        if type(expr) in _LITERALS:
             return PYTHON
         if type(expr) is cst.Name:
             if bool_literal(expr) is not None:
