@@ -1083,39 +1083,34 @@ class ForwardAnalysis:
         code drops a graph it knows the call builds, so what is called computes with
         weights that require grad. For a model an object is handed and keeps in `self`
         (an agent's network) whose class is out of sight; the calls that show it are
-        those of the same class."""
-        if self._detached_results is None:
-            found: dict[str, list[cst.Call]] = {}
-            for call in self.index.calls:
-                callee = module_path(call.func)
-                if callee is not None and self._result_detached(call):
-                    found.setdefault(callee, []).append(call)
-            self._detached_results = found
-        calls = self._detached_results.get(name)
-        if not calls:
-            return False
+        those of the same class. Not a function's parameter: it may be any callable, one
+        that differentiates inside and detaches what it returns (a Langevin sampler, a
+        score function); its callers say what it is (_passed_by_callers)."""
         if not name.startswith("self."):
-            # a function's parameter may be any callable, one that differentiates inside
-            # and detaches what it returns (a Langevin sampler, a score function): its
-            # callers say what it is (_passed_by_callers)
             return False
         cls = self.tensors._enclosing_class(use)
-        if cls is None or not any(self.index.is_inside(c, cls) for c in calls):
+        if cls is None:
             return False
         # handed in: every binding of the attribute is a parameter of its method
         # (`self.model = model`); one built here (`self.BCEobj = FocalLoss(BCEobj)`, a
         # loss whose output is detached for a log line) says what it is by its building
         bindings = self.values.bindings.attribute_bindings(cls, "self." + name.split(".")[1])
-        return (
-            bindings is not None
-            and bool(bindings)
-            and all(
-                type(b.value) is cst.Name
-                and any(
-                    type(p) is cst.Param for p in self.values.bindings_of(b.value.value, b.node)
-                )
-                for b in bindings
-            )
+        if not bindings or not all(
+            type(b.value) is cst.Name
+            and any(type(p) is cst.Param for p in self.values.bindings_of(b.value.value, b.node))
+            for b in bindings
+        ):
+            return False
+        if self._detached_results is None:
+            calls: dict[str, list[cst.Call]] = {}
+            for call in self.index.calls:
+                callee = module_path(call.func)
+                if callee is not None and callee.startswith("self."):
+                    calls.setdefault(callee, []).append(call)
+            self._detached_results = calls
+        return any(
+            self.index.is_inside(c, cls) and self._result_detached(c)
+            for c in self._detached_results.get(name, ())
         )
 
     def _result_detached(self, call: cst.Call) -> bool:
