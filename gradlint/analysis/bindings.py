@@ -299,6 +299,11 @@ class ScopeBindings:
         name on some object (`agent.env = ...`), which could be this class's instance."""
         return self.family_attribute_bindings([cls], name)
 
+    def own_attribute_bindings(self, cls: cst.ClassDef, name: str) -> list[NameBinding]:
+        """The bindings of `self.x` (name) the class's own methods make, whatever code
+        outside it may bind on other objects (attribute_bindings is None then)."""
+        return list(self._attribute_table(cls).get(name, []))
+
     def family_attribute_bindings(
         self, classes: list[cst.ClassDef], name: str
     ) -> list[NameBinding] | None:

@@ -1094,7 +1094,8 @@ class ForwardAnalysis:
         # handed in: every binding of the attribute is a parameter of its method
         # (`self.model = model`); one built here (`self.BCEobj = FocalLoss(BCEobj)`, a
         # loss whose output is detached for a log line) says what it is by its building
-        bindings = self.values.bindings.attribute_bindings(cls, "self." + name.split(".")[1])
+        # (the class's own: another class's `self.model = model` is another object's)
+        bindings = self.values.bindings.own_attribute_bindings(cls, "self." + name.split(".")[1])
         if not bindings or not all(
             type(b.value) is cst.Name
             and any(type(p) is cst.Param for p in self.values.bindings_of(b.value.value, b.node))
