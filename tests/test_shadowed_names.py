@@ -94,3 +94,38 @@ def test_a_method_that_hands_back_numpy_is_not_the_forward_whose_numpy_raises():
     ]
     assert [d.start.line for d in found] == [22]
     assert "raises" not in found[0].message
+
+
+PENALTY = """
+    import torch
+    from torch import autograd, nn
+
+    G = nn.Linear(4, 4)
+    D = nn.Linear(4, 1)
+    opt_D = torch.optim.Adam(D.parameters())
+
+
+    def compute_gradient_penalty(D, real_samples, fake_samples):
+        alpha = torch.rand(real_samples.size(0), 1)
+        interpolates = (alpha * real_samples + (1 - alpha) * fake_samples).requires_grad_(True)
+        out = D(interpolates)
+        grads = autograd.grad(out.sum(), interpolates, create_graph=True)[0]
+        return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+
+
+    for step in range(10):
+        real, z = torch.randn(8, 4), torch.randn(8, 4)
+        opt_D.zero_grad()
+        fake = G(z).detach()
+        gp = compute_gradient_penalty(D, real.data, fake.data)
+        loss_D = -D(real).mean() + D(fake).mean() + 10 * gp
+        loss_D.backward()
+        opt_D.step()
+    """
+
+
+def test_a_detached_result_made_a_new_leaf_is_not_its_graph_used():
+    # dualgan's discriminator step: the generator's graph is recorded and dropped at
+    # once; the penalty's `requires_grad_(True)` on interpolates made of the detached
+    # fakes starts a graph of its own, and does not need the generator's
+    assert ("GL012", 21) in _codes_at(PENALTY)

@@ -57,6 +57,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
+    REQUIRES_GRAD_METHOD,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
 )
@@ -459,6 +460,10 @@ class ResultUses:
         name = attribute.attr.value
         call = self.index.parent.get(attribute)
         if type(call) is cst.Call and call.func is attribute:
+            if detached and name == REQUIRES_GRAD_METHOD:
+                # a new leaf made of the detached values (a gradient penalty's
+                # interpolates): what is differentiated from here is its own graph
+                return []
             return _met(method_result_use(name), call, detached, found)
         use = attribute_result_use(name)
         if use is ResultUse.FOLLOWED and name == "indices":
