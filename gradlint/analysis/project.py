@@ -797,7 +797,7 @@ def _guarded_number_params(
     constant, `np.array([])`), and no other statement stores or hands the parameter on:
     `if t is None: return None ... return t.cpu().detach().numpy()`."""
     made: set[tuple[str, bool]] = set()
-    for inner in ast.walk(node):
+    for inner in _inner_nodes(node):
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             if inner is not node:
                 return {}  # a nested function may keep the parameter
@@ -1180,7 +1180,7 @@ def _mode_manager(
                         stored[name] = stmt.value.id
         switched = _switched_to_eval(enter, stored)
     else:
-        if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+        if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _inner_nodes(node)):
             return None
         params, vararg = _positional(node)
         switched = _switched_to_eval(node, {p: p for p in (*params, vararg) if p})
@@ -1269,7 +1269,7 @@ def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
     (`self.fc = nn.Linear(...)`: "nn.Linear"; `self.encoder = Encoder(...)`): its
     layers, if it is a module."""
     found: dict[str, set[str]] = {}
-    for node in ast.walk(cls):
+    for node in _inner_nodes(cls):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         built = ast_dotted_name(node.value.func) or ""
