@@ -162,3 +162,26 @@ def test_a_scopes_tables_are_its_own_when_asked_of_nodes_the_index_has_not_seen(
         assert [r.name for r in bindings.of_scope(built)] == ["a", f"v{round_}"]
         assert list(bindings.uses(built)) == ["a", f"v{round_}"]
         del built
+
+
+def test_a_scope_binds_its_parameters_assignments_and_attributes_not_its_inner_ones():
+    source = (
+        "def outer(model, x):\n"
+        "    self.G = make()\n"
+        "    for batch in x:\n"
+        "        pass\n"
+        "    def inner(y):\n"
+        "        z = model(y)\n"
+        "        return z\n"
+        "    f = lambda w: model(w)\n"
+    )
+    index = FileIndex(cst.parse_module(source))
+    bindings = ScopeBindings(index)
+    outer = next(n for n in index.nodes if type(n) is cst.FunctionDef and n.name.value == "outer")
+    inner = next(n for n in index.nodes if type(n) is cst.FunctionDef and n.name.value == "inner")
+    lam = next(n for n in index.nodes if type(n) is cst.Lambda)
+    assert all(bindings.binds(outer, n) for n in ("model", "x", "self.G", "batch", "inner", "f"))
+    assert not bindings.binds(outer, "z") and not bindings.binds(outer, "y")
+    assert bindings.binds(inner, "z") and bindings.binds(inner, "y")
+    assert not bindings.binds(inner, "model")
+    assert bindings.binds(lam, "w") and not bindings.binds(lam, "model")

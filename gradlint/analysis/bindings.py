@@ -289,6 +289,7 @@ class ScopeBindings:
         self._views: dict[tuple[int, frozenset[BindingKind]], dict] = {}
         self._node_views: dict[tuple[int, frozenset[BindingKind]], dict] = {}
         self._uses: dict[int, dict[str, list[cst.CSTNode]]] = {}
+        self._bound_names: dict[int, frozenset[str]] = {}
         self._attributes: dict[cst.ClassDef, dict[str, list[NameBinding]]] = {}
         self._attribute_names: dict[str, int] | None = None
 
@@ -372,6 +373,15 @@ class ScopeBindings:
             self._held.append(scope)
             self._records[id(scope)] = records
         return records
+
+    def binds(self, scope: cst.CSTNode, name: str) -> bool:
+        """Does the scope bind `name` itself (a parameter, an assignment, a loop or
+        `with` target, an import; `self.x` for an attribute it assigns)? Then the
+        scope's reads of the name are its own, not an enclosing scope's value."""
+        names = self._bound_names.get(id(scope))
+        if names is None:
+            names = self._bound_names[id(scope)] = frozenset(r.name for r in self.of_scope(scope))
+        return name in names
 
     def _collect(self, root: cst.CSTNode, records: list[NameBinding]) -> None:
         for node in self.index.of_types_in(root, *_BINDING_NODE_TYPES, into_functions=False):

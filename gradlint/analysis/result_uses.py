@@ -741,7 +741,7 @@ class ResultUses:
         was answered before.)"""
         index = self.index
         while inner is not scope and inner is not index.module:
-            if any(b.name == name for b in self.values.bindings.of_scope(inner)):
+            if self.values.bindings.binds(inner, name):
                 return True
             inner = index.scope_of(inner)
         return False

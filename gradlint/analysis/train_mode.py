@@ -699,7 +699,7 @@ class TrainModeAnalysis:
         if type(outer) is not cst.FunctionDef:
             return None
         root = model.split(".")[0].split("[")[0]
-        if any(b.name == root for b in (self.bindings.of_scope(scope) if self.bindings else ())):
+        if self.bindings is not None and self.bindings.binds(scope, root):
             return None  # its own name, not the enclosing function's model
         sites: list[cst.CSTNode]
         if not isinstance(scope, cst.FunctionDef):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
-from gradlint.analysis.index import dotted_name, module_path
+from gradlint.analysis.index import module_path
 from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
@@ -190,7 +190,7 @@ class EvalWithoutNoGrad(Rule):
                 if inner is scope:
                     yield node, model, node
                 elif type(inner) is cst.FunctionDef and index.is_inside(inner, body):
-                    if not _binds(index, inner, model):
+                    if not facts.bindings.binds(inner, model):
                         callers = facts.grad_mode.callers_of(inner)
                         here = [site for site in callers if index.scope_of(site) is scope]
                         for site in here:
@@ -204,7 +204,7 @@ class EvalWithoutNoGrad(Rule):
                 elif type(inner) is cst.Lambda and index.is_inside(inner, body):
                     # `policy = lambda x: model(x)` run by `evaluate(env, policy)`: judged
                     # at the calls here during which it runs
-                    if not _binds_in_lambda(inner, model):
+                    if not facts.bindings.binds(inner, model.split(".")[0]):
                         for site in facts.path_conditions.lambda_entries(inner, scope):
                             yield node, model, site
                 continue
@@ -367,23 +367,3 @@ def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
     """A related place in another file: (path, line, column, end line, end column)."""
     path, line, column, end_line, end_column = where
     return Related(label, path, Position(line, column), Position(end_line, end_column))
-
-
-def _binds(index, func: cst.FunctionDef, name: str) -> bool:
-    """Does the function bind `name` itself (a parameter or a local), hiding the outer
-    one?"""
-    params = func.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if param.name.value == name:
-            return True
-    for node in index.walk(func.body):
-        if type(node) is cst.Assign:
-            if any(dotted_name(t.target) == name for t in node.targets):
-                return True
-    return False
-
-
-def _binds_in_lambda(lam: cst.Lambda, name: str) -> bool:
-    """Is `name`'s root one of the lambda's parameters, hiding the outer model?"""
-    root = name.split(".")[0]
-    return any(p.name.value == root for p in (*lam.params.posonly_params, *lam.params.params))
