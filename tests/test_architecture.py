@@ -298,8 +298,6 @@ NOT_BINDING_TABLES = {
     "`.grad`, paired through tuples (grad_clears' reading differs, so it is its own)",
     ("gradlint/rules/gl003_param_rebind_update.py", "_made_leaf_afterwards"): "`x."
     "requires_grad = ...` after a statement",
-    ("gradlint/rules/gl004_eval_without_no_grad.py", "_binds"): "whether a function "
-    "shadows one name (parameters without *args, plain assignments)",
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
     ("gradlint/analysis/project.py", "_built_attributes"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
