@@ -324,10 +324,9 @@ class ScopeBindings:
         if table is None:
             table = {}
             for node in self.index.of_types_in(cls, cst.FunctionDef):
-                if type(node) is cst.FunctionDef:
-                    for record in self.of_scope(node):
-                        if record.name.startswith("self.") and record.name.count(".") == 1:
-                            table.setdefault(record.name, []).append(record)
+                for record in self.of_scope(node):
+                    if record.name.startswith("self.") and record.name.count(".") == 1:
+                        table.setdefault(record.name, []).append(record)
             self._attributes[cls] = table
         return table
 

@@ -11,7 +11,7 @@ import bisect
 import collections.abc
 import dataclasses
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -154,6 +154,11 @@ STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
 LEAVING_STATEMENTS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
+def _line_settles(small: Sequence[cst.BaseSmallStatement], marks: set[cst.CSTNode]) -> bool:
+    """One line's small statements: one of them is a mark, or ends the path."""
+    return any(s in marks or _leaves(s) for s in small)
+
+
 def _leaves(statement: cst.CSTNode) -> bool:
     """A small statement after which the path goes no further in its block: a
     LEAVING_STATEMENTS one, or `assert False` (argparse-style "cannot happen")."""
@@ -161,9 +166,7 @@ def _leaves(statement: cst.CSTNode) -> bool:
         return True
     if type(statement) is cst.Assert:
         test = statement.test
-        return (type(test) is cst.Name and test.value == "False") or (
-            type(test) is cst.Integer and test.value == "0"
-        )
+        return bool_literal(test) is False or (type(test) is cst.Integer and test.value == "0")
     return False
 
 
@@ -392,6 +395,7 @@ class NodeTable(typing.Generic[_V]):
 
 
 def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
+    # bindings.all_params' reading: bindings imports this module, so not called here
     params = scope.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
@@ -925,7 +929,7 @@ class FileIndex:
         if statement in marks:
             return True
         if type(statement) is cst.SimpleStatementLine:
-            return any(s in marks or _leaves(s) for s in statement.body)
+            return _line_settles(statement.body, marks)
         if type(statement) is cst.If:
             orelse = statement.orelse
             if orelse is None or not self._block_settles(statement.body, marks):
@@ -939,7 +943,7 @@ class FileIndex:
 
     def _block_settles(self, body: cst.BaseSuite, marks: set[cst.CSTNode]) -> bool:
         if type(body) is cst.SimpleStatementSuite:
-            return any(s in marks or _leaves(s) for s in body.body)
+            return _line_settles(body.body, marks)
         return any(self._settles(s, marks) for s in getattr(body, "body", ()))
 
     def is_pytest_function(self, func: cst.FunctionDef) -> bool:
