@@ -37,7 +37,7 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
-from gradlint.analysis.tensors import PARAMS, TensorFacts, built_module_call, is_false
+from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
@@ -93,7 +93,7 @@ class ForwardAnalysis:
         self._differentiating_classes: set[str] | None = None
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
-        self._detached_results: dict[str, list[cst.Call]] | None = None
+        self._self_calls: dict[str, list[cst.Call]] | None = None
         self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
         # (id(scope), name) -> has_parameters: the scope is the file's module or one of
         # its functions (index.scope_of), alive with the index, and LibCST's node hash
@@ -221,14 +221,7 @@ class ForwardAnalysis:
         model to it (`evaluate(model, loader)` runs `net(x)` inside), the one in the
         most frequent loop of the helper first; [] when `call` is no such helper call.
         Only this file's helpers: another file's forwards are out of sight."""
-        summaries = self.summaries
-        found: list[cst.Call] = []
-        for local in summaries.callees.runs(call):
-            summary = summaries.of(local)
-            method = self.index.enclosing_class(local) is not None
-            for param in summary.forwarded_params:
-                if path_in_caller(call, local, param, method=method) == model:
-                    found.extend(summary.forwards.get(param, ()))
+        found = [forward for _, forward in self._forwards_of_handed(call, model)]
         # a forward inside a loop of the helper first: where the cost is paid per batch
         found.sort(key=lambda forward: -len(list(self.index.enclosing_loops(forward))))
         return found
@@ -238,19 +231,23 @@ class ForwardAnalysis:
         `call` hands the model to, which records with its output kept: the forwards that
         make the helper an inference of what its caller passes (inference_arguments),
         where the graph is built. The parameter is the model's name inside the helper."""
-        found: list[tuple[str, cst.Call]] = []
+        return [
+            (param, forward)
+            for param, forward in self._forwards_of_handed(call, model)
+            if self.grad_mode.mode_at(forward) is GradMode.RECORDING
+            and self.output_is_kept(forward)
+        ]
+
+    def _forwards_of_handed(self, call: cst.Call, model: str):
+        """(the helper's parameter, a forward of it) for each helper of this file that
+        `call` runs and hands `model` to."""
         for local in self.summaries.callees.runs(call):
             summary = self.summaries.of(local)
             method = self.index.enclosing_class(local) is not None
             for param in summary.forwarded_params:
-                if path_in_caller(call, local, param, method=method) != model:
-                    continue
-                for forward in summary.forwards.get(param, ()):
-                    if self.grad_mode.mode_at(forward) is GradMode.RECORDING and (
-                        self.output_is_kept(forward)
-                    ):
-                        found.append((param, forward))
-        return found
+                if path_in_caller(call, local, param, method=method) == model:
+                    for forward in summary.forwards.get(param, ()):
+                        yield param, forward
 
     def external_forward_in_loop(self, call: cst.Call, model: str) -> bool:
         """Does the other file's helper that `call` runs (`evaluate(model, loader)` of
@@ -862,10 +859,10 @@ class ForwardAnalysis:
         gradient is asked for (that is one tensor)."""
         value = arg.value
         if type(value) in (cst.List, cst.Tuple):
-            return self.tensors.classify_value(value, self.index.scope_of(value)) == PARAMS
+            return self.tensors.built_as_parameters(value, value)
         if type(value) is not cst.Name or arg.star:
             return False
-        if self.tensors.kind_of_name(value.value, value) == PARAMS:
+        if self.tensors.built_as_parameters(value, value):
             return True
         roles = self.tensors.roles
         return roles is not None and roles.holds_parameters(value.value, value)
@@ -1102,16 +1099,16 @@ class ForwardAnalysis:
             for b in bindings
         ):
             return False
-        if self._detached_results is None:
+        if self._self_calls is None:
             calls: dict[str, list[cst.Call]] = {}
             for call in self.index.calls:
                 callee = module_path(call.func)
                 if callee is not None and callee.startswith("self."):
                     calls.setdefault(callee, []).append(call)
-            self._detached_results = calls
+            self._self_calls = calls
         return any(
             self.index.is_inside(c, cls) and self._result_detached(c)
-            for c in self._detached_results.get(name, ())
+            for c in self._self_calls.get(name, ())
         )
 
     def _result_detached(self, call: cst.Call) -> bool:

@@ -105,10 +105,7 @@ class ParameterRoles:
         if not reaching:
             return False
         scope = self.index.scope_of(use)
-        return any(
-            frozenset(self._reaching(name, read)) == reaching
-            for read in self._grad_reads(scope, name)
-        )
+        return any(self._reaching(name, read) == reaching for read in self._grad_reads(scope, name))
 
     def _names_with_grad_read(self) -> frozenset[str]:
         """The plain names whose `.grad` the file reads somewhere: one walk per file."""
@@ -187,7 +184,7 @@ class ParameterRoles:
         self, scope: cst.CSTNode, name: str, reaching: frozenset[cst.CSTNode], callers: bool
     ) -> bool:
         for read in self.bindings.uses(scope).get(name, ()):
-            if frozenset(self._reaching(name, read)) == reaching and self._read_as_parameters(read):
+            if self._reaching(name, read) == reaching and self._read_as_parameters(read):
                 return True
         if all(self._returned_holder(binding, name) for binding in reaching):
             return True

@@ -358,8 +358,8 @@ class ParametersSteppedAfterSaving:
         ) or any(
             start < index.order[helper] < stop
             and _reaches(uses, self.loops.backpropagated_arguments(helper), index)
-            for helper in index.walk(index.scope_of(call))
-            if type(helper) is cst.Call and helper is not event.call
+            for helper in index.of_types_in(index.scope_of(call), cst.Call, into_functions=False)
+            if helper is not event.call
         ):
             return None  # a backward in between frees the graph: the next one raises anyway
         return SteppedAfterSaving(call, model, after[0], event)

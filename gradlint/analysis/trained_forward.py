@@ -115,9 +115,8 @@ class TrainedForwards:
             return list(self._module_calls().get(cls.name.value, []))
         return [
             call
-            for call in self.index.walk(cls, into_functions=True)
-            if type(call) is cst.Call
-            and dotted_name(call.func) == f"self.{name}"
+            for call in self.index.of_types_in(cls, cst.Call)
+            if dotted_name(call.func) == f"self.{name}"
             and (caller := self.forward_of(call)) is not None
             and caller.name.value == "forward"
         ]
@@ -148,13 +147,8 @@ class TrainedForwards:
         for node in cls.body.body:
             if type(node) is not cst.FunctionDef or node.name.value != "forward":
                 continue
-            for call in self.index.walk(node):
-                if (
-                    type(call) is cst.Call
-                    and dotted_name(call.func) == f"self.{name}"
-                    and self.index.scope_of(call) is node
-                    and self.returns_reached(call)
-                ):
+            for call in self.index.of_types_in(node, cst.Call, into_functions=False):
+                if dotted_name(call.func) == f"self.{name}" and self.returns_reached(call):
                     return True
         return False
 
