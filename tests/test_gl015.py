@@ -69,3 +69,48 @@ def test_no_fix_when_a_string_in_the_loop_spans_lines():
     (finding,) = lint_source(source, "sampler.py", GL015)
     assert finding.code == "GL015"
     assert finding.fix is None
+
+
+def _one(source: str):
+    (found,) = lint_source(textwrap.dedent(source), "loop.py", GL015)
+    return found
+
+
+def test_a_sampler_over_a_count_run_once_is_bounded_waste_and_a_hint():
+    found = _one(SAMPLER + "\nprint(sample(100))\n")
+    assert (found.group.value, found.impact.value, found.severity.value) == (
+        "waste",
+        "once",
+        "hint",
+    )
+
+
+def test_the_same_sampler_run_on_every_batch_is_a_warning():
+    found = _one(
+        SAMPLER
+        + """
+for batch in loader:
+    print(sample(batch.size(0)))
+"""
+    )
+    assert (found.group.value, found.impact.value, found.severity.value) == (
+        "waste",
+        "per-batch",
+        "warning",
+    )
+
+
+def test_a_graph_carried_over_the_data_a_loop_walks_is_a_leak_even_once():
+    found = _one(
+        """\
+        import torch
+        from torch import nn
+
+        net = nn.Linear(4, 1)
+        total = torch.zeros(1)
+        for x, y in test_loader:
+            total = total + (net(x) - y).abs().mean()
+        print(total.item())
+        """
+    )
+    assert (found.group.value, found.severity.value) == ("leak", "warning")

@@ -131,6 +131,13 @@ class CostSource:
         return cls(calls=(call,), paid_at=forward)
 
     @classmethod
+    def per_run_of(cls, loop: cst.CSTNode) -> CostSource:
+        """The cost builds up over the whole of `loop` and is paid once per run of it (a
+        graph as long as the loop's count): as often as the loop starts, not as often as
+        its body runs."""
+        return cls(calls=(loop,), paid_at=loop)
+
+    @classmethod
     def in_loop_elsewhere(cls) -> CostSource:
         """The reported call runs another file's helper whose forward sits in a hot loop
         of the helper (its summary says so: project.ForwardFact.in_loop)."""
