@@ -102,7 +102,13 @@ class FileContext:
 
         facts = self.facts
         return ImpactAnalysis(
-            self.index, self.path, facts.grad_mode.callees, facts.loops, self.project
+            self.index,
+            self.path,
+            facts.grad_mode.callees,
+            facts.loops,
+            self.project,
+            bindings=facts.bindings,
+            arguments=facts.caller_arguments,
         )
 
     @cached_property

@@ -271,6 +271,108 @@ def test_the_idioms_of_a_batch_of_one(made: str, one_sample: bool):
     assert one(source).severity is expected
 
 
+# A DQN agent's loop: the action chosen on the environment's observation each step, and a
+# target forward on a replay batch for the update in the same loop.
+AGENT = (
+    HEAD + "import gym\n"
+    "target_model = nn.Linear(4, 2)\n"
+    "env = gym.make('CartPole-v1')\n"
+    "def select_action(state):\n"
+    "    return model(torch.FloatTensor(state).to('cpu')).argmax().item()\n"
+    "def update(batch):\n"
+    "    best = target_model(batch).argmax(1).tolist()\n"
+    "    loss = model(batch)[:, best].pow(2).mean()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "state = env.reset()\n"
+    "for frame in range(10000):\n"
+    "    action = select_action(state)\n"
+    "    next_state, reward, done, _ = env.step(action)\n"
+    "    state = next_state\n"
+    "    update(torch.randn(32, 4))\n"
+)
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def test_an_action_chosen_on_the_environments_observation_is_a_hint():
+    """The observation `env.reset()` or `env.step(action)` hands back is one sample (or a
+    vectorised environment's few): the agent's per-step forward on it costs a few KB,
+    while the update's forward on a replay batch in the same loop stays a warning."""
+    found = {d.start.line: d for d in lint_source(AGENT, "agent.py", Config(select=("GL012",)))}
+    action = found[_line_of(AGENT, "return model(torch.FloatTensor")]
+    target = found[_line_of(AGENT, "best = target_model(batch)")]
+    assert (action.impact, action.severity) == (Impact.PER_BATCH, Severity.HINT)
+    assert (target.impact, target.severity) == (Impact.PER_BATCH, Severity.WARNING)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # gymnasium's reset gives (obs, info), its step five values
+        (
+            ("state = env.reset()", "state, info = env.reset()"),
+            ("next_state, reward, done, _ = env.step(action)", "next_state = walker.step(action)"),
+            True,
+        ),
+        (
+            ("state = env.reset()", "state = walker.step(0)"),
+            ("next_state, reward, done, _ =", "next_state, reward, done, trunc, info ="),
+            True,
+        ),
+        # the observation kept on the agent: `self.obs`, set from the environment
+        (("action = select_action(state)", "action = select_action(agent.obs)"), False),
+        # a step not unpacked into an observation, a reward and more is no environment's
+        (
+            ("state = env.reset()", "state = walker.step(0)"),
+            ("next_state, reward, done, _ = env.step(action)", "next_state = walker.step(action)"),
+            False,
+        ),
+        # one caller passing a replay batch: the function is not only an agent's action
+        (
+            (
+                "    update(torch.randn(32, 4))",
+                "    update(torch.randn(32, 4))\nselect_action(torch.randn(64, 4))",
+            ),
+            False,
+        ),
+    ],
+)
+def test_what_counts_as_an_observation(case: tuple):
+    *changes, one_sample = case
+    source = AGENT
+    for old, new in changes:
+        assert old in source
+        source = source.replace(old, new)
+    found = {d.start.line: d for d in lint_source(source, "agent.py", Config(select=("GL012",)))}
+    action = found[_line_of(source, "return model(torch.FloatTensor")]
+    assert (action.severity is Severity.HINT) is one_sample
+
+
+def test_an_observation_the_agent_keeps_on_self():
+    source = (
+        HEAD + "import gym\n"
+        "class Runner:\n"
+        "    def __init__(self):\n"
+        "        self.env = gym.make('Pendulum-v1')\n"
+        "        self.obs = self.env.reset()\n"
+        "    def steps(self, n):\n"
+        "        for s in range(n):\n"
+        "            mean = model(torch.tensor(self.obs))\n"
+        "            action = mean.data.cpu().numpy()\n"
+        "            new_obs, reward, done, _ = self.env.step(action)\n"
+        "            self.obs = new_obs\n"
+    )
+    (finding,) = lint_source(source, "runner.py", Config(select=("GL012",)))
+    assert finding.severity is Severity.HINT
+    other = source.replace("model(torch.tensor(self.obs))", "model(torch.tensor(self.batch))")
+    (finding,) = lint_source(other, "runner.py", Config(select=("GL012",)))
+    assert finding.severity is Severity.WARNING
+
+
 def test_impact_follows_the_callers_in_the_file():
     source = (
         HEAD + "def predict(x):\n"

@@ -30,8 +30,10 @@ plot or a test once. The impact is read off the context the analysis already has
 - module-level code outside loops (a script's body, a notebook cell) runs `once`.
 
 `on_one_sample` tells the other side of a forward's cost: an input given a leading batch
-dimension of one (`state.unsqueeze(0)`, `x[None]`), an agent's per-step action, saves a
-few KB whatever the frequency.
+dimension of one (`state.unsqueeze(0)`, `x[None]`), or an environment's observation (what
+`env.reset()` or `env.step(action)` hands back, followed through assignments, `self`
+attributes and the parameters every caller in the file passes one to), an agent's
+per-step action, saves a few KB whatever the frequency.
 
 Nothing here decides whether a finding is reported; it decides how loudly
 (gradlint.codes.default_severity) and in which order.
@@ -47,16 +49,24 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.summary_facts import hot_loop_header
-from gradlint.analysis.torch_api import ARRAY_FROM_LIST_BUILDERS, called_implicitly
+from gradlint.analysis.torch_api import (
+    ARRAY_FROM_LIST_BUILDERS,
+    ENVIRONMENT_RESET,
+    ENVIRONMENT_STEP,
+    ENVIRONMENT_STEP_RESULTS,
+    called_implicitly,
+)
 from gradlint.diagnostics import Impact
 
 if TYPE_CHECKING:
+    from gradlint.analysis.caller_arguments import CallerArguments
     from gradlint.analysis.project import CallerContext, EnclosingLoop, ProjectIndex
 
 _TEST_FOLDERS = frozenset({"tests", "test", "testing"})
@@ -67,6 +77,8 @@ _ONCE_NAMES = re.compile(
     r"__init__|setup\w*|build\w*|load\w*|summar\w*|report\w*|generate\w*|interpolat\w*|"
     r"infer\w*)$"
 )
+# What turns an observation into a tensor or array without computing from it.
+OBSERVATION_TENSOR_BUILDERS = ARRAY_FROM_LIST_BUILDERS | {"from_numpy", "as_tensor"}
 _EPOCH_NAMES = re.compile(r"^_?(eval\w*|valid\w*|\w*_eval\w*|\w*epoch\w*|log\w*|checkpoint\w*)$")
 
 
@@ -152,8 +164,14 @@ class ImpactAnalysis:
         callees: CalleeResolver,
         loops: LoopAnalysis | None = None,
         project: ProjectIndex | None = None,
+        *,
+        bindings: ScopeBindings | None = None,
+        arguments: CallerArguments | None = None,
     ) -> None:
         self.index = index
+        self.bindings = bindings if bindings is not None else ScopeBindings(index)
+        # what the callers of a function pass, for the parameters that hold observations
+        self.arguments = arguments
         self.callees = callees
         self.loops = loops
         self.project = project
@@ -166,6 +184,8 @@ class ImpactAnalysis:
                 _test_name(os.path.basename(path)) and self._has_tests()
             )
         self._entry: dict[cst.CSTNode, Impact] = {}
+        # per function or class: what holds an environment's observation there
+        self._observed: dict[cst.CSTNode, _Observed] = {}
 
     def _has_tests(self) -> bool:
         if os.path.basename(self._path) == "conftest.py":
@@ -304,7 +324,174 @@ class ImpactAnalysis:
                 targets = {t.target.value for t in other.targets if type(t.target) is cst.Name}
                 if targets & names and _adds_batch_of_one(self.index, other.value):
                     return True
-        return False
+        return self._acts_on_an_observation(statement, scope)
+
+    def _acts_on_an_observation(self, statement: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """Does the statement hand a call one step's observation of an environment (what
+        `env.reset()` returns, or the first of what `env.step(action)` hands back), made
+        a tensor or not? That is an agent choosing its action, or valuing its state, on
+        each step: one observation (a vectorised environment's few), a few KB, however
+        long the run. Followed through this function's assignments, `self` attributes
+        its class sets from an environment, and a parameter every call in this file
+        passes an observation to (`select_action(state)` called with the state of
+        `state = env.reset()`)."""
+        seen = self._observations(scope)
+        return any(
+            _is_observation(arg.value, seen)
+            for call in self.index.of_types_in(statement, cst.Call)
+            for arg in call.args
+        )
+
+    def _observations(self, scope: cst.CSTNode) -> _Observed:
+        found = self._observed.get(scope)
+        if found is not None:
+            return found
+        self._observed[scope] = _Observed(frozenset(), frozenset())  # a recursive call sees none
+        cls = self.index.enclosing_class(scope) if type(scope) is cst.FunctionDef else None
+        attributes = self._observed_attributes(cls) if cls is not None else frozenset()
+        given = self._observation_parameters(scope) if type(scope) is cst.FunctionDef else set()
+        names = self._observation_names(scope, given, attributes)
+        found = _Observed(frozenset(names), attributes)
+        self._observed[scope] = found
+        return found
+
+    def _observed_attributes(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The `self.x` a class's methods set to an environment's observation
+        (`self.obs = self.env.reset()`, `self.obs = new_obs`)."""
+        found = self._observed.get(cls)
+        if found is not None:
+            return found.names
+        attributes: set[str] = set()
+        for method in self.index.of_types_in(cls.body, cst.FunctionDef):
+            local = _Observed(
+                frozenset(self._observation_names(method, set(), frozenset())), frozenset()
+            )
+            for record in self.bindings.of_scope(method):
+                name = record.name
+                if (
+                    record.kind is BindingKind.ASSIGN
+                    and name.startswith("self.")
+                    and name.count(".") == 1
+                ):
+                    if _is_reset(record.value) or _is_observation(record.value, local):
+                        attributes.add(name[len("self.") :])
+        result = frozenset(attributes)
+        self._observed[cls] = _Observed(result, frozenset())
+        return result
+
+    def _observation_names(
+        self, scope: cst.CSTNode, given: set[str], attributes: frozenset[str]
+    ) -> set[str]:
+        """The names of `scope` that hold an observation, grown from `given` (parameters
+        passed one) through the scope's bindings until nothing is added: `obs =
+        env.reset()`, `obs, reward, done, info = env.step(action)`, `state = next_state`,
+        `s = torch.FloatTensor(state)`."""
+        found = set(given)
+        records = [
+            r
+            for r in self.bindings.of_scope(scope)
+            if r.kind in (BindingKind.ASSIGN, BindingKind.UNPACKED) and "." not in r.name
+        ]
+        # how many names each unpacking binds: an environment step gives at least three
+        width: dict[int, int] = {}
+        for record in records:
+            if record.kind is BindingKind.UNPACKED:
+                width[id(record.node)] = width.get(id(record.node), 0) + 1
+        changed = True
+        while changed:
+            changed = False
+            seen = _Observed(frozenset(found), attributes)
+            for record in records:
+                if record.name in found or record.value is None:
+                    continue
+                value = record.value
+                if record.kind is BindingKind.ASSIGN:
+                    holds = _is_reset(value) or _is_observation(value, seen)
+                else:
+                    count = width[id(record.node)]
+                    holds = record.position == 0 and (
+                        (_is_environment_step(value) and count >= ENVIRONMENT_STEP_RESULTS)
+                        or (_is_reset(value) and count == 2)
+                    )
+                if holds:
+                    found.add(record.name)
+                    changed = True
+        return found
+
+    def _observation_parameters(self, func: cst.FunctionDef) -> set[str]:
+        """The parameters of `func` every call of it in this file passes an
+        observation to (a function handed on as a callback has callers out of sight)."""
+        if self.arguments is None or self.callees.handed_on(func):
+            return set()
+        found = set()
+        for param in func.params.params:
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            passed = self.arguments.here(func, name)
+            if passed and all(
+                at.passed is not None
+                and _is_observation(at.passed, self._observations(self.index.scope_of(at.site)))
+                for at in passed
+            ):
+                found.add(name)
+        return found
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """What holds an environment's observation in one scope: its names, and the `self`
+    attributes its class sets to one."""
+
+    names: frozenset[str]
+    attributes: frozenset[str]
+
+
+def _is_reset(value: cst.BaseExpression) -> bool:
+    return (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value == ENVIRONMENT_RESET
+    )
+
+
+def _is_environment_step(value: cst.BaseExpression) -> bool:
+    return (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value == ENVIRONMENT_STEP
+        and any(arg.keyword is None and arg.star == "" for arg in value.args)
+    )
+
+
+def _self_attribute(node: cst.BaseExpression) -> bool:
+    return (
+        type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
+    )
+
+
+def _is_observation(expr: cst.BaseExpression, seen: _Observed) -> bool:
+    """Is `expr` an observation of `seen`, or one made a tensor or moved about
+    (`torch.FloatTensor(state).to(device)`, `obs[None]`, `torch.tensor([obs])`)?"""
+    kind = type(expr)
+    if kind is cst.Name:
+        return expr.value in seen.names
+    if kind is cst.Attribute:
+        return _self_attribute(expr) and expr.attr.value in seen.attributes
+    if kind is cst.Subscript:
+        return _is_observation(expr.value, seen)
+    if kind is cst.List and len(expr.elements) == 1:
+        element = expr.elements[0]
+        return type(element) is cst.Element and _is_observation(element.value, seen)
+    if kind is cst.Call:
+        func = expr.func
+        if type(func) is cst.Attribute and _is_observation(func.value, seen):
+            return True  # `state.to(device)`, `obs.float()`, `s.unsqueeze(0)`
+        name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
+        if name in OBSERVATION_TENSOR_BUILDERS:
+            first = next((arg.value for arg in expr.args if arg.keyword is None), None)
+            return first is not None and _is_observation(first, seen)
+    return False
 
 
 def _caller_impact(context: CallerContext) -> Impact:

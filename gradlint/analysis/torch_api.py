@@ -100,6 +100,15 @@ TENSOR_RETURNING_BUILTINS = ARITHMETIC_BUILTINS | {"round", "divmod", "enumerate
 # environment whose `reset()` / `step(action)` hand back numpy observations and float
 # rewards, never a tensor, so nothing an agent collects from it carries a graph.
 RL_ENVIRONMENT_MODULES = ("gym.", "gymnasium.")
+# An environment's methods, known by the shape of their use whatever the library (gym,
+# a wrapper, a hand-written `self.step(action)` around one): `reset()` hands back the
+# first observation (gymnasium: `(obs, info)`), `step(action)` a tuple of at least
+# three, `(obs, reward, done[, info])` or gymnasium's five, whose first is the
+# observation the agent acts on next. An optimizer's or a scheduler's `step` takes no
+# action and is not unpacked into three.
+ENVIRONMENT_RESET = "reset"
+ENVIRONMENT_STEP = "step"
+ENVIRONMENT_STEP_RESULTS = 3
 _STANDARD_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
 PYTHON_VALUE_MODULES: tuple[str, ...] = _STANDARD_VALUE_MODULES + RL_ENVIRONMENT_MODULES
 NUMPY_MODULES = ("np.", "numpy.")
