@@ -110,15 +110,17 @@ def default_severity(
     impact: Impact | None = None,
     *,
     one_sample: bool = False,
+    one_pass: bool = False,
     latent: bool = False,
 ) -> Severity:
     """The level of a finding of `group` whose code runs with `impact` (on a batch of one
-    sample: `one_sample`), before configuration. A `latent` finding is true of the code
-    but changes nothing as it is configured now (an accumulation loop that runs once):
-    at most a warning."""
+    sample: `one_sample`; on each batch of one pass over data that runs once in the run,
+    a test loop after training: `one_pass`), before configuration. A `latent` finding is
+    true of the code but changes nothing as it is configured now (an accumulation loop
+    that runs once): at most a warning."""
     if group is None:
         return Severity.ERROR
-    if group is WASTE and (impact in _COLD or one_sample):
+    if group is WASTE and (impact in _COLD or one_sample or one_pass):
         return Severity.HINT
     if latent and _GROUP_SEVERITY[group] is Severity.ERROR:
         return Severity.WARNING

@@ -19,6 +19,7 @@ from gradlint.diagnostics import (
     FileError,
     Fix,
     Group,
+    Impact,
     Position,
     Related,
     Severity,
@@ -184,9 +185,18 @@ class FileContext:
         if group is None:
             severity = rule.severity
         else:
-            # Only waste is scaled by the batch: a crash is a crash on one sample too.
-            one_sample = group is Group.WASTE and self.impact.on_one_sample(node)
-            severity = default_severity(group, impact, one_sample=one_sample, latent=latent)
+            # Only waste is scaled by the batch and the pass: a crash is a crash on one
+            # sample, and in a test loop run once, too.
+            waste = group is Group.WASTE
+            severity = default_severity(
+                group,
+                impact,
+                one_sample=waste and self.impact.on_one_sample(node),
+                one_pass=waste
+                and impact is Impact.PER_BATCH
+                and self.impact.in_one_pass(node, cost),
+                latent=latent,
+            )
         self.diagnostics.append(
             Diagnostic(
                 code=rule.code,

@@ -795,3 +795,53 @@ def test_a_pitfall_that_cannot_bite_as_configured_is_at_most_a_warning(count, se
     (finding,) = [d for d in lint_source(source, "train.py", config) if d.code == "GL014"]
     assert finding.severity is severity
     assert ("nothing is lost yet" in finding.message) is (severity is Severity.WARNING)
+
+
+TRAIN_THEN_TEST = (
+    HEAD + "for epoch in range(10):\n"
+    "    for x, y in train_loader:\n"
+    "        loss = (model(x) - y).pow(2).mean()\n"
+    "        opt.zero_grad()\n"
+    "        loss.backward()\n"
+    "        opt.step()\n"
+    "model.eval()\n"
+    "correct = 0\n"
+    "for x, y in test_loader:\n"
+    "    correct += (model(x).argmax(1) == y).sum().item()\n"
+)
+
+
+def test_a_test_pass_run_once_after_training_is_a_hint():
+    """One pass over the test set, once in the run: its forwards are paid per batch of
+    that pass, a bounded cost next to the training's; the same pass every epoch is paid
+    all through the run and stays a warning."""
+    (finding,) = lint_source(TRAIN_THEN_TEST, "train.py", Config(select=("GL004",)))
+    assert (finding.impact, finding.severity) == (Impact.PER_BATCH, Severity.HINT)
+    every_epoch = TRAIN_THEN_TEST.replace(
+        "model.eval()\ncorrect = 0\nfor x, y in test_loader:\n"
+        "    correct += (model(x).argmax(1) == y).sum().item()\n",
+        "    model.eval()\n    correct = 0\n    for x, y in test_loader:\n"
+        "        correct += (model(x).argmax(1) == y).sum().item()\n    model.train()\n",
+    )
+    assert every_epoch != TRAIN_THEN_TEST
+    (finding,) = lint_source(every_epoch, "train.py", Config(select=("GL004",)))
+    assert finding.severity is Severity.WARNING
+
+
+def test_a_test_function_called_once_and_a_stream_of_frames():
+    as_function = (
+        TRAIN_THEN_TEST.replace(
+            "correct = 0\nfor x, y in test_loader:\n    correct +=",
+            "def test():\n    correct = 0\n    for x, y in test_loader:\n        correct +=",
+        )
+        + "test()\n"
+    )
+    (finding,) = lint_source(as_function, "train.py", Config(select=("GL004",)))
+    assert finding.severity is Severity.HINT
+    # a camera's frames: a stream as long as the run, whatever runs it once
+    stream = TRAIN_THEN_TEST.replace(
+        "for x, y in test_loader:\n    correct += (model(x).argmax(1) == y).sum().item()\n",
+        "while True:\n    x = camera.read()\n    correct += (model(x).argmax(1) == 1).sum().item()\n",
+    )
+    (finding,) = lint_source(stream, "train.py", Config(select=("GL004",)))
+    assert finding.severity is Severity.WARNING

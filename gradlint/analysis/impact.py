@@ -217,6 +217,25 @@ class ImpactAnalysis:
             return Impact.TEST
         return self._impact(node, set())
 
+    def in_one_pass(self, node: cst.CSTNode, cost: CostSource | None = None) -> bool:
+        """Is the cost paid on each batch of one pass over data that runs once: a `for`
+        loop over data that does not differentiate, with no hot loop around it, in code
+        that runs once (a script's test loop after training, a `test()` called once)?
+        The pass costs what one pass over the test set costs, once in the run; the same
+        loop per epoch (a validation every epoch), or a `while` loop (a camera's
+        frames, an agent's episodes: a stream as long as the run), does not."""
+        if cost is not None and cost.in_hidden_loop:
+            return False
+        paid = cost.paid_at if cost is not None and cost.paid_at is not None else node
+        hot = next((loop for loop in self.index.enclosing_loops(paid) if self._hot(loop)), None)
+        if type(hot) is not cst.For:
+            return False
+        if self.loops is not None and self.loops.facts(hot).differentiates:
+            return False
+        if any(self._hot(outer) for outer in self.index.enclosing_loops(hot)):
+            return False
+        return self.of(hot) in (Impact.ONCE, Impact.TEST)
+
     def _in_a_test(self, node: cst.CSTNode) -> bool:
         """In a test file, or in a test function of another file."""
         if self.in_tests:

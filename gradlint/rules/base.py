@@ -206,7 +206,7 @@ class Rule:
         def level(group: Group) -> str:
             text = default_severity(group).value
             if group is Group.WASTE:
-                text += f" ({default_severity(group, Impact.ONCE).value} off the hot path: once, per epoch, in tests, on one sample)"
+                text += f" ({default_severity(group, Impact.ONCE).value} off the hot path: once, per epoch, in tests, in one pass run once, on one sample)"
             return text
 
         if len(groups) == 1:
