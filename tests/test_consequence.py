@@ -826,6 +826,10 @@ def test_a_test_pass_run_once_after_training_is_a_hint():
     assert every_epoch != TRAIN_THEN_TEST
     (finding,) = lint_source(every_epoch, "train.py", Config(select=("GL004",)))
     assert finding.severity is Severity.WARNING
+    # an inference script: the pass is the whole run
+    inference = HEAD + TRAIN_THEN_TEST[TRAIN_THEN_TEST.index("model.eval()") :]
+    (finding,) = lint_source(inference, "predict.py", Config(select=("GL004",)))
+    assert finding.severity is Severity.WARNING
 
 
 def test_a_test_function_called_once_and_a_stream_of_frames():

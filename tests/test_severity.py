@@ -191,7 +191,7 @@ def test_rule_command_states_severity_and_confidence(monkeypatch):
     status, out = run(["rule", "GL004"], monkeypatch)
     assert "Group: `waste` (a bounded cost per call)." in out
     assert (
-        "Severity: warning (hint off the hot path: once, per epoch, in tests, on one sample)."
+        "Severity: warning (hint off the hot path: once, per epoch, in tests, in one pass run once, on one sample)."
         in out
     )
     assert "Confidence: low when" in out

@@ -186,6 +186,7 @@ class ImpactAnalysis:
         self._entry: dict[cst.CSTNode, Impact] = {}
         # per function or class: what holds an environment's observation there
         self._observed: dict[cst.CSTNode, _Observed] = {}
+        self._trains_here: bool | None = None
 
     def _has_tests(self) -> bool:
         if os.path.basename(self._path) == "conftest.py":
@@ -218,23 +219,35 @@ class ImpactAnalysis:
         return self._impact(node, set())
 
     def in_one_pass(self, node: cst.CSTNode, cost: CostSource | None = None) -> bool:
-        """Is the cost paid on each batch of one pass over data that runs once: a `for`
-        loop over data that does not differentiate, with no hot loop around it, in code
-        that runs once (a script's test loop after training, a `test()` called once)?
-        The pass costs what one pass over the test set costs, once in the run; the same
-        loop per epoch (a validation every epoch), or a `while` loop (a camera's
-        frames, an agent's episodes: a stream as long as the run), does not."""
+        """Is the cost paid on each batch of one pass over data that runs once beside a
+        training: a `for` loop over data that does not differentiate, with no hot loop
+        around it, in code that runs once (a script's test loop after training, a
+        `test()` called once), in a file that trains? The pass costs what one pass over
+        the test set costs, once in a run whose training costs many; the same loop per
+        epoch (a validation every epoch), a `while` loop (a camera's frames, an agent's
+        episodes: a stream as long as the run), or a pass that is the whole run (an
+        inference script, `--test` of a detector) does not."""
         if cost is not None and cost.in_hidden_loop:
+            return False
+        if self.loops is None or not self._file_trains():
             return False
         paid = cost.paid_at if cost is not None and cost.paid_at is not None else node
         hot = next((loop for loop in self.index.enclosing_loops(paid) if self._hot(loop)), None)
         if type(hot) is not cst.For:
             return False
-        if self.loops is not None and self.loops.facts(hot).differentiates:
+        if self.loops.facts(hot).differentiates:
             return False
         if any(self._hot(outer) for outer in self.index.enclosing_loops(hot)):
             return False
         return self.of(hot) in (Impact.ONCE, Impact.TEST)
+
+    def _file_trains(self) -> bool:
+        if self._trains_here is None:
+            loops = self.loops
+            self._trains_here = loops is not None and any(
+                loops.facts(loop).differentiates for loop in self.index.loops
+            )
+        return self._trains_here
 
     def _in_a_test(self, node: cst.CSTNode) -> bool:
         """In a test file, or in a test function of another file."""
