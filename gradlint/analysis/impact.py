@@ -479,50 +479,51 @@ class _Observed:
     attributes: frozenset[str]
 
 
-def _is_reset(value: cst.BaseExpression) -> bool:
+def _is_reset(value: cst.CSTNode | None) -> bool:
     return (
-        type(value) is cst.Call
-        and type(value.func) is cst.Attribute
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == ENVIRONMENT_RESET
     )
 
 
-def _is_environment_step(value: cst.BaseExpression) -> bool:
+def _is_environment_step(value: cst.CSTNode | None) -> bool:
     return (
-        type(value) is cst.Call
-        and type(value.func) is cst.Attribute
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == ENVIRONMENT_STEP
         and any(arg.keyword is None and arg.star == "" for arg in value.args)
     )
 
 
-def _self_attribute(node: cst.BaseExpression) -> bool:
+def _self_attribute(node: cst.CSTNode) -> bool:
     return (
-        type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
     )
 
 
-def _is_observation(expr: cst.BaseExpression, seen: _Observed) -> bool:
+def _is_observation(expr: cst.CSTNode | None, seen: _Observed) -> bool:
     """Is `expr` an observation of `seen`, or one made a tensor or moved about
     (`torch.FloatTensor(state).to(device)`, `obs[None]`, `torch.tensor([obs])`)?"""
-    kind = type(expr)
-    if kind is cst.Name:
+    if isinstance(expr, cst.Name):
         return expr.value in seen.names
-    if kind is cst.Attribute:
+    if isinstance(expr, cst.Attribute):
         return _self_attribute(expr) and expr.attr.value in seen.attributes
-    if kind is cst.Subscript:
+    if isinstance(expr, cst.Subscript):
         return _is_observation(expr.value, seen)
-    if kind is cst.List and len(expr.elements) == 1:
+    if isinstance(expr, cst.List) and len(expr.elements) == 1:
         element = expr.elements[0]
-        return type(element) is cst.Element and _is_observation(element.value, seen)
-    if kind is cst.Call:
+        return isinstance(element, cst.Element) and _is_observation(element.value, seen)
+    if isinstance(expr, cst.Call):
         func = expr.func
-        if type(func) is cst.Attribute and _is_observation(func.value, seen):
+        if isinstance(func, cst.Attribute) and _is_observation(func.value, seen):
             return True  # `state.to(device)`, `obs.float()`, `s.unsqueeze(0)`
-        name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
         if name in OBSERVATION_TENSOR_BUILDERS:
             first = next((arg.value for arg in expr.args if arg.keyword is None), None)
-            return first is not None and _is_observation(first, seen)
+            return _is_observation(first, seen)
     return False
 
 
