@@ -945,6 +945,43 @@ def test_a_same_named_class_of_another_file_is_another_receiver(tmp_path, built)
     assert [d.code for d in found] == []
 
 
+@pytest.mark.parametrize("other_agent", ["unguarded", "guarded"])
+def test_a_sibling_folders_class_of_the_same_name_is_another_receiver(tmp_path, other_agent):
+    # BY571/CQL: script folders side by side, each with its own networks.py and agent.py.
+    # The other folder's agent imports its own folder's Actor, so its unguarded
+    # get_action says nothing about this folder's Actor, whose one caller is guarded.
+    act = "return self.actor_local.get_action(s)\n"
+    if other_agent == "guarded":
+        act = "with torch.no_grad():\n            " + act
+    agent = (
+        "import torch\n"
+        "from networks import Actor\n\n\n"
+        "class Agent:\n"
+        "    def __init__(self, device):\n"
+        "        self.actor_local = Actor().to(device)\n\n"
+        "    def act(self, s):\n"
+        "        {act}"
+    )
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "sac/networks.py": ACTOR,
+            "sac/agent.py": agent.format(
+                act="with torch.no_grad():\n            return self.actor_local.get_action(s)\n"
+            ),
+            "deep_sac/networks.py": ACTOR,
+            "deep_sac/agent.py": agent.format(act=act),
+        },
+    )
+    found = lint_file(tmp_path / "sac" / "networks.py").diagnostics
+    assert [d.code for d in found] == []
+    # the other folder's own Actor is still asked about its own callers
+    expected = ["GL012"] if other_agent == "unguarded" else []
+    found = lint_file(tmp_path / "deep_sac" / "networks.py").diagnostics
+    assert [d.code for d in found] == expected
+
+
 def test_a_class_imported_from_the_top_level_package_holds_parameters(tmp_path):
     # `tests/` imports the repository's package as pytest run from the root does; the
     # class builds weighted layers in another file, re-exported by a star import.

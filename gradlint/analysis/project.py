@@ -2426,6 +2426,22 @@ class _CallerSearch:
             return self._star_imported(name)
         return found is not None and found[2] == name and self._is_class_file(found[0], found[1])
 
+    def names_another_files_class(self, func: ast.AST, owner: ast.AST) -> bool:
+        """Does `func` name a class of the queried class's name imported from another
+        file of the project? Folders of scripts side by side each hold their own
+        `networks.py` with its own `Actor`, and `from networks import Actor` in one
+        folder's agent names that folder's, not the queried one."""
+        dotted = ast_dotted_name(func)
+        if dotted is None:
+            return False
+        found = self.imports.target(dotted, lambda: None if owner is self.tree else owner)
+        if found is None or found[2] != self.query.class_name:
+            return False
+        target = resolve_module(self.path, found[0], found[1])
+        return target is not None and os.path.abspath(target) != os.path.abspath(
+            self.query.class_file
+        )
+
     def _star_imported(self, name: str) -> bool:
         """`from training_utils import *` brings `name` from the queried file: the file
         neither binds the name itself (a definition, an import, an assignment at module
@@ -2725,7 +2741,9 @@ class _ScopeCalls:
         if last != self.search.query.class_name:
             return True
         # the queried class's name, but this file's own class of that name (sac.py's
-        # `Actor` beside networks.py's)
+        # `Actor` beside networks.py's), or one imported from another project file
+        if self.search.names_another_files_class(value.func, self.owner):
+            return True
         return (
             isinstance(value.func, ast.Name)
             and not self.search.names_the_class(value.func, self.owner)
