@@ -7,9 +7,11 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from gradlint.analysis.facts import FileFacts
 from gradlint.analysis.values import Kind, is_graph_free
+from gradlint.engine import lint_source
 
 
 def value_of_last(source: str, name: str) -> frozenset[Kind]:
@@ -140,3 +142,52 @@ def test_a_layer_called_by_name_is_not_taken_for_a_loss():
         print(out)
         """
     assert value_of_last(source, "out") != {Kind.TENSOR}
+
+
+PYG_TRAIN = """
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.loader import DataLoader
+
+    train_loader = DataLoader(dataset, batch_size=32, shuffle=True)
+
+
+    def train():
+        total_loss = total_examples = 0
+        for data in train_loader:
+            data = data.to(device)
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(data.x, data.edge_index, data.batch), data.y)
+            loss.backward()
+            optimizer.step()
+            total_loss += {accumulated}
+            total_examples += data.num_graphs
+        return total_loss / total_examples
+    """
+
+
+def test_what_a_loaders_batch_holds_has_no_history():
+    # a batch of graphs from PyTorch Geometric's loader: its fields were made outside
+    # autograd, moved to the device or not
+    source = PYG_TRAIN.format(accumulated="float(loss) * data.num_graphs")
+    assert value_of_last(source, "data") <= {Kind.TENSOR}
+    facts = FileFacts(cst.parse_module(textwrap.dedent(source)))
+    fields = [
+        n
+        for n in facts.index.nodes
+        if type(n) is cst.Attribute and n.attr.value in ("num_graphs", "y")
+    ]
+    assert fields and all(is_graph_free(facts.values.of_expr(f)) for f in fields)
+
+
+@pytest.mark.parametrize(
+    ("accumulated", "expected"),
+    [
+        ("float(loss) * data.num_graphs", []),  # rusty1s/pytorch_geometric's examples
+        ("loss.item() * data.num_graphs", []),
+        ("loss * data.num_graphs", ["GL006"]),  # the loss itself, with its graph
+    ],
+)
+def test_a_batch_field_adds_no_graph_to_an_accumulator(accumulated, expected):
+    found = lint_source(textwrap.dedent(PYG_TRAIN.format(accumulated=accumulated)), "train.py")
+    assert [d.code for d in found if d.code == "GL006"] == expected

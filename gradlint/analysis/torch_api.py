@@ -132,7 +132,33 @@ ARRAY_FROM_LIST_BUILDERS = frozenset(
 )
 # A data loader: what it yields are batches collated from a dataset, tensors without
 # history (and labels, strings, lists of them).
-DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Loaders of batches of data: what they hand a loop was made outside autograd, so it has
+# no history. PyTorch Geometric's (a batch of graphs, `data.x`, `data.num_graphs`) and
+# DGL's are torch's DataLoader with another collate.
+DATA_LOADERS = frozenset(
+    {
+        "torch.utils.data.DataLoader",
+        "torch.utils.data.dataloader.DataLoader",
+        "torch_geometric.loader.DataLoader",
+        "torch_geometric.loader.DataListLoader",
+        "torch_geometric.loader.DenseDataLoader",
+        "torch_geometric.loader.NeighborLoader",
+        "torch_geometric.loader.LinkNeighborLoader",
+        "torch_geometric.loader.ClusterLoader",
+        "torch_geometric.loader.GraphSAINTRandomWalkSampler",
+        "torch_geometric.loader.GraphSAINTNodeSampler",
+        "torch_geometric.loader.GraphSAINTEdgeSampler",
+        "torch_geometric.data.DataLoader",
+        "torch_geometric.data.DataListLoader",
+        "torch_geometric.data.DenseDataLoader",
+        "torch_geometric.data.ClusterLoader",
+        "torch_geometric.data.GraphSAINTRandomWalkSampler",
+        "torch_geometric.data.GraphSAINTNodeSampler",
+        "torch_geometric.data.GraphSAINTEdgeSampler",
+        "dgl.dataloading.GraphDataLoader",
+        "dgl.dataloading.DataLoader",
+    }
+)
 # Wrappers a loop puts around an iterable that hand back its items (with a counter first,
 # for `enumerate`).
 ITEM_PASSING_WRAPPERS = frozenset(

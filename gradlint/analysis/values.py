@@ -1049,8 +1049,13 @@ class ValueAnalysis:
             scope = self.index.scope_of(use)
             if self._value_bindings(scope).get(name):
                 return self.of_name(name, use)
-        if self._expr(expr.value, use) == PYTHON:
+        base = self._expr(expr.value, use)
+        if base == PYTHON:
             return PYTHON  # `args.bptt` of an argparse namespace
+        if base and base <= TENSOR:
+            # a batch a loader handed over, or another tensor without history: what it
+            # holds was made outside autograd too (`data.x`, `data.num_graphs`)
+            return TENSOR | PYTHON
         return UNKNOWN
 
     def _self_attribute(self, name: str, use: cst.CSTNode) -> Value:
