@@ -191,3 +191,57 @@ def test_what_a_loaders_batch_holds_has_no_history():
 def test_a_batch_field_adds_no_graph_to_an_accumulator(accumulated, expected):
     found = lint_source(textwrap.dedent(PYG_TRAIN.format(accumulated=accumulated)), "train.py")
     assert [d.code for d in found if d.code == "GL006"] == expected
+
+
+COLOR_FROM_VEC = """
+    import numpy as np
+    import torch
+    from torch import nn
+
+    model = nn.Linear(3, 2)
+
+
+    def color_from_vec(vec, m=None):
+        {guard}
+        if not m:
+            m = np.median(vec, axis=0)
+        return np.array(vec < m)
+
+
+    h = model(torch.randn(4, 3))
+    print(color_from_vec(h[:, 0]))
+    """
+
+
+@pytest.mark.parametrize(
+    ("guard", "raises"),
+    [
+        # dataflowr/notebooks: every tensor is detached and converted before the median
+        ("if torch.is_tensor(vec):\n            vec = vec.detach().cpu().numpy()", False),
+        ("if isinstance(vec, torch.Tensor):\n            vec = vec.detach().numpy()", False),
+        (
+            "if isinstance(vec, (list, torch.Tensor)):\n            vec = np.asarray(vec.detach())",
+            False,
+        ),
+        # a test on something else, or a rebinding on one branch only: the tensor gets there
+        ("if m is None:\n            vec = vec.detach().numpy()", True),
+        ("if torch.is_tensor(vec):\n            print(vec.shape)", True),
+    ],
+)
+def test_a_tensor_type_test_that_rebinds_narrows_what_reaches_the_numpy_call(guard, raises):
+    (finding,) = [
+        d
+        for d in lint_source(textwrap.dedent(COLOR_FROM_VEC.format(guard=guard)), "t.py")
+        if d.code == "GL012"
+    ]
+    assert ("raises" in finding.message) is raises
+
+
+def test_the_else_of_a_tensor_type_test_sees_no_tensor():
+    source = COLOR_FROM_VEC.format(guard="pass").replace(
+        "        if not m:\n            m = np.median(vec, axis=0)\n",
+        "        if torch.is_tensor(vec):\n            m = vec.detach().median()\n"
+        "        else:\n            m = np.median(vec, axis=0)\n",
+    )
+    (finding,) = [d for d in lint_source(textwrap.dedent(source), "t.py") if d.code == "GL012"]
+    assert "raises" not in finding.message

@@ -676,7 +676,11 @@ class ResultUses:
     def _uses_of(self, binding: cst.CSTNode, name: str, detached: bool):
         if self._read_elsewhere(binding, name):
             raise _Escapes
-        uses = self.values.uses_reached(binding, name)
+        uses = [
+            use
+            for use in self.values.uses_reached(binding, name)
+            if not self.values.reached_as_a_non_tensor(binding, name, use)
+        ]
         if self._runs is not None:
             uses = [use for use in uses if self._runs(use)]
         return [(use, detached) for use in uses]

@@ -118,6 +118,9 @@ NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
     {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel", "torch.multinomial"}
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
+# Type tests that are true of every tensor: `torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`.
+TENSOR_TYPE_TESTS = frozenset({"torch.is_tensor"})
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TENSOR_FACTORIES = frozenset(
     {"torch.zeros", "torch.ones", "torch.empty", "torch.zeros_like", "torch.ones_like"}
     | {"torch.empty_like", "torch.full", "torch.full_like", "torch.randn", "torch.rand"}

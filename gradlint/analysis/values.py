@@ -82,6 +82,8 @@ from gradlint.analysis.torch_api import (
     SELF_RETURNING_MODULE_METHODS,
     STORING_METHODS,
     TENSOR_CLASS_SUFFIXES,
+    TENSOR_TYPE_TESTS,
+    TENSOR_TYPES,
     TRANSPOSE_ATTRIBUTES,
     VARIABLE_CLASSES,
     VIEW_METHODS,
@@ -465,6 +467,31 @@ class ValueAnalysis:
             for use in self.bindings.uses(scope).get(name, ())
             if binding in self.index.reaching(bindings, use)
         ]
+
+    def reached_as_a_non_tensor(self, binding: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+        """Does `binding` reach `use` only where a type test found `name` no tensor? In
+        the test's `else`, or after `if torch.is_tensor(vec): vec = vec.detach().numpy()`,
+        which rebinds every tensor: a tensor bound before the test never gets there."""
+        index = self.index
+        for node in index.ancestors(use):
+            if type(node) is cst.If and _tests_a_tensor(node.test, name, index):
+                if node.orelse is not None and index.is_inside(use, node.orelse):
+                    return True
+        order = index.order
+        start, end = order.get(binding), order.get(use)
+        if start is None or end is None:
+            return False
+        for test in index.of_types_in(index.scope_of(use), cst.If):
+            if not (start < order[test] < end) or index.is_inside(use, test):
+                continue
+            if index.is_inside(binding, test) or not _tests_a_tensor(test.test, name, index):
+                continue
+            block = next(index.ancestors(test), None)
+            if block is None or not index.is_inside(use, block):
+                continue  # a test on one branch: the use may be reached around it
+            if _rebinds(test.body, name):
+                return True
+        return False
 
     # -- bindings ----------------------------------------------------------------------
 
@@ -1390,3 +1417,35 @@ def _torch_nn_builds(
             return None
         found.append((qualified.rsplit(".", 1)[-1], value))
     return found
+
+
+def _tests_a_tensor(test: cst.BaseExpression, name: str, index: FileIndex) -> bool:
+    """`torch.is_tensor(name)` or `isinstance(name, torch.Tensor)` (a tuple of types
+    holding one counts): true of every tensor."""
+    if type(test) is not cst.Call or not test.args or type(test.args[0].value) is not cst.Name:
+        return False
+    if test.args[0].value.value != name:
+        return False
+    callee = index.qualified_name(test.func)
+    if callee in TENSOR_TYPE_TESTS:
+        return True
+    if callee != "isinstance" or len(test.args) != 2:
+        return False
+    types = test.args[1].value
+    candidates = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
+    return any(index.qualified_name(t) in TENSOR_TYPES for t in candidates)
+
+
+def _rebinds(body: cst.BaseSuite, name: str) -> bool:
+    """Does one of the block's own statements (not a nested branch) assign `name`?"""
+    if type(body) is not cst.IndentedBlock:
+        return False
+    for statement in body.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:
+            if type(small) is cst.Assign and any(
+                type(t.target) is cst.Name and t.target.value == name for t in small.targets
+            ):
+                return True
+    return False
