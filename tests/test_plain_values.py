@@ -245,3 +245,31 @@ def test_the_else_of_a_tensor_type_test_sees_no_tensor():
     )
     (finding,) = [d for d in lint_source(textwrap.dedent(source), "t.py") if d.code == "GL012"]
     assert "raises" not in finding.message
+
+
+def test_an_environment_step_hands_back_data_whatever_the_action():
+    # quantumiracle/Popular-RL-Algorithms: a hand-written environment class, stepped with
+    # an action that still has its graph; the next state carried round the loop is data
+    source = """
+        import torch
+        from reacher import Reacher
+
+        env = Reacher()
+        state = env.reset()
+        for step in range(100):
+            action, log_prob = actor.evaluate_action(state)
+            next_state, reward, done, _ = env.step(action)
+            loss = -log_prob * critic(next_state)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            state = next_state
+        print(next_state)
+        """
+    assert is_graph_free(value_of_last(source, "next_state"))
+    assert [d.code for d in lint_source(textwrap.dedent(source), "t.py") if d.code == "GL001"] == []
+    # two results are no environment's step: whatever it is, it may hand the graph on
+    two = source.replace(
+        "next_state, reward, done, _ = env.step(action)", "next_state, reward = env.step(action)"
+    )
+    assert not is_graph_free(value_of_last(two, "next_state"))

@@ -58,11 +58,10 @@ from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.summary_facts import hot_loop_header
 from gradlint.analysis.torch_api import (
     ARRAY_FROM_LIST_BUILDERS,
-    ENVIRONMENT_RESET,
-    ENVIRONMENT_STEP,
     ENVIRONMENT_STEP_RESULTS,
     called_implicitly,
 )
+from gradlint.analysis.values import is_environment_reset, is_environment_step
 from gradlint.diagnostics import Impact
 
 if TYPE_CHECKING:
@@ -405,7 +404,7 @@ class ImpactAnalysis:
                     and name.startswith("self.")
                     and name.count(".") == 1
                 ):
-                    if _is_reset(record.value) or _is_observation(record.value, local):
+                    if is_environment_reset(record.value) or _is_observation(record.value, local):
                         attributes.add(name[len("self.") :])
         result = frozenset(attributes)
         self._observed[cls] = _Observed(result, frozenset())
@@ -438,12 +437,12 @@ class ImpactAnalysis:
                     continue
                 value = record.value
                 if record.kind is BindingKind.ASSIGN:
-                    holds = _is_reset(value) or _is_observation(value, seen)
+                    holds = is_environment_reset(value) or _is_observation(value, seen)
                 else:
                     count = width[id(record.node)]
                     holds = record.position == 0 and (
-                        (_is_environment_step(value) and count >= ENVIRONMENT_STEP_RESULTS)
-                        or (_is_reset(value) and count == 2)
+                        (is_environment_step(value) and count >= ENVIRONMENT_STEP_RESULTS)
+                        or (is_environment_reset(value) and count == 2)
                     )
                 if holds:
                     found.add(record.name)
@@ -477,23 +476,6 @@ class _Observed:
 
     names: frozenset[str]
     attributes: frozenset[str]
-
-
-def _is_reset(value: cst.CSTNode | None) -> bool:
-    return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == ENVIRONMENT_RESET
-    )
-
-
-def _is_environment_step(value: cst.CSTNode | None) -> bool:
-    return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == ENVIRONMENT_STEP
-        and any(arg.keyword is None and arg.star == "" for arg in value.args)
-    )
 
 
 def _self_attribute(node: cst.CSTNode) -> bool:

@@ -60,6 +60,9 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DIFFERENTIABLE_METHODS,
     ELEMENT_STORING_METHODS,
+    ENVIRONMENT_RESET,
+    ENVIRONMENT_STEP,
+    ENVIRONMENT_STEP_RESULTS,
     FREEZING_METHODS,
     FRESH_TENSOR_FUNCTIONS,
     GRAD_ATTRIBUTE,
@@ -524,6 +527,14 @@ class ValueAnalysis:
                         return self._stored_values(name, node, value)
                     if position is not None and type(value) is cst.Call:
                         place = _unpacked_place(target.target, name)
+                        if (
+                            place is not None
+                            and place[1] >= ENVIRONMENT_STEP_RESULTS
+                            and is_environment_step(value)
+                        ):
+                            # an environment hands back data, whatever action it is given
+                            stepped = _element(self._bound(value, node))
+                            return stepped if is_graph_free(stepped) else PYTHON | TENSOR
                         if place is not None:
                             element = self._graph_free_element(value, *place)
                             if element is not None:
@@ -1449,3 +1460,23 @@ def _rebinds(body: cst.BaseSuite, name: str) -> bool:
             ):
                 return True
     return False
+
+
+def is_environment_reset(value: cst.CSTNode | None) -> bool:
+    """`env.reset(...)`: an environment's first observation (torch_api.ENVIRONMENT_RESET)."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == ENVIRONMENT_RESET
+    )
+
+
+def is_environment_step(value: cst.CSTNode | None) -> bool:
+    """`env.step(action)`: an environment's step, known by its shape (torch_api), not
+    by the library; unpacked into ENVIRONMENT_STEP_RESULTS or more, it is no optimizer's."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == ENVIRONMENT_STEP
+        and any(arg.keyword is None and arg.star == "" for arg in value.args)
+    )
