@@ -439,13 +439,86 @@ class TensorFacts:
         scope, not switched back on before `use`: the in-place op is legal there, as in
         `w.requires_grad = False; w.copy_(src); w.requires_grad = True`."""
         at = self.index.order.get(use, 0)
+        owner = self._parameter_loop_owner(name, use)
+        names = {name} if owner is None else {name, _all_parameters_of(owner)}
         state = None
         for order, switched, flag in self._requires_grad_switches(self.index.scope_of(use)):
             if order >= at:
                 break
-            if switched == name:
+            if switched in names:
                 state = flag
         return state is False
+
+    def _parameter_loop_owner(self, name: str, node: cst.CSTNode) -> str | None:
+        """`model` when `name` is what `for name in model.parameters()` (or the second of
+        `for n, name in model.named_parameters()`) hands the loop around `node`."""
+        for loop in self.index.enclosing_loops(node):
+            if type(loop) is not cst.For:
+                continue
+            iterable = loop.iter
+            if type(iterable) is not cst.Call or type(iterable.func) is not cst.Attribute:
+                continue
+            method = iterable.func.attr.value
+            if method not in PARAMETER_ITERATORS:
+                continue
+            target: cst.BaseExpression = loop.target
+            if type(target) is cst.Tuple and method == "named_parameters":
+                elements = target.elements
+                target = elements[1].value if len(elements) == 2 else target
+            if type(target) is cst.Name and target.value == name:
+                return dotted_name(iterable.func.value)
+        return None
+
+    def _freezing_helper(self, func: cst.FunctionDef) -> tuple[str, str | bool] | None:
+        """(its model parameter, its flag parameter or the flag itself) when the function
+        switches requires_grad on every parameter of one of its parameters: GAN code's
+        `def toggle_grad(model, requires_grad): for p in model.parameters():
+        p.requires_grad_(requires_grad)`."""
+        params = {p.name.value for p in func.params.params}
+        for node in self.index.of_types_in(func.body, cst.Assign, cst.Call, into_functions=False):
+            receiver, flag = _switch_of(node)
+            if receiver is None:
+                continue
+            owner = self._parameter_loop_owner(receiver, node)
+            if owner not in params:
+                continue
+            if type(flag) is cst.Name and flag.value in params:
+                return owner, flag.value
+            literal = bool_literal(flag) if flag is not None else True
+            if literal is not None:
+                return owner, literal
+        return None
+
+    def _frozen_by_call(self, call: cst.Call) -> tuple[str, bool] | None:
+        """`toggle_grad(generator, False)`, a helper of this file (_freezing_helper):
+        the model whose parameters it switches, and to what."""
+        if type(call.func) is not cst.Name:
+            return None
+        helpers = [
+            f
+            for f in self.index.module.body
+            if type(f) is cst.FunctionDef and f.name.value == call.func.value
+        ]
+        if len(helpers) != 1:
+            return None
+        freezing = self._freezing_helper(helpers[0])
+        if freezing is None:
+            return None
+        model_param, flag = freezing
+        names = [p.name.value for p in helpers[0].params.params]
+        passed: dict[str, cst.BaseExpression] = {}
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                return None
+            key = arg.keyword.value if arg.keyword is not None else names[position]
+            passed[key] = arg.value
+        model = dotted_name(passed[model_param]) if model_param in passed else None
+        if model is None:
+            return None
+        if isinstance(flag, bool):
+            return model, flag
+        literal = bool_literal(passed[flag]) if flag in passed else None
+        return (model, literal) if literal is not None else None
 
     def _requires_grad_switches(self, scope: cst.CSTNode) -> list[tuple[int, str, bool]]:
         """(order, name, flag) of each requires_grad switch in the scope, in source
@@ -457,21 +530,24 @@ class TensorFacts:
         index = self.index
         root = scope.body if type(scope) is cst.FunctionDef else scope
         for node in index.of_types_in(root, cst.Assign, cst.Call, into_functions=False):
-            if type(node) is cst.Assign and len(node.targets) == 1:
-                target = dotted_name(node.targets[0].target) or ""
-                literal = bool_literal(node.value)
-                if target.endswith(".requires_grad") and literal is not None:
-                    name = target[: -len(".requires_grad")]
-                    found.append((index.order[node], name, literal))
-            elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value == REQUIRES_GRAD_METHOD
-            ):
-                receiver = dotted_name(node.func.value)
-                if receiver is not None:
-                    flag = not (node.args and is_false(node.args[0].value))
-                    found.append((index.order[node], receiver, flag))
+            receiver, value = _switch_of(node)
+            if receiver is not None:
+                if type(node) is cst.Assign:
+                    literal = bool_literal(value)
+                    if literal is None:
+                        continue
+                    flag = literal
+                else:
+                    flag = not (value is not None and is_false(value))
+                found.append((index.order[node], receiver, flag))
+                # switched on each parameter a loop over the model hands out: all of them
+                owner = self._parameter_loop_owner(receiver, node)
+                if owner is not None:
+                    found.append((index.order[node], _all_parameters_of(owner), flag))
+            elif type(node) is cst.Call:
+                frozen = self._frozen_by_call(node)
+                if frozen is not None:
+                    found.append((index.order[node], _all_parameters_of(frozen[0]), frozen[1]))
         self._switch_cache[scope] = found
         return found
 
@@ -778,3 +854,26 @@ def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:
             value, unpacked_from = paired
             return value if unpacked_from is None else None
     return None
+
+
+def _all_parameters_of(model: str) -> str:
+    """The name a switch of every parameter of `model` is recorded under."""
+    return f"{model}.parameters()"
+
+
+def _switch_of(node: cst.CSTNode) -> tuple[str | None, cst.BaseExpression | None]:
+    """(what, to what) of a requires_grad switch: `p.requires_grad = flag` (the value),
+    `p.requires_grad_(flag)` (its argument, None when it has none: on); else (None, None)."""
+    if type(node) is cst.Assign and len(node.targets) == 1:
+        target = dotted_name(node.targets[0].target) or ""
+        if target.endswith(".requires_grad"):
+            return target[: -len(".requires_grad")], node.value
+    elif (
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value == REQUIRES_GRAD_METHOD
+    ):
+        receiver = dotted_name(node.func.value)
+        if receiver is not None:
+            return receiver, node.args[0].value if node.args else None
+    return None, None
