@@ -273,3 +273,40 @@ def test_an_environment_step_hands_back_data_whatever_the_action():
         "next_state, reward, done, _ = env.step(action)", "next_state, reward = env.step(action)"
     )
     assert not is_graph_free(value_of_last(two, "next_state"))
+
+
+def test_a_method_of_what_an_environment_hands_back_is_plain():
+    # qfettes/DeepRL-Tutorials: `done` from a vectorised environment's step, an array
+    source = """
+        import numpy as np
+
+        obs, reward, done, _ = envs.step(actions)
+        masks = 1.0 - done.astype(np.float32)
+        print(masks)
+        """
+    assert is_graph_free(value_of_last(source, "masks"))
+
+
+@pytest.mark.parametrize(
+    ("reduced", "expected"),
+    [
+        ("loss.detach().float()", []),  # huggingface/peft's semantic-search example
+        ("loss.float()", ["GL006"]),  # the loss itself: its graph is gathered too
+    ],
+)
+def test_a_framework_collective_keeps_only_its_inputs_history(reduced, expected):
+    source = f"""
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+        for epoch in range(10):
+            total_loss = 0
+            for batch in loader:
+                loss = model(**batch).loss
+                total_loss += accelerator.reduce({reduced}, reduction="sum")
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+        """
+    found = lint_source(textwrap.dedent(source), "train.py")
+    assert [d.code for d in found if d.code == "GL006"] == expected

@@ -544,6 +544,13 @@ BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 BACKWARD_WRAPPER_RECEIVERS = frozenset(
     {"self", "accelerator", "fabric", "engine", "model_engine", "trainer"}
 )
+# A training framework's collectives (Accelerate's, Fabric's) hand back their input's
+# values gathered or reduced across processes: no more history than the input has
+# (`total_loss += accelerator.reduce(loss.detach().float())` adds none).
+FRAMEWORK_RECEIVERS = frozenset({"accelerator", "fabric"})
+FRAMEWORK_COLLECTIVES = frozenset(
+    {"reduce", "gather", "gather_for_metrics", "pad_across_processes", "all_gather", "all_reduce"}
+)
 OPTIMIZER_STEP = "step"
 # Methods and helper names that clear gradients (torch, and the Paddle/Chainer spellings).
 GRAD_CLEARING_NAMES = frozenset(

@@ -63,6 +63,8 @@ from gradlint.analysis.torch_api import (
     ENVIRONMENT_RESET,
     ENVIRONMENT_STEP,
     ENVIRONMENT_STEP_RESULTS,
+    FRAMEWORK_COLLECTIVES,
+    FRAMEWORK_RECEIVERS,
     FREEZING_METHODS,
     FRESH_TENSOR_FUNCTIONS,
     GRAD_ATTRIBUTE,
@@ -1139,6 +1141,15 @@ class ValueAnalysis:
             return UNKNOWN
         if qualified.startswith(PYTHON_VALUE_MODULES):
             return PYTHON
+        if (
+            method in FRAMEWORK_COLLECTIVES
+            and type(func) is cst.Attribute
+            and (dotted_name(func.value) or "").rsplit(".", 1)[-1] in FRAMEWORK_RECEIVERS
+            and call.args
+            and call.args[0].keyword is None
+            and call.args[0].star == ""
+        ):
+            return self._expr(call.args[0].value, use)
         if qualified in PARAMETER_CLASSES:
             return LEAF
         if qualified in VARIABLE_CLASSES and keyword_is_true(call, "requires_grad"):
@@ -1184,7 +1195,12 @@ class ValueAnalysis:
             receiver = self._expr(func.value, use) - NONE  # type: ignore[attr-defined]
             if not receiver:
                 return NOTHING  # met again while being solved: no new possibility yet
-            if receiver <= {Kind.PYTHON} and not self._names_import(func.value):  # type: ignore[attr-defined]
+            plain = receiver <= {Kind.PYTHON} or (
+                # data that is an array or a tensor without history (what an environment
+                # hands back): its methods, but `requires_grad_()`, make none either
+                receiver <= {Kind.PYTHON, Kind.TENSOR} and method != REQUIRES_GRAD_METHOD
+            )
+            if plain and not self._names_import(func.value):  # type: ignore[attr-defined]
                 # A method of a plain value (a string, an argparse namespace, a numpy
                 # array, an environment) computes from it and its arguments: given none
                 # with history, it hands back none (`env.step(action)`, action a number).
