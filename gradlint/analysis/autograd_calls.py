@@ -103,6 +103,8 @@ class AutogradCalls:
             tensors = library_argument(call, "tensors", 0)
             expr = tensors.value if tensors else None
             return DiffEvent(call, "backward", self.flow.operands(expr), expr)
+        if kind == "backward" and method == "backward" and self._users_own_backward(call):
+            return None
         # A method name means `call.func` is an Attribute; the type test tells mypy.
         if kind == "backward" and type(call.func) is cst.Attribute:
             receiver = call.func.value
@@ -127,6 +129,50 @@ class AutogradCalls:
             loss = call.args[0].value
             return DiffEvent(call, "step", self.flow.operands(loss), loss, keeps_graph=True)
         return DiffEvent(call, "step")
+
+    def _users_own_backward(self, call: cst.Call) -> bool:
+        """A `backward` of the code's own, not autograd's: its result is used (torch's
+        hands back None: `current_grad = layer.backward(current_grad)` in a course's
+        hand-written backpropagation), or it is called on an instance of a plain class of
+        this file that defines one (`my_fit = my_composition(layers)`, `my_fit.backward()`)."""
+        if type(self.index.parent.get(call)) is not cst.Expr:
+            return True
+        receiver = call.func.value if type(call.func) is cst.Attribute else None
+        if type(receiver) is not cst.Name:
+            return False
+        classes = self._plain_classes_with_backward()
+        if not classes:
+            return False
+        built = [
+            node.value
+            for node in self.index.of_types(cst.Assign)
+            if any(
+                type(t.target) is cst.Name and t.target.value == receiver.value
+                for t in node.targets
+            )
+        ]
+        return bool(built) and all(
+            type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in classes
+            for value in built
+        )
+
+    def _plain_classes_with_backward(self) -> set[str]:
+        """This file's classes that define `backward` and derive from nothing of torch's
+        (no `nn.Module`, no `autograd.Function`): numpy layers written by hand."""
+        found = set()
+        for cls in self.index.classes:
+            defines = any(
+                type(stmt) is cst.FunctionDef and stmt.name.value == "backward"
+                for stmt in cls.body.body
+            )
+            if not defines:
+                continue
+            bases = [self.index.qualified_name(base.value) or "" for base in cls.bases]
+            if all(
+                base in ("", "object") or not base.startswith("torch") for base in bases
+            ) and not any(base.rsplit(".", 1)[-1] in ("Module", "Function") for base in bases):
+                found.add(cls.name.value)
+        return found
 
     def retains_graph(self, event: DiffEvent) -> bool | None:
         """Does this differentiation keep the graph it walks (`retain_graph=True`, or
