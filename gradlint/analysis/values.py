@@ -512,6 +512,8 @@ class ValueAnalysis:
         return frozenset(out)
 
     def _binding_value(self, node: cst.CSTNode, name: str) -> Value:
+        if type(node) is cst.Expr:
+            return LEAF  # `x.requires_grad_(True)`: the tensor is a leaf that requires grad
         if type(node) is cst.Param:
             # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
             if node.default is not None and self._expr(node.default, node) == PYTHON:
@@ -1368,7 +1370,8 @@ class ValueAnalysis:
         return found
 
 
-_VALUE_BINDINGS = PYTHON_BINDINGS | {BindingKind.KEYED}
+# `x.requires_grad_()` as a statement makes `x` a leaf that requires grad from there on
+_VALUE_BINDINGS = PYTHON_BINDINGS | {BindingKind.KEYED, BindingKind.REQUIRES_GRAD}
 
 
 def _assigned_names(node: cst.Assign) -> list[str]:

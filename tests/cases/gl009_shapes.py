@@ -112,7 +112,7 @@ def functional_of_plain_tensors():
 
 def detached_then_requires_grad():
     model = nn.Linear(4, 1)
-    y = model(torch.randn(2, 4)).detach()
+    y = model(torch.randn(2, 4)).detach()  # error: GL012
     y.requires_grad_(True)
     (y * 3).sum().backward()
 
@@ -296,3 +296,14 @@ def update_with_a_model_parameter_named_like_a_module(memories, optimizer):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+
+def input_made_to_require_grad_by_a_statement():
+    # d2l's sigmoid-gradient plot: `x.requires_grad_(True)` alone on its line makes x a
+    # leaf that requires grad, so what is computed from it has history
+    x = torch.arange(-8.0, 8.0, 0.1)
+    x.requires_grad_(True)
+    y = torch.sigmoid(x)
+    y.backward(torch.ones_like(x))
+    return x.grad
+
