@@ -282,7 +282,6 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/values.py", "_collect_mutated"): "in-place changes, not bindings",
     ("gradlint/analysis/values.py", "_stored_into"): "writes into containers, nested "
     "functions included",
-    ("gradlint/analysis/tensors.py", "_requires_grad_switches"): "`x.requires_grad = ...`",
     ("gradlint/analysis/tensors.py", "_is_container_layer_parameter"): "a class's "
     "`self.x = nn.ModuleList(...)`",
     ("gradlint/analysis/tensors.py", "_class_attributes"): "a class's `self.x` attributes",

@@ -291,6 +291,47 @@ def test_a_project_class_from_other_files_is_read_through_its_imports(
     assert found == severity
 
 
+FACTORY_MODELS_FILE = """
+from torch import nn
+from utils import get_act
+
+
+class Net(nn.Module):
+    def __init__(self, act="gelu", pad_ratio=(0.0, 0.0)):
+        super().__init__()
+        self.pad_ratio = pad_ratio
+        self.fc = nn.Linear(4, 4)
+        self.act = get_act(act)
+
+    def forward(self, x):
+        pad = [round(x.shape[-1] * r) for r in self.pad_ratio]
+        return self.act(self.fc(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("factory", "severity"),
+    [
+        # neuraloperator/physics_informed's `_get_act`: a functional picked by name
+        ("    if name == 'tanh':\n        return F.tanh\n    return F.gelu\n", "warning"),
+        ("    return nn.Dropout(0.5)\n", "error"),
+        ("    return name\n", "error"),  # whatever the caller hands in
+    ],
+    ids=["functionals", "dropout", "handed-in"],
+)
+def test_a_factory_function_of_another_file_is_read_as_what_it_builds(
+    tmp_path: Path, factory, severity
+):
+    (tmp_path / "utils.py").write_text(
+        f"import torch.nn.functional as F\nfrom torch import nn\n\n\ndef get_act(name):\n{factory}",
+        encoding="utf-8",
+    )
+    (tmp_path / "models.py").write_text(FACTORY_MODELS_FILE, encoding="utf-8")
+    source = FIT.format(imports="from models import Net", classes="", model="Net()")
+    [(found, _)] = _gl016(source, tmp_path)
+    assert found == severity
+
+
 TRAINER = """
 import torch
 from torch import nn

@@ -80,10 +80,16 @@ def class_mode_parts(tree: ast.Module) -> dict[str, ClassModeParts]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    if not classes:
+    if not classes and not functions:
         return {}
     reading = _Reading(_import_aliases(tree), functions, set(classes))
-    return {name: reading.parts(cls) for name, cls in classes.items()}
+    found = {name: reading.parts(cls) for name, cls in classes.items()}
+    # a function other files import to build a part (`self.act = _get_act(act)`): as
+    # what it builds, and unknown when what it returns comes from its parameters
+    for name, func in functions.items():
+        if name not in found:
+            found[name] = reading.function_parts(func)
+    return found
 
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -194,6 +200,35 @@ class _Reading:
         parts.refs = sorted(set(parts.refs))
         return parts
 
+    def function_parts(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> ClassModeParts:
+        """What a factory function of the file builds (`def _get_act(name): return
+        F.gelu`): the layers it constructs and the functions of its file it calls, as a
+        class's body is read; opaque when it returns something made from a parameter."""
+        parts = ClassModeParts()
+        params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Return) and node.value is not None:
+                if _names_in(node.value) & params:
+                    parts.opaque = True  # `return layer`: what the caller hands in
+        pending: list[ast.AST] = [func]
+        seen: set[str] = {func.name}
+        nodes = _Nodes()
+        while pending:
+            nodes.collect(pending.pop())
+            for call in nodes.calls[len(nodes.read) :]:
+                nodes.read.append(call)
+                helper = self._read_call(call, parts, nodes.stored)
+                if helper is not None and helper not in seen:
+                    seen.add(helper)
+                    pending.append(self.functions[helper])
+        called = {id(call.func) for call in nodes.calls}
+        for named in nodes.layer_names:
+            if id(named) not in called:
+                if self._qualified(ast_dotted_name(named) or "").startswith("torch.nn."):
+                    parts.opaque = True  # `return nn.Dropout`: built by the caller
+        parts.refs = sorted(set(parts.refs))
+        return parts
+
     def _read_call(self, call: ast.Call, parts: ClassModeParts, bound: set[str]) -> str | None:
         """Note what the call builds; the name of a function of the file to read too."""
         func = call.func
@@ -254,6 +289,18 @@ class _Reading:
             parts.opaque = True  # a callable handed in, a star import's name
         return None
 
+    def _built_by_a_known_call(self, value: ast.expr) -> bool:
+        """A call of a function of this file or of an imported name (a project class or
+        factory, resolved as a ref): what it builds decides, not the arguments it gets."""
+        if not isinstance(value, ast.Call):
+            return False
+        name = ast_dotted_name(value.func)
+        return (
+            name is not None
+            and "." not in name
+            and (name in self.functions or name in self.aliases)
+        )
+
     def _read_parameters(self, nodes: _Nodes, holding_base: bool, parts: ClassModeParts) -> None:
         """A module handed in through a parameter (of any of the functions read) and
         kept: stored in an attribute the class calls, put into a torch.nn container or
@@ -263,7 +310,10 @@ class _Reading:
         params = nodes.params - {"self", "cls"}
         if not params:
             return
+        nodes.note_iterations_run()
         for assign in nodes.assigns:
+            if self._built_by_a_known_call(assign.value):
+                continue  # `self.act = _get_act(act)`: as what the function builds
             if _names_in(assign.value) & params and any(
                 (ast_dotted_name(target) or "") in nodes.run_attributes for target in assign.targets
             ):
@@ -297,6 +347,8 @@ class _Nodes:
         # `self.<x>` run as a module: called (`self.x(h)`, `self.x[i](h)`,
         # `self.x.forward(h)`) or iterated (`for layer in self.x`)
         self.run_attributes: set[str] = set()
+        # (what a loop iterates, the names its target binds)
+        self.iterated: list[tuple[ast.expr, set[str]]] = []
         self.reads_training = False
         # names of mode-dependent torch.nn layers (`nn.Dropout`, `BatchNorm2d`)
         self.layer_names: list[ast.expr] = []
@@ -324,7 +376,17 @@ class _Nodes:
                 every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
                 self.params.update(a.arg for a in every if a is not None)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                self._note_run(node.iter, called=False)
+                # `for layer in self.blocks: h = layer(h)` runs what it iterates; `for r
+                # in self.pad_ratio` over numbers does not: decided once the calls are in
+                targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                self.iterated.append((node.iter, targets))
+
+    def note_iterations_run(self) -> None:
+        """The attributes a loop iterates whose elements it calls, run as modules."""
+        called = {call.func.id for call in self.calls if isinstance(call.func, ast.Name)}
+        for iterable, targets in self.iterated:
+            if targets & called or not targets:
+                self._note_run(iterable, called=False)
 
     def _note_run(self, target: ast.AST, called: bool = True) -> None:
         if called:
