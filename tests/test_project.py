@@ -1446,3 +1446,66 @@ def test_a_caller_searchs_tree_facts_are_those_of_ast_walk(path):
     assert {name: [id(c) for c in found] for name, found in facts.classes.items()} == {
         name: [id(c) for c in found] for name, found in classes.items()
     }
+
+
+LEARNER = """
+import torch
+from torch import nn
+
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, inp):
+        data_shot, label_shot, data_query = inp
+        return {forward}
+
+    def meta_forward(self, data_shot, label_shot, data_query):
+        loss = nn.functional.cross_entropy(self.fc(data_shot), label_shot)
+        grad = torch.autograd.grad(loss, self.fc.parameters())
+        return self.fc(data_query) - 0.1 * grad[1]
+"""
+
+TRAINER_OF_LEARNER = """
+import torch
+from models.mtl import Learner
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Learner()
+        self.model = self.model.cuda()
+
+    def validate(self, loader):
+        self.model.eval()
+        for data_shot, label_shot, data_query in loader:
+            logits = self.model((data_shot, label_shot, data_query))
+            print(logits.argmax(-1).float().mean().item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("forward", "expected"),
+    [
+        # yaoyao-liu/meta-transfer-learning: the forward adapts with autograd.grad
+        ("self.meta_forward(data_shot, label_shot, data_query)", []),
+        ("self.fc(data_query)", ["GL004"]),
+    ],
+    ids=["adapts", "plain"],
+)
+def test_a_model_of_another_file_whose_forward_differentiates_needs_grad(
+    tmp_path, forward, expected
+):
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "models/__init__.py": "",
+            "models/mtl.py": LEARNER.replace("{forward}", forward),
+            "trainer.py": TRAINER_OF_LEARNER,
+        },
+    )
+    found = lint_file(tmp_path / "trainer.py").diagnostics
+    assert [d.code for d in found] == expected

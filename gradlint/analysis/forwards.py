@@ -1242,14 +1242,35 @@ class ForwardAnalysis:
 
     def _forward_differentiates(self, model: str, use: cst.CSTNode) -> bool:
         classes = self.differentiating_classes()
+        expr = cst.parse_expression(model)
+        # a class of another project file whose forward differentiates (an inner
+        # adaptation loop: meta-transfer-learning's `self.model = MtlLearner(args)`,
+        # moved by `self.model = self.model.cuda()`)
+        for value in self.tensors.module_constructors(expr, use):
+            built = built_module_call(value)
+            if type(built) is cst.Call and type(built.func) is cst.Name:
+                name = built.func.value
+                if name not in classes and self._imported_forward_differentiates(name):
+                    return True
+        cls = self.tensors.module_class(expr, use)
         if not classes:
             return False
-        cls = self.tensors.module_class(cst.parse_expression(model), use)
         if cls is not None:
             return cls.rsplit(".", 1)[-1] in classes
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
+
+    def _imported_forward_differentiates(self, name: str) -> bool:
+        """Is `name` a class imported from a project file whose `forward` differentiates,
+        itself or through the methods and functions it calls?"""
+        origin = self.index.imported_from.get(name)
+        project = self.summaries.project
+        if origin is None or project is None:
+            return False
+        module, level, original = origin
+        forward = project.function(module, level, f"{original or name}.forward")
+        return forward is not None and forward.differentiates
 
 
 def _mode_switched(cls: cst.ClassDef) -> set[str]:
