@@ -408,6 +408,10 @@ def test_code_under_tests_has_test_impact():
     # a `test_*` function that returns a value is a metric, not a pytest test
     metric = in_function.replace("def test_loop():", "def test_loss():") + "    return total\n"
     assert one(metric, "check.py").impact is not Impact.TEST
+    # ... nor is one the file calls itself (pytest calls its tests): a detector's
+    # `test_net(net, imdb)` run once after `net.eval()` (longcw/yolo2-pytorch's test.py)
+    called = in_function + "test_loop()\n"
+    assert one(called, "check.py").impact is Impact.PER_BATCH
     assert is_test_path("conftest.py") and is_test_path("a/test/b.py")
     assert not is_test_path("src/testament.py")
 

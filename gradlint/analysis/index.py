@@ -430,6 +430,7 @@ class FileIndex:
         self._scope_cache: dict[int, cst.CSTNode] = {}  # id(node) -> scope_of(node)
         self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
+        self._called: frozenset[str] | None = None  # _called_names
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
         self._walk()
@@ -953,10 +954,27 @@ class FileIndex:
         returns one."""
         if not func.name.value.startswith("test"):
             return False
+        if func.name.value in self._called_names():
+            # pytest calls its tests; one the file calls itself is a helper:
+            # `test_net(net, imdb)` after `net.eval()` in a detector's evaluation script
+            return False
         cls = self.enclosing_class(func)
         if cls is not None and not cls.name.value.startswith("Test"):
             return False
         return not self.value_returns(func)
+
+    def _called_names(self) -> frozenset[str]:
+        """The names this file calls, bare or as an attribute (`f(x)`, `self.f(x)`)."""
+        if self._called is None:
+            names = set()
+            for call in self.calls:
+                func = call.func
+                if type(func) is cst.Name:
+                    names.add(func.value)
+                elif type(func) is cst.Attribute:
+                    names.add(func.attr.value)
+            self._called = frozenset(names)
+        return self._called
 
     def value_returns(self, func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression]]:
         """(statement, value) of the function's own `return <value>` statements (not its
