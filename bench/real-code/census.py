@@ -354,7 +354,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
                 per_rule[(h, site.code)]["caught"] += 1
             else:
                 missed.append(f"{h} {repo.name} {site.path}:{site.line} {site.code} {site.reason}")
-        for path, line, code, message, level, _places_of in findings:
+        for path, line, code, message, level, places in findings:
             stats[h]["findings"] += 1
             per_rule[(h, code)]["findings"] += 1
             on = [s for s in rows if s.label and s.covers(path, line) and code in s.codes]
@@ -362,11 +362,11 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             if judged_false(repo.name, path, line, code):
                 verdict = "FALSE"  # read at its line: the site's range is coarser
             elif any(
-                s.label == "POS"
-                and same_pitfall(s.code, code)
-                and (s.covers(path, line) or s.cites(path, line))
+                s.label == "POS" and same_pitfall(s.code, code) and s.reported_at(path, places)
                 for s in rows
             ):
+                # true where it counts as a catch: at its line, or at a related location
+                # (the forward inside a helper, named by the finding at the evaluating call)
                 verdict = "TRUE"
             elif (said := judged.get((repo.name, path, line, code))) is not None:
                 verdict = "TRUE" if said in ledger.GOOD else "FALSE"
