@@ -107,6 +107,34 @@ def test_a_dropped_forward_beside_a_helper_that_differentiates_is_not_reported()
     assert findings(source) == []
 
 
+def test_a_dropped_forward_beside_a_helper_that_trains_another_model_is_reported():
+    # a notebook: a bare forward of one model in an early cell, a training helper of
+    # the project handed another model in a later one (mandubian/pytorch-neural-ode)
+    source = """
+    import torch
+
+    def train(model, loader, optimizer):
+        for x in loader:
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+
+    node_trans.eval()
+    node_trans(torch.zeros(1, 8))
+    optimizer = torch.optim.Adam(model.parameters())
+    train(model, loader, optimizer)
+    """
+    assert findings(source) == [(11, "GL004", Impact.ONCE)]
+    # handed the same model, or something bound from it, the helper may read what the
+    # forward stored: not reported
+    call = "\n    train(model, loader, optimizer)\n"
+    assert findings(source.replace(call, call.replace("model", "node_trans"))) == []
+    stored = source.replace(
+        call, "\n    losses = attach_losses(node_trans)" + call.replace("model", "losses")
+    )
+    assert findings(stored) == []
+
+
 # -- a mode set by the constructor ----------------------------------------------------
 
 

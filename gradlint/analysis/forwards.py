@@ -104,7 +104,7 @@ class ForwardAnalysis:
         # id(call) -> _imported_forward_method, with the call kept alive
         self._imported_forwards: dict[int, tuple[cst.Call, bool]] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
-        self._scope_differentiation: dict[cst.CSTNode, bool] = {}
+        self._scope_differentiation: dict[tuple[cst.CSTNode, str], bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ class ForwardAnalysis:
             return True
         return output_kept(self._holders(call, statement))
 
-    def run_for_nothing(self, call: cst.Call) -> bool:
+    def run_for_nothing(self, call: cst.Call, model: str) -> bool:
         """A forward that is a statement of its own (a warm-up `model(x)`) is run for
         its effect, and its output is dropped at once; but it recorded its graph while it
         ran: every activation saved for a backward is held until the output goes, a peak
@@ -126,19 +126,24 @@ class ForwardAnalysis:
         inside the model may carry the graph into that backward (style transfer's bare
         `model(img)`, then `loss.backward()` over the losses its modules stored). An
         output handed to a call and dropped (`self.assertEqual(model(x), ref)`) is read
-        by that call: a test of the forward itself, as it runs (output_is_kept)."""
+        by that call: a test of the forward itself, as it runs (output_is_kept).
+        A helper that differentiates counts only when it is handed what could hold the
+        dropped graph (see _may_hold_graph_of): a notebook that trains `model` in a later
+        cell says nothing of a bare `node_trans(src)` in an earlier one."""
         statement = self.index.statement_of(call)
         if type(statement) is not cst.Expr or statement.value is not call:
             return False
-        return not self._scope_differentiates(self.index.scope_of(call))
+        return not self._scope_differentiates(self.index.scope_of(call), path_root(model))
 
-    def _scope_differentiates(self, scope: cst.CSTNode) -> bool:
+    def _scope_differentiates(self, scope: cst.CSTNode, model: str) -> bool:
         """Does the function (or the module's own code, or a lambda) differentiate,
-        itself or through the helpers of this file or of the project it calls?"""
+        itself or through a helper of this file or of the project that it hands the
+        model, or something that may hold what the model's forward stored?"""
         if type(scope) is cst.FunctionDef:
             if self.differentiates(scope):
                 return True
-        found = self._scope_differentiation.get(scope)
+        key = (scope, model)
+        found = self._scope_differentiation.get(key)
         if found is None:
             found = False
             body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
@@ -150,16 +155,49 @@ class ForwardAnalysis:
                     break
                 local = self.summaries.resolve(node)
                 if local is not None:
-                    if self.differentiates(local):
-                        found = True
-                        break
-                    continue
-                external = self.summaries.resolve_external(node)
-                if external is not None and external.differentiates:
+                    helper_differentiates = self.differentiates(local)
+                else:
+                    external = self.summaries.resolve_external(node)
+                    helper_differentiates = external is not None and external.differentiates
+                if helper_differentiates and self._may_hold_graph_of(node, model, scope):
                     found = True
                     break
-            self._scope_differentiation[scope] = found
+            self._scope_differentiation[key] = found
         return found
+
+    def _may_hold_graph_of(self, call: cst.Call, model: str, scope: cst.CSTNode) -> bool:
+        """Could what `call` is handed (its arguments, the object of a method call) hold
+        the graph a forward of `model` left behind, in a loss module or a hook's store?
+        It could when it names the model, a parameter of the function (unknown contents:
+        `fit(losses)`), or a name this scope binds from an expression naming the model
+        (`losses = attach_losses(model)`)."""
+        index = self.index
+        handed: list[cst.CSTNode] = [arg.value for arg in call.args]
+        if type(call.func) is cst.Attribute:
+            handed.append(call.func.value)
+        names: set[str] = set()
+        for expression in handed:
+            names.update(node.value for node in index.walk(expression) if type(node) is cst.Name)
+        if model in names:
+            return True
+        if type(scope) is cst.FunctionDef:
+            if names & {param.name.value for param in all_params(scope.params)}:
+                return True
+        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        for node in index.walk(body):
+            if type(node) is not cst.Assign:
+                continue
+            bound = {
+                name.value
+                for target in node.targets
+                for name in index.walk(target.target)
+                if type(name) is cst.Name
+            }
+            if bound & names and any(
+                type(name) is cst.Name and name.value == model for name in index.walk(node.value)
+            ):
+                return True
+        return False
 
     def _holders(self, call: cst.Call, statement: cst.CSTNode):
         """The nodes around `call` up to its expression statement, as summary_facts

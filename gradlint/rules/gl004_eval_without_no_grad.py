@@ -252,7 +252,7 @@ class EvalWithoutNoGrad(Rule):
             not helper
             and not forwards.output_is_kept(call)
             and not forwards.output_is_kept(at)
-            and (at is not call or not forwards.run_for_nothing(call))
+            and (at is not call or not forwards.run_for_nothing(call, model))
         ):
             return
         if at is call and forwards.graph_is_used(call, model):
