@@ -104,6 +104,22 @@ def test_gl004_points_at_the_helper_of_this_file_that_switches_to_eval(tmp_path)
     ]
 
 
+def test_gl004_on_a_helpers_forward_names_every_call_that_runs_it_in_eval_mode(tmp_path):
+    # a notebook's sample grid of a global generator, run in eval mode by the training
+    # loop's epoch end and again by a last cell (Yangyangii/GAN-Tutorial's infoGAN)
+    path = tmp_path / "gan.py"
+    path.write_text(
+        "import torch\n\n\ndef grid():\n    return G(torch.randn(4, 8)).data.numpy()\n\n\n"
+        "for epoch in range(3):\n    G.train()\n    train_step(G)\n    G.eval()\n"
+        "    show(grid())\n\nG.eval()\nshow(grid())\n",
+        encoding="utf-8",
+    )
+    (finding,) = [d for d in lint_file(path).diagnostics if d.code == "GL004"]
+    assert finding.start.line == 5
+    called = [r.start.line for r in finding.related if r.message.startswith("called here")]
+    assert called == [12, 15]
+
+
 # --- the fronts ------------------------------------------------------------------------
 
 SOURCE = (

@@ -360,7 +360,30 @@ class EvalWithoutNoGrad(Rule):
             if reported is at:
                 yield call, f"the forward of `{model}` inside the function"
             else:
-                yield at, f"called here, while `{model}` is in eval mode"
+                # the finding is on the forward, once: every call here that runs it in
+                # eval mode (a notebook's per-epoch sample grid and its last cell's)
+                for site in self._evaluating_calls(call, model, at):
+                    yield site, f"called here, while `{model}` is in eval mode"
+
+    def _evaluating_calls(self, call: cst.Call, model: str, at: cst.Call) -> list[cst.Call]:
+        """The calls, in the scope of `at`, of the function holding `call` that run it
+        while `model` is in eval mode and autograd records; `at` among them."""
+        facts = self.facts
+        index = facts.index
+        scope = index.scope_of(at)
+        inner = index.scope_of(call)
+        sites = [
+            site
+            for site in facts.grad_mode.callers_of(inner)
+            if site is at
+            or (
+                type(site) is cst.Call
+                and index.scope_of(site) is scope
+                and facts.train_mode.eval_switch_at(model, site) is not None
+                and facts.mode_at(site) is GradMode.RECORDING
+            )
+        ]
+        return sites if at in sites else [at, *sites]
 
 
 def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
