@@ -159,44 +159,41 @@ class ForwardAnalysis:
                 else:
                     external = self.summaries.resolve_external(node)
                     helper_differentiates = external is not None and external.differentiates
-                if helper_differentiates and self._may_hold_graph_of(node, model, scope):
+                if helper_differentiates and self._may_hold_graph_of(node, model):
                     found = True
                     break
             self._scope_differentiation[key] = found
         return found
 
-    def _may_hold_graph_of(self, call: cst.Call, model: str, scope: cst.CSTNode) -> bool:
+    def _may_hold_graph_of(self, call: cst.Call, model: str) -> bool:
         """Could what `call` is handed (its arguments, the object of a method call) hold
         the graph a forward of `model` left behind, in a loss module or a hook's store?
-        It could when it names the model, a parameter of the function (unknown contents:
-        `fit(losses)`), or a name this scope binds from an expression naming the model
-        (`losses = attach_losses(model)`)."""
+        It could when it names the model, a parameter (unknown contents: `fit(losses)`),
+        or a name bound from an expression naming the model (`losses =
+        attach_losses(model)`)."""
         index = self.index
         handed: list[cst.CSTNode] = [arg.value for arg in call.args]
         if type(call.func) is cst.Attribute:
             handed.append(call.func.value)
-        names: set[str] = set()
-        for expression in handed:
-            names.update(node.value for node in index.walk(expression) if type(node) is cst.Name)
+        names = {
+            node.value
+            for expression in handed
+            for node in index.walk(expression)
+            if type(node) is cst.Name
+        }
         if model in names:
             return True
-        if type(scope) is cst.FunctionDef:
-            if names & {param.name.value for param in all_params(scope.params)}:
-                return True
-        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
-        for node in index.walk(body):
-            if type(node) is not cst.Assign:
-                continue
-            bound = {
-                name.value
-                for target in node.targets
-                for name in index.walk(target.target)
-                if type(name) is cst.Name
-            }
-            if bound & names and any(
-                type(name) is cst.Name and name.value == model for name in index.walk(node.value)
-            ):
-                return True
+        for name in names:
+            for binding in self.values.bindings_of(name, call):
+                if type(binding) is cst.Param:
+                    return True
+                if type(binding) not in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+                    continue
+                value = getattr(binding, "value", None)
+                if value is not None and any(
+                    type(node) is cst.Name and node.value == model for node in index.walk(value)
+                ):
+                    return True
         return False
 
     def _holders(self, call: cst.Call, statement: cst.CSTNode):
