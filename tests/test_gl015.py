@@ -114,3 +114,31 @@ def test_a_graph_carried_over_the_data_a_loop_walks_is_a_leak_even_once():
         """
     )
     assert (found.group.value, found.severity.value) == ("leak", "warning")
+
+
+def test_a_state_a_helper_detaches_in_place_carries_no_graph():
+    # howardyclo/pytorch-seq2seq-example: `detach_hidden(decoder_hidden)` calls
+    # `h.detach_()` on each tensor of the LSTM state it is handed, every step
+    helper = textwrap.dedent(
+        """\
+        def detach_hidden(hidden):
+            if isinstance(hidden, torch.Tensor):
+                hidden.detach_()
+            else:
+                for h in hidden:
+                    h.detach_()
+
+
+        """
+    )
+    detached = SAMPLER.replace("def sample(steps):", helper + "def sample(steps):").replace(
+        "        x = torch.nn", "        detach_hidden(h)\n        x = torch.nn"
+    )
+    assert "detach_hidden(h)\n" in detached
+    assert [d.code for d in lint_source(SAMPLER, "s.py", GL015)] == ["GL015"]
+    assert lint_source(detached, "s.py", GL015) == []
+    # a helper that only reads its argument detaches nothing
+    reading = detached.replace("hidden.detach_()", "print(hidden)").replace(
+        "h.detach_()", "print(h)"
+    )
+    assert [d.code for d in lint_source(reading, "s.py", GL015)] == ["GL015"]

@@ -149,15 +149,51 @@ class CarriedGraph:
         return False
 
     def detached_in_place(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
+        """`h.detach_()` in the loop, or a helper of this file handed `h` that detaches
+        it in place (`detach_hidden(h)`: `h.detach_()`, or `for t in h: t.detach_()`)."""
         for node in self.index.walk(loop.loop.body):
+            if type(node) is not cst.Call:
+                continue
             if (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
+                type(node.func) is cst.Attribute
                 and node.func.attr.value in DETACHING_INPLACE_METHODS
                 and dotted_name(node.func.value) == var
             ):
                 return True
+            helper = self.summaries.resolve(node)
+            if helper is not None and self._detaches_argument_in_place(node, helper, var):
+                return True
         return False
+
+    def _detaches_argument_in_place(
+        self, call: cst.Call, helper: cst.FunctionDef, var: str
+    ) -> bool:
+        params = [*helper.params.posonly_params, *helper.params.params]
+        if self.index.enclosing_class(helper) is not None and type(call.func) is cst.Attribute:
+            params = params[1:]  # called on an object: `self` is not among the arguments
+        handed = {
+            params[position].name.value
+            for position, arg in enumerate(call.args)
+            if arg.keyword is None
+            and arg.star == ""
+            and position < len(params)
+            and dotted_name(arg.value) == var
+        }
+        if not handed:
+            return False
+        # the tensors of a handed tuple of states, one by one
+        held = set(handed)
+        for node in self.index.walk(helper.body):
+            if type(node) is cst.For and type(node.iter) is cst.Name and node.iter.value in handed:
+                if type(node.target) is cst.Name:
+                    held.add(node.target.value)
+        return any(
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in DETACHING_INPLACE_METHODS
+            and dotted_name(node.func.value) in held
+            for node in self.index.walk(helper.body)
+        )
 
     def steps_through_a_tensor(self, loop: LoopNode) -> bool:
         """`for x_t in inputs: h = cell(x_t, h)` over a tensor (its first dimension, the
