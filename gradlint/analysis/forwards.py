@@ -105,6 +105,7 @@ class ForwardAnalysis:
         self._imported_forwards: dict[int, tuple[cst.Call, bool]] = {}
         self._differentiates: dict[cst.FunctionDef, bool] = {}
         self._scope_differentiation: dict[tuple[cst.CSTNode, str], bool] = {}
+        self._state_differentiation: dict[tuple[cst.CSTNode, str], bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -344,7 +345,55 @@ class ForwardAnalysis:
             or self._passed_with_its_input(call)
             or self._forward_differentiates(model, call)
             or self._returned_by_a_differentiating_function(call, scope)
+            or self._state_differentiated(model, scope)
         )
+
+    def _state_differentiated(self, model: str, scope: cst.CSTNode) -> bool:
+        """Does the function differentiate a value it reads off the model's attributes
+        (`loss = net.loss; loss.backward()`)? A detector whose training forward computes
+        its losses and keeps them on itself uses the forward's graph through them,
+        whatever becomes of what the forward returns (longcw/yolo2-pytorch)."""
+        key = (scope, model)
+        found = self._state_differentiation.get(key)
+        if found is None:
+            found = self._state_differentiation[key] = self._compute_state_differentiated(
+                model, scope
+            )
+        return found
+
+    def _compute_state_differentiated(self, model: str, scope: cst.CSTNode) -> bool:
+        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        for node in self.index.walk(body):
+            if type(node) is not cst.Call:
+                continue
+            event = self.autograd.event(node)
+            if event is None or event.kind == "step" or event.root_expr is None:
+                continue
+            if self._reads_attribute_of(event.root_expr, model):
+                return True
+            for name in event.roots:
+                for binding in self.values.bindings_of(path_root(name), node):
+                    value = getattr(binding, "value", None)
+                    if type(binding) is cst.Assign and value is not None:
+                        if self._reads_attribute_of(value, model):
+                            return True
+        return False
+
+    def _reads_attribute_of(self, expression: cst.CSTNode, model: str) -> bool:
+        """`net.loss` (not a call of a method: `net.criterion(out, y)`) in expression."""
+        index = self.index
+        prefix = model + "."
+        for node in index.walk(expression):
+            if type(node) is not cst.Attribute:
+                continue
+            name = dotted_name(node)
+            if name is None or not name.startswith(prefix) or name.count(".") != prefix.count("."):
+                continue
+            parent = index.parent.get(node)
+            if type(parent) is cst.Call and parent.func is node:
+                continue
+            return True
+        return False
 
     def _returned_by_a_differentiating_function(self, call: cst.Call, scope: cst.CSTNode) -> bool:
         """A function that differentiates (itself or through this file's helpers) and

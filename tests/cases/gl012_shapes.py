@@ -287,3 +287,37 @@ def rollout(obs):
     ac = ActorCritic()
     teacher = Teacher()
     return ac.act(obs).argmax() + teacher(obs).argmax().item()
+
+
+class Detector(nn.Module):
+    """longcw/yolo2-pytorch's Darknet19: the training forward computes its losses and
+    keeps them on the module, and the loop backpropagates `net.loss`; the predictions it
+    returns are only read as numbers, but the forward's graph is used."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, target):
+        out = self.head(x)
+        self.loss = ((out - target) ** 2).mean()
+        return out
+
+
+def train_detector(loader, optimizer):
+    net = Detector()
+    for x, target in loader:
+        pred = net(x, target)
+        print(pred.argmax(-1).tolist())
+        loss = net.loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def show_detector(loader):
+    net = Detector()
+    for x, target in loader:
+        pred = net(x, target)  # error: GL012
+        print(pred.argmax(-1).tolist())
+        print(net.head.weight.shape)
