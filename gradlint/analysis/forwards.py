@@ -666,10 +666,17 @@ class ForwardAnalysis:
                 continue
             if self._module_attributes(cls):
                 continue
+            # a call of `self.<name>` may run a layer kept out of sight; the class's own
+            # methods (`self.sigmoid(z)` of a hand-written regression) hold none
+            own = {
+                f"self.{statement.name.value}"
+                for statement in cls.body.body
+                if type(statement) is cst.FunctionDef
+            }
             if any(
                 type(node) is cst.Call
                 and (dotted_name(node.func) or "").startswith("self.")
-                and (dotted_name(node.func) or "") != "self.training"
+                and (dotted_name(node.func) or "") not in own | {"self.training"}
                 for node in self.index.of_types_in(cls, cst.Call)
             ):
                 continue

@@ -1,6 +1,8 @@
 """A course's backpropagation written by hand in numpy (dataflowr's Module 2): layers and a
 composition whose own `backward` returns the gradient it passes on. Neither is autograd's,
-so nothing here is a loop that differentiates; torch's `loss.backward()` below still is."""
+so nothing here is a loop that differentiates; torch's `loss.backward()` below still is.
+An nn.Module whose weights are plain tensors updated by hand (omarsar's logistic
+regression) holds no parameters: its forward records nothing."""
 
 import numpy as np
 import torch
@@ -62,3 +64,49 @@ def fit_with_autograd(model, optimizer, loader):
         optimizer.step()
         losses.append(loss)  # error: GL006
     return losses
+
+
+class HandWrittenRegression(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w = torch.zeros(dim, 1)
+        self.b = torch.scalar_tensor(0)
+
+    def forward(self, x):
+        return self.sigmoid(torch.mm(self.w.T, x) + self.b)
+
+    def sigmoid(self, z):
+        return 1 / (1 + torch.exp(-z))
+
+    def backward(self, x, yhat, y):
+        self.dw = torch.mm(x, (yhat - y).T) / x.shape[1]
+
+    def optimize(self, lr):
+        self.w = self.w - lr * self.dw
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x):
+        return self.run(x)
+
+    def run(self, x):
+        return self.body(x) * 2
+
+
+def accuracy(yhat, y):
+    return 100 - torch.mean(torch.abs(yhat - y)) * 100
+
+
+def fit_by_hand(x, y):
+    model = HandWrittenRegression(4)
+    for _ in range(100):
+        yhat = model.forward(x)
+        model.backward(x, yhat, y)
+        model.optimize(0.01)
+    print(accuracy(model.forward(x), y))
+    scaled = Scaled(torch.nn.Linear(4, 1))
+    print(accuracy(scaled(x), y))  # error: GL012
