@@ -391,3 +391,37 @@ def test_the_caller_search_tells_which_arguments_are_models(tmp_path, use, model
     contexts = project.caller_contexts(project.ProjectIndex(str(tmp_path / "utils.py")), query)
     assert contexts is not None and len(contexts) == 1
     assert contexts[0].model_arguments == models
+
+
+@pytest.mark.parametrize(
+    ("built", "models"),
+    [
+        ("Net()", {0}),  # a project class that holds layers with weights
+        ("Scale()", set()),  # a project module class without any
+        ("make()", set()),  # a factory out of sight says nothing
+    ],
+)
+def test_a_caller_that_builds_a_project_model_passes_a_model(tmp_path, built, models):
+    # kuc2477/pytorch-wgan-gp's main.py: `wgan = WGAN(...)` then `utils.test_model(wgan, ...)`
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "utils.py": "def f(a, b=None):\n    return a\n",
+            "models.py": (
+                "from torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(3, 3)\n\n\n"
+                "class Scale(nn.Module):\n    def forward(self, x):\n        return 2 * x\n"
+            ),
+            "train.py": (
+                "from models import Net, Scale\nfrom utils import f\n\n\n"
+                f"def train(x):\n    net = {built}\n    f(net, x)\n"
+            ),
+        },
+    )
+    query = project.MethodQuery(
+        str(tmp_path / "utils.py"), "", "f", "", frozenset(), frozenset(), frozenset()
+    )
+    contexts = project.caller_contexts(project.ProjectIndex(str(tmp_path / "utils.py")), query)
+    assert contexts is not None and len(contexts) == 1
+    assert contexts[0].model_arguments == models

@@ -19,6 +19,7 @@ flake8 and the language server get the same facts, read from disk.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -1787,10 +1788,13 @@ class ProjectIndex:
             return None
         return self._defined_in(target, name, set())
 
-    def builds_parameters(self, module: str, level: int, name: str) -> bool:
+    def builds_parameters(
+        self, module: str, level: int, name: str, importer: str | None = None
+    ) -> bool:
         """Is `name`, imported from that project module (or re-exported by its star
-        imports), a class whose instances hold torch.nn layers with weights?"""
-        target = self._target(module, level)
+        imports) into `importer` (default: the linted file), a class whose instances hold
+        torch.nn layers with weights?"""
+        target = self._target(module, level, importer)
         return target is not None and self._class_in(target, name, set())
 
     def class_mode(
@@ -3022,7 +3026,12 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
         parsed = _recently_parsed(call.path)
         if parsed is None:
             return None
-        context = _context_of(call, query.method, *parsed)
+        context = _context_of(
+            call,
+            query.method,
+            *parsed,
+            builds=functools.partial(_builds_from, project, call.path),
+        )
         if context is None:
             return None
         found.append(context)
@@ -3058,15 +3067,22 @@ def _call_at(
     return next((c for c in _calls_named(tree, name) if _place(c, lines, cells) == where), None)
 
 
+def _builds_from(project: ProjectIndex, importer: str, module: str, level: int, name: str) -> bool:
+    """ProjectIndex.builds_parameters of an import in `importer`, a caller's file."""
+    return project.builds_parameters(module, level, name, importer)
+
+
 def _context_of(
     call: MethodCall,
     name: str,
     tree: ast.Module,
     lines: list[str],
     cells: NotebookPython | None,
+    builds: Callable[[str, int, str], bool] | None = None,
 ) -> CallerContext | None:
     """The context of the call of `name` that the caller search reported at `call`'s
-    place in this tree; None if no call of that name is there."""
+    place in this tree; None if no call of that name is there. `builds`: whether a class
+    imported from a project module holds layers with weights (ProjectIndex.builds_parameters)."""
     node = _call_at(call, name, tree, lines, cells)
     if node is None:
         return None
@@ -3117,12 +3133,16 @@ def _context_of(
         test_function,
         _has_tests(tree),
         numbers_only,
-        _model_arguments(node, parents, tree),
+        _model_arguments(node, parents, tree, builds, imports),
     )
 
 
 def _model_arguments(
-    call: ast.Call, parents: dict[int, ast.AST], tree: ast.Module
+    call: ast.Call,
+    parents: dict[int, ast.AST],
+    tree: ast.Module,
+    builds: Callable[[str, int, str], bool] | None = None,
+    imports: ImportMap | None = None,
 ) -> frozenset[int | str]:
     """CallerContext.model_arguments: the names the call passes that show themselves as
     modules with parameters in the call's own scope (analysis.forwards asks the same of
@@ -3144,6 +3164,7 @@ def _model_arguments(
     if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
         return frozenset()
     found: set[int | str] = set()
+    origins = imports.origins() if imports is not None else {}
     for node in _own_nodes(scope):
         if (
             isinstance(node, ast.Call)
@@ -3153,6 +3174,19 @@ def _model_arguments(
             and node.func.value.id in passed
         ):
             found.update(passed[node.func.value.id])
+        elif (
+            builds is not None
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in passed
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+        ):
+            # `wgan = WGAN(...)` of a project class with weights, then `test_model(wgan)`
+            origin = origins.get(node.value.func.id)
+            if origin is not None and origin[2] is not None and builds(*origin[:2], origin[2]):
+                found.update(passed[node.targets[0].id])
     return frozenset(found)
 
 
