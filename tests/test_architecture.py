@@ -198,7 +198,7 @@ NOT_TORCH_LISTS = {
     ("gradlint/analysis/values.py", "load"): "names of a class's factory methods",
     ("gradlint/analysis/result_uses.py", "torch"): "library roots, never project modules",
     ("gradlint/rules/gl012_inference_outside_no_grad.py", "torch"): "library roots",
-    ("gradlint/analysis/index.py", "tests"): "names of test folders",
+    ("gradlint/analysis/impact.py", "tests"): "names of test folders",
     ("gradlint/rules/consequences.py", "crash"): "gradlint's consequence groups",
 }
 

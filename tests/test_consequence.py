@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradlint import codes
-from gradlint.analysis.index import is_test_path
+from gradlint.analysis.impact import is_test_path
 from gradlint.cli import main
 from gradlint.config import Config, ConfigError, load_settings
 from gradlint.diagnostics import Group, Impact, Severity
@@ -400,7 +400,7 @@ def test_code_under_tests_has_test_impact():
     assert one(GL006_AFTER_BACKWARD, "pkg/train_test.py").impact is Impact.PER_BATCH
     with_pytest = "import pytest\n" + GL006_AFTER_BACKWARD
     assert one(with_pytest, "pkg/train_test.py").impact is Impact.TEST
-    in_function = "import pytest\n\ndef test_loop():\n" + "".join(
+    in_function = "def test_loop():\n" + "".join(
         "    " + line + "\n" for line in GL006_AFTER_BACKWARD.splitlines()
     )
     finding = one(in_function, "check.py")
@@ -412,12 +412,6 @@ def test_code_under_tests_has_test_impact():
     # `test_net(net, imdb)` run once after `net.eval()` (longcw/yolo2-pytorch's test.py)
     called = in_function + "test_loop()\n"
     assert one(called, "check.py").impact is Impact.PER_BATCH
-    # ... nor one in a file pytest does not collect (not test_*.py, *_test.py or in a
-    # tests folder) that imports no test framework: kuc2477/pytorch-wgan-gp's utils.py
-    # `test_model(model, sample_size, path)`, called from main.py
-    plain = in_function.replace("import pytest\n", "")
-    assert one(plain, "utils.py").impact is Impact.PER_BATCH
-    assert one(plain, "tests/utils.py").impact is Impact.TEST
     assert is_test_path("conftest.py") and is_test_path("a/test/b.py")
     assert not is_test_path("src/testament.py")
 
@@ -433,8 +427,7 @@ def test_min_impact_filters():
 # A helper with a batch loop of its own, one without, and calls of each from a
 # per-batch loop, an epoch's body, module level and a test function.
 COST_SOURCES = (
-    HEAD + "import pytest\n"  # test_it is a test pytest may collect here
-    "def looping(net):\n"
+    HEAD + "def looping(net):\n"
     "    for x in loader:\n"
     "        net(x)\n"
     "def single(net):\n"

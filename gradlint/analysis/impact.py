@@ -52,12 +52,7 @@ import libcst as cst
 from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import (
-    LOOPS,
-    FileIndex,
-    in_test_folder,
-    test_file_name,
-)
+from gradlint.analysis.index import LOOPS, FileIndex
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.summary_facts import hot_loop_header
@@ -73,6 +68,7 @@ if TYPE_CHECKING:
     from gradlint.analysis.caller_arguments import CallerArguments
     from gradlint.analysis.project import CallerContext, EnclosingLoop, ProjectIndex
 
+_TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 _EPOCH = re.compile(r"epoch", re.IGNORECASE)
 # Functions that nothing in the file calls, by what their name says they are for.
 _ONCE_NAMES = re.compile(
@@ -85,11 +81,28 @@ OBSERVATION_TENSOR_BUILDERS = ARRAY_FROM_LIST_BUILDERS | {"from_numpy", "as_tens
 _EPOCH_NAMES = re.compile(r"^_?(eval\w*|valid\w*|\w*_eval\w*|\w*epoch\w*|log\w*|checkpoint\w*)$")
 
 
+def is_test_path(path: str) -> bool:
+    """A file in a tests folder, or one pytest would collect by its name (`test_*.py`,
+    `*_test.py`, `conftest.py`; see ImpactAnalysis for the name alone)."""
+    norm = path.replace("\\", "/")
+    parts = norm.split("/")
+    return _test_name(parts[-1]) or any(part in _TEST_FOLDERS for part in parts[:-1])
+
+
+def _test_name(name: str) -> bool:
+    stem = name.rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def _in_test_folder(path: str) -> bool:
+    return any(part in _TEST_FOLDERS for part in path.replace("\\", "/").split("/")[:-1])
+
+
 def _is_test_file(path: str, has_tests: bool) -> bool:
     """Code under tests: a tests folder, or a file named like a test that holds tests or
     imports a test framework (`test_net.py` is often an evaluation script)."""
     path = os.path.normpath(path)
-    return in_test_folder(path) or (test_file_name(os.path.basename(path)) and has_tests)
+    return _in_test_folder(path) or (_test_name(os.path.basename(path)) and has_tests)
 
 
 def _hot_header(text: str) -> bool:
@@ -166,8 +179,8 @@ class ImpactAnalysis:
         if path not in ("", "-"):
             # `test_net.py`, `pmnist_test.py`: scripts named like tests are tests only when
             # they hold test functions or import a test framework
-            self.in_tests = in_test_folder(os.path.normpath(path)) or (
-                test_file_name(os.path.basename(path)) and self._has_tests()
+            self.in_tests = _in_test_folder(os.path.normpath(path)) or (
+                _test_name(os.path.basename(path)) and self._has_tests()
             )
         self._entry: dict[cst.CSTNode, Impact] = {}
         # per function or class: what holds an environment's observation there

@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import collections.abc
 import dataclasses
-import os
 import typing
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -405,31 +404,11 @@ def _parameter_names(scope: cst.FunctionDef | cst.Lambda) -> set[str]:
     return names
 
 
-_TEST_FOLDERS = frozenset({"tests", "test", "testing"})
-
-
-def is_test_path(path: str) -> bool:
-    """A file in a tests folder, or one pytest would collect by its name (`test_*.py`,
-    `*_test.py`, `conftest.py`; see ImpactAnalysis for the name alone)."""
-    return test_file_name(os.path.basename(path.replace("\\", "/"))) or in_test_folder(path)
-
-
-def test_file_name(name: str) -> bool:
-    stem = name.rsplit(".", 1)[0]
-    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
-
-
-def in_test_folder(path: str) -> bool:
-    return any(part in _TEST_FOLDERS for part in path.replace("\\", "/").split("/")[:-1])
-
-
 class FileIndex:
     def __init__(self, module: cst.Module, project: ProjectIndex | None = None) -> None:
         """`project`: where the names of the file's star imports of its project's own
         modules are read (ProjectIndex.star_names); without it they stay unbound."""
         self.module = module
-        # the linted file, when known: which test functions pytest would collect
-        self.path: str | None = project.path if project is not None and project.path else None
         # id(node) -> its parent, id(node) -> its pre-order position: the index's own
         # queries read these; `parent` and `order` are the same tables read by node
         self._parent: dict[int, cst.CSTNode] = {}
@@ -974,17 +953,6 @@ class FileIndex:
         training loop as a metric) computes a test-set figure; pytest warns when a test
         returns one."""
         if not func.name.value.startswith("test"):
-            return False
-        if (
-            self.path is not None
-            and not is_test_path(self.path)
-            and not any(
-                target.split(".")[0] in ("pytest", "unittest") for target in self.aliases.values()
-            )
-        ):
-            # pytest collects test_*.py and *_test.py: a `test(model, loader)` of train.py
-            # or a `test_model(wgan, n, path)` of utils.py, called from main.py, is the
-            # code's own
             return False
         if func.name.value in self._called_names():
             # pytest calls its tests; one the file calls itself is a helper:
