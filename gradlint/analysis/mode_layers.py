@@ -176,26 +176,9 @@ class _Reading:
             for item in cls.body
         ):
             parts.direct = True  # its own `train(mode)`: it does something with the mode
-        pending: list[ast.AST] = [cls]
-        seen: set[str] = set()
-        nodes = _Nodes()
-        while pending:
-            nodes.collect(pending.pop())
-            for call in nodes.calls[len(nodes.read) :]:
-                nodes.read.append(call)
-                helper = self._read_call(call, parts, nodes.stored)
-                if helper is not None and helper not in seen:
-                    seen.add(helper)
-                    pending.append(self.functions[helper])
+        nodes = self._read_body(cls, parts, set())
         if nodes.reads_training:
             parts.direct = True
-        # `norm = nn.BatchNorm2d` then `norm(64)`, or `isinstance(m, nn.Dropout)`: a
-        # mode-dependent layer named but not built here; whether one is built is not told
-        called = {id(call.func) for call in nodes.calls}
-        for named in nodes.layer_names:
-            if id(named) not in called:
-                if self._qualified(ast_dotted_name(named) or "").startswith("torch.nn."):
-                    parts.opaque = True
         self._read_parameters(nodes, holding_base, parts)
         parts.refs = sorted(set(parts.refs))
         return parts
@@ -210,8 +193,14 @@ class _Reading:
             if isinstance(node, ast.Return) and node.value is not None:
                 if _names_in(node.value) & params:
                     parts.opaque = True  # `return layer`: what the caller hands in
-        pending: list[ast.AST] = [func]
-        seen: set[str] = {func.name}
+        self._read_body(func, parts, {func.name})
+        parts.refs = sorted(set(parts.refs))
+        return parts
+
+    def _read_body(self, root: ast.AST, parts: ClassModeParts, seen: set[str]) -> _Nodes:
+        """Read `root` and the functions of the file it calls (`seen`: those not to read
+        again) into `parts`: the layers built, the references out of the file."""
+        pending: list[ast.AST] = [root]
         nodes = _Nodes()
         while pending:
             nodes.collect(pending.pop())
@@ -221,13 +210,15 @@ class _Reading:
                 if helper is not None and helper not in seen:
                     seen.add(helper)
                     pending.append(self.functions[helper])
+        # `norm = nn.BatchNorm2d` then `norm(64)`, `isinstance(m, nn.Dropout)` or `return
+        # nn.Dropout`: a mode-dependent layer named but not built here, so whether one is
+        # built is not told
         called = {id(call.func) for call in nodes.calls}
         for named in nodes.layer_names:
             if id(named) not in called:
                 if self._qualified(ast_dotted_name(named) or "").startswith("torch.nn."):
-                    parts.opaque = True  # `return nn.Dropout`: built by the caller
-        parts.refs = sorted(set(parts.refs))
-        return parts
+                    parts.opaque = True
+        return nodes
 
     def _read_call(self, call: ast.Call, parts: ClassModeParts, bound: set[str]) -> str | None:
         """Note what the call builds; the name of a function of the file to read too."""
