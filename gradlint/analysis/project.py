@@ -84,6 +84,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
+    PLAIN_VALUE_TYPES,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     SAME_VALUE_STEPS,
@@ -791,13 +792,16 @@ def _number_params(
 
 
 def _guarded_number_params(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
 ) -> dict[str, bool]:
     """The parameter a helper with guards turns into numbers: every `return` is either
-    that parameter made numbers or a plain value that does not read it (`None`, a
-    constant, `np.array([])`), and no other statement stores or hands the parameter on:
-    `if t is None: return None ... return t.cpu().detach().numpy()`."""
+    that parameter made numbers, a plain value that does not read it (`None`, a
+    constant, `np.array([])`), or the parameter handed back where a test has shown it is
+    already an array or a number, and no other statement stores or hands the parameter
+    on: `if t is None: return None ... return t.cpu().detach().numpy()`, `if type(x) ==
+    np.ndarray: return x ... return x.data.numpy()`."""
     made: set[tuple[str, bool]] = set()
+    already_plain = _returns_under_plain_type_tests(node, imports)
     for inner in _inner_nodes(node):
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             if inner is not node:
@@ -808,7 +812,7 @@ def _guarded_number_params(
             found = _number_of_param(inner.value, params)
             if found is not None:
                 made.add(found)
-            elif not _plain_return(inner.value, params):
+            elif id(inner) not in already_plain and not _plain_return(inner.value, params):
                 return {}
         elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             return {}  # the parameter may be stored or rebound: not this simple shape
@@ -819,6 +823,62 @@ def _guarded_number_params(
     if not _read_only_in_returns_and_tests(node, name):
         return {}
     return {name: any(raises for _, raises in made)}
+
+
+def _returns_under_plain_type_tests(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportMap
+) -> set[int]:
+    """The ids of the `return name` statements in the body of an `if` whose test shows
+    `name` is a numpy array or a Python number (`isinstance(x, np.ndarray)`, `type(x) ==
+    np.ndarray`, `type(x) is float`): what they hand back holds no graph."""
+    found: set[int] = set()
+    for branch in ast.walk(node):
+        if not isinstance(branch, ast.If):
+            continue
+        name = _plain_type_tested(branch.test, imports)
+        if name is None:
+            continue
+        for stmt in branch.body:
+            if (
+                isinstance(stmt, ast.Return)
+                and isinstance(stmt.value, ast.Name)
+                and stmt.value.id == name
+            ):
+                found.add(id(stmt))
+    return found
+
+
+def _plain_type_tested(test: ast.expr, imports: ImportMap) -> str | None:
+    """The name a test shows to be of a plain value type (torch_api.PLAIN_VALUE_TYPES)."""
+
+    def plain(expr: ast.expr) -> bool:
+        members = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+        return bool(members) and all(
+            imports.qualify(ast_dotted_name(m) or "") in PLAIN_VALUE_TYPES for m in members
+        )
+
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and plain(test.args[1])
+    ):
+        return test.args[0].id
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        and isinstance(test.left, ast.Call)
+        and isinstance(test.left.func, ast.Name)
+        and test.left.func.id == "type"
+        and len(test.left.args) == 1
+        and isinstance(test.left.args[0], ast.Name)
+        and plain(test.comparators[0])
+    ):
+        return test.left.args[0].id
+    return None
 
 
 def _read_only_in_returns_and_tests(
@@ -833,9 +893,11 @@ def _read_only_in_returns_and_tests(
             continue  # returns are judged one by one above; a test only reads
         # the statement's own expressions, not the blocks it holds
         for part in ast.iter_child_nodes(stmt):
-            if isinstance(part, ast.stmt):
+            # an `except` clause's block is walked as statements of their own
+            read: ast.AST | None = part.type if isinstance(part, ast.ExceptHandler) else part
+            if read is None or isinstance(read, ast.stmt):
                 continue
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(part)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(read)):
                 return False
     return True
 
@@ -879,7 +941,9 @@ def _summarise_function(
     function.sets_grad_mode = (
         decorated_mode(_manager(d, imports) for d in node.decorator_list) is not None
     )
-    function.number_params = _number_params(node, params) or _guarded_number_params(node, params)
+    function.number_params = _number_params(node, params) or _guarded_number_params(
+        node, params, imports
+    )
     if lines is not None and any(
         "volatile" in line for line in lines[node.lineno - 1 : node.end_lineno]
     ):  # the walk only where the word is

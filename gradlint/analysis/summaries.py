@@ -23,7 +23,7 @@ from gradlint.analysis.arguments import (
     signature_of,
 )
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.caller_arguments import CallerArguments
 from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
@@ -38,6 +38,9 @@ from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _PLAIN_ASSIGNMENTS = frozenset({BindingKind.ASSIGN})
+# How far back through callers a parameter's class is looked for: `train(net)` called
+# with the `net = Net()` its caller built, or handed on once more.
+_CALLER_HOPS = 2
 
 
 @dataclass
@@ -346,9 +349,32 @@ class FunctionSummaries:
             return self._attribute_class(func.value, scope)
         if type(func.value) is not cst.Name:
             return None
-        owner = func.value.value
+        return self._class_of_name(func.value.value, call, _CALLER_HOPS)
+
+    def _class_of_name(self, owner: str, use: cst.CSTNode, hops: int) -> str | None:
+        """The one class every binding of `owner` reaching `use` instantiates; for a
+        parameter the function never rebinds, the one class every caller in this file
+        passes an instance of (`train_one_epoch(net, loader)` after `net =
+        GatedGCN_net(...)`), through at most `hops` callers."""
+        scope = self.index.scope_of(use)
         bindings: list[cst.CSTNode] = list(self._assignments(scope).get(owner, ()))
-        reaching = self.index.reaching(bindings, call) if bindings else []
+        reaching = self.index.reaching(bindings, use) if bindings else []
+        if (
+            not bindings
+            and type(scope) is cst.FunctionDef
+            and owner in {p.name.value for p in all_params(scope.params)}
+        ):
+            if hops == 0 or owner in ("self", "cls"):
+                return None
+            sites = self.caller_arguments.here(scope, owner)
+            passed = [site.passed for site in sites]
+            if not passed or any(type(p) is not cst.Name for p in passed):
+                return None
+            found = {
+                self._class_of_name(p.value, site.site, hops - 1)  # type: ignore[union-attr]
+                for p, site in zip(passed, sites, strict=True)
+            }
+            return found.pop() if len(found) == 1 else None
         if (
             not bindings
             and scope is not self.index.module

@@ -121,6 +121,12 @@ NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
 # Type tests that are true of every tensor: `torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`.
 TENSOR_TYPE_TESTS = frozenset({"torch.is_tensor"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Types whose values hold no autograd graph: a test that a value is one of them
+# (`isinstance(x, np.ndarray)`, `type(x) == float`) shows it is plain data already.
+PLAIN_VALUE_TYPES = frozenset(
+    {"numpy.ndarray", "numpy.generic", "numpy.number", "numpy.float32", "numpy.float64"}
+    | {"float", "int", "bool"}
+)
 TENSOR_FACTORIES = frozenset(
     {"torch.zeros", "torch.ones", "torch.empty", "torch.zeros_like", "torch.ones_like"}
     | {"torch.empty_like", "torch.full", "torch.full_like", "torch.randn", "torch.rand"}

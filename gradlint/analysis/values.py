@@ -32,6 +32,7 @@ Values are per binding: an in-place change (`x.requires_grad_()`, `x.copy_(y)`,
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import cast
 
 import libcst as cst
@@ -79,6 +80,7 @@ from gradlint.analysis.torch_api import (
     NOT_COMPUTATION_NAMESPACES,
     PARAMETER_CLASSES,
     PASSTHROUGH_MODULES,
+    PLAIN_VALUE_TYPES,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     PYTHON_VALUE_MODULES,
@@ -1086,7 +1088,7 @@ class ValueAnalysis:
             qualified = self.index.qualified_name(expr) or name
             if head in self.index.aliases or qualified.startswith("torch."):
                 return PYTHON  # `torch.float32`, `np.pi`, `args.lr`-like constants of modules
-            if name.startswith("self."):
+            if name.startswith("self.") and name.count(".") == 1:
                 return self._self_attribute(name, use)
             scope = self.index.scope_of(use)
             if self._value_bindings(scope).get(name):
@@ -1094,9 +1096,10 @@ class ValueAnalysis:
         base = self._expr(expr.value, use)
         if base == PYTHON:
             return PYTHON  # `args.bptt` of an argparse namespace
-        if base and base <= TENSOR:
-            # a batch a loader handed over, or another tensor without history: what it
-            # holds was made outside autograd too (`data.x`, `data.num_graphs`)
+        if base and base <= TENSOR | PYTHON:
+            # a batch a loader handed over, an environment's record, or another value
+            # without history: what it holds was made outside autograd too (`data.x`,
+            # `data.num_graphs`, `experience.reward`)
             return TENSOR | PYTHON
         return UNKNOWN
 
@@ -1114,7 +1117,9 @@ class ValueAnalysis:
         self._attributes[key] = None  # met again while being solved
         found = UNKNOWN
         values: list[Value] = []
-        for binding in self.bindings.attribute_bindings(cls, name) or ():
+        bindings = self.bindings.attribute_bindings(cls, name) or ()
+        environments = _environments_of(b.value for b in bindings)
+        for binding in bindings:
             node = binding.node
             if (
                 binding.kind is not BindingKind.ASSIGN
@@ -1124,6 +1129,9 @@ class ValueAnalysis:
             ):
                 values = []
                 break
+            if _receiver(binding.value) in environments:
+                values.append(PYTHON | TENSOR)  # an environment hands back data
+                continue
             values.append(self._bound(binding.value, node))
         if values and all(is_graph_free(v) for v in values):
             found = frozenset().union(*values)
@@ -1250,8 +1258,8 @@ class ValueAnalysis:
             # A helper of another project file: `@torch.no_grad()` or returning `.item()`
             external = self.summaries.resolve_external(call)
             if external is not None:
-                if external.returns_python:
-                    return PYTHON
+                if external.returns_python or external.number_params:
+                    return PYTHON  # `.item()`, or `to_numpy(t)`: numbers of its argument
                 if external.no_grad:
                     return TENSOR | PYTHON | NONE
         last = qualified.rsplit(".", 1)[-1]
@@ -1362,12 +1370,30 @@ class ValueAnalysis:
             for node in self.index.walk(func.body)
             if type(node) is cst.Return and self.index.scope_of(node) is func
         ]
-        values = [self._expr(r.value, r) if r.value is not None else NONE for r in returns]
+        values = [
+            PYTHON
+            if self._returns_plain_tested(r)
+            else self._expr(r.value, r)
+            if r.value is not None
+            else NONE
+            for r in returns
+        ]
         found: Value | None = None
         if values and all(is_graph_free(v) for v in values):
             found = frozenset().union(*values)
         self._free_returns[func] = found
         return found
+
+    def _returns_plain_tested(self, statement: cst.Return) -> bool:
+        """`return x` in the block of an `if` whose test shows `x` is a numpy array or a
+        Python number (`if isinstance(x, np.ndarray): return x`): it hands back plain data."""
+        if type(statement.value) is not cst.Name:
+            return False
+        block = self.index.parent.get(self.index.parent.get(statement))
+        branch = self.index.parent.get(block) if block is not None else None
+        if type(branch) is not cst.If or branch.body is not block:
+            return False
+        return _tests_a_plain_type(branch.test, statement.value.value, self.index)
 
 
 # `x.requires_grad_()` as a statement makes `x` a leaf that requires grad from there on
@@ -1449,6 +1475,36 @@ def _torch_nn_builds(
     return found
 
 
+def _tests_a_plain_type(test: cst.BaseExpression, name: str, index: FileIndex) -> bool:
+    """`isinstance(name, np.ndarray)`, `type(name) == float` (torch_api.PLAIN_VALUE_TYPES;
+    every member of a tuple of types must be one)."""
+
+    def plain(types: cst.BaseExpression) -> bool:
+        members = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
+        return bool(members) and all(index.qualified_name(m) in PLAIN_VALUE_TYPES for m in members)
+
+    if type(test) is cst.Call and index.qualified_name(test.func) == "isinstance":
+        args = test.args
+        return (
+            len(args) == 2
+            and type(args[0].value) is cst.Name
+            and args[0].value.value == name
+            and plain(args[1].value)
+        )
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        left, (comparison,) = test.left, test.comparisons
+        return (
+            type(comparison.operator) in (cst.Equal, cst.Is)
+            and type(left) is cst.Call
+            and index.qualified_name(left.func) == "type"
+            and len(left.args) == 1
+            and type(left.args[0].value) is cst.Name
+            and left.args[0].value.value == name
+            and plain(comparison.comparator)
+        )
+    return False
+
+
 def _tests_a_tensor(test: cst.BaseExpression, name: str, index: FileIndex) -> bool:
     """`torch.is_tensor(name)` or `isinstance(name, torch.Tensor)` (a tuple of types
     holding one counts): true of every tensor."""
@@ -1488,6 +1544,31 @@ def is_environment_reset(value: cst.CSTNode | None) -> bool:
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == ENVIRONMENT_RESET
     )
+
+
+def _environments_of(values: Iterable[cst.CSTNode | None]) -> set[str]:
+    """The receivers that both `reset()` and `step(action)` are called on among the
+    values one variable is bound to (`self.experience = self.env.reset()`, then
+    `self.experience = self.env.step(action)`): environments, whose records hold data
+    whatever the library; an optimizer has no `reset()`."""
+    resets: set[str] = set()
+    steps: set[str] = set()
+    for value in values:
+        receiver = _receiver(value)
+        if receiver is None:
+            continue
+        if is_environment_reset(value):
+            resets.add(receiver)
+        elif is_environment_step(value):
+            steps.add(receiver)
+    return resets & steps
+
+
+def _receiver(value: cst.CSTNode | None) -> str | None:
+    """The dotted receiver of a method call, `self.env` of `self.env.step(a)`."""
+    if type(value) is cst.Call and type(value.func) is cst.Attribute:
+        return dotted_name(value.func.value)
+    return None
 
 
 def is_environment_step(value: cst.CSTNode | None) -> bool:

@@ -133,3 +133,34 @@ class Worker:
                     self.optimizer.step()
                 t_step += 1
                 observation = observation_
+
+
+# jingweiz/pytorch-rl dqn.py: a hand-written environment wrapper hands back a record
+# object (`experience.reward`, `experience.terminal1`), not a tuple to unpack; the same
+# attribute holds what `reset()` and `step(action)` give, so it is the environment's
+# data. The replay memory the update samples from holds those rewards too: what the
+# episode adds up is still plain numbers.
+class RecordAgent:
+    def __init__(self, env, model, memory):
+        self.env = env
+        self.model = model
+        self.memory = memory
+        self.optimizer = torch.optim.Adam(model.parameters())
+
+    def _backward(self, reward, terminal):
+        self.memory.append(reward, terminal)
+        loss = self.model(self.memory.sample(32)).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def fit(self, steps):
+        episode_reward = 0.0
+        self.experience = self.env.reset()
+        for step in range(steps):
+            reward = 0.0
+            self.experience = self.env.step(self.model(self.experience.state1).argmax().item())
+            reward += self.experience.reward
+            self._backward(reward, self.experience.terminal1)
+            episode_reward += reward
+        return episode_reward
