@@ -83,7 +83,7 @@ def test_callers_in_another_file(tmp_path):
     variable = _line_of(tmp_path / "util.py", "return Variable(")
     target = _line_of(tmp_path / "ddpg.py", "def target(") + 1
     (helper,) = [d for d in lint_file(tmp_path / "util.py").diagnostics if d.code == "GL008"]
-    assert helper.start.line == variable and "a caller passes `True`" in helper.message
+    assert helper.start.line == variable and "a caller makes it `True`" in helper.message
     (caller,) = helper.related
     assert caller.path.endswith("ddpg.py") and caller.start.line == target
     callers = [d for d in lint_file(tmp_path / "ddpg.py").diagnostics if d.code == "GL008"]
@@ -160,3 +160,99 @@ def test_a_helper_that_keeps_the_value_is_no_way_back():
     )
     found = lint_source(textwrap.dedent(source), "t.py", Config())
     assert [d for d in found if d.code == "GL012"] == []
+
+
+NEGATED_FLAG = """
+import torch
+from torch.autograd import Variable
+
+
+class Agent:
+    def __init__(self, model):
+        self.model = model
+
+    def _reset_hidden(self, training=True):
+        not_training = not training
+        self.hidden = Variable(torch.zeros(1, 8), volatile=not_training)
+
+    def train_episode(self):
+        self._reset_hidden()
+
+    def evaluate(self):
+        self._reset_hidden(CALLED_WITH)
+        return self.model(self.hidden).argmax().item()
+"""
+
+
+def test_gl008_follows_a_local_that_negates_the_callers_flag():
+    # jingweiz/pytorch-rl a3c_single_process.py: `not_training = not training`, then
+    # `volatile=not_training`; the evaluator calls with `training=False`
+    source = textwrap.dedent(NEGATED_FLAG.replace("CALLED_WITH", "False"))
+    found = [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"]
+    assert [(d.start.line, [r.start.line for r in d.related]) for d in found] == [(12, [18])]
+    assert "`training=False`" in found[0].related[0].message
+
+
+def test_gl008_a_negated_flag_no_caller_turns_true_is_no_finding():
+    source = textwrap.dedent(NEGATED_FLAG.replace("CALLED_WITH", "True"))
+    assert [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"] == []
+
+
+CLASS_FLAG = """
+import torch
+from torch.autograd import Variable
+
+
+class Worker:
+    def __init__(self, model):
+        self.model = model
+
+    def _reset_hidden(self, training=True):
+        not_training = not training
+        self.hidden = Variable(torch.zeros(1, 8), volatile=not_training)
+
+
+class Learner(Worker):
+    def __init__(self, model):
+        super().__init__(model)
+        self.training = True
+
+    def run(self):
+        self._reset_hidden(self.training)
+
+
+class Evaluator(Worker):
+    def __init__(self, model):
+        super().__init__(model)
+        self.training = False
+
+    def run(self):
+        self._reset_hidden(self.training)
+        return self.model(self.hidden).argmax().item()
+"""
+
+
+def _gl008_lines(source: str) -> list[tuple[int, list[int]]]:
+    found = [d for d in lint_source(textwrap.dedent(source), "t.py", Config()) if d.code == "GL008"]
+    return [(d.start.line, [r.start.line for r in d.related]) for d in found]
+
+
+def test_gl008_an_attribute_the_callers_class_sets_once_is_its_constant():
+    # jingweiz/pytorch-rl: the evaluator sets `self.training = False` in `__init__` and
+    # passes `self.training` on; the learner, a sibling, sets True on other objects
+    assert _gl008_lines(CLASS_FLAG) == [(12, [30])]
+
+
+def test_gl008_an_attribute_set_from_outside_the_classes_is_no_constant():
+    outside = CLASS_FLAG + "\nevaluator = Evaluator(None)\nevaluator.training = True\n"
+    assert _gl008_lines(outside) == []
+
+
+def test_gl008_an_attribute_a_method_rebinds_is_no_constant():
+    rebinding = CLASS_FLAG.replace(
+        "    def run(self):\n        self._reset_hidden(self.training)\n        return",
+        "    def toggle(self):\n        self.training = not self.training\n\n"
+        "    def run(self):\n        self._reset_hidden(self.training)\n        return",
+    )
+    assert "def toggle" in rebinding
+    assert _gl008_lines(rebinding) == []

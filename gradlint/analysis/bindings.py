@@ -330,6 +330,18 @@ class ScopeBindings:
             self._attributes[cls] = table
         return table
 
+    def bound_outside_classes(self, name: str) -> bool:
+        """Does code other than a class's own `self.x = ...` assign an attribute named
+        like `self.x` (name) anywhere in the file (`agent.x = ...`, `make().x = ...`)?"""
+        attr = name.rpartition(".")[2]
+        own = sum(
+            1
+            for cls in self.index.classes
+            for b in self._attribute_table(cls).get(name, [])
+            if type(b.node) in _ATTRIBUTE_ASSIGNING
+        )
+        return self._outside_attribute_names().get(attr, 0) > own
+
     def _outside_attribute_names(self) -> dict[str, int]:
         """How many assignments of each attribute name (`x.attr = ...` on any object,
         `make().attr = ...` too) the file makes, to tell a class's own bindings from

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradlint.analysis.arguments import passed_or_default
-from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, all_params
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings, all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -231,6 +231,27 @@ class PathConditions:
             self._flags[func] = found
         return found
 
+    def flag_alias(self, func: cst.FunctionDef, name: str) -> tuple[str, bool] | None:
+        """(flag, negated) when `name` holds one of the function's flags throughout its
+        body: the flag itself, or a local bound once to it or to its negation
+        (`not_training = not training`, then `volatile=not_training`)."""
+        flags = self.flags_of(func)
+        if name in flags:
+            return name, False
+        records = self.bindings.records(func, PYTHON_BINDINGS).get(name, ())
+        if len(records) != 1 or records[0].kind is not BindingKind.ASSIGN:
+            return None
+        value, negated = records[0].value, False
+        if (
+            type(value) is cst.UnaryOperation
+            and type(value.operator) is cst.Not
+            and records[0].whole
+        ):
+            value, negated = value.expression, True
+        if type(value) is cst.Name and value.value in flags:
+            return value.value, negated
+        return None
+
     def tests_a_flag(self, func: cst.FunctionDef) -> bool:
         """Does the function's body test one of its flags at all? Most do not, and then
         no statement of it is under a condition."""
@@ -346,6 +367,8 @@ class PathConditions:
         found: list[CallerValue] = []
         for argument in self.arguments.here(func, param, self.call_sites(func)):
             constant = constant_of(argument.value) if argument.value is not None else None
+            if constant is None and not argument.default:
+                constant = self._attribute_constant(argument.value, argument.site)
             if constant is not None:
                 recording = grad_mode.mode_at(argument.site) is GradMode.RECORDING
                 value = SiteValue(constant, argument.default)
@@ -355,6 +378,32 @@ class PathConditions:
             if constant is not None:
                 found.append(CallerValue(call, SiteValue(constant), call.recording))
         return found
+
+    def _attribute_constant(self, expr: cst.CSTNode | None, site: cst.Call) -> Constant | None:
+        """The literal `self.flag` holds at a call in a method, when the object's class,
+        its bases and its subclasses in this file bind that attribute only once, to that
+        literal, and nothing outside them may bind it: jingweiz/pytorch-rl's evaluator
+        sets `self.training = False` in `__init__` and passes `self.training` on."""
+        name = dotted_name(expr) if type(expr) is cst.Attribute else None
+        if name is None or not name.startswith("self.") or name.count(".") != 1:
+            return None
+        method = self.index.scope_of(site)
+        cls = self.index.enclosing_class(method) if type(method) is cst.FunctionDef else None
+        if cls is None:
+            return None
+        # `self` is an instance of the class or of a subclass: the methods that may run
+        # on it are theirs and their bases'; a sibling's `self.training = True` binds
+        # other objects
+        running: list[cst.ClassDef] = []
+        for kind in (cls, *self.callees.subclasses(cls)):
+            running.extend(c for c in self.callees.lineage(kind) if c not in running)
+        bindings = [b for c in running for b in self.bindings.own_attribute_bindings(c, name)]
+        if len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
+            return None
+        if self.bindings.bound_outside_classes(name):
+            return None  # `agent.training = ...` may bind it on this very object
+        constant = constant_of(bindings[0].value)
+        return constant if constant is not None and constant.is_literal else None
 
     def argument_at(
         self, site: cst.Call, func: cst.FunctionDef, param: str

@@ -36,7 +36,7 @@ _VOLATILE = (
 )
 
 _VOLATILE_PASSED = (
-    "`volatile={name}` has had no effect since PyTorch 0.4, and a caller passes `True`: "
+    "`volatile={name}` has had no effect since PyTorch 0.4, and a caller makes it `True`: "
     "autograd still records everything computed from this Variable; run that code under "
     "`with torch.no_grad():` instead"
 )
@@ -205,11 +205,21 @@ class GradModeNotEntered(Rule):
         if type(value) is not cst.Name or type(func) is not cst.FunctionDef:
             return []
         facts = self.facts
+        # `volatile=volatile`, or `volatile=not_training` after `not_training = not
+        # training`: the caller's flag, maybe negated
+        alias = facts.path_conditions.flag_alias(func, value.value)
+        if alias is None:
+            return []
+        flag, negated = alias
         found: list[tuple[cst.CSTNode, str] | Related] = []
-        label = f"called here with `{value.value}=True`, with autograd recording"
-        for caller in facts.path_conditions.caller_values(func, value.value, facts.grad_mode):
+        label = f"called here with `{flag}={not negated}`, with autograd recording"
+        for caller in facts.path_conditions.caller_values(func, flag, facts.grad_mode):
             constant = caller.value.constant
-            if not caller.recording or not constant.is_literal or constant.literal is not True:
+            if (
+                not caller.recording
+                or not constant.is_literal
+                or constant.literal is not (not negated)
+            ):
                 continue
             site = caller.site
             if isinstance(site, cst.Call):
