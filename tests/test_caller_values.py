@@ -256,3 +256,13 @@ def test_gl008_an_attribute_a_method_rebinds_is_no_constant():
     )
     assert "def toggle" in rebinding
     assert _gl008_lines(rebinding) == []
+
+
+def test_gl008_a_torch_modules_training_attribute_is_no_constant():
+    # `train()` and `eval()` rebind it on a module, out of this file's sight
+    module = CLASS_FLAG.replace("class Worker:", "class Worker(torch.nn.Module):").replace(
+        "    def __init__(self, model):\n        self.model = model",
+        "    def __init__(self, model):\n        super().__init__()\n        self.model = model",
+    )
+    assert "class Worker(torch.nn.Module)" in module
+    assert _gl008_lines(module) == []

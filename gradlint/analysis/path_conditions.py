@@ -37,6 +37,7 @@ from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import LEAVING_STATEMENTS, FileIndex, dotted_name
 from gradlint.analysis.project import MethodCall
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.torch_api import MODULE_MODE_ATTRIBUTES
 from gradlint.analysis.train_mode import ModeSwitch, TrainModeAnalysis
 
 _NOT_A_LITERAL = object()
@@ -402,6 +403,12 @@ class PathConditions:
             return None
         if self.bindings.bound_outside_classes(name):
             return None  # `agent.training = ...` may bind it on this very object
+        if name.partition(".")[2] in MODULE_MODE_ATTRIBUTES and any(
+            (self.index.qualified_name(base.value) or "").startswith("torch.")
+            for c in running
+            for base in c.bases
+        ):
+            return None  # a torch module's `train()` and `eval()` rebind `self.training`
         constant = constant_of(bindings[0].value)
         return constant if constant is not None and constant.is_literal else None
 

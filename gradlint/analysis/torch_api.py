@@ -119,6 +119,8 @@ NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
 # Type tests that are true of every tensor: `torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`.
+# The attribute a module's `train()` and `eval()` set on it.
+MODULE_MODE_ATTRIBUTES = frozenset({"training"})
 TENSOR_TYPE_TESTS = frozenset({"torch.is_tensor"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 # Types whose values hold no autograd graph: a test that a value is one of them
