@@ -30,6 +30,63 @@ class DifferentiationReach:
         self.flow = flow
         self.loops = loops
         self.values = values
+        self._differentiated_params: dict[cst.FunctionDef, frozenset[str]] = {}
+        self._helper_events: dict[cst.CSTNode, list[DiffEvent]] = {}
+
+    # -- helpers that differentiate what they are passed ------------------------------
+
+    def differentiated_parameters(self, func: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of a function of this file whose value its body differentiates
+        (a backward of them, `autograd.grad` of them), itself or through this file's
+        helpers it passes them to: FROMP's `cac_grad(loss, lc)`, which a kernel of
+        Jacobians calls once per class on `preds[:, c].sum()`."""
+        found = self._differentiated_params.get(func)
+        if found is not None:
+            return found
+        summaries = self.loops.summaries
+        if summaries is None:
+            return frozenset()
+        self._differentiated_params[func] = frozenset()  # a recursion finds nothing
+        region = self.loops.scope_facts(func)
+        roots: set[str] = set()
+        for event in region.events:
+            if event.kind != "step":
+                roots |= event.roots
+        for event in self.helper_events(func):
+            roots |= event.roots
+        params = set(summaries.of(func).params)
+        found = frozenset(params & region.closure(roots)) if roots else frozenset()
+        self._differentiated_params[func] = found
+        return found
+
+    def helper_events(self, scope: cst.CSTNode) -> list[DiffEvent]:
+        """The calls in the scope (its own body) of this file's functions that
+        differentiate one of their parameters, each as a differentiation of the
+        argument passed for it: a value that reaches that argument has its graph used."""
+        found = self._helper_events.get(scope)
+        if found is not None:
+            return found
+        found = self._helper_events[scope] = []
+        body = scope.body if isinstance(scope, (cst.FunctionDef, cst.Lambda)) else scope
+        summaries = self.loops.summaries
+        if summaries is None:
+            return found
+        for node in self.index.of_types_in(body, cst.Call, into_functions=False):
+            if type(node) is not cst.Call:
+                continue
+            for callee in summaries.callees.runs(node):
+                if callee is scope:
+                    continue
+                summary = summaries.of(callee)
+                for param in self.differentiated_parameters(callee):
+                    argument = summary.forwarded_argument(node, param)
+                    if argument is not None:
+                        found.append(
+                            # the argument is what is differentiated, as a backward's
+                            # receiver is; nothing else in the call is
+                            DiffEvent(node, "backward", self.flow.operands(argument), argument)
+                        )
+        return found
 
     def result_is_differentiated(self, call: cst.Call) -> bool:
         """Does the call's result reach a differentiation in its function? Followed
@@ -55,15 +112,22 @@ class DifferentiationReach:
         only those of the variables its statement binds hold it (`loss, ent = f(x)`
         where f returns the value in its first place)."""
         index = self.index
-        region = self.loops.scope_facts(index.scope_of(node))
-        if not region.events and bound is None:
+        scope = index.scope_of(node)
+        region = self.loops.scope_facts(scope)
+        helpers = self.helper_events(scope)
+        if not region.events and not helpers and bound is None:
             return []
-        if self._cut_within_statement(node):
-            return []  # `vgg(x).detach()`: no gradient can come back through it
         events = [
-            e for e in region.events if e.call is not node and not index.is_inside(e.call, node)
+            e
+            for e in (*region.events, *helpers)
+            if e.call is not node and not index.is_inside(e.call, node)
         ]
         found: list[DiffEvent] = []
+        cut: list[cst.CSTNode] = []
+        if self._cut_within_statement(node):
+            # `vgg(x).detach()`: no gradient can come back through it, unless a helper
+            # is handed it first (`self.jacobian(net(x)).detach()`)
+            return self._helpers_handed(node, helpers, found, first=first)
 
         def reached(expr: cst.CSTNode) -> None:
             for event in events:
@@ -78,8 +142,14 @@ class DifferentiationReach:
         if first and found:
             return found
         containers: set[str] = set()  # `losses.append(...)`: followed by name below
-        for use in self.reads_reached(node, containers, bound=bound, names=names):
+        for use in self.reads_reached(node, containers, bound=bound, names=names, cut=cut):
             reached(use)
+            if first and found:
+                return found
+        # `jac = self.cac_jacobian(preds, lc).detach()`: the helper differentiates what
+        # it is passed before its result is cut
+        for use in cut:
+            self._helpers_handed(use, helpers, found, first=first)
             if first and found:
                 return found
         if containers:
@@ -96,6 +166,7 @@ class DifferentiationReach:
         past_graph_free: bool = True,
         bound: set[tuple[cst.CSTNode, str]] | None = None,
         names: set[str] | None = None,
+        cut: list[cst.CSTNode] | None = None,
     ) -> Iterator[cst.CSTNode]:
         """Every read in its function that the result of `node` reaches, through the
         names it is bound to and the values computed from them, past no `.item()` or
@@ -104,7 +175,8 @@ class DifferentiationReach:
         the value analysis proves graph-free (`acc` of `loss, acc = f(...)`, an argmax
         comparison) ends the way: no graph goes on through it. The (binding, variable)
         pairs passed are added to `bound` when it is given; with `names`, only those of
-        the variables the statement binds are followed."""
+        the variables the statement binds are followed. The reads a cut stops are added
+        to `cut` when it is given."""
         statement = self.index.statement_of(node)
         work = [(statement, var) for var in self.produced(node) if names is None or var in names]
         seen: set[tuple[cst.CSTNode, str]] = set()
@@ -122,6 +194,8 @@ class DifferentiationReach:
                 continue
             for use in self.values.uses_reached(binding, var):
                 if self._cut_within_statement(use):
+                    if cut is not None:
+                        cut.append(use)
                     continue
                 yield use
                 work.extend(self.flows_into(use))
@@ -129,6 +203,36 @@ class DifferentiationReach:
     def cut_within_statement(self, node: cst.CSTNode) -> bool:
         """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
         return self._cut_within_statement(node)
+
+    def _helpers_handed(
+        self,
+        use: cst.CSTNode,
+        helpers: list[DiffEvent],
+        found: list[DiffEvent],
+        *,
+        first: bool,
+    ) -> list[DiffEvent]:
+        """Adds to `found` the helper differentiations handed `use` (a read whose value
+        a cut in its statement stops) before any cut, and returns it."""
+        for event in helpers:
+            if any(e is event for e in found) or event.root_expr is None:
+                continue
+            if self.index.is_inside(use, event.root_expr) and not self._cut_between(
+                use, event.call
+            ):
+                found.append(event)
+                if first:
+                    break
+        return found
+
+    def _cut_between(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        """A graph cut around `node` inside `outer`."""
+        for anc in self.index.ancestors(node):
+            if anc is outer:
+                return False
+            if self.flow.is_graph_cut(anc):
+                return True
+        return False
 
     def _cut_within_statement(self, node: cst.CSTNode) -> bool:
         statement = self.index.statement_of(node)
