@@ -302,6 +302,8 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
     ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
     "`__init__` stores from its parameters (`self.models = models`)",
+    ("gradlint/analysis/project.py", "_python_names"): "`ast`: the local names a function "
+    "of another file binds only to plain values (`acc = x.item()`)",
 }
 # What only gradlint/analysis/bindings.py may define: the one answer to "what does this
 # statement bind", and the table built from it.

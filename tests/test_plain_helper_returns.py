@@ -50,7 +50,7 @@ def _codes(source: str) -> list[tuple[int, str]]:
 
 
 def _project(tmp_path: Path, accumulated: str, helper: str = TO_NUMPY) -> list[tuple[int, str]]:
-    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git").mkdir(parents=True)
     write(
         tmp_path,
         {
@@ -174,3 +174,53 @@ def test_callers_passing_instances_of_two_classes_say_nothing_of_the_method():
         """
     )
     assert _codes(other) == [(31, "GL006")]
+
+
+# benchmarking-gnns' train/metrics.py, imported `as accuracy` by every training loop:
+# numbers bound to a local name before they are returned, or a plain-value library's
+# result (the eighth census batch's GL006 false positives).
+METRICS = """
+import numpy as np
+import torch.nn.functional as F
+from sklearn.metrics import f1_score
+
+
+def accuracy_tu(scores, targets):
+    scores = scores.detach().argmax(dim=1)
+    acc = (scores == targets).float().sum().item()
+    acc = acc / len(targets)
+    return acc
+
+
+def mae(scores, targets):
+    MAE = F.l1_loss(scores, targets)
+    MAE = MAE.detach().item()
+    return MAE
+
+
+def binary_f1(scores, targets):
+    y_true = targets.cpu().numpy()
+    y_pred = scores.argmax(dim=1).cpu().numpy()
+    return f1_score(y_true, y_pred, average="binary")
+
+
+def per_class(scores, targets):
+    classes = np.zeros(3)
+    return 100.0 * np.sum(classes) / float(len(targets))
+
+
+def margin(scores, targets):
+    out = F.l1_loss(scores, targets)
+    out = out * 2
+    return out
+"""
+
+
+def test_a_metric_of_another_file_returning_a_local_name_bound_to_numbers(tmp_path: Path):
+    for metric in ("accuracy_tu", "mae", "binary_f1", "per_class"):
+        accumulated = f"utils.{metric}(tloss, y)"
+        assert _project(tmp_path / metric, accumulated, METRICS) == [], metric
+
+
+def test_a_local_name_never_made_a_number_still_carries_the_graph(tmp_path: Path):
+    assert _project(tmp_path, "utils.margin(tloss, y)", METRICS) == [(12, "GL006")]

@@ -84,6 +84,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETRIC_LAYERS,
+    PLAIN_VALUE_LIBRARIES,
     PLAIN_VALUE_TYPES,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
@@ -536,6 +537,7 @@ class _FunctionWalk:
         # `.m` of `self.m(x)` / `cls.m(x)` (a method of the same class)
         self.callees: set[str] = set()
         self.returns: list[ast.AST | None] = []
+        self.return_statements: list[ast.Return] = []  # the same, as statements
         # name -> last switch seen in source order (True: eval); a coarse reading, used
         # only to say a returned model is in eval mode
         self.modes: dict[str, bool] = {}
@@ -610,6 +612,7 @@ class _FunctionWalk:
                     self._statement(cast(ast.Expr, node))
                 elif cls is ast.Return:
                     self.returns.append(cast(ast.Return, node).value)
+                    self.return_statements.append(cast(ast.Return, node))
                 elif cls is ast.AugAssign:
                     self._augmented(cast(ast.AugAssign, node))
             kids = _ast_children(node)
@@ -689,9 +692,33 @@ class _FunctionWalk:
             self.callees.add("." + func.attr)
 
 
-def _returns_python(value: ast.AST | None) -> bool:
+def _returns_python(value: ast.AST | None, python_names: frozenset[str] = frozenset()) -> bool:
+    """Is `value` a plain Python value: a constant, a number made of a tensor
+    (`.item()`), a builtin's result, a container of those, arithmetic of them, or a
+    name the function binds only to such values (`python_names`)?"""
+    return _plain_value(value, python_names.__contains__)
+
+
+def _plain_value(
+    value: ast.AST | None, plain_name: Callable[[str], bool], imports: ImportMap | None = None
+) -> bool:
+    """_returns_python, with a name's answer from `plain_name`; with the file's
+    imports, a call of a plain-value library (`np.sum(...)`, sklearn's `f1_score(...)`)
+    is plain too."""
     if isinstance(value, ast.Constant):
         return True
+    if isinstance(value, ast.Name):
+        return plain_name(value.id)
+    if isinstance(value, ast.BinOp):
+        return _plain_value(value.left, plain_name, imports) and _plain_value(
+            value.right, plain_name, imports
+        )
+    if isinstance(value, ast.UnaryOp):
+        return _plain_value(value.operand, plain_name, imports)
+    if isinstance(value, ast.Call) and imports is not None:
+        qualified = imports.qualify(ast_dotted_name(value.func) or "")
+        if qualified.split(".", 1)[0] in PLAIN_VALUE_LIBRARIES:
+            return True
     if isinstance(value, ast.Call):
         name = ast_dotted_name(value.func) or ""
         if name in PYTHON_VALUE_BUILTINS:
@@ -699,10 +726,102 @@ def _returns_python(value: ast.AST | None) -> bool:
         if isinstance(value.func, ast.Attribute) and value.func.attr in PYTHON_NUMBER_METHODS:
             return True
     if isinstance(value, (ast.Tuple, ast.List)):
-        return all(_returns_python(e) for e in value.elts)
+        return all(_plain_value(e, plain_name, imports) for e in value.elts)
     if isinstance(value, ast.Dict):
-        return all(_returns_python(v) for v in value.values)
+        return all(_plain_value(v, plain_name, imports) for v in value.values)
     return False
+
+
+def _plain_where_returned(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    returned: ast.AST | None,
+    python_names: frozenset[str],
+    imports: ImportMap,
+) -> bool:
+    """Is what a `return` of the function's own body hands back plain? A name is judged
+    by its last binding before the return in that body, when that binding is a plain
+    assignment (`MAE = F.l1_loss(s, t)`, `MAE = MAE.detach().item()`, `return MAE`);
+    bound inside a block, by every binding it has (`python_names`)."""
+    body = node.body
+    at = next((i for i, stmt in enumerate(body) if stmt is returned), None)
+    if at is None:
+        return False
+
+    def plain_before(name: str, position: int, depth: int) -> bool:
+        if depth > 8:
+            return False
+        for i in range(position - 1, -1, -1):
+            stmt = body[i]
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+            ):
+                if not all(isinstance(t, ast.Name) for t in stmt.targets):
+                    return False
+                return _plain_value(stmt.value, names_before(i, depth + 1), imports)
+            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and (
+                isinstance(stmt.target, ast.Name) and stmt.target.id == name
+            ):
+                if stmt.value is None:
+                    continue  # `acc: float` binds nothing
+                old = isinstance(stmt, ast.AnnAssign) or plain_before(name, i, depth + 1)
+                return old and _plain_value(stmt.value, names_before(i, depth + 1), imports)
+            if any(
+                isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                for n in ast.walk(stmt)
+            ) or (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and stmt.name == name
+            ):
+                return name in python_names
+        return False
+
+    def names_before(position: int, depth: int) -> Callable[[str], bool]:
+        return lambda name: plain_before(name, position, depth)
+
+    value = body[at].value if isinstance(body[at], ast.Return) else None  # type: ignore[attr-defined]
+    return _plain_value(value, names_before(at, 0), imports)
+
+
+def _python_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The local names every binding of which, in the function's body, is a plain
+    Python value (`acc = (pred == y).float().sum().item()`, then `acc = acc / len(y)`):
+    a `return acc` hands back a number. A name bound any other way (a parameter, a loop
+    target, an unpacking, a `with`, a nested definition) is not one."""
+    values: dict[str, list[ast.AST | None]] = {}
+    assigned: dict[str, int] = {}  # the Store names the statements above account for
+    stores: dict[str, int] = {}
+    other: set[str] = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    for inner in _inner_nodes(node):
+        if isinstance(inner, ast.Assign) and all(isinstance(t, ast.Name) for t in inner.targets):
+            for target in inner.targets:
+                name = target.id  # type: ignore[attr-defined]
+                values.setdefault(name, []).append(inner.value)
+                assigned[name] = assigned.get(name, 0) + 1
+        elif isinstance(inner, (ast.AugAssign, ast.AnnAssign)) and isinstance(
+            inner.target, ast.Name
+        ):
+            name = inner.target.id
+            values.setdefault(name, []).append(inner.value)
+            assigned[name] = assigned.get(name, 0) + 1
+            if isinstance(inner, ast.AugAssign):
+                # `acc += x`: the new value is the old and x together
+                values[name].append(ast.BinOp(inner.target, inner.op, inner.value))
+        elif isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+            stores[inner.id] = stores.get(inner.id, 0) + 1
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if inner is not node:
+                other.add(inner.name)
+    other |= {name for name, count in stores.items() if count != assigned.get(name, 0)}
+    plain = frozenset(name for name in values if name not in other)
+    while True:  # drop the names one of whose values is not plain, until none is
+        kept = frozenset(
+            name
+            for name in plain
+            if all(v is not None and _returns_python(v, plain) for v in values[name])
+        )
+        if kept == plain:
+            return plain
+        plain = kept
 
 
 def _number_of_param(value: ast.AST | None, params: list[str]) -> tuple[str, bool] | None:
@@ -968,8 +1087,15 @@ def _summarise_function(
         )
         if may_forward:
             function.recorded_own_methods = sorted(visitor.recorded_self_calls & class_methods)
+    python_names = (
+        _python_names(node)
+        if any(isinstance(value, ast.Name) for value in visitor.returns)
+        else frozenset()
+    )
     function.returns_python = bool(visitor.returns) and all(
-        _returns_python(value) for value in visitor.returns
+        _returns_python(value, python_names)
+        or _plain_where_returned(node, statement, python_names, imports)
+        for value, statement in zip(visitor.returns, visitor.return_statements, strict=True)
     )
     returned = {ast_dotted_name(value) if value is not None else None for value in visitor.returns}
     model = next(iter(returned)) if len(returned) == 1 else None

@@ -129,6 +129,9 @@ PLAIN_VALUE_TYPES = frozenset(
     {"numpy.ndarray", "numpy.generic", "numpy.number", "numpy.float32", "numpy.float64"}
     | {"float", "int", "bool"}
 )
+# Libraries whose functions hand back plain values (arrays, numbers): what a helper
+# returns from one of them holds no graph (`return f1_score(y_true, y_pred)`).
+PLAIN_VALUE_LIBRARIES = frozenset({"numpy", "math", "statistics", "sklearn", "scipy"})
 TENSOR_FACTORIES = frozenset(
     {"torch.zeros", "torch.ones", "torch.empty", "torch.zeros_like", "torch.ones_like"}
     | {"torch.empty_like", "torch.full", "torch.full_like", "torch.randn", "torch.rand"}
