@@ -25,7 +25,7 @@ from collections.abc import Set
 
 import libcst as cst
 
-from gradlint.analysis.arguments import argument_of, signature_of
+from gradlint.analysis.arguments import argument_of, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.caller_arguments import path_in_caller
@@ -1344,6 +1344,20 @@ class ForwardAnalysis:
                 if name not in classes and self._imported_forward_differentiates(name):
                     return True
         cls = self.tensors.module_class(expr, use)
+        # a class out of sight: none found, or a name that is no class of this file or
+        # of torch (`models.load(ckpt)`, a registry's maker)
+        out_of_sight = cls is None or (
+            cls.split(".", 1)[0] != "torch"
+            and all(c.name.value != cls.rsplit(".", 1)[-1] for c in self.index.classes)
+            and not self._imported_forward_known(cls)
+        )
+        if (
+            out_of_sight
+            and type(use) is cst.Call
+            and module_path(use.func) in (model, f"{model}.forward")
+            and self._project_forward_admits(use)
+        ):
+            return True
         if not classes:
             return False
         if cls is not None:
@@ -1351,6 +1365,38 @@ class ForwardAnalysis:
         # The model's class is out of sight (a parameter, an attribute): in a file whose
         # own models differentiate inside forward, do not guess that this one does not.
         return True
+
+    def _project_forward_admits(self, call: cst.Call) -> bool:
+        """A model of a class out of sight (`model = models.load(ckpt)`, built by a
+        registry) called the way a `forward` of the project that differentiates takes
+        its arguments: MAML's `model(x_shot, x_query, y_shot, inner_args,
+        meta_train=False)` adapts inside its forward, so its graph is used. Only a call
+        that names an argument the forward declares says which forward runs: `model(x,
+        h)` fits too many."""
+        project = self.summaries.project
+        args = shape_of(call)
+        keywords = {k for k, _ in args if k is not None}
+        if project is None or not keywords:
+            return False
+        for forward in project.methods_named("forward") or ():
+            signature = forward.signature
+            if not forward.differentiates or not signature.admits(args, receiver_passed=True):
+                continue
+            if not keywords <= set(signature.positional) | set(signature.keyword_only):
+                continue  # fits only through `**kwargs`
+            required = [p for p in signature.positional[1:] if p not in signature.defaulted]
+            if all(signature.bind(args, p, receiver_passed=True) is not None for p in required):
+                return True
+        return False
+
+    def _imported_forward_known(self, name: str) -> bool:
+        """Is `name` a class imported from a project file that defines its `forward`?"""
+        origin = self.index.imported_from.get(name)
+        project = self.summaries.project
+        if origin is None or project is None:
+            return False
+        module, level, original = origin
+        return project.function(module, level, f"{original or name}.forward") is not None
 
     def _imported_forward_differentiates(self, name: str) -> bool:
         """Is `name` a class imported from a project file whose `forward` differentiates,
