@@ -389,12 +389,31 @@ class FunctionSummaries:
                 return None
         classes = set()
         for node in reaching:
-            # `learner = Learner().to(device)`: the instance built, through its wrappers
+            # `learner = Learner().to(device)`: the instance built, through its wrappers;
+            # `nfm = nf.NormalizingFlow(...)`: a class of a module imported whole
             value = built_module_call(node.value) if type(node) is cst.Assign else None
-            if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            if type(value) is not cst.Call:
                 return None
-            classes.add(value.func.value)
+            built = dotted_name(value.func)
+            if built is None:
+                return None
+            classes.add(built)
         return next(iter(classes)) if len(classes) == 1 else None
+
+    def _class_origin(self, cls_name: str) -> tuple[str, int, str] | None:
+        """(module, level, class) a class named as it is built here comes from: a name
+        imported from a module (`from models import Net`), or a module's attribute
+        (`nf.NormalizingFlow` after `import normflows as nf`)."""
+        if "." not in cls_name:
+            origin = self.index.imported_from.get(cls_name)
+            if origin is None or origin[2] is None:
+                return None
+            return origin[0], origin[1], origin[2]
+        qualified = self.index.imports.qualify(cls_name)
+        module, _, name = qualified.rpartition(".")
+        if qualified == cls_name and cls_name.split(".", 1)[0] not in self.index.imported_from:
+            return None  # a name the file does not import: nothing to look up
+        return (module, 0, name) if module and not module.startswith("torch") else None
 
     def _attribute_class(self, receiver: cst.Attribute, scope: cst.CSTNode) -> str | None:
         """For `self.x.method(...)` in a method: the one class every binding of `self.x`
@@ -467,12 +486,10 @@ class FunctionSummaries:
         cls_name = self._instance_class(call)
         if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
             return False
-        origin = self.index.imported_from.get(cls_name)
+        origin = self._class_origin(cls_name)
         if origin is None:
             return False
         module, level, name = origin
-        if name is None:
-            return False
         external = self.project.function(module, level, f"{name}.{func.attr.value}")
         return (
             external is not None
@@ -497,8 +514,8 @@ class FunctionSummaries:
                     return None
                 summary = self.of(found)
                 return summary.signature, summary.accumulated_params
-        origin = self.index.imported_from.get(cls_name)
-        if origin is None or origin[2] is None or self.project is None:
+        origin = self._class_origin(cls_name)
+        if origin is None or self.project is None:
             return None
         module, level, name = origin
         external = self.project.function(module, level, f"{name}.{method}")
