@@ -27,6 +27,12 @@ class NormalizingFlow(nn.Module):
 
     def draw_noise(self, num_samples=1):
         return torch.randn(num_samples, self.dim)
+
+
+class ConditionalFlow(NormalizingFlow):
+    def sample(self, num_samples=1, context=None):
+        z = torch.randn(num_samples, self.dim)
+        return self.layer(z)
 """
 
 EXAMPLE = """
@@ -61,3 +67,9 @@ def test_a_method_of_a_class_reached_through_its_module_runs_its_layers(tmp_path
 
 def test_a_method_that_runs_no_layer_is_no_forward(tmp_path: Path):
     assert _example(tmp_path, "flows as nf", "nf.NormalizingFlow", "draw_noise") == []
+
+
+def test_a_subclass_holds_the_layers_its_base_builds(tmp_path: Path):
+    # `class ConditionalNormalizingFlow(NormalizingFlow)` with no `__init__` of its own:
+    # its base's builds the weights (normalizing-flows' core_test.py)
+    assert _example(tmp_path, "flows as nf", "nf.ConditionalFlow", "sample") == [(7, "GL012")]

@@ -1227,7 +1227,16 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         class_methods=frozenset(methods),
                     )
             _layers_through_own_methods(summary.functions, node.name)
-            if _builds_weighted_layers(built) or _builds_parameters(built, imports):
+            if (
+                _builds_weighted_layers(built)
+                or _builds_parameters(built, imports)
+                # `class ConditionalNormalizingFlow(NormalizingFlow)`: its base's
+                # `__init__` builds the layers when its own builds none
+                or any(
+                    isinstance(base, ast.Name) and base.id in summary.parameter_classes
+                    for base in node.bases
+                )
+            ):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
