@@ -94,6 +94,19 @@ def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census
     )
     assert cell.covers("n.ipynb", "3:4") and not cell.covers("n.ipynb", "4:4")
     assert cell.cites("n.ipynb", "26:6")
+    bare = census.SiteRow(
+        "o/r",
+        "n.ipynb",
+        "17:28",
+        "17:30",
+        "eval-scope",
+        "",
+        "POS",
+        "GL012",
+        "evaluate -> predict_labels forward 17:24 recorded, test cell 20:4 (v1.2:3 aside)",
+    )
+    assert bare.cites("n.ipynb", "17:24") and bare.cites("n.ipynb", "20:4")
+    assert not bare.cites("n.ipynb", "2:3") and not bare.cites("n.ipynb", "17:2")
     assert census.same_pitfall("GL004", "GL012") and not census.same_pitfall("GL004", "GL006")
 
 

@@ -120,6 +120,9 @@ def same_pitfall(a: str, b: str) -> bool:
 # A judge names the line of the forward an evaluation scope runs when it sits in a helper
 # the scope calls ("select_action forward (L286)", "net(X) at 26:6", "at cell 14:1").
 _CITED = re.compile(r"(?:\bL|\bat (?:cell )?)(\d+)(?::(\d+))?")
+# In a notebook a position is `CELL:ROW`, which names its place with or without a word
+# before it ("predict_labels forward 17:24").
+_CITED_IN_NOTEBOOK = re.compile(r"(?<![\w.:])(\d+):(\d+)(?![\w:])")
 # ... or in another file of the repository, when the forward or the call that runs the
 # scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107").
 _CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)\b")
@@ -166,6 +169,10 @@ class SiteRow:
                 cited = (cell, int(match.group(1)))
             if cited == _pos(line):
                 return True
+        if self.path.endswith(".ipynb"):
+            for match in _CITED_IN_NOTEBOOK.finditer(self.reason):
+                if (int(match.group(1)), int(match.group(2))) == _pos(line):
+                    return True
         return False
 
     def reported_at(self, path: str, places: list[str]) -> bool:
