@@ -16,7 +16,10 @@ help query is a statement whose code ends in `?`: a `?` ending a comment or a st
 a `%` opening a line inside brackets or a string, are Python. Masking is only tried on a
 cell that does not compile as it stands, so a `%` or `?` inside valid Python (a string,
 a modulo) is never touched. Before masking, a cell that starts indented loses that
-indentation on every line that has it, as IPython strips it.
+indentation on every line that has it, as IPython strips it. A course's exercise cell
+that still does not compile for its blanks (`trans_ix = <YOUR CODE>`, `int(<YOUR CODE:
+the greedy action>)`) has each blank masked as `...`, padded to its width, so the code
+around the blanks is still analysed as the student is writing it.
 
 The JSON is read with the standard library; a scan over its tokens finds where each
 cell's source lines lie in the raw text. It skips a string from quote to quote, so a
@@ -44,6 +47,8 @@ PYTHON_CELL_MAGICS = frozenset(
 PYTHON_LANGUAGES = frozenset({"python", "python3", "python2", "ipython", "ipython3"})
 
 _COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+# An exercise's blank left for the student, as course notebooks write it.
+_BLANK = re.compile(r"<\s*your[ _]+code\b[^<>\n]*>|<\s*\.\.\.\s*>", re.IGNORECASE)
 
 
 def is_notebook(path: str) -> bool:
@@ -550,7 +555,19 @@ def cell_python(source: str) -> CellPython:
             return CellPython(text, text_indent, None, tuple(tried))
     masked = mask_ipython(dedented)
     tried.append((masked, indent))
-    return CellPython(masked, indent, compiles(masked), tuple(tried))
+    problem = compiles(masked)
+    if problem is not None and _BLANK.search(masked):
+        blanks = mask_blanks(masked)
+        if compiles(blanks) is None:
+            tried.append((blanks, indent))
+            return CellPython(blanks, indent, None, tuple(tried))
+    return CellPython(masked, indent, problem, tuple(tried))
+
+
+def mask_blanks(source: str) -> str:
+    """The exercise's blanks (`<YOUR CODE>`) as `...`, each padded with spaces to its
+    width, so every other position in the cell stays where it was."""
+    return _BLANK.sub(lambda m: "..." + " " * (len(m.group(0)) - 3), source)
 
 
 @dataclass(frozen=True)

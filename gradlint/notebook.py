@@ -132,6 +132,18 @@ class Segment:
         """A line of the fixed program as the cell holds it: blank lines stay blank."""
         return self.indent + line if line.strip() else line
 
+    def masks_rows(self, first: int, last: int) -> bool:
+        """Is one of the cell rows `first`..`last` (1-based) linted as something else than
+        it reads: an IPython line masked as `pass`, an exercise's blank as `...`?"""
+        if self.masked == self.original:
+            return False
+        masked = split_lines(self.masked)
+        dedented = split_lines(self.dedented)
+        return any(
+            i >= len(masked) or i >= len(dedented) or masked[i] != dedented[i]
+            for i in range(first - 1, last)
+        )
+
     def keeps_indent(self, row: int) -> bool:
         """Can a fix rewrite cell row `row` (0-based) and indent its replacement? Not a
         line IPython left as it was (a line of a string, less indented than the cell)."""
@@ -297,6 +309,8 @@ class Program:
             if self.segment(first).indent:
                 dedented.setdefault(first, []).append(in_rows)
                 continue
+            if self.segment(first).masks_rows(start_row, end_row):
+                return None, ()  # it would write `pass` or `...` over the cell's own text
             edits.append(in_rows)
             cells.append(first)
         for number, group in dedented.items():

@@ -704,3 +704,46 @@ def test_a_related_place_already_in_a_cell_is_not_mapped_again() -> None:
     mapped = program._related_to_cell(place, "nb.ipynb")
     assert mapped.cell is not None and (mapped.cell.number, mapped.start.line) == (2, 1)
     assert program._related_to_cell(placed, "nb.ipynb") == placed
+
+
+# --- a course's exercise blanks -----------------------------------------------------------
+
+EXERCISE = (
+    "import torch\nimport torch.nn as nn\nnetwork = nn.Linear(4, 2)\n",
+    "def get_action(state, epsilon=0):\n"
+    "    q_values = network(torch.tensor(state)).detach().numpy()\n"
+    "    <YOUR CODE>\n"
+    "    return int( <YOUR CODE: epsilon-greedily selected action> )\n",
+    "print(get_action([0.0, 1.0, 2.0, 3.0]))\n",
+)
+
+
+def test_an_exercise_cell_with_blanks_is_linted_around_them() -> None:
+    """Practical_RL's seminar: a cell with `<YOUR CODE>` blanks did not compile and was
+    left out, and with it the forward the student had been given."""
+    text = notebook_json(*(("code", cell) for cell in EXERCISE))
+    linted = lint(text)
+    assert linted.error is None
+    assert [(d.cell.number, d.start.line, d.start.column, d.code) for d in linted.diagnostics] == [
+        (2, 2, 15, "GL012")
+    ]
+
+
+def test_a_blank_keeps_every_other_column_and_no_fix_rewrites_its_line() -> None:
+    from gradlint.ipynb import mask_blanks
+
+    line = "    return int( <YOUR CODE: the action> ) + <your code here>\n"
+    masked = mask_blanks(line)
+    assert len(masked) == len(line) and masked.index(")") == line.index(")")
+    assert masked.replace(" ", "") == "returnint(...)+...\n"
+    assert compiles("def f():\n" + masked) is None
+    # a fix that would rewrite the blank's line is refused: the student's text stays
+    cell = "import torch\nw = torch.ones(3, requires_grad=True)\nw += <YOUR CODE>\n"
+    text = notebook_json(("code", cell))
+    (finding,) = lint(text).diagnostics
+    assert (finding.start.line, finding.code) == (3, "GL002")
+    assert finding.fix is None  # an editor's quick fix would write `...` over the blank
+    outcome = fix_notebook(read_notebook(text, "nb.ipynb"), "nb.ipynb", Config(), unsafe=True)
+    assert outcome.text is None or json.loads(outcome.text)["cells"][0]["source"][2] == (
+        "w += <YOUR CODE>\n"
+    )
