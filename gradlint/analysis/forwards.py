@@ -1049,7 +1049,8 @@ class ForwardAnalysis:
         if True in verdicts:
             return True
         return (
-            self._parameters_asked_for(name, use)
+            self._filled_with_parameters(name)
+            or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
             or self._results_detached(name, use)
         )
@@ -1115,6 +1116,8 @@ class ForwardAnalysis:
                         flattened.append(element.elt)
                     else:
                         flattened.append(element)
+                if not flattened:
+                    return None  # `nn.Sequential()`, filled later (_filled_with_parameters)
                 inner = {self._built_with_parameters(e) for e in flattened}
                 return True if True in inner else (None if None in inner else False)
             return last in PARAMETRIC_LAYERS
@@ -1125,6 +1128,27 @@ class ForwardAnalysis:
         if self.summaries.builds_imported_module(value):
             return True
         return self._factory_builds_parameters(value)
+
+    def _filled_with_parameters(self, name: str) -> bool:
+        """A container filled after it is built with a layer that has weights:
+        `network = nn.Sequential()` then `network.add_module('layer1', nn.Linear(4, 3))`
+        (a course's way to stack layers), `self.layers.append(nn.Linear(d, d))`."""
+        for call in self.index.calls:
+            func = call.func
+            if type(func) is not cst.Attribute or func.attr.value not in _FILLING_METHODS:
+                continue
+            if dotted_name(func.value) != name:
+                continue
+            for arg in call.args:
+                added = arg.value
+                elements = (
+                    [e.value for e in added.elements]
+                    if isinstance(added, (cst.List, cst.Tuple))
+                    else [added]
+                )
+                if any(self._built_with_parameters(e) is True for e in elements):
+                    return True
+        return False
 
     def _factory_builds_parameters(self, call: cst.Call) -> bool | None:
         """A call of this file's function whose every return builds a module with
@@ -1408,6 +1432,10 @@ class ForwardAnalysis:
         module, level, original = origin
         forward = project.function(module, level, f"{original or name}.forward")
         return forward is not None and forward.differentiates
+
+
+# What fills a torch container module after it is built (nn.Sequential, nn.ModuleList).
+_FILLING_METHODS = frozenset({"add_module", "append", "extend", "insert", "register_module"})
 
 
 def _mode_switched(cls: cst.ClassDef) -> set[str]:
