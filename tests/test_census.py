@@ -107,6 +107,19 @@ def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census
     )
     assert bare.cites("n.ipynb", "17:24") and bare.cites("n.ipynb", "20:4")
     assert not bare.cites("n.ipynb", "2:3") and not bare.cites("n.ipynb", "17:2")
+    named = census.SiteRow(
+        "o/r",
+        "n.ipynb",
+        "16:1",
+        "16:20",
+        "eval-scope",
+        "",
+        "POS",
+        "GL012",
+        "generate_session calls get_action L16:7 whose forward (cell 9 L7) records",
+    )
+    assert named.cites("n.ipynb", "9:7") and named.cites("n.ipynb", "16:7")
+    assert not named.cites("n.ipynb", "9:16")
     assert census.same_pitfall("GL004", "GL012") and not census.same_pitfall("GL004", "GL006")
 
 

@@ -121,8 +121,8 @@ def same_pitfall(a: str, b: str) -> bool:
 # the scope calls ("select_action forward (L286)", "net(X) at 26:6", "at cell 14:1").
 _CITED = re.compile(r"(?:\bL|\bat (?:cell )?)(\d+)(?::(\d+))?")
 # In a notebook a position is `CELL:ROW`, which names its place with or without a word
-# before it ("predict_labels forward 17:24").
-_CITED_IN_NOTEBOOK = re.compile(r"(?<![\w.:])(\d+):(\d+)(?![\w:])")
+# before it ("predict_labels forward 17:24"), or "cell 9 L7".
+_CITED_IN_NOTEBOOK = re.compile(r"(?<![\w.:])(\d+):(\d+)(?![\w:])|\bcell (\d+),? L(\d+)\b")
 # ... or in another file of the repository, when the forward or the call that runs the
 # scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107").
 _CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)\b")
@@ -171,7 +171,8 @@ class SiteRow:
                 return True
         if self.path.endswith(".ipynb"):
             for match in _CITED_IN_NOTEBOOK.finditer(self.reason):
-                if (int(match.group(1)), int(match.group(2))) == _pos(line):
+                cell_row = [int(g) for g in match.groups() if g is not None]
+                if tuple(cell_row) == _pos(line):
                     return True
         return False
 
@@ -305,6 +306,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
     def judged_false(repo: str, path: str, line: str, code: str) -> bool:
         said = judged.get((repo, path, line, code))
         return said is not None and said not in ledger.GOOD
+
     stats = {h: Counter() for h in ("dev", "test")}
     per_rule: dict[tuple[str, str], Counter] = defaultdict(Counter)
     missed: list[str] = []
@@ -624,8 +626,7 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
         first, _, last = fix["fix_range"].partition("-")  # "40-46", or one line: "40"
         lo, hi = _pos(first), _pos(last or first)
         caught = any(
-            same_pitfall(i["code"], fix["code"])
-            and any(_near(place, want) for place in _places(i))
+            same_pitfall(i["code"], fix["code"]) and any(_near(place, want) for place in _places(i))
             for i in before
         )
         clean = not any(
