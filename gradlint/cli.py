@@ -107,7 +107,8 @@ everything. The consequence groups crash, wrong, leak and waste select findings 
 
 Jupyter notebooks (.ipynb) are linted by default: their code cells, in order, are one program,
 so a model.eval() in one cell reaches the forward in another; IPython magics and shell escapes
-are masked. Findings read path:cell N:row:col; --fix writes only the fixed source lines back."""
+are masked, and so are an exercise's <YOUR CODE> blanks in a cell that does not compile
+otherwise. Findings read path:cell N:row:col; --fix writes only the fixed source lines back."""
 
 CHECK_EPILOG = """\
 exit status:
