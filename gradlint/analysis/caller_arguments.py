@@ -32,7 +32,7 @@ from gradlint.analysis.arguments import passed_or_default, signature_of
 from gradlint.analysis.bindings import all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import FileIndex, module_path, path_root
+from gradlint.analysis.index import FileIndex, module_path, named_like_a_test_file, path_root
 from gradlint.analysis.project import MethodCall, ProjectIndex, caller_contexts
 
 
@@ -94,10 +94,13 @@ class CallerArguments:
 
     def _calls_elsewhere(self, func: cst.FunctionDef):
         """(the caller search's query, its calls) for `func`; None when no search can
-        be made (no project, a nested function, a pytest function: pytest fills its
-        parameters with fixtures, and no call does) or its answer is unknown."""
+        be made (no project, a nested function, a pytest function of a file pytest
+        collects: pytest fills its parameters with fixtures, and no call does) or its
+        answer is unknown."""
         project = self.project
-        if project is None or not project.enabled or self.index.is_pytest_function(func):
+        if project is None or not project.enabled:
+            return None
+        if self.index.is_pytest_function(func) and named_like_a_test_file(project.path):
             return None
         query = callers_query(self.callees, project, func)
         if query is None:

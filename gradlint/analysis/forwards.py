@@ -39,6 +39,7 @@ from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
 from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
 from gradlint.analysis.torch_api import (
+    CONTAINER_FILLING_METHODS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
@@ -710,6 +711,7 @@ class ForwardAnalysis:
             func.attr.value == "forward"
             or func.attr.value in self.forward_methods()
             or self._imported_forward_method(call)
+            or self._parameter_forward_method(func, call)
         ):
             target = func.value
         name = module_path(target)
@@ -724,6 +726,21 @@ class ForwardAnalysis:
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
+
+    def _parameter_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
+        """`model.sample_image(n)` in `def test_model(model, ...)`, whose callers in other
+        files pass a module with weights (`wgan = WGAN(...)`, then
+        `utils.test_model(wgan, ...)`): a method every class of the project that defines
+        it runs its object's layers in, on a parameter known to be such a module."""
+        if type(func.value) is not cst.Name or not call.args:
+            return False
+        scope = self.index.scope_of(call)
+        if type(scope) is not cst.FunctionDef:
+            return False
+        name = func.value.value
+        if name not in self.summaries.of(scope).params:
+            return False
+        return self._own_forward_method(func, call) and self._passed_by_callers(name, call)
 
     def _imported_forward_method(self, call: cst.Call) -> bool:
         """`obj.method(...)` that runs the layers of `obj`, an instance of a module class
@@ -1135,7 +1152,7 @@ class ForwardAnalysis:
         (a course's way to stack layers), `self.layers.append(nn.Linear(d, d))`."""
         for call in self.index.calls:
             func = call.func
-            if type(func) is not cst.Attribute or func.attr.value not in _FILLING_METHODS:
+            if type(func) is not cst.Attribute or func.attr.value not in CONTAINER_FILLING_METHODS:
                 continue
             if dotted_name(func.value) != name:
                 continue
@@ -1432,10 +1449,6 @@ class ForwardAnalysis:
         module, level, original = origin
         forward = project.function(module, level, f"{original or name}.forward")
         return forward is not None and forward.differentiates
-
-
-# What fills a torch container module after it is built (nn.Sequential, nn.ModuleList).
-_FILLING_METHODS = frozenset({"add_module", "append", "extend", "insert", "register_module"})
 
 
 def _mode_switched(cls: cst.ClassDef) -> set[str]:

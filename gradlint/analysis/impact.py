@@ -52,7 +52,7 @@ import libcst as cst
 from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import LOOPS, FileIndex
+from gradlint.analysis.index import LOOPS, FileIndex, named_like_a_test_file
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import caller_contexts
 from gradlint.analysis.summary_facts import hot_loop_header
@@ -90,8 +90,7 @@ def is_test_path(path: str) -> bool:
 
 
 def _test_name(name: str) -> bool:
-    stem = name.rsplit(".", 1)[0]
-    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+    return named_like_a_test_file(name)
 
 
 def _in_test_folder(path: str) -> bool:
@@ -252,12 +251,21 @@ class ImpactAnalysis:
         """In a test file, or in a test function of another file."""
         if self.in_tests:
             return True
-        scope = self.index.scope_of(node)
-        return type(scope) is cst.FunctionDef and self.index.is_pytest_function(scope)
+        return self._pytest_function(self.index.scope_of(node))
+
+    def _pytest_function(self, scope: cst.CSTNode) -> bool:
+        """A test function: named like one, and in a file pytest collects by its name or
+        called by no other file of the project (a `def test_model(model, path)` in
+        `utils.py` that `main.py` calls is a helper, as often as its callers run)."""
+        if type(scope) is not cst.FunctionDef or not self.index.is_pytest_function(scope):
+            return False
+        if self._path in ("", "-") or named_like_a_test_file(self._path):
+            return True
+        return self._called_elsewhere(scope) is None
 
     def _impact(self, node: cst.CSTNode, visiting: set[cst.CSTNode]) -> Impact:
         scope = self.index.scope_of(node)
-        if type(scope) is cst.FunctionDef and self.index.is_pytest_function(scope):
+        if self._pytest_function(scope):
             return Impact.TEST
         hot = next((loop for loop in self.index.enclosing_loops(node) if self._hot(loop)), None)
         if hot is not None:

@@ -105,6 +105,14 @@ def _constant_key(subscript: cst.Subscript) -> str | None:
     return None
 
 
+def named_like_a_test_file(path: str) -> bool:
+    """Is the file one pytest collects by its name (`test_*.py`, `*_test.py`), or its
+    `conftest.py`? A `def test_model(model, path)` elsewhere (a helper in `utils.py`) is
+    no test: nothing collects it, its callers call it."""
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
 def path_root(path: str) -> str:
     """The variable a module path starts from: `model` for `model['f'].enc`."""
     for position, char in enumerate(path):

@@ -1236,6 +1236,11 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                     isinstance(base, ast.Name) and base.id in summary.parameter_classes
                     for base in node.bases
                 )
+                # `self.generator = Generator(...)`, a class of this module with weights
+                # defined above (kuc2477's WGAN holding its critic and generator)
+                or any(
+                    name in summary.parameter_classes for names in built.values() for name in names
+                )
             ):
                 summary.parameter_classes.append(node.name)
         elif isinstance(node, ast.Assign):

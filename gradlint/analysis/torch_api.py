@@ -360,6 +360,11 @@ PARAMETER_EVIDENCE_METHODS = (
 )
 # torch.nn containers, called on a list of layers.
 CONTAINER_MODULES = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# What fills a torch container module after it is built (`nn.Sequential()`, then
+# `net.add_module('fc', nn.Linear(...))`).
+CONTAINER_FILLING_METHODS = frozenset(
+    {"add_module", "append", "extend", "insert", "register_module"}
+)
 CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 # Functions of other libraries that run under `no_grad` and return no history (or
 # nothing): a value handed to one is read for its values, never differentiated.
