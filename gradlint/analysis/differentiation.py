@@ -235,13 +235,7 @@ class DifferentiationReach:
         return False
 
     def _cut_within_statement(self, node: cst.CSTNode) -> bool:
-        statement = self.index.statement_of(node)
-        for anc in self.index.ancestors(node):
-            if anc is statement:
-                return False
-            if self.flow.is_graph_cut(anc):
-                return True
-        return False
+        return self._cut_between(node, self.index.statement_of(node))
 
     def flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
         """(binding, variable) pairs that a read passes its value on to."""
