@@ -224,3 +224,39 @@ def test_a_metric_of_another_file_returning_a_local_name_bound_to_numbers(tmp_pa
 
 def test_a_local_name_never_made_a_number_still_carries_the_graph(tmp_path: Path):
     assert _project(tmp_path, "utils.margin(tloss, y)", METRICS) == [(12, "GL006")]
+
+
+# Image_Segmentation's evaluation.py, imported with `*` by the solver: `get_F1` is
+# arithmetic of two other helpers of its file, each a `float(...)` ratio (the ninth
+# census batch's GL006 false positive on `F1 += get_F1(SR, GT)`).
+SEGMENTATION_METRICS = """
+import torch
+
+
+def get_sensitivity(SR, GT, threshold=0.5):
+    SR = SR > threshold
+    TP = (SR & (GT == 1)).sum()
+    return RATIO
+
+
+def get_precision(SR, GT, threshold=0.5):
+    PC = get_sensitivity(GT, SR, threshold)
+    return PC
+
+
+def get_F1(SR, GT, threshold=0.5):
+    SE = get_sensitivity(SR, GT, threshold=threshold)
+    PC = get_precision(SR, GT, threshold=threshold)
+    F1 = 2 * SE * PC / (SE + PC + 1e-6)
+    return F1
+"""
+
+
+def test_a_helper_built_of_its_files_number_helpers_returns_a_number(tmp_path: Path):
+    helper = SEGMENTATION_METRICS.replace("RATIO", "float(TP) / (float(SR.sum()) + 1e-6)")
+    assert _project(tmp_path, "utils.get_F1(tloss, y)", helper) == []
+
+
+def test_the_chain_keeps_the_graph_when_the_first_helper_returns_a_tensor(tmp_path: Path):
+    helper = SEGMENTATION_METRICS.replace("RATIO", "TP / (SR.sum() + 1e-6) * GT.mean()")
+    assert _project(tmp_path, "utils.get_F1(tloss, y)", helper) == [(12, "GL006")]

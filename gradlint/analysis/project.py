@@ -692,15 +692,23 @@ class _FunctionWalk:
             self.callees.add("." + func.attr)
 
 
-def _returns_python(value: ast.AST | None, python_names: frozenset[str] = frozenset()) -> bool:
+def _returns_python(
+    value: ast.AST | None,
+    python_names: frozenset[str] = frozenset(),
+    plain_functions: frozenset[str] = frozenset(),
+) -> bool:
     """Is `value` a plain Python value: a constant, a number made of a tensor
-    (`.item()`), a builtin's result, a container of those, arithmetic of them, or a
-    name the function binds only to such values (`python_names`)?"""
-    return _plain_value(value, python_names.__contains__)
+    (`.item()`), a builtin's result, a container of those, arithmetic of them, a name
+    the function binds only to such values (`python_names`), or a call of a function
+    of the same file that returns one (`plain_functions`)?"""
+    return _plain_value(value, python_names.__contains__, plain_functions=plain_functions)
 
 
 def _plain_value(
-    value: ast.AST | None, plain_name: Callable[[str], bool], imports: ImportMap | None = None
+    value: ast.AST | None,
+    plain_name: Callable[[str], bool],
+    imports: ImportMap | None = None,
+    plain_functions: frozenset[str] = frozenset(),
 ) -> bool:
     """_returns_python, with a name's answer from `plain_name`; with the file's
     imports, a call of a plain-value library (`np.sum(...)`, sklearn's `f1_score(...)`)
@@ -710,25 +718,27 @@ def _plain_value(
     if isinstance(value, ast.Name):
         return plain_name(value.id)
     if isinstance(value, ast.BinOp):
-        return _plain_value(value.left, plain_name, imports) and _plain_value(
-            value.right, plain_name, imports
+        return _plain_value(value.left, plain_name, imports, plain_functions) and _plain_value(
+            value.right, plain_name, imports, plain_functions
         )
     if isinstance(value, ast.UnaryOp):
-        return _plain_value(value.operand, plain_name, imports)
+        return _plain_value(value.operand, plain_name, imports, plain_functions)
     if isinstance(value, ast.Call) and imports is not None:
         qualified = imports.qualify(ast_dotted_name(value.func) or "")
         if qualified.split(".", 1)[0] in PLAIN_VALUE_LIBRARIES:
             return True
     if isinstance(value, ast.Call):
         name = ast_dotted_name(value.func) or ""
-        if name in PYTHON_VALUE_BUILTINS:
+        if name in PYTHON_VALUE_BUILTINS or (
+            isinstance(value.func, ast.Name) and name in plain_functions
+        ):
             return True
         if isinstance(value.func, ast.Attribute) and value.func.attr in PYTHON_NUMBER_METHODS:
             return True
     if isinstance(value, (ast.Tuple, ast.List)):
-        return all(_plain_value(e, plain_name, imports) for e in value.elts)
+        return all(_plain_value(e, plain_name, imports, plain_functions) for e in value.elts)
     if isinstance(value, ast.Dict):
-        return all(_plain_value(v, plain_name, imports) for v in value.values)
+        return all(_plain_value(v, plain_name, imports, plain_functions) for v in value.values)
     return False
 
 
@@ -737,6 +747,7 @@ def _plain_where_returned(
     returned: ast.AST | None,
     python_names: frozenset[str],
     imports: ImportMap,
+    plain_functions: frozenset[str] = frozenset(),
 ) -> bool:
     """Is what a `return` of the function's own body hands back plain? A name is judged
     by its last binding before the return in that body, when that binding is a plain
@@ -757,14 +768,18 @@ def _plain_where_returned(
             ):
                 if not all(isinstance(t, ast.Name) for t in stmt.targets):
                     return False
-                return _plain_value(stmt.value, names_before(i, depth + 1), imports)
+                return _plain_value(
+                    stmt.value, names_before(i, depth + 1), imports, plain_functions
+                )
             if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and (
                 isinstance(stmt.target, ast.Name) and stmt.target.id == name
             ):
                 if stmt.value is None:
                     continue  # `acc: float` binds nothing
                 old = isinstance(stmt, ast.AnnAssign) or plain_before(name, i, depth + 1)
-                return old and _plain_value(stmt.value, names_before(i, depth + 1), imports)
+                return old and _plain_value(
+                    stmt.value, names_before(i, depth + 1), imports, plain_functions
+                )
             if any(
                 isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
                 for n in ast.walk(stmt)
@@ -779,10 +794,12 @@ def _plain_where_returned(
         return lambda name: plain_before(name, position, depth)
 
     value = body[at].value if isinstance(body[at], ast.Return) else None  # type: ignore[attr-defined]
-    return _plain_value(value, names_before(at, 0), imports)
+    return _plain_value(value, names_before(at, 0), imports, plain_functions)
 
 
-def _python_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+def _python_names(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, plain_functions: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """The local names every binding of which, in the function's body, is a plain
     Python value (`acc = (pred == y).float().sum().item()`, then `acc = acc / len(y)`):
     a `return acc` hands back a number. A name bound any other way (a parameter, a loop
@@ -817,7 +834,10 @@ def _python_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str
         kept = frozenset(
             name
             for name in plain
-            if all(v is not None and _returns_python(v, plain) for v in values[name])
+            if all(
+                v is not None and _returns_python(v, plain, plain_functions)
+                for v in values[name]
+            )
         )
         if kept == plain:
             return plain
@@ -1048,10 +1068,12 @@ def _summarise_function(
     *,
     method: bool = False,
     class_methods: frozenset[str] = frozenset(),
+    returns: list[tuple[ast.AST | None, ast.stmt]] | None = None,
 ) -> ExternalFunction:
     """The function's summary; `callees` gets what its body calls that may be a
     function of the same file (_FunctionWalk.callees); `method`: it is defined directly
-    in a class's body, which defines `class_methods`."""
+    in a class's body, which defines `class_methods`; `returns` gets each `return`'s
+    value and statement."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
@@ -1087,16 +1109,11 @@ def _summarise_function(
         )
         if may_forward:
             function.recorded_own_methods = sorted(visitor.recorded_self_calls & class_methods)
-    python_names = (
-        _python_names(node)
-        if any(isinstance(value, ast.Name) for value in visitor.returns)
-        else frozenset()
+    function.returns_python = _returns_plain(
+        node, visitor.returns, visitor.return_statements, imports
     )
-    function.returns_python = bool(visitor.returns) and all(
-        _returns_python(value, python_names)
-        or _plain_where_returned(node, statement, python_names, imports)
-        for value, statement in zip(visitor.returns, visitor.return_statements, strict=True)
-    )
+    if returns is not None:
+        returns.extend(zip(visitor.returns, visitor.return_statements, strict=True))
     returned = {ast_dotted_name(value) if value is not None else None for value in visitor.returns}
     model = next(iter(returned)) if len(returned) == 1 else None
     function.returns_eval_model = model is not None and visitor.modes.get(model) is True
@@ -1113,6 +1130,52 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _returns_plain(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    values: Sequence[ast.AST | None],
+    statements: Sequence[ast.stmt],
+    imports: ImportMap,
+    plain_functions: frozenset[str] = frozenset(),
+) -> bool:
+    """Does every `return` of the function hand back a plain Python value (one at
+    least)? `plain_functions`: the same file's functions known to return one."""
+    python_names = (
+        _python_names(node, plain_functions)
+        if any(isinstance(value, ast.Name) for value in values)
+        else frozenset()
+    )
+    return bool(values) and all(
+        _returns_python(value, python_names, plain_functions)
+        or _plain_where_returned(node, statement, python_names, imports, plain_functions)
+        for value, statement in zip(values, statements, strict=True)
+    )
+
+
+def _plain_through_helpers(
+    functions: dict[str, ExternalFunction],
+    nodes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]],
+    imports: ImportMap,
+) -> None:
+    """A module-level function whose return is built from the file's other number
+    helpers returns a number too: `def get_F1(SR, GT): SE = get_sensitivity(SR, GT);
+    PC = get_precision(SR, GT); return 2*SE*PC/(SE+PC)`, where each helper returns a
+    `float(...)`. Repeated while a round finds one more (a chain of helpers)."""
+    for _ in range(len(nodes)):
+        plain = frozenset(name for name in nodes if functions[name].returns_python)
+        found = False
+        for name, node in nodes.items():
+            function = functions[name]
+            if function.returns_python or not returns[name]:
+                continue
+            values = [value for value, _ in returns[name]]
+            statements = [statement for _, statement in returns[name]]
+            if _returns_plain(node, values, statements, imports, plain):
+                function.returns_python = found = True
+        if not found:
+            return
 
 
 def _backward_and_step_params(
@@ -1198,6 +1261,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     _note_module_names(tree, imports, summary)
     # summary key -> the keys of the functions of this file it calls
     calls: dict[str, set[str]] = {}
+    module_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    module_returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
@@ -1205,7 +1270,11 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 summary.mode_managers[node.name] = manager
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             called = calls[node.name] = set()
-            summary.functions[node.name] = _summarise_function(node, imports, path, lines, called)
+            returned = module_returns[node.name] = []
+            module_functions[node.name] = node
+            summary.functions[node.name] = _summarise_function(
+                node, imports, path, lines, called, returns=returned
+            )
         elif isinstance(node, ast.ClassDef):
             built = _built_attributes(node)
             methods = {
@@ -1246,6 +1315,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
     _differentiating_through_calls(summary.functions, calls)
+    if any(not summary.functions[name].returns_python for name in module_functions):
+        _plain_through_helpers(summary.functions, module_functions, module_returns, imports)
     return summary
 
 
