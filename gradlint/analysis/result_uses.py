@@ -443,6 +443,9 @@ class ResultUses:
         if type(parent) is cst.Assert and parent.test is node:
             found.reads.append(parent)
             return []
+        if type(parent) is cst.For and parent.iter is node:
+            # `for hid in hidden:` each element goes where the loop's name does
+            return self._iterated(parent, detached)
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
         if type(parent) is cst.Return and type(node) not in (cst.Tuple, cst.List):
@@ -661,6 +664,24 @@ class ResultUses:
                     out.extend(self._uses_of(statement, element.value, detached))
             else:
                 raise _Escapes  # stored in an attribute or a container
+        return out
+
+    def _iterated(self, loop: cst.For, detached: bool):
+        """The value is iterated: follow the uses of the names its elements are bound
+        to (`for hid in hidden: print(hid.size())`)."""
+        target = loop.target
+        if type(target) is cst.Name:
+            names = [target]
+        elif isinstance(target, (cst.Tuple, cst.List)) and all(
+            type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements
+        ):
+            names = [e.value for e in target.elements]
+        else:
+            raise _Escapes  # bound to attributes or subscripts: stored
+        out: list[tuple[cst.CSTNode, bool]] = []
+        for name in names:
+            assert type(name) is cst.Name
+            out.extend(self._uses_of(loop, name.value, detached))
         return out
 
     def _unread(self, statement: cst.CSTNode, name: str) -> bool:

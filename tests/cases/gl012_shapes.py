@@ -102,6 +102,13 @@ class DeterministicActor:
         loss.backward()
 
 
+def hidden_sizes(x):
+    # dilated-rnn's test: each element of the result iterated, and only its size read
+    hidden = net(x)[1]  # error: GL012
+    for hid in hidden:
+        print(hid.size())
+
+
 # -- traps --------------------------------------------------------------------------------
 
 
@@ -321,3 +328,16 @@ def show_detector(loader):
         pred = net(x, target)  # error: GL012
         print(pred.argmax(-1).tolist())
         print(net.head.weight.shape)
+
+
+def hidden_states_kept(x, store):
+    # the iterated elements are stored: their graph may be differentiated later
+    hidden = net(x)[1]
+    for hid in hidden:
+        store.append(hid)
+
+
+def each_output_backpropagated(x):
+    outs = net(x)
+    for out in outs:
+        out.sum().backward()
