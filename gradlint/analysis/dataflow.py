@@ -101,6 +101,10 @@ class DataFlow:
             return all(self.is_graph_cut(e.value) for e in node.elements)
         if type(node) is cst.Name and node.value == "None":
             return True
+        if type(node) is cst.SubscriptElement:
+            # an index of `x[idx]`: the gradient goes to x, never to the index (a walk
+            # up from a value used as one is cut here)
+            return True
         return False
 
     def reads(self, expr: cst.CSTNode | None, *, graph_only: bool = True) -> set[str]:

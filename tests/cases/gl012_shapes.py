@@ -109,6 +109,18 @@ def hidden_sizes(x):
         print(hid.size())
 
 
+def double_dqn_step(states, actions, rewards, next_states, target_q):
+    # gdrl's DDQN: the online network picks the next actions by index only; an index
+    # carries no gradient into what it indexes, so that forward's graph is thrown away
+    next_actions = net(next_states).max(1)[1]  # error: GL012
+    q_next = target_q[torch.arange(len(rewards)), next_actions]
+    q = net(states)[torch.arange(len(rewards)), actions]
+    loss = F.mse_loss(q, rewards + 0.99 * q_next)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
 # -- traps --------------------------------------------------------------------------------
 
 
@@ -341,3 +353,9 @@ def each_output_backpropagated(x):
     outs = net(x)
     for out in outs:
         out.sum().backward()
+
+
+def indexed_output_backpropagated(states, actions, rewards):
+    # the forward is what is indexed, not the index: its graph reaches the backward
+    q = net(states)[torch.arange(len(rewards)), actions]
+    F.mse_loss(q, rewards).backward()
