@@ -15,6 +15,7 @@ import libcst as cst
 
 from gradlint.analysis.index import FileIndex, dotted_name, target_names
 from gradlint.analysis.torch_api import (
+    ARITHMETIC_BUILTINS,
     GRAPH_CUTTING_ATTRIBUTES,
     GRAPH_CUTTING_FUNCTIONS,
     GRAPH_CUTTING_METHODS,
@@ -182,7 +183,12 @@ class DataFlow:
             if self.is_graph_cut(node):
                 continue
             if type(node) is cst.Call:
-                return True
+                if (self.index.qualified_name(node.func) or "") not in ARITHMETIC_BUILTINS:
+                    return True
+                # `max(min(1, k_t), 0)` computes with its arguments as `+` does: a
+                # tensor operation only where they hold one
+                stack.extend(a.value for a in node.args)
+                continue
             if type(node) is cst.BinaryOperation and type(node.operator) is cst.MatrixMultiply:
                 return True
             if type(node) is cst.Lambda or type(node) is cst.FunctionDef:
