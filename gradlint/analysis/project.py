@@ -1263,6 +1263,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     calls: dict[str, set[str]] = {}
     module_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     module_returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]] = {}
+    # classes that build no weights themselves: (class, what its `__init__` builds)
+    holders: list[tuple[ast.ClassDef, dict[str, list[str]]]] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
@@ -1296,28 +1298,40 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         class_methods=frozenset(methods),
                     )
             _layers_through_own_methods(summary.functions, node.name)
-            if (
-                _builds_weighted_layers(built)
-                or _builds_parameters(built, imports)
-                # `class ConditionalNormalizingFlow(NormalizingFlow)`: its base's
-                # `__init__` builds the layers when its own builds none
-                or any(
-                    isinstance(base, ast.Name) and base.id in summary.parameter_classes
-                    for base in node.bases
-                )
-                # `self.generator = Generator(...)`, a class of this module with weights
-                # defined above (kuc2477's WGAN holding its critic and generator)
-                or any(
-                    name in summary.parameter_classes for names in built.values() for name in names
-                )
-            ):
+            if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
+            else:
+                holders.append((node, built))
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
+    _holders_of_parameters(summary.parameter_classes, holders)
     _differentiating_through_calls(summary.functions, calls)
     if any(not summary.functions[name].returns_python for name in module_functions):
         _plain_through_helpers(summary.functions, module_functions, module_returns, imports)
     return summary
+
+
+def _holders_of_parameters(
+    parameter_classes: list[str], holders: list[tuple[ast.ClassDef, dict[str, list[str]]]]
+) -> None:
+    """Adds the classes that hold weights through a class of the same module, wherever
+    in the file it is defined: a subclass (`class ConditionalNormalizingFlow(
+    NormalizingFlow)`: its base's `__init__` builds the layers) or a holder
+    (`self.gaussianize = Gaussianize(...)`, Glow's Split defined above its Gaussianize;
+    kuc2477's WGAN holding its critic and generator). Repeated while a round adds one."""
+    waiting = list(holders)
+    while waiting:
+        known = set(parameter_classes)
+        added = [
+            node
+            for node, built in waiting
+            if any(isinstance(base, ast.Name) and base.id in known for base in node.bases)
+            or any(name in known for names in built.values() for name in names)
+        ]
+        if not added:
+            return
+        parameter_classes.extend(node.name for node in added)
+        waiting = [(node, built) for node, built in waiting if node not in added]
 
 
 def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSummary) -> None:

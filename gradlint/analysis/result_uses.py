@@ -489,6 +489,13 @@ class ResultUses:
         )
         if use is not None:
             return _met(use, call, detached, found)
+        if (
+            type(call.func) is cst.Attribute
+            and call.func.attr.value == "format"
+            and type(call.func.value) in (cst.SimpleString, cst.ConcatenatedString)
+        ):
+            found.reads.append(call)
+            return []  # `'norm = {}'.format(d)`: formatted for a message, as an f-string is
         layer = self._module_class(call.func, call) or ""
         if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
             return [(call, detached)]  # a loss module computes from it

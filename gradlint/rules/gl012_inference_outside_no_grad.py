@@ -184,6 +184,9 @@ class InferenceOutsideNoGrad(Rule):
         ".size(",
         ".shape",
         "print(",
+        # compared in a test (`assert d < 1e-4`), formatted into its message
+        "assert",
+        ".format(",
         # written out as an image, under torchvision's own no_grad
         "save_image(",
         "make_grid(",
