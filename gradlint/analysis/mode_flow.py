@@ -390,7 +390,14 @@ class ModeFlow:
         return found
 
     def _is_training_forward(self, call: cst.Call, path: str) -> bool:
-        if _forward_target(call) != path:
+        target = _forward_target(call)
+        # `model.log_prob(x)`, `model.encoder(x)`: a method or a submodule of the model
+        # runs in the mode `model.eval()` left it in
+        if target != path and not (
+            target is not None
+            and type(call.func) is cst.Attribute
+            and target.rsplit(".", 1)[0] == path
+        ):
             return False
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
             return False

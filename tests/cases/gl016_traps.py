@@ -48,6 +48,19 @@ def step_in_train_mode(model, optimizer, x, y):
     optimizer.step()
 
 
+def train_flow(model, optimizer, batches, save_every):
+    # Glow's train_epoch: the training forward is a method of the model
+    # (`model.log_prob(x)`), which runs in the mode the sampling helper left it in
+    model.train()
+    for i, x in enumerate(batches):
+        loss = -model.log_prob(x).mean()  # error: GL016
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i % save_every == 0:
+            evaluate(model, x)
+
+
 # -- traps: silent -----------------------------------------------------------------
 
 
@@ -259,3 +272,14 @@ def train_with_finally_in_loop(model, optimizer, batches, x_val):
             evaluate(model, x_val)
         finally:
             model.train()
+
+
+def train_flow_restored(model, optimizer, batches, save_every):
+    for i, x in enumerate(batches):
+        model.train()
+        loss = -model.log_prob(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i % save_every == 0:
+            evaluate(model, x)
