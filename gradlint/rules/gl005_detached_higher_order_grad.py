@@ -201,7 +201,9 @@ class DetachedHigherOrderGrad(Rule):
         `du = gradient(u, x)` and then `gradient(du, x)`: where that happens."""
         index = self.facts.index
         helper = index.scope_of(call)
-        if type(helper) is not cst.FunctionDef or not self._returns_result(call, helper):
+        if type(helper) is not cst.FunctionDef or not (
+            self._returns_result(call, helper) or self._returned_through(call)
+        ):
             return None
         outputs = library_argument(call, "outputs", 0)
         params = [p.name.value for p in helper.params.params]
@@ -212,6 +214,16 @@ class DetachedHigherOrderGrad(Rule):
             if again is not None:
                 return again
         return None
+
+    def _returned_through(self, call: cst.Call) -> bool:
+        """Does what the derivative is used for reach a `return` of its function (a MAML
+        inner loop: `fast = [w - a * g ...]`, `return loss_fn(net(x, fast), y)`), so
+        that a caller differentiating the result differentiates the derivative?"""
+        index = self.facts.index
+        return any(
+            type(index.statement_of(use)) is cst.Return
+            for use in self.facts.differentiation.reads_reached(call, set())
+        )
 
     def _returns_result(self, call: cst.Call, helper: cst.FunctionDef) -> bool:
         index = self.facts.index
