@@ -835,8 +835,7 @@ def _python_names(
             name
             for name in plain
             if all(
-                v is not None and _returns_python(v, plain, plain_functions)
-                for v in values[name]
+                v is not None and _returns_python(v, plain, plain_functions) for v in values[name]
             )
         )
         if kept == plain:
