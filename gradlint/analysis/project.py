@@ -1263,7 +1263,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     module_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     module_returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]] = {}
     # classes that build no weights themselves: (class, what its `__init__` builds)
-    holders: list[tuple[ast.ClassDef, dict[str, list[str]]]] = []
+    holders: list[tuple[ast.ClassDef, dict[str, set[str]]]] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
@@ -1311,7 +1311,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
 
 
 def _holders_of_parameters(
-    parameter_classes: list[str], holders: list[tuple[ast.ClassDef, dict[str, list[str]]]]
+    parameter_classes: list[str], holders: list[tuple[ast.ClassDef, dict[str, set[str]]]]
 ) -> None:
     """Adds the classes that hold weights through a class of the same module, wherever
     in the file it is defined: a subclass (`class ConditionalNormalizingFlow(

@@ -677,6 +677,7 @@ class ResultUses:
         """The value is iterated: follow the uses of the names its elements are bound
         to (`for hid in hidden: print(hid.size())`)."""
         target = loop.target
+        names: list[cst.BaseExpression]
         if type(target) is cst.Name:
             names = [target]
         elif isinstance(target, (cst.Tuple, cst.List)) and all(
