@@ -32,7 +32,14 @@ from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    module_path,
+    path_root,
+    target_names,
+)
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
@@ -1328,11 +1335,27 @@ class ForwardAnalysis:
                 owner = module_path(iterable.func.value)
                 if owner is None:
                     continue
-                switches = {_requires_grad_switch(inner) for inner in self.index.walk(node.body)}
+                loop_names = set(target_names(node.target))
+                switches = {
+                    _requires_grad_switch(inner)
+                    for inner in self.index.walk(node.body)
+                    if not self._per_parameter(inner, node, loop_names)
+                }
                 if False in switches or True in switches:
                     # the loop's header stands for it: reached like any statement
                     found.append((owner, iterable, False in switches))
         return found
+
+    def _per_parameter(self, switch: cst.CSTNode, loop: cst.For, names: set[str]) -> bool:
+        """Is the switch under an `if` of the loop that tests the parameter or its name
+        (`if not n.startswith('last'): p.requires_grad = False`)? It freezes some of the
+        model's parameters, and the forward still records through the others."""
+        for anc in self.index.ancestors(switch):
+            if anc is loop:
+                return False
+            if type(anc) is cst.If and self.flow.reads(anc.test, graph_only=False) & names:
+                return True
+        return False
 
     # -- modules whose forward differentiates -----------------------------------------
 
