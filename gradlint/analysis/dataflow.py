@@ -183,7 +183,12 @@ class DataFlow:
             if self.is_graph_cut(node):
                 continue
             if type(node) is cst.Call:
-                if (self.index.qualified_name(node.func) or "") not in ARITHMETIC_BUILTINS:
+                func = node.func
+                if not (
+                    type(func) is cst.Name
+                    and func.value in ARITHMETIC_BUILTINS
+                    and self.index.qualified_name(func) == func.value
+                ):
                     return True
                 # `max(min(1, k_t), 0)` computes with its arguments as `+` does: a
                 # tensor operation only where they hold one

@@ -1336,11 +1336,11 @@ class ForwardAnalysis:
                 if owner is None:
                     continue
                 loop_names = set(target_names(node.target))
-                switches = {
-                    _requires_grad_switch(inner)
-                    for inner in self.index.walk(node.body)
-                    if not self._per_parameter(inner, node, loop_names)
-                }
+                switches = set()
+                for inner in self.index.walk(node.body):
+                    switch = _requires_grad_switch(inner)
+                    if switch is not None and not self._per_parameter(inner, node, loop_names):
+                        switches.add(switch)
                 if False in switches or True in switches:
                     # the loop's header stands for it: reached like any statement
                     found.append((owner, iterable, False in switches))

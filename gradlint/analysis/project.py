@@ -1156,25 +1156,28 @@ def _plain_through_helpers(
     functions: dict[str, ExternalFunction],
     nodes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
     returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]],
+    calls: dict[str, set[str]],
     imports: ImportMap,
 ) -> None:
     """A module-level function whose return is built from the file's other number
     helpers returns a number too: `def get_F1(SR, GT): SE = get_sensitivity(SR, GT);
     PC = get_precision(SR, GT); return 2*SE*PC/(SE+PC)`, where each helper returns a
-    `float(...)`. Repeated while a round finds one more (a chain of helpers)."""
-    for _ in range(len(nodes)):
-        plain = frozenset(name for name in nodes if functions[name].returns_python)
-        found = False
+    `float(...)`. Only a function that calls one of those is asked again, and again
+    while a round finds one more (a chain of helpers)."""
+    plain = frozenset(name for name in nodes if functions[name].returns_python)
+    new = plain
+    while new:
+        found = set()
         for name, node in nodes.items():
-            function = functions[name]
-            if function.returns_python or not returns[name]:
+            if functions[name].returns_python or not returns[name] or not calls[name] & new:
                 continue
             values = [value for value, _ in returns[name]]
             statements = [statement for _, statement in returns[name]]
             if _returns_plain(node, values, statements, imports, plain):
-                function.returns_python = found = True
-        if not found:
-            return
+                functions[name].returns_python = True
+                found.add(name)
+        new = frozenset(found)
+        plain |= new
 
 
 def _backward_and_step_params(
@@ -1305,8 +1308,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             _note_class_alias(node, summary)
     _holders_of_parameters(summary.parameter_classes, holders)
     _differentiating_through_calls(summary.functions, calls)
-    if any(not summary.functions[name].returns_python for name in module_functions):
-        _plain_through_helpers(summary.functions, module_functions, module_returns, imports)
+    _plain_through_helpers(summary.functions, module_functions, module_returns, calls, imports)
     return summary
 
 

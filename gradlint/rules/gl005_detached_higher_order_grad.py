@@ -201,9 +201,7 @@ class DetachedHigherOrderGrad(Rule):
         `du = gradient(u, x)` and then `gradient(du, x)`: where that happens."""
         index = self.facts.index
         helper = index.scope_of(call)
-        if type(helper) is not cst.FunctionDef or not (
-            self._returns_result(call, helper) or self._returned_through(call)
-        ):
+        if type(helper) is not cst.FunctionDef or not self._returns_result(call, helper):
             return None
         outputs = library_argument(call, "outputs", 0)
         params = [p.name.value for p in helper.params.params]
@@ -215,17 +213,11 @@ class DetachedHigherOrderGrad(Rule):
                 return again
         return None
 
-    def _returned_through(self, call: cst.Call) -> bool:
-        """Does what the derivative is used for reach a `return` of its function (a MAML
-        inner loop: `fast = [w - a * g ...]`, `return loss_fn(net(x, fast), y)`), so
-        that a caller differentiating the result differentiates the derivative?"""
-        index = self.facts.index
-        return any(
-            type(index.statement_of(use)) is cst.Return
-            for use in self.facts.differentiation.reads_reached(call, set())
-        )
-
     def _returns_result(self, call: cst.Call, helper: cst.FunctionDef) -> bool:
+        """Does the derivative, or what it is used for, reach a `return` of its
+        function: `return grad(...)[0]`, `g = grad(...); return g`, or a MAML inner loop
+        (`fast = [w - a * g ...]`, `return loss_fn(net(x, fast), y)`)? A caller that
+        differentiates the result then differentiates the derivative."""
         index = self.facts.index
         statement = index.statement_of(call)
         if type(statement) is cst.Return:
@@ -236,7 +228,10 @@ class DetachedHigherOrderGrad(Rule):
         for node in index.walk(helper.body):
             if type(node) is cst.Return and self.facts.flow.reads(node.value) & produced:
                 return True
-        return False
+        return any(
+            type(index.statement_of(use)) is cst.Return
+            for use in self.facts.differentiation.reads_reached(call, set())
+        )
 
     def _detach_applied(self, call: cst.Call) -> cst.Call | None:
         """`grad(...)[0].detach()`: the `.detach()` call applied to this result in the
