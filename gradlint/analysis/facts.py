@@ -119,7 +119,12 @@ class FileFacts:
     @cached_property
     def values(self) -> ValueAnalysis:
         return ValueAnalysis(
-            self.index, self.tensors, self.grad_mode, self.summaries, bindings=self.bindings
+            self.index,
+            self.tensors,
+            self.grad_mode,
+            self.summaries,
+            bindings=self.bindings,
+            autograd=self.autograd,
         )
 
     @cached_property
@@ -177,7 +182,9 @@ class FileFacts:
 
     @cached_property
     def mode_flow(self) -> ModeFlow:
-        return ModeFlow(self.index, self.summaries, self.differentiation, self.grad_mode)
+        return ModeFlow(
+            self.index, self.summaries, self.differentiation, self.grad_mode, self.optimizers
+        )
 
     @cached_property
     def mode_dependence(self) -> ModeDependence:

@@ -29,6 +29,7 @@ from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, module_path
+from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
@@ -77,8 +78,10 @@ class ModeFlow:
         summaries: FunctionSummaries,
         differentiation: DifferentiationReach,
         grad_mode: GradModeAnalysis,
+        optimizers: OptimizerHoldings,
     ) -> None:
         self.index = index
+        self.optimizers = optimizers
         self.summaries = summaries
         self.differentiation = differentiation
         self.grad_mode = grad_mode
@@ -401,7 +404,20 @@ class ModeFlow:
             return False
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
             return False
-        return self.differentiation.result_is_differentiated(call)
+        if not self.differentiation.result_is_differentiated(call):
+            return False
+        # an adversarial patch or a style-transfer image optimised through a model kept
+        # in eval mode on purpose: the model is not what the loop trains
+        return not self._trains_only_tensors(call)
+
+    def _trains_only_tensors(self, call: cst.Call) -> bool:
+        scope = self.index.scope_of(call)
+        for around in (scope, *self.index.outer_scopes(scope)):
+            # the innermost scope that steps (an LBFGS closure's forward: its caller)
+            only = self.optimizers.steps_only_tensors(around)
+            if only is not None:
+                return only
+        return False
 
 
 def _in_finally_of(index: FileIndex, node: cst.CSTNode, other: cst.CSTNode) -> bool:

@@ -29,7 +29,7 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.torch_api import PARAMETER_ITERATORS
-from gradlint.analysis.values import ValueAnalysis
+from gradlint.analysis.values import LEAF, ValueAnalysis
 
 # Statements whose body may run no time at all, or only partly.
 _CONDITIONAL = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp)
@@ -111,6 +111,44 @@ class OptimizerHoldings:
         if params is None or params.star:
             return frozenset()
         return frozenset(parameter_owners(self.index, params.value))
+
+    def steps_only_tensors(self, scope: cst.CSTNode) -> bool | None:
+        """Does every optimizer the scope steps in its own body hold only tensors made
+        to require grad here (`SGD([patch])` of an adversarial patch, `LBFGS([input_img])`
+        of style transfer, a GAN inversion's latent)? What such a loop trains is those
+        tensors, not the model whose forward it differentiates. None when the scope
+        steps no optimizer."""
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        stepped = False
+        for node in self.index.of_types_in(body, cst.Call, into_functions=False):
+            event = self.autograd.event(node) if type(node) is cst.Call else None
+            if event is None or event.kind != "step" or event.keeps_graph:
+                continue
+            optimizer, _ = self.autograd.step_parts(event.call)
+            if optimizer is None or not self._holds_only_tensors(optimizer, event.call):
+                return False
+            stepped = True
+        return True if stepped else None
+
+    def _holds_only_tensors(self, optimizer: cst.CSTNode, use: cst.CSTNode) -> bool:
+        if type(optimizer) is not cst.Name:
+            return False
+        bindings = self.values.bindings_of(optimizer.value, use)
+        if not bindings:
+            return False
+        for binding in bindings:
+            built = self.values.bound_expression(binding, optimizer.value)
+            if type(built) is not cst.Call:
+                return False
+            params = library_argument(built, "params", 0)
+            if params is None or params.star or type(params.value) not in (cst.List, cst.Tuple):
+                return False
+            for element in params.value.elements:  # type: ignore[attr-defined]
+                if type(element) is not cst.Element or type(element.value) is not cst.Name:
+                    return False
+                if self.values.of_expr(element.value, built) != LEAF:
+                    return False
+        return True
 
     def steps_in(self, scope: cst.CSTNode) -> list[ParameterStep]:
         """The optimizer steps of a scope (its own, and those of this file's helpers it

@@ -37,6 +37,7 @@ from typing import cast
 
 import libcst as cst
 
+from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import (
     PYTHON_BINDINGS,
     BindingKind,
@@ -208,9 +209,11 @@ class ValueAnalysis:
         summaries: FunctionSummaries | None = None,
         *,
         bindings: ScopeBindings,
+        autograd: AutogradCalls | None = None,
     ) -> None:
         self.index = index
         self.bindings = bindings
+        self.autograd = autograd
         self.tensors = tensors
         self.grad_mode = grad_mode
         self.summaries = summaries
@@ -634,7 +637,20 @@ class ValueAnalysis:
                     return PYTHON
         if self._is_data_loader(iterable, loop):
             return TENSOR  # `for x, y in loader`: a batch of data, no history
+        if self._trains_on_each_element(loop):
+            return TENSOR  # `for X, y in train_iter` passed in: what the loop trains on
         return UNKNOWN
+
+    def _trains_on_each_element(self, loop: cst.For | cst.CompFor) -> bool:
+        """Does the loop's own body differentiate and step an optimizer on every element
+        (`for X, y in loader: ... loss.backward(); opt.step()`)? What such a loop iterates
+        is the data it trains on, wherever the iterable comes from (a loader handed in,
+        `self.train_loader`, a replay buffer's sample): a tensor made by the model and
+        differentiated once per element would raise on the second element's backward."""
+        if self.autograd is None or type(loop) is not cst.For:
+            return False
+        kinds = {event.kind for event in self.autograd.events_in(loop.body)}
+        return "step" in kinds and bool(kinds & {"backward", "grad"})
 
     def _is_data_loader(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is `expr` (or what `enumerate`/`tqdm` wrap) a torch DataLoader built in sight:
