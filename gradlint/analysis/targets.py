@@ -33,6 +33,7 @@ from gradlint.analysis.optimizers import parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
+    AUTOGRAD_GRAD,
     FRESH_TENSOR_METHODS,
     INTEGER_INPUT_FUNCTIONS,
     LOSS_REDUCTION_FUNCTIONS,
@@ -349,6 +350,24 @@ class LossTargets:
         self._walk(expr, False, None, set(), found)
         return found
 
+    def is_differential_residual(self, site: LossSite) -> bool:
+        """Is either operand computed from a derivative taken by `autograd.grad` (or a
+        helper of this file that takes one): `mse(u_t, nu * u_xx - u * u_x)` of a PINN,
+        a gradient penalty? Then the loss is one equation whose every term is meant to
+        be differentiated, not a prediction regressed onto a target."""
+        for operand in (site.prediction, site.target):
+            derivatives: list[cst.Call] = []
+            self._walk(operand, False, None, set(), [], derivatives)
+            if derivatives:
+                return True
+        return False
+
+    def _is_derivative(self, call: cst.Call) -> bool:
+        if self.index.qualified_name(call.func) in AUTOGRAD_GRAD:
+            return True
+        helper = self.summaries.resolve(call)
+        return helper is not None and self.summaries.of(helper).differentiates
+
     def direct_models(self, forwards: list[TargetForward]) -> set[str]:
         """The models of these forwards (of a prediction) run on inputs that no recorded
         forward produced: `Q(s)`, not `D(G(z))` or `vgg(transformer(x))`."""
@@ -367,6 +386,7 @@ class LossTargets:
         frame: _Frame | None,
         seen: set[tuple[cst.CSTNode, str]],
         found: list[TargetForward],
+        derivatives: list[cst.Call] | None = None,
     ) -> None:
         stack: list[tuple[cst.CSTNode, bool]] = [(expr, combined)]
         while stack:
@@ -384,7 +404,9 @@ class LossTargets:
                 continue
             if kind is cst.Call:
                 assert isinstance(node, cst.Call)
-                self._call(node, joined, frame, seen, found)
+                if derivatives is not None and self._is_derivative(node):
+                    derivatives.append(node)
+                self._call(node, joined, frame, seen, found, derivatives)
                 func = node.func
                 if type(func) is cst.Attribute:
                     if func.attr.value in SHAPE_ONLY_ARGUMENT_METHODS:
@@ -397,7 +419,7 @@ class LossTargets:
             if kind is cst.Name or kind is cst.Attribute:
                 name = dotted_name(node)
                 if name is not None:
-                    self._name(name, node, joined, frame, seen, found)
+                    self._name(name, node, joined, frame, seen, found, derivatives)
                     continue
                 assert isinstance(node, cst.Attribute)
                 stack.append((node.value, joined))
@@ -444,6 +466,7 @@ class LossTargets:
         frame: _Frame | None,
         seen: set[tuple[cst.CSTNode, str]],
         found: list[TargetForward],
+        derivatives: list[cst.Call] | None = None,
     ) -> None:
         model = self.forward_model(call)
         if model is not None:
@@ -467,7 +490,7 @@ class LossTargets:
         inner = _Frame(call, helper, frame)
         for ret, value in self.index.value_returns(helper):
             if self.grad_mode.mode_at(ret) is GradMode.RECORDING:
-                self._walk(value, joined, inner, seen, found)
+                self._walk(value, joined, inner, seen, found, derivatives)
 
     def _name(
         self,
@@ -477,6 +500,7 @@ class LossTargets:
         frame: _Frame | None,
         seen: set[tuple[cst.CSTNode, str]],
         found: list[TargetForward],
+        derivatives: list[cst.Call] | None = None,
     ) -> None:
         bindings = self.values.reaching_bindings(name, use)
         while not bindings and "." in name and not name.startswith(("self.", "cls.")):
@@ -494,7 +518,7 @@ class LossTargets:
                         frame.call, name
                     )
                     if argument is not None:
-                        self._walk(argument, joined, frame.outer, seen, found)
+                        self._walk(argument, joined, frame.outer, seen, found, derivatives)
                 continue
             if self.grad_mode.mode_at(binding) is not GradMode.RECORDING:
                 continue  # computed under no_grad: no history
@@ -502,13 +526,13 @@ class LossTargets:
                 continue
             value = self.values.bound_expression(binding, name)
             if value is not None:
-                self._walk(value, joined, frame, seen, found)
+                self._walk(value, joined, frame, seen, found, derivatives)
         for stored, at in self.values.item_stores(name, use):
             key = (at, name)
             if key not in seen and self.grad_mode.mode_at(at) is GradMode.RECORDING:
                 seen.add(key)
                 # `q_target[i, a] = r + gamma * q_next.max(1)[0]`: joined to what was there
-                self._walk(stored, True, frame, seen, found)
+                self._walk(stored, True, frame, seen, found, derivatives)
 
     def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
         """`_, best = q.max(-1)`: the indices of a reduction, without history."""

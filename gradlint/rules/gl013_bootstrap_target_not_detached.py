@@ -49,7 +49,10 @@ class BootstrapTargetNotDetached(Rule):
     network with nothing added to the target (`mse(f(x1), f(x2))`, where gradient
     through both branches may be meant); a second network whose parameters the file
     hands to an optimizer (trained jointly, where gradient through it may be meant);
-    and losses whose value never reaches a backward (a metric).
+    a differential equation's residual, where either side is computed from a derivative
+    `autograd.grad` takes (a PINN's `mse(u_t, nu * u_xx - u * u_x)`: every term is
+    meant to be differentiated); and losses whose value never reaches a backward (a
+    metric).
 
     ## Example
     ```python
@@ -196,6 +199,8 @@ class BootstrapTargetNotDetached(Rule):
             # round, or the loss is no regression onto a target.
             if not predicted or not targets.is_trained(site):
                 continue
+            if targets.is_differential_residual(site):
+                continue  # a PINN's equation, a gradient penalty: no side is a target
             self._check(site, forwards, predicted)
 
     def _check(
