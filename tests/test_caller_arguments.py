@@ -72,7 +72,7 @@ def test_what_each_call_in_the_file_binds_a_parameter_to():
         ("evaluate", "evaluate(nets[0].encoder, loader)", "rest", None),  # `*rest`
         ("switch", "self.switch(self.nets[0])", "net", "self.nets[0]"),
         ("switch", "self.switch(self.nets[0])", "self.head", "self.head"),  # on self
-        ("switch", "other.switch(self.body)", "self.head", None),  # another object's
+        ("switch", "other.switch(self.body)", "self.head", "other.head"),  # another object: its own
     ],
 )
 def test_a_helpers_path_as_its_caller_names_it(function, call, path, expected):

@@ -148,9 +148,10 @@ def path_in_caller(
     """The path, in the caller, of the object `path` names inside `callee`, a function
     of this file that `call` runs: a parameter, or a path under one, is the argument's
     path (`net.encoder` in `set_mode(net)` called as `set_mode(model)` is
-    `model.encoder`); `self.<attr>` of a method called on `self` is the caller's own.
-    None when the call hands no object of a path over (a default, a built value, a
-    star argument). `method`: `callee` is defined in a class's body. What a helper does
+    `model.encoder`); `self.<attr>` of a method called on `self` is the caller's own,
+    and of a method called on an object the caller names (`agent.sample(s)`) that
+    object's (`agent.network`). None when the call hands no object of a path over (a
+    default, a built value, a star argument). `method`: `callee` is defined in a class's body. What a helper does
     to what it is handed is seen from the call site through this one translation: the
     mode switches of analysis.train_mode, the mode summaries of analysis.mode_flow,
     the forwards of analysis.forwards."""
@@ -158,13 +159,10 @@ def path_in_caller(
     rest = path[len(root) :]
     if root == "self":
         func = call.func
-        on_self = (
-            method
-            and type(func) is cst.Attribute
-            and type(func.value) is cst.Name
-            and func.value.value == "self"
-        )
-        return path if on_self and rest else None
+        if not method or not rest or type(func) is not cst.Attribute:
+            return None
+        receiver = module_path(func.value)
+        return receiver + rest if receiver is not None else None
     params = {p.name.value for p in all_params(callee.params)}
     if root not in params:
         return None

@@ -13,7 +13,7 @@ import libcst as cst
 
 from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.bindings import assigned_names, bound_names
-from gradlint.analysis.dataflow import DataFlow
+from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.torch_api import STORING_METHODS
@@ -153,8 +153,18 @@ class DifferentiationReach:
             if first and found:
                 return found
         if containers:
+            # a binding proven graph-free passes no history on (`state, reward, done, _ =
+            # env.step(action)`: what the next forward sees says nothing of `action`)
+            values = self.values
+
+            def carries(binding: Binding) -> bool:
+                return not is_graph_free(values.of_binding(binding.statement, binding.var))
+
             for event in events:
-                if not any(e is event for e in found) and region.closure(event.roots) & containers:
+                if (
+                    not any(e is event for e in found)
+                    and region.closure(event.roots, keep=carries) & containers
+                ):
                     found.append(event)
         return sorted(found, key=lambda e: index.order.get(e.call, 0))
 

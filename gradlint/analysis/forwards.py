@@ -292,6 +292,34 @@ class ForwardAnalysis:
                 if path_in_caller(call, local, param, method=method) == model:
                     for forward in summary.forwards.get(param, ()):
                         yield param, forward
+            for held, forwards in summary.receiver_forwards.items():
+                if path_in_caller(call, local, held, method=method) == model:
+                    for forward in forwards:
+                        yield held, forward
+
+    def inference_receivers(self, call: cst.Call) -> list[str]:
+        """The paths, as the caller names them, of the receiver's attributes whose
+        forward a method of this file runs with autograd recording and its output kept,
+        in a method that never differentiates: `agent.sample(state)` runs the forward of
+        `agent.network`, so the caller's grad mode decides its cost (inference_arguments
+        for what a call hands over)."""
+        found: list[str] = []
+        for local in self.summaries.callees.runs(call):
+            if self.index.enclosing_class(local) is None or self.differentiates(local):
+                continue
+            for held, forwards in self.summaries.of(local).receiver_forwards.items():
+                path = path_in_caller(call, local, held, method=True)
+                if (
+                    path is not None
+                    and path not in found
+                    and any(
+                        self.grad_mode.mode_at(forward) is GradMode.RECORDING
+                        and self.output_is_kept(forward)
+                        for forward in forwards
+                    )
+                ):
+                    found.append(path)
+        return found
 
     def external_forward_in_loop(self, call: cst.Call, model: str) -> bool:
         """Does the other file's helper that `call` runs (`evaluate(model, loader)` of

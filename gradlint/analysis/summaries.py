@@ -33,10 +33,19 @@ from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
     accumulated_parameter,
     forwarded_parameter,
+    receiver_attribute_called,
 )
 from gradlint.analysis.tensors import built_module_call
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _method_names(cls: cst.ClassDef) -> frozenset[str]:
+    """The names the class's body defines as functions: `self.<name>(...)` calls one."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return frozenset(s.name.value for s in body if type(s) is cst.FunctionDef)
+
+
 _PLAIN_ASSIGNMENTS = frozenset({BindingKind.ASSIGN})
 # How far back through callers a parameter's class is looked for: `train(net)` called
 # with the `net = Net()` its caller built, or handed on once more.
@@ -51,6 +60,10 @@ class FunctionSummary:
     # Parameters the body calls (`model(x)`, `model.forward(x)`), in source order: forwards
     # of arguments.
     forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
+    # In a method, the object's own attributes the body calls (`self.network(x)`,
+    # `self.network.forward(x)`), by path: forwards of what the caller's receiver holds
+    # (`agent.sample(s)` runs `agent.network`'s).
+    receiver_forwards: dict[str, list[cst.Call]] = field(default_factory=dict)
     # backward / autograd.grad / an optimizer step somewhere in the body.
     differentiates: bool = False
     # Parameters the body adds to the object's own state as they are (`self.sum += val`,
@@ -117,8 +130,10 @@ class FunctionSummaries:
     def _summarise(self, func: cst.FunctionDef) -> FunctionSummary:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         params += [p.name.value for p in func.params.kwonly_params]
-        method = self.index.enclosing_class(func) is not None
+        owner = self.index.enclosing_class(func)
+        method = owner is not None
         summary = FunctionSummary(func, params, signature_of(func, method=method))
+        own_methods = _method_names(owner) if owner is not None and params[:1] == ["self"] else None
         candidates = set(params)
         clearing = self.clearing
         # manual `.grad` updates go after the optimizer steps, as a walk of their own
@@ -139,9 +154,14 @@ class FunctionSummaries:
             if kind is not cst.Call:
                 continue
             assert isinstance(node, cst.Call)
-            forwarded = forwarded_parameter(dotted_name(node.func), candidates)
+            callee = dotted_name(node.func)
+            forwarded = forwarded_parameter(callee, candidates)
             if forwarded is not None:
                 summary.forwards.setdefault(forwarded, []).append(node)
+            elif own_methods is not None:
+                held = receiver_attribute_called(callee, own_methods)
+                if held is not None:
+                    summary.receiver_forwards.setdefault(held, []).append(node)
             event = self.autograd.event(node)
             if event is not None:
                 summary.differentiates = True

@@ -234,6 +234,21 @@ def forwarded_parameter(callee: str | None, params: Iterable[str]) -> str | None
     return callee
 
 
+def receiver_attribute_called(callee: str | None, methods: Iterable[str]) -> str | None:
+    """The attribute of the object a method calls: `self.network(x)` or
+    `self.network.forward(x)` (path `self.network`), not a method of the class
+    (`self.act(x)`, one of `methods`) nor a method of what the attribute holds
+    (`self.memory.sample(n)`)."""
+    if callee is None:
+        return None
+    if callee.endswith(".forward"):
+        callee = callee[: -len(".forward")]
+    root, _, attribute = callee.partition(".")
+    if root != "self" or not attribute or "." in attribute or attribute in methods:
+        return None
+    return callee
+
+
 def accumulated_parameter(
     store: str | None, added: str | None, params: Iterable[str]
 ) -> str | None:

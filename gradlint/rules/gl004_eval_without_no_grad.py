@@ -88,7 +88,10 @@ class EvalWithoutNoGrad(Rule):
     the graph was built inside), with the forward inside a helper of this file as a
     related location; each call that hands it a model in eval mode is its own finding,
     and its fix wraps that call, never the forward another caller may train through.
-    Its impact is its forward's, per batch when the helper walks a loader. A model kept in a dict or list under a constant key
+    Its impact is its forward's, per batch when the helper walks a loader. So is a
+    method of this file's class that runs a module its object holds (`agent.sample(state)`
+    runs `self.network`, after `agent.network.eval()` or a method that switches it), when
+    the caller does not differentiate what it hands back. A model kept in a dict or list under a constant key
     (`model["f_base_net"].eval()` then `model["f_base_net"](x)`, `nets[0]`,
     `self.nets["G"]`) is followed as an attribute is; under a key that is not a
     constant (`nets[name]`), or after the container is rebound, its mode is unknown and
@@ -214,6 +217,10 @@ class EvalWithoutNoGrad(Rule):
                 passed = module_path(argument)
                 if passed in models:
                     yield node, passed, node
+            # `agent.sample(state)` after `agent.network.eval()`: the method runs it
+            for held in facts.forwards.inference_receivers(node):
+                if held in models:
+                    yield node, held, node
             # a helper that differentiates (a MAML evaluation): its forwards whose result
             # it only reads as numbers, judged at the forward
             for argument, forward in facts.forwards.inference_forwards(node):
