@@ -24,6 +24,7 @@ path_in_caller.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import libcst as cst
@@ -91,6 +92,18 @@ class CallerArguments:
         return found
 
     # -- in the project's other files ----------------------------------------------
+
+    def called_elsewhere(self, func: cst.FunctionDef) -> bool:
+        """May a file of the project other than this one call `func` (or is that out of
+        sight)? False only when the caller search ran and found no call."""
+        project = self.project
+        if project is None or not project.enabled:
+            return False  # one file linted alone (stdin, a notebook): nothing else calls
+        found = self._calls_elsewhere(func)
+        if found is None:
+            return True
+        here = os.path.realpath(project.path)
+        return any(os.path.realpath(call.path) != here for call in found[1])
 
     def _calls_elsewhere(self, func: cst.FunctionDef):
         """(the caller search's query, its calls) for `func`; None when no search can

@@ -752,3 +752,10 @@ def called_implicitly(name: str) -> bool:
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 # Of those, the ones whose last argument is the one element they put in the container.
 ELEMENT_STORING_METHODS = frozenset({"append", "add", "insert", "put"})
+
+# Methods of a number, an array or a tensor that compute a value of the same kind from it
+# alone, without arguments: `image.min()`, `x.abs()` (a helper made of them and of
+# arithmetic on its parameters hands back what its arguments are: analysis.values).
+VALUE_OF_SELF_METHODS = frozenset(
+    {"min", "max", "mean", "sum", "std", "var", "abs", "sqrt", "exp", "log", "norm"}
+)

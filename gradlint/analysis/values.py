@@ -93,6 +93,7 @@ from gradlint.analysis.torch_api import (
     TENSOR_TYPE_TESTS,
     TENSOR_TYPES,
     TRANSPOSE_ATTRIBUTES,
+    VALUE_OF_SELF_METHODS,
     VARIABLE_CLASSES,
     VIEW_METHODS,
     WEIGHTED_LAYERS,
@@ -162,6 +163,32 @@ def _updates_name(node: cst.AugAssign) -> bool:
     """`x += y` or `self.x += y`: an update of what the name holds (`x[i] += y` is a
     write into it)."""
     return isinstance(node.target, (cst.Name, cst.Attribute))
+
+
+def _arithmetic_of(expr: cst.CSTNode, params: set[str], read: set[str]) -> bool:
+    """Is `expr` made only of `params` (added to `read`), number literals, arithmetic
+    and argument-free value methods of those (`(x - x.min()) / (x.max() - x.min())`)?"""
+    kind = type(expr)
+    if kind is cst.Name:
+        if expr.value not in params:  # type: ignore[attr-defined]
+            return False
+        read.add(expr.value)  # type: ignore[attr-defined]
+        return True
+    if kind is cst.Integer or kind is cst.Float:
+        return True
+    if kind is cst.BinaryOperation:
+        return _arithmetic_of(expr.left, params, read) and _arithmetic_of(expr.right, params, read)  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation:
+        return _arithmetic_of(expr.expression, params, read)  # type: ignore[attr-defined]
+    if kind is cst.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        return (
+            not expr.args  # type: ignore[attr-defined]
+            and type(func) is cst.Attribute
+            and func.attr.value in VALUE_OF_SELF_METHODS
+            and _arithmetic_of(func.value, params, read)
+        )
+    return False
 
 
 def may_carry_graph(value: Value) -> bool:
@@ -523,6 +550,8 @@ class ValueAnalysis:
             # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
             if node.default is not None and self._expr(node.default, node) == PYTHON:
                 return PYTHON
+            if self._literal_at_every_call(node):
+                return PYTHON  # `smooth_grad(i, l, model, 500)`: a number, whoever calls
             return UNKNOWN
         if type(node) is cst.Assign:
             for target in node.targets:
@@ -1271,6 +1300,10 @@ class ValueAnalysis:
             returned = self._graph_free_return(local) if local is not None else None
             if returned is not None:
                 return returned
+            if local is not None:
+                passed = self._arithmetic_of_arguments(local, call, use)
+                if passed is not None:
+                    return passed
             # A helper of another project file: `@torch.no_grad()` or returning `.item()`
             external = self.summaries.resolve_external(call)
             if external is not None:
@@ -1399,6 +1432,52 @@ class ValueAnalysis:
             found = frozenset().union(*values)
         self._free_returns[func] = found
         return found
+
+    def _literal_at_every_call(self, param: cst.Param) -> bool:
+        """Is the parameter a number or string literal at every call of its function,
+        with every call in this file (a notebook's or a script's helper)?"""
+        summaries = self.summaries
+        func = self.index.parent.get(self.index.parent.get(param))
+        if summaries is None or type(func) is not cst.FunctionDef:
+            return False
+        arguments = summaries.caller_arguments
+        sites = arguments.here(func, param.name.value)
+        if not sites or arguments.called_elsewhere(func):
+            return False
+        return all(type(site.value) in _LITERALS for site in sites)
+
+    def _arithmetic_of_arguments(
+        self, func: cst.FunctionDef, call: cst.Call, use: cst.CSTNode
+    ) -> Value | None:
+        """`normalize(smooth / epoch)` of `def normalize(image): return (image -
+        image.min()) / (image.max() - image.min())`: a module function whose every
+        `return` is arithmetic of its parameters hands back what that arithmetic on the
+        arguments gives (numbers of numbers, history of history). None otherwise."""
+        if self.summaries is None or self.index.enclosing_class(func) is not None:
+            return None
+        params = {p.name.value for p in all_params(func.params)}
+        read: set[str] = set()
+        returns = 0
+        for node in self.index.walk(func.body):
+            if type(node) is not cst.Return or self.index.scope_of(node) is not func:
+                continue
+            returns += 1
+            if node.value is None or not _arithmetic_of(node.value, params, read):
+                return None
+        if not returns or not read:
+            return None
+        if any(
+            type(b) is not cst.Param for name in read for b in self.bindings_of(name, func.body)
+        ):
+            return None  # a parameter rebound in the body (`h = cell(x, h)`) is no argument
+        summary = self.summaries.of(func)
+        operands: list[Value] = []
+        for name in sorted(read):
+            argument = summary.forwarded_argument(call, name)
+            if argument is None:
+                return None  # a default, or a star argument: not told here
+            operands.append(self._expr(argument, use))
+        return combine(*operands)
 
     def _returns_plain_tested(self, statement: cst.Return) -> bool:
         """`return x` in the block of an `if` whose test shows `x` is a numpy array or a
