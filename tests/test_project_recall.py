@@ -329,3 +329,46 @@ def test_methods_of_an_imported_model_that_run_no_recording_forward(tmp_path):
     ):
         write(tmp_path, {**VAE_PACKAGE, "tests/test_lvae.py": _test_calling(method)})
         assert codes_and_lines(tmp_path / "tests" / "test_lvae.py") == [], method
+
+
+EVALUATION = {
+    "utils.py": """
+        import numpy as np
+
+
+        def evaluate(model, users):
+            ranks = []
+            for u in users:
+                scores = -model.predict(u, np.arange(100))
+                ranks.append(scores.argsort().argsort()[0].item())
+            return np.mean(ranks)
+    """,
+    "main.py": """
+        import torch
+        from torch import nn
+
+        from utils import evaluate
+
+
+        class SASRec(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.item_emb = nn.Embedding(100, 8)
+
+            def predict(self, user, items):
+                return self.item_emb(torch.as_tensor(items)).sum(-1)
+
+
+        model = SASRec()
+        users = range(10)
+        model.eval()
+        print(evaluate(model, users))
+    """,
+}
+
+
+def test_a_method_of_the_model_a_helper_elsewhere_is_handed_is_its_forward(tmp_path):
+    # `model.predict(...)` (no method of nn.Module's API) inside another file's helper
+    # runs the model: the helper's call after `model.eval()` records for nothing
+    write(tmp_path, EVALUATION)
+    assert ("GL004", 19) in codes_and_lines(tmp_path / "main.py")

@@ -33,6 +33,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_KEEPING_METHODS,
     INDEX_METHODS,
     METADATA_ATTRIBUTES,
+    NOT_A_HANDED_FORWARD,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
     NUMPY_MODULES,
@@ -229,6 +230,11 @@ def forwarded_parameter(callee: str | None, params: Iterable[str]) -> str | None
         return None
     if callee.endswith(".forward"):
         callee = callee[: -len(".forward")]
+    root, _, method = callee.partition(".")
+    if method and "." not in method and method not in NOT_A_HANDED_FORWARD:
+        # `model.predict(seq)`, `policy.act(obs)`: a method of the module handed in,
+        # not of the nn.Module API, computes with its weights
+        callee = root
     if "." in callee or callee in RECEIVER_PARAMETERS or callee not in params:
         return None
     return callee

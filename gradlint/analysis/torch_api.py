@@ -759,3 +759,18 @@ ELEMENT_STORING_METHODS = frozenset({"append", "add", "insert", "put"})
 VALUE_OF_SELF_METHODS = frozenset(
     {"min", "max", "mean", "sum", "std", "var", "abs", "sqrt", "exp", "log", "norm"}
 )
+
+# Methods of a value handed to a function that are no forward of a module it may be
+# (`model.predict(seq)` and `policy.act(obs)` are): the nn.Module API, an optimizer's or
+# a container's methods, and the tensor methods of everyday code (analysis.summary_facts).
+NOT_A_HANDED_FORWARD = (
+    NOT_FORWARD_METHODS
+    | OPTIMIZER_METHODS
+    | STORING_METHODS
+    | MODULE_DICT_METHODS
+    | COMMON_TENSOR_METHODS
+    | ALIASING_CALLS
+    | GRAPH_CUTTING_METHODS
+    | BACKWARD_METHODS
+    | frozenset({"get", "pop", "copy", "keys", "values", "items", "format", "join"})
+)
