@@ -27,7 +27,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import argument_of, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import all_params
+from gradlint.analysis.bindings import all_params, bound_names
 from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -1341,6 +1341,10 @@ class ForwardAnalysis:
         parameters in the file, on or off."""
         found: list[tuple[str, cst.CSTNode, bool]] = []
         for node in self.index.of_types(cst.Call, cst.For):
+            if type(node) is cst.Call:
+                # `freeze_params(vae.parameters())` of a helper that switches each one
+                for held, switched_off in self._switched_by_helper(node):
+                    found.append((held, node, switched_off))
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value == REQUIRES_GRAD_METHOD:
                     owner = module_path(node.func.value)
@@ -1372,6 +1376,42 @@ class ForwardAnalysis:
                 if False in switches or True in switches:
                     # the loop's header stands for it: reached like any statement
                     found.append((owner, iterable, False in switches))
+        return found
+
+    def _switched_by_helper(self, call: cst.Call) -> list[tuple[str, bool]]:
+        """(owner, turns requires_grad off) for each `X.parameters()` the call hands a
+        function of this file that loops over that parameter switching each element
+        (`def freeze_params(params): for p in params: p.requires_grad = False`)."""
+        handed = [
+            a.value
+            for a in call.args
+            if type(a.value) is cst.Call
+            and type(a.value.func) is cst.Attribute
+            and a.value.func.attr.value in PARAMETER_ITERATORS
+        ]
+        if not handed:
+            return []
+        helper = self.summaries.resolve(call)
+        if helper is None:
+            return []
+        summary = self.summaries.of(helper)
+        found: list[tuple[str, bool]] = []
+        for loop in self.index.walk(helper.body):
+            if type(loop) is not cst.For or type(loop.iter) is not cst.Name:
+                continue
+            argument = summary.forwarded_argument(call, loop.iter.value)
+            if argument is None or all(argument is not h for h in handed):
+                continue
+            owner = module_path(argument.func.value)  # type: ignore[attr-defined]
+            names = set(bound_names(loop))
+            switches = {
+                switch
+                for inner in self.index.walk(loop.body)
+                if (switch := _requires_grad_switch(inner)) is not None
+                and not self._per_parameter(inner, loop, names)
+            }
+            if owner is not None and switches:
+                found.append((owner, False in switches))
         return found
 
     def _per_parameter(self, switch: cst.CSTNode, loop: cst.For, names: set[str]) -> bool:
