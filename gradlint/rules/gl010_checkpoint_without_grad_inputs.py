@@ -55,7 +55,9 @@ class CheckpointWithoutGradInputs(Rule):
     module, its `forward` not under `no_grad`), the file calls the module at least once
     (`net = Net()`, `net(images)`), and every such call passes data without history: a
     tensor made with `torch.randn`, a batch of a `DataLoader` built in sight (also after
-    `.to(device)`), or the parameter of another trained forward whose callers do. A
+    `.to(device)`) or of whatever iterable a loop trains on (`for x, y in loader:` with a
+    backward and an optimizer step each time, the loader handed in), or the parameter of
+    another trained forward whose callers do. A
     helper method the forward calls (`self.features(images)`) passes its argument on
     the same way. A
     module no call of the file reaches, or one called with a layer's output or a value
