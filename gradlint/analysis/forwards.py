@@ -443,6 +443,12 @@ class ForwardAnalysis:
         # function of this file returns into its callers): nothing differentiates it
         return self.result_uses.numbers_only(call) is None
 
+    def returns_its_result(self, call: cst.Call) -> bool:
+        """Does the forward's result reach a `return` of its function with its graph:
+        what the function's caller does with it decides whether the graph is used."""
+        scope = self.index.scope_of(call)
+        return type(scope) is cst.FunctionDef and self._reaches_a_return(call, scope)
+
     def _reaches_a_return(self, call: cst.Call, scope: cst.FunctionDef) -> bool:
         """Does the result, with its graph (past no `.item()` or `.detach()`), reach a
         `return` or `yield` of its function, through names, containers appended to and

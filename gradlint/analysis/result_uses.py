@@ -142,16 +142,24 @@ class ResultUses:
         self._entered: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._origin: cst.CSTNode | None = None  # the scope of the value followed
         self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
+        self._detached_ends = False  # of the walk under way
 
     # -- the query ---------------------------------------------------------------------
 
     def numbers_only(
-        self, call: cst.CSTNode, runs: Callable[[cst.CSTNode], bool] | None = None
+        self,
+        call: cst.CSTNode,
+        runs: Callable[[cst.CSTNode], bool] | None = None,
+        *,
+        detached_ends: bool = False,
     ) -> NumberUses | None:
         """How the value of `call` ends as numbers, or None when any use of it may keep
         or use its graph (or none of its uses is a number). With `runs`, only the uses
         it says may run count (one call of the function, whose flags rule out a branch:
-        analysis.path_conditions)."""
+        analysis.path_conditions). With `detached_ends`, a value detached on the way
+        ends there even if what is computed from it is differentiated (a helper's
+        result used only as `V.detach()` in a loss)."""
+        self._detached_ends = detached_ends
         scope = self.index.scope_of(call)
         if not self.scope_may_make_numbers(scope) and not self.may_return_to_other_files(scope):
             return None  # the value never leaves its scope, where nothing makes numbers
@@ -374,7 +382,9 @@ class ResultUses:
             try:
                 work.extend(self._step(node, detached, found))
             except _Differentiated:
-                raise
+                if not (detached and self._detached_ends):
+                    raise
+                # `A = returns - V.detach()`, then a loss of A backpropagated: not V's
             except _Escapes:
                 if not detached:
                     raise

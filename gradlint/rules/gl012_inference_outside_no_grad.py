@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
 from gradlint.analysis.values import is_graph_free
@@ -40,6 +40,7 @@ _LIBRARIES = frozenset(
 
 _NUMBERS = "its result is only read as numbers"
 _UNUSED = "its result is never used"
+_HANDED_BACK = "what it hands back here is only read as numbers or detached"
 _RAISES = (
     "its result is only read as numbers, and `.numpy()` on it raises \"Can't call "
     'numpy() on Tensor that requires grad"'
@@ -96,7 +97,12 @@ class InferenceOutsideNoGrad(Rule):
     `def sample(G, z): return G(z)` whose every caller only saves the image is reported
     at `G(z)`, with one caller in another file as a related location. Every call of a
     method's name counts there, on objects of unknown class too; a method called beside
-    its class (`self.actor.act(s).detach()`) is reported at that call instead. A model
+    its class (`self.actor.act(s).detach()`) is reported at that call instead. When the
+    callers disagree (PPO's `V, _ = self.evaluate(obs, acts)` only detaches what the
+    helper hands back, while the update loop's call of the same helper trains through
+    it), the call that throws the graph away is reported, with the forward inside as a
+    related location; not when the helper puts the model in eval mode (GL004's) or
+    consumes the output itself. A model
     may be a callable out of sight handed parameters known by their use (`rnn(X, state,
     params)` where the training code clips and steps each `params` element's `.grad`),
     when a tensor method is read off its result (`.argmax(dim=1).item()`). A model
@@ -310,6 +316,74 @@ class InferenceOutsideNoGrad(Rule):
                 group=Group.CRASH if uses.numpy_raises else None,
                 # on a flag path the evaluating call pays the graph, not every call
                 cost=CostSource.paid_by([path.site]) if path is not None else None,
+            )
+        self._helper_calls(reported)
+
+    def _helper_calls(self, reported: set[cst.CSTNode]) -> None:
+        """A call of this file's function that runs a model's forward with its output
+        kept (`V, _ = self.evaluate(obs, acts)` runs `self.critic`), where this caller
+        only makes numbers of what it hands back or detaches it, while another caller
+        trains through it (so the forward inside is no finding of its own): the graph
+        is built for nothing at this call, which is what to wrap."""
+        facts = self.facts
+        forwards = facts.forwards
+        index = facts.index
+        for call in index.calls:
+            statement = index.statement_of(call)
+            if statement in reported:
+                continue
+            models = list(forwards.inference_receivers(call))
+            for argument in forwards.inference_arguments(call):
+                passed = module_path(argument)
+                if passed is not None and passed not in models:
+                    models.append(passed)
+            # only what is known to hold weights (a handed `env` or `key` is not)
+            models = [m for m in models if forwards.has_parameters(cst.parse_expression(m), call)]
+            if (
+                not models
+                or not self._records(call)
+                or forwards.model_forward(call)
+                or (dotted_name(call.func) or "").endswith(".forward")
+            ):
+                continue  # a model's own forward is the pass above's
+            # the module itself called inside (`self.critic(obs)`), not a method of it
+            # that may run under its own no_grad (`agent.sample_actions(s)`)
+            inside = [
+                (param, f)
+                for model in models
+                for param, f in forwards.helper_inference_forwards(call, model)
+                if (dotted_name(f.func) or "").removesuffix(".forward") == param
+            ]
+            if not inside or any(index.statement_of(f) in reported for _, f in inside):
+                continue  # the forward inside is the finding, at every call
+            if any(facts.train_mode.eval_switch_at(param, f) for param, f in inside):
+                continue  # in eval mode inside the helper: GL004's finding, there
+            if not all(forwards.returns_its_result(f) for _, f in inside):
+                continue  # consumed inside (an out-of-sight Hessian): not the caller's
+            uses = facts.result_uses.numbers_only(call, detached_ends=True)
+            if uses is None:
+                continue
+            if any(
+                not self._not_in_eval_mode(call, model)
+                or forwards.is_frozen(model, call)
+                or forwards.graph_is_used(call, model)
+                for model in models
+            ):
+                continue
+            if facts.grad_mode.guarded_by_every_caller_elsewhere(call):
+                continue
+            reported.add(statement)
+            name = dotted_name(call.func) or "the helper"
+            self.report(
+                call,
+                self.message_for(
+                    what=f"This call of `{name}`, which runs the forward of `{models[0]}`,",
+                    consequence=_HANDED_BACK,
+                ),
+                fix=wrap_in_no_grad(
+                    self.context, statement, self.fix_title, self.fix_applicability
+                ),
+                related=[(inside[0][1], "the forward inside, which another call trains through")],
             )
 
     def _on_flag_path(self, call: cst.Call, model: str):
