@@ -267,6 +267,10 @@ class CalleeResolver:
                     self._classes.setdefault(cls.name.value, []).append(cls)
         return self._classes
 
+    def method_names(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The names the class defines as methods (`self.<name>(...)` calls one)."""
+        return frozenset(self._methods_by_class().get(cls, ()))
+
     def _methods_by_class(self) -> dict[cst.ClassDef, dict[str, cst.FunctionDef | None]]:
         if self._methods is None:
             self._methods = {}

@@ -38,7 +38,6 @@ from gradlint.analysis.index import (
     dotted_name,
     module_path,
     path_root,
-    target_names,
 )
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
@@ -1373,13 +1372,8 @@ class ForwardAnalysis:
                 owner = module_path(iterable.func.value)
                 if owner is None:
                     continue
-                loop_names = set(target_names(node.target))
-                switches = set()
-                for inner in self.index.walk(node.body):
-                    switch = _requires_grad_switch(inner)
-                    if switch is not None and not self._per_parameter(inner, node, loop_names):
-                        switches.add(switch)
-                if False in switches or True in switches:
+                switches = self._loop_switches(node)
+                if switches:
                     # the loop's header stands for it: reached like any statement
                     found.append((owner, iterable, False in switches))
         return found
@@ -1409,16 +1403,21 @@ class ForwardAnalysis:
             if argument is None or all(argument is not h for h in handed):
                 continue
             owner = module_path(argument.func.value)  # type: ignore[attr-defined]
-            names = set(bound_names(loop))
-            switches = {
-                switch
-                for inner in self.index.walk(loop.body)
-                if (switch := _requires_grad_switch(inner)) is not None
-                and not self._per_parameter(inner, loop, names)
-            }
+            switches = self._loop_switches(loop)
             if owner is not None and switches:
                 found.append((owner, False in switches))
         return found
+
+    def _loop_switches(self, loop: cst.For) -> set[bool]:
+        """What the `requires_grad` switches in a loop over parameters set each element
+        to (True, False or both), leaving out those that switch only some of them."""
+        names = set(bound_names(loop))
+        return {
+            switch
+            for inner in self.index.walk(loop.body)
+            if (switch := _requires_grad_switch(inner)) is not None
+            and not self._per_parameter(inner, loop, names)
+        }
 
     def _per_parameter(self, switch: cst.CSTNode, loop: cst.For, names: set[str]) -> bool:
         """Is the switch under an `if` of the loop that tests the parameter or its name

@@ -272,11 +272,7 @@ def callers_query(
     cls = index.enclosing_class(func)
     if cls is None and index.scope_of(func) is not index.module:
         return None
-    methods = frozenset(
-        m.name.value
-        for m in (cls.body.body if cls is not None else ())
-        if type(m) is cst.FunctionDef
-    )
+    methods = callees.method_names(cls) if cls is not None else frozenset()
     return MethodQuery(
         project.path,
         cls.name.value if cls is not None else "",

@@ -120,9 +120,8 @@ class OptimizerHoldings:
         steps no optimizer."""
         body = scope.body if type(scope) is cst.FunctionDef else scope
         stepped = False
-        for node in self.index.of_types_in(body, cst.Call, into_functions=False):
-            event = self.autograd.event(node) if type(node) is cst.Call else None
-            if event is None or event.kind != "step" or event.keeps_graph:
+        for event in self.autograd.events_in(body):
+            if event.kind != "step" or event.keeps_graph:
                 continue
             optimizer, _ = self.autograd.step_parts(event.call)
             if optimizer is None or not self._holds_only_tensors(optimizer, event.call):

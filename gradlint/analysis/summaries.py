@@ -40,12 +40,6 @@ from gradlint.analysis.tensors import built_module_call
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def _method_names(cls: cst.ClassDef) -> frozenset[str]:
-    """The names the class's body defines as functions: `self.<name>(...)` calls one."""
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return frozenset(s.name.value for s in body if type(s) is cst.FunctionDef)
-
-
 _PLAIN_ASSIGNMENTS = frozenset({BindingKind.ASSIGN})
 # How far back through callers a parameter's class is looked for: `train(net)` called
 # with the `net = Net()` its caller built, or handed on once more.
@@ -133,7 +127,11 @@ class FunctionSummaries:
         owner = self.index.enclosing_class(func)
         method = owner is not None
         summary = FunctionSummary(func, params, signature_of(func, method=method))
-        own_methods = _method_names(owner) if owner is not None and params[:1] == ["self"] else None
+        own_methods = (
+            self.callees.method_names(owner)
+            if owner is not None and params[:1] == ["self"]
+            else None
+        )
         candidates = set(params)
         clearing = self.clearing
         # manual `.grad` updates go after the optimizer steps, as a walk of their own

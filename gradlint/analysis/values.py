@@ -258,6 +258,9 @@ class ValueAnalysis:
         self._free_returns: dict[cst.FunctionDef, Value | None] = {}
         self._free_elements: dict[tuple[cst.FunctionDef, int, int], Value | None] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value | None] = {}
+        # per loop: does its body step an optimizer on what it differentiates (one
+        # walk for all the names its target binds)
+        self._training_loops: dict[cst.For, bool] = {}
 
     # -- the queries -------------------------------------------------------------------
 
@@ -678,8 +681,13 @@ class ValueAnalysis:
         differentiated once per element would raise on the second element's backward."""
         if self.autograd is None or type(loop) is not cst.For:
             return False
-        kinds = {event.kind for event in self.autograd.events_in(loop.body)}
-        return "step" in kinds and bool(kinds & {"backward", "grad"})
+        found = self._training_loops.get(loop)
+        if found is None:
+            kinds = {event.kind for event in self.autograd.events_in(loop.body)}
+            found = self._training_loops[loop] = "step" in kinds and bool(
+                kinds & {"backward", "grad"}
+            )
+        return found
 
     def _is_data_loader(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is `expr` (or what `enumerate`/`tqdm` wrap) a torch DataLoader built in sight:

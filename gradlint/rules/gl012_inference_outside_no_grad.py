@@ -330,8 +330,10 @@ class InferenceOutsideNoGrad(Rule):
         index = facts.index
         for call in index.calls:
             statement = index.statement_of(call)
-            if statement in reported:
+            if statement in reported or not self._records(call):
                 continue
+            if (dotted_name(call.func) or "").endswith(".forward") or forwards.model_forward(call):
+                continue  # a model's own forward is the pass above's
             models = list(forwards.inference_receivers(call))
             for argument in forwards.inference_arguments(call):
                 passed = module_path(argument)
@@ -339,13 +341,8 @@ class InferenceOutsideNoGrad(Rule):
                     models.append(passed)
             # only what is known to hold weights (a handed `env` or `key` is not)
             models = [m for m in models if forwards.has_parameters(cst.parse_expression(m), call)]
-            if (
-                not models
-                or not self._records(call)
-                or forwards.model_forward(call)
-                or (dotted_name(call.func) or "").endswith(".forward")
-            ):
-                continue  # a model's own forward is the pass above's
+            if not models:
+                continue
             # the module itself called inside (`self.critic(obs)`), not a method of it
             # that may run under its own no_grad (`agent.sample_actions(s)`)
             inside = [
