@@ -106,6 +106,10 @@ def is_false(expr: cst.CSTNode) -> bool:
     return bool_literal(expr) is False
 
 
+def is_none(expr: cst.CSTNode | None) -> bool:
+    return type(expr) is cst.Name and expr.value == "None"
+
+
 def keyed_name(expr: cst.CSTNode) -> str | None:
     """`out["loss"]` -> 'out["loss"]': a subscript of a dotted name by one string literal,
     treated as a variable of its own."""

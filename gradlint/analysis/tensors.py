@@ -14,7 +14,13 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.bindings import BindingKind, NameBinding, ScopeBindings, paired_value
+from gradlint.analysis.bindings import (
+    BindingKind,
+    NameBinding,
+    ScopeBindings,
+    is_none,
+    paired_value,
+)
 
 # Other modules still import these from here; the bindings module defines them.
 from gradlint.analysis.bindings import all_params as all_params
@@ -659,7 +665,11 @@ class TensorFacts:
                 ):
                     key = node.args[0].value.evaluated_value
                     if isinstance(key, str):  # a b"..." name is never looked up
-                        attrs[key] = LEAF
+                        # `register_parameter("running_mean", None)` only reserves the
+                        # name (BatchNorm without running stats): no tensor is made
+                        value = node.args[1].value if len(node.args) > 1 else None
+                        kind = OTHER if is_none(value) else LEAF
+                        attrs[key] = OTHER if attrs.get(key, kind) != kind else kind
                 elif (
                     dotted_name(node.func) == "self.register_buffer"
                     and node.args
