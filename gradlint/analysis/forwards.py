@@ -752,6 +752,7 @@ class ForwardAnalysis:
             or func.attr.value in self.forward_methods()
             or self._imported_forward_method(call)
             or self._parameter_forward_method(func, call)
+            or self._held_model_method(func, call)
         ):
             target = func.value
         name = module_path(target)
@@ -781,6 +782,42 @@ class ForwardAnalysis:
         if name not in self.summaries.of(scope).params:
             return False
         return self._own_forward_method(func, call) and self._passed_by_callers(name, call)
+
+    def _held_model_method(self, func: cst.Attribute, call: cst.Call) -> bool:
+        """`self.model.decoder(z)` in a helper of an object handed a model it asks the
+        parameters of (`self.model = model`, `next(self.model.parameters())`): a method
+        (or submodule) outside nn.Module's API of a receiver known to hold parameters,
+        whose class is out of sight, given a tensor, runs that model's layers. Not a
+        method that a library or a class of the project runs under its own grad mode."""
+        method = func.attr.value
+        if method in NOT_FORWARD_METHODS or method in GRADLESS_LIBRARY_METHODS:
+            return False
+        name = module_path(func.value)
+        if name is None or name == "self":
+            return False
+        if not self._given_a_tensor(call):
+            return False
+        if not self._class_out_of_sight(func.value, name, call):
+            return False
+        if not self.has_parameters(func.value, call):
+            return False
+        if self._project_method_sets_grad_mode(method):
+            return False
+        # a method some class of this file or the project defines is a forward only
+        # where every definition runs its layers (`model._prepare_inputs(x, 2)` of an RNN
+        # only reshapes); an attribute no class defines as a method is a submodule
+        if any(
+            type(stmt) is cst.FunctionDef and stmt.name.value == method
+            for cls in self.index.classes
+            for stmt in cls.body.body
+        ):
+            return method in self.forward_methods()
+        project = self.summaries.project
+        if project is not None and any(
+            not d.placeholder for d in project.methods_named(method) or ()
+        ):
+            return project.method_runs_layers(method)
+        return True
 
     def _imported_forward_method(self, call: cst.Call) -> bool:
         """`obj.method(...)` that runs the layers of `obj`, an instance of a module class
@@ -816,10 +853,7 @@ class ForwardAnalysis:
         name = module_path(func.value)
         if name is None or name not in modules:
             return None
-        if not any(
-            arg.keyword is None and not arg.star and self._is_tensor(arg.value, call)
-            for arg in call.args
-        ):
+        if not self._given_a_tensor(call):
             return None
         if not self._class_out_of_sight(func.value, name, call):
             return None
@@ -838,6 +872,11 @@ class ForwardAnalysis:
         if project is None or not project.enabled:
             return False
         return any(function.sets_grad_mode for function in project.methods_named(method) or ())
+
+    def _given_a_tensor(self, call: cst.Call) -> bool:
+        """Is one of the call's arguments, by position or by keyword
+        (`model.incremental_forward(test_inputs=x, c=c)`), a tensor?"""
+        return any(not arg.star and self._is_tensor(arg.value, call) for arg in call.args)
 
     def _is_tensor(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
         """Is the value a tensor: known to be one, or made by a method only tensors
@@ -956,6 +995,21 @@ class ForwardAnalysis:
         if not self._parameter_functions[func]:
             return None
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
+
+    def parameter_function_forwards(self, call: cst.Call) -> list[cst.Call]:
+        """The forwards of models inside this file's function that `call` runs whose
+        output it returns (`return self.model.decoder(z).cpu()`): where the graph a
+        parameter_function hands back is built."""
+        func = self.summaries.resolve(call)
+        if type(func) is not cst.FunctionDef or self.parameter_function(call) is None:
+            return []
+        return [
+            node
+            for ret, value in self.index.value_returns(func)
+            if self.grad_mode.mode_at(ret) is GradMode.RECORDING
+            for node in self.index.walk(value)
+            if type(node) is cst.Call and self.model_forward(node) is not None
+        ]
 
     def handed_parameters(self, call: cst.Call) -> str | None:
         """The name of a callable that `call` hands a tensor requiring grad or an

@@ -453,9 +453,17 @@ class ResultUses:
         if type(parent) is cst.Assert and parent.test is node:
             found.reads.append(parent)
             return []
-        if type(parent) is cst.For and parent.iter is node:
-            # `for hid in hidden:` each element goes where the loop's name does
+        if (type(parent) is cst.For or type(parent) is cst.CompFor) and parent.iter is node:
+            # `for hid in hidden:`, `[x.item() for x in out]`: each element goes where
+            # the loop's name does
             return self._iterated(parent, detached)
+        if type(parent) is cst.Lambda and parent.body is node:
+            # `map(lambda x: x.detach(), out)`: what the lambda makes of each element is
+            # what the map yields
+            mapping = self._mapping_call(parent)
+            if mapping is None:
+                raise _Escapes
+            return [(mapping, detached)]
         if type(parent) is cst.Expr:
             return []  # evaluated and dropped
         if type(parent) is cst.Return and type(node) not in (cst.Tuple, cst.List):
@@ -492,6 +500,9 @@ class ResultUses:
             # history flows into that forward's output, which is followed on
             return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
+        mapped = self._mapped_by(call, node, qualified)
+        if mapped is not None:
+            return self._uses_of(mapped, mapped.name.value, detached)
         use = argument_result_use(
             qualified,
             writes_out=any(a.keyword and a.keyword.value == "out" for a in call.args),
@@ -514,6 +525,32 @@ class ResultUses:
         ):
             return [(call, detached)]
         return self._into_helper(call, node, detached, found)
+
+    def _mapped_by(self, call: cst.Call, node: cst.CSTNode, qualified: str) -> cst.Param | None:
+        """`map(lambda x: ..., value)`: the lambda's parameter each element of the value
+        is bound to."""
+        if qualified != "map" or type(call.func) is not cst.Name or len(call.args) < 2:
+            return None
+        lam = call.args[0].value
+        if type(lam) is not cst.Lambda or call.args[0].star or call.args[0].keyword:
+            return None
+        params = list(lam.params.params)
+        position = next(
+            (i - 1 for i, arg in enumerate(call.args) if arg.value is node and i > 0), None
+        )
+        if position is None or position >= len(params) or any(a.star for a in call.args):
+            return None
+        return params[position]
+
+    def _mapping_call(self, lam: cst.Lambda) -> cst.Call | None:
+        """The builtin `map(...)` call the lambda is the function of."""
+        arg = self.index.parent.get(lam)
+        call = self.index.parent.get(arg) if type(arg) is cst.Arg else None
+        if type(call) is not cst.Call or call.args[0] is not arg:
+            return None
+        if type(call.func) is not cst.Name:
+            return None
+        return call if (self.index.qualified_name(call.func) or "") == "map" else None
 
     def _unpacked_into(self, call: cst.Call, detached: bool, found: NumberUses):
         """The value is unpacked into the arguments of `call` (`*result`): no parameter
@@ -683,7 +720,7 @@ class ResultUses:
                 raise _Escapes  # stored in an attribute or a container
         return out
 
-    def _iterated(self, loop: cst.For, detached: bool):
+    def _iterated(self, loop: cst.For | cst.CompFor, detached: bool):
         """The value is iterated: follow the uses of the names its elements are bound
         to (`for hid in hidden: print(hid.size())`)."""
         target = loop.target
@@ -699,8 +736,28 @@ class ResultUses:
         out: list[tuple[cst.CSTNode, bool]] = []
         for name in names:
             assert type(name) is cst.Name
-            out.extend(self._uses_of(loop, name.value, detached))
+            if type(loop) is cst.CompFor:
+                out.extend((use, detached) for use in self._comprehension_uses(loop, name.value))
+            else:
+                out.extend(self._uses_of(loop, name.value, detached))
         return out
+
+    def _comprehension_uses(self, clause: cst.CompFor, name: str) -> list[cst.CSTNode]:
+        """The reads of a comprehension's target inside the comprehension: its element,
+        its conditions, the clauses after it (the comprehension is no scope of the
+        index's; its target is read nowhere else)."""
+        comprehension: cst.CSTNode | None = clause
+        while type(comprehension) is cst.CompFor:
+            comprehension = self.index.parent.get(comprehension)
+        if comprehension is None:
+            raise _Escapes
+        scope = self.index.scope_of(clause)
+        return [
+            use
+            for use in self.values.bindings.uses(scope).get(name, ())
+            if self.index.is_inside(use, comprehension)
+            and not self.index.is_inside(use, clause.iter)
+        ]
 
     def _unread(self, statement: cst.CSTNode, name: str) -> bool:
         """Is the name bound by the statement never read (on any path, not only on the

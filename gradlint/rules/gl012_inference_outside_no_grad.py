@@ -55,7 +55,12 @@ class InferenceOutsideNoGrad(Rule):
     is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
     picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, an
     image written with torchvision's `save_image` / `make_grid` (which run under
-    `no_grad` themselves).
+    `no_grad` themselves). Each element counts when every one is read so
+    (`[x.item() for x in out]`, `map(lambda x: x.detach(), out)`). A model handed to an
+    object that asks its parameters (`self.model = model`, then
+    `next(self.model.parameters())`) runs its forward through any method or submodule
+    outside nn.Module's API given a tensor (`self.model.decoder(z)`), unless a class of
+    the project defines that method without running its layers.
 
     This is a warning-level rule: the cost is time and memory, not wrong results (except
     for `.numpy()`, which raises).
@@ -240,7 +245,7 @@ class InferenceOutsideNoGrad(Rule):
             statement = index.statement_of(call)
             if statement in reported:
                 continue
-            model = forwards.model_forward(call)
+            model = model_forward = forwards.model_forward(call)
             handed = False
             what = f"This forward of `{model}`"
             if model is None:
@@ -285,6 +290,12 @@ class InferenceOutsideNoGrad(Rule):
                 related = [(node, "bound here and never read") for node in uses.unused[:2]]
             else:
                 related = [(node, "only read as a number here") for node in uses.numbers[:2]]
+            if not handed and model_forward is None:
+                # the helper's forward, where the graph it hands back is built
+                related += [
+                    (forward, "the forward inside the helper, where the graph is built")
+                    for forward in forwards.parameter_function_forwards(call)[:1]
+                ]
             for caller in uses.elsewhere[:1]:  # the function's callers in other files
                 related.append(
                     Related(
