@@ -185,7 +185,6 @@ _NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.?\Z")
 _TOKEN_ATTRIBUTES = {"trigger_tokens", "also_needs_tokens"}
 # Lists of names that are not torch API, each keyed by (module, its first name).
 NOT_TORCH_LISTS = {
-    ("gradlint/rules/gl006_loss_history_accumulation.py", "append"): "container methods",
     ("gradlint/rules/gl012_inference_outside_no_grad.py", "append"): "container, str, "
     "pathlib and logging methods",
     ("gradlint/analysis/frameworks.py", "paddle"): "other frameworks' module names",

@@ -8,6 +8,7 @@ from functools import cached_property
 import libcst as cst
 
 from gradlint.analysis.accumulation import GradAccumulation
+from gradlint.analysis.accumulators import Accumulators
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import ScopeBindings
 from gradlint.analysis.caller_arguments import CallerArguments
@@ -258,6 +259,10 @@ class FileFacts:
     @cached_property
     def accumulation(self) -> GradAccumulation:
         return GradAccumulation(self.index, self.autograd, self.grad_clears, self.summaries)
+
+    @cached_property
+    def accumulators(self) -> Accumulators:
+        return Accumulators(self.index, self.summaries)
 
     @cached_property
     def summaries(self) -> FunctionSummaries:

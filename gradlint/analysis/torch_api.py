@@ -580,6 +580,8 @@ ACCUMULATING_CONTEXTS = frozenset({"accumulate"})
 # Parts of a name that say a test counts micro-batches (`accumulation_steps`,
 # `grad_accum`, `self.accumulate_every`).
 ACCUMULATION_WORDS = ("accum",)
+# Container methods that add a value to what the container keeps (`losses.append(loss)`).
+ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
 # Calls that hand a tensor to an optimizer or module after it was built.
 PARAMETER_REGISTERING_METHODS = frozenset({"register_parameter", "add_param_group"})
 # Optimizer classes, torch.optim's and others built the same way (params first).

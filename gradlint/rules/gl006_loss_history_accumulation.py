@@ -3,14 +3,12 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import Kind, may_carry_graph
 from gradlint.diagnostics import Confidence, Edit, Fix, Group
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import loop_header
 
-_ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "add"})
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
@@ -110,7 +108,7 @@ class LossHistoryAccumulation(Rule):
             b.var for b in loop.bindings if b.var in consumed and b.tensor_op
         }
         for node in index.walk(loop.loop.body):
-            found = self._accumulation(node)
+            found = facts.accumulators.accumulation(node)
             if found is None:
                 continue
             accumulator, value = found
@@ -127,7 +125,7 @@ class LossHistoryAccumulation(Rule):
             accumulated = facts.values.of_expr(value)
             if not may_carry_graph(accumulated):
                 continue  # a number, or a tensor proven to have no history
-            if not self._carried(accumulator, node, loop):
+            if not facts.accumulators.carried(accumulator, node, loop):
                 continue
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
@@ -193,52 +191,6 @@ class LossHistoryAccumulation(Rule):
             if event.kind != "step" and loop.closure(event.roots) & reads:
                 yield event.call, "the graph that is kept is the one backpropagated here"
                 break
-
-    def _accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
-        """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
-        `acc.append(v)`, `acc[k] += v`."""
-        if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
-            target: cst.CSTNode = node.target
-            if type(target) is cst.Subscript:
-                target = target.value
-            name = dotted_name(target)
-            return (name, node.value) if name else None
-        if type(node) is cst.Assign and len(node.targets) == 1:
-            name = dotted_name(node.targets[0].target)
-            value = node.value
-            if name and type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
-                if dotted_name(value.left) == name:
-                    return name, value.right
-                if dotted_name(value.right) == name:
-                    return name, value.left
-            return None
-        if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            if node.func.attr.value in _ACCUMULATING_METHODS and node.args:
-                receiver = node.func.value
-                if type(receiver) is cst.Subscript:
-                    receiver = receiver.value  # history["loss"].append(loss)
-                name = dotted_name(receiver)
-                parent = self.facts.index.parent.get(node)
-                if name and type(parent) is cst.Expr:
-                    return name, node.args[-1].value
-            # `meter.update(loss)` where the tracker's method keeps what it is given
-            kept = self.facts.summaries.accumulated_argument(node)
-            if kept is not None:
-                return dotted_name(node.func.value) or "", kept
-        return None
-
-    def _carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts[LoopNode]) -> bool:
-        """Does the accumulator outlive the iteration? Not when a plain assignment in
-        the loop body re-creates it before this statement on every path."""
-        statement = self.facts.index.statement_of(node)
-        for binding in loop.bindings_of(accumulator):
-            if binding.augmented or binding.statement is statement:
-                continue
-            if self.facts.index.order[binding.statement] < self.facts.index.order[statement] and (
-                self.facts.index.dominates(binding.statement, statement)
-            ):
-                return False
-        return True
 
     def _fix(self, value: cst.BaseExpression, rendered: str) -> Fix | None:
         start, end = self.context.position_of(value)

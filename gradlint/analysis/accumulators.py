@@ -1,0 +1,68 @@
+"""Values gathered across a loop's iterations: `total += x`, `total = total + x`,
+`xs.append(x)`, `history["loss"].append(x)`, `meter.update(x)` when the tracker's method
+keeps what it is given. GL006 asks it of loops that backpropagate, GL015 of loops that
+never do; both need the same two facts: what a statement adds to which accumulator, and
+whether the accumulator outlives the iteration."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.loops import LoopFacts, LoopNode
+from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.torch_api import ACCUMULATING_METHODS
+
+
+class Accumulators:
+    def __init__(self, index: FileIndex, summaries: FunctionSummaries) -> None:
+        self.index = index
+        self.summaries = summaries
+
+    def accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+        """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
+        `acc.append(v)`, `acc[k] += v`, `acc[k].append(v)`, and a tracker's method that
+        keeps its argument (`meter.update(loss)`)."""
+        if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
+            target: cst.CSTNode = node.target
+            if type(target) is cst.Subscript:
+                target = target.value
+            name = dotted_name(target)
+            return (name, node.value) if name else None
+        if type(node) is cst.Assign and len(node.targets) == 1:
+            name = dotted_name(node.targets[0].target)
+            value = node.value
+            if name and type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
+                if dotted_name(value.left) == name:
+                    return name, value.right
+                if dotted_name(value.right) == name:
+                    return name, value.left
+            return None
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            if node.func.attr.value in ACCUMULATING_METHODS and node.args:
+                receiver = node.func.value
+                if type(receiver) is cst.Subscript:
+                    receiver = receiver.value  # history["loss"].append(loss)
+                name = dotted_name(receiver)
+                parent = self.index.parent.get(node)
+                if name and type(parent) is cst.Expr:
+                    return name, node.args[-1].value
+            # `meter.update(loss)` where the tracker's method keeps what it is given
+            kept = self.summaries.accumulated_argument(node)
+            if kept is not None:
+                return dotted_name(node.func.value) or "", kept
+        return None
+
+    def carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts[LoopNode]) -> bool:
+        """Does the accumulator outlive the iteration? Not when a plain assignment in
+        the loop body re-creates it before this statement on every path."""
+        index = self.index
+        statement = index.statement_of(node)
+        for binding in loop.bindings_of(accumulator):
+            if binding.augmented or binding.statement is statement:
+                continue
+            if index.order[binding.statement] < index.order[statement] and index.dominates(
+                binding.statement, statement
+            ):
+                return False
+        return True
