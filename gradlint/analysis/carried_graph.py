@@ -31,6 +31,8 @@ from gradlint.analysis.torch_api import (
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
+    DISTRIBUTIONS_NAMESPACE,
+    GRADLESS_RESULTS,
     PARAMETER_HOLDING_METHODS,
     SLICING_FUNCTIONS,
     SLICING_METHODS,
@@ -282,7 +284,11 @@ class CarriedGraph:
     # -- does the carried graph reach parameters? -------------------------------------
 
     def trainable_source(
-        self, statement: cst.CSTNode, var: str, loop: LoopFacts[LoopNode]
+        self,
+        statement: cst.CSTNode,
+        var: str,
+        loop: LoopFacts[LoopNode],
+        value: cst.CSTNode | None = None,
     ) -> Trainable | None:
         """What, in computing the new value of `var` at `statement`, makes its graph
         reach parameters: a forward of a model with parameters, a function of this file
@@ -294,7 +300,8 @@ class CarriedGraph:
         reach each read, past tensor operations, torch functions and this file's
         functions, but not past a graph cut (`.data`, `.item()`, an argmax) nor a call
         out of sight (`env.step(action)` gives fresh observations, whatever `action`
-        was)."""
+        was). `value`: what the statement adds to `var` when it binds nothing
+        (`values.append(critic(s))`)."""
         body = loop.loop.body
         driven = self._loop_driven(loop)
         visited: set[cst.CSTNode] = set()
@@ -305,15 +312,15 @@ class CarriedGraph:
             if stmt in visited:
                 continue
             visited.add(stmt)
-            value = _bound_value(stmt)
-            if value is None:
+            bound = value if stmt is statement and value is not None else _bound_value(stmt)
+            if bound is None:
                 continue
-            for node in self._graph_parts(value, stmt, driven):
+            for node in self._graph_parts(bound, stmt, driven):
                 if type(node) is cst.Call:
                     found = self._trainable_call(node)
                     if found is not None:
                         return found
-                    if unseen is None and stmt is statement and node is value:
+                    if unseen is None and stmt is statement and node is bound:
                         unseen = self._recurrent_call_out_of_sight(node, var, loop)
                     continue
                 name = dotted_name(node)
@@ -434,7 +441,27 @@ class CarriedGraph:
         if helper is not None:
             return self._returns_without_recording(helper)
         func = call.func
+        if type(func) is cst.Attribute and self._a_distribution(func.value, call):
+            # `m.log_prob(a)` of `m = Categorical(logits)` computes from its parameters;
+            # `m.sample()` runs without grad
+            return func.attr.value in GRADLESS_RESULTS
         return not (type(func) is cst.Attribute and func.attr.value in _TENSOR_METHODS)
+
+    def _a_distribution(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Is `expr` a name every binding of which that reaches `use` builds a
+        torch.distributions object, whose methods compute from the tensors it was given?"""
+        if type(expr) is not cst.Name:
+            return False
+        bindings = self.values.reaching_bindings(expr.value, use)
+        for binding in bindings:
+            bound = self.values.bound_expression(binding, expr.value)
+            if type(bound) is not cst.Call:
+                return False
+            if not (self.index.qualified_name(bound.func) or "").startswith(
+                DISTRIBUTIONS_NAMESPACE
+            ):
+                return False
+        return bool(bindings)
 
     def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
         """Does every `return value` of this file's function sit under no_grad (an

@@ -189,6 +189,14 @@ class ResultUses:
             return None
         return found
 
+    def only_numbers_of(self, reads: list[cst.CSTNode]) -> bool:
+        """Does every read end as numbers or detached, nothing of it differentiated,
+        returned or kept (`torch.cat(values).detach()`, `len(values)`)? What a rollout
+        collected into a list, read back: its elements' graphs were kept for nothing."""
+        return bool(reads) and all(
+            self.numbers_only(read, detached_ends=True) is not None for read in reads
+        )
+
     def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
         """Does the scope (nested functions excluded) hold a call that can turn a value
         into numbers (itself, or, through_helpers, through a helper it calls)? Most

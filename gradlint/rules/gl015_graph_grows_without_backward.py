@@ -7,6 +7,7 @@ from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
+from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Confidence, Group
 from gradlint.fix_builders import wrap_block_in_no_grad
 from gradlint.rules.base import Rule
@@ -24,7 +25,11 @@ class GraphGrowsWithoutBackward(Rule):
     new value is computed through something trainable (a forward of a model with
     parameters, a tensor that requires grad), autograd is recording, and nothing
     differentiates it: the loop never runs `backward()`, and neither does its function
-    with what the loop carried.
+    with what the loop carried. Also a list such a loop fills with graph-carrying values
+    (`values.append(critic(state))`, `log_probs.append(dist.log_prob(action))` on every
+    step of a rollout) when the list is only ever read detached or as numbers
+    (`torch.cat(values).detach()`, `len(values)`): every step's graph is kept in it for
+    nothing.
 
     ## Why is this bad?
     Each iteration's graph hangs off the carried tensor, and the next iteration builds
@@ -197,6 +202,7 @@ class GraphGrowsWithoutBackward(Rule):
             loop = facts.loops.state_facts(node)
             if loop.carried:
                 self._check_loop(loop)
+            self._check_collections(loop)
 
     def _few_fixed_steps(self, loop: LoopNode) -> bool:
         """A `for` over `range(k)` with k a small integer written in the code (literally
@@ -295,6 +301,67 @@ class GraphGrowsWithoutBackward(Rule):
                 cost=cost,
             )
 
+    def _check_collections(self, loop: LoopFacts[LoopNode]) -> None:
+        """`values.append(critic(state))` on every step of a rollout whose collected values
+        are only ever read detached or as numbers (`torch.cat(values).detach()`): each
+        step's graph, and the activations it saved, stay alive in the list until it is
+        dropped. Not a list that is differentiated (REINFORCE's log-probabilities), that
+        leaves the function (returned, stored) or is reset every iteration."""
+        facts = self.facts
+        index = facts.index
+        for node in index.walk(loop.loop.body):
+            if type(node) is not cst.Call:
+                continue  # `total = total + net(x)` is carried state (_check_loop)
+            found = facts.accumulators.accumulation(node)
+            if found is None:
+                continue
+            accumulator, value = found
+            if not accumulator or "." in accumulator:
+                continue  # kept on an object: read out of sight
+            if not facts.accumulators.carried(accumulator, node, loop):
+                continue
+            statement = index.statement_of(node)
+            if facts.mode_at(statement) is not GradMode.RECORDING:
+                continue
+            if not may_carry_graph(facts.values.of_expr(value, statement)):
+                continue
+            source = facts.carried_graph.trainable_source(statement, accumulator, loop, value)
+            if source is None or not source.seen:
+                continue  # a forward assumed from the recurrent shape is not enough here
+            # the reads of the list this loop fills: those its bindings reach (a name
+            # rebound to `torch.cat(values).detach()` and returned is another value)
+            reads = [
+                use
+                for binding in facts.values.reaching_bindings(accumulator, node)
+                for use in facts.values.uses_reached(binding, accumulator)
+                if not self._adds_to(use, accumulator)
+            ]
+            if not facts.result_uses.only_numbers_of(reads):
+                continue
+            if facts.grad_mode.guarded_by_every_caller_elsewhere(loop.loop):
+                return
+            bounded = self._over_a_count(loop.loop)
+            self.report(
+                statement,
+                _COLLECTED.format(acc=accumulator, source=source.what),
+                related=[
+                    (source.node, "what makes each kept graph reach trainable weights"),
+                    *((read, "read here only detached or as numbers") for read in reads[:1]),
+                ],
+                group=Group.WASTE if bounded else None,
+                cost=CostSource.per_run_of(loop.loop) if bounded else None,
+            )
+
+    def _adds_to(self, read: cst.CSTNode, accumulator: str) -> bool:
+        """Is the read the receiver of a call that adds to the accumulator
+        (`values.append(v)`)?"""
+        attribute = self.facts.index.parent.get(read)
+        call = self.facts.index.parent.get(attribute) if type(attribute) is cst.Attribute else None
+        if type(call) is not cst.Call or call.func is not attribute:
+            return False
+        found = self.facts.accumulators.accumulation(call)
+        return found is not None and found[0] == accumulator
+
     def _over_a_count(self, loop: LoopNode) -> bool:
         """A `for` over `range(...)`: however large the count, it is the loop's own,
         so the graph it builds is as long as one call's count and is freed when the
@@ -326,3 +393,11 @@ class GraphGrowsWithoutBackward(Rule):
     def _related(self, loop: LoopFacts[LoopNode], names: list[str], source: Trainable):
         yield from self.facts.loops.entries(loop.loop, names)
         yield source.node, "what makes the carried graph reach trainable weights"
+
+
+_COLLECTED = (
+    "`{acc}` keeps the autograd graph of every iteration, built through {source}, in a "
+    "loop that never backpropagates it, and is only read detached or as numbers: each "
+    "graph and its saved activations stay alive until the list is dropped. Run the loop "
+    "under `torch.no_grad()` or collect `.detach()`ed values"
+)
