@@ -515,6 +515,10 @@ class CarriedGraph:
             return None  # a project function gradlint summarises elsewhere
         if self._method_of_a_built_object(call):
             return None
+        # the project's callables run under a grad mode of their own (ptan's agents:
+        # `@torch.no_grad()` on `__call__`): the recurrent shape is no evidence of a graph
+        if self.forwards.project_method_sets_grad_mode("__call__"):
+            return None
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
             return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`

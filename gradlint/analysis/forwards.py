@@ -801,7 +801,7 @@ class ForwardAnalysis:
             return False
         if not self.has_parameters(func.value, call):
             return False
-        if self._project_method_sets_grad_mode(method):
+        if self.project_method_sets_grad_mode(method):
             return False
         # a method some class of this file or the project defines is a forward only
         # where every definition runs its layers (`model._prepare_inputs(x, 2)` of an RNN
@@ -857,11 +857,11 @@ class ForwardAnalysis:
             return None
         if not self._class_out_of_sight(func.value, name, call):
             return None
-        if not self.output_is_kept(call) or self._project_method_sets_grad_mode(method):
+        if not self.output_is_kept(call) or self.project_method_sets_grad_mode(method):
             return None
         return name
 
-    def _project_method_sets_grad_mode(self, method: str) -> bool:
+    def project_method_sets_grad_mode(self, method: str) -> bool:
         """Does a method of that name of a class of the project set its own grad mode
         (a GAN wrapper's `test` under `with torch.no_grad():`)? A call of the name on an object
         whose class cannot be told may run it. Classes of this file are asked as a

@@ -1,0 +1,62 @@
+"""A state threaded through a callable whose class is out of sight (`actions, states =
+self.agent(obs, states)`) is a recurrent step only when nothing says otherwise: a
+project whose callables run their `__call__` under a grad mode of their own (ptan's
+agents, `@torch.no_grad()`) records nothing there (issue "Generalise", a development-half
+false GL015)."""
+
+from __future__ import annotations
+
+from test_project import write
+
+from gradlint.config import Config
+from gradlint.engine import lint_file
+
+GL015 = Config(preview=True, select=("GL015",))
+
+
+def findings(path):
+    result = lint_file(path, GL015)
+    assert result.error is None, result.error
+    return [(d.start.line, d.code) for d in result.diagnostics]
+
+
+AGENT = """
+    import torch
+
+
+    class Agent:
+        def __init__(self, model):
+            self.model = model
+
+        @torch.no_grad()
+        def __call__(self, states, agent_states):
+            return self.model(states).argmax(1), agent_states
+"""
+
+SOURCE = """
+    import torch
+
+
+    class ExperienceSource:
+        def __init__(self, env, agent):
+            self.env = env
+            self.agent = agent
+            self.agent_states = [agent.initial_state()]
+
+        def __iter__(self):
+            states = [self.env.reset()]
+            while True:
+                actions, self.agent_states = self.agent(states, self.agent_states)
+                states = [self.env.step(actions[0])]
+                yield states
+"""
+
+
+def test_a_project_callable_under_no_grad_carries_no_graph(tmp_path):
+    write(tmp_path, {"agent.py": AGENT, "experience.py": SOURCE})
+    assert findings(tmp_path / "experience.py") == []
+
+
+def test_without_such_a_callable_the_recurrent_shape_is_reported(tmp_path):
+    write(tmp_path, {"agent.py": AGENT.replace("@torch.no_grad()", ""), "experience.py": SOURCE})
+    assert findings(tmp_path / "experience.py") == [(13, "GL015")]
