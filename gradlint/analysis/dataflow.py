@@ -20,6 +20,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_CUTTING_FUNCTIONS,
     GRAPH_CUTTING_METHODS,
     NUMERIC_MODULES,
+    SHAPE_ONLY_ARGUMENT_METHODS,
 )
 
 # `a == b`-style comparisons are elementwise on tensors; `is` and `in` give a bool.
@@ -131,6 +132,15 @@ class DataFlow:
         while stack:
             node = stack.pop()
             if graph_only and self.is_graph_cut(node):
+                continue
+            if (
+                graph_only
+                and type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in SHAPE_ONLY_ARGUMENT_METHODS
+            ):
+                # `x.expand_as(other)`: only the shape or type of `other` is read
+                stack.append(node.func.value)
                 continue
             if whole and type(node) is cst.Call and type(node.func) is cst.Attribute:
                 # `self.h.pow(2)`: the receiver is an operand, and so is what is called

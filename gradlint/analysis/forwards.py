@@ -632,7 +632,9 @@ class ForwardAnalysis:
             return module_path(func)
         method = func.attr.value
         if method == "forward" or method in self.forward_methods():
-            return module_path(func.value)
+            # `vae.encoder.forward(xs)` after `vae.eval()`: a submodule of a module put
+            # in a mode is in that mode, and its forward is the module's
+            return _owning_module(module_path(func.value), modules)
         attribute = module_path(func)  # `model.fc(x)`: the forward of the attribute
         if attribute in modules:
             return attribute
@@ -1643,3 +1645,16 @@ def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
 def _holds(owner: str, path: str) -> bool:
     """Is the module at `path` inside the one at `owner` (`net.enc`, `nets[0]`)?"""
     return path.startswith(owner) and path[len(owner) : len(owner) + 1] in (".", "[")
+
+
+def _owning_module(path: str | None, modules: Set[str]) -> str | None:
+    """The module of `modules` that `path` is, or is a submodule of (`vae` for
+    `vae.encoder`); else the path itself."""
+    if path is None or path in modules:
+        return path
+    head = path
+    while "." in head:
+        head = head.rpartition(".")[0]
+        if head in modules:
+            return head
+    return path

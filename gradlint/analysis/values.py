@@ -88,6 +88,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     REQUIRES_GRAD_NAMES,
     SELF_RETURNING_MODULE_METHODS,
+    SHAPE_ONLY_ARGUMENT_METHODS,
     STORING_METHODS,
     TENSOR_CLASS_SUFFIXES,
     TENSOR_TYPE_TESTS,
@@ -261,6 +262,7 @@ class ValueAnalysis:
         # per loop: does its body step an optimizer on what it differentiates (one
         # walk for all the names its target binds)
         self._training_loops: dict[cst.For, bool] = {}
+        self._asking_callers: set[cst.Param] = set()  # parameters whose callers are asked
 
     # -- the queries -------------------------------------------------------------------
 
@@ -555,6 +557,9 @@ class ValueAnalysis:
                 return PYTHON
             if self._literal_at_every_call(node):
                 return PYTHON  # `smooth_grad(i, l, model, 500)`: a number, whoever calls
+            passed = self._passed_at_every_call(node)
+            if passed is not None:
+                return passed  # `train(base_rates)` with `base_rates` a numpy array
             return UNKNOWN
         if type(node) is cst.Assign:
             for target in node.targets:
@@ -1279,6 +1284,9 @@ class ValueAnalysis:
                 return receiver
             if method == REQUIRES_GRAD_METHOD:
                 return LEAF
+            if method in SHAPE_ONLY_ARGUMENT_METHODS and not receiver & {Kind.MODULE, Kind.OBJECT}:
+                # `ones.expand_as(probs)`: only the shape (or type) of `probs` is read
+                return receiver
             if (
                 receiver <= {Kind.LEAF, Kind.GRAPH}
                 and method in DIFFERENTIABLE_METHODS
@@ -1453,6 +1461,40 @@ class ValueAnalysis:
         if not sites or arguments.called_elsewhere(func):
             return False
         return all(type(site.value) in _LITERALS for site in sites)
+
+    def _passed_at_every_call(self, param: cst.Param) -> Value | None:
+        """What the calls of a module-level function, every one of them in this file,
+        give the parameter, when each is known to be a plain value (`train(base_rates)`
+        after `base_rates = get_base_rates()`, a numpy array): context flows from the
+        callers. None when a call is out of sight, the
+        parameter is handed anything that may carry a graph or be a module, or the
+        question is already being asked (a recursive function)."""
+        summaries = self.summaries
+        func = self.index.parent.get(self.index.parent.get(param))
+        if summaries is None or type(func) is not cst.FunctionDef:
+            return None
+        if self.index.enclosing_class(func) is not None or param in self._asking_callers:
+            return None
+        arguments = summaries.caller_arguments
+        sites = arguments.here(func, param.name.value)
+        if not sites or any(site.value is None for site in sites):
+            return None
+        self._asking_callers.add(param)
+        try:
+            passed = frozenset(
+                kind
+                for site in sites
+                for kind in self._expr(site.value, site.site)  # type: ignore[arg-type]
+            )
+        finally:
+            self._asking_callers.discard(param)
+        # plain values only: a tensor handed in may gain history after it was made
+        # (`outputs[t] = decoder(x)` into a buffer of zeros), which values does not follow
+        if not passed or not passed <= {Kind.PYTHON, Kind.NONE}:
+            return None
+        if arguments.called_elsewhere(func):
+            return None
+        return passed
 
     def _arithmetic_of_arguments(
         self, func: cst.FunctionDef, call: cst.Call, use: cst.CSTNode
