@@ -438,3 +438,33 @@ def test_an_inherited_update_method_of_a_tracker_is_summarised():
         if type(c.func) is cst.Attribute and c.func.attr.value == "update"
     ]
     assert facts.summaries.accumulated_argument(call) is call.args[0].value
+
+
+ATTRIBUTE_OF_THE_SAME_NAME = """
+def train(rates):
+    return rates
+
+data = batchify(corpus.train)
+train(data)
+
+
+class Trainer:
+    def step(self):
+        return 1
+
+    def run(self):
+        hook = self.step
+        return self.step()
+"""
+
+
+def test_an_attribute_of_another_object_does_not_hide_a_functions_callers():
+    # `corpus.train` names no function of this file; `self.step` stored away is the
+    # method itself, whose other callers are then out of sight
+    index = FileIndex(cst.parse_module(ATTRIBUTE_OF_THE_SAME_NAME))
+    resolver = CalleeResolver(index)
+    functions = {f.name.value: f for f in index.functions}
+    assert len(resolver.callers_of(functions["train"])) == 1
+    assert not resolver.handed_on(functions["train"])
+    assert resolver.callers_of(functions["step"]) == []
+    assert resolver.handed_on(functions["step"])

@@ -339,7 +339,9 @@ class CalleeResolver:
                 ):
                     continue
                 if type(parent) is cst.Attribute and parent.attr is node:
-                    if id(parent) not in called_funcs:
+                    # `self.step` stored away is a bound method of this file's classes;
+                    # `corpus.train` names no module-level function of the file
+                    if id(parent) not in called_funcs and node.value in method_names:
                         escaped.add(node.value)
                     continue
                 escaped.add(node.value)
