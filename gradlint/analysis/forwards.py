@@ -808,11 +808,8 @@ class ForwardAnalysis:
         # a method some class of this file or the project defines is a forward only
         # where every definition runs its layers (`model._prepare_inputs(x, 2)` of an RNN
         # only reshapes); an attribute no class defines as a method is a submodule
-        if any(
-            type(stmt) is cst.FunctionDef and stmt.name.value == method
-            for cls in self.index.classes
-            for stmt in cls.body.body
-        ):
+        callees = self.summaries.callees
+        if any(method in callees.method_names(cls) for cls in self.index.classes):
             return method in self.forward_methods()
         project = self.summaries.project
         if project is not None and any(
@@ -1648,13 +1645,8 @@ def _holds(owner: str, path: str) -> bool:
 
 
 def _owning_module(path: str | None, modules: Set[str]) -> str | None:
-    """The module of `modules` that `path` is, or is a submodule of (`vae` for
-    `vae.encoder`); else the path itself."""
+    """The module of `modules` that `path` is, or is inside (`vae` for `vae.encoder`);
+    else the path itself."""
     if path is None or path in modules:
         return path
-    head = path
-    while "." in head:
-        head = head.rpartition(".")[0]
-        if head in modules:
-            return head
-    return path
+    return next((owner for owner in sorted(modules) if _holds(owner, path)), path)
