@@ -452,16 +452,12 @@ class CarriedGraph:
         torch.distributions object, whose methods compute from the tensors it was given?"""
         if type(expr) is not cst.Name:
             return False
-        bindings = self.values.reaching_bindings(expr.value, use)
-        for binding in bindings:
-            bound = self.values.bound_expression(binding, expr.value)
-            if type(bound) is not cst.Call:
-                return False
-            if not (self.index.qualified_name(bound.func) or "").startswith(
-                DISTRIBUTIONS_NAMESPACE
-            ):
-                return False
-        return bool(bindings)
+        bound = self.values.reaching_expressions(expr.value, use)
+        return bool(bound) and all(
+            type(e) is cst.Call
+            and (self.index.qualified_name(e.func) or "").startswith(DISTRIBUTIONS_NAMESPACE)
+            for e in bound
+        )
 
     def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
         """Does every `return value` of this file's function sit under no_grad (an
@@ -534,12 +530,11 @@ class CarriedGraph:
         func = call.func
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return False
-        bindings = self.values.reaching_bindings(func.value.value, call)
-        if not bindings:
+        bound = self.values.reaching_expressions(func.value.value, call)
+        if not bound:
             return False
-        for binding in bindings:
-            bound = self.values.bound_expression(binding, func.value.value)
-            if type(bound) is not cst.Call or self.forwards.has_parameters(func.value, call):
+        for e in bound:
+            if type(e) is not cst.Call or self.forwards.has_parameters(func.value, call):
                 return False
         return True
 

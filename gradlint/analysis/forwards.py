@@ -884,10 +884,7 @@ class ForwardAnalysis:
             return True
         exprs: list[cst.BaseExpression] = [expr]
         if type(expr) is cst.Name:
-            for binding in self.values.reaching_bindings(expr.value, use):
-                bound = self.values.bound_expression(binding, expr.value)
-                if bound is not None:
-                    exprs.append(bound)
+            exprs += [e for e in self.values.reaching_expressions(expr.value, use) if e is not None]
         return any(
             type(e) is cst.Call
             and type(e.func) is cst.Attribute

@@ -203,9 +203,7 @@ class GradSharing:
         bound (every time) to `list(m.parameters())`."""
         owners = parameter_owners(self.index, expr)
         if not owners and type(expr) is cst.Name:
-            bindings = self.values.reaching_bindings(expr.value, use)
-            for binding in bindings:
-                bound = self.values.bound_expression(binding, expr.value)
+            for bound in self.values.reaching_expressions(expr.value, use):
                 if bound is None:
                     return None
                 owners |= parameter_owners(self.index, bound)

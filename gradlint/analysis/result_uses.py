@@ -508,7 +508,7 @@ class ResultUses:
             # history flows into that forward's output, which is followed on
             return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
-        mapped = self._mapped_by(call, node, qualified)
+        mapped = self._mapped_by(call, node)
         if mapped is not None:
             return self._uses_of(mapped, mapped.name.value, detached)
         use = argument_result_use(
@@ -534,19 +534,19 @@ class ResultUses:
             return [(call, detached)]
         return self._into_helper(call, node, detached, found)
 
-    def _mapped_by(self, call: cst.Call, node: cst.CSTNode, qualified: str) -> cst.Param | None:
+    def _mapped_by(self, call: cst.Call, node: cst.CSTNode) -> cst.Param | None:
         """`map(lambda x: ..., value)`: the lambda's parameter each element of the value
         is bound to."""
-        if qualified != "map" or type(call.func) is not cst.Name or len(call.args) < 2:
+        lam = self._map_lambda(call)
+        if lam is None or len(call.args) < 2 or call.args[0].keyword:
             return None
-        lam = call.args[0].value
-        if type(lam) is not cst.Lambda or call.args[0].star or call.args[0].keyword:
+        if any(a.star for a in call.args):
             return None
         params = list(lam.params.params)
         position = next(
             (i - 1 for i, arg in enumerate(call.args) if arg.value is node and i > 0), None
         )
-        if position is None or position >= len(params) or any(a.star for a in call.args):
+        if position is None or position >= len(params):
             return None
         return params[position]
 
@@ -554,11 +554,16 @@ class ResultUses:
         """The builtin `map(...)` call the lambda is the function of."""
         arg = self.index.parent.get(lam)
         call = self.index.parent.get(arg) if type(arg) is cst.Arg else None
-        if type(call) is not cst.Call or call.args[0] is not arg:
+        return call if type(call) is cst.Call and self._map_lambda(call) is lam else None
+
+    def _map_lambda(self, call: cst.Call) -> cst.Lambda | None:
+        """The lambda a builtin `map(lambda ...: ..., ...)` call is given first."""
+        if type(call.func) is not cst.Name or not call.args:
             return None
-        if type(call.func) is not cst.Name:
+        lam = call.args[0].value
+        if type(lam) is not cst.Lambda:
             return None
-        return call if (self.index.qualified_name(call.func) or "") == "map" else None
+        return lam if (self.index.qualified_name(call.func) or "") == "map" else None
 
     def _unpacked_into(self, call: cst.Call, detached: bool, found: NumberUses):
         """The value is unpacked into the arguments of `call` (`*result`): no parameter

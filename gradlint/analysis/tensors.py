@@ -652,11 +652,7 @@ class TensorFacts:
             if type(node) is cst.Assign and len(node.targets) == 1:
                 name = dotted_name(node.targets[0].target)
                 if name and name.startswith("self.") and name.count(".") == 1:
-                    kind = self.classify_value(node.value, cls)
-                    attr = name.split(".", 1)[1]
-                    if attrs.get(attr, kind) != kind:
-                        kind = OTHER
-                    attrs[attr] = kind
+                    _record(attrs, name.split(".", 1)[1], self.classify_value(node.value, cls))
             elif type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if (
                     dotted_name(node.func) == "self.register_parameter"
@@ -668,8 +664,7 @@ class TensorFacts:
                         # `register_parameter("running_mean", None)` only reserves the
                         # name (BatchNorm without running stats): no tensor is made
                         value = node.args[1].value if len(node.args) > 1 else None
-                        kind = OTHER if is_none(value) else LEAF
-                        attrs[key] = OTHER if attrs.get(key, kind) != kind else kind
+                        _record(attrs, key, OTHER if is_none(value) else LEAF)
                 elif (
                     dotted_name(node.func) == "self.register_buffer"
                     and node.args
@@ -677,7 +672,7 @@ class TensorFacts:
                 ):
                     key = node.args[0].value.evaluated_value
                     if isinstance(key, str):
-                        attrs[key] = OTHER
+                        _record(attrs, key, OTHER)
         self._class_attrs[cls] = attrs
         return attrs
 
@@ -853,6 +848,12 @@ def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     ):
         value = value.func.value
     return value
+
+
+def _record(attrs: dict[str, str], attr: str, kind: str) -> None:
+    """Record what a class binds to `self.<attr>`: one kind where every binding agrees,
+    OTHER where two disagree (a parameter on one branch, a buffer on the other)."""
+    attrs[attr] = OTHER if attrs.get(attr, kind) != kind else kind
 
 
 def _value_bound_to(assign: cst.Assign, name: str) -> cst.CSTNode | None:

@@ -338,6 +338,11 @@ class ValueAnalysis:
             return []
         return self.index.reaching(bindings, use)
 
+    def reaching_expressions(self, name: str, use: cst.CSTNode) -> list[cst.BaseExpression | None]:
+        """The expression each binding of `name` that can reach `use` gives it
+        (bound_expression; None for a binding that assigns no expression)."""
+        return [self.bound_expression(b, name) for b in self.reaching_bindings(name, use)]
+
     def item_stores(
         self, name: str, use: cst.CSTNode
     ) -> list[tuple[cst.BaseExpression, cst.Assign]]:
@@ -555,12 +560,10 @@ class ValueAnalysis:
             # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
             if node.default is not None and self._expr(node.default, node) == PYTHON:
                 return PYTHON
-            if self._literal_at_every_call(node):
-                return PYTHON  # `smooth_grad(i, l, model, 500)`: a number, whoever calls
+            # `smooth_grad(i, l, model, 500)`, `train(base_rates)` with `base_rates` a
+            # numpy array: what every caller hands it
             passed = self._passed_at_every_call(node)
-            if passed is not None:
-                return passed  # `train(base_rates)` with `base_rates` a numpy array
-            return UNKNOWN
+            return UNKNOWN if passed is None else passed
         if type(node) is cst.Assign:
             for target in node.targets:
                 found = paired_value(target.target, node.value, name)
@@ -1449,35 +1452,27 @@ class ValueAnalysis:
         self._free_returns[func] = found
         return found
 
-    def _literal_at_every_call(self, param: cst.Param) -> bool:
-        """Is the parameter a number or string literal at every call of its function,
-        with every call in this file (a notebook's or a script's helper)?"""
-        summaries = self.summaries
-        func = self.index.parent.get(self.index.parent.get(param))
-        if summaries is None or type(func) is not cst.FunctionDef:
-            return False
-        arguments = summaries.caller_arguments
-        sites = arguments.here(func, param.name.value)
-        if not sites or arguments.called_elsewhere(func):
-            return False
-        return all(type(site.value) in _LITERALS for site in sites)
-
     def _passed_at_every_call(self, param: cst.Param) -> Value | None:
-        """What the calls of a module-level function, every one of them in this file,
-        give the parameter, when each is known to be a plain value (`train(base_rates)`
-        after `base_rates = get_base_rates()`, a numpy array): context flows from the
-        callers. None when a call is out of sight, the
-        parameter is handed anything that may carry a graph or be a module, or the
+        """What the calls of the parameter's function, every one of them in this file (a
+        notebook's or a script's helper), give it: a number or string literal at every
+        call is a number, for a method too; for a module-level function, any plain value
+        known at every call (`train(base_rates)` after `base_rates = get_base_rates()`, a
+        numpy array): context flows from the callers. None when a call is out of sight,
+        the parameter is handed anything that may carry a graph or be a module, or the
         question is already being asked (a recursive function)."""
         summaries = self.summaries
         func = self.index.parent.get(self.index.parent.get(param))
         if summaries is None or type(func) is not cst.FunctionDef:
             return None
-        if self.index.enclosing_class(func) is not None or param in self._asking_callers:
-            return None
         arguments = summaries.caller_arguments
         sites = arguments.here(func, param.name.value)
-        if not sites or any(site.value is None for site in sites):
+        if not sites:
+            return None
+        if all(type(site.value) in _LITERALS for site in sites):
+            return None if arguments.called_elsewhere(func) else PYTHON
+        if self.index.enclosing_class(func) is not None or param in self._asking_callers:
+            return None
+        if any(site.value is None for site in sites):
             return None
         self._asking_callers.add(param)
         try:
