@@ -516,3 +516,60 @@ def test_every_torch_nn_module_that_reads_the_mode_is_listed():
 def test_spectral_norm_depends_on_the_mode():
     layer = nn.utils.spectral_norm(nn.Linear(4, 4))
     assert _eval_changes_output(layer, lambda m: m(torch.randn(8, 4)))
+
+
+# Arguments a parameterless layer needs to be built; the others build with none or with
+# a kernel size of 2.
+_PARAMETERLESS_BUILDS: dict[str, tuple] = {
+    "Threshold": (0.1, 0.0),
+    "Unflatten": (1, (2, 2)),
+    "Fold": ((4, 4), 2),
+    "LPPool1d": (2, 2),
+    "LPPool2d": (2, 2),
+    "ConstantPad1d": (1, 0.0),
+    "ConstantPad2d": (1, 0.0),
+    "ConstantPad3d": (1, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(api.PARAMETERLESS_LAYERS))
+def test_parameterless_layers_hold_no_parameters(name):
+    cls = getattr(nn, name)
+    needed = [
+        p
+        for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
+        if p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+    args = _PARAMETERLESS_BUILDS.get(name, (2,) * len(needed))
+    module = cls(*args)
+    assert not list(module.parameters()), name
+
+
+def test_parameterless_and_parametric_layers_are_apart():
+    assert not api.PARAMETERLESS_LAYERS & api.PARAMETRIC_LAYERS
+    assert not api.PARAMETERLESS_LAYERS & (api.CONTAINER_MODULES | api.WRAPPER_MODULES)
+
+
+def test_every_torch_layer_built_without_arguments_and_parameters_is_known():
+    """A torch.nn layer that builds with no argument and holds no parameters is either
+    listed as parameterless or is a loss, a container or nn.Module itself."""
+    import warnings
+
+    unknown = []
+    for name in dir(nn):
+        cls = getattr(nn, name)
+        if not (inspect.isclass(cls) and issubclass(cls, nn.Module)):
+            continue
+        if name.endswith("Loss") or name.endswith("Loss2d") or name in ("Module", "Container"):
+            continue
+        if name in api.CONTAINER_MODULES or name.startswith("Parameter"):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module = cls()
+        except Exception:
+            continue
+        if not list(module.parameters()) and name not in api.PARAMETERLESS_LAYERS:
+            unknown.append(name)
+    assert not unknown

@@ -816,7 +816,15 @@ class ForwardAnalysis:
             not d.placeholder for d in project.methods_named(method) or ()
         ):
             return project.method_runs_layers(method)
-        return True
+        return not self._parameterless_submodule(method)
+
+    def _parameterless_submodule(self, attribute: str) -> bool:
+        """Is `model.<attribute>` a torch.nn layer without parameters wherever the
+        project's classes store one (`self.up = nn.Upsample(...)`, `self.drop =
+        nn.Dropout(p)`)? Called on a model whose class cannot be told, it runs no layer
+        with weights, and on inputs without history it records nothing."""
+        project = self.summaries.project
+        return project is not None and project.attribute_parameterless(attribute)
 
     def _imported_forward_method(self, call: cst.Call) -> bool:
         """`obj.method(...)` that runs the layers of `obj`, an instance of a module class
@@ -857,6 +865,8 @@ class ForwardAnalysis:
         if not self._class_out_of_sight(func.value, name, call):
             return None
         if not self.output_is_kept(call) or self.project_method_sets_grad_mode(method):
+            return None
+        if self._parameterless_submodule(method):
             return None
         return name
 

@@ -42,6 +42,7 @@ from gradlint.analysis.imports import (
 )
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.stamps import (
+    ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
     SEARCH_PREFIX,
     TEXT_PREFIX,
@@ -83,6 +84,7 @@ from gradlint.analysis.torch_api import (
     NUMBER_METHODS,
     PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
+    PARAMETERLESS_LAYERS,
     PARAMETRIC_LAYERS,
     PLAIN_VALUE_LIBRARIES,
     PLAIN_VALUE_TYPES,
@@ -237,6 +239,9 @@ class ModuleSummary:
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
+    # attribute -> is every value the file's classes store in `self.<it>` a torch.nn
+    # layer that holds no parameters (`self.up = nn.Upsample(scale_factor=2)`)?
+    parameterless_attributes: dict[str, bool] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1300,6 +1305,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         class_methods=frozenset(methods),
                     )
             _layers_through_own_methods(summary.functions, node.name)
+            _note_parameterless_attributes(built, imports, summary.parameterless_attributes)
             if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
             else:
@@ -1558,20 +1564,43 @@ def _bool_constant(node: ast.AST) -> bool | None:
 def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
     """attribute -> the dotted names of what the class's methods build into `self.<it>`
     (`self.fc = nn.Linear(...)`: "nn.Linear"; `self.encoder = Encoder(...)`): its
-    layers, if it is a module."""
+    layers, if it is a module. A value that is no call, or one unpacked from a tuple
+    (`self.act = activation`), is "": something it cannot name."""
     found: dict[str, set[str]] = {}
     for node in _inner_nodes(cls):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
             continue
-        built = ast_dotted_name(node.value.func) or ""
-        for target in node.targets:
-            if (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-            ):
-                found.setdefault(target.attr, set()).add(built)
+        built = (ast_dotted_name(value.func) or "") if isinstance(value, ast.Call) else ""
+        for target in targets:
+            unpacked = isinstance(target, (ast.Tuple, ast.List))
+            elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            for element in elements:
+                if (
+                    isinstance(element, ast.Attribute)
+                    and isinstance(element.value, ast.Name)
+                    and element.value.id == "self"
+                ):
+                    found.setdefault(element.attr, set()).add("" if unpacked else built)
     return found
+
+
+def _note_parameterless_attributes(
+    built: dict[str, set[str]], imports: ImportMap, found: dict[str, bool]
+) -> None:
+    """Notes, for each attribute a class's methods assign in `self`, whether every value
+    is a torch.nn layer that holds no parameters (`self.drop = nn.Dropout(p)`); one
+    value of any other kind (`self.act = activation`, a layer with weights) says it may
+    hold some. `built`: the class's _built_attributes."""
+    for attribute, names in built.items():
+        parameterless = all(
+            head == "torch.nn" and last in PARAMETERLESS_LAYERS
+            for head, _, last in (imports.qualify(name).rpartition(".") for name in names)
+        )
+        found[attribute] = found.get(attribute, True) and parameterless
 
 
 def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
@@ -1937,6 +1966,7 @@ class ProjectIndex:
         # GL012's callers each ask), within the one file state a lint reads
         self._searches: dict[str, list[MethodCall] | None] = {}
         self._definitions: dict[str, list[ExternalFunction] | None] = {}
+        self._attributes: dict[str, bool | None] = {}
         # method name -> method_runs_layers' answer
         self._layer_methods: dict[str, bool] = {}
 
@@ -2019,12 +2049,28 @@ class ProjectIndex:
             lambda: method_definitions(method, root),
         )
 
+    def attribute_parameterless(self, attribute: str) -> bool:
+        """Does every class of the project that stores a value in `self.<attribute>`
+        store a torch.nn layer without parameters there, and one at least
+        (attribute_parameterless)? False when the project is not searched."""
+        if not self.enabled:
+            return False
+        if self._root is None:
+            self._root = project_root(self.path)
+        root = self._root
+        found: bool | None = self._recorded_search(
+            self._attributes,
+            attributes_key(attribute, root),
+            lambda: attribute_parameterless(attribute, root),
+        )
+        return bool(found)
+
     def _recorded_search(
         self,
-        answers: dict[str, list[_Found] | None],
+        answers: dict[str, _Found | None],
         key: str,
-        search: Callable[[], tuple[list[_Found], str] | None],
-    ) -> list[_Found] | None:
+        search: Callable[[], tuple[_Found, str] | None],
+    ) -> _Found | None:
         """A project-wide search asked once per lint, its stamp recorded as a dependency
         of the linted file's cached result (None: the project is too large to search)."""
         if key in answers:
@@ -2283,6 +2329,11 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
             if defined is None or search_stamp(defined[1]) != stamp:
                 return False
             continue
+        if path.startswith(ATTRIBUTES_PREFIX):
+            stored = attribute_parameterless(*attributes_of_key(path))
+            if stored is None or search_stamp(stored[1]) != stamp:
+                return False
+            continue
         if path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
             found = method_calls(query, root)
@@ -2315,6 +2366,8 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
         if key.startswith(SEARCH_PREFIX):
             if key.startswith(DEFINITIONS_PREFIX):
                 root = definitions_of_key(key)[1]
+            elif key.startswith(ATTRIBUTES_PREFIX):
+                root = attributes_of_key(key)[1]
             else:
                 _, root = MethodQuery.from_key(key)
             if changed.startswith(os.path.join(os.path.abspath(root), "")):
@@ -3225,6 +3278,41 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
         )
     digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
     return found, digest
+
+
+def attributes_key(attribute: str, root: str) -> str:
+    """The dependency a search for what the project stores in `self.<attribute>` under
+    root is recorded as."""
+    return ATTRIBUTES_PREFIX + json.dumps([attribute, root])
+
+
+def attributes_of_key(key: str) -> tuple[str, str]:
+    attribute, root = json.loads(key[len(ATTRIBUTES_PREFIX) :])
+    return attribute, root
+
+
+def attribute_parameterless(attribute: str, root: str) -> tuple[bool, str] | None:
+    """Does some class of the project's files store a value in `self.<attribute>`, and
+    is every such value a torch.nn layer that holds no parameters? With a stamp of
+    where it was looked for; None when the project is too large to search. What
+    `model.<attribute>(x)` on a model whose class cannot be told may run."""
+    files = project_files(root)
+    if files is None:
+        return None
+    token = f"self.{attribute}"
+    verdicts: set[bool] = set()
+    stamps: list[str] = []
+    for path in files:
+        key = _memo_key(path)
+        text = _text_answer(path, (token,), key) if key is not None else None
+        if text is None or not text[0]:
+            continue
+        stamps.append(f"{path}={text[1]}")
+        summary = summary_of_file(path)
+        if summary is not None and attribute in summary.parameterless_attributes:
+            verdicts.add(summary.parameterless_attributes[attribute])
+    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return verdicts == {True}, digest
 
 
 def _file_calls(query: MethodQuery, path: str, key: MemoKey) -> list[MethodCall] | None:

@@ -4,7 +4,8 @@ A dependency maps a file to `size:times:digest`: the digest of the file's summar
 its text (`TEXT_PREFIX`) where only its text was read. A caller search is keyed
 `SEARCH_PREFIX` + the query, stamped `-:-:` + `SEARCH_PREFIX` + the digest of what it
 found; a search for the definitions of a method's name `DEFINITIONS_PREFIX` + the name and
-the root. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
+the root; a search for what the classes store in an attribute `ATTRIBUTES_PREFIX` + its name
+and the root. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
 without being read, so a run served from the cache is a stat per dependency; anything
 else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
@@ -20,6 +21,8 @@ SEARCH_PREFIX = "search:"
 # A search for the methods of a name the project's classes define: a search too, so a
 # stat alone never answers for it.
 DEFINITIONS_PREFIX = SEARCH_PREFIX + "definitions:"
+# A search for what the project's classes store in an attribute of `self` of a name.
+ATTRIBUTES_PREFIX = SEARCH_PREFIX + "attributes:"
 
 
 def stat_version(info: os.stat_result) -> str:

@@ -415,6 +415,26 @@ PARAMETRIC_LAYERS = (
     | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
     | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
 )
+# torch.nn layers that hold no parameters however they are built (activations, dropout,
+# pooling, padding, resampling and reshaping): called on inputs without history they
+# record nothing (tests/test_torch_api.py builds each and counts its parameters).
+PARAMETERLESS_LAYERS = (
+    frozenset({"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "GLU", "SiLU"})
+    | {"Mish", "Sigmoid", "Tanh", "Softmax", "Softmax2d", "Softmin", "LogSoftmax"}
+    | {"LogSigmoid", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Hardtanh"}
+    | {"Hardshrink", "Hardsigmoid", "Hardswish", "Threshold", "RReLU"}
+    | {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}
+    | {"FeatureAlphaDropout", "Identity", "Flatten", "Unflatten", "PixelShuffle"}
+    | {"PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "Upsample"}
+    | {"UpsamplingBilinear2d", "UpsamplingNearest2d", "MaxPool1d", "MaxPool2d", "MaxPool3d"}
+    | {"AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"}
+    | {"AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"}
+    | {"LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ZeroPad1d"}
+    | {"ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d"}
+    | {"ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d"}
+    | {"ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d"}
+    | {"CircularPad3d", "CosineSimilarity", "PairwiseDistance", "LocalResponseNorm"}
+)
 # torch.nn layers whose forward returns a tuple.
 TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})
 # Recurrent modules that return the new hidden state as one tensor (or unpacked pair).
