@@ -573,3 +573,11 @@ def test_every_torch_layer_built_without_arguments_and_parameters_is_known():
         if not list(module.parameters()) and name not in api.PARAMETERLESS_LAYERS:
             unknown.append(name)
     assert not unknown
+
+
+@pytest.mark.parametrize("method", sorted(api.FRESH_TENSOR_METHODS))
+def test_fresh_tensor_methods_make_tensors_without_history(method):
+    source = torch.ones(2, requires_grad=True) * 2
+    args = {"new_full": ((2,), 1.0), "new_tensor": ([1.0, 2.0],)}.get(method, ((2,),))
+    made = getattr(source, method)(*args)
+    assert isinstance(made, torch.Tensor) and made.grad_fn is None and not made.requires_grad

@@ -655,8 +655,11 @@ SYMMETRIC_REGRESSION_LOSS_MODULES = frozenset({"MSELoss", "L1Loss", "SmoothL1Los
 SQUARING_METHODS = frozenset({"pow", "square", "abs"})
 SQUARING_FUNCTIONS = frozenset({"torch.square", "torch.abs", "torch.pow"})
 # Tensor methods that make a new tensor of the receiver's dtype and device, without
-# its values or history (`pred.new_ones(n)`: a label built from a network's output).
-FRESH_TENSOR_METHODS = frozenset({"new_ones", "new_zeros", "new_full", "new_empty", "new_tensor"})
+# its values or history (`pred.new_ones(n)`: a label built from a network's output);
+# `new` is the legacy spelling (`batch.data.new(batch.size())`, uninitialised).
+FRESH_TENSOR_METHODS = frozenset(
+    {"new_ones", "new_zeros", "new_full", "new_empty", "new_tensor", "new"}
+)
 # Reductions that hand back (values, indices) as well as VALUES_AND_INDICES_METHODS do
 # when given a dimension: `q.max(1)[1]` is the chosen action, without history.
 REDUCTIONS_WITH_INDICES = VALUES_AND_INDICES_METHODS | {"max", "min"}

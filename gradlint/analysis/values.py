@@ -32,7 +32,7 @@ Values are per binding: an in-place change (`x.requires_grad_()`, `x.copy_(y)`,
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import cast
 
 import libcst as cst
@@ -69,6 +69,7 @@ from gradlint.analysis.torch_api import (
     FRAMEWORK_RECEIVERS,
     FREEZING_METHODS,
     FRESH_TENSOR_FUNCTIONS,
+    FRESH_TENSOR_METHODS,
     GRAD_ATTRIBUTE,
     GRAD_RECORDING_SWITCHES,
     GRAPH_CUTTING_METHODS,
@@ -166,28 +167,39 @@ def _updates_name(node: cst.AugAssign) -> bool:
     return isinstance(node.target, (cst.Name, cst.Attribute))
 
 
-def _arithmetic_of(expr: cst.CSTNode, params: set[str], read: set[str]) -> bool:
-    """Is `expr` made only of `params` (added to `read`), number literals, arithmetic
+def _arithmetic_of(
+    expr: cst.CSTNode,
+    params: set[str],
+    read: set[str],
+    plain: Callable[[cst.Name], bool] = lambda name: False,
+) -> bool:
+    """Is `expr` made only of `params` (added to `read`), number literals, names that
+    `plain` says hold no history there (a local `mean = torch.zeros(3)`), arithmetic
     and argument-free value methods of those (`(x - x.min()) / (x.max() - x.min())`)?"""
     kind = type(expr)
     if kind is cst.Name:
         if expr.value not in params:  # type: ignore[attr-defined]
-            return False
+            return plain(expr)  # type: ignore[arg-type]
         read.add(expr.value)  # type: ignore[attr-defined]
         return True
     if kind is cst.Integer or kind is cst.Float:
         return True
     if kind is cst.BinaryOperation:
-        return _arithmetic_of(expr.left, params, read) and _arithmetic_of(expr.right, params, read)  # type: ignore[attr-defined]
+        return _arithmetic_of(expr.left, params, read, plain) and _arithmetic_of(  # type: ignore[attr-defined]
+            expr.right,  # type: ignore[attr-defined]
+            params,
+            read,
+            plain,
+        )
     if kind is cst.UnaryOperation:
-        return _arithmetic_of(expr.expression, params, read)  # type: ignore[attr-defined]
+        return _arithmetic_of(expr.expression, params, read, plain)  # type: ignore[attr-defined]
     if kind is cst.Call:
         func = expr.func  # type: ignore[attr-defined]
         return (
             not expr.args  # type: ignore[attr-defined]
             and type(func) is cst.Attribute
             and func.attr.value in VALUE_OF_SELF_METHODS
-            and _arithmetic_of(func.value, params, read)
+            and _arithmetic_of(func.value, params, read, plain)
         )
     return False
 
@@ -1262,6 +1274,9 @@ class ValueAnalysis:
                 return PYTHON
             if method in _GRAPH_FREE_METHODS:
                 return TENSOR
+            if method in FRESH_TENSOR_METHODS and not self._names_import(func.value):  # type: ignore[attr-defined]
+                # `batch.new(n)` is a new tensor of the receiver's type (`Image.new` is not)
+                return LEAF if keyword_is_true(call, "requires_grad") else TENSOR
             # None has no methods: where the call runs, the receiver is the rest
             receiver = self._expr(func.value, use) - NONE  # type: ignore[attr-defined]
             if not receiver:
@@ -1496,25 +1511,37 @@ class ValueAnalysis:
     ) -> Value | None:
         """`normalize(smooth / epoch)` of `def normalize(image): return (image -
         image.min()) / (image.max() - image.min())`: a module function whose every
-        `return` is arithmetic of its parameters hands back what that arithmetic on the
-        arguments gives (numbers of numbers, history of history). None otherwise."""
+        `return` is arithmetic of its parameters and of local values without history
+        (`mean = batch.data.new(...)`, then `return batch - mean`) hands back what that
+        arithmetic on the arguments gives (numbers of numbers, history of history). A
+        parameter changed in place by such a value (`batch -= mean`) is still the
+        argument as far as history goes. None otherwise."""
         if self.summaries is None or self.index.enclosing_class(func) is not None:
             return None
         params = {p.name.value for p in all_params(func.params)}
+
+        def plain(name: cst.Name) -> bool:
+            return is_graph_free(self._expr(name, name))
+
         read: set[str] = set()
         returns = 0
         for node in self.index.walk(func.body):
             if type(node) is not cst.Return or self.index.scope_of(node) is not func:
                 continue
             returns += 1
-            if node.value is None or not _arithmetic_of(node.value, params, read):
+            if node.value is None or not _arithmetic_of(node.value, params, read, plain):
                 return None
         if not returns or not read:
             return None
-        if any(
-            type(b) is not cst.Param for name in read for b in self.bindings_of(name, func.body)
-        ):
-            return None  # a parameter rebound in the body (`h = cell(x, h)`) is no argument
+        for name in read:
+            for binding in self.bindings_of(name, func.body):
+                if type(binding) is cst.Param:
+                    continue
+                if type(binding) is cst.AugAssign and is_graph_free(
+                    self._expr(binding.value, binding)
+                ):
+                    continue
+                return None  # a parameter rebound in the body (`h = cell(x, h)`) is no argument
         summary = self.summaries.of(func)
         operands: list[Value] = []
         for name in sorted(read):
