@@ -266,7 +266,7 @@ class PathConditions:
                     _atoms(node.test, True, tests)
                     _atoms(node.test, False, tests)
                     if any(
-                        (c := _simple(test, expected)) is not None and c.param in flags
+                        self._flag_condition(func, test, expected, flags) is not None
                         for test, expected in tests
                     ):
                         found = True
@@ -284,10 +284,44 @@ class PathConditions:
             return []
         found = []
         for test, expected in self._tests_above(node, func):
-            condition = _simple(test, expected)
-            if condition is not None and condition.param in flags:
+            condition = self._flag_condition(func, test, expected, flags)
+            if condition is not None:
                 found.append(condition)
         return found
+
+    def _flag_condition(
+        self, func: cst.FunctionDef, test: cst.CSTNode, expected: bool, flags: set[str]
+    ) -> Condition | None:
+        """The condition on one of `flags` that a test coming out as `expected` is: a
+        simple test of the flag, or of a local that stands for one (_aliased_test)."""
+        if type(test) is cst.Name and test.value not in flags:
+            aliased = self._aliased_test(func, test.value)
+            if aliased is not None:
+                atoms: list[tuple[cst.CSTNode, bool]] = []
+                _atoms(aliased, expected, atoms)
+                if len(atoms) == 1:  # `train = phase == "train"`, not a conjunction
+                    test, expected = atoms[0]
+        condition = _simple(test, expected)
+        if condition is None or condition.param not in flags:
+            return None
+        return condition
+
+    def _aliased_test(self, func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+        """The test a local bound once, as a whole, to a simple test of a flag stands
+        for (`train = (phase == "train_no_dev")`, then `if train:`); None for any other
+        name."""
+        records = self.bindings.records(func, PYTHON_BINDINGS).get(name, ())
+        if len(records) != 1 or records[0].kind is not BindingKind.ASSIGN or not records[0].whole:
+            return None
+        value = records[0].value
+        if not isinstance(value, cst.BaseExpression):
+            return None
+        inner = value
+        if type(value) is cst.UnaryOperation and type(value.operator) is cst.Not:
+            inner = value.expression
+        if type(inner) not in (cst.Name, cst.Comparison):
+            return None
+        return value
 
     def _tests_above(self, node: cst.CSTNode, stop: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:
         """The tests that must come out as given for `node` to run, inside `stop`."""
@@ -710,6 +744,8 @@ class FlagPaths:
         switches = self._switches(self.index.scope_of(forward), model)
         found: list[FlagPath] = []
         for site, call, failing, describe in candidates:
+            if self._gradless_on_path(forward, failing):
+                continue
             skipped: list[Condition] = []
             for event in events:
                 kept = failing(event.call)
@@ -724,6 +760,28 @@ class FlagPaths:
                 label = f"{describe(skipped + unrun)}, outside no_grad"
                 found.append(FlagPath(site, call, label, switch, trained, failing))
         return found
+
+    def _gradless_on_path(
+        self, forward: cst.Call, failing: Callable[[cst.CSTNode], list[Condition]]
+    ) -> bool:
+        """Is the forward, on this path, inside a `with` whose manager the flag picks
+        and picks one that stops recording (`with (torch.enable_grad() if is_train else
+        torch.no_grad()):`, SimCLR's linear evaluation)?"""
+        scope = self.index.scope_of(forward)
+        for anc in self.index.ancestors(forward):
+            if anc is scope:
+                break
+            if type(anc) is not cst.With:
+                continue
+            for item in anc.items:
+                chosen = item.item
+                while type(chosen) is cst.IfExp:
+                    chosen = chosen.orelse if failing(chosen.body) else chosen.body
+                if chosen is not item.item and (
+                    self.grad_mode.context_effect(chosen) is GradMode.NOT_RECORDING
+                ):
+                    return True
+        return False
 
     def runs_on(self, path: FlagPath) -> Callable[[cst.CSTNode], bool]:
         """May a node run on the path?"""
@@ -802,7 +860,7 @@ class FlagPaths:
         skipped: list[Condition] = []
         running: list[ModeSwitch] = []
         for switch in switches:
-            kept = failing(switch.anchor)
+            kept = failing(switch.call)
             if kept:
                 skipped.extend(kept)
             else:

@@ -597,6 +597,16 @@ class TrainModeAnalysis:
                 if type(parent) is cst.Expr and receiver is not None:
                     found.append(ModeSwitch(call, receiver, to_eval, parent))
                     continue
+                # `net.train() if is_train else net.eval()` as a statement: each branch
+                # switches on its own path (path_conditions reads the IfExp's test)
+                statement = self.index.parent.get(parent) if type(parent) is cst.IfExp else None
+                if (
+                    type(statement) is cst.Expr
+                    and receiver is not None
+                    and whole in (parent.body, parent.orelse)  # type: ignore[union-attr]
+                ):
+                    found.append(ModeSwitch(call, receiver, to_eval, statement))
+                    continue
                 # `m = Net().eval()` / `m = m.eval()`: the bound name is in that mode;
                 # `_ = model.cuda().eval().half()`: so is the module switched
                 if type(parent) is cst.Assign and parent.value is whole:

@@ -5,6 +5,7 @@ no_grad (GL004 when the model is put in eval mode on that path, GL012 when it st
 training mode); silence for the training call, a call under no_grad, and wherever the flag
 cannot be read."""
 
+import contextlib
 import enum
 
 import torch
@@ -195,7 +196,69 @@ def fit_phases_in_train_mode(loaders):
             print(phase, loss.item())
 
 
+# The flag read through a local that stands for a test of it (a vocoder's
+# `train = (phase == "train_no_dev")`), one call per phase.
+def train_step(model, x, y, optimizer, phase):
+    train = (phase == "train_no_dev")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    loss = F.mse_loss(model(x), y)  # error: GL004
+    if train:
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+def use_train_step(model, x, y, optimizer):
+    train_step(model, x, y, optimizer, "train_no_dev")
+    train_step(model, x, y, optimizer, "dev")
+
+
+# The flag picks the grad-mode manager too, but the one it picks for evaluation records.
+def train_val_recording(net, loader, optimizer):
+    is_train = optimizer is not None
+    net.train() if is_train else net.eval()
+    with (torch.enable_grad() if is_train else contextlib.nullcontext()):
+        for x, y in loader:
+            loss = F.cross_entropy(net(x), y)  # error: GL004
+            if is_train:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+def use_train_val_recording(loader):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    train_val_recording(net, loader, optimizer)
+    train_val_recording(net, loader, None)
+
+
 # -- traps: silent ----------------------------------------------------------------------
+
+
+# The flag picks the grad-mode manager: evaluation runs under no_grad (SimCLR's linear
+# evaluation).
+def train_val(net, loader, optimizer):
+    is_train = optimizer is not None
+    net.train() if is_train else net.eval()
+    with (torch.enable_grad() if is_train else torch.no_grad()):
+        for x, y in loader:
+            loss = F.cross_entropy(net(x), y)
+            if is_train:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+def use_train_val(loader):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    train_val(net, loader, optimizer)
+    train_val(net, loader, None)
 
 
 # Training mode, the evaluation call under no_grad.
