@@ -354,21 +354,23 @@ class PathConditions:
         scope = self.index.scope_of(node)
         found = []
         for loop in self.index.enclosing_loops(node):
-            if type(loop) is not cst.For or type(loop.target) is not cst.Name:
+            if type(loop) is not cst.For:
                 continue
-            if loop.asynchronous is not None or not _constant_elements(loop.iter):
+            constants = loop_constants(loop)
+            if constants is None:
                 continue
             records = self.bindings.records(scope, PYTHON_BINDINGS)
-            if len(records.get(loop.target.value, ())) == 1:
+            if len(records.get(constants[0], ())) == 1:
                 found.append(loop)
         return found
 
     def failing_in_loop(self, node: cst.CSTNode, loop: cst.For, value: Constant) -> list[Condition]:
         """The conditions on the loop's variable that fail for `node` in the iteration
         where it is `value`; none for a node outside the loop's body."""
-        if type(loop.target) is not cst.Name or not self.index.is_inside(node, loop.body):
+        constants = loop_constants(loop)
+        if constants is None or not self.index.is_inside(node, loop.body):
             return []
-        name = loop.target.value
+        name = constants[0]
         found = []
         for test, expected in self._tests_above(node, loop):
             condition = _simple(test, expected)
@@ -465,6 +467,46 @@ class PathConditions:
         if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
             return []  # another function's statement: the site says nothing of its flags
         return [c for c in self.conditions(node) if self.holds_at(c, site, func) is False]
+
+    def site_loops(
+        self, site: cst.Call, func: cst.FunctionDef
+    ) -> list[tuple[str, str, list[tuple[cst.CSTNode, Constant]]]]:
+        """(flag, loop variable, its constants) for each flag of `func` that `site`
+        passes as the variable of a loop over constants around it, in the caller
+        (`for phase in ["train", "val"]: run_epoch(model, phase)`): each iteration
+        calls with the flag one known constant."""
+        found: list[tuple[str, str, list[tuple[cst.CSTNode, Constant]]]] = []
+        loops = self.flag_loops(site)
+        if not loops:
+            return found
+        for param in sorted(self.flags_of(func)):
+            passed = self.argument_at(site, func, param)
+            if passed is None or passed[1] or type(passed[0]) is not cst.Name:
+                continue
+            for loop in loops:
+                constants = loop_constants(loop)
+                if constants is not None and constants[0] == passed[0].value:
+                    found.append((param, constants[0], constants[1]))
+                    break
+        return found
+
+    def failing_with(
+        self, node: cst.CSTNode, site: cst.Call, values: dict[str, Constant]
+    ) -> list[Condition]:
+        """failing_at, with the flags in `values` known to be those constants at the
+        site (one iteration of a loop around it: site_loops)."""
+        func = self.index.scope_of(node)
+        if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
+            return []
+        found = []
+        for condition in self.conditions(node):
+            if condition.param in values:
+                holds = evaluate(condition, values[condition.param])
+            else:
+                holds = self.holds_at(condition, site, func)
+            if holds is False:
+                found.append(condition)
+        return found
 
     def runs_at(self, node: cst.CSTNode, site: cst.Call) -> bool:
         """May `node` run in the call `site`? False only when a condition fails."""
@@ -659,6 +701,50 @@ class PathConditions:
         return calls
 
 
+def loop_constants(loop: cst.For) -> tuple[str, list[tuple[cst.CSTNode, Constant]]] | None:
+    """(the loop's variable, (element, constant) for each value it takes) when the loop
+    runs over a literal of constants: a list or tuple (`for phase in ["train", "val"]:`),
+    a dict's keys (`for phase in {"train": a, "val": b}:`, `.keys()`), or its items with
+    the key unpacked first (`for phase, loader in {"train": a, "val": b}.items():`)."""
+    if loop.asynchronous is not None:
+        return None
+    target: cst.BaseExpression = loop.target
+    iterable = loop.iter
+    method = None
+    if (
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Attribute
+        and type(iterable.func.value) is cst.Dict
+        and not iterable.args
+    ):
+        method, iterable = iterable.func.attr.value, iterable.func.value
+    if method == "items":
+        if type(target) is not cst.Tuple or len(target.elements) != 2:
+            return None
+        target = target.elements[0].value
+    elif method not in (None, "keys"):
+        return None
+    if type(target) is not cst.Name:
+        return None
+    elements = (
+        _constant_keys(iterable) if type(iterable) is cst.Dict else _constant_elements(iterable)
+    )
+    return (target.value, elements) if elements else None
+
+
+def _constant_keys(literal: cst.Dict) -> list[tuple[cst.CSTNode, Constant]]:
+    """(key, constant) for a dict literal whose every key is a constant; [] otherwise."""
+    found: list[tuple[cst.CSTNode, Constant]] = []
+    for element in literal.elements:
+        if type(element) is not cst.DictElement:
+            return []
+        constant = constant_of(element.key)
+        if constant is None:
+            return []
+        found.append((element.key, constant))
+    return found
+
+
 def _constant_elements(iterable: cst.BaseExpression) -> list[tuple[cst.CSTNode, Constant]]:
     """(element, constant) for a literal list or tuple of constants; [] otherwise."""
     if type(iterable) is not cst.List and type(iterable) is not cst.Tuple:
@@ -806,6 +892,24 @@ class FlagPaths:
             ):
                 continue
 
+            looped = conditions.site_loops(site, func)
+            if looped:
+                # one way through the function per iteration of the caller's loop
+                param, variable, elements = looped[0]
+                for _, value in elements:
+                    values = {param: value}
+                    if conditions.failing_with(forward, site, values):
+                        continue
+
+                    def failing_in(node, site=site, values=values):
+                        return conditions.failing_with(node, site, values)
+
+                    def describe_in(found, param=param, variable=variable, value=value):
+                        return f"called here with {param}={value.text} (`{variable}` of the loop)"
+
+                    found.append((site, site, failing_in, describe_in))
+                continue
+
             def failing(node, site=site):
                 return conditions.failing_at(node, site)
 
@@ -821,9 +925,10 @@ class FlagPaths:
         conditions = self.conditions
         found: list[tuple] = []
         for loop in conditions.flag_loops(forward):
-            assert type(loop.target) is cst.Name
-            name = loop.target.value
-            for element, value in _constant_elements(loop.iter):
+            constants = loop_constants(loop)
+            assert constants is not None
+            name, elements = constants
+            for element, value in elements:
 
                 def failing(node, loop=loop, value=value):
                     return conditions.failing_in_loop(node, loop, value)

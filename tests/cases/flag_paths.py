@@ -237,7 +237,52 @@ def use_train_val_recording(loader):
     train_val_recording(net, loader, None)
 
 
+# The caller loops over the phases and hands each to the step (a vocoder's
+# `for phase, loader in data_loaders.items()`, here a literal).
+def phase_step(model, x, y, optimizer, phase):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    loss = F.mse_loss(model(x), y)  # error: GL004
+    if phase == "train":
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+def fit_phase_steps(x, y, epochs):
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(epochs):
+        for phase, batches in {"train": [x, x], "val": [x]}.items():
+            for batch in batches:
+                phase_step(model, batch, y, optimizer, phase)
+
+
 # -- traps: silent ----------------------------------------------------------------------
+
+
+# The caller's loop runs only training phases.
+def phase_step_trained(model, x, y, optimizer, phase):
+    if phase == "val":
+        model.eval()
+    else:
+        model.train()
+    loss = F.mse_loss(model(x), y)
+    if phase != "val":
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+def fit_phase_steps_trained(x, y):
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for phase in ("train", "finetune"):
+        phase_step_trained(model, x, y, optimizer, phase)
 
 
 # The flag picks the grad-mode manager: evaluation runs under no_grad (SimCLR's linear
