@@ -112,13 +112,59 @@ class CalleeResolver:
                 for f in self._by_name().get(target.value, ())
                 if self.index.enclosing_class(f) is None
             ]
-            return candidates[0] if len(candidates) == 1 else None
+            if len(candidates) > 1:
+                return self._reaching_definition(call, target.value, candidates)
+            return candidates[0] if candidates else None
         if type(target) is cst.Attribute:
             named = self._by_name().get(target.attr.value)
             if not named:
                 return None  # no function of that name here: its receiver does not matter
             return self._method_called(call, target)
         return None
+
+    def _reaching_definition(
+        self, call: cst.Call, name: str, candidates: list[cst.FunctionDef]
+    ) -> cst.FunctionDef | None:
+        """Of a module-level function defined more than once (a notebook's cells each
+        define their own `normalize`), the definition a call runs: the one that reaches
+        it, for a call at module level; for a call in a module-level function, the one
+        that reaches every call of that function, which all run at module level. None
+        when the name is bound some other way too, or the definitions disagree."""
+        module = self.index.module
+        if any(
+            type(self.index.scope_of(f)) is not cst.Module or self.index.scope_of(f) is not module
+            for f in candidates
+        ):
+            return None
+        if len(self.bindings.records(module, _EVERY_BINDING).get(name, ())) != len(candidates):
+            return None  # also imported or assigned: not only these definitions
+        scope = self.index.scope_of(call)
+        if scope is module:
+            sites = [call]
+        elif type(scope) is cst.FunctionDef and self.index.scope_of(scope) is module:
+            if name in self.bindings.records(scope, _EVERY_BINDING) or self.handed_on(scope):
+                return None  # a local of the function, or it runs from where we cannot see
+            own = scope.name.value
+            same = [f for f in self._by_name().get(own, ()) if self.index.scope_of(f) is module]
+            sites = [
+                c
+                for c in self.index.calls
+                if type(c.func) is cst.Name
+                and c.func.value == own
+                and self.index.scope_of(c) is module
+                and self.index.reaching(list(same), c) == [scope]
+            ]
+        else:
+            return None
+        found: set[int] = set()
+        answer: cst.FunctionDef | None = None
+        for site in sites:
+            reaching = self.index.reaching(list(candidates), site)
+            if len(reaching) != 1 or type(reaching[0]) is not cst.FunctionDef:
+                return None
+            found.add(id(reaching[0]))
+            answer = reaching[0]
+        return answer if len(found) == 1 else None
 
     def _method_called(self, call: cst.Call, target: cst.Attribute) -> cst.FunctionDef | None:
         """The method `receiver.m(...)` runs: looked up from the receiver's class, or,
