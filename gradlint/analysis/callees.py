@@ -377,6 +377,13 @@ class CalleeResolver:
         escaped: set[str] = set()
         parents = self.index.parent
         function_names = {func.name.value for func in self.index.functions}
+        # names a bare reference can mean: functions outside classes (a method is
+        # reached through its object, or by name in its class's body)
+        plain_names = {
+            func.name.value
+            for func in self.index.functions
+            if self.index.enclosing_class(func) is None
+        }
         for node in self.index.of_types(cst.Name):
             if node.value in function_names and id(node) not in called_funcs:
                 parent = parents.get(node)
@@ -384,6 +391,16 @@ class CalleeResolver:
                     parent.name is node
                 ):
                     continue
+                if (type(parent) is cst.Arg and parent.keyword is node) or (
+                    type(parent) is cst.Param and parent.name is node
+                ):
+                    continue  # `model.eval(inference=False)`: a keyword, not the function
+                if (
+                    type(parent) is not cst.Attribute
+                    and node.value not in plain_names
+                    and type(self.index.scope_of(node)) is not cst.ClassDef
+                ):
+                    continue  # `if inference:` reads a variable: a method is no bare name
                 if type(parent) is cst.Attribute and parent.attr is node:
                     # `self.step` stored away is a bound method of this file's classes;
                     # `corpus.train` names no module-level function of the file
