@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
@@ -66,3 +67,29 @@ class Accumulators:
             ):
                 return False
         return True
+
+    def bounded_by_outer_reset(self, accumulator: str, loop: LoopFacts[LoopNode]) -> bool:
+        """Is the loop a counted one (`for _ in range(n_critic):`) inside a loop that
+        re-creates the accumulator before it on every iteration (`loss_d_sum = 0.0`,
+        then the discriminator's repeated steps)? It then holds at most that count of
+        values, whatever the run's length: a within-step sum, not a history."""
+        inner = loop.loop
+        if type(inner) is not cst.For or type(inner.iter) is not cst.Call:
+            return False
+        if self.index.qualified_name(inner.iter.func) != "range":
+            return False
+        outer = [node for node in self.index.enclosing_loops(inner) if node is not inner]
+        if not outer:
+            return False
+        scope = self.index.scope_of(inner)
+        records = self.summaries.bindings.records(scope, PYTHON_BINDINGS).get(accumulator, ())
+        for record in records:
+            if record.kind is not BindingKind.ASSIGN or not record.whole:
+                continue
+            if self.index.order[record.node] > self.index.order[inner]:
+                continue
+            if self.index.dominates(record.node, inner) and any(
+                self.index.is_inside(record.node, around.body) for around in outer
+            ):
+                return True
+        return False

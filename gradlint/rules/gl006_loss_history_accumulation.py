@@ -127,6 +127,8 @@ class LossHistoryAccumulation(Rule):
                 continue  # a number, or a tensor proven to have no history
             if not facts.accumulators.carried(accumulator, node, loop):
                 continue
+            if facts.accumulators.bounded_by_outer_reset(accumulator, loop):
+                continue  # re-created every outer step: at most `range(n)` values kept
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
             rendered = _short(value)
