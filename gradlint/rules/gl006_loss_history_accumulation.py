@@ -34,7 +34,9 @@ class LossHistoryAccumulation(Rule):
 
     Not flagged: `.item()` and `.detach()` accumulations, accumulators that are
     themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
-    `torch.stack(losses).sum().backward()` then `losses.clear()`).
+    `torch.stack(losses).sum().backward()` then `losses.clear()`), and sums re-created
+    on every step around a counted inner loop (`loss_d_sum = 0.0`, then
+    `for _ in range(n_critic):`), which hold a fixed number of graphs.
 
     ## Example
     ```python
