@@ -192,7 +192,7 @@ class ModeFlow:
         order = index.order
         at, used = write.anchor, use.anchor
         if order[at] < order[used]:
-            return False
+            return self._periodic_eval_before(write, use, writes)
         if at is not used and index.is_inside(used, at):
             return False
         for loop in index.enclosing_loops(used):
@@ -219,6 +219,27 @@ class ModeFlow:
                     if _in_finally_of(index, other.anchor, at):
                         return False
             return True
+        return False
+
+    def _periodic_eval_before(
+        self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
+    ) -> bool:
+        """An evaluation that runs on some iterations only (`if epoch % n == 0:
+        validate(model)`) before the training forward, in a loop around both that no
+        train write enters: from its first run on, every training step runs in eval
+        mode. An `eval()` that runs on every iteration before the forward is on purpose
+        (frozen batch norm while fine-tuning)."""
+        index = self.index
+        at, used = write.anchor, use.anchor
+        if index.dominates(at, used):
+            return False
+        for loop in index.enclosing_loops(used):
+            if not index.is_inside(at, loop):
+                continue
+            return not any(
+                other.mode is not Mode.EVAL and index.is_inside(other.anchor, loop)
+                for other in writes
+            )
         return False
 
     # -- what a function does, summarised --------------------------------------------

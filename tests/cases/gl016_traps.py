@@ -283,3 +283,31 @@ def train_flow_restored(model, optimizer, batches, save_every):
         optimizer.step()
         if i % save_every == 0:
             evaluate(model, x)
+
+
+# A periodic evaluation at the top of the epoch, before the training steps (MelGAN's
+# `if epoch % validation_interval == 0: validate(...)`), with `train()` called once
+# before the loop: from the first evaluation on, every step trains in eval mode.
+def train_validating_first(model, optimizer, batches, x_val, interval):
+    model.train()
+    for epoch in range(100):
+        if epoch % interval == 0:
+            evaluate(model, x_val)
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)  # error: GL016
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+# The same evaluation with `train()` at the top of the training steps: restored.
+def train_validating_first_restored(model, optimizer, batches, x_val, interval):
+    for epoch in range(100):
+        if epoch % interval == 0:
+            evaluate(model, x_val)
+        model.train()
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
