@@ -259,6 +259,32 @@ class ForwardAnalysis:
                 found.append(argument)
         return found
 
+    def external_inference_of(self, call: cst.Call, models: list[str]) -> bool:
+        """Is `call` a call of another file's function that runs, with autograd recording
+        and its output kept, a forward of one of `models` it is handed, and hands back a
+        tensor (not numbers it made itself, not a model it put in eval mode): a loss
+        helper the training code differentiates, called here for its value?"""
+        if self.summaries.callees.runs(call):
+            return False
+        external = self.summaries.resolve_external(call)
+        if (
+            external is None
+            or external.differentiates
+            or external.no_grad
+            or external.sets_grad_mode
+            or external.returns_python
+            or external.number_params
+            or external.returns_eval_model
+        ):
+            return False
+        for param, facts in external.forwards.items():
+            if param in external.eval_params or not any(f.recording and f.kept for f in facts):
+                continue
+            argument = self.summaries.external_argument(call, external, param)
+            if argument is not None and module_path(argument) in models:
+                return True
+        return False
+
     def helper_forwards(self, call: cst.Call, model: str) -> list[cst.Call]:
         """The forwards of `model` that a helper of this file runs when `call` hands the
         model to it (`evaluate(model, loader)` runs `net(x)` inside), the one in the

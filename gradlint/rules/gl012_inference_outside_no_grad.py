@@ -362,11 +362,16 @@ class InferenceOutsideNoGrad(Rule):
                 for param, f in forwards.helper_inference_forwards(call, model)
                 if (dotted_name(f.func) or "").removesuffix(".forward") == param
             ]
-            if not inside or any(index.statement_of(f) in reported for _, f in inside):
+            if not inside:
+                # another file's helper (`compute_vae_error(encoder, decoder, x, a)`),
+                # trained through elsewhere: its forwards are summarised, not in sight
+                if not forwards.external_inference_of(call, models):
+                    continue
+            elif any(index.statement_of(f) in reported for _, f in inside):
                 continue  # the forward inside is the finding, at every call
-            if any(facts.train_mode.eval_switch_at(param, f) for param, f in inside):
+            elif any(facts.train_mode.eval_switch_at(param, f) for param, f in inside):
                 continue  # in eval mode inside the helper: GL004's finding, there
-            if not all(forwards.returns_its_result(f) for _, f in inside):
+            elif not all(forwards.returns_its_result(f) for _, f in inside):
                 continue  # consumed inside (an out-of-sight Hessian): not the caller's
             uses = facts.result_uses.numbers_only(call, detached_ends=True)
             if uses is None:
@@ -391,7 +396,9 @@ class InferenceOutsideNoGrad(Rule):
                 fix=wrap_in_no_grad(
                     self.context, statement, self.fix_title, self.fix_applicability
                 ),
-                related=[(inside[0][1], "the forward inside, which another call trains through")],
+                related=[(inside[0][1], "the forward inside, which another call trains through")]
+                if inside
+                else [],
             )
 
     def _on_flag_path(self, call: cst.Call, model: str):
