@@ -3256,11 +3256,27 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
     for (the files whose text defines the name, with their text stamps); None when the
     project is too large to search. What a call of that name on an object whose class
     cannot be told may run."""
+    found = _summaries_with(f"def {method}(", root)
+    if found is None:
+        return None
+    summaries, digest = found
+    functions = [
+        function
+        for summary in summaries
+        for name, function in summary.functions.items()
+        if "." in name and name.rpartition(".")[2] == method
+    ]
+    return functions, digest
+
+
+def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | None:
+    """The summaries of the project's files whose text has `token`, and a stamp of
+    where it was looked for (those files, with their text stamps); None when the
+    project is too large to search."""
     files = project_files(root)
     if files is None:
         return None
-    token = f"def {method}("
-    found: list[ExternalFunction] = []
+    summaries: list[ModuleSummary] = []
     stamps: list[str] = []
     for path in files:
         key = _memo_key(path)
@@ -3269,15 +3285,9 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
             continue
         stamps.append(f"{path}={text[1]}")
         summary = summary_of_file(path)
-        if summary is None:
-            continue
-        found.extend(
-            function
-            for name, function in summary.functions.items()
-            if "." in name and name.rpartition(".")[2] == method
-        )
-    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
-    return found, digest
+        if summary is not None:
+            summaries.append(summary)
+    return summaries, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
 
 
 def attributes_key(attribute: str, root: str) -> str:
@@ -3296,22 +3306,15 @@ def attribute_parameterless(attribute: str, root: str) -> tuple[bool, str] | Non
     is every such value a torch.nn layer that holds no parameters? With a stamp of
     where it was looked for; None when the project is too large to search. What
     `model.<attribute>(x)` on a model whose class cannot be told may run."""
-    files = project_files(root)
-    if files is None:
+    found = _summaries_with(f"self.{attribute}", root)
+    if found is None:
         return None
-    token = f"self.{attribute}"
-    verdicts: set[bool] = set()
-    stamps: list[str] = []
-    for path in files:
-        key = _memo_key(path)
-        text = _text_answer(path, (token,), key) if key is not None else None
-        if text is None or not text[0]:
-            continue
-        stamps.append(f"{path}={text[1]}")
-        summary = summary_of_file(path)
-        if summary is not None and attribute in summary.parameterless_attributes:
-            verdicts.add(summary.parameterless_attributes[attribute])
-    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    summaries, digest = found
+    verdicts = {
+        summary.parameterless_attributes[attribute]
+        for summary in summaries
+        if attribute in summary.parameterless_attributes
+    }
     return verdicts == {True}, digest
 
 
