@@ -58,6 +58,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
+    PARTIAL,
     REQUIRES_GRAD_METHOD,
     TENSOR_ONLY_METHODS,
     WRAPPER_MODULES,
@@ -1243,6 +1244,9 @@ class ForwardAnalysis:
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None
             return False
+        partial = self._partial_class(value)
+        if partial is not None:
+            value = cst.Call(func=partial)  # `build()` of `build = partial(WaveNet, ...)`
         qualified = self.index.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torch.nn."):
@@ -1271,6 +1275,21 @@ class ForwardAnalysis:
         if self.summaries.builds_imported_module(value):
             return True
         return self._factory_builds_parameters(value)
+
+    def _partial_class(self, call: cst.Call) -> cst.BaseExpression | None:
+        """What a call of a name bound once to `functools.partial(Model, ...)` builds:
+        `Model` (`build_compact_model = partial(WaveNet, layers=4)`, then
+        `model = build_compact_model()`); None for any other call."""
+        if type(call.func) is not cst.Name:
+            return None
+        bindings = self.values.bindings_of(call.func.value, call)
+        if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+            return None
+        bound = bindings[0].value
+        if type(bound) is not cst.Call or self.index.qualified_name(bound.func) != PARTIAL:
+            return None
+        positional = [a.value for a in bound.args if a.keyword is None and not a.star]
+        return positional[0] if positional else None
 
     def _filled_with_parameters(self, name: str) -> bool:
         """A container filled after it is built with a layer that has weights:

@@ -381,6 +381,8 @@ TENSOR_ONLY_METHODS = frozenset(
 # `GenerationMixin.generate` is decorated with `@torch.no_grad()`. A call of one on a
 # model whose class is out of sight records nothing.
 GRADLESS_LIBRARY_METHODS = frozenset({"generate"})
+# `functools.partial(Model, ...)`: a call of what it makes builds a `Model`.
+PARTIAL = "functools.partial"
 # Model zoos: a call in one of these namespaces builds a network with weights
 # (`torchvision.models.resnet152(pretrained=True)`, `.detection.maskrcnn_resnet50_fpn()`),
 # except the ones named here, which list models or their weights.
