@@ -78,7 +78,7 @@ class Accumulators:
             return False
         if self.index.qualified_name(inner.iter.func) != "range":
             return False
-        outer = [node for node in self.index.enclosing_loops(inner) if node is not inner]
+        outer = list(self.index.enclosing_loops(inner))
         if not outer:
             return False
         scope = self.index.scope_of(inner)

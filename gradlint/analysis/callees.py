@@ -131,10 +131,7 @@ class CalleeResolver:
         that reaches every call of that function, which all run at module level. None
         when the name is bound some other way too, or the definitions disagree."""
         module = self.index.module
-        if any(
-            type(self.index.scope_of(f)) is not cst.Module or self.index.scope_of(f) is not module
-            for f in candidates
-        ):
+        if any(self.index.scope_of(f) is not module for f in candidates):
             return None
         if len(self.bindings.records(module, _EVERY_BINDING).get(name, ())) != len(candidates):
             return None  # also imported or assigned: not only these definitions
@@ -156,15 +153,13 @@ class CalleeResolver:
             ]
         else:
             return None
-        found: set[int] = set()
-        answer: cst.FunctionDef | None = None
+        answer: cst.CSTNode | None = None
         for site in sites:
             reaching = self.index.reaching(list(candidates), site)
-            if len(reaching) != 1 or type(reaching[0]) is not cst.FunctionDef:
-                return None
-            found.add(id(reaching[0]))
+            if len(reaching) != 1 or (answer is not None and reaching[0] is not answer):
+                return None  # two definitions may run, here or across the calls
             answer = reaching[0]
-        return answer if len(found) == 1 else None
+        return answer if type(answer) is cst.FunctionDef else None
 
     def _method_called(self, call: cst.Call, target: cst.Attribute) -> cst.FunctionDef | None:
         """The method `receiver.m(...)` runs: looked up from the receiver's class, or,

@@ -463,10 +463,7 @@ class PathConditions:
     def failing_at(self, node: cst.CSTNode, site: cst.Call) -> list[Condition]:
         """The conditions of `node` that fail at `site`, a call of its function: when
         there is one, `node` does not run in that call."""
-        func = self.index.scope_of(node)
-        if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
-            return []  # another function's statement: the site says nothing of its flags
-        return [c for c in self.conditions(node) if self.holds_at(c, site, func) is False]
+        return self.failing_with(node, site, {})
 
     def site_loops(
         self, site: cst.Call, func: cst.FunctionDef
@@ -497,7 +494,7 @@ class PathConditions:
         site (one iteration of a loop around it: site_loops)."""
         func = self.index.scope_of(node)
         if type(func) is not cst.FunctionDef or site not in self.call_sites(func):
-            return []
+            return []  # another function's statement: the site says nothing of its flags
         found = []
         for condition in self.conditions(node):
             if condition.param in values:
