@@ -107,7 +107,10 @@ class InferenceOutsideNoGrad(Rule):
     helper hands back, while the update loop's call of the same helper trains through
     it), the call that throws the graph away is reported, with the forward inside as a
     related location; not when the helper puts the model in eval mode (GL004's) or
-    consumes the output itself. A model
+    consumes the output itself. A helper of another file that runs the forward of a
+    model it is handed (a loss the training code differentiates: `error =
+    compute_vae_error(encoder, decoder, x, a)`, then only `error.ndim` read) is reported
+    at the call the same way, from the project summary of its forwards. A model
     may be a callable out of sight handed parameters known by their use (`rnn(X, state,
     params)` where the training code clips and steps each `params` element's `.grad`),
     when a tensor method is read off its result (`.argmax(dim=1).item()`). A model
@@ -331,8 +334,9 @@ class InferenceOutsideNoGrad(Rule):
         self._helper_calls(reported)
 
     def _helper_calls(self, reported: set[cst.CSTNode]) -> None:
-        """A call of this file's function that runs a model's forward with its output
-        kept (`V, _ = self.evaluate(obs, acts)` runs `self.critic`), where this caller
+        """A call of this file's function (or of another file's, from its summary) that
+        runs a model's forward with its output kept (`V, _ = self.evaluate(obs, acts)`
+        runs `self.critic`), where this caller
         only makes numbers of what it hands back or detaches it, while another caller
         trains through it (so the forward inside is no finding of its own): the graph
         is built for nothing at this call, which is what to wrap."""

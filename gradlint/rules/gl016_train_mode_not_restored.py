@@ -53,8 +53,11 @@ class TrainModeNotRestored(Rule):
     inside the step function; a train switch after the evaluation on every path; an
     evaluation helper that restores the mode it found (`was = model.training ...
     model.train(was)`) or ends with `model.train()`; evaluating another object (a deep
-    copy, an EMA model); an `eval()` before the forward of the same iteration (frozen
-    batch norm while fine-tuning, on purpose).
+    copy, an EMA model); an `eval()` that runs before the forward on every iteration
+    (frozen batch norm while fine-tuning, on purpose). An evaluation that runs on some
+    iterations only before the training steps (`if epoch % n == 0: validate(model)` at
+    the top of the epoch) is flagged: from its first run on, every step trains in eval
+    mode.
 
     ## Example
     ```python
