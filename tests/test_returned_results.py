@@ -425,3 +425,47 @@ def test_a_caller_that_builds_a_project_model_passes_a_model(tmp_path, built, mo
     contexts = project.caller_contexts(project.ProjectIndex(str(tmp_path / "utils.py")), query)
     assert contexts is not None and len(contexts) == 1
     assert contexts[0].model_arguments == models
+
+
+# rail-berkeley/rlkit: a policy hands itself to a helper of another file that runs it on
+# numpy observations and hands back numpy actions (`return eval_np(self, obs)`)
+EVAL_NP = """
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    pass
+
+
+def eval_np(module, *args):
+    outputs = module(*args)
+    return outputs.detach().cpu().numpy()
+"""
+
+
+def _policy(layer: str, decorator: str = "") -> str:
+    return (
+        "from torch import nn\nfrom core import eval_np\n\n\n"
+        "class Policy(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.fc = {layer}\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+        f"    {decorator}\n    def get_actions(self, obs):\n        return eval_np(self, obs)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("layer", "decorator", "expected"),
+    [
+        ("nn.Linear(3, 2)", "", [(10, "GL012", ["core.py:11"])]),  # a class with weights
+        ("nn.ReLU()", "", []),  # a parameterless module: no graph to record
+        ("nn.Linear(3, 2)", "@staticmethod", []),  # no instance: `self` is an argument
+    ],
+)
+def test_a_module_that_hands_itself_to_a_helper_elsewhere_is_a_model(
+    tmp_path, layer, decorator, expected
+):
+    policy = _policy(layer, decorator)
+    if decorator:
+        policy = policy.replace("def get_actions(self, obs)", "def get_actions(self, obs=None)")
+    write(tmp_path, {"setup.py": "", "core.py": EVAL_NP, "nets.py": policy})
+    assert _findings(tmp_path / "core.py") == expected

@@ -1185,6 +1185,10 @@ class ForwardAnalysis:
         return found
 
     def _compute_has_parameters(self, expr: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+        if name == "self":
+            # a module handing itself to a helper (`return eval_np(self, obs)`): its class
+            # says whether it holds parameters, as it does for `self(x)`
+            return self._self_has_parameters(use)
         tensors = self.tensors
         constructors = tensors.module_constructors(expr, self._binding_site(name, use))
         verdicts = {self._built_with_parameters(value) for value in constructors}

@@ -2133,6 +2133,11 @@ class ProjectIndex:
         target = self._target(module, level, importer)
         return target is not None and self._class_in(target, name, set())
 
+    def class_builds_parameters(self, path: str, name: str) -> bool:
+        """Is `name` a class of the project file `path` (or re-exported by it) whose
+        instances hold torch.nn layers with weights?"""
+        return self.enabled and self._class_in(path, name, set())
+
     def class_mode(
         self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None
     ) -> bool | None:
@@ -3412,6 +3417,7 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
             query.method,
             *parsed,
             builds=functools.partial(_builds_from, project, call.path),
+            builds_here=functools.partial(_builds_in, project, call.path),
         )
         if context is None:
             return None
@@ -3453,6 +3459,12 @@ def _builds_from(project: ProjectIndex, importer: str, module: str, level: int, 
     return project.builds_parameters(module, level, name, importer)
 
 
+def _builds_in(project: ProjectIndex, path: str, name: str) -> bool:
+    """Is `name` a class of `path`, a caller's file, whose instances hold layers with
+    weights?"""
+    return project.class_builds_parameters(path, name)
+
+
 def _context_of(
     call: MethodCall,
     name: str,
@@ -3460,10 +3472,12 @@ def _context_of(
     lines: list[str],
     cells: NotebookPython | None,
     builds: Callable[[str, int, str], bool] | None = None,
+    builds_here: Callable[[str], bool] | None = None,
 ) -> CallerContext | None:
     """The context of the call of `name` that the caller search reported at `call`'s
     place in this tree; None if no call of that name is there. `builds`: whether a class
-    imported from a project module holds layers with weights (ProjectIndex.builds_parameters)."""
+    imported from a project module holds layers with weights (ProjectIndex.builds_parameters);
+    `builds_here`: the same of a class of the caller's own file."""
     node = _call_at(call, name, tree, lines, cells)
     if node is None:
         return None
@@ -3514,7 +3528,7 @@ def _context_of(
         test_function,
         _has_tests(tree),
         numbers_only,
-        _model_arguments(node, parents, tree, builds, imports),
+        _model_arguments(node, parents, tree, builds, imports, builds_here),
     )
 
 
@@ -3524,10 +3538,12 @@ def _model_arguments(
     tree: ast.Module,
     builds: Callable[[str, int, str], bool] | None = None,
     imports: ImportMap | None = None,
+    builds_here: Callable[[str], bool] | None = None,
 ) -> frozenset[int | str]:
     """CallerContext.model_arguments: the names the call passes that show themselves as
     modules with parameters in the call's own scope (analysis.forwards asks the same of
-    a name in the linted file, there with its bindings followed)."""
+    a name in the linted file, there with its bindings followed), and `self` in a method
+    of a class of the caller's file that holds weights (`return eval_np(self, obs)`)."""
     passed: dict[str, list[int | str]] = {}
     for position, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
@@ -3545,6 +3561,10 @@ def _model_arguments(
     if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
         return frozenset()
     found: set[int | str] = set()
+    receiver = _receiver_of_method(scope, parents)
+    if receiver is not None and receiver[0] in passed and builds_here is not None:
+        if builds_here(receiver[1].name):
+            found.update(passed[receiver[0]])
     origins = imports.origins() if imports is not None else {}
     for node in _own_nodes(scope):
         if (
@@ -3569,6 +3589,22 @@ def _model_arguments(
             if origin is not None and origin[2] is not None and builds(*origin[:2], origin[2]):
                 found.update(passed[node.targets[0].id])
     return frozenset(found)
+
+
+def _receiver_of_method(
+    scope: ast.AST, parents: dict[int, ast.AST]
+) -> tuple[str, ast.ClassDef] | None:
+    """(the name of its instance parameter, its class) for a plain method of a class;
+    None for anything else (a static or class method, a function)."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    cls = parents.get(id(scope))
+    if not isinstance(cls, ast.ClassDef) or not scope.args.args:
+        return None
+    for decorator in scope.decorator_list:
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            return None
+    return scope.args.args[0].arg, cls
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:

@@ -596,6 +596,8 @@ class TrainModeAnalysis:
                 parent = self.index.parent.get(whole)
                 if type(parent) is cst.Expr and receiver is not None:
                     found.append(ModeSwitch(call, receiver, to_eval, parent))
+                    for model, loop in self._loop_elements(parent, receiver):
+                        found.append(ModeSwitch(call, model, to_eval, loop))
                     continue
                 # `net.train() if is_train else net.eval()` as a statement: each branch
                 # switches on its own path (path_conditions reads the IfExp's test)
@@ -627,6 +629,32 @@ class TrainModeAnalysis:
                             found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
             self._direct = found
         return self._direct
+
+    def _loop_elements(self, statement: cst.Expr, receiver: str) -> list[tuple[str, cst.For]]:
+        """(model, loop) for each model a `for` loop switches through its variable, the
+        switch a statement of the loop's own body (`for net in (G, D): net.eval()`):
+        each name of a literal list or tuple, or every element of a container the loop
+        walks (`for net in self.nets:`, `nets[]`). The loop is the switch's anchor: after
+        it, each of them is in that mode. A switch under a condition in the loop
+        (`if isinstance(m, nn.BatchNorm2d): m.eval()`) switches only some."""
+        line = self.index.parent.get(statement)
+        block = self.index.parent.get(line) if line is not None else None
+        loop = self.index.parent.get(block) if block is not None else None
+        if (
+            type(loop) is not cst.For
+            or loop.body is not block
+            or type(loop.target) is not cst.Name
+            or loop.target.value != receiver
+        ):
+            return []
+        if isinstance(loop.iter, (cst.List, cst.Tuple)):
+            elements = loop.iter.elements
+            if any(type(element) is cst.StarredElement for element in elements):
+                return []  # `(*nets, head)`: what else it walks is out of sight
+            paths = [module_path(element.value) for element in elements]
+            return [(path, loop) for path in paths if path is not None] if None not in paths else []
+        container = dotted_name(loop.iter)
+        return [(f"{container}[]", loop)] if container is not None else []
 
     def _carried_on(self, call: cst.Call) -> cst.BaseExpression:
         """The whole chain of module methods that return the module itself, called on the

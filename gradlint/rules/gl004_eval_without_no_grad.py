@@ -260,6 +260,9 @@ class EvalWithoutNoGrad(Rule):
             and not forwards.output_is_kept(call)
             and not forwards.output_is_kept(at)
             and (at is not call or not forwards.run_for_nothing(call, model))
+            # read as numbers where it is made (`print(model(x).argmax(1))`): the graph
+            # was recorded for that, as GL012 says of a model in training mode
+            and (at is not call or facts.result_uses.numbers_only(call) is None)
         ):
             return
         if at is call and forwards.graph_is_used(call, model):

@@ -1,0 +1,60 @@
+"""GL004 where the eval forward's output is read as numbers inside its own statement
+(`print(model(x).argmax(1))`, `losses.append(criterion(model(x), y).item())`), as GL012
+already says of a model in training mode, and where the eval switch goes through the
+variable of a loop over the models (`for net in (G, D): net.eval()`). Not a switch under
+a condition in the loop, which puts only some modules in eval mode. Lint only: markers
+are the expected findings."""
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.bn = nn.BatchNorm1d(2)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+model = Net()
+critic = Net()
+criterion = nn.CrossEntropyLoss()
+loader = [(torch.randn(4, 3), torch.zeros(4, dtype=torch.long))]
+
+
+def show_predictions():
+    model.eval()
+    for x, _ in loader:
+        print(model(x).argmax(1))  # error: GL004
+
+
+def show_losses(losses):
+    model.eval()
+    for x, y in loader:
+        losses.append(criterion(model(x), y).item())  # error: GL004
+
+
+def check_shape():
+    model.eval()
+    x, _ = loader[0]
+    model(x).sum().backward()  # differentiated: the graph is used
+
+
+def score_both():
+    for net in (model, critic):
+        net.eval()
+    x, _ = loader[0]
+    out = critic(model(x))  # error: GL004
+    return out.mean().item()
+
+
+def freeze_norms():
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.eval()
+    x, _ = loader[0]
+    out = model(x)  # some layers only: the model is not known to be in eval mode
+    return out.mean().item()
