@@ -4,7 +4,8 @@
 A clear is any of
 
 - `optimizer.zero_grad()`, `model.zero_grad(set_to_none=True)`, `self.zero_grad()`, and the
-  attribute `.zero_grad` handed on uncalled (`callbacks=[opt.zero_grad]`);
+  attribute `.zero_grad` handed on uncalled (`callbacks=[opt.zero_grad]`), though not
+  as a statement of its own (`opt.zero_grad` with its parentheses forgotten clears nothing);
 - an assignment or deletion of a `.grad` (`p.grad = None`, `p.grad = torch.zeros_like(p)`,
   `p.grad.data = ...`, `del p.grad`): the old sum is gone either way;
 - an in-place overwrite of a `.grad` (`p.grad.zero_()`, `p.grad.data.zero_()`,
@@ -87,6 +88,8 @@ class GradClearing:
             return None
         if type(node) is cst.Attribute:
             if node.attr.value in GRAD_CLEARING_NAMES:
+                if type(self.index.parent.get(node)) is cst.Expr:
+                    return None  # `opt.zero_grad` as a statement: the call was forgotten
                 return GradClear(node, dotted_name(node.value))
             return None
         if type(node) is cst.Assign:

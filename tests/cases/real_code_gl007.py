@@ -303,3 +303,18 @@ def paddle_branch(model, opt, loader):
         loss.backward()
         opt.step()
         opt.clear_grad()
+
+
+# The clear written without its call: the attribute is read and dropped, nothing cleared.
+def forgotten_parentheses(model, opt, loader):
+    for x, y in loader:
+        opt.zero_grad
+        F.mse_loss(model(x), y).backward()
+        opt.step()  # error: GL007
+
+
+# The bound method handed on uncalled is a clear its receiver runs.
+def handed_on(model, opt, loader, run_step):
+    for x, y in loader:
+        run_step(F.mse_loss(model(x), y), before=opt.zero_grad)
+        opt.step()
