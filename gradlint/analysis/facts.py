@@ -184,7 +184,12 @@ class FileFacts:
     @cached_property
     def mode_flow(self) -> ModeFlow:
         return ModeFlow(
-            self.index, self.summaries, self.differentiation, self.grad_mode, self.optimizers
+            self.index,
+            self.summaries,
+            self.differentiation,
+            self.grad_mode,
+            self.optimizers,
+            self.forwards,
         )
 
     @cached_property

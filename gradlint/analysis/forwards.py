@@ -668,6 +668,16 @@ class ForwardAnalysis:
         receiver = module_path(func.value)
         if receiver in modules and call.args and self._own_forward_method(func, call):
             return receiver
+        if (
+            receiver in modules
+            and attribute is not None
+            and receiver != "self"
+            and self.tensors.module_constructors(func, call)
+            and self.has_parameters(func, call)
+        ):
+            # `model.encoder(src)` after `model.eval()`, the class's `self.encoder =
+            # Encoder(...)`: a submodule is in the mode of the module that holds it
+            return receiver
         return self.method_forward(call, modules) or attribute
 
     def _own_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:

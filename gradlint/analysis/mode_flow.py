@@ -27,6 +27,7 @@ import libcst as cst
 
 from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
+from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, module_path
 from gradlint.analysis.optimizers import OptimizerHoldings
@@ -79,12 +80,15 @@ class ModeFlow:
         differentiation: DifferentiationReach,
         grad_mode: GradModeAnalysis,
         optimizers: OptimizerHoldings,
+        forwards: ForwardAnalysis,
     ) -> None:
         self.index = index
+        self.forwards = forwards
         self.optimizers = optimizers
         self.summaries = summaries
         self.differentiation = differentiation
         self.grad_mode = grad_mode
+        self._globals: dict[cst.FunctionDef, set[str]] = {}
         self._effects: dict[tuple[cst.FunctionDef, str], _Effect] = {}
         self._in_progress: set[tuple[cst.FunctionDef, str]] = set()
         self._own_calls: dict[cst.CSTNode, list[cst.Call]] = {}
@@ -381,6 +385,38 @@ class ModeFlow:
             for path in self._self_paths(callee):
                 if path_in_caller(call, callee, path, method=method) == path:
                     yield path, path
+        # a model of the module's own, read by both (`model = Net()`, then `evaluate()`
+        # whose body runs `model.eval()`): the same object on each side
+        for name in self._module_globals(callee):
+            if not self.summaries.bindings.binds(self.index.scope_of(call), name) or (
+                self.index.scope_of(call) is self.index.module
+            ):
+                yield name, name
+
+    def _module_globals(self, func: cst.FunctionDef) -> set[str]:
+        """The names of module-level variables a module-level function switches or runs
+        the forward of, without binding them itself (`def evaluate(): model.eval()`)."""
+        index = self.index
+        if index.scope_of(func) is not index.module:
+            return set()
+        found = self._globals.get(func)
+        if found is None:
+            found = set()
+            bindings = self.summaries.bindings
+            for call in self.calls_in(func):
+                target = _forward_target(call)
+                callee = call.func
+                if type(callee) is cst.Attribute and callee.attr.value in MODULE_MODE_METHODS:
+                    target = module_path(callee.value)
+                if (
+                    target is not None
+                    and "." not in target
+                    and not bindings.binds(func, target)
+                    and bindings.binds(index.module, target)
+                ):
+                    found.add(target)
+            self._globals[func] = found
+        return found
 
     def _self_paths(self, method: cst.FunctionDef) -> set[str]:
         """The `self.<attr>` paths a method switches or runs a forward of."""
@@ -421,6 +457,9 @@ class ModeFlow:
             target is not None
             and type(call.func) is cst.Attribute
             and target.rsplit(".", 1)[0] == path
+            # one that runs the model's layers, as the forwards say: not
+            # `model.init_hidden(bsz)` or `model.reset()`
+            and self.forwards.forward_target(call, {path}) == path
         ):
             return False
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:

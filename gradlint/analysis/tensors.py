@@ -699,7 +699,14 @@ class TensorFacts:
             return list(self._self_assignments(cls).get(name, ()))
         else:
             scope = self.index.scope_of(use)
-            for node in self._binding_nodes(scope, name):
+            nodes = self._binding_nodes(scope, name)
+            if not nodes and type(scope) is cst.FunctionDef and "." not in name:
+                root_bound = self._tensor_bindings(scope).get(name)
+                if not root_bound:
+                    # a global of the module read in a function (`model = Net()`, then
+                    # `def test(): model.fc(x)`): the module's bindings of it
+                    nodes = self._binding_nodes(self.index.module, name)
+            for node in nodes:
                 if type(node) is cst.Assign:
                     value = _value_bound_to(node, name)
                     if value is not None:

@@ -180,7 +180,8 @@ def script_main_for_recall(noise):
 
 
 def consume_for_recall(noise):
-    total, state = rollout_for_recall(noise)
+    # the caller reads both results only as numbers: the graph is thrown away here
+    total, state = rollout_for_recall(noise)  # error: GL012
     print(total.item(), state.shape)
     script_main_for_recall(noise)
 
