@@ -1118,6 +1118,9 @@ class ValueAnalysis:
             for element in expr.elements:
                 out |= self._expr(element.value, use)
             return frozenset(out) or PYTHON
+        if type(expr) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
+            # `[m(x).argmax(1).item() for x in xs]`: what each element is
+            return self._expr(expr.elt, expr.elt) or PYTHON  # type: ignore[attr-defined]
         if type(expr) is cst.Dict:
             return UNKNOWN
         if type(expr) is cst.Lambda:
