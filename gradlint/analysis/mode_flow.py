@@ -225,6 +225,53 @@ class ModeFlow:
             return True
         return False
 
+    def trained_after_evaluation(
+        self,
+        write: ModeWrite,
+        use: TrainingUse,
+        writes: list[ModeWrite],
+        scope: cst.CSTNode,
+        path: str,
+    ) -> cst.Call | None:
+        """The evaluation forward of the model between an eval `write` and a later
+        training `use` outside any loop that holds the write (`model.eval()`, a test,
+        then more epochs: a notebook's cells run in order), when only eval writes reach
+        the use; None otherwise. An evaluation helper that leaves the model in eval mode
+        is its own evaluation. An `eval()` with no evaluation after it, right before
+        training, may freeze batch norm on purpose."""
+        index = self.index
+        order = index.order
+        at, used = write.anchor, use.anchor
+        if order[at] >= order[used]:
+            return None
+        if any(index.is_inside(at, loop) for loop in index.enclosing_loops(used)):
+            return None  # a loop round: eval_carried_round's question
+        reaching = index.reaching([w.anchor for w in writes], used)
+        if not reaching or any(w.anchor in reaching and w.mode is not Mode.EVAL for w in writes):
+            return None
+        if at not in reaching:
+            return None
+        # training it is: an optimizer that holds the model steps around the forward (not
+        # an attack or a test differentiating through a model kept in eval mode)
+        loops = list(index.enclosing_loops(used))
+        if not any(
+            path in step.modules
+            and (step.call is used or any(index.is_inside(step.call, loop) for loop in loops))
+            for step in self.optimizers.steps_in(scope)
+        ):
+            return None
+        if write.inner is not None:
+            return at  # `evaluate(model, loader)`, which leaves it in eval mode
+        for call in self.calls_in(scope):
+            if not order[at] < order[call] < order[used]:
+                continue
+            target = _forward_target(call)
+            if target != path and self.forwards.forward_target(call, {path}) != path:
+                continue
+            if not self._is_training_forward(call, path):
+                return call
+        return None
+
     def _periodic_eval_before(
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
     ) -> bool:

@@ -17,7 +17,10 @@ class TrainModeNotRestored(Rule):
     calls, or in a trainer method) runs every N steps or at the end of each epoch, and
     no `model.train()` runs before the next training step. The finding is on the
     forward (inside the training helper when the loop calls one); the evaluation that
-    switched the model is its related place, and where the fix goes.
+    switched the model is its related place, and where the fix goes. Also training that
+    resumes after an evaluation outside its loop (`model.eval()`, a test, then more
+    epochs: a notebook's cells run in order) with an optimizer that holds the model,
+    and no `model.train()` in between.
 
     ## Why is this bad?
     `eval()` is a switch that stays on. After the first evaluation every later
@@ -54,7 +57,10 @@ class TrainModeNotRestored(Rule):
     evaluation helper that restores the mode it found (`was = model.training ...
     model.train(was)`) or ends with `model.train()`; evaluating another object (a deep
     copy, an EMA model); an `eval()` that runs before the forward on every iteration
-    (frozen batch norm while fine-tuning, on purpose). An evaluation that runs on some
+    (frozen batch norm while fine-tuning, on purpose), or right before a training loop
+    with no evaluation after it; a model differentiated after an evaluation while the
+    optimizer steps only tensors (an adversarial attack, a GAN inversion). An
+    evaluation that runs on some
     iterations only before the training steps (`if epoch % n == 0: validate(model)` at
     the top of the epoch) is flagged: from its first run on, every step trains in eval
     mode.
@@ -174,22 +180,34 @@ class TrainModeNotRestored(Rule):
                 # (a GAN's loop runs several; they share the one missing `train()`).
                 for write in evals:
                     for use in flow.training_uses(scope, model):
-                        if not flow.eval_carried_round(write, use, writes):
-                            continue
+                        if flow.eval_carried_round(write, use, writes):
+                            evaluation = None
+                        else:
+                            evaluation = flow.trained_after_evaluation(
+                                write, use, writes, scope, model
+                            )
+                            if evaluation is None:
+                                continue
                         forward = use.inner or use.anchor
                         if forward not in reported:
                             reported.add(forward)
-                            self._report(write, use, model)
+                            self._report(write, use, model, evaluation)
                         break
 
-    def _report(self, write: ModeWrite, use: TrainingUse, model: str) -> None:
+    def _report(
+        self, write: ModeWrite, use: TrainingUse, model: str, evaluation: cst.Call | None = None
+    ) -> None:
         """Reported at the training forward that runs in eval mode (inside the training
         helper when the loop calls one): the line that behaves differently from what
         it says. The evaluation that switched the model is the related place, and
-        where the fix goes."""
+        where the fix goes. `evaluation`: for training that resumes after an
+        evaluation outside its loop (a notebook's test cell, then more epochs), the
+        evaluation's forward."""
         related: list[tuple[cst.CSTNode, str]] = [
             (write.anchor, f"`{model}` is put in eval mode here, and nothing switches it back"),
         ]
+        if evaluation is not None and evaluation is not write.anchor:
+            related.append((evaluation, "the evaluation it was switched for"))
         if write.inner is not None:
             related.append((write.inner, "the `eval()` inside that call"))
         if use.inner is not None:
@@ -197,9 +215,12 @@ class TrainModeNotRestored(Rule):
         # A model without dropout, batch norm or anything else that reads the mode
         # computes the same in eval mode: true of the code, harmless until one is added.
         latent = self.facts.mode_dependence.of_model(model, use.anchor) is False
+        consequence = _LATENT if latent else _CONSEQUENCE
         self.report(
             use.inner or use.anchor,
-            self.message_for(model=model, consequence=_LATENT if latent else _CONSEQUENCE),
+            self.message_for(model=model, consequence=consequence)
+            if evaluation is None
+            else _AFTER_EVALUATION.format(model=model, consequence=consequence),
             fix=self._fix(write, use, model),
             related=related,
             latent=latent,
@@ -227,9 +248,14 @@ class TrainModeNotRestored(Rule):
                 self.fix_title,
                 (Edit(Position(end.line, column), Position(end.line, column), text),),
             )
-        for loop in index.enclosing_loops(use.anchor):
-            if not index.is_inside(write.anchor, loop):
-                continue
+        holding = [
+            loop
+            for loop in index.enclosing_loops(use.anchor)
+            if index.is_inside(write.anchor, loop)
+        ]
+        if not holding:
+            return self._train_before(use, model, lines)
+        for loop in holding:
             body = loop.body
             if type(body) is not cst.IndentedBlock or not body.body:
                 return None
@@ -244,7 +270,38 @@ class TrainModeNotRestored(Rule):
             return self.fix(self.fix_title, (Edit(at, at, text),))
         return None
 
+    def _train_before(self, use: TrainingUse, model: str, lines: list[str]) -> Fix | None:
+        """`model.train()` on a line of its own above the statement that starts the
+        training after an evaluation: its outermost loop in the scope, or the forward's
+        own statement."""
+        index = self.facts.index
+        scope = index.scope_of(use.anchor)
+        loops = [
+            loop for loop in index.enclosing_loops(use.anchor) if index.scope_of(loop) is scope
+        ]
+        line: cst.CSTNode | None
+        if loops:
+            line = loops[-1]
+            if not isinstance(index.parent.get(line), (cst.IndentedBlock, cst.Module)):
+                return None
+        else:
+            line = own_line(self.context, index.statement_of(use.anchor))
+        if line is None:
+            return None
+        start, _ = self.context.position_of(line)
+        first = lines[start.line - 1]
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
+        above = start.line - len(getattr(line, "leading_lines", ()))
+        at = Position(above, 0)
+        return self.fix(
+            self.fix_title, (Edit(at, at, f"{indent}{model}.train(){_newline(first)}"),)
+        )
 
+
+_AFTER_EVALUATION = (
+    "`{model}` is in eval mode at this training forward: an evaluation before it called "
+    "`eval()` and nothing calls `{model}.train()` before training resumes, {consequence}"
+)
 _CONSEQUENCE = "so dropout and batch norm stay in inference mode for the rest of training"
 _LATENT = (
     "which changes nothing yet: the model has no dropout, batch norm or other layer that "
