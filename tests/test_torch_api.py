@@ -581,3 +581,13 @@ def test_fresh_tensor_methods_make_tensors_without_history(method):
     args = {"new_full": ((2,), 1.0), "new_tensor": ([1.0, 2.0],)}.get(method, ((2,),))
     made = getattr(source, method)(*args)
     assert isinstance(made, torch.Tensor) and made.grad_fn is None and not made.requires_grad
+
+
+@pytest.mark.parametrize(("layer", "function"), sorted(api.ACTIVATION_FUNCTIONS.items()))
+def test_activation_layers_run_their_table_function(layer, function):
+    module = importlib.import_module(function.rsplit(".", 1)[0])
+    run = getattr(module, function.rsplit(".", 1)[1])
+    built = getattr(torch.nn, layer)(**({"dim": -1} if "Softmax" in layer else {}))
+    x = torch.randn(4, 5)
+    expected = run(x, dim=-1) if "softmax" in function else run(x)
+    assert torch.allclose(built(x), expected)

@@ -29,8 +29,8 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences, Run
 from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
-from gradlint.analysis.tensors import TensorFacts
-from gradlint.analysis.torch_api import SINGLE_OP_LAYERS
+from gradlint.analysis.tensors import TensorFacts, built_module_call
+from gradlint.analysis.torch_api import ACTIVATION_FUNCTIONS, SINGLE_OP_LAYERS
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 GRAD, TENSOR, NUMBER = "grad", "tensor", "number"
@@ -120,11 +120,33 @@ class SavedForBackward:
         if qualified in ops and self._imported(expr.func, expr):
             return qualified, positional[: table().arity(qualified)]
         func = expr.func
+        # `self.relu(x)` with `self.relu = nn.ReLU()`: the layer's function, not a
+        # tensor method of `self`
+        layer = self._activation_layer(expr)
+        if layer is not None:
+            return (layer, positional) if layer in ops and len(positional) == 1 else None
         if type(func) is cst.Attribute:
             key = f"Tensor.{func.attr.value}"
             if key in ops and not qualified.startswith("torch."):
                 return key, [func.value, *positional[: table().arity(key) - 1]]
         return None
+
+    def _activation_layer(self, call: cst.Call) -> str | None:
+        """The table's function a call of a torch.nn activation layer runs (`self.act(x)`
+        with `self.act = nn.Sigmoid()` in every binding): `torch.sigmoid`."""
+        if dotted_name(call.func) is None:
+            return None
+        found: set[str | None] = set()
+        for value in self.tensors.module_constructors(call.func, call):
+            built = built_module_call(value)
+            qualified = (
+                self.index.qualified_name(built.func) if type(built) is cst.Call else None
+            ) or ""
+            name = qualified.rsplit(".", 1)[-1] if qualified.startswith("torch.nn.") else None
+            found.add(ACTIVATION_FUNCTIONS.get(name) if name is not None else None)
+        if len(found) != 1:
+            return None
+        return found.pop()
 
     def _imported(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         name = dotted_name(func)

@@ -408,6 +408,26 @@ WEIGHTED_LAYERS = frozenset(
 # optimizer step between the forward and its backward breaks nothing (measured on
 # torch 2.13, fixtures/GL011/good_single_layer_on_data.py).
 SINGLE_OP_LAYERS = WEIGHTED_LAYERS
+# torch.nn activation layers and the function of the saved-tensor table each one runs on
+# its input (`nn.Sigmoid()(x)` is `torch.sigmoid(x)`; `nn.ReLU(inplace=True)` returns its
+# input rewritten, which relu's backward then needs as it does relu's output).
+ACTIVATION_FUNCTIONS = {
+    "Sigmoid": "torch.sigmoid",
+    "Tanh": "torch.tanh",
+    "ReLU": "torch.nn.functional.relu",
+    "ReLU6": "torch.nn.functional.relu6",
+    "LeakyReLU": "torch.nn.functional.leaky_relu",
+    "ELU": "torch.nn.functional.elu",
+    "SELU": "torch.nn.functional.selu",
+    "GELU": "torch.nn.functional.gelu",
+    "SiLU": "torch.nn.functional.silu",
+    "Mish": "torch.nn.functional.mish",
+    "Softplus": "torch.nn.functional.softplus",
+    "Hardtanh": "torch.nn.functional.hardtanh",
+    "LogSigmoid": "torch.nn.functional.logsigmoid",
+    "Softmax": "torch.nn.functional.softmax",
+    "LogSoftmax": "torch.nn.functional.log_softmax",
+}
 # torch.nn layers that hold parameters as built by default (InstanceNorm's affine
 # is off by default, so it holds none).
 PARAMETRIC_LAYERS = (
