@@ -116,6 +116,12 @@ class LossHistoryAccumulation(Rule):
             accumulator, value = found
             if accumulator in consumed:
                 continue  # backpropagated itself: a micro-batch or TBPTT accumulator
+            if all(event.kind == "grad" for event in loop.events) and (
+                facts.carried_graph.reaches_differentiation(accumulator, loop)
+            ):
+                # a meta-objective's per-task losses: each task's inner step is an
+                # `autograd.grad`, and the sum is backpropagated once, after the loop
+                continue
             # the graph kept is the one the loop backpropagates, or one of its own: a
             # forward run for the record (`losses.append(loss_fn(net(X_all), y_all))`),
             # which nothing ever frees

@@ -72,3 +72,18 @@ def adapt_and_report(learner, x, num_inner_updates):
         params = [p + 0.0 for p in new_params]
         kl = loss.item()
     return kl
+
+
+# A first-order MAML step: each task's inner gradient is an `autograd.grad` without
+# `create_graph` (GL005's finding), and the per-task query losses are summed and
+# backpropagated once after the task loop, a within-step sum (not GL006's history).
+def first_order_meta_step(model, opt, tasks, inner_lr=0.01):
+    opt.zero_grad()
+    meta_loss = 0.0
+    for x, y in tasks:
+        params = list(model.parameters())
+        grads = torch.autograd.grad(nn.functional.mse_loss(model(x), y), params)  # error: GL005
+        fast = [p - inner_lr * g for p, g in zip(params, grads)]
+        meta_loss = meta_loss + nn.functional.mse_loss(nn.functional.linear(x, *fast), y)
+    meta_loss.backward()
+    opt.step()
