@@ -58,7 +58,8 @@ class MissingZeroGrad(Rule):
     Flags the optimizer step (or manual update `p -= lr * p.grad`) of a loop that calls
     `backward()` and steps every iteration but never clears the gradients: no
     `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or `p.grad.zero_()` in
-    the loop, in a helper of this file it calls, or in the closure handed to `step`.
+    the loop, in a helper of this file it calls, or in the closure handed to `step`
+    (`optimizer.zero_grad` written without its call clears nothing).
 
     Also flags the backward of a loop that hands one module's gradients to the parameters
     the optimizer steps (A3C's `shared_param._grad = local_param.grad`, directly or in a

@@ -41,7 +41,8 @@ class InplaceOnSavedTensor(Rule):
 
     ## Why is this bad?
     Many operations keep a tensor for their backward: `torch.sigmoid`, `exp`, `tanh`,
-    `relu` and `softmax` keep their output, `w * x` keeps `x` for `w`'s gradient,
+    `relu` and `softmax` keep their output (so do their layers, `nn.Sigmoid()`,
+    `nn.ReLU(inplace=True)`), `w * x` keeps `x` for `w`'s gradient,
     `x ** 2`, `log`, `sin` and `F.linear` keep their input. Autograd notes the
     tensor's version when it saves it; an in-place change bumps the version, and the
     backward refuses to use the stale value: `RuntimeError: one of the variables
