@@ -255,20 +255,22 @@ class TrainModeNotRestored(Rule):
         ]
         if not holding:
             return self._train_before(use, model, lines)
-        for loop in holding:
-            body = loop.body
-            if type(body) is not cst.IndentedBlock or not body.body:
-                return None
-            first_statement = body.body[0]
-            start, _ = self.context.position_of(first_statement)
-            first = lines[start.line - 1]
-            indent = first[: len(first) - len(first.lstrip(" \t"))]
-            # above the comments and blank lines that lead into the first statement
-            above = start.line - len(getattr(first_statement, "leading_lines", ()))
-            text = f"{indent}{model}.train(){_newline(first)}"
-            at = Position(above, 0)
-            return self.fix(self.fix_title, (Edit(at, at, text),))
-        return None
+        body = holding[0].body
+        if type(body) is not cst.IndentedBlock or not body.body:
+            return None
+        return self._train_above(body.body[0], model, lines)
+
+    def _train_above(self, statement: cst.CSTNode, model: str, lines: list[str]) -> Fix:
+        """`model.train()` on a line of its own above `statement`, with its indentation,
+        above the comments and blank lines that lead into it."""
+        start, _ = self.context.position_of(statement)
+        first = lines[start.line - 1]
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
+        above = start.line - len(getattr(statement, "leading_lines", ()))
+        at = Position(above, 0)
+        return self.fix(
+            self.fix_title, (Edit(at, at, f"{indent}{model}.train(){_newline(first)}"),)
+        )
 
     def _train_before(self, use: TrainingUse, model: str, lines: list[str]) -> Fix | None:
         """`model.train()` on a line of its own above the statement that starts the
@@ -288,14 +290,7 @@ class TrainModeNotRestored(Rule):
             line = own_line(self.context, index.statement_of(use.anchor))
         if line is None:
             return None
-        start, _ = self.context.position_of(line)
-        first = lines[start.line - 1]
-        indent = first[: len(first) - len(first.lstrip(" \t"))]
-        above = start.line - len(getattr(line, "leading_lines", ()))
-        at = Position(above, 0)
-        return self.fix(
-            self.fix_title, (Edit(at, at, f"{indent}{model}.train(){_newline(first)}"),)
-        )
+        return self._train_above(line, model, lines)
 
 
 _AFTER_EVALUATION = (
