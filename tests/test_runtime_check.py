@@ -601,3 +601,17 @@ def test_the_documented_example_passes_and_catches_the_bug_it_names():
     exec(compile(buggy, "docs/runtime-check.md", "exec"), namespace)
     with pytest.raises(runtime_check.GraphGrowthError, match="grew by 4 nodes per iteration"):
         namespace["test_training_step_keeps_no_graph_alive"]()
+
+
+def test_the_cuda_runtime_notice_is_not_a_warning_of_the_fixture():
+    # seen on an H200 (torch 2.11+cu130) in every fixture that calls autograd.grad: the
+    # runtime's own notice about its autograd worker thread, not something the code did
+    from runtime_check import judge
+
+    notice = {
+        "category": "UserWarning",
+        "message": "Attempting to run cuBLAS, but there was no current CUDA context! "
+        "Attempting to set the primary context... (Triggered internally at ...)",
+    }
+    assert judge._device_notice(notice)
+    assert not judge._device_notice({"category": "UserWarning", "message": "volatile was removed"})
