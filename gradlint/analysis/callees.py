@@ -371,14 +371,7 @@ class CalleeResolver:
         # the other names, most of a file's, are not looked at.
         escaped: set[str] = set()
         parents = self.index.parent
-        function_names = {func.name.value for func in self.index.functions}
-        # names a bare reference can mean: functions outside classes (a method is
-        # reached through its object, or by name in its class's body)
-        plain_names = {
-            func.name.value
-            for func in self.index.functions
-            if self.index.enclosing_class(func) is None
-        }
+        function_names = by_plain_name.keys() | method_names
         for node in self.index.of_types(cst.Name):
             if node.value in function_names and id(node) not in called_funcs:
                 parent = parents.get(node)
@@ -392,10 +385,13 @@ class CalleeResolver:
                     continue  # `model.eval(inference=False)`: a keyword, not the function
                 if (
                     type(parent) is not cst.Attribute
-                    and node.value not in plain_names
+                    and node.value not in by_plain_name
                     and type(self.index.scope_of(node)) is not cst.ClassDef
                 ):
-                    continue  # `if inference:` reads a variable: a method is no bare name
+                    # `if inference:` reads a variable: a bare name can mean a function
+                    # outside classes, not a method (reached through its object, or by
+                    # name in its class's body)
+                    continue
                 if type(parent) is cst.Attribute and parent.attr is node:
                     # `self.step` stored away is a bound method of this file's classes;
                     # `corpus.train` names no module-level function of the file

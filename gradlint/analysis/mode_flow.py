@@ -265,10 +265,7 @@ class ModeFlow:
         for call in self.calls_in(scope):
             if not order[at] < order[call] < order[used]:
                 continue
-            target = _forward_target(call)
-            if target != path and self.forwards.forward_target(call, {path}) != path:
-                continue
-            if not self._is_training_forward(call, path):
+            if self._runs_forward_of(call, path) and not self._is_training_forward(call, path):
                 return call
         return None
 
@@ -496,18 +493,21 @@ class ModeFlow:
                     self._listing.discard(callee)
         return found
 
-    def _is_training_forward(self, call: cst.Call, path: str) -> bool:
+    def _runs_forward_of(self, call: cst.Call, path: str) -> bool:
+        """Does `call` run the forward of `path`: `model(x)`, `model.forward(x)`, or a
+        method or submodule of the model (`model.log_prob(x)`, `model.encoder(x)`, in the
+        mode `model.eval()` left it in) that runs its layers, as the forwards say (not
+        `model.init_hidden(bsz)` or `model.reset()`)?"""
         target = _forward_target(call)
-        # `model.log_prob(x)`, `model.encoder(x)`: a method or a submodule of the model
-        # runs in the mode `model.eval()` left it in
-        if target != path and not (
+        return target == path or (
             target is not None
             and type(call.func) is cst.Attribute
             and target.rsplit(".", 1)[0] == path
-            # one that runs the model's layers, as the forwards say: not
-            # `model.init_hidden(bsz)` or `model.reset()`
             and self.forwards.forward_target(call, {path}) == path
-        ):
+        )
+
+    def _is_training_forward(self, call: cst.Call, path: str) -> bool:
+        if not self._runs_forward_of(call, path):
             return False
         if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
             return False

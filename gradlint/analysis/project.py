@@ -3417,7 +3417,7 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
             query.method,
             *parsed,
             builds=functools.partial(_builds_from, project, call.path),
-            builds_here=functools.partial(_builds_in, project, call.path),
+            builds_here=functools.partial(project.class_builds_parameters, call.path),
         )
         if context is None:
             return None
@@ -3457,12 +3457,6 @@ def _call_at(
 def _builds_from(project: ProjectIndex, importer: str, module: str, level: int, name: str) -> bool:
     """ProjectIndex.builds_parameters of an import in `importer`, a caller's file."""
     return project.builds_parameters(module, level, name, importer)
-
-
-def _builds_in(project: ProjectIndex, path: str, name: str) -> bool:
-    """Is `name` a class of `path`, a caller's file, whose instances hold layers with
-    weights?"""
-    return project.class_builds_parameters(path, name)
 
 
 def _context_of(
