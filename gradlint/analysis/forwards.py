@@ -1472,6 +1472,12 @@ class ForwardAnalysis:
             if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 if node.func.attr.value == REQUIRES_GRAD_METHOD:
                     owner = module_path(node.func.value)
+                    if owner is None:
+                        # `target = copy.deepcopy(model).requires_grad_(False)`: it
+                        # returns the module it switched, which the name now holds
+                        held = self.index.parent.get(node)
+                        if type(held) is cst.Assign and len(held.targets) == 1:
+                            owner = module_path(held.targets[0].target)
                     if owner is not None:
                         # `requires_grad_()` with no argument switches it on
                         off = bool(node.args) and bool_literal(node.args[0].value) is not True

@@ -136,6 +136,40 @@ def target_names(target: cst.CSTNode) -> list[str]:
     return []
 
 
+def loop_element_sources(
+    target: cst.CSTNode, iterable: cst.BaseExpression
+) -> list[cst.BaseExpression | None]:
+    """For each name `target_names(target)` lists, in that order, the iterable whose
+    elements it takes in turn, or None where that is not an iterable's element:
+    `for p in ps` (p: ps), `for i, p in enumerate(ps)` (i: None, p: ps), `for e, p in
+    zip(ema.parameters(), model.parameters())` (e and p: each argument), nested
+    unpacking included. Of another iterable of tuples only the last name is taken for
+    its element (`for n, p in model.named_parameters()`), as the pair's value."""
+    if type(target) is cst.Name or type(target) is cst.Attribute:
+        return [iterable] if dotted_name(target) else []
+    if type(target) is cst.StarredElement:
+        return [None] * len(target_names(target))
+    if type(target) is not cst.Tuple and type(target) is not cst.List:
+        return []
+    elements = [element.value for element in target.elements]
+    unpacked = not any(type(e) is cst.StarredElement for e in elements)
+    if unpacked and type(iterable) is cst.Call and type(iterable.func) is cst.Name:
+        args = iterable.args
+        plain = all(a.star == "" and a.keyword is None for a in args)
+        if plain and iterable.func.value == "zip" and len(args) == len(elements):
+            return [
+                source
+                for element, arg in zip(elements, args, strict=True)
+                for source in loop_element_sources(element, arg.value)
+            ]
+        if plain and iterable.func.value == "enumerate" and args and len(elements) == 2:
+            return [None] * len(target_names(elements[0])) + loop_element_sources(
+                elements[1], args[0].value
+            )
+    names = len(target_names(target))
+    return [None] * (names - 1) + [iterable] if names else []
+
+
 def node_types(*bases: type) -> frozenset[type]:
     """Every LibCST node class that is one of `bases` or derives from one of them.
 
@@ -995,6 +1029,18 @@ class FileIndex:
                 if type(node) is cst.Return and node.value is not None
             ]
         return found
+
+    def loop_element_source(self, name: str, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The iterable whose elements `name` takes in turn, when it is the target (or
+        one name of the target) of the innermost `for` loop around `node` that binds it
+        (loop_element_sources: `grads` for `g` in `for p, g in zip(params, grads)`)."""
+        for loop in self.enclosing_loops(node):
+            if type(loop) is not cst.For:
+                continue
+            names = target_names(loop.target)
+            if name in names:
+                return loop_element_sources(loop.target, loop.iter)[names.index(name)]
+        return None
 
     def enclosing_loops(self, node: cst.CSTNode):
         """The `for`/`while` loops whose iterations run node, innermost first, up to its

@@ -30,11 +30,12 @@ from gradlint.analysis.index import (
     bool_literal,
     dotted_name,
     keyword_is_true,
-    target_names,
+    loop_element_sources,
 )
 from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
+    DETACH_IN_PLACE_METHOD,
     FRESH_PRESERVING_METHODS,
     FRESH_TENSOR_MAKERS,
     MODULE_WRAPPING_METHODS,
@@ -204,21 +205,23 @@ class TensorFacts:
             return _UNCLASSIFIED if binding.whole else OTHER
         if kind is K.FOR:
             # Resolved lazily (see _kind): the iterable may be a name whose own
-            # bindings live in this very table. Of a tuple target only the last name is
-            # the iterable's element (`for i, p in enumerate(params)`).
-            target = cast(cst.For, binding.node).target
-            if type(target) is not cst.Tuple or binding.position == len(target_names(target)) - 1:
-                return _LOOP_TARGET
-            return OTHER
+            # bindings live in this very table.
+            return _LOOP_TARGET
         if kind is K.REQUIRES_GRAD:
             return LEAF
         return OTHER
 
-    def _loop_target_kind(self, loop: cst.For, scope: cst.CSTNode) -> str:
-        iterable = loop.iter
+    def _loop_target_kind(self, loop: cst.For, position: int, scope: cst.CSTNode) -> str:
+        """What the name at `position` of the loop's target holds, read off the
+        iterable it takes its elements from (one of `zip(...)`'s arguments: `for e, p
+        in zip(ema.parameters(), model.parameters())`)."""
+        sources = loop_element_sources(loop.target, loop.iter)
+        iterable = sources[position] if position < len(sources) else None
+        if iterable is None:
+            return OTHER
         if type(iterable) is cst.Call:
             qualified = self.index.qualified_name(iterable.func) or ""
-            if qualified in ("enumerate", "reversed", "list", "tuple") and iterable.args:
+            if qualified in ("reversed", "list", "tuple") and iterable.args:
                 iterable = iterable.args[0].value
         if type(iterable) is cst.Call and type(iterable.func) is cst.Attribute:
             if iterable.func.attr.value in PARAMETER_ITERATORS:
@@ -297,7 +300,7 @@ class TensorFacts:
         self._resolving.add(node)
         try:
             # Only `for` statements are recorded with the _LOOP_TARGET kind.
-            return self._loop_target_kind(cast(cst.For, node), scope)
+            return self._loop_target_kind(cast(cst.For, node), binding.position, scope)
         finally:
             self._resolving.discard(node)
 
@@ -445,7 +448,7 @@ class TensorFacts:
         scope, not switched back on before `use`: the in-place op is legal there, as in
         `w.requires_grad = False; w.copy_(src); w.requires_grad = True`."""
         at = self.index.order.get(use, 0)
-        owner = self._parameter_loop_owner(name, use)
+        owner = self.parameter_owner(name, use)
         names = {name} if owner is None else {name, _all_parameters_of(owner)}
         state = None
         for order, switched, flag in self._requires_grad_switches(self.index.scope_of(use)):
@@ -455,24 +458,17 @@ class TensorFacts:
                 state = flag
         return state is False
 
-    def _parameter_loop_owner(self, name: str, node: cst.CSTNode) -> str | None:
+    def parameter_owner(self, name: str, node: cst.CSTNode) -> str | None:
         """`model` when `name` is what `for name in model.parameters()` (or the second of
-        `for n, name in model.named_parameters()`) hands the loop around `node`."""
-        for loop in self.index.enclosing_loops(node):
-            if type(loop) is not cst.For:
-                continue
-            iterable = loop.iter
-            if type(iterable) is not cst.Call or type(iterable.func) is not cst.Attribute:
-                continue
-            method = iterable.func.attr.value
-            if method not in PARAMETER_ITERATORS:
-                continue
-            target: cst.BaseExpression = loop.target
-            if type(target) is cst.Tuple and method == "named_parameters":
-                elements = target.elements
-                target = elements[1].value if len(elements) == 2 else target
-            if type(target) is cst.Name and target.value == name:
-                return dotted_name(iterable.func.value)
+        `for n, name in model.named_parameters()`, or its place in `for t, name in
+        zip(target.parameters(), model.parameters())`) hands the loop around `node`."""
+        iterable = self.index.loop_element_source(name, node)
+        if (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Attribute
+            and iterable.func.attr.value in PARAMETER_ITERATORS
+        ):
+            return dotted_name(iterable.func.value)
         return None
 
     def _freezing_helper(self, func: cst.FunctionDef) -> tuple[str, str | bool] | None:
@@ -485,7 +481,7 @@ class TensorFacts:
             receiver, flag = _switch_of(node)
             if receiver is None:
                 continue
-            owner = self._parameter_loop_owner(receiver, node)
+            owner = self.parameter_owner(receiver, node)
             if owner not in params:
                 continue
             if type(flag) is cst.Name and flag.value in params:
@@ -547,7 +543,7 @@ class TensorFacts:
                     flag = not (value is not None and is_false(value))
                 found.append((index.order[node], receiver, flag))
                 # switched on each parameter a loop over the model hands out: all of them
-                owner = self._parameter_loop_owner(receiver, node)
+                owner = self.parameter_owner(receiver, node)
                 if owner is not None:
                     found.append((index.order[node], _all_parameters_of(owner), flag))
             elif type(node) is cst.Call:
@@ -734,6 +730,10 @@ class TensorFacts:
                 return list(self._self_assignments(cls).get(f"self.{expr.attr.value}", ()))
         return []
 
+    def attribute_values(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
+        """What the class assigns to each `self.x`, anywhere in it (`self.x` as key)."""
+        return self._self_assignments(cls)
+
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """`self.x = value` anywhere in the class, by name: read once per class."""
         found = self._self_values.get(cls)
@@ -881,17 +881,21 @@ def _all_parameters_of(model: str) -> str:
 
 def _switch_of(node: cst.CSTNode) -> tuple[str | None, cst.BaseExpression | None]:
     """(what, to what) of a requires_grad switch: `p.requires_grad = flag` (the value),
-    `p.requires_grad_(flag)` (its argument, None when it has none: on); else (None, None)."""
+    `p.requires_grad_(flag)` (its argument, None when it has none: on), `p.detach_()`
+    (off: it detaches the tensor itself, DeepRL's target networks before their soft
+    update); else (None, None)."""
     if type(node) is cst.Assign and len(node.targets) == 1:
         target = dotted_name(node.targets[0].target) or ""
         if target.endswith(".requires_grad"):
             return target[: -len(".requires_grad")], node.value
-    elif (
-        type(node) is cst.Call
-        and type(node.func) is cst.Attribute
-        and node.func.attr.value == REQUIRES_GRAD_METHOD
-    ):
+    elif type(node) is cst.Call and type(node.func) is cst.Attribute:
+        method = node.func.attr.value
         receiver = dotted_name(node.func.value)
-        if receiver is not None:
+        if receiver is not None and method == REQUIRES_GRAD_METHOD:
             return receiver, node.args[0].value if node.args else None
+        if receiver is not None and method == DETACH_IN_PLACE_METHOD and not node.args:
+            return receiver, _OFF
     return None, None
+
+
+_OFF = cst.Name("False")

@@ -297,6 +297,8 @@ def is_inplace_method(name: str) -> bool:
 
 REQUIRES_GRAD_ATTRIBUTE = "requires_grad"
 REQUIRES_GRAD_METHOD = "requires_grad_"
+# `x.detach_()`: x itself leaves the graph and no longer requires grad (a switch off).
+DETACH_IN_PLACE_METHOD = "detach_"
 REQUIRES_GRAD_NAMES = frozenset({REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD})
 PARAMETER_CLASSES = frozenset(
     {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}

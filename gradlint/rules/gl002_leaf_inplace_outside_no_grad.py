@@ -88,6 +88,8 @@ class LeafInplaceOutsideNoGrad(Rule):
             return
         if facts.mode_at(node) is not GradMode.RECORDING:
             return
+        if self._frozen_elsewhere(leaf, node):
+            return
         if facts.grad_mode.guarded_by_every_caller_elsewhere(node):
             return  # `init_weights(m)` called under no_grad from another file
         statement = facts.index.statement_of(node)
@@ -99,3 +101,19 @@ class LeafInplaceOutsideNoGrad(Rule):
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
             related=leaf_origins(facts, leaf, node),
         )
+
+    def _frozen_elsewhere(self, leaf: str, node: cst.CSTNode) -> bool:
+        """A parameter of a model of the file or of `self` (a target network) whose
+        parameters were all switched off once, in another function or at module level:
+        they are no leaves that require grad. A model the function is handed or makes
+        is its own: a switch on a namesake elsewhere says nothing of it (the switches in
+        its own function were read with the leaf)."""
+        facts = self.facts
+        owner = facts.tensors.parameter_owner(leaf, node)
+        if owner is None:
+            return False
+        scope = facts.index.scope_of(node)
+        root = owner.split(".")[0]
+        if root != "self" and type(scope) is cst.FunctionDef and facts.bindings.binds(scope, root):
+            return False
+        return facts.forwards.is_frozen(owner, node, whole=True)

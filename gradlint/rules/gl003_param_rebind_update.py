@@ -115,7 +115,11 @@ class ParamRebindUpdate(Rule):
             ]
         else:
             pairs = [(target_node, value)]
-        updates = [u for u in (self._update(node, t, v) for t, v in pairs) if u is not None]
+        updates = [
+            u
+            for u in (self._update(node, t, v) for t, v in pairs)
+            if u is not None and not self._functional_update(node, u[1])
+        ]
         if not updates:
             return
         mode = self.facts.mode_at(node)
@@ -163,7 +167,10 @@ class ParamRebindUpdate(Rule):
 
     def _grad_owners(self, step: cst.CSTNode, node: cst.CSTNode) -> set[str] | None:
         """Whose `.grad` the step uses, directly (`p.grad`) or through a name bound to a
-        `.grad` (`g = p.grad`, `gw, gb = w.grad, b.grad`). None if it uses no `.grad`."""
+        `.grad` (`g = p.grad`, `gw, gb = w.grad, b.grad`), or a gradient `autograd.grad`
+        handed back (`for p, g in zip(params, grads)` with `grads =
+        torch.autograd.grad(loss, params)`: whose, unknown). None if it uses no
+        gradient."""
         owners = _grad_owners(step)
         if _mentions_grad(step):
             return owners
@@ -174,7 +181,31 @@ class ParamRebindUpdate(Rule):
             if name in aliases:
                 found = True
                 owners |= aliases[name]
+            elif self._element_of_gradients(name, node):
+                found = True
         return owners if found else None
+
+    def _element_of_gradients(self, name: str, node: cst.CSTNode) -> bool:
+        """Is `name` what a loop around `node` takes from the tuple `autograd.grad`
+        returns (`for p, g in zip(params, grads)`, `for g in grads`)?"""
+        facts = self.facts
+        iterable = facts.index.loop_element_source(name, node)
+        if type(iterable) is cst.Name:
+            values = facts.values.reaching_expressions(iterable.value, node)
+            iterable = values[0] if len(values) == 1 else None
+        return (
+            type(iterable) is cst.Call
+            and (event := facts.autograd.event(iterable)) is not None
+            and event.kind == "grad"
+        )
+
+    def _functional_update(self, node: cst.Assign, target: str) -> bool:
+        """`p = p - lr * g` on a loop's parameter whose new value is read afterwards
+        (`fast.append(p)`, `new[name] = p`): fast weights made on purpose, not an update
+        lost to a rebinding."""
+        return self._is_parameter_loop_variable(node, target) and bool(
+            self.facts.values.uses_reached(node, target)
+        )
 
     def _grad_aliases(self, node: cst.CSTNode) -> dict[str, set[str]]:
         index = self.facts.index
