@@ -30,11 +30,13 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences, Run
 from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
 from gradlint.analysis.tensors import TensorFacts, built_module_call
-from gradlint.analysis.torch_api import ACTIVATION_FUNCTIONS, SINGLE_OP_LAYERS
+from gradlint.analysis.torch_api import ACTIVATION_FUNCTIONS, PARAMETRIC_LAYERS, SINGLE_OP_LAYERS
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 GRAD, TENSOR, NUMBER = "grad", "tensor", "number"
 _ANY = frozenset({GRAD, TENSOR, NUMBER})
+# How deep module constructions are followed for the activation a module ends in.
+_NESTING = 4
 _A_TENSOR = frozenset({GRAD, TENSOR})
 _CARRIES_GRAPH = frozenset({Kind.LEAF, Kind.GRAPH})
 
@@ -124,29 +126,109 @@ class SavedForBackward:
         # tensor method of `self`
         layer = self._activation_layer(expr)
         if layer is not None:
-            return (layer, positional) if layer in ops and len(positional) == 1 else None
+            key, after_parameters = layer
+            if key not in ops or len(positional) != 1:
+                return None
+            # behind a layer with parameters the activation's input has history
+            # whatever the call is given: the call's own output stands for it
+            return key, [expr] if after_parameters else positional
         if type(func) is cst.Attribute:
             key = f"Tensor.{func.attr.value}"
             if key in ops and not qualified.startswith("torch."):
                 return key, [func.value, *positional[: table().arity(key) - 1]]
         return None
 
-    def _activation_layer(self, call: cst.Call) -> str | None:
-        """The table's function a call of a torch.nn activation layer runs (`self.act(x)`
-        with `self.act = nn.Sigmoid()` in every binding): `torch.sigmoid`."""
+    def _activation_layer(self, call: cst.Call) -> tuple[str, bool] | None:
+        """The table's function a call of a module runs last on what it returns, and
+        whether a layer with parameters runs before it: `self.act(x)` with `self.act =
+        nn.Sigmoid()` in every binding (`torch.sigmoid`, False), `self.body(x)` with
+        `self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))`, or a
+        module class of this file whose forward returns such a call of its own layer
+        (LinkNet's decoder blocks ending in a conv-bn-relu unit)."""
         if dotted_name(call.func) is None:
             return None
-        found: set[str | None] = set()
+        found: set[tuple[str, bool] | None] = set()
         for value in self.tensors.module_constructors(call.func, call):
-            built = built_module_call(value)
-            qualified = (
-                self.index.qualified_name(built.func) if type(built) is cst.Call else None
-            ) or ""
-            name = qualified.rsplit(".", 1)[-1] if qualified.startswith("torch.nn.") else None
-            found.add(ACTIVATION_FUNCTIONS.get(name) if name is not None else None)
+            found.add(self._ends_in_activation(built_module_call(value), 0))
         if len(found) != 1:
             return None
         return found.pop()
+
+    def _ends_in_activation(self, built: cst.CSTNode, depth: int) -> tuple[str, bool] | None:
+        """(the activation's function, a layer with parameters runs before it) for the
+        module `built` constructs, when the last thing its forward does is a torch.nn
+        activation layer; None when unknown or not so."""
+        if type(built) is not cst.Call or depth > _NESTING:
+            return None
+        qualified = self.index.qualified_name(built.func) or ""
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn."):
+            if name in ACTIVATION_FUNCTIONS:
+                return ACTIVATION_FUNCTIONS[name], False
+            layers = built.args
+            if name != "Sequential" or not layers or any(a.star or a.keyword for a in layers):
+                return None
+            last = self._ends_in_activation(built_module_call(layers[-1].value), depth + 1)
+            if last is None:
+                return None
+            before = any(self._holds_parameters(a.value, depth + 1) for a in layers[:-1])
+            return last[0], last[1] or before
+        cls = self._module_class(qualified)
+        if cls is None:
+            return None
+        returned = self._returned_layer_call(cls)
+        if returned is None:
+            return None
+        ends = {
+            self._ends_in_activation(built_module_call(v), depth + 1)
+            for v in self.tensors.attribute_values(cls).get(dotted_name(returned.func) or "", ())
+        }
+        if len(ends) != 1:
+            return None
+        last = ends.pop()
+        if last is None:
+            return None
+        return last[0], last[1] or self._holds_parameters(built, depth + 1)
+
+    def _holds_parameters(self, built: cst.CSTNode, depth: int) -> bool:
+        """Does the module `built` constructs hold parameters (a torch layer that has
+        them, a Sequential of one, a module class of this file that builds one)?"""
+        built = built_module_call(built)
+        if type(built) is not cst.Call or depth > _NESTING:
+            return False
+        qualified = self.index.qualified_name(built.func) or ""
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn."):
+            if name == "Sequential":
+                return any(self._holds_parameters(a.value, depth + 1) for a in built.args)
+            return name in PARAMETRIC_LAYERS
+        cls = self._module_class(qualified)
+        return cls is not None and any(
+            self._holds_parameters(value, depth + 1)
+            for values in self.tensors.attribute_values(cls).values()
+            for value in values
+        )
+
+    def _module_class(self, qualified: str) -> cst.ClassDef | None:
+        """The module class of this file the name constructs, if one."""
+        if qualified not in self.tensors.local_module_classes():
+            return None
+        found = [c for c in self.index.classes if c.name.value == qualified]
+        return found[0] if len(found) == 1 else None
+
+    def _returned_layer_call(self, cls: cst.ClassDef) -> cst.Call | None:
+        """`self.unit(x)` when the class's forward ends in `return self.unit(...)`."""
+        forwards = [
+            f for f in cls.body.body if type(f) is cst.FunctionDef and f.name.value == "forward"
+        ]
+        if len(forwards) != 1:
+            return None
+        returns = [n for n in self.index.of_types_in(forwards[0], cst.Return, into_functions=False)]
+        if len(returns) != 1 or type(returns[0].value) is not cst.Call:
+            return None
+        call = returns[0].value
+        name = dotted_name(call.func) or ""
+        return call if name.startswith("self.") and name.count(".") == 1 else None
 
     def _imported(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         name = dotted_name(func)
@@ -171,7 +253,11 @@ class SavedForBackward:
             return None
         receiver = key.startswith("Tensor.")
         statuses = [
-            self.statuses(operand, expr, receiver=receiver and i == 0)
+            # a module's activation behind its own layers with parameters: its input
+            # has history (operation hands the call itself for it)
+            frozenset({GRAD})
+            if operand is expr
+            else self.statuses(operand, expr, receiver=receiver and i == 0)
             for i, operand in enumerate(operands)
         ]
         saves: frozenset[int] | None = None
