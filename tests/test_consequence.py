@@ -110,7 +110,7 @@ def test_group_names_select_and_ignore_findings():
     )
     config = Config(select=("crash",))
     assert config.enabled_codes("t.py") >= {"GL001", "GL002", "GL008"}
-    assert "GL004" not in config.enabled_codes("t.py")
+    assert "GL006" not in config.enabled_codes("t.py")
 
 
 def test_per_file_ignores_take_group_names(tmp_path):
@@ -511,6 +511,42 @@ def test_one_cost_source_gives_the_impact(reported, cost, impact):
 def test_gl012_claims_numpy_raises_only_when_the_tensor_requires_grad(expression, raises):
     source = HEAD + f"for x in loader:\n    a = {expression}\n"
     assert ("`.numpy()` on it raises" in one(source).message) is raises
+
+
+@pytest.mark.parametrize(
+    ("expression", "raises"),
+    [
+        ("model(x).cpu().numpy()", True),
+        ("model(x).detach().cpu().numpy()", False),  # no graph left: GL004 for the waste only
+        ("model(x).argmax(1).numpy()", False),  # indices never require grad
+    ],
+)
+def test_gl004_eval_forward_read_with_numpy_is_a_crash_only_when_it_raises(expression, raises):
+    """An evaluation forward whose output goes to `.numpy()` does not waste memory: the
+    read raises. That is an error, as GL012 says of the same read in training mode."""
+    source = HEAD + f"def predict(x):\n    model.eval()\n    return {expression}\n"
+    finding = one(source)
+    assert finding.code == "GL004"
+    assert ("`.numpy()` on its output raises" in finding.message) is raises
+    assert (finding.group is Group.CRASH) is raises
+    assert (finding.severity is Severity.ERROR) is raises
+
+
+def test_gl004_claims_no_crash_for_a_method_that_may_return_numpy():
+    """pytorch-semseg's `ic.tile_predict(img)` runs its forward under `.data` and hands
+    back a numpy array: `np.argmax` of it raises nothing."""
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n"
+        "    def forward(self, x):\n        return self.fc(x)\n"
+        "    def tile_predict(self, x):\n        return self.fc(x)\n"
+        "def demo(x):\n    net = Net()\n    net.eval()\n"
+        "    out = net.tile_predict(x)\n    return np.argmax(out, axis=1)\n"
+    )
+    finding = one(source)
+    assert finding.code == "GL004"
+    assert "raises" not in finding.message and finding.group is not Group.CRASH
 
 
 # --- reports -------------------------------------------------------------------------

@@ -229,8 +229,10 @@ def test_gl004_follows_an_eval_model_into_a_lambda_run_by_a_helper():
     found = lint_source(textwrap.dedent(EVALUATING), "t.py", PREVIEW)
     assert [(d.code, d.start.line) for d in found] == [("GL004", 22)]
     (finding,) = found
-    # the call that runs it is named, and it is what the fix wraps
-    assert [r.start.line for r in finding.related] == [21, 23]
+    # the call that runs it is named, and it is what the fix wraps; `.numpy()` of the
+    # recorded output raises, which the finding says, with where
+    assert [r.start.line for r in finding.related] == [21, 23, 22]
+    assert "`.numpy()` on its output raises" in finding.message
     assert finding.fix is not None
     (edit,) = finding.fix.edits
     assert "run(env, policy)" in edit.content and "lambda" not in edit.content

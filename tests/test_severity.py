@@ -189,9 +189,9 @@ def test_cli_min_confidence_and_a_cache_that_follows_the_settings(tmp_path, monk
 
 def test_rule_command_states_severity_and_confidence(monkeypatch):
     status, out = run(["rule", "GL004"], monkeypatch)
-    assert "Group: `waste` (a bounded cost per call)." in out
+    assert "Group: `waste` (a bounded cost per call) or `crash` (raises at run time)." in out
     assert (
-        "Severity: warning (hint off the hot path: once, per epoch, in tests, in one pass run once, on one sample)."
+        "Severity: warning (hint off the hot path: once, per epoch, in tests, in one pass run once, on one sample) for `waste`, error for `crash`."
         in out
     )
     assert "Confidence: low when" in out

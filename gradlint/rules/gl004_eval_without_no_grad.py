@@ -4,11 +4,13 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
-from gradlint.analysis.index import module_path
+from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.train_mode import ModeSwitch
-from gradlint.diagnostics import Confidence, Position, Related
+from gradlint.diagnostics import Confidence, Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
+
+_RAISES = ', and `.numpy()` on its output raises "Can\'t call numpy() on Tensor that requires grad"'
 
 
 class EvalWithoutNoGrad(Rule):
@@ -24,7 +26,10 @@ class EvalWithoutNoGrad(Rule):
     graph and keeps its activations alive as long as the outputs live: one batch of
     activations of extra peak memory, and unbounded growth when outputs or losses are
     kept across batches (`preds.append(model(x))`). PyTorch's autograd notes: "Evaluation
-    mode is not a mechanism to locally disable gradient computation."
+    mode is not a mechanism to locally disable gradient computation." Where the output
+    goes straight to `.numpy()` (`model(x).cpu().numpy()`, a scikit-learn style
+    `predict`), the read does not even run: `RuntimeError: Can't call numpy() on Tensor
+    that requires grad`; that finding is an error (a crash), the others waste.
 
     The eval switch may be in another function than the forward: a caller that passes
     the model in, a loader (in this file or another) that returns it in eval mode, a
@@ -150,7 +155,7 @@ class EvalWithoutNoGrad(Rule):
 
     code = "GL004"
     name = "eval-without-no-grad"
-    message = "`{model}` is in eval mode but this forward pass records autograd history that is never used; run inference under `torch.no_grad()` or `torch.inference_mode()`"
+    message = "`{model}` is in eval mode but this forward pass records autograd history that is never used{consequence}; run inference under `torch.no_grad()` or `torch.inference_mode()`"
     fix_title = "Wrap the inference in `with torch.no_grad():`"
     trigger_tokens = (".eval()", ".train(False", ".train(mode=False")
     # `with utils.eval_mode(agent):`: the switch is inside a manager of another file
@@ -270,6 +275,12 @@ class EvalWithoutNoGrad(Rule):
             return
         if at is not call and forwards.is_differentiated(at, facts.index.scope_of(at)):
             return
+        # `model(x).cpu().numpy()`: the same recording makes the read itself raise. Only
+        # the model's own call is known to hand back a tensor (a method such as
+        # `tile_predict` may return a numpy array made under `.data`)
+        uses = facts.result_uses.numbers_only(call)
+        own_call = dotted_name(call.func) in (model, f"{model}.forward")
+        raises = list(uses.numpy_raises) if uses is not None and own_call else []
         reported = call if facts.index.scope_of(call) is not facts.index.scope_of(at) else at
         if reported is call and at is not call:
             if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(call, model):
@@ -286,10 +297,11 @@ class EvalWithoutNoGrad(Rule):
             cost = CostSource.in_loop_elsewhere()
         self.report(
             reported,
-            self.message_for(model=model),
+            self.message_for(model=model, consequence=_RAISES if raises else ""),
             fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
             related=[
                 *self._related(switch, model, call, at, reported),
+                *((node, "`.numpy()` raises here") for node in raises[:2]),
                 # where the graph is built: the helper's forward (issue 19)
                 *(
                     (
@@ -307,6 +319,7 @@ class EvalWithoutNoGrad(Rule):
             if facts.index.scope_of(switch.anchor) is not facts.index.scope_of(at)
             else Confidence.HIGH,
             cost=cost,
+            group=Group.CRASH if raises else None,
         )
 
     def _check_flag_paths(self, call: cst.Call, model: str) -> None:
@@ -340,7 +353,7 @@ class EvalWithoutNoGrad(Rule):
         sites = [p.site for p in paths]
         self.report(
             call,
-            self.message_for(model=model),
+            self.message_for(model=model, consequence=""),
             fix=fix,
             related=related,
             cost=CostSource.paid_by(sites),
