@@ -33,7 +33,10 @@ class ZeroGradInsideAccumulation(Rule):
       range(k): model.zero_grad(); loss.backward()`), followed by one step after it;
     - a function that a framework calls once per micro-batch (ignite's `update_fn`,
       Lightning's `training_step` with manual optimization) and that clears on every
-      call but steps only under such a test.
+      call but steps only under such a test;
+    - a window of one: the clear between the backward and the step, one after the
+      other in one block (`loss.backward()`, `optimizer.zero_grad()`,
+      `optimizer.step()`), which throws away the only gradient there is.
 
     ## Why is this bad?
     Accumulation relies on `backward()` *adding* into `.grad`: after `k` micro-batches
@@ -46,6 +49,11 @@ class ZeroGradInsideAccumulation(Rule):
     micro-batches, SGD, Adam and AdamW): the gradient every step applies equals the
     last micro-batch's own gradient (`torch.autograd.grad` of that micro-batch's loss)
     and differs from the window's sum that accumulation intends.
+
+    With the clear between the backward and the step, the step applies nothing: the
+    gradients are zero, or None under `zero_grad(set_to_none=True)` (the default since
+    torch 2.0), and the optimizer skips every parameter whose `.grad` is None. The loss
+    never goes down, and nothing raises.
 
     Not flagged: the clear right after the step in the same branch (`if (i + 1) % k
     == 0: optimizer.step(); optimizer.zero_grad()`), or under its own test (`if i % k
@@ -130,6 +138,13 @@ class ZeroGradInsideAccumulation(Rule):
     name = "zero-grad-inside-accumulation"
     message = "`{clear}` clears the gradients {where}, but `{step}` steps only {when}: every clear throws away the micro-batches before it, so the step applies only the last one's gradient, not the window's sum. {advice}"
 
+    _cleared_before_step = (
+        "`{clear}` clears the gradients that `{backward}` just computed, before `{step}` "
+        "applies them: the step applies nothing (with `set_to_none`, the default, it skips "
+        "every parameter), so the model does not train. Clear before the backward, or "
+        "after the step"
+    )
+
     trigger_tokens = (".step(",)
     also_needs_tokens = ("zero_grad", ".grad", "clear_grad", "cleargrads", "reset_grad")
 
@@ -160,6 +175,77 @@ class ZeroGradInsideAccumulation(Rule):
             kinds = {site.kind for site in sites}
             if "step" in kinds and "clear" in kinds and "backward" in kinds:
                 self._check_skipped_steps(func, sites)
+        # each function's body and the module's code once (a walk leaves nested
+        # functions out), so every block is read in one of them
+        for region in (index.module, *index.functions):
+            body = region if type(region) is cst.Module else region.body
+            sites = facts.accumulation.sites(body)
+            if {"step", "clear", "backward"} <= {site.kind for site in sites}:
+                self._check_cleared_before_step(sites)
+
+    # -- a clear between the backward and the step ----------------------------------------
+
+    def _check_cleared_before_step(self, sites: list[GradSite]) -> None:
+        """`loss.backward()`, `opt.zero_grad()`, `opt.step()` one after the other in one
+        block: the step applies what the clear left, nothing. Only sites whose
+        statements share a block are read, so every one of them runs whenever the step
+        does, in this order."""
+        index = self.facts.index
+        order = index.order
+        for step in sites:
+            if step.kind != "step" or step.closure:
+                continue
+            block = _block_of(index, step.anchor)
+            before = sorted(
+                (
+                    s
+                    for s in sites
+                    if order[s.anchor] < order[step.anchor]
+                    and _block_of(index, s.anchor) is block
+                    and index.scope_of(s.anchor) is index.scope_of(step.anchor)
+                ),
+                key=lambda s: (order[s.anchor], order[s.node]),
+                reverse=True,
+            )
+            clear = next((s for s in before if s.kind != "clear" or self._empties(s, step)), None)
+            if clear is None or clear.kind != "clear":
+                continue
+            earlier = before[before.index(clear) + 1 :]
+            backward = next((s for s in earlier if s.kind != "clear"), None)
+            if backward is None or backward.kind != "backward":
+                continue
+            statement = index.statement_of(clear.anchor)
+            if statement in self._reported:
+                continue
+            self._reported.add(statement)
+            backward_statement = index.statement_of(backward.anchor)
+            step_statement = index.statement_of(step.anchor)
+            self.report(
+                statement,
+                self._cleared_before_step.format(
+                    clear=_short(statement),
+                    backward=_short(backward_statement),
+                    step=_short(step_statement),
+                ),
+                related=[
+                    (backward_statement, "the gradients are computed here"),
+                    (step_statement, "and applied here, after the clear"),
+                ],
+            )
+
+    def _empties(self, clear: GradSite, step: GradSite) -> bool:
+        """Does the clear empty the gradients this step applies: its own optimizer's,
+        those of a model that optimizer is built from, or (`p.grad = None`, a model of
+        unknown optimizer) the only ones stepped here?"""
+        if clear.owner is None or step.owner is None:
+            return clear.owner == step.owner
+        if clear.owner == step.owner:
+            return True
+        try:
+            optimizer = cst.parse_expression(step.owner)
+        except cst.ParserSyntaxError:
+            return False
+        return clear.owner in self.facts.optimizers.held_modules(optimizer, step.anchor)
 
     # -- a step skipped on most iterations ----------------------------------------------
 
@@ -345,5 +431,15 @@ def _short(node: cst.CSTNode) -> str:
     if isinstance(node, cst.BaseCompoundStatement):
         text = render(node).strip().splitlines()[0].split("#")[0].rstrip() + " ..."
     else:
-        text = render(node).strip()
+        text = render(node).strip().rstrip(";").rstrip()
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _block_of(index, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The block (an indented body, or the module) whose statement holds `node`."""
+    for anc in index.ancestors(node):
+        if type(anc) is cst.IndentedBlock or type(anc) is cst.Module:
+            return anc
+        if type(anc) is cst.SimpleStatementSuite:
+            return anc
+    return None
