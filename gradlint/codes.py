@@ -50,7 +50,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL001", CRASH, (LEAK,)),
     RuleCode("GL002", CRASH),
     RuleCode("GL003", WRONG),
-    RuleCode("GL004", WASTE),
+    # a graph recorded for nothing; `.numpy()` on the forward's own output raises
+    RuleCode("GL004", WASTE, (CRASH,)),
     RuleCode("GL005", WRONG),
     # every activation kept when nothing frees the graph; after a backward only its
     # nodes (a few KB per iteration, docs/consequences.md)
@@ -63,7 +64,8 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL008", CRASH, (WASTE,)),
     # GL009 and GL011: no finding on the 29-repository corpus, so their precision on
     # real code is not measured yet.
-    RuleCode("GL009", CRASH, preview=True),
+    # the backward raises; a loss rebuilt as a new leaf to silence it trains nothing
+    RuleCode("GL009", CRASH, (WRONG,), preview=True),
     RuleCode("GL010", WRONG),
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises

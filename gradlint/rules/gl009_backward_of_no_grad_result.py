@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.grad_mode import GradMode
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import dotted_name, keyword_is_true
 from gradlint.analysis.torch_api import (
     DATA_COPYING_FUNCTIONS,
     INDEX_FUNCTIONS,
@@ -14,8 +14,10 @@ from gradlint.analysis.torch_api import (
     SAVING_METHODS,
     TARGET_SAVING_LOSS_MODULES,
     TARGET_SAVING_LOSSES,
+    VARIABLE_CLASSES,
 )
 from gradlint.analysis.values import TENSOR, Kind
+from gradlint.diagnostics import Group
 from gradlint.rules.base import Rule
 
 _MESSAGE = (
@@ -27,6 +29,13 @@ _INFERENCE_MESSAGE = (
     "`{tensor}` was made under `torch.inference_mode()`, and this operation must save it "
     'for backward because {other} requires grad: it raises "Inference tensors cannot be '
     'saved for backward"; make it under `torch.no_grad()` instead, or pass `{tensor}.clone()`'
+)
+
+_NEW_LEAF_MESSAGE = (
+    "`{call}` stops at `{root}`, a new leaf made with `requires_grad=True` from data with "
+    "no history ({origin}): nothing it was computed from gets a gradient, so the "
+    "optimizer step applies nothing and the model does not train; compute the loss from "
+    "the model's output itself"
 )
 
 # The operators that save an operand for backward (the methods and functions are in
@@ -49,6 +58,11 @@ class BackwardOfNoGradResult(Rule):
     requires grad in an operation that must save it for backward (`F.mse_loss(student(x),
     target)`, `weights * logits`, a trainable layer's forward).
 
+    Also flags a backward of a new leaf rebuilt from such data with
+    `requires_grad=True` (`loss = torch.tensor(out.item(), requires_grad=True)`,
+    `Variable(loss.data, requires_grad=True)`), the usual way to silence the error
+    above, in a function that steps an optimizer.
+
     ## Why is this bad?
     Autograd only records operations on tensors that require grad, and only while grad
     mode is on. A value computed under `no_grad` has no `grad_fn`, and `enable_grad()`
@@ -58,7 +72,9 @@ class BackwardOfNoGradResult(Rule):
     shape as a "tip" for years: a value computed under `no_grad`, differentiated in an
     `enable_grad()` block. A loss made of `.item()` values, `argmax` hits or a detached
     prediction has the same problem: the gradient path to the parameters is cut before
-    the loss.
+    the loss. Rebuilding it as a leaf that requires grad makes the error go away and
+    the bug silent: the backward stops at the new leaf, every parameter's `.grad` stays
+    None (or zero), the optimizer step skips them, and the loss never goes down.
 
     `inference_mode` goes further than `no_grad`: its tensors are *inference tensors*,
     and autograd refuses to save one for backward. Using a teacher's output made under
@@ -156,6 +172,8 @@ class BackwardOfNoGradResult(Rule):
             return
         root = event.root_expr
         values = facts.values
+        if event.kind == "backward" and self._check_new_leaf(node, root):
+            return
         if values.of_expr(root, node) != TENSOR:
             return  # may require grad, or is not even a tensor (another bug)
         if any(values.mutated_in_place(name, node) for name in facts.flow.reads(root)):
@@ -169,6 +187,47 @@ class BackwardOfNoGradResult(Rule):
         self.report(
             node, self.message_for(call=call, root=_short(root), origin=origin), related=related
         )
+
+    def _check_new_leaf(self, node: cst.Call, root: cst.BaseExpression) -> bool:
+        """`loss = torch.tensor(out.item(), requires_grad=True)` (or `Variable(x.data,
+        requires_grad=True)`), then `loss.backward()`: the backward runs, but stops at
+        the new leaf, so nothing upstream gets a gradient. Reported when the leaf's data
+        visibly went through a cut (it was computed from tensors), and an optimizer step
+        in the same function is left with nothing to apply. True when reported."""
+        facts = self.facts
+        name = dotted_name(root)
+        if name is None:
+            return False
+        made = facts.values.reaching_expressions(name, node)
+        if len(made) != 1 or type(made[0]) is not cst.Call:
+            return False
+        value = made[0]
+        qualified = facts.qualified_name(value.func) or ""
+        if qualified not in DATA_COPYING_FUNCTIONS and qualified not in VARIABLE_CLASSES:
+            return False
+        if not keyword_is_true(value, "requires_grad") or not value.args:
+            return False
+        cut = _cut_in(value.args[0].value, facts)
+        if cut is None:
+            return False
+        scope = facts.index.scope_of(node)
+        body = scope.body if type(scope) is cst.FunctionDef else scope
+        steps = [
+            n
+            for n in facts.index.walk(body)
+            if type(n) is cst.Call
+            and (event := facts.autograd.event(n)) is not None
+            and event.kind == "step"
+        ]
+        if not steps:
+            return False
+        self.report(
+            node,
+            _NEW_LEAF_MESSAGE.format(call=_callee(node), root=_short(root), origin=cut),
+            related=[(value, "a new leaf is made here"), (steps[0], "this step applies nothing")],
+            group=Group.WRONG,
+        )
+        return True
 
     def _takes_a_derivative(self, call: cst.Call) -> bool:
         """`torch.autograd.grad(...)`, or a call of this file's helper that calls it
