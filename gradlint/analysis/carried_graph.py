@@ -43,6 +43,8 @@ from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_car
 # Helpers named for what they do to a recurrent state (`repackage_hidden(h)`).
 DETACHING_HELPER_WORDS = ("repackage", "detach")
 _TENSOR_METHODS = COMMON_TENSOR_METHODS | DIFFERENTIABLE_METHODS
+# How many bindings trainable_part_per_iteration follows back from a value.
+_BINDINGS_FOLLOWED = 8
 
 
 @dataclass(frozen=True)
@@ -383,6 +385,54 @@ class CarriedGraph:
                 handed = self.forwards.handed_parameters(node)
                 if handed is not None:
                     return Trainable(node, f"`{handed}`, handed parameters", True)
+        return None
+
+    def trainable_part_per_iteration(
+        self, value: cst.CSTNode, stmt: cst.CSTNode, loop: LoopFacts[LoopNode]
+    ) -> Trainable | None:
+        """trainable_part, also through the names `value` reads that the loop's body
+        binds, each iteration, where they reach `stmt` (`val_out = model(xv)`, `val_loss
+        = crit(val_out, yv)`, then `val_losses.append(val_loss)`): a forward run for
+        the record, bound to a name first. Not through a name the loop backpropagates
+        (a term of the loss: its graph is the one the backward frees)."""
+        found = self.trainable_part(value, stmt)
+        if found is not None:
+            return found
+        consumed = loop.closure(loop.roots)
+        body = loop.loop.body
+        work = [(value, stmt)]
+        seen: set[cst.CSTNode] = set()
+        while work and len(seen) < _BINDINGS_FOLLOWED:
+            expr, at = work.pop()
+            # only the names history flows through: not past a graph cut, nor into the
+            # arguments of a call out of sight (`acc = compute_acc(logits, y)` may
+            # hand back a float)
+            names = {
+                node.value
+                for node in self._graph_parts(expr, self.index.statement_of(at), set())
+                if type(node) is cst.Name
+            }
+            if names & consumed:
+                return None
+            for name in sorted(names):
+                for binding in self.values.reaching_bindings(name, at):
+                    if binding in seen or not self.index.is_inside(binding, body):
+                        continue
+                    seen.add(binding)
+                    if type(binding) is cst.Assign and any(
+                        set(target_names(t.target)) & consumed for t in binding.targets
+                    ):
+                        # `loss, acc = model(x, y)`: the loss is the output with the
+                        # graph; what comes with it (a metric) may have none
+                        continue
+                    bound = self.values.bound_expression(binding, name)
+                    if bound is None:
+                        continue
+                    statement = self.index.statement_of(binding)
+                    found = self.trainable_part(bound, statement)
+                    if found is not None:
+                        return found
+                    work.append((bound, binding))
         return None
 
     def _trainable_call(self, call: cst.Call) -> Trainable | None:

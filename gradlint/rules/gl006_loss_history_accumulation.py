@@ -19,7 +19,12 @@ class LossHistoryAccumulation(Rule):
     iterations of a training loop that calls `backward()` or `optimizer.step()`:
     `total_loss += loss`, `losses.append(loss)`, `running = running + loss`; also a
     forward run in the loop only to be recorded (`history.append(loss_fn(model(X_all),
-    y_all))`), whose graph is its own and is never backpropagated.
+    y_all))`), whose graph is its own and is never backpropagated, also when it is
+    bound to a name first in the loop (`val_loss = crit(model(xv), yv)`, then
+    `val_losses.append(val_loss)`). Not through the outputs that come with the loss
+    the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
+    into a container on an object (`agent.saved_log_probs`), a rollout buffer that
+    another function may backpropagate.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph, so the
@@ -127,7 +132,16 @@ class LossHistoryAccumulation(Rule):
             # which nothing ever frees
             own = None
             if not flow.reads(value) & graph_vars:
-                own = facts.carried_graph.trainable_part(value, index.statement_of(node))
+                carried = facts.carried_graph
+                statement = index.statement_of(node)
+                # a container on an object (`agent.saved_log_probs`) outlives the loop
+                # by design, a rollout buffer another function may backpropagate: only
+                # a forward in the appended expression itself is seen as a record
+                own = (
+                    carried.trainable_part(value, statement)
+                    if "." in accumulator
+                    else carried.trainable_part_per_iteration(value, statement, loop)
+                )
                 if own is None:
                     continue
             accumulated = facts.values.of_expr(value)
