@@ -591,3 +591,34 @@ def test_activation_layers_run_their_table_function(layer, function):
     x = torch.randn(4, 5)
     expected = run(x, dim=-1) if "softmax" in function else run(x)
     assert torch.allclose(built(x), expected)
+
+
+# How to call each GRADLESS_RESULTS name as a Tensor method on `x` (requires grad).
+_GRADLESS_CALLS = {
+    "multinomial": lambda x: x.softmax(0).multinomial(1),
+    "bucketize": lambda x: torch.bucketize(x, torch.tensor([0.0])),
+    "searchsorted": lambda x: torch.searchsorted(torch.tensor([0.0, 1.0]), x),
+    "histc": lambda x: x.histc(),
+    "sample": lambda x: torch.distributions.Normal(x, 1.0).sample(),
+    "argsort": lambda x: x.argsort(),
+    "nonzero": lambda x: x.nonzero(),
+    "count_nonzero": lambda x: x.count_nonzero(),
+    "logical_not": lambda x: x.logical_not(),
+    "signbit": lambda x: x.signbit(),
+    "isnan": lambda x: x.isnan(),
+    "isinf": lambda x: x.isinf(),
+    "isfinite": lambda x: x.isfinite(),
+    "isneginf": lambda x: x.isneginf(),
+    "isposinf": lambda x: x.isposinf(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(api.GRADLESS_RESULTS))
+def test_gradless_results_never_require_grad(name):
+    """Each name the vocabulary says gives a result without history does so on a tensor
+    that requires grad, as a method and (where torch has one) as a torch function."""
+    x = torch.randn(6, requires_grad=True)
+    call = _GRADLESS_CALLS.get(name, lambda x: getattr(x, name)(x * 2))
+    assert call(x).requires_grad is False
+    if name != "sample" and hasattr(torch, name) and name not in _GRADLESS_CALLS:
+        assert getattr(torch, name)(x, x * 2).requires_grad is False

@@ -34,7 +34,14 @@ INDEX_METHODS = frozenset({"argmax", "argmin"})
 INDEX_FUNCTIONS = frozenset({"torch.argmax", "torch.argmin"})
 # torch functions and methods whose result never requires grad (integer indices, a
 # histogram), measured on torch 2.13: read as numbers, and `.numpy()` on them works.
-GRADLESS_RESULTS = frozenset({"multinomial", "bucketize", "searchsorted", "histc", "sample"})
+# Comparisons and tests give boolean tensors, `argsort` and `nonzero` indices
+# (tests/test_torch_api.py checks every one of them against torch).
+GRADLESS_RESULTS = frozenset(
+    {"multinomial", "bucketize", "searchsorted", "histc", "sample", "argsort", "nonzero"}
+    | {"eq", "ne", "gt", "lt", "ge", "le", "isclose", "isnan", "isinf", "isfinite"}
+    | {"isneginf", "isposinf", "signbit", "count_nonzero"}
+    | {"logical_and", "logical_or", "logical_xor", "logical_not"}
+)
 # A distribution built from a tensor carries its history into `log_prob`, `rsample`,
 # `entropy`, `mean`; its `sample()` runs without grad.
 DISTRIBUTIONS_NAMESPACE = "torch.distributions."
