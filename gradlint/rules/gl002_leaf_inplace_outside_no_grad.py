@@ -16,7 +16,12 @@ class LeafInplaceOutsideNoGrad(Rule):
     grad (a parameter, a `requires_grad=True` tensor) while autograd is recording. A
     tensor made out of sight counts when its use shows it is one: its `.grad` is read
     (`for p, v in zip(params, states): ... p.grad`), or it is an element of an iterable
-    handed to an optimizer or to a function that reads its elements' gradients.
+    handed to an optimizer or to a function that reads its elements' gradients. Each
+    name of `for t, p in zip(target.parameters(), net.parameters())` holds its own
+    argument's parameters (an EMA or soft target update written in place), unless
+    that target's parameters were all switched off once (`requires_grad = False` in a
+    loop over them, `requires_grad_(False)`) or the loop detaches each in place first
+    (`t.detach_()`).
 
     ## Why is this bad?
     Autograd cannot record an in-place change of a leaf it is tracking, so the operation

@@ -37,8 +37,10 @@ class ParamRebindUpdate(Rule):
     """
     ## What it does
     Flags a gradient step written as a rebinding, `p = p - lr * p.grad` (or `+`, or with
-    the `.grad` of another tensor), where `p` is a parameter or a tensor that requires
-    grad.
+    the `.grad` of another tensor, or a gradient `torch.autograd.grad` handed back:
+    `for p, g in zip(params, grads): p = p - lr * g`), where `p` is a parameter or a
+    tensor that requires grad. Not a rebinding of a loop's parameter whose new value is
+    read afterwards (`fast.append(p)`): fast weights made on purpose.
 
     ## Why is this bad?
     The assignment makes a *new* tensor and points the name at it; the parameter itself

@@ -42,7 +42,8 @@ class InplaceOnSavedTensor(Rule):
     ## Why is this bad?
     Many operations keep a tensor for their backward: `torch.sigmoid`, `exp`, `tanh`,
     `relu` and `softmax` keep their output (so do their layers, `nn.Sigmoid()`,
-    `nn.ReLU(inplace=True)`), `w * x` keeps `x` for `w`'s gradient,
+    `nn.ReLU(inplace=True)`, and an `nn.Sequential` or a module class of this file
+    whose last layer is one), `w * x` keeps `x` for `w`'s gradient,
     `x ** 2`, `log`, `sin` and `F.linear` keep their input. Autograd notes the
     tensor's version when it saves it; an in-place change bumps the version, and the
     backward refuses to use the stale value: `RuntimeError: one of the variables
