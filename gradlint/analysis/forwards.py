@@ -1475,9 +1475,9 @@ class ForwardAnalysis:
                     if owner is None:
                         # `target = copy.deepcopy(model).requires_grad_(False)`: it
                         # returns the module it switched, which the name now holds
-                        held = self.index.parent.get(node)
-                        if type(held) is cst.Assign and len(held.targets) == 1:
-                            owner = module_path(held.targets[0].target)
+                        assigned = self.index.parent.get(node)
+                        if type(assigned) is cst.Assign and len(assigned.targets) == 1:
+                            owner = module_path(assigned.targets[0].target)
                     if owner is not None:
                         # `requires_grad_()` with no argument switches it on
                         off = bool(node.args) and bool_literal(node.args[0].value) is not True

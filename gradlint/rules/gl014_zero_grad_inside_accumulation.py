@@ -180,7 +180,8 @@ class ZeroGradInsideAccumulation(Rule):
         for region in (index.module, *index.functions):
             body = region if type(region) is cst.Module else region.body
             sites = facts.accumulation.sites(body)
-            if {"step", "clear", "backward"} <= {site.kind for site in sites}:
+            kinds = {site.kind for site in sites}
+            if "step" in kinds and "clear" in kinds and "backward" in kinds:
                 self._check_cleared_before_step(sites)
 
     # -- a clear between the backward and the step ----------------------------------------
