@@ -1429,13 +1429,20 @@ class ForwardAnalysis:
                     return True
         return False
 
-    def is_frozen(self, model: str, use: cst.CSTNode, *, whole: bool = False) -> bool:
+    def is_frozen(
+        self, model: str, use: cst.CSTNode, *, whole: bool = False, scoped: bool = False
+    ) -> bool:
         """Are (some of) the model's parameters switched off where `use` runs:
         `model.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
         `model.parameters()`? A frozen model on inputs without history records nothing.
         Names are compared as written, so a switch on a submodule counts too; with
         `whole`, only a switch of the model itself or of a module holding it does (a
-        frozen backbone leaves the head recording).
+        frozen backbone leaves the head recording). With `scoped`, the name is read as
+        the variable it is where it is used: a local of the use's function only by the
+        switches in that function, a global not by a switch on a local namesake of
+        another function (`ema = copy.deepcopy(net).requires_grad_(False)` in `train()`
+        is not the module's `ema`). Without it, a switch anywhere counts, as it does for
+        a model handed from a caller that froze it to the helper that runs it.
 
         The switches are read in order where they sit in the use's own function: a GAN
         freezes its critic for the generator's step and unfreezes it for its own, and a
@@ -1444,21 +1451,35 @@ class ForwardAnalysis:
         if self._frozen is None:
             self._frozen = self._collect_frozen()
         cls = self.tensors._enclosing_class(use) if model == "self" else None
+        scope = self.index.scope_of(use)
         switches = [
             (at, off)
             for owner, at, off in self._frozen
             if (owner == model or (not whole and _holds(model, owner)) or _holds(owner, model))
             and (cls is None or self.index.is_inside(at, cls))
+            and not (scoped and self._local_elsewhere(owner, at, scope))
         ]
         if not any(off for _, off in switches):
             return False
-        scope = self.index.scope_of(use)
         here = {at: off for at, off in switches if self.index.scope_of(at) is scope}
         if here:
             reaching = self.index.reaching(list(here), use)
             if reaching:
                 return any(here[at] for at in reaching)
+        if scoped and type(scope) is cst.FunctionDef:
+            root = model.split(".")[0]
+            return root == "self" or not self.tensors.bindings.binds(scope, root)
         return True
+
+    def _local_elsewhere(self, owner: str, at: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """Is the switch at `at` on a local name of another function (`ema =
+        copy.deepcopy(net).requires_grad_(False)` inside `train()`): another object
+        than a namesake where the model is used?"""
+        switched_in = self.index.scope_of(at)
+        if switched_in is scope or type(switched_in) is not cst.FunctionDef:
+            return False
+        root = owner.split(".")[0]
+        return root != "self" and self.tensors.bindings.binds(switched_in, root)
 
     def _collect_frozen(self) -> list[tuple[str, cst.CSTNode, bool]]:
         """(owner, switch, turns requires_grad off) for every switch of a module's

@@ -108,17 +108,12 @@ class LeafInplaceOutsideNoGrad(Rule):
         )
 
     def _frozen_elsewhere(self, leaf: str, node: cst.CSTNode) -> bool:
-        """A parameter of a model of the file or of `self` (a target network) whose
-        parameters were all switched off once, in another function or at module level:
-        they are no leaves that require grad. A model the function is handed or makes
-        is its own: a switch on a namesake elsewhere says nothing of it (the switches in
-        its own function were read with the leaf)."""
-        facts = self.facts
-        owner = facts.tensors.parameter_owner(leaf, node)
-        if owner is None:
-            return False
-        scope = facts.index.scope_of(node)
-        root = owner.split(".")[0]
-        if root != "self" and type(scope) is cst.FunctionDef and facts.bindings.binds(scope, root):
-            return False
-        return facts.forwards.is_frozen(owner, node, whole=True)
+        """A parameter of a model (a target network) whose parameters were all switched
+        off once: they are no leaves that require grad. The model's name is read as the
+        variable it is there (forwards.is_frozen with `scoped`): a local by the switches
+        of its own function (`ema = copy.deepcopy(net).eval().requires_grad_(False)`),
+        a global or `self.x` by a switch anywhere on it, not on a local namesake."""
+        owner = self.facts.tensors.parameter_owner(leaf, node)
+        return owner is not None and self.facts.forwards.is_frozen(
+            owner, node, whole=True, scoped=True
+        )

@@ -73,3 +73,11 @@ def soft_update_detached_first(target, source, tau):
     for target_param, param in zip(target.parameters(), source.parameters()):
         target_param.detach_()  # DeepRL: the target's parameter leaves autograd first
         target_param.copy_(target_param * (1.0 - tau) + param * tau)
+
+
+def train_with_ema(net, steps, beta=0.999):
+    ema = copy.deepcopy(net).eval().requires_grad_(False)  # frozen in this function
+    for _ in range(steps):
+        for p_ema, p_net in zip(ema.parameters(), net.parameters()):
+            p_ema.copy_(p_net.detach().lerp(p_ema, beta))
+    return ema
