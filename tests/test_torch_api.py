@@ -604,6 +604,8 @@ _GRADLESS_CALLS = {
     "nonzero": lambda x: x.nonzero(),
     "count_nonzero": lambda x: x.count_nonzero(),
     "logical_not": lambda x: x.logical_not(),
+    "any": lambda x: x.any(),
+    "all": lambda x: x.all(),
     "signbit": lambda x: x.signbit(),
     "isnan": lambda x: x.isnan(),
     "isinf": lambda x: x.isinf(),

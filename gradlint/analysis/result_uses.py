@@ -53,6 +53,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRADLESS_LIBRARY_FUNCTIONS,
+    GRADLESS_RESULTS,
     INDEX_METHODS,
     MODULE_API,
     NUMBER_BUILTINS,
@@ -919,6 +920,7 @@ _ENDING_METHODS = (
     | INDEX_METHODS
     | _MAX_MIN
     | DETACHING_METHODS
+    | GRADLESS_RESULTS
     | {"size"}
     | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
 )

@@ -40,7 +40,7 @@ GRADLESS_RESULTS = frozenset(
     {"multinomial", "bucketize", "searchsorted", "histc", "sample", "argsort", "nonzero"}
     | {"eq", "ne", "gt", "lt", "ge", "le", "isclose", "isnan", "isinf", "isfinite"}
     | {"isneginf", "isposinf", "signbit", "count_nonzero"}
-    | {"logical_and", "logical_or", "logical_xor", "logical_not"}
+    | {"logical_and", "logical_or", "logical_xor", "logical_not", "any", "all"}
 )
 # A distribution built from a tensor carries its history into `log_prob`, `rsample`,
 # `entropy`, `mean`; its `sample()` runs without grad.

@@ -204,6 +204,12 @@ class InferenceOutsideNoGrad(Rule):
         # written out as an image, under torchvision's own no_grad
         "save_image(",
         "make_grid(",
+        # tested for a condition: a bool tensor has no history (`torch.isnan(out).any()`)
+        ".any(",
+        ".all(",
+        "isnan(",
+        "isinf(",
+        "isfinite(",
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
