@@ -223,7 +223,7 @@ class SavedForBackward:
         ]
         if len(forwards) != 1:
             return None
-        returns = [n for n in self.index.of_types_in(forwards[0], cst.Return, into_functions=False)]
+        returns = list(self.index.of_types_in(forwards[0], cst.Return, into_functions=False))
         if len(returns) != 1 or type(returns[0].value) is not cst.Call:
             return None
         call = returns[0].value

@@ -242,11 +242,8 @@ class ZeroGradInsideAccumulation(Rule):
             return clear.owner == step.owner
         if clear.owner == step.owner:
             return True
-        try:
-            optimizer = cst.parse_expression(step.owner)
-        except cst.ParserSyntaxError:
-            return False
-        return clear.owner in self.facts.optimizers.held_modules(optimizer, step.anchor)
+        optimizer, _closure = self.facts.autograd.step_parts(step.node)
+        return clear.owner in self.facts.optimizers.held_modules(optimizer, step.node)
 
     # -- a step skipped on most iterations ----------------------------------------------
 
