@@ -154,8 +154,9 @@ def loop_element_sources(
     elements = [element.value for element in target.elements]
     unpacked = not any(type(e) is cst.StarredElement for e in elements)
     if unpacked and type(iterable) is cst.Call and type(iterable.func) is cst.Name:
-        args = iterable.args
-        plain = all(a.star == "" and a.keyword is None for a in args)
+        # `enumerate(ps, start=1)` and `zip(a, b, strict=True)` walk the same elements
+        args = [a for a in iterable.args if a.keyword is None]
+        plain = all(a.star == "" for a in args)
         if plain and iterable.func.value == "zip" and len(args) == len(elements):
             return [
                 source

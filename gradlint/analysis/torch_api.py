@@ -304,6 +304,8 @@ def is_inplace_method(name: str) -> bool:
 
 REQUIRES_GRAD_ATTRIBUTE = "requires_grad"
 REQUIRES_GRAD_METHOD = "requires_grad_"
+# Python container methods that keep what they are handed (fast weights collected).
+CONTAINER_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
 # `x.detach_()`: x itself leaves the graph and no longer requires grad (a switch off).
 DETACH_IN_PLACE_METHOD = "detach_"
 REQUIRES_GRAD_NAMES = frozenset({REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD})

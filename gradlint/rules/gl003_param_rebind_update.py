@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import child_nodes, dotted_name
-from gradlint.analysis.torch_api import RELEAFING_METHODS
+from gradlint.analysis.torch_api import CONTAINER_STORING_METHODS, RELEAFING_METHODS
 from gradlint.fix_builders import render, rewrite_statement
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import leaf_origins
@@ -205,9 +205,23 @@ class ParamRebindUpdate(Rule):
         """`p = p - lr * g` on a loop's parameter whose new value is read afterwards
         (`fast.append(p)`, `new[name] = p`): fast weights made on purpose, not an update
         lost to a rebinding."""
-        return self._is_parameter_loop_variable(node, target) and bool(
-            self.facts.values.uses_reached(node, target)
-        )
+        if not self._is_parameter_loop_variable(node, target):
+            return False
+        parent = self.facts.index.parent
+        for use in self.facts.values.uses_reached(node, target):
+            # kept: appended or stored, bound to a container's item, or returned; a
+            # `print(p.norm())` or `p.grad = None` after it keeps nothing
+            holder = parent.get(use)
+            if type(holder) is cst.Arg:
+                call = parent.get(holder)
+                func = call.func if type(call) is cst.Call else None
+                if type(func) is cst.Attribute and func.attr.value in CONTAINER_STORING_METHODS:
+                    return True
+            if type(holder) in (cst.Return, cst.Element) or (
+                type(holder) is cst.Assign and holder.value is use
+            ):
+                return True
+        return False
 
     def _grad_aliases(self, node: cst.CSTNode) -> dict[str, set[str]]:
         index = self.facts.index

@@ -194,7 +194,7 @@ class ZeroGradInsideAccumulation(Rule):
         index = self.facts.index
         order = index.order
         for step in sites:
-            if step.kind != "step" or step.closure:
+            if step.kind != "step" or step.closure or not step.always:
                 continue
             block = _block_of(index, step.anchor)
             before = sorted(
@@ -202,6 +202,7 @@ class ZeroGradInsideAccumulation(Rule):
                     s
                     for s in sites
                     if order[s.anchor] < order[step.anchor]
+                    and s.always  # a helper's clear under its own `if` may not run
                     and _block_of(index, s.anchor) is block
                     and index.scope_of(s.anchor) is index.scope_of(step.anchor)
                 ),
@@ -243,7 +244,9 @@ class ZeroGradInsideAccumulation(Rule):
         if clear.owner == step.owner:
             return True
         optimizer, _closure = self.facts.autograd.step_parts(step.node)
-        return clear.owner in self.facts.optimizers.held_modules(optimizer, step.node)
+        # the clear must cover every module the optimizer holds: clearing the encoder
+        # of an encoder-decoder optimizer leaves the decoder's gradients to apply
+        return self.facts.optimizers.held_modules(optimizer, step.node) == {clear.owner}
 
     # -- a step skipped on most iterations ----------------------------------------------
 

@@ -81,3 +81,8 @@ def train_with_ema(net, steps, beta=0.999):
         for p_ema, p_net in zip(ema.parameters(), net.parameters()):
             p_ema.copy_(p_net.detach().lerp(p_ema, beta))
     return ema
+
+
+def update_ema_counted(decay=0.999):
+    for i, e in enumerate(ema.parameters(), start=1):
+        e.mul_(decay)  # error: GL002

@@ -43,3 +43,9 @@ def scaled(values, scale):
     for v, g in zip(values, noise):
         v = v - scale * g
     return values
+
+
+def rebinding_then_logged(lr=0.1):
+    for p in model.parameters():
+        p = p - lr * p.grad  # error: GL003
+        print(p.norm())
