@@ -7,7 +7,13 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from gradlint.analysis.index import FileIndex, child_nodes, module_path, path_root
+from gradlint.analysis.index import (
+    FileIndex,
+    child_nodes,
+    loop_element_sources,
+    module_path,
+    path_root,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = sorted(REPO.glob("tests/cases/*.py"))[:6]
@@ -303,3 +309,27 @@ def test_the_classes_tested_by_exact_type_have_no_subclasses():
         cst.Raise, cst.SimpleStatementSuite, *ELEMENTWISE_COMPARISONS,
     ]  # fmt: skip
     assert [cls.__name__ for cls in exact if cls.__subclasses__()] == []
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("for p in model.parameters(): pass", ["model.parameters()"]),
+        ("for p in list(model.parameters()): pass", ["model.parameters()"]),
+        ("for p in reversed(tuple(ps)): pass", ["ps"]),
+        ("for i, p in enumerate(ps, start=1): pass", [None, "ps"]),
+        ("for t, p in zip(a.parameters(), list(b.parameters())): pass", ["a.parameters()", "b.parameters()"]),
+        ("for i, (n, p) in enumerate(m.named_parameters()): pass", [None, None, "m.named_parameters()"]),
+        ("for a, b in zip(xs, ys, zs): pass", [None, "zip(xs, ys, zs)"]),
+        ("for p in sorted(ps): pass", ["sorted(ps)"]),
+    ],
+)
+def test_loop_element_sources_reads_each_name_off_its_own_iterable(header, expected):
+    """Each name of a loop's target takes the elements of one iterable: zip's own
+    argument, enumerate's after the count, through `list`/`tuple`/`reversed`, which
+    walk the same elements; `sorted` is left as it is written."""
+    loop = cst.parse_module(header).body[0]
+    assert isinstance(loop, cst.For)
+    sources = loop_element_sources(loop.target, loop.iter)
+    written = [None if s is None else cst.Module([]).code_for_node(s) for s in sources]
+    assert written == expected

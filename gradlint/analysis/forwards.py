@@ -43,7 +43,12 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
-from gradlint.analysis.tensors import TensorFacts, built_module_call, is_false
+from gradlint.analysis.tensors import (
+    TensorFacts,
+    built_module_call,
+    is_false,
+    requires_grad_switch,
+)
 from gradlint.analysis.torch_api import (
     CONTAINER_FILLING_METHODS,
     CONTAINER_MODULES,
@@ -54,6 +59,7 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
     MODULE_MODE_METHODS,
+    MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
@@ -1450,14 +1456,31 @@ class ForwardAnalysis:
         caller) counts wherever the model is used."""
         if self._frozen is None:
             self._frozen = self._collect_frozen()
-        cls = self.tensors._enclosing_class(use) if model == "self" else None
+        root = model.split(".")[0]
+        # `self.features` of one class is not the namesake of another: only its own
+        # class, its bases and its subclasses switch it
+        cls = self.tensors._enclosing_class(use) if root == "self" else None
+        classes = self._related_classes(cls) if cls is not None else ()
         scope = self.index.scope_of(use)
+        # a parameter of the use's function holds what its callers hand it
+        handed_to = (
+            scope
+            if scoped
+            and root != "self"
+            and type(scope) is cst.FunctionDef
+            and any(p.name.value == root for p in all_params(scope.params))
+            else None
+        )
         switches = [
             (at, off)
             for owner, at, off in self._frozen
             if (owner == model or (not whole and _holds(model, owner)) or _holds(owner, model))
-            and (cls is None or self.index.is_inside(at, cls))
-            and not (scoped and self._local_elsewhere(owner, at, scope))
+            and (cls is None or any(self.index.is_inside(at, c) for c in classes))
+            and not (
+                self._switched_by_no_caller(at, handed_to)
+                if handed_to is not None
+                else scoped and self._local_elsewhere(owner, at, scope)
+            )
         ]
         if not any(off for _, off in switches):
             return False
@@ -1466,10 +1489,32 @@ class ForwardAnalysis:
             reaching = self.index.reaching(list(here), use)
             if reaching:
                 return any(here[at] for at in reaching)
-        if scoped and type(scope) is cst.FunctionDef:
-            root = model.split(".")[0]
+        if scoped and type(scope) is cst.FunctionDef and handed_to is None:
             return root == "self" or not self.tensors.bindings.binds(scope, root)
         return True
+
+    def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """The class, the classes of this file it inherits from, and its subclasses."""
+        callees = self.summaries.callees
+        lineage = [c for c in callees.lineage(cls) if type(c) is cst.ClassDef]
+        return [*lineage, *callees.subclasses(cls)]
+
+    def _switched_by_no_caller(self, at: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        """Is the switch at `at` outside `function` and outside every scope that calls
+        it? A parameter of the function holds what its callers hand it: a model one
+        of them froze (`ema = copy.deepcopy(model)`, frozen, then `ema_step(ema,
+        model)`), not a namesake switched where the function is never called."""
+        switched_in = self.index.scope_of(at)
+        if switched_in is function:
+            return False
+        return not any(
+            self.summaries.resolve(call) is function
+            for call in self.index.of_types_in(
+                switched_in.body if type(switched_in) is cst.FunctionDef else switched_in,
+                cst.Call,
+                into_functions=False,
+            )
+        )
 
     def _local_elsewhere(self, owner: str, at: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """Is the switch at `at` on a local name of another function (`ema =
@@ -1483,46 +1528,78 @@ class ForwardAnalysis:
 
     def _collect_frozen(self) -> list[tuple[str, cst.CSTNode, bool]]:
         """(owner, switch, turns requires_grad off) for every switch of a module's
-        parameters in the file, on or off."""
+        parameters in the file, on or off: `model.requires_grad_(False)` (also on what
+        a name is bound to through a chain, `copy.deepcopy(net).requires_grad_(False)
+        .eval()`), a switch of each element of a loop over `model.parameters()` (of
+        its own argument of a `zip`, MoCo's key encoder), and a helper's loop.
+        Anything but a written-out `True` is read as off."""
         found: list[tuple[str, cst.CSTNode, bool]] = []
-        for node in self.index.of_types(cst.Call, cst.For):
+        loops: dict[tuple[str, cst.CSTNode], set[bool]] = {}
+        for node in self.index.of_types(cst.Call, cst.Assign):
             if type(node) is cst.Call:
                 # `freeze_params(vae.parameters())` of a helper that switches each one
                 for held, switched_off in self._switched_by_helper(node):
                     found.append((held, node, switched_off))
-            if type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if node.func.attr.value == REQUIRES_GRAD_METHOD:
-                    owner = module_path(node.func.value)
-                    if owner is None:
-                        # `target = copy.deepcopy(model).requires_grad_(False)`: it
-                        # returns the module it switched, which the name now holds
-                        assigned = self.index.parent.get(node)
-                        if type(assigned) is cst.Assign and len(assigned.targets) == 1:
-                            owner = module_path(assigned.targets[0].target)
-                    if owner is not None:
-                        # `requires_grad_()` with no argument switches it on
-                        off = bool(node.args) and bool_literal(node.args[0].value) is not True
-                        found.append((owner, node, off))
-            elif type(node) is cst.For:
-                iterable = node.iter
-                if type(iterable) is cst.Call and iterable.args:
-                    qualified = self.index.qualified_name(iterable.func) or ""
-                    if qualified in ("list", "enumerate", "tuple", "reversed"):
-                        iterable = iterable.args[0].value
-                if not (
-                    type(iterable) is cst.Call
-                    and type(iterable.func) is cst.Attribute
-                    and iterable.func.attr.value in PARAMETER_ITERATORS
-                ):
-                    continue
-                owner = module_path(iterable.func.value)
-                if owner is None:
-                    continue
-                switches = self._loop_switches(node)
-                if switches:
-                    # the loop's header stands for it: reached like any statement
-                    found.append((owner, iterable, False in switches))
+            switch = requires_grad_switch(node)
+            if switch is None:
+                continue
+            element = self._parameter_loop_of(switch.receiver, node)
+            if element is not None:
+                held, iterable, loop = element
+                if not self._per_parameter(node, loop, set(bound_names(loop))):
+                    loops.setdefault((held, iterable), set()).add(switch.on is True)
+                continue
+            if type(node) is cst.Call and node.func.attr.value == REQUIRES_GRAD_METHOD:  # type: ignore[attr-defined]
+                owner = module_path(switch.receiver) or self._bound_through_chain(node)
+                if owner is not None:
+                    found.append((owner, node, switch.on is not True))
+        # the loop's header stands for its switches: reached like any statement
+        found.extend((owner, at, False in on) for (owner, at), on in loops.items())
         return found
+
+    def _parameter_loop_of(
+        self, receiver: cst.BaseExpression, node: cst.CSTNode
+    ) -> tuple[str, cst.CSTNode, cst.For] | None:
+        """(the module, the `X.parameters()` iterable, the loop) when `receiver` is a
+        name the loop around `node` takes from a module's parameters."""
+        if type(receiver) is not cst.Name:
+            return None
+        iterable = self.index.loop_element_source(receiver.value, node)
+        if not (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Attribute
+            and iterable.func.attr.value in PARAMETER_ITERATORS
+        ):
+            return None
+        owner = module_path(iterable.func.value)
+        loop = next((a for a in self.index.ancestors(iterable) if type(a) is cst.For), None)
+        if owner is None or loop is None:
+            return None
+        return owner, iterable, loop
+
+    def _bound_through_chain(self, call: cst.Call) -> str | None:
+        """The name `call`'s module is bound to through the module methods that return
+        it: `ema` of `ema = copy.deepcopy(net).requires_grad_(False).eval()` (or of an
+        annotated assignment)."""
+        index = self.index
+        node: cst.CSTNode = call
+        while True:
+            parent = index.parent.get(node)
+            if type(parent) is cst.Attribute and parent.value is node:
+                outer = index.parent.get(parent)
+                if (
+                    type(outer) is cst.Call
+                    and outer.func is parent
+                    and parent.attr.value in MODULE_WRAPPING_METHODS
+                ):
+                    node = outer
+                    continue
+                return None
+            if type(parent) is cst.Assign and len(parent.targets) == 1:
+                return module_path(parent.targets[0].target)
+            if type(parent) is cst.AnnAssign and parent.value is node:
+                return module_path(parent.target)
+            return None
 
     def _switched_by_helper(self, call: cst.Call) -> list[tuple[str, bool]]:
         """(owner, turns requires_grad off) for each `X.parameters()` the call hands a
@@ -1559,9 +1636,9 @@ class ForwardAnalysis:
         to (True, False or both), leaving out those that switch only some of them."""
         names = set(bound_names(loop))
         return {
-            switch
+            switch.on is True
             for inner in self.index.walk(loop.body)
-            if (switch := _requires_grad_switch(inner)) is not None
+            if (switch := requires_grad_switch(inner)) is not None
             and not self._per_parameter(inner, loop, names)
         }
 
@@ -1713,23 +1790,6 @@ def _mode_switched(cls: cst.ClassDef) -> set[str]:
                 if target is not None and target.startswith("self.") and target.count(".") == 1:
                     found.add(target[5:])
     return found
-
-
-def _requires_grad_switch(node: cst.CSTNode) -> bool | None:
-    """What `x.requires_grad = <v>` or `x.requires_grad_(<v>)` sets: True for on (`True`,
-    or `requires_grad_()` without an argument), False for anything else, None for a
-    node that is no such switch."""
-    if type(node) is cst.Assign:
-        if any(
-            type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
-            for t in node.targets
-        ):
-            return bool_literal(node.value) is True
-        return None
-    if type(node) is cst.Call and type(node.func) is cst.Attribute:
-        if node.func.attr.value == REQUIRES_GRAD_METHOD:
-            return not node.args or bool_literal(node.args[0].value) is True
-    return None
 
 
 def _holds(owner: str, path: str) -> bool:

@@ -51,7 +51,13 @@ from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_clears import GradClear, grad_owners
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    loop_element_sources,
+    target_names,
+)
 from gradlint.analysis.optimizers import OptimizerHoldings, parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets
@@ -72,22 +78,6 @@ class GradHandoff:
     # True: the target's `.grad` is the source's tensor itself (`p.grad`, `.data`,
     # `.detach()`); False: a copy (`.clone()`); None: unknown (`.to(device)`).
     shares: bool | None
-
-
-def _is_zip(call: cst.CSTNode) -> bool:
-    return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "zip"
-
-
-def _owned_name(element: cst.CSTNode) -> str | None:
-    """The name a `for` target element binds to a parameter: `p` of `p`, or of `(n, p)`
-    (a `named_parameters` pair)."""
-    if type(element) is cst.Name:
-        return element.value
-    if type(element) is cst.Tuple and len(element.elements) == 2:
-        last = element.elements[1].value
-        if type(last) is cst.Name:
-            return last.value
-    return None
 
 
 class GradSharing:
@@ -182,17 +172,11 @@ class GradSharing:
         for loop in self.index.enclosing_loops(at):
             if type(loop) is not cst.For or self.index.scope_of(loop) is not scope:
                 continue
-            if not _is_zip(loop.iter) or type(loop.target) is not cst.Tuple:
-                continue
-            elements = loop.target.elements
-            args = loop.iter.args  # type: ignore[attr-defined]
-            if len(elements) != len(args) or any(a.star for a in args):
-                continue
             modules: dict[str, str] = {}
-            for element, arg in zip(elements, args, strict=True):
-                name = _owned_name(element.value)
-                module = self._parameters_of(arg.value, loop)
-                if name is not None and module is not None:
+            sources = loop_element_sources(loop.target, loop.iter)
+            for name, source in zip(target_names(loop.target), sources, strict=True):
+                module = self._parameters_of(source, loop) if source is not None else None
+                if module is not None:
                     modules[name] = module
             if receiving in modules and giving in modules:
                 return modules[receiving], modules[giving]
@@ -355,20 +339,14 @@ class GradSharing:
     def _module_of_parameter(self, name: str, at: cst.CSTNode) -> set[str] | None:
         """`m` when `name` is a target of a `for` around `at` over `m.parameters()` (or
         over a zip of modules' parameters)."""
-        scope = self.index.scope_of(at)
-        for loop in self.index.enclosing_loops(at):
-            if type(loop) is not cst.For or self.index.scope_of(loop) is not scope:
-                continue
-            if _is_zip(loop.iter) and type(loop.target) is cst.Tuple:
-                args = loop.iter.args  # type: ignore[attr-defined]
-                for element, arg in zip(loop.target.elements, args, strict=False):
-                    if _owned_name(element.value) == name:
-                        module = self._parameters_of(arg.value, loop)
-                        return {module} if module is not None else None
-            elif _owned_name(loop.target) == name:
-                module = self._parameters_of(loop.iter, loop)
-                return {module} if module is not None else None
-        return None
+        found = self.index.loop_element_binding(name, at)
+        if found is None:
+            return None
+        loop, source = found
+        if source is None or self.index.scope_of(loop) is not self.index.scope_of(at):
+            return None
+        module = self._parameters_of(source, loop)
+        return {module} if module is not None else None
 
     def _in_place(self, clear: GradClear) -> bool | None:
         """Does the clear zero the gradient tensor in place (True), or drop it (False)?"""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
+from gradlint.analysis.torch_api import ELEMENT_PRESERVING_BUILTINS
 
 if TYPE_CHECKING:
     from gradlint.analysis.project import ProjectIndex
@@ -144,7 +145,17 @@ def loop_element_sources(
     `for p in ps` (p: ps), `for i, p in enumerate(ps)` (i: None, p: ps), `for e, p in
     zip(ema.parameters(), model.parameters())` (e and p: each argument), nested
     unpacking included. Of another iterable of tuples only the last name is taken for
-    its element (`for n, p in model.named_parameters()`), as the pair's value."""
+    its element (`for n, p in model.named_parameters()`), as the pair's value.
+    `list(ps)`, `tuple(ps)` and `reversed(ps)` hand out the elements of `ps`."""
+    while (
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
+        and iterable.func.value in ELEMENT_PRESERVING_BUILTINS
+        and len(iterable.args) == 1
+        and iterable.args[0].keyword is None
+        and iterable.args[0].star == ""
+    ):
+        iterable = iterable.args[0].value
     if type(target) is cst.Name or type(target) is cst.Attribute:
         return [iterable] if dotted_name(target) else []
     if type(target) is cst.StarredElement:
@@ -1035,12 +1046,21 @@ class FileIndex:
         """The iterable whose elements `name` takes in turn, when it is the target (or
         one name of the target) of the innermost `for` loop around `node` that binds it
         (loop_element_sources: `grads` for `g` in `for p, g in zip(params, grads)`)."""
+        found = self.loop_element_binding(name, node)
+        return found[1] if found is not None else None
+
+    def loop_element_binding(
+        self, name: str, node: cst.CSTNode
+    ) -> tuple[cst.For, cst.BaseExpression | None] | None:
+        """(the loop, the iterable) of loop_element_source: the innermost `for` around
+        `node` that binds `name`, and what it hands the name (None where the name is
+        not one iterable's element: the index of `enumerate`)."""
         for loop in self.enclosing_loops(node):
             if type(loop) is not cst.For:
                 continue
             names = target_names(loop.target)
             if name in names:
-                return loop_element_sources(loop.target, loop.iter)[names.index(name)]
+                return loop, loop_element_sources(loop.target, loop.iter)[names.index(name)]
         return None
 
     def enclosing_loops(self, node: cst.CSTNode):

@@ -17,7 +17,7 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.bindings import BindingKind, ScopeBindings, all_params
 from gradlint.analysis.dataflow import Binding, DataFlow
-from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.index import FileIndex, dotted_name, loop_element_sources, target_names
 from gradlint.analysis.summaries import FunctionSummaries
 
 LoopNode = cst.For | cst.While
@@ -529,19 +529,11 @@ def _walked_literal(
     """The literal tuple or list whose elements `name` takes in turn: the iterable itself
     (`for buf in (xs, ys)`), or the argument of `zip(...)` at the name's place in the
     target (`for arr, el in zip((xs, ys), (x, y))`)."""
-    if type(target) is cst.Name:
-        return iterable if isinstance(iterable, (cst.Tuple, cst.List)) else None
-    if not isinstance(target, (cst.Tuple, cst.List)) or type(iterable) is not cst.Call:
+    names = target_names(target)
+    if names.count(name) != 1:
         return None
-    if dotted_name(iterable.func) != "zip":
-        return None
-    places = [i for i, e in enumerate(target.elements) if dotted_name(e.value) == name]
-    if len(places) != 1 or places[0] >= len(iterable.args):
-        return None
-    arg = iterable.args[places[0]]
-    if arg.star or arg.keyword is not None:
-        return None
-    return arg.value if isinstance(arg.value, (cst.Tuple, cst.List)) else None
+    source = loop_element_sources(target, iterable)[names.index(name)]
+    return source if type(source) is cst.Tuple or type(source) is cst.List else None
 
 
 def _called_name(call: cst.Call) -> str | None:

@@ -34,11 +34,11 @@ import libcst as cst
 
 from gradlint.analysis.arguments import argument_of, signature_of
 from gradlint.analysis.bindings import PYTHON_BINDINGS, ScopeBindings, is_false
-from gradlint.analysis.index import FileIndex, target_names
+from gradlint.analysis.index import FileIndex, loop_element_sources, target_names
 from gradlint.analysis.torch_api import (
     GRAD_ATTRIBUTE,
+    LOOP_WALKING_BUILTINS,
     OPTIMIZER_CLASSES,
-    PAIRING_BUILTINS,
     REQUIRES_GRAD_METHOD,
     RETAIN_GRAD_METHOD,
 )
@@ -225,14 +225,37 @@ class ParameterRoles:
             for _, returned in returns
         )
 
+    def _loop_over(self, read: cst.CSTNode) -> cst.For | None:
+        """The `for` whose header walks the read: its iterable, or an argument of the
+        builtin call that is (`zip(params, states)`, `enumerate(params)`)."""
+        parent = self.index.parent.get(read)
+        if type(parent) is cst.For:
+            return parent if parent.iter is read else None
+        if type(parent) is not cst.Arg or parent.value is not read:
+            return None
+        call = self.index.parent.get(parent)
+        if type(call) is not cst.Call:
+            return None
+        loop = self.index.parent.get(call)
+        if type(loop) is not cst.For or loop.iter is not call:
+            return None
+        qualified = self.index.qualified_name(call.func) or ""
+        return loop if qualified in LOOP_WALKING_BUILTINS else None
+
     def _read_as_parameters(self, read: cst.CSTNode) -> bool:
         """Is this read of the iterable one that shows it holds parameters: iterated with
         its elements' gradients read, handed to an optimizer, or handed to a function of
         this file whose parameter holds parameters?"""
         parent = self.index.parent.get(read)
-        if type(parent) is cst.For and parent.iter is read:
-            target = parent.target
-            return type(target) is cst.Name and self._element_is_parameter(parent, target.value)
+        loop = self._loop_over(read)
+        if loop is not None:
+            # `for p in params`, `for p, v in zip(params, states)`, `for i, p in
+            # enumerate(params)`: the name that takes the read's elements
+            sources = loop_element_sources(loop.target, loop.iter)
+            return any(
+                source is read and self._element_is_parameter(loop, name)
+                for name, source in zip(target_names(loop.target), sources, strict=True)
+            )
         if type(parent) is not cst.Arg or parent.value is not read:
             return False
         call = self.index.parent.get(parent)
@@ -240,17 +263,6 @@ class ParameterRoles:
             return False
         positional = [a for a in call.args if a.keyword is None and not a.star]
         qualified = self.index.qualified_name(call.func) or ""
-        loop = self.index.parent.get(call)
-        if qualified in PAIRING_BUILTINS and type(loop) is cst.For and loop.iter is call:
-            # `for p, v in zip(params, states)`, `for i, p in enumerate(params)`
-            if parent not in positional or type(loop.target) is not cst.Tuple:
-                return False
-            place = positional.index(parent) + (1 if qualified == "enumerate" else 0)
-            elements = loop.target.elements
-            if place >= len(elements) or type(elements[place].value) is not cst.Name:
-                return False
-            element = target_names(elements[place].value)
-            return bool(element) and self._element_is_parameter(loop, element[0])
         if qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[-1] in (
             OPTIMIZER_CLASSES
         ):

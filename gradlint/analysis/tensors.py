@@ -10,6 +10,7 @@ a loop, bindings later in the loop body that flow back to the use.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 import libcst as cst
@@ -43,6 +44,7 @@ from gradlint.analysis.torch_api import (
     NOT_TENSOR_NAMESPACES,
     PARAMETER_CLASSES,
     PARAMETER_ITERATORS,
+    REQUIRES_GRAD_ATTRIBUTE,
     REQUIRES_GRAD_METHOD,
     SINGLE_STATE_RECURRENT,
     TRANSPOSE_ATTRIBUTES,
@@ -219,10 +221,6 @@ class TensorFacts:
         iterable = sources[position] if position < len(sources) else None
         if iterable is None:
             return OTHER
-        if type(iterable) is cst.Call:
-            qualified = self.index.qualified_name(iterable.func) or ""
-            if qualified in ("reversed", "list", "tuple") and iterable.args:
-                iterable = iterable.args[0].value
         if type(iterable) is cst.Call and type(iterable.func) is cst.Attribute:
             if iterable.func.attr.value in PARAMETER_ITERATORS:
                 return LEAF
@@ -478,17 +476,17 @@ class TensorFacts:
         p.requires_grad_(requires_grad)`."""
         params = {p.name.value for p in func.params.params}
         for node in self.index.of_types_in(func.body, cst.Assign, cst.Call, into_functions=False):
-            receiver, flag = _switch_of(node)
-            if receiver is None:
+            switch = requires_grad_switch(node)
+            receiver = dotted_name(switch.receiver) if switch is not None else None
+            if switch is None or receiver is None:
                 continue
             owner = self.parameter_owner(receiver, node)
             if owner not in params:
                 continue
-            if type(flag) is cst.Name and flag.value in params:
-                return owner, flag.value
-            literal = bool_literal(flag) if flag is not None else True
-            if literal is not None:
-                return owner, literal
+            if type(switch.flag) is cst.Name and switch.flag.value in params:
+                return owner, switch.flag.value
+            if switch.on is not None:
+                return owner, switch.on
         return None
 
     def _frozen_by_call(self, call: cst.Call) -> tuple[str, bool] | None:
@@ -532,15 +530,14 @@ class TensorFacts:
         index = self.index
         root = scope.body if type(scope) is cst.FunctionDef else scope
         for node in index.of_types_in(root, cst.Assign, cst.Call, into_functions=False):
-            receiver, value = _switch_of(node)
-            if receiver is not None:
-                if type(node) is cst.Assign:
-                    literal = bool_literal(value)
-                    if literal is None:
-                        continue
-                    flag = literal
-                else:
-                    flag = not (value is not None and is_false(value))
+            switch = requires_grad_switch(node)
+            receiver = dotted_name(switch.receiver) if switch is not None else None
+            if switch is not None and receiver is not None:
+                if switch.on is None and type(node) is cst.Assign:
+                    continue
+                # a flag passed to `requires_grad_(flag)` is read as on: a freeze is
+                # only taken where it is written out
+                flag = switch.on is not False
                 found.append((index.order[node], receiver, flag))
                 # switched on each parameter a loop over the model hands out: all of them
                 owner = self.parameter_owner(receiver, node)
@@ -879,23 +876,32 @@ def _all_parameters_of(model: str) -> str:
     return f"{model}.parameters()"
 
 
-def _switch_of(node: cst.CSTNode) -> tuple[str | None, cst.BaseExpression | None]:
-    """(what, to what) of a requires_grad switch: `p.requires_grad = flag` (the value),
-    `p.requires_grad_(flag)` (its argument, None when it has none: on), `p.detach_()`
-    (off: it detaches the tensor itself, DeepRL's target networks before their soft
-    update); else (None, None)."""
+@dataclass(frozen=True)
+class RequiresGradSwitch:
+    """A switch of `requires_grad` on one tensor or module: `p.requires_grad = flag`,
+    `p.requires_grad_(flag)`, `m.requires_grad_()`, or `p.detach_()` (off: the tensor
+    itself leaves autograd, DeepRL's target networks before their soft update)."""
+
+    receiver: cst.BaseExpression  # what is switched
+    flag: cst.BaseExpression | None  # the flag as written; None where the call has none
+    on: bool | None  # what it sets; None where the flag is not a literal
+
+
+def requires_grad_switch(node: cst.CSTNode) -> RequiresGradSwitch | None:
+    """The requires_grad switch `node` is, if it is one. Every reader of these switches
+    (a frozen model, a leaf switched off around an in-place copy, a freezing helper)
+    reads them here."""
     if type(node) is cst.Assign and len(node.targets) == 1:
-        target = dotted_name(node.targets[0].target) or ""
-        if target.endswith(".requires_grad"):
-            return target[: -len(".requires_grad")], node.value
+        target = node.targets[0].target
+        if type(target) is cst.Attribute and target.attr.value == REQUIRES_GRAD_ATTRIBUTE:
+            return RequiresGradSwitch(target.value, node.value, bool_literal(node.value))
     elif type(node) is cst.Call and type(node.func) is cst.Attribute:
         method = node.func.attr.value
-        receiver = dotted_name(node.func.value)
-        if receiver is not None and method == REQUIRES_GRAD_METHOD:
-            return receiver, node.args[0].value if node.args else None
-        if receiver is not None and method == DETACH_IN_PLACE_METHOD and not node.args:
-            return receiver, _OFF
-    return None, None
-
-
-_OFF = cst.Name("False")
+        if method == REQUIRES_GRAD_METHOD:
+            if not node.args:
+                return RequiresGradSwitch(node.func.value, None, True)
+            flag = node.args[0].value
+            return RequiresGradSwitch(node.func.value, flag, bool_literal(flag))
+        if method == DETACH_IN_PLACE_METHOD and not node.args:
+            return RequiresGradSwitch(node.func.value, None, False)
+    return None

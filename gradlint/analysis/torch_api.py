@@ -88,6 +88,11 @@ RETAIN_GRAD_METHOD = "retain_grad"
 # Builtins whose loop target pairs elements of their arguments: `zip(a, b)` puts a's
 # first, `enumerate(a)` puts a's after the count.
 PAIRING_BUILTINS = frozenset({"zip", "enumerate"})
+# Builtins whose result walks the elements of their one argument.
+ELEMENT_PRESERVING_BUILTINS = frozenset({"list", "tuple", "reversed"})
+# The builtins a `for` header wraps around an iterable whose elements its names still
+# take (index.loop_element_sources reads them).
+LOOP_WALKING_BUILTINS = PAIRING_BUILTINS | ELEMENT_PRESERVING_BUILTINS
 # Python builtins whose result is a plain value whatever they are given.
 PYTHON_VALUE_BUILTINS = frozenset(
     {"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "hasattr"}
@@ -318,7 +323,7 @@ VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variabl
 # Calls on a rebound name that make it a fresh leaf on purpose.
 RELEAFING_METHODS = frozenset({"requires_grad_", "retain_grad", "detach_"})
 # Calls on a value that detach it, or mark it a leaf that requires grad, in place.
-DETACHING_INPLACE_METHODS = frozenset({"detach_", "requires_grad_"})
+DETACHING_INPLACE_METHODS = frozenset({DETACH_IN_PLACE_METHOD, REQUIRES_GRAD_METHOD})
 # Methods through which the graph is used or kept on purpose.
 GRAPH_KEEPING_METHODS = frozenset(
     {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
