@@ -130,7 +130,9 @@ class FileFacts:
 
     @cached_property
     def saved(self) -> SavedForBackward:
-        return SavedForBackward(self.index, self.values, self.tensors, self.grad_mode)
+        return SavedForBackward(
+            self.index, self.values, self.tensors, self.grad_mode, self.forwards
+        )
 
     @cached_property
     def optimizers(self) -> OptimizerHoldings:

@@ -93,11 +93,13 @@ class SavedForBackward:
         values: ValueAnalysis,
         tensors: TensorFacts,
         grad_mode: GradModeAnalysis,
+        forwards: ForwardAnalysis,
     ) -> None:
         self.index = index
         self.values = values
         self.tensors = tensors
         self.grad_mode = grad_mode
+        self.forwards = forwards
         self._memo: dict[cst.CSTNode, Saved | None] = {}
 
     def operation(self, expr: cst.CSTNode) -> tuple[str, list[cst.BaseExpression]] | None:
@@ -130,8 +132,13 @@ class SavedForBackward:
             if key not in ops or len(positional) != 1:
                 return None
             # behind a layer with parameters the activation's input has history
-            # whatever the call is given: the call's own output stands for it
-            return key, [expr] if after_parameters else positional
+            # whatever the call is given: the call's own output stands for it; a
+            # frozen module's parameters give it none
+            if after_parameters and not self.forwards.is_frozen(
+                dotted_name(func) or "", expr, whole=True
+            ):
+                return key, [expr]
+            return key, positional
         if type(func) is cst.Attribute:
             key = f"Tensor.{func.attr.value}"
             if key in ops and not qualified.startswith("torch."):
