@@ -549,6 +549,31 @@ def test_gl004_claims_no_crash_for_a_method_that_may_return_numpy():
     assert "raises" not in finding.message and finding.group is not Group.CRASH
 
 
+@pytest.mark.parametrize(
+    ("returned", "raises"),
+    [
+        ("self.fc(x)", True),
+        ("self.fc(x).argmax(1)", False),  # indices: nothing to refuse
+        ("self.fc(x).detach()", False),
+    ],
+)
+def test_gl004_asks_the_local_forward_what_it_returns(returned, raises):
+    """`clf(x).cpu().numpy()` raises only when the class's own forward hands back a
+    tensor that requires grad; one that returns `argmax` or `.detach()` still records
+    for nothing (waste), but the read runs (checked on torch)."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n"
+        f"    def forward(self, x):\n        return {returned}\n"
+        "def predict(x):\n    net = Net()\n    net.eval()\n    return net(x).cpu().numpy()\n"
+    )
+    # (a forward that returns `argmax` is also GL012's: its own recording is for nothing)
+    finding = one(source, config=Config(select=("GL004",)))
+    assert ("`.numpy()` on its output raises" in finding.message) is raises
+    assert (finding.group is Group.CRASH) is raises
+
+
 # --- reports -------------------------------------------------------------------------
 
 

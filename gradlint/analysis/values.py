@@ -1445,6 +1445,12 @@ class ValueAnalysis:
             out |= self._expr(stored, at)
         return frozenset(out) or PYTHON
 
+    def returns_graph_free(self, func: cst.FunctionDef) -> bool:
+        """Is every `return` of the function proven to hold no history: a forward that
+        returns `argmax(...)` or a detached tensor hands its caller nothing that
+        requires grad?"""
+        return self._graph_free_return(func) is not None
+
     def _graph_free_return(self, func: cst.FunctionDef) -> Value | None:
         """What the function hands back when every `return` of it is proven to hold no
         history (a Python value, a detached tensor, None); None otherwise."""

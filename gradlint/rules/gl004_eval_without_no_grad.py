@@ -277,10 +277,15 @@ class EvalWithoutNoGrad(Rule):
             return
         # `model(x).cpu().numpy()`: the same recording makes the read itself raise. Only
         # the model's own call is known to hand back a tensor (a method such as
-        # `tile_predict` may return a numpy array made under `.data`)
+        # `tile_predict` may return a numpy array made under `.data`), and only where
+        # its forward is not seen to return a detached one (`.argmax(1)`, `.detach()`)
         uses = facts.result_uses.numbers_only(call)
         own_call = dotted_name(call.func) in (model, f"{model}.forward")
-        raises = list(uses.numpy_raises) if uses is not None and own_call else []
+        forward = forwards.forward_of(call) if own_call else None
+        hands_back_history = own_call and not (
+            forward is not None and facts.values.returns_graph_free(forward)
+        )
+        raises = list(uses.numpy_raises) if uses is not None and hands_back_history else []
         reported = call if facts.index.scope_of(call) is not facts.index.scope_of(at) else at
         if reported is call and at is not call:
             if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(call, model):
