@@ -25,6 +25,7 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences
 from gradlint.analysis.mode_dependence import ModeDependence
 from gradlint.analysis.mode_flow import ModeFlow
+from gradlint.analysis.module_state import ModuleState
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.path_conditions import FlagPaths, PathConditions
@@ -156,6 +157,10 @@ class FileFacts:
         )
 
     @cached_property
+    def module_state(self) -> ModuleState:
+        return ModuleState(self.index, self.grad_mode.callees)
+
+    @cached_property
     def method_sequences(self) -> MethodSequences:
         return MethodSequences(self.index, self.bindings, self.summaries, self.differentiation)
 
@@ -217,6 +222,7 @@ class FileFacts:
             self.summaries,
             self.differentiation,
             self.result_uses,
+            self.caller_arguments,
         )
 
     @cached_property

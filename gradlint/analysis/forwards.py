@@ -28,7 +28,7 @@ import libcst as cst
 from gradlint.analysis.arguments import argument_of, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params, bound_names
-from gradlint.analysis.caller_arguments import path_in_caller
+from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -91,8 +91,10 @@ class ForwardAnalysis:
         summaries: FunctionSummaries,
         reach: DifferentiationReach,
         result_uses: ResultUses,
+        caller_arguments: CallerArguments,
     ) -> None:
         self.index = index
+        self.caller_arguments = caller_arguments
         self.flow = flow
         self.autograd = autograd
         self.loops = loops
@@ -956,13 +958,33 @@ class ForwardAnalysis:
         name = dotted_name(target)
         if name is None or name == "self":
             return None
-        owner = self._model_class(target, name, call)
+        owner = self._model_class(target, name, call) or self._class_handed_in(name, call)
         for cls in self.index.classes:
             if cls.name.value == owner:
                 for stmt in cls.body.body:
                     if type(stmt) is cst.FunctionDef and stmt.name.value == "forward":
                         return stmt
         return None
+
+    def _class_handed_in(self, name: str, use: cst.CSTNode) -> str | None:
+        """The one class every call of this file of the function around `use` builds
+        the model it hands the parameter `name` from (`train(CharRNN(10), batches)`,
+        or `model = CharRNN(10)` then `train(model, batches)`)."""
+        func = self.index.scope_of(use)
+        if type(func) is not cst.FunctionDef or all(
+            p.name.value != name for p in all_params(func.params)
+        ):
+            return None
+        classes: set[str | None] = set()
+        for argument in self.caller_arguments.here(func, name):
+            if argument.passed is None:
+                return None
+            value = built_module_call(argument.passed)
+            if type(value) is cst.Call:
+                classes.add(self.index.qualified_name(value.func))
+            else:
+                classes.add(self.tensors.module_class(value, argument.site))
+        return classes.pop() if len(classes) == 1 else None
 
     def _model_class(self, target: cst.CSTNode, name: str, use: cst.CSTNode) -> str | None:
         """The class of the model called, as far as this file shows it: the enclosing

@@ -10,6 +10,13 @@ from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
+_KEPT_BY_MODULE = (
+    "`{attribute}` keeps this forward's result, with its autograd graph, for the next "
+    "call, and `{call}` runs it every iteration of a loop that backpropagates every "
+    "iteration (line {line}); {consequence}. Detach it where it is stored, else reset "
+    "it in the loop before each call"
+)
+
 
 class UndetachedLoopState(Rule):
     """
@@ -20,6 +27,11 @@ class UndetachedLoopState(Rule):
     iteration (itself, or through a function or method of this file that backpropagates
     a value computed from its arguments: `h = learner.train_step(x, h)`), when nothing
     in the loop detaches it.
+
+    Also state a model keeps on itself across its calls: a `forward` (of a class of
+    this file) that stores what it computed from an attribute back into it (`out,
+    self.hidden = self.rnn(x, self.hidden)`), called every iteration of such a loop
+    that neither resets nor detaches the attribute between calls.
 
     ## Why is this bad?
     The carried tensor drags the previous iterations' graph into the next one. The
@@ -39,6 +51,11 @@ class UndetachedLoopState(Rule):
     hands back (`obs = env.step(action)[0]` with `env = gym.make(...)`), and a
     meta-learner's inner loop that differentiates only with `autograd.grad` and returns
     what it carries to a caller that backpropagates it (the unroll is the meta-gradient).
+    For state kept by a model: a forward that detaches what it stores, or stores it
+    afresh first thing (`self.init_hidden(x.size(0))`); a loop that assigns the
+    attribute, calls a method of the class that stores it afresh or detached
+    (`model.detach_hidden()`), or hands the model to a function, between calls; and
+    a count (`self.calls = self.calls + 1`).
 
     ## Example
     ```python
@@ -98,6 +115,7 @@ class UndetachedLoopState(Rule):
         for loop in self.facts.loops.differentiating_loops():
             if loop.carried:
                 self._check_loop(loop)
+        self._check_state_kept_by_modules()
 
     def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
@@ -135,7 +153,10 @@ class UndetachedLoopState(Rule):
             if facts.mode_at(statement) is not GradMode.RECORDING:
                 continue
             quoted = ", ".join(f"`{n}`" for n in names)
-            consequence, group = self._consequence(loop, names)
+            events = [
+                e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)
+            ]
+            consequence, group = self._consequence(loop, events)
             self.report(
                 statement,
                 self.message_for(
@@ -150,13 +171,65 @@ class UndetachedLoopState(Rule):
                 group=group,
             )
 
-    def _consequence(self, loop: LoopFacts[LoopNode], names: list[str]) -> tuple[str, Group]:
+    # -- state a module keeps on itself across its calls ---------------------------------
+
+    def _check_state_kept_by_modules(self) -> None:
+        """`out, self.hidden = self.rnn(x, self.hidden)` in the forward of a model that
+        a loop calls, and backpropagates, every iteration without resetting or
+        detaching `model.hidden` in between: the state is carried from one iteration
+        to the next by the model, not by a loop variable."""
+        facts = self.facts
+        loops = facts.loops.differentiating_loops()
+        differentiating = {f.loop for f in loops}
+        reported: set[cst.CSTNode] = set()
+        for loop in loops:
+            node: LoopNode = loop.loop
+            events = [e for e in loop.events if e.kind != "step"]
+            if not events or loop.unrolled or facts.mode_at(node.body) is not GradMode.RECORDING:
+                continue
+            for call in facts.index.of_types_in(node.body, cst.Call, into_functions=False):
+                innermost = next(
+                    (lp for lp in facts.index.enclosing_loops(call) if lp in differentiating),
+                    None,
+                )
+                if innermost is not node or facts.mode_at(call) is not GradMode.RECORDING:
+                    continue
+                forward = facts.forwards.forward_of(call)
+                if forward is None:
+                    continue
+                func = call.func
+                if type(func) is cst.Attribute and func.attr.value == "forward":
+                    func = func.value
+                model = dotted_name(func)
+                state = facts.module_state
+                for carried in state.carried_attributes(forward):
+                    if carried.statement in reported or model is None:
+                        continue
+                    if state.cleared_in(node.body, model, forward, carried.attribute):
+                        continue
+                    reported.add(carried.statement)
+                    consequence, group = self._consequence(loop, events)
+                    self.report(
+                        carried.statement,
+                        _KEPT_BY_MODULE.format(
+                            attribute=carried.attribute,
+                            call=f"{model}(...)",
+                            line=self.context.position_of(call)[0].line,
+                            consequence=consequence,
+                        ),
+                        related=[
+                            (call, "the forward runs here every iteration"),
+                            *((e.call, "backpropagated here every iteration") for e in events),
+                        ],
+                        group=group,
+                    )
+
+    def _consequence(self, loop: LoopFacts[LoopNode], events: list) -> tuple[str, Group]:
         """What happens at run time (measured on torch 2.13, /work/shared/pitfalls.md 1a):
         a backward that frees its graph raises on the second iteration; one that keeps
         it (`retain_graph=True`) raises too once an optimizer step has changed the
         weights in place, and otherwise silently re-walks a graph that grows: a leak,
         not a crash."""
-        events = [e for e in loop.events if e.kind != "step" and loop.closure(e.roots) & set(names)]
         kept = {self.facts.autograd.retains_graph(e) for e in events}
         if kept == {False}:
             return (
