@@ -36,6 +36,7 @@ from gradlint.analysis.index import (
     FileIndex,
     bool_literal,
     dotted_name,
+    forward_method,
     module_path,
     path_root,
 )
@@ -960,10 +961,8 @@ class ForwardAnalysis:
             return None
         owner = self._model_class(target, name, call) or self._class_handed_in(name, call)
         for cls in self.index.classes:
-            if cls.name.value == owner:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == "forward":
-                        return stmt
+            if cls.name.value == owner and (forward := forward_method(cls)) is not None:
+                return forward
         return None
 
     def _class_handed_in(self, name: str, use: cst.CSTNode) -> str | None:
@@ -1560,8 +1559,12 @@ class ForwardAnalysis:
         for node in self.index.of_types(cst.Call, cst.Assign):
             if type(node) is cst.Call:
                 # `freeze_params(vae.parameters())` of a helper that switches each one
-                for held, switched_off in self._switched_by_helper(node):
+                for held, switched_off in self._parameters_switched_by_helper(node):
                     found.append((held, node, switched_off))
+                # `toggle_grad(critic, False)` of a helper that loops over its model
+                toggled = self.tensors.model_switched_by_helper(node)
+                if toggled is not None:
+                    found.append((toggled[0], node, not toggled[1]))
             switch = requires_grad_switch(node)
             if switch is None:
                 continue
@@ -1623,7 +1626,7 @@ class ForwardAnalysis:
                 return module_path(parent.target)
             return None
 
-    def _switched_by_helper(self, call: cst.Call) -> list[tuple[str, bool]]:
+    def _parameters_switched_by_helper(self, call: cst.Call) -> list[tuple[str, bool]]:
         """(owner, turns requires_grad off) for each `X.parameters()` the call hands a
         function of this file that loops over that parameter switching each element
         (`def freeze_params(params): for p in params: p.requires_grad = False`)."""
@@ -1683,10 +1686,9 @@ class ForwardAnalysis:
         if self._differentiating_classes is None:
             found: set[str] = set()
             for cls in self.index.classes:
-                for stmt in cls.body.body:
-                    if type(stmt) is cst.FunctionDef and stmt.name.value == "forward":
-                        if self.differentiates(stmt):
-                            found.add(cls.name.value)
+                forward = forward_method(cls)
+                if forward is not None and self.differentiates(forward):
+                    found.add(cls.name.value)
             self._differentiating_classes = found
         return self._differentiating_classes
 

@@ -182,6 +182,15 @@ def loop_element_sources(
     return [None] * (names - 1) + [iterable] if names else []
 
 
+def forward_method(cls: cst.ClassDef) -> cst.FunctionDef | None:
+    """The `forward` the class defines in its own body (the first, as Python binds the
+    last: two are a mistake either way), if it defines one."""
+    for statement in cls.body.body:
+        if type(statement) is cst.FunctionDef and statement.name.value == "forward":
+            return statement
+    return None
+
+
 def node_types(*bases: type) -> frozenset[type]:
     """Every LibCST node class that is one of `bases` or derives from one of them.
 

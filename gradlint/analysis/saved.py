@@ -25,7 +25,7 @@ from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, forward_method
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences, Run
 from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
@@ -225,12 +225,10 @@ class SavedForBackward:
 
     def _returned_layer_call(self, cls: cst.ClassDef) -> cst.Call | None:
         """`self.unit(x)` when the class's forward ends in `return self.unit(...)`."""
-        forwards = [
-            f for f in cls.body.body if type(f) is cst.FunctionDef and f.name.value == "forward"
-        ]
-        if len(forwards) != 1:
+        forward = forward_method(cls)
+        if forward is None:
             return None
-        returns = list(self.index.of_types_in(forwards[0], cst.Return, into_functions=False))
+        returns = list(self.index.of_types_in(forward, cst.Return, into_functions=False))
         if len(returns) != 1 or type(returns[0].value) is not cst.Call:
             return None
         call = returns[0].value

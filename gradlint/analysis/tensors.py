@@ -489,7 +489,7 @@ class TensorFacts:
                 return owner, switch.on
         return None
 
-    def _frozen_by_call(self, call: cst.Call) -> tuple[str, bool] | None:
+    def model_switched_by_helper(self, call: cst.Call) -> tuple[str, bool] | None:
         """`toggle_grad(generator, False)`, a helper of this file (_freezing_helper):
         the model whose parameters it switches, and to what."""
         if type(call.func) is not cst.Name:
@@ -544,7 +544,7 @@ class TensorFacts:
                 if owner is not None:
                     found.append((index.order[node], _all_parameters_of(owner), flag))
             elif type(node) is cst.Call:
-                frozen = self._frozen_by_call(node)
+                frozen = self.model_switched_by_helper(node)
                 if frozen is not None:
                     found.append((index.order[node], _all_parameters_of(frozen[0]), frozen[1]))
         self._switch_cache[scope] = found

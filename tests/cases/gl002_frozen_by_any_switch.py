@@ -68,3 +68,17 @@ def unfrozen_namesake(beta=0.99):
     ema = copy.deepcopy(net)
     for e, p in zip(ema.parameters(), net.parameters()):
         e.copy_(p.detach().lerp(e, beta))  # error: GL002
+
+
+def set_requires_grad(model, flag):
+    for p in model.parameters():
+        p.requires_grad_(flag)
+
+
+toggled = copy.deepcopy(net)
+set_requires_grad(toggled, False)
+
+
+def update_toggled(beta=0.99):
+    for e, p in zip(toggled.parameters(), net.parameters()):
+        e.copy_(p.detach().lerp(e, beta))
