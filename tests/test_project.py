@@ -1509,3 +1509,65 @@ def test_a_model_of_another_file_whose_forward_differentiates_needs_grad(
     )
     found = lint_file(tmp_path / "trainer.py").diagnostics
     assert [d.code for d in found] == expected
+
+
+STATEFUL_LAYER = """
+import torch
+from torch import nn
+
+
+class EvolvingLayer(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.cell = nn.GRU(width, width)
+        self.initial = nn.Parameter(torch.randn(1, 1, width))
+        self.weight = None
+
+    def forward(self, x):
+        if self.weight is None:
+            _, self.weight = self.cell(x, self.initial)
+        else:
+            _, self.weight = self.cell(x, self.weight)
+        return x * self.weight
+"""
+
+STATEFUL_TRAIN = """
+import torch
+from lib.layers import EvolvingLayer
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.recurrent = EvolvingLayer(4)
+
+    def forward(self, x):
+        return self.recurrent(x).sum()
+
+
+model = Model()
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(3):
+    loss = model(torch.randn(1, 1, 4))
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+{reset}
+"""
+
+
+@pytest.mark.parametrize(
+    ("reset", "expected"),
+    [
+        ("", [(17, "GL001")]),
+        ("    model.recurrent.weight = model.recurrent.weight.detach()", []),
+    ],
+)
+def test_state_a_layer_of_another_file_keeps_across_calls(tmp_path, reset, expected):
+    """pytorch_geometric_temporal's EvolveGCN examples (fixed upstream in 987e43e2): a
+    layer of the library keeps its evolving weight on itself from one forward to the
+    next, so a loop that calls the model and backpropagates every epoch runs into the
+    last epoch's freed graph; detaching the kept weight after each step is the fix."""
+    write(tmp_path, {"lib/__init__.py": "", "lib/layers.py": STATEFUL_LAYER})
+    write(tmp_path, {"train.py": STATEFUL_TRAIN.format(reset=reset)})
+    assert [f for f in findings(tmp_path / "train.py") if f[1] == "GL001"] == expected

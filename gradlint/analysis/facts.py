@@ -158,7 +158,7 @@ class FileFacts:
 
     @cached_property
     def module_state(self) -> ModuleState:
-        return ModuleState(self.index, self.grad_mode.callees)
+        return ModuleState(self.index, self.grad_mode.callees, self.tensors, self.project)
 
     @cached_property
     def method_sequences(self) -> MethodSequences:

@@ -12,39 +12,90 @@ or detaches them between its calls."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gradlint.analysis.callees import CalleeResolver
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, forward_method
+from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     PYTHON_VALUE_BUILTINS,
 )
 
+if TYPE_CHECKING:
+    from gradlint.analysis.project import ProjectIndex
+
 
 @dataclass(frozen=True)
 class CarriedAttribute:
-    """`self.<attribute>`, stored by `statement` of the forward from a value computed
-    from what the attribute held when the call began."""
+    """`self.<attribute>` (`self.hidden`, or `self.recurrent.weight` of a submodule),
+    stored by `statement` of the forward (or by the submodule that statement runs) from
+    a value computed from what the attribute held when the call began."""
 
     attribute: str
-    statement: cst.Assign
+    statement: cst.CSTNode
+    # where a submodule of another project file stores it: (path, line)
+    elsewhere: tuple[str, int] | None = None
 
 
 class ModuleState:
-    def __init__(self, index: FileIndex, callees: CalleeResolver) -> None:
+    def __init__(
+        self,
+        index: FileIndex,
+        callees: CalleeResolver,
+        tensors: TensorFacts,
+        project: ProjectIndex | None,
+    ) -> None:
         self.index = index
         self.callees = callees
+        self.tensors = tensors
+        self.project = project
         self._carried: dict[cst.FunctionDef, list[CarriedAttribute]] = {}
 
     def carried_attributes(self, forward: cst.FunctionDef) -> list[CarriedAttribute]:
         """The attributes the forward stores from a computation on their own previous
-        value, without detaching it and without resetting them first on every call."""
+        value, without detaching it and without resetting them first on every call;
+        also those a submodule it runs carries (`self.recurrent(x)`, whose class,
+        of this file or another project file, keeps `self.weight`)."""
         found = self._carried.get(forward)
         if found is None:
-            found = self._carried[forward] = self._collect(forward)
+            self._carried[forward] = []  # a forward that runs itself
+            found = self._carried[forward] = self._collect(forward) + self._of_submodules(forward)
+        return found
+
+    def _of_submodules(self, forward: cst.FunctionDef) -> list[CarriedAttribute]:
+        found: list[CarriedAttribute] = []
+        index = self.index
+        for call in index.of_types_in(forward.body, cst.Call, into_functions=False):
+            name = dotted_name(call.func)
+            if name is None or not name.startswith("self.") or name.count(".") != 1:
+                continue
+            statement = index.statement_of(call)
+            for built in self.tensors.module_constructors(call.func, call):
+                built = built_module_call(built)
+                if type(built) is not cst.Call or type(built.func) is not cst.Name:
+                    continue
+                local = [c for c in index.classes if c.name.value == built.func.value]
+                inner = forward_method(local[0]) if len(local) == 1 else None
+                if inner is not None:
+                    found.extend(
+                        CarriedAttribute(f"{name}.{c.attribute[5:]}", statement, c.elsewhere)
+                        for c in self.carried_attributes(inner)
+                    )
+                    continue
+                origin = index.imported_from.get(built.func.value)
+                if origin is None or origin[2] is None or self.project is None:
+                    continue
+                carried = self.project.carried_state(origin[0], origin[1], origin[2])
+                if carried is not None:
+                    path, attributes = carried
+                    found.extend(
+                        CarriedAttribute(f"{name}.{attribute}", statement, (path, line))
+                        for attribute, line in attributes
+                    )
         return found
 
     def _collect(self, forward: cst.FunctionDef) -> list[CarriedAttribute]:
@@ -135,6 +186,9 @@ class ModuleState:
                 if held in _stored_names(node):
                     return True
                 continue
+            # `repackage(model)`: a function handed the model may reset it out of sight
+            if any(dotted_name(arg.value) == model for arg in node.args):
+                return True
             func = node.func
             if type(func) is not cst.Attribute:
                 continue
@@ -143,9 +197,6 @@ class ModuleState:
                 if receiver == held or receiver.startswith(held + "["):
                     return True
             if receiver == model and func.attr.value in methods:
-                return True
-            # `repackage(model)`: a function handed the model may reset it out of sight
-            if any(dotted_name(arg.value) == model for arg in node.args):
                 return True
         return False
 

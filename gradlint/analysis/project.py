@@ -41,6 +41,7 @@ from gradlint.analysis.imports import (
     star_bound,
 )
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
+from gradlint.analysis.module_state_summary import carried_attributes_of_class
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
@@ -242,6 +243,9 @@ class ModuleSummary:
     # attribute -> is every value the file's classes store in `self.<it>` a torch.nn
     # layer that holds no parameters (`self.up = nn.Upsample(scale_factor=2)`)?
     parameterless_attributes: dict[str, bool] = field(default_factory=dict)
+    # class -> [attribute, line] for each attribute its `forward` carries from one call
+    # to the next with its graph (module_state.carried_attributes_of_class)
+    carried_state: dict[str, list[list]] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1305,6 +1309,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                         class_methods=frozenset(methods),
                     )
             _layers_through_own_methods(summary.functions, node.name)
+            carried = carried_attributes_of_class(node)
+            if carried:
+                summary.carried_state[node.name] = [list(c) for c in carried]
             _note_parameterless_attributes(built, imports, summary.parameterless_attributes)
             if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
@@ -2137,6 +2144,29 @@ class ProjectIndex:
         """Is `name` a class of the project file `path` (or re-exported by it) whose
         instances hold torch.nn layers with weights?"""
         return self.enabled and self._class_in(path, name, set())
+
+    def carried_state(
+        self, module: str, level: int, name: str
+    ) -> tuple[str, list[tuple[str, int]]] | None:
+        """(its file, [(attribute, line)]) when `name`, imported from that project
+        module (or re-exported by it), is a class whose forward carries attributes from
+        one call to the next with their graph (module_state)."""
+        target = self._target(module, level, None)
+        seen: set[str] = set()
+        while target is not None and target not in seen and len(seen) < _MAX_STAR_CHAIN:
+            seen.add(target)
+            summary = self._summary(target)
+            if summary is None:
+                return None
+            carried = summary.carried_state.get(name)
+            if carried:
+                return target, [(attribute, line) for attribute, line in carried]
+            reexport = summary.reexports.get(name)
+            if reexport is None:
+                return None
+            module, level, name = reexport
+            target = self._target(module, level, importer=target)
+        return None
 
     def class_mode(
         self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None

@@ -5,16 +5,17 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
+from gradlint.analysis.module_state import CarriedAttribute
 from gradlint.analysis.values import MODULE
-from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position
+from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position, Related
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
 _KEPT_BY_MODULE = (
-    "`{attribute}` keeps this forward's result, with its autograd graph, for the next "
-    "call, and `{call}` runs it every iteration of a loop that backpropagates every "
-    "iteration (line {line}); {consequence}. Detach it where it is stored, else reset "
-    "it in the loop before each call"
+    "`{model}` keeps `{state}` from one call to the next with its autograd graph, and "
+    "this loop calls it and backpropagates every iteration without resetting or "
+    "detaching it; {consequence}. Detach `{state}` after each step, else reset it "
+    "before each call"
 )
 
 
@@ -28,10 +29,12 @@ class UndetachedLoopState(Rule):
     a value computed from its arguments: `h = learner.train_step(x, h)`), when nothing
     in the loop detaches it.
 
-    Also state a model keeps on itself across its calls: a `forward` (of a class of
-    this file) that stores what it computed from an attribute back into it (`out,
-    self.hidden = self.rnn(x, self.hidden)`), called every iteration of such a loop
-    that neither resets nor detaches the attribute between calls.
+    Also state a model keeps on itself across its calls: a `forward` that stores what
+    it computed from an attribute back into it (`out, self.hidden = self.rnn(x,
+    self.hidden)`), itself or in a submodule it runs (a layer of another project file
+    that keeps its evolving weight, as EvolveGCN does), when the model is called every
+    iteration of such a loop that neither resets nor detaches the attribute between
+    calls. The finding is on the loop's call, with where the state is stored beside it.
 
     ## Why is this bad?
     The carried tensor drags the previous iterations' graph into the next one. The
@@ -202,27 +205,32 @@ class UndetachedLoopState(Rule):
                     func = func.value
                 model = dotted_name(func)
                 state = facts.module_state
+                statement = facts.index.statement_of(call)
                 for carried in state.carried_attributes(forward):
-                    if carried.statement in reported or model is None:
+                    if statement in reported or model is None:
                         continue
                     if state.cleared_in(node.body, model, forward, carried.attribute):
                         continue
-                    reported.add(carried.statement)
+                    reported.add(statement)
                     consequence, group = self._consequence(loop, events)
+                    kept = f"{model}.{carried.attribute.split('.', 1)[1]}"
                     self.report(
-                        carried.statement,
-                        _KEPT_BY_MODULE.format(
-                            attribute=carried.attribute,
-                            call=f"{model}(...)",
-                            line=self.context.position_of(call)[0].line,
-                            consequence=consequence,
-                        ),
+                        statement,
+                        _KEPT_BY_MODULE.format(model=model, state=kept, consequence=consequence),
                         related=[
-                            (call, "the forward runs here every iteration"),
+                            self._where_stored(carried),
                             *((e.call, "backpropagated here every iteration") for e in events),
                         ],
                         group=group,
                     )
+
+    @staticmethod
+    def _where_stored(carried: CarriedAttribute) -> tuple[cst.CSTNode, str] | Related:
+        label = f"`{carried.attribute}` is stored from its own previous value here"
+        if carried.elsewhere is None:
+            return carried.statement, label
+        path, line = carried.elsewhere
+        return Related(label, path, Position(line, 0), Position(line, 0), None)
 
     def _consequence(self, loop: LoopFacts[LoopNode], events: list) -> tuple[str, Group]:
         """What happens at run time (measured on torch 2.13, /work/shared/pitfalls.md 1a):

@@ -1,0 +1,148 @@
+"""What a class of another project file keeps on itself from one forward call to the
+next, read with `ast` for the project summaries (ModuleSummary.carried_state), as
+module_state.ModuleState reads a class of the linted file: the stored attribute, the
+names that carry its value, the detaches that cut it, the reset a forward starts with.
+Apart from module_state so that project.py, which summarises every file, imports
+nothing of the linted file's analyses."""
+
+from __future__ import annotations
+
+import ast
+
+from gradlint.analysis.torch_api import (
+    DETACHING_ATTRIBUTES,
+    DETACHING_METHODS,
+    PYTHON_VALUE_BUILTINS,
+)
+
+
+def carried_attributes_of_class(cls: ast.ClassDef) -> list[tuple[str, int]]:
+    """(attribute, line) for each attribute the class's own `forward` carries from one
+    call to the next, read as ModuleState.carried_attributes reads a class of the
+    linted file: what the project summary of another file says of its classes (a
+    library's EvolveGCN keeps its evolving weight on itself)."""
+    forward = next(
+        (
+            item
+            for item in cls.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"
+        ),
+        None,
+    )
+    if forward is None:
+        return []
+    assigns = [node for node in _ast_walk(forward.body) if isinstance(node, ast.Assign)]
+    stored = sorted({name for a in assigns for name in _ast_stored(a) if _is_self_attribute(name)})
+    found: list[tuple[str, int]] = []
+    for attribute in stored:
+        if _ast_reset_on_entry(cls, forward, attribute):
+            continue
+        tainted = {attribute: False}
+        for assign in assigns:
+            reads = _ast_reads(assign.value) & tainted.keys()
+            if not reads:
+                continue
+            targets = _ast_stored(assign)
+            if _ast_detaches(assign.value):
+                for target in targets:
+                    tainted.pop(target, None)
+                continue
+            computed = _ast_computes(assign.value) or any(tainted[r] for r in reads)
+            tainted.update(dict.fromkeys(targets, computed))
+            if attribute in targets and computed:
+                found.append((attribute.split(".", 1)[1], assign.lineno))
+                break
+    return found
+
+
+def _is_self_attribute(name: str) -> bool:
+    return name.startswith("self.") and name.count(".") == 1
+
+
+def _ast_reset_on_entry(
+    cls: ast.ClassDef, forward: ast.FunctionDef | ast.AsyncFunctionDef, attribute: str
+) -> bool:
+    storing = {
+        item.name
+        for item in cls.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and item.name != "forward"
+        and any(
+            isinstance(a, ast.Assign)
+            and attribute in _ast_stored(a)
+            and (attribute not in _ast_reads(a.value) or _ast_detaches(a.value))
+            for a in _ast_walk(item.body)
+        )
+    }
+    for statement in forward.body:
+        if isinstance(statement, ast.Assign) and attribute in _ast_stored(statement):
+            return attribute not in _ast_reads(statement.value)
+        if (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and _ast_dotted(statement.value.func.value) == "self"
+            and statement.value.func.attr in storing
+        ):
+            return True
+        if attribute in _ast_reads(statement):
+            return False
+    return False
+
+
+def _ast_walk(body: list[ast.stmt]):
+    """The nodes of a function body, nested functions and classes left out."""
+    pending: list[ast.AST] = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _ast_dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _ast_dotted(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
+    return None
+
+
+def _ast_stored(assign: ast.Assign) -> list[str]:
+    names: list[str] = []
+    pending: list[ast.AST] = list(assign.targets)
+    while pending:
+        target = pending.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            pending.extend(target.elts)
+            continue
+        name = _ast_dotted(target)
+        if name is not None:
+            names.append(name)
+    return names
+
+
+def _ast_reads(node: ast.AST) -> set[str]:
+    return {
+        name
+        for sub in ast.walk(node)
+        if isinstance(sub, (ast.Name, ast.Attribute)) and (name := _ast_dotted(sub)) is not None
+    }
+
+
+def _ast_detaches(value: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Attribute)
+        and (node.attr in DETACHING_METHODS or node.attr in DETACHING_ATTRIBUTES)
+        for node in ast.walk(value)
+    )
+
+
+def _ast_computes(value: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and not (isinstance(node.func, ast.Name) and node.func.id in PYTHON_VALUE_BUILTINS)
+        for node in ast.walk(value)
+    )
