@@ -114,6 +114,7 @@ class ModuleState:
             # the names holding what the attribute held, and whether an operation
             # that records has run on the way
             tainted = {attribute: False}
+            carrying: cst.Assign | None = None
             for assign in assigns:
                 reads = _reads(assign.value) & tainted.keys()
                 if not reads:
@@ -125,9 +126,16 @@ class ModuleState:
                     continue
                 computed = self._computes(assign.value) or any(tainted[r] for r in reads)
                 tainted.update(dict.fromkeys(targets, computed))
-                if attribute in targets and computed:
-                    found.append(CarriedAttribute(attribute, assign))
-                    break
+                if attribute in targets and computed and carrying is None:
+                    carrying = assign
+            # the state reaches what the forward returns (an RNN's output), so the next
+            # backward walks into the last call's graph; running statistics that only
+            # sit on the module leak instead, which is not this finding
+            if carrying is not None and any(
+                ret.value is not None and _reads(ret.value) & tainted.keys()
+                for ret in index.of_types_in(forward.body, cst.Return, into_functions=False)
+            ):
+                found.append(CarriedAttribute(attribute, carrying))
         return found
 
     def _reset_on_entry(self, forward: cst.FunctionDef, attribute: str) -> bool:

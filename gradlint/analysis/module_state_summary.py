@@ -38,6 +38,7 @@ def carried_attributes_of_class(cls: ast.ClassDef) -> list[tuple[str, int]]:
         if _ast_reset_on_entry(cls, forward, attribute):
             continue
         tainted = {attribute: False}
+        carrying: ast.Assign | None = None
         for assign in assigns:
             reads = _ast_reads(assign.value) & tainted.keys()
             if not reads:
@@ -49,9 +50,15 @@ def carried_attributes_of_class(cls: ast.ClassDef) -> list[tuple[str, int]]:
                 continue
             computed = _ast_computes(assign.value) or any(tainted[r] for r in reads)
             tainted.update(dict.fromkeys(targets, computed))
-            if attribute in targets and computed:
-                found.append((attribute.split(".", 1)[1], assign.lineno))
-                break
+            if attribute in targets and computed and carrying is None:
+                carrying = assign
+        if carrying is not None and any(
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and _ast_reads(node.value) & tainted.keys()
+            for node in _ast_walk(forward.body)
+        ):
+            found.append((attribute.split(".", 1)[1], carrying.lineno))
     return found
 
 
