@@ -318,8 +318,14 @@ def test_the_classes_tested_by_exact_type_have_no_subclasses():
         ("for p in list(model.parameters()): pass", ["model.parameters()"]),
         ("for p in reversed(tuple(ps)): pass", ["ps"]),
         ("for i, p in enumerate(ps, start=1): pass", [None, "ps"]),
-        ("for t, p in zip(a.parameters(), list(b.parameters())): pass", ["a.parameters()", "b.parameters()"]),
-        ("for i, (n, p) in enumerate(m.named_parameters()): pass", [None, None, "m.named_parameters()"]),
+        (
+            "for t, p in zip(a.parameters(), list(b.parameters())): pass",
+            ["a.parameters()", "b.parameters()"],
+        ),
+        (
+            "for i, (n, p) in enumerate(m.named_parameters()): pass",
+            [None, None, "m.named_parameters()"],
+        ),
         ("for a, b in zip(xs, ys, zs): pass", [None, "zip(xs, ys, zs)"]),
         ("for p in sorted(ps): pass", ["sorted(ps)"]),
     ],
