@@ -961,8 +961,14 @@ class ForwardAnalysis:
             return None
         owner = self._model_class(target, name, call) or self._class_handed_in(name, call)
         for cls in self.index.classes:
-            if cls.name.value == owner and (forward := forward_method(cls)) is not None:
-                return forward
+            if cls.name.value != owner:
+                continue
+            # a subclass that keeps its base's forward runs the base's
+            for looked_up in self.summaries.callees.lineage(cls):
+                if type(looked_up) is cst.ClassDef:
+                    forward = forward_method(looked_up)
+                    if forward is not None:
+                        return forward
         return None
 
     def _class_handed_in(self, name: str, use: cst.CSTNode) -> str | None:

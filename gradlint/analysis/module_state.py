@@ -189,10 +189,16 @@ class ModuleState:
         held = f"{model}.{name}"
         cls = self.index.enclosing_class(forward)
         methods = self._storing_methods(cls, attribute) if cls is not None else set()
-        for node in self.index.of_types_in(body, cst.Assign, cst.Call, into_functions=False):
+        for node in self.index.of_types_in(
+            body, cst.Assign, cst.Del, cst.Call, into_functions=False
+        ):
             if type(node) is cst.Assign:
                 if held in _stored_names(node):
                     return True
+                continue
+            if type(node) is cst.Del:
+                if dotted_name(node.target) == held:
+                    return True  # `del model.hidden`: the next call starts afresh
                 continue
             # `repackage(model)`: a function handed the model may reset it out of sight
             if any(dotted_name(arg.value) == model for arg in node.args):

@@ -182,3 +182,19 @@ def fit_running_statistics(xs):
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+
+class ForgetsByDeletion(CharRNN):
+    hidden = None  # what `self.hidden` reads once the instance's own is deleted
+
+
+def fit_delete_each_batch(batches):
+    model = ForgetsByDeletion()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches:
+        del model.hidden
+        logits = model(x)
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
