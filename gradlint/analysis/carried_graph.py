@@ -28,6 +28,7 @@ from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.torch_api import (
     COMMON_TENSOR_METHODS,
+    DETACHING_HELPER_WORDS,
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
@@ -41,7 +42,6 @@ from gradlint.analysis.torch_api import (
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free, may_carry_graph
 
 # Helpers named for what they do to a recurrent state (`repackage_hidden(h)`).
-DETACHING_HELPER_WORDS = ("repackage", "detach")
 _TENSOR_METHODS = COMMON_TENSOR_METHODS | DIFFERENTIABLE_METHODS
 # How many bindings trainable_part_per_iteration follows back from a value.
 _BINDINGS_FOLLOWED = 8

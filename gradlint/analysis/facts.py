@@ -158,7 +158,14 @@ class FileFacts:
 
     @cached_property
     def module_state(self) -> ModuleState:
-        return ModuleState(self.index, self.grad_mode.callees, self.tensors, self.project)
+        return ModuleState(
+            self.index,
+            self.grad_mode.callees,
+            self.tensors,
+            self.grad_mode,
+            self.carried_graph.detaches,
+            self.project,
+        )
 
     @cached_property
     def method_sequences(self) -> MethodSequences:

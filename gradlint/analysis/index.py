@@ -183,12 +183,13 @@ def loop_element_sources(
 
 
 def forward_method(cls: cst.ClassDef) -> cst.FunctionDef | None:
-    """The `forward` the class defines in its own body (the first, as Python binds the
-    last: two are a mistake either way), if it defines one."""
+    """The `forward` the class defines in its own body, if it defines one: the last,
+    which is the one Python binds."""
+    found = None
     for statement in cls.body.body:
         if type(statement) is cst.FunctionDef and statement.name.value == "forward":
-            return statement
-    return None
+            found = statement
+    return found
 
 
 def node_types(*bases: type) -> frozenset[type]:

@@ -11,16 +11,19 @@ or detaches them between its calls."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gradlint.analysis.callees import CalleeResolver
+from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.index import FileIndex, dotted_name, forward_method
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
+    DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
     PYTHON_VALUE_BUILTINS,
 )
@@ -47,13 +50,19 @@ class ModuleState:
         index: FileIndex,
         callees: CalleeResolver,
         tensors: TensorFacts,
+        grad_mode: GradModeAnalysis,
+        detaching_call: Callable[[cst.Call], bool],
         project: ProjectIndex | None,
     ) -> None:
         self.index = index
         self.callees = callees
         self.tensors = tensors
+        self.grad_mode = grad_mode
+        # `repackage_hidden(h)`: carried_graph's reading of a detaching helper
+        self.detaching_call = detaching_call
         self.project = project
         self._carried: dict[cst.FunctionDef, list[CarriedAttribute]] = {}
+        self._resetting: dict[str, set[str]] = {}
 
     def carried_attributes(self, forward: cst.FunctionDef) -> list[CarriedAttribute]:
         """The attributes the forward stores from a computation on their own previous
@@ -100,12 +109,19 @@ class ModuleState:
 
     def _collect(self, forward: cst.FunctionDef) -> list[CarriedAttribute]:
         index = self.index
-        assigns = index.of_types_in(forward.body, cst.Assign, into_functions=False)
+        stores = [
+            (node, targets, value)
+            for node in index.of_types_in(
+                forward.body, cst.Assign, cst.AnnAssign, cst.AugAssign, into_functions=False
+            )
+            if (parts := _store_parts(node)) is not None
+            for targets, value in (parts,)
+        ]
         found: list[CarriedAttribute] = []
         stored = {
             name
-            for assign in assigns
-            for name in _stored_names(assign)
+            for _, targets, _ in stores
+            for name in targets
             if name.startswith("self.") and name.count(".") == 1
         }
         for attribute in sorted(stored):
@@ -114,20 +130,25 @@ class ModuleState:
             # the names holding what the attribute held, and whether an operation
             # that records has run on the way
             tainted = {attribute: False}
-            carrying: cst.Assign | None = None
-            for assign in assigns:
-                reads = _reads(assign.value) & tainted.keys()
+            carrying: cst.CSTNode | None = None
+            for node, targets, value in stores:
+                reads = _reads(value) & tainted.keys()
                 if not reads:
                     continue
-                targets = _stored_names(assign)
-                if _detaches(assign.value):
+                if self._cuts(value):
                     for target in targets:
                         tainted.pop(target, None)
                     continue
-                computed = self._computes(assign.value) or any(tainted[r] for r in reads)
+                computed = self._computes(value) or any(tainted[r] for r in reads)
                 tainted.update(dict.fromkeys(targets, computed))
-                if attribute in targets and computed and carrying is None:
-                    carrying = assign
+                if (
+                    attribute in targets
+                    and computed
+                    and carrying is None
+                    and self.grad_mode.mode_at(node) is GradMode.RECORDING
+                    and not _only_in_eval_mode(index, node)
+                ):
+                    carrying = node
             # the state reaches what the forward returns (an RNN's output), so the next
             # backward walks into the last call's graph; running statistics that only
             # sit on the module leak instead, which is not this finding
@@ -138,6 +159,34 @@ class ModuleState:
                 found.append(CarriedAttribute(attribute, carrying))
         return found
 
+    def _cuts(self, value: cst.BaseExpression) -> bool:
+        """Is what the value holds cut from the graph: `h.detach()`, `h.data`,
+        `repackage_hidden(h)` (a helper named for detaching, or one of this file whose
+        body detaches), or a tuple (`tuple(h.detach() for h in hidden)`) each of whose
+        elements is? An input detached inside a call (`self.rnn(x.detach(), self.h)`)
+        cuts nothing of the state."""
+        if type(value) is cst.Call:
+            func = value.func
+            if type(func) is cst.Attribute and func.attr.value in DETACHING_METHODS:
+                return True
+            if (
+                type(func) is cst.Name
+                and func.value in ("tuple", "list")
+                and len(value.args) == 1
+                and value.args[0].star == ""
+            ):
+                return self._cuts(value.args[0].value)
+            return self.detaching_call(value)
+        if type(value) is cst.Attribute:
+            return value.attr.value in DETACHING_ATTRIBUTES
+        if type(value) is cst.Tuple or type(value) is cst.List:
+            return bool(value.elements) and all(
+                self._cuts(element.value) for element in value.elements
+            )
+        if type(value) is cst.GeneratorExp or type(value) is cst.ListComp:
+            return self._cuts(value.elt)
+        return False
+
     def _reset_on_entry(self, forward: cst.FunctionDef, attribute: str) -> bool:
         """Does the forward, in its own top-level statements, store the attribute from
         something that does not read it before any statement reads it (`self.hidden =
@@ -145,13 +194,13 @@ class ModuleState:
         body = forward.body
         if type(body) is not cst.IndentedBlock:
             return False
-        cls = self.index.enclosing_class(forward)
-        storing = self._storing_methods(cls, attribute) if cls is not None else set()
+        storing = self._resetting_methods(attribute)
         for statement in body.body:
             if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1:
                 small = statement.body[0]
-                if type(small) is cst.Assign and attribute in _stored_names(small):
-                    return attribute not in _reads(small.value)
+                parts = _store_parts(small)
+                if parts is not None and attribute in parts[0]:
+                    return attribute not in _reads(parts[1])
                 # `self.init_hidden(x.size(0))`, a method that stores it afresh
                 call = small.value if type(small) is cst.Expr else None
                 if (
@@ -178,59 +227,153 @@ class ModuleState:
 
     # -- the loop's side -----------------------------------------------------------------
 
-    def cleared_in(
-        self, body: cst.CSTNode, model: str, forward: cst.FunctionDef, attribute: str
-    ) -> bool:
+    def cleared_in(self, body: cst.CSTNode, model: str, attribute: str) -> bool:
         """Does the loop body reset or detach `model`'s attribute between two calls: an
-        assignment to it (`model.hidden = model.init_hidden()`), an in-place detach of
-        it, or a call of a method of the model's class that stores it
-        (`model.reset_state()`, `model.detach_hidden()`)?"""
-        name = attribute.split(".", 1)[1]
-        held = f"{model}.{name}"
-        cls = self.index.enclosing_class(forward)
-        methods = self._storing_methods(cls, attribute) if cls is not None else set()
-        for node in self.index.of_types_in(
-            body, cst.Assign, cst.Del, cst.Call, into_functions=False
+        assignment to it (`model.hidden = model.init_hidden()`), `del model.hidden`, an
+        in-place detach of it or of each of its tensors, a call of a method that
+        stores it afresh or detached (`model.reset_state()`, `model.core.reset()`,
+        `m.reset()` over `model.modules()`), or a function of the project handed the
+        model?"""
+        held = f"{model}.{attribute.split('.', 1)[1]}"
+        methods = self._resetting_methods("self." + attribute.rsplit(".", 1)[1])
+        index = self.index
+        for node in index.of_types_in(
+            body, cst.Assign, cst.AnnAssign, cst.Del, cst.Call, into_functions=False
         ):
-            if type(node) is cst.Assign:
-                if held in _stored_names(node):
-                    return True
-                continue
             if type(node) is cst.Del:
                 if dotted_name(node.target) == held:
                     return True  # `del model.hidden`: the next call starts afresh
                 continue
-            # `repackage(model)`: a function handed the model may reset it out of sight
-            if any(dotted_name(arg.value) == model for arg in node.args):
-                return True
+            if type(node) is not cst.Call:
+                parts = _store_parts(node)
+                if parts is not None and held in parts[0]:
+                    return True
+                continue
+            if any(dotted_name(arg.value) == model for arg in node.args) and (
+                self.callees.resolve(node) is not None
+                or (
+                    self.project is not None
+                    and self.project.enabled
+                    and type(node.func) is cst.Name
+                    and node.func.value in index.imported_from
+                )
+            ):
+                return True  # `repackage(model)`: a helper of the project may reset it
             func = node.func
             if type(func) is not cst.Attribute:
                 continue
-            receiver = dotted_name(func.value)
-            if func.attr.value in DETACHING_METHODS and receiver is not None:
-                if receiver == held or receiver.startswith(held + "["):
-                    return True
-            if receiver == model and func.attr.value in methods:
+            receiver = dotted_name(func.value) or ""
+            if func.attr.value in DETACHING_INPLACE_METHODS and (
+                receiver == held
+                or receiver.startswith(held + "[")
+                or self._walks(receiver, held, node)
+            ):
+                return True
+            if func.attr.value in methods:
                 return True
         return False
 
-    def _storing_methods(self, cls: cst.ClassDef, attribute: str) -> set[str]:
-        """The methods of the class (and of its bases in this file) that store the
-        attribute afresh, the forward aside: from something that does not read it
-        (`init_hidden`), or that detaches what it reads (`detach_hidden`)."""
-        found: set[str] = set()
-        for owner in self.callees.lineage(cls):
-            if type(owner) is not cst.ClassDef:
-                continue
-            for statement in owner.body.body:
-                if type(statement) is not cst.FunctionDef or statement.name.value == "forward":
+    def _walks(self, name: str, held: str, node: cst.CSTNode) -> bool:
+        """Is `name` an element of a loop around `node` over `held` (`for h in
+        model.hidden: h.detach_()`)?"""
+        source = self.index.loop_element_source(name, node)
+        return source is not None and dotted_name(source) == held
+
+    def _resetting_methods(self, attribute: str) -> set[str]:
+        """The names of the methods of this file's classes, the forwards aside, that
+        store `self.<attribute>` afresh (from something that does not read it:
+        `init_hidden`) or detached (`detach_hidden`), or that call such a method on
+        `self` (`reset()` calling `self.init_hidden()`). Asked by name: which class a
+        receiver is, a submodule's or a subclass's, is not always in sight."""
+        found = self._resetting.get(attribute)
+        if found is not None:
+            return found
+        methods = [
+            f
+            for f in self.index.functions
+            if self.index.enclosing_class(f) is not None and f.name.value != "forward"
+        ]
+        found = set()
+        for method in methods:
+            for node in self.index.of_types_in(
+                method.body, cst.Assign, cst.AnnAssign, cst.Del, into_functions=False
+            ):
+                if type(node) is cst.Del:
+                    if dotted_name(node.target) == attribute:
+                        found.add(method.name.value)
                     continue
-                for assign in self.index.of_types_in(statement.body, cst.Assign):
-                    if attribute in _stored_names(assign) and (
-                        attribute not in _reads(assign.value) or _detaches(assign.value)
-                    ):
-                        found.add(statement.name.value)
+                parts = _store_parts(node)
+                if parts is not None and attribute in parts[0]:
+                    if attribute not in _reads(parts[1]) or self._cuts(parts[1]):
+                        found.add(method.name.value)
+        for method in methods:
+            for call in self.index.of_types_in(method.body, cst.Call, into_functions=False):
+                func = call.func
+                if (
+                    type(func) is cst.Attribute
+                    and dotted_name(func.value) == "self"
+                    and func.attr.value in found
+                ):
+                    found = found | {method.name.value}
+        self._resetting[attribute] = found
         return found
+
+
+def _store_parts(node: cst.CSTNode) -> tuple[list[str], cst.BaseExpression] | None:
+    """(the dotted names stored, the value read) of an assignment, an annotated one
+    with a value, or an augmented one (`self.h += x` reads `self.h` too)."""
+    if type(node) is cst.Assign:
+        return _stored_names(node), node.value
+    if type(node) is cst.AnnAssign and node.value is not None:
+        name = dotted_name(node.target)
+        return ([name] if name is not None else []), node.value
+    if type(node) is cst.AugAssign:
+        name = dotted_name(node.target)
+        if name is None:
+            return None
+        return [name], cst.BinaryOperation(node.target, cst.Add(), node.value)
+    return None
+
+
+def _only_in_eval_mode(index: FileIndex, node: cst.CSTNode) -> bool:
+    """Is the store on the branch of an `if` on `self.training` that runs only in eval
+    mode (`if not self.training:`, or the `else:` of `if self.training:`)? A training
+    loop never runs it."""
+    child = node
+    for anc in index.ancestors(node):
+        if type(anc) is cst.IndentedBlock and child in anc.body:
+            # after `if self.training: return ...`, only eval mode reaches the rest
+            before = anc.body[: anc.body.index(child)]
+            if any(_training_returns(statement) for statement in before):
+                return True
+        if type(anc) is cst.If:
+            test = anc.test
+            negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+            if type(test) is cst.UnaryOperation and negated:
+                test = test.expression
+            if dotted_name(test) == "self.training":
+                in_body = child is anc.body
+                if in_body == negated:
+                    return True
+        if type(anc) is cst.FunctionDef:
+            return False
+        child = anc
+    return False
+
+
+def _training_returns(statement: cst.CSTNode) -> bool:
+    """`if self.training: ... return x` with no `else`: the training call ends there."""
+    if type(statement) is not cst.If or statement.orelse is not None:
+        return False
+    if dotted_name(statement.test) != "self.training":
+        return False
+    body = statement.body
+    last = body.body[-1] if type(body) is cst.IndentedBlock and body.body else None
+    return (
+        type(last) is cst.SimpleStatementLine
+        and bool(last.body)
+        and type(last.body[-1]) in (cst.Return, cst.Raise)
+    )
 
 
 def _stored_names(assign: cst.Assign) -> list[str]:
@@ -241,6 +384,9 @@ def _stored_names(assign: cst.Assign) -> list[str]:
         target = pending.pop()
         if type(target) is cst.Tuple or type(target) is cst.List:
             pending.extend(e.value for e in target.elements)
+            continue
+        if type(target) is cst.StarredElement:
+            pending.append(target.value)
             continue
         name = dotted_name(target)
         if name is not None:
@@ -258,17 +404,6 @@ def _reads(node: cst.CSTNode) -> set[str]:
             if name is not None:
                 found.add(name)
     return found
-
-
-def _detaches(value: cst.BaseExpression) -> bool:
-    """Does the value cut the graph somewhere (`.detach()`, `.data`): the state it
-    keeps starts afresh, as a `repackage_hidden` does?"""
-    for node in _walk(value):
-        if type(node) is cst.Attribute and (
-            node.attr.value in DETACHING_METHODS or node.attr.value in DETACHING_ATTRIBUTES
-        ):
-            return True
-    return False
 
 
 def _walk(node: cst.CSTNode):

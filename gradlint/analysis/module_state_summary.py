@@ -11,7 +11,9 @@ import ast
 
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
+    DETACHING_HELPER_WORDS,
     DETACHING_METHODS,
+    GRAD_DISABLERS,
     PYTHON_VALUE_BUILTINS,
 )
 
@@ -31,27 +33,37 @@ def carried_attributes_of_class(cls: ast.ClassDef) -> list[tuple[str, int]]:
     )
     if forward is None:
         return []
-    assigns = [node for node in _ast_walk(forward.body) if isinstance(node, ast.Assign)]
-    stored = sorted({name for a in assigns for name in _ast_stored(a) if _is_self_attribute(name)})
+    stores = [
+        (node, parts[0], parts[1])
+        for node in _ast_walk(forward.body)
+        if (parts := _ast_store_parts(node)) is not None
+    ]
+    stored = sorted(
+        {name for _, targets, _ in stores for name in targets if _is_self_attribute(name)}
+    )
     found: list[tuple[str, int]] = []
     for attribute in stored:
         if _ast_reset_on_entry(cls, forward, attribute):
             continue
         tainted = {attribute: False}
-        carrying: ast.Assign | None = None
-        for assign in assigns:
-            reads = _ast_reads(assign.value) & tainted.keys()
+        carrying: ast.stmt | None = None
+        for node, targets, value in stores:
+            reads = _ast_reads(value) & tainted.keys()
             if not reads:
                 continue
-            targets = _ast_stored(assign)
-            if _ast_detaches(assign.value):
+            if _ast_cuts(value):
                 for target in targets:
                     tainted.pop(target, None)
                 continue
-            computed = _ast_computes(assign.value) or any(tainted[r] for r in reads)
+            computed = _ast_computes(value) or any(tainted[r] for r in reads)
             tainted.update(dict.fromkeys(targets, computed))
-            if attribute in targets and computed and carrying is None:
-                carrying = assign
+            if (
+                attribute in targets
+                and computed
+                and carrying is None
+                and not _ast_outside_training(forward, node)
+            ):
+                carrying = node
         if carrying is not None and any(
             isinstance(node, ast.Return)
             and node.value is not None
@@ -137,6 +149,84 @@ def _ast_reads(node: ast.AST) -> set[str]:
         for sub in ast.walk(node)
         if isinstance(sub, (ast.Name, ast.Attribute)) and (name := _ast_dotted(sub)) is not None
     }
+
+
+def _ast_store_parts(node: ast.AST) -> tuple[list[str], ast.AST] | None:
+    """(the dotted names stored, the value read) of an assignment, an annotated one
+    with a value, or an augmented one (which reads its target too)."""
+    if isinstance(node, ast.Assign):
+        return _ast_stored(node), node.value
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        name = _ast_dotted(node.target)
+        return ([name] if name is not None else []), node.value
+    if isinstance(node, ast.AugAssign):
+        name = _ast_dotted(node.target)
+        if name is None:
+            return None
+        return [name], ast.BinOp(node.target, ast.Add(), node.value)
+    return None
+
+
+def _ast_cuts(value: ast.AST) -> bool:
+    """module_state.ModuleState._cuts: the value as a whole is detached, not an input
+    inside it (`self.rnn(x.detach(), self.h)`)."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in DETACHING_METHODS:
+            return True
+        if isinstance(func, ast.Name) and func.id in ("tuple", "list") and len(value.args) == 1:
+            return _ast_cuts(value.args[0])
+        name = _ast_dotted(func) or ""
+        last = name.rsplit(".", 1)[-1].lower()
+        return any(word in last for word in DETACHING_HELPER_WORDS)
+    if isinstance(value, ast.Attribute):
+        return value.attr in DETACHING_ATTRIBUTES
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return bool(value.elts) and all(_ast_cuts(e) for e in value.elts)
+    if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+        return _ast_cuts(value.elt)
+    return False
+
+
+def _ast_outside_training(forward: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> bool:
+    """Is the store under `with torch.no_grad():`, on the eval-mode branch of an `if`
+    on `self.training`, or after `if self.training: return ...`?"""
+    parents: dict[ast.AST, ast.AST] = {}
+    for parent in ast.walk(forward):
+        for child in ast.iter_child_nodes(parent):
+            parents[child] = parent
+    child = node
+    while child is not forward and child in parents:
+        parent = parents[child]
+        if isinstance(parent, ast.With) and any(
+            isinstance(item.context_expr, ast.Call)
+            and (_ast_dotted(item.context_expr.func) or "").rsplit(".", 1)[-1] in GRAD_DISABLERS
+            for item in parent.items
+        ):
+            return True
+        if isinstance(parent, ast.If):
+            test = parent.test
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            tested = test.operand if isinstance(test, ast.UnaryOp) else test
+            if _ast_dotted(tested) == "self.training" and (child in parent.body) == negated:
+                return True
+        for _, value in ast.iter_fields(parent):
+            if isinstance(value, list) and child in value:
+                before = value[: value.index(child)]
+                if any(_ast_training_returns(statement) for statement in before):
+                    return True
+        child = parent
+    return False
+
+
+def _ast_training_returns(statement: ast.AST) -> bool:
+    """`if self.training: ... return x` with no `else`: the training call ends there."""
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and _ast_dotted(statement.test) == "self.training"
+        and isinstance(statement.body[-1], (ast.Return, ast.Raise))
+    )
 
 
 def _ast_detaches(value: ast.AST) -> bool:

@@ -508,8 +508,8 @@ class TensorFacts:
         names = [p.name.value for p in helpers[0].params.params]
         passed: dict[str, cst.BaseExpression] = {}
         for position, arg in enumerate(call.args):
-            if arg.star:
-                return None
+            if arg.star or (arg.keyword is None and position >= len(names)):
+                return None  # `*rest` takes it: which parameter it binds is not read
             key = arg.keyword.value if arg.keyword is not None else names[position]
             passed[key] = arg.value
         model = dotted_name(passed[model_param]) if model_param in passed else None

@@ -24,6 +24,8 @@ NAMED_TENSOR_API = frozenset({"names", "rename", "refine_names", "align_to"})
 # Same values, no history: what `x.detach()` / `x.detach_()` / `x.data` hand back.
 DETACHING_METHODS = frozenset({"detach", "detach_"})
 DETACHING_ATTRIBUTES = frozenset({"data"})
+# Words in the name of a helper that detaches what it is handed (`repackage_hidden(h)`).
+DETACHING_HELPER_WORDS = ("repackage", "detach")
 # Tensor methods whose result is a plain Python number or list of them, or a numpy array
 # (`.numpy()` also raises on a tensor that requires grad).
 NUMBER_METHODS = frozenset({"item", "tolist", "numpy"})

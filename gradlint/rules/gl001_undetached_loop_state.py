@@ -204,12 +204,20 @@ class UndetachedLoopState(Rule):
                 if type(func) is cst.Attribute and func.attr.value == "forward":
                     func = func.value
                 model = dotted_name(func)
+                if (
+                    model is None
+                    # a frozen model on inputs without history records nothing, and an
+                    # output that never reaches a backward leaves the state unwalked
+                    or facts.forwards.is_frozen(model, call, whole=True)
+                    or not facts.forwards.graph_is_used(call, model)
+                ):
+                    continue
                 state = facts.module_state
                 statement = facts.index.statement_of(call)
                 for carried in state.carried_attributes(forward):
-                    if statement in reported or model is None:
+                    if statement in reported:
                         continue
-                    if state.cleared_in(node.body, model, forward, carried.attribute):
+                    if state.cleared_in(node.body, model, carried.attribute):
                         continue
                     reported.add(statement)
                     consequence, group = self._consequence(loop, events)
