@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, forward_method
+from gradlint.analysis.index import FileIndex, dotted_name, forward_method, target_names
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
@@ -132,7 +132,7 @@ class ModuleState:
             tainted = {attribute: False}
             carrying: cst.CSTNode | None = None
             for node, targets, value in stores:
-                reads = _reads(value) & tainted.keys()
+                reads = self._reads(value) & tainted.keys()
                 if not reads:
                     continue
                 if self._cuts(value):
@@ -153,11 +153,21 @@ class ModuleState:
             # backward walks into the last call's graph; running statistics that only
             # sit on the module leak instead, which is not this finding
             if carrying is not None and any(
-                ret.value is not None and _reads(ret.value) & tainted.keys()
+                ret.value is not None and self._reads(ret.value) & tainted.keys()
                 for ret in index.of_types_in(forward.body, cst.Return, into_functions=False)
             ):
                 found.append(CarriedAttribute(attribute, carrying))
         return found
+
+    def _reads(self, node: cst.CSTNode) -> set[str]:
+        """The dotted names an expression (or statement) reads, `self.hidden` of
+        `self.hidden[0]` included."""
+        return {
+            name
+            for sub in self.index.walk(node, into_functions=True)
+            if (type(sub) is cst.Name or type(sub) is cst.Attribute)
+            and (name := dotted_name(sub)) is not None
+        }
 
     def _cuts(self, value: cst.BaseExpression) -> bool:
         """Is what the value holds cut from the graph: `h.detach()`, `h.data`,
@@ -200,7 +210,7 @@ class ModuleState:
                 small = statement.body[0]
                 parts = _store_parts(small)
                 if parts is not None and attribute in parts[0]:
-                    return attribute not in _reads(parts[1])
+                    return attribute not in self._reads(parts[1])
                 # `self.init_hidden(x.size(0))`, a method that stores it afresh
                 call = small.value if type(small) is cst.Expr else None
                 if (
@@ -210,7 +220,7 @@ class ModuleState:
                     and call.func.attr.value in storing
                 ):
                     return True
-            if attribute in _reads(statement):
+            if attribute in self._reads(statement):
                 return False
         return False
 
@@ -304,7 +314,7 @@ class ModuleState:
                     continue
                 parts = _store_parts(node)
                 if parts is not None and attribute in parts[0]:
-                    if attribute not in _reads(parts[1]) or self._cuts(parts[1]):
+                    if attribute not in self._reads(parts[1]) or self._cuts(parts[1]):
                         found.add(method.name.value)
         for method in methods:
             for call in self.index.of_types_in(method.body, cst.Call, into_functions=False):
@@ -323,10 +333,9 @@ def _store_parts(node: cst.CSTNode) -> tuple[list[str], cst.BaseExpression] | No
     """(the dotted names stored, the value read) of an assignment, an annotated one
     with a value, or an augmented one (`self.h += x` reads `self.h` too)."""
     if type(node) is cst.Assign:
-        return _stored_names(node), node.value
+        return [name for target in node.targets for name in target_names(target.target)], node.value
     if type(node) is cst.AnnAssign and node.value is not None:
-        name = dotted_name(node.target)
-        return ([name] if name is not None else []), node.value
+        return target_names(node.target), node.value
     if type(node) is cst.AugAssign:
         name = dotted_name(node.target)
         if name is None:
@@ -374,41 +383,3 @@ def _training_returns(statement: cst.CSTNode) -> bool:
         and bool(last.body)
         and type(last.body[-1]) in (cst.Return, cst.Raise)
     )
-
-
-def _stored_names(assign: cst.Assign) -> list[str]:
-    """The dotted names an assignment stores to, tuple targets unpacked."""
-    names: list[str] = []
-    pending: list[cst.CSTNode] = [t.target for t in assign.targets]
-    while pending:
-        target = pending.pop()
-        if type(target) is cst.Tuple or type(target) is cst.List:
-            pending.extend(e.value for e in target.elements)
-            continue
-        if type(target) is cst.StarredElement:
-            pending.append(target.value)
-            continue
-        name = dotted_name(target)
-        if name is not None:
-            names.append(name)
-    return names
-
-
-def _reads(node: cst.CSTNode) -> set[str]:
-    """The dotted names an expression (or statement) reads, `self.hidden` of
-    `self.hidden[0]` included."""
-    found: set[str] = set()
-    for sub in _walk(node):
-        if type(sub) is cst.Name or type(sub) is cst.Attribute:
-            name = dotted_name(sub)
-            if name is not None:
-                found.add(name)
-    return found
-
-
-def _walk(node: cst.CSTNode):
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)

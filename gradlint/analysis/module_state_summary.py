@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from gradlint.analysis.imports import ast_dotted_name
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_HELPER_WORDS,
@@ -100,7 +101,7 @@ def _ast_reset_on_entry(
             isinstance(statement, ast.Expr)
             and isinstance(statement.value, ast.Call)
             and isinstance(statement.value.func, ast.Attribute)
-            and _ast_dotted(statement.value.func.value) == "self"
+            and ast_dotted_name(statement.value.func.value) == "self"
             and statement.value.func.attr in storing
         ):
             return True
@@ -120,15 +121,6 @@ def _ast_walk(body: list[ast.stmt]):
         pending.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def _ast_dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _ast_dotted(node.value)
-        return f"{inner}.{node.attr}" if inner is not None else None
-    return None
-
-
 def _ast_stored(assign: ast.Assign) -> list[str]:
     names: list[str] = []
     pending: list[ast.AST] = list(assign.targets)
@@ -137,7 +129,7 @@ def _ast_stored(assign: ast.Assign) -> list[str]:
         if isinstance(target, (ast.Tuple, ast.List)):
             pending.extend(target.elts)
             continue
-        name = _ast_dotted(target)
+        name = ast_dotted_name(target)
         if name is not None:
             names.append(name)
     return names
@@ -147,7 +139,7 @@ def _ast_reads(node: ast.AST) -> set[str]:
     return {
         name
         for sub in ast.walk(node)
-        if isinstance(sub, (ast.Name, ast.Attribute)) and (name := _ast_dotted(sub)) is not None
+        if isinstance(sub, (ast.Name, ast.Attribute)) and (name := ast_dotted_name(sub)) is not None
     }
 
 
@@ -157,10 +149,10 @@ def _ast_store_parts(node: ast.AST) -> tuple[list[str], ast.AST] | None:
     if isinstance(node, ast.Assign):
         return _ast_stored(node), node.value
     if isinstance(node, ast.AnnAssign) and node.value is not None:
-        name = _ast_dotted(node.target)
+        name = ast_dotted_name(node.target)
         return ([name] if name is not None else []), node.value
     if isinstance(node, ast.AugAssign):
-        name = _ast_dotted(node.target)
+        name = ast_dotted_name(node.target)
         if name is None:
             return None
         return [name], ast.BinOp(node.target, ast.Add(), node.value)
@@ -176,7 +168,7 @@ def _ast_cuts(value: ast.AST) -> bool:
             return True
         if isinstance(func, ast.Name) and func.id in ("tuple", "list") and len(value.args) == 1:
             return _ast_cuts(value.args[0])
-        name = _ast_dotted(func) or ""
+        name = ast_dotted_name(func) or ""
         last = name.rsplit(".", 1)[-1].lower()
         return any(word in last for word in DETACHING_HELPER_WORDS)
     if isinstance(value, ast.Attribute):
@@ -200,7 +192,7 @@ def _ast_outside_training(forward: ast.FunctionDef | ast.AsyncFunctionDef, node:
         parent = parents[child]
         if isinstance(parent, ast.With) and any(
             isinstance(item.context_expr, ast.Call)
-            and (_ast_dotted(item.context_expr.func) or "").rsplit(".", 1)[-1] in GRAD_DISABLERS
+            and (ast_dotted_name(item.context_expr.func) or "").rsplit(".", 1)[-1] in GRAD_DISABLERS
             for item in parent.items
         ):
             return True
@@ -208,7 +200,7 @@ def _ast_outside_training(forward: ast.FunctionDef | ast.AsyncFunctionDef, node:
             test = parent.test
             negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
             tested = test.operand if isinstance(test, ast.UnaryOp) else test
-            if _ast_dotted(tested) == "self.training" and (child in parent.body) == negated:
+            if ast_dotted_name(tested) == "self.training" and (child in parent.body) == negated:
                 return True
         for _, value in ast.iter_fields(parent):
             if isinstance(value, list) and child in value:
@@ -224,7 +216,7 @@ def _ast_training_returns(statement: ast.AST) -> bool:
     return (
         isinstance(statement, ast.If)
         and not statement.orelse
-        and _ast_dotted(statement.test) == "self.training"
+        and ast_dotted_name(statement.test) == "self.training"
         and isinstance(statement.body[-1], (ast.Return, ast.Raise))
     )
 
