@@ -54,11 +54,15 @@ class UndetachedLoopState(Rule):
     hands back (`obs = env.step(action)[0]` with `env = gym.make(...)`), and a
     meta-learner's inner loop that differentiates only with `autograd.grad` and returns
     what it carries to a caller that backpropagates it (the unroll is the meta-gradient).
-    For state kept by a model: a forward that detaches what it stores, or stores it
-    afresh first thing (`self.init_hidden(x.size(0))`); a loop that assigns the
-    attribute, calls a method of the class that stores it afresh or detached
-    (`model.detach_hidden()`), or hands the model to a function, between calls; and
-    a count (`self.calls = self.calls + 1`).
+    For state kept by a model: a forward that detaches what it stores (also through
+    `repackage_hidden`), stores it afresh first thing (`self.init_hidden(x.size(0))`),
+    stores it only under `no_grad` or only in eval mode, or whose stored state never
+    reaches what it returns (running statistics); a model that is frozen, or whose
+    output the loop detaches before its loss; a loop that assigns or deletes the
+    attribute, detaches it (or each of its tensors) in place, calls a method of a class
+    of this file that stores it afresh or detached (`model.detach_hidden()`,
+    `model.core.reset()`), or hands the model to a function of the project, between
+    calls; and a count (`self.calls = self.calls + 1`).
 
     ## Example
     ```python
