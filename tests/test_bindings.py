@@ -185,3 +185,19 @@ def test_a_scope_binds_its_parameters_assignments_and_attributes_not_its_inner_o
     assert bindings.binds(inner, "z") and bindings.binds(inner, "y")
     assert not bindings.binds(inner, "model")
     assert bindings.binds(lam, "w") and not bindings.binds(lam, "model")
+
+
+def test_a_keyword_arguments_name_is_no_read_of_the_variable_it_spells():
+    source = (
+        "def act(policy, obs):\n"
+        "    logits = policy(obs)\n"
+        "    action = Categorical(logits=logits).sample()\n"
+        "    return dict(action=action.item(), obs=3)\n"
+    )
+    index = FileIndex(cst.parse_module(source))
+    act = next(n for n in index.nodes if type(n) is cst.FunctionDef)
+    uses = ScopeBindings(index).uses(act)
+    # each variable is read once, as the argument's value; `obs=3` reads nothing
+    assert len(uses["logits"]) == 1 and index.parent[uses["logits"][0]].keyword is not None
+    assert len(uses["action"]) == 1
+    assert len(uses["obs"]) == 1 and type(index.parent[uses["obs"][0]]) is cst.Arg

@@ -495,6 +495,10 @@ class ScopeBindings:
                 continue
             if kind is cst.Attribute:
                 attributes.add(id(node.attr))
+            elif kind is cst.Arg and node.keyword is not None:
+                # the `logits` of `Categorical(logits=x)` names a parameter of the callee,
+                # not a read of the caller's `logits`
+                attributes.add(id(node.keyword))
             if kind is cst.Name or kind is cst.Attribute:
                 if id(node) in attributes:
                     continue  # the `attr` of `x.attr`: read as part of its attribute
