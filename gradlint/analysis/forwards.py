@@ -69,6 +69,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     TENSOR_ONLY_METHODS,
     WRAPPER_MODULES,
+    builds_model_with_weights,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
@@ -1317,6 +1318,8 @@ class ForwardAnalysis:
             return last in PARAMETRIC_LAYERS
         if qualified.startswith(MODEL_ZOO_NAMESPACES):
             return not last.startswith(MODEL_ZOO_NON_MODELS)
+        if builds_model_with_weights(qualified):
+            return True
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):

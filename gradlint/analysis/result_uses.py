@@ -59,6 +59,7 @@ from gradlint.analysis.torch_api import (
     NUMBER_BUILTINS,
     NUMBER_METHODS,
     REQUIRES_GRAD_METHOD,
+    SUMMARY_WRITER_METHODS,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
 )
@@ -617,6 +618,10 @@ class ResultUses:
                     if raises and not detached:
                         found.numpy_raises.append(call)
                     return []
+        if type(call.func) is cst.Attribute and call.func.attr.value in SUMMARY_WRITER_METHODS:
+            # `writer.add_images("fake", G(z), step)`: logged as a numpy array, detached
+            found.reads.append(call)
+            return []
         raise _Escapes
 
     def _returned(self, statement: cst.Return, detached: bool):
@@ -922,6 +927,7 @@ _ENDING_METHODS = (
     | DETACHING_METHODS
     | GRADLESS_RESULTS
     | {"size"}
+    | SUMMARY_WRITER_METHODS
     | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
 )
 _ENDING_BUILTINS = (

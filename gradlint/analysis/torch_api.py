@@ -390,6 +390,14 @@ CONTAINER_CLASSES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 GRADLESS_LIBRARY_FUNCTIONS = frozenset(
     {"torchvision.utils.save_image", "torchvision.utils.make_grid"}
 )
+# Methods of TensorBoard's `SummaryWriter` (torch.utils.tensorboard, tensorboardX) that
+# log a tensor: each turns it into a numpy array with `make_np`, which detaches it first.
+# A value handed to one is read for its values, never differentiated.
+SUMMARY_WRITER_METHODS = frozenset(
+    {"add_scalar", "add_scalars", "add_image", "add_images", "add_image_with_boxes"}
+    | {"add_histogram", "add_video", "add_audio", "add_embedding", "add_pr_curve"}
+    | {"add_mesh"}
+)
 # Tensor methods that neither Python's values nor numpy arrays have: a value made by one
 # is a tensor (`img.unsqueeze(0).to(device)`), whatever it was made from.
 TENSOR_ONLY_METHODS = frozenset(
@@ -406,6 +414,39 @@ PARTIAL = "functools.partial"
 # except the ones named here, which list models or their weights.
 MODEL_ZOO_NAMESPACES = ("torchvision.models.",)
 MODEL_ZOO_NON_MODELS = ("list_", "get_weight", "get_model_weights")
+# Builders of networks with weights in other libraries: `timm.create_model("resnet50")`,
+# `torch.hub.load(repo, "resnet18")`.
+MODEL_BUILDERS = frozenset({"timm.create_model", "torch.hub.load"})
+# `from_pretrained` of a model class of these libraries loads a network with weights
+# (`AutoModelForSequenceClassification.from_pretrained(name)`, `EfficientNet.from_pretrained`),
+# except of the classes named here, which are no torch modules (tokenizers, configs,
+# processors, diffusers' schedulers and pipelines, which run under no_grad themselves).
+PRETRAINED_LOADER = "from_pretrained"
+PRETRAINED_MODEL_LIBRARIES = ("transformers.", "diffusers.", "efficientnet_pytorch.", "peft.")
+PRETRAINED_NON_MODELS = (
+    "Tokenizer",
+    "TokenizerFast",
+    "Config",
+    "Processor",
+    "FeatureExtractor",
+    "Scheduler",
+    "Pipeline",
+)
+
+
+def builds_model_with_weights(qualified: str) -> bool:
+    """Does a call of `qualified` (resolved through the imports) build a network with
+    weights out of torch's own namespace?"""
+    if qualified in MODEL_BUILDERS:
+        return True
+    owner, _, method = qualified.rpartition(".")
+    return (
+        method == PRETRAINED_LOADER
+        and owner.startswith(PRETRAINED_MODEL_LIBRARIES)
+        and not owner.endswith(PRETRAINED_NON_MODELS)
+    )
+
+
 # torch.nn wrappers whose parameters are those of the module they are built around
 # (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
 WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})

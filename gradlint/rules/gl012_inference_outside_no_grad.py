@@ -55,8 +55,10 @@ class InferenceOutsideNoGrad(Rule):
     is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
     picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, an
     image written with torchvision's `save_image` / `make_grid` (which run under
-    `no_grad` themselves). Each element counts when every one is read so
-    (`[x.item() for x in out]`, `map(lambda x: x.detach(), out)`). A model handed to an
+    `no_grad` themselves), a value logged by TensorBoard's `SummaryWriter`
+    (`add_images`, `add_histogram`, `add_scalar`, which detach it). Each element
+    counts when every one is read so (`[x.item() for x in out]`, `map(lambda x:
+    x.detach(), out)`). A model handed to an
     object that asks its parameters (`self.model = model`, then
     `next(self.model.parameters())`) runs its forward through any method or submodule
     outside nn.Module's API given a tensor (`self.model.decoder(z)`), unless a class of
@@ -119,7 +121,10 @@ class InferenceOutsideNoGrad(Rule):
     `Adam(aG.parameters())`), or a method of an imported module class that runs its
     layers (`self.model.sample(144, 0)` with `sample` calling `self.decoder(z)`, or
     calling `self.decode(z)` that does), or a class whose weights are bare
-    `nn.Parameter`s. A result unpacked into a method of its own model (`loss =
+    `nn.Parameter`s. A model may be built by another library: `timm.create_model`,
+    `torch.hub.load`, or `from_pretrained` of a transformers, diffusers,
+    efficientnet_pytorch or peft model class (a tokenizer, config, processor, scheduler
+    or pipeline is no torch module). A result unpacked into a method of its own model (`loss =
     model.loss_function(*result)`) is followed into what that method returns; a result
     bound to a name the function never reads, in a function that differentiates
     nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
@@ -210,11 +215,31 @@ class InferenceOutsideNoGrad(Rule):
         "isnan(",
         "isinf(",
         "isfinite(",
+        # logged by TensorBoard's SummaryWriter, which detaches it
+        ".add_scalar",
+        ".add_image",
+        ".add_histogram",
+        ".add_video",
+        ".add_audio",
+        ".add_embedding",
+        ".add_pr_curve",
+        ".add_mesh",
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
     # layer or a Module subclass, parameters asked for, a leaf made to require grad.
-    also_needs_tokens = ("nn.", "torch.nn", "Module", "parameters(", "Parameter", "requires_grad")
+    # Or a network another library builds (`timm.create_model`, `from_pretrained`).
+    also_needs_tokens = (
+        "nn.",
+        "torch.nn",
+        "Module",
+        "parameters(",
+        "Parameter",
+        "requires_grad",
+        "create_model(",
+        "from_pretrained(",
+        "hub.load(",
+    )
 
     triggers_may_be_imported = True  # `to_np(action)`, with `to_np` in `utils.py`
     models_may_be_imported = True  # `VAE()(x)`, with `class VAE(nn.Module)` in `models/`
