@@ -32,10 +32,12 @@ from gradlint.analysis.index import (
     dotted_name,
     keyword_is_true,
     loop_element_sources,
+    target_names,
 )
 from gradlint.analysis.parameter_roles import ParameterRoles
 from gradlint.analysis.torch_api import (
     CONTAINER_CLASSES,
+    CONTAINER_MODULES,
     DETACH_IN_PLACE_METHOD,
     FRESH_PRESERVING_METHODS,
     FRESH_TENSOR_MAKERS,
@@ -65,6 +67,7 @@ K = BindingKind
 # tensor x holds), comprehension targets, definitions and imports; `x.requires_grad_()`
 # makes x a leaf. A lambda's parameters are not read either (a global of the same name
 # is looked up instead), as before the one table.
+_COMPREHENSION = frozenset({K.COMPREHENSION})
 _TENSOR_BINDINGS = frozenset(
     {K.PARAM, K.ASSIGN, K.UNPACKED, K.ANNOTATED, K.FOR, K.WITH, K.WALRUS, K.REQUIRES_GRAD}
 )
@@ -85,6 +88,7 @@ class TensorFacts:
         self._module_classes: set[str] | None = None
         self._resolving: set[cst.CSTNode] = set()
         self._resolving_names: set[str] = set()
+        self._expanding: set[cst.CSTNode] = set()  # loops whose elements are being read
         self._aliasing = False
         self._switch_cache: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
         self._self_values: dict[cst.ClassDef, dict[str, list[cst.CSTNode]]] = {}
@@ -692,7 +696,9 @@ class TensorFacts:
             return list(self._self_assignments(cls).get(name, ()))
         else:
             scope = self.index.scope_of(use)
-            nodes = self._binding_nodes(scope, name)
+            nodes = self._binding_nodes(scope, name) + [
+                b.node for b in self.bindings.records(scope, _COMPREHENSION).get(name, ())
+            ]
             if not nodes and type(scope) is cst.FunctionDef and "." not in name:
                 root_bound = self._tensor_bindings(scope).get(name)
                 if not root_bound:
@@ -704,9 +710,57 @@ class TensorFacts:
                     value = _value_bound_to(node, name)
                     if value is not None:
                         constructors.append(value)
+                elif type(node) is cst.For or type(node) is cst.CompFor:
+                    constructors.extend(self._element_constructors(node, name))
         if not constructors and type(expr) is cst.Attribute:
             return self._instance_attribute_values(expr, use)
         return constructors
+
+    def _element_constructors(self, loop: cst.For | cst.CompFor, name: str) -> list[cst.CSTNode]:
+        """What builds each element a loop hands `name`, where it walks a list or tuple
+        written out (`for m in [G, D]`, `for m in ensemble` with `ensemble = [Net() for _
+        in range(3)]`, `nn.ModuleList([...])`): the elements as written, or the
+        comprehension's element. Empty where that cannot be told."""
+        names = target_names(loop.target)
+        sources = loop_element_sources(loop.target, loop.iter)
+        if name not in names or names.index(name) >= len(sources) or loop in self._expanding:
+            return []
+        self._expanding.add(loop)  # `for m in [m]`: asked again, the loop hands nothing
+        try:
+            return self._elements_built(sources[names.index(name)], loop)
+        finally:
+            self._expanding.discard(loop)
+
+    def _elements_built(
+        self, iterable: cst.BaseExpression | None, loop: cst.For | cst.CompFor
+    ) -> list[cst.CSTNode]:
+        if iterable is None:
+            return []
+        held: list[cst.CSTNode] = [iterable]
+        if dotted_name(iterable) is not None:
+            held = self.module_constructors(iterable, loop)
+        elements: list[cst.CSTNode] = []
+        for value in held:
+            value = built_module_call(value)
+            if type(value) is cst.Call and value.args and not value.args[0].keyword:
+                qualified = self.index.qualified_name(value.func) or ""
+                if qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES:
+                    value = value.args[0].value  # `nn.ModuleList([...])`
+            if type(value) is cst.List or type(value) is cst.Tuple:
+                for element in value.elements:
+                    if type(element) is cst.StarredElement:
+                        continue
+                    if dotted_name(element.value) is not None:
+                        # `for net in [G, D]`: what builds G and D (unknown: the name)
+                        built = self.module_constructors(element.value, loop)
+                        elements.extend(built or [element.value])
+                    else:
+                        elements.append(element.value)
+            elif type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
+                elements.append(value.elt)
+            else:
+                return []
+        return elements
 
     def _instance_attribute_values(
         self, expr: cst.Attribute, use: cst.CSTNode
