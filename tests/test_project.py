@@ -292,17 +292,19 @@ def test_a_loader_in_another_file_that_returns_an_eval_model(tmp_path, switch):
     assert findings(tmp_path / "serve.py") == [(6, "GL004")]
 
 
-def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path):
+@pytest.mark.parametrize("kept", ["val", "val * n", "val * n / 2"])
+def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path, kept):
+    # scaled by the batch size (the ImageNet example's meter), the loss keeps its history
     write(
         tmp_path,
         {
-            "meters.py": """
+            "meters.py": f"""
                 class AverageMeter:
                     def __init__(self):
                         self.sum = 0
 
                     def update(self, val, n=1):
-                        self.sum += val
+                        self.sum += {kept}
             """,
             "train.py": """
                 from meters import AverageMeter

@@ -106,6 +106,8 @@ _Found = TypeVar("_Found")
 MAX_SUMMARY_BYTES = 2_000_000
 # How many modules a name is looked for in through `import *` re-exports.
 _MAX_STAR_CHAIN = 16
+# Arithmetic that carries its left operand's history (`self.sum += val * n`).
+_CARRYING_OPERATORS = (ast.Mult, ast.Div, ast.Add, ast.Sub)
 # What a module's text must contain for its function NAME to make numbers of an
 # argument, as _number_params recognises one: a body of one `return` with a number
 # maker, after a docstring maybe.
@@ -655,7 +657,10 @@ class _FunctionWalk:
 
     def _augmented(self, node: ast.AugAssign) -> None:
         if isinstance(node.op, ast.Add):
-            added = node.value.id if isinstance(node.value, ast.Name) else None
+            value = node.value
+            while isinstance(value, ast.BinOp) and isinstance(value.op, _CARRYING_OPERATORS):
+                value = value.left  # `self.sum += val * n`: val, scaled, with its history
+            added = value.id if isinstance(value, ast.Name) else None
             self._accumulated(
                 accumulated_parameter(ast_dotted_name(node.target), added, self.function.params)
             )

@@ -542,12 +542,23 @@ class FunctionSummaries:
         return external.signature, set(external.accumulated_params)
 
 
+def _added_name(value: cst.BaseExpression) -> str | None:
+    """The name `self.sum += value` adds with its history: `val`, or `val` scaled or
+    shifted by another operand (`val * n`, the running sum of a batch-size-weighted
+    meter), `val` being the left operand."""
+    while type(value) is cst.BinaryOperation and type(value.operator) in _CARRYING_OPERATORS:
+        value = value.left
+    return value.value if type(value) is cst.Name else None
+
+
+_CARRYING_OPERATORS = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
+
+
 def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:
     """The parameter a statement adds to `self.<x>` unchanged, if any (the fact is
     summary_facts.accumulated_parameter's; this reads LibCST's syntax for it)."""
     if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign:
-        added = node.value.value if type(node.value) is cst.Name else None
-        return accumulated_parameter(dotted_name(node.target), added, params)
+        return accumulated_parameter(dotted_name(node.target), _added_name(node.value), params)
     if (
         type(node) is cst.Call
         and type(node.func) is cst.Attribute

@@ -21,7 +21,9 @@ class LossHistoryAccumulation(Rule):
     forward run in the loop only to be recorded (`history.append(loss_fn(model(X_all),
     y_all))`), whose graph is its own and is never backpropagated, also when it is
     bound to a name first in the loop (`val_loss = crit(model(xv), yv)`, then
-    `val_losses.append(val_loss)`). Not through the outputs that come with the loss
+    `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
+    it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`). Not
+    through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
     another function may backpropagate.
