@@ -297,6 +297,24 @@ def test_self_returning_module_methods_return_the_module(method):
     assert getattr(layer, method)(*args, **kwargs) is layer
 
 
+@pytest.mark.parametrize("qualified", sorted(api.MODULE_PRESERVING_FUNCTIONS))
+def test_module_preserving_functions_hand_back_a_module_whose_parameters_train(qualified):
+    function = _resolve(qualified)
+    if inspect.ismodule(function):  # `torch.nn.utils.spectral_norm`, module and function
+        function = getattr(function, qualified.rsplit(".", 1)[1])
+    assert callable(function), qualified
+    layer = nn.Linear(3, 2)
+    if qualified == "torch.nn.SyncBatchNorm.convert_sync_batchnorm":
+        layer = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    args = (torch.randn(4, 3),) if qualified == "torch.jit.trace" else ()
+    built = function(layer, *args)
+    assert isinstance(built, nn.Module)
+    parameters = list(built.parameters())
+    assert parameters and all(p.requires_grad for p in parameters)
+    if qualified != "torch.compile":  # compiling its forward needs a C++ compiler
+        assert built.eval()(torch.randn(4, 3)).requires_grad
+
+
 def test_module_wrapping_methods_leave_out_freezing():
     assert api.MODULE_WRAPPING_METHODS <= api.SELF_RETURNING_MODULE_METHODS
     assert not api.MODULE_WRAPPING_METHODS & api.FREEZING_METHODS

@@ -60,6 +60,7 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
     MODULE_MODE_METHODS,
+    MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
@@ -104,6 +105,7 @@ class ForwardAnalysis:
         self.tensors = tensors
         self.grad_mode = grad_mode
         self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
+        self._unwrapping: set[cst.Call] = set()  # module-preserving calls being read
         self._asking_factories: set[cst.FunctionDef] = set()
         self.summaries = summaries
         self.reach = reach
@@ -1297,6 +1299,20 @@ class ForwardAnalysis:
             value = cst.Call(func=partial)  # `build()` of `build = partial(WaveNet, ...)`
         qualified = self.index.qualified_name(value.func) or ""
         last = qualified.rsplit(".", 1)[-1]
+        if qualified in MODULE_PRESERVING_FUNCTIONS:
+            # `torch.compile(Net())`, `spectral_norm(nn.Linear(4, 2))`: the module given
+            wrapped = [a.value for a in value.args if not a.keyword and not a.star]
+            if not wrapped:
+                return None
+            if type(built_module_call(wrapped[0])) is cst.Call:
+                return self._built_with_parameters(wrapped[0])
+            if value in self._unwrapping:
+                return None  # `model = torch.compile(model)`: asked again of this binding
+            self._unwrapping.add(value)
+            try:
+                return True if self.has_parameters(wrapped[0], value) else None
+            finally:
+                self._unwrapping.discard(value)
         if qualified.startswith("torch.nn."):
             if last in WRAPPER_MODULES:
                 wrapped = [a.value for a in value.args if not a.keyword and not a.star]

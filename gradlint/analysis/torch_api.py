@@ -755,6 +755,16 @@ LOSS_REDUCTION_FUNCTIONS = frozenset({"torch.mean", "torch.sum"})
 INTEGER_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 # The calls that copy a module with its parameters, which keep requiring grad.
 MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
+# Functions that hand back a module holding the parameters of the one given first (or a
+# copy of them), which still require grad: compiled, scripted, traced, copied, or
+# reparametrised (measured on torch 2.13: tests/test_torch_api.py builds each).
+MODULE_PRESERVING_FUNCTIONS = MODULE_COPYING_FUNCTIONS | frozenset(
+    {"torch.compile", "torch.jit.script", "torch.jit.trace"}
+    | {"torch.nn.utils.spectral_norm", "torch.nn.utils.weight_norm"}
+    | {"torch.nn.utils.parametrizations.spectral_norm"}
+    | {"torch.nn.utils.parametrizations.weight_norm"}
+    | {"torch.nn.SyncBatchNorm.convert_sync_batchnorm"}
+)
 
 # -- checkpoint ---------------------------------------------------------------------------
 

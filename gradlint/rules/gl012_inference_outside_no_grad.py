@@ -124,7 +124,10 @@ class InferenceOutsideNoGrad(Rule):
     `nn.Parameter`s. A model may be built by another library: `timm.create_model`,
     `torch.hub.load`, or `from_pretrained` of a transformers, diffusers,
     efficientnet_pytorch or peft model class (a tokenizer, config, processor, scheduler
-    or pipeline is no torch module). A result unpacked into a method of its own model (`loss =
+    or pipeline is no torch module), and so is what `torch.compile`,
+    `torch.jit.script`/`trace`, `copy.deepcopy` or `spectral_norm`/`weight_norm` hand
+    back of a module with weights, and each module a loop or comprehension walks in a
+    list written out (`[m(x) for m in ensemble]`). A result unpacked into a method of its own model (`loss =
     model.loss_function(*result)`) is followed into what that method returns; a result
     bound to a name the function never reads, in a function that differentiates
     nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
