@@ -173,12 +173,18 @@ class LoopAnalysis:
         return cached
 
     def differentiated_around(self, node: cst.CSTNode) -> bool:
-        """Is something differentiated around `node` (a call of a helper): in its scope
-        (a backward, `autograd.grad`, an optimizer step) or in a loop around it? What
+        """Is something differentiated around `node` (a call of a helper): after it in
+        its scope (a backward, `autograd.grad`, an optimizer step) or in a loop around it? What
         the helper hands back may then be walked by that differentiation: a model's
         unrolled computation, a meta-learner's adapted weights."""
         index = self.index
-        if self.scope_facts(index.scope_of(node)).events:
+        start = index.order.get(node, -1)
+        # a differentiation that ran before the call, outside any loop around it (a
+        # training loop above an epoch's sampling), cannot walk what the call returns
+        if any(
+            index.order.get(event.call, start) >= start
+            for event in self.scope_facts(index.scope_of(node)).events
+        ):
             return True
         return any(self.facts(outer).differentiates for outer in index.enclosing_loops(node))
 

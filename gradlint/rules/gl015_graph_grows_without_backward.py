@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis.carried_graph import Trainable
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
-from gradlint.analysis.index import dotted_name
+from gradlint.analysis.index import dotted_name, loop_element_sources
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Confidence, Group
@@ -45,8 +45,9 @@ class GraphGrowsWithoutBackward(Rule):
 
     How much it costs depends on what bounds the loop. A loop over data (a loader, a
     dataset, a `while` until the input runs out) keeps a graph that grows with the data:
-    a leak, reported as a warning. A loop over a count (`for t in range(max_len)`: a
-    sampler, a greedy decoder, an ODE integrated for a plot) keeps a graph as long as
+    a leak, reported as a warning. A loop over a count (`for t in range(max_len)`, or
+    `reversed(range(T))`: a sampler, a greedy decoder, a diffusion model's reverse
+    steps, an ODE integrated for a plot) keeps a graph as long as
     the count, freed when the loop's result is dropped: a bounded cost per call
     (`waste`), a warning where the code runs per batch and a hint where it runs once,
     per epoch or in tests (on the census's development half, 14 of the 20 findings
@@ -63,7 +64,8 @@ class GraphGrowsWithoutBackward(Rule):
     loop, as a training loop above a sampling one, does not count); a function that hands
     the carried graph back to its caller when it is a method (a model's own unrolled
     forward: a method of a class with bases) or its caller in this file differentiates
-    it; loops over layers (`for layer in layers: x = layer(x)`), over a few steps
+    it (after the call, or in a loop around it: a training loop that ran before an
+    epoch's samples are drawn does not); loops over layers (`for layer in layers: x = layer(x)`), over a few steps
     fixed in the code (`range(5)`; counted with the fixed loops nested in it and
     around it that keep what it builds, so a 10 x 10 grid of samples is 100 steps) or over the time steps of one input tensor (its
     elements, its slices `x.unbind(1)`, or the indices of one of its dimensions,
@@ -366,12 +368,13 @@ class GraphGrowsWithoutBackward(Rule):
         """A `for` over `range(...)`: however large the count, it is the loop's own,
         so the graph it builds is as long as one call's count and is freed when the
         loop's result is dropped, as a sampler of `n` characters or a greedy decoder of
-        `max_len` tokens."""
-        return (
-            type(loop) is cst.For
-            and type(loop.iter) is cst.Call
-            and dotted_name(loop.iter.func) == "range"
-        )
+        `max_len` tokens; also walked backwards (`reversed(range(T))`, a diffusion
+        sampler's steps)."""
+        if type(loop) is not cst.For:
+            return False
+        walked = loop_element_sources(loop.target, loop.iter)
+        iterable = walked[0] if len(walked) == 1 else loop.iter
+        return type(iterable) is cst.Call and dotted_name(iterable.func) == "range"
 
     def _handed_to_differentiation(self, loop: LoopFacts[LoopNode]) -> bool:
         """The function returns (or stores) what the loop carried: is it a model's own
