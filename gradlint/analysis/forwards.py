@@ -61,6 +61,7 @@ from gradlint.analysis.torch_api import (
     MODEL_ZOO_NON_MODELS,
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
+    MODULE_RUNNING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
@@ -795,9 +796,19 @@ class ForwardAnalysis:
         `model(x)`, `model.forward(x)`, `self(x)` in a module class, or a method of this
         file's modules that computes with their layers (`agent.act(s)`). None when the
         callee is not known to be a module that holds parameters (a loss module, a
-        parameterless layer, a plain function, something out of sight)."""
+        parameterless layer, a plain function, something out of sight). A solver that
+        runs the module it is handed (`odeint(func, y0, t)`) runs that module's forward."""
         func = call.func
         target: cst.CSTNode = func
+        if self.index.qualified_name(func) in MODULE_RUNNING_FUNCTIONS:
+            handed = [a.value for a in call.args if a.keyword is None and not a.star]
+            if not handed:
+                return None
+            target = handed[0]
+            name = module_path(target)
+            if name is None or not self.has_parameters(target, call):
+                return None
+            return name
         if type(func) is cst.Attribute and (
             func.attr.value == "forward"
             or func.attr.value in self.forward_methods()
@@ -1191,14 +1202,18 @@ class ForwardAnalysis:
 
     def _global_leaf(self, name: str, use: cst.CSTNode) -> bool:
         """A module-level tensor the function reads that the module's own code makes
-        require grad (`W.requires_grad_(True)` in a notebook cell): d2l's weights of a
-        hand-written net."""
+        require grad (`W.requires_grad_(True)` in a notebook cell) or builds requiring
+        it (`requires_grad=True`): d2l's weights of a hand-written net."""
         if "." in name or self.index.scope_of(use) is self.index.module:
             return False
         bindings = self.values.bindings_of(name, use)
         if not bindings or any(self.index.scope_of(b) is not self.index.module for b in bindings):
             return False  # bound in the function itself, or not a global of this file
-        return self._made_to_require_grad(name, self.index.module)
+        if self._made_to_require_grad(name, self.index.module):
+            return True
+        # or built as one: `W = torch.normal(0, 0.01, size=(784, 10), requires_grad=True)`
+        built = self.tensors.module_constructors(cst.Name(name), use)
+        return bool(built) and all(Kind.LEAF in self.values.of_expr(v, v) for v in built)
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         """`self(x)` / `self.forward(x)` in a class of this file: a module class that is

@@ -1266,6 +1266,11 @@ class ValueAnalysis:
             return combine(TENSOR, self._expr(call.args[0].value, use))
         if qualified in FRESH_TENSOR_FUNCTIONS:
             return LEAF if keyword_is_true(call, "requires_grad") else TENSOR
+        if qualified.startswith("torch.") and keyword_is_true(call, "requires_grad"):
+            # only a factory takes `requires_grad` (`torch.normal(0, 0.01, size=(784, 10),
+            # requires_grad=True)`, d2l's weights; `torch.exp(x, requires_grad=True)` is a
+            # TypeError): a new leaf
+            return LEAF
         if qualified.startswith("torch.nn.functional.") and call.args:
             # a functional op of its tensors: history only where they (any of them,
             # keywords too: `weight=`, `target=`) have it

@@ -8,7 +8,12 @@ from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.result_uses import NumberUses
-from gradlint.analysis.torch_api import COMMON_TENSOR_METHODS, MODULE_API, OPTIMIZER_METHODS
+from gradlint.analysis.torch_api import (
+    COMMON_TENSOR_METHODS,
+    MODULE_API,
+    MODULE_RUNNING_FUNCTIONS,
+    OPTIMIZER_METHODS,
+)
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
@@ -127,7 +132,11 @@ class InferenceOutsideNoGrad(Rule):
     or pipeline is no torch module), and so is what `torch.compile`,
     `torch.jit.script`/`trace`, `copy.deepcopy` or `spectral_norm`/`weight_norm` hand
     back of a module with weights, and each module a loop or comprehension walks in a
-    list written out (`[m(x) for m in ensemble]`). A result unpacked into a method of its own model (`loss =
+    list written out (`[m(x) for m in ensemble]`). An ODE or SDE solver handed a module
+    (`odeint(func, y0, t)`, torchdiffeq's, torchsde's, torchcde's) runs its forward. A
+    function of this file that computes from weights built requiring grad (d2l's `net(X)`
+    of `W = torch.normal(..., requires_grad=True)`) counts as a model also where its
+    result goes to a helper that makes the number (`accuracy(net(X), y)`). A result unpacked into a method of its own model (`loss =
     model.loss_function(*result)`) is followed into what that method returns; a result
     bound to a name the function never reads, in a function that differentiates
     nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
@@ -286,11 +295,11 @@ class InferenceOutsideNoGrad(Rule):
             handed = False
             what = f"This forward of `{model}`"
             if model is None:
-                if not direct:
-                    continue  # through a helper: only a model's forward is asked about
                 model = forwards.parameter_function(call)
                 handed = model is None
                 if handed:
+                    if not direct:
+                        continue  # through a helper: a callable out of sight is not asked about
                     model = forwards.handed_parameters(call)
                 if model is None:
                     continue
@@ -482,6 +491,8 @@ class InferenceOutsideNoGrad(Rule):
                 and attr not in self.facts.forwards.forward_methods()
             )
         if self.facts.index.import_alias_at(call, name) is not None:
+            if self.facts.index.qualified_name(func) in MODULE_RUNNING_FUNCTIONS:
+                return False  # `odeint(func, y0, t)`: runs the module it is handed
             return f"{name}.parameters" not in self.context.source
         return False
 
