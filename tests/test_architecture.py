@@ -299,6 +299,8 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
     ("gradlint/analysis/project.py", "_built_attributes"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
+    ("gradlint/analysis/project.py", "_entered"): "`ast`: names a function binds once to "
+    "a grad-mode manager (grad_mode.entered's twin)",
     ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
     "`__init__` stores from its parameters (`self.models = models`)",
     ("gradlint/analysis/project.py", "_python_names"): "`ast`: the local names a function "

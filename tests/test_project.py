@@ -292,6 +292,37 @@ def test_a_loader_in_another_file_that_returns_an_eval_model(tmp_path, switch):
     assert findings(tmp_path / "serve.py") == [(6, "GL004")]
 
 
+def test_a_helper_of_another_file_that_enters_no_grad_through_a_name(tmp_path):
+    # `ctx = torch.no_grad()`, then `with ctx:` (the ast summary reads the name as the
+    # linted file's grad-mode analysis does)
+    write(
+        tmp_path,
+        {
+            "helpers.py": """
+                import torch
+
+
+                def evaluate(model, loader):
+                    ctx = torch.no_grad()
+                    with ctx:
+                        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+            """,
+            "train.py": """
+                import torch
+                import torch.nn as nn
+
+                from helpers import evaluate
+
+                model = nn.Linear(3, 2)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                print(evaluate(model, []))
+            """,
+        },
+    )
+    assert findings(tmp_path / "train.py") == []
+    assert findings(tmp_path / "helpers.py") == []
+
+
 @pytest.mark.parametrize("kept", ["val", "val * n", "val * n / 2"])
 def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path, kept):
     # scaled by the batch size (the ImageNet example's meter), the loss keeps its history

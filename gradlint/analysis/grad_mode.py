@@ -48,6 +48,7 @@ class GradModeAnalysis:
         self._function_modes: dict[cst.FunctionDef, GradMode] = {}
         self._in_progress: set[cst.FunctionDef] = set()
         self._guarded_elsewhere: dict[cst.FunctionDef, bool] = {}
+        self.bindings = bindings
         self.callees = CalleeResolver(index, bindings)
 
     # -- context managers and decorators --------------------------------------------
@@ -61,6 +62,24 @@ class GradModeAnalysis:
         """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
         is not a grad-mode manager."""
         return grad_mode_effect(*self._manager(expr))
+
+    def entered(self, item: cst.BaseExpression) -> cst.BaseExpression:
+        """What a with-item enters: the item itself, or for a name the one value
+        assigned to it that reaches the `with` (`ctx = torch.no_grad()`, or `ctx =
+        nullcontext() if train else torch.no_grad()`, then `with ctx:`)."""
+        if type(item) is not cst.Name or self.bindings is None:
+            return item
+        records = [
+            r for r in self.bindings.of_scope(self.index.scope_of(item)) if r.name == item.value
+        ]
+        reaching = self.index.reaching([r.node for r in records], item)
+        if len(reaching) != 1:
+            return item
+        record = next(r for r in records if r.node is reaching[0])
+        if type(record.node) is not cst.Assign or not record.whole or record.value is None:
+            return item
+        value = record.value
+        return value if isinstance(value, cst.BaseExpression) else item
 
     def _manager(self, expr: cst.BaseExpression) -> tuple[str | None, list[bool | None] | None]:
         """(what `expr` names, resolved; its first argument as a literal bool, or None
@@ -90,7 +109,7 @@ class GradModeAnalysis:
         child = node
         for anc in self.index.ancestors(node):
             if type(anc) is cst.With and child is anc.body:
-                effects = [self.context_effect(item.item) for item in anc.items]
+                effects = [self.context_effect(self.entered(item.item)) for item in anc.items]
                 known = [e for e in effects if e is not None]
                 if known:
                     return known[-1]
@@ -141,9 +160,9 @@ class GradModeAnalysis:
         for anc in self.index.ancestors(node):
             if type(anc) is cst.With and child is anc.body:
                 deciding = [
-                    (item.item, effect)
+                    (self.entered(item.item), effect)
                     for item in anc.items
-                    if (effect := self.context_effect(item.item)) is not None
+                    if (effect := self.context_effect(self.entered(item.item))) is not None
                 ]
                 if deciding:
                     expr, effect = deciding[-1]

@@ -857,10 +857,11 @@ class FlagPaths:
             if type(anc) is not cst.With:
                 continue
             for item in anc.items:
-                chosen = item.item
+                entered = self.grad_mode.entered(item.item)
+                chosen = entered
                 while type(chosen) is cst.IfExp:
                     chosen = chosen.orelse if failing(chosen.body) else chosen.body
-                if chosen is not item.item and (
+                if chosen is not entered and (
                     self.grad_mode.context_effect(chosen) is GradMode.NOT_RECORDING
                 ):
                     return True

@@ -360,12 +360,12 @@ def _grad_effect(expr: ast.AST, imports: ImportMap) -> GradMode | None:
     return grad_mode_effect(*_manager(expr, imports))
 
 
-def _block_mode(items: list[ast.withitem], imports: ImportMap, recording: bool) -> bool:
-    """Does a `with` block over these items record, when what is around it does
-    (`recording`)? The last item that is a grad-mode manager decides; a mode that
+def _block_mode(managers: list[ast.expr], imports: ImportMap, recording: bool) -> bool:
+    """Does a `with` block over these managers record, when what is around it does
+    (`recording`)? The last one that is a grad-mode manager decides; a mode that
     cannot be told is taken as not recording, as the linted file's rules stay silent
     there."""
-    effects = [e for i in items if (e := _grad_effect(i.context_expr, imports)) is not None]
+    effects = [e for m in managers if (e := _grad_effect(m, imports)) is not None]
     return recording if not effects else effects[-1] is GradMode.RECORDING
 
 
@@ -560,9 +560,26 @@ class _FunctionWalk:
         # `self.forward(x)`, the attribute for `self.<attr>(x)` / `self.<attr>.forward(x)`
         self.recorded_self_calls: set[str] = set()
 
+    def _entered(self, body: list[ast.stmt]) -> dict[str, ast.expr]:
+        """Names the body binds once, at its top level, to a grad-mode manager (`ctx =
+        torch.no_grad()`, then `with ctx:`): what a `with` over the name enters (the
+        twin of grad_mode.GradModeAnalysis.entered, which reads reaching bindings)."""
+        counts: dict[str, int] = {}
+        managers: dict[str, ast.expr] = {}
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    counts[target.id] = counts.get(target.id, 0) + 1
+                    if _grad_effect(node.value, self.imports) is not None:
+                        managers[target.id] = node.value
+        return {name: value for name, value in managers.items() if counts[name] == 1}
+
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
         imports = self.imports
+        entered: dict[str, ast.expr] | None = None  # read when a `with` names its manager
         other = Holder.OTHER
         # (node, does it record, the innermost node around it with a say in whether a
         # call's output is kept: summary_facts.output_kept)
@@ -592,8 +609,15 @@ class _FunctionWalk:
                 holder = Holder.HANDED_ON
             elif kind == _WITH:
                 with_node = cast(ast.With, node)
-                inner = _block_mode(with_node.items, imports, recording)
-                if any(_grad_effect(i.context_expr, imports) is not None for i in with_node.items):
+                managers = [i.context_expr for i in with_node.items]
+                if any(isinstance(m, ast.Name) for m in managers):
+                    if entered is None:
+                        entered = self._entered(body)
+                    managers = [
+                        entered.get(m.id, m) if isinstance(m, ast.Name) else m for m in managers
+                    ]
+                inner = _block_mode(managers, imports, recording)
+                if any(_grad_effect(m, imports) is not None for m in managers):
                     self.function.sets_grad_mode = True
                 children = [(i.context_expr, recording, other) for i in with_node.items]
                 children += self._block(with_node.body, inner)
@@ -2947,7 +2971,7 @@ class _ScopeIndex:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             inner_guard = (
-                not _block_mode(stmt.items, self.imports, not guarded)
+                not _block_mode([i.context_expr for i in stmt.items], self.imports, not guarded)
                 if isinstance(stmt, (ast.With, ast.AsyncWith))
                 else guarded
             )

@@ -141,7 +141,8 @@ class InferenceOutsideNoGrad(Rule):
     bound to a name the function never reads, in a function that differentiates
     nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
     either: calls
-    under `torch.no_grad()` or `torch.inference_mode()` (blocks, decorators, a helper
+    under `torch.no_grad()` or `torch.inference_mode()` (blocks, also entered through a
+    name bound to one, `ctx = torch.no_grad()` then `with ctx:`; decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
     switched off with `requires_grad_(False)` (read in order in the forward's own
