@@ -419,13 +419,13 @@ MODEL_ZOO_NON_MODELS = ("list_", "get_weight", "get_model_weights")
 MODEL_BUILDERS = frozenset({"timm.create_model", "torch.hub.load"})
 # `from_pretrained` of a model class of these libraries loads a network with weights
 # (`AutoModelForSequenceClassification.from_pretrained(name)`, `EfficientNet.from_pretrained`),
-# except of the classes named here, which are no torch modules (tokenizers, configs,
-# processors, diffusers' schedulers and pipelines, which run under no_grad themselves).
+# except of a class whose name holds one of the words here: no torch module (tokenizers,
+# configs, processors, diffusers' schedulers and pipelines, `AutoPipelineForInpainting`,
+# which run under no_grad themselves).
 PRETRAINED_LOADER = "from_pretrained"
 PRETRAINED_MODEL_LIBRARIES = ("transformers.", "diffusers.", "efficientnet_pytorch.", "peft.")
 PRETRAINED_NON_MODELS = (
     "Tokenizer",
-    "TokenizerFast",
     "Config",
     "Processor",
     "FeatureExtractor",
@@ -440,10 +440,11 @@ def builds_model_with_weights(qualified: str) -> bool:
     if qualified in MODEL_BUILDERS:
         return True
     owner, _, method = qualified.rpartition(".")
+    cls = owner.rsplit(".", 1)[-1]
     return (
         method == PRETRAINED_LOADER
         and owner.startswith(PRETRAINED_MODEL_LIBRARIES)
-        and not owner.endswith(PRETRAINED_NON_MODELS)
+        and not any(word in cls for word in PRETRAINED_NON_MODELS)
     )
 
 

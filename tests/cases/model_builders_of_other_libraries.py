@@ -7,7 +7,7 @@ torch modules."""
 
 import timm
 import torch
-from diffusers import DDPMScheduler, StableDiffusionPipeline
+from diffusers import AutoPipelineForInpainting, DDPMScheduler, StableDiffusionPipeline
 from efficientnet_pytorch import EfficientNet
 from transformers import AutoModel, AutoTokenizer, BertForSequenceClassification
 
@@ -58,3 +58,8 @@ def noise_steps(sample, noise):
 def generate(prompt):
     pipe = StableDiffusionPipeline.from_pretrained("runwayml/stable-diffusion-v1-5")
     return pipe(prompt).images[0].size
+
+
+def inpaint(inputs):
+    pipeline = AutoPipelineForInpainting.from_pretrained("diffusers/sdxl-inpainting")
+    return pipeline(**inputs).images[0].shape
