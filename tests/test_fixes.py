@@ -145,3 +145,50 @@ def test_the_fixes_of_a_file_split_its_text_once(monkeypatch):
     fixed = [d for d in lint_source(source, "bad_manual_sgd.py") if d.fix is not None]
     assert len(fixed) == 2
     assert splits == [len(source)]
+
+
+_DETACHED_TARGET = """\
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.q = nn.Linear(4, 2)
+        self.q_target = copy.deepcopy(self.q)
+        self.opt = torch.optim.Adam(self.q.parameters())
+
+    def target(self, r, s2):
+        return r + 0.99 * self.q_target(s2).max(1)[0]
+
+    def update(self, s, a, r, s2):
+        {update}
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("update", "fixable"),
+    [
+        # the statement also runs the trained forward: wrapping it would stop that one
+        # recording, so the waste is reported without a fix
+        ("loss = ((self.q(s).max(1)[0] - self.target(r, s2).detach()) ** 2).mean()", False),
+        (
+            "t = self.target(r, s2).detach()\n        loss = ((self.q(s).max(1)[0] - t) ** 2).mean()",
+            True,
+        ),
+    ],
+)
+def test_a_target_helper_detached_beside_a_trained_forward_gets_no_fix(update, fixable):
+    source = _DETACHED_TARGET.format(update=update)
+    found = [d for d in lint_source(source, "agent.py", Config()) if d.code == "GL012"]
+    assert len(found) == 1
+    assert (found[0].fix is not None) is fixable
+    outcome = fix_source(source, "agent.py", Config(), unsafe=True)
+    cst.parse_module(outcome.source)
+    if not fixable:
+        assert outcome.source == source

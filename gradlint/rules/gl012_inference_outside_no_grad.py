@@ -172,7 +172,9 @@ class InferenceOutsideNoGrad(Rule):
 
     ## Fix safety
     The fix wraps the statement that runs the forward in `with torch.no_grad():` (for a
-    function picked by a flag, the evaluating call of it; none for a loop's iteration).
+    function picked by a flag, the evaluating call of it; none for a loop's iteration,
+    nor for a helper's call whose statement also runs a forward that is trained, as
+    `mse(self.critic(s, a), self.td_target(r, s2).detach())`).
     It is unsafe: the statement may compute something else that should keep its graph,
     and a helper may be called from code that differentiates a result gradlint saw
     only as a number.
@@ -435,13 +437,24 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             reported.add(statement)
             name = dotted_name(call.func) or "the helper"
+            # `loss = mse(self.critic(s, a), self.td_target(r, s2).detach())`: wrapping the
+            # statement would stop the critic's own forward recording, so no fix is offered
+            trains_beside = any(
+                type(other) is cst.Call
+                and other is not call
+                and not index.is_inside(other, call)
+                and forwards.model_forward(other) is not None
+                for other in index.walk(statement)
+            )
             self.report(
                 call,
                 self.message_for(
                     what=f"This call of `{name}`, which runs the forward of `{models[0]}`,",
                     consequence=_HANDED_BACK,
                 ),
-                fix=wrap_in_no_grad(
+                fix=None
+                if trains_beside
+                else wrap_in_no_grad(
                     self.context, statement, self.fix_title, self.fix_applicability
                 ),
                 related=[(inside[0][1], "the forward inside, which another call trains through")]
