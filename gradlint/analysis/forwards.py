@@ -1608,11 +1608,11 @@ class ForwardAnalysis:
             switch = requires_grad_switch(node)
             if switch is None:
                 continue
-            element = self._parameter_loop_of(switch.receiver, node)
-            if element is not None:
-                held, iterable, loop = element
-                if not self._per_parameter(node, loop, set(bound_names(loop))):
-                    loops.setdefault((held, iterable), set()).add(switch.on is True)
+            elements = self._parameter_loop_of(switch.receiver, node)
+            if elements:
+                for held, iterable, loop in elements:
+                    if not self._per_parameter(node, loop, set(bound_names(loop))):
+                        loops.setdefault((held, iterable), set()).add(switch.on is True)
                 continue
             if type(node) is cst.Call and node.func.attr.value == REQUIRES_GRAD_METHOD:  # type: ignore[attr-defined]
                 owner = module_path(switch.receiver) or self._bound_through_chain(node)
@@ -1624,23 +1624,31 @@ class ForwardAnalysis:
 
     def _parameter_loop_of(
         self, receiver: cst.BaseExpression, node: cst.CSTNode
-    ) -> tuple[str, cst.CSTNode, cst.For] | None:
-        """(the module, the `X.parameters()` iterable, the loop) when `receiver` is a
-        name the loop around `node` takes from a module's parameters."""
+    ) -> list[tuple[str, cst.CSTNode, cst.For]]:
+        """(the module, the `X.parameters()` iterable, the loop) for each module whose
+        parameters the loop around `node` hands the name `receiver`: one, or each of
+        several walked in turn (`list(G.parameters()) + list(D.parameters())`,
+        `itertools.chain(G.parameters(), D.parameters())`). Empty when any part of
+        what the loop walks is something else."""
         if type(receiver) is not cst.Name:
-            return None
+            return []
         iterable = self.index.loop_element_source(receiver.value, node)
-        if not (
-            type(iterable) is cst.Call
-            and type(iterable.func) is cst.Attribute
-            and iterable.func.attr.value in PARAMETER_ITERATORS
-        ):
-            return None
-        owner = module_path(iterable.func.value)
+        if iterable is None:
+            return []
         loop = next((a for a in self.index.ancestors(iterable) if type(a) is cst.For), None)
-        if owner is None or loop is None:
-            return None
-        return owner, iterable, loop
+        found: list[tuple[str, cst.CSTNode, cst.For]] = []
+        for part in self.index.walked_in_turn(iterable):
+            if not (
+                type(part) is cst.Call
+                and type(part.func) is cst.Attribute
+                and part.func.attr.value in PARAMETER_ITERATORS
+            ):
+                return []
+            owner = module_path(part.func.value)
+            if owner is None or loop is None:
+                return []
+            found.append((owner, part, loop))
+        return found
 
     def _bound_through_chain(self, call: cst.Call) -> str | None:
         """The name `call`'s module is bound to through the module methods that return

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
-from gradlint.analysis.torch_api import ELEMENT_PRESERVING_BUILTINS
+from gradlint.analysis.torch_api import CHAINING_FUNCTIONS, ELEMENT_PRESERVING_BUILTINS
 
 if TYPE_CHECKING:
     from gradlint.analysis.project import ProjectIndex
@@ -1072,6 +1072,28 @@ class FileIndex:
             if name in names:
                 return loop, loop_element_sources(loop.target, loop.iter)[names.index(name)]
         return None
+
+    def walked_in_turn(self, iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """The iterables whose elements `iterable` hands out one after another: itself,
+        or the parts of `a + b` and of `itertools.chain(a, b)`, each seen through
+        `list(...)`."""
+        while (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Name
+            and iterable.func.value in ELEMENT_PRESERVING_BUILTINS
+            and len(iterable.args) == 1
+        ):
+            iterable = iterable.args[0].value
+        if type(iterable) is cst.BinaryOperation and type(iterable.operator) is cst.Add:
+            return self.walked_in_turn(iterable.left) + self.walked_in_turn(iterable.right)
+        if (
+            type(iterable) is cst.Call
+            and self.qualified_name(iterable.func) in CHAINING_FUNCTIONS
+            and iterable.args
+            and all(a.keyword is None and not a.star for a in iterable.args)
+        ):
+            return [p for a in iterable.args for p in self.walked_in_turn(a.value)]
+        return [iterable]
 
     def enclosing_loops(self, node: cst.CSTNode):
         """The `for`/`while` loops whose iterations run node, innermost first, up to its

@@ -92,6 +92,9 @@ RETAIN_GRAD_METHOD = "retain_grad"
 PAIRING_BUILTINS = frozenset({"zip", "enumerate"})
 # Builtins whose result walks the elements of their one argument.
 ELEMENT_PRESERVING_BUILTINS = frozenset({"list", "tuple", "reversed"})
+# Functions that walk the elements of each iterable they are given in turn
+# (`itertools.chain(G.parameters(), D.parameters())`).
+CHAINING_FUNCTIONS = frozenset({"itertools.chain"})
 # The builtins a `for` header wraps around an iterable whose elements its names still
 # take (index.loop_element_sources reads them).
 LOOP_WALKING_BUILTINS = PAIRING_BUILTINS | ELEMENT_PRESERVING_BUILTINS

@@ -145,7 +145,9 @@ class InferenceOutsideNoGrad(Rule):
     name bound to one, `ctx = torch.no_grad()` then `with ctx:`; decorators, a helper
     whose every caller in the module disables grad, or a function whose every call in
     the project's other files does), a model whose parameters are
-    switched off with `requires_grad_(False)` (read in order in the forward's own
+    switched off with `requires_grad_(False)` (or one by one in a loop, also over
+    several models' parameters walked in turn, `itertools.chain(G.parameters(),
+    D.parameters())`; read in order in the forward's own
     function: a GAN's critic unfrozen again for its own step records), inputs that require grad (saliency,
     adversarial examples), and a model whose own forward differentiates.
 
