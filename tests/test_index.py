@@ -339,3 +339,25 @@ def test_loop_element_sources_reads_each_name_off_its_own_iterable(header, expec
     sources = loop_element_sources(loop.target, loop.iter)
     written = [None if s is None else cst.Module([]).code_for_node(s) for s in sources]
     assert written == expected
+
+
+def test_what_a_loop_walks_in_turn():
+    source = (
+        "import itertools\n"
+        "for p in list(G.parameters()) + list(D.parameters()):\n    pass\n"
+        "for p in itertools.chain(E.parameters(), F.parameters(), [w]):\n    pass\n"
+        "for p in H.parameters():\n    pass\n"
+    )
+    index = FileIndex(cst.parse_module(source))
+    loops = [n for n in index.nodes if type(n) is cst.For]
+    code = cst.Module([]).code_for_node
+    assert [code(p) for p in index.walked_in_turn(loops[0].iter)] == [
+        "G.parameters()",
+        "D.parameters()",
+    ]
+    assert [code(p) for p in index.walked_in_turn(loops[1].iter)] == [
+        "E.parameters()",
+        "F.parameters()",
+        "[w]",
+    ]
+    assert [code(p) for p in index.walked_in_turn(loops[2].iter)] == ["H.parameters()"]

@@ -642,3 +642,28 @@ def test_gradless_results_never_require_grad(name):
     assert call(x).requires_grad is False
     if name != "sample" and hasattr(torch, name) and name not in _GRADLESS_CALLS:
         assert getattr(torch, name)(x, x * 2).requires_grad is False
+
+
+@pytest.mark.parametrize(
+    ("qualified", "builds"),
+    [
+        ("timm.create_model", True),
+        ("torch.hub.load", True),
+        ("transformers.AutoModelForSequenceClassification.from_pretrained", True),
+        ("transformers.BertModel.from_pretrained", True),
+        ("diffusers.UNet2DModel.from_pretrained", True),
+        ("efficientnet_pytorch.EfficientNet.from_pretrained", True),
+        ("peft.PeftModel.from_pretrained", True),
+        ("transformers.AutoTokenizer.from_pretrained", False),
+        ("transformers.BertTokenizerFast.from_pretrained", False),
+        ("transformers.AutoConfig.from_pretrained", False),
+        ("transformers.AutoImageProcessor.from_pretrained", False),
+        ("diffusers.DDPMScheduler.from_pretrained", False),
+        ("diffusers.StableDiffusionPipeline.from_pretrained", False),
+        ("diffusers.AutoPipelineForInpainting.from_pretrained", False),
+        ("mylib.Model.from_pretrained", False),  # not a library known to build networks
+        ("torch.hub.load_state_dict_from_url", False),
+    ],
+)
+def test_networks_other_libraries_build(qualified, builds):
+    assert api.builds_model_with_weights(qualified) is builds
