@@ -23,7 +23,7 @@ from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.frameworks import FrameworkAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.index import FileIndex, dotted_name, positional_arguments, target_names
 from gradlint.analysis.loops import LoopAnalysis, LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.torch_api import (
@@ -565,7 +565,7 @@ class CarriedGraph:
         # `@torch.no_grad()` on `__call__`): the recurrent shape is no evidence of a graph
         if self.forwards.project_method_sets_grad_mode("__call__"):
             return None
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        positional = positional_arguments(call)
         if len(positional) < 2 or not any(_names(arg, var) for arg in positional):
             return None  # not `f(x, h)`: `s = normalise(s)`, `env.step(policy(s))`
         if self._enters_as_plain_value(var, loop):

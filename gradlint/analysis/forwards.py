@@ -39,6 +39,7 @@ from gradlint.analysis.index import (
     forward_method,
     module_path,
     path_root,
+    positional_arguments,
 )
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.result_uses import ResultUses
@@ -801,14 +802,11 @@ class ForwardAnalysis:
         func = call.func
         target: cst.CSTNode = func
         if self.index.qualified_name(func) in MODULE_RUNNING_FUNCTIONS:
-            handed = [a.value for a in call.args if a.keyword is None and not a.star]
+            handed = positional_arguments(call)
             if not handed:
                 return None
-            target = handed[0]
-            name = module_path(target)
-            if name is None or not self.has_parameters(target, call):
-                return None
-            return name
+            name = module_path(handed[0])
+            return name if name is not None and self.has_parameters(handed[0], call) else None
         if type(func) is cst.Attribute and (
             func.attr.value == "forward"
             or func.attr.value in self.forward_methods()
@@ -1212,8 +1210,10 @@ class ForwardAnalysis:
         if self._made_to_require_grad(name, self.index.module):
             return True
         # or built as one: `W = torch.normal(0, 0.01, size=(784, 10), requires_grad=True)`
-        built = self.tensors.module_constructors(cst.Name(name), use)
-        return bool(built) and all(Kind.LEAF in self.values.of_expr(v, v) for v in built)
+        built = self.values.reaching_expressions(name, use)
+        return bool(built) and all(
+            v is not None and Kind.LEAF in self.values.of_expr(v, v) for v in built
+        )
 
     def _self_has_parameters(self, use: cst.CSTNode) -> bool:
         """`self(x)` / `self.forward(x)` in a class of this file: a module class that is
@@ -1316,7 +1316,7 @@ class ForwardAnalysis:
         last = qualified.rsplit(".", 1)[-1]
         if qualified in MODULE_PRESERVING_FUNCTIONS:
             # `torch.compile(Net())`, `spectral_norm(nn.Linear(4, 2))`: the module given
-            wrapped = [a.value for a in value.args if not a.keyword and not a.star]
+            wrapped = positional_arguments(value)
             if not wrapped:
                 return None
             if type(built_module_call(wrapped[0])) is cst.Call:
@@ -1330,7 +1330,7 @@ class ForwardAnalysis:
                 self._unwrapping.discard(value)
         if qualified.startswith("torch.nn."):
             if last in WRAPPER_MODULES:
-                wrapped = [a.value for a in value.args if not a.keyword and not a.star]
+                wrapped = positional_arguments(value)
                 return self._built_with_parameters(wrapped[0]) if wrapped else None
             if last in CONTAINER_MODULES:
                 elements = [a.value for a in value.args if not a.keyword]
@@ -1369,7 +1369,7 @@ class ForwardAnalysis:
         bound = bindings[0].value
         if type(bound) is not cst.Call or self.index.qualified_name(bound.func) != PARTIAL:
             return None
-        positional = [a.value for a in bound.args if a.keyword is None and not a.star]
+        positional = positional_arguments(bound)
         return positional[0] if positional else None
 
     def _filled_with_parameters(self, name: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradlint.analysis.arguments import signature_of
-from gradlint.analysis.bindings import ScopeBindings
+from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex, bool_literal
 from gradlint.analysis.project import MethodQuery, ProjectIndex
@@ -29,6 +29,9 @@ from gradlint.analysis.summary_facts import (
     grad_mode_effect,
 )
 from gradlint.analysis.torch_api import GRAD_MODE_SETTER, NO_GRAD_HOOKS
+
+# every kind of binding: which of a name's bindings reach a `with` is asked of all of them
+_EVERY_BINDING = frozenset(BindingKind)
 
 
 class GradModeAnalysis:
@@ -69,9 +72,9 @@ class GradModeAnalysis:
         nullcontext() if train else torch.no_grad()`, then `with ctx:`)."""
         if type(item) is not cst.Name or self.bindings is None:
             return item
-        records = [
-            r for r in self.bindings.of_scope(self.index.scope_of(item)) if r.name == item.value
-        ]
+        records = self.bindings.records(self.index.scope_of(item), _EVERY_BINDING).get(
+            item.value, []
+        )
         reaching = self.index.reaching([r.node for r in records], item)
         if len(reaching) != 1:
             return item
@@ -159,10 +162,11 @@ class GradModeAnalysis:
         child = node
         for anc in self.index.ancestors(node):
             if type(anc) is cst.With and child is anc.body:
+                entered = [self.entered(item.item) for item in anc.items]
                 deciding = [
-                    (self.entered(item.item), effect)
-                    for item in anc.items
-                    if (effect := self.context_effect(self.entered(item.item))) is not None
+                    (manager, effect)
+                    for manager in entered
+                    if (effect := self.context_effect(manager)) is not None
                 ]
                 if deciding:
                     expr, effect = deciding[-1]

@@ -54,6 +54,11 @@ def bool_literal(expr: cst.CSTNode | None) -> bool | None:
     return None
 
 
+def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    """The values a call passes by position, up to any `*args` (which may hold more)."""
+    return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+
 def keyword_is_true(call: cst.Call, name: str) -> bool:
     """Does the call pass the keyword argument `name=True` (`requires_grad=True`)?"""
     for arg in call.args:
@@ -137,6 +142,21 @@ def target_names(target: cst.CSTNode) -> list[str]:
     return []
 
 
+def elements_of(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """The iterable whose elements `iterable` hands out as they are: `ps` of `list(ps)`,
+    `tuple(ps)`, `reversed(ps)` (nested too), else `iterable` itself."""
+    while (
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
+        and iterable.func.value in ELEMENT_PRESERVING_BUILTINS
+        and len(iterable.args) == 1
+        and iterable.args[0].keyword is None
+        and iterable.args[0].star == ""
+    ):
+        iterable = iterable.args[0].value
+    return iterable
+
+
 def loop_element_sources(
     target: cst.CSTNode, iterable: cst.BaseExpression
 ) -> list[cst.BaseExpression | None]:
@@ -147,15 +167,7 @@ def loop_element_sources(
     unpacking included. Of another iterable of tuples only the last name is taken for
     its element (`for n, p in model.named_parameters()`), as the pair's value.
     `list(ps)`, `tuple(ps)` and `reversed(ps)` hand out the elements of `ps`."""
-    while (
-        type(iterable) is cst.Call
-        and type(iterable.func) is cst.Name
-        and iterable.func.value in ELEMENT_PRESERVING_BUILTINS
-        and len(iterable.args) == 1
-        and iterable.args[0].keyword is None
-        and iterable.args[0].star == ""
-    ):
-        iterable = iterable.args[0].value
+    iterable = elements_of(iterable)
     if type(target) is cst.Name or type(target) is cst.Attribute:
         return [iterable] if dotted_name(target) else []
     if type(target) is cst.StarredElement:
@@ -1077,13 +1089,7 @@ class FileIndex:
         """The iterables whose elements `iterable` hands out one after another: itself,
         or the parts of `a + b` and of `itertools.chain(a, b)`, each seen through
         `list(...)`."""
-        while (
-            type(iterable) is cst.Call
-            and type(iterable.func) is cst.Name
-            and iterable.func.value in ELEMENT_PRESERVING_BUILTINS
-            and len(iterable.args) == 1
-        ):
-            iterable = iterable.args[0].value
+        iterable = elements_of(iterable)
         if type(iterable) is cst.BinaryOperation and type(iterable.operator) is cst.Add:
             return self.walked_in_turn(iterable.left) + self.walked_in_turn(iterable.right)
         if (

@@ -174,9 +174,9 @@ class LoopAnalysis:
 
     def differentiated_around(self, node: cst.CSTNode) -> bool:
         """Is something differentiated around `node` (a call of a helper): after it in
-        its scope (a backward, `autograd.grad`, an optimizer step) or in a loop around it? What
-        the helper hands back may then be walked by that differentiation: a model's
-        unrolled computation, a meta-learner's adapted weights."""
+        its scope (a backward, `autograd.grad`, an optimizer step) or in a loop around
+        it? What the helper hands back may then be walked by that differentiation: a
+        model's unrolled computation, a meta-learner's adapted weights."""
         index = self.index
         start = index.order.get(node, -1)
         # a differentiation that ran before the call, outside any loop around it (a

@@ -13,6 +13,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     MODULE_RUNNING_FUNCTIONS,
     OPTIMIZER_METHODS,
+    SUMMARY_WRITER_METHODS,
 )
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Position, Related
@@ -136,7 +137,8 @@ class InferenceOutsideNoGrad(Rule):
     (`odeint(func, y0, t)`, torchdiffeq's, torchsde's, torchcde's) runs its forward. A
     function of this file that computes from weights built requiring grad (d2l's `net(X)`
     of `W = torch.normal(..., requires_grad=True)`) counts as a model also where its
-    result goes to a helper that makes the number (`accuracy(net(X), y)`). A result unpacked into a method of its own model (`loss =
+    result goes to a helper that makes the number (`accuracy(net(X), y)`). A result
+    unpacked into a method of its own model (`loss =
     model.loss_function(*result)`) is followed into what that method returns; a result
     bound to a name the function never reads, in a function that differentiates
     nothing, is thrown away too (a test's `y = self.model.sample(144, 0)`). Not flagged
@@ -233,14 +235,7 @@ class InferenceOutsideNoGrad(Rule):
         "isinf(",
         "isfinite(",
         # logged by TensorBoard's SummaryWriter, which detaches it
-        ".add_scalar",
-        ".add_image",
-        ".add_histogram",
-        ".add_video",
-        ".add_audio",
-        ".add_embedding",
-        ".add_pr_curve",
-        ".add_mesh",
+        *(f".{method}" for method in sorted(SUMMARY_WRITER_METHODS)),
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn

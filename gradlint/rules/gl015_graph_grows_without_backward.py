@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis.carried_graph import Trainable
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
-from gradlint.analysis.index import dotted_name, loop_element_sources
+from gradlint.analysis.index import dotted_name, elements_of
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import may_carry_graph
 from gradlint.diagnostics import Confidence, Group
@@ -372,8 +372,7 @@ class GraphGrowsWithoutBackward(Rule):
         sampler's steps)."""
         if type(loop) is not cst.For:
             return False
-        walked = loop_element_sources(loop.target, loop.iter)
-        iterable = walked[0] if len(walked) == 1 else loop.iter
+        iterable = elements_of(loop.iter)
         return type(iterable) is cst.Call and dotted_name(iterable.func) == "range"
 
     def _handed_to_differentiation(self, loop: LoopFacts[LoopNode]) -> bool:
