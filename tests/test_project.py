@@ -323,6 +323,78 @@ def test_a_helper_of_another_file_that_enters_no_grad_through_a_name(tmp_path):
     assert findings(tmp_path / "helpers.py") == []
 
 
+@pytest.mark.parametrize("torch_import", ["# plotting only", "import torch"])
+def test_a_helper_file_that_never_names_torch_nn_runs_the_model_it_is_handed(
+    tmp_path, torch_import
+):
+    # the helper's file has numbers made but no layer, no `.parameters()`: the model is
+    # the callers', so the file is read for GL012 all the same (default rules: no preview
+    # rule that parses every file with a loop)
+    write(
+        tmp_path,
+        {
+            "viz.py": f"""
+                {torch_import}
+                import matplotlib.pyplot as plt
+
+
+                def visualize(model, x):
+                    out = model(x)
+                    plt.imshow(out[0].detach().numpy())
+            """,
+            "train.py": """
+                import torch
+                import torch.nn as nn
+
+                from viz import visualize
+
+                model = nn.Linear(4, 16)
+                opt = torch.optim.Adam(model.parameters())
+                visualize(model, torch.randn(1, 4))
+            """,
+        },
+    )
+    assert findings(tmp_path / "viz.py") == [(6, "GL012")]
+
+
+def test_a_model_of_another_files_factory_given_weights_is_read(tmp_path):
+    # `load_state_dict` is what shows the factory's model holds weights: the file is
+    # read for GL012 although it names no layer and no `.parameters()`
+    write(
+        tmp_path,
+        {
+            "nets.py": """
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(16, 4)
+
+                    def forward(self, x):
+                        return self.fc(x)
+            """,
+            "factory.py": """
+                from nets import Net
+
+
+                def build_model(cfg):
+                    return Net()
+            """,
+            "demo.py": """
+                import torch
+                from factory import build_model
+
+                model = build_model(None)
+                model.load_state_dict(torch.load("weights.pt"))
+                print(model(torch.randn(2, 16)).numpy())
+            """,
+        },
+    )
+    assert findings(tmp_path / "demo.py") == [(6, "GL012")]
+
+
 @pytest.mark.parametrize("kept", ["val", "val * n", "val * n / 2"])
 def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path, kept):
     # scaled by the batch size (the ImageNet example's meter), the loss keeps its history

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
@@ -63,6 +64,11 @@ class Rule:
     # when a project module it imports has them, because the model is a class defined
     # there (`from models import VAE`, then `VAE()(x)`); such a file is parsed then.
     models_may_be_imported: ClassVar[bool] = False
+    # True: a file with the trigger tokens but none of also_needs_tokens may still match
+    # when one of its functions calls a parameter (`def show(model, x): model(x)`),
+    # because the model is handed in by callers in the project's other files, and the
+    # helper's file need not name torch.nn at all; such a file is parsed then.
+    models_may_be_handed_in: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -80,7 +86,10 @@ class Rule:
     @classmethod
     def may_match(cls, source: str) -> bool:
         """The cheap text test: False when the rule cannot match this file."""
-        return cls.has_trigger_tokens(source) and cls.needs_tokens_only(source)
+        return cls.has_trigger_tokens(source) and (
+            cls.needs_tokens_only(source)
+            or (cls.models_may_be_handed_in and calls_a_parameter(source))
+        )
 
     @classmethod
     def has_trigger_tokens(cls, source: str) -> bool:
@@ -244,3 +253,23 @@ class Rule:
     @classmethod
     def url(cls) -> str:
         return rule_url(cls.code)
+
+
+_DEFINITION = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
+_PARAMETER = re.compile(r"^\s*\**\s*([A-Za-z_]\w*)")
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+
+
+def calls_a_parameter(source: str) -> bool:
+    """The cheap text test of models_may_be_handed_in: does a function of the file call
+    one of its parameters (`def show(model, x):` and `model(` in the file)? Loose on
+    purpose (a default holding a call cuts the parameter list short, a name called
+    elsewhere counts): it only decides whether the file is parsed."""
+    parameters = {
+        found.group(1)
+        for definition in _DEFINITION.finditer(source)
+        for part in definition.group(1).split(",")
+        if (found := _PARAMETER.match(part)) is not None
+    }
+    parameters.difference_update(("self", "cls"))
+    return bool(parameters) and not parameters.isdisjoint(_CALLED.findall(source))

@@ -239,7 +239,8 @@ class InferenceOutsideNoGrad(Rule):
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
-    # layer or a Module subclass, parameters asked for, a leaf made to require grad.
+    # layer or a Module subclass, parameters asked for, weights loaded or saved, a leaf
+    # made to require grad.
     # Or a network another library builds (`timm.create_model`, `from_pretrained`).
     also_needs_tokens = (
         "nn.",
@@ -248,6 +249,7 @@ class InferenceOutsideNoGrad(Rule):
         "parameters(",
         "Parameter",
         "requires_grad",
+        "state_dict",  # weights loaded into it, or saved from it
         "create_model(",
         "from_pretrained(",
         "hub.load(",
@@ -255,6 +257,7 @@ class InferenceOutsideNoGrad(Rule):
 
     triggers_may_be_imported = True  # `to_np(action)`, with `to_np` in `utils.py`
     models_may_be_imported = True  # `VAE()(x)`, with `class VAE(nn.Module)` in `models/`
+    models_may_be_handed_in = True  # `def show(model, x): model(x)`, called from train.py
 
     def leave_Module(self, original_node: cst.Module) -> None:
         source = self.context.source
