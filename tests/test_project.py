@@ -357,6 +357,47 @@ def test_a_helper_file_that_never_names_torch_nn_runs_the_model_it_is_handed(
     assert findings(tmp_path / "viz.py") == [(6, "GL012")]
 
 
+@pytest.mark.parametrize(
+    "handed_back",
+    [
+        "model.eval()\n    return model.to(device)",
+        "return model.eval()",
+        "return model.to(device).eval()",
+    ],
+)
+def test_a_loader_of_another_file_hands_back_its_model_in_eval_mode(tmp_path, handed_back):
+    # the summary's twin of train_mode's: the switch before a move, or on the way out
+    write(
+        tmp_path,
+        {
+            "nets.py": """
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(16, 4)
+
+                    def forward(self, x):
+                        return self.fc(x)
+            """,
+            "loading.py": "from nets import Net\n\n\ndef load(device):\n"
+            + "    model = Net()\n    "
+            + handed_back
+            + "\n",
+            "demo.py": """
+                import torch
+                from loading import load
+
+                model = load("cpu")
+                print(model(torch.randn(2, 16)).numpy())
+            """,
+        },
+    )
+    assert findings(tmp_path / "demo.py") == [(5, "GL004")]
+
+
 def test_a_model_of_another_files_factory_given_weights_is_read(tmp_path):
     # `load_state_dict` is what shows the factory's model holds weights: the file is
     # read for GL012 although it names no layer and no `.parameters()`

@@ -1394,18 +1394,30 @@ class ForwardAnalysis:
         return False
 
     def _factory_builds_parameters(self, call: cst.Call) -> bool | None:
-        """A call of this file's function whose every return builds a module with
-        parameters (`def densenet_cifar(): return DenseNet(...)`)."""
+        """A call of this file's function whose every return hands back a module with
+        parameters (`def densenet_cifar(): return DenseNet(...)`, `def load_model(path):
+        model = Net(); model.load_state_dict(...); return model`)."""
         callee = self.summaries.resolve(call)
         if callee is None or callee in self._asking_factories:
             return None
         self._asking_factories.add(callee)
         try:
-            returned = [value for _, value in self.index.value_returns(callee)]
-            verdicts = {self._built_with_parameters(value) for value in returned}
+            verdicts = {
+                self._returned_with_parameters(value, statement)
+                for statement, value in self.index.value_returns(callee)
+            }
         finally:
             self._asking_factories.discard(callee)
         return True if verdicts == {True} else None
+
+    def _returned_with_parameters(self, value: cst.CSTNode, statement: cst.Return) -> bool | None:
+        """What a factory's `return` hands back: a module built there (`return
+        Net()`), or a name bound to one in the factory (`model = Net(); ...; return
+        model.to(device)`)."""
+        verdict = self._built_with_parameters(value)
+        if verdict is None and isinstance(built_module_call(value), (cst.Name, cst.Attribute)):
+            return True if self.has_parameters(built_module_call(value), statement) else None
+        return verdict
 
     def _parameters_asked_for(self, name: str, use: cst.CSTNode) -> bool:
         """`name.parameters()` / `.named_parameters()` on the same variable, or its

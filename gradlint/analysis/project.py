@@ -1151,12 +1151,11 @@ def _summarise_function(
     )
     if returns is not None:
         returns.extend(zip(visitor.returns, visitor.return_statements, strict=True))
-    returned = {ast_dotted_name(value) if value is not None else None for value in visitor.returns}
-    model = next(iter(returned)) if len(returned) == 1 else None
-    function.returns_eval_model = model is not None and visitor.modes.get(model) is True
+    switches = [_eval_switch_returned(value, visitor) for value in visitor.returns]
+    function.returns_eval_model = bool(switches) and all(s is not None for s in switches)
     function.eval_params = [p for p in params if visitor.modes.get(p) is True]
     if function.returns_eval_model and lines is not None:
-        call = visitor.eval_calls[model or ""]
+        call = cast(ast.Call, switches[-1])
         end_line = call.end_lineno or call.lineno
         end_offset = call.end_col_offset or call.col_offset
         function.eval_switch = [
@@ -1167,6 +1166,26 @@ def _summarise_function(
             _code_points(lines, end_line, end_offset),
         ]
     return function
+
+
+def _eval_switch_returned(value: ast.AST | None, visitor: _FunctionWalk) -> ast.Call | None:
+    """The switch that puts the module a `return` hands back in eval mode: the body's
+    last switch of the name returned (`return model`, `return model.to(device)`), or one
+    on the way out (`return model.eval()`); None when it is not known to be in eval mode
+    (the twin of train_mode.TrainModeAnalysis._returns_eval)."""
+    switch = _switch_in_chain(value) if value is not None else None
+    if switch is not None:
+        return switch if _mode_switch(switch) else None
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in MODE_CARRYING_MODULE_METHODS
+    ):
+        value = value.func.value
+    name = ast_dotted_name(value) if value is not None else None
+    if name is None or visitor.modes.get(name) is not True:
+        return None
+    return visitor.eval_calls[name]
 
 
 def _returns_plain(

@@ -98,6 +98,32 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     return module_path(receiver), mode is Mode.EVAL
 
 
+def _switched_on_the_way_out(value: cst.CSTNode) -> cst.Call | None:
+    """The eval switch a returned chain of the module's self-returning methods ends in
+    (`model.to(device).eval()`, `model.eval().half()`); None when the chain has none,
+    or its last switch is to training."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:
+        switch = switch_of(value)
+        if switch is not None:
+            return value if switch[1] else None
+        if value.func.attr.value not in MODE_CARRYING_MODULE_METHODS:
+            return None
+        value = value.func.value
+    return None
+
+
+def _through_mode_carrying_methods(value: cst.CSTNode) -> cst.CSTNode:
+    """The module a chain of its mode-keeping self-returning methods is called on:
+    `model` of `model.to(device).half()`."""
+    while (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value in MODE_CARRYING_MODULE_METHODS
+    ):
+        value = value.func.value
+    return value
+
+
 # What gives a model's variable a new value whose mode this scope never set.
 _REBINDINGS = ASSIGNMENTS | {BindingKind.FOR, BindingKind.WITH}
 
@@ -574,7 +600,13 @@ class TrainModeAnalysis:
             return None
         inner = None
         for ret, value in returns:
-            name = dotted_name(value)
+            # `return model.eval()`, `return model.to(device).eval()`: switched on the
+            # way out; `return model.to(device)`: the module it holds, in its mode
+            handed_back = _switched_on_the_way_out(value)
+            if handed_back is not None:
+                inner = handed_back
+                continue
+            name = dotted_name(_through_mode_carrying_methods(value))
             switch = self._eval_at(name, ret, direct) if name is not None else None
             if switch is None:
                 return None
