@@ -436,6 +436,80 @@ def test_a_model_of_another_files_factory_given_weights_is_read(tmp_path):
     assert findings(tmp_path / "demo.py") == [(6, "GL012")]
 
 
+@pytest.mark.parametrize(
+    "construction",
+    ["Agent(Net())", "Agent(policy=Net())", "Agent(net)", "Agent(built)"],
+)
+def test_a_class_of_another_file_handed_its_model_when_built(tmp_path, construction):
+    # the constructions are in train.py: the caller search asks for the class's calls,
+    # and reads an argument built in place as it reads a name bound to a model
+    write(
+        tmp_path,
+        {
+            "nets.py": """
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 2)
+
+                    def forward(self, x):
+                        return self.fc(x)
+            """,
+            "agent.py": """
+                import torch
+
+
+                class Agent:
+                    def __init__(self, policy):
+                        self.policy = policy
+
+                    def act(self, obs):
+                        return self.policy(torch.as_tensor(obs)).argmax().item()
+            """,
+            "train.py": f"""
+                import torch
+                from agent import Agent
+                from nets import Net
+
+                net = Net()
+                opt = torch.optim.Adam(net.parameters())
+                built = Net()
+                agent = {construction}
+            """,
+        },
+    )
+    assert findings(tmp_path / "agent.py") == [(9, "GL012")]
+
+
+def test_a_class_of_another_file_handed_something_else_says_nothing(tmp_path):
+    write(
+        tmp_path,
+        {
+            "agent.py": """
+                import torch
+
+
+                class Agent:
+                    def __init__(self, policy):
+                        self.policy = policy
+
+                    def act(self, obs):
+                        return self.policy(torch.as_tensor(obs)).argmax().item()
+            """,
+            "train.py": """
+                import torch
+                from agent import Agent
+
+                agent = Agent(torch.softmax)
+            """,
+        },
+    )
+    assert findings(tmp_path / "agent.py") == []
+
+
 @pytest.mark.parametrize("kept", ["val", "val * n", "val * n / 2"])
 def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path, kept):
     # scaled by the batch size (the ImageNet example's meter), the loss keeps its history

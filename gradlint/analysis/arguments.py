@@ -204,12 +204,17 @@ def argument_of(
 
 
 def passed_or_default(
-    call: cst.Call, func: cst.FunctionDef, param: str, *, method: bool
+    call: cst.Call, func: cst.FunctionDef, param: str, *, method: bool, constructed: bool = False
 ) -> tuple[cst.BaseExpression, bool] | None:
     """(the expression `call`, a call of the linted file's `func`, binds `param` to,
     whether it is the parameter's default); None when that cannot be told. `method`:
-    `func` is defined directly in a class's body."""
-    found = bound_at(call, signature_of(func, method=method), param)
+    `func` is defined directly in a class's body; `constructed`: it is the class's
+    `__init__`, which `call` (`Agent(net)`) runs on the instance it builds."""
+    signature = signature_of(func, method=method)
+    if constructed:
+        found = signature.bind(shape_of(call), param, receiver_passed=True)
+    else:
+        found = bound_at(call, signature, param)
     if found is None:
         return None
     if found.index is not None:

@@ -34,7 +34,7 @@ from gradlint.analysis.bindings import all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import FileIndex, module_path, named_like_a_test_file, path_root
-from gradlint.analysis.project import MethodCall, ProjectIndex, caller_contexts
+from gradlint.analysis.project import MethodCall, MethodQuery, ProjectIndex, caller_contexts
 
 
 @dataclass(frozen=True)
@@ -76,15 +76,18 @@ class CallerArguments:
         func: cst.FunctionDef,
         param: str,
         sites: list[cst.Call] | None = None,
+        *,
+        constructed: bool = False,
     ) -> list[ArgumentHere]:
         """What each call of `func` in this file binds `param` to: at `sites` when the
-        asker knows them, else at the resolver's callers (CalleeResolver.callers_of)."""
+        asker knows them, else at the resolver's callers (CalleeResolver.callers_of).
+        `constructed`: `func` is a class's `__init__` and `sites` build the class."""
         if sites is None:
             sites = self.callees.callers_of(func)
         method = self.index.enclosing_class(func) is not None
         found = []
         for site in sites:
-            bound = passed_or_default(site, func, param, method=method)
+            bound = passed_or_default(site, func, param, method=method, constructed=constructed)
             if bound is None:
                 found.append(ArgumentHere(site, None))
             else:
@@ -148,6 +151,45 @@ class CallerArguments:
         method = self.index.enclosing_class(func) is not None
         # the calls found elsewhere are made through an object (`obj.method(...)`)
         position, keyword = signature_of(func, method=method).slots(param, receiver_passed=method)
+        return all(
+            (position is not None and position in c.model_arguments)
+            or (keyword is not None and keyword in c.model_arguments)
+            for c in contexts
+        )
+
+    def models_constructed_elsewhere(
+        self, cls: cst.ClassDef, init: cst.FunctionDef, param: str
+    ) -> bool:
+        """Is the module-level class `cls` built in the project's other files (once at
+        least), and does every one of those constructions pass, for its `__init__`'s
+        `param`, a module that shows its parameters in the caller's scope (`Agent(net)`
+        after `Adam(net.parameters())`)? The search asks for calls of the class's name
+        as it asks for a module-level function's."""
+        project = self.project
+        if (
+            project is None
+            or not project.enabled
+            or self.index.scope_of(cls) is not self.index.module
+        ):
+            return False
+        signature = signature_of(init, method=True)
+        query = MethodQuery(
+            project.path,
+            "",
+            cls.name.value,
+            "",
+            frozenset(),
+            frozenset(),
+            frozenset(),
+            signature=signature,
+        )
+        calls = project.method_calls(query)
+        if not calls:
+            return False
+        contexts = caller_contexts(project, query)
+        if not contexts:
+            return False
+        position, keyword = signature.slots(param, receiver_passed=True)
         return all(
             (position is not None and position in c.model_arguments)
             or (keyword is not None and keyword in c.model_arguments)

@@ -38,6 +38,7 @@ from gradlint.analysis.index import (
     dotted_name,
     forward_method,
     module_path,
+    own_method,
     path_root,
     positional_arguments,
 )
@@ -1261,8 +1262,55 @@ class ForwardAnalysis:
             self._filled_with_parameters(name)
             or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
+            or self._handed_to_the_constructor(name, constructors, use)
+            or self._unpacked_from_a_factory(name, use)
             or self._results_detached(name, use)
         )
+
+    def _unpacked_from_a_factory(self, name: str, use: cst.CSTNode) -> bool:
+        """`G, D = build_models()`, `model, optimizer = setup(cfg)`: a name unpacked from
+        a call of this file's function each of whose returns is a tuple with, at that
+        place, a module that holds parameters (built there, or a name bound to one)."""
+        if "." in name:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        if not bindings:
+            return False
+        for binding in bindings:
+            if (
+                type(binding) is not cst.Assign
+                or len(binding.targets) != 1
+                or type(binding.value) is not cst.Call
+            ):
+                return False
+            target = binding.targets[0].target
+            if not isinstance(target, (cst.Tuple, cst.List)):
+                return False
+            places = [e.value.value if type(e.value) is cst.Name else None for e in target.elements]
+            if name not in places or any(type(e) is cst.StarredElement for e in target.elements):
+                return False
+            if not self._factory_returns_parameters_at(
+                binding.value, places.index(name), len(places)
+            ):
+                return False
+        return True
+
+    def _factory_returns_parameters_at(self, call: cst.Call, place: int, size: int) -> bool:
+        callee = self.summaries.resolve(call)
+        if callee is None or callee in self._asking_factories:
+            return False
+        self._asking_factories.add(callee)
+        try:
+            returns = self.index.value_returns(callee)
+            return bool(returns) and all(
+                isinstance(value, (cst.Tuple, cst.List))
+                and len(value.elements) == size
+                and type(value.elements[place]) is not cst.StarredElement
+                and self._returned_with_parameters(value.elements[place].value, statement)
+                for statement, value in returns
+            )
+        finally:
+            self._asking_factories.discard(callee)
 
     def _passed_by_callers(self, name: str, use: cst.CSTNode) -> bool:
         """A parameter of the enclosing function that the function's callers in this
@@ -1299,6 +1347,58 @@ class ForwardAnalysis:
                 return self.summaries.caller_arguments.models_elsewhere(scope, head)
         finally:
             self._asking_callers.discard(scope)
+        return verdicts == {True}
+
+    def _handed_to_the_constructor(
+        self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode
+    ) -> bool:
+        """`self.policy`, bound only in `__init__`, to its own `policy` parameter, where
+        every construction of the class fills that parameter with a module that holds
+        parameters: `Agent(Net())` in this file, or, when the file builds none, the
+        constructions the caller search finds in the project's other files (`Agent(net)`
+        after `Adam(net.parameters())` in train.py). A wrapper handed its model (an
+        agent, a predictor, an evaluator) runs that model's forward."""
+        head, _, attribute = name.partition(".")
+        if head != "self" or not attribute or "." in attribute or not constructors:
+            return False
+        function = self.index.scope_of(use)
+        if type(function) is not cst.FunctionDef:
+            return False
+        cls = self.index.enclosing_class(function)
+        if cls is None or self.index.scope_of(cls) is not self.index.module:
+            return False
+        init = own_method(cls, "__init__")
+        if init is None:
+            return False
+        handed = {v.value for v in constructors if type(v) is cst.Name}
+        if len(handed) != 1 or len(constructors) != len(
+            [v for v in constructors if self.index.is_inside(v, init)]
+        ):
+            return False
+        param = handed.pop()
+        if any(type(b) is not cst.Param for b in self.values.bindings_of(param, constructors[0])):
+            return False  # not the parameter, or rebound before it is kept
+        if init in self._asking_callers:
+            return False
+        self._asking_callers.add(init)
+        try:
+            sites = self.index.constructions(cls)
+            if not sites:
+                return self.summaries.caller_arguments.models_constructed_elsewhere(
+                    cls, init, param
+                )
+            verdicts = set()
+            arguments = self.summaries.caller_arguments.here(init, param, sites, constructed=True)
+            for argument in arguments:
+                passed = argument.passed
+                if passed is not None and type(passed) is cst.Call:
+                    verdicts.add(self._built_with_parameters(passed) is True)
+                elif passed is not None and dotted_name(passed) is not None:
+                    verdicts.add(self.has_parameters(passed, argument.site))
+                else:
+                    verdicts.add(False)
+        finally:
+            self._asking_callers.discard(init)
         return verdicts == {True}
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:

@@ -195,11 +195,16 @@ def loop_element_sources(
 
 
 def forward_method(cls: cst.ClassDef) -> cst.FunctionDef | None:
-    """The `forward` the class defines in its own body, if it defines one: the last,
-    which is the one Python binds."""
+    """The `forward` the class defines in its own body, if it defines one."""
+    return own_method(cls, "forward")
+
+
+def own_method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The method of that name the class defines in its own body, if it defines one:
+    the last, which is the one Python binds."""
     found = None
     for statement in cls.body.body:
-        if type(statement) is cst.FunctionDef and statement.name.value == "forward":
+        if type(statement) is cst.FunctionDef and statement.name.value == name:
             found = statement
     return found
 
@@ -1051,6 +1056,20 @@ class FileIndex:
                     names.add(func.attr.value)
             self._called = frozenset(names)
         return self._called
+
+    def constructions(self, cls: cst.ClassDef) -> list[cst.Call]:
+        """The calls of this file that build an instance of the module-level class by its
+        name (`Agent(net)`), in source order; a name no import hides."""
+        if self.scope_of(cls) is not self.module:
+            return []
+        name = cls.name.value
+        return [
+            call
+            for call in self.calls
+            if type(call.func) is cst.Name
+            and call.func.value == name
+            and self.qualified_name(call.func) == name
+        ]
 
     def value_returns(self, func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression]]:
         """(statement, value) of the function's own `return <value>` statements (not its

@@ -3617,16 +3617,22 @@ def _model_arguments(
     a name in the linted file, there with its bindings followed), and `self` in a method
     of a class of the caller's file that holds weights (`return eval_np(self, obs)`)."""
     passed: dict[str, list[int | str]] = {}
+    built: list[tuple[int | str, ast.Call]] = []
     for position, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             break  # later positions are not known
         if isinstance(arg, ast.Name):
             passed.setdefault(arg.id, []).append(position)
+        elif isinstance(arg, ast.Call):
+            built.append((position, arg))
     for keyword in call.keywords:
         if keyword.arg is not None and isinstance(keyword.value, ast.Name):
             passed.setdefault(keyword.value.id, []).append(keyword.arg)
+        elif keyword.arg is not None and isinstance(keyword.value, ast.Call):
+            built.append((keyword.arg, keyword.value))
+    found_built = _built_model_arguments(built, builds, imports, builds_here)
     if not passed:
-        return frozenset()
+        return found_built
     scope: ast.AST | None = parents.get(id(call))
     while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
         scope = parents.get(id(scope))
@@ -3660,6 +3666,36 @@ def _model_arguments(
             origin = origins.get(node.value.func.id)
             if origin is not None and origin[2] is not None and builds(*origin[:2], origin[2]):
                 found.update(passed[node.targets[0].id])
+    return frozenset(found) | found_built
+
+
+def _built_model_arguments(
+    built: list[tuple[int | str, ast.Call]],
+    builds: Callable[[str, int, str], bool] | None,
+    imports: ImportMap | None,
+    builds_here: Callable[[str], bool] | None,
+) -> frozenset[int | str]:
+    """The places of the arguments a call builds in place as a module with parameters:
+    `Agent(Net())` with `Net` a class of the caller's file that holds weights, or one
+    it imports from the project's code."""
+    if not built:
+        return frozenset()
+    origins = imports.origins() if imports is not None else {}
+    found: set[int | str] = set()
+    for place, value in built:
+        if not isinstance(value.func, ast.Name):
+            continue
+        name = value.func.id
+        origin = origins.get(name)
+        if origin is None and builds_here is not None and builds_here(name):
+            found.add(place)
+        elif (
+            origin is not None
+            and origin[2] is not None
+            and builds is not None
+            and builds(*origin[:2], origin[2])
+        ):
+            found.add(place)
     return frozenset(found)
 
 

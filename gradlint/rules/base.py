@@ -65,9 +65,10 @@ class Rule:
     # there (`from models import VAE`, then `VAE()(x)`); such a file is parsed then.
     models_may_be_imported: ClassVar[bool] = False
     # True: a file with the trigger tokens but none of also_needs_tokens may still match
-    # when one of its functions calls a parameter (`def show(model, x): model(x)`),
-    # because the model is handed in by callers in the project's other files, and the
-    # helper's file need not name torch.nn at all; such a file is parsed then.
+    # when one of its functions calls a parameter (`def show(model, x): model(x)`), or
+    # keeps it to call (`self.policy = policy`, then `self.policy(obs)`), because the
+    # model is handed in by callers in the project's other files, and the helper's file
+    # need not name torch.nn at all; such a file is parsed then.
     models_may_be_handed_in: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -257,12 +258,13 @@ class Rule:
 
 _DEFINITION = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 _PARAMETER = re.compile(r"^\s*\**\s*([A-Za-z_]\w*)")
-_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_CALLED = re.compile(r"(?<![\w.])(?:self\.)?([A-Za-z_]\w*)\s*\(")
 
 
 def calls_a_parameter(source: str) -> bool:
     """The cheap text test of models_may_be_handed_in: does a function of the file call
-    one of its parameters (`def show(model, x):` and `model(` in the file)? Loose on
+    one of its parameters, or an attribute named after one (`def show(model, x):` and
+    `model(` in the file; `def __init__(self, policy):` and `self.policy(`)? Loose on
     purpose (a default holding a call cuts the parameter list short, a name called
     elsewhere counts): it only decides whether the file is parsed."""
     parameters = {
