@@ -530,7 +530,8 @@ class InferenceOutsideNoGrad(Rule):
         if modes.eval_switch_at(model, call) is not None:
             return False
         scope = facts.index.scope_of(call)
-        if any(modes.eval_switch_at(m, call) for m in modes.eval_models_in(scope)):
+        evaluated = {m for m in modes.eval_models_in(scope) if modes.eval_switch_at(m, call)}
+        if evaluated and self._part_of_an_evaluation(call, evaluated):
             # an evaluation block (`model.eval()` then a loss module's forward): GL004
             # reports its forwards, and one fix covers both
             return False
@@ -547,6 +548,23 @@ class InferenceOutsideNoGrad(Rule):
             if passed is None or modes.eval_switch_at(passed, argument.site) is not None:
                 return False
         return True
+
+    def _part_of_an_evaluation(self, call: cst.Call, evaluated: set[str]) -> bool:
+        """Does the statement of the call, or the innermost loop around it, also run a
+        forward of a model in eval mode there (`out = model(x)`, then
+        `perceptual(out, y)`)? Then the call is part of that evaluation. A model put in
+        eval mode elsewhere in the scope (a notebook's earlier cell) says nothing about
+        the forward of another one."""
+        index = self.facts.index
+        forwards = self.facts.forwards
+        region = next(index.enclosing_loops(call), None) or index.statement_of(call)
+        for other in index.of_types_in(region, cst.Call):
+            if other is call:
+                continue
+            model = forwards.model_forward(other)
+            if model in evaluated and self.facts.train_mode.eval_switch_at(model, other):
+                return True
+        return False
 
 
 def _read_as_a_tensor(uses: NumberUses) -> bool:
