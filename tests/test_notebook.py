@@ -747,3 +747,44 @@ def test_a_blank_keeps_every_other_column_and_no_fix_rewrites_its_line() -> None
     assert outcome.text is None or json.loads(outcome.text)["cells"][0]["source"][2] == (
         "w += <YOUR CODE>\n"
     )
+
+
+def test_a_methods_result_differentiated_through_a_parameter_in_another_cell() -> None:
+    # `p.log_marginal(x)` on an instance is only printed, but `model.log_marginal(x)` on
+    # a parameter of a later cell is the training loss: the resolver's callers of the
+    # method are not all its calls, so its forward is no graph thrown away
+    text = notebook_json(
+        (
+            "code",
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "\n"
+            "class Joint(nn.Module):\n"
+            "    def __init__(self, likelihood):\n"
+            "        super().__init__()\n"
+            "        self.likelihood = likelihood\n"
+            "\n"
+            "    def log_marginal(self, x, enumerate_fn):\n"
+            "        z = enumerate_fn(x)\n"
+            "        scores = self.likelihood(z)\n"
+            "        return torch.logsumexp(scores, 0)\n",
+        ),
+        (
+            "code",
+            "def check(x):\n"
+            "    p = Joint(likelihood=nn.Linear(4, 4))\n"
+            "    enumerate_fn = lambda t: t.unsqueeze(0)\n"
+            "    print(p.log_marginal(x, enumerate_fn))\n",
+        ),
+        (
+            "code",
+            "def train(model: Joint, enumerate_fn, batches, optimiser):\n"
+            "    for x in batches:\n"
+            "        loss = -model.log_marginal(x, enumerate_fn).mean()\n"
+            "        optimiser.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimiser.step()\n",
+        ),
+    )
+    assert found(text) == set()

@@ -645,6 +645,13 @@ class ResultUses:
         callers = summaries.callees.callers_of(func)
         if summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes
+        if self.index.enclosing_class(func) is not None and self._called_by_name_elsewhere(
+            func, callers
+        ):
+            # `model.log_marginal(x)` on an object the resolver cannot tell the class of
+            # (a parameter annotated with the class, one handed in): it may be this very
+            # method, its result differentiated there
+            raise _Escapes
         if not callers and self.index.scope_of(func) is not self.index.module:
             raise _Escapes  # a nested function never called: handed on out of sight
         if any(type(self.index.parent.get(call)) is cst.Expr for call in callers):
@@ -652,6 +659,18 @@ class ResultUses:
             raise _Escapes
         self._returned_from.append(func)  # its callers elsewhere are asked about last
         return [(call, detached) for call in callers]
+
+    def _called_by_name_elsewhere(self, method: cst.FunctionDef, callers: list[cst.Call]) -> bool:
+        """Is the method's name called in this file on an object other than those the
+        resolver tied to the method (`p.log_marginal(x)` with `p = Joint(...)`)?"""
+        name = method.name.value
+        known = {id(call) for call in callers}
+        return any(
+            type(call.func) is cst.Attribute
+            and call.func.attr.value == name
+            and id(call) not in known
+            for call in self.index.calls
+        )
 
     def _callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
         """The calls of the function in the project's other files, each of which only
