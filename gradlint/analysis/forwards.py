@@ -670,6 +670,10 @@ class ForwardAnalysis:
         may run under its own `no_grad`), nor one that makes a tensor without layers
         (`model.get_z_random(n, nz)`) or runs them under `no_grad` (`model.test(z)`)."""
         func = call.func
+        if type(func) is cst.Subscript:
+            # `net.heads[1](x)` after `net.eval()`: a layer kept in a module's container
+            # is in that module's mode
+            return _owning_module(module_path(func), modules)
         if type(func) is not cst.Attribute:
             return module_path(func)
         method = func.attr.value
