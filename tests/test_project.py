@@ -510,6 +510,52 @@ def test_a_class_of_another_file_handed_something_else_says_nothing(tmp_path):
     assert findings(tmp_path / "agent.py") == []
 
 
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        # computed from the value with torch alone: followed on from the call
+        (
+            "N, M = a.size(0), b.size(0)\n"
+            "    a = a.unsqueeze(1).expand(N, M, -1)\n"
+            "    return torch.norm(input=a - b.unsqueeze(0), dim=2)",
+            [(10, "GL012")],
+        ),
+        ("scale = max(len(a), 1)\n    return (a - b) / scale", [(10, "GL012")]),
+        # the value kept, or differentiated, or handed to a function out of sight
+        ("HISTORY.append(a)\n    return a - b", []),
+        ("d = a - b\n    d.sum().backward()\n    return d", []),
+        ("return scipy_distance(a, b)", []),
+        ("if a.dim() == 1:\n        a = a[None]\n    return a - b", []),
+    ],
+)
+def test_a_helper_of_another_file_that_computes_from_the_forwards_output(
+    tmp_path, helper, expected
+):
+    write(
+        tmp_path,
+        {
+            "dist.py": "import torch\n\nHISTORY = []\n\n\ndef distance(a, b):\n    "
+            + helper
+            + "\n",
+            "evaluate.py": """
+                import torch
+                import torch.nn as nn
+
+                from dist import distance
+
+                net = nn.Linear(4, 4)
+
+
+                def accuracy(x, prototypes, y):
+                    z = net(x)
+                    d = distance(z, prototypes)
+                    return (d.argmin(dim=1) == y).float().mean().item()
+            """,
+        },
+    )
+    assert findings(tmp_path / "evaluate.py") == expected
+
+
 @pytest.mark.parametrize("kept", ["val", "val * n", "val * n / 2"])
 def test_a_tracker_class_of_another_file_that_keeps_the_loss(tmp_path, kept):
     # scaled by the batch size (the ImageNet example's meter), the loss keeps its history

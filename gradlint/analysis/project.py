@@ -75,10 +75,12 @@ from gradlint.analysis.summary_facts import (
     storing_holder,
 )
 from gradlint.analysis.torch_api import (
+    ARITHMETIC_BUILTINS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
+    GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
     NOT_FORWARD_METHODS,
@@ -93,6 +95,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_VALUE_BUILTINS,
     SAME_VALUE_STEPS,
     SELF_RETURNING_MODULE_METHODS,
+    STORING_METHODS,
     VARIABLE_CLASSES,
 )
 from gradlint.diagnostics import CellLocation, Position
@@ -173,6 +176,10 @@ class ExternalFunction:
     # that raises on a tensor that requires grad (`.numpy()` before any `.detach()`):
     # `def to_np(t): return t.cpu().detach().numpy()`
     number_params: dict[str, bool] = field(default_factory=dict)
+    # parameters the function only computes what it returns from, with torch's functions
+    # and tensor methods, and hands nowhere else: `def euclidean_distance(a, b): ...
+    # return torch.norm(a - b, dim=2)`; a caller's value carries on into its result
+    carried_params: list[str] = field(default_factory=list)
     # parameters handed on unchanged as `volatile=` of an autograd `Variable`
     # (`def to_tensor(x, volatile=False): return Variable(x, volatile=volatile)`): a
     # caller's `volatile=True` is as much a no-op as the Variable's own
@@ -967,6 +974,96 @@ def _number_params(
     return dict([found]) if found is not None else {}
 
 
+def _carried_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
+) -> list[str]:
+    """ExternalFunction.carried_params. Straight-line bodies only (a docstring, plain
+    assignments to names, asserts, returns): every statement that reads a parameter, or
+    a local computed from one, binds a name, asserts or returns, and every call it makes
+    of them is a tensor method or a torch function. Anything else (a branch, a loop, a
+    store into an attribute or a container, a call of another function, a nested
+    function) may keep or differentiate the value: no parameter is carried then."""
+    carrying = set(params)
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    returned = False
+    for statement in body:
+        if isinstance(statement, ast.Assign):
+            targets = [t for target in statement.targets for t in _assigned_names(target)]
+            if targets is None or any(t is None for t in targets):
+                return []
+            value: ast.AST = statement.value
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            targets, value = [statement.target.id], statement.value or ast.Constant(None)
+        elif isinstance(statement, ast.Assert):
+            targets, value = [], statement.test
+        elif isinstance(statement, ast.Return):
+            targets, value = [], statement.value or ast.Constant(None)
+        else:
+            return []
+        reads = _reads_of(value, carrying)
+        if reads is None or not _computes_with_torch(value, carrying, imports):
+            return []
+        if reads:
+            carrying.update(t for t in targets if t is not None)
+            returned = returned or isinstance(statement, ast.Return)
+    if not returned:
+        return []
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return [p for p in params if p in read and p not in ("self", "cls")]
+
+
+def _assigned_names(target: ast.AST) -> list[str | None]:
+    """The names an assignment target binds; None for one that is no name (an attribute,
+    an item, a starred element): a store the value may escape into."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in _assigned_names(element)]
+    return [None]
+
+
+def _reads_of(value: ast.AST, names: set[str]) -> bool | None:
+    """Does the expression read one of the names? None when it holds a lambda or a
+    comprehension, whose reads run at another time."""
+    found = False
+    for inner in ast.walk(value):
+        if isinstance(inner, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return None
+        if isinstance(inner, (ast.GeneratorExp, ast.NamedExpr, ast.Yield, ast.Await)):
+            return None
+        if isinstance(inner, ast.Name) and inner.id in names:
+            found = True
+    return found
+
+
+def _computes_with_torch(value: ast.AST, names: set[str], imports: ImportMap) -> bool:
+    """Is every call in the expression that is handed one of the names, or made on one,
+    a tensor method or a torch function (`torch.norm(input=a - b)`, `a.unsqueeze(1)`)?"""
+    for inner in ast.walk(value):
+        if not isinstance(inner, ast.Call):
+            continue
+        func = inner.func
+        handed = any(
+            _reads_of(argument, names)
+            for argument in [*inner.args, *(k.value for k in inner.keywords)]
+        )
+        if isinstance(func, ast.Attribute) and _reads_of(func.value, names):
+            if func.attr in GRAPH_KEEPING_METHODS or func.attr in STORING_METHODS:
+                return False  # `a.backward()`, or stored into a list it came with
+            continue  # a method of the tensor: computes from it
+        if not handed:
+            continue
+        dotted = ast_dotted_name(func)
+        if dotted in PYTHON_VALUE_BUILTINS or dotted in ARITHMETIC_BUILTINS:
+            if dotted not in imports.names():
+                continue  # `len(target)`, `max(a, b)`: keeps nothing
+        if dotted is None or not imports.qualify(dotted).startswith("torch."):
+            return False
+    return True
+
+
 def _guarded_number_params(
     node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
 ) -> dict[str, bool]:
@@ -1129,6 +1226,8 @@ def _summarise_function(
     function.backpropagated_params, function.stepped_params = _backward_and_step_params(
         node, params
     )
+    if not function.number_params:
+        function.carried_params = _carried_params(node, params, imports)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
     if visitor.forward_calls:  # rare: only then are the loops read

@@ -618,6 +618,14 @@ class ResultUses:
                     if raises and not detached:
                         found.numpy_raises.append(call)
                     return []
+        external = external or self.summaries.resolve_external(call)
+        if external is not None and any(
+            self.summaries.external_argument(call, external, param) is node
+            for param in external.carried_params
+        ):
+            # `euclidean_distance(z, prototypes)` of `_utils.py`: what it returns is
+            # computed from the value with torch alone, and followed on from the call
+            return [(call, detached)]
         if type(call.func) is cst.Attribute and call.func.attr.value in SUMMARY_WRITER_METHODS:
             # `writer.add_images("fake", G(z), step)`: logged as a numpy array, detached
             found.reads.append(call)
