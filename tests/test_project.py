@@ -357,6 +357,22 @@ def test_a_helper_file_that_never_names_torch_nn_runs_the_model_it_is_handed(
     assert findings(tmp_path / "viz.py") == [(6, "GL012")]
 
 
+# A project module with a module class that holds weights, for the tests that build it
+# in another file.
+NET_MODULE = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+
 @pytest.mark.parametrize(
     "handed_back",
     [
@@ -370,18 +386,7 @@ def test_a_loader_of_another_file_hands_back_its_model_in_eval_mode(tmp_path, ha
     write(
         tmp_path,
         {
-            "nets.py": """
-                import torch.nn as nn
-
-
-                class Net(nn.Module):
-                    def __init__(self):
-                        super().__init__()
-                        self.fc = nn.Linear(16, 4)
-
-                    def forward(self, x):
-                        return self.fc(x)
-            """,
+            "nets.py": NET_MODULE,
             "loading.py": "from nets import Net\n\n\ndef load(device):\n"
             + "    model = Net()\n    "
             + handed_back
@@ -404,18 +409,7 @@ def test_a_model_of_another_files_factory_given_weights_is_read(tmp_path):
     write(
         tmp_path,
         {
-            "nets.py": """
-                import torch.nn as nn
-
-
-                class Net(nn.Module):
-                    def __init__(self):
-                        super().__init__()
-                        self.fc = nn.Linear(16, 4)
-
-                    def forward(self, x):
-                        return self.fc(x)
-            """,
+            "nets.py": NET_MODULE,
             "factory.py": """
                 from nets import Net
 
@@ -446,18 +440,7 @@ def test_a_class_of_another_file_handed_its_model_when_built(tmp_path, construct
     write(
         tmp_path,
         {
-            "nets.py": """
-                import torch.nn as nn
-
-
-                class Net(nn.Module):
-                    def __init__(self):
-                        super().__init__()
-                        self.fc = nn.Linear(4, 2)
-
-                    def forward(self, x):
-                        return self.fc(x)
-            """,
+            "nets.py": NET_MODULE,
             "agent.py": """
                 import torch
 

@@ -28,7 +28,7 @@ import libcst as cst
 from gradlint.analysis.arguments import argument_of, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params, bound_names
-from gradlint.analysis.caller_arguments import CallerArguments, path_in_caller
+from gradlint.analysis.caller_arguments import ArgumentHere, CallerArguments, path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -1336,15 +1336,7 @@ class ForwardAnalysis:
             return False  # rebound in the function: the callers' value is not all it is
         self._asking_callers.add(scope)
         try:
-            verdicts = set()
-            for argument in self.summaries.caller_arguments.here(scope, head):
-                passed = argument.passed
-                if passed is not None and type(passed) is cst.Call:
-                    verdicts.add(self._built_with_parameters(passed) is True)
-                elif passed is not None and dotted_name(passed) is not None:
-                    verdicts.add(self.has_parameters(passed, argument.site))
-                else:
-                    verdicts.add(False)
+            verdicts = self._hold_parameters(self.summaries.caller_arguments.here(scope, head))
             if not verdicts and self.index.scope_of(scope) is self.index.module:
                 # asked of its callers in the project's other files instead: the search
                 # GL012's result uses and the impact ask of the function, made once
@@ -1391,19 +1383,26 @@ class ForwardAnalysis:
                 return self.summaries.caller_arguments.models_constructed_elsewhere(
                     cls, init, param
                 )
-            verdicts = set()
             arguments = self.summaries.caller_arguments.here(init, param, sites, constructed=True)
-            for argument in arguments:
-                passed = argument.passed
-                if passed is not None and type(passed) is cst.Call:
-                    verdicts.add(self._built_with_parameters(passed) is True)
-                elif passed is not None and dotted_name(passed) is not None:
-                    verdicts.add(self.has_parameters(passed, argument.site))
-                else:
-                    verdicts.add(False)
+            verdicts = self._hold_parameters(arguments)
         finally:
             self._asking_callers.discard(init)
         return verdicts == {True}
+
+    def _hold_parameters(self, arguments: list[ArgumentHere]) -> set[bool]:
+        """For each call site's argument: is it a module that holds parameters, built
+        there (`Agent(Net())`) or a name bound to one? False where the call passes none,
+        or something else."""
+        verdicts = set()
+        for argument in arguments:
+            passed = argument.passed
+            if passed is not None and type(passed) is cst.Call:
+                verdicts.add(self._built_with_parameters(passed) is True)
+            elif passed is not None and dotted_name(passed) is not None:
+                verdicts.add(self.has_parameters(passed, argument.site))
+            else:
+                verdicts.add(False)
+        return verdicts
 
     def _built_with_parameters(self, value: cst.CSTNode) -> bool | None:
         """True: builds a module with parameters; False: builds something that is not

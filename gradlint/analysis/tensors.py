@@ -899,10 +899,16 @@ def strip_views(
 def built_module_call(value: cst.CSTNode) -> cst.CSTNode:
     """What `value` builds, seen through the device, dtype and mode calls it is wrapped
     in: `nn.Linear(4, 2)` of `nn.Linear(4, 2).to(device).train()`."""
+    return called_through(value, MODULE_WRAPPING_METHODS)
+
+
+def called_through(value: cst.CSTNode, methods: frozenset[str]) -> cst.CSTNode:
+    """What a chain of calls of these methods is made on: `model` of
+    `model.to(device).half()` through the module methods that return the module."""
     while (
         type(value) is cst.Call
         and type(value.func) is cst.Attribute
-        and value.func.attr.value in MODULE_WRAPPING_METHODS
+        and value.func.attr.value in methods
     ):
         value = value.func.value
     return value

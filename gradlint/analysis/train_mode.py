@@ -27,7 +27,7 @@ from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
-from gradlint.analysis.tensors import all_params
+from gradlint.analysis.tensors import all_params, called_through
 from gradlint.analysis.torch_api import (
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
@@ -110,18 +110,6 @@ def _switched_on_the_way_out(value: cst.CSTNode) -> cst.Call | None:
             return None
         value = value.func.value
     return None
-
-
-def _through_mode_carrying_methods(value: cst.CSTNode) -> cst.CSTNode:
-    """The module a chain of its mode-keeping self-returning methods is called on:
-    `model` of `model.to(device).half()`."""
-    while (
-        type(value) is cst.Call
-        and type(value.func) is cst.Attribute
-        and value.func.attr.value in MODE_CARRYING_MODULE_METHODS
-    ):
-        value = value.func.value
-    return value
 
 
 # What gives a model's variable a new value whose mode this scope never set.
@@ -606,7 +594,7 @@ class TrainModeAnalysis:
             if handed_back is not None:
                 inner = handed_back
                 continue
-            name = dotted_name(_through_mode_carrying_methods(value))
+            name = dotted_name(called_through(value, MODE_CARRYING_MODULE_METHODS))
             switch = self._eval_at(name, ret, direct) if name is not None else None
             if switch is None:
                 return None
