@@ -22,6 +22,7 @@ differentiated value depends on it (see `inference_forwards`).
 from __future__ import annotations
 
 from collections.abc import Set
+from typing import cast
 
 import libcst as cst
 
@@ -1659,7 +1660,7 @@ class ForwardAnalysis:
             )
         ]
         if not any(off for _, off in switches):
-            return False
+            return self._frozen_by_its_factory(model, use)
         here = {at: off for at, off in switches if self.index.scope_of(at) is scope}
         if here:
             reaching = self.index.reaching(list(here), use)
@@ -1667,6 +1668,34 @@ class ForwardAnalysis:
                 return any(here[at] for at in reaching)
         if scoped and type(scope) is cst.FunctionDef and handed_to is None:
             return root == "self" or not self.tensors.bindings.binds(scope, root)
+        return True
+
+    def _frozen_by_its_factory(self, model: str, use: cst.CSTNode) -> bool:
+        """`self.model = self._load_model()` (or `model = load_frozen(path)`), a function
+        of this file each of whose returns hands back a model it froze there (`for p in
+        model.parameters(): p.requires_grad = False`, then `return model`)."""
+        try:
+            expr = cst.parse_expression(model)
+        except cst.ParserSyntaxError:
+            return False
+        values = self.tensors.module_constructors(expr, self._binding_site(model, use))
+        if not values or any(type(built_module_call(v)) is not cst.Call for v in values):
+            return False
+        for value in values:
+            callee = self.summaries.resolve(cast(cst.Call, built_module_call(value)))
+            if callee is None or callee in self._asking_factories:
+                return False
+            self._asking_factories.add(callee)
+            try:
+                returns = self.index.value_returns(callee)
+                if not returns or not all(
+                    (name := dotted_name(built_module_call(returned))) is not None
+                    and self.is_frozen(name, statement, scoped=True)
+                    for statement, returned in returns
+                ):
+                    return False
+            finally:
+                self._asking_factories.discard(callee)
         return True
 
     def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
