@@ -83,7 +83,10 @@ class InferenceOutsideNoGrad(Rule):
     Can't call numpy() on Tensor that requires grad`.
 
     The model is in training mode here. A model in eval mode (`model.eval()`) without
-    `no_grad` is reported by GL004 instead, never by both.
+    `no_grad` is reported by GL004 instead, never by both; another model's forward in
+    the same statement or loop as the eval'd one's (a loss module's after `model(x)`)
+    is left to GL004's fix too, but one elsewhere in the scope is not (a notebook's
+    generator sampled cells after a classifier's `eval()`).
 
     A function that serves both phases, the backward under a flag (`if train:
     loss.backward()`), is judged per call of it in the file, with the flag each call
@@ -133,7 +136,15 @@ class InferenceOutsideNoGrad(Rule):
     or pipeline is no torch module), and so is what `torch.compile`,
     `torch.jit.script`/`trace`, `copy.deepcopy` or `spectral_norm`/`weight_norm` hand
     back of a module with weights, and each module a loop or comprehension walks in a
-    list written out (`[m(x) for m in ensemble]`). An ODE or SDE solver handed a module
+    list written out (`[m(x) for m in ensemble]`). So is the model a loader of this file
+    hands back (`model = Net(); model.load_state_dict(...); return model.to(device)`), one
+    unpacked from a factory's tuple (`G, D = build_models()`), and one a wrapper is
+    handed when built (`self.policy = policy` in `__init__`, and every construction,
+    `Agent(Net())` here or `Agent(net)` in the project's other files, passes a model
+    with weights). A helper file that runs a model its callers hand in is read even if
+    it never names `torch.nn`, and a helper of another file that only computes with
+    torch from the output (`distance(net(x), prototypes)`) is followed into what it
+    returns. An ODE or SDE solver handed a module
     (`odeint(func, y0, t)`, torchdiffeq's, torchsde's, torchcde's) runs its forward. A
     function of this file that computes from weights built requiring grad (d2l's `net(X)`
     of `W = torch.normal(..., requires_grad=True)`) counts as a model also where its
@@ -149,9 +160,10 @@ class InferenceOutsideNoGrad(Rule):
     the project's other files does), a model whose parameters are
     switched off with `requires_grad_(False)` (or one by one in a loop, also over
     several models' parameters walked in turn, `itertools.chain(G.parameters(),
-    D.parameters())`; read in order in the forward's own
-    function: a GAN's critic unfrozen again for its own step records), inputs that require grad (saliency,
-    adversarial examples), and a model whose own forward differentiates.
+    D.parameters())`, also by the loader of this file that hands it back; read in order
+    in the forward's own function: a GAN's critic unfrozen again for its own step
+    records), inputs that require grad (saliency, adversarial examples), and a model
+    whose own forward differentiates.
 
     ## Example
     ```python
