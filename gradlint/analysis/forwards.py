@@ -21,8 +21,8 @@ differentiated value depends on it (see `inference_forwards`).
 
 from __future__ import annotations
 
-from collections.abc import Set
-from typing import cast
+from collections.abc import Callable, Set
+from typing import TypeVar, cast
 
 import libcst as cst
 
@@ -79,6 +79,7 @@ from gradlint.analysis.torch_api import (
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
+_T = TypeVar("_T")
 
 
 # `.detach()` and `.data`: how code drops a graph it knows is there
@@ -1301,12 +1302,7 @@ class ForwardAnalysis:
         return True
 
     def _factory_returns_parameters_at(self, call: cst.Call, place: int, size: int) -> bool:
-        callee = self.summaries.resolve(call)
-        if callee is None or callee in self._asking_factories:
-            return False
-        self._asking_factories.add(callee)
-        try:
-            returns = self.index.value_returns(callee)
+        def at_place(returns: list[tuple[cst.Return, cst.BaseExpression]]) -> bool:
             return bool(returns) and all(
                 isinstance(value, (cst.Tuple, cst.List))
                 and len(value.elements) == size
@@ -1314,6 +1310,21 @@ class ForwardAnalysis:
                 and self._returned_with_parameters(value.elements[place].value, statement)
                 for statement, value in returns
             )
+
+        return self._ask_factory(call, at_place) is True
+
+    def _ask_factory(
+        self, call: cst.Call, question: Callable[[list[tuple[cst.Return, cst.BaseExpression]]], _T]
+    ) -> _T | None:
+        """`question` of the returns of the function of this file that `call` runs; None
+        when it runs none, or when that function is being asked already (a factory that
+        calls itself, or two that call each other)."""
+        callee = self.summaries.resolve(call)
+        if callee is None or callee in self._asking_factories:
+            return None
+        self._asking_factories.add(callee)
+        try:
+            return question(self.index.value_returns(callee))
         finally:
             self._asking_factories.discard(callee)
 
@@ -1501,17 +1512,12 @@ class ForwardAnalysis:
         """A call of this file's function whose every return hands back a module with
         parameters (`def densenet_cifar(): return DenseNet(...)`, `def load_model(path):
         model = Net(); model.load_state_dict(...); return model`)."""
-        callee = self.summaries.resolve(call)
-        if callee is None or callee in self._asking_factories:
-            return None
-        self._asking_factories.add(callee)
-        try:
-            verdicts = {
-                self._returned_with_parameters(value, statement)
-                for statement, value in self.index.value_returns(callee)
-            }
-        finally:
-            self._asking_factories.discard(callee)
+        verdicts = self._ask_factory(
+            call,
+            lambda returns: {
+                self._returned_with_parameters(value, statement) for statement, value in returns
+            },
+        )
         return True if verdicts == {True} else None
 
     def _returned_with_parameters(self, value: cst.CSTNode, statement: cst.Return) -> bool | None:
@@ -1674,6 +1680,9 @@ class ForwardAnalysis:
         """`self.model = self._load_model()` (or `model = load_frozen(path)`), a function
         of this file each of whose returns hands back a model it froze there (`for p in
         model.parameters(): p.requires_grad = False`, then `return model`)."""
+        assert self._frozen is not None
+        if not any(off for _, _, off in self._frozen):
+            return False  # nothing in the file freezes anything: no factory did either
         try:
             expr = cst.parse_expression(model)
         except cst.ParserSyntaxError:
@@ -1681,22 +1690,18 @@ class ForwardAnalysis:
         values = self.tensors.module_constructors(expr, self._binding_site(model, use))
         if not values or any(type(built_module_call(v)) is not cst.Call for v in values):
             return False
-        for value in values:
-            callee = self.summaries.resolve(cast(cst.Call, built_module_call(value)))
-            if callee is None or callee in self._asking_factories:
-                return False
-            self._asking_factories.add(callee)
-            try:
-                returns = self.index.value_returns(callee)
-                if not returns or not all(
-                    (name := dotted_name(built_module_call(returned))) is not None
-                    and self.is_frozen(name, statement, scoped=True)
-                    for statement, returned in returns
-                ):
-                    return False
-            finally:
-                self._asking_factories.discard(callee)
-        return True
+
+        def all_frozen(returns: list[tuple[cst.Return, cst.BaseExpression]]) -> bool:
+            return bool(returns) and all(
+                (name := dotted_name(built_module_call(returned))) is not None
+                and self.is_frozen(name, statement, scoped=True)
+                for statement, returned in returns
+            )
+
+        return all(
+            self._ask_factory(cast(cst.Call, built_module_call(value)), all_frozen) is True
+            for value in values
+        )
 
     def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
         """The class, the classes of this file it inherits from, and its subclasses."""

@@ -991,7 +991,7 @@ def _carried_params(
     for statement in body:
         if isinstance(statement, ast.Assign):
             targets = [t for target in statement.targets for t in _assigned_names(target)]
-            if targets is None or any(t is None for t in targets):
+            if None in targets:
                 return []
             value: ast.AST = statement.value
         elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
@@ -1272,16 +1272,12 @@ def _eval_switch_returned(value: ast.AST | None, visitor: _FunctionWalk) -> ast.
     last switch of the name returned (`return model`, `return model.to(device)`), or one
     on the way out (`return model.eval()`); None when it is not known to be in eval mode
     (the twin of train_mode.TrainModeAnalysis._returns_eval)."""
-    switch = _switch_in_chain(value) if value is not None else None
+    if value is None:
+        return None
+    switch = _switch_in_chain(value)
     if switch is not None:
         return switch if _mode_switch(switch) else None
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in MODE_CARRYING_MODULE_METHODS
-    ):
-        value = value.func.value
-    name = ast_dotted_name(value) if value is not None else None
+    name = ast_dotted_name(_through_mode_carrying_methods(value))
     if name is None or visitor.modes.get(name) is not True:
         return None
     return visitor.eval_calls[name]
@@ -1689,14 +1685,19 @@ def _switched_receiver(call: ast.Call) -> str | None:
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None
-    receiver = func.value
+    return ast_dotted_name(_through_mode_carrying_methods(func.value))
+
+
+def _through_mode_carrying_methods(expr: ast.AST) -> ast.AST:
+    """The module a chain of its mode-keeping self-returning methods is called on:
+    `model` of `model.to(device).half()` (the twin of tensors.called_through)."""
     while (
-        isinstance(receiver, ast.Call)
-        and isinstance(receiver.func, ast.Attribute)
-        and receiver.func.attr in MODE_CARRYING_MODULE_METHODS
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in MODE_CARRYING_MODULE_METHODS
     ):
-        receiver = receiver.func.value
-    return ast_dotted_name(receiver)
+        expr = expr.func.value
+    return expr
 
 
 def _switch_in_chain(expr: ast.AST) -> ast.Call | None:

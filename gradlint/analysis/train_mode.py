@@ -23,7 +23,14 @@ from gradlint.analysis.arguments import (
 )
 from gradlint.analysis.bindings import ASSIGNMENTS, BindingKind, ScopeBindings
 from gradlint.analysis.caller_arguments import path_in_caller
-from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, module_path, path_root
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    module_path,
+    own_method,
+    path_root,
+)
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
@@ -88,14 +95,7 @@ def switch_of(call: cst.Call) -> tuple[str | None, bool] | None:
     mode = mode_switch(func.attr.value, switch_arguments(call))
     if mode is None or mode is Mode.SET:
         return None
-    receiver = func.value
-    while (
-        type(receiver) is cst.Call
-        and type(receiver.func) is cst.Attribute
-        and receiver.func.attr.value in MODE_CARRYING_MODULE_METHODS
-    ):
-        receiver = receiver.func.value
-    return module_path(receiver), mode is Mode.EVAL
+    return module_path(called_through(func.value, MODE_CARRYING_MODULE_METHODS)), mode is Mode.EVAL
 
 
 def _switched_on_the_way_out(value: cst.CSTNode) -> cst.Call | None:
@@ -349,7 +349,7 @@ class TrainModeAnalysis:
             return []
         found: list[ModeSwitch] = []
         for cls, attribute, switches in self._attribute_switches(direct):
-            init = _own_method(cls, "__init__")
+            init = own_method(cls, "__init__")
             if init is None or not self._ends_in_eval(init, switches):
                 continue
             family = self._plain_family(cls)
@@ -435,7 +435,7 @@ class TrainModeAnalysis:
         """Does building a `cls` run `init`: inherited, or called from its own
         `__init__` (`super().__init__(...)`, `Base.__init__(self, ...)`)?"""
         assert self.summaries is not None
-        own = _own_method(cls, "__init__")
+        own = own_method(cls, "__init__")
         if own is None:
             return self.summaries.callees.method_of(cls, "__init__") is init
         return any(
@@ -830,13 +830,6 @@ class TrainModeAnalysis:
         ):
             return None
         return everywhere[-1]
-
-
-def _own_method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
-    for stmt in cls.body.body:
-        if type(stmt) is cst.FunctionDef and stmt.name.value == name:
-            return stmt
-    return None
 
 
 def _not_an_instance_method(method: cst.FunctionDef) -> bool:
