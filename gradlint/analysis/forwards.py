@@ -848,7 +848,8 @@ class ForwardAnalysis:
         name = func.value.value
         if name not in self.summaries.of(scope).params:
             return False
-        return self._own_forward_method(func, call) and self._passed_by_callers(name, call)
+        # the callers first: a project search for the method's definitions costs more
+        return self._passed_by_callers(name, call) and self._own_forward_method(func, call)
 
     def _held_model_method(self, func: cst.Attribute, call: cst.Call) -> bool:
         """`self.model.decoder(z)` in a helper of an object handed a model it asks the
@@ -862,11 +863,10 @@ class ForwardAnalysis:
         name = module_path(func.value)
         if name is None or name == "self":
             return False
-        if not self._given_a_tensor(call):
-            return False
+        # cheapest first: whether the receiver holds weights is asked once per scope
         if not self._class_out_of_sight(func.value, name, call):
             return False
-        if not self.has_parameters(func.value, call):
+        if not self.has_parameters(func.value, call) or not self._given_a_tensor(call):
             return False
         if self.project_method_sets_grad_mode(method):
             return False

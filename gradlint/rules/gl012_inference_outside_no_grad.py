@@ -403,15 +403,16 @@ class InferenceOutsideNoGrad(Rule):
         index = facts.index
         for call in index.calls:
             statement = index.statement_of(call)
-            if statement in reported or not self._records(call):
-                continue
-            if (dotted_name(call.func) or "").endswith(".forward") or forwards.model_forward(call):
+            if statement in reported or (dotted_name(call.func) or "").endswith(".forward"):
                 continue  # a model's own forward is the pass above's
+            # cheapest first: most calls run no helper that runs a forward
             models = list(forwards.inference_receivers(call))
             for argument in forwards.inference_arguments(call):
                 passed = module_path(argument)
                 if passed is not None and passed not in models:
                     models.append(passed)
+            if not models or not self._records(call) or forwards.model_forward(call):
+                continue
             # only what is known to hold weights (a handed `env` or `key` is not)
             models = [m for m in models if forwards.has_parameters(cst.parse_expression(m), call)]
             if not models:
