@@ -12,6 +12,7 @@ import pytest
 from gradlint.analysis import project
 from gradlint.config import Config
 from gradlint.engine import lint_file
+from gradlint.rules.base import calls_a_parameter
 
 EVALUATE = """
     def evaluate(model, loader):
@@ -355,6 +356,31 @@ def test_a_helper_file_that_never_names_torch_nn_runs_the_model_it_is_handed(
         },
     )
     assert findings(tmp_path / "viz.py") == [(6, "GL012")]
+
+
+@pytest.mark.parametrize(
+    "source, calls",
+    [
+        ("def show(model, x):\n    return model(x).numpy()\n", True),
+        (
+            "class Agent:\n    def __init__(self, policy):\n        self.policy = policy\n\n"
+            "    def act(self, s):\n        return self.policy(s)\n",
+            True,
+        ),
+        # a method named like another method's parameter is defined, not called
+        (
+            "class Norm:\n    def update(self, x):\n        self.x = x\n\n"
+            "    def __call__(self, x, update=True):\n        return x\n",
+            False,
+        ),
+        # a docstring's `seed (int)` is no call
+        ('def make(seed, size):\n    """seed (int): the seed"""\n    return [0] * size\n', False),
+    ],
+)
+def test_the_text_gate_for_a_model_handed_in_counts_calls_not_definitions(source, calls):
+    # the gate decides whether GL012 parses a file that names no layer: a false yes
+    # costs a LibCST parse of a file that calls nothing it is handed
+    assert calls_a_parameter(source) is calls
 
 
 # A project module with a module class that holds weights, for the tests that build it
