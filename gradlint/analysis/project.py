@@ -974,6 +974,9 @@ def _number_params(
     return dict([found]) if found is not None else {}
 
 
+_STRAIGHT_LINE = (ast.Assign, ast.AnnAssign, ast.Assert, ast.Return)
+
+
 def _carried_params(
     node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
 ) -> list[str]:
@@ -987,6 +990,8 @@ def _carried_params(
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
+    if not all(isinstance(statement, _STRAIGHT_LINE) for statement in body):
+        return []  # most functions: before walking any expression
     returned = False
     for statement in body:
         if isinstance(statement, ast.Assign):
@@ -1045,16 +1050,15 @@ def _computes_with_torch(value: ast.AST, names: set[str], imports: ImportMap) ->
         if not isinstance(inner, ast.Call):
             continue
         func = inner.func
-        handed = any(
-            _reads_of(argument, names)
-            for argument in [*inner.args, *(k.value for k in inner.keywords)]
-        )
         if isinstance(func, ast.Attribute) and _reads_of(func.value, names):
             if func.attr in GRAPH_KEEPING_METHODS or func.attr in STORING_METHODS:
                 return False  # `a.backward()`, or stored into a list it came with
             continue  # a method of the tensor: computes from it
-        if not handed:
-            continue
+        if not any(
+            _reads_of(argument, names)
+            for argument in [*inner.args, *(k.value for k in inner.keywords)]
+        ):
+            continue  # not handed one of them
         dotted = ast_dotted_name(func)
         if dotted in PYTHON_VALUE_BUILTINS or dotted in ARITHMETIC_BUILTINS:
             if dotted not in imports.names():
@@ -1073,8 +1077,10 @@ def _guarded_number_params(
     already an array or a number, and no other statement stores or hands the parameter
     on: `if t is None: return None ... return t.cpu().detach().numpy()`, `if type(x) ==
     np.ndarray: return x ... return x.data.numpy()`."""
+    if not params:
+        return {}
     made: set[tuple[str, bool]] = set()
-    already_plain = _returns_under_plain_type_tests(node, imports)
+    already_plain: set[int] | None = None  # walked for only at a return that needs it
     for inner in _inner_nodes(node):
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             if inner is not node:
@@ -1085,8 +1091,11 @@ def _guarded_number_params(
             found = _number_of_param(inner.value, params)
             if found is not None:
                 made.add(found)
-            elif id(inner) not in already_plain and not _plain_return(inner.value, params):
-                return {}
+            elif not _plain_return(inner.value, params):
+                if already_plain is None:
+                    already_plain = _returns_under_plain_type_tests(node, imports)
+                if id(inner) not in already_plain:
+                    return {}
         elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             return {}  # the parameter may be stored or rebound: not this simple shape
     names = {name for name, _ in made}
@@ -1864,11 +1873,17 @@ _MODE_SWITCH_TOKENS = (".eval(", ".train(False", ".train(mode=False")
 _RECENT_TEXT_BYTES = 8_000_000
 _RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
 _RECENT_TEXT_SIZE = [0]
-# The latest few parsed files, by memo key (_keep_recent bounds them).
+# The latest parsed files, by memo key, and the characters of each one's text: as many
+# as _RECENT_COUNT and _RECENT_AST_CHARS allow (_keep_recent). A project's searches ask
+# each file about one method after another, file after file, so a memo smaller than the
+# project parses the same files again for every method (32 trees: half the caller
+# search's cost on a folder of 70 RL scripts).
 _RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
     OrderedDict()
 )
-_RECENT_COUNT = 32
+_RECENT_TREE_CHARS: dict[MemoKey, int] = {}
+_RECENT_TREE_SIZE = [0]
+_RECENT_COUNT = 256
 
 
 def _mentions(key: MemoKey, data: bytes, tokens: tuple[str, ...]) -> bool:
@@ -1974,12 +1989,17 @@ def _keep_text(key: MemoKey, data: bytes) -> None:
         _RECENT_TEXT_SIZE[0] -= len(dropped)
 
 
-def _keep_recent(recent: OrderedDict, key, value) -> None:
-    """Remember value as the newest of a few (the caller holds _MEMO_LOCK)."""
-    recent[key] = value
-    recent.move_to_end(key)
-    while len(recent) > _RECENT_COUNT:
-        recent.popitem(last=False)
+def _keep_recent_tree(key: MemoKey, found, chars: int) -> None:
+    """Remember a parsed file as the newest (the caller holds _MEMO_LOCK)."""
+    _RECENT_TREE_SIZE[0] += chars - _RECENT_TREE_CHARS.get(key, 0)
+    _RECENT_TREE_CHARS[key] = chars
+    _RECENT_TREES[key] = found
+    _RECENT_TREES.move_to_end(key)
+    while len(_RECENT_TREES) > 1 and (
+        len(_RECENT_TREES) > _RECENT_COUNT or _RECENT_TREE_SIZE[0] > _RECENT_AST_CHARS
+    ):
+        dropped, _ = _RECENT_TREES.popitem(last=False)
+        _RECENT_TREE_SIZE[0] -= _RECENT_TREE_CHARS.pop(dropped)
 
 
 def _parsed(
@@ -2013,7 +2033,7 @@ def _parsed(
         return None
     found = (tree, re.split(r"\r\n|\r|\n", source), cells)
     with _MEMO_LOCK:
-        _keep_recent(_RECENT_TREES, key, found)
+        _keep_recent_tree(key, found, len(source))
     return found
 
 
