@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -1846,3 +1847,22 @@ def test_state_a_layer_of_another_file_keeps_across_calls(tmp_path, reset, expec
     write(tmp_path, {"lib/__init__.py": "", "lib/layers.py": STATEFUL_LAYER})
     write(tmp_path, {"train.py": STATEFUL_TRAIN.format(reset=reset)})
     assert [f for f in findings(tmp_path / "train.py") if f[1] == "GL001"] == expected
+
+
+def test_the_parsed_tree_memo_is_bounded_by_characters(monkeypatch):
+    # the caller searches keep every file of a project they can (re-parsing one per
+    # method asked was most of their cost), but no more text than the ast memo holds
+    monkeypatch.setattr(project, "_RECENT_TREES", OrderedDict())
+    monkeypatch.setattr(project, "_RECENT_TREE_CHARS", {})
+    monkeypatch.setattr(project, "_RECENT_TREE_SIZE", [0])
+    monkeypatch.setattr(project, "_RECENT_AST_CHARS", 100)
+    for i in range(5):
+        project._keep_recent_tree(("file", i), ("tree", i), 40)
+    assert list(project._RECENT_TREES) == [("file", 3), ("file", 4)]
+    assert project._RECENT_TREE_SIZE == [80]
+    project._keep_recent_tree(("file", 4), ("tree", 4), 40)  # asked again: counted once
+    assert project._RECENT_TREE_SIZE == [80]
+    # a file larger than the whole budget is still kept, alone
+    project._keep_recent_tree(("big",), ("tree",), 500)
+    assert list(project._RECENT_TREES) == [("big",)]
+    assert project._RECENT_TREE_SIZE == [500]
