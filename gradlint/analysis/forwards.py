@@ -120,6 +120,8 @@ class ForwardAnalysis:
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
         self._self_calls: dict[str, list[cst.Call]] | None = None
         self._frozen: list[tuple[str, cst.CSTNode, bool]] | None = None
+        # receiver path -> the calls that fill it (`net.add_module(...)`), read once
+        self._container_fillings: dict[str, list[cst.Call]] | None = None
         # (id(scope), name) -> has_parameters: the scope is the file's module or one of
         # its functions (index.scope_of), alive with the index, and LibCST's node hash
         # is a Python call (asked of every forward GL012 looks at)
@@ -1491,12 +1493,16 @@ class ForwardAnalysis:
         """A container filled after it is built with a layer that has weights:
         `network = nn.Sequential()` then `network.add_module('layer1', nn.Linear(4, 3))`
         (a course's way to stack layers), `self.layers.append(nn.Linear(d, d))`."""
-        for call in self.index.calls:
-            func = call.func
-            if type(func) is not cst.Attribute or func.attr.value not in CONTAINER_FILLING_METHODS:
-                continue
-            if dotted_name(func.value) != name:
-                continue
+        fillings = self._container_fillings
+        if fillings is None:  # asked of every name whose weights are in question
+            fillings = self._container_fillings = {}
+            for call in self.index.calls:
+                func = call.func
+                if type(func) is cst.Attribute and func.attr.value in CONTAINER_FILLING_METHODS:
+                    receiver = dotted_name(func.value)
+                    if receiver is not None:
+                        fillings.setdefault(receiver, []).append(call)
+        for call in fillings.get(name, ()):
             for arg in call.args:
                 added = arg.value
                 elements = (
