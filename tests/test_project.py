@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -1849,20 +1848,28 @@ def test_state_a_layer_of_another_file_keeps_across_calls(tmp_path, reset, expec
     assert [f for f in findings(tmp_path / "train.py") if f[1] == "GL001"] == expected
 
 
-def test_the_parsed_tree_memo_is_bounded_by_characters(monkeypatch):
+def test_the_parsed_tree_memo_is_bounded_by_characters():
     # the caller searches keep every file of a project they can (re-parsing one per
     # method asked was most of their cost), but no more text than the ast memo holds
-    monkeypatch.setattr(project, "_RECENT_TREES", OrderedDict())
-    monkeypatch.setattr(project, "_RECENT_TREE_CHARS", {})
-    monkeypatch.setattr(project, "_RECENT_TREE_SIZE", [0])
-    monkeypatch.setattr(project, "_RECENT_AST_CHARS", 100)
+    memo = project._SizedMemo(100, project._RECENT_COUNT)
     for i in range(5):
-        project._keep_recent_tree(("file", i), ("tree", i), 40)
-    assert list(project._RECENT_TREES) == [("file", 3), ("file", 4)]
-    assert project._RECENT_TREE_SIZE == [80]
-    project._keep_recent_tree(("file", 4), ("tree", 4), 40)  # asked again: counted once
-    assert project._RECENT_TREE_SIZE == [80]
+        memo.keep(("file", i), ("tree", i), 40)
+    assert list(memo) == [("file", 3), ("file", 4)]
+    assert memo.size == 80
+    memo.keep(("file", 4), ("tree", 4), 40)  # asked again: counted once
+    assert memo.size == 80
     # a file larger than the whole budget is still kept, alone
-    project._keep_recent_tree(("big",), ("tree",), 500)
-    assert list(project._RECENT_TREES) == [("big",)]
-    assert project._RECENT_TREE_SIZE == [500]
+    memo.keep(("big",), ("tree",), 500)
+    assert list(memo) == [("big",)]
+    assert memo.size == 500
+
+
+def test_a_memo_of_parsed_files_keeps_at_most_its_count():
+    memo = project._SizedMemo(1_000_000, 3)
+    for i in range(5):
+        memo.keep(i, str(i), 1)
+    assert list(memo) == [2, 3, 4]
+    assert memo.size == 3
+    memo.touch(2)  # a hit the caller counts as use is dropped last
+    memo.keep(5, "5", 1)
+    assert list(memo) == [4, 2, 5]

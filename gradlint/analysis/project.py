@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from gradlint.analysis.arguments import ArgumentShape, Signature, ast_shape_of, ast_signature
 from gradlint.analysis.imports import (
@@ -328,25 +328,64 @@ def parse_quietly(source: str, path: str = "<unknown>") -> ast.Module:
     with _MEMO_LOCK:
         tree = _RECENT_ASTS.get(source)
         if tree is not None:
-            _RECENT_ASTS.move_to_end(source)
+            _RECENT_ASTS.touch(source)
             return tree
     tree = _parse_unkept(source, path)
     if len(source) <= _RECENT_AST_CHARS // 4:
         with _MEMO_LOCK:
-            if source not in _RECENT_ASTS:  # another thread may have parsed it meanwhile
-                _RECENT_AST_SIZE[0] += len(source)
-            _RECENT_ASTS[source] = tree
-            while len(_RECENT_ASTS) > _RECENT_COUNT or _RECENT_AST_SIZE[0] > _RECENT_AST_CHARS:
-                dropped, _ = _RECENT_ASTS.popitem(last=False)
-                _RECENT_AST_SIZE[0] -= len(dropped)
+            _RECENT_ASTS.keep(source, tree, len(source))
     return tree
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _SizedMemo(Generic[_K, _V]):
+    """The latest values by key, oldest first, each with its size: the oldest are
+    dropped while there are more than `count` or their sizes add up to more than
+    `size`, the newest always kept. The caller holds _MEMO_LOCK. A hit moves a key to
+    the newest end only where the caller touches it."""
+
+    def __init__(self, size: int, count: int | None = None) -> None:
+        self.limit = size
+        self.count = count
+        self.size = 0
+        self._values: OrderedDict[_K, _V] = OrderedDict()
+        self._sizes: dict[_K, int] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __iter__(self) -> Iterator[_K]:
+        return iter(self._values)
+
+    def get(self, key: _K) -> _V | None:
+        return self._values.get(key)
+
+    def touch(self, key: _K) -> None:
+        self._values.move_to_end(key)
+
+    def keep(self, key: _K, value: _V, size: int) -> None:
+        """Remember the value as the newest (another thread may have kept it already)."""
+        self.size += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
+        self._values[key] = value
+        self._values.move_to_end(key)
+        values = self._values
+        while len(values) > 1 and (
+            self.size > self.limit or (self.count is not None and len(values) > self.count)
+        ):
+            dropped, _ = values.popitem(last=False)
+            self.size -= self._sizes.pop(dropped)
+
+
+# At most this many trees in a memo of parsed files, whatever their size.
+_RECENT_COUNT = 256
 # The latest parsed texts and their trees (a tree keeps about 40 bytes of memory per
 # character of its text): at most _RECENT_COUNT of them, and this many characters.
 _RECENT_AST_CHARS = 2_000_000
-_RECENT_ASTS: OrderedDict[str, ast.Module] = OrderedDict()
-_RECENT_AST_SIZE = [0]
+_RECENT_ASTS: _SizedMemo[str, ast.Module] = _SizedMemo(_RECENT_AST_CHARS, _RECENT_COUNT)
 _WARNINGS_LOCK = threading.Lock()
 
 
@@ -1871,19 +1910,15 @@ _MODE_SWITCH_TOKENS = (".eval(", ".train(False", ".train(mode=False")
 # The latest texts, by memo key, up to this many bytes in all: a project's whole text,
 # for most projects (each caller search asks every file about one more method).
 _RECENT_TEXT_BYTES = 8_000_000
-_RECENT_TEXTS: OrderedDict[MemoKey, bytes] = OrderedDict()
-_RECENT_TEXT_SIZE = [0]
-# The latest parsed files, by memo key, and the characters of each one's text: as many
-# as _RECENT_COUNT and _RECENT_AST_CHARS allow (_keep_recent). A project's searches ask
-# each file about one method after another, file after file, so a memo smaller than the
-# project parses the same files again for every method (32 trees: half the caller
-# search's cost on a folder of 70 RL scripts).
-_RECENT_TREES: OrderedDict[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
-    OrderedDict()
+_RECENT_TEXTS: _SizedMemo[MemoKey, bytes] = _SizedMemo(_RECENT_TEXT_BYTES)
+# The latest parsed files, by memo key, sized by the characters of their text: as many
+# as _RECENT_COUNT and _RECENT_AST_CHARS allow. A project's searches ask each file about
+# one method after another, file after file, so a memo smaller than the project parses
+# the same files again for every method (32 trees: half the caller search's cost on a
+# folder of 70 RL scripts).
+_RECENT_TREES: _SizedMemo[MemoKey, tuple[ast.Module, list[str], NotebookPython | None]] = (
+    _SizedMemo(_RECENT_AST_CHARS, _RECENT_COUNT)
 )
-_RECENT_TREE_CHARS: dict[MemoKey, int] = {}
-_RECENT_TREE_SIZE = [0]
-_RECENT_COUNT = 256
 
 
 def _mentions(key: MemoKey, data: bytes, tokens: tuple[str, ...]) -> bool:
@@ -1958,7 +1993,7 @@ def _text_answer(
             _TOKEN_MEMO[(key, tokens)] = found
             # a module asked about one name is asked about the next, and a caller search
             # asks every file of the project about each method: keep the latest texts
-            _keep_text(key, data)
+            _RECENT_TEXTS.keep(key, data, len(data))
     return found, stamp
 
 
@@ -1975,31 +2010,6 @@ def _text_of(key: MemoKey, path: str) -> bytes | None:
         return read_regular(path, MAX_SUMMARY_BYTES)
     except SourceReadError:
         return None
-
-
-def _keep_text(key: MemoKey, data: bytes) -> None:
-    """Remember the text as the newest, within _RECENT_TEXT_BYTES (the caller holds
-    _MEMO_LOCK)."""
-    if key not in _RECENT_TEXTS:
-        _RECENT_TEXT_SIZE[0] += len(data)
-    _RECENT_TEXTS[key] = data
-    _RECENT_TEXTS.move_to_end(key)
-    while _RECENT_TEXT_SIZE[0] > _RECENT_TEXT_BYTES and len(_RECENT_TEXTS) > 1:
-        _, dropped = _RECENT_TEXTS.popitem(last=False)
-        _RECENT_TEXT_SIZE[0] -= len(dropped)
-
-
-def _keep_recent_tree(key: MemoKey, found, chars: int) -> None:
-    """Remember a parsed file as the newest (the caller holds _MEMO_LOCK)."""
-    _RECENT_TREE_SIZE[0] += chars - _RECENT_TREE_CHARS.get(key, 0)
-    _RECENT_TREE_CHARS[key] = chars
-    _RECENT_TREES[key] = found
-    _RECENT_TREES.move_to_end(key)
-    while len(_RECENT_TREES) > 1 and (
-        len(_RECENT_TREES) > _RECENT_COUNT or _RECENT_TREE_SIZE[0] > _RECENT_AST_CHARS
-    ):
-        dropped, _ = _RECENT_TREES.popitem(last=False)
-        _RECENT_TREE_SIZE[0] -= _RECENT_TREE_CHARS.pop(dropped)
 
 
 def _parsed(
@@ -2033,7 +2043,7 @@ def _parsed(
         return None
     found = (tree, re.split(r"\r\n|\r|\n", source), cells)
     with _MEMO_LOCK:
-        _keep_recent_tree(key, found, len(source))
+        _RECENT_TREES.keep(key, found, len(source))
     return found
 
 
