@@ -1873,3 +1873,75 @@ def test_a_memo_of_parsed_files_keeps_at_most_its_count():
     memo.touch(2)  # a hit the caller counts as use is dropped last
     memo.keep(5, "5", 1)
     assert list(memo) == [4, 2, 5]
+
+
+_TWO_AGENTS = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    def backward_and_step(loss, optimizer):
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+    def helper_of_helper(loss, optimizer):
+        backward_and_step(loss, optimizer)
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(4, 1)
+
+        def evaluate(self, state):
+            return self.net(state)
+
+
+    class Agent:
+        def __init__(self, actor, optimizer):
+            self.actor = actor
+            self.optimizer = optimizer
+
+        def act(self, state):
+            return self.decode(state)
+
+        def decode(self, state):
+            return self.actor(state)
+
+        def update(self, state):
+            loss = self.act(state).sum()
+            helper_of_helper(loss, self.optimizer)
+
+        @torch.no_grad()
+        def evaluate(self, state):
+            return self.act(state)
+    """
+)
+
+
+@pytest.mark.parametrize("asked", [["act"], ["update"], ["evaluate"], ["act", "evaluate", "update"]])
+def test_the_methods_a_search_asks_about_are_summarised_as_the_whole_file_summarises_them(asked):
+    # a search for one method's definitions summarises the classes that define it and
+    # the module functions they call, not the whole file: the answers must not differ
+    whole = project.summarise_source(_TWO_AGENTS, "agents.py")
+    done = project.SummarisedClasses()
+    for method in asked:
+        before = dict(done.functions)
+        grown = project.summarise_methods_named(_TWO_AGENTS, "agents.py", method, done)
+        assert done.functions == before  # the state asked from is left as it was
+        done = grown
+        expected = [f for name, f in whole.functions.items() if name.endswith("." + method)]
+        assert grown.methods_named(method) == expected
+    assert whole.functions["Agent.update"].differentiates  # through two module functions
+    assert whole.functions["Agent.act"].runs_own_layers  # through self.decode
+    assert whole.functions["Agent.evaluate"].sets_grad_mode
+
+
+def test_a_method_search_summarises_only_the_classes_that_define_the_method():
+    found = project.summarise_methods_named(_TWO_AGENTS, "agents.py", "update")
+    assert found.classes == {"Agent"}
+    assert "Critic.evaluate" not in found.functions
+    assert set(found.functions) >= {"backward_and_step", "helper_of_helper"}

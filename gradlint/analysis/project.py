@@ -1486,20 +1486,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 for item in node.body
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
             }
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    name = f"{node.name}.{item.name}"
-                    called = calls[name] = set()
-                    summary.functions[name] = _summarise_function(
-                        item,
-                        imports,
-                        path,
-                        lines,
-                        called,
-                        method=True,
-                        class_methods=frozenset(methods),
-                    )
-            _layers_through_own_methods(summary.functions, node.name)
+            _summarise_methods(node, methods, imports, path, lines, calls, summary.functions)
             carried = carried_attributes_of_class(node)
             if carried:
                 summary.carried_state[node.name] = [list(c) for c in carried]
@@ -1514,6 +1501,113 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     _differentiating_through_calls(summary.functions, calls)
     _plain_through_helpers(summary.functions, module_functions, module_returns, calls, imports)
     return summary
+
+
+def _summarise_methods(
+    node: ast.ClassDef,
+    methods: set[str],
+    imports: ImportMap,
+    path: str,
+    lines: list[str],
+    calls: dict[str, set[str]],
+    functions: dict[str, ExternalFunction],
+) -> None:
+    """Adds the summaries of the class's methods (`methods`: their names) to
+    `functions`, keyed `Class.method`, and what each calls to `calls`."""
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = f"{node.name}.{item.name}"
+            called = calls[name] = set()
+            functions[name] = _summarise_function(
+                item,
+                imports,
+                path,
+                lines,
+                called,
+                method=True,
+                class_methods=frozenset(methods),
+            )
+    _layers_through_own_methods(functions, node.name)
+
+
+@dataclass(frozen=True)
+class SummarisedClasses:
+    """What summarise_methods_named has summarised of one file so far: the methods of
+    some of its classes, keyed `Class.method`, and the module's functions they call,
+    with what each calls. Grown a class at a time, as searches ask for methods."""
+
+    functions: dict[str, ExternalFunction] = field(default_factory=dict)
+    calls: dict[str, set[str]] = field(default_factory=dict)
+    classes: frozenset[str] = frozenset()
+    # class name -> its place in the file, as summarise_source lists them
+    order: dict[str, int] = field(default_factory=dict)
+
+    def methods_named(self, method: str) -> list[ExternalFunction]:
+        found: list[tuple[int, ExternalFunction]] = []
+        for name, function in self.functions.items():
+            owner, _, own = name.rpartition(".")
+            if owner and own == method:
+                found.append((self.order[owner], function))
+        found.sort(key=lambda pair: pair[0])
+        return [function for _, function in found]
+
+
+def summarise_methods_named(
+    source: str, path: str, method: str, done: SummarisedClasses = SummarisedClasses()
+) -> SummarisedClasses:
+    """`done` with the classes of the file that define `method` summarised as
+    summarise_source summarises them, without the rest of the file: their other methods
+    (a method runs layers through its own methods) and the module's functions they
+    call, transitively (one that differentiates makes its caller differentiate). A
+    search for the definitions of one method reads many files, of whose functions it
+    asks about few. `done` is left as it was."""
+    try:
+        tree = parse_quietly(source, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return done
+    order = dict(done.order)
+    classes = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and node.name not in done.classes
+        and any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method
+            for item in node.body
+        )
+    ]
+    if not classes:
+        return done
+    lines = re.split(r"\r\n|\r|\n", source)
+    imports = ast_import_map(tree)
+    module_functions = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    calls = dict(done.calls)
+    functions = dict(done.functions)
+    for node in classes:
+        order.setdefault(node.name, tree.body.index(node))
+        methods = {
+            item.name
+            for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        _summarise_methods(node, methods, imports, path, lines, calls, functions)
+    waiting = [name for called in calls.values() for name in called]
+    while waiting:
+        name = waiting.pop()
+        if name in functions or name not in module_functions:
+            continue
+        called = calls[name] = set()
+        functions[name] = _summarise_function(module_functions[name], imports, path, lines, called)
+        waiting.extend(called)
+    # the functions summarised before call none of the new ones: their answers stand
+    _differentiating_through_calls(functions, calls)
+    return SummarisedClasses(
+        functions, calls, done.classes | {node.name for node in classes}, order
+    )
 
 
 def _holders_of_parameters(
@@ -3469,27 +3563,56 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
     for (the files whose text defines the name, with their text stamps); None when the
     project is too large to search. What a call of that name on an object whose class
     cannot be told may run."""
-    found = _summaries_with(f"def {method}(", root)
+    found = _files_with(f"def {method}(", root)
     if found is None:
         return None
-    summaries, digest = found
-    functions = [
-        function
-        for summary in summaries
-        for name, function in summary.functions.items()
-        if "." in name and name.rpartition(".")[2] == method
-    ]
+    paths, digest = found
+    functions = [function for path in paths for function in _methods_of_file(path, method)]
     return functions, digest
 
 
-def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | None:
-    """The summaries of the project's files whose text has `token`, and a stamp of
-    where it was looked for (those files, with their text stamps); None when the
-    project is too large to search."""
+# memo key -> the file's classes summarised for method searches so far
+_METHODS_MEMO: dict[MemoKey, SummarisedClasses] = {}
+
+
+def _methods_of_file(path: str, method: str) -> list[ExternalFunction]:
+    """The summaries of the methods `method` of the file's classes: from its summary
+    when one is made already, else from summarise_methods_named's, memoised like
+    summaries; [] if unreadable."""
+    key = _memo_key(path)
+    if key is None:
+        return []
+    with _MEMO_LOCK:
+        summary = _MEMO.get(key)
+        done = _METHODS_MEMO.get(key, SummarisedClasses())
+    if summary is not None:
+        return [
+            function
+            for name, function in summary.functions.items()
+            if "." in name and name.rpartition(".")[2] == method
+        ]
+    data = _text_of(key, path)
+    try:
+        source = data.decode("utf-8-sig") if data is not None else None
+    except UnicodeDecodeError:
+        source = None
+    if source is None:
+        return []
+    found = summarise_methods_named(source, path, method, done)
+    if found is not done:
+        with _MEMO_LOCK:
+            _METHODS_MEMO[key] = found
+    return found.methods_named(method)
+
+
+def _files_with(token: str, root: str) -> tuple[list[str], str] | None:
+    """The project's files whose text has `token`, and a stamp of where it was looked
+    for (those files, with their text stamps); None when the project is too large to
+    search."""
     files = project_files(root)
     if files is None:
         return None
-    summaries: list[ModuleSummary] = []
+    found: list[str] = []
     stamps: list[str] = []
     for path in files:
         key = _memo_key(path)
@@ -3497,10 +3620,20 @@ def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | 
         if text is None or not text[0]:
             continue
         stamps.append(f"{path}={text[1]}")
-        summary = summary_of_file(path)
-        if summary is not None:
-            summaries.append(summary)
-    return summaries, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+        found.append(path)
+    return found, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+
+
+def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | None:
+    """The summaries of the project's files whose text has `token`, and a stamp of
+    where it was looked for (_files_with); None when the project is too large to
+    search."""
+    found = _files_with(token, root)
+    if found is None:
+        return None
+    paths, digest = found
+    summaries = [summary for path in paths if (summary := summary_of_file(path)) is not None]
+    return summaries, digest
 
 
 def attributes_key(attribute: str, root: str) -> str:
