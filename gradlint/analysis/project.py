@@ -1445,7 +1445,7 @@ def _in_hot_loops(body: list[ast.stmt]) -> set[int]:
             stack.extend((stmt, inner) for stmt in node.body)
             stack.extend((stmt, hot) for stmt in node.orelse)  # runs once, at the end
             continue
-        stack.extend((child, hot) for child in ast.iter_child_nodes(node))
+        stack.extend((child, hot) for child in _all_ast_children(node))
     return found
 
 
@@ -3907,29 +3907,49 @@ def _model_arguments(
         if builds_here(receiver[1].name):
             found.update(passed[receiver[0]])
     origins = imports.origins() if imports is not None else {}
-    for node in _own_nodes(scope):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in PARAMETER_EVIDENCE_METHODS
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id in passed
-        ):
-            found.update(passed[node.func.value.id])
-        elif (
-            builds is not None
-            and isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id in passed
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name)
-        ):
+    evidence, constructed = _parameter_evidence(tree, scope)
+    for name, positions in passed.items():
+        if name in evidence:
+            found.update(positions)
+        elif builds is not None:
             # `wgan = WGAN(...)` of a project class with weights, then `test_model(wgan)`
-            origin = origins.get(node.value.func.id)
-            if origin is not None and origin[2] is not None and builds(*origin[:2], origin[2]):
-                found.update(passed[node.targets[0].id])
+            for callee in constructed.get(name, ()):
+                origin = origins.get(callee)
+                if origin is not None and origin[2] is not None and builds(*origin[:2], origin[2]):
+                    found.update(positions)
+                    break
     return frozenset(found) | found_built
+
+
+def _parameter_evidence(tree: ast.Module, scope: ast.AST) -> tuple[set[str], dict[str, list[str]]]:
+    """For the scope's own statements: the names a method that shows parameters is called
+    on (`model.parameters()`, PARAMETER_EVIDENCE_METHODS), and, for each name, the names
+    called in its plain assignments `name = Callee(...)`. Made once per scope and kept
+    on the tree: every call of the scope that a caller search reports asks it."""
+    memo = _tree_memo(tree)
+    key = ("parameter evidence", id(scope))
+    found = memo.get(key)
+    if found is None:
+        evidence: set[str] = set()
+        constructed: dict[str, list[str]] = {}
+        for node in _own_nodes(scope):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in PARAMETER_EVIDENCE_METHODS
+                and isinstance(node.func.value, ast.Name)
+            ):
+                evidence.add(node.func.value.id)
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+            ):
+                constructed.setdefault(node.targets[0].id, []).append(node.value.func.id)
+        found = memo[key] = (evidence, constructed)
+    return found
 
 
 def _built_model_arguments(
@@ -3980,12 +4000,12 @@ def _receiver_of_method(
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of the scope's own statements: nested functions and classes left out."""
-    work = list(ast.iter_child_nodes(scope))
+    work = _all_ast_children(scope)
     while work:
         node = work.pop()
         yield node
         if not isinstance(node, _SCOPES):
-            work.extend(ast.iter_child_nodes(node))
+            work.extend(_all_ast_children(node))
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
