@@ -28,7 +28,8 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, is_dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Generic, TypeVar, cast
 
@@ -260,9 +261,17 @@ class ModuleSummary:
         # Summaries are never changed once made (a new file state is a new summary).
         cached = self.__dict__.get("_digest")
         if cached is None:
-            data = json.dumps(asdict(self), sort_keys=True).encode()
+            # the text asdict's copy would give, without the copy
+            data = json.dumps(self, default=_json_fields, sort_keys=True).encode()
             cached = self.__dict__["_digest"] = hashlib.sha256(data).hexdigest()[:16]
         return cached
+
+
+def _json_fields(value: object) -> dict[str, object]:
+    """A summary's dataclass as json writes it: its fields by name."""
+    if not is_dataclass(value):
+        raise TypeError(f"not serialisable in a summary: {type(value).__name__}")
+    return {f.name: getattr(value, f.name) for f in dataclass_fields(value)}
 
 
 # -- summarising a module with ast -------------------------------------------------------
