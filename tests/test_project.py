@@ -3,6 +3,7 @@ files do (analysis/project.py)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import textwrap
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from gradlint.analysis import project
+from gradlint.analysis.imports import ast_import_map
+from gradlint.analysis.summary_facts import hot_loop_header
 from gradlint.config import Config
 from gradlint.engine import lint_file
 from gradlint.rules.base import calls_a_parameter
@@ -1922,7 +1925,9 @@ _TWO_AGENTS = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("asked", [["act"], ["update"], ["evaluate"], ["act", "evaluate", "update"]])
+@pytest.mark.parametrize(
+    "asked", [["act"], ["update"], ["evaluate"], ["act", "evaluate", "update"]]
+)
 def test_the_methods_a_search_asks_about_are_summarised_as_the_whole_file_summarises_them(asked):
     # a search for one method's definitions summarises the classes that define it and
     # the module functions they call, not the whole file: the answers must not differ
@@ -1945,3 +1950,45 @@ def test_a_method_search_summarises_only_the_classes_that_define_the_method():
     assert found.classes == {"Agent"}
     assert "Critic.evaluate" not in found.functions
     assert set(found.functions) >= {"backward_and_step", "helper_of_helper"}
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for x, y in loader: pass",
+        "for i in range(n_epochs): pass",
+        "for i in range(10): pass",
+        "for k, v in self.buffers.items(): pass",
+        "for i in tqdm(range(n), desc=f'step {k}'): pass",
+        "for i in sorted(xs, key=lambda frame: frame.t): pass",
+        "for i in read(b'data'): pass",
+        "for i in run(total=n, mode='train'): pass",
+        "for i in run(global_count=n): pass",
+    ],
+)
+def test_a_loop_header_is_hot_by_its_names_as_its_unparsed_text_says(loop):
+    # the summaries read a header's names and strings rather than unparsing it
+    node = ast.parse(loop).body[0]
+    assert isinstance(node, ast.For)
+    unparsed = f"{ast.unparse(node.target)} {ast.unparse(node.iter)}"
+    words = project._header_words(node.target, node.iter)
+    assert hot_loop_header(words) == hot_loop_header(unparsed)
+
+
+def test_a_helper_with_an_assignment_is_no_guarded_number_helper_wherever_it_is():
+    guarded = textwrap.dedent(
+        """
+        def to_np(t):
+            if t is None:
+                return None
+            return t.cpu().detach().numpy()
+        """
+    )
+    assigned = guarded.replace("    if t is None:", "    n = 0\n    if t is None:")
+    for source, expected in ((guarded, {"t": False}), (assigned, {})):
+        node = ast.parse(source).body[0]
+        assert isinstance(node, ast.FunctionDef)
+        assert (
+            project._guarded_number_params(node, ["t"], ast_import_map(ast.parse(source)))
+            == expected
+        )
