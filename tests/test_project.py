@@ -1992,3 +1992,47 @@ def test_a_helper_with_an_assignment_is_no_guarded_number_helper_wherever_it_is(
             project._guarded_number_params(node, ["t"], ast_import_map(ast.parse(source)))
             == expected
         )
+
+
+def test_a_search_dependency_is_checked_by_the_texts_that_name_it_without_searching_again(
+    tmp_path, monkeypatch
+):
+    # A warm run re-checks each search a cached result depends on. Its stamp is a digest
+    # of the files naming what it looked for, with their text stamps: reading those
+    # texts answers it; parsing, searching or summarising them again is the cost of a
+    # cold run, paid at every warm one.
+    write(
+        tmp_path,
+        {
+            "agent.py": "class Agent:\n    def act(self, s):\n        return s\n",
+            "main.py": "from agent import Agent\n\nagent = Agent()\nagent.act(1)\n",
+            "other.py": "class Other:\n    def act(self, s):\n        self.net = 1\n",
+        },
+    )
+    index = project.ProjectIndex(str(tmp_path / "agent.py"))
+    query = project.MethodQuery(
+        str(tmp_path / "agent.py"),
+        "Agent",
+        "act",
+        "",
+        frozenset(),
+        frozenset(),
+        frozenset({"act"}),
+    )
+    assert index.method_calls(query) is not None
+    assert index.methods_named("act") is not None
+    index.attribute_parameterless("net")
+    assert len(index.dependencies) == 3
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched again")
+
+    with monkeypatch.context() as patched:
+        for name in ("_file_calls", "summary_of_file", "summarise_methods_named", "_parsed"):
+            patched.setattr(project, name, no_search)
+        assert project.dependencies_unchanged(index.dependencies)
+        path = tmp_path / "main.py"
+        path.write_text(path.read_text() + "agent.act(2)\n", encoding="utf-8")
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        assert not project.dependencies_unchanged(index.dependencies)

@@ -2673,19 +2673,21 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
+        # A search's stamp is a digest of the files whose text names what it looked for,
+        # with their text stamps: the same files, unchanged, give the same answer, so
+        # only their texts are read again, not searched.
+        token: str | None = None
         if path.startswith(DEFINITIONS_PREFIX):
-            defined = method_definitions(*definitions_of_key(path))
-            if defined is None or search_stamp(defined[1]) != stamp:
-                return False
-            continue
-        if path.startswith(ATTRIBUTES_PREFIX):
-            stored = attribute_parameterless(*attributes_of_key(path))
-            if stored is None or search_stamp(stored[1]) != stamp:
-                return False
-            continue
-        if path.startswith(SEARCH_PREFIX):
+            method, root = definitions_of_key(path)
+            token = _definitions_token(method)
+        elif path.startswith(ATTRIBUTES_PREFIX):
+            attribute, root = attributes_of_key(path)
+            token = _attributes_token(attribute)
+        elif path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
-            found = method_calls(query, root)
+            token = _calls_token(query)
+        if token is not None:
+            found = _files_with(token, root)
             if found is None or search_stamp(found[1]) != stamp:
                 return False
             continue
@@ -3565,7 +3567,7 @@ def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] 
     files = project_files(root)
     if files is None:
         return None
-    token = f".{query.method}(" if query.class_name else f"{query.method}("
+    token = _calls_token(query)
     naming: list[tuple[str, MemoKey]] = []
     stamps: list[str] = []
     for path in files:
@@ -3605,7 +3607,7 @@ def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], 
     for (the files whose text defines the name, with their text stamps); None when the
     project is too large to search. What a call of that name on an object whose class
     cannot be told may run."""
-    found = _files_with(f"def {method}(", root)
+    found = _files_with(_definitions_token(method), root)
     if found is None:
         return None
     paths, digest = found
@@ -3645,6 +3647,21 @@ def _methods_of_file(path: str, method: str) -> list[ExternalFunction]:
         with _MEMO_LOCK:
             _METHODS_MEMO[key] = found
     return found.methods_named(method)
+
+
+def _calls_token(query: MethodQuery) -> str:
+    """What a file's text must hold to call the queried method (method_calls)."""
+    return f".{query.method}(" if query.class_name else f"{query.method}("
+
+
+def _definitions_token(method: str) -> str:
+    """What a file's text must hold to define a method of that name (method_definitions)."""
+    return f"def {method}("
+
+
+def _attributes_token(attribute: str) -> str:
+    """What a file's text must hold to store `self.<attribute>` (attribute_parameterless)."""
+    return f"self.{attribute}"
 
 
 def _files_with(token: str, root: str) -> tuple[list[str], str] | None:
@@ -3694,7 +3711,7 @@ def attribute_parameterless(attribute: str, root: str) -> tuple[bool, str] | Non
     is every such value a torch.nn layer that holds no parameters? With a stamp of
     where it was looked for; None when the project is too large to search. What
     `model.<attribute>(x)` on a model whose class cannot be told may run."""
-    found = _summaries_with(f"self.{attribute}", root)
+    found = _summaries_with(_attributes_token(attribute), root)
     if found is None:
         return None
     summaries, digest = found
@@ -3728,7 +3745,7 @@ def method_calls_in(query: MethodQuery, root: str, path: str) -> list[MethodCall
     searched = next((f for f in files if os.path.abspath(f) == target), None)
     if searched is None:
         return []
-    token = f".{query.method}(" if query.class_name else f"{query.method}("
+    token = _calls_token(query)
     key = _memo_key(searched)
     text = _text_answer(searched, (token,), key) if key is not None else None
     if text is None or not text[0]:
