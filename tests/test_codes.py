@@ -40,9 +40,9 @@ def _notebook(source: str) -> str:
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
-def _run(project: Path) -> tuple[str, list[str]]:
-    """The full report of a run over `project`, and which of LibCST and the rules the
-    process loaded."""
+def _run(project: Path, status: int = 1) -> tuple[str, list[str]]:
+    """The full report of a run over `project` (which exits with `status`), and which of
+    LibCST and the rules the process loaded."""
     script = (
         "import sys; from gradlint.cli import main;"
         "status = main(['--output-format', 'full', '-j1', '.']);"
@@ -57,7 +57,7 @@ def _run(project: Path) -> tuple[str, list[str]]:
         text=True,
         env={"PATH": "", "PYTHONPATH": str(REPO)},
     )
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == status, done.stderr
     report, _, loaded = done.stdout.rpartition("LOADED ")
     return report, json.loads(loaded.replace("'", '"'))
 
@@ -77,4 +77,31 @@ def test_a_run_served_from_the_cache_loads_neither_libcst_nor_the_rules(tmp_path
 
     (tmp_path / "train.py").write_text(LEAF_INPLACE + "# changed\n")
     _, loaded = _run(tmp_path)
+    assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]
+
+
+def test_a_cached_result_that_depends_on_a_caller_search_is_served_without_libcst(tmp_path):
+    # utils.py's finding depends on who calls `evaluate` (a search of the project): the
+    # warm run checks that search by the texts that name the function, without parsing
+    # them, so it loads neither LibCST nor the rules; a new caller lints it again.
+    (tmp_path / "utils.py").write_text(
+        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
+    )
+    main = (
+        "import torch\nfrom torch import nn\n\nfrom utils import evaluate\n\n"
+        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "print(evaluate(model, torch.randn(1, 4)))\n"
+    )
+    (tmp_path / "main.py").write_text(main)
+    # a hint: the runs exit with 0
+    cold, loaded = _run(tmp_path, status=0)
+    assert "GL012" in cold and "utils.py:2:12" in cold
+    assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]
+
+    warm, loaded = _run(tmp_path, status=0)
+    assert loaded == []
+    assert warm == cold
+
+    (tmp_path / "main.py").write_text(main + "print(evaluate(model, torch.randn(2, 4)))\n")
+    _, loaded = _run(tmp_path, status=0)
     assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]

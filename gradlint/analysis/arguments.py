@@ -29,8 +29,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import libcst as cst
+# LibCST is loaded only where a LibCST call is read (analysis.imports says why)
+if TYPE_CHECKING:
+    import libcst as cst
 
 # What binds a method's first parameter at a call made through an attribute.
 INSTANCE = "instance"  # a plain method: the object the call is made on
@@ -178,6 +181,8 @@ def passes_receiver(call: cst.Call, receiver: str, *, on_class: bool = False) ->
     Only a call through an attribute does: of a classmethod always, of a method unless
     it is made on the class, as `cls.m(...)` is, or as the caller knows (`on_class`: an
     imported class's method, `Net.m(obj, x)`)."""
+    import libcst as cst
+
     if not receiver or type(call.func) is not cst.Attribute:
         return False
     if receiver == CLASS:
@@ -238,6 +243,8 @@ def library_argument(call: cst.Call, keyword: str, position: int | None = None) 
 def signature_of(func: cst.FunctionDef, *, method: bool) -> Signature:
     """The signature of a function of the linted file; `method`: it is defined directly
     in a class's body."""
+    import libcst as cst
+
     params = func.params
     positional = (*params.posonly_params, *params.params)
     return Signature(

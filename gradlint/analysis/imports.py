@@ -13,9 +13,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import libcst as cst
-from libcst.helpers import get_full_name_for_node
+# LibCST is loaded only where a LibCST tree is read: a warm run checks the project's
+# summaries (analysis.project, which reads `ast` imports here) without it
+if TYPE_CHECKING:
+    import libcst as cst
 
 # (module, relative level, the name imported from it or None when the local name is the
 # module itself): `from ..m import n` -> ("m", 2, "n"), `import a.b as c` -> ("a.b", 0, None)
@@ -259,13 +262,25 @@ def is_future_import(node: cst.CSTNode) -> bool:
 
 # -- the readers: each parser's import statement, in the neutral form --------------------
 
-CST_IMPORTS = frozenset({cst.Import, cst.ImportFrom})
+CST_IMPORTS: frozenset[type]  # {cst.Import, cst.ImportFrom}, made on first use (__getattr__)
 AST_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+
+
+def __getattr__(name: str) -> frozenset[type]:
+    if name == "CST_IMPORTS":
+        import libcst as cst
+
+        found = globals()["CST_IMPORTS"] = frozenset({cst.Import, cst.ImportFrom})
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cst_statement(node: cst.CSTNode) -> ImportStatement | None:
     """A LibCST import statement in the neutral form; None for any other node (and for a
     name neither parser would accept)."""
+    import libcst as cst
+    from libcst.helpers import get_full_name_for_node
+
     # exact types first: an isinstance that fails on LibCST's ABCs is slow
     kind = type(node)
     if kind is cst.Import and isinstance(node, cst.Import):
@@ -281,6 +296,8 @@ def cst_statement(node: cst.CSTNode) -> ImportStatement | None:
 
 
 def _cst_names(aliases: Sequence[cst.ImportAlias]) -> tuple[tuple[str, str | None], ...]:
+    from libcst.helpers import get_full_name_for_node
+
     names: list[tuple[str, str | None]] = []
     for alias in aliases:
         name = get_full_name_for_node(alias.name)
