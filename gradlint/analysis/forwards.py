@@ -1493,16 +1493,11 @@ class ForwardAnalysis:
         """A container filled after it is built with a layer that has weights:
         `network = nn.Sequential()` then `network.add_module('layer1', nn.Linear(4, 3))`
         (a course's way to stack layers), `self.layers.append(nn.Linear(d, d))`."""
-        fillings = self._container_fillings
-        if fillings is None:  # asked of every name whose weights are in question
-            fillings = self._container_fillings = {}
-            for call in self.index.calls:
-                func = call.func
-                if type(func) is cst.Attribute and func.attr.value in CONTAINER_FILLING_METHODS:
-                    receiver = dotted_name(func.value)
-                    if receiver is not None:
-                        fillings.setdefault(receiver, []).append(call)
-        for call in fillings.get(name, ()):
+        if self._container_fillings is None:  # asked of every name whose weights are asked
+            self._container_fillings = _calls_by_receiver(
+                self.index.calls, CONTAINER_FILLING_METHODS, dotted_name
+            )
+        for call in self._container_fillings.get(name, ()):
             for arg in call.args:
                 added = arg.value
                 elements = (
@@ -1542,14 +1537,9 @@ class ForwardAnalysis:
         called): in the class for `self.x`, else where the same bindings of the name
         reach."""
         if self._parameter_owners is None:
-            owners: dict[str, list[cst.Call]] = {}
-            for call in self.index.calls:
-                func = call.func
-                if type(func) is cst.Attribute and func.attr.value in PARAMETER_EVIDENCE_METHODS:
-                    receiver = module_path(func.value)
-                    if receiver is not None:
-                        owners.setdefault(receiver, []).append(call)
-            self._parameter_owners = owners
+            self._parameter_owners = _calls_by_receiver(
+                self.index.calls, PARAMETER_EVIDENCE_METHODS, module_path
+            )
         calls = self._parameter_owners.get(name)
         if not calls:
             return False
@@ -2030,3 +2020,20 @@ def _owning_module(path: str | None, modules: Set[str]) -> str | None:
     if path is None or path in modules:
         return path
     return next((owner for owner in sorted(modules) if _holds(owner, path)), path)
+
+
+def _calls_by_receiver(
+    calls: list[cst.Call],
+    methods: Set[str],
+    receiver_key: Callable[[cst.CSTNode | None], str | None],
+) -> dict[str, list[cst.Call]]:
+    """The calls `receiver.<method>(...)` of one of `methods`, by `receiver_key` of the
+    receiver (dotted_name or module_path), in source order."""
+    found: dict[str, list[cst.Call]] = {}
+    for call in calls:
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value in methods:
+            receiver = receiver_key(func.value)
+            if receiver is not None:
+                found.setdefault(receiver, []).append(call)
+    return found

@@ -1523,12 +1523,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             )
         elif isinstance(node, ast.ClassDef):
             built = _built_attributes(node)
-            methods = {
-                item.name
-                for item in node.body
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-            _summarise_methods(node, methods, imports, path, lines, calls, summary.functions)
+            _summarise_methods(node, imports, path, lines, calls, summary.functions)
             carried = carried_attributes_of_class(node)
             if carried:
                 summary.carried_state[node.name] = [list(c) for c in carried]
@@ -1547,28 +1542,24 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
 
 def _summarise_methods(
     node: ast.ClassDef,
-    methods: set[str],
     imports: ImportMap,
     path: str,
     lines: list[str],
     calls: dict[str, set[str]],
     functions: dict[str, ExternalFunction],
 ) -> None:
-    """Adds the summaries of the class's methods (`methods`: their names) to
-    `functions`, keyed `Class.method`, and what each calls to `calls`."""
-    for item in node.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            name = f"{node.name}.{item.name}"
-            called = calls[name] = set()
-            functions[name] = _summarise_function(
-                item,
-                imports,
-                path,
-                lines,
-                called,
-                method=True,
-                class_methods=frozenset(methods),
-            )
+    """Adds the summaries of the class's methods to `functions`, keyed `Class.method`,
+    and what each calls to `calls`."""
+    defined = [
+        item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    methods = frozenset(item.name for item in defined)
+    for item in defined:
+        name = f"{node.name}.{item.name}"
+        called = calls[name] = set()
+        functions[name] = _summarise_function(
+            item, imports, path, lines, called, method=True, class_methods=methods
+        )
     _layers_through_own_methods(functions, node.name)
 
 
@@ -1585,13 +1576,22 @@ class SummarisedClasses:
     order: dict[str, int] = field(default_factory=dict)
 
     def methods_named(self, method: str) -> list[ExternalFunction]:
-        found: list[tuple[int, ExternalFunction]] = []
-        for name, function in self.functions.items():
-            owner, _, own = name.rpartition(".")
-            if owner and own == method:
-                found.append((self.order[owner], function))
-        found.sort(key=lambda pair: pair[0])
+        found = _methods_named(self.functions, method)
+        found.sort(key=lambda pair: self.order[pair[0]])
         return [function for _, function in found]
+
+
+def _methods_named(
+    functions: dict[str, ExternalFunction], method: str
+) -> list[tuple[str, ExternalFunction]]:
+    """(class, summary) of each method `method` among a file's summaries, keyed
+    `Class.method` (module functions have no dot), in the dict's order."""
+    found: list[tuple[str, ExternalFunction]] = []
+    for name, function in functions.items():
+        owner, _, own = name.rpartition(".")
+        if owner and own == method:
+            found.append((owner, function))
+    return found
 
 
 def summarise_methods_named(
@@ -1607,10 +1607,9 @@ def summarise_methods_named(
         tree = parse_quietly(source, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return done
-    order = dict(done.order)
     classes = [
-        node
-        for node in tree.body
+        (place, node)
+        for place, node in enumerate(tree.body)
         if isinstance(node, ast.ClassDef)
         and node.name not in done.classes
         and any(
@@ -1629,14 +1628,10 @@ def summarise_methods_named(
     }
     calls = dict(done.calls)
     functions = dict(done.functions)
-    for node in classes:
-        order.setdefault(node.name, tree.body.index(node))
-        methods = {
-            item.name
-            for item in node.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
-        _summarise_methods(node, methods, imports, path, lines, calls, functions)
+    order = dict(done.order)
+    for place, node in classes:
+        order.setdefault(node.name, place)
+        _summarise_methods(node, imports, path, lines, calls, functions)
     waiting = [name for called in calls.values() for name in called]
     while waiting:
         name = waiting.pop()
@@ -1648,7 +1643,7 @@ def summarise_methods_named(
     # the functions summarised before call none of the new ones: their answers stand
     _differentiating_through_calls(functions, calls)
     return SummarisedClasses(
-        functions, calls, done.classes | {node.name for node in classes}, order
+        functions, calls, done.classes | {node.name for _, node in classes}, order
     )
 
 
@@ -3630,11 +3625,7 @@ def _methods_of_file(path: str, method: str) -> list[ExternalFunction]:
         summary = _MEMO.get(key)
         done = _METHODS_MEMO.get(key, SummarisedClasses())
     if summary is not None:
-        return [
-            function
-            for name, function in summary.functions.items()
-            if "." in name and name.rpartition(".")[2] == method
-        ]
+        return [function for _, function in _methods_named(summary.functions, method)]
     data = _text_of(key, path)
     try:
         source = data.decode("utf-8-sig") if data is not None else None
