@@ -2036,3 +2036,132 @@ def test_a_search_dependency_is_checked_by_the_texts_that_name_it_without_search
         stat = path.stat()
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
         assert not project.dependencies_unchanged(index.dependencies)
+
+
+RND_MODEL = """
+    import torch.nn as nn
+
+
+    class RNDModel(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.predictor = nn.Linear(n, 8)
+            self.target = nn.Linear(n, 8)
+            {freeze}
+
+        def forward(self, x):
+            return self.predictor(x), self.target(x)
+"""
+
+RND_AGENT = """
+    import torch
+    import torch.optim as optim
+    {import_line}
+
+
+    class Agent(object):
+        def __init__(self, n, use_cuda=False):
+            self.device = torch.device("cuda" if use_cuda else "cpu")
+            self.rnd = RNDModel(n)
+            self.optimizer = optim.Adam(list(self.rnd.predictor.parameters()), lr=1e-4)
+            self.rnd = self.rnd.to(self.device)
+
+        def intrinsic_reward(self, next_obs):
+            next_obs = torch.FloatTensor(next_obs).to(self.device)
+            target = self.rnd.target(next_obs)
+            predicted = self.rnd.predictor(next_obs)
+            return ((target - predicted).pow(2).sum(1) / 2).data.cpu().numpy()
+"""
+
+_FOR_GOOD = """for p in self.target.parameters():
+                p.requires_grad = False"""
+
+
+@pytest.mark.parametrize(
+    ("freeze", "reported"),
+    [
+        # the random target network is frozen for good: only the predictor records
+        (_FOR_GOOD, [(16, "GL012")]),
+        ("self.target.requires_grad_(False)", [(16, "GL012")]),
+        ("self.requires_grad_(False)", []),
+        # a freeze on one path only, or none, leaves the target recording
+        (
+            "if n > 4:\n                self.target.requires_grad_(False)",
+            [(15, "GL012"), (16, "GL012")],
+        ),
+        ("pass", [(15, "GL012"), (16, "GL012")]),
+    ],
+)
+def test_a_submodule_its_class_freezes_in_init_records_nothing(tmp_path, freeze, reported):
+    write(
+        tmp_path,
+        {
+            "model.py": RND_MODEL.replace("{freeze}", freeze),
+            "agent.py": RND_AGENT.replace("{import_line}", "from model import RNDModel"),
+        },
+    )
+    assert findings(tmp_path / "agent.py") == reported
+
+
+def test_a_class_that_unfreezes_its_submodule_again_leaves_it_recording(tmp_path):
+    model = RND_MODEL.replace("{freeze}", "self.target.requires_grad_(False)") + (
+        "\n        def unfreeze(self):\n            self.target.requires_grad_(True)\n"
+    )
+    write(
+        tmp_path,
+        {
+            "model.py": model,
+            "agent.py": RND_AGENT.replace("{import_line}", "from model import RNDModel"),
+        },
+    )
+    assert (15, "GL012") in findings(tmp_path / "agent.py")
+
+
+def test_a_class_of_the_linted_file_that_freezes_its_submodule(tmp_path):
+    body = textwrap.dedent(RND_MODEL.replace("{freeze}", "self.target.requires_grad_(False)"))
+    agent = textwrap.dedent(RND_AGENT.replace("{import_line}", "")).replace(
+        "import torch\n", "import torch\n" + body, 1
+    )
+    (tmp_path / "agent.py").write_text(agent.lstrip(), encoding="utf-8")
+    lines = agent.lstrip().splitlines()
+    target = 1 + next(i for i, line in enumerate(lines) if "= self.rnd.target(" in line)
+    predicted = 1 + next(i for i, line in enumerate(lines) if "= self.rnd.predictor(" in line)
+    assert findings(tmp_path / "agent.py") == [(predicted, "GL012")]
+    assert target < predicted
+
+
+@pytest.mark.parametrize(
+    ("init", "frozen"),
+    [
+        (
+            "for name, p in self.teacher.named_parameters():\n            p.requires_grad = False",
+            ["teacher"],
+        ),
+        ("for p in self.parameters():\n            p.requires_grad_(False)", [""]),
+        ("with torch.no_grad():\n            self.teacher.requires_grad_(False)", ["teacher"]),
+        # not for good: on one path, by a flag, or switched on again below
+        ("if frozen:\n            self.teacher.requires_grad_(False)", []),
+        ("self.teacher.requires_grad_(frozen)", []),
+        (
+            "self.teacher.requires_grad_(False)\n"
+            "        for p in self.teacher.parameters():\n            p.requires_grad = True",
+            [],
+        ),
+    ],
+)
+def test_the_summary_says_which_submodules_a_class_freezes_for_good(init, frozen):
+    source = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Student(nn.Module):
+            def __init__(self, frozen=True):
+                super().__init__()
+                self.teacher = nn.Linear(4, 4)
+                {init}
+        """
+    ).replace("{init}", init)
+    summary = project.summarise_source(source, "student.py")
+    assert summary.frozen_attributes.get("Student", []) == frozen

@@ -262,6 +262,21 @@ def test_factories_make_tensors_without_history():
         assert not isinstance(value, torch.Tensor) or not value.requires_grad, qualified
 
 
+@pytest.mark.filterwarnings("ignore:torch.asarray")  # says its default follows the input
+def test_as_tensor_functions_keep_a_tensors_history_and_make_fresh_tensors_of_data():
+    history = torch.rand(3, requires_grad=True) * 2
+    for qualified in api.AS_TENSOR_FUNCTIONS:
+        if qualified.startswith("torch.cuda."):
+            continue  # needs a GPU: the CPU constructors of the same dtype stand for them
+        build = _resolve(qualified)
+        assert not build([1.0, 0.0]).requires_grad, qualified
+        try:
+            kept = build(history)
+        except TypeError:
+            continue  # a typed constructor of another dtype refuses the tensor
+        assert kept.requires_grad and kept.grad_fn is not None, qualified
+
+
 def test_checkpoint_keywords_are_checkpoints_own():
     own = set(inspect.signature(torch.utils.checkpoint.checkpoint).parameters)
     # preserve_rng_state is read from **kwargs by both variants

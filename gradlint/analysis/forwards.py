@@ -1662,7 +1662,7 @@ class ForwardAnalysis:
             )
         ]
         if not any(off for _, off in switches):
-            return self._frozen_by_its_factory(model, use)
+            return self._frozen_by_its_factory(model, use) or self._frozen_by_its_class(model, use)
         here = {at: off for at, off in switches if self.index.scope_of(at) is scope}
         if here:
             reaching = self.index.reaching(list(here), use)
@@ -1698,6 +1698,44 @@ class ForwardAnalysis:
             self._ask_factory(cast(cst.Call, built_module_call(value)), all_frozen) is True
             for value in values
         )
+
+    def _frozen_by_its_class(self, model: str, use: cst.CSTNode) -> bool:
+        """`self.rnd.target(x)` where `self.rnd = RNDModel(...)` is an instance of a
+        class, of this file or another of the project, whose `__init__` switches off
+        the parameters of its `target` (or of the whole instance) for good
+        (ModuleSummary.frozen_attributes): RND's random target network. Where `use`
+        calls a submodule of the model (`self.rnd.target(x)` as a forward of
+        `self.rnd`), that submodule is what runs."""
+        project = self.summaries.project
+        called = module_path(use.func) if type(use) is cst.Call else None
+        if called is not None and called.startswith(model + "."):
+            model = called
+        holder, _, attribute = model.rpartition(".")
+        if project is None or not holder:
+            return False
+        try:
+            expr = cst.parse_expression(holder)
+        except cst.ParserSyntaxError:
+            return False
+        values = self.tensors.module_constructors(expr, self._binding_site(holder, use))
+        # `self.rnd = self.rnd.to(device)` moves what was built, and builds nothing
+        built_calls = [b for v in values if dotted_name(b := built_module_call(v)) != holder]
+        if not built_calls:
+            return False
+        for built in built_calls:
+            if type(built) is not cst.Call or type(built.func) is not cst.Name:
+                return False
+            name = built.func.value
+            origin = self.index.imported_from.get(name)
+            if origin is not None and origin[2] is not None:
+                frozen = project.frozen_attributes(origin[0], origin[1], origin[2])
+            elif any(c.name.value == name for c in self.index.classes):
+                frozen = project.own_frozen_attributes(name)
+            else:
+                return False
+            if attribute not in frozen and "" not in frozen:
+                return False
+        return True
 
     def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
         """The class, the classes of this file it inherits from, and its subclasses."""

@@ -88,12 +88,15 @@ from gradlint.analysis.torch_api import (
     NUMBER_METHODS,
     PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
+    PARAMETER_ITERATORS,
     PARAMETERLESS_LAYERS,
     PARAMETRIC_LAYERS,
     PLAIN_VALUE_LIBRARIES,
     PLAIN_VALUE_TYPES,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
+    REQUIRES_GRAD_ATTRIBUTE,
+    REQUIRES_GRAD_METHOD,
     SAME_VALUE_STEPS,
     SELF_RETURNING_MODULE_METHODS,
     STORING_METHODS,
@@ -256,6 +259,10 @@ class ModuleSummary:
     # class -> [attribute, line] for each attribute its `forward` carries from one call
     # to the next with its graph (module_state.carried_attributes_of_class)
     carried_state: dict[str, list[list]] = field(default_factory=dict)
+    # class -> the attributes whose parameters its `__init__` switches off for good
+    # (`for p in self.target.parameters(): p.requires_grad = False`); "" for the
+    # instance itself (_frozen_attributes)
+    frozen_attributes: dict[str, list[str]] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1527,6 +1534,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             carried = carried_attributes_of_class(node)
             if carried:
                 summary.carried_state[node.name] = [list(c) for c in carried]
+            frozen = _frozen_attributes(node)
+            if frozen:
+                summary.frozen_attributes[node.name] = frozen
             _note_parameterless_attributes(built, imports, summary.parameterless_attributes)
             if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
@@ -1893,6 +1903,127 @@ def _switch_in_chain(expr: ast.AST) -> ast.Call | None:
 
 def _bool_constant(node: ast.AST) -> bool | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
+
+
+def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
+    """The attributes of `self` whose parameters the class's `__init__` switches off on
+    every path (`self.target.requires_grad_(False)`, or `p.requires_grad = False` in a
+    loop over `self.target.parameters()`), "" for the instance itself, and that no
+    method of the class switches on again: RND's random target network, a frozen
+    teacher. A forward of one on inputs without history records nothing, wherever
+    the instance is used."""
+    init = next(
+        (
+            item
+            for item in cls.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__"
+        ),
+        None,
+    )
+    if init is None:
+        return []
+    off: set[str] = set()
+    # statements that run on every path through `__init__`: not under an `if`/`try`
+    pending: list[ast.stmt] = list(init.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            pending.extend(statement.body)
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            switched = _requires_grad_method_switch(statement.value)
+            if switched is not None and switched[1] is False:
+                owner = _self_attribute_or_self(switched[0])
+                if owner is not None:
+                    off.add(owner)
+        elif isinstance(statement, ast.For):
+            owner = _parameters_walked(statement.iter)
+            if owner is not None and any(
+                on is False for on in _element_switches(statement.body, statement.target)
+            ):
+                off.add(owner)
+    if not off:
+        return []
+    # a switch back on anywhere in the class (`def unfreeze(self)`) undoes it
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call):
+            switched = _requires_grad_method_switch(node)
+            owner = _self_attribute_or_self(switched[0]) if switched is not None else None
+            if owner is not None and switched is not None and switched[1] is not False:
+                off.discard(owner)
+        elif isinstance(node, ast.For):
+            owner = _parameters_walked(node.iter)
+            if owner is not None and any(
+                on is not False for on in _element_switches(node.body, node.target)
+            ):
+                off.discard(owner)
+    return sorted(off)
+
+
+def _requires_grad_method_switch(call: ast.Call) -> tuple[ast.AST, bool | None] | None:
+    """(the receiver, the value as a written-out bool or None) of
+    `x.requires_grad_(...)`; `x.requires_grad_()` turns it on."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != REQUIRES_GRAD_METHOD:
+        return None
+    if call.args:
+        return func.value, _bool_constant(call.args[0])
+    given = next((k.value for k in call.keywords if k.arg == REQUIRES_GRAD_ATTRIBUTE), None)
+    return func.value, True if given is None else _bool_constant(given)
+
+
+def _self_attribute_or_self(expr: ast.AST) -> str | None:
+    """`target` of `self.target`, "" of `self` itself; None for anything else."""
+    if isinstance(expr, ast.Name) and expr.id == "self":
+        return ""
+    if (
+        isinstance(expr, ast.Attribute)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == "self"
+    ):
+        return expr.attr
+    return None
+
+
+def _parameters_walked(iterable: ast.AST) -> str | None:
+    """The attribute (or "" for `self`) whose `.parameters()` a loop walks."""
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Attribute)
+        and iterable.func.attr in PARAMETER_ITERATORS
+    ):
+        return _self_attribute_or_self(iterable.func.value)
+    return None
+
+
+def _element_switches(body: list[ast.stmt], target: ast.AST) -> list[bool | None]:
+    """What the loop body's own statements set the loop element's requires_grad to:
+    `p.requires_grad = False`, `p.requires_grad_(False)`; for `named_parameters()`,
+    the element is the pair's second name."""
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    if not isinstance(target, ast.Name):
+        return []
+    element = target.id
+    found: list[bool | None] = []
+    for statement in body:
+        if isinstance(statement, ast.Assign):
+            for assigned in statement.targets:
+                if (
+                    isinstance(assigned, ast.Attribute)
+                    and assigned.attr == REQUIRES_GRAD_ATTRIBUTE
+                    and isinstance(assigned.value, ast.Name)
+                    and assigned.value.id == element
+                ):
+                    found.append(_bool_constant(statement.value))
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            switched = _requires_grad_method_switch(statement.value)
+            if (
+                switched is not None
+                and isinstance(switched[0], ast.Name)
+                and switched[0].id == element
+            ):
+                found.append(switched[1])
+    return found
 
 
 def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
@@ -2460,6 +2591,34 @@ class ProjectIndex:
         """(its file, [(attribute, line)]) when `name`, imported from that project
         module (or re-exported by it), is a class whose forward carries attributes from
         one call to the next with their graph (module_state)."""
+        home = self._class_home(module, level, name)
+        if home is None:
+            return None
+        target, summary, name = home
+        carried = summary.carried_state.get(name)
+        return (target, [(attribute, line) for attribute, line in carried]) if carried else None
+
+    def frozen_attributes(self, module: str, level: int, name: str) -> frozenset[str]:
+        """The attributes ("" for the instance itself) whose parameters `name`, a class
+        imported from that project module (or re-exported by it), switches off for good
+        in its `__init__` (ModuleSummary.frozen_attributes)."""
+        home = self._class_home(module, level, name)
+        return frozenset(home[1].frozen_attributes.get(home[2], ())) if home else frozenset()
+
+    def own_frozen_attributes(self, name: str) -> frozenset[str]:
+        """The same for a class of the linted file itself, read from its own summary as
+        another file's would be: one recipe for what a class freezes."""
+        if not self.enabled:
+            return frozenset()
+        summary = summary_of_file(self.path)
+        return frozenset(summary.frozen_attributes.get(name, ())) if summary else frozenset()
+
+    def _class_home(
+        self, module: str, level: int, name: str
+    ) -> tuple[str, ModuleSummary, str] | None:
+        """(the file, its summary, the name there) where `name`, imported from that
+        project module, is defined: through the re-exports of packages' `__init__.py`
+        (`from .model import RNDModel`)."""
         target = self._target(module, level, None)
         seen: set[str] = set()
         while target is not None and target not in seen and len(seen) < _MAX_STAR_CHAIN:
@@ -2467,12 +2626,9 @@ class ProjectIndex:
             summary = self._summary(target)
             if summary is None:
                 return None
-            carried = summary.carried_state.get(name)
-            if carried:
-                return target, [(attribute, line) for attribute, line in carried]
             reexport = summary.reexports.get(name)
             if reexport is None:
-                return None
+                return target, summary, name
             module, level, name = reexport
             target = self._target(module, level, importer=target)
         return None

@@ -204,8 +204,17 @@ SLICING_METHODS = frozenset({"unbind", "split", "chunk"})
 SLICING_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.chunk"})
 # Tensors from data (`torch.tensor(loss)` copies the values and drops the history).
 DATA_COPYING_FUNCTIONS = frozenset({"torch.tensor", "torch.Tensor.new_tensor"})
+# The legacy typed constructors (`torch.FloatTensor(state)`, RL code's way to turn an
+# observation into a batch): of plain data a fresh tensor; of a tensor of their dtype an
+# alias that keeps its history (`AliasBackward0`, measured); of another dtype a TypeError.
+_LEGACY_DTYPES = ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte")
+LEGACY_TENSOR_CONSTRUCTORS = frozenset(
+    {"torch.Tensor"}
+    | {f"torch.{device}{dtype}Tensor" for device in ("", "cuda.") for dtype in _LEGACY_DTYPES}
+    | {"torch.BoolTensor", "torch.cuda.BoolTensor"}
+)
 # Converters that share the data, and the history, of a tensor they are given.
-AS_TENSOR_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray"})
+AS_TENSOR_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray"}) | LEGACY_TENSOR_CONSTRUCTORS
 # Calls whose result carries no graph back to their arguments (the read analysis).
 GRAPH_CUTTING_FUNCTIONS = (
     PYTHON_VALUE_BUILTINS

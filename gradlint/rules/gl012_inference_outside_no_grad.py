@@ -160,9 +160,11 @@ class InferenceOutsideNoGrad(Rule):
     the project's other files does), a model whose parameters are
     switched off with `requires_grad_(False)` (or one by one in a loop, also over
     several models' parameters walked in turn, `itertools.chain(G.parameters(),
-    D.parameters())`, also by the loader of this file that hands it back; read in order
-    in the forward's own function: a GAN's critic unfrozen again for its own step
-    records), inputs that require grad (saliency, adversarial examples), and a model
+    D.parameters())`, also by the loader of this file that hands it back, or by the
+    `__init__` of the class that holds it, in any file of the project: RND's
+    `self.rnd.target(obs)` when `RNDModel.__init__` freezes `self.target` and no method
+    switches it back on; read in order in the forward's own function: a GAN's critic
+    unfrozen again for its own step records), inputs that require grad (saliency, adversarial examples), and a model
     whose own forward differentiates.
 
     ## Example
