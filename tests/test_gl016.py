@@ -452,3 +452,74 @@ def test_a_mode_set_on_every_path_of_the_epoch_is_not_the_evaluations(
     path.write_text(MODE_CHOSEN_EVERY_EPOCH.format(other=other))
     codes = [d.code for d in lint_file(path, ONLY_GL016).diagnostics]
     assert codes == (["GL016"] if reported else [])
+
+
+TRAINER_OBJECT = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1))
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+
+    def compute_loss(self, x):
+        out = self.model(x)
+        return out.pow(2).mean()
+
+    def train_step(self, x):
+        {start}
+        self.optimizer.zero_grad()
+        loss = {loss}
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def validation(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x).mean().item()
+
+
+def main():
+    trainer = Trainer()
+    x = torch.randn(8, 4)
+    for it in range(1000):
+        trainer.train_step(x)
+        if it % 100 == 0:
+            print(trainer.validation(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("start", "loss", "line"),
+    [
+        # the loop outside the class runs the object's methods: its `validation()`
+        # leaves `trainer.model` in eval mode for every later `train_step()`
+        ("pass", "self.model(x).pow(2).mean()", 17),
+        # the forward is in a helper that returns its result to the step's backward
+        ("pass", "self.compute_loss(x)", 11),
+        # the step puts the model back in train mode itself
+        ("self.model.train()", "self.model(x).pow(2).mean()", None),
+        ("self.model.train()", "self.compute_loss(x)", None),
+        # a helper's forward whose result is detached trains nothing
+        ("pass", "self.compute_loss(x).detach().requires_grad_()", None),
+    ],
+)
+def test_a_trainer_objects_evaluation_method_called_by_the_loop_outside_it(
+    tmp_path: Path, start: str, loss: str, line: int | None
+) -> None:
+    path = tmp_path / "trainer.py"
+    path.write_text(TRAINER_OBJECT.replace("{start}", start).replace("{loss}", loss))
+    found = [(d.start.line, d.code) for d in lint_file(path, ONLY_GL016).diagnostics]
+    assert found == ([(line, "GL016")] if line is not None else [])
+
+
+def test_the_fix_for_a_trainer_object_switches_its_model_back_after_the_evaluation() -> None:
+    source = TRAINER_OBJECT.replace("{start}", "pass").replace("{loss}", "self.compute_loss(x)")
+    outcome = fix_source(source, "trainer.py", ONLY_GL016, unsafe=True)
+    assert outcome.source == source.replace(
+        "            print(trainer.validation(x))\n",
+        "            print(trainer.validation(x))\n            trainer.model.train()\n",
+    )

@@ -138,9 +138,38 @@ class ModeFlow:
             callee = self._callee_for(call, path)
             if callee is not None:
                 trained = self.trains_in_callers_mode(*callee)
+                if trained is None and self.differentiation.result_is_differentiated(call):
+                    # `loss = self.compute_loss(x)`, then `loss.backward()`: the forward
+                    # the helper returns the result of is trained here
+                    trained = self._returns_forward_in_callers_mode(*callee)
                 if trained is not None:
                     found.append(TrainingUse(call, trained))
         return found
+
+    def _returns_forward_in_callers_mode(self, func: cst.FunctionDef, path: str) -> cst.Call | None:
+        """A forward of `path` in `func`, recording and with no switch of `func`'s own
+        reaching it, whose result `func` returns (past no `.detach()`): what a caller
+        that differentiates the call's result trains, in the mode the caller left."""
+        index = self.index
+        differentiation = self.differentiation
+        anchors: list[cst.CSTNode] = [w.anchor for w in self.writes(func, path)]
+        for call in self.calls_in(func):
+            if (
+                not self._runs_forward_of(call, path)
+                or self.grad_mode.mode_at(call) is not GradMode.RECORDING
+                or (anchors and index.reaching(anchors, call))
+            ):
+                continue
+            for use in (call, *differentiation.reads_reached(call, set())):
+                statement = index.statement_of(use)
+                if (
+                    type(statement) is cst.Return
+                    and statement.value is not None
+                    and index.is_inside(use, statement.value)
+                    and not differentiation.cut_within_statement(use)
+                ):
+                    return call
+        return None
 
     def eval_paths(self, scope: cst.CSTNode) -> set[str]:
         """The model paths the scope may put in eval mode, itself or through a call:
@@ -416,7 +445,8 @@ class ModeFlow:
     def _paths_into(self, call: cst.Call, callee: cst.FunctionDef):
         """(path in the caller, the same object's path in the callee) for what a call
         hands over (caller_arguments.path_in_caller): arguments bound to parameters, and
-        `self.<attr>` into a method called through `self.`."""
+        `self.<attr>` into a method called through `self.`, or through an object of the
+        class that the caller names (`trainer.validation()` switches `trainer.model`)."""
         method = self.index.enclosing_class(callee) is not None
         for param in self.summaries.of(callee).params:
             if param in ("self", "cls"):
@@ -424,11 +454,11 @@ class ModeFlow:
             name = path_in_caller(call, callee, param, method=method)
             if name is not None:
                 yield name, param
-        func = call.func
-        if method and type(func) is cst.Attribute and module_path(func.value) == "self":
+        if method and type(call.func) is cst.Attribute:
             for path in self._self_paths(callee):
-                if path_in_caller(call, callee, path, method=method) == path:
-                    yield path, path
+                passed = path_in_caller(call, callee, path, method=method)
+                if passed is not None:
+                    yield passed, path
         # a model of the module's own, read by both (`model = Net()`, then `evaluate()`
         # whose body runs `model.eval()`): the same object on each side
         for name in self._module_globals(callee):

@@ -32,10 +32,12 @@ class TrainModeNotRestored(Rule):
     The switch is usually in another function than the loop: an `evaluate(model,
     loader)` helper, a `validate()` method of the trainer, with the training forward in
     a `train_one_epoch(model, ...)` helper. gradlint follows the model into the functions
-    of the file the loop calls (as an argument, or as `self.<attr>` into a method called
-    through `self.`), and into evaluation helpers imported from the project's other
-    files (`from utils import evaluate`: a parameter whose last switch there is
-    `eval()`).
+    of the file the loop calls (as an argument, as `self.<attr>` into a method called
+    through `self.`, or into the methods of a trainer object the loop runs:
+    `trainer.validation()` switches `trainer.model`), through a helper whose result the
+    step differentiates (`loss = self.compute_loss(x)`, then `loss.backward()`), and
+    into evaluation helpers imported from the project's other files (`from utils import
+    evaluate`: a parameter whose last switch there is `eval()`).
 
     Measured (fixtures/GL016, CPU): after the first evaluation `model.training` is
     `False` at every later training step, and a dropout layer's output on a batch equals
