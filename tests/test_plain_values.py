@@ -310,3 +310,45 @@ def test_a_framework_collective_keeps_only_its_inputs_history(reduced, expected)
         """
     found = lint_source(textwrap.dedent(source), "train.py")
     assert [d.code for d in found if d.code == "GL006"] == expected
+
+
+def _branchy_forward(branches: int) -> str:
+    """A hand-written forward over a layer list (MAML learners): `x` rebound on every
+    branch of a loop, each binding reached by all the others."""
+    arms = "\n".join(
+        f"        {'if' if i == 0 else 'elif'} name == 'op{i}':\n"
+        f"            x = F.linear(x, vars[{i}], vars[{i + 1}])"
+        for i in range(branches)
+    )
+    return (
+        "import torch\nimport torch.nn.functional as F\n\n\n"
+        "def forward(x, vars, config):\n"
+        "    for name in config:\n"
+        f"{arms}\n"
+        "    return x.sum()\n"
+    )
+
+
+@pytest.mark.parametrize("branches", [4, 8, 16])
+def test_a_name_rebound_on_every_branch_of_a_loop_is_evaluated_once_per_binding(
+    monkeypatch, branches
+):
+    # a cycle's value is kept while the evaluation it reached runs: without that, each
+    # binding asked about every other one, 2**branches evaluations (a 16-branch
+    # learner in fresh dev code took longer than any run's patience)
+    facts = FileFacts(cst.parse_module(_branchy_forward(branches)))
+    values = facts.values
+    evaluated: list[object] = []
+    original = values._binding_value
+
+    def counted(node, name):
+        evaluated.append(node)
+        return original(node, name)
+
+    monkeypatch.setattr(values, "_binding_value", counted)
+    last_read = [n for n in facts.index.nodes if type(n) is cst.Name and n.value == "x"][-1]
+    kinds = values.of_expr(last_read)
+    assert Kind.PYTHON not in kinds and not is_graph_free(kinds)
+    # each binding is evaluated about once per binding it reaches (4 branches: 12; it
+    # was 66, and 109,602 for 8)
+    assert len(evaluated) <= (branches + 2) ** 2

@@ -260,10 +260,15 @@ class ValueAnalysis:
         self._mutated: dict[str, list[cst.CSTNode]] | None = None
         self._memo: dict[tuple[cst.CSTNode, str], Value] = {}
         self._source_memo: dict[tuple[str, cst.CSTNode], list[cst.CSTNode] | None] = {}
-        self._active: set[tuple[cst.CSTNode, str]] = set()
-        # per of_binding in progress: the values it got that met a cycle, and how many
-        self._in_progress: list[dict[tuple[cst.CSTNode, str], tuple[Value, int]]] = []
-        self._cycles = 0
+        # the bindings being evaluated, by the depth of the evaluation that holds them
+        self._active: dict[tuple[cst.CSTNode, str], int] = {}
+        # per of_binding in progress (outermost first): a token that names it, and the
+        # shallowest evaluation in progress that a cycle under it reached
+        self._frames: list[object] = []
+        self._lows: list[int] = []
+        # values that met a cycle: (value, the depth of the evaluation the cycle reached,
+        # its token), good while that evaluation is still in progress
+        self._in_cycle: dict[tuple[cst.CSTNode, str], tuple[Value, int, object]] = {}
         self._frozen: set[tuple[cst.CSTNode | None, str]] | None = None
         self._graph_grads: bool | None = None
         self._stores: dict[cst.CSTNode, dict[str, list[_Store]]] = {}
@@ -309,31 +314,43 @@ class ValueAnalysis:
         memo = self._memo.get(key)
         if memo is not None:
             return memo
-        if key in self._active:
-            self._cycles += 1
+        depth = self._active.get(key)
+        if depth is not None:
+            self._reached(depth)
             return NOTHING
-        # A value that met a cycle is not kept for good (it depends on where the cycle
-        # was cut), but the evaluation that asked for it asks again with the same
-        # bindings in progress: kept for it, so that `x = x + w` twenty times in a loop
-        # (each evaluated once per use of x in the next) is not 2**20 evaluations.
-        caller = self._in_progress[-1] if self._in_progress else None
-        if caller is not None and key in caller:
-            value, cycles_met = caller[key]
-            self._cycles += cycles_met
-            return value
-        self._active.add(key)
-        self._in_progress.append({})
-        cycles = self._cycles
+        # A value that met a cycle depends on where the cycle was cut: on the evaluation
+        # in progress that it reached. While that one runs, every evaluation under it
+        # cuts there too, so the value is kept for all of them: a loop whose body
+        # rebinds `x` on a dozen branches (`x = F.conv2d(x, w)`, `x = F.linear(x, w)`,
+        # ...) asks each binding about every other one, 2**n evaluations without it.
+        kept = self._in_cycle.get(key)
+        if kept is not None:
+            value, low, frame = kept
+            if low < len(self._frames) and self._frames[low] is frame:
+                self._reached(low)
+                return value
+        depth = len(self._frames)
+        self._active[key] = depth
+        self._frames.append(object())
+        self._lows.append(depth)
         try:
             value = self._binding_value(binding, name)
         finally:
-            self._active.discard(key)
-            self._in_progress.pop()
-        if self._cycles == cycles:
+            del self._active[key]
+            self._frames.pop()
+            low = self._lows.pop()
+        if low >= depth:
+            # every cycle it met closed inside it: the value is its own for good
             self._memo[key] = value
-        elif caller is not None:
-            caller[key] = (value, self._cycles - cycles)
+        else:
+            self._in_cycle[key] = (value, low, self._frames[low])
+            self._reached(low)
         return value
+
+    def _reached(self, depth: int) -> None:
+        """The evaluation in progress met a cycle through the one at `depth`."""
+        if self._lows and depth < self._lows[-1]:
+            self._lows[-1] = depth
 
     def of_expr(self, expr: cst.CSTNode, use: cst.CSTNode | None = None) -> Value:
         """What `expr` evaluates to (names resolved at `use`, default: expr itself)."""
@@ -638,7 +655,8 @@ class ValueAnalysis:
                     operands.append(self.of_binding(previous, name))
                 operands.append(self._expr(current.value, current))
         finally:
-            self._active.difference_update(marked)
+            for key in marked:
+                del self._active[key]
         return combine(*operands)
 
     def _chain_step(
@@ -666,11 +684,13 @@ class ValueAnalysis:
             if memo is not None:
                 operands.append(memo)
             elif type(previous) is cst.AugAssign and _updates_name(previous):
-                if key in self._active:
-                    self._cycles += 1
+                depth = self._active.get(key)
+                if depth is not None:
+                    self._reached(depth)
                     continue
                 seen.add(previous)
-                self._active.add(key)
+                # part of the evaluation in progress, as the update it walks back from
+                self._active[key] = len(self._frames) - 1
                 marked.append(key)
                 todo.append(previous)
             else:
