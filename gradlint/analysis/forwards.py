@@ -44,6 +44,7 @@ from gradlint.analysis.index import (
     positional_arguments,
 )
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import frozen_attributes_of_class_source
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -1706,12 +1707,11 @@ class ForwardAnalysis:
         (ModuleSummary.frozen_attributes): RND's random target network. Where `use`
         calls a submodule of the model (`self.rnd.target(x)` as a forward of
         `self.rnd`), that submodule is what runs."""
-        project = self.summaries.project
         called = module_path(use.func) if type(use) is cst.Call else None
         if called is not None and called.startswith(model + "."):
             model = called
         holder, _, attribute = model.rpartition(".")
-        if project is None or not holder:
+        if not holder:
             return False
         try:
             expr = cst.parse_expression(holder)
@@ -1728,11 +1728,19 @@ class ForwardAnalysis:
             name = built.func.value
             origin = self.index.imported_from.get(name)
             if origin is not None and origin[2] is not None:
+                project = self.summaries.project
+                if project is None or not project.enabled:
+                    return False
                 frozen = project.frozen_attributes(origin[0], origin[1], origin[2])
-            elif any(c.name.value == name for c in self.index.classes):
-                frozen = project.own_frozen_attributes(name)
             else:
-                return False
+                own = [c for c in self.index.classes if c.name.value == name]
+                if len(own) != 1:
+                    return False
+                # read only a class that has a switch of the file's (_collect_frozen)
+                assert self._frozen is not None
+                if not any(off and self.index.is_inside(at, own[0]) for _, at, off in self._frozen):
+                    return False
+                frozen = frozen_attributes_of_class_source(self.index.module.code_for_node(own[0]))
             if attribute not in frozen and "" not in frozen:
                 return False
         return True

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import textwrap
 import threading
 import warnings
 from collections import OrderedDict
@@ -1959,6 +1960,19 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
     return sorted(off)
 
 
+def frozen_attributes_of_class_source(source: str) -> frozenset[str]:
+    """_frozen_attributes of a class of the linted file, from its source alone: one
+    recipe for what a class freezes, without summarising the whole file."""
+    if REQUIRES_GRAD_ATTRIBUTE not in source:
+        return frozenset()
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        return frozenset()
+    cls = tree.body[0] if tree.body else None
+    return frozenset(_frozen_attributes(cls)) if isinstance(cls, ast.ClassDef) else frozenset()
+
+
 def _requires_grad_method_switch(call: ast.Call) -> tuple[ast.AST, bool | None] | None:
     """(the receiver, the value as a written-out bool or None) of
     `x.requires_grad_(...)`; `x.requires_grad_()` turns it on."""
@@ -2604,14 +2618,6 @@ class ProjectIndex:
         in its `__init__` (ModuleSummary.frozen_attributes)."""
         home = self._class_home(module, level, name)
         return frozenset(home[1].frozen_attributes.get(home[2], ())) if home else frozenset()
-
-    def own_frozen_attributes(self, name: str) -> frozenset[str]:
-        """The same for a class of the linted file itself, read from its own summary as
-        another file's would be: one recipe for what a class freezes."""
-        if not self.enabled:
-            return frozenset()
-        summary = summary_of_file(self.path)
-        return frozenset(summary.frozen_attributes.get(name, ())) if summary else frozenset()
 
     def _class_home(
         self, module: str, level: int, name: str
