@@ -523,3 +523,55 @@ def test_the_fix_for_a_trainer_object_switches_its_model_back_after_the_evaluati
         "            print(trainer.validation(x))\n",
         "            print(trainer.validation(x))\n            trainer.model.train()\n",
     )
+
+
+FLAG_PAIRED_EVALUATION = """\
+import torch
+from contextlib import nullcontext
+
+
+def encode(text_encoder, ids):
+    return text_encoder(ids)[0]
+
+
+def train(model, text_encoder, optimizer, batches, args):
+    if args.train_text_encoder:
+        text_encoder.train()
+    else:
+        text_encoder.eval()
+    for step, (ids, y) in enumerate(batches):
+        with nullcontext() if args.train_text_encoder else torch.no_grad():
+            cond = encode(text_encoder, ids)
+        loss = (model(cond) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 100 == 0:
+            model.eval()
+            if args.train_text_encoder:
+                text_encoder.eval()
+            with torch.no_grad():
+                print(model(encode(text_encoder, ids)))
+            model.train()
+            {restore}
+"""
+
+
+@pytest.mark.parametrize(
+    ("restore", "reported"),
+    [
+        # the same flag that put the text encoder in eval mode puts it back (diffusers'
+        # aMUSEd trainer)
+        ("if args.train_text_encoder:\n                text_encoder.train()", False),
+        # another flag may leave it in eval mode: its forward returned to the backward
+        ("if args.log_images:\n                text_encoder.train()", True),
+        ("pass", True),
+    ],
+)
+def test_an_evaluation_undone_under_the_same_flag_leaves_nothing_in_eval_mode(
+    tmp_path: Path, restore: str, reported: bool
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(FLAG_PAIRED_EVALUATION.replace("{restore}", restore))
+    found = [(d.start.line, d.code) for d in lint_file(path, ONLY_GL016).diagnostics]
+    assert found == ([(6, "GL016")] if reported else [])

@@ -138,7 +138,11 @@ class ModeFlow:
             callee = self._callee_for(call, path)
             if callee is not None:
                 trained = self.trains_in_callers_mode(*callee)
-                if trained is None and self.differentiation.result_is_differentiated(call):
+                if (
+                    trained is None
+                    and self.grad_mode.mode_at(call) is GradMode.RECORDING
+                    and self.differentiation.result_is_differentiated(call)
+                ):
                     # `loss = self.compute_loss(x)`, then `loss.backward()`: the forward
                     # the helper returns the result of is trained here
                     trained = self._returns_forward_in_callers_mode(*callee)
@@ -251,8 +255,33 @@ class ModeFlow:
                         return False
                     if _in_finally_of(index, other.anchor, at):
                         return False
+                    guards = self._guards(other.anchor, loop, only_ifs=True)
+                    if guards is not None and guards <= (self._guards(at, loop) or set()):
+                        # `if args.train_text_encoder: enc.eval()` ... `if
+                        # args.train_text_encoder: enc.train()`: the same flag runs both
+                        return False
             return True
         return False
+
+    def _guards(
+        self, node: cst.CSTNode, loop: cst.CSTNode, *, only_ifs: bool = False
+    ) -> set[tuple[str, bool]] | None:
+        """The `if` tests (as written, and which branch) that `node` is under, inside
+        `loop`: a flag the iteration does not change runs two statements under the same
+        tests together. With `only_ifs`, None when something else may skip it (a nested
+        loop, a `try`)."""
+        index = self.index
+        found: set[tuple[str, bool]] = set()
+        inner: cst.CSTNode = node
+        for anc in index.ancestors(node):
+            if anc is loop:
+                break
+            if type(anc) is cst.If and inner is not anc.test:
+                found.add((index.module.code_for_node(anc.test), inner is anc.body))
+            elif only_ifs and isinstance(anc, (cst.For, cst.While, cst.Try, cst.ExceptHandler)):
+                return None
+            inner = anc
+        return found
 
     def trained_after_evaluation(
         self,
