@@ -19,19 +19,24 @@ from gradlint.analysis.torch_api import (
 )
 
 
+def own_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The method of that name defined in the class's own body."""
+    return next(
+        (
+            item
+            for item in cls.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+        ),
+        None,
+    )
+
+
 def carried_attributes_of_class(cls: ast.ClassDef) -> list[tuple[str, int]]:
     """(attribute, line) for each attribute the class's own `forward` carries from one
     call to the next, read as ModuleState.carried_attributes reads a class of the
     linted file: what the project summary of another file says of its classes (a
     library's EvolveGCN keeps its evolving weight on itself)."""
-    forward = next(
-        (
-            item
-            for item in cls.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"
-        ),
-        None,
-    )
+    forward = own_method(cls, "forward")
     if forward is None:
         return []
     stores = [

@@ -43,7 +43,7 @@ from gradlint.analysis.imports import (
     star_bound,
 )
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
-from gradlint.analysis.module_state_summary import carried_attributes_of_class
+from gradlint.analysis.module_state_summary import carried_attributes_of_class, own_method
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
@@ -1913,14 +1913,7 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
     method of the class switches on again: RND's random target network, a frozen
     teacher. A forward of one on inputs without history records nothing, wherever
     the instance is used."""
-    init = next(
-        (
-            item
-            for item in cls.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__"
-        ),
-        None,
-    )
+    init = own_method(cls, "__init__")
     if init is None:
         return []
     off: set[str] = set()
