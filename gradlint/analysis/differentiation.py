@@ -210,6 +210,24 @@ class DifferentiationReach:
                 yield use
                 work.extend(self.flows_into(use))
 
+    def returns_reached(self, node: cst.BaseExpression) -> list[cst.Return]:
+        """The `return` statements of its function whose value is computed from the
+        result of `node` (past no `.detach()` or `.item()`), in source order: where the
+        result goes back to the callers."""
+        index = self.index
+        found: list[cst.Return] = []
+        for use in (node, *self.reads_reached(node, set())):
+            statement = index.statement_of(use)
+            if (
+                type(statement) is cst.Return
+                and statement.value is not None
+                and index.is_inside(use, statement.value)
+                and not self._cut_within_statement(use)
+                and not any(r is statement for r in found)
+            ):
+                found.append(statement)
+        return sorted(found, key=lambda r: index.order.get(r, 0))
+
     def cut_within_statement(self, node: cst.CSTNode) -> bool:
         """`.item()`, `.detach()` around the value in its statement: no graph goes on."""
         return self._cut_within_statement(node)

@@ -154,25 +154,15 @@ class ModeFlow:
         """A forward of `path` in `func`, recording and with no switch of `func`'s own
         reaching it, whose result `func` returns (past no `.detach()`): what a caller
         that differentiates the call's result trains, in the mode the caller left."""
-        index = self.index
-        differentiation = self.differentiation
         anchors: list[cst.CSTNode] = [w.anchor for w in self.writes(func, path)]
         for call in self.calls_in(func):
             if (
-                not self._runs_forward_of(call, path)
-                or self.grad_mode.mode_at(call) is not GradMode.RECORDING
-                or (anchors and index.reaching(anchors, call))
+                self._runs_forward_of(call, path)
+                and self.grad_mode.mode_at(call) is GradMode.RECORDING
+                and not (anchors and self.index.reaching(anchors, call))
+                and self.differentiation.returns_reached(call)
             ):
-                continue
-            for use in (call, *differentiation.reads_reached(call, set())):
-                statement = index.statement_of(use)
-                if (
-                    type(statement) is cst.Return
-                    and statement.value is not None
-                    and index.is_inside(use, statement.value)
-                    and not differentiation.cut_within_statement(use)
-                ):
-                    return call
+                return call
         return None
 
     def eval_paths(self, scope: cst.CSTNode) -> set[str]:

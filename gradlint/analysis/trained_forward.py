@@ -77,23 +77,11 @@ class TrainedForwards:
         forward = self.forward_of(operation)
         if forward is None:
             return []
-        index = self.index
-        found: list[cst.Return] = []
-        uses: list[cst.CSTNode] = [operation]
-        uses.extend(self.differentiation.reads_reached(operation, set()))
-        for use in uses:
-            statement = index.statement_of(use)
-            if (
-                type(statement) is cst.Return
-                and statement.value is not None
-                and index.is_inside(use, statement.value)
-                and index.scope_of(statement) is forward
-                and not self.differentiation.cut_within_statement(use)
-                and not any(r is statement for r in found)
-                and self.forward_of(statement) is forward
-            ):
-                found.append(statement)
-        return sorted(found, key=lambda r: index.order.get(r, 0))
+        return [
+            returned
+            for returned in self.differentiation.returns_reached(operation)
+            if self.index.scope_of(returned) is forward and self.forward_of(returned) is forward
+        ]
 
     def callers_passing_data(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
         """When `name` at `use` is a parameter of a trained forward, never rebound in it,
