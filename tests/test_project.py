@@ -2165,3 +2165,77 @@ def test_the_summary_says_which_submodules_a_class_freezes_for_good(init, frozen
     ).replace("{init}", init)
     summary = project.summarise_source(source, "student.py")
     assert summary.frozen_attributes.get("Student", []) == frozen
+
+
+SELF_CLEARING_MODEL = """
+    import torch.nn as nn
+
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(4, 4)
+            self.dec = nn.Linear(4, 1)
+
+        def forward(self, x, y):
+            {first}
+            return ((self.dec(self.enc(x)) - y) ** 2).mean()
+"""
+
+SELF_CLEARING_TRAINER = """
+    import torch
+    {import_line}
+
+
+    def train(batches):
+        model = Seq2Seq()
+        enc_optim = torch.optim.Adam(model.enc.parameters())
+        dec_optim = torch.optim.Adam(model.dec.parameters())
+        for x, y in batches:
+            loss = model(x, y)
+            loss.backward()
+            enc_optim.step()
+            dec_optim.step()
+"""
+
+
+@pytest.mark.parametrize("import_line", ["from model import Seq2Seq", "from model import *"])
+@pytest.mark.parametrize(
+    ("first", "reported"),
+    [
+        # the model clears its own gradients first thing in every forward (threelittle-
+        # monkeys/seq2seq-pytorch): the loop's two optimizers hold only its parameters
+        ("self.zero_grad()", []),
+        ("self.zero_grad(set_to_none=True)", []),
+        # on one path only, or not at all: the steps apply summed gradients
+        ("if x is None:\n                self.zero_grad()", [(12, "GL007"), (13, "GL007")]),
+        ("pass", [(12, "GL007"), (13, "GL007")]),
+    ],
+)
+def test_a_forward_that_clears_the_models_own_gradients_clears_the_loop(
+    tmp_path, import_line, first, reported
+):
+    write(
+        tmp_path,
+        {
+            "model.py": SELF_CLEARING_MODEL.replace("{first}", first),
+            "train.py": SELF_CLEARING_TRAINER.replace("{import_line}", import_line),
+        },
+    )
+    assert findings(tmp_path / "train.py") == reported
+
+
+@pytest.mark.parametrize(("first", "cleared"), [("self.zero_grad()", True), ("pass", False)])
+def test_a_forward_of_the_linted_file_that_clears_its_own_gradients(tmp_path, first, cleared):
+    model = textwrap.dedent(SELF_CLEARING_MODEL.replace("{first}", first))
+    trainer = textwrap.dedent(SELF_CLEARING_TRAINER.replace("{import_line}", ""))
+    (tmp_path / "train.py").write_text(model + trainer, encoding="utf-8")
+    codes = [code for _, code in findings(tmp_path / "train.py")]
+    assert codes == ([] if cleared else ["GL007", "GL007"])
+
+
+def test_the_summary_says_which_classes_clear_their_own_gradients_in_forward():
+    source = textwrap.dedent(SELF_CLEARING_MODEL.replace("{first}", "self.zero_grad()"))
+    other = source.replace("Seq2Seq", "Plain").replace("self.zero_grad()", "x = x * 1")
+    summary = project.summarise_source(source + other, "model.py")
+    assert summary.grad_clearing_forwards == ["Seq2Seq"]

@@ -44,7 +44,10 @@ from gradlint.analysis.index import (
     positional_arguments,
 )
 from gradlint.analysis.loops import LoopAnalysis
-from gradlint.analysis.project import frozen_attributes_of_class_source
+from gradlint.analysis.project import (
+    forward_clears_own_grads_of_source,
+    frozen_attributes_of_class_source,
+)
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Holder, output_kept, storing_holder
@@ -992,6 +995,46 @@ class ForwardAnalysis:
                     if forward is not None:
                         return forward
         return None
+
+    def clears_own_grads(self, call: cst.Call) -> bool:
+        """Does `model(x)` run a forward that clears the model's own gradients first
+        (`self.zero_grad()` at the top of `forward`), the model built from a class of
+        this file or of another project file (ModuleSummary.grad_clearing_forwards)?
+        Then each call starts the model's `.grad`s from zero, as an optimizer's
+        `zero_grad()` would."""
+        forward = self.forward_of(call)
+        if forward is not None:
+            return forward_clears_own_grads_of_source(self.index.module.code_for_node(forward))
+        func = call.func
+        target: cst.CSTNode = func
+        if type(func) is cst.Attribute and func.attr.value == "forward":
+            target = func.value
+        name = dotted_name(target)
+        project = self.summaries.project
+        if name is None or name == "self" or project is None or not project.enabled:
+            return False
+        built = [
+            built_module_call(value)
+            for value in self.tensors.module_constructors(target, self._binding_site(name, call))
+        ]
+        if not built:
+            return False
+        for value in built:
+            if type(value) is not cst.Call or type(value.func) is not cst.Name:
+                return False
+            cls = value.func.value
+            origin = self.index.imported_from.get(cls)
+            if origin is not None:
+                module, level, there = origin
+                if there is None or not project.forward_clears_grads(module, level, there):
+                    return False
+            elif not any(
+                # `from model import *`: the class the star import brings in
+                project.forward_clears_grads(module, level, cls)
+                for module, level in self.index.star_imports
+            ):
+                return False
+        return True
 
     def _class_handed_in(self, name: str, use: cst.CSTNode) -> str | None:
         """The one class every call of this file of the function around `use` builds

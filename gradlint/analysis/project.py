@@ -81,6 +81,7 @@ from gradlint.analysis.torch_api import (
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
+    GRAD_CLEARING_NAMES,
     GRAD_MODE_SETTER,
     GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
@@ -264,6 +265,9 @@ class ModuleSummary:
     # (`for p in self.target.parameters(): p.requires_grad = False`); "" for the
     # instance itself (_frozen_attributes)
     frozen_attributes: dict[str, list[str]] = field(default_factory=dict)
+    # classes whose `forward` clears the instance's own gradients on every call
+    # (_forward_clears_own_grads)
+    grad_clearing_forwards: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1538,6 +1542,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             frozen = _frozen_attributes(node)
             if frozen:
                 summary.frozen_attributes[node.name] = frozen
+            forward = own_method(node, "forward")
+            if forward is not None and _forward_clears_own_grads(forward):
+                summary.grad_clearing_forwards.append(node.name)
             _note_parameterless_attributes(built, imports, summary.parameterless_attributes)
             if _builds_weighted_layers(built) or _builds_parameters(built, imports):
                 summary.parameter_classes.append(node.name)
@@ -1951,6 +1958,40 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
             ):
                 off.discard(owner)
     return sorted(off)
+
+
+def _forward_clears_own_grads(forward: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does a `forward` clear the instance's gradients on every call: `self.zero_grad()`
+    as a statement of its body, not under an `if`? A seq2seq model that starts its
+    forward so: the loop that calls it and backpropagates needs no clear of its own, the
+    optimizers hold the instance's parameters."""
+    for statement in forward.body:
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        func = statement.value.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in GRAD_CLEARING_NAMES
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
+            return True
+    return False
+
+
+def forward_clears_own_grads_of_source(source: str) -> bool:
+    """_forward_clears_own_grads of a `forward` of the linted file, from its source
+    alone: the same recipe as for another file's classes."""
+    if not any(name in source for name in GRAD_CLEARING_NAMES):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        return False
+    forward = tree.body[0] if tree.body else None
+    return isinstance(forward, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+        _forward_clears_own_grads(forward)
+    )
 
 
 def frozen_attributes_of_class_source(source: str) -> frozenset[str]:
@@ -2611,6 +2652,13 @@ class ProjectIndex:
         in its `__init__` (ModuleSummary.frozen_attributes)."""
         home = self._class_home(module, level, name)
         return frozenset(home[1].frozen_attributes.get(home[2], ())) if home else frozenset()
+
+    def forward_clears_grads(self, module: str, level: int, name: str) -> bool:
+        """Does `name`, a class imported from that project module (or re-exported by it,
+        or brought in by a star import of it), clear its own gradients at the top of its
+        `forward` (ModuleSummary.grad_clearing_forwards)?"""
+        home = self._class_home(module, level, name)
+        return home is not None and home[2] in home[1].grad_clearing_forwards
 
     def _class_home(
         self, module: str, level: int, name: str

@@ -85,7 +85,8 @@ class MissingZeroGrad(Rule):
 
     Not flagged: gradient accumulation that steps and clears every k iterations (inside
     an `if`), a clear after the step or in a helper, an LBFGS-style `closure` that
-    clears, a model (and its optimizer) created anew each iteration, `torch.autograd.grad`
+    clears, a model whose `forward` clears its own gradients first (`self.zero_grad()`,
+    in this file or another of the project), a model (and its optimizer) created anew each iteration, `torch.autograd.grad`
     (which returns gradients instead of accumulating them), differentiable optimizers,
     and loops whose backward, step or clear happens out of sight (another file's helper,
     a framework hook). A clear in an enclosing loop does not count: it runs once for
@@ -297,10 +298,28 @@ class MissingZeroGrad(Rule):
         ]
         if self.facts.frameworks.is_foreign(loop):
             return
+        if uncleared:
+            clearing_forwards = self._clearing_forwards(loop)
+            uncleared = [
+                step
+                for step in uncleared
+                if not any(self._covers(clear, step, stepped) for clear in clearing_forwards)
+            ]
         for step in uncleared:
             self._report(step, sites, loop)
         if sites.handoffs:
             self._check_handoffs(loop, sites)
+
+    def _clearing_forwards(self, loop: LoopNode) -> list[GradClear]:
+        """The model calls of the loop whose forward clears the model's own gradients
+        first (`self.zero_grad()` in `forward`): asked only of a loop that would be
+        reported, since it means resolving each call's class."""
+        facts = self.facts
+        return [
+            GradClear(call, dotted_name(call.func))
+            for call in facts.index.of_types_in(loop.body, cst.Call, into_functions=False)
+            if facts.autograd.event(call) is None and facts.forwards.clears_own_grads(call)
+        ]
 
     def _check_handoffs(self, loop: LoopNode, sites: _Sites) -> None:
         """A loop that hands one module's gradients to the parameters an optimizer steps
