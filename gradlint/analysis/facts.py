@@ -165,6 +165,7 @@ class FileFacts:
             self.grad_mode,
             self.carried_graph.detaches,
             self.project,
+            self.values,
         )
 
     @cached_property

@@ -7,7 +7,12 @@ training loop that backpropagates every iteration, the second backward runs into
 first iteration's graph, already freed. The state is carried by an attribute, not a
 loop variable, so the loop's own carried names do not show it; this module reads it off
 the class and the loop: which attributes a forward carries, and whether a loop resets
-or detaches them between its calls."""
+or detaches them between its calls.
+
+A registered buffer written in place inside `forward` (`self.stored_mean[:] = ... + mean *
+m`) is carried the same way, by the module: the write records, and its node keeps the
+buffer's previous history, so the buffer holds every call's graph
+(buffers_written_with_graph)."""
 
 from __future__ import annotations
 
@@ -17,19 +22,32 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gradlint.analysis.bindings import all_params
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, forward_method, target_names
+from gradlint.analysis.index import (
+    FileIndex,
+    dotted_name,
+    forward_method,
+    own_method,
+    target_names,
+)
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
+    GRAPH_CUTTING_ATTRIBUTES,
+    METADATA_METHODS,
+    NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
+    is_inplace_method,
 )
+from gradlint.analysis.values import may_carry_graph
 
 if TYPE_CHECKING:
     from gradlint.analysis.project import ProjectIndex
+    from gradlint.analysis.values import ValueAnalysis
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,23 @@ class CarriedAttribute:
     elsewhere: tuple[str, int] | None = None
 
 
+# How many bindings back buffers_written_with_graph follows a local name to an input.
+_INPUT_DEPTH = 6
+# Methods whose result holds none of the receiver's history.
+_CUTTING_METHODS = DETACHING_METHODS | NUMBER_METHODS | METADATA_METHODS
+
+
+@dataclass(frozen=True)
+class BufferWrite:
+    """`statement` of a module's `forward` writes, in place, a value with the call's
+    autograd history into `attribute`, a tensor the instance keeps (`self.stored_mean[:] =
+    ... + mean * m`, `self.buf.copy_(x)`)."""
+
+    attribute: str
+    statement: cst.CSTNode
+    value: cst.BaseExpression
+
+
 class ModuleState:
     def __init__(
         self,
@@ -53,6 +88,7 @@ class ModuleState:
         grad_mode: GradModeAnalysis,
         detaching_call: Callable[[cst.Call], bool],
         project: ProjectIndex | None,
+        values: ValueAnalysis | None = None,
     ) -> None:
         self.index = index
         self.callees = callees
@@ -61,6 +97,8 @@ class ModuleState:
         # `repackage_hidden(h)`: carried_graph's reading of a detaching helper
         self.detaching_call = detaching_call
         self.project = project
+        # what a name holds and which bindings reach a use (buffers_written_with_graph)
+        self.values = values
         self._carried: dict[cst.FunctionDef, list[CarriedAttribute]] = {}
         self._resetting: dict[str, set[str]] = {}
 
@@ -235,6 +273,107 @@ class ModuleState:
                     return True
         return False
 
+    # -- tensors the instance keeps, written in place -------------------------------------
+
+    def buffers_written_with_graph(self, cls: cst.ClassDef) -> list[BufferWrite]:
+        """The in-place writes, in the class's own `forward`, into a buffer the instance
+        registers of a value that may carry the call's graph, while autograd records. Each write
+        chains the buffer's history (CopySlices, AddBackward) onto the one the last call
+        left, whatever it overwrites: the buffer keeps every training call's graph alive.
+        A write through `.data`, of a detached value or under `no_grad` records nothing."""
+        forward = own_method(cls, "forward")
+        if forward is None or self.values is None:
+            return []
+        buffers = self._kept_tensors(cls)
+        if not buffers:
+            return []
+        params = frozenset(p.name.value for p in all_params(forward.params)) - {"self"}
+        found: list[BufferWrite] = []
+        for node in self.index.of_types_in(
+            forward.body, cst.Assign, cst.AugAssign, cst.Expr, into_functions=False
+        ):
+            written = _inplace_write(node)
+            if written is None:
+                continue
+            attribute, value = written
+            if attribute not in buffers or self.grad_mode.mode_at(node) is not GradMode.RECORDING:
+                continue
+            if self._graph_flows_in(value, node, params, set()):
+                found.append(BufferWrite(attribute, node, value))
+        return found
+
+    def _kept_tensors(self, cls: cst.ClassDef) -> set[str]:
+        """`self.<name>` of each buffer the class registers by a written-out name."""
+        kept: set[str] = set()
+        for node in self.index.of_types_in(cls, cst.Call):
+            if (
+                dotted_name(node.func) == "self.register_buffer"
+                and node.args
+                and type(node.args[0].value) is cst.SimpleString
+            ):
+                name = node.args[0].value.evaluated_value
+                if isinstance(name, str):
+                    kept.add(f"self.{name}")
+        return kept
+
+    def _graph_flows_in(
+        self,
+        value: cst.CSTNode,
+        at: cst.CSTNode,
+        params: frozenset[str],
+        seen: set[tuple[str, cst.CSTNode]],
+        depth: int = _INPUT_DEPTH,
+    ) -> bool:
+        """Does the value compute, through no `.data`/`.detach()`/`.item()`/`.shape`, from
+        an input of the forward (a parameter other than `self`), directly or through the
+        local names it reads (followed back through their bindings)? What only attributes
+        of `self` give it (a count, a momentum, the buffer itself) is not seen to record."""
+        values = self.values
+        if values is None:
+            return False
+        parent = self.index.parent
+        for node in self.index.walk(value):
+            if type(node) is not cst.Name or node.value == "self":
+                continue
+            above = parent.get(node)
+            if type(above) is cst.Attribute and above.attr is node:
+                continue  # the `mean` of `x.mean`: an attribute, not a read of a name
+            if self._cut_within(node, value):
+                continue
+            if node.value in params:
+                return True
+            if depth == 0 or not may_carry_graph(values.of_expr(node, at)):
+                continue
+            for binding in values.reaching_bindings(node.value, at):
+                if (node.value, binding) in seen or self.index.scope_of(
+                    binding
+                ) is self.index.module:
+                    continue
+                seen.add((node.value, binding))
+                bound = values.bound_expression(binding, node.value)
+                if bound is not None and self._graph_flows_in(
+                    bound, binding, params, seen, depth - 1
+                ):
+                    return True
+        return False
+
+    def _cut_within(self, node: cst.CSTNode, value: cst.CSTNode) -> bool:
+        """Is `node` read through `.data`, `.shape`, `.detach()`, `.item()` or `.size()`
+        inside `value`?"""
+        parent = self.index.parent
+        child: cst.CSTNode = node
+        while child is not value:
+            above = parent.get(child)
+            if above is None:
+                return False
+            if type(above) is cst.Attribute and above.value is child:
+                if above.attr.value in GRAPH_CUTTING_ATTRIBUTES:
+                    return True
+                if above.attr.value in _CUTTING_METHODS and type(parent.get(above)) is cst.Call:
+                    return True
+            child = above
+        return False
+
     # -- the loop's side -----------------------------------------------------------------
 
     def cleared_in(self, body: cst.CSTNode, model: str, attribute: str) -> bool:
@@ -383,3 +522,42 @@ def _training_returns(statement: cst.CSTNode) -> bool:
         and bool(last.body)
         and type(last.body[-1]) in (cst.Return, cst.Raise)
     )
+
+
+def _inplace_write(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """(`self.<name>`, the value written) of an in-place write into an attribute of
+    `self`: `self.buf[i] = v`, `self.buf += v`, `self.buf[i] += v`, `self.buf.copy_(v)`,
+    `self.buf.mul_(m).add_(v)`. A write through `.data` (`self.buf.data[i] = v`) is not
+    one: it bypasses autograd."""
+    if type(node) is cst.Assign:
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Subscript:
+            return None
+        base = _written_base(node.targets[0].target)
+        return (base, node.value) if base is not None else None
+    if type(node) is cst.AugAssign:
+        base = _written_base(node.target)
+        return (base, node.value) if base is not None else None
+    if type(node) is cst.Expr and type(node.value) is cst.Call:
+        call: cst.BaseExpression = node.value
+        while type(call) is cst.Call and type(call.func) is cst.Attribute:
+            method = call.func.attr.value
+            if not is_inplace_method(method):
+                return None
+            receiver = call.func.value
+            if type(receiver) is not cst.Call:
+                base = _written_base(receiver)
+                # the whole chain: each of its operands is written in
+                return (base, node.value) if base is not None else None
+            call = receiver
+    return None
+
+
+def _written_base(target: cst.BaseExpression) -> str | None:
+    """`self.buf` of `self.buf`, `self.buf[i]`, `self.buf[i][:]`; None through `.data`
+    or for anything that is not an attribute of `self`."""
+    while type(target) is cst.Subscript:
+        target = target.value
+    name = dotted_name(target)
+    if name is None or not name.startswith("self.") or name.count(".") != 1:
+        return None
+    return name

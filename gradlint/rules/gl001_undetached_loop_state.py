@@ -11,6 +11,13 @@ from gradlint.diagnostics import Confidence, Edit, Fix, Group, Position, Related
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
 
+_BUFFER_WRITTEN_WITH_GRAPH = (
+    "`{buffer}` is written in place with a value that carries this forward's autograd "
+    "graph: each call chains its graph onto the one the buffer already holds, so the "
+    "buffer keeps every training step's graph alive (memory grows with the run) and a "
+    'backward that reaches it raises "Trying to backward through the graph a second '
+    'time". Write it under `torch.no_grad()`, or detach the value'
+)
 _KEPT_BY_MODULE = (
     "`{model}` keeps `{state}` from one call to the next with its autograd graph, and "
     "this loop calls it and backpropagates every iteration without resetting or "
@@ -36,6 +43,11 @@ class UndetachedLoopState(Rule):
     iteration of such a loop that neither resets nor detaches the attribute between
     calls. The finding is on the loop's call, with where the state is stored beside it.
 
+    Also a registered buffer that a `forward` writes in place, while autograd records,
+    with a value that carries the call's graph (`self.stored_mean[:] = self.stored_mean *
+    (1 - m) + mean * m`, `self.ema.mul_(d).add_(x)`, `self.buf.copy_(v)`), whichever loop
+    calls the model: the finding is on the write.
+
     ## Why is this bad?
     The carried tensor drags the previous iterations' graph into the next one. The
     second `backward()` then fails with `RuntimeError: Trying to backward through the
@@ -45,6 +57,12 @@ class UndetachedLoopState(Rule):
     between it fails with "modified by an inplace operation". The message says which
     of these the loop will do, read off its backward's `retain_graph` (both, when the
     flag is not a literal).
+
+    An in-place write into a buffer records too (`CopySlices`, `AddBackward`), and its
+    node keeps the buffer's previous history, whatever the write overwrites: the buffer
+    holds every training call's graph and saved activations (measured on torch 2.13: 7
+    more graph nodes per step for a one-line running mean), and a backward that ever
+    reaches it raises on the second step. A leak, reported as a warning.
 
     Not flagged: state detached anywhere in the loop (top of the loop, after the step,
     every k steps for truncated BPTT, through a `repackage_hidden` helper), state
@@ -62,7 +80,9 @@ class UndetachedLoopState(Rule):
     attribute, detaches it (or each of its tensors) in place, calls a method of a class
     of this file that stores it afresh or detached (`model.detach_hidden()`,
     `model.core.reset()`), or hands the model to a function of the project, between
-    calls; and a count (`self.calls = self.calls + 1`).
+    calls; and a count (`self.calls = self.calls + 1`). For a buffer written in place:
+    a write through `.data`, of a detached value, an `.item()` or a Python number, under
+    `no_grad`, or into an attribute that is no registered buffer.
 
     ## Example
     ```python
@@ -111,7 +131,7 @@ class UndetachedLoopState(Rule):
     message = "{names} carried into the next iteration with {pronoun} autograd graph while this loop differentiates every iteration; {consequence}. Detach {them} at the top of the loop"
     fix_title = "Detach the carried state at the top of the loop"
     _fix_title_for = "Detach {names} at the top of the loop"
-    trigger_tokens = ("backward", "autograd", ".step(")
+    trigger_tokens = ("backward", "autograd", ".step(", "register_buffer")
     low_confidence = (
         "low when every statement that carries the state calls a plain name that neither "
         "this file, the project nor torch defines (`h = step(h)`): that it returns a "
@@ -123,6 +143,7 @@ class UndetachedLoopState(Rule):
             if loop.carried:
                 self._check_loop(loop)
         self._check_state_kept_by_modules()
+        self._check_buffers_written_with_graph()
 
     def _check_loop(self, loop: LoopFacts[LoopNode]) -> None:
         facts = self.facts
@@ -235,6 +256,20 @@ class UndetachedLoopState(Rule):
                         ],
                         group=group,
                     )
+
+    def _check_buffers_written_with_graph(self) -> None:
+        """`self.stored_mean[:] = self.stored_mean * (1 - m) + mean * m` in a `forward`
+        that records (BigGAN's batch norm): the buffer is carried from one call to the
+        next by the module, and an in-place write keeps the previous call's history in
+        the new one, whichever loop calls the model."""
+        state = self.facts.module_state
+        for cls in self.facts.index.classes:
+            for write in state.buffers_written_with_graph(cls):
+                self.report(
+                    write.statement,
+                    _BUFFER_WRITTEN_WITH_GRAPH.format(buffer=write.attribute),
+                    group=Group.LEAK,
+                )
 
     @staticmethod
     def _where_stored(carried: CarriedAttribute) -> tuple[cst.CSTNode, str] | Related:
