@@ -13,10 +13,10 @@ from gradlint.rules.base import Rule
 
 _BUFFER_WRITTEN_WITH_GRAPH = (
     "`{buffer}` is written in place with a value that carries this forward's autograd "
-    "graph: each call chains its graph onto the one the buffer already holds, so the "
-    "buffer keeps every training step's graph alive (memory grows with the run) and a "
-    'backward that reaches it raises "Trying to backward through the graph a second '
-    'time". Write it under `torch.no_grad()`, or detach the value'
+    "graph; nothing raises, but the graph grows: each call chains its graph onto the one "
+    "the buffer already holds, so the buffer keeps every training step's graph alive "
+    "(memory grows with the run, and a backward that ever reaches it fails); write it "
+    "under `torch.no_grad()`, or detach the value"
 )
 _KEPT_BY_MODULE = (
     "`{model}` keeps `{state}` from one call to the next with its autograd graph, and "
