@@ -109,6 +109,16 @@ class DataFlow:
             return True
         return False
 
+    def cut_between(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        """A graph cut (is_graph_cut) around `node` inside `outer`: `x.detach()`,
+        `x.item()`, `x.shape` of a read of `x`."""
+        for anc in self.index.ancestors(node):
+            if anc is outer:
+                return False
+            if self.is_graph_cut(anc):
+                return True
+        return False
+
     def reads(self, expr: cst.CSTNode | None, *, graph_only: bool = True) -> set[str]:
         """Dotted variables read by expr. With graph_only, reads hidden behind a
         graph-cutting operation are left out."""

@@ -245,7 +245,7 @@ class DifferentiationReach:
         for event in helpers:
             if any(e is event for e in found) or event.root_expr is None:
                 continue
-            if self.index.is_inside(use, event.root_expr) and not self._cut_between(
+            if self.index.is_inside(use, event.root_expr) and not self.flow.cut_between(
                 use, event.call
             ):
                 found.append(event)
@@ -253,17 +253,8 @@ class DifferentiationReach:
                     break
         return found
 
-    def _cut_between(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        """A graph cut around `node` inside `outer`."""
-        for anc in self.index.ancestors(node):
-            if anc is outer:
-                return False
-            if self.flow.is_graph_cut(anc):
-                return True
-        return False
-
     def _cut_within_statement(self, node: cst.CSTNode) -> bool:
-        return self._cut_between(node, self.index.statement_of(node))
+        return self.flow.cut_between(node, self.index.statement_of(node))
 
     def flows_into(self, use: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
         """(binding, variable) pairs that a read passes its value on to."""

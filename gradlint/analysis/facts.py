@@ -166,6 +166,7 @@ class FileFacts:
             self.carried_graph.detaches,
             self.project,
             self.values,
+            self.flow,
         )
 
     @cached_property

@@ -194,6 +194,18 @@ def loop_element_sources(
     return [None] * (names - 1) + [iterable] if names else []
 
 
+def registered_name(call: cst.Call, method: str) -> str | None:
+    """The written-out name `self.<method>("name", ...)` registers (`register_buffer`,
+    `register_parameter`); None for another call or a name that is computed."""
+    if dotted_name(call.func) != f"self.{method}" or not call.args:
+        return None
+    first = call.args[0].value
+    if type(first) is not cst.SimpleString:
+        return None
+    name = first.evaluated_value
+    return name if isinstance(name, str) else None  # a b"..." name is never looked up
+
+
 def forward_method(cls: cst.ClassDef) -> cst.FunctionDef | None:
     """The `forward` the class defines in its own body, if it defines one."""
     return own_method(cls, "forward")

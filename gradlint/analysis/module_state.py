@@ -30,6 +30,7 @@ from gradlint.analysis.index import (
     dotted_name,
     forward_method,
     own_method,
+    registered_name,
     target_names,
 )
 from gradlint.analysis.tensors import TensorFacts, built_module_call
@@ -37,15 +38,13 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
-    GRAPH_CUTTING_ATTRIBUTES,
-    METADATA_METHODS,
-    NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     is_inplace_method,
 )
 from gradlint.analysis.values import may_carry_graph
 
 if TYPE_CHECKING:
+    from gradlint.analysis.dataflow import DataFlow
     from gradlint.analysis.project import ProjectIndex
     from gradlint.analysis.values import ValueAnalysis
 
@@ -64,8 +63,6 @@ class CarriedAttribute:
 
 # How many bindings back buffers_written_with_graph follows a local name to an input.
 _INPUT_DEPTH = 6
-# Methods whose result holds none of the receiver's history.
-_CUTTING_METHODS = DETACHING_METHODS | NUMBER_METHODS | METADATA_METHODS
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,6 @@ class BufferWrite:
 
     attribute: str
     statement: cst.CSTNode
-    value: cst.BaseExpression
 
 
 class ModuleState:
@@ -89,6 +85,7 @@ class ModuleState:
         detaching_call: Callable[[cst.Call], bool],
         project: ProjectIndex | None,
         values: ValueAnalysis | None = None,
+        flow: DataFlow | None = None,
     ) -> None:
         self.index = index
         self.callees = callees
@@ -99,6 +96,8 @@ class ModuleState:
         self.project = project
         # what a name holds and which bindings reach a use (buffers_written_with_graph)
         self.values = values
+        # the one reading of what cuts the graph (DataFlow.is_graph_cut)
+        self.flow = flow
         self._carried: dict[cst.FunctionDef, list[CarriedAttribute]] = {}
         self._resetting: dict[str, set[str]] = {}
 
@@ -277,12 +276,13 @@ class ModuleState:
 
     def buffers_written_with_graph(self, cls: cst.ClassDef) -> list[BufferWrite]:
         """The in-place writes, in the class's own `forward`, into a buffer the instance
-        registers of a value that may carry the call's graph, while autograd records. Each write
-        chains the buffer's history (CopySlices, AddBackward) onto the one the last call
-        left, whatever it overwrites: the buffer keeps every training call's graph alive.
-        A write through `.data`, of a detached value or under `no_grad` records nothing."""
+        registers of a value computed from the forward's inputs (_graph_flows_in), while
+        autograd records. Each write chains the buffer's history (CopySlices,
+        AddBackward) onto the one the last call left, whatever it overwrites: the buffer
+        keeps every training call's graph alive. A write through `.data`, of a detached
+        value or under `no_grad` records nothing."""
         forward = own_method(cls, "forward")
-        if forward is None or self.values is None:
+        if forward is None or self.values is None or self.flow is None:
             return []
         buffers = self._kept_tensors(cls)
         if not buffers:
@@ -299,22 +299,16 @@ class ModuleState:
             if attribute not in buffers or self.grad_mode.mode_at(node) is not GradMode.RECORDING:
                 continue
             if self._graph_flows_in(value, node, params, set()):
-                found.append(BufferWrite(attribute, node, value))
+                found.append(BufferWrite(attribute, node))
         return found
 
     def _kept_tensors(self, cls: cst.ClassDef) -> set[str]:
         """`self.<name>` of each buffer the class registers by a written-out name."""
-        kept: set[str] = set()
-        for node in self.index.of_types_in(cls, cst.Call):
-            if (
-                dotted_name(node.func) == "self.register_buffer"
-                and node.args
-                and type(node.args[0].value) is cst.SimpleString
-            ):
-                name = node.args[0].value.evaluated_value
-                if isinstance(name, str):
-                    kept.add(f"self.{name}")
-        return kept
+        return {
+            f"self.{name}"
+            for node in self.index.of_types_in(cls, cst.Call)
+            if (name := registered_name(node, "register_buffer")) is not None
+        }
 
     def _graph_flows_in(
         self,
@@ -324,12 +318,12 @@ class ModuleState:
         seen: set[tuple[str, cst.CSTNode]],
         depth: int = _INPUT_DEPTH,
     ) -> bool:
-        """Does the value compute, through no `.data`/`.detach()`/`.item()`/`.shape`, from
-        an input of the forward (a parameter other than `self`), directly or through the
+        """Does the value compute, through no graph cut (DataFlow.is_graph_cut: `.data`,
+        `.detach()`, `.item()`, `.shape`, ...), from an input of the forward (a parameter other than `self`), directly or through the
         local names it reads (followed back through their bindings)? What only attributes
         of `self` give it (a count, a momentum, the buffer itself) is not seen to record."""
-        values = self.values
-        if values is None:
+        values, flow = self.values, self.flow
+        if values is None or flow is None:
             return False
         parent = self.index.parent
         for node in self.index.walk(value):
@@ -338,7 +332,7 @@ class ModuleState:
             above = parent.get(node)
             if type(above) is cst.Attribute and above.attr is node:
                 continue  # the `mean` of `x.mean`: an attribute, not a read of a name
-            if self._cut_within(node, value):
+            if flow.cut_between(node, at):  # `at` holds `value`: its own cut counts too
                 continue
             if node.value in params:
                 return True
@@ -355,23 +349,6 @@ class ModuleState:
                     bound, binding, params, seen, depth - 1
                 ):
                     return True
-        return False
-
-    def _cut_within(self, node: cst.CSTNode, value: cst.CSTNode) -> bool:
-        """Is `node` read through `.data`, `.shape`, `.detach()`, `.item()` or `.size()`
-        inside `value`?"""
-        parent = self.index.parent
-        child: cst.CSTNode = node
-        while child is not value:
-            above = parent.get(child)
-            if above is None:
-                return False
-            if type(above) is cst.Attribute and above.value is child:
-                if above.attr.value in GRAPH_CUTTING_ATTRIBUTES:
-                    return True
-                if above.attr.value in _CUTTING_METHODS and type(parent.get(above)) is cst.Call:
-                    return True
-            child = above
         return False
 
     # -- the loop's side -----------------------------------------------------------------

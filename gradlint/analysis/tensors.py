@@ -32,6 +32,7 @@ from gradlint.analysis.index import (
     dotted_name,
     keyword_is_true,
     loop_element_sources,
+    registered_name,
     target_names,
 )
 from gradlint.analysis.parameter_roles import ParameterRoles
@@ -651,25 +652,16 @@ class TensorFacts:
                 if name and name.startswith("self.") and name.count(".") == 1:
                     _record(attrs, name.split(".", 1)[1], self.classify_value(node.value, cls))
             elif type(node) is cst.Call and type(node.func) is cst.Attribute:
-                if (
-                    dotted_name(node.func) == "self.register_parameter"
-                    and node.args
-                    and type(node.args[0].value) is cst.SimpleString
-                ):
-                    key = node.args[0].value.evaluated_value
-                    if isinstance(key, str):  # a b"..." name is never looked up
-                        # `register_parameter("running_mean", None)` only reserves the
-                        # name (BatchNorm without running stats): no tensor is made
-                        value = node.args[1].value if len(node.args) > 1 else None
-                        _record(attrs, key, OTHER if is_none(value) else LEAF)
-                elif (
-                    dotted_name(node.func) == "self.register_buffer"
-                    and node.args
-                    and type(node.args[0].value) is cst.SimpleString
-                ):
-                    key = node.args[0].value.evaluated_value
-                    if isinstance(key, str):
-                        _record(attrs, key, OTHER)
+                key = registered_name(node, "register_parameter")
+                if key is not None:
+                    # `register_parameter("running_mean", None)` only reserves the name
+                    # (BatchNorm without running stats): no tensor is made
+                    value = node.args[1].value if len(node.args) > 1 else None
+                    _record(attrs, key, OTHER if is_none(value) else LEAF)
+                    continue
+                key = registered_name(node, "register_buffer")
+                if key is not None:
+                    _record(attrs, key, OTHER)
         self._class_attrs[cls] = attrs
         return attrs
 
