@@ -2187,8 +2187,8 @@ SELF_CLEARING_TRAINER = """
     {import_line}
 
 
-    def train(batches):
-        model = Seq2Seq()
+    def train(batches, device="cpu"):
+        {build}
         enc_optim = torch.optim.Adam(model.enc.parameters())
         dec_optim = torch.optim.Adam(model.dec.parameters())
         for x, y in batches:
@@ -2199,6 +2199,16 @@ SELF_CLEARING_TRAINER = """
 """
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        "model = Seq2Seq()",
+        "model = Seq2Seq().to(device)",
+        # moved to the device after it is built: still the same model (the common
+        # `model = Net()` then `model = model.to(device)`)
+        "model = Seq2Seq()\n        model = model.to(device)",
+    ],
+)
 @pytest.mark.parametrize("import_line", ["from model import Seq2Seq", "from model import *"])
 @pytest.mark.parametrize(
     ("first", "reported"),
@@ -2213,22 +2223,27 @@ SELF_CLEARING_TRAINER = """
     ],
 )
 def test_a_forward_that_clears_the_models_own_gradients_clears_the_loop(
-    tmp_path, import_line, first, reported
+    tmp_path, import_line, first, reported, build
 ):
     write(
         tmp_path,
         {
             "model.py": SELF_CLEARING_MODEL.replace("{first}", first),
-            "train.py": SELF_CLEARING_TRAINER.replace("{import_line}", import_line),
+            "train.py": SELF_CLEARING_TRAINER.replace("{import_line}", import_line).replace(
+                "{build}", build
+            ),
         },
     )
-    assert findings(tmp_path / "train.py") == reported
+    shift = build.count("\n")  # the loop's lines move down with a second statement
+    assert findings(tmp_path / "train.py") == [(line + shift, code) for line, code in reported]
 
 
 @pytest.mark.parametrize(("first", "cleared"), [("self.zero_grad()", True), ("pass", False)])
 def test_a_forward_of_the_linted_file_that_clears_its_own_gradients(tmp_path, first, cleared):
     model = textwrap.dedent(SELF_CLEARING_MODEL.replace("{first}", first))
-    trainer = textwrap.dedent(SELF_CLEARING_TRAINER.replace("{import_line}", ""))
+    trainer = textwrap.dedent(
+        SELF_CLEARING_TRAINER.replace("{import_line}", "").replace("{build}", "model = Seq2Seq()")
+    )
     (tmp_path / "train.py").write_text(model + trainer, encoding="utf-8")
     codes = [code for _, code in findings(tmp_path / "train.py")]
     assert codes == ([] if cleared else ["GL007", "GL007"])

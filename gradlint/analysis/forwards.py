@@ -1013,10 +1013,7 @@ class ForwardAnalysis:
         project = self.summaries.project
         if name is None or name == "self" or project is None or not project.enabled:
             return False
-        built = [
-            built_module_call(value)
-            for value in self.tensors.module_constructors(target, self._binding_site(name, call))
-        ]
+        built = self._constructions(name, target, call)
         if not built:
             return False
         for value in built:
@@ -1035,6 +1032,14 @@ class ForwardAnalysis:
             ):
                 return False
         return True
+
+    def _constructions(self, name: str, expr: cst.CSTNode, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """What builds the model `expr` (spelled `name`) holds at `use`: each value bound
+        to it, seen through the device, dtype and mode calls it is wrapped in
+        (`Net().to(device)`). A rebinding that moves what was built (`model =
+        model.to(device)`, `self.rnd = self.rnd.to(device)`) builds nothing."""
+        values = self.tensors.module_constructors(expr, self._binding_site(name, use))
+        return [b for v in values if dotted_name(b := built_module_call(v)) != name]
 
     def _class_handed_in(self, name: str, use: cst.CSTNode) -> str | None:
         """The one class every call of this file of the function around `use` builds
@@ -1760,9 +1765,7 @@ class ForwardAnalysis:
             expr = cst.parse_expression(holder)
         except cst.ParserSyntaxError:
             return False
-        values = self.tensors.module_constructors(expr, self._binding_site(holder, use))
-        # `self.rnd = self.rnd.to(device)` moves what was built, and builds nothing
-        built_calls = [b for v in values if dotted_name(b := built_module_call(v)) != holder]
+        built_calls = self._constructions(holder, expr, use)
         if not built_calls:
             return False
         for built in built_calls:
