@@ -207,7 +207,28 @@ class CarriedGraph:
         if type(loop) is not cst.For:
             return False
         stepped = self._stepped_tensor(loop.iter, loop)
-        return stepped is not None and not self._step_grid(stepped, loop)
+        if stepped is None or self._step_grid(stepped, loop):
+            return False
+        return not self._counts_without_reading(loop)
+
+    def _counts_without_reading(self, loop: cst.For) -> bool:
+        """`for _ in range(x.shape[1]): out, h = model(inp, h); inp = out`: the indices
+        of a tensor's dimension that the body never reads walk none of its steps. The
+        loop feeds its own output back as many times as the tensor is long, a
+        generation loop whose length the input happens to set."""
+        iterable = loop.iter
+        if not (
+            type(iterable) is cst.Call
+            and (self.index.qualified_name(iterable.func) or "") == "range"
+        ):
+            return False
+        target = loop.target
+        if type(target) is not cst.Name:
+            return False
+        return not any(
+            type(node) is cst.Name and node.value == target.value
+            for node in self.index.walk(loop.body)
+        )
 
     def _stepped_tensor(self, iterable: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
         """The tensor whose steps the loop walks, one per iteration: the iterable itself

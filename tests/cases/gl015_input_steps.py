@@ -60,3 +60,22 @@ def generate(n):
     for t in range(n):
         h = cell(x, h)  # error: GL015
     return h
+
+
+def generate_as_long_as_the_input(x):
+    # the indices of the input's dimension, never read: no step of the input is walked,
+    # the loop feeds its own output back as many times as the input is long
+    h = torch.zeros(1, 8)
+    inp = x[0]
+    for _ in range(x.shape[0]):
+        h = cell(inp, h)  # error: GL015
+        inp = h[:, :4]  # error: GL015
+    return h
+
+
+def read_only_on_the_first_step(x):
+    # the index read in the body: the steps of the input, as above
+    h = torch.zeros(1, 8)
+    for t in range(x.size(0)):
+        h = cell(x[t] if t == 0 else h[:, :4], h)
+    return h
