@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 from test_project import write
 
 from gradlint.analysis.facts import FileFacts
@@ -191,6 +192,18 @@ def test_gl008_follows_a_local_that_negates_the_callers_flag():
     found = [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"]
     assert [(d.start.line, [r.start.line for r in d.related]) for d in found] == [(12, [18])]
     assert "`training=False`" in found[0].related[0].message
+
+
+@pytest.mark.parametrize("called_with", ["False", "True"])
+def test_gl008_reads_a_flag_negated_in_the_keyword_itself(called_with):
+    # gidariss/FewShotWithoutForgetting: `Variable(images, volatile=(not do_train))`
+    source = NEGATED_FLAG.replace("        not_training = not training\n", "").replace(
+        "volatile=not_training", "volatile=(not training)"
+    )
+    source = textwrap.dedent(source.replace("CALLED_WITH", called_with))
+    found = [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"]
+    lines = [(d.start.line, [r.start.line for r in d.related]) for d in found]
+    assert lines == ([(11, [17])] if called_with == "False" else [])
 
 
 def test_gl008_a_negated_flag_no_caller_turns_true_is_no_finding():

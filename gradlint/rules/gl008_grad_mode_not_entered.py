@@ -202,6 +202,9 @@ class GradModeNotEntered(Rule):
         """The calls of the enclosing function, in this file or another, that give the
         parameter `value` names the literal True with autograd recording there."""
         func = self.facts.index.scope_of(use)
+        inverted = False
+        if type(value) is cst.UnaryOperation and type(value.operator) is cst.Not:
+            value, inverted = value.expression, True  # `volatile=(not do_train)`
         if type(value) is not cst.Name or type(func) is not cst.FunctionDef:
             return []
         facts = self.facts
@@ -210,7 +213,7 @@ class GradModeNotEntered(Rule):
         alias = facts.path_conditions.flag_alias(func, value.value)
         if alias is None:
             return []
-        flag, negated = alias
+        flag, negated = alias[0], alias[1] != inverted
         found: list[tuple[cst.CSTNode, str] | Related] = []
         label = f"called here with `{flag}={not negated}`, with autograd recording"
         for caller in facts.path_conditions.caller_values(func, flag, facts.grad_mode):
