@@ -206,6 +206,40 @@ def test_gl008_reads_a_flag_negated_in_the_keyword_itself(called_with):
     assert lines == ([(11, [17])] if called_with == "False" else [])
 
 
+PASSED_ON_FLAG = """
+import torch
+from torch.autograd import Variable
+
+
+class FewShot:
+    def __init__(self, model):
+        self.model = model
+
+    def train_step(self, images):
+        return self.process_batch(images, do_train=True)
+
+    def evaluation_step(self, images):
+        return self.process_batch(images, do_train=EVAL_WITH)
+
+    def process_batch(self, images, do_train):
+        return self.classify(images, do_train=do_train)
+
+    def classify(self, images, do_train=True):
+        images_var = Variable(images, volatile=(not do_train))
+        return self.model(images_var).argmax().item()
+"""
+
+
+@pytest.mark.parametrize("eval_with", ["False", "True"])
+def test_gl008_follows_a_flag_a_caller_passes_on_to_its_own_callers(eval_with):
+    # gidariss/FewShotWithoutForgetting: evaluation_step -> process_batch(do_train=False)
+    # -> process_batch_base_category_classification(do_train=do_train) -> volatile
+    source = textwrap.dedent(PASSED_ON_FLAG.replace("EVAL_WITH", eval_with))
+    found = [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"]
+    lines = [(d.start.line, [r.start.line for r in d.related]) for d in found]
+    assert lines == ([(20, [14])] if eval_with == "False" else [])
+
+
 def test_gl008_a_negated_flag_no_caller_turns_true_is_no_finding():
     source = textwrap.dedent(NEGATED_FLAG.replace("CALLED_WITH", "True"))
     assert [d for d in lint_source(source, "t.py", Config()) if d.code == "GL008"] == []

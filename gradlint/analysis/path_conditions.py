@@ -391,20 +391,27 @@ class PathConditions:
         return SiteValue(constant, default) if constant is not None else None
 
     def caller_values(
-        self, func: cst.FunctionDef, param: str, grad_mode: GradModeAnalysis
+        self,
+        func: cst.FunctionDef,
+        param: str,
+        grad_mode: GradModeAnalysis,
+        _passing: frozenset[cst.FunctionDef] = frozenset(),
     ) -> list[CallerValue]:
         """The constants `func`'s callers give `param` (analysis.caller_arguments): its
         calls in this file (call_sites, an omitted argument giving the default) and,
         for a module-level function or a method, those in the project's other files
         (their literal keyword arguments). A caller that passes a variable says nothing
         and is left out; so is every caller when the function rebinds `param` (its
-        value there is not the caller's)."""
+        value there is not the caller's). A caller in this file that passes a flag of
+        its own on (`process_batch(batch, do_train)` calling `step(do_train=do_train)`)
+        gives what its own callers give it, at their sites."""
         if param not in self.flags_of(func):
             return []
         found: list[CallerValue] = []
         for argument in self.arguments.here(func, param, self.call_sites(func)):
             constant = constant_of(argument.value) if argument.value is not None else None
             if constant is None and not argument.default:
+                found.extend(self._passed_on(argument.value, argument.site, grad_mode, _passing))
                 constant = self._attribute_constant(argument.value, argument.site)
             if constant is not None:
                 recording = grad_mode.mode_at(argument.site) is GradMode.RECORDING
@@ -415,6 +422,28 @@ class PathConditions:
             if constant is not None:
                 found.append(CallerValue(call, SiteValue(constant), call.recording))
         return found
+
+    def _passed_on(
+        self,
+        expr: cst.CSTNode | None,
+        site: cst.Call,
+        grad_mode: GradModeAnalysis,
+        passing: frozenset[cst.FunctionDef],
+    ) -> list[CallerValue]:
+        """The values a caller's own flag parameter, passed on unchanged at `site`, gets
+        from that caller's callers (at most three functions deep, none twice)."""
+        caller = self.index.scope_of(site)
+        if type(expr) is not cst.Name or type(caller) is not cst.FunctionDef:
+            return []
+        if caller in passing or len(passing) >= 3:
+            return []
+        if self.flag_alias(caller, expr.value) != (expr.value, False):
+            return []
+        recording = grad_mode.mode_at(site) is GradMode.RECORDING
+        return [
+            CallerValue(outer.site, outer.value, outer.recording and recording)
+            for outer in self.caller_values(caller, expr.value, grad_mode, passing | {caller})
+        ]
 
     def _attribute_constant(self, expr: cst.CSTNode | None, site: cst.Call) -> Constant | None:
         """The literal `self.flag` holds at a call in a method, when the object's class,
