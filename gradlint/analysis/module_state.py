@@ -319,9 +319,10 @@ class ModuleState:
         depth: int = _INPUT_DEPTH,
     ) -> bool:
         """Does the value compute, through no graph cut (DataFlow.is_graph_cut: `.data`,
-        `.detach()`, `.item()`, `.shape`, ...), from an input of the forward (a parameter other than `self`), directly or through the
-        local names it reads (followed back through their bindings)? What only attributes
-        of `self` give it (a count, a momentum, the buffer itself) is not seen to record."""
+        `.detach()`, `.item()`, `.shape`, ...), from an input of the forward (a parameter
+        other than `self`), directly or through the local names it reads (followed back
+        through their bindings)? What only attributes of `self` give it (a count, a
+        momentum, the buffer itself) is not seen to record."""
         values, flow = self.values, self.flow
         if values is None or flow is None:
             return False

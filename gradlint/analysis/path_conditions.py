@@ -437,8 +437,7 @@ class PathConditions:
             return []
         if caller in passing or len(passing) >= 3:
             return []
-        if self.flag_alias(caller, expr.value) != (expr.value, False):
-            return []
+        # caller_values answers only for a flag of the caller's own
         recording = grad_mode.mode_at(site) is GradMode.RECORDING
         return [
             CallerValue(outer.site, outer.value, outer.recording and recording)

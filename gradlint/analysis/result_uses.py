@@ -591,15 +591,6 @@ class ResultUses:
             and index_dotted(func.value) == self._receiver
         )
 
-    def _unwritten(self, func: cst.FunctionDef) -> bool:
-        """Does the function hold `...` as a statement: a stub, or a course exercise
-        whose `<YOUR CODE HERE>` the notebook reader masked as `...`? What it will do with
-        its parameters is not written yet, so a value handed to it is not known unused."""
-        return any(
-            type(node) is cst.Expr and type(node.value) is cst.Ellipsis
-            for node in self.index.walk(func.body)
-        )
-
     def _into_helper(self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is an argument of one of the project's functions: followed into the
         body of one of this file's, or read off the summary of an imported one."""
@@ -612,9 +603,9 @@ class ResultUses:
             passed = self.summaries.passed_in(call)
             callee = passed if type(passed) is cst.FunctionDef else None
         if callee is not None:
-            if self._unwritten(callee):
-                raise _Escapes
             summary = self.summaries.of(callee)
+            if summary.unwritten:
+                raise _Escapes  # a value handed to a function not written yet: not known unused
             for param in all_params(callee.params):
                 name = param.name.value
                 if summary.forwarded_argument(call, name) is node:

@@ -74,6 +74,10 @@ class FunctionSummary:
     # The body, or a function of this file it calls, clears gradients (`zero_grad()`,
     # `p.grad = None`, ...): a call of it is a clear at the call site.
     clears_grads: bool = False
+    # The body holds `...` as a statement: a stub, or a course exercise whose
+    # `<YOUR CODE HERE>` the notebook reader masked. What it does with its parameters is
+    # not written yet.
+    unwritten: bool = False
 
     @property
     def forwarded_params(self) -> list[str]:
@@ -145,6 +149,8 @@ class FunctionSummaries:
                     summary.clears.append(clear)
                 elif kind in UPDATE_TYPES and clearing.update_at(node) is not None:
                     manual_updates.append(node)
+            if kind is cst.Expr and type(node.value) is cst.Ellipsis:
+                summary.unwritten = True
             if kind is cst.AugAssign or kind is cst.Call:
                 accumulated = _accumulated_into_self(node, candidates)
                 if accumulated is not None:
