@@ -69,8 +69,9 @@ class GraphGrowsWithoutBackward(Rule):
     fixed in the code (`range(5)`; counted with the fixed loops nested in it and
     around it that keep what it builds, so a 10 x 10 grid of samples is 100 steps) or over the time steps of one input tensor (its
     elements, its slices `x.unbind(1)`, or the indices of one of its dimensions,
-    `range(x.size(1))`; not a grid of time points from `torch.linspace` or
-    `torch.arange`, which counts steps as `range(n)` does), a forward of fixed depth; a
+    `range(x.size(1))`, an index the body reads; not a grid of time points from
+    `torch.linspace` or `torch.arange`, which counts steps as `range(n)` does, nor
+    `for _ in range(x.shape[1])` feeding the loop's own output back), a forward of fixed depth; a
     plain number unpacked from a forward of this file's model (`out, ratio = model(x)`
     with `ratio = k / n` in `forward`); a model frozen as a whole
     (`requires_grad_(False)`), whose weights add nothing to record.
