@@ -259,7 +259,10 @@ def test_a_method_that_sets_its_own_grad_mode_in_the_project_records_nothing(tmp
             with torch.no_grad():
                 return self.encoder(x)
     """
-    assert lint_in_project(tmp_path, CONSTRUCTED, models=models) == [(12, "GL004")]
+    # a script that builds the tagger around a wrapper: without it nothing links the two
+    # files, and no Wrapper reaches the tagger
+    script = "from models import Wrapper\nfrom tagger import Tagger\n"
+    assert lint_in_project(tmp_path, CONSTRUCTED, models=models, run=script) == [(12, "GL004")]
     # transformers' `generate` runs under `@torch.no_grad()` itself
     generating = CONSTRUCTED.replace("self.net.embed(batch)", "self.net.generate(batch)")
     assert lint_in_project(tmp_path, generating) == [(12, "GL004")]
@@ -280,6 +283,10 @@ def test_the_search_for_a_methods_definitions_is_a_dependency(tmp_path):
     encoder = "import torch\n\nclass Encoder:\n    @torch.no_grad()\n    def embed(self, x):\n        return x\n"
     (tmp_path / "encoder.py").write_text(encoder, encoding="utf-8")
     assert project.affected_by(dependencies, str(tmp_path / "encoder.py"))
+    # no file imports it yet: no Encoder can reach the tagger
+    assert project.dependencies_unchanged(dependencies)
+    script = "from encoder import Encoder\nfrom tagger import Summariser\n"
+    (tmp_path / "run.py").write_text(script, encoding="utf-8")
     assert not project.dependencies_unchanged(dependencies)
 
 

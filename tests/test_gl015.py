@@ -142,3 +142,73 @@ def test_a_state_a_helper_detaches_in_place_carries_no_graph():
         "h.detach_()", "print(h)"
     )
     assert [d.code for d in lint_source(reading, "s.py", GL015)] == ["GL015"]
+
+
+# -- a tuple handed back by a method of a class in another file --------------------------
+
+LSTM_POLICY = """
+    import torch
+    from torch import nn
+
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(4, 8)
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, state, last_action, hidden_in):
+            out, hidden_out = self.lstm(torch.cat([state, last_action], -1), hidden_in)
+            return self.head(out), hidden_out
+
+        def get_action(self, state, last_action, hidden_in):
+            state = torch.FloatTensor(state)
+            last_action = torch.FloatTensor(last_action)
+            action, hidden_out = self.forward(state, last_action, hidden_in)
+            return action.detach().cpu().numpy()[0][0], HIDDEN
+
+
+    class FeedForward(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(4, 2)
+
+        def get_action(self, state):
+            return self.head(torch.FloatTensor(state))
+"""
+
+LSTM_ROLLOUT = """
+    import torch
+    from nets import Policy
+
+    policy = Policy()
+    state = [0.0, 0.0]
+    last_action = [0.0, 0.0]
+    hidden_out = (torch.zeros(1, 1, 8), torch.zeros(1, 1, 8))
+    for step in range(100):
+        hidden_in = hidden_out
+        action, hidden_out = policy.get_action(state, last_action, hidden_in)
+        last_action = action
+"""
+
+
+def _project_findings(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    path = tmp_path / "run.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), GL015)
+    return sorted((d.start.line, d.message.split("`")[1]) for d in found)
+
+
+def test_a_place_every_definition_returns_detached_carries_no_graph(tmp_path):
+    # `action` is read off `.detach().cpu().numpy()` in the one `get_action` whose
+    # parameters the call fits (the feed-forward one takes no hidden state); the hidden
+    # state carries the LSTM's graph from step to step
+    files = {"setup.py": "", "nets.py": LSTM_POLICY.replace("HIDDEN", "hidden_out")}
+    assert _project_findings(tmp_path, {**files, "run.py": LSTM_ROLLOUT}) == [(10, "hidden_out")]
+
+
+def test_a_place_returned_with_its_graph_is_carried(tmp_path):
+    nets = LSTM_POLICY.replace("action.detach().cpu().numpy()[0][0], HIDDEN", "action, hidden_out")
+    files = {"setup.py": "", "nets.py": nets, "run.py": LSTM_ROLLOUT}
+    assert _project_findings(tmp_path, files) == [(10, "hidden_out"), (11, "last_action")]

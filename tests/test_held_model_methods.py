@@ -99,10 +99,12 @@ def test_a_submodule_the_project_builds_without_parameters_is_no_forward(tmp_pat
 
 def test_a_submodule_one_class_builds_with_weights_may_be_a_forward(tmp_path):
     test = TEST.replace("drnn import DRNN", "refiner import Refiner").replace("METHOD", "up")
-    write(
-        tmp_path,
-        {"refiner.py": UPSAMPLER, "learned.py": OTHER_UPSAMPLER, "test.py": test},
-    )
+    # a script that imports both: a Learned may be the model handed to `check`
+    script = "from learned import Learned\nfrom test import check\n"
+    files = {"refiner.py": UPSAMPLER, "learned.py": OTHER_UPSAMPLER, "test.py": test}
+    write(tmp_path, files)
+    assert findings(tmp_path / "test.py") == []  # nothing links learned.py to test.py
+    write(tmp_path, {"run.py": script})
     assert findings(tmp_path / "test.py") == [(8, "GL012")]
 
 
@@ -137,4 +139,6 @@ def test_the_search_for_what_the_project_stores_in_an_attribute_is_a_dependency(
     assert not project.affected_by(dependencies, str(tmp_path.parent / "elsewhere.py"))
     write(tmp_path, {"learned.py": OTHER_UPSAMPLER})
     assert project.affected_by(dependencies, str(tmp_path / "learned.py"))
+    assert project.dependencies_unchanged(dependencies)  # no file imports it yet
+    write(tmp_path, {"run.py": "from learned import Learned\nfrom test import check\n"})
     assert not project.dependencies_unchanged(dependencies)

@@ -69,7 +69,9 @@ def test_a_method_of_an_object_built_out_of_sight_is_a_forward(tmp_path):
     # Traps: `noise` makes a tensor without layers, `infer` runs them under no_grad,
     # `generate` no class of the project defines (a library's may run under no_grad),
     # `fit` differentiates what its layers compute.
-    write(tmp_path, {".git/HEAD": "", "nets.py": NETS, "run.py": RUN})
+    # the registry imports the nets it builds: that links nets.py to run.py
+    registry = "from nets import Policy\n\n\ndef make(cfg):\n    return Policy()\n"
+    write(tmp_path, {".git/HEAD": "", "nets.py": NETS, "run.py": RUN, "registry.py": registry})
     assert findings(tmp_path / "run.py") == [(7, "GL004")]
 
 

@@ -52,11 +52,21 @@ SOURCE = """
 """
 
 
+# the training script hands an Agent to the ExperienceSource: what links their files
+TRAIN = "from agent import Agent\nfrom experience import ExperienceSource\n"
+
+
 def test_a_project_callable_under_no_grad_carries_no_graph(tmp_path):
-    write(tmp_path, {"agent.py": AGENT, "experience.py": SOURCE})
+    write(tmp_path, {"agent.py": AGENT, "experience.py": SOURCE, "train.py": TRAIN})
     assert findings(tmp_path / "experience.py") == []
 
 
 def test_without_such_a_callable_the_recurrent_shape_is_reported(tmp_path):
-    write(tmp_path, {"agent.py": AGENT.replace("@torch.no_grad()", ""), "experience.py": SOURCE})
+    agent = AGENT.replace("@torch.no_grad()", "")
+    write(tmp_path, {"agent.py": agent, "experience.py": SOURCE, "train.py": TRAIN})
+    assert findings(tmp_path / "experience.py") == [(13, "GL015")]
+
+
+def test_a_callable_no_import_links_to_the_loop_is_not_its_agent(tmp_path):
+    write(tmp_path, {"agent.py": AGENT, "experience.py": SOURCE})
     assert findings(tmp_path / "experience.py") == [(13, "GL015")]

@@ -52,20 +52,29 @@ def _findings(path: Path) -> list[tuple[int, str, list[str]]]:
     ]
 
 
+# the script that builds the model and hands it to the helpers: what links their files
+MAIN = "from model import WGAN\nimport train\nimport utils\n"
+
+
 def test_a_method_whose_callers_elsewhere_only_save_images(tmp_path: Path):
-    write(tmp_path, {"setup.py": "", "model.py": MODEL, "utils.py": UTILS})
+    write(tmp_path, {"setup.py": "", "model.py": MODEL, "utils.py": UTILS, "main.py": MAIN})
     assert _findings(tmp_path / "model.py") == [(14, "GL012", ["utils.py:5"])]
 
 
 def test_one_caller_elsewhere_that_differentiates_keeps_it_quiet(tmp_path: Path):
     train = "def train(model):\n    model.sample_image(4).sum().backward()\n"
-    write(tmp_path, {"setup.py": "", "model.py": MODEL, "utils.py": UTILS, "train.py": train})
+    files = {"setup.py": "", "model.py": MODEL, "utils.py": UTILS, "main.py": MAIN}
+    write(tmp_path, {**files, "train.py": train})
     assert _findings(tmp_path / "model.py") == []
+    # a script nothing links to the model's file holds none of its objects
+    write(tmp_path, {"main.py": MAIN.replace("import train\n", "")})
+    assert _findings(tmp_path / "model.py") == [(14, "GL012", ["utils.py:5"])]
 
 
 def test_a_caller_elsewhere_that_keeps_the_result_keeps_it_quiet(tmp_path: Path):
     train = "def train(model, out):\n    out.append(model.sample_image(4))\n"
-    write(tmp_path, {"setup.py": "", "model.py": MODEL, "utils.py": UTILS, "train.py": train})
+    files = {"setup.py": "", "model.py": MODEL, "utils.py": UTILS, "main.py": MAIN}
+    write(tmp_path, {**files, "train.py": train})
     assert _findings(tmp_path / "model.py") == []
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.arguments import passes_receiver, shape_of
 from gradlint.analysis.bindings import BindingKind
 from gradlint.analysis.dataflow import Binding, DataFlow
 from gradlint.analysis.forwards import ForwardAnalysis
@@ -365,7 +366,10 @@ class CarriedGraph:
         """`out, _, ratio = model(data)` where every `return` of the model's `forward`
         (a class of this file) gives, at `ratio`'s place, a value proven to hold no
         graph (`out.size(0) / x.size(0)`, a count, None): the name is read off a
-        forward, but carries none of its history."""
+        forward, but carries none of its history. Also `action, hidden =
+        policy.get_action(s, a, hidden)` on an object whose class is out of sight,
+        where every definition of the method in the project returns a tuple of that
+        size with no graph at `action`'s place (`action.detach().cpu().numpy()`)."""
         if type(binding) is not cst.Assign or len(binding.targets) != 1:
             return False
         target, call = binding.targets[0].target, binding.value
@@ -377,7 +381,9 @@ class CarriedGraph:
         places = [i for i, e in enumerate(elements) if dotted_name(e.value) == name]
         forward = self.forwards.forward_of(call) if len(places) == 1 else None
         if forward is None:
-            return False
+            return len(places) == 1 and self._project_method_returns_no_graph_at(
+                call, places[0], len(elements)
+            )
         returns = [n for n in self.index.walk(forward.body) if type(n) is cst.Return]
         for ret in returns:
             value = ret.value
@@ -389,6 +395,26 @@ class CarriedGraph:
             if not is_graph_free(self.values.of_expr(element.value, ret)):
                 return False
         return bool(returns)
+
+    def _project_method_returns_no_graph_at(self, call: cst.Call, place: int, size: int) -> bool:
+        project = self.summaries.project
+        if type(call.func) is not cst.Attribute or project is None:
+            return False
+        # only those a call with these arguments can run: `get_action(s, a, hidden)` is
+        # not a feed-forward policy's `get_action(self, state)`
+        shape = shape_of(call)
+        definitions = [
+            d
+            for d in project.methods_named(call.func.attr.value) or ()
+            if not d.placeholder
+            and d.signature.admits(
+                shape, receiver_passed=passes_receiver(call, d.signature.receiver)
+            )
+        ]
+        return bool(definitions) and all(
+            d.returned_tuple_size == size and place in d.graph_free_returned_places
+            for d in definitions
+        )
 
     def trainable_part(self, value: cst.CSTNode, stmt: cst.CSTNode) -> Trainable | None:
         """The call in `value` (not past a graph cut) that runs, with autograd recording,

@@ -88,6 +88,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
+    OBJECT_LOADERS,
     PARAMETER_CLASSES,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
@@ -164,6 +165,12 @@ class ExternalFunction:
     differentiates: bool = False
     no_grad: bool = False
     returns_python: bool = False
+    # every `return` hands back a tuple of this many elements (0 otherwise), and the
+    # places in it that hold no graph at every return (a plain value, or one read off a
+    # detach, `.data`, `.item()`, `.numpy()`): `return action.detach().cpu().numpy()[0],
+    # hidden_out` gives (2, [0])
+    returned_tuple_size: int = 0
+    graph_free_returned_places: list[int] = field(default_factory=list)
     # the body sets its own grad mode somewhere (a grad-mode decorator, a `with
     # torch.no_grad():` block, a `set_grad_enabled` statement): the caller's mode does
     # not say what a call of it records (defaulted: an older summary reads back alike)
@@ -1330,6 +1337,9 @@ def _summarise_function(
     function.returns_python = _returns_plain(
         node, visitor.returns, visitor.return_statements, imports
     )
+    function.returned_tuple_size, function.graph_free_returned_places = _graph_free_places(
+        visitor.returns
+    )
     if returns is not None:
         returns.extend(zip(visitor.returns, visitor.return_statements, strict=True))
     switches = [_eval_switch_returned(value, visitor) for value in visitor.returns]
@@ -1384,6 +1394,44 @@ def _returns_plain(
         or _plain_where_returned(node, statement, python_names, imports, plain_functions)
         for value, statement in zip(values, statements, strict=True)
     )
+
+
+def _graph_free_places(values: Sequence[ast.AST | None]) -> tuple[int, list[int]]:
+    """(the size of the tuple every return hands back, the places in it that hold no
+    graph at every return); (0, []) unless every return is a tuple literal of one size
+    without a starred element."""
+    sizes = {
+        len(v.elts)
+        if isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts)
+        else 0
+        for v in values
+    }
+    if len(sizes) != 1 or 0 in sizes:
+        return 0, []
+    size = sizes.pop()
+    tuples = cast(list[ast.Tuple], values)
+    return size, [i for i in range(size) if all(_read_off_a_cut(t.elts[i]) for t in tuples)]
+
+
+def _read_off_a_cut(value: ast.AST) -> bool:
+    """A plain Python value, or one a chain of indexing, attributes and method calls
+    reads off a graph cut: `action.detach().cpu().numpy()[0]`, `q.data.max(1)[1]`,
+    `loss.item()`."""
+    if _returns_python(value):
+        return True
+    while True:
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            if value.func.attr in NUMBER_METHODS or value.func.attr in DETACHING_METHODS:
+                return True
+            value = value.func.value
+        elif isinstance(value, ast.Attribute):
+            if value.attr in DETACHING_ATTRIBUTES:
+                return True
+            value = value.value
+        else:
+            return False
 
 
 def _plain_through_helpers(
@@ -2540,8 +2588,8 @@ class ProjectIndex:
         root = self._root
         return self._recorded_search(
             self._definitions,
-            definitions_key(method, root),
-            lambda: method_definitions(method, root),
+            definitions_key(method, root, self.path),
+            lambda: method_definitions(method, root, self.path),
         )
 
     def attribute_parameterless(self, attribute: str) -> bool:
@@ -2555,8 +2603,8 @@ class ProjectIndex:
         root = self._root
         found: bool | None = self._recorded_search(
             self._attributes,
-            attributes_key(attribute, root),
-            lambda: attribute_parameterless(attribute, root),
+            attributes_key(attribute, root, self.path),
+            lambda: attribute_parameterless(attribute, root, self.path),
         )
         return bool(found)
 
@@ -2871,21 +2919,22 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
-        # A search's stamp is a digest of the files whose text names what it looked for,
-        # with their text stamps: the same files, unchanged, give the same answer, so
-        # only their texts are read again, not searched.
+        # A search's stamp is a digest of the files linked to where it was asked whose
+        # text names what it looked for, with their text stamps: the same files,
+        # unchanged, give the same answer, so only their texts are read again, not
+        # searched.
         token: str | None = None
         if path.startswith(DEFINITIONS_PREFIX):
-            method, root = definitions_of_key(path)
+            method, root, near = definitions_of_key(path)
             token = _definitions_token(method)
         elif path.startswith(ATTRIBUTES_PREFIX):
-            attribute, root = attributes_of_key(path)
+            attribute, root, near = attributes_of_key(path)
             token = _attributes_token(attribute)
         elif path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
-            token = _calls_token(query)
+            token, near = _calls_token(query), query.class_file
         if token is not None:
-            found = _files_with(token, root)
+            found = _files_with(token, root, near)
             if found is None or search_stamp(found[1]) != stamp:
                 return False
             continue
@@ -3759,53 +3808,46 @@ def _keyword_constants(call: ast.Call) -> tuple[tuple[str, str], ...]:
 
 def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] | None:
     """Every call of `query.method` in the project's files on an object that may be an
-    instance of the class, and a stamp of where they were looked for (the files whose
-    text names the method, with their text stamps); None when one of them is on an
-    object whose class cannot be told, or the project is too large to search."""
-    files = project_files(root)
-    if files is None:
+    instance of the class, and a stamp of where they were looked for (the files linked to
+    the class's file by imports whose text names the method, with their text stamps);
+    None when one of them is on an object whose class cannot be told, or the project is
+    too large to search."""
+    found = _files_naming(_calls_token(query), root, query.class_file)
+    if found is None:
         return None
-    token = _calls_token(query)
-    naming: list[tuple[str, MemoKey]] = []
-    stamps: list[str] = []
-    for path in files:
-        key = _memo_key(path)  # one stat of each file for the whole search
-        text = _text_answer(path, (token,), key) if key is not None else None
-        if text is None or not text[0]:
-            continue
-        naming.append((path, cast(MemoKey, key)))
-        stamps.append(f"{path}={text[1]}")
+    naming, digest = found
     # One file with a call whose object cannot be told makes the answer None, whichever
     # file it is: the files already parsed are searched first, so that such an answer
     # (the common one) seldom parses another file.
     found_in: dict[str, list[MethodCall]] = {}
     for path, key in sorted(naming, key=lambda named: not _tree_at_hand(*named)):
-        found = _file_calls(query, path, key)
-        if found is None:
+        calls = _file_calls(query, path, key)
+        if calls is None:
             return None
-        found_in[path] = found
-    calls = [call for path, _ in naming for call in found_in.get(path, ())]
-    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
-    return calls, digest
+        found_in[path] = calls
+    return [call for path, _ in naming for call in found_in.get(path, ())], digest
 
 
-def definitions_key(method: str, root: str) -> str:
-    """The dependency a search for the definitions of `method` under root is recorded as."""
-    return DEFINITIONS_PREFIX + json.dumps([method, root])
+def definitions_key(method: str, root: str, near: str) -> str:
+    """The dependency a search for the definitions of `method` under root, from the
+    file `near`, is recorded as."""
+    return DEFINITIONS_PREFIX + json.dumps([method, root, near])
 
 
-def definitions_of_key(key: str) -> tuple[str, str]:
-    method, root = json.loads(key[len(DEFINITIONS_PREFIX) :])
-    return method, root
+def definitions_of_key(key: str) -> tuple[str, str, str]:
+    method, root, near = json.loads(key[len(DEFINITIONS_PREFIX) :])
+    return method, root, near
 
 
-def method_definitions(method: str, root: str) -> tuple[list[ExternalFunction], str] | None:
-    """The summaries of every method `method` of a class in the project's files
-    (`def test(self, z)` in a class of `models/`), and a stamp of where they were looked
-    for (the files whose text defines the name, with their text stamps); None when the
-    project is too large to search. What a call of that name on an object whose class
-    cannot be told may run."""
-    found = _files_with(_definitions_token(method), root)
+def method_definitions(
+    method: str, root: str, near: str
+) -> tuple[list[ExternalFunction], str] | None:
+    """The summaries of every method `method` of a class in the project's files linked to
+    `near` by imports (`def test(self, z)` in a class of `models/`), and a stamp of where
+    they were looked for (the files whose text defines the name, with their text stamps);
+    None when the project is too large to search. What a call of that name in `near` on
+    an object whose class cannot be told may run."""
+    found = _files_with(_definitions_token(method), root, near)
     if found is None:
         return None
     paths, digest = found
@@ -3858,30 +3900,201 @@ def _attributes_token(attribute: str) -> str:
     return f"self.{attribute}"
 
 
-def _files_with(token: str, root: str) -> tuple[list[str], str] | None:
-    """The project's files whose text has `token`, and a stamp of where it was looked
-    for (those files, with their text stamps); None when the project is too large to
-    search."""
+def _files_with(token: str, root: str, near: str) -> tuple[list[str], str] | None:
+    """The project's files linked to `near` by imports whose text has `token`, and a
+    stamp of where it was looked for (those files, with their text stamps); None when the
+    project is too large to search."""
+    found = _files_naming(token, root, near)
+    if found is None:
+        return None
+    naming, digest = found
+    return [path for path, _ in naming], digest
+
+
+def _files_naming(token: str, root: str, near: str) -> tuple[list[tuple[str, MemoKey]], str] | None:
+    """(path, memo key) of the project's files linked to `near` by imports
+    (_linked_files) whose text has `token`, and a digest of those files with their text
+    stamps: the same files, unchanged, give a search the same answer. None when the
+    project is too large to search."""
     files = project_files(root)
     if files is None:
         return None
-    found: list[str] = []
+    keyed = [(path, _memo_key(path)) for path in files]  # one stat of each file a search
+    linked = _linked_files(near, root, keyed)
+    naming: list[tuple[str, MemoKey]] = []
     stamps: list[str] = []
-    for path in files:
-        key = _memo_key(path)
-        text = _text_answer(path, (token,), key) if key is not None else None
+    for path, key in keyed:
+        if key is None or (linked is not None and path not in linked):
+            continue
+        text = _text_answer(path, (token,), key)
         if text is None or not text[0]:
             continue
+        naming.append((path, key))
         stamps.append(f"{path}={text[1]}")
-        found.append(path)
-    return found, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    return naming, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
 
 
-def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | None:
-    """The summaries of the project's files whose text has `token`, and a stamp of
-    where it was looked for (_files_with); None when the project is too large to
-    search."""
-    found = _files_with(token, root)
+# -- which files' objects can meet: the project's files linked by imports ---------------
+
+# Every word an import line names may be a project module's: `from pkg.mod import a, b`
+# (pkg, mod, a, b), `import a.b as c`, a notebook's `%run script.py`. Read off the lines
+# that start so; a word too many only links more files.
+_IMPORT_LINE = re.compile(
+    r"[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w., \t]*)"
+    r"|import[ \t]+([\w., \t]+)"
+    r"|%run[ \t]+(?:-\w+[ \t]+)*([\w./-]+))"
+)
+_WORD = re.compile(r"\w+")
+# A call that hands back an object of any class, not one whose weights go straight into
+# `load_state_dict(...)`: the file may hold an instance of any class of the project.
+_LOADS_OBJECTS = re.compile(
+    r"(?<!load_state_dict\()\b(?:"
+    + "|".join(re.escape(name) for name in sorted(OBJECT_LOADERS))
+    + r")\("
+)
+
+
+@dataclass(frozen=True)
+class _ImportWords:
+    """What a file's text says of the project files it can meet objects of."""
+
+    words: frozenset[str]  # every name its imports spell
+    loads_objects: bool  # it unpickles or imports by name (_LOADS_OBJECTS)
+
+
+# memo key -> the file's _ImportWords
+_IMPORT_WORDS_MEMO: dict[MemoKey, _ImportWords] = {}
+# root -> (the (path, memo key) of its files, each file's linked files)
+_LINKED_MEMO: dict[str, tuple[list[tuple[str, MemoKey | None]], dict[str, frozenset[str]]]] = {}
+
+
+def _code_cells_as_written(text: str) -> str:
+    """A notebook's code cells, one after another, magics and all (`%run script.py`);
+    "" when it is not a notebook's JSON."""
+    try:
+        cells = json.loads(text).get("cells", [])
+        sources = (cell.get("source", "") for cell in cells if cell.get("cell_type") == "code")
+        return "\n".join(s if isinstance(s, str) else "".join(s) for s in sources)
+    except (ValueError, AttributeError, TypeError):
+        return ""
+
+
+def _import_words(path: str, key: MemoKey) -> _ImportWords:
+    """The names the file's imports spell (its modules, their packages, the names
+    imported from them; for a relative import the package it starts from), and whether
+    it loads objects of classes it does not import."""
+    with _MEMO_LOCK:
+        found = _IMPORT_WORDS_MEMO.get(key)
+    if found is not None:
+        return found
+    data = _text_of(key, path)
+    text = data.decode("utf-8", errors="replace") if data is not None else ""
+    if is_notebook(path):
+        text = _code_cells_as_written(text)
+    words: set[str] = set()
+    loads = False
+    for line in text.splitlines():
+        # most lines hold neither: a substring test costs a tenth of a regex's scan
+        if not loads and ("load" in line or "import_module" in line):
+            loads = _LOADS_OBJECTS.search(line) is not None
+        if "import" not in line and "%run" not in line:
+            continue
+        match = _IMPORT_LINE.match(line)
+        if match is None:
+            continue
+        dots, module, names, plain, script = match.groups("")
+        words.update(_WORD.findall(module), _WORD.findall(names), _WORD.findall(plain))
+        if dots:
+            package = Path(path).absolute().parents[min(len(dots), 8) - 1]
+            words.add(package.name)
+        if script:
+            words.add(Path(script).stem)
+    found = _ImportWords(frozenset(words), loads)
+    with _MEMO_LOCK:
+        _IMPORT_WORDS_MEMO[key] = found
+    return found
+
+
+def linked_files(near: str, root: str) -> frozenset[str] | None:
+    """The files of the project under root whose objects can meet those of `near`
+    (_linked_files); None when the project is too large to search or `near` is not one
+    of its files."""
+    files = project_files(root)
+    if files is None:
+        return None
+    return _linked_files(near, root, [(path, _memo_key(path)) for path in files])
+
+
+def _linked_files(
+    near: str, root: str, keyed: list[tuple[str, MemoKey | None]]
+) -> frozenset[str] | None:
+    """The project's files (paths as project_files gives them) whose objects can meet
+    those of `near`: an object of a class is made where its module is imported, and
+    handed only to code that such a file imports, so a caller of a method (or an object
+    of unknown class calling it) is in a file linked to the class's file by a chain of
+    imports, in either direction. A folder of training scripts that import nothing of
+    each other is that many projects. A conftest.py hands its fixtures to every test
+    under its folder. A file that unpickles objects (`model = torch.load(path)`) may
+    hold any class's, and hand them to what it imports: its files are linked to every
+    file. None when `near` is not one of the files (then all are linked)."""
+    with _MEMO_LOCK:
+        memo = _LINKED_MEMO.get(root)
+    if memo is None or memo[0] != keyed:
+        memo = (keyed, _import_links(keyed))
+        with _MEMO_LOCK:
+            _LINKED_MEMO[root] = memo
+    return memo[1].get(os.path.abspath(near))
+
+
+def _import_links(keyed: list[tuple[str, MemoKey | None]]) -> dict[str, frozenset[str]]:
+    """Each file's (by absolute path) set of the files linked to it by imports: the
+    files whose module name (_module_word) some import of one names, joined in both
+    directions and transitively."""
+    parent = {path: path for path, _ in keyed}
+
+    def root_of(path: str) -> str:
+        while parent[path] != path:
+            parent[path] = parent[parent[path]]
+            path = parent[path]
+        return path
+
+    def join(one: str, other: str) -> None:
+        first, second = root_of(one), root_of(other)
+        if first != second:
+            parent[first] = second
+
+    by_word: dict[str, list[str]] = {}
+    for path, _ in keyed:
+        by_word.setdefault(_module_word(path), []).append(path)
+    for path, key in keyed:
+        if key is None:
+            continue
+        for word in _import_words(path, key).words:
+            for other in by_word.get(word, ()):
+                join(path, other)
+        if os.path.basename(path) == "conftest.py":
+            folder = os.path.join(os.path.dirname(path), "")
+            for other, _ in keyed:
+                if other.startswith(folder):
+                    join(path, other)
+    groups: dict[str, set[str]] = {}
+    for path, _ in keyed:
+        groups.setdefault(root_of(path), set()).add(path)
+    # the files an unpickled object may reach, whatever its class: not joined to each
+    # other's groups through it, which would make one group of a folder of scripts
+    loading: set[str] = set()
+    for path, key in keyed:
+        if key is not None and _import_words(path, key).loads_objects:
+            loading |= groups[root_of(path)]
+    frozen = {top: frozenset(members | loading) for top, members in groups.items()}
+    return {os.path.abspath(path): frozen[root_of(path)] for path, _ in keyed}
+
+
+def _summaries_with(token: str, root: str, near: str) -> tuple[list[ModuleSummary], str] | None:
+    """The summaries of the project's files linked to `near` whose text has `token`, and
+    a stamp of where it was looked for (_files_with); None when the project is too large
+    to search."""
+    found = _files_with(token, root, near)
     if found is None:
         return None
     paths, digest = found
@@ -3889,23 +4102,24 @@ def _summaries_with(token: str, root: str) -> tuple[list[ModuleSummary], str] | 
     return summaries, digest
 
 
-def attributes_key(attribute: str, root: str) -> str:
+def attributes_key(attribute: str, root: str, near: str) -> str:
     """The dependency a search for what the project stores in `self.<attribute>` under
-    root is recorded as."""
-    return ATTRIBUTES_PREFIX + json.dumps([attribute, root])
+    root, from the file `near`, is recorded as."""
+    return ATTRIBUTES_PREFIX + json.dumps([attribute, root, near])
 
 
-def attributes_of_key(key: str) -> tuple[str, str]:
-    attribute, root = json.loads(key[len(ATTRIBUTES_PREFIX) :])
-    return attribute, root
+def attributes_of_key(key: str) -> tuple[str, str, str]:
+    attribute, root, near = json.loads(key[len(ATTRIBUTES_PREFIX) :])
+    return attribute, root, near
 
 
-def attribute_parameterless(attribute: str, root: str) -> tuple[bool, str] | None:
-    """Does some class of the project's files store a value in `self.<attribute>`, and
-    is every such value a torch.nn layer that holds no parameters? With a stamp of
-    where it was looked for; None when the project is too large to search. What
-    `model.<attribute>(x)` on a model whose class cannot be told may run."""
-    found = _summaries_with(_attributes_token(attribute), root)
+def attribute_parameterless(attribute: str, root: str, near: str) -> tuple[bool, str] | None:
+    """Does some class of the project's files linked to `near` store a value in
+    `self.<attribute>`, and is every such value a torch.nn layer that holds no
+    parameters? With a stamp of where it was looked for; None when the project is too
+    large to search. What `model.<attribute>(x)` in `near` on a model whose class cannot
+    be told may run."""
+    found = _summaries_with(_attributes_token(attribute), root, near)
     if found is None:
         return None
     summaries, digest = found
@@ -3939,6 +4153,10 @@ def method_calls_in(query: MethodQuery, root: str, path: str) -> list[MethodCall
     searched = next((f for f in files if os.path.abspath(f) == target), None)
     if searched is None:
         return []
+    if target != os.path.abspath(query.class_file):
+        linked = _linked_files(query.class_file, root, [(f, _memo_key(f)) for f in files])
+        if linked is not None and searched not in linked:
+            return []
     token = _calls_token(query)
     key = _memo_key(searched)
     text = _text_answer(searched, (token,), key) if key is not None else None

@@ -600,6 +600,13 @@ MODE_ARGUMENT_FUNCTIONALS = frozenset(
 )
 # Calls that return a module built out of sight: loaded from a file or a hub.
 MODULE_LOADERS = ("torch.load", "torch.hub.load", "torch.jit.load")
+# Calls that hand back an object whose class is imported by name, out of sight of the
+# file's imports: an unpickled model, a module imported from a string.
+OBJECT_LOADERS = (
+    *MODULE_LOADERS,
+    *("pickle.load", "pickle.loads", "dill.load", "dill.loads", "cloudpickle.load"),
+    *("joblib.load", "importlib.import_module"),
+)
 # Model-zoo builders whose models have no batch norm and no dropout as built (ViT:
 # dropout 0 by default); every other torchvision.models builder has batch norm,
 # dropout or stochastic depth.
