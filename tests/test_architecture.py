@@ -305,6 +305,8 @@ NOT_BINDING_TABLES = {
     "`__init__` stores from its parameters (`self.models = models`)",
     ("gradlint/analysis/project.py", "_python_names"): "`ast`: the local names a function "
     "of another file binds only to plain values (`acc = x.item()`)",
+    ("gradlint/analysis/last_activation.py", "_stored_in_self"): "`ast`: the layers a "
+    "class stores in `self.x`, this file's and other files' classes alike",
 }
 # What only gradlint/analysis/bindings.py may define: the one answer to "what does this
 # statement bind", and the table built from it.
