@@ -305,6 +305,8 @@ NOT_BINDING_TABLES = {
     "`__init__` stores from its parameters (`self.models = models`)",
     ("gradlint/analysis/project.py", "_python_names"): "`ast`: the local names a function "
     "of another file binds only to plain values (`acc = x.item()`)",
+    ("gradlint/analysis/last_activation.py", "_stored_in_self"): "`ast`: the layers a "
+    "class stores in `self.x`, this file's and other files' classes alike",
 }
 # What only gradlint/analysis/bindings.py may define: the one answer to "what does this
 # statement bind", and the table built from it.
@@ -335,8 +337,9 @@ REMOVED_BINDING_TABLES = {
 
 def binding_walkers(source: str) -> list[tuple[int, str]]:
     """Functions with a loop over a walk of the tree (`index.walk(...)`, `index.nodes`,
-    `ast.walk(...)`, project's `_inner_nodes(...)`) whose body reads what assignments
-    bind (`.targets`, or `target_names(...)`): how a binding table is built."""
+    `ast.walk(...)`, project's `_inner_nodes(...)`, imports' `ast_statements(...)`) whose
+    body reads what assignments bind (`.targets`, or `target_names(...)`): how a binding
+    table is built."""
     found = []
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -353,7 +356,7 @@ def binding_walkers(source: str) -> list[tuple[int, str]]:
             walks = walks or (
                 isinstance(walked, ast.Call)
                 and isinstance(walked.func, ast.Name)
-                and walked.func.id == "_inner_nodes"
+                and walked.func.id in ("_inner_nodes", "ast_statements")
             )
             reads_targets = any(
                 isinstance(node, ast.Attribute)

@@ -1667,6 +1667,137 @@ def test_a_step_and_a_backward_in_a_helper_of_another_file(tmp_path, files, modu
     assert "update_params(self.q_optim, q_loss)" in result.diagnostics[0].message
 
 
+MODELS_UTIL = """
+    from torch import nn
+
+
+    class ConvBnRelu(nn.Module):
+        def __init__(self, channels, batchnorm=True):
+            super().__init__()
+            conv = nn.Conv2d(channels, channels, 3, padding=1)
+            if batchnorm:
+                self.unit = nn.Sequential(conv, nn.BatchNorm2d(channels), nn.ReLU(inplace=True))
+            else:
+                self.unit = nn.Sequential(conv, nn.ReLU(inplace=True))
+
+        def forward(self, inputs):
+            outputs = self.unit(inputs)
+            return outputs
+
+
+    class UpBlock(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.reduce = ConvBnRelu(channels)
+            self.expand = ConvBnRelu(channels)
+
+        def forward(self, x):
+            x = self.reduce(x)
+            x = self.expand(x)
+            return x
+
+
+    class Gate(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(n, n), nn.Sigmoid())
+
+        def forward(self, x):
+            return self.body(x)
+
+
+    class LeakyBlock(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(n, n), nn.LeakyReLU(0.1))
+
+        def forward(self, x):
+            return self.body(x)
+
+
+    class LinearTail(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(n, n), nn.ReLU(), nn.Linear(n, n))
+
+        def forward(self, x):
+            return self.body(x)
+"""
+
+DECODER = """
+    from torch import nn
+
+    {import_line}
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = {prefix}UpBlock(3)
+            self.block = {prefix}ConvBnRelu(3)
+
+        def forward(self, x, skip):
+            d = self.up(x)
+            d += skip
+            e = self.block(x)
+            e = e + skip
+            return d + e
+
+
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = {prefix}Gate(4)
+            self.leaky = {prefix}LeakyBlock(4)
+            self.tail = {prefix}LinearTail(4)
+
+        def forward(self, x):
+            g = self.gate(x)
+            g *= 2
+            y = self.leaky(x)
+            y += 1
+            z = self.tail(x)
+            z += 1
+            return g + y + z
+"""
+
+
+@pytest.mark.parametrize(
+    ("folder", "import_line", "prefix"),
+    [
+        ("", "from models_util import ConvBnRelu, Gate, LeakyBlock, LinearTail, UpBlock", ""),
+        ("", "import models_util as mu", "mu."),
+        ("net/", "from .models_util import *", ""),
+    ],
+)
+def test_a_module_class_of_another_file_ending_in_an_activation(
+    tmp_path, folder, import_line, prefix
+):
+    # pytorch-semseg's LinkNet: `d4 = self.decoder4(e4); d4 += e3`, the decoder block
+    # (utils.linknetUp) ending in a conv-bn-relu unit with nn.ReLU(inplace=True), whose
+    # output relu's backward needs; so does sigmoid's. Not a block ending in a LeakyReLU
+    # (it saves its input) or in a Linear, nor the block's output added out of place.
+    files = {f"{folder}models_util.py": MODELS_UTIL}
+    if folder:
+        files[f"{folder}__init__.py"] = ""
+    files[f"{folder}model.py"] = DECODER.format(import_line=import_line, prefix=prefix)
+    write(tmp_path, files)
+    result = lint_file(tmp_path / folder / "model.py", Config(preview=True, select=("GL011",)))
+    assert result.error is None, result.error
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(14, "GL011"), (29, "GL011")]
+
+
+def test_a_summary_notes_the_activation_its_classes_end_in():
+    summary = project.summarise_source(textwrap.dedent(MODELS_UTIL), "models_util.py")
+    assert summary.last_activations == {
+        # on one branch the conv is a local name: the class's batch norm has parameters
+        "ConvBnRelu": ["torch.nn.functional.relu", True],
+        "UpBlock": ["torch.nn.functional.relu", True],
+        "Gate": ["torch.sigmoid", True],
+        "LeakyBlock": ["torch.nn.functional.leaky_relu", True],
+    }
+
+
 def _reference_tree_facts(tree):
     """_walk_facts' answer from ast.walk (breadth first, every node): each call's name
     is owned by the innermost function around it, none inside a class body, else the

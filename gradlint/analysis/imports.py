@@ -11,7 +11,7 @@ node (tests/test_architecture.py checks this).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -331,6 +331,23 @@ def _block_fields(cls: type) -> tuple[str, ...]:
         fields = getattr(cls, "_fields", ())
         found = _BLOCK_FIELDS[cls] = tuple(f for f in _AST_BLOCKS if f in fields)
     return found
+
+
+def ast_statements(body: list[ast.stmt], *, into_definitions: bool) -> Iterator[ast.stmt]:
+    """The statements of a body in source order, those of its blocks included (`if`,
+    `for`, `with`, `try` and its `except` clauses, `match` cases), and those of the
+    functions and classes it defines when asked; never reading an expression."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+            if not into_definitions and isinstance(node, _AST_SCOPES):
+                continue
+        held: list[ast.AST] = []
+        for name in _block_fields(type(node)):
+            held.extend(getattr(node, name))
+        stack.extend(reversed(held))
 
 
 def ast_dotted_name(node: ast.AST) -> str | None:

@@ -42,6 +42,7 @@ from gradlint.analysis.imports import (
     ast_import_map,
     star_bound,
 )
+from gradlint.analysis.last_activation import LastActivation, last_activations_of_classes
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.module_state_summary import carried_attributes_of_class, own_method
 from gradlint.analysis.stamps import (
@@ -275,6 +276,10 @@ class ModuleSummary:
     # classes whose `forward` clears the instance's own gradients on every call
     # (_forward_clears_own_grads)
     grad_clearing_forwards: list[str] = field(default_factory=list)
+    # class -> [the saved-tensor table's function, a layer with parameters runs before
+    # it] of the torch.nn activation its `forward` runs last on what it returns, when
+    # the file shows one (analysis.last_activation): its result is saved for backward
+    last_activations: dict[str, list] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1569,6 +1574,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     module_returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]] = {}
     # classes that build no weights themselves: (class, what its `__init__` builds)
     holders: list[tuple[ast.ClassDef, dict[str, set[str]]]] = []
+    classes: dict[str, ast.ClassDef] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             manager = _mode_manager(node)
@@ -1582,6 +1588,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 node, imports, path, lines, called, returns=returned
             )
         elif isinstance(node, ast.ClassDef):
+            classes[node.name] = node
             built = _built_attributes(node)
             _summarise_methods(node, imports, path, lines, calls, summary.functions)
             carried = carried_attributes_of_class(node)
@@ -1601,6 +1608,10 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
     _holders_of_parameters(summary.parameter_classes, holders)
+    summary.last_activations = {
+        name: [last.function, last.after_parameters]
+        for name, last in last_activations_of_classes(classes, imports.qualify).items()
+    }
     _differentiating_through_calls(summary.functions, calls)
     _plain_through_helpers(summary.functions, module_functions, module_returns, calls, imports)
     return summary
@@ -2707,6 +2718,14 @@ class ProjectIndex:
         `forward` (ModuleSummary.grad_clearing_forwards)?"""
         home = self._class_home(module, level, name)
         return home is not None and home[2] in home[1].grad_clearing_forwards
+
+    def last_activation(self, module: str, level: int, name: str) -> LastActivation | None:
+        """The torch.nn activation that `name`, a class imported from that project module
+        (or re-exported by it), runs last on what its `forward` returns
+        (ModuleSummary.last_activations)."""
+        home = self._class_home(module, level, name)
+        found = home[1].last_activations.get(home[2]) if home is not None else None
+        return LastActivation(found[0], found[1]) if found else None
 
     def _class_home(
         self, module: str, level: int, name: str

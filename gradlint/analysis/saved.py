@@ -13,10 +13,12 @@ so anything unknown keeps the answer at "not proven".
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
+import textwrap
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 
 import libcst as cst
@@ -25,18 +27,17 @@ from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, forward_method
+from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.last_activation import LastActivation, LastActivations, merged
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences, Run
 from gradlint.analysis.optimizers import OptimizerHoldings, ParameterStep
-from gradlint.analysis.tensors import TensorFacts, built_module_call
-from gradlint.analysis.torch_api import ACTIVATION_FUNCTIONS, PARAMETRIC_LAYERS, SINGLE_OP_LAYERS
+from gradlint.analysis.tensors import TensorFacts
+from gradlint.analysis.torch_api import SINGLE_OP_LAYERS
 from gradlint.analysis.values import Kind, ValueAnalysis
 
 GRAD, TENSOR, NUMBER = "grad", "tensor", "number"
 _ANY = frozenset({GRAD, TENSOR, NUMBER})
-# How deep module constructions are followed for the activation a module ends in.
-_NESTING = 4
 _A_TENSOR = frozenset({GRAD, TENSOR})
 _CARRIES_GRAPH = frozenset({Kind.LEAF, Kind.GRAPH})
 
@@ -101,6 +102,8 @@ class SavedForBackward:
         self.grad_mode = grad_mode
         self.forwards = forwards
         self._memo: dict[cst.CSTNode, Saved | None] = {}
+        # class name -> its `ast`, for analysis.last_activation
+        self._classes: dict[str, ast.ClassDef | None] = {}
 
     def operation(self, expr: cst.CSTNode) -> tuple[str, list[cst.BaseExpression]] | None:
         """(table key, operand expressions) when `expr` is an operation of the table:
@@ -128,13 +131,13 @@ class SavedForBackward:
         # tensor method of `self`
         layer = self._activation_layer(expr)
         if layer is not None:
-            key, after_parameters = layer
+            key = layer.function
             if key not in ops or len(positional) != 1:
                 return None
             # behind a layer with parameters the activation's input has history
             # whatever the call is given: the call's own output stands for it; a
             # frozen module's parameters give it none
-            if after_parameters and not self.forwards.is_frozen(
+            if layer.after_parameters and not self.forwards.is_frozen(
                 dotted_name(func) or "", expr, whole=True
             ):
                 return key, [expr]
@@ -145,95 +148,88 @@ class SavedForBackward:
                 return key, [func.value, *positional[: table().arity(key) - 1]]
         return None
 
-    def _activation_layer(self, call: cst.Call) -> tuple[str, bool] | None:
-        """The table's function a call of a module runs last on what it returns, and
-        whether a layer with parameters runs before it: `self.act(x)` with `self.act =
-        nn.Sigmoid()` in every binding (`torch.sigmoid`, False), `self.body(x)` with
-        `self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))`, or a
-        module class of this file whose forward returns such a call of its own layer
-        (LinkNet's decoder blocks ending in a conv-bn-relu unit)."""
+    def _activation_layer(self, call: cst.Call) -> LastActivation | None:
+        """The activation a call of a module runs last on what it returns, the same in
+        every binding of the module: `self.act(x)` with `self.act = nn.Sigmoid()`,
+        `self.body(x)` with `self.body = nn.Sequential(nn.Linear(4, 4),
+        nn.ReLU(inplace=True))`, or an instance of a module class of this file or of
+        another of the project whose forward returns such a layer's result (LinkNet's
+        decoder blocks ending in a conv-bn-relu unit: analysis.last_activation)."""
         if dotted_name(call.func) is None:
             return None
-        found: set[tuple[str, bool] | None] = set()
-        for value in self.tensors.module_constructors(call.func, call):
-            found.add(self._ends_in_activation(built_module_call(value), 0))
-        if len(found) != 1:
+        built = self.tensors.module_constructors(call.func, call)
+        if not built:
             return None
-        return found.pop()
+        return merged(self._last_activations.of_module(self._as_ast(value)) for value in built)
 
-    def _ends_in_activation(self, built: cst.CSTNode, depth: int) -> tuple[str, bool] | None:
-        """(the activation's function, a layer with parameters runs before it) for the
-        module `built` constructs, when the last thing its forward does is a torch.nn
-        activation layer; None when unknown or not so."""
-        if type(built) is not cst.Call or depth > _NESTING:
-            return None
-        qualified = self.index.qualified_name(built.func) or ""
-        name = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.nn."):
-            if name in ACTIVATION_FUNCTIONS:
-                return ACTIVATION_FUNCTIONS[name], False
-            layers = built.args
-            if name != "Sequential" or not layers or any(a.star or a.keyword for a in layers):
-                return None
-            last = self._ends_in_activation(built_module_call(layers[-1].value), depth + 1)
-            if last is None:
-                return None
-            before = any(self._holds_parameters(a.value, depth + 1) for a in layers[:-1])
-            return last[0], last[1] or before
-        cls = self._module_class(qualified)
-        if cls is None:
-            return None
-        returned = self._returned_layer_call(cls)
-        if returned is None:
-            return None
-        ends = {
-            self._ends_in_activation(built_module_call(v), depth + 1)
-            for v in self.tensors.attribute_values(cls).get(dotted_name(returned.func) or "", ())
-        }
-        if len(ends) != 1:
-            return None
-        last = ends.pop()
-        if last is None:
-            return None
-        return last[0], last[1] or self._holds_parameters(built, depth + 1)
-
-    def _holds_parameters(self, built: cst.CSTNode, depth: int) -> bool:
-        """Does the module `built` constructs hold parameters (a torch layer that has
-        them, a Sequential of one, a module class of this file that builds one)?"""
-        built = built_module_call(built)
-        if type(built) is not cst.Call or depth > _NESTING:
-            return False
-        qualified = self.index.qualified_name(built.func) or ""
-        name = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.nn."):
-            if name == "Sequential":
-                return any(self._holds_parameters(a.value, depth + 1) for a in built.args)
-            return name in PARAMETRIC_LAYERS
-        cls = self._module_class(qualified)
-        return cls is not None and any(
-            self._holds_parameters(value, depth + 1)
-            for values in self.tensors.attribute_values(cls).values()
-            for value in values
+    @cached_property
+    def _last_activations(self) -> LastActivations:
+        return LastActivations(
+            self.index.imports.qualify,
+            self._class_named,
+            self._imported_last_activation,
+            self._imported_holds_parameters,
         )
 
-    def _module_class(self, qualified: str) -> cst.ClassDef | None:
-        """The module class of this file the name constructs, if one."""
-        if qualified not in self.tensors.local_module_classes():
-            return None
-        found = [c for c in self.index.classes if c.name.value == qualified]
-        return found[0] if len(found) == 1 else None
+    def _as_ast(self, node: cst.CSTNode) -> ast.expr:
+        """A module construction of this file as analysis.last_activation reads it."""
+        try:
+            return ast.parse(self.index.module.code_for_node(node).strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ast.Constant(None)  # builds nothing it can read
 
-    def _returned_layer_call(self, cls: cst.ClassDef) -> cst.Call | None:
-        """`self.unit(x)` when the class's forward ends in `return self.unit(...)`."""
-        forward = forward_method(cls)
-        if forward is None:
+    def _class_named(self, name: str) -> ast.ClassDef | None:
+        """The class of this file a plain name builds (not one an import binds), from
+        its source alone, as another file's summary reads it."""
+        if name in self.index.imported_from:
             return None
-        returns = list(self.index.of_types_in(forward, cst.Return, into_functions=False))
-        if len(returns) != 1 or type(returns[0].value) is not cst.Call:
+        if name not in self._classes:
+            own = [c for c in self.index.classes if c.name.value == name]
+            cls = None
+            if len(own) == 1:
+                source = textwrap.dedent(self.index.module.code_for_node(own[0]))
+                try:
+                    tree = ast.parse(source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+                if tree is not None and tree.body and isinstance(tree.body[0], ast.ClassDef):
+                    cls = tree.body[0]
+            self._classes[name] = cls
+        return self._classes[name]
+
+    def _imported_last_activation(self, written: str) -> LastActivation | None:
+        project = self.forwards.summaries.project
+        if project is None or not project.enabled:
             return None
-        call = returns[0].value
-        name = dotted_name(call.func) or ""
-        return call if name.startswith("self.") and name.count(".") == 1 else None
+        # the import's module, or the first of the star imports that defines it
+        answers = (
+            project.last_activation(module, level, name)
+            for module, level, name in self._imported_class_origins(written)
+        )
+        return next((last for last in answers if last is not None), None)
+
+    def _imported_holds_parameters(self, written: str) -> bool:
+        project = self.forwards.summaries.project
+        return (
+            project is not None
+            and project.enabled
+            and any(
+                project.builds_parameters(module, level, name)
+                for module, level, name in self._imported_class_origins(written)
+            )
+        )
+
+    def _imported_class_origins(self, written: str) -> list[tuple[str, int, str]]:
+        """Where a class this file builds by an imported name may be defined: (module,
+        level, name there) of the import that binds it (`linknetUp` after `from
+        ptsemseg.models.utils import linknetUp`, `blocks.Up` after `import blocks`), else
+        of each `from module import *`, which may bring it in."""
+        found = self.index.imports.target(written)
+        if found is not None:
+            return [found]
+        if "." in written or written in self.index.imported_from:
+            return []
+        return [(module, level, written) for module, level in self.index.star_imports]
 
     def _imported(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         name = dotted_name(func)

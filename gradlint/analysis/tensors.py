@@ -54,6 +54,7 @@ from gradlint.analysis.torch_api import (
     TUPLE_MODULES,
     VIEW_METHODS,
     WEIGHTED_LAYERS,
+    is_torch_module_base,
 )
 
 LEAF = "leaf"
@@ -108,11 +109,7 @@ class TensorFacts:
                         continue
                     for base in cls.bases:
                         name = self.index.qualified_name(base.value) or ""
-                        if (
-                            name in found
-                            or (name.startswith("torch.nn.") and name.endswith("Module"))
-                            or name in ("torch.nn.Module", "nn.Module")
-                        ):
+                        if name in found or is_torch_module_base(name):
                             found.add(cls.name.value)
                             changed = True
                             break

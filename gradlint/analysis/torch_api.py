@@ -446,6 +446,16 @@ PRETRAINED_NON_MODELS = (
 )
 
 
+def is_torch_module_base(qualified: str) -> bool:
+    """Is `qualified` (a class's base, resolved through the imports) one of torch's
+    module classes (`nn.Module`, `nn.ModuleList`), so that the class's `forward` is what
+    calling an instance runs?"""
+    # `nn.Module` unresolved: a file whose `nn` comes in out of sight (a star import)
+    return qualified == "nn.Module" or (
+        qualified.startswith("torch.nn.") and qualified.endswith("Module")
+    )
+
+
 def builds_model_with_weights(qualified: str) -> bool:
     """Does a call of `qualified` (resolved through the imports) build a network with
     weights out of torch's own namespace?"""

@@ -1,7 +1,8 @@
 """GL011 on the output of a module whose last layer is an activation that saves its
 output: an `nn.Sequential` ending in `nn.Sigmoid()` or `nn.ReLU(inplace=True)`, or a
-module class of this file whose forward returns such a unit (LinkNet's decoder blocks,
-then `d4 += e3`). Checked on torch: each marked change raises at backward. Not a
+module class whose forward returns such a unit's result, directly or bound just before
+(LinkNet's decoder blocks, then `d4 += e3`; a class of another project file:
+tests/test_project.py). Checked on torch: each marked change raises at backward. Not a
 Sequential ending in a layer that saves its input (LeakyReLU) or in a Linear."""
 
 import torch
@@ -32,18 +33,33 @@ class ConvBnRelu(nn.Module):
         return self.unit(inputs)
 
 
+class UpBlock(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.reduce = ConvBnRelu(channels)
+        self.expand = ConvBnRelu(channels)
+
+    def forward(self, x):
+        x = self.reduce(x)
+        x = self.expand(x)
+        return x
+
+
 class Decoder(nn.Module):
     def __init__(self):
         super().__init__()
         self.block = ConvBnRelu(3)
         self.tail = nn.Sequential(nn.Conv2d(3, 3, 1), nn.ReLU(inplace=True))
+        self.up = UpBlock(3)
 
     def forward(self, x, skip):
         d = self.block(x)
         d += skip  # error: GL011
         t = self.tail(d)
         t += skip  # error: GL011
-        return t
+        u = self.up(x)
+        u += skip  # error: GL011
+        return t + u
 
 
 class LeakyTail(nn.Module):
