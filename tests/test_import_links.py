@@ -97,3 +97,10 @@ def test_a_file_that_unpickles_objects_is_linked_to_every_file(tmp_path):
     # the loader does not join the other files' groups to each other
     assert "b.py" not in linked(tmp_path, "a.py")
     assert linked(tmp_path, "resume.py") == {"resume.py", "evaluate.py", "helpers.py"}
+
+
+def test_a_relative_import_above_the_root_or_a_broken_notebook_links_nothing_more(tmp_path):
+    write(tmp_path, {"deep.py": "from .......... import y\n", "y.py": "x = 1\n"})
+    (tmp_path / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
+    assert linked(tmp_path, "deep.py") == {"deep.py", "y.py"}
+    assert linked(tmp_path, "broken.ipynb") == {"broken.ipynb"}

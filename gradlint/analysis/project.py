@@ -4024,8 +4024,8 @@ def _import_words(path: str, key: MemoKey) -> _ImportWords:
         dots, module, names, plain, script = match.groups("")
         words.update(_WORD.findall(module), _WORD.findall(names), _WORD.findall(plain))
         if dots:
-            package = Path(path).absolute().parents[min(len(dots), 8) - 1]
-            words.add(package.name)
+            parents = Path(path).absolute().parents  # `from ...` above the root: the root
+            words.add(parents[min(len(dots), len(parents)) - 1].name)
         if script:
             words.add(Path(script).stem)
     found = _ImportWords(frozenset(words), loads)
