@@ -86,12 +86,10 @@ class LastActivations:
     def of_module(self, built: ast.expr, depth: int = 0) -> LastActivation | None:
         """The activation the module `built` constructs runs last on what it returns;
         None when unknown or not an activation."""
-        built = _seen_through_wrappers(built)
-        written = ast_dotted_name(built.func) if isinstance(built, ast.Call) else None
-        if written is None or depth > _NESTING:
+        construction = self._construction(built, depth)
+        if construction is None:
             return None
-        assert isinstance(built, ast.Call)
-        qualified = self._qualify(written)
+        built, written, qualified = construction
         if qualified.startswith("torch.nn."):
             name = qualified.rpartition(".")[2]
             if name in ACTIVATION_FUNCTIONS:
@@ -126,15 +124,23 @@ class LastActivations:
             last.function, last.after_parameters or self._class_holds_parameters(cls, depth)
         )
 
-    def _holds_parameters(self, built: ast.expr, depth: int) -> bool:
-        """Does the module `built` constructs hold parameters (a torch layer that has
-        them, a Sequential of one, a module class that builds one)?"""
+    def _construction(self, built: ast.expr, depth: int) -> tuple[ast.Call, str, str] | None:
+        """(the call, its callee as written, qualified) when `built` constructs something
+        by a dotted name, not deeper than the nesting followed."""
         built = _seen_through_wrappers(built)
         written = ast_dotted_name(built.func) if isinstance(built, ast.Call) else None
         if written is None or depth > _NESTING:
-            return False
+            return None
         assert isinstance(built, ast.Call)
-        qualified = self._qualify(written)
+        return built, written, self._qualify(written)
+
+    def _holds_parameters(self, built: ast.expr, depth: int) -> bool:
+        """Does the module `built` constructs hold parameters (a torch layer that has
+        them, a Sequential of one, a module class that builds one)?"""
+        construction = self._construction(built, depth)
+        if construction is None:
+            return False
+        built, written, qualified = construction
         if qualified.startswith("torch.nn."):
             name = qualified.rpartition(".")[2]
             if name == "Sequential":
