@@ -104,3 +104,14 @@ def test_a_relative_import_above_the_root_or_a_broken_notebook_links_nothing_mor
     (tmp_path / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
     assert linked(tmp_path, "deep.py") == {"deep.py", "y.py"}
     assert linked(tmp_path, "broken.ipynb") == {"broken.ipynb"}
+
+
+def test_a_search_key_recorded_without_its_asking_file_searches_every_file(tmp_path):
+    from gradlint.analysis import project
+
+    write(tmp_path, {"a.py": "class A:\n    def embed(self, x):\n        return x\n", "b.py": ""})
+    key = project.DEFINITIONS_PREFIX + json.dumps(["embed", str(tmp_path)])
+    method, root, near = project.definitions_of_key(key)
+    assert (method, root) == ("embed", str(tmp_path))
+    found = project.method_definitions(method, root, near)
+    assert found is not None and [f.name for f in found[0]] == ["embed"]

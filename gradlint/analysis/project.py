@@ -3854,8 +3854,10 @@ def definitions_key(method: str, root: str, near: str) -> str:
 
 
 def definitions_of_key(key: str) -> tuple[str, str, str]:
-    method, root, near = json.loads(key[len(DEFINITIONS_PREFIX) :])
-    return method, root, near
+    # a key recorded before searches had an asking file: the root, which is no file, so
+    # every file is searched as then
+    method, root, *near = json.loads(key[len(DEFINITIONS_PREFIX) :])
+    return method, root, near[0] if near else root
 
 
 def method_definitions(
@@ -4128,8 +4130,8 @@ def attributes_key(attribute: str, root: str, near: str) -> str:
 
 
 def attributes_of_key(key: str) -> tuple[str, str, str]:
-    attribute, root, near = json.loads(key[len(ATTRIBUTES_PREFIX) :])
-    return attribute, root, near
+    attribute, root, *near = json.loads(key[len(ATTRIBUTES_PREFIX) :])  # as definitions'
+    return attribute, root, near[0] if near else root
 
 
 def attribute_parameterless(attribute: str, root: str, near: str) -> tuple[bool, str] | None:
