@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 # LibCST is loaded only where a LibCST tree is read: a warm run checks the project's
 # summaries (analysis.project, which reads `ast` imports here) without it
@@ -28,6 +28,8 @@ STAR = "*"
 # Names that behave as torch even where the file does not import them (notebook cells,
 # snippets that rely on a star import).
 _DEFAULT_QUALIFIED = {"torch": "torch"}
+
+_Node = TypeVar("_Node", bound=ast.AST)
 
 
 @dataclass(frozen=True)
@@ -348,6 +350,20 @@ def ast_statements(body: list[ast.stmt], *, into_definitions: bool) -> Iterator[
         for name in _block_fields(type(node)):
             held.extend(getattr(node, name))
         stack.extend(reversed(held))
+
+
+def ast_called_through(expr: _Node, methods: frozenset[str]) -> _Node | ast.expr:
+    """The object a chain of calls of these methods is made on: `model` of
+    `model.to(device).half()` for the methods that hand back the module itself (the twin
+    of tensors.called_through, which reads LibCST)."""
+    found: _Node | ast.expr = expr
+    while (
+        isinstance(found, ast.Call)
+        and isinstance(found.func, ast.Attribute)
+        and found.func.attr in methods
+    ):
+        found = found.func.value
+    return found
 
 
 def ast_dotted_name(node: ast.AST) -> str | None:

@@ -20,7 +20,7 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gradlint.analysis.imports import ast_dotted_name, ast_statements
+from gradlint.analysis.imports import ast_called_through, ast_dotted_name, ast_statements
 from gradlint.analysis.module_state_summary import own_method
 from gradlint.analysis.torch_api import (
     ACTIVATION_FUNCTIONS,
@@ -127,7 +127,7 @@ class LastActivations:
     def _construction(self, built: ast.expr, depth: int) -> tuple[ast.Call, str, str] | None:
         """(the call, its callee as written, qualified) when `built` constructs something
         by a dotted name, not deeper than the nesting followed."""
-        built = _seen_through_wrappers(built)
+        built = ast_called_through(built, MODULE_WRAPPING_METHODS)  # `nn.ReLU().to(d)`
         written = ast_dotted_name(built.func) if isinstance(built, ast.Call) else None
         if written is None or depth > _NESTING:
             return None
@@ -193,18 +193,6 @@ def last_activations_of_classes(
         if last is not None:
             found[name] = last
     return found
-
-
-def _seen_through_wrappers(value: ast.expr) -> ast.expr:
-    """What `value` builds, seen through the device, dtype and mode calls it is wrapped
-    in: `nn.ReLU()` of `nn.ReLU().to(device)` (tensors.built_module_call's reading)."""
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in MODULE_WRAPPING_METHODS
-    ):
-        value = value.func.value
-    return value
 
 
 def _returned_layer(cls: ast.ClassDef) -> str | None:

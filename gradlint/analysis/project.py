@@ -38,6 +38,7 @@ from gradlint.analysis.arguments import ArgumentShape, Signature, ast_shape_of, 
 from gradlint.analysis.imports import (
     ImportMap,
     Origin,
+    ast_called_through,
     ast_dotted_name,
     ast_import_map,
     star_bound,
@@ -108,7 +109,14 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.diagnostics import CellLocation, Position
 from gradlint.fileio import SourceReadError, read_regular
-from gradlint.ipynb import NotebookPython, is_notebook, notebook_python
+from gradlint.ipynb import (
+    NotebookPython,
+    NotebookSkipped,
+    is_notebook,
+    notebook_python,
+    read_notebook,
+)
+from gradlint.results import SourceError
 
 # what a project-wide search finds: calls of a method, or its definitions
 _Found = TypeVar("_Found")
@@ -1374,7 +1382,7 @@ def _eval_switch_returned(value: ast.AST | None, visitor: _FunctionWalk) -> ast.
     switch = _switch_in_chain(value)
     if switch is not None:
         return switch if _mode_switch(switch) else None
-    name = ast_dotted_name(_through_mode_carrying_methods(value))
+    name = ast_dotted_name(ast_called_through(value, MODE_CARRYING_MODULE_METHODS))
     if name is None or visitor.modes.get(name) is not True:
         return None
     return visitor.eval_calls[name]
@@ -1941,19 +1949,7 @@ def _switched_receiver(call: ast.Call) -> str | None:
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None
-    return ast_dotted_name(_through_mode_carrying_methods(func.value))
-
-
-def _through_mode_carrying_methods(expr: ast.AST) -> ast.AST:
-    """The module a chain of its mode-keeping self-returning methods is called on:
-    `model` of `model.to(device).half()` (the twin of tensors.called_through)."""
-    while (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in MODE_CARRYING_MODULE_METHODS
-    ):
-        expr = expr.func.value
-    return expr
+    return ast_dotted_name(ast_called_through(func.value, MODE_CARRYING_MODULE_METHODS))
 
 
 def _switch_in_chain(expr: ast.AST) -> ast.Call | None:
@@ -3989,15 +3985,14 @@ _IMPORT_WORDS_MEMO: dict[MemoKey, _ImportWords] = {}
 _LINKED_MEMO: dict[str, tuple[list[tuple[str, MemoKey | None]], dict[str, frozenset[str]]]] = {}
 
 
-def _code_cells_as_written(text: str) -> str:
-    """A notebook's code cells, one after another, magics and all (`%run script.py`);
-    "" when it is not a notebook's JSON."""
+def _code_cells_as_written(text: str, path: str) -> str:
+    """A notebook's code cells (ipynb.read_notebook), one after another, magics and all
+    (`%run script.py`); "" for text that is not a notebook of a Python kernel."""
     try:
-        cells = json.loads(text).get("cells", [])
-        sources = (cell.get("source", "") for cell in cells if cell.get("cell_type") == "code")
-        return "\n".join(s if isinstance(s, str) else "".join(s) for s in sources)
-    except (ValueError, AttributeError, TypeError):
+        notebook = read_notebook(text, path)
+    except (SourceError, NotebookSkipped):
         return ""
+    return "\n".join(cell.source for cell in notebook.cells if cell.is_code)
 
 
 def _import_words(path: str, key: MemoKey) -> _ImportWords:
@@ -4011,7 +4006,7 @@ def _import_words(path: str, key: MemoKey) -> _ImportWords:
     data = _text_of(key, path)
     text = data.decode("utf-8", errors="replace") if data is not None else ""
     if is_notebook(path):
-        text = _code_cells_as_written(text)
+        text = _code_cells_as_written(text, path)
     words: set[str] = set()
     loads = False
     for line in text.splitlines():
@@ -4087,10 +4082,14 @@ def _import_links(keyed: list[tuple[str, MemoKey | None]]) -> dict[str, frozense
     by_word: dict[str, list[str]] = {}
     for path, _ in keyed:
         by_word.setdefault(_module_word(path), []).append(path)
+    loaders: list[str] = []  # the files that unpickle objects or import by name
     for path, key in keyed:
         if key is None:
             continue
-        for word in _import_words(path, key).words:
+        said = _import_words(path, key)
+        if said.loads_objects:
+            loaders.append(path)
+        for word in said.words:
             for other in by_word.get(word, ()):
                 join(path, other)
         if os.path.basename(path) == "conftest.py":
@@ -4104,9 +4103,8 @@ def _import_links(keyed: list[tuple[str, MemoKey | None]]) -> dict[str, frozense
     # the files an unpickled object may reach, whatever its class: not joined to each
     # other's groups through it, which would make one group of a folder of scripts
     loading: set[str] = set()
-    for path, key in keyed:
-        if key is not None and _import_words(path, key).loads_objects:
-            loading |= groups[root_of(path)]
+    for path in loaders:
+        loading |= groups[root_of(path)]
     frozen = {top: frozenset(members | loading) for top, members in groups.items()}
     return {os.path.abspath(path): frozen[root_of(path)] for path, _ in keyed}
 
@@ -4175,7 +4173,7 @@ def method_calls_in(query: MethodQuery, root: str, path: str) -> list[MethodCall
     if searched is None:
         return []
     if target != os.path.abspath(query.class_file):
-        linked = _linked_files(query.class_file, root, [(f, _memo_key(f)) for f in files])
+        linked = linked_files(query.class_file, root)
         if linked is not None and searched not in linked:
             return []
     token = _calls_token(query)
