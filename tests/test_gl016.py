@@ -113,6 +113,19 @@ def test_an_evaluation_helper_imported_from_another_file(tmp_path: Path, body, a
     assert [(d.start.line, d.code) for d in result.diagnostics] == expected
 
 
+
+def test_the_eval_inside_an_imported_helper_is_shown_in_its_own_file(tmp_path: Path) -> None:
+    """The finding is at the training forward; the `eval()` left on sits in the helper's
+    file, and the user needs to see it there (the upstream fix often goes there)."""
+    helper = textwrap.dedent(EVALUATE).format(body="model.eval()", after="pass").lstrip()
+    (tmp_path / "utils.py").write_text(helper, encoding="utf-8")
+    (tmp_path / "train.py").write_text(textwrap.dedent(TRAIN).lstrip(), encoding="utf-8")
+    [found] = lint_file(tmp_path / "train.py", ONLY_GL016).diagnostics
+    places = [(Path(r.path).name, r.start.line, r.start.column) for r in found.related]
+    assert ("train.py", 11, 8) in places  # the call of the helper
+    assert ("utils.py", 5, 4) in places  # `model.eval()` inside it
+
+
 # -- what eval mode costs the model (issue 20) -------------------------------------------
 
 FIT = """

@@ -206,6 +206,24 @@ class ModeFlow:
     def _external_eval(self, call: cst.Call, path: str) -> bool:
         return path in self._external_eval_paths(call)
 
+    def external_eval_switch(
+        self, call: cst.Call, path: str
+    ) -> tuple[str, int, int, int, int] | None:
+        """Where the imported project function `call` runs puts the module it is handed
+        at `path` in eval mode, for a finding to show that switch in the helper's file:
+        (path, line, column, end line, end column); None when it is no such call."""
+        if self.summaries.resolve(call) is not None:
+            return None
+        external = self.summaries.resolve_external(call, returning_eval_model=True)
+        if external is None:
+            return None
+        for param, where in external.eval_param_switches.items():
+            argument = self.summaries.external_argument(call, external, param)
+            if argument is not None and module_path(argument) == path and len(where) == 5:
+                file, line, column, end_line, end_column = where
+                return file, line, column, end_line, end_column
+        return None
+
     def eval_carried_round(
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
     ) -> bool:

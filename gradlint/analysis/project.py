@@ -192,6 +192,9 @@ class ExternalFunction:
     # parameters whose last mode switch in the body, in source order, is `eval()`: the
     # function returns with them in eval mode (`def evaluate(model, loader): model.eval()`)
     eval_params: list[str] = field(default_factory=list)
+    # for each of those, where that last `eval()` is, as eval_switch gives it: a finding
+    # at the caller shows the switch in the helper's file
+    eval_param_switches: dict[str, list] = field(default_factory=dict)
     # parameters added unchanged to the object's state: `self.sum += val`
     accumulated_params: list[str] = field(default_factory=list)
     # parameters the function only turns into plain numbers or arrays, each with whether
@@ -1358,18 +1361,29 @@ def _summarise_function(
     switches = [_eval_switch_returned(value, visitor) for value in visitor.returns]
     function.returns_eval_model = bool(switches) and all(s is not None for s in switches)
     function.eval_params = [p for p in params if visitor.modes.get(p) is True]
-    if function.returns_eval_model and lines is not None:
-        call = cast(ast.Call, switches[-1])
-        end_line = call.end_lineno or call.lineno
-        end_offset = call.end_col_offset or call.col_offset
-        function.eval_switch = [
-            path,
-            call.lineno,
-            _code_points(lines, call.lineno, call.col_offset),
-            end_line,
-            _code_points(lines, end_line, end_offset),
-        ]
+    if lines is not None:
+        if function.returns_eval_model:
+            function.eval_switch = _place_of(path, lines, cast(ast.Call, switches[-1]))
+        function.eval_param_switches = {
+            param: _place_of(path, lines, visitor.eval_calls[param])
+            for param in function.eval_params
+            if param in visitor.eval_calls
+        }
     return function
+
+
+def _place_of(path: str, lines: list[str], node: ast.expr) -> list:
+    """[path, line, column, end line, end column] of a node (1-based lines, columns in
+    code points), as a summary records a place for findings in other files to show."""
+    end_line = node.end_lineno or node.lineno
+    end_offset = node.end_col_offset or node.col_offset
+    return [
+        path,
+        node.lineno,
+        _code_points(lines, node.lineno, node.col_offset),
+        end_line,
+        _code_points(lines, end_line, end_offset),
+    ]
 
 
 def _eval_switch_returned(value: ast.AST | None, visitor: _FunctionWalk) -> ast.Call | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradlint.analysis.bindings import assigned_names
-from gradlint.diagnostics import Related
+from gradlint.diagnostics import Position, Related
 
 if TYPE_CHECKING:
     from gradlint.analysis.facts import FileFacts
@@ -38,3 +38,10 @@ def loop_header(context: FileContext, loop: cst.For | cst.While, label: str) -> 
     head = loop.iter if isinstance(loop, cst.For) else loop.test
     _, end = context.position_of(head)
     return Related(label, context.path, start, end)
+
+
+def elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
+    """A related place in another file of the project, as a summary records it: (path,
+    line, column, end line, end column)."""
+    path, line, column, end_line, end_column = where
+    return Related(label, path, Position(line, column), Position(end_line, end_column))

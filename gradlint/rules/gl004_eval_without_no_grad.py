@@ -9,6 +9,7 @@ from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import elsewhere
 
 _RAISES = ', and `.numpy()` on its output raises "Can\'t call numpy() on Tensor that requires grad"'
 
@@ -383,7 +384,7 @@ class EvalWithoutNoGrad(Rule):
                 caller.cell,  # a notebook's call: in its cell
             )
         if switch.external is not None:
-            yield _elsewhere("put in eval mode here, inside the helper", switch.external)
+            yield elsewhere("put in eval mode here, inside the helper", switch.external)
         if at is not call:
             if reported is at:
                 yield call, f"the forward of `{model}` inside the function"
@@ -414,7 +415,3 @@ class EvalWithoutNoGrad(Rule):
         return sites if at in sites else [at, *sites]
 
 
-def _elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
-    """A related place in another file: (path, line, column, end line, end column)."""
-    path, line, column, end_line, end_column = where
-    return Related(label, path, Position(line, column), Position(end_line, end_column))

@@ -3,10 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.mode_flow import Mode, ModeWrite, TrainingUse
-from gradlint.diagnostics import Edit, Fix, Position
+from gradlint.diagnostics import Edit, Fix, Position, Related
 from gradlint.edits import split_lines
 from gradlint.fix_builders import own_line
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import elsewhere
 
 
 class TrainModeNotRestored(Rule):
@@ -205,13 +206,17 @@ class TrainModeNotRestored(Rule):
         where the fix goes. `evaluation`: for training that resumes after an
         evaluation outside its loop (a notebook's test cell, then more epochs), the
         evaluation's forward."""
-        related: list[tuple[cst.CSTNode, str]] = [
+        related: list[tuple[cst.CSTNode, str] | Related] = [
             (write.anchor, f"`{model}` is put in eval mode here, and nothing switches it back"),
         ]
         if evaluation is not None and evaluation is not write.anchor:
             related.append((evaluation, "the evaluation it was switched for"))
         if write.inner is not None:
             related.append((write.inner, "the `eval()` inside that call"))
+        else:
+            switched = self.facts.mode_flow.external_eval_switch(write.anchor, model)
+            if switched is not None:
+                related.append(elsewhere("the `eval()` inside that call", switched))
         if use.inner is not None:
             related.append((use.anchor, "the loop runs the training forward through this call"))
         # A model without dropout, batch norm or anything else that reads the mode
