@@ -212,3 +212,40 @@ def test_a_place_returned_with_its_graph_is_carried(tmp_path):
     nets = LSTM_POLICY.replace("action.detach().cpu().numpy()[0][0], HIDDEN", "action, hidden_out")
     files = {"setup.py": "", "nets.py": nets, "run.py": LSTM_ROLLOUT}
     assert _project_findings(tmp_path, files) == [(10, "hidden_out"), (11, "last_action")]
+
+
+PER_LEVEL_HEAD = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.score = nn.Conv2d(8, 2, 1)
+
+        def {method}(self, features):
+            scores, probs = [], []
+            for i in range(len(features)):
+                score = self.score(features[i])
+                scores.append(score.flatten(1))
+                probs.append(F.softmax(score, 1).flatten(1))
+            keep = torch.cat(probs, 1).data > 0.5
+            return torch.cat(scores, 1), keep
+    """
+)
+
+
+def test_what_a_models_forward_collects_per_level_is_part_of_one_forward():
+    """A detection head's forward collects one output per feature level; the
+    probabilities read as `.data` hang off the scores the caller backpropagates, and
+    the lists are dropped when the forward returns (jwyang/fpn.pytorch's RPN)."""
+    source = PER_LEVEL_HEAD.format(method="forward")
+    assert [d.code for d in lint_source(source, "head.py", GL015)] == []
+
+
+def test_the_same_collection_in_a_sampling_method_is_still_reported():
+    source = PER_LEVEL_HEAD.format(method="propose")
+    assert [d.code for d in lint_source(source, "head.py", GL015)] == ["GL015"]

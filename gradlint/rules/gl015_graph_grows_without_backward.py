@@ -74,7 +74,8 @@ class GraphGrowsWithoutBackward(Rule):
     `for _ in range(x.shape[1])` feeding the loop's own output back), a forward of fixed depth; a
     plain number unpacked from a forward of this file's model (`out, ratio = model(x)`
     with `ratio = k / n` in `forward`); a model frozen as a whole
-    (`requires_grad_(False)`), whose weights add nothing to record.
+    (`requires_grad_(False)`), whose weights add nothing to record; what a module's own
+    `forward` collects (one output per feature level), dropped when it returns.
 
     ## Example
     ```python
@@ -312,6 +313,16 @@ class GraphGrowsWithoutBackward(Rule):
         leaves the function (returned, stored) or is reset every iteration."""
         facts = self.facts
         index = facts.index
+        scope = index.scope_of(loop.loop)
+        if (
+            type(scope) is cst.FunctionDef
+            and scope.name.value == "forward"
+            and self._of_a_module(scope)
+        ):
+            # a model's own forward (per feature level, per head): what it collects
+            # hangs off the activations its caller backpropagates, and is dropped when
+            # it returns, once per forward
+            return
         for node in index.walk(loop.loop.body):
             if type(node) is not cst.Call:
                 continue  # `total = total + net(x)` is carried state (_check_loop)
@@ -386,12 +397,17 @@ class GraphGrowsWithoutBackward(Rule):
         scope = index.scope_of(loop.loop)
         if type(scope) is not cst.FunctionDef:
             return False
-        cls = index.enclosing_class(scope)
-        if cls is not None and any(
-            (dotted_name(base.value) or "") != "object" for base in cls.bases
-        ):
+        if self._of_a_module(scope):
             return True  # a module's method (or of a class whose bases are out of sight)
         return any(facts.loops.differentiated_around(s) for s in facts.grad_mode.callers_of(scope))
+
+    def _of_a_module(self, method: cst.FunctionDef) -> bool:
+        """A method of a class with bases: a module's (or of a class whose bases are out
+        of sight); not of a plain class (a `Sampler`, a `Translator`)."""
+        cls = self.facts.index.enclosing_class(method)
+        return cls is not None and any(
+            (dotted_name(base.value) or "") != "object" for base in cls.bases
+        )
 
     def _related(self, loop: LoopFacts[LoopNode], names: list[str], source: Trainable):
         yield from self.facts.loops.entries(loop.loop, names)
