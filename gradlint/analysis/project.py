@@ -274,6 +274,11 @@ class ModuleSummary:
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
+    # class (not among parameter_classes) -> [module, relative level, name] of each class
+    # imported from elsewhere that it subclasses or builds into `self`, its own classes'
+    # included: its weights are those of its parts, written in other files
+    # (`self.encoder = MLP(dims)` after `from .blocks import MLP`)
+    imported_parts: dict[str, list[list]] = field(default_factory=dict)
     # attribute -> is every value the file's classes store in `self.<it>` a torch.nn
     # layer that holds no parameters (`self.up = nn.Upsample(scale_factor=2)`)?
     parameterless_attributes: dict[str, bool] = field(default_factory=dict)
@@ -1630,6 +1635,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
     _holders_of_parameters(summary.parameter_classes, holders)
+    summary.imported_parts = _imported_parts(summary.parameter_classes, holders, imports)
     summary.last_activations = {
         name: [last.function, last.after_parameters]
         for name, last in last_activations_of_classes(classes, imports.qualify).items()
@@ -1767,6 +1773,47 @@ def _holders_of_parameters(
             return
         parameter_classes.extend(node.name for node in added)
         waiting = [(node, built) for node, built in waiting if node not in added]
+
+
+def _imported_parts(
+    parameter_classes: list[str],
+    holders: list[tuple[ast.ClassDef, dict[str, set[str]]]],
+    imports: ImportMap,
+) -> dict[str, list[list]]:
+    """ModuleSummary.imported_parts: for each class not known to hold weights, the
+    classes the imports bring in (not torch's: what those build is known already) that
+    it subclasses or builds into `self`, and those of the file's classes it is made of."""
+    known = set(parameter_classes)
+    local = {node.name for node, _ in holders}
+    direct: dict[str, list[list]] = {}
+    made_of: dict[str, set[str]] = {}
+    for node, built in holders:
+        if node.name in known:
+            continue
+        names = {ast_dotted_name(base) or "" for base in node.bases}
+        names.update(name for built_names in built.values() for name in built_names)
+        parts: list[list] = []
+        for name in sorted(names - {""}):
+            if name in local:
+                made_of.setdefault(node.name, set()).add(name)
+                continue
+            target = imports.target(name)
+            if target is not None and target[0].partition(".")[0] != "torch":
+                parts.append(list(target))
+        direct[node.name] = parts
+    found: dict[str, list[list]] = {}
+    for name in direct:
+        parts, waiting, seen = [], [name], {name}
+        while waiting:
+            current = waiting.pop()
+            parts.extend(p for p in direct.get(current, ()) if p not in parts)
+            for inner in made_of.get(current, ()):
+                if inner not in seen:
+                    seen.add(inner)
+                    waiting.append(inner)
+        if parts:
+            found[name] = parts
+    return found
 
 
 def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSummary) -> None:
@@ -2525,6 +2572,7 @@ class ProjectIndex:
         # and resolving it stats several candidate paths
         self._modules: dict[tuple[str, str, int], str | None] = {}
         self._summaries: dict[str, ModuleSummary | None] = {}  # one file state per lint
+        self._parts_memo: dict[tuple[str, str], bool] = {}  # _parts_hold_parameters
         self._root: str | None = None  # where the caller searches look (project_root)
         # query key -> its calls: a lint asks about the same method again (its modes and
         # GL012's callers each ask), within the one file state a lint reads
@@ -2558,11 +2606,13 @@ class ProjectIndex:
         with `import *`)."""
         return self._text_gate(module, level, (_NUMBER_HELPER_TOKEN, name))
 
-    def _text_gate(self, module: str, level: int, tokens: tuple[str, ...]) -> bool:
+    def _text_gate(
+        self, module: str, level: int, tokens: tuple[str, ...], importer: str | None = None
+    ) -> bool:
         """Does the module's text allow the answer a summary would give? A "no" still
         makes the module a dependency, stamped by its text, so a cached result is
         re-linted once the module changes."""
-        target = self._target(module, level)
+        target = self._target(module, level, importer)
         if target is None:
             return False
         if target in self._summaries:
@@ -2583,7 +2633,44 @@ class ProjectIndex:
         skipping the parse of a file without a rule's tokens when a helper elsewhere may
         do that rule's part of the work (GL012's number conversions in `utils.to_np`)."""
         tokens = (*tokens, "import *")
-        return any(self._text_gate(module, level, tokens) for module, level in modules)
+        return any(
+            self._text_gate(module, level, tokens) or self._reexported_with(module, level, tokens)
+            for module, level in modules
+        )
+
+    def _reexported_with(
+        self,
+        module: str,
+        level: int,
+        tokens: tuple[str, ...],
+        importer: str | None = None,
+        seen: set[str] | None = None,
+    ) -> bool:
+        """For a package's `__init__.py`, which re-exports by name what its modules
+        define (`from .tab_mlp import TabMlp`, `from pkg.models.blocks import MLP`),
+        through its subpackages' own: does the text of a module it imports from have one
+        of the tokens? What a package gives is written in its modules, not in the
+        `__init__.py` that names it."""
+        target = self._target(module, level, importer)
+        seen = set() if seen is None else seen
+        if (
+            target is None
+            or os.path.basename(target) != "__init__.py"
+            or target in seen
+            or len(seen) >= _MAX_STAR_CHAIN
+        ):
+            return False
+        seen.add(target)
+        key = _memo_key(target)
+        data = _text_of(key, target) if key is not None else None
+        if data is None:
+            return False
+        for inner, inner_level in imported_modules(data.decode("utf-8", "replace")):
+            if self._text_gate(
+                inner, inner_level, tokens, importer=target
+            ) or self._reexported_with(inner, inner_level, tokens, target, seen):
+                return True
+        return False
 
     def method_calls(self, query: MethodQuery) -> list[MethodCall] | None:
         """The project's calls of a method of the linted file's class (see method_calls).
@@ -2844,6 +2931,9 @@ class ProjectIndex:
             return False
         if name in summary.parameter_classes:
             return True
+        parts = summary.imported_parts.get(name)
+        if parts:
+            return self._parts_hold_parameters(target, name, parts)
         reexport = summary.reexports.get(name)
         if reexport is not None:
             # `from .lvae import LVAE` in a package's `__init__.py`
@@ -2858,6 +2948,24 @@ class ProjectIndex:
                 if self._class_in(inner, name, seen):
                     return True
         return False
+
+    def _parts_hold_parameters(self, target: str, name: str, parts: list[list]) -> bool:
+        """Does one of the class's parts, imported from another project file, hold
+        weights (ModuleSummary.imported_parts)? Memoised per class; a class asked again
+        while it is being answered (parts that import each other) answers no."""
+        key = (target, name)
+        found = self._parts_memo.get(key)
+        if found is not None:
+            return found
+        self._parts_memo[key] = False
+        found = False
+        for module, level, part in parts:
+            inner = self._target(module, level, importer=target)
+            if inner is not None and self._class_in(inner, part, set()):
+                found = True
+                break
+        self._parts_memo[key] = found
+        return found
 
     def star_names(self, star_imports: Sequence[tuple[str, int]]) -> dict[str, Origin]:
         """What the linted file's `from <module> import *` lines bind of those project
