@@ -11,6 +11,7 @@ import pytest
 
 from gradlint.analysis.facts import FileFacts
 from gradlint.analysis.values import Kind, is_graph_free
+from gradlint.config import Config
 from gradlint.engine import lint_source
 
 
@@ -352,3 +353,38 @@ def test_a_name_rebound_on_every_branch_of_a_loop_is_evaluated_once_per_binding(
     # each binding is evaluated about once per binding it reaches (4 branches: 12; it
     # was 66, and 109,602 for 8)
     assert len(evaluated) <= (branches + 2) ** 2
+
+
+REQUIRES_GRAD_SET = """
+import torch
+
+
+def main():
+    {name} = torch.zeros(100)
+    {name}[30:] = 1
+    {name}.requires_grad = {value}
+    cost = ({name} * 2).sum()
+    cost.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("weights", "True", []),
+        ('curves["car"]', "True", []),
+        ("weights", "flag", []),  # may require grad: not known to raise
+        ("weights", "False", ["GL009"]),
+        ('curves["car"]', "False", ["GL009"]),
+    ],
+    ids=["attribute", "dict-key", "flag", "switched-off", "dict-key-switched-off"],
+)
+def test_requires_grad_set_as_an_attribute_makes_a_leaf(name, value, expected):
+    """`x.requires_grad = True` after `x[30:] = 1` (Atcold/pytorch-PPUU's cost profile,
+    on a dict's entry): the tensor is a leaf that requires grad from there on, as after
+    `x.requires_grad_()`; its backward runs."""
+    source = REQUIRES_GRAD_SET.format(name=name, value=value)
+    if name.startswith("curves"):
+        source = source.replace("    curves[", "    curves = dict()\n    curves[", 1)
+    found = [d.code for d in lint_source(source, "cost.py", Config(select=("GL009",)))]
+    assert found == expected

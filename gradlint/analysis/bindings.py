@@ -52,7 +52,7 @@ class BindingKind(enum.Enum):
     # Not followed by a loop's flow (loops._FLOW_KINDS): what a list of numbers is
     # written from is not what a tensor carries.
     ITEM = "`name[i] = value`: the container now holds the value at i"
-    REQUIRES_GRAD = "`name.requires_grad_()` as a statement: a leaf from now on"
+    REQUIRES_GRAD = "`name.requires_grad_()`, `name.requires_grad = True`: a leaf from now on"
 
 
 K = BindingKind
@@ -104,6 +104,10 @@ def all_params(params: cst.Parameters):
 
 def is_false(expr: cst.CSTNode) -> bool:
     return bool_literal(expr) is False
+
+
+def is_true(expr: cst.CSTNode) -> bool:
+    return bool_literal(expr) is True
 
 
 def is_none(expr: cst.CSTNode | None) -> bool:
@@ -169,7 +173,31 @@ def paired_value(
     return None
 
 
+def requires_grad_switched(node: cst.CSTNode) -> str | None:
+    """The variable (a dotted name, or a dict key: `y["car"]`) a statement makes a
+    leaf that requires grad: `x.requires_grad_()`, `x.requires_grad = True` (or any
+    value but a literal False)."""
+    if type(node) is cst.Expr:
+        call = node.value
+        if (
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == REQUIRES_GRAD_METHOD
+            and not (call.args and is_false(call.args[0].value))
+        ):
+            return dotted_name(call.func.value) or keyed_name(call.func.value)
+    elif type(node) is cst.Assign and not is_false(node.value):
+        for target in node.targets:
+            top = target.target
+            if type(top) is cst.Attribute and top.attr.value == "requires_grad":
+                return dotted_name(top.value) or keyed_name(top.value)
+    return None
+
+
 def _assign_bindings(node: cst.Assign, out: list[NameBinding]) -> None:
+    switched = requires_grad_switched(node)
+    if switched:
+        out.append(NameBinding(node, switched, K.REQUIRES_GRAD))
     for target in node.targets:
         top = target.target
         position = 0
@@ -231,16 +259,9 @@ def bindings_of_node(node: cst.CSTNode, into: list[NameBinding] | None = None) -
             if receiver is not None:
                 out.append(NameBinding(node, receiver, K.STORE, node))
     elif type(node) is cst.Expr:
-        call = node.value
-        if (
-            type(call) is cst.Call
-            and type(call.func) is cst.Attribute
-            and call.func.attr.value == REQUIRES_GRAD_METHOD
-            and not (call.args and is_false(call.args[0].value))
-        ):
-            switched = dotted_name(call.func.value)
-            if switched:
-                out.append(NameBinding(node, switched, K.REQUIRES_GRAD))
+        switched = requires_grad_switched(node)
+        if switched:
+            out.append(NameBinding(node, switched, K.REQUIRES_GRAD))
     return out
 
 

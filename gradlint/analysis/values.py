@@ -44,8 +44,10 @@ from gradlint.analysis.bindings import (
     ScopeBindings,
     all_params,
     bindings_of_node,
+    is_true,
     keyed_name,
     paired_value,
+    requires_grad_switched,
 )
 from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -585,6 +587,9 @@ class ValueAnalysis:
     def _binding_value(self, node: cst.CSTNode, name: str) -> Value:
         if type(node) is cst.Expr:
             return LEAF  # `x.requires_grad_(True)`: the tensor is a leaf that requires grad
+        if type(node) is cst.Assign and requires_grad_switched(node) == name:
+            # `x.requires_grad = True` makes it one; `= flag` may
+            return LEAF if is_true(node.value) else UNKNOWN
         if type(node) is cst.Param:
             # `lambda_k=0.001`: a parameter whose default is a plain literal is plain
             if node.default is not None and self._expr(node.default, node) == PYTHON:
