@@ -55,6 +55,8 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     INDEX_METHODS,
+    METADATA_ATTRIBUTES,
+    METADATA_METHODS,
     MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
@@ -62,6 +64,7 @@ from gradlint.analysis.torch_api import (
     SUMMARY_WRITER_METHODS,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
+    is_test_assertion,
 )
 from gradlint.analysis.values import ValueAnalysis
 
@@ -474,8 +477,8 @@ class ResultUses:
             if mapping is None:
                 raise _Escapes
             return [(mapping, detached)]
-        if type(parent) is cst.Expr:
-            return []  # evaluated and dropped
+        if type(parent) is cst.Expr or type(parent) is cst.Del:
+            return []  # evaluated and dropped; `del out`: the reference dropped
         if type(parent) is cst.Return and type(node) not in (cst.Tuple, cst.List):
             # one value returned (a tuple of results, a state among them, still escapes)
             return self._returned(parent, detached)
@@ -513,6 +516,10 @@ class ResultUses:
         mapped = self._mapped_by(call, node)
         if mapped is not None:
             return self._uses_of(mapped, mapped.name.value, detached)
+        if qualified in _PAIRING_BUILTINS:
+            paired = self._paired_in_a_loop(call, node, qualified, detached)
+            if paired is not None:
+                return paired
         use = argument_result_use(
             qualified,
             writes_out=any(a.keyword and a.keyword.value == "out" for a in call.args),
@@ -535,6 +542,36 @@ class ResultUses:
         ):
             return [(call, detached)]
         return self._into_helper(call, node, detached, found)
+
+    def _paired_in_a_loop(
+        self, call: cst.Call, node: cst.CSTNode, qualified: str, detached: bool
+    ) -> list[tuple[cst.CSTNode, bool]] | None:
+        """`for out, size in zip(outs, sizes):`, `for i, out in enumerate(outs):`: each
+        element of the value goes where the loop's name at its place does. None when the
+        call is no loop's header, or its target does not unpack into names."""
+        loop = self.index.parent.get(call)
+        if not (type(loop) is cst.For or type(loop) is cst.CompFor) or loop.iter is not call:
+            return None
+        target = loop.target
+        if not isinstance(target, (cst.Tuple, cst.List)) or not all(
+            type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements
+        ):
+            return None
+        positional = [a for a in call.args if not a.keyword]
+        if any(a.star for a in positional):
+            return None
+        place = next((i for i, a in enumerate(positional) if a.value is node), None)
+        if qualified == "enumerate":
+            place = 1 if place == 0 else None  # `(index, element)`
+        if place is None or place >= len(target.elements) or len(target.elements) != (
+            2 if qualified == "enumerate" else len(positional)
+        ):
+            return None
+        name = target.elements[place].value
+        assert type(name) is cst.Name
+        if type(loop) is cst.CompFor:
+            return [(use, detached) for use in self._comprehension_uses(loop, name.value)]
+        return self._uses_of(loop, name.value, detached)
 
     def _mapped_by(self, call: cst.Call, node: cst.CSTNode) -> cst.Param | None:
         """`map(lambda x: ..., value)`: the lambda's parameter each element of the value
@@ -944,6 +981,8 @@ def _may_make_numbers(call: cst.Call) -> bool:
     if type(func) is cst.Attribute:
         if func.attr.value in _ENDING_METHODS:
             return True
+        if func.attr.value.startswith("assert"):
+            return is_test_assertion(index_dotted(func) or "")  # a test's assertion reads
     elif type(func) is cst.Name and func.value in _ENDING_BUILTINS:
         return True
     return False
@@ -955,14 +994,16 @@ _ENDING_METHODS = (
     | _MAX_MIN
     | DETACHING_METHODS
     | GRADLESS_RESULTS
-    | {"size"}
+    | METADATA_METHODS
     | SUMMARY_WRITER_METHODS
     | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
 )
 _ENDING_BUILTINS = (
     NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
 )
-_ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | {"shape"}
+_ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | METADATA_ATTRIBUTES
+# Builtins that pair a value's elements with others in a loop's header.
+_PAIRING_BUILTINS = frozenset({"zip", "enumerate"})
 
 
 def _is_generator(index: FileIndex, func: cst.FunctionDef) -> bool:

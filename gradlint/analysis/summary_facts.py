@@ -41,6 +41,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_VALUE_BUILTINS,
     STORING_METHODS,
     TENSOR_RETURNING_BUILTINS,
+    is_test_assertion,
 )
 
 T = TypeVar("T")
@@ -334,7 +335,7 @@ def argument_result_use(
     callee is a plain name, not `x.sum(...)`."""
     if qualified in NUMBER_BUILTINS:
         return ResultUse.NUMBER
-    if qualified in _CUT_BUILTINS:
+    if qualified in _CUT_BUILTINS or is_test_assertion(qualified):
         return ResultUse.READ
     if qualified in GRADLESS_LIBRARY_FUNCTIONS:
         return ResultUse.DETACHED  # run under no_grad: what they return has no history

@@ -76,6 +76,21 @@ GRAPH_CUTTING_METHODS = (
     | ZERO_GRADIENT_METHODS
 )
 # Tensor attributes that are plain Python values.
+# A test's assertions read the values they are given (a comparison, a shape, not None):
+# `self.assertEqual(out.shape, (2, 3))`, unittest's `self.assert*` methods, and
+# torch.testing's. None of them differentiates what it checks.
+TEST_ASSERTION_PREFIX = "self.assert"
+TEST_ASSERTION_FUNCTIONS = frozenset(
+    {"torch.testing.assert_close", "torch.testing.assert_allclose"}
+)
+
+
+def is_test_assertion(qualified: str) -> bool:
+    """`self.assertEqual`, `self.assertIsNotNone`, `torch.testing.assert_close`, as the
+    callee's dotted name resolved through the imports reads."""
+    return qualified.startswith(TEST_ASSERTION_PREFIX) or qualified in TEST_ASSERTION_FUNCTIONS
+
+
 METADATA_ATTRIBUTES = frozenset(
     {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
     | {"layout", "names"}
