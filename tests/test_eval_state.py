@@ -52,17 +52,34 @@ def test_a_bare_forward_in_a_loader_loop_is_paid_per_batch():
     assert findings(PER_BATCH) == [(7, "GL004", Impact.PER_BATCH)]
 
 
-def test_an_output_handed_to_a_call_and_dropped_is_read_by_that_call():
-    # torch's own DDP test checks the eval-mode forward itself: not reported
+def test_an_output_handed_to_a_tests_assertion_is_read_there_and_paid_once_per_test():
+    # torch's own DDP test compares the eval-mode forwards: the assertion reads them
+    # (analysis.torch_api.is_test_assertion); in a test, the waste is a hint
     source = """
+    import unittest
+
     import torch
 
-    def check(self, model, local_model, x):
+    class DDPTest(unittest.TestCase):
+        def check(self, model, local_model, x):
+            model.eval()
+            local_model.eval()
+            self.assertEqual(model(x), local_model(x))
+    """
+    assert findings(source, "test_ddp.py") == [(10, "GL004", Impact.TEST)] * 2
+
+
+def test_an_output_handed_to_a_call_out_of_sight_and_dropped_is_read_by_that_call():
+    source = """
+    import torch
+    from checks import compare
+
+    def check(model, local_model, x):
         model.eval()
         local_model.eval()
-        self.assertEqual(model(x), local_model(x))
+        compare(model(x), local_model(x))
     """
-    assert findings(source, "test_ddp.py") == []
+    assert findings(source, "ddp.py") == []
 
 
 # A model whose loss modules store what they compute (neural style transfer): the bare
@@ -373,14 +390,14 @@ def test_a_model_moved_to_a_device_after_its_switch_keeps_its_mode():
 def test_a_self_returning_call_on_the_same_name_is_no_new_module():
     import libcst as cst
 
-    from gradlint.analysis.train_mode import _same_module_again
+    from gradlint.analysis.train_mode import same_module_again
 
     def statement(code: str) -> cst.CSTNode:
         return cst.parse_statement(code).body[0]
 
-    assert _same_module_again(statement("net = net.cuda()"), "net")
-    assert _same_module_again(statement("net = net.to(device).float()"), "net")
-    assert not _same_module_again(statement("net = other.cuda()"), "net")
-    assert not _same_module_again(statement("net = load(net)"), "net")
-    assert not _same_module_again(statement("net = net.module"), "net")
-    assert not _same_module_again(statement("net = net.fuse()"), "net")
+    assert same_module_again(statement("net = net.cuda()"), "net")
+    assert same_module_again(statement("net = net.to(device).float()"), "net")
+    assert not same_module_again(statement("net = other.cuda()"), "net")
+    assert not same_module_again(statement("net = load(net)"), "net")
+    assert not same_module_again(statement("net = net.module"), "net")
+    assert not same_module_again(statement("net = net.fuse()"), "net")

@@ -588,3 +588,56 @@ def test_an_evaluation_undone_under_the_same_flag_leaves_nothing_in_eval_mode(
     path.write_text(FLAG_PAIRED_EVALUATION.replace("{restore}", restore))
     found = [(d.start.line, d.code) for d in lint_file(path, ONLY_GL016).diagnostics]
     assert found == ([(6, "GL016")] if reported else [])
+
+
+REBUILT = """
+import torch
+from torch import nn
+
+
+class FCNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+trainset = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]
+model = FCNet()
+model.eval()
+with torch.no_grad():
+    for X, y in trainset:
+        print(model(X).argmax(1))
+
+{rebinding}
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(3):
+    for X, y in trainset:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(X), y).backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("rebinding", "expected"),
+    [
+        ("model = FCNet().to('cpu')", []),  # a new module is in training mode
+        ("model = FCNet()", []),
+        ("model = model.to('cpu')", ["GL016"]),  # the same module, still in eval mode
+        ("pass", ["GL016"]),
+    ],
+    ids=["rebuilt-and-moved", "rebuilt", "moved", "kept"],
+)
+def test_a_model_built_anew_after_the_evaluation_trains_in_training_mode(
+    tmp_path: Path, rebinding, expected
+):
+    """PyTorch-Adventures' Intro notebook evaluates its first model, then builds a new
+    `FCNet()` in the next cell and trains that one."""
+    (tmp_path / "notebook.py").write_text(REBUILT.format(rebinding=rebinding), encoding="utf-8")
+    result = lint_file(tmp_path / "notebook.py", ONLY_GL016)
+    assert result.error is None, result.error
+    assert [d.code for d in result.diagnostics] == expected

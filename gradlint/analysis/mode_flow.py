@@ -29,12 +29,12 @@ from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, module_path
+from gradlint.analysis.index import FileIndex, module_path, path_root
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
-from gradlint.analysis.train_mode import switch_arguments
+from gradlint.analysis.train_mode import MODEL_REBINDINGS, same_module_again, switch_arguments
 
 
 @dataclass(frozen=True)
@@ -315,7 +315,7 @@ class ModeFlow:
         reaching = index.reaching([w.anchor for w in writes], used)
         if not reaching or any(w.anchor in reaching and w.mode is not Mode.EVAL for w in writes):
             return None
-        if at not in reaching:
+        if at not in reaching or self._rebuilt_between(at, used, scope, path):
             return None
         # training it is: an optimizer that holds the model steps around the forward (not
         # an attack or a test differentiating through a model kept in eval mode)
@@ -334,6 +334,22 @@ class ModeFlow:
             if self._runs_forward_of(call, path) and not self._is_training_forward(call, path):
                 return call
         return None
+
+    def _rebuilt_between(
+        self, at: cst.CSTNode, used: cst.CSTNode, scope: cst.CSTNode, path: str
+    ) -> bool:
+        """Is the variable the model's path starts from bound anew between the eval
+        switch and the training forward, on every way from one to the other (`model =
+        FCNet().to(device)` in a notebook's next cell)? A new module is in training
+        mode; `model = model.to(device)` is the same module, in its mode."""
+        root = path_root(path)
+        order = self.index.order
+        rebinds = [
+            node
+            for node in self.summaries.bindings.nodes(scope, MODEL_REBINDINGS).get(root, [])
+            if order[at] < order.get(node, -1) < order[used] and not same_module_again(node, root)
+        ]
+        return bool(rebinds) and at not in self.index.reaching([at, *rebinds], used)
 
     def _periodic_eval_before(
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]

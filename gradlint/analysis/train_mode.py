@@ -113,10 +113,10 @@ def _switched_on_the_way_out(value: cst.CSTNode) -> cst.Call | None:
 
 
 # What gives a model's variable a new value whose mode this scope never set.
-_REBINDINGS = ASSIGNMENTS | {BindingKind.FOR, BindingKind.WITH}
+MODEL_REBINDINGS = ASSIGNMENTS | {BindingKind.FOR, BindingKind.WITH}
 
 
-def _same_module_again(binding: cst.CSTNode, name: str) -> bool:
+def same_module_again(binding: cst.CSTNode, name: str) -> bool:
     """`model = model.cuda()`, `net = net.to(device).float()`: the name is bound to the
     module it held, which those methods return, so its mode is the one it had."""
     if type(binding) is not cst.Assign or len(binding.targets) != 1:
@@ -424,7 +424,7 @@ class TrainModeAnalysis:
         if bindings is None:
             return True  # code outside the classes may bind it on this object
         for binding in bindings:
-            if binding.kind not in _REBINDINGS:
+            if binding.kind not in MODEL_REBINDINGS:
                 continue
             node = binding.node
             if self.index.scope_of(node) is not init or self.index.order[node] > after:
@@ -711,7 +711,7 @@ class TrainModeAnalysis:
         flag = arg.value.value
         if flag not in {p.name.value for p in all_params(scope.params)}:
             return None
-        if self.bindings is None or self.bindings.nodes(scope, _REBINDINGS).get(flag):
+        if self.bindings is None or self.bindings.nodes(scope, MODEL_REBINDINGS).get(flag):
             return None  # rebound in the body: not the caller's value
         return ModeSwitch(call, receiver, False, parent, flag=flag)
 
@@ -807,13 +807,13 @@ class TrainModeAnalysis:
         if self.bindings is None:
             return []
         scope = self.index.scope_of(use)
-        found = self.bindings.nodes(scope, _REBINDINGS).get(path_root(model), [])
+        found = self.bindings.nodes(scope, MODEL_REBINDINGS).get(path_root(model), [])
         switches = list(anchors)
         return [
             node
             for node in found
             if node not in anchors
-            and not _same_module_again(node, path_root(model))
+            and not same_module_again(node, path_root(model))
             and self.index.reaching(switches, node)
         ]
 
