@@ -69,6 +69,24 @@ def test_the_conditions_a_statement_is_under(body, expected):
     assert _conditions(source, "go()") == expected
 
 
+@pytest.mark.parametrize(
+    ("alias", "body", "expected"),
+    [
+        # gidariss/FewShotWithoutForgetting: `do_train_feat = do_train and ...`
+        ("train and ready()", "if alias:\n        go()", [("train", "truth", None, True)]),
+        ("ready() and train", "if alias:\n        go()", [("train", "truth", None, True)]),
+        ("not train and ready()", "if alias:\n        go()", [("train", "truth", None, False)]),
+        ("train or ready()", "if not alias:\n        go()", [("train", "truth", None, False)]),
+        # the other side says nothing of the flag
+        ("train and ready()", "if not alias:\n        go()", []),
+        ("train or ready()", "if alias:\n        go()", []),
+    ],
+)
+def test_a_local_bound_to_a_conjunction_with_a_flag(alias, body, expected):
+    source = f"def f(train, phase, other):\n    alias = {alias}\n    {body}\n"
+    assert _conditions(source, "go()") == expected
+
+
 def test_a_rebound_flag_is_no_flag():
     source = """
     def f(train, frozen):
@@ -357,3 +375,38 @@ def test_the_evaluating_call_sets_how_often_the_waste_is_paid():
     # a batch loop inside the function still runs per batch, whichever call runs it
     (finding,) = lint_source(_PHASES, "fit.py", Config(preview=True))
     assert finding.impact is not None and finding.impact.value == "per-batch"
+
+
+PHASE_ALIAS = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+def process(model, x, y, opt, do_train):
+    train_feat = do_train and opt is not None
+    out = model(x)
+    loss = F.mse_loss(out, y)
+    if train_feat:
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss.item()
+
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 4), torch.randn(8, 1)
+for epoch in range(3):
+    model.train()
+    process(model, x, y, opt, do_train=True)
+    model.eval()
+    print(process(model, x, y, opt, do_train=False))
+"""
+
+
+def test_gl004_reads_a_flag_through_a_conjunction():
+    """The evaluating call passes `do_train=False`: `train_feat` is false there, so the
+    backward under `if train_feat:` never runs on that call."""
+    found = lint_source(PHASE_ALIAS, "phase.py", Config(select=("GL004",)))
+    assert [(d.code, d.start.line) for d in found] == [("GL004", 9)]

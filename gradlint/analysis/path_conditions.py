@@ -297,10 +297,15 @@ class PathConditions:
         if type(test) is cst.Name and test.value not in flags:
             aliased = self._aliased_test(func, test.value)
             if aliased is not None:
+                # each atom must come out as given for the alias to: `train_feat =
+                # do_train and opt is not None` is true only where `do_train` is
                 atoms: list[tuple[cst.CSTNode, bool]] = []
                 _atoms(aliased, expected, atoms)
-                if len(atoms) == 1:  # `train = phase == "train"`, not a conjunction
-                    test, expected = atoms[0]
+                for atom, atom_expected in atoms:
+                    condition = _simple(atom, atom_expected)
+                    if condition is not None and condition.param in flags:
+                        return condition
+                return None
         condition = _simple(test, expected)
         if condition is None or condition.param not in flags:
             return None
@@ -308,8 +313,9 @@ class PathConditions:
 
     def _aliased_test(self, func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
         """The test a local bound once, as a whole, to a simple test of a flag stands
-        for (`train = (phase == "train_no_dev")`, then `if train:`); None for any other
-        name."""
+        for (`train = (phase == "train_no_dev")`, then `if train:`), or to a conjunction
+        or disjunction of tests (`train_feat = do_train and opt is not None`); None for
+        any other name."""
         records = self.bindings.records(func, PYTHON_BINDINGS).get(name, ())
         if len(records) != 1 or records[0].kind is not BindingKind.ASSIGN or not records[0].whole:
             return None
@@ -319,7 +325,7 @@ class PathConditions:
         inner = value
         if type(value) is cst.UnaryOperation and type(value.operator) is cst.Not:
             inner = value.expression
-        if type(inner) not in (cst.Name, cst.Comparison):
+        if type(inner) not in (cst.Name, cst.Comparison, cst.BooleanOperation):
             return None
         return value
 
