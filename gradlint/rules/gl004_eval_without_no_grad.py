@@ -69,8 +69,9 @@ class EvalWithoutNoGrad(Rule):
     activation was saved for a backward while it ran, a peak the same forward under
     `no_grad` never reaches; unless its function differentiates something, into which
     a loss module or hook inside the model may carry that graph (neural style
-    transfer). An output handed to a call and dropped (`self.assertEqual(model(x),
-    ref)`, a test of the forward itself) is not flagged.
+    transfer). An output handed to a call out of sight and dropped (`compare(model(x),
+    ref)`) is not flagged; one a test's assertion reads (`self.assertEqual(model(x),
+    ref)`, `torch.testing.assert_close`) is, a hint at the `test` impact.
 
     One function may serve both phases, picked by a flag: `if train: model.train()
     else: model.eval()` or `model.train(train)`, the backward under `if train:`. Each
