@@ -113,7 +113,6 @@ def test_an_evaluation_helper_imported_from_another_file(tmp_path: Path, body, a
     assert [(d.start.line, d.code) for d in result.diagnostics] == expected
 
 
-
 def test_the_eval_inside_an_imported_helper_is_shown_in_its_own_file(tmp_path: Path) -> None:
     """The finding is at the training forward; the `eval()` left on sits in the helper's
     file, and the user needs to see it there (the upstream fix often goes there)."""

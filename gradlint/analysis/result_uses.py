@@ -563,8 +563,10 @@ class ResultUses:
         place = next((i for i, a in enumerate(positional) if a.value is node), None)
         if qualified == "enumerate":
             place = 1 if place == 0 else None  # `(index, element)`
-        if place is None or place >= len(target.elements) or len(target.elements) != (
-            2 if qualified == "enumerate" else len(positional)
+        if (
+            place is None
+            or place >= len(target.elements)
+            or len(target.elements) != (2 if qualified == "enumerate" else len(positional))
         ):
             return None
         name = target.elements[place].value

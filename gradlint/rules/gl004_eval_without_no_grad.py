@@ -414,5 +414,3 @@ class EvalWithoutNoGrad(Rule):
             )
         ]
         return sites if at in sites else [at, *sites]
-
-
