@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from gradlint.config import Config
 from gradlint.diagnostics import Impact
 from gradlint.engine import lint_source
@@ -401,3 +403,53 @@ def test_a_self_returning_call_on_the_same_name_is_no_new_module():
     assert not same_module_again(statement("net = load(net)"), "net")
     assert not same_module_again(statement("net = net.module"), "net")
     assert not same_module_again(statement("net = net.fuse()"), "net")
+
+
+SIBLING_EXPLAINERS = """
+import torch
+
+
+class LRP:
+    def __init__(self, model):
+        self.model = model
+        self.model.eval()
+
+    def relevance(self, x):
+        out = self.model(x)
+        out.max().backward()
+        return x.grad
+
+
+class Rollout:
+    def __init__(self, model):
+        self.model = model
+        self.model.eval()
+
+    def attention(self, x):
+        self.model(x)
+        return [blk.attn_map.detach() for blk in self.model.blocks]
+
+{outside}
+"""
+
+
+@pytest.mark.parametrize(
+    ("outside", "expected"),
+    [
+        # Transformer-Explainability: two explainers, each its own `self.model`
+        ("", ["GL004"]),
+        ("def tune(explainer):\n    explainer.model.train()", []),
+        ("def swap(explainer, other):\n    explainer.model = other", []),
+        ("def freeze(explainer):\n    explainer.model.eval()", ["GL004"]),
+        # a third class trains its own `self.model`, not a Rollout's
+        (
+            "class Tuner:\n    def __init__(self, model):\n        self.model = model\n"
+            "    def fit(self):\n        self.model.train()",
+            ["GL004"],
+        ),
+    ],
+    ids=["siblings", "trained-outside", "rebound-outside", "evaluated-outside", "sibling-trains"],
+)
+def test_a_sibling_class_s_own_attribute_is_not_this_one_s(outside, expected):
+    source = SIBLING_EXPLAINERS.format(outside=outside)
+    assert [code for _, code, _ in findings(source, "explain.py")] == expected

@@ -339,8 +339,8 @@ class ScopeBindings:
         found: list[NameBinding] = []
         for cls in classes:
             found.extend(self._attribute_table(cls).get(name, []))
-        assigned = sum(1 for b in found if type(b.node) in _ATTRIBUTE_ASSIGNING)
-        if assigned < self._outside_attribute_names().get(name.rpartition(".")[2], 0):
+        # another class's own `self.x = ...` binds its instances, not these
+        if self.bound_outside_classes(name):
             return None
         return found
 

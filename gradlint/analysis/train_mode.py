@@ -410,7 +410,14 @@ class TrainModeAnalysis:
         for switch in direct:
             inside = any(self.index.is_inside(switch.anchor, cls) for cls in family)
             if not inside:
-                if switch.model.endswith(f".{attribute}"):
+                # another object's switch may be of an instance (`tagger.net.train()`),
+                # unless it puts it in eval mode too, or it is another class's own
+                # attribute (`self.model.eval()` in a sibling explainer class)
+                if (
+                    switch.model.endswith(f".{attribute}")
+                    and not switch.to_eval
+                    and not (switch.model == model and self._in_a_method(switch.anchor))
+                ):
                     return True
                 continue
             if switch.model not in (model, "self"):
@@ -430,6 +437,11 @@ class TrainModeAnalysis:
             if self.index.scope_of(node) is not init or self.index.order[node] > after:
                 return True
         return False
+
+    def _in_a_method(self, node: cst.CSTNode) -> bool:
+        """Is the node in a method's body (where `self` is that class's instance)?"""
+        scope = self.index.scope_of(node)
+        return type(scope) is cst.FunctionDef and self.index.enclosing_class(scope) is not None
 
     def _runs_constructor_of(self, cls: cst.ClassDef, init: cst.FunctionDef) -> bool:
         """Does building a `cls` run `init`: inherited, or called from its own
