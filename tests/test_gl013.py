@@ -65,3 +65,48 @@ def test_a_network_whose_own_optimizer_steps_it_elsewhere_is_not_said_to_have_no
     assert finding.start.line == 34
     assert "its own optimizer steps it on another loss" in finding.message
     assert "no optimizer" not in finding.message
+
+
+PERCEPTUAL = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = nn.Linear(4, 4)
+        self.vgg = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+
+    def forward(self, img, z):
+        fmap = self.decoder(z)
+        img_feats = self.vgg(img)
+        recon_feats = self.vgg(fmap)
+        return F.mse_loss({first}, {second})
+
+
+def train(vae, batches, optimizer):
+    for img, z in batches:
+        loss = vae(img, z)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_perceptual_loss_written_reconstruction_second_trains_the_decoder():
+    """lucidrains/DALLE2-pytorch's VQGAN: `mse_loss(vgg(img), vgg(fmap))`. The second
+    operand is no target: the decoder that made `fmap` is what the loss trains, and
+    `self.vgg` on that side passes its gradient on."""
+    source = PERCEPTUAL.format(first="img_feats", second="recon_feats")
+    assert lint_source(source, "vqgan.py", GL013) == []
+
+
+def test_a_perceptual_loss_written_target_second_runs_the_extractor_for_its_target():
+    # the features of the real image are the target; the extractor's weights require
+    # grad and nothing steps them, so the target's branch is backpropagated for nothing
+    source = PERCEPTUAL.format(first="recon_feats", second="img_feats")
+    assert [(d.code, d.start.line) for d in lint_source(source, "vqgan.py", GL013)] == [
+        ("GL013", 15)
+    ]

@@ -210,12 +210,25 @@ class BootstrapTargetNotDetached(Rule):
         trained = targets.direct_models(predicted)
         optimized = targets.optimized_models()
         online = [f for f in forwards if f.model in trained and f.combined]
+        # `mse(vgg(img), vgg(decoder(z)))`, a perceptual loss: the networks that make
+        # the second view are what the loss trains, and the one that sees it passes
+        # their gradient on; neither is a target network
+        views: set[cst.Call] = set()
+        passing: set[cst.Call] = set()
+        for f in forwards:
+            inner = [v for arg in f.call.args for v in targets.forwards_in(arg.value, f.call)]
+            if f.model in trained:
+                views.update(v.call for v in inner)
+            if any(v.model in trained or v.local_model in optimized for v in inner):
+                passing.add(f.call)
         separate = [
             f
             for f in forwards
             if f.model not in trained
             and f.model not in optimized
             and f.local_model not in optimized
+            and f.call not in views
+            and f.call not in passing
         ]
         chosen = online or separate
         if not chosen:
