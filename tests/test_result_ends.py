@@ -39,3 +39,48 @@ show(net, torch.randn(3, 4))
 def test_a_deleted_result_is_dropped_not_kept(after, expected):
     source = DELETED.format(after=after)
     assert [d.code for d in lint_source(source, "show.py", GL012)] == expected
+
+
+LAYER_BY_LAYER = """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {layers}
+
+    def forward(self, x):
+        return self.hidden(x)
+
+    def shapes(self):
+        xs = torch.randn(10, 4)
+        for layer in self.hidden:
+            xs = layer(xs)
+            print(xs.shape)
+
+
+Encoder().shapes()
+"""
+
+
+@pytest.mark.parametrize(
+    ("layers", "expected"),
+    [
+        ("self.hidden = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))", ["GL012"]),
+        # jinserk/pytorch-asr: a list written out, then `nn.Sequential(*layers)`
+        (
+            "layers = [nn.Linear(4, 8), nn.ReLU()]\n        layers.append(nn.Softmax(1))"
+            "\n        self.hidden = nn.Sequential(*layers)",
+            ["GL012"],
+        ),
+        ("self.hidden = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])", ["GL012"]),
+        # no layer has weights: nothing is recorded
+        ("self.hidden = nn.Sequential(nn.ReLU(), nn.Tanh())", []),
+    ],
+    ids=["sequential", "starred-list", "module-list", "parameterless"],
+)
+def test_a_container_walked_layer_by_layer_runs_the_layers_with_weights(layers, expected):
+    source = LAYER_BY_LAYER.format(layers=layers)
+    assert [d.code for d in lint_source(source, "encoder.py", GL012)] == expected

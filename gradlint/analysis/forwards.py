@@ -1311,6 +1311,10 @@ class ForwardAnalysis:
         tensors = self.tensors
         constructors = tensors.module_constructors(expr, self._binding_site(name, use))
         verdicts = {self._built_with_parameters(value) for value in constructors}
+        if True in verdicts and self._walked_layers(name, use):
+            # `for layer in self.hidden: x = layer(x)`: the loop runs every layer, the
+            # ones with weights among them
+            return True
         if False in verdicts:
             return False  # some binding makes it a parameterless module, or not a module
         if True in verdicts:
@@ -1323,6 +1327,14 @@ class ForwardAnalysis:
             or self._unpacked_from_a_factory(name, use)
             or self._results_detached(name, use)
         )
+
+    def _walked_layers(self, name: str, use: cst.CSTNode) -> bool:
+        """Is every binding of `name` that reaches `use` a `for` loop's target (a
+        container's layers walked one by one)?"""
+        if "." in name:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        return bool(bindings) and all(type(b) is cst.For for b in bindings)
 
     def _unpacked_from_a_factory(self, name: str, use: cst.CSTNode) -> bool:
         """`G, D = build_models()`, `model, optimizer = setup(cfg)`: a name unpacked from

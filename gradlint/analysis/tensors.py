@@ -734,7 +734,11 @@ class TensorFacts:
             if type(value) is cst.Call and value.args and not value.args[0].keyword:
                 qualified = self.index.qualified_name(value.func) or ""
                 if qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES:
-                    value = value.args[0].value  # `nn.ModuleList([...])`
+                    layers = self._container_layers(value, qualified)
+                    if layers is None:
+                        return []
+                    elements.extend(layers)
+                    continue
             if type(value) is cst.List or type(value) is cst.Tuple:
                 for element in value.elements:
                     if type(element) is cst.StarredElement:
@@ -750,6 +754,51 @@ class TensorFacts:
             else:
                 return []
         return elements
+
+    def _container_layers(self, built: cst.Call, qualified: str) -> list[cst.CSTNode] | None:
+        """What a torch container built here holds: `nn.Sequential(a, b)`'s arguments,
+        `nn.Sequential(*layers)` and `nn.ModuleList(layers)` with `layers` a list written
+        out where the container is built (appended to or not: its elements are some of
+        the layers); None where that cannot be told."""
+        positional = [a for a in built.args if not a.keyword]
+        if not qualified.endswith("Sequential"):
+            positional = positional[:1]
+            if positional and not positional[0].star:
+                listed = positional[0].value
+                if dotted_name(listed) is None:
+                    return self._written_elements(listed)
+                return self._elements_of_list_named(listed, built)
+        layers: list[cst.CSTNode] = []
+        for arg in positional:
+            if not arg.star:
+                layers.append(arg.value)
+                continue
+            found = self._elements_of_list_named(arg.value, built)
+            if found is None:
+                return None
+            layers.extend(found)
+        return layers
+
+    def _elements_of_list_named(
+        self, name: cst.BaseExpression, use: cst.CSTNode
+    ) -> list[cst.CSTNode] | None:
+        if dotted_name(name) is None:
+            return None
+        found: list[cst.CSTNode] = []
+        for value in self.module_constructors(name, use):
+            written = self._written_elements(value)
+            if written is None:
+                return None
+            found.extend(written)
+        return found or None
+
+    @staticmethod
+    def _written_elements(value: cst.CSTNode) -> list[cst.CSTNode] | None:
+        if type(value) is cst.List or type(value) is cst.Tuple:
+            return [e.value for e in value.elements if type(e) is not cst.StarredElement]
+        if type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
+            return [value.elt]
+        return None
 
     def _instance_attribute_values(
         self, expr: cst.Attribute, use: cst.CSTNode
