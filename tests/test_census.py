@@ -89,6 +89,19 @@ def test_a_finding_matches_a_site_in_its_range_or_at_the_forward_it_cites(census
     assert elsewhere.cites("run/ppo_discrete.py", "85")
     assert elsewhere.cites("main.py", "107") and not elsewhere.cites("run/main.py", "85")
     assert not elsewhere.cites("run/other_ppo_discrete.py", "85")
+    ranged = census.SiteRow(
+        "o/r",
+        "algorithms.py",
+        "207",
+        "207",
+        "eval-scope",
+        "GL012",
+        "POS",
+        "GL012",
+        "test_policy(obs) each step; policy forward architectures.py L103-115 returns numpy",
+    )
+    assert ranged.cites("finrl/architectures.py", "113")
+    assert not ranged.cites("finrl/architectures.py", "116")
     cell = census.SiteRow(
         "o/r", "n.ipynb", "3:1", "3:9", "eval-scope", "", "POS", "GL004", "net(X) at 26:6 with grad"
     )

@@ -124,8 +124,9 @@ _CITED = re.compile(r"(?:\bL|\bat (?:cell )?)(\d+)(?::(\d+))?")
 # before it ("predict_labels forward 17:24"), or "cell 9 L7".
 _CITED_IN_NOTEBOOK = re.compile(r"(?<![\w.:])(\d+):(\d+)(?![\w:])|\bcell (\d+),? L(\d+)\b")
 # ... or in another file of the repository, when the forward or the call that runs the
-# scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107").
-_CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)\b")
+# scope is there ("agent.evaluate ... (ppo_discrete.py:85)", "called from main.py L107",
+# "policy forward architectures.py L103-115").
+_CITED_ELSEWHERE = re.compile(r"([\w./-]+\.py)(?::| L)(\d+)(?:-(\d+))?\b")
 
 
 def half_of(repo: str) -> str:
@@ -157,9 +158,11 @@ class SiteRow:
         an evaluation scope, or the forward a `no_grad` block was meant to cover), or the
         forward or call in another file that it names."""
         if path != self.path:
+            # a line (`utils.py:85`) or a range (`architectures.py L103-115`)
             return any(
-                (path == cited or path.endswith("/" + cited)) and _pos(line) == (0, int(row))
-                for cited, row in _CITED_ELSEWHERE.findall(self.reason)
+                (path == cited or path.endswith("/" + cited))
+                and (0, int(row)) <= _pos(line) <= (0, int(last or row))
+                for cited, row, last in _CITED_ELSEWHERE.findall(self.reason)
             )
         cell = _pos(self.line)[0]
         for match in _CITED.finditer(self.reason):
@@ -282,7 +285,7 @@ def _cited_files(root: Path, rows: list[SiteRow], sampled: set[str]) -> list[str
         cited
         for r in rows
         if r.kind == "eval-scope" and r.label == "POS"
-        for cited, _row in _CITED_ELSEWHERE.findall(r.reason)
+        for cited, _row, _last in _CITED_ELSEWHERE.findall(r.reason)
     }
     if not names:
         return []
