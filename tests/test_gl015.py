@@ -249,3 +249,41 @@ def test_what_a_models_forward_collects_per_level_is_part_of_one_forward():
 def test_the_same_collection_in_a_sampling_method_is_still_reported():
     source = PER_LEVEL_HEAD.format(method="propose")
     assert [d.code for d in lint_source(source, "head.py", GL015)] == ["GL015"]
+
+
+NESTED_STEP = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    class {cls}:
+        def __init__(self):
+            super().__init__()
+            self.glimpse = nn.Linear(8, 8)
+
+        def {method}(self, h, steps):
+            def recurrence(g_l):
+                for _ in range(steps):
+                    g_l = torch.tanh(self.glimpse(g_l))
+                return g_l
+
+            outputs = []
+            for _ in range(steps):
+                h = recurrence(h)
+                outputs.append(h)
+            return outputs
+    """
+)
+
+
+def test_a_step_function_nested_in_a_modules_forward_is_part_of_the_forward():
+    """pemami4911's pointer network: `recurrence` inside `Decoder.forward` carries its
+    glimpse through a loop; the caller differentiates what the forward returns."""
+    source = NESTED_STEP.format(cls="Decoder(nn.Module)", method="forward")
+    assert [d.code for d in lint_source(source, "decoder.py", GL015)] == []
+
+
+def test_the_same_step_in_a_plain_class_is_still_a_graph_kept_for_nothing():
+    source = NESTED_STEP.format(cls="Sampler", method="sample")
+    assert "GL015" in [d.code for d in lint_source(source, "sampler.py", GL015)]

@@ -313,12 +313,8 @@ class GraphGrowsWithoutBackward(Rule):
         leaves the function (returned, stored) or is reset every iteration."""
         facts = self.facts
         index = facts.index
-        scope = index.scope_of(loop.loop)
-        if (
-            type(scope) is cst.FunctionDef
-            and scope.name.value == "forward"
-            and self._of_a_module(scope)
-        ):
+        method = self._method_around(index.scope_of(loop.loop))
+        if method is not None and method.name.value == "forward" and self._of_a_module(method):
             # a model's own forward (per feature level, per head): what it collects
             # hangs off the activations its caller backpropagates, and is dropped when
             # it returns, once per forward
@@ -397,9 +393,22 @@ class GraphGrowsWithoutBackward(Rule):
         scope = index.scope_of(loop.loop)
         if type(scope) is not cst.FunctionDef:
             return False
-        if self._of_a_module(scope):
-            return True  # a module's method (or of a class whose bases are out of sight)
+        method = self._method_around(scope)
+        if method is not None and self._of_a_module(method):
+            # a module's method (or of a class whose bases are out of sight), or a
+            # function nested in one (a decoder's `recurrence` step inside `forward`)
+            return True
         return any(facts.loops.differentiated_around(s) for s in facts.grad_mode.callers_of(scope))
+
+    def _method_around(self, scope: cst.CSTNode) -> cst.FunctionDef | None:
+        """The method the scope is, or is nested in (through inner functions); None
+        outside any class."""
+        index = self.facts.index
+        while type(scope) is cst.FunctionDef:
+            if index.enclosing_class(scope) is not None:
+                return scope
+            scope = index.scope_of(scope)
+        return None
 
     def _of_a_module(self, method: cst.FunctionDef) -> bool:
         """A method of a class with bases: a module's (or of a class whose bases are out
