@@ -2476,3 +2476,72 @@ def test_a_model_made_of_parts_from_other_files_of_a_package(
     result = lint_file(test, Config(select=("GL012",)))
     assert result.error is None, result.error
     assert [d.code for d in result.diagnostics] == ["GL012"] * expected
+
+
+@pytest.mark.parametrize(
+    ("built", "expected"),
+    [
+        ("QNetwork()", ["GL012"]),
+        # NAMUORI00/dqn-ddpg: the network is moved to its device where it is built
+        ("QNetwork().to(device)", ["GL012"]),
+        ("QNetwork().cuda().float()", ["GL012"]),
+        ("Scaler().to(device)", []),  # a module of another file without weights
+    ],
+)
+def test_an_agent_holds_a_network_built_from_another_file_and_moved(tmp_path, built, expected):
+    (tmp_path / "qnet.py").write_text(
+        textwrap.dedent(
+            """
+            from torch import nn
+
+
+            class QNetwork(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(4, 2))
+
+                def forward(self, x):
+                    return self.body(x)
+
+
+            class Scaler(nn.Module):
+                def forward(self, x):
+                    return x * 2
+            """
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "agent.py").write_text(
+        textwrap.dedent(
+            f"""
+            import torch
+
+            from qnet import QNetwork, Scaler
+
+
+            class Agent:
+                def __init__(self, device="cpu"):
+                    self.q_network = {built}
+                    self.optimizer = torch.optim.Adam(self.q_network.parameters())
+            """
+        ),
+        encoding="utf-8",
+    )
+    run = tmp_path / "run.py"
+    run.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            from agent import Agent
+
+            agent = Agent()
+            for step in range(10):
+                q_values = agent.q_network(torch.randn(4))
+                print(q_values.max().item())
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = lint_file(run, Config(select=("GL012",)))
+    assert result.error is None, result.error
+    assert [d.code for d in result.diagnostics] == expected

@@ -88,6 +88,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
+    MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
     OBJECT_LOADERS,
@@ -2203,6 +2204,8 @@ def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
             targets, value = [node.target], node.value
         else:
             continue
+        # `QNetwork(...).to(device)`: the module built, moved
+        value = ast_called_through(value, MODULE_WRAPPING_METHODS)
         built = (ast_dotted_name(value.func) or "") if isinstance(value, ast.Call) else ""
         for target in targets:
             unpacked = isinstance(target, (ast.Tuple, ast.List))
