@@ -36,6 +36,7 @@ from gradlint.analysis.summary_facts import (
     receiver_attribute_called,
 )
 from gradlint.analysis.tensors import built_module_call
+from gradlint.analysis.torch_api import DETACHING_ATTRIBUTES, DETACHING_METHODS, NUMBER_METHODS
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -155,6 +156,12 @@ class FunctionSummaries:
                 accumulated = _accumulated_into_self(node, candidates)
                 if accumulated is not None:
                     summary.accumulated_params.add(accumulated)
+                elif kind is cst.AugAssign and owner is not None:
+                    # `l = F.cross_entropy(out, y)`, then `self.cum_loss += l`: a loss
+                    # module that keeps a running total of what it computes
+                    summary.accumulated_params.update(
+                        self._computed_and_kept(func, node, candidates)
+                    )
             if kind is not cst.Call:
                 continue
             assert isinstance(node, cst.Call)
@@ -480,6 +487,36 @@ class FunctionSummaries:
                     return found
         return None
 
+    def _computed_and_kept(
+        self, func: cst.FunctionDef, node: cst.CSTNode, params: set[str]
+    ) -> set[str]:
+        """The parameters a value added to `self.<x>` (`self.cum_loss += l`) is computed
+        from, with torch, in one binding of the method: the graph of what the caller
+        passes for them is kept in the object's state."""
+        assert type(node) is cst.AugAssign
+        if type(node.operator) is not cst.AddAssign:
+            return set()
+        store, added = dotted_name(node.target), _added_name(node.value)
+        if store is None or not store.startswith("self.") or added is None or added in params:
+            return set()
+        bindings = self.bindings.nodes(func, PYTHON_BINDINGS).get(added, [])
+        if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+            return set()
+        value = bindings[0].value
+        reads: set[str] = set()
+        for inner in self.index.walk(value):
+            if type(inner) is cst.Attribute and inner.attr.value in _ENDING_ATTRIBUTES:
+                return set()  # `.data`: no graph kept
+            if (
+                type(inner) is cst.Call
+                and type(inner.func) is cst.Attribute
+                and inner.func.attr.value in _ENDING_METHODS
+            ):
+                return set()  # `.item()`, `.detach()`
+            if type(inner) is cst.Name and inner.value in params and inner.value != "self":
+                reads.add(inner.value)
+        return reads
+
     def accumulated_argument(self, call: cst.Call) -> cst.BaseExpression | None:
         """For `obj.method(...)` where every binding of `obj` that reaches the call makes
         an instance of one class (of this file or an imported project file): the
@@ -489,8 +526,9 @@ class FunctionSummaries:
         if found is None:
             return None
         signature, accumulated = found
-        # called on an instance: a plain method's `self` is the object
-        passed = passes_receiver(call, signature.receiver)
+        # called on an instance: a plain method's `self` is the object (`criteria(out,
+        # y)` calls the instance itself: its `forward` gets it as `self` too)
+        passed = type(call.func) is cst.Name or passes_receiver(call, signature.receiver)
         shape = shape_of(call)
         positions = []
         for param in accumulated:
@@ -525,11 +563,17 @@ class FunctionSummaries:
     def _instance_method(self, call: cst.Call) -> tuple[Signature, set[str]] | None:
         """The signature of the method `obj.method(...)` runs on an instance of one
         class, and the parameters it accumulates into the object's state."""
-        cls_name = self._instance_class(call)
+        if type(call.func) is cst.Name:
+            # `criteria(out, y)`: the instance called runs its class's `forward`
+            cls_name = self._class_of_name(call.func.value, call, _CALLER_HOPS)
+            method = "forward"
+        else:
+            cls_name = self._instance_class(call)
+            if type(call.func) is not cst.Attribute:
+                return None
+            method = call.func.attr.value
         if cls_name is None:
             return None
-        assert type(call.func) is cst.Attribute
-        method = call.func.attr.value
         for cls in self.index.classes:
             if cls.name.value == cls_name:
                 # its own method, or one it inherits from a base class of this file
@@ -558,6 +602,9 @@ def _added_name(value: cst.BaseExpression) -> str | None:
 
 
 _CARRYING_OPERATORS = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
+# What ends a value's graph where it is computed (`l.item()`, `l.detach()`, `l.data`).
+_ENDING_METHODS = NUMBER_METHODS | DETACHING_METHODS
+_ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES
 
 
 def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:

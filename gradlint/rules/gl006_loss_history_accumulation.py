@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradlint.analysis.bindings import assigned_names
 from gradlint.analysis.grad_mode import GradMode
+from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.values import Kind, may_carry_graph
 from gradlint.diagnostics import Confidence, Edit, Fix, Group
@@ -121,7 +123,10 @@ class LossHistoryAccumulation(Rule):
             if found is None:
                 continue
             accumulator, value = found
-            if accumulator in consumed:
+            # `criteria(model(x), y)` computes the loss backpropagated; what its forward
+            # keeps (`self.cum_loss += l`) is the object's state, never backpropagated
+            keeps_own_state = type(node) is cst.Call and dotted_name(node.func) == accumulator
+            if accumulator in consumed and not keeps_own_state:
                 continue  # backpropagated itself: a micro-batch or TBPTT accumulator
             if all(event.kind == "grad" for event in loop.events) and (
                 facts.carried_graph.reaches_differentiation(accumulator, loop)
@@ -133,7 +138,11 @@ class LossHistoryAccumulation(Rule):
             # forward run for the record (`losses.append(loss_fn(net(X_all), y_all))`),
             # which nothing ever frees
             own = None
-            if not flow.reads(value) & graph_vars:
+            reads = flow.reads(value)
+            if keeps_own_state:
+                # what the forward keeps is what the call hands back (`loss = criteria(...)`)
+                reads = reads | set(assigned_names(index.statement_of(node)))
+            if not reads & graph_vars:
                 carried = facts.carried_graph
                 statement = index.statement_of(node)
                 # a container on an object (`agent.saved_log_probs`) outlives the loop
@@ -156,7 +165,7 @@ class LossHistoryAccumulation(Rule):
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
             rendered = _short(value)
-            freed = own is None and self._graph_freed(value, loop)
+            freed = own is None and self._graph_freed(reads, loop)
             self.report(
                 index.statement_of(node),
                 self.message_for(
@@ -166,7 +175,8 @@ class LossHistoryAccumulation(Rule):
                 ),
                 # a forward of its own, detached, would still be built for nothing
                 # (GL012): `.item()` or `torch.no_grad()` is the author's call
-                fix=self._fix(value, rendered) if own is None else None,
+                # the total is kept inside the module: `.item()` goes there, not here
+                fix=self._fix(value, rendered) if own is None and not keeps_own_state else None,
                 related=self._related(loop, accumulator, flow.reads(value)),
                 confidence=Confidence.HIGH
                 if own is not None
@@ -174,13 +184,12 @@ class LossHistoryAccumulation(Rule):
                 group=Group.WASTE if freed else Group.LEAK,
             )
 
-    def _graph_freed(self, value: cst.BaseExpression, loop: LoopFacts[LoopNode]) -> bool:
+    def _graph_freed(self, reads: set[str], loop: LoopFacts[LoopNode]) -> bool:
         """Is the accumulated value computed from what the loop backpropagates, with
         backwards that free the graph? Then they have already dropped the tensors the
         graph saved, and the accumulator keeps only the graph's nodes (a few KB per
         iteration, docs/consequences.md); with `retain_graph=True` (or a flag that is
-        not a literal) it keeps every activation."""
-        reads = self.facts.flow.reads(value)
+        not a literal) it keeps every activation. `reads`: what the value is computed from."""
         walked = [
             event
             for event in loop.events
