@@ -94,7 +94,7 @@ def test_the_shape_decides_the_group_of_a_finding(source, code, group):
 
 
 def test_gl006_states_what_is_kept():
-    assert "only the graph's nodes (a few KB)" in one(GL006_AFTER_BACKWARD).message
+    assert "only the graph's nodes (one per operation" in one(GL006_AFTER_BACKWARD).message
     assert "every iteration's activations stay alive" in one(GL006_RETAINED).message
 
 

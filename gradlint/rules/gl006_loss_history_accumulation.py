@@ -245,7 +245,8 @@ class LossHistoryAccumulation(Rule):
 
 _NODES_ONLY = (
     "the backward already freed what it saved, so each iteration keeps only the graph's "
-    "nodes (a few KB), and the run's memory grows by that"
+    "nodes (one per operation: a few KB for a small model, hundreds for a deep one), and "
+    "the run's memory grows by that"
 )
 _ACTIVATIONS = "nothing frees its graph, so every iteration's activations stay alive"
 
