@@ -287,3 +287,34 @@ def test_a_step_function_nested_in_a_modules_forward_is_part_of_the_forward():
 def test_the_same_step_in_a_plain_class_is_still_a_graph_kept_for_nothing():
     source = NESTED_STEP.format(cls="Sampler", method="sample")
     assert "GL015" in [d.code for d in lint_source(source, "sampler.py", GL015)]
+
+
+FED_BACK_OVER_A_LENGTH = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+    cell = nn.GRUCell(4, 4)
+
+
+    def generate(x, stats):
+        h = torch.zeros(1, 4)
+        inp = x[:, 0]
+        outs = []
+        for t in range(x.size(1)):
+            h = cell(inp, h)
+            inp = h
+            outs.append(h.detach())
+            {body}
+        return outs
+    """
+)
+
+
+def test_an_attribute_named_like_the_index_is_no_read_of_it():
+    """`for t in range(x.size(1))` feeding the cell's output back walks none of x's steps
+    unless the body reads `t`; `stats.t = 1` names an attribute, not the index."""
+    fed_back = FED_BACK_OVER_A_LENGTH.format(body="stats.t = 1")
+    assert "GL015" in [d.code for d in lint_source(fed_back, "gen.py", GL015)]
+    stepped = FED_BACK_OVER_A_LENGTH.format(body="stats.steps = t")
+    assert [d.code for d in lint_source(stepped, "gen.py", GL015)] == []

@@ -226,9 +226,11 @@ class CarriedGraph:
         target = loop.target
         if type(target) is not cst.Name:
             return False
+        # the reads the loop's own binding reaches (not an attribute named like it,
+        # `stats.t`, nor a later rebinding's)
         return not any(
-            type(node) is cst.Name and node.value == target.value
-            for node in self.index.walk(loop.body)
+            self.index.is_inside(use, loop.body)
+            for use in self.values.uses_reached(loop, target.value)
         )
 
     def _stepped_tensor(self, iterable: cst.BaseExpression, loop: LoopNode) -> cst.CSTNode | None:
