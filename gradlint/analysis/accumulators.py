@@ -41,10 +41,9 @@ class Accumulators:
             return None
         if type(node) is cst.Call and type(node.func) is cst.Name:
             # `criteria(out, y)`: a module whose forward keeps a running total of what it
-            # computes from its arguments (`self.cum_loss += l`)
-            # what it keeps is computed by the call from its argument: the call's value
-            kept = self.summaries.accumulated_argument(node)
-            if kept is not None:
+            # computes from its arguments (`self.cum_loss += l`); what it keeps is the
+            # value the call hands back
+            if self.summaries.accumulated_argument(node) is not None:
                 return node.func.value, node
             return None
         if type(node) is cst.Call and type(node.func) is cst.Attribute:

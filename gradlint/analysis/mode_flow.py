@@ -189,19 +189,7 @@ class ModeFlow:
     def _external_eval_paths(self, call: cst.Call) -> set[str]:
         """The arguments a call of an imported project function (`from utils import
         evaluate`) returns in eval mode."""
-        if self.summaries.resolve(call) is not None:
-            return set()
-        external = self.summaries.resolve_external(call, returning_eval_model=True)
-        if external is None or not external.eval_params:
-            return set()
-        found: set[str] = set()
-        for param in external.eval_params:
-            argument = self.summaries.external_argument(call, external, param)
-            if argument is not None:
-                name = module_path(argument)
-                if name is not None:
-                    found.add(name)
-        return found
+        return set(self._external_eval_switches(call))
 
     def _external_eval(self, call: cst.Call, path: str) -> bool:
         return path in self._external_eval_paths(call)
@@ -212,17 +200,28 @@ class ModeFlow:
         """Where the imported project function `call` runs puts the module it is handed
         at `path` in eval mode, for a finding to show that switch in the helper's file:
         (path, line, column, end line, end column); None when it is no such call."""
+        where = self._external_eval_switches(call).get(path)
+        if where is None or len(where) != 5:
+            return None
+        file, line, column, end_line, end_column = where
+        return file, line, column, end_line, end_column
+
+    def _external_eval_switches(self, call: cst.Call) -> dict[str, list]:
+        """For a call of an imported project function, each argument's path in the
+        caller that the function returns in eval mode, with where it switches it
+        (ExternalFunction.eval_param_switches; empty where that is not recorded)."""
         if self.summaries.resolve(call) is not None:
-            return None
+            return {}
         external = self.summaries.resolve_external(call, returning_eval_model=True)
-        if external is None:
-            return None
-        for param, where in external.eval_param_switches.items():
+        if external is None or not external.eval_params:
+            return {}
+        found: dict[str, list] = {}
+        for param in external.eval_params:
             argument = self.summaries.external_argument(call, external, param)
-            if argument is not None and module_path(argument) == path and len(where) == 5:
-                file, line, column, end_line, end_column = where
-                return file, line, column, end_line, end_column
-        return None
+            name = module_path(argument) if argument is not None else None
+            if name is not None:
+                found.setdefault(name, external.eval_param_switches.get(param, []))
+        return found
 
     def eval_carried_round(
         self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]

@@ -36,7 +36,6 @@ from gradlint.analysis.summary_facts import (
     receiver_attribute_called,
 )
 from gradlint.analysis.tensors import built_module_call
-from gradlint.analysis.torch_api import DETACHING_ATTRIBUTES, DETACHING_METHODS, NUMBER_METHODS
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -502,20 +501,8 @@ class FunctionSummaries:
         bindings = self.bindings.nodes(func, PYTHON_BINDINGS).get(added, [])
         if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
             return set()
-        value = bindings[0].value
-        reads: set[str] = set()
-        for inner in self.index.walk(value):
-            if type(inner) is cst.Attribute and inner.attr.value in _ENDING_ATTRIBUTES:
-                return set()  # `.data`: no graph kept
-            if (
-                type(inner) is cst.Call
-                and type(inner.func) is cst.Attribute
-                and inner.func.attr.value in _ENDING_METHODS
-            ):
-                return set()  # `.item()`, `.detach()`
-            if type(inner) is cst.Name and inner.value in params and inner.value != "self":
-                reads.add(inner.value)
-        return reads
+        # what it reads past no graph cut (`.item()`, `.detach()`, `.data`)
+        return (self.autograd.flow.reads(bindings[0].value) & params) - {"self"}
 
     def accumulated_argument(self, call: cst.Call) -> cst.BaseExpression | None:
         """For `obj.method(...)` where every binding of `obj` that reaches the call makes
@@ -567,11 +554,11 @@ class FunctionSummaries:
             # `criteria(out, y)`: the instance called runs its class's `forward`
             cls_name = self._class_of_name(call.func.value, call, _CALLER_HOPS)
             method = "forward"
-        else:
+        elif type(call.func) is cst.Attribute:
             cls_name = self._instance_class(call)
-            if type(call.func) is not cst.Attribute:
-                return None
             method = call.func.attr.value
+        else:
+            return None
         if cls_name is None:
             return None
         for cls in self.index.classes:
@@ -602,9 +589,6 @@ def _added_name(value: cst.BaseExpression) -> str | None:
 
 
 _CARRYING_OPERATORS = (cst.Multiply, cst.Divide, cst.Add, cst.Subtract)
-# What ends a value's graph where it is computed (`l.item()`, `l.detach()`, `l.data`).
-_ENDING_METHODS = NUMBER_METHODS | DETACHING_METHODS
-_ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES
 
 
 def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:

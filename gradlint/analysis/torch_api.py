@@ -75,7 +75,6 @@ GRAPH_CUTTING_METHODS = (
     | NON_DIFFERENTIABLE_METHODS
     | ZERO_GRADIENT_METHODS
 )
-# Tensor attributes that are plain Python values.
 # A test's assertions read the values they are given (a comparison, a shape, not None):
 # `self.assertEqual(out.shape, (2, 3))`, unittest's `self.assert*` methods, and
 # torch.testing's. None of them differentiates what it checks.
@@ -91,6 +90,7 @@ def is_test_assertion(qualified: str) -> bool:
     return qualified.startswith(TEST_ASSERTION_PREFIX) or qualified in TEST_ASSERTION_FUNCTIONS
 
 
+# Tensor attributes that are plain Python values.
 METADATA_ATTRIBUTES = frozenset(
     {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
     | {"layout", "names"}

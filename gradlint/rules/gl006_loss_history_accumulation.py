@@ -138,7 +138,7 @@ class LossHistoryAccumulation(Rule):
             # forward run for the record (`losses.append(loss_fn(net(X_all), y_all))`),
             # which nothing ever frees
             own = None
-            reads = flow.reads(value)
+            computed_from = reads = flow.reads(value)
             if keeps_own_state:
                 # what the forward keeps is what the call hands back (`loss = criteria(...)`)
                 reads = reads | set(assigned_names(index.statement_of(node)))
@@ -177,7 +177,7 @@ class LossHistoryAccumulation(Rule):
                 # (GL012): `.item()` or `torch.no_grad()` is the author's call
                 # the total is kept inside the module: `.item()` goes there, not here
                 fix=self._fix(value, rendered) if own is None and not keeps_own_state else None,
-                related=self._related(loop, accumulator, flow.reads(value)),
+                related=self._related(loop, accumulator, computed_from),
                 confidence=Confidence.HIGH
                 if own is not None
                 else self._confidence(accumulated, value, loop),
