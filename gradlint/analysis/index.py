@@ -127,6 +127,16 @@ def path_root(path: str) -> str:
     return path
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _root_name(node: cst.CSTNode) -> cst.CSTNode:
+    """The Name a dotted read starts from (`p` of `p.grad.data`); any other node itself."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return node
+
+
 def target_names(target: cst.CSTNode) -> list[str]:
     """Dotted names bound by an assignment target (tuples and starred unpacked)."""
     if type(target) is cst.Name or type(target) is cst.Attribute:
@@ -526,6 +536,7 @@ class FileIndex:
         self._called: frozenset[str] | None = None  # _called_names
         # pre-order positions of the functions, lambdas and classes, sorted (walk)
         self._nested_positions: list[int] | None = None
+        self._comprehension_reads_by_id: dict[int, cst.CompFor] | None = None  # reaching
         self._walk()
         imports = self.imports
         if imports.star_imports and project is not None and project.enabled:
@@ -906,6 +917,11 @@ class FileIndex:
         inside a loop, bindings later in the loop body that flow back round to it (unless
         one inside that loop already dominates the use). A binding of the use's own
         statement (`w -= ...`) does not reach itself."""
+        own = self.comprehension_variable(use)
+        if own is not None:
+            # a read of a comprehension's own variable: only its clause binds it
+            return [node for node in bindings if node is own]
+        bindings = self.outside_comprehensions(bindings)
         if len(bindings) == 1:
             before = self._bound_before(bindings, use)
             if before:
@@ -913,6 +929,64 @@ class FileIndex:
                 # in a loop can flow round (there is nothing else)
                 return before
         return self._reaching(bindings, use)
+
+    def comprehension_variable(self, use: cst.CSTNode) -> cst.CompFor | None:
+        """The clause that binds `use` when it reads a comprehension's own variable."""
+        if self._comprehension_reads_by_id is None:
+            self._comprehension_reads_by_id = self._comprehension_reads()
+        if not self._comprehension_reads_by_id:
+            return None
+        return self._comprehension_reads_by_id.get(id(_root_name(use)))
+
+    @staticmethod
+    def outside_comprehensions(bindings: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        """The bindings that may reach a read outside the comprehensions binding its
+        name: a comprehension's variable is gone after it (Python 3), and the name there
+        is the enclosing scope's."""
+        if not any(type(node) is cst.CompFor for node in bindings):
+            return bindings
+        return [node for node in bindings if type(node) is not cst.CompFor]
+
+    def _comprehension_reads(self) -> dict[int, cst.CompFor]:
+        """id of each Name read inside a comprehension whose own `for` binds it -> that
+        clause. The comprehension is a scope of its own: `tuple(r + max(p) for p in
+        batch)` reads its `p`, not the `p` the function bound before it. The first
+        clause's iterable is evaluated outside, in the enclosing scope."""
+        found: dict[int, cst.CompFor] = {}
+        # outer comprehensions first (pre-order), so an inner one rebinding the name wins
+        for comprehension in self.of_types(*_COMPREHENSIONS):
+            clause: cst.CompFor | None = comprehension.for_in
+            outer_iter = clause.iter if clause is not None else None
+            while clause is not None:
+                names = set(target_names(clause.target))
+                if names:
+                    for node in self.walk(comprehension):
+                        if (
+                            type(node) is cst.Name
+                            and node.value in names
+                            and not (outer_iter is not None and self.is_inside(node, outer_iter))
+                            and not self._before_clause(node, clause, comprehension)
+                        ):
+                            found[id(node)] = clause
+                clause = clause.inner_for_in
+        return found
+
+    def _before_clause(
+        self, node: cst.CSTNode, clause: cst.CompFor, comprehension: cst.CSTNode
+    ) -> bool:
+        """Is `node` in an earlier clause's iterable or condition than `clause` (where
+        `clause`'s variable is not bound yet)? The element and later clauses are not."""
+        order = self._order
+        at = order.get(id(node), 0)
+        start = order.get(id(clause), 0)
+        return at < start and not self._in_element(node, comprehension)
+
+    def _in_element(self, node: cst.CSTNode, comprehension: cst.CSTNode) -> bool:
+        if type(comprehension) is cst.DictComp:
+            return self.is_inside(node, comprehension.key) or self.is_inside(
+                node, comprehension.value
+            )
+        return self.is_inside(node, comprehension.elt)  # type: ignore[attr-defined]
 
     def _reaching(self, bindings: list[cst.CSTNode], use: cst.CSTNode) -> list[cst.CSTNode]:
         order = self._order

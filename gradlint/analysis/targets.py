@@ -59,6 +59,7 @@ _HELPER_DEPTH = 3
 # What an optimizer held on a network (`self.critic.optimizer`) is asked to do.
 _OPTIMIZER_CALLS = frozenset({"step", "zero_grad"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_ELEMENTWISE = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -428,6 +429,15 @@ class LossTargets:
                 assert isinstance(node, cst.Subscript)
                 stack.append((node.value, joined))  # the index carries no gradient
                 continue
+            if kind in _ELEMENTWISE:
+                # the value is the elements: the iterables reach them only through the
+                # clauses' names (read at the element), the conditions not at all
+                stack.append((node.elt, joined))  # type: ignore[attr-defined]
+                continue
+            if kind is cst.DictComp:
+                assert isinstance(node, cst.DictComp)
+                stack.append((node.value, joined))
+                continue
             stack.extend((child, joined) for child in self.index.kids(node))
 
     def _cuts(self, node: cst.CSTNode) -> bool:
@@ -525,6 +535,9 @@ class LossTargets:
             if self._unpacked_indices(binding, name):
                 continue
             value = self.values.bound_expression(binding, name)
+            if value is None:
+                # `for r, q in zip(rewards, next_q)`: an element of what is walked
+                value = self.values.element_source(binding, name)
             if value is not None:
                 self._walk(value, joined, frame, seen, found, derivatives)
         for stored, at in self.values.item_stores(name, use):

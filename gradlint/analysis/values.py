@@ -52,7 +52,14 @@ from gradlint.analysis.bindings import (
 from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.imports import CST_IMPORTS
-from gradlint.analysis.index import FileIndex, bool_literal, dotted_name, keyword_is_true
+from gradlint.analysis.index import (
+    FileIndex,
+    bool_literal,
+    dotted_name,
+    keyword_is_true,
+    loop_element_sources,
+    target_names,
+)
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call, strip_views
 from gradlint.analysis.torch_api import (
@@ -63,6 +70,7 @@ from gradlint.analysis.torch_api import (
     DATA_LOADERS,
     DETACHING_ATTRIBUTES,
     DIFFERENTIABLE_METHODS,
+    ELEMENT_PRESERVING_BUILTINS,
     ELEMENT_STORING_METHODS,
     ENVIRONMENT_RESET,
     ENVIRONMENT_STEP,
@@ -414,6 +422,20 @@ class ValueAnalysis:
         if type(binding) is cst.AugAssign:
             return binding.value
         return None
+
+    @staticmethod
+    def element_source(binding: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+        """The iterable whose elements a loop's or a comprehension's `name` takes in turn
+        (`next_q` of `for r, q in zip(rewards, next_q)`): each element has the history
+        the iterable has. None for another binding, or a name that takes no element
+        (the index of `enumerate`)."""
+        if type(binding) is not cst.For and type(binding) is not cst.CompFor:
+            return None
+        names = target_names(binding.target)
+        sources = loop_element_sources(binding.target, binding.iter)
+        if name not in names or len(sources) != len(names):
+            return None
+        return sources[names.index(name)]
 
     def bindings_of(self, name: str, use: cst.CSTNode) -> list[cst.CSTNode]:
         """Every binding of `name` in the scope `use` reads it from (its function, else
@@ -1245,6 +1267,14 @@ class ValueAnalysis:
         method = func.attr.value if type(func) is cst.Attribute else None
         if qualified in PYTHON_VALUE_BUILTINS:
             return PYTHON
+        if (
+            qualified in ELEMENT_PRESERVING_BUILTINS
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and call.args[0].star == ""
+        ):
+            # `tuple(image for _ in range(4))`: the same elements, in another container
+            return self._expr(call.args[0].value, use)
         if qualified in ARITHMETIC_BUILTINS:
             args = [self._expr(a.value, use) for a in call.args]
             if call.args and all(a.star == "" for a in call.args):
