@@ -388,3 +388,60 @@ def test_requires_grad_set_as_an_attribute_makes_a_leaf(name, value, expected):
         source = source.replace("    curves[", "    curves = dict()\n    curves[", 1)
     found = [d.code for d in lint_source(source, "cost.py", Config(select=("GL009",)))]
     assert found == expected
+
+
+def test_an_optimizer_and_an_instance_of_a_class_of_this_file_are_objects():
+    source = """
+        import torch
+
+        class baseline:
+            def __init__(self, model):
+                self.model = model
+
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+        lll_object = baseline(model)
+        print(optimizer, scheduler, lll_object)
+        """
+    for name in ("optimizer", "scheduler", "lll_object"):
+        assert value_of_last(source, name) == {Kind.OBJECT}, name
+
+
+# ML2022-Spring HW14 (continual learning): each task trains with a new optimizer and
+# a new regulariser object built from the model; neither is a tensor with a graph.
+CONTINUAL_TASKS = """
+import torch
+from torch import nn
+
+
+class baseline:
+    def __init__(self, model, dataloader):
+        self.model = model
+
+    def penalty(self, model):
+        return 0.0
+
+
+def train(model, optimizer, dataloader, lll_object):
+    for imgs, labels in dataloader:
+        loss = nn.functional.cross_entropy(model(imgs), labels) + lll_object.penalty(model)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model, optimizer
+
+
+model = nn.Linear(4, 3)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+lll_object = baseline(model=model, dataloader=None)
+for loader in [[(torch.randn(8, 4), torch.zeros(8, dtype=torch.long))]]:
+    model, _ = train(model, optimizer, loader, lll_object)
+    lll_object = baseline(model=model, dataloader=loader)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+"""
+
+
+def test_a_new_optimizer_and_regulariser_per_task_carry_no_graph():
+    findings = lint_source(CONTINUAL_TASKS, "hw14.py", Config(select=("GL001",)))
+    assert findings == []

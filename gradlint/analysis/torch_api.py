@@ -737,6 +737,8 @@ OPTIMIZER_CLASSES = frozenset(
     | {"FusedAdam", "FusedLAMB", "FusedSGD", "AdamW8bit", "Adam8bit", "Muon", "Shampoo"}
 )
 OPTIMIZER_METHODS = frozenset({"zero_grad", "step", "state_dict", "load_state_dict"})
+# Where optimizers and learning-rate schedulers are built: their classes make objects.
+OPTIMIZER_NAMESPACES = ("torch.optim.",)
 
 # -- saved tensors (GL009's inference-tensor check) ---------------------------------------
 

@@ -90,6 +90,8 @@ from gradlint.analysis.torch_api import (
     MOVING_METHODS,
     NO_AFFINE_FLAGS,
     NOT_COMPUTATION_NAMESPACES,
+    OPTIMIZER_CLASSES,
+    OPTIMIZER_NAMESPACES,
     PARAMETER_CLASSES,
     PASSTHROUGH_MODULES,
     PLAIN_VALUE_TYPES,
@@ -1409,6 +1411,14 @@ class ValueAnalysis:
                 if external.no_grad:
                     return TENSOR | PYTHON | NONE
         last = qualified.rsplit(".", 1)[-1]
+        if last in OPTIMIZER_CLASSES or (
+            qualified.startswith(OPTIMIZER_NAMESPACES) and last[:1].isupper()
+        ):
+            # `torch.optim.Adam(model.parameters())`, a scheduler: an object, not a tensor
+            return OBJECT
+        if type(func) is cst.Name and self._names_a_class_of_this_file(func, use):
+            # `baseline(model=model)`: an instance, whatever the class is named like
+            return OBJECT
         owner = qualified.rsplit(".", 2)[-2] if qualified.count(".") >= 1 else ""
         if (
             owner[:1].isupper()
@@ -1439,6 +1449,14 @@ class ValueAnalysis:
             if args and all(a for a in args):
                 return combine(TENSOR, *args)
         return UNKNOWN
+
+    def _names_a_class_of_this_file(self, func: cst.Name, use: cst.CSTNode) -> bool:
+        """Is every binding of the called name that reaches the call a `class`
+        statement of this file? (A module class is answered before, as MODULE.)"""
+        if not self.index.classes:
+            return False
+        bindings = self.reaching_bindings(func.value, use)
+        return bool(bindings) and all(type(b) is cst.ClassDef for b in bindings)
 
     def _names_import(self, expr: cst.CSTNode) -> bool:
         """Does the dotted name start with an imported module's alias (`T.nn`, `np`)?"""
