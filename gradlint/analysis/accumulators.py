@@ -79,24 +79,40 @@ class Accumulators:
         """Is the loop a counted one (`for _ in range(n_critic):`) inside a loop that
         re-creates the accumulator before it on every iteration (`loss_d_sum = 0.0`,
         then the discriminator's repeated steps)? It then holds at most that count of
-        values, whatever the run's length: a within-step sum, not a history."""
+        values, whatever the run's length: a within-step sum, not a history. The loop
+        around may be the caller's: a step function (`total_loss = None`, then `for i in
+        range(accumulation_steps):`) whose every call in the file is inside a loop is
+        re-entered, and its local re-created, once per outer step."""
         inner = loop.loop
         if type(inner) is not cst.For or type(inner.iter) is not cst.Call:
             return False
         if self.index.qualified_name(inner.iter.func) != "range":
             return False
         outer = list(self.index.enclosing_loops(inner))
-        if not outer:
-            return False
         scope = self.index.scope_of(inner)
+        if not outer and not self._called_in_loops_only(scope, accumulator):
+            return False
         records = self.summaries.bindings.records(scope, PYTHON_BINDINGS).get(accumulator, ())
         for record in records:
             if record.kind is not BindingKind.ASSIGN or not record.whole:
                 continue
             if self.index.order[record.node] > self.index.order[inner]:
                 continue
-            if self.index.dominates(record.node, inner) and any(
-                self.index.is_inside(record.node, around.body) for around in outer
-            ):
+            if not self.index.dominates(record.node, inner):
+                continue
+            if not outer or any(self.index.is_inside(record.node, around.body) for around in outer):
                 return True
         return False
+
+    def _called_in_loops_only(self, scope: cst.CSTNode, accumulator: str) -> bool:
+        """Is `scope` a function whose accumulator is its own local, called only from
+        inside loops (every call of it this file makes, and no other use of its name)?"""
+        if type(scope) is not cst.FunctionDef or "." in accumulator:
+            return False
+        callees = self.summaries.callees
+        if callees.handed_on(scope):
+            return False
+        callers = callees.callers_of(scope)
+        return bool(callers) and all(
+            next(iter(self.index.enclosing_loops(call)), None) is not None for call in callers
+        )
