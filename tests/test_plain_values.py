@@ -445,3 +445,108 @@ for loader in [[(torch.randn(8, 4), torch.zeros(8, dtype=torch.long))]]:
 def test_a_new_optimizer_and_regulariser_per_task_carry_no_graph():
     findings = lint_source(CONTINUAL_TASKS, "hw14.py", Config(select=("GL001",)))
     assert findings == []
+
+
+def test_a_legacy_tensor_of_sizes_holds_no_history():
+    # navneet-nmk/pytorch-rl's InfoGAN: `torch.FloatTensor(batch_size, noise_dim)`, sizes
+    # (not data: a single argument may be either) for the noise
+    source = """
+        import torch
+
+        def train(self, data):
+            noise = torch.FloatTensor(self.batch_size, self.noise_dim)
+            copied = torch.FloatTensor(data)
+            print(noise, copied)
+        """
+    assert value_of_last(source, "noise") == {Kind.TENSOR}
+    assert value_of_last(source, "copied") == {Kind.UNKNOWN}
+
+
+# mask-rcnn's statistics: a method called on what `.data` hands on reads no history
+MASK_RCNN_STATISTICS = """
+import torch
+
+
+def train_epoch(model, datagenerator, optimizer, steps):
+    loss_sum = 0
+    for inputs in datagenerator:
+        rpn_class_loss, rpn_bbox_loss = model.predict(inputs)
+        loss = rpn_class_loss + rpn_bbox_loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss_sum += loss.data.cpu()[0] / steps
+    return loss_sum
+"""
+
+
+def test_an_accumulation_read_off_data_keeps_no_graph():
+    assert lint_source(MASK_RCNN_STATISTICS, "model.py", Config(select=("GL006",))) == []
+    kept = MASK_RCNN_STATISTICS.replace("loss.data.cpu()[0] / steps", "loss.cpu() / steps")
+    assert [d.code for d in lint_source(kept, "model.py", Config(select=("GL006",)))] == ["GL006"]
+
+
+def test_a_helper_of_another_file_that_wraps_its_argument_in_a_tensor_carries_its_history(
+    tmp_path,
+):
+    # navneet-nmk/pytorch-rl's `to_tensor(v, use_cuda)`: `torch.cuda.FloatTensor(v)` or
+    # `torch.FloatTensor(v)`, chosen by a flag; an environment's state stays data
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+
+
+            def to_tensor(v, use_cuda=True):
+                if use_cuda:
+                    v = torch.cuda.FloatTensor(v)
+                else:
+                    v = torch.FloatTensor(v)
+                return v
+            """
+        )
+    )
+    train = textwrap.dedent(
+        """\
+        import gym
+        import torch
+        from utils import to_tensor
+
+
+        def run(model, opt, cuda):
+            env = gym.make("CartPole-v1")
+            state = to_tensor(env.reset(), use_cuda=cuda)
+            for t in range(100):
+                loss = model(state).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                state = to_tensor({carried}, use_cuda=cuda)
+        """
+    )
+    path = tmp_path / "train.py"
+    config = Config(select=("GL001",))
+    # the state wrapped again on every step, as the repository does: data, no history
+    path.write_text(train.format(carried="state"))
+    assert lint_source(path.read_text(), str(path), config) == []
+    path.write_text(train.format(carried="state + model(state)"))
+    assert [d.code for d in lint_source(path.read_text(), str(path), config)] == ["GL001"]
+
+
+def test_a_batch_taken_with_next_from_a_loader_has_no_history():
+    # PyTorchStepByStep's chapter 7: `iterator = iter(loader)`, then `next(iterator)`
+    source = """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        loader = DataLoader(TensorDataset(torch.rand(20, 2)), batch_size=4)
+        iterator = iter(loader)
+        first = next(iterator)
+        second = next(iter(loader))
+        unknown = next(iter(source_of_batches))
+        print(first[0], second, unknown)
+        """
+    assert value_of_last(source, "first") == {Kind.TENSOR}
+    assert value_of_last(source, "second") == {Kind.TENSOR}
+    assert value_of_last(source, "unknown") == {Kind.UNKNOWN}

@@ -533,11 +533,14 @@ def test_a_class_of_another_file_handed_something_else_says_nothing(tmp_path):
             [(10, "GL012")],
         ),
         ("scale = max(len(a), 1)\n    return (a - b) / scale", [(10, "GL012")]),
+        # a branch whose arms are straight-line too (navneet-nmk's `to_tensor`)
+        ("if a.dim() == 1:\n        a = a[None]\n    return a - b", [(10, "GL012")]),
         # the value kept, or differentiated, or handed to a function out of sight
         ("HISTORY.append(a)\n    return a - b", []),
         ("d = a - b\n    d.sum().backward()\n    return d", []),
         ("return scipy_distance(a, b)", []),
-        ("if a.dim() == 1:\n        a = a[None]\n    return a - b", []),
+        ("if a.dim() == 1:\n        HISTORY.append(a)\n    return a - b", []),
+        ("for _ in range(2):\n        a = a[None]\n    return a - b", []),
     ],
 )
 def test_a_helper_of_another_file_that_computes_from_the_forwards_output(

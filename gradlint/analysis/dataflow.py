@@ -156,7 +156,7 @@ class DataFlow:
                 # `self.h.pow(2)`: the receiver is an operand, and so is what is called
                 # when it is an attribute (`self.model(x)`); the name is looked up on it.
                 callee = dotted_name(node.func)
-                if callee is not None:
+                if callee is not None and not (graph_only and self._cut_inside(node.func)):
                     result.add(callee)
                 stack.append(node.func.value)
                 stack.extend(node.args)
@@ -167,6 +167,8 @@ class DataFlow:
                     result.add(name)
                     continue
                 if name is not None:
+                    if graph_only and self._cut_inside(node):
+                        continue  # `loss.data.cpu`: what `.data` hands on has no history
                     # `self.h.pow(2)` reads `self`, `self.h` (and the method's name).
                     parts = name.split(".")
                     for i in range(1, len(parts) + 1):
@@ -191,6 +193,16 @@ class DataFlow:
                 continue
             stack.extend(self.index.kids(node))
         return result - bound_locally
+
+    def _cut_inside(self, node: cst.CSTNode) -> bool:
+        """Is a receiver inside the dotted name a graph cut (`loss.data` of
+        `loss.data.cpu`)?"""
+        inner = node.value if type(node) is cst.Attribute else None
+        while type(inner) is cst.Attribute:
+            if self.is_graph_cut(inner):
+                return True
+            inner = inner.value
+        return False
 
     def has_tensor_op(self, expr: cst.CSTNode | None) -> bool:
         """Does expr contain an operation that may build graph: a call that is not a

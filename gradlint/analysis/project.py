@@ -1070,19 +1070,33 @@ def _carried_params(
     node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
 ) -> list[str]:
     """ExternalFunction.carried_params. Straight-line bodies only (a docstring, plain
-    assignments to names, asserts, returns): every statement that reads a parameter, or
-    a local computed from one, binds a name, asserts or returns, and every call it makes
-    of them is a tensor method or a torch function. Anything else (a branch, a loop, a
-    store into an attribute or a container, a call of another function, a nested
-    function) may keep or differentiate the value: no parameter is carried then."""
+    assignments to names, asserts, returns, and `if`s whose arms are such statements):
+    every statement that reads a parameter, or a local computed from one, binds a name,
+    asserts or returns, and every call it makes of them is a tensor method or a torch
+    function. Anything else (a loop, a store into an attribute or a container, a call of
+    another function, a nested function) may keep or differentiate the value: no
+    parameter is carried then. A parameter read only by an `if` test picks an arm and
+    is not carried."""
     carrying = set(params)
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
-    if not all(isinstance(statement, _STRAIGHT_LINE) for statement in body):
-        return []  # most functions: before walking any expression
-    returned = False
+    # `if use_cuda: v = torch.cuda.FloatTensor(v) else: v = torch.FloatTensor(v)`: each
+    # arm straight-line too, walked in turn (what either binds may be returned); the
+    # test only picks an arm, it hands nothing on
+    statements: list[ast.stmt] = []
     for statement in body:
+        if isinstance(statement, ast.If):
+            arms = [*statement.body, *statement.orelse]
+            if not all(isinstance(inner, _STRAIGHT_LINE) for inner in arms):
+                return []
+            statements.extend(arms)
+        elif isinstance(statement, _STRAIGHT_LINE):
+            statements.append(statement)
+        else:
+            return []  # most functions: before walking any expression
+    returned = False
+    for statement in statements:
         if isinstance(statement, ast.Assign):
             targets = [t for target in statement.targets for t in _assigned_names(target)]
             if None in targets:
@@ -1104,7 +1118,12 @@ def _carried_params(
             returned = returned or isinstance(statement, ast.Return)
     if not returned:
         return []
-    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read = {
+        n.id
+        for statement in statements
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
     return [p for p in params if p in read and p not in ("self", "cls")]
 
 

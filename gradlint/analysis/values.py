@@ -60,6 +60,7 @@ from gradlint.analysis.index import (
     loop_element_sources,
     target_names,
 )
+from gradlint.analysis.project import ExternalFunction
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, built_module_call, strip_views
 from gradlint.analysis.torch_api import (
@@ -85,6 +86,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_CUTTING_METHODS,
     HISTORY_KEEPING_ATTRIBUTES,
     ITEM_PASSING_WRAPPERS,
+    LEGACY_TENSOR_CONSTRUCTORS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
     MOVING_METHODS,
@@ -781,6 +783,27 @@ class ValueAnalysis:
                 return False
         return True
 
+    def _iterates_a_data_loader(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """`iter(loader)` of a DataLoader built in sight, or a name every binding of which
+        that reaches `use` is one (`iterator = iter(loader)`, then `next(iterator)`)."""
+        if type(expr) is cst.Call:
+            return (
+                self.index.qualified_name(expr.func) == "iter"
+                and len(expr.args) == 1
+                and expr.args[0].keyword is None
+                and self._is_data_loader(expr.args[0].value, use)
+            )
+        if type(expr) is not cst.Name:
+            return False
+        sources = self._sources(expr.value, use)
+        if not sources:
+            return False
+        return all(
+            type(value := self.bound_expression(source, expr.value)) is cst.Call
+            and self._iterates_a_data_loader(value, source)
+            for source in sources
+        )
+
     # -- no-grad results ---------------------------------------------------------------
 
     def _bound(self, expr: cst.CSTNode, binding: cst.CSTNode) -> Value:
@@ -1270,6 +1293,13 @@ class ValueAnalysis:
         if qualified in PYTHON_VALUE_BUILTINS:
             return PYTHON
         if (
+            qualified == "next"
+            and call.args
+            and call.args[0].keyword is None
+            and self._iterates_a_data_loader(call.args[0].value, use)
+        ):
+            return TENSOR  # `next(iter(loader))`: a batch of data, no history
+        if (
             qualified in ELEMENT_PRESERVING_BUILTINS
             and len(call.args) == 1
             and call.args[0].keyword is None
@@ -1314,6 +1344,13 @@ class ValueAnalysis:
             if len(call.args) < 6 or any(a.keyword is not None for a in call.args):
                 return TENSOR | NONE
             return UNKNOWN
+        if (
+            qualified in LEGACY_TENSOR_CONSTRUCTORS
+            and sum(1 for a in call.args if a.keyword is None and a.star == "") >= 2
+            and not keyword_is_true(call, "requires_grad")
+        ):
+            # `torch.FloatTensor(batch_size, noise_dim)`: sizes, a new uninitialised tensor
+            return TENSOR
         if (
             qualified in AS_TENSOR_FUNCTIONS
             and call.args
@@ -1410,6 +1447,9 @@ class ValueAnalysis:
                     return PYTHON  # `.item()`, or `to_numpy(t)`: numbers of its argument
                 if external.no_grad:
                     return TENSOR | PYTHON | NONE
+                carried = self._carried_arguments(call, external, use)
+                if carried is not None:
+                    return carried
         last = qualified.rsplit(".", 1)[-1]
         if last in OPTIMIZER_CLASSES or (
             qualified.startswith(OPTIMIZER_NAMESPACES) and last[:1].isupper()
@@ -1449,6 +1489,23 @@ class ValueAnalysis:
             if args and all(a for a in args):
                 return combine(TENSOR, *args)
         return UNKNOWN
+
+    def _carried_arguments(
+        self, call: cst.Call, external: ExternalFunction, use: cst.CSTNode
+    ) -> Value | None:
+        """What another file's helper hands back that it computes, with torch alone, from
+        its arguments (`to_tensor(v)`: `torch.FloatTensor(v)`, on the GPU or not): a
+        tensor with the history of what it is given. None when it carries none of them,
+        or one of them is not passed as written."""
+        if not external.carried_params or self.summaries is None:
+            return None
+        values: list[Value] = []
+        for param in external.carried_params:
+            argument = self.summaries.external_argument(call, external, param)
+            if argument is None:
+                return None
+            values.append(self._expr(argument, use))
+        return combine(TENSOR, *values)
 
     def _names_a_class_of_this_file(self, func: cst.Name, use: cst.CSTNode) -> bool:
         """Is every binding of the called name that reaches the call a `class`
