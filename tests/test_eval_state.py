@@ -453,3 +453,56 @@ class Rollout:
 def test_a_sibling_class_s_own_attribute_is_not_this_one_s(outside, expected):
     source = SIBLING_EXPLAINERS.format(outside=outside)
     assert [code for _, code, _ in findings(source, "explain.py")] == expected
+
+
+@pytest.mark.parametrize(("affine", "expected"), [("False", []), ("True", ["GL004"])])
+def test_a_torch_layer_built_without_weights_records_nothing_in_eval_mode(affine, expected):
+    # PyTorchStepByStep's chapter 7: a BatchNorm1d without affine weights, switched to
+    # eval and applied to a batch of data, builds no graph
+    source = textwrap.dedent(
+        f"""\
+        import torch
+        import torch.nn as nn
+
+        batch_normalizer = nn.BatchNorm1d(num_features=2, affine={affine}, momentum=None)
+        x = torch.randn(8, 2)
+        batch_normalizer.eval()
+        normed = batch_normalizer(x)
+        print(normed.mean().item())
+        """
+    )
+    assert [d.code for d in lint_source(source, "chapter7.py", PREVIEW)] == expected
+
+
+ALIASED_MODEL = """\
+import torch
+
+
+class ff(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.l1 = torch.nn.Linear(2, n)
+        self.l2 = torch.nn.Linear(n, 1)
+
+    def forward(self, *inputs):
+        return self.l2(torch.tanh(self.l1(torch.cat(inputs, 1))))
+
+
+net = ff(15)
+model = {aliased}
+x = torch.linspace(0, 1, 100).reshape(-1, 1)
+pred = model(x, x).detach().reshape(10, 10)
+print(pred.numpy())
+"""
+
+
+@pytest.mark.parametrize(
+    ("aliased", "expected"),
+    [("net", ["GL012"]), ("lambda x, y: x * y * net(x, y)", []), ("other", [])],
+)
+def test_a_model_under_another_name_is_the_same_model(aliased, expected):
+    # BMadir's PINN notebooks: `model = net` in the cell after `net = ff(15)`, then the
+    # error on the grid is measured on `model(x, y).detach()`; a lambda around the net
+    # or a name out of sight says nothing
+    source = ALIASED_MODEL.format(aliased=aliased)
+    assert [d.code for d in lint_source(source, "pinn.py", PREVIEW)] == expected

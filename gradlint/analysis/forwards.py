@@ -70,6 +70,7 @@ from gradlint.analysis.torch_api import (
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_RUNNING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
+    NO_AFFINE_FLAGS,
     NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
@@ -115,6 +116,7 @@ class ForwardAnalysis:
         self.grad_mode = grad_mode
         self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
         self._unwrapping: set[cst.Call] = set()  # module-preserving calls being read
+        self._aliasing: set[cst.Assign] = set()  # `model = net` bindings being read
         self._asking_factories: set[cst.FunctionDef] = set()
         self.summaries = summaries
         self.reach = reach
@@ -791,13 +793,22 @@ class ForwardAnalysis:
         return found
 
     def records_nothing(self, call: cst.Call, model: str) -> bool:
-        """A parameterless module applied to inputs without history."""
+        """A parameterless module (a class of this file, or a torch layer built without
+        weights: `nn.BatchNorm1d(2, affine=False)`) applied to inputs without history."""
+        expr = cst.parse_expression(model)
         classes = self.parameterless_classes()
-        if not classes:
-            return False
-        cls = self.tensors.module_class(cst.parse_expression(model), call)
+        cls = self.tensors.module_class(expr, call) if classes else None
         if cls is None or cls.rsplit(".", 1)[-1] not in classes:
-            return False
+            constructors = [
+                built_module_call(c) for c in self.tensors.module_constructors(expr, call)
+            ]
+            if not constructors or any(
+                type(value) is not cst.Call
+                or not (self.index.qualified_name(value.func) or "").startswith("torch.nn.")
+                or self._built_with_parameters(value) is not False
+                for value in constructors
+            ):
+                return False  # only a torch layer known to be built without weights
         return all(
             self.values.of_expr(arg.value, call) <= {Kind.TENSOR, Kind.PYTHON, Kind.NONE}
             for arg in call.args
@@ -1325,8 +1336,32 @@ class ForwardAnalysis:
             or self._passed_by_callers(name, use)
             or self._handed_to_the_constructor(name, constructors, use)
             or self._unpacked_from_a_factory(name, use)
+            or self._aliases_a_model(name, use)
             or self._results_detached(name, use)
         )
+
+    def _aliases_a_model(self, name: str, use: cst.CSTNode) -> bool:
+        """`model = net` (a PINN notebook's alias, `net = ff(15)` in the cell before): a
+        name every binding of which that reaches `use` is another name for a module
+        that holds parameters."""
+        if "." in name:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        if not bindings:
+            return False
+        for binding in bindings:
+            if type(binding) is not cst.Assign or len(binding.targets) != 1:
+                return False
+            value = binding.value
+            if type(value) is not cst.Name or value.value == name or binding in self._aliasing:
+                return False
+            self._aliasing.add(binding)
+            try:
+                if not self.has_parameters(value, binding):
+                    return False
+            finally:
+                self._aliasing.discard(binding)
+        return True
 
     def _walked_layers(self, name: str, use: cst.CSTNode) -> bool:
         """Is every binding of `name` that reaches `use` a `for` loop's target (a
@@ -1524,6 +1559,13 @@ class ForwardAnalysis:
                     return None  # `nn.Sequential()`, filled later (_filled_with_parameters)
                 inner = {self._built_with_parameters(e) for e in flattened}
                 return True if True in inner else (None if None in inner else False)
+            if any(
+                arg.keyword is not None
+                and arg.keyword.value in NO_AFFINE_FLAGS
+                and bool_literal(arg.value) is False
+                for arg in value.args
+            ):
+                return False  # `nn.BatchNorm1d(2, affine=False)`: statistics, no weights
             return last in PARAMETRIC_LAYERS
         if qualified.startswith(MODEL_ZOO_NAMESPACES):
             return not last.startswith(MODEL_ZOO_NON_MODELS)
