@@ -243,3 +243,24 @@ class StepWhenWindowEnds:
             return
         self.opt.step()
 
+
+
+class MaskRCNN:
+    """multimodallearning/pytorch-mask-rcnn: the epoch loop calls `train_epoch`, which
+    clears once, then steps and clears every BATCH_SIZE batches of its own loop. The
+    window is the helper's loop's, and it is kept right."""
+
+    def train_model(self, train_generator, optimizer, epochs):
+        for epoch in range(epochs):
+            self.train_epoch(train_generator, optimizer)
+
+    def train_epoch(self, datagenerator, optimizer):
+        batch_count = 0
+        optimizer.zero_grad()
+        for x, y in datagenerator:
+            batch_count += 1
+            F.mse_loss(self.forward(x), y).backward()
+            if (batch_count % self.config.BATCH_SIZE) == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+                batch_count = 0
