@@ -1344,14 +1344,10 @@ class ForwardAnalysis:
         """`model = net` (a PINN notebook's alias, `net = ff(15)` in the cell before): a
         name every binding of which that reaches `use` is another name for a module
         that holds parameters."""
-        if "." in name:
-            return False
-        bindings = self.values.bindings_of(name, use)
-        if not bindings:
+        bindings = self._single_assignments(name, use)
+        if bindings is None:
             return False
         for binding in bindings:
-            if type(binding) is not cst.Assign or len(binding.targets) != 1:
-                return False
             value = binding.value
             if type(value) is not cst.Name or value.value == name or binding in self._aliasing:
                 return False
@@ -1362,6 +1358,16 @@ class ForwardAnalysis:
             finally:
                 self._aliasing.discard(binding)
         return True
+
+    def _single_assignments(self, name: str, use: cst.CSTNode) -> list[cst.Assign] | None:
+        """The bindings of a plain name that reach `use`, when there are some and every
+        one is an assignment with a single target; None otherwise."""
+        if "." in name:
+            return None
+        bindings = self.values.bindings_of(name, use)
+        if not bindings or not all(type(b) is cst.Assign and len(b.targets) == 1 for b in bindings):
+            return None
+        return cast(list[cst.Assign], bindings)
 
     def _walked_layers(self, name: str, use: cst.CSTNode) -> bool:
         """Is every binding of `name` that reaches `use` a `for` loop's target (a
@@ -1375,17 +1381,11 @@ class ForwardAnalysis:
         """`G, D = build_models()`, `model, optimizer = setup(cfg)`: a name unpacked from
         a call of this file's function each of whose returns is a tuple with, at that
         place, a module that holds parameters (built there, or a name bound to one)."""
-        if "." in name:
-            return False
-        bindings = self.values.bindings_of(name, use)
-        if not bindings:
+        bindings = self._single_assignments(name, use)
+        if bindings is None:
             return False
         for binding in bindings:
-            if (
-                type(binding) is not cst.Assign
-                or len(binding.targets) != 1
-                or type(binding.value) is not cst.Call
-            ):
+            if type(binding.value) is not cst.Call:
                 return False
             target = binding.targets[0].target
             if not isinstance(target, (cst.Tuple, cst.List)):
