@@ -127,7 +127,10 @@ def path_root(path: str) -> str:
     return path
 
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# Comprehensions whose value is their elements (`elt`), and all of them (a dict's has a
+# key and a value): each a scope of its own, with its `for` clauses
+ELEMENT_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
+COMPREHENSIONS = (*ELEMENT_COMPREHENSIONS, cst.DictComp)
 
 
 def _root_name(node: cst.CSTNode) -> cst.CSTNode:
@@ -954,7 +957,7 @@ class FileIndex:
         clause's iterable is evaluated outside, in the enclosing scope."""
         found: dict[int, cst.CompFor] = {}
         # outer comprehensions first (pre-order), so an inner one rebinding the name wins
-        for comprehension in self.of_types(*_COMPREHENSIONS):
+        for comprehension in self.of_types(*COMPREHENSIONS):
             clause: cst.CompFor | None = comprehension.for_in
             outer_iter = clause.iter if clause is not None else None
             while clause is not None:

@@ -17,7 +17,13 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.bindings import BindingKind, ScopeBindings, all_params
 from gradlint.analysis.dataflow import Binding, DataFlow
-from gradlint.analysis.index import FileIndex, dotted_name, loop_element_sources, target_names
+from gradlint.analysis.index import (
+    COMPREHENSIONS,
+    FileIndex,
+    dotted_name,
+    loop_element_sources,
+    target_names,
+)
 from gradlint.analysis.summaries import FunctionSummaries
 
 LoopNode = cst.For | cst.While
@@ -399,7 +405,7 @@ class LoopAnalysis:
             clauses: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
             if kind is cst.For and not index.is_inside(child, anc.iter):
                 clauses.append((anc.target, anc.iter))
-            elif kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
+            elif kind in COMPREHENSIONS:
                 clause: cst.CompFor | None = anc.for_in
                 while clause is not None:
                     clauses.append((clause.target, clause.iter))

@@ -38,7 +38,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import FileIndex
+from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import MethodCall, calls_read_as_numbers
 from gradlint.analysis.summaries import FunctionSummaries
@@ -453,7 +453,7 @@ class ResultUses:
             if type(holder) in (cst.List, cst.Tuple, cst.Set):
                 return [(holder, detached)]
             raise _Escapes
-        if type(parent) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
+        if type(parent) in ELEMENT_COMPREHENSIONS:
             if parent.elt is node:  # type: ignore[attr-defined]
                 return [(parent, detached)]
             raise _Escapes

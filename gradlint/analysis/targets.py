@@ -28,7 +28,7 @@ from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name, target_names
+from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, dotted_name, target_names
 from gradlint.analysis.optimizers import parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.tensors import TensorFacts, all_params
@@ -59,7 +59,6 @@ _HELPER_DEPTH = 3
 # What an optimizer held on a network (`self.critic.optimizer`) is asked to do.
 _OPTIMIZER_CALLS = frozenset({"step", "zero_grad"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
-_ELEMENTWISE = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -429,7 +428,7 @@ class LossTargets:
                 assert isinstance(node, cst.Subscript)
                 stack.append((node.value, joined))  # the index carries no gradient
                 continue
-            if kind in _ELEMENTWISE:
+            if kind in ELEMENT_COMPREHENSIONS:
                 # the value is the elements: the iterables reach them only through the
                 # clauses' names (read at the element), the conditions not at all
                 stack.append((node.elt, joined))  # type: ignore[attr-defined]

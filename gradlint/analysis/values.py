@@ -53,6 +53,7 @@ from gradlint.analysis.dataflow import COMPARISON_OPS, ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from gradlint.analysis.imports import CST_IMPORTS
 from gradlint.analysis.index import (
+    ELEMENT_COMPREHENSIONS,
     FileIndex,
     bool_literal,
     dotted_name,
@@ -1190,7 +1191,7 @@ class ValueAnalysis:
             for element in expr.elements:
                 out |= self._expr(element.value, use)
             return frozenset(out) or PYTHON
-        if type(expr) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
+        if type(expr) in ELEMENT_COMPREHENSIONS:
             # `[m(x).argmax(1).item() for x in xs]`: what each element is
             return self._expr(expr.elt, expr.elt) or PYTHON  # type: ignore[attr-defined]
         if type(expr) is cst.Dict:
