@@ -770,19 +770,9 @@ class ValueAnalysis:
             expr = expr.args[0].value
         if type(expr) is cst.Call:
             return self.index.qualified_name(expr.func) in DATA_LOADERS
-        if type(expr) is not cst.Name:
-            return False
-        sources = self._sources(expr.value, use)
-        if not sources:
-            return False
-        for source in sources:
-            value = self.bound_expression(source, expr.value)
-            if (
-                type(value) is not cst.Call
-                or self.index.qualified_name(value.func) not in DATA_LOADERS
-            ):
-                return False
-        return True
+        return self._bound_to_calls(
+            expr, use, lambda call, _: self.index.qualified_name(call.func) in DATA_LOADERS
+        )
 
     def _iterates_a_data_loader(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
         """`iter(loader)` of a DataLoader built in sight, or a name every binding of which
@@ -794,6 +784,16 @@ class ValueAnalysis:
                 and expr.args[0].keyword is None
                 and self._is_data_loader(expr.args[0].value, use)
             )
+        return self._bound_to_calls(expr, use, self._iterates_a_data_loader)
+
+    def _bound_to_calls(
+        self,
+        expr: cst.CSTNode,
+        use: cst.CSTNode,
+        test: Callable[[cst.Call, cst.CSTNode], bool],
+    ) -> bool:
+        """Is `expr` a name every binding of which that reaches `use` binds it to a call
+        that passes `test` (asked with the call and its binding)?"""
         if type(expr) is not cst.Name:
             return False
         sources = self._sources(expr.value, use)
@@ -801,7 +801,7 @@ class ValueAnalysis:
             return False
         return all(
             type(value := self.bound_expression(source, expr.value)) is cst.Call
-            and self._iterates_a_data_loader(value, source)
+            and test(value, source)
             for source in sources
         )
 
