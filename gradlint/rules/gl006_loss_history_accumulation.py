@@ -45,7 +45,10 @@ class LossHistoryAccumulation(Rule):
     themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
     `torch.stack(losses).sum().backward()` then `losses.clear()`), and sums re-created
     on every step around a counted inner loop (`loss_d_sum = 0.0`, then
-    `for _ in range(n_critic):`), which hold a fixed number of graphs.
+    `for _ in range(n_critic):`), which hold a fixed number of graphs; the step may be
+    a function's call, when the function re-creates its local sum before the counted
+    loop and every call of it in the file is inside a loop (a `train_batch` summing
+    its `accumulation_steps` micro-batches).
 
     ## Example
     ```python
