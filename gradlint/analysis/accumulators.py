@@ -47,7 +47,11 @@ class Accumulators:
                 return node.func.value, node
             return None
         if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            if node.func.attr.value in ACCUMULATING_METHODS and node.args:
+            if (
+                node.func.attr.value in ACCUMULATING_METHODS
+                and node.args
+                and not self.summaries.runs_a_method_of_the_project(node)
+            ):
                 receiver = node.func.value
                 if type(receiver) is cst.Subscript:
                     receiver = receiver.value  # history["loss"].append(loss)

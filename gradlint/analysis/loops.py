@@ -24,7 +24,9 @@ from gradlint.analysis.index import (
     loop_element_sources,
     target_names,
 )
+from gradlint.analysis.project import ExternalFunction
 from gradlint.analysis.summaries import FunctionSummaries
+from gradlint.analysis.summary_facts import NO_VALUE, ReturnedNames, backpropagated_places
 
 LoopNode = cst.For | cst.While
 # The region the facts describe: a `for`/`while` loop, or a whole scope (scope_facts).
@@ -140,6 +142,8 @@ class LoopAnalysis:
         self._backpropagating: list[cst.Call] | None = None
         self._backpropagating_ids: set[int] = set()
         self._backpropagating_names: set[str] = set()
+        self._imported: list[tuple[cst.Call, ExternalFunction]] | None = None
+        self._returned_places: dict[cst.FunctionDef, tuple[int, list[int]]] = {}
         self._cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
         self._scope_cache: dict[cst.CSTNode, LoopFacts[cst.CSTNode]] = {}
         self._state_cache: dict[cst.CSTNode, LoopFacts[LoopNode]] = {}
@@ -252,9 +256,94 @@ class LoopAnalysis:
             roots: set[str] = set()
             for argument in self.backpropagated_arguments(node):
                 roots |= self.flow.operands(argument)
+            helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
+            if helper is not None:
+                roots |= self._kept_results(node, *self._backpropagated_returns(helper))
+            if roots:
+                found.append(DiffEvent(node, "backward", roots, None))
+        for node, external in self._imported_steps():
+            if not self.index.is_inside(node, region):
+                continue
+            roots = set()
+            for param in external.backpropagated_params:
+                passed = self.summaries.external_argument(node, external, param)
+                if passed is not None:
+                    roots |= self.flow.operands(passed)
+            roots |= self._kept_results(
+                node, external.backpropagated_return_size, external.backpropagated_returns
+            )
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
         return found
+
+    def _imported_steps(self) -> list[tuple[cst.Call, ExternalFunction]]:
+        """The calls in this file of another file's function or method (`agent.update(s,
+        t)`, `agent` an instance of a class imported from the project) that
+        backpropagates an argument or hands back what it backpropagated: a training
+        step kept in another file, which the caller's loop trains through."""
+        if self._imported is None:
+            self._imported = []
+            summaries = self.summaries
+            project = summaries.project if summaries is not None else None
+            if summaries is None or project is None or not project.enabled:
+                return self._imported
+            imported = self.index.imported_from
+            if not project.imports_text_with(
+                {(module, level) for module, level, _name in imported.values()}, ("backward",)
+            ):
+                return self._imported  # no module it imports differentiates anything
+            for call in self.index.calls:
+                external = summaries.resolve_external(call)
+                if external is None and type(call.func) is cst.Attribute:
+                    found = summaries.imported_method_of_instance(call)
+                    external = found[1] if found is not None else None
+                if external is not None and (
+                    external.backpropagated_params or external.backpropagated_returns
+                ):
+                    self._imported.append((call, external))
+        return self._imported
+
+    def _backpropagated_returns(self, helper: cst.FunctionDef) -> tuple[int, list[int]]:
+        """summary_facts.backpropagated_places of this file's function: which places of
+        what it returns hold a value its own body backpropagates."""
+        found = self._returned_places.get(helper)
+        if found is None:
+            self._returned_places[helper] = (0, [])  # a helper that calls itself
+            differentiated: set[str] = set()
+            for event in self.scope_facts(helper).events:
+                if event.kind == "backward" and type(event.root_expr) is cst.Name:
+                    differentiated.add(event.root_expr.value)
+            returns = [
+                _returned_names(r.value)
+                for r in self.index.of_types_in(helper.body, cst.Return)
+                if self.index.scope_of(r) is helper
+            ]
+            found = self._returned_places[helper] = backpropagated_places(returns, differentiated)
+        return found
+
+    def _kept_results(self, call: cst.Call, size: int, places: list[int]) -> set[str]:
+        """The names the call's result is bound to at those places of what it returns
+        (`loss = agent.update(s, t)`, `loss, td = ...`), or, used where it is made
+        (`total += agent.update(s, t)`), what the call reads: what then carries the
+        graph the call backpropagated."""
+        if not places:
+            return set()
+        parent = self.index.parent.get(call)
+        if type(parent) is cst.Assign and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if type(target) is cst.Name:
+                return {target.value} if size == 0 else set()
+            if type(target) in (cst.Tuple, cst.List) and size:
+                elements = target.elements  # type: ignore[attr-defined]
+                if len(elements) != size or any(type(e) is not cst.Element for e in elements):
+                    return set()
+                return {
+                    elements[i].value.value for i in places if type(elements[i].value) is cst.Name
+                }
+            return set()
+        if size == 0:
+            return self.flow.operands(call)
+        return set()
 
     def backpropagated_arguments(
         self, call: cst.Call, *, freeing: bool = True
@@ -576,3 +665,15 @@ def _meet(a, b):
     if b is TERMINATED:
         return a
     return a & b
+
+
+def _returned_names(value: cst.BaseExpression | None) -> ReturnedNames | str:
+    """What a return hands back, as summary_facts.backpropagated_places reads it."""
+    if value is None or (type(value) is cst.Name and value.value == "None"):
+        return NO_VALUE
+    if type(value) is cst.Tuple:
+        elements = value.elements
+        if any(type(e) is not cst.Element for e in elements):
+            return None
+        return tuple(e.value.value if type(e.value) is cst.Name else None for e in elements)
+    return value.value if type(value) is cst.Name else None

@@ -59,14 +59,17 @@ from gradlint.analysis.stamps import (
 )
 from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
+    NO_VALUE,
     RECEIVER_PARAMETERS,
     GradMode,
     Holder,
     Mode,
     ResultUse,
+    ReturnedNames,
     accumulated_parameter,
     argument_result_use,
     attribute_result_use,
+    backpropagated_places,
     decorated_mode,
     differentiation_kind,
     forwarded_parameter,
@@ -80,6 +83,7 @@ from gradlint.analysis.summary_facts import (
 )
 from gradlint.analysis.torch_api import (
     ARITHMETIC_BUILTINS,
+    BACKWARD_METHODS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
@@ -181,6 +185,12 @@ class ExternalFunction:
     # hidden_out` gives (2, [0])
     returned_tuple_size: int = 0
     graph_free_returned_places: list[int] = field(default_factory=list)
+    # the places of what it returns that hold the very value it differentiated, at
+    # every return that hands back a value, as (size, places) of
+    # _backpropagated_places: a training step's `loss.backward(); return loss` gives
+    # (0, [0]), and its caller's `loss = agent.update(batch)` holds that graph
+    backpropagated_return_size: int = 0
+    backpropagated_returns: list[int] = field(default_factory=list)
     # the body sets its own grad mode somewhere (a grad-mode decorator, a `with
     # torch.no_grad():` block, a `set_grad_enabled` statement): the caller's mode does
     # not say what a call of it records (defaulted: an older summary reads back alike)
@@ -655,6 +665,8 @@ class _FunctionWalk:
         # what the body calls on `self` with autograd recording: "" for `self(x)` and
         # `self.forward(x)`, the attribute for `self.<attr>(x)` / `self.<attr>.forward(x)`
         self.recorded_self_calls: set[str] = set()
+        # the names the body differentiates (`loss.backward()`): what it may hand back
+        self.backpropagated: set[str] = set()
 
     def _entered(self, body: list[ast.stmt]) -> dict[str, ast.expr]:
         """Names the body binds once, at its top level, to a grad-mode manager (`ctx =
@@ -816,6 +828,12 @@ class _FunctionWalk:
             self.forward_calls.append((node, fact))
         if _differentiates(node, self.imports, dotted):
             self.function.differentiates = True
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in BACKWARD_METHODS
+                and isinstance(func.value, ast.Name)
+            ):
+                self.backpropagated.add(func.value.id)  # `loss.backward()`, not a step
         if isinstance(func, ast.Name):
             self.callees.add(func.id)
         elif (
@@ -1360,6 +1378,11 @@ def _summarise_function(
         function.carried_params = _carried_params(node, params, imports)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
+    if function.accumulated_params:
+        # a parameter the body rebinds (`v = v.data.sum()`) is no longer what the
+        # caller passed by the time it is kept
+        rebound = _rebound_names(node)
+        function.accumulated_params = [p for p in function.accumulated_params if p not in rebound]
     if visitor.forward_calls:  # rare: only then are the loops read
         in_hot_loops = _in_hot_loops(node.body)
         for call, fact in visitor.forward_calls:
@@ -1381,6 +1404,10 @@ def _summarise_function(
     function.returned_tuple_size, function.graph_free_returned_places = _graph_free_places(
         visitor.returns
     )
+    if visitor.backpropagated:
+        function.backpropagated_return_size, function.backpropagated_returns = (
+            backpropagated_places(map(_returned_names, visitor.returns), visitor.backpropagated)
+        )
     if returns is not None:
         returns.extend(zip(visitor.returns, visitor.return_statements, strict=True))
     switches = [_eval_switch_returned(value, visitor) for value in visitor.returns]
@@ -1463,6 +1490,17 @@ def _graph_free_places(values: Sequence[ast.AST | None]) -> tuple[int, list[int]
     size = sizes.pop()
     tuples = cast(list[ast.Tuple], values)
     return size, [i for i in range(size) if all(_read_off_a_cut(t.elts[i]) for t in tuples)]
+
+
+def _returned_names(value: ast.AST | None) -> ReturnedNames | str:
+    """What a return hands back, as summary_facts.backpropagated_places reads it."""
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return NO_VALUE
+    if isinstance(value, ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        return tuple(e.id if isinstance(e, ast.Name) else None for e in value.elts)
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _read_off_a_cut(value: ast.AST) -> bool:
@@ -4630,6 +4668,23 @@ def _receiver_of_method(
         if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
             return None
     return scope.args.args[0].arg, cls
+
+
+def _rebound_names(scope: ast.AST) -> set[str]:
+    """The names the scope's own statements bind by assignment or a `for` target."""
+    found: set[str] = set()
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, ast.NamedExpr):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return found
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:

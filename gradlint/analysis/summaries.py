@@ -23,7 +23,13 @@ from gradlint.analysis.arguments import (
     signature_of,
 )
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings, all_params
+from gradlint.analysis.bindings import (
+    ASSIGNMENTS,
+    PYTHON_BINDINGS,
+    BindingKind,
+    ScopeBindings,
+    all_params,
+)
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.caller_arguments import CallerArguments
 from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
@@ -137,6 +143,7 @@ class FunctionSummaries:
             else None
         )
         candidates = set(params)
+        kept: set[str] | None = None  # of them, those never rebound: asked when needed
         clearing = self.clearing
         # manual `.grad` updates go after the optimizer steps, as a walk of their own
         # would put them; one walk finds both
@@ -152,7 +159,12 @@ class FunctionSummaries:
             if kind is cst.Expr and type(node.value) is cst.Ellipsis:
                 summary.unwritten = True
             if kind is cst.AugAssign or kind is cst.Call:
-                accumulated = _accumulated_into_self(node, candidates)
+                if kept is None:
+                    # a parameter the body rebinds (`v = v.data.sum()`) is no longer
+                    # what the caller passed by the time it is kept
+                    rebound = self.bindings.nodes(func, ASSIGNMENTS | {BindingKind.FOR})
+                    kept = candidates - set(rebound)
+                accumulated = _accumulated_into_self(node, kept)
                 if accumulated is not None:
                     summary.accumulated_params.add(accumulated)
                 elif kind is cst.AugAssign and owner is not None:
@@ -455,7 +467,10 @@ class FunctionSummaries:
         cls = self.index.enclosing_class(scope) if type(scope) is cst.FunctionDef else None
         if cls is None:
             return None
-        bindings = self.bindings.attribute_bindings(cls, name)
+        # `self.agent.update(batch)` and `self.memory.append(x)` store into the object
+        # they name, as a dict's `update` would: what it is stays what was built
+        every = self.bindings.attribute_bindings(cls, name)
+        bindings = [b for b in every or () if b.kind is not BindingKind.STORE]
         if not bindings:
             return None
         classes = set()
@@ -504,6 +519,12 @@ class FunctionSummaries:
         # what it reads past no graph cut (`.item()`, `.detach()`, `.data`)
         return (self.autograd.flow.reads(bindings[0].value) & params) - {"self"}
 
+    def runs_a_method_of_the_project(self, call: cst.Call) -> bool:
+        """Is `obj.method(...)` a method of one class of this file or an imported project
+        file, `obj` an instance of it (`loss_avg.add(cost)` with `loss_avg =
+        utils.averager()`)? Its summary then says what it keeps, not its name."""
+        return self._instance_method(call) is not None
+
     def accumulated_argument(self, call: cst.Call) -> cst.BaseExpression | None:
         """For `obj.method(...)` where every binding of `obj` that reaches the call makes
         an instance of one class (of this file or an imported project file): the
@@ -529,23 +550,43 @@ class FunctionSummaries:
         the project's own code that holds layers with weights, whose `method` runs the
         module's own layers (`self.model.sample(n)` with `self.model = LVAE(...)`), and
         neither differentiates nor sets its own grad mode (project.ExternalFunction)?"""
-        func = call.func
-        if type(func) is not cst.Attribute or self.project is None:
+        found = self.imported_method_of_instance(call)
+        if found is None:
             return False
-        cls_name = self._instance_class(call)
-        if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
-            return False
-        origin = self._class_origin(cls_name)
-        if origin is None:
-            return False
-        module, level, name = origin
-        external = self.project.function(module, level, f"{name}.{func.attr.value}")
+        (module, level, name), external = found
         return (
-            external is not None
-            and external.runs_own_layers
+            external.runs_own_layers
             and not (external.differentiates or external.sets_grad_mode or external.no_grad)
+            and self.project is not None
             and self.project.builds_parameters(module, level, name)
         )
+
+    def imported_method_of_instance(
+        self, call: cst.Call
+    ) -> tuple[tuple[str, int, str], ExternalFunction] | None:
+        """For `obj.method(...)`, `obj` an instance of one class imported from the
+        project's own code (`agent = Agent()` after `from agent import Agent`, `self.agent
+        = Agent()` in `__init__`): ((module, level, class) it comes from, the summary of
+        the method it runs)."""
+        func = call.func
+        if type(func) is not cst.Attribute or self.project is None:
+            return None
+        cls_name = self._instance_class(call)
+        if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
+            return None
+        return self._imported_method(cls_name, func.attr.value)
+
+    def _imported_method(
+        self, cls_name: str, method: str
+    ) -> tuple[tuple[str, int, str], ExternalFunction] | None:
+        """((module, level, class), the summary of its `method`) of a class named as it
+        is built here and imported from the project's own code."""
+        origin = self._class_origin(cls_name)
+        if origin is None or self.project is None:
+            return None
+        module, level, name = origin
+        external = self.project.function(module, level, f"{name}.{method}")
+        return (origin, external) if external is not None else None
 
     def _instance_method(self, call: cst.Call) -> tuple[Signature, set[str]] | None:
         """The signature of the method `obj.method(...)` runs on an instance of one
@@ -569,13 +610,10 @@ class FunctionSummaries:
                     return None
                 summary = self.of(found)
                 return summary.signature, summary.accumulated_params
-        origin = self._class_origin(cls_name)
-        if origin is None or self.project is None:
+        imported = self._imported_method(cls_name, method)
+        if imported is None:
             return None
-        module, level, name = origin
-        external = self.project.function(module, level, f"{name}.{method}")
-        if external is None:
-            return None
+        external = imported[1]
         return external.signature, set(external.accumulated_params)
 
 

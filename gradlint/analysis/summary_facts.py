@@ -361,3 +361,29 @@ def argument_result_use(
     if qualified in FOLLOWED_BUILTINS and builtin:
         return ResultUse.FOLLOWED  # builtin arithmetic on it
     return None
+
+
+# What one `return` hands back, as backpropagated_places reads it: None for no value (a
+# bare `return`, `return None`), the name returned (None for any other expression), or
+# for a tuple literal the same of each element.
+ReturnedNames = tuple[str | None, ...] | str | None
+NO_VALUE = "<no value>"
+
+
+def backpropagated_places(
+    returns: Iterable[ReturnedNames | str], backpropagated: set[str]
+) -> tuple[int, list[int]]:
+    """(the size of the tuple every return that hands back a value makes, 0 for one
+    value; the places in it that hold, at every such return, a name the body
+    differentiates): a training step's `loss.backward(); return loss` gives (0, [0]),
+    `return loss, td.detach()` (2, [0]). A return of no value (NO_VALUE: a step skipped
+    while a replay buffer fills) hands back nothing to keep, and is left out."""
+    shown = [r for r in returns if r != NO_VALUE]
+    sizes = {len(r) if type(r) is tuple else 0 for r in shown}
+    if not backpropagated or len(sizes) != 1:
+        return 0, []
+    size = sizes.pop()
+    if size == 0:
+        return 0, ([0] if all(r in backpropagated for r in shown) else [])
+    tuples = [r for r in shown if type(r) is tuple]
+    return size, [i for i in range(size) if all(t[i] in backpropagated for t in tuples)]

@@ -132,6 +132,8 @@ class UndetachedLoopState(Rule):
     fix_title = "Detach the carried state at the top of the loop"
     _fix_title_for = "Detach {names} at the top of the loop"
     trigger_tokens = ("backward", "autograd", ".step(", "register_buffer")
+    # `update(optimizer, loss)`, its backward in `utils.py`
+    triggers_may_be_imported = True
     low_confidence = (
         "low when every statement that carries the state calls a plain name that neither "
         "this file, the project nor torch defines (`h = step(h)`): that it returns a "

@@ -24,7 +24,9 @@ class LossHistoryAccumulation(Rule):
     y_all))`), whose graph is its own and is never backpropagated, also when it is
     bound to a name first in the loop (`val_loss = crit(model(xv), yv)`, then
     `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
-    it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`). Not
+    it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`); also
+    the loss a step in a method, here or in another file, backpropagates and returns
+    (`losses.append(agent.update(batch))`). Not
     through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
@@ -101,6 +103,8 @@ class LossHistoryAccumulation(Rule):
     fix_title = "Accumulate the detached value"
     _fix_title_for = "Accumulate `{value}.detach()`"
     trigger_tokens = ("backward", ".step(")
+    # `losses.append(agent.update(batch))`, the step's backward in `agent.py`
+    triggers_may_be_imported = True
     low_confidence = (
         "low when the accumulated value is neither seen to carry a graph nor computed "
         "from the tensor the loop backpropagates, only from intermediates assumed to keep "
