@@ -82,3 +82,39 @@ def test_the_closure_s_loss_kept_across_the_training_loop_is_reported():
     found = lint_source(textwrap.dedent(TRAIN), "t.py", Config(preview=True))
     assert [(d.code, d.start.line) for d in found] == [("GL006", 24)]
     assert "activations stay alive" in found[0].message
+
+
+TIMED = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def test_forward_time():
+        model = Net()
+        x = torch.rand(8, 4)
+
+        def get_time():
+            out = model(x)
+            return 1.0
+
+        durations = [get_time() for _ in range(5)]
+        assert durations
+"""
+
+
+def test_a_model_built_around_a_nested_function_is_its_model():
+    # `model` is the enclosing test's `Net()`: the nested function runs its forward
+    found = [
+        (d.code, d.start.line)
+        for d in lint_source(textwrap.dedent(TIMED), "t.py", Config(preview=True))
+    ]
+    assert found == [("GL012", 20)]

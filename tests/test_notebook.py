@@ -788,3 +788,30 @@ def test_a_methods_result_differentiated_through_a_parameter_in_another_cell() -
         ),
     )
     assert found(text) == set()
+
+
+def test_a_name_an_exercise_blank_would_read_is_not_unused() -> None:
+    # `<YOUR CODE>` is linted as `...`: what it would compute from `probs_for_actions`
+    # is not known, so the forward that makes it is not "never used"
+    model = (
+        "import torch\n"
+        "from torch import nn\n"
+        "agent = nn.Linear(4, 2)\n"
+        "opt = torch.optim.Adam(agent.parameters())\n"
+    )
+    exercise = (
+        "def get_loss(agent, observations, actions):\n"
+        "    probs_all = agent(observations)\n"
+        "    probs_for_actions = probs_all[torch.arange(4), actions]\n"
+        "    BLANK\n"
+        "    return loss\n"
+        "\n"
+        "loss = get_loss(agent, torch.zeros(4, 4), torch.zeros(4).long())\n"
+        "opt.zero_grad()\n"
+        "loss.backward()\n"
+    )
+    blank = notebook_json(("code", model), ("code", exercise.replace("BLANK", "<YOUR CODE>")))
+    assert found(blank) == set()
+    # written out without a use, the name that is never read is the finding
+    unread = notebook_json(("code", model), ("code", exercise.replace("BLANK", "pass")))
+    assert found(unread) == {(2, 2, "GL012")}

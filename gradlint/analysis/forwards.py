@@ -1095,12 +1095,14 @@ class ForwardAnalysis:
         )
 
     def _binding_site(self, name: str, use: cst.CSTNode) -> cst.CSTNode:
-        """Where to look up how `name` is built: the use itself, or, for a global read
-        inside a function, its module-level binding."""
+        """Where to look up how `name` is built: the use itself, or, for a name read
+        inside a function and bound around it, its binding there: a global's
+        module-level one, a closure's in the enclosing function (`model = Net()`, then
+        `def get_time(): model(x)` nested in the same test)."""
         if "." in name:
             return use
         bindings = self.values.bindings_of(name, use)
-        if bindings and self.index.scope_of(bindings[0]) is self.index.module:
+        if bindings and self.index.scope_of(bindings[0]) is not self.index.scope_of(use):
             return bindings[0]
         return use
 

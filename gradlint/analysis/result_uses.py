@@ -46,6 +46,7 @@ from gradlint.analysis.summary_facts import (
     ResultUse,
     argument_result_use,
     attribute_result_use,
+    grad_api,
     method_result_use,
 )
 from gradlint.analysis.tensors import TensorFacts, all_params
@@ -61,6 +62,7 @@ from gradlint.analysis.torch_api import (
     NUMBER_BUILTINS,
     NUMBER_METHODS,
     REQUIRES_GRAD_METHOD,
+    RESULT_PRESERVING_DECORATORS,
     SUMMARY_WRITER_METHODS,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
@@ -142,6 +144,8 @@ class ResultUses:
         self._receiver: str | None = None
         self._elsewhere: dict[cst.FunctionDef, list[MethodCall] | None] = {}
         self._returned_from: list[cst.FunctionDef] = []  # of the walk under way
+        # those of them whose value was one place of a returned tuple
+        self._returned_in_places: set[cst.FunctionDef] = set()
         # the functions the walk under way entered through an argument, with the calls
         # it entered them by: what they return goes back to those calls
         self._entered: dict[cst.FunctionDef, list[cst.Call]] = {}
@@ -172,6 +176,7 @@ class ResultUses:
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
         self._receiver = _model_of(call)
         self._returned_from = []
+        self._returned_in_places = set()
         self._entered = {}
         self._origin = scope  # its returns go to all its callers, recursive ones too
         self._runs = runs
@@ -187,6 +192,8 @@ class ResultUses:
         # it may search the project's files
         for func in self._returned_from:
             elsewhere = self._callers_elsewhere(func)
+            if elsewhere is None and func in self._returned_in_places:
+                elsewhere = self._method_called_only_here(func)
             if elsewhere is None:
                 return None
             found.elsewhere.extend(c for c in elsewhere if c not in found.elsewhere)
@@ -450,6 +457,10 @@ class ResultUses:
             return []  # an index into something else: the value's own graph ends here
         if type(parent) is cst.Element:
             holder = index.parent.get(parent)
+            if type(holder) is cst.Tuple:
+                statement = index.parent.get(holder)
+                if type(statement) is cst.Return:
+                    return self._returned_in_place(statement, holder, parent, detached, found)
             if type(holder) in (cst.List, cst.Tuple, cst.Set):
                 return [(holder, detached)]
             raise _Escapes
@@ -694,6 +705,8 @@ class ResultUses:
         callers = summaries.callees.callers_of(func)
         if summaries.callees.handed_on(func) or _is_generator(self.index, func):
             raise _Escapes
+        if self.returns_to_a_decorator(func):
+            raise _Escapes
         if self.index.enclosing_class(func) is not None and self._called_by_name_elsewhere(
             func, callers
         ):
@@ -708,6 +721,106 @@ class ResultUses:
             raise _Escapes
         self._returned_from.append(func)  # its callers elsewhere are asked about last
         return [(call, detached) for call in callers]
+
+    def _returned_in_place(
+        self,
+        statement: cst.Return,
+        returned: cst.Tuple,
+        element: cst.Element,
+        detached: bool,
+        found: NumberUses,
+    ):
+        """The value is one place of a tuple returned (`return action_t, action_np`):
+        followed, as _returned follows a value, into each call, and there to the name
+        that place is unpacked into (`action_t, action = self._sample_action(s)`) or
+        the index that reads it (`self._sample_action(s)[0]`)."""
+        elements = returned.elements
+        if any(type(e) is not cst.Element for e in elements):
+            raise _Escapes  # `return *outs, h`: the places cannot be told
+        place = next(i for i, e in enumerate(elements) if e is element)
+        out: list[tuple[cst.CSTNode, bool]] = []
+        for call, was_detached in self._returned(statement, detached):
+            out.extend(self._place_of_call(call, place, len(elements), was_detached, found))
+        func = self.index.scope_of(statement)
+        if type(func) is cst.FunctionDef:
+            self._returned_in_places.add(func)
+        return out
+
+    def _method_called_only_here(self, func: cst.FunctionDef) -> list[MethodCall] | None:
+        """[] when every call of the method in the project is in this file and tied to
+        it, each followed by the walk (`action_t, action = self._sample_action(s)`):
+        what one place of the tuple it returns becomes is then all known. The project's
+        other files judge a returned tuple only whole (calls_read_as_numbers), so a
+        call there leaves it unknown: None."""
+        summaries = self.summaries
+        project = summaries.project if summaries is not None else None
+        cls = self.index.enclosing_class(func)
+        if (
+            summaries is None
+            or project is None
+            or not project.enabled
+            or cls is None
+            or self.index.scope_of(cls) is not self.index.module
+            or called_implicitly(func.name.value)  # `model(x)` runs `forward`
+        ):
+            return None
+        callers = summaries.callees.callers_of(func)
+        if not callers:
+            return None
+        query = callers_query(summaries.callees, project, func)
+        if query is None:
+            return None
+        query = replace(query, unknown_receivers=True)
+        here = project.method_calls_here(query)
+        if here is None or len(here) != len(callers):
+            return None
+        everywhere = project.method_calls(query)
+        if everywhere is None or len(everywhere) != len(here):
+            return None
+        return []
+
+    def _place_of_call(
+        self, call: cst.CSTNode, place: int, size: int, detached: bool, found: NumberUses
+    ):
+        """Where one place of the tuple a call returns goes: the uses of the name it is
+        unpacked into, or of the index that reads it; nowhere when another index is read
+        or the result is dropped."""
+        parent = self.index.parent.get(call)
+        if type(parent) is cst.Expr:
+            return []
+        if type(parent) is cst.Subscript and parent.value is call:
+            index = _integer_index(parent)
+            if index is None:
+                raise _Escapes
+            return [(parent, detached)] if index == place else []
+        if type(parent) is cst.Assign and parent.value is call and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if type(target) in (cst.Tuple, cst.List):
+                names = target.elements  # type: ignore[attr-defined]
+                if len(names) == size and all(type(e) is cst.Element for e in names):
+                    name = names[place].value
+                    if type(name) is cst.Name:
+                        uses = self._uses_of(parent, name.value, detached)
+                        if not uses and self._unread(parent, name.value):
+                            found.unused.append(name)
+                        return uses
+        raise _Escapes
+
+    def returns_to_a_decorator(self, func: cst.FunctionDef) -> bool:
+        """Does what the function returns go to a decorator's wrapper rather than to its
+        callers (`@StaticCaptureTraining(model=model, optim=opt)`), which may
+        backpropagate it out of sight?"""
+        return not all(self._hands_back_unchanged(d) for d in func.decorators)
+
+    def _hands_back_unchanged(self, decorator: cst.Decorator) -> bool:
+        """Does the function's result reach its callers unchanged under the decorator: a
+        grad-mode manager, or one of torch_api.RESULT_PRESERVING_DECORATORS?"""
+        expr = decorator.decorator
+        target = expr.func if type(expr) is cst.Call else expr
+        name = self.index.qualified_name(target)
+        return name is not None and (
+            name in RESULT_PRESERVING_DECORATORS or grad_api(name) is not None
+        )
 
     def _called_by_name_elsewhere(self, method: cst.FunctionDef, callers: list[cst.Call]) -> bool:
         """Is the method's name called in this file on an object other than those the
@@ -852,7 +965,9 @@ class ResultUses:
         scope = self.index.scope_of(statement)
         if type(scope) is not cst.FunctionDef or self.summaries is None:
             return False  # a module-level name may be read by any importer
-        if self.summaries.of(scope).differentiates:
+        summary = self.summaries.of(scope)
+        if summary.differentiates or summary.unwritten:
+            # an exercise's blank (`<YOUR CODE>`, read as `...`) is where it is read
             return False
         return not self.values.uses_reached(statement, name)
 

@@ -701,6 +701,29 @@ AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "torch.autograd.grad_mode.grad
 AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
 # `loss.backward()`, and the wrappers that take the loss (`accelerator.backward(loss)`,
 # `fabric.backward(loss)`, Lightning's `self.manual_backward(loss)`).
+# Decorators under which what a function returns reaches its callers unchanged. Any
+# other (a project's `@StaticCaptureTraining(model=..., optim=...)`, a timer, a tracer)
+# wraps the call: what it does with the result, a backward among others, is out of
+# sight. Grad-mode managers (`@torch.no_grad()`) change the mode, not the result.
+RESULT_PRESERVING_DECORATORS = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "property",
+        "functools.wraps",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.cached_property",
+        "abc.abstractmethod",
+        "typing.overload",
+        "typing.final",
+        "torch.jit.export",
+        "torch.jit.ignore",
+        "torch.jit.unused",
+        "torch.compile",
+    }
+)
+
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 # Receivers of `.backward(loss)` that are a framework object, not a tensor.
 BACKWARD_WRAPPER_RECEIVERS = frozenset(

@@ -320,6 +320,9 @@ class InferenceOutsideNoGrad(Rule):
                     model = forwards.handed_parameters(call)
                 if model is None:
                     continue
+                helper = facts.summaries.resolve(call)
+                if helper is not None and any(index.is_inside(r, helper) for r in reported):
+                    continue  # the forward inside, followed out to this call, is the finding
                 what = f"This call of `{model}`, which computes from parameters,"
             # grad mode after the model: it asks about every caller of the function
             if not self._records(call):
@@ -415,6 +418,11 @@ class InferenceOutsideNoGrad(Rule):
                     models.append(passed)
             if not models or not self._records(call) or forwards.model_forward(call):
                 continue
+            helper = facts.summaries.resolve(call)
+            if helper is not None and facts.result_uses.returns_to_a_decorator(helper):
+                continue  # the decorator's wrapper gets the result (and may train on it)
+            if helper is not None and any(index.is_inside(r, helper) for r in reported):
+                continue  # the forward inside, followed out to this call, is the finding
             # only what is known to hold weights (a handed `env` or `key` is not)
             models = [m for m in models if forwards.has_parameters(cst.parse_expression(m), call)]
             if not models:

@@ -398,7 +398,15 @@ class GraphGrowsWithoutBackward(Rule):
             # a module's method (or of a class whose bases are out of sight), or a
             # function nested in one (a decoder's `recurrence` step inside `forward`)
             return True
-        return any(facts.loops.differentiated_around(s) for s in facts.grad_mode.callers_of(scope))
+        # a caller's decorator (`@StaticCaptureTraining(...)`) may backpropagate what
+        # the caller makes of it
+        for call in facts.grad_mode.callers_of(scope):
+            if facts.loops.differentiated_around(call):
+                return True
+            caller = index.scope_of(call)
+            if type(caller) is cst.FunctionDef and facts.result_uses.returns_to_a_decorator(caller):
+                return True
+        return False
 
     def _method_around(self, scope: cst.CSTNode) -> cst.FunctionDef | None:
         """The method the scope is, or is nested in (through inner functions); None

@@ -165,10 +165,11 @@ def result_for_recall(img):
     return predict_for_recall(img).sum()
 
 
-# Traps for followed returns: a tuple of results (a state among them) still escapes, and
-# a caller that drops what the function returns (`main()`) reads nothing.
+# Followed returns: each place of a returned tuple goes where its caller unpacks it
+# (both read only as numbers here: the forward is the finding, not the call), and a
+# caller that drops what the function returns (`main()`) reads nothing.
 def rollout_for_recall(noise):
-    state = generator(noise)
+    state = generator(noise)  # error: GL012
     print(state.detach().numpy())
     return state.sum(), state
 
@@ -180,8 +181,8 @@ def script_main_for_recall(noise):
 
 
 def consume_for_recall(noise):
-    # the caller reads both results only as numbers: the graph is thrown away here
-    total, state = rollout_for_recall(noise)  # error: GL012
+    # the caller reads both results only as numbers: the graph is thrown away inside
+    total, state = rollout_for_recall(noise)
     print(total.item(), state.shape)
     script_main_for_recall(noise)
 
