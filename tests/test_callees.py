@@ -468,3 +468,41 @@ def test_an_attribute_of_another_object_does_not_hide_a_functions_callers():
     assert not resolver.handed_on(functions["train"])
     assert resolver.callers_of(functions["step"]) == []
     assert resolver.handed_on(functions["step"])
+
+
+def _caller_counts(source: str) -> dict[str, int]:
+    index = FileIndex(cst.parse_module(textwrap.dedent(source)))
+    resolver = CalleeResolver(index)
+    return {f.name.value: len(resolver.callers_of(f)) for f in index.functions}
+
+
+def test_a_parameter_named_like_a_function_is_not_a_reference_to_it():
+    # `label_data`'s `valid` is its own parameter: `valid`'s call in `one_epoch` is seen
+    counts = _caller_counts(
+        """
+        def valid(model, loader):
+            return [model(x) for x in loader]
+
+        def one_epoch(model, loader):
+            return valid(model, loader)
+
+        def label_data(train, valid):
+            return [v for v in valid]
+        """
+    )
+    assert counts["valid"] == 1
+
+
+def test_a_nested_function_handed_on_hides_its_callers():
+    # `pred_func.dump(...)` hands the function itself on (a tracer): callers unseen
+    counts = _caller_counts(
+        """
+        def dump(model, data):
+            def pred_func(data):
+                return model(data)
+
+            pred_func(data)
+            pred_func.dump("model.mge")
+        """
+    )
+    assert counts["pred_func"] == 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.analysis.bindings import BindingKind, ScopeBindings
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind, ScopeBindings
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.tensors import built_module_call
 
@@ -397,6 +397,17 @@ class CalleeResolver:
                     # `corpus.train` names no module-level function of the file
                     if id(parent) not in called_funcs and node.value in method_names:
                         escaped.add(node.value)
+                    continue
+                scope = self.index.scope_of(node)
+                if (
+                    scope is not self.index.module
+                    and node.value in self.bindings.nodes(scope, PYTHON_BINDINGS)
+                    and not any(
+                        self.index.scope_of(f) is scope for f in by_plain_name.get(node.value, ())
+                    )
+                ):
+                    # `def label_data(train, valid): for x in valid:` reads its own
+                    # parameter, not the module's `valid` function
                     continue
                 escaped.add(node.value)
         self._escaped = escaped

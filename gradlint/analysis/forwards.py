@@ -1509,7 +1509,12 @@ class ForwardAnalysis:
         for argument in arguments:
             passed = argument.passed
             if passed is not None and type(passed) is cst.Call:
-                verdicts.add(self._built_with_parameters(passed) is True)
+                # `classifier.cuda()` hands on the module it is called on
+                moved = built_module_call(passed)
+                if type(moved) is not cst.Call and dotted_name(moved) is not None:
+                    verdicts.add(self.has_parameters(moved, argument.site))
+                else:
+                    verdicts.add(self._built_with_parameters(passed) is True)
             elif passed is not None and dotted_name(passed) is not None:
                 verdicts.add(self.has_parameters(passed, argument.site))
             else:

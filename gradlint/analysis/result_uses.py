@@ -76,6 +76,9 @@ _NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time",
 _MAX_MIN = frozenset({"max", "min"})
 _TORCH_MAX_MIN = frozenset({"torch.max", "torch.min"})
 _MAX_STEPS = 2000
+# How many callers a parameter's module class is looked for through (`main` builds the
+# criterion, `run_epoch` hands it on, `valid` calls it).
+_PARAMETER_HOPS = 3
 
 
 @dataclass
@@ -552,7 +555,48 @@ class ResultUses:
             self.summaries is None or self.summaries.resolve(call) is None
         ):
             return [(call, detached)]
+        kept = self._kept_in_a_new_list(call, node, detached)
+        if kept is not None:
+            return kept
         return self._into_helper(call, node, detached, found)
+
+    def _kept_in_a_new_list(self, call: cst.Call, node: cst.CSTNode, detached: bool):
+        """`losses.append(loss)` into a list made empty in this scope (`losses = []`):
+        the value goes where the list is read afterwards (`torch.FloatTensor(losses)`,
+        `sum(l.item() for l in losses)`, `torch.stack(losses).sum().backward()`), the
+        further appends to it aside. None for any other call."""
+        func = call.func
+        if (
+            detached  # what a detached copy becomes is not this graph's use
+            or type(func) is not cst.Attribute
+            or func.attr.value not in _LIST_STORES
+            or type(func.value) is not cst.Name
+            or not call.args
+            or call.args[-1].value is not node
+        ):
+            return None
+        name = func.value.value
+        bindings = self.values.reaching_bindings(name, call)
+        if not bindings or not all(_makes_an_empty_list(b, name) for b in bindings):
+            return None
+        reads: list[tuple[cst.CSTNode, bool]] = []
+        for binding in bindings:
+            for use, was_detached in self._uses_of(binding, name, detached):
+                if not self._adds_to_the_list(use):
+                    reads.append((use, was_detached))
+        return reads
+
+    def _adds_to_the_list(self, use: cst.CSTNode) -> bool:
+        """Is the read the list a further `append`/`insert` is made on?"""
+        attribute = self.index.parent.get(use)
+        if type(attribute) is not cst.Attribute or attribute.value is not use:
+            return False
+        call = self.index.parent.get(attribute)
+        return (
+            type(call) is cst.Call
+            and call.func is attribute
+            and attribute.attr.value in _LIST_STORES
+        )
 
     def _paired_in_a_loop(
         self, call: cst.Call, node: cst.CSTNode, qualified: str, detached: bool
@@ -878,15 +922,37 @@ class ResultUses:
             return [] if summaries.callees.callers_of(func) else None
         return calls_read_as_numbers(project, query)
 
-    def _module_class(self, func: cst.BaseExpression, call: cst.Call) -> str | None:
+    def _module_class(
+        self, func: cst.BaseExpression, call: cst.CSTNode, hops: int = _PARAMETER_HOPS
+    ) -> str | None:
         """The torch.nn class of the module called, built in this scope or, for a global
-        read in a function, at module level (`criterion = nn.CrossEntropyLoss()`)."""
+        read in a function, at module level (`criterion = nn.CrossEntropyLoss()`); for a
+        parameter, the one class every call of its function in this file fills it with
+        (`valid(model, loader, criterion)` after `criterion = nn.CrossEntropyLoss()`),
+        through at most `hops` callers."""
         found = self.tensors.module_class(func, call)
         if found is None and type(func) is cst.Name:
             bindings = self.values.bindings_of(func.value, call)
             if bindings and self.index.scope_of(bindings[0]) is self.index.module:
                 found = self.tensors.module_class(func, bindings[0])
+            elif bindings and hops and all(type(b) is cst.Param for b in bindings):
+                found = self._class_passed_for(func.value, call, hops - 1)
         return found
+
+    def _class_passed_for(self, param: str, use: cst.CSTNode, hops: int) -> str | None:
+        scope = self.index.scope_of(use)
+        if type(scope) is not cst.FunctionDef or self.summaries is None:
+            return None
+        classes = set()
+        for argument in self.summaries.caller_arguments.here(scope, param):
+            passed = argument.passed
+            if type(passed) is cst.Call:
+                classes.add(self.index.qualified_name(passed.func))
+            elif type(passed) is cst.Name:
+                classes.add(self._module_class(passed, argument.site, hops))
+            else:
+                return None
+        return classes.pop() if len(classes) == 1 else None
 
     def _bound(self, statement: cst.CSTNode, node: cst.CSTNode, detached: bool, found: NumberUses):
         """The value is bound to names: follow each name's uses."""
@@ -1170,3 +1236,25 @@ def _is_dimension(expr: cst.CSTNode) -> bool:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     return type(expr) is cst.Integer
+
+
+# The list methods that keep their last argument in the list.
+_LIST_STORES = frozenset({"append", "insert"})
+
+
+def _makes_an_empty_list(binding: cst.CSTNode, name: str) -> bool:
+    """`name = []` or `name = list()`: a list that holds only what is added to it."""
+    if type(binding) is not cst.Assign or len(binding.targets) != 1:
+        return False
+    target = binding.targets[0].target
+    if type(target) is not cst.Name or target.value != name:
+        return False
+    value = binding.value
+    if type(value) is cst.List:
+        return not value.elements
+    return (
+        type(value) is cst.Call
+        and type(value.func) is cst.Name
+        and value.func.value == "list"
+        and not value.args
+    )
