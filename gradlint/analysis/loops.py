@@ -287,16 +287,31 @@ class LoopAnalysis:
             project = summaries.project if summaries is not None else None
             if summaries is None or project is None or not project.enabled:
                 return self._imported
-            imported = self.index.imported_from
-            if not project.imports_text_with(
-                {(module, level) for module, level, _name in imported.values()}, ("backward",)
-            ):
-                return self._imported  # no module it imports differentiates anything
+            # the names this file imports from project modules whose text calls a
+            # backward: only their functions, or methods of their classes, can be steps
+            stepping_modules = {
+                (module, level)
+                for module, level, _name in self.index.imported_from.values()
+                if project.module_text_has(module, level, (".backward(",))
+            }
+            stepping = {
+                local
+                for local, (module, level, _name) in self.index.imported_from.items()
+                if (module, level) in stepping_modules
+            }
+            if not stepping:
+                return self._imported
             for call in self.index.calls:
-                external = summaries.resolve_external(call)
-                if external is None and type(call.func) is cst.Attribute:
-                    found = summaries.imported_method_of_instance(call)
+                if not self.index.enclosing_loops(call):
+                    continue  # a step trains the loop it is called in
+                head = (dotted_name(call.func) or "").partition(".")[0]
+                if head in stepping:
+                    external = summaries.resolve_external(call)
+                elif type(call.func) is cst.Attribute and head not in self.index.imported_from:
+                    found = summaries.imported_method_of_instance(call, stepping_modules)
                     external = found[1] if found is not None else None
+                else:
+                    continue
                 if external is not None and (
                     external.backpropagated_params or external.backpropagated_returns
                 ):

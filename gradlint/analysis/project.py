@@ -2685,6 +2685,11 @@ class ProjectIndex:
             self.dependencies.setdefault(target, stamp)
         return mentions
 
+    def module_text_has(self, module: str, level: int, tokens: tuple[str, ...]) -> bool:
+        """Does the project module imported as (module, level) have one of the tokens in
+        its own text (its re-exports not followed)? A "no" makes it a dependency."""
+        return self._text_gate(module, level, tokens)
+
     def imports_text_with(
         self, modules: Iterable[tuple[str, int]], tokens: tuple[str, ...]
     ) -> bool:

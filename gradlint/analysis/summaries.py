@@ -11,6 +11,7 @@ another of the project's files (`resolve_external`, summarised by analysis.proje
 from __future__ import annotations
 
 import builtins
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -562,27 +563,30 @@ class FunctionSummaries:
         )
 
     def imported_method_of_instance(
-        self, call: cst.Call
+        self, call: cst.Call, within: Set[tuple[str, int]] | None = None
     ) -> tuple[tuple[str, int, str], ExternalFunction] | None:
         """For `obj.method(...)`, `obj` an instance of one class imported from the
         project's own code (`agent = Agent()` after `from agent import Agent`, `self.agent
         = Agent()` in `__init__`): ((module, level, class) it comes from, the summary of
-        the method it runs)."""
+        the method it runs). `within`: only a class of these (module, level) imports is
+        summarised."""
         func = call.func
         if type(func) is not cst.Attribute or self.project is None:
             return None
         cls_name = self._instance_class(call)
         if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
             return None
-        return self._imported_method(cls_name, func.attr.value)
+        return self._imported_method(cls_name, func.attr.value, within)
 
     def _imported_method(
-        self, cls_name: str, method: str
+        self, cls_name: str, method: str, within: Set[tuple[str, int]] | None = None
     ) -> tuple[tuple[str, int, str], ExternalFunction] | None:
         """((module, level, class), the summary of its `method`) of a class named as it
         is built here and imported from the project's own code."""
         origin = self._class_origin(cls_name)
         if origin is None or self.project is None:
+            return None
+        if within is not None and origin[:2] not in within:
             return None
         module, level, name = origin
         external = self.project.function(module, level, f"{name}.{method}")
