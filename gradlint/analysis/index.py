@@ -820,6 +820,20 @@ class FileIndex:
             anc = parent.get(id(anc))
         return None
 
+    def unpacked_into(self, value: cst.CSTNode) -> list[cst.BaseExpression] | None:
+        """The targets `a, b = value` unpacks the value into, in order (`[a, b]`); None
+        when the value is not so unpacked (bound whole, starred, several targets)."""
+        parent = self.parent.get(value)
+        if type(parent) is not cst.Assign or parent.value is not value or len(parent.targets) != 1:
+            return None
+        target = parent.targets[0].target
+        if type(target) is not cst.Tuple and type(target) is not cst.List:
+            return None
+        elements = target.elements
+        if any(type(e) is not cst.Element for e in elements):
+            return None
+        return [e.value for e in elements]
+
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) containing node."""
         current: cst.CSTNode | None = node

@@ -256,7 +256,7 @@ class LoopAnalysis:
             roots: set[str] = set()
             for argument in self.backpropagated_arguments(node):
                 roots |= self.flow.operands(argument)
-            helper = self.summaries.resolve(node) or self.summaries.method_of_instance(node)
+            helper = self.summaries.function_run_by(node)
             if helper is not None:
                 roots |= self._kept_results(node, *self._backpropagated_returns(helper))
             if roots:
@@ -289,16 +289,12 @@ class LoopAnalysis:
                 return self._imported
             # the names this file imports from project modules whose text calls a
             # backward: only their functions, or methods of their classes, can be steps
-            stepping_modules = {
-                (module, level)
-                for module, level, _name in self.index.imported_from.values()
-                if project.module_text_has(module, level, (".backward(",))
-            }
-            stepping = {
-                local
-                for local, (module, level, _name) in self.index.imported_from.items()
-                if (module, level) in stepping_modules
-            }
+            stepping_modules: set[tuple[str, int]] = set()
+            stepping: set[str] = set()
+            for local, (module, level, _name) in self.index.imported_from.items():
+                if project.module_text_has(module, level, (".backward(",)):
+                    stepping_modules.add((module, level))
+                    stepping.add(local)
             if not stepping:
                 return self._imported
             for call in self.index.calls:
@@ -343,22 +339,16 @@ class LoopAnalysis:
         graph the call backpropagated."""
         if not places:
             return set()
+        if size:
+            unpacked = self.index.unpacked_into(call)
+            if unpacked is None or len(unpacked) != size:
+                return set()
+            return {n.value for n in (unpacked[i] for i in places) if type(n) is cst.Name}
         parent = self.index.parent.get(call)
         if type(parent) is cst.Assign and len(parent.targets) == 1:
             target = parent.targets[0].target
-            if type(target) is cst.Name:
-                return {target.value} if size == 0 else set()
-            if type(target) in (cst.Tuple, cst.List) and size:
-                elements = target.elements  # type: ignore[attr-defined]
-                if len(elements) != size or any(type(e) is not cst.Element for e in elements):
-                    return set()
-                return {
-                    elements[i].value.value for i in places if type(elements[i].value) is cst.Name
-                }
-            return set()
-        if size == 0:
-            return self.flow.operands(call)
-        return set()
+            return {target.value} if type(target) is cst.Name else set()
+        return self.flow.operands(call)
 
     def backpropagated_arguments(
         self, call: cst.Call, *, freeing: bool = True
@@ -383,7 +373,7 @@ class LoopAnalysis:
                 for param in external.backpropagated_params
             )
             return [argument for argument in handed if argument is not None]
-        helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        helper = self.summaries.function_run_by(call)
         if helper is None:
             return []
         summary = self.summaries.of(helper)

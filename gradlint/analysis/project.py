@@ -187,7 +187,7 @@ class ExternalFunction:
     graph_free_returned_places: list[int] = field(default_factory=list)
     # the places of what it returns that hold the very value it differentiated, at
     # every return that hands back a value, as (size, places) of
-    # _backpropagated_places: a training step's `loss.backward(); return loss` gives
+    # summary_facts.backpropagated_places: a training step's `loss.backward(); return loss` gives
     # (0, [0]), and its caller's `loss = agent.update(batch)` holds that graph
     backpropagated_return_size: int = 0
     backpropagated_returns: list[int] = field(default_factory=list)
@@ -4676,7 +4676,8 @@ def _receiver_of_method(
 
 
 def _rebound_names(scope: ast.AST) -> set[str]:
-    """The names the scope's own statements bind by assignment or a `for` target."""
+    """The names the scope's own statements bind by assignment or a `for` target (not
+    what an attribute or item store writes into: `v[0] = 1` keeps `v` the caller's)."""
     found: set[str] = set()
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign):
@@ -4688,7 +4689,7 @@ def _rebound_names(scope: ast.AST) -> set[str]:
         else:
             continue
         for target in targets:
-            found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            found.update(n for n in _assigned_names(target) if n is not None)
     return found
 
 

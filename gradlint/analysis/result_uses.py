@@ -40,7 +40,12 @@ from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex
 from gradlint.analysis.index import dotted_name as index_dotted
-from gradlint.analysis.project import MethodCall, calls_read_as_numbers
+from gradlint.analysis.project import (
+    MethodCall,
+    MethodQuery,
+    ProjectIndex,
+    calls_read_as_numbers,
+)
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import (
     ResultUse,
@@ -53,6 +58,7 @@ from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
+    ELEMENT_STORING_METHODS,
     GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     INDEX_METHODS,
@@ -569,7 +575,7 @@ class ResultUses:
         if (
             detached  # what a detached copy becomes is not this graph's use
             or type(func) is not cst.Attribute
-            or func.attr.value not in _LIST_STORES
+            or func.attr.value not in ELEMENT_STORING_METHODS
             or type(func.value) is not cst.Name
             or not call.args
             or call.args[-1].value is not node
@@ -595,7 +601,7 @@ class ResultUses:
         return (
             type(call) is cst.Call
             and call.func is attribute
-            and attribute.attr.value in _LIST_STORES
+            and attribute.attr.value in ELEMENT_STORING_METHODS
         )
 
     def _paired_in_a_loop(
@@ -796,25 +802,14 @@ class ResultUses:
         what one place of the tuple it returns becomes is then all known. The project's
         other files judge a returned tuple only whole (calls_read_as_numbers), so a
         call there leaves it unknown: None."""
-        summaries = self.summaries
-        project = summaries.project if summaries is not None else None
         cls = self.index.enclosing_class(func)
-        if (
-            summaries is None
-            or project is None
-            or not project.enabled
-            or cls is None
-            or self.index.scope_of(cls) is not self.index.module
-            or called_implicitly(func.name.value)  # `model(x)` runs `forward`
-        ):
+        if cls is None or self.summaries is None:
             return None
-        callers = summaries.callees.callers_of(func)
-        if not callers:
+        callers = self.summaries.callees.callers_of(func)
+        search = self._caller_search(func, cls) if callers else None
+        if search is None:
             return None
-        query = callers_query(summaries.callees, project, func)
-        if query is None:
-            return None
-        query = replace(query, unknown_receivers=True)
+        project, query = search
         here = project.method_calls_here(query)
         if here is None or len(here) != len(callers):
             return None
@@ -837,17 +832,14 @@ class ResultUses:
             if index is None:
                 raise _Escapes
             return [(parent, detached)] if index == place else []
-        if type(parent) is cst.Assign and parent.value is call and len(parent.targets) == 1:
-            target = parent.targets[0].target
-            if type(target) in (cst.Tuple, cst.List):
-                names = target.elements  # type: ignore[attr-defined]
-                if len(names) == size and all(type(e) is cst.Element for e in names):
-                    name = names[place].value
-                    if type(name) is cst.Name:
-                        uses = self._uses_of(parent, name.value, detached)
-                        if not uses and self._unread(parent, name.value):
-                            found.unused.append(name)
-                        return uses
+        unpacked = self.index.unpacked_into(call)
+        if unpacked is not None and parent is not None and len(unpacked) == size:
+            name = unpacked[place]
+            if type(name) is cst.Name:
+                uses = self._uses_of(parent, name.value, detached)
+                if not uses and self._unread(parent, name.value):
+                    found.unused.append(name)
+                return uses
         raise _Escapes
 
     def returns_to_a_decorator(self, func: cst.FunctionDef) -> bool:
@@ -887,16 +879,16 @@ class ResultUses:
             self._elsewhere[func] = self._compute_callers_elsewhere(func)
         return self._elsewhere[func]
 
-    def _compute_callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
-        cls = self.index.enclosing_class(func)
-        if cls is not None:
-            if (
-                called_implicitly(func.name.value)
-                or self.index.scope_of(cls) is not self.index.module
-            ):
-                return None  # `model(x)` runs `forward`: its calls by name are not all
-        elif (owner := self.index.scope_of(func)) is not self.index.module:
-            return [] if type(owner) is cst.FunctionDef else None  # nested: called here
+    def _caller_search(
+        self, func: cst.FunctionDef, cls: cst.ClassDef | None
+    ) -> tuple[ProjectIndex, MethodQuery] | None:
+        """The project and the caller search's question about `func`, a module-level
+        function (`cls` None) or a method of `cls`, a module-level class; None when the
+        project is not searched or the calls by name are not all the calls."""
+        if cls is not None and (
+            called_implicitly(func.name.value) or self.index.scope_of(cls) is not self.index.module
+        ):
+            return None  # `model(x)` runs `forward`: its calls by name are not all
         summaries = self.summaries
         project = summaries.project if summaries is not None else None
         if summaries is None or project is None or not project.enabled:
@@ -906,7 +898,17 @@ class ResultUses:
             return None
         # a method's calls on objects of unknown class count too (`model.sample_image(n)`
         # with `model` a parameter): every call of its name must then read numbers only
-        query = replace(query, unknown_receivers=cls is not None)
+        return project, replace(query, unknown_receivers=cls is not None)
+
+    def _compute_callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
+        cls = self.index.enclosing_class(func)
+        if cls is None and (owner := self.index.scope_of(func)) is not self.index.module:
+            return [] if type(owner) is cst.FunctionDef else None  # nested: called here
+        search = self._caller_search(func, cls)
+        if search is None or self.summaries is None:
+            return None
+        project, query = search
+        summaries = self.summaries
         if cls is not None:
             # `self.actor.get_action(s).detach()` beside the class: this file's own
             # analysis judges that call (GL012 reports it there), not its method's body.
@@ -1236,10 +1238,6 @@ def _is_dimension(expr: cst.CSTNode) -> bool:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     return type(expr) is cst.Integer
-
-
-# The list methods that keep their last argument in the list.
-_LIST_STORES = frozenset({"append", "insert"})
 
 
 def _makes_an_empty_list(binding: cst.CSTNode, name: str) -> bool:

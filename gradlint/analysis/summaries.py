@@ -484,6 +484,12 @@ class FunctionSummaries:
             classes.add(value.func.value)
         return next(iter(classes)) if len(classes) == 1 else None
 
+    def function_run_by(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function or method of this file the call runs: one the resolver names
+        (`f(x)`, `self.m(x)`), else a method of an instance of this file's class
+        (`model.train_step(x, h)` after `model = Recurrent()`)."""
+        return self.resolve(call) or self.method_of_instance(call)
+
     def method_of_instance(self, call: cst.Call) -> cst.FunctionDef | None:
         """The method of this file's class that `obj.method(...)` runs, `obj` being an
         instance of it (`model = Recurrent()` then `model.train_step(x, h)`)."""

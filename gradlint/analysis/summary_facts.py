@@ -363,9 +363,9 @@ def argument_result_use(
     return None
 
 
-# What one `return` hands back, as backpropagated_places reads it: None for no value (a
-# bare `return`, `return None`), the name returned (None for any other expression), or
-# for a tuple literal the same of each element.
+# What one `return` hands back, as backpropagated_places reads it: NO_VALUE for no value
+# (a bare `return`, `return None`), the name returned (None for any other expression),
+# or for a tuple literal the same of each element.
 ReturnedNames = tuple[str | None, ...] | str | None
 NO_VALUE = "<no value>"
 

@@ -493,7 +493,7 @@ class LossTargets:
             outer = outer.outer
         if depth >= _HELPER_DEPTH:
             return
-        helper = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        helper = self.summaries.function_run_by(call)
         if helper is None or self.forwards.differentiates(helper):
             return
         inner = _Frame(call, helper, frame)

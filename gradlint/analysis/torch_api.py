@@ -340,6 +340,8 @@ REQUIRES_GRAD_ATTRIBUTE = "requires_grad"
 REQUIRES_GRAD_METHOD = "requires_grad_"
 # Python container methods that keep what they are handed (fast weights collected).
 CONTAINER_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
+# Of them, the list methods that keep their last argument itself as one element.
+ELEMENT_STORING_METHODS = frozenset({"append", "insert"})
 # `x.detach_()`: x itself leaves the graph and no longer requires grad (a switch off).
 DETACH_IN_PLACE_METHOD = "detach_"
 REQUIRES_GRAD_NAMES = frozenset({REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD})

@@ -1433,7 +1433,7 @@ class ValueAnalysis:
         if self.summaries is not None:
             # A helper of this file that hands back nothing with history (`return
             # loss.item()` or `loss.detach()` after its own backward)
-            local = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+            local = self.summaries.function_run_by(call)
             returned = self._graph_free_return(local) if local is not None else None
             if returned is not None:
                 return returned
@@ -1541,7 +1541,7 @@ class ValueAnalysis:
         (`return action.item(), dist.log_prob(action)`); None otherwise."""
         if self.summaries is None:
             return None
-        func = self.summaries.resolve(call) or self.summaries.method_of_instance(call)
+        func = self.summaries.function_run_by(call)
         if func is None:
             return None
         key = (func, place, length)

@@ -320,9 +320,8 @@ class InferenceOutsideNoGrad(Rule):
                     model = forwards.handed_parameters(call)
                 if model is None:
                     continue
-                helper = facts.summaries.resolve(call)
-                if helper is not None and any(index.is_inside(r, helper) for r in reported):
-                    continue  # the forward inside, followed out to this call, is the finding
+                if self._reported_inside(call, reported):
+                    continue
                 what = f"This call of `{model}`, which computes from parameters,"
             # grad mode after the model: it asks about every caller of the function
             if not self._records(call):
@@ -396,6 +395,12 @@ class InferenceOutsideNoGrad(Rule):
             )
         self._helper_calls(reported)
 
+    def _reported_inside(self, call: cst.Call, reported: set[cst.CSTNode]) -> bool:
+        """Is a forward inside the function the call runs already reported? Its result,
+        followed out to this call, is that finding, not another one here."""
+        helper = self.facts.summaries.resolve(call)
+        return helper is not None and any(self.facts.index.is_inside(r, helper) for r in reported)
+
     def _helper_calls(self, reported: set[cst.CSTNode]) -> None:
         """A call of this file's function (or of another file's, from its summary) that
         runs a model's forward with its output kept (`V, _ = self.evaluate(obs, acts)`
@@ -421,8 +426,8 @@ class InferenceOutsideNoGrad(Rule):
             helper = facts.summaries.resolve(call)
             if helper is not None and facts.result_uses.returns_to_a_decorator(helper):
                 continue  # the decorator's wrapper gets the result (and may train on it)
-            if helper is not None and any(index.is_inside(r, helper) for r in reported):
-                continue  # the forward inside, followed out to this call, is the finding
+            if self._reported_inside(call, reported):
+                continue
             # only what is known to hold weights (a handed `env` or `key` is not)
             models = [m for m in models if forwards.has_parameters(cst.parse_expression(m), call)]
             if not models:
