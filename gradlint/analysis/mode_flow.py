@@ -387,7 +387,7 @@ class ModeFlow:
             writes = self.writes(func, path)
             found = _Effect(switches=bool(writes))
             if writes:
-                found.leaves_eval = self._eval_at_exit(func, writes)
+                found.leaves_eval = self._eval_at_exit(func, writes, path)
         finally:
             self._in_progress.discard(key)
         self._effects[key] = found
@@ -414,12 +414,16 @@ class ModeFlow:
         self._trains[key] = found
         return found
 
-    def _eval_at_exit(self, func: cst.FunctionDef, writes: list[ModeWrite]) -> cst.Call | None:
+    def _eval_at_exit(
+        self, func: cst.FunctionDef, writes: list[ModeWrite], path: str
+    ) -> cst.Call | None:
         """The eval switch that may still hold when the function returns: one that
-        reaches a `return`, or the end of the body when it can fall off it."""
+        reaches a `return`, or the end of the body when it can fall off it. A restore
+        (`if training: model.train()`) stands at its `if`, which every path runs."""
         index = self.index
-        anchors: list[cst.CSTNode] = [w.anchor for w in writes]
-        by_anchor: dict[cst.CSTNode, ModeWrite] = {w.anchor: w for w in writes}
+        stands = {w.anchor: self._restore_at(w, path) or w.anchor for w in writes}
+        anchors: list[cst.CSTNode] = [stands[w.anchor] for w in writes]
+        by_anchor: dict[cst.CSTNode, ModeWrite] = {stands[w.anchor]: w for w in writes}
         for node in index.walk(func.body):
             if type(node) is cst.Return:
                 if self._finally_resets(node, func, writes):
@@ -440,14 +444,58 @@ class ModeFlow:
         # under a `with`), and any later ones that may run.
         tail: list[ModeWrite] = []
         for write in writes:
-            if self._unconditional(write.anchor, func):
+            if self._unconditional(stands[write.anchor], func):
                 tail = [write]
             else:
                 tail.append(write)
+        order = index.order
         for write in reversed(tail):
-            if write.mode is Mode.EVAL:
-                return write.inner or write.anchor
+            if write.mode is not Mode.EVAL:
+                continue
+            at = stands[write.anchor]
+            # `if log: model.eval(); ...; model.train()`: a later switch in a block that
+            # holds the eval undoes it on every path out of that block
+            if any(
+                other.mode is not Mode.EVAL
+                and order[stands[other.anchor]] > order[at]
+                and (block := index.block_of(stands[other.anchor])) is not None
+                and index.is_inside(at, block)
+                for other in tail
+            ):
+                continue
+            return write.inner or write.anchor
         return None
+
+    def _restore_at(self, write: ModeWrite, path: str) -> cst.If | None:
+        """The `if` of a restore: `training = model.training` read before the
+        evaluation, then `if training: model.train()`. It puts back the mode the
+        function found, as `model.train(training)` does: where the flag is false the
+        model came in eval mode, and the caller's own switch still holds. None when
+        `write` is no such switch."""
+        if write.mode is not Mode.TRAIN or write.inner is not None:
+            return None
+        guard = next((a for a in self.index.ancestors(write.anchor) if type(a) is cst.If), None)
+        if (
+            guard is None
+            or type(guard.test) is not cst.Name
+            or not isinstance(guard.body, cst.IndentedBlock)
+            or len(guard.body.body) != 1
+            or not self.index.is_inside(write.anchor, guard.body)
+            or self.index.block_of(write.anchor) is not guard.body
+        ):
+            return None
+        flag = guard.test.value
+        bindings = self.forwards.values.bindings_of(flag, guard.test)
+        if not bindings or not all(
+            type(b) is cst.Assign
+            and len(b.targets) == 1
+            and type(b.value) is cst.Attribute
+            and b.value.attr.value == "training"
+            and module_path(b.value.value) == path
+            for b in bindings
+        ):
+            return None
+        return guard
 
     def _finally_resets(
         self, node: cst.Return, func: cst.FunctionDef, writes: list[ModeWrite]

@@ -311,3 +311,67 @@ def train_validating_first_restored(model, optimizer, batches, x_val, interval):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+
+# fcn-instances' validate_split: the mode is saved before the evaluation and put back
+# under the saved flag (`if training: model.train()`), which is `model.train(training)`.
+def evaluate_restoring_under_flag(model, x):
+    training = model.training
+    model.eval()
+    with torch.no_grad():
+        out = model(x).mean().item()
+    if training:
+        model.train()
+    return out
+
+
+# The flag is another model's mode: it says nothing of `model`'s.
+def evaluate_restoring_another_flag(model, other, x):
+    training = other.training
+    model.eval()
+    with torch.no_grad():
+        out = model(x).mean().item()
+    if training:
+        model.train()
+    return out
+
+
+# fcn-instances' train_iteration: an evaluation on some steps only, switched back in the
+# same block.
+def step_logging_in_eval(model, optimizer, x, y, log):
+    loss = nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if log:
+        model.eval()
+        with torch.no_grad():
+            print(model(x).mean().item())
+        model.train()
+
+
+def train_with_flag_restoring_helpers(model, optimizer, batches, x_val):
+    for x, y in batches:
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        evaluate_restoring_under_flag(model, x_val)
+
+
+def train_with_logging_steps(model, optimizer, batches):
+    for x, y in batches:
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step_logging_in_eval(model, optimizer, x, y, log=True)
+
+
+def train_with_another_flag(model, other, optimizer, batches, x_val):
+    for x, y in batches:
+        loss = nn.functional.mse_loss(model(x), y)  # error: GL016
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        evaluate_restoring_another_flag(model, other, x_val)
