@@ -84,3 +84,38 @@ Encoder().shapes()
 def test_a_container_walked_layer_by_layer_runs_the_layers_with_weights(layers, expected):
     source = LAYER_BY_LAYER.format(layers=layers)
     assert [d.code for d in lint_source(source, "encoder.py", GL012)] == expected
+
+
+HISTORY_FREE = """
+import torch
+from torch import nn
+
+
+def evaluate(classifier, loader):
+    preds = []
+    for x, y in loader:
+        pred = classifier(x)
+        preds.append({ranked})
+    return torch.cat(preds)
+
+
+net = nn.Linear(4, 3)
+ranks = evaluate(net, [(torch.randn(2, 4), 0)])
+"""
+
+
+@pytest.mark.parametrize(
+    ("ranked", "expected"),
+    [
+        # clara-gdef's evaluate: ranks kept, the scores' graph thrown away
+        ("torch.argsort(pred, dim=-1, descending=True)", ["GL012"]),
+        ("pred.argsort(dim=-1)", ["GL012"]),
+        ("torch.eq(pred.argmax(1), y)", ["GL012"]),
+        ("pred.gt(0)", ["GL012"]),
+        ("pred", []),  # the scores themselves go back to the caller
+    ],
+    ids=["torch-argsort", "argsort-method", "torch-eq", "gt-method", "kept"],
+)
+def test_a_value_ends_at_an_operation_whose_result_has_no_history(ranked, expected):
+    source = HISTORY_FREE.format(ranked=ranked)
+    assert [d.code for d in lint_source(source, "rank.py", GL012)] == expected

@@ -254,12 +254,40 @@ def test_torch_functions_exist():
     assert not missing
 
 
+# The second argument of the history-free functions that take two: what `x` is
+# compared with, or the boundaries it is sorted into.
+_SECOND_ARGUMENTS = {
+    "torch.multinomial": 1,
+    "torch.bucketize": torch.tensor([0.2, 0.5]),
+}
+_BINARY = {"eq", "ne", "gt", "lt", "ge", "le", "isclose", "equal", "allclose"} | {
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+}
+
+
 def test_factories_make_tensors_without_history():
     x = torch.rand(3, requires_grad=True)  # probabilities, for multinomial
     for qualified in api.NON_DIFFERENTIABLE_FUNCTIONS:
-        args = (1,) if qualified == "torch.multinomial" else ()
-        value = _resolve(qualified)(x, *args)
+        function = _resolve(qualified)
+        if qualified == "torch.searchsorted":
+            value = function(torch.tensor([0.2, 0.5]), x)
+        elif qualified in _SECOND_ARGUMENTS:
+            value = function(x, _SECOND_ARGUMENTS[qualified])
+        elif qualified.rsplit(".", 1)[1] in _BINARY:
+            value = function(x, x * 2)
+        else:
+            value = function(x)
         assert not isinstance(value, torch.Tensor) or not value.requires_grad, qualified
+
+
+def test_every_history_free_method_torch_has_as_a_function_is_one():
+    """`torch.argsort(pred)` cuts the graph as `pred.argsort()` does."""
+    for name in api.GRADLESS_RESULTS | api.NON_DIFFERENTIABLE_METHODS:
+        if name in ("sample", "long", "int", "bool", "byte", "short") or not hasattr(torch, name):
+            continue
+        assert f"torch.{name}" in api.NON_DIFFERENTIABLE_FUNCTIONS, name
 
 
 @pytest.mark.filterwarnings("ignore:torch.asarray")  # says its default follows the input

@@ -1150,6 +1150,9 @@ def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):
         found.detaches.append(node)
         return [(node, True)]
     if use is ResultUse.GRADLESS:
+        # `torch.argsort(pred)`, `pred.eq(y)`: what comes out holds no graph, so the
+        # value's graph ends here, read for its values, wherever the result goes
+        found.reads.append(node)
         return [(node, True)]
     if use is ResultUse.DIFFERENTIATED:
         raise _Differentiated

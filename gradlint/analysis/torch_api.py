@@ -145,9 +145,12 @@ _STANDARD_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", 
 PYTHON_VALUE_MODULES: tuple[str, ...] = _STANDARD_VALUE_MODULES + RL_ENVIRONMENT_MODULES
 NUMPY_MODULES = ("np.", "numpy.")
 NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
-# torch functions with no history in their result.
+# torch functions with no history in their result: the functional spelling of every
+# history-free method that torch also has as a function (`torch.argsort(pred)` as
+# `pred.argsort()`), each measured in tests/test_torch_api.py.
+_HISTORY_FREE_FUNCTION_NAMES = (GRADLESS_RESULTS - {"sample"}) | {"numel", "equal", "allclose"}
 NON_DIFFERENTIABLE_FUNCTIONS = INDEX_FUNCTIONS | frozenset(
-    {"torch.isnan", "torch.isfinite", "torch.isinf", "torch.numel", "torch.multinomial"}
+    f"torch.{name}" for name in _HISTORY_FREE_FUNCTION_NAMES
 )
 # torch factories: a fresh tensor with no history (assigning one re-initialises state).
 # Type tests that are true of every tensor: `torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`.

@@ -10,6 +10,7 @@ from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import (
     COMMON_TENSOR_METHODS,
+    GRADLESS_RESULTS,
     MODULE_API,
     MODULE_RUNNING_FUNCTIONS,
     OPTIMIZER_METHODS,
@@ -250,6 +251,9 @@ class InferenceOutsideNoGrad(Rule):
         "isfinite(",
         # logged by TensorBoard's SummaryWriter, which detaches it
         *(f".{method}" for method in sorted(SUMMARY_WRITER_METHODS)),
+        # ranked, compared or counted: the result has no history (`torch.argsort(pred)`)
+        *(f".{method}(" for method in sorted(GRADLESS_RESULTS)),
+        *(f"torch.{method}(" for method in sorted(GRADLESS_RESULTS)),
     )
 
     # Evidence of a model with parameters or a tensor that requires grad: a torch.nn
