@@ -119,3 +119,63 @@ ranks = evaluate(net, [(torch.randn(2, 4), 0)])
 def test_a_value_ends_at_an_operation_whose_result_has_no_history(ranked, expected):
     source = HISTORY_FREE.format(ranked=ranked)
     assert [d.code for d in lint_source(source, "rank.py", GL012)] == expected
+
+
+# clara-gdef's evaluate_job_enc: the models are moved where they are named
+# (`enc = encoder.cuda()`), handed through two functions, and the decoder's scores go
+# through a softmax layer before only their argmax is read.
+THROUGH_A_LAYER = """
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+
+    def forward(self, token, hidden):
+        return self.cell(token, hidden), hidden
+
+
+def greedy(dec, hidden, steps):
+    softmax = torch.nn.Softmax(dim=0)
+    tokens = []
+    token = torch.zeros(1, 4)
+    for _ in range(steps):
+        output, hidden = dec(token, hidden)
+        tokens.append({read})
+    return tokens
+
+
+def test(dec, hidden):
+    return greedy(dec, hidden, 5)
+
+
+def main():
+    decoder = Decoder()
+    dec = decoder{moved}
+    {use}
+"""
+
+
+_PRINTED = "print(test(dec, torch.zeros(1, 4)))"
+_TRAINED = "torch.stack(test(dec, torch.zeros(1, 4))).sum().backward()"
+
+
+@pytest.mark.parametrize(
+    ("read", "moved", "use", "expected"),
+    [
+        ("softmax(output).argmax(-1).item()", ".cuda()", _PRINTED, ["GL012"]),
+        ("softmax(output).argmax(-1).item()", ".to('cpu')", _PRINTED, ["GL012"]),
+        ("softmax(output).argmax(-1).item()", "", _PRINTED, ["GL012"]),
+        # the probabilities go back to a caller that differentiates them
+        ("softmax(output)", ".cuda()", _TRAINED, []),
+    ],
+    ids=["cuda", "to", "not-moved", "trained"],
+)
+def test_a_model_moved_where_it_is_named_and_a_weightless_layer_carry_the_forward(
+    read, moved, use, expected
+):
+    source = THROUGH_A_LAYER.format(read=read, moved=moved, use=use)
+    assert [d.code for d in lint_source(source, "dec.py", GL012)] == expected

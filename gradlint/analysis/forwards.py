@@ -1343,14 +1343,15 @@ class ForwardAnalysis:
         )
 
     def _aliases_a_model(self, name: str, use: cst.CSTNode) -> bool:
-        """`model = net` (a PINN notebook's alias, `net = ff(15)` in the cell before): a
-        name every binding of which that reaches `use` is another name for a module
-        that holds parameters."""
+        """`model = net` (a PINN notebook's alias, `net = ff(15)` in the cell before), or
+        `enc = encoder.cuda()` (the module moved, which hands back itself): a name every
+        binding of which that reaches `use` is another name for a module that holds
+        parameters."""
         bindings = self._single_assignments(name, use)
         if bindings is None:
             return False
         for binding in bindings:
-            value = binding.value
+            value = built_module_call(binding.value)
             if type(value) is not cst.Name or value.value == name or binding in self._aliasing:
                 return False
             self._aliasing.add(binding)

@@ -67,6 +67,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
+    PARAMETERLESS_LAYERS,
     REQUIRES_GRAD_METHOD,
     RESULT_PRESERVING_DECORATORS,
     SUMMARY_WRITER_METHODS,
@@ -555,8 +556,14 @@ class ResultUses:
             found.reads.append(call)
             return []  # `'norm = {}'.format(d)`: formatted for a message, as an f-string is
         layer = self._module_class(call.func, call) or ""
-        if layer.startswith("torch.nn.") and layer.rsplit(".", 1)[-1].endswith("Loss"):
-            return [(call, detached)]  # a loss module computes from it
+        kind = layer.rsplit(".", 1)[-1]
+        if layer.startswith("torch.nn.") and (
+            kind.endswith("Loss") or kind in PARAMETERLESS_LAYERS
+        ):
+            # a loss module, or a layer with no weights (`softmax = nn.Softmax(dim=0)`,
+            # then `softmax(out).argmax(-1)`): what it returns computes from its input.
+            # A layer with weights runs a forward of its own, asked about at its call.
+            return [(call, detached)]
         if self._method_of_the_model(call) and (
             self.summaries is None or self.summaries.resolve(call) is None
         ):
