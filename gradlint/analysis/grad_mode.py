@@ -139,6 +139,13 @@ class GradModeAnalysis:
             child = anc
         return GradMode.RECORDING
 
+    def may_record(self, node: cst.CSTNode) -> bool:
+        """Does some way of reaching `node` record? RECORDING, or UNKNOWN where a flag
+        or the callers decide (`with nullcontext() if train_encoder else
+        torch.no_grad():`): a forward whose result is differentiated trains on the
+        recording way."""
+        return self.mode_at(node) is not GradMode.NOT_RECORDING
+
     def lambda_mode(self, lam: cst.Lambda) -> GradMode:
         """A lambda's body runs in the grad mode of the calls that run it (`policy =
         lambda x: agent.act(x)` called under `no_grad`), or of the call that hands it on

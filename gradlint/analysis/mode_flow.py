@@ -28,7 +28,7 @@ import libcst as cst
 from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
-from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.grad_mode import GradModeAnalysis
 from gradlint.analysis.index import FileIndex, module_path, path_root
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.summaries import FunctionSummaries
@@ -140,7 +140,7 @@ class ModeFlow:
                 trained = self.trains_in_callers_mode(*callee)
                 if (
                     trained is None
-                    and self.grad_mode.mode_at(call) is GradMode.RECORDING
+                    and self.grad_mode.may_record(call)
                     and self.differentiation.result_is_differentiated(call)
                 ):
                     # `loss = self.compute_loss(x)`, then `loss.backward()`: the forward
@@ -158,7 +158,7 @@ class ModeFlow:
         for call in self.calls_in(func):
             if (
                 self._runs_forward_of(call, path)
-                and self.grad_mode.mode_at(call) is GradMode.RECORDING
+                and self.grad_mode.may_record(call)
                 and not (anchors and self.index.reaching(anchors, call))
                 and self.differentiation.returns_reached(call)
             ):
@@ -639,7 +639,7 @@ class ModeFlow:
     def _is_training_forward(self, call: cst.Call, path: str) -> bool:
         if not self._runs_forward_of(call, path):
             return False
-        if self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+        if not self.grad_mode.may_record(call):
             return False
         if not self.differentiation.result_is_differentiated(call):
             return False
