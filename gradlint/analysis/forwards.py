@@ -841,8 +841,10 @@ class ForwardAnalysis:
             target = func.value
         name = module_path(target)
         if name is None:
-            return None
-        if name == "self":
+            name = self._element_with_parameters(target, call)
+            if name is None:
+                return None
+        elif name == "self":
             if not self._self_has_parameters(call):
                 return None
         elif not self.has_parameters(target, call):
@@ -851,6 +853,25 @@ class ForwardAnalysis:
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
+
+    def _element_with_parameters(self, target: cst.CSTNode, use: cst.CSTNode) -> str | None:
+        """`self.actors[i](s)`, `nets[k](x)`: an element picked by a key that is not a
+        constant (which one cannot be told) of a container every element of which is a
+        module that holds parameters (`self.actors = [Actor(n, m) for _ in
+        range(k)]`, a list or ModuleList written out, a deep copy of one). Named as
+        written; None otherwise."""
+        if type(target) is not cst.Subscript or dotted_name(target.value) is None:
+            return None
+        elements = self.tensors.elements_built(target.value, use)
+        if not elements:
+            return None
+        for element in elements:
+            if dotted_name(element) is not None:
+                if not self.has_parameters(element, use):
+                    return None
+            elif self._built_with_parameters(element) is not True:
+                return None
+        return self.index.module.code_for_node(target)
 
     def _parameter_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
         """`model.sample_image(n)` in `def test_model(model, ...)`, whose callers in other

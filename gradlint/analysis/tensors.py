@@ -42,6 +42,7 @@ from gradlint.analysis.torch_api import (
     DETACH_IN_PLACE_METHOD,
     FRESH_PRESERVING_METHODS,
     FRESH_TENSOR_MAKERS,
+    MODULE_COPYING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
     NOT_MODULE_NAMESPACES,
     NOT_TENSOR_NAMESPACES,
@@ -720,8 +721,15 @@ class TensorFacts:
         finally:
             self._expanding.discard(loop)
 
+    def elements_built(self, container: cst.BaseExpression, use: cst.CSTNode) -> list[cst.CSTNode]:
+        """What builds each element of a container of modules read at `use` (`self.actors`
+        of `self.actors = [Actor(n, m) for _ in range(k)]`, then `self.actors[i](s)`):
+        the elements as written, or a comprehension's element. Empty where that cannot
+        be told."""
+        return self._elements_built(container, use)
+
     def _elements_built(
-        self, iterable: cst.BaseExpression | None, loop: cst.For | cst.CompFor
+        self, iterable: cst.BaseExpression | None, loop: cst.CSTNode
     ) -> list[cst.CSTNode]:
         if iterable is None:
             return []
@@ -733,6 +741,20 @@ class TensorFacts:
             value = built_module_call(value)
             if type(value) is cst.Call and value.args and not value.args[0].keyword:
                 qualified = self.index.qualified_name(value.func) or ""
+                copied = value.args[0].value
+                if qualified in MODULE_COPYING_FUNCTIONS and dotted_name(copied) is not None:
+                    # `self.actors_target = deepcopy(self.actors)`: copies of the same
+                    if value in self._expanding:
+                        return []
+                    self._expanding.add(value)
+                    try:
+                        copies = self._elements_built(copied, value)
+                    finally:
+                        self._expanding.discard(value)
+                    if not copies:
+                        return []
+                    elements.extend(copies)
+                    continue
                 if qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES:
                     layers = self._container_layers(value, qualified)
                     if layers is None:

@@ -299,7 +299,8 @@ class InferenceOutsideNoGrad(Rule):
         assigned = set(_ASSIGNED_ATTRIBUTES.findall(self.context.source))  # `x.name = ...`
         for call in index.calls:
             # cheapest first: most calls are not forwards whose result ends as numbers
-            name = dotted_name(call.func)
+            # `self.actors[i](s)`: an element of a container of modules, named as written
+            name = dotted_name(call.func) or _element_call(call, self.context.module)
             if name is None or self._library_call(call, name, rebound):
                 continue
             if self._plain_call(call, name, assigned):
@@ -607,3 +608,12 @@ def _read_as_a_tensor(uses: NumberUses) -> bool:
         type(node) is cst.Attribute or (type(node) is cst.Call and type(node.func) is cst.Attribute)
         for node in (*uses.numbers, *uses.numpy_raises, *uses.detaches)
     )
+
+
+def _element_call(call: cst.Call, module: cst.Module) -> str | None:
+    """The callee of a call of a container's element (`nets[k](x)`, `nets[k].forward(x)`)
+    as written; None for any other call that is no dotted name."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        func = func.value
+    return module.code_for_node(call.func) if type(func) is cst.Subscript else None

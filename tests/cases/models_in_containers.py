@@ -5,6 +5,8 @@ module as a dotted name does, so its eval switch, its forward, its `.parameters(
 freezing are facts about the same module. A key that is not a constant, or a container
 rebound between the switch and the forward, leaves the mode unknown: silent."""
 
+import copy
+
 import torch
 from torch import nn
 
@@ -143,3 +145,29 @@ def evaluate_other_key(loader, epochs, key):
             loss.backward()
             opt.step()
         evaluate(nets[key], loader)
+
+
+# -- an element picked by a key that is not a constant: which one is unknown, but every
+# element holds weights (suraj-nair-1's MADDPG: `self.actors = [Actor(...) for i in
+# range(n_agents)]`, then `self.actors[i](state)` and `self.critics[i](s)` for logging)
+
+
+class Agents:
+    def __init__(self, n_agents):
+        self.actors = [Holder() for _ in range(n_agents)]
+        self.critics = nn.ModuleList([nn.Linear(4, 1), nn.Linear(4, 1)])
+        self.actors_target = copy.deepcopy(self.actors)
+        self.mixed = [nn.Linear(4, 2), nn.ReLU()]
+
+    def act(self, state, i):
+        return self.actors[i](state).argmax().item()  # error: GL012
+
+    def log_values(self, state, i):
+        q = self.critics[i](state)  # error: GL012
+        return q.mean().item()
+
+    def log_target(self, state, i):
+        return self.actors_target[i].forward(state).max().item()  # error: GL012
+
+    def mixed_output(self, state, i):
+        return self.mixed[i](state).sum().item()  # one element has no weights: silent
