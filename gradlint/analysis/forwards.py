@@ -274,7 +274,7 @@ class ForwardAnalysis:
                     found.append(argument)
         if locals_run:
             return found
-        external = summaries.resolve_external(call)
+        external = summaries.resolve_external_or_method(call)
         if external is None or external.differentiates or external.no_grad:
             return []
         for param, facts in external.forwards.items():
@@ -292,12 +292,13 @@ class ForwardAnalysis:
         helper the training code differentiates, called here for its value?"""
         if self.summaries.callees.runs(call):
             return False
-        external = self.summaries.resolve_external(call)
+        external = self.summaries.resolve_external_or_method(call)
+        # a forward the summary calls recording is outside every grad-mode block of
+        # the helper's own (greedy_decode's encoder, before its `with no_grad:` decoder)
         if (
             external is None
             or external.differentiates
             or external.no_grad
-            or external.sets_grad_mode
             or external.returns_python
             or external.number_params
             or external.returns_eval_model

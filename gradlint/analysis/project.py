@@ -462,7 +462,13 @@ def _manager(expr: ast.AST, imports: ImportMap) -> tuple[str | None, list[bool |
 
 
 def _grad_effect(expr: ast.AST, imports: ImportMap) -> GradMode | None:
-    """What entering `expr` (a with-item) does to grad mode (summary_facts)."""
+    """What entering `expr` (a with-item) does to grad mode (summary_facts); for a
+    manager a condition picks, as GradModeAnalysis.context_effect reads it."""
+    if isinstance(expr, ast.IfExp):
+        arms = {_grad_effect(expr.body, imports), _grad_effect(expr.orelse, imports)}
+        if len(arms) == 1:
+            return arms.pop()
+        return None if arms == {GradMode.RECORDING, None} else GradMode.UNKNOWN
     return grad_mode_effect(*_manager(expr, imports))
 
 

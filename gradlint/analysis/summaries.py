@@ -300,6 +300,17 @@ class FunctionSummaries:
             return None
         return self.project.function(module, level, name)
 
+    def resolve_external_or_method(self, call: cst.Call) -> ExternalFunction | None:
+        """resolve_external, or for `obj.method(...)` on an instance of a class imported
+        from the project (`diffusion.training_loss(model, x0)` after `diffusion =
+        GaussianDiffusion()`), the summary of that class's method: what the forward
+        questions ask of a helper call (which model it runs, and how)."""
+        found = self.resolve_external(call)
+        if found is not None:
+            return found
+        method = self.imported_method_of_instance(call)
+        return method[1] if method is not None else None
+
     def external_argument(
         self, call: cst.Call, external: ExternalFunction, param: str
     ) -> cst.BaseExpression | None:
