@@ -179,3 +179,45 @@ def test_a_model_moved_where_it_is_named_and_a_weightless_layer_carry_the_forwar
 ):
     source = THROUGH_A_LAYER.format(read=read, moved=moved, use=use)
     assert [d.code for d in lint_source(source, "dec.py", GL012)] == expected
+
+
+# A PINN's attention selector keeps what its method hands back in the object's state,
+# and its loss regularises that attribute: the caller's copy is not the only one.
+KEPT_BY_THE_METHOD = """
+import torch
+from torch import nn
+
+
+class Selector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear1 = nn.Linear(4, 4)
+        self.latest = None
+
+    def weighted_features(self, x):
+        {body}
+
+    def forward(self, x):
+        return (self.weighted_features(x) > 0.5).float()
+
+
+def show(model, x):
+    print(model.weighted_features(x).argmax().item())
+
+
+show(Selector(), torch.randn(3, 4))
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("self.latest = torch.sigmoid(self.linear1(x)).mean(0)\n        return self.latest", []),
+        ("out = torch.sigmoid(self.linear1(x))\n        self.latest = out\n        return out", []),
+        ("return torch.sigmoid(self.linear1(x)).mean(0)", ["GL012", "GL012"]),
+    ],
+    ids=["returns-the-attribute", "returns-what-it-stored", "keeps-nothing"],
+)
+def test_what_a_method_keeps_in_its_object_is_not_only_read_by_the_caller(body, expected):
+    source = KEPT_BY_THE_METHOD.format(body=body)
+    assert [d.code for d in lint_source(source, "sel.py", GL012)] == expected

@@ -38,7 +38,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex
+from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, own_method
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import (
     MethodCall,
@@ -182,6 +182,8 @@ class ResultUses:
         scope = self.index.scope_of(call)
         if not self.scope_may_make_numbers(scope) and not self.may_return_to_other_files(scope):
             return None  # the value never leaves its scope, where nothing makes numbers
+        if type(call) is cst.Call and self._kept_by_the_callee(call):
+            return None
         found = NumberUses()
         self._model = index_dotted(call.func) if type(call) is cst.Call else None
         self._receiver = _model_of(call)
@@ -685,6 +687,41 @@ class ResultUses:
         if use is None:
             raise _Escapes
         return _met(use, call, detached, found)
+
+    def _kept_by_the_callee(self, call: cst.Call) -> bool:
+        """Does the function of this file `call` runs keep what it hands back in its
+        object's state (`self.latest = self.act(self.fc(x)); return self.latest`, or
+        `out = ...; self.cache = out; return out`)? The caller's copy is not the only
+        one then: a later loss may read the attribute (a PINN selector's
+        `latest_weighted_features`, regularised in its `loss`)."""
+        if self.summaries is None:
+            return False
+        callees = self.summaries.callees.runs(call)
+        if not callees and type(call.func) is cst.Attribute:
+            # `model.weighted_features(x)` on an object of unknown class: the methods of
+            # that name of this file's classes
+            name = call.func.attr.value
+            callees = [m for cls in self.index.classes if (m := own_method(cls, name))]
+        return any(
+            self.index.enclosing_class(callee) is not None and self._returns_own_state(callee)
+            for callee in callees
+        )
+
+    def _returns_own_state(self, callee: cst.FunctionDef) -> bool:
+        returned = self.index.value_returns(callee)
+        if not returned:
+            return False
+        # `self.x = value`, from the one binding table: the attribute, and the name it
+        # was given, are both the object's now
+        stored: set[str] = set()
+        for record in self.values.bindings.of_scope(callee):
+            if record.name.startswith("self.") and record.name.count(".") == 1:
+                stored.add(record.name)
+                if type(record.value) is cst.Name:
+                    stored.add(record.value.value)
+        return any(
+            (name := index_dotted(value)) is not None and name in stored for _, value in returned
+        )
 
     def _method_of_the_model(self, call: cst.Call) -> bool:
         """`model.loss_function(...)` after `model(x)`: a method, not of the nn.Module

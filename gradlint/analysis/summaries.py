@@ -308,6 +308,12 @@ class FunctionSummaries:
         found = self.resolve_external(call)
         if found is not None:
             return found
+        func = call.func
+        if not call.args or type(func) is not cst.Attribute:
+            return None  # a helper handed nothing runs no model of the caller's
+        head = (dotted_name(func) or "").partition(".")[0]
+        if not head or self.index.import_alias_at(call, head) is not None:
+            return None  # `np.mean`, `torch.cat`: a module's function, not an object's
         method = self.imported_method_of_instance(call)
         return method[1] if method is not None else None
 
