@@ -291,3 +291,32 @@ def test_old_variables_made_to_require_grad_are_leaves_the_lambda_reads():
     # read where the lambda is made: its closure's binding
     assert Kind.LEAF in facts.values.of_expr(w, lam)
     assert findings(source) == [("GL012", 10)]
+
+
+# BMadir's PINN notebook: the hard boundary condition is a lambda bound to a name,
+# wrapping the network; the grid prediction after each LBFGS step is only detached.
+BOUND_LAMBDA = """
+import torch
+from torch import nn
+
+net = nn.Linear(2, 1)
+model = {bound}
+optim = torch.optim.LBFGS(net.parameters())
+x = torch.linspace(0, 1, 10).reshape(-1, 1)
+for _ in range(3):
+    optim.step(lambda: model(x, x).pow(2).mean())
+    pred = model(x, x).detach().cpu()
+    print(pred.mean())
+"""
+
+
+@pytest.mark.parametrize(
+    ("bound", "expected"),
+    [
+        ("lambda x, y: x * (1 - x) * net(torch.cat([x, y], 1))", [("GL012", 11)]),
+        ("lambda x, y: x * (1 - x) * y", []),  # no weights: nothing recorded
+    ],
+    ids=["wraps-the-network", "no-weights"],
+)
+def test_a_lambda_bound_to_a_name_runs_what_it_wraps_where_it_is_called(bound, expected):
+    assert [f for f in findings(BOUND_LAMBDA.format(bound=bound)) if f[0] == "GL012"] == expected

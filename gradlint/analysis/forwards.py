@@ -1168,7 +1168,8 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        func = self.summaries.resolve(call) or self.summaries.passed_in(call)
+        summaries = self.summaries
+        func = summaries.resolve(call) or summaries.passed_in(call) or summaries.bound_lambda(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
@@ -1181,12 +1182,18 @@ class ForwardAnalysis:
         """The forwards of models inside this file's function that `call` runs whose
         output it returns (`return self.model.decoder(z).cpu()`): where the graph a
         parameter_function hands back is built."""
-        func = self.summaries.resolve(call)
-        if type(func) is not cst.FunctionDef or self.parameter_function(call) is None:
+        summaries = self.summaries
+        func = summaries.resolve(call) or summaries.passed_in(call) or summaries.bound_lambda(call)
+        if func is None or self.parameter_function(call) is None:
             return []
+        returns: list[tuple[cst.CSTNode, cst.BaseExpression]]
+        if isinstance(func, cst.Lambda):
+            returns = [(func.body, func.body)]  # one expression, run where it is called
+        else:
+            returns = list(self.index.value_returns(func))
         return [
             node
-            for ret, value in self.index.value_returns(func)
+            for ret, value in returns
             if self.grad_mode.mode_at(ret) is GradMode.RECORDING
             for node in self.index.walk(value)
             if type(node) is cst.Call and self.model_forward(node) is not None

@@ -250,6 +250,15 @@ class FunctionSummaries:
             passed.add(found)
         return passed.pop() if len(passed) == 1 else None
 
+    def bound_lambda(self, call: cst.Call) -> cst.Lambda | None:
+        """`model(x, y)` where `model` is bound once in the call's scope to a lambda (a
+        PINN's hard boundary condition, `model = lambda x, y: x * (1 - x) * net(x, y)`):
+        that lambda, which runs where it is called."""
+        if type(call.func) is not cst.Name:
+            return None
+        found = self._callable_at(call.func, call, 0)
+        return found if type(found) is cst.Lambda else None
+
     def _callable_at(
         self, argument: cst.CSTNode | None, site: cst.Call, depth: int
     ) -> cst.FunctionDef | cst.Lambda | None:

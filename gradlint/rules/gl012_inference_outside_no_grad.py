@@ -327,6 +327,12 @@ class InferenceOutsideNoGrad(Rule):
                     continue
                 if self._reported_inside(call, reported):
                     continue
+                if any(
+                    facts.train_mode.eval_switch_at(inner_model, inner) is not None
+                    for inner in forwards.parameter_function_forwards(call)
+                    if (inner_model := forwards.model_forward(inner)) is not None
+                ):
+                    continue  # the model inside is in eval mode: GL004's finding, there
                 what = f"This call of `{model}`, which computes from parameters,"
             # grad mode after the model: it asks about every caller of the function
             if not self._records(call):
