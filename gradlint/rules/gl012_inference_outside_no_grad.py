@@ -102,7 +102,9 @@ class InferenceOutsideNoGrad(Rule):
     Not flagged, because the graph is, or may be, used: a result that reaches
     `backward()` or `torch.autograd.grad` (a loss), an action whose log-probability is
     kept for a later backward (REINFORCE, PPO rollouts that store it: the result goes
-    into `torch.distributions`), and any result that escapes where gradlint cannot
+    into `torch.distributions`; one whose distribution is only sampled, or that is only
+    ranked or compared, `torch.argsort(pred)`, `pred.eq(y)`, is read: what those give
+    back has no history), and any result that escapes where gradlint cannot
     follow it (returned, yielded, stored in an attribute or a container, passed to a
     function of unknown effect, read by a nested function). A helper that only makes
     numbers of its argument counts as a number: one of this file's functions is followed
@@ -137,7 +139,9 @@ class InferenceOutsideNoGrad(Rule):
     or pipeline is no torch module), and so is what `torch.compile`,
     `torch.jit.script`/`trace`, `copy.deepcopy` or `spectral_norm`/`weight_norm` hand
     back of a module with weights, and each module a loop or comprehension walks in a
-    list written out (`[m(x) for m in ensemble]`). So is the model a loader of this file
+    list written out (`[m(x) for m in ensemble]`), or picked from it by any key
+    (`self.actors[i](s)` of `self.actors = [Actor() for _ in range(n)]`), and a lambda
+    bound to a name that wraps one (`model = lambda x, y: x * y * net(x, y)`). So is the model a loader of this file
     hands back (`model = Net(); model.load_state_dict(...); return model.to(device)`), one
     unpacked from a factory's tuple (`G, D = build_models()`), and one a wrapper is
     handed when built (`self.policy = policy` in `__init__`, and every construction,

@@ -58,7 +58,8 @@ class TrainModeNotRestored(Rule):
     Not flagged: a `model.train()` (or `self.train()`) at the top of each epoch or
     inside the step function; a train switch after the evaluation on every path; an
     evaluation helper that restores the mode it found (`was = model.training ...
-    model.train(was)`) or ends with `model.train()`; evaluating another object (a deep
+    model.train(was)`, or `if was: model.train()`) or ends with `model.train()`, also
+    inside the block that switched it (`if log: model.eval(); ...; model.train()`); evaluating another object (a deep
     copy, an EMA model); an `eval()` that runs before the forward on every iteration
     (frozen batch norm while fine-tuning, on purpose), or right before a training loop
     with no evaluation after it; a model differentiated after an evaluation while the
