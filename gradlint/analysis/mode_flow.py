@@ -421,7 +421,7 @@ class ModeFlow:
         reaches a `return`, or the end of the body when it can fall off it. A restore
         (`if training: model.train()`) stands at its `if`, which every path runs."""
         index = self.index
-        stands = {w.anchor: self._restore_at(w, path) or w.anchor for w in writes}
+        stands = {w.anchor: self._restore_at(w, path, writes) or w.anchor for w in writes}
         anchors: list[cst.CSTNode] = [stands[w.anchor] for w in writes]
         by_anchor: dict[cst.CSTNode, ModeWrite] = {stands[w.anchor]: w for w in writes}
         for node in index.walk(func.body):
@@ -466,12 +466,13 @@ class ModeFlow:
             return write.inner or write.anchor
         return None
 
-    def _restore_at(self, write: ModeWrite, path: str) -> cst.If | None:
+    def _restore_at(self, write: ModeWrite, path: str, writes: list[ModeWrite]) -> cst.If | None:
         """The `if` of a restore: `training = model.training` read before the
-        evaluation, then `if training: model.train()`. It puts back the mode the
-        function found, as `model.train(training)` does: where the flag is false the
-        model came in eval mode, and the caller's own switch still holds. None when
-        `write` is no such switch."""
+        evaluation (before every eval write of the function), then `if training:
+        model.train()`. It puts back the mode the function found, as
+        `model.train(training)` does: where the flag is false the model came in eval
+        mode, and the caller's own switch still holds. None when `write` is no such
+        switch."""
         if write.mode is not Mode.TRAIN or write.inner is not None:
             return None
         guard = next((a for a in self.index.ancestors(write.anchor) if type(a) is cst.If), None)
@@ -495,6 +496,10 @@ class ModeFlow:
             for b in bindings
         ):
             return None
+        order = self.index.order
+        evals = [order[w.anchor] for w in writes if w.mode is Mode.EVAL]
+        if evals and any(order[b] > min(evals) for b in bindings):
+            return None  # read after the switch: the flag is the eval mode, not the found one
         return guard
 
     def _finally_resets(

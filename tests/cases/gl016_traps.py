@@ -375,3 +375,23 @@ def train_with_another_flag(model, other, optimizer, batches, x_val):
         loss.backward()
         optimizer.step()
         evaluate_restoring_another_flag(model, other, x_val)
+
+
+# The flag read after the switch is the eval mode itself: the `if` never restores.
+def evaluate_reading_the_flag_late(model, x):
+    model.eval()
+    training = model.training
+    with torch.no_grad():
+        out = model(x).mean().item()
+    if training:
+        model.train()
+    return out
+
+
+def train_with_a_late_flag(model, optimizer, batches, x_val):
+    for x, y in batches:
+        loss = nn.functional.mse_loss(model(x), y)  # error: GL016
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        evaluate_reading_the_flag_late(model, x_val)
