@@ -1168,8 +1168,7 @@ class ForwardAnalysis:
         computed from parameters (a density with learnable mean and scale evaluated on a
         grid, a helper that returns a model's output), with autograd recording in it and
         no differentiation inside."""
-        summaries = self.summaries
-        func = summaries.resolve(call) or summaries.passed_in(call) or summaries.bound_lambda(call)
+        func = self._function_run(call)
         if func is None:
             return None
         if func not in self._parameter_functions:
@@ -1178,12 +1177,17 @@ class ForwardAnalysis:
             return None
         return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
 
+    def _function_run(self, call: cst.Call) -> cst.FunctionDef | cst.Lambda | None:
+        """This file's function or lambda `call` runs: resolved by name, handed in as a
+        parameter every caller fills alike, or bound once to a name in its scope."""
+        summaries = self.summaries
+        return summaries.resolve(call) or summaries.passed_in(call) or summaries.bound_lambda(call)
+
     def parameter_function_forwards(self, call: cst.Call) -> list[cst.Call]:
         """The forwards of models inside this file's function that `call` runs whose
         output it returns (`return self.model.decoder(z).cpu()`): where the graph a
         parameter_function hands back is built."""
-        summaries = self.summaries
-        func = summaries.resolve(call) or summaries.passed_in(call) or summaries.bound_lambda(call)
+        func = self._function_run(call)
         if func is None or self.parameter_function(call) is None:
             return []
         returns: list[tuple[cst.CSTNode, cst.BaseExpression]]

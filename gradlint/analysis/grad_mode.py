@@ -27,6 +27,7 @@ from gradlint.analysis.summary_facts import (
     decorated_mode,
     grad_api,
     grad_mode_effect,
+    picked_grad_mode_effect,
 )
 from gradlint.analysis.torch_api import GRAD_MODE_SETTER, NO_GRAD_HOOKS
 
@@ -63,19 +64,12 @@ class GradModeAnalysis:
 
     def context_effect(self, expr: cst.BaseExpression) -> GradMode | None:
         """What entering `expr` (a with-item or a decorator) does to grad mode; None if it
-        is not a grad-mode manager. A manager a condition picks (`torch.no_grad() if
-        frozen else nullcontext()`) is that mode when both arms agree, and UNKNOWN
-        when one of them may stop recording and the other not: the flag decides. An
-        arm that is no manager keeps the mode around it, which records where the
-        other arm is `enable_grad()`, so that pair enters nothing (the flag paths
-        read it per path)."""
+        is not a grad-mode manager; a manager a condition picks as
+        summary_facts.picked_grad_mode_effect reads it."""
         if type(expr) is cst.IfExp:
-            arms = {self.context_effect(expr.body), self.context_effect(expr.orelse)}
-            if len(arms) == 1:
-                return arms.pop()
-            if arms == {GradMode.RECORDING, None}:
-                return None
-            return GradMode.UNKNOWN
+            return picked_grad_mode_effect(
+                self.context_effect(expr.body), self.context_effect(expr.orelse)
+            )
         return grad_mode_effect(*self._manager(expr))
 
     def entered(self, item: cst.BaseExpression) -> cst.BaseExpression:

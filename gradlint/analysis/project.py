@@ -79,6 +79,7 @@ from gradlint.analysis.summary_facts import (
     method_result_use,
     mode_switch,
     output_kept,
+    picked_grad_mode_effect,
     storing_holder,
 )
 from gradlint.analysis.torch_api import (
@@ -465,10 +466,9 @@ def _grad_effect(expr: ast.AST, imports: ImportMap) -> GradMode | None:
     """What entering `expr` (a with-item) does to grad mode (summary_facts); for a
     manager a condition picks, as GradModeAnalysis.context_effect reads it."""
     if isinstance(expr, ast.IfExp):
-        arms = {_grad_effect(expr.body, imports), _grad_effect(expr.orelse, imports)}
-        if len(arms) == 1:
-            return arms.pop()
-        return None if arms == {GradMode.RECORDING, None} else GradMode.UNKNOWN
+        return picked_grad_mode_effect(
+            _grad_effect(expr.body, imports), _grad_effect(expr.orelse, imports)
+        )
     return grad_mode_effect(*_manager(expr, imports))
 
 

@@ -696,12 +696,17 @@ class ResultUses:
         `latest_weighted_features`, regularised in its `loss`)."""
         if self.summaries is None:
             return False
-        callees = self.summaries.callees.runs(call)
+        resolver = self.summaries.callees
+        callees = resolver.runs(call)
         if not callees and type(call.func) is cst.Attribute:
             # `model.weighted_features(x)` on an object of unknown class: the methods of
             # that name of this file's classes
             name = call.func.attr.value
-            callees = [m for cls in self.index.classes if (m := own_method(cls, name))]
+            callees = [
+                f
+                for f in resolver.named(name)
+                if (cls := self.index.enclosing_class(f)) is not None and own_method(cls, name) is f
+            ]
         return any(
             self.index.enclosing_class(callee) is not None and self._returns_own_state(callee)
             for callee in callees

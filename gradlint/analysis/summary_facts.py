@@ -116,6 +116,19 @@ def grad_api(qualified: str | None) -> str | None:
     return None
 
 
+def picked_grad_mode_effect(body: GradMode | None, orelse: GradMode | None) -> GradMode | None:
+    """What entering a manager a condition picks does (`torch.no_grad() if frozen else
+    nullcontext()`), from each arm's grad_mode_effect: that mode when both arms agree,
+    UNKNOWN when one may stop recording and the other not (the flag decides). An arm
+    that is no manager keeps the mode around it, which records where the other arm is
+    `enable_grad()`, so that pair enters nothing (the flag paths read it per path)."""
+    if body is orelse:
+        return body
+    if {body, orelse} == {GradMode.RECORDING, None}:
+        return None
+    return GradMode.UNKNOWN
+
+
 def grad_mode_effect(qualified: str | None, flags: Sequence[bool | None] | None) -> GradMode | None:
     """What entering a with-item or a decorator does to grad mode; None if it is no
     grad-mode manager. `qualified`: what it names (called or not), resolved through the
