@@ -366,3 +366,93 @@ def test_what_a_loop_walks_in_turn():
         "[w]",
     ]
     assert [code(p) for p in index.walked_in_turn(loops[2].iter)] == ["H.parameters()"]
+
+
+# Reaching definitions across the arms of an `if`: a binding in one arm does not reach a
+# use in another (except round a loop), and an `if` whose every arm rebinds the name
+# kills what was bound before it. `# <- N` marks a use and the lines of the bindings
+# that reach it.
+ARMS = """
+x = 1
+if a:
+    x = 2
+else:
+    x = 3
+print(x)  # <- 4 6
+y = 1
+for i in range(3):
+    print(y)  # <- 8 12 14
+    if c:
+        y = 2
+    else:
+        y = 3
+    print(y)  # <- 12 14
+def f(cuda):
+    out = net(1)
+    if cuda:
+        out = out.cpu()
+        print(out)  # <- 19
+    else:
+        print(out)  # <- 17
+        out = out.numpy()
+    return out  # <- 19 23
+def g():
+    z = 1
+    if a:
+        z = 2
+    print(z)  # <- 26 28
+    with torch.no_grad():
+        z = 3
+    print(z)  # <- 31
+def h(items):
+    w = 0
+    for item in items:
+        if item:
+            print(w)  # <- 34 39
+        else:
+            w = 1
+    return w  # <- 34 39
+def k():
+    v = 1
+    if a:
+        v = 2
+    elif b:
+        v = 3
+    print(v)  # <- 42 44 46
+    if a:
+        v = 4
+    elif b:
+        return
+    else:
+        raise ValueError
+    print(v)  # <- 49
+"""
+
+
+def test_bindings_in_the_arms_of_an_if_reach_uses_as_control_can_flow():
+    from gradlint.analysis.bindings import BindingKind, ScopeBindings
+
+    module = cst.parse_module(ARMS)
+    index = FileIndex(module)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    lines = wrapper.resolve(cst.metadata.PositionProvider)
+    bindings = ScopeBindings(index)
+    expected = {
+        n: [int(x) for x in line.split("# <- ")[1].split()]
+        for n, line in enumerate(ARMS.splitlines(), start=1)
+        if "# <- " in line
+    }
+    seen = {}
+    for scope in [index.module, *index.functions]:
+        records = bindings.records(scope, frozenset(BindingKind))
+        for name, uses in bindings.uses(scope).items():
+            if name not in records:
+                continue
+            nodes = [r.node for r in records[name]]
+            for use in uses:
+                line = lines[use].start.line
+                if line in expected and type(index.parent.get(use)) is cst.Arg:
+                    seen[line] = sorted(lines[n].start.line for n in index.reaching(nodes, use))
+                elif line in expected and type(index.parent.get(use)) is cst.Return:
+                    seen[line] = sorted(lines[n].start.line for n in index.reaching(nodes, use))
+    assert seen == expected

@@ -1009,12 +1009,21 @@ class FileIndex:
         order = self._order
         use_order = order.get(id(use), 0)
         before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(id(n), 0))
+        # a binding in another arm of an `if` than the use reaches it only round a loop
+        across = [n for n in before if self.in_exclusive_branches(n, use)]
+        if across:
+            before = [n for n in before if n not in across]
         reaching: list[cst.CSTNode] = []
         for node in before:
             if self.dominates(node, use):
                 reaching = [node]
             else:
                 reaching.append(node)
+        if len(reaching) > 1:
+            # `if cuda: x = x.cpu().numpy() / else: x = x.numpy()`: every arm rebinds,
+            # so what was bound before the `if` is gone after it
+            marks = {self.statement_of(n) for n in bindings}
+            reaching = [n for n in reaching if not self._settled_between(n, use, marks)]
         # `for ...: m.train(); ...; m.eval()` then a use after the loop: every way out
         # of the loop body passes the later binding, which kills the earlier one.
         reaching = [
@@ -1029,9 +1038,36 @@ class FileIndex:
             if self._rebound_in(loop, before, use):
                 break
             for node in bindings:
-                if order.get(id(node), 0) > use_order and self.is_inside(node, loop):
+                if (order.get(id(node), 0) > use_order or node in across) and self.is_inside(
+                    node, loop
+                ):
                     reaching.append(node)
         return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
+
+    def _settled_between(
+        self, binding: cst.CSTNode, use: cst.CSTNode, marks: set[cst.CSTNode]
+    ) -> bool:
+        """Does every path from `binding` to `use` run a statement that rebinds the name
+        in each of its arms (`_settles`), one that starts after the binding in a block
+        holding the use? Such a statement kills the binding though no one of its
+        bindings dominates the use."""
+        order = self._order
+        start = order.get(id(binding), 0)
+        scope = self.scope_of(use)
+        for block in self.ancestors(use):
+            if type(block) is cst.IndentedBlock or type(block) is cst.Module:
+                for statement in block.body:
+                    if self.is_inside(use, statement):
+                        break
+                    if order.get(id(statement), 0) <= start or self.is_inside(binding, statement):
+                        continue
+                    if type(statement) is not cst.SimpleStatementLine and self._settles(
+                        statement, marks
+                    ):
+                        return True
+            if block is scope:
+                break
+        return False
 
     def loops_back(
         self, binding: cst.CSTNode, use: cst.CSTNode, bindings: list[cst.CSTNode]
