@@ -533,6 +533,8 @@ class FileIndex:
         # _span_end[i]: one past the last pre-order position of nodes[i]'s subtree, so a
         # subtree is the slice nodes[i:_span_end[i]] and walking it needs no stack.
         self._span_end: list[int] = []
+        # id of a block -> the pre-order positions of its statements (_statement_starts)
+        self._block_starts: dict[int, list[int]] = {}
         self._scope_cache: dict[int, cst.CSTNode] = {}  # id(node) -> scope_of(node)
         self._returns: dict[cst.FunctionDef, list[tuple[cst.Return, cst.BaseExpression]]] = {}
         self._lambdas: list[cst.Lambda] = []
@@ -1009,21 +1011,29 @@ class FileIndex:
         order = self._order
         use_order = order.get(id(use), 0)
         before = sorted(self._bound_before(bindings, use), key=lambda n: order.get(id(n), 0))
-        # a binding in another arm of an `if` than the use reaches it only round a loop
-        across = [n for n in before if self.in_exclusive_branches(n, use)]
-        if across:
-            before = [n for n in before if n not in across]
         reaching: list[cst.CSTNode] = []
+        # a binding in another arm of an `if` than the use reaches it only round a loop
+        across: list[cst.CSTNode] = []
+        other_arms: list[tuple[int, int, int, int]] | None = None  # asked once, if at all
         for node in before:
             if self.dominates(node, use):
                 reaching = [node]
+                continue
+            if other_arms is None:
+                other_arms = self._arms_beside(use)
+            at = order.get(id(node), 0)
+            if any(
+                lo < at < hi and not arm_lo <= at < arm_hi for lo, hi, arm_lo, arm_hi in other_arms
+            ):
+                across.append(node)
             else:
                 reaching.append(node)
         if len(reaching) > 1:
             # `if cuda: x = x.cpu().numpy() / else: x = x.numpy()`: every arm rebinds,
             # so what was bound before the `if` is gone after it
             marks = {self.statement_of(n) for n in bindings}
-            reaching = [n for n in reaching if not self._settled_between(n, use, marks)]
+            settled = self._last_settling(use, marks, order.get(id(reaching[0]), 0))
+            reaching = [n for n in reaching if order.get(id(n), 0) >= settled]
         # `for ...: m.train(); ...; m.eval()` then a use after the loop: every way out
         # of the loop body passes the later binding, which kills the earlier one.
         reaching = [
@@ -1044,30 +1054,57 @@ class FileIndex:
                     reaching.append(node)
         return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
 
-    def _settled_between(
-        self, binding: cst.CSTNode, use: cst.CSTNode, marks: set[cst.CSTNode]
-    ) -> bool:
-        """Does every path from `binding` to `use` run a statement that rebinds the name
-        in each of its arms (`_settles`), one that starts after the binding in a block
-        holding the use? Such a statement kills the binding though no one of its
-        bindings dominates the use."""
+    def _arms_beside(self, use: cst.CSTNode) -> list[tuple[int, int, int, int]]:
+        """For each `if` whose body or `else` holds `use`: the span of the `if`'s arms
+        (its test and the use's own arm left out: the pre-order span of that arm) as
+        (start, end, arm start, arm end) positions. A binding inside an `if`'s span, past
+        its test and outside the use's arm, is in another arm."""
         order = self._order
-        start = order.get(id(binding), 0)
+        end = self._span_end
+        found = []
+        child: cst.CSTNode = use
+        for anc in self.ancestors(use):
+            if type(anc) is cst.If and child is not anc.test:
+                arm = order.get(id(child))
+                test = order.get(id(anc.test))
+                if arm is not None and test is not None:
+                    found.append((end[test] - 1, end[order[id(anc)]], arm, end[arm]))
+            child = anc
+        return found
+
+    def _last_settling(self, use: cst.CSTNode, marks: set[cst.CSTNode], after: int) -> int:
+        """The position of the last statement before `use`, in a block holding it and
+        starting after position `after`, that rebinds the name in each of its arms
+        (`_settles`): every path to the use runs it, so what was bound before it does not
+        reach the use though no one of its bindings dominates the use. 0 when none."""
+        order = self._order
+        use_at = order.get(id(use), 0)
         scope = self.scope_of(use)
+        last = 0
         for block in self.ancestors(use):
             if type(block) is cst.IndentedBlock or type(block) is cst.Module:
-                for statement in block.body:
-                    if self.is_inside(use, statement):
-                        break
-                    if order.get(id(statement), 0) <= start or self.is_inside(binding, statement):
-                        continue
+                statements = block.body
+                starts = self._statement_starts(block)
+                # the statements after `after` (and after the last found) before the use's
+                first = bisect.bisect_right(starts, max(after, last))
+                stop = bisect.bisect_right(starts, use_at) - 1  # the one holding the use
+                for k in range(first, stop):
+                    statement = statements[k]
                     if type(statement) is not cst.SimpleStatementLine and self._settles(
                         statement, marks
                     ):
-                        return True
+                        last = starts[k]
             if block is scope:
                 break
-        return False
+        return last
+
+    def _statement_starts(self, block: cst.IndentedBlock | cst.Module) -> list[int]:
+        """The pre-order positions of a block's statements, in order (memoised)."""
+        found = self._block_starts.get(id(block))
+        if found is None:
+            order = self._order
+            found = self._block_starts[id(block)] = [order.get(id(s), 0) for s in block.body]
+        return found
 
     def loops_back(
         self, binding: cst.CSTNode, use: cst.CSTNode, bindings: list[cst.CSTNode]
