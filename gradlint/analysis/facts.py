@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
@@ -87,8 +88,24 @@ class FileFacts:
 
     @cached_property
     def loops(self) -> LoopAnalysis:
+        # what the flags of a call let run in its helper: through a weak reference, as
+        # grad_mode's lambda paths are (no reference cycle through these facts)
+        facts = weakref.ref(self)
+
+        def flag_runs(helper: cst.FunctionDef) -> Callable[[cst.CSTNode, cst.Call], bool] | None:
+            alive = facts()
+            if alive is None:
+                raise RuntimeError("a file's loop facts were read after its facts")
+            conditions = alive.path_conditions
+            return conditions.runs_at if conditions.tests_a_flag(helper) else None
+
         return LoopAnalysis(
-            self.index, self.flow, self.autograd, self.summaries, bindings=self.bindings
+            self.index,
+            self.flow,
+            self.autograd,
+            self.summaries,
+            bindings=self.bindings,
+            flag_runs=flag_runs,
         )
 
     @cached_property

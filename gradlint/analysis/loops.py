@@ -8,7 +8,7 @@ branch that ends in `continue`/`break`/`return`/`raise` does not constrain what 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -132,12 +132,20 @@ class LoopAnalysis:
         summaries: FunctionSummaries | None = None,
         *,
         bindings: ScopeBindings,
+        flag_runs: Callable[[cst.FunctionDef], Callable[[cst.CSTNode, cst.Call], bool] | None]
+        | None = None,
     ) -> None:
         self.index = index
         self.bindings = bindings
         self.flow = flow
         self.autograd = autograd
         self.summaries = summaries
+        # for a function that tests a flag it is handed: may a statement of it run in
+        # one call of it, given the flags the call passes (analysis.path_conditions)?
+        # Asked lazily: those read the grad mode
+        self._flag_runs = flag_runs
+        self._backpropagates: dict[int, bool] = {}  # by id: LibCST hashes in Python
+        self._asking_helpers: set[cst.FunctionDef] = set()
         self._backward_params: dict[tuple[cst.FunctionDef, bool], list[str]] = {}
         self._backpropagating: list[cst.Call] | None = None
         self._backpropagating_ids: set[int] = set()
@@ -251,7 +259,7 @@ class LoopAnalysis:
             return []
         found: list[DiffEvent] = []
         for node in self._calls_of_backpropagating_names():
-            if not self.index.is_inside(node, region):
+            if not self.index.is_inside(node, region) or not self._backpropagates_at(node):
                 continue
             roots: set[str] = set()
             for argument in self.backpropagated_arguments(node):
@@ -274,6 +282,33 @@ class LoopAnalysis:
             )
             if roots:
                 found.append(DiffEvent(node, "backward", roots, None))
+        return found
+
+    def _backpropagates_at(self, call: cst.Call) -> bool:
+        """May the helper `call` runs differentiate in this call? Not when every
+        differentiation in its body sits on a branch the call's flags rule out
+        (`self.sample_goals(strategy="future")`, whose backward runs only for
+        `strategy == "self_attention"`)."""
+        if self._flag_runs is None or self.summaries is None:
+            return True
+        found = self._backpropagates.get(id(call))
+        if found is not None:
+            return found
+        helper = self.summaries.function_run_by(call)
+        if helper is None or helper in self._asking_helpers:
+            return True  # a helper that calls itself: as without flags
+        runs_at = self._flag_runs(helper)
+        if runs_at is None:
+            self._backpropagates[id(call)] = True
+            return True  # it tests no flag: whatever it differentiates runs
+        self._asking_helpers.add(helper)
+        try:
+            places = [event.call for event in self.scope_facts(helper).events]
+            places += [event.call for event in self.helper_backwards(helper.body)]
+        finally:
+            self._asking_helpers.discard(helper)
+        found = not places or any(runs_at(place, call) for place in places)
+        self._backpropagates[id(call)] = found
         return found
 
     def _imported_steps(self) -> list[tuple[cst.Call, ExternalFunction]]:
