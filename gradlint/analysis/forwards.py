@@ -1689,10 +1689,22 @@ class ForwardAnalysis:
             return False
         if name.startswith("self."):
             cls = self.tensors._enclosing_class(use)
-            return cls is not None and any(self.index.is_inside(c, cls) for c in calls)
+            return cls is not None and any(
+                self.index.is_inside(c, related)
+                for related in self._same_object_classes(cls)
+                for c in calls
+            )
         head = path_root(name)
         bindings = set(self.values.bindings_of(head, use))
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
+
+    def _same_object_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """`cls`, its bases and its subclasses of this file: their methods' `self` may
+        be one object, whose attributes they share. Not a sibling's: another subclass
+        may keep something else under the name."""
+        callees = self.summaries.callees
+        lineage = callees.lineage(cls)
+        return lineage + [c for c in callees.subclasses(cls) if c not in lineage]
 
     def _results_detached(self, name: str, use: cst.CSTNode) -> bool:
         """A result of calling `name` is detached where it is read (`q_v =
