@@ -627,15 +627,38 @@ class CarriedGraph:
         DDPMScheduler(...)`): a network is called (`net(x, h)`), not asked for a named
         method, so a method of an object this code builds says nothing about weights."""
         func = call.func
-        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+        if type(func) is not cst.Attribute:
             return False
-        bound = self.values.reaching_expressions(func.value.value, call)
+        receiver = func.value
+        bound: list[cst.CSTNode | None]
+        if type(receiver) is cst.Name:
+            bound = list(self.values.reaching_expressions(receiver.value, call))
+        else:
+            # `self.adj_t.sample_adj(n_id, size)` of `self.adj_t = SparseTensor(...).t()`:
+            # the object built in the class's own methods, as a local one is
+            bound = self._built_in_the_class(receiver, call)
         if not bound:
             return False
         for e in bound:
             if type(e) is not cst.Call or self.forwards.has_parameters(func.value, call):
                 return False
         return True
+
+    def _built_in_the_class(
+        self, receiver: cst.BaseExpression, call: cst.Call
+    ) -> list[cst.CSTNode | None]:
+        """What the class's own methods bind to `self.<name>` (`receiver`), when the
+        call is in one of them and none of the bindings is unpacked; [] otherwise."""
+        name = dotted_name(receiver)
+        if name is None or not name.startswith("self.") or name.count(".") != 1:
+            return []
+        cls = next((a for a in self.index.ancestors(call) if type(a) is cst.ClassDef), None)
+        if cls is None:
+            return []
+        bindings = self.values.bindings.own_attribute_bindings(cls, name)
+        if not all(b.whole for b in bindings):
+            return []
+        return [b.value for b in bindings]
 
     def _enters_as_plain_value(self, var: str, loop: LoopFacts[LoopNode]) -> bool:
         """Does `var` enter the loop as a Python number or string (`x1, s1 = -5, 0`)?"""
