@@ -426,6 +426,14 @@ def k():
     else:
         raise ValueError
     print(v)  # <- 49
+def m(items):
+    a = 0
+    for item in items:
+        if item:
+            a = net(1)
+            a = a.numpy()
+        else:
+            print(a)  # <- 56 60
 """
 
 

@@ -1048,11 +1048,25 @@ class FileIndex:
             if self._rebound_in(loop, before, use):
                 break
             for node in bindings:
-                if (order.get(id(node), 0) > use_order or node in across) and self.is_inside(
-                    node, loop
-                ):
+                if not self.is_inside(node, loop):
+                    continue
+                if order.get(id(node), 0) > use_order:
                     reaching.append(node)
+                elif node in across and not self._killed_in_its_block(node, bindings, use):
+                    reaching.append(node)  # from another arm, round the loop
         return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
+
+    def _killed_in_its_block(
+        self, node: cst.CSTNode, bindings: list[cst.CSTNode], use: cst.CSTNode
+    ) -> bool:
+        """Is `node` rebound later in a block that holds it and not `use` (`a =
+        net(x)` then `a = a.numpy()` in one arm), so that nothing it binds leaves that
+        block?"""
+        at = self._order.get(id(node), 0)
+        return any(
+            self._order.get(id(later), 0) > at and self._kills(later, node, use)
+            for later in bindings
+        )
 
     def _arms_beside(self, use: cst.CSTNode) -> list[tuple[int, int, int, int]]:
         """For each `if` whose body or `else` holds `use`: the span of the `if`'s arms
