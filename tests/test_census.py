@@ -312,3 +312,61 @@ def test_prepare_lays_out_each_repository_with_a_root_of_its_own(census, tmp_pat
     (laid_out / ".git").rmdir()  # an older layout gets its marker when prepared again
     assert ledger.prepare(tmp_path / "corpus", str(git_dir)) == 0
     assert (laid_out / ".git").is_dir()
+
+
+def test_prepare_skips_a_repository_whose_git_directory_was_not_fetched(
+    census, tmp_path, monkeypatch, capsys
+):
+    # a session may fetch only part of the corpus: the rest is laid out, the missing
+    # one named on stderr, and the run still succeeds
+    import subprocess
+
+    import ledger
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.py").write_text("import torch\n")
+    run = {"cwd": work, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **run)  # a work tree with .git inside, as a mirror
+    subprocess.run(["git", "add", "-A"], **run)
+    env = "-c user.name=t -c user.email=t@t".split()
+    subprocess.run(["git", *env, "commit", "-qm", "one"], **run)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.decode().strip()
+    (tmp_path / "mirrors").mkdir()
+    work.rename(tmp_path / "mirrors" / "o+n")
+    monkeypatch.setattr(
+        ledger,
+        "read_corpus",
+        lambda: [ledger.Repo("o/missing", head, "RL"), ledger.Repo("o/n", head, "RL")],
+    )
+    assert ledger.prepare(tmp_path / "corpus", str(tmp_path / "mirrors" / "{folder}")) == 0
+    assert (tmp_path / "corpus" / "o+n" / "train.py").exists()
+    assert not (tmp_path / "corpus" / "o+missing").exists()
+    assert "o/missing: no git directory" in capsys.readouterr().err
+
+
+def test_the_fix_benchmark_skips_fixes_whose_repository_was_not_fetched(
+    census, tmp_path, monkeypatch
+):
+    fix = {"repo": "o/missing", "fix_commit": "0" * 40, "path": "a.py", "code": "GL012"}
+    fix |= {"parent_line": "3", "fix_range": "3"}
+    monkeypatch.setattr(census, "read_fixes", lambda: [fix])
+    out = io.StringIO()
+    stats = census.cmd_fixes(str(tmp_path / "{folder}"), "all", out=out)
+    half = census.half_of("o/missing")
+    assert stats[half]["not here"] == 1 and stats[half].get("fixes", 0) == 0
+    assert "1 fixes skipped, no git directory" in out.getvalue()
+
+
+def test_the_fetch_order_puts_the_cost_trees_then_the_development_half_first(census):
+    order = census.fetch_order()
+    names = [r["repo"] for r in csv.DictReader((REAL_CODE / "corpus.tsv").open(), delimiter="\t")]
+    assert sorted(order) == sorted(names)  # every repository, once
+    first_test = next(
+        i
+        for i, n in enumerate(order)
+        if census.half_of(n) == "test" and n not in census._COST_TREES
+    )
+    tail = order[first_test:]
+    assert all(census.half_of(n) == "test" for n in tail)
+    assert set(census._COST_TREES) <= set(order[:first_test])

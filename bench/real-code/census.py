@@ -634,10 +634,10 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
         h = half_of(fix["repo"])
         if half not in ("all", h):
             continue
-        owner, name = fix["repo"].split("/")
-        git_dir = template.format(owner=owner, name=name, folder=f"{owner}+{name}")
-        if os.path.isdir(os.path.join(git_dir, ".git")):
-            git_dir = os.path.join(git_dir, ".git")
+        git_dir = ledger.git_dir_of(template, fix["repo"])
+        if not os.path.isdir(git_dir):
+            stats[h]["not here"] += 1  # a session that fetched only part of the corpus
+            continue
         parent = f"{fix['fix_commit']}^"
         covered = fix["code"] in RULES
         # `old -> new`: the fix commit also moved the file
@@ -666,6 +666,9 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
             f"  {h:<5}{fix['repo']} {fix['fix_commit'][:10]} {fix['path']}:"
             f"{fix['parent_line']} {fix['code']}: {state}, fix {'clean' if clean else 'NOT CLEAN'}"
         )
+    for h in ("dev", "test"):
+        if stats[h]["not here"]:
+            print(f"{h}: {stats[h]['not here']} fixes skipped, no git directory", file=out)
     print("half  fixes  covered-by-a-rule  caught  recall  fix-clean", file=out)
     for h in ("dev", "test"):
         s = stats[h]
@@ -680,10 +683,38 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
     return {h: dict(stats[h]) for h in stats}
 
 
+# The repositories the cost figures are measured on (bench/README.md): fetched first.
+_COST_TREES = ("ultralytics/yolov5", "DLR-RM/stable-baselines3")
+
+
+def fetch_order() -> list[str]:
+    """Every corpus repository, in the order a session that can fetch only part of the
+    corpus should fetch them: the cost trees (bench/rltree.txt's repositories and
+    _COST_TREES), then the development half, then the test half, each in corpus.tsv's
+    order."""
+    rltree = Path(__file__).resolve().parent.parent / "rltree.txt"
+    first = []
+    if rltree.exists():
+        for line in rltree.read_text(encoding="utf-8").split():
+            first.append(line.split("/", 1)[0].replace("+", "/", 1))
+    first += _COST_TREES
+    names = [r.name for r in ledger.read_corpus()]
+    known = set(names)
+    ordered = [n for n in dict.fromkeys(first) if n in known]
+    for half in ("dev", "test"):
+        ordered += [n for n in names if half_of(n) == half and n not in ordered]
+    return ordered
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("split", help="print each corpus repository's half")
+    sub.add_parser(
+        "fetch-order",
+        help="print every repository, cost trees and the development half first "
+        "(for a session that can fetch only part of the corpus)",
+    )
     p = sub.add_parser("prepare", help="lay out the corpus (see ledger.py prepare)")
     p.add_argument("corpus_dir", type=Path)
     p.add_argument("--git-dir-template", help="read each repo from this git dir, e.g. /m/{folder}")
@@ -708,6 +739,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "split":
         for repo in ledger.read_corpus():
             print(f"{half_of(repo.name)}\t{repo.name}")
+        return 0
+    if args.command == "fetch-order":
+        print("\n".join(fetch_order()))
         return 0
     if args.command == "prepare":
         return ledger.prepare(args.corpus_dir, args.git_dir_template)

@@ -201,29 +201,58 @@ def _mark_root(checkout: Path) -> None:
     (checkout / ".git").mkdir(exist_ok=True)
 
 
+def git_dir_of(template: str, name: str) -> str:
+    """The git directory a template names for `owner/name` (`{owner}`, `{name}`,
+    `{folder}`), or the `.git` inside it when it names a work tree (a fetched mirror's
+    `repo/`)."""
+    owner, repo = name.split("/")
+    git_dir = template.format(owner=owner, name=repo, folder=f"{owner}+{repo}")
+    inner = os.path.join(git_dir, ".git")
+    return inner if os.path.isdir(inner) else git_dir
+
+
 def prepare(corpus_dir: Path, template: str | None) -> int:
+    """Lay out each repository's commit under corpus_dir. With a template, one whose git
+    directory is not there (a session that could fetch only part of the corpus) is
+    skipped with a line on stderr; one that fails to extract is reported and the rest go
+    on. 1 when one failed."""
     corpus_dir.mkdir(parents=True, exist_ok=True)
+    skipped = failed = 0
     for repo in read_corpus():
         dest = corpus_dir / repo.folder
         if dest.exists():
             _mark_root(dest)
             print(f"{repo.name}: present")
             continue
-        owner, name = repo.name.split("/")
         with tempfile.TemporaryDirectory() as scratch:
             if template:
-                git_dir = template.format(owner=owner, name=name, folder=repo.folder)
+                git_dir = git_dir_of(template, repo.name)
+                if not os.path.isdir(git_dir):
+                    print(f"{repo.name}: no git directory at {git_dir}, skipped", file=sys.stderr)
+                    skipped += 1
+                    continue
             else:
                 git_dir = os.path.join(scratch, "repo.git")
                 url = f"https://github.com/{repo.name}.git"
                 subprocess.run(["git", "clone", "--bare", "--quiet", url, git_dir], check=True)
             staging = Path(scratch) / "out"
             staging.mkdir()
-            count = _extract(git_dir, repo.commit, staging)
+            try:
+                count = _extract(git_dir, repo.commit, staging)
+            except subprocess.CalledProcessError as exc:
+                reason = exc.stderr.decode(errors="replace").strip().splitlines()
+                print(
+                    f"{repo.name}: cannot read {repo.commit[:12]} ({reason[0] if reason else exc})",
+                    file=sys.stderr,
+                )
+                failed += 1
+                continue
             _mark_root(staging)
             staging.rename(dest)
         print(f"{repo.name}: {count} files at {repo.commit[:12]}")
-    return 0
+    if skipped:
+        print(f"{skipped} repositories skipped: no git directory", file=sys.stderr)
+    return 1 if failed else 0
 
 
 # -- run -------------------------------------------------------------------------------
