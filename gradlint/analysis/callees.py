@@ -322,6 +322,13 @@ class CalleeResolver:
                     own[func.name.value] = None if func.name.value in own else func
         return self._methods
 
+    def family(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """`cls`, its bases (lineage) and its subclasses of this file: the classes whose
+        methods' `self` may be one object with it, sharing its attributes. A sibling (a
+        subclass of a base) is not one: it may keep something else under a name."""
+        lineage = self.lineage(cls)
+        return lineage + [c for c in self.subclasses(cls) if c not in lineage]
+
     def subclasses(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
         """The classes of this file whose method lookup passes through `cls` (itself
         left out)."""

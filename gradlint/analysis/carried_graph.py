@@ -652,7 +652,7 @@ class CarriedGraph:
         name = dotted_name(receiver)
         if name is None or not name.startswith("self.") or name.count(".") != 1:
             return []
-        cls = next((a for a in self.index.ancestors(call) if type(a) is cst.ClassDef), None)
+        cls = self.index.class_around(call)
         if cls is None:
             return []
         bindings = self.values.bindings.own_attribute_bindings(cls, name)

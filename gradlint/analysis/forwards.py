@@ -1678,8 +1678,8 @@ class ForwardAnalysis:
         """`name.parameters()` / `.named_parameters()` on the same variable, or its
         gradients cleared with `name.zero_grad()` (something called like a model and
         whose gradients are cleared is a module with parameters; an optimizer is never
-        called): in the class for `self.x`, else where the same bindings of the name
-        reach."""
+        called): for `self.x`, in the class, its bases or its subclasses of this file
+        (CalleeResolver.family), else where the same bindings of the name reach."""
         if self._parameter_owners is None:
             self._parameter_owners = _calls_by_receiver(
                 self.index.calls, PARAMETER_EVIDENCE_METHODS, module_path
@@ -1688,23 +1688,15 @@ class ForwardAnalysis:
         if not calls:
             return False
         if name.startswith("self."):
-            cls = self.tensors._enclosing_class(use)
+            cls = self.index.class_around(use)
             return cls is not None and any(
                 self.index.is_inside(c, related)
-                for related in self._same_object_classes(cls)
+                for related in self.summaries.callees.family(cls)
                 for c in calls
             )
         head = path_root(name)
         bindings = set(self.values.bindings_of(head, use))
         return any(set(self.values.bindings_of(head, c)) == bindings for c in calls)
-
-    def _same_object_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
-        """`cls`, its bases and its subclasses of this file: their methods' `self` may
-        be one object, whose attributes they share. Not a sibling's: another subclass
-        may keep something else under the name."""
-        callees = self.summaries.callees
-        lineage = callees.lineage(cls)
-        return lineage + [c for c in callees.subclasses(cls) if c not in lineage]
 
     def _results_detached(self, name: str, use: cst.CSTNode) -> bool:
         """A result of calling `name` is detached where it is read (`q_v =
@@ -1717,7 +1709,7 @@ class ForwardAnalysis:
         score function); its callers say what it is (_passed_by_callers)."""
         if not name.startswith("self."):
             return False
-        cls = self.tensors._enclosing_class(use)
+        cls = self.index.class_around(use)
         if cls is None:
             return False
         # handed in: every binding of the attribute is a parameter of its method
@@ -1794,7 +1786,7 @@ class ForwardAnalysis:
         root = model.split(".")[0]
         # `self.features` of one class is not the namesake of another: only its own
         # class, its bases and its subclasses switch it
-        cls = self.tensors._enclosing_class(use) if root == "self" else None
+        cls = self.index.class_around(use) if root == "self" else None
         classes = self._related_classes(cls) if cls is not None else ()
         scope = self.index.scope_of(use)
         # a parameter of the use's function holds what its callers hand it

@@ -859,19 +859,15 @@ class FileIndex:
 
     def in_exclusive_branches(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """Are a and b in different arms of one `if` (so never in one pass)?"""
-        arms_of_a: dict[cst.CSTNode, cst.CSTNode] = {}
-        child = a
-        for anc in self.ancestors(a):
-            if type(anc) is cst.If:
-                arms_of_a[anc] = child
-            child = anc
-        child = b
-        for anc in self.ancestors(b):
-            if type(anc) is cst.If and anc in arms_of_a:
-                arm_a = arms_of_a[anc]
-                return arm_a is not child and anc.test not in (arm_a, child)
-            child = anc
-        return False
+        at = self._order.get(id(a))
+        return at is not None and _in_another_arm(at, self._arms_beside(b))
+
+    def class_around(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        """The innermost class whose body holds `node` (through its methods too)."""
+        for anc in self.ancestors(node):
+            if type(anc) is cst.ClassDef:
+                return anc
+        return None
 
     def walk(self, root: cst.CSTNode, *, into_functions: bool = False) -> Iterator[Any]:
         """Pre-order nodes under root (root included); nested defs are skipped unless
@@ -1021,10 +1017,7 @@ class FileIndex:
                 continue
             if other_arms is None:
                 other_arms = self._arms_beside(use)
-            at = order.get(id(node), 0)
-            if any(
-                lo < at < hi and not arm_lo <= at < arm_hi for lo, hi, arm_lo, arm_hi in other_arms
-            ):
+            if _in_another_arm(order.get(id(node), 0), other_arms):
                 across.append(node)
             else:
                 reaching.append(node)
@@ -1036,14 +1029,7 @@ class FileIndex:
             reaching = [n for n in reaching if order.get(id(n), 0) >= settled]
         # `for ...: m.train(); ...; m.eval()` then a use after the loop: every way out
         # of the loop body passes the later binding, which kills the earlier one.
-        reaching = [
-            node
-            for node in reaching
-            if not any(
-                order.get(id(node), 0) < order.get(id(later), 0) and self._kills(later, node, use)
-                for later in reaching
-            )
-        ]
+        reaching = [node for node in reaching if not self._killed_by(node, reaching, use)]
         for loop in self.enclosing_loops(use):
             if self._rebound_in(loop, before, use):
                 break
@@ -1052,27 +1038,23 @@ class FileIndex:
                     continue
                 if order.get(id(node), 0) > use_order:
                     reaching.append(node)
-                elif node in across and not self._killed_in_its_block(node, bindings, use):
+                elif node in across and not self._killed_by(node, bindings, use):
                     reaching.append(node)  # from another arm, round the loop
         return [n for n in reaching if not self.is_inside(use, n) or type(n) is cst.For]
 
-    def _killed_in_its_block(
-        self, node: cst.CSTNode, bindings: list[cst.CSTNode], use: cst.CSTNode
-    ) -> bool:
-        """Is `node` rebound later in a block that holds it and not `use` (`a =
-        net(x)` then `a = a.numpy()` in one arm), so that nothing it binds leaves that
-        block?"""
-        at = self._order.get(id(node), 0)
-        return any(
-            self._order.get(id(later), 0) > at and self._kills(later, node, use)
-            for later in bindings
-        )
+    def _killed_by(self, node: cst.CSTNode, later: list[cst.CSTNode], use: cst.CSTNode) -> bool:
+        """Is `node` rebound by one of `later` after it in a block that holds it and not
+        `use` (`a = net(x)` then `a = a.numpy()` in one arm; `m.train()` then `m.eval()`
+        in a loop body), so that nothing it binds leaves that block (_kills)?"""
+        order = self._order
+        at = order.get(id(node), 0)
+        return any(order.get(id(n), 0) > at and self._kills(n, node, use) for n in later)
 
     def _arms_beside(self, use: cst.CSTNode) -> list[tuple[int, int, int, int]]:
         """For each `if` whose body or `else` holds `use`: the span of the `if`'s arms
         (its test and the use's own arm left out: the pre-order span of that arm) as
-        (start, end, arm start, arm end) positions. A binding inside an `if`'s span, past
-        its test and outside the use's arm, is in another arm."""
+        (start, end, arm start, arm end) positions. A node inside an `if`'s span, past
+        its test and outside the use's arm, is in another arm (_in_another_arm)."""
         order = self._order
         end = self._span_end
         found = []
@@ -1329,3 +1311,9 @@ def _repeats(loop: cst.CSTNode, child: cst.CSTNode) -> bool:
     if type(loop) is cst.For:
         return child is loop.body or child is loop.target
     return child is not getattr(loop, "orelse", None)
+
+
+def _in_another_arm(at: int, arms: list[tuple[int, int, int, int]]) -> bool:
+    """Is the node at pre-order position `at` in another arm of one of the `if`s that
+    FileIndex._arms_beside read around some node?"""
+    return any(lo < at < hi and not arm_lo <= at < arm_hi for lo, hi, arm_lo, arm_hi in arms)

@@ -78,7 +78,7 @@ class ModeDependence:
 
     def _of_model(self, model: str, use: cst.CSTNode) -> bool | None:
         if model == "self":
-            cls = next((a for a in self.index.ancestors(use) if type(a) is cst.ClassDef), None)
+            cls = self.index.class_around(use)
             return self.local_class(cls.name.value) if cls is not None else None
         try:
             expr = cst.parse_expression(model)

@@ -413,7 +413,7 @@ class TensorFacts:
             return False
         constructors: list[cst.CSTNode] = []
         if container.startswith("self.") and container.count(".") == 1:
-            cls = self._enclosing_class(use)
+            cls = self.index.class_around(use)
             if cls is None:
                 return False
             for node in self.index.of_types_in(cls, cst.Assign):
@@ -564,7 +564,7 @@ class TensorFacts:
         local class that makes them Parameters or inherits them). A local class that
         registers `weight` as a buffer (frozen batch norm) does not count."""
         if owner == "self":
-            cls = self._enclosing_class(use)
+            cls = self.index.class_around(use)
             if cls is not None and self._class_attributes(cls).get(attr) == LEAF:
                 return True
         if attr not in ("weight", "bias"):
@@ -583,7 +583,7 @@ class TensorFacts:
         `self.fc` / `model.fc` through the constructors visible in this file."""
         parts = dotted.split(".")
         if parts[0] == "self":
-            cls = self._enclosing_class(use)
+            cls = self.index.class_around(use)
             if cls is None:
                 return None
             current: str | None = cls.name.value
@@ -633,12 +633,6 @@ class TensorFacts:
             for base in cls.bases
         )
 
-    def _enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.index.ancestors(node):
-            if type(anc) is cst.ClassDef:
-                return anc
-        return None
-
     def _class_attributes(self, cls: cst.ClassDef) -> dict[str, str]:
         cached = self._class_attrs.get(cls)
         if cached is not None:
@@ -680,7 +674,7 @@ class TensorFacts:
             return []
         constructors: list[cst.CSTNode] = []
         if name.startswith("self.") and name.count(".") == 1:
-            cls = self._enclosing_class(use)
+            cls = self.index.class_around(use)
             if cls is None:
                 return []
             return list(self._self_assignments(cls).get(name, ()))

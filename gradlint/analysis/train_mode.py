@@ -379,9 +379,7 @@ class TrainModeAnalysis:
         """The class, its bases and its subclasses of this file, when every base of
         each is one of them or `object` (none can be a module); else None."""
         assert self.summaries is not None
-        callees = self.summaries.callees
-        lineage = callees.lineage(cls)
-        family = lineage + [c for c in callees.subclasses(cls) if c not in lineage]
+        family = self.summaries.callees.family(cls)
         names = {c.name.value for c in family}
         for member in family:
             for base in member.bases:
