@@ -323,6 +323,8 @@ def test_module_api_is_nn_module_api():
         | api.FREEZING_METHODS
         | api.MODULE_MODE_METHODS
         | api.PARAMETER_ITERATORS
+        | api.SUBMODULE_ITERATORS
+        | api.NAMED_SUBMODULE_ITERATORS
     ):
         assert callable(getattr(nn.Module, name, None)), name
     for name in api.MODULE_SETUP_METHODS - {"init_weights", "_init_weights"}:
@@ -710,3 +712,31 @@ def test_gradless_results_never_require_grad(name):
 )
 def test_networks_other_libraries_build(qualified, builds):
     assert api.builds_model_with_weights(qualified) is builds
+
+
+def test_submodule_iterators_hand_out_layers_and_named_pairs():
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    for method in api.SUBMODULE_ITERATORS:
+        assert any(isinstance(m, nn.Linear) for m in getattr(net, method)()), method
+    for method in api.NAMED_SUBMODULE_ITERATORS:
+        pairs = list(getattr(net, method)())
+        assert all(isinstance(name, str) and isinstance(m, nn.Module) for name, m in pairs)
+
+
+def test_tensor_making_functions_make_tensors_of_data_and_of_tensors():
+    # the builders handed data: of a list and of a tensor, each hands back a tensor
+    builders = api.AS_TENSOR_FUNCTIONS | api.DATA_COPYING_FUNCTIONS | api.VARIABLE_CLASSES
+    assert builders <= api.TENSOR_MAKING_FUNCTIONS
+    for qualified in sorted(builders):
+        if ".cuda." in qualified and not torch.cuda.is_available():
+            continue
+        function = _resolve(qualified)
+        if qualified == "torch.Tensor.new_tensor":
+            function = torch.zeros(1).new_tensor
+        assert callable(function), qualified
+        integral = any(k in qualified for k in ("Long", "Int", "Short", "Char", "Byte", "Bool"))
+        data = [1, 0] if integral else [1.0, 2.0]
+        assert isinstance(
+            function(data) if "Variable" not in qualified else function(torch.tensor(data)),
+            torch.Tensor,
+        ), qualified

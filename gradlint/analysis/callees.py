@@ -114,7 +114,9 @@ class CalleeResolver:
             ]
             if len(candidates) > 1:
                 return self._reaching_definition(call, target.value, candidates)
-            return candidates[0] if candidates else None
+            if candidates:
+                return candidates[0]
+            return self._instance_called(call, target)
         if type(target) is cst.Attribute:
             named = self._by_name().get(target.attr.value)
             if not named:
@@ -456,11 +458,23 @@ class CalleeResolver:
             anc = parent.get(id(anc))
         return None
 
+    def _instance_called(self, call: cst.Call, target: cst.Name) -> cst.FunctionDef | None:
+        """`detector(x)` with `detector = Detector(model)`: the `__call__` of the class
+        of this file every binding of the name constructs."""
+        if not self._by_name().get("__call__"):
+            return None  # no class of this file defines one: cheap and sure
+        cls = self._class_of_receiver(call, target)
+        return None if cls is None else self.method_of(cls, "__call__")
+
     def _receiver_class(self, call: cst.Call, target: cst.Attribute) -> cst.ClassDef | None:
         """The class of this file whose method `receiver.m(...)` runs: the enclosing one
         for `self.`/`cls.`, or the one every binding of a local name constructs
         (`learner = MetaLearner(device)`, `.to(device)` looked through)."""
-        receiver = target.value
+        return self._class_of_receiver(call, target.value)
+
+    def _class_of_receiver(
+        self, call: cst.Call, receiver: cst.BaseExpression
+    ) -> cst.ClassDef | None:
         if type(receiver) is not cst.Name:
             return None
         if receiver.value in ("self", "cls"):

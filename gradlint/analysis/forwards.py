@@ -66,10 +66,12 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
+    MODULE_LOADERS,
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_RUNNING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
+    NAMED_SUBMODULE_ITERATORS,
     NO_AFFINE_FLAGS,
     NOT_FORWARD_METHODS,
     PARAMETER_EVIDENCE_METHODS,
@@ -77,9 +79,14 @@ from gradlint.analysis.torch_api import (
     PARAMETRIC_LAYERS,
     PARTIAL,
     REQUIRES_GRAD_METHOD,
+    SAME_VALUE_STEPS,
+    SUBMODULE_ITERATORS,
+    TENSOR_MAKING_FUNCTIONS,
     TENSOR_ONLY_METHODS,
+    VIEW_METHODS,
     WRAPPER_MODULES,
     builds_model_with_weights,
+    called_implicitly,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
@@ -89,6 +96,37 @@ _T = TypeVar("_T")
 
 # `.detach()` and `.data`: how code drops a graph it knows is there
 _DETACHING = DETACHING_METHODS | DETACHING_ATTRIBUTES
+
+
+# The builder of a mapping from names to layers that `nn.Sequential` takes
+# (`nn.Sequential(OrderedDict([("fc", layer), ...]))`).
+_NAMED_ELEMENT_BUILDERS = frozenset({"collections.OrderedDict"})
+
+
+def _named_values(value: cst.CSTNode) -> list[cst.CSTNode]:
+    """The values a mapping is built with: a dict display's, or the second item of each
+    pair a mapping builder is handed (`OrderedDict([("conv", nn.Conv2d(1, 8, 3))])`);
+    the builder's argument itself when its pairs cannot be read."""
+    if type(value) is cst.Dict:
+        return [e.value for e in value.elements if type(e) is cst.DictElement]
+    if type(value) is not cst.Call:
+        return [value]
+    found: list[cst.CSTNode] = []
+    for argument in value.args:
+        if argument.keyword is not None:
+            found.append(argument.value)  # `dict(fc=nn.Linear(4, 2))`
+            continue
+        pairs = argument.value
+        if type(pairs) is cst.Dict:
+            found += _named_values(pairs)
+        elif isinstance(pairs, (cst.List, cst.Tuple)) and all(
+            isinstance(e.value, (cst.Tuple, cst.List)) and len(e.value.elements) == 2
+            for e in pairs.elements
+        ):
+            found += [e.value.elements[1].value for e in pairs.elements]  # type: ignore[attr-defined]
+        else:
+            found.append(pairs)
+    return found
 
 
 class ForwardAnalysis:
@@ -999,12 +1037,24 @@ class ForwardAnalysis:
         exprs: list[cst.BaseExpression] = [expr]
         if type(expr) is cst.Name:
             exprs += [e for e in self.values.reaching_expressions(expr.value, use) if e is not None]
-        return any(
-            type(e) is cst.Call
-            and type(e.func) is cst.Attribute
-            and e.func.attr.value in TENSOR_ONLY_METHODS
-            for e in exprs
-        )
+        return any(self._made_as_a_tensor(e) for e in exprs)
+
+    def _made_as_a_tensor(self, expr: cst.BaseExpression) -> bool:
+        """Made by a method only tensors have (`img.unsqueeze(0)`), or by torch's tensor
+        builders through methods that keep a tensor one (`torch.LongTensor(ids).view(1,
+        -1)`, `Variable(x).cuda()`), whatever the builder was given."""
+        while type(expr) is cst.Call:
+            if (self.index.qualified_name(expr.func) or "") in TENSOR_MAKING_FUNCTIONS:
+                return True
+            if type(expr.func) is not cst.Attribute:
+                return False
+            method = expr.func.attr.value
+            if method in TENSOR_ONLY_METHODS:
+                return True
+            if method not in SAME_VALUE_STEPS and method not in VIEW_METHODS:
+                return False
+            expr = expr.func.value
+        return False
 
     def forward_of(self, call: cst.Call) -> cst.FunctionDef | None:
         """The `forward` method of this file's module class that `model(x)` (or
@@ -1172,10 +1222,13 @@ class ForwardAnalysis:
         if func is None:
             return None
         if func not in self._parameter_functions:
+            self._parameter_functions[func] = False  # asked again on a cycle of calls
             self._parameter_functions[func] = self._computes_from_parameters(func)
         if not self._parameter_functions[func]:
             return None
-        return func.name.value if type(func) is cst.FunctionDef else dotted_name(call.func)
+        if type(func) is cst.FunctionDef and not called_implicitly(func.name.value):
+            return func.name.value
+        return dotted_name(call.func)  # `detector(x)` runs `__call__`; a lambda's name
 
     def _function_run(self, call: cst.Call) -> cst.FunctionDef | cst.Lambda | None:
         """This file's function or lambda `call` runs: resolved by name, handed in as a
@@ -1283,9 +1336,13 @@ class ForwardAnalysis:
                 return True
             for node in self.index.walk(value):
                 if type(node) is cst.Call and (
-                    self.model_forward(node) is not None or self.handed_parameters(node) is not None
+                    self.model_forward(node) is not None
+                    or self.handed_parameters(node) is not None
+                    or self.parameter_function(node) is not None
                 ):
-                    return True  # a model's forward, or `net(X, w, b)` of a hand-written one
+                    # a model's forward, `net(X, w, b)` of a hand-written one, or another
+                    # function of this file that returns such a value
+                    return True
             if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
                 return True
         return False
@@ -1367,6 +1424,8 @@ class ForwardAnalysis:
             return True
         return (
             self._filled_with_parameters(name)
+            or self._loaded_and_run(expr, constructors, use)
+            or self._submodule_of_a_model(name, use)
             or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
             or self._handed_to_the_constructor(name, constructors, use)
@@ -1404,6 +1463,58 @@ class ForwardAnalysis:
         if not bindings or not all(type(b) is cst.Assign and len(b.targets) == 1 for b in bindings):
             return None
         return cast(list[cst.Assign], bindings)
+
+    def _loaded_and_run(
+        self, expr: cst.CSTNode, constructors: list[cst.CSTNode], use: cst.CSTNode
+    ) -> bool:
+        """`net = torch.load(path)`, then `net(x)`: what a checkpoint loader hands back
+        and the code calls is a whole pickled model, and a saved model holds weights.
+        Only a call of it in the scope says so: a loaded tensor or state dict is never
+        called."""
+        if not constructors:
+            return False
+        for value in constructors:
+            built = built_module_call(value)
+            if type(built) is not cst.Call:
+                return False
+            if not (self.index.qualified_name(built.func) or "").startswith(MODULE_LOADERS):
+                return False
+        name = dotted_name(expr)
+        scope = self.index.scope_of(use)
+        return any(
+            dotted_name(call.func) == name
+            for call in self.index.of_types_in(scope, cst.Call, into_functions=False)
+        )
+
+    def _submodule_of_a_model(self, name: str, use: cst.CSTNode) -> bool:
+        """`for layer in net.children(): x = layer(x)` (or `for _, m in
+        net.named_modules()`): every binding of `name` that reaches `use` is a loop over
+        the submodules of a model that holds parameters, which its layers then run."""
+        if "." in name:
+            return False
+        bindings = self.values.bindings_of(name, use)
+        if not bindings:
+            return False
+        for loop in bindings:
+            if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
+                return False
+            method = loop.iter.func
+            if type(method) is not cst.Attribute:
+                return False
+            target = loop.target
+            if method.attr.value in NAMED_SUBMODULE_ITERATORS:
+                if not (
+                    type(target) is cst.Tuple
+                    and len(target.elements) == 2
+                    and type(target.elements[1].value) is cst.Name
+                    and target.elements[1].value.value == name
+                ):
+                    return False
+            elif method.attr.value not in SUBMODULE_ITERATORS:
+                return False
+            if module_path(method.value) is None or not self.has_parameters(method.value, loop):
+                return False
+        return True
 
     def _walked_layers(self, name: str, use: cst.CSTNode) -> bool:
         """Is every binding of `name` that reaches `use` a `for` loop's target (a
@@ -1582,6 +1693,10 @@ class ForwardAnalysis:
                 return True if self.has_parameters(wrapped[0], value) else None
             finally:
                 self._unwrapping.discard(value)
+        if qualified in _NAMED_ELEMENT_BUILDERS:
+            # `nn.Sequential(OrderedDict([("fc", nn.Linear(4, 2)), ...]))`, and its
+            # elements where a loop over the Sequential reads them: the layers named
+            return self._any_with_parameters(_named_values(value))
         if qualified.startswith("torch.nn."):
             if last in WRAPPER_MODULES:
                 wrapped = positional_arguments(value)
@@ -1594,12 +1709,13 @@ class ForwardAnalysis:
                         flattened.extend(e.value for e in element.elements)
                     elif isinstance(element, (cst.ListComp, cst.GeneratorExp)):
                         flattened.append(element.elt)
+                    elif type(element) is cst.Dict:
+                        flattened.extend(_named_values(element))  # `nn.ModuleDict({...})`
                     else:
                         flattened.append(element)
                 if not flattened:
                     return None  # `nn.Sequential()`, filled later (_filled_with_parameters)
-                inner = {self._built_with_parameters(e) for e in flattened}
-                return True if True in inner else (None if None in inner else False)
+                return self._any_with_parameters(flattened)
             if any(
                 arg.keyword is not None
                 and arg.keyword.value in NO_AFFINE_FLAGS
@@ -1617,6 +1733,12 @@ class ForwardAnalysis:
         if self.summaries.builds_imported_module(value):
             return True
         return self._factory_builds_parameters(value)
+
+    def _any_with_parameters(self, elements: list[cst.CSTNode]) -> bool | None:
+        """A container of these: True when one of them builds weights, False when none
+        can, else None."""
+        inner = {self._built_with_parameters(e) for e in elements}
+        return True if True in inner else (None if None in inner else False)
 
     def _partial_class(self, call: cst.Call) -> cst.BaseExpression | None:
         """What a call of a name bound once to `functools.partial(Model, ...)` builds:

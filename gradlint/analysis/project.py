@@ -93,6 +93,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
+    MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
@@ -2604,16 +2605,22 @@ def resolve_module(
 _PROJECT_FOLDERS: dict[str, str | None] = {}
 
 
+# How far above a file its repository's marker is looked for: recipes and experiments
+# sit deep (`egs/arctic/vc2/local/evaluate.py`, `src/systems/pendulum/simulation/`) and
+# import the repository's packages from its root.
+_MARKER_DEPTH = 6
+
+
 def _project_folder(folder: str) -> str | None:
-    """The nearest folder at or above `folder` (three above at most) with a project
-    marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own packages
-    are importable from. Memoised per folder: every import of every file asks."""
+    """The nearest folder at or above `folder` (_MARKER_DEPTH above at most) with a
+    project marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own
+    packages are importable from. Memoised per folder: every import of every file asks."""
     with _MEMO_LOCK:
         if folder in _PROJECT_FOLDERS:
             return _PROJECT_FOLDERS[folder]
     found = None
     current = folder
-    for _ in range(4):
+    for _ in range(_MARKER_DEPTH + 1):
         if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
             found = current
             break
@@ -3268,13 +3275,10 @@ _FILES_MEMO: dict[str, tuple[list[str] | None, dict[str, int]]] = {}
 
 
 def project_root(path: str) -> str:
-    """The folder whose files may call into `path`: the nearest folder above it (three
-    at most) with a project marker, else the folder above its outermost package."""
-    here = Path(path).absolute().parent
-    for folder in (here, *list(here.parents)[:3]):
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
-            return str(folder)
-    return _package_root_of(str(here))
+    """The folder whose files may call into `path`: its repository's (_project_folder),
+    else the folder above its outermost package."""
+    here = str(Path(path).absolute().parent)
+    return _project_folder(here) or _package_root_of(here)
 
 
 def project_files(root: str) -> list[str] | None:
@@ -4567,15 +4571,17 @@ def _model_arguments(
     for position, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             break  # later positions are not known
+        arg = _module_handed_on(arg, imports)
         if isinstance(arg, ast.Name):
             passed.setdefault(arg.id, []).append(position)
         elif isinstance(arg, ast.Call):
             built.append((position, arg))
     for keyword in call.keywords:
-        if keyword.arg is not None and isinstance(keyword.value, ast.Name):
-            passed.setdefault(keyword.value.id, []).append(keyword.arg)
-        elif keyword.arg is not None and isinstance(keyword.value, ast.Call):
-            built.append((keyword.arg, keyword.value))
+        value = _module_handed_on(keyword.value, imports)
+        if keyword.arg is not None and isinstance(value, ast.Name):
+            passed.setdefault(value.id, []).append(keyword.arg)
+        elif keyword.arg is not None and isinstance(value, ast.Call):
+            built.append((keyword.arg, value))
     found_built = _built_model_arguments(built, builds, imports, builds_here)
     if not passed:
         return found_built
@@ -4633,6 +4639,25 @@ def _parameter_evidence(tree: ast.Module, scope: ast.AST) -> tuple[set[str], dic
                 constructed.setdefault(node.targets[0].id, []).append(node.value.func.id)
         found = memo[key] = (evidence, constructed)
     return found
+
+
+def _module_handed_on(arg: ast.expr, imports: ImportMap | None) -> ast.expr:
+    """The module an argument hands on, looked through the calls that return it or a
+    copy of it with its parameters (`copy.deepcopy(model)`, `model.to(device)`,
+    `model.eval()`): what the callee is then given, as analysis.forwards reads a
+    binding through them."""
+    while isinstance(arg, ast.Call):
+        func = arg.func
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_WRAPPING_METHODS:
+            arg = func.value
+            continue
+        name = ast_dotted_name(func)
+        qualified = imports.qualify(name) if name is not None and imports is not None else name
+        if qualified in MODULE_PRESERVING_FUNCTIONS and arg.args:
+            arg = arg.args[0]
+            continue
+        break
+    return arg
 
 
 def _built_model_arguments(
@@ -4771,12 +4796,15 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
             isinstance(parent, ast.Assign)
             and parent.value is node
             and len(parent.targets) == 1
-            and isinstance(parent.targets[0], ast.Name)
+            and (names := _ast_names_unpacked(parent.targets[0])) is not None
         ):
-            uses = _loads_in(scope, parent.targets[0].id, parents)
-            if uses is None:
-                return False
-            work.extend((use_node, detached) for use_node in uses)
+            # `img = sample(model)`, `out, (h, c) = decode(model, x)`: each name holds
+            # the value or a part of it
+            for name in names:
+                uses = _loads_in(scope, name, parents)
+                if uses is None:
+                    return False
+                work.extend((use_node, detached) for use_node in uses)
             continue
         else:
             if detached:
@@ -4798,11 +4826,27 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
     return ended
 
 
+def _ast_names_unpacked(target: ast.expr) -> list[str] | None:
+    """The names an assignment target binds, through nested tuples and lists; None when
+    a part goes elsewhere (an attribute, a subscript, a starred name)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return None
+    names: list[str] = []
+    for element in target.elts:
+        inner = _ast_names_unpacked(element)
+        if inner is None:
+            return None
+        names += inner
+    return names
+
+
 def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[ast.Name] | None:
     """The reads of `name` in `scope`'s own statements; None when another scope may read
-    it too (a nested function, a global, a module-level name)."""
-    if isinstance(scope, ast.Module):
-        return None  # any function of the file, or an importer, may read it
+    it too (a nested function or class, a `global` declaration). A module-level name
+    read only by the module's own statements (a script's `__main__` code, a notebook's
+    cells) is followed there."""
     reads = _scope_reads(scope)
     if name in reads.declared or name in reads.elsewhere:
         return None

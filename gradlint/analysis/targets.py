@@ -43,13 +43,13 @@ from gradlint.analysis.torch_api import (
     MODULE_WRAPPING_METHODS,
     OPTIMIZER_CLASSES,
     REDUCTIONS_WITH_INDICES,
-    REGRESSION_LOSS_MODULES,
     REGRESSION_LOSSES,
     SHAPE_ONLY_ARGUMENT_METHODS,
     SQUARING_FUNCTIONS,
     SQUARING_METHODS,
     SYMMETRIC_REGRESSION_LOSS_MODULES,
     SYMMETRIC_REGRESSION_LOSSES,
+    is_regression_loss,
 )
 from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
@@ -628,10 +628,7 @@ class LossTargets:
 
 
 def _is_loss_module(qualified: str) -> bool:
-    return (
-        qualified.startswith("torch.nn.")
-        and qualified.rsplit(".", 1)[-1] in REGRESSION_LOSS_MODULES
-    )
+    return not qualified.startswith(_FUNCTIONAL) and is_regression_loss(qualified)
 
 
 def _via(frame: _Frame | None) -> tuple[cst.Call, ...]:

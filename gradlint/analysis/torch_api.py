@@ -246,6 +246,8 @@ FRESH_TENSOR_FUNCTIONS = TENSOR_FACTORIES | NON_DIFFERENTIABLE_FUNCTIONS
 FRESH_TENSOR_MAKERS = FRESH_TENSOR_FUNCTIONS | frozenset(
     {"torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.normal"}
 )
+# Whatever they are given, what these return is a tensor (or they raise).
+TENSOR_MAKING_FUNCTIONS = FRESH_TENSOR_MAKERS | AS_TENSOR_FUNCTIONS | DATA_COPYING_FUNCTIONS
 # Methods that keep a fresh tensor fresh (`torch.zeros_like(x).uniform_(-e, e).cuda()`).
 FRESH_PRESERVING_METHODS = frozenset(
     {"requires_grad_", "uniform_", "normal_", "fill_", "zero_", "to", "cuda", "cpu"}
@@ -381,6 +383,10 @@ MODULE_WRAPPING_METHODS = SELF_RETURNING_MODULE_METHODS - {"requires_grad_"}
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 # Calls on a name that show it holds parameters (and their state).
 PARAMETER_HOLDING_METHODS = PARAMETER_ITERATORS | frozenset({"state_dict", "modules"})
+# nn.Module methods that hand out its submodules, alone or as the second item of a
+# `(name, module)` pair: `for layer in net.children(): x = layer(x)` runs its layers.
+SUBMODULE_ITERATORS = frozenset({"children", "modules"})
+NAMED_SUBMODULE_ITERATORS = frozenset({"named_children", "named_modules"})
 # nn.Module's own API: calling one of these is not a forward pass.
 MODULE_API = SELF_RETURNING_MODULE_METHODS | frozenset(
     {"parameters", "named_parameters", "buffers", "named_buffers", "children"}
@@ -801,6 +807,20 @@ REGRESSION_LOSS_MODULES = frozenset(
     {"MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss"}
     | {"BCEWithLogitsLoss", "CrossEntropyLoss"}
 )
+
+
+def is_regression_loss(qualified: str) -> bool:
+    """A loss of (input, target) whose target stands still, as torch.nn.functional names
+    it (`torch.nn.functional.mse_loss`) or as the module class that computes it
+    (`torch.nn.MSELoss`)."""
+    if qualified.startswith("torch.nn.functional."):
+        return qualified.rsplit(".", 1)[-1] in REGRESSION_LOSSES
+    return (
+        qualified.startswith("torch.nn.")
+        and qualified.rsplit(".", 1)[-1] in REGRESSION_LOSS_MODULES
+    )
+
+
 # Tensor methods and torch functions that square or take the size of a difference:
 # `(q - target).pow(2)`, `torch.square(q - target)`, the hand-written regression loss.
 # The regression losses that are symmetric in their two operands: `F.mse_loss(target, q)`
@@ -836,7 +856,7 @@ MODULE_RUNNING_FUNCTIONS = frozenset(
     {"torchdiffeq.odeint", "torchdiffeq.odeint_adjoint", "torchdiffeq.odeint_event"}
     | {"torchsde.sdeint", "torchsde.sdeint_adjoint", "torchcde.cdeint"}
 )
-MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
+MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})
 # Functions that hand back a module holding the parameters of the one given first (or a
 # copy of them), which still require grad: compiled, scripted, traced, copied, or
 # reparametrised (measured on torch 2.13: tests/test_torch_api.py builds each).
