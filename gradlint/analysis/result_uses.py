@@ -134,7 +134,8 @@ class ResultUses:
         self.tensors = tensors
         self.summaries = summaries
         self._reads: dict[str, list[cst.Name]] | None = None
-        self._declared: set[str] | None = None
+        # name -> the scopes that declare it global or nonlocal (_read_elsewhere)
+        self._declared: dict[str, list[tuple[cst.CSTNode, bool]]] | None = None
         self._read_elsewhere_memo: dict[tuple[cst.CSTNode, str], bool] = {}
         # The tables of scopes are keyed by id(scope): a scope is the file's module or
         # one of its functions or lambdas (index.scope_of), which the index keeps alive,
@@ -469,7 +470,7 @@ class ResultUses:
             return []  # an index into something else: the value's own graph ends here
         if type(parent) is cst.Element:
             holder = index.parent.get(parent)
-            if type(holder) is cst.Tuple:
+            if type(holder) is cst.Tuple or type(holder) is cst.List:
                 statement = index.parent.get(holder)
                 if type(statement) is cst.Return:
                     return self._returned_in_place(statement, holder, parent, detached, found)
@@ -824,12 +825,12 @@ class ResultUses:
     def _returned_in_place(
         self,
         statement: cst.Return,
-        returned: cst.Tuple,
+        returned: cst.Tuple | cst.List,
         element: cst.Element,
         detached: bool,
         found: NumberUses,
     ):
-        """The value is one place of a tuple returned (`return action_t, action_np`):
+        """The value is one place of a tuple or list returned (`return action_t, action_np`):
         followed, as _returned follows a value, into each call, and there to the name
         that place is unpacked into (`action_t, action = self._sample_action(s)`) or
         the index that reads it (`self._sample_action(s)[0]`)."""
@@ -909,15 +910,23 @@ class ResultUses:
 
     def _called_by_name_elsewhere(self, method: cst.FunctionDef, callers: list[cst.Call]) -> bool:
         """Is the method's name called in this file on an object other than those the
-        resolver tied to the method (`p.log_marginal(x)` with `p = Joint(...)`)?"""
+        resolver tied to the method (`p.log_marginal(x)` with `p = Joint(...)`)? A call
+        the resolver ties to another class's method of that name is not one
+        (`self.decoder.inference(x)` beside `Encoder.inference`)."""
         name = method.name.value
         known = {id(call) for call in callers}
-        return any(
-            type(call.func) is cst.Attribute
-            and call.func.attr.value == name
-            and id(call) not in known
-            for call in self.index.calls
-        )
+        summaries = self.summaries
+        for call in self.index.calls:
+            if (
+                type(call.func) is not cst.Attribute
+                or call.func.attr.value != name
+                or id(call) in known
+            ):
+                continue
+            resolved = summaries.function_run_by(call) if summaries is not None else None
+            if resolved is None or resolved is method:
+                return True
+        return False
 
     def _callers_elsewhere(self, func: cst.FunctionDef) -> list[MethodCall] | None:
         """The calls of the function in the project's other files, each of which only
@@ -1024,15 +1033,16 @@ class ResultUses:
                 and all(type(e) is cst.Element for e in target.elements)
             ):
                 elements = [e.value for e in target.elements]
-                if not all(type(e) is cst.Name for e in elements):
+                names = _names_unpacked(target)
+                if names is None:
                     raise _Escapes  # unpacked into attributes or subscripts: stored
-                indices = self._max_along_dimension(node) and len(elements) == 2
-                for position, element in enumerate(elements):
-                    assert type(element) is cst.Name
-                    if indices and position == 1:
-                        found.numbers.append(element)  # `_, predicted = out.max(1)`
-                        continue
-                    out.extend(self._uses_of(statement, element.value, detached))
+                if len(elements) == 2 and self._max_along_dimension(node):
+                    if type(elements[1]) is cst.Name:
+                        found.numbers.append(elements[1])  # `_, predicted = out.max(1)`
+                        names = _names_unpacked(elements[0]) or []
+                for name in names:
+                    # `out, (h, c) = lstm(x)`: each name holds a part of the result
+                    out.extend(self._uses_of(statement, name.value, detached))
             else:
                 raise _Escapes  # stored in an attribute or a container
         return out
@@ -1040,19 +1050,11 @@ class ResultUses:
     def _iterated(self, loop: cst.For | cst.CompFor, detached: bool):
         """The value is iterated: follow the uses of the names its elements are bound
         to (`for hid in hidden: print(hid.size())`)."""
-        target = loop.target
-        names: list[cst.BaseExpression]
-        if type(target) is cst.Name:
-            names = [target]
-        elif isinstance(target, (cst.Tuple, cst.List)) and all(
-            type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements
-        ):
-            names = [e.value for e in target.elements]
-        else:
+        names = _names_unpacked(loop.target)
+        if names is None:
             raise _Escapes  # bound to attributes or subscripts: stored
         out: list[tuple[cst.CSTNode, bool]] = []
         for name in names:
-            assert type(name) is cst.Name
             if type(loop) is cst.CompFor:
                 out.extend((use, detached) for use in self._comprehension_uses(loop, name.value))
             else:
@@ -1122,23 +1124,41 @@ class ResultUses:
         Those reads see the value without a def-use chain to follow."""
         if self._reads is None:
             reads: dict[str, list[cst.Name]] = {}
-            declared: set[str] = set()
+            declared: dict[str, list[tuple[cst.CSTNode, bool]]] = {}
             for node in self.index.of_types(cst.Name, cst.Global, cst.Nonlocal):
                 if type(node) is cst.Name:
                     reads.setdefault(node.value, []).append(node)
                 else:
-                    declared.update(item.name.value for item in node.names)
+                    where = (self.index.scope_of(node), type(node) is cst.Global)
+                    for item in node.names:
+                        declared.setdefault(item.name.value, []).append(where)
             self._reads, self._declared = reads, declared
         assert self._declared is not None
-        if name in self._declared:
-            return True
         scope = self.index.scope_of(binding)
+        if any(
+            self._declaration_reaches(scope, declarer, is_global)
+            for declarer, is_global in self._declared.get(name, ())
+        ):
+            return True
         # the answer is the scope's, whichever of its bindings asks
         key = (scope, name)
         found = self._read_elsewhere_memo.get(key)
         if found is None:
             found = self._read_elsewhere_memo[key] = self._read_outside(scope, name)
         return found
+
+    def _declaration_reaches(
+        self, scope: cst.CSTNode, declarer: cst.CSTNode, is_global: bool
+    ) -> bool:
+        """Does a `global`/`nonlocal` declaration in `declarer` make the name bound in
+        `scope` shared with other scopes? A module's name, by any `global`; a function's,
+        by its own declaration or a nested function's `nonlocal`. Another function's
+        `global x` is about the module's `x`, not this function's local one."""
+        if scope is self.index.module:
+            return is_global
+        if declarer is scope:
+            return True
+        return not is_global and self.index.is_inside(declarer, scope)
 
     def _read_outside(self, scope: cst.CSTNode, name: str) -> bool:
         assert self._reads is not None
@@ -1275,6 +1295,24 @@ def _values_and_indices(node: cst.CSTNode) -> bool:
     if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
         return False
     return node.func.attr.value in VALUES_AND_INDICES_METHODS
+
+
+def _names_unpacked(target: cst.BaseExpression) -> list[cst.Name] | None:
+    """The names a target binds, through nested tuples and lists (`out, (h, c) = ...`);
+    None when a part is stored elsewhere (an attribute, a subscript, a starred name)."""
+    if type(target) is cst.Name:
+        return [target]
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names: list[cst.Name] = []
+    for element in target.elements:
+        if type(element) is not cst.Element:
+            return None
+        inner = _names_unpacked(element.value)
+        if inner is None:
+            return None
+        names += inner
+    return names
 
 
 def _integer_index(subscript: cst.Subscript) -> int | None:

@@ -1,0 +1,52 @@
+"""Where the parts of a forward's result go (analysis/result_uses.py): names unpacked
+through nested tuples (`out, (h, c) = lstm(x)`), a list returned place by place, a loss
+module built where it is called, and a `global` declared by another function, which
+says nothing of this function's own local name."""
+
+import torch
+from torch import nn
+
+lstm = nn.LSTM(4, 8)
+actor = nn.Linear(4, 2)
+action_probs = None
+
+
+def last_hidden_norm(x):
+    out, (h, c) = lstm(x)  # error: GL012
+    return out.mean().item() + h.norm().item()
+
+
+def kept_state(x):
+    out, (h, c) = lstm(x)
+    return out.mean().item(), (h, c)  # the state goes back to the caller, graph and all
+
+
+def predictions(x):
+    logits, (h, c) = lstm(x)  # error: GL012
+    return [logits.argmax(-1), h.detach()]
+
+
+def inline_loss(model, x, y):
+    model.eval()
+    out = model(x)  # error: GL004
+    return nn.CrossEntropyLoss()(out, y).item()
+
+
+def sample(state):
+    action_probs = actor(state)  # error: GL012
+    return action_probs.multinomial(1).item()
+
+
+def remember(state):
+    global action_probs
+    action_probs = actor(state).softmax(-1)
+
+
+for step in range(3):
+    print(last_hidden_norm(torch.randn(5, 1, 4)))
+    print(kept_state(torch.randn(5, 1, 4)))
+    chosen, hidden = predictions(torch.randn(5, 1, 4))
+    print(chosen.tolist(), hidden.sum().item())
+    print(inline_loss(actor, torch.randn(3, 4), torch.tensor([0, 1, 0])))
+    print(sample(torch.randn(4)))
+    remember(torch.randn(4))
