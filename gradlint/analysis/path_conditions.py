@@ -755,6 +755,8 @@ def loop_constants(loop: cst.For) -> tuple[str, list[tuple[cst.CSTNode, Constant
         target = target.elements[0].value
     elif method not in (None, "keys"):
         return None
+    if type(target) is cst.Tuple and method is None:
+        return _constant_place(target, iterable)
     if type(target) is not cst.Name:
         return None
     elements = (
@@ -774,6 +776,38 @@ def _constant_keys(literal: cst.Dict) -> list[tuple[cst.CSTNode, Constant]]:
             return []
         found.append((element.key, constant))
     return found
+
+
+def _constant_place(
+    target: cst.Tuple, iterable: cst.BaseExpression
+) -> tuple[str, list[tuple[cst.CSTNode, Constant]]] | None:
+    """For a loop unpacking a literal of tuples (`for train, loader in [(True, a),
+    (False, b)]:`), the first name of the target whose place holds a constant in every
+    tuple, with those constants."""
+    if type(iterable) is not cst.List and type(iterable) is not cst.Tuple:
+        return None
+    size = len(target.elements)
+    rows: list[list[cst.BaseExpression]] = []
+    for element in iterable.elements:
+        written = element.value if type(element) is cst.Element else None
+        if type(written) is not cst.Tuple or len(written.elements) != size:
+            return None
+        if any(type(e) is not cst.Element for e in written.elements):
+            return None
+        rows.append([e.value for e in written.elements])
+    for place, name in enumerate(target.elements):
+        if type(name) is not cst.Element or type(name.value) is not cst.Name:
+            continue
+        found: list[tuple[cst.CSTNode, Constant]] = []
+        for row in rows:
+            constant = constant_of(row[place])
+            if constant is None:
+                break
+            found.append((row[place], constant))
+        else:
+            if found:
+                return name.value.value, found
+    return None
 
 
 def _constant_elements(iterable: cst.BaseExpression) -> list[tuple[cst.CSTNode, Constant]]:
@@ -860,7 +894,7 @@ class FlagPaths:
             return []  # nothing a flag could skip: the plain question decides
         switches = self._switches(self.index.scope_of(forward), model)
         found: list[FlagPath] = []
-        for site, call, failing, describe in candidates:
+        for site, call, failing, describe, values in candidates:
             if self._gradless_on_path(forward, failing):
                 continue
             skipped: list[Condition] = []
@@ -870,12 +904,15 @@ class FlagPaths:
                     break
                 skipped.extend(kept)
             else:
-                mode = self._mode_on_path(switches, model, forward, failing, call)
+                mode = self._mode_on_path(switches, model, forward, failing, call, values)
                 if mode is None:
                     continue  # train or eval, depending on the way through the function
                 switch, trained, unrun = mode
                 label = f"{describe(skipped + unrun)}, outside no_grad"
-                found.append(FlagPath(site, call, label, switch, trained, failing))
+                # one iteration of a loop around the call: the call also runs the
+                # others, which may train, so there is no call to wrap
+                wrapped = call if values is None else None
+                found.append(FlagPath(site, wrapped, label, switch, trained, failing))
         return found
 
     def _gradless_on_path(
@@ -907,7 +944,7 @@ class FlagPaths:
         return lambda node: not failing(node)
 
     def _call_candidates(self, forward: cst.Call) -> list[tuple]:
-        """(site, call, failing, describe) for each recording call of the forward's
+        """(site, call, failing, describe, values) for each recording call of the forward's
         function in which the forward may run."""
         conditions = self.conditions
         func = self.index.scope_of(forward)
@@ -939,7 +976,7 @@ class FlagPaths:
                     def describe_in(found, param=param, variable=variable, value=value):
                         return f"called here with {param}={value.text} (`{variable}` of the loop)"
 
-                    found.append((site, site, failing_in, describe_in))
+                    found.append((site, site, failing_in, describe_in, values))
                 continue
 
             def failing(node, site=site):
@@ -948,11 +985,11 @@ class FlagPaths:
             def describe(found, site=site, func=func):
                 return f"called here with {conditions.describe(found, site, func)}"
 
-            found.append((site, site, failing, describe))
+            found.append((site, site, failing, describe, None))
         return found
 
     def _loop_candidates(self, forward: cst.Call) -> list[tuple]:
-        """(element, None, failing, describe) for each iteration of a loop over
+        """(element, None, failing, describe, None) for each iteration of a loop over
         constants around the forward in which the forward may run."""
         conditions = self.conditions
         found: list[tuple] = []
@@ -971,7 +1008,7 @@ class FlagPaths:
                 def describe(found, name=name, value=value):
                     return f"the loop runs with {name}={value.text} here"
 
-                found.append((element, None, failing, describe))
+                found.append((element, None, failing, describe, None))
         return found
 
     def _switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:
@@ -988,12 +1025,13 @@ class FlagPaths:
         use: cst.CSTNode,
         failing: Callable[[cst.CSTNode], list[Condition]],
         site: cst.Call | None,
+        values: dict[str, Constant] | None = None,
     ) -> tuple[ModeSwitch | None, bool, list[Condition]] | None:
         """(the eval switch that holds at `use` on the path, whether a train switch
         holds there instead, the conditions that kept the other switches from
         running); None when the switches that run and reach it disagree. With no switch
         of the function's own on the way, the caller's: the argument the call `site`
-        passes for `model` in eval mode there."""
+        passes for `model` in eval mode there. `values`: the flags the path gives."""
         skipped: list[Condition] = []
         running: list[ModeSwitch] = []
         for switch in switches:
@@ -1008,7 +1046,7 @@ class FlagPaths:
             caller = self._callers_switch(model, use, site) if site is not None else None
             return caller, False, skipped
         # `model.train(training)`: the mode the call's flag picks
-        evals = [self._to_eval(s, site) for s in chosen]
+        evals = [self._to_eval(s, site, values) for s in chosen]
         if any(e is None for e in evals):
             return None
         if all(
@@ -1020,11 +1058,17 @@ class FlagPaths:
             return None, True, skipped
         return None
 
-    def _to_eval(self, switch: ModeSwitch, site: cst.Call | None) -> bool | None:
+    def _to_eval(
+        self, switch: ModeSwitch, site: cst.Call | None, values: dict[str, Constant] | None
+    ) -> bool | None:
         """Does the switch put the model in eval mode on the way through its function
-        that `site` takes? None when its flag is not known there."""
+        that `site` takes (`values`: the flags one iteration of a loop around the site
+        gives it)? None when its flag is not known there."""
         if switch.flag is None:
             return switch.to_eval
+        if values is not None and switch.flag in values:
+            literal = values[switch.flag].literal
+            return not literal if literal is True or literal is False else None
         func = self.index.scope_of(switch.anchor)
         if site is None or type(func) is not cst.FunctionDef:
             return None

@@ -171,7 +171,8 @@ class EvalWithoutNoGrad(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
         modes = facts.train_mode
-        if not modes.has_eval_switch():
+        flagged = [s for s in modes.switches() if s.flag is not None]
+        if not modes.has_eval_switch() and not flagged:
             return
         index = facts.index
         self._flag_checked: set[cst.Call] = set()
@@ -182,6 +183,11 @@ class EvalWithoutNoGrad(Rule):
             # a helper picked by a flag, handed the model this scope switched to eval
             for forward, param in facts.flag_paths.forwards_of_arguments(scope, models):
                 self._check_flag_paths(forward, param)
+        # `model.train(train)` in a shared epoch: the ways its callers take through it
+        for switch in flagged:
+            for call, model, at in self._forwards(index.scope_of(switch.anchor), {switch.model}):
+                if at is call:
+                    self._check_flag_paths(call, model)
 
     def _forwards(self, scope: cst.CSTNode, models: set[str]):
         """(call, model, point) for each forward of an eval'd model in scope: direct

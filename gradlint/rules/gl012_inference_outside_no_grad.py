@@ -432,10 +432,12 @@ class InferenceOutsideNoGrad(Rule):
                 continue  # a model's own forward is the pass above's
             # cheapest first: most calls run no helper that runs a forward
             models = list(forwards.inference_receivers(call))
-            for argument in forwards.inference_arguments(call):
-                passed = module_path(argument)
-                if passed is not None and passed not in models:
-                    models.append(passed)
+            # only an argument that names something can be a model handed over
+            if any(module_path(arg.value) is not None for arg in call.args):
+                for argument in forwards.inference_arguments(call):
+                    passed = module_path(argument)
+                    if passed is not None and passed not in models:
+                        models.append(passed)
             if not models or not self._records(call) or forwards.model_forward(call):
                 continue
             helper = facts.summaries.resolve(call)
