@@ -581,6 +581,9 @@ class NotebookPython:
     # Per line of `text`: (index of its cell in notebook.cells, row in the cell, columns
     # the text leaves out of that row).
     rows: tuple[tuple[int, int, int], ...]
+    # A code cell left out, or an exercise's blank (`<YOUR CODE>`) read as `...`: code
+    # the notebook will hold that no reading of it sees (another call, another use).
+    incomplete: bool = False
 
     def span(
         self, line: int, column: int, end_line: int, end_column: int
@@ -609,10 +612,13 @@ def notebook_python(text: str) -> NotebookPython | None:
         return None
     parts: list[str] = []
     rows: list[tuple[int, int, int]] = []
+    incomplete = False
     for index, cell in enumerate(notebook.cells):
         if not cell.is_code:
             continue
         python = cell_python(cell.source)
+        if python.problem is not None or _BLANK.search(cell.source):
+            incomplete = True
         if python.problem is not None or not python.text.strip():
             continue
         parts.append(python.text if python.text.endswith(("\n", "\r")) else python.text + "\n")
@@ -620,4 +626,4 @@ def notebook_python(text: str) -> NotebookPython | None:
         for row, line in enumerate(original, start=1):
             shift = len(python.indent) if python.indent and line.startswith(python.indent) else 0
             rows.append((index, row, shift))
-    return NotebookPython("".join(parts), notebook, tuple(rows))
+    return NotebookPython("".join(parts), notebook, tuple(rows), incomplete)

@@ -141,3 +141,18 @@ def test_a_module_level_name_a_function_reads_may_keep_the_graph(tmp_path):
     kept = SAMPLE + "\n\n    def keep():\n        return decoded\n"
     write(tmp_path, {"vqvae.py": MODEL, "sample.py": kept})
     assert _preview_findings(tmp_path / "vqvae.py") == []
+
+
+def test_a_notebook_caller_with_a_blank_to_fill_says_nothing_sure(tmp_path):
+    from test_project import notebook
+
+    write(tmp_path, {"vqvae.py": MODEL})
+    cells = (
+        "import torch\nfrom vqvae import VQVAE\nmodel = VQVAE()\n",
+        "decoded = model.decode_code(torch.randn(2, 4))\nprint(decoded.mean().item())\n",
+    )
+    notebook(tmp_path, "explore.ipynb", *cells)
+    assert _preview_findings(tmp_path / "vqvae.py") == [(13, "GL012")]
+    # an exercise's blank may hold another call of the method, or another use of it
+    notebook(tmp_path, "explore.ipynb", *cells, "loss = <YOUR CODE>\nloss.backward()\n")
+    assert _preview_findings(tmp_path / "vqvae.py") == []

@@ -4466,7 +4466,9 @@ def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[Met
         parsed = _recently_parsed(call.path)
         if parsed is None:
             return None
-        tree = parsed[0]
+        tree, _, cells = parsed
+        if cells is not None and cells.incomplete:
+            return None  # a cell left out, or a blank to fill, may use it otherwise
         node = _call_at(call, query.method, *parsed)
         if node is None or not _read_as_numbers(node, _parents(tree), ast_import_map(tree)):
             return None

@@ -38,7 +38,7 @@ import libcst as cst
 
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, own_method
+from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, keyword_is_true, own_method
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import (
     MethodCall,
@@ -59,6 +59,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     ELEMENT_STORING_METHODS,
+    FRESH_TENSOR_FUNCTIONS,
     GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     INDEX_METHODS,
@@ -67,6 +68,7 @@ from gradlint.analysis.torch_api import (
     MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
+    NUMPY_BUFFER_BUILDERS,
     PARAMETERLESS_LAYERS,
     REQUIRES_GRAD_METHOD,
     RESULT_PRESERVING_DECORATORS,
@@ -1043,9 +1045,40 @@ class ResultUses:
                 for name in names:
                     # `out, (h, c) = lstm(x)`: each name holds a part of the result
                     out.extend(self._uses_of(statement, name.value, detached))
+            elif (
+                type(target) is cst.Subscript
+                and type(target.value) is cst.Name
+                and type(statement) is cst.Assign
+            ):
+                out.extend(
+                    self._written_into_a_buffer(statement, target.value.value, detached, found)
+                )
             else:
                 raise _Escapes  # stored in an attribute or a container
         return out
+
+    def _written_into_a_buffer(
+        self, statement: cst.Assign, name: str, detached: bool, found: NumberUses
+    ) -> list[tuple[cst.CSTNode, bool]]:
+        """`preds[i] = model(x)` into a buffer made in this scope: a numpy array (`preds
+        = np.zeros(n)`) copies the values out (and raises on a value of more than one
+        element that requires grad); a fresh tensor (`preds = torch.zeros(n)`) becomes part of the graph, and the value
+        goes where the buffer is read afterwards. Any other container: an escape."""
+        bindings = self.values.reaching_bindings(name, statement)
+        makers = {_buffer_maker(self.index, b, name) for b in bindings}
+        if not bindings or None in makers or len(makers) != 1:
+            raise _Escapes
+        if makers == {"numpy"}:
+            # a one-element tensor is converted with a warning, a larger one raises (on
+            # torch 2.13): the size is not known here, so no crash is claimed
+            found.numbers.append(statement)
+            return []
+        reads: list[tuple[cst.CSTNode, bool]] = []
+        for binding in bindings:
+            for use, was_detached in self._uses_of(binding, name, detached):
+                if not _stored_into(self.index, use):  # `preds[j] = ...`: another write
+                    reads.append((use, was_detached))
+        return reads
 
     def _iterated(self, loop: cst.For | cst.CompFor, detached: bool):
         """The value is iterated: follow the uses of the names its elements are bound
@@ -1328,6 +1361,31 @@ def _is_dimension(expr: cst.CSTNode) -> bool:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     return type(expr) is cst.Integer
+
+
+def _buffer_maker(index: FileIndex, binding: cst.CSTNode, name: str) -> str | None:
+    """ "numpy" for `name = np.zeros(n)` (NUMPY_BUFFER_BUILDERS), "torch" for `name =
+    torch.zeros(n)` (a fresh tensor), else None."""
+    if type(binding) is not cst.Assign or len(binding.targets) != 1:
+        return None
+    target = binding.targets[0].target
+    value = binding.value
+    if type(target) is not cst.Name or target.value != name or type(value) is not cst.Call:
+        return None
+    qualified = index.qualified_name(value.func) or ""
+    if qualified in NUMPY_BUFFER_BUILDERS:
+        return "numpy"
+    if qualified in FRESH_TENSOR_FUNCTIONS and not keyword_is_true(value, "requires_grad"):
+        return "torch"
+    return None
+
+
+def _stored_into(index: FileIndex, use: cst.CSTNode) -> bool:
+    """Is the read the container of a subscript written to (`preds[j] = ...`)?"""
+    subscript = index.parent.get(use)
+    if type(subscript) is not cst.Subscript or subscript.value is not use:
+        return False
+    return type(index.parent.get(subscript)) in (cst.AssignTarget, cst.AugAssign)
 
 
 def _makes_an_empty_list(binding: cst.CSTNode, name: str) -> bool:

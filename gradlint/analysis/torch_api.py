@@ -246,6 +246,14 @@ FRESH_TENSOR_FUNCTIONS = TENSOR_FACTORIES | NON_DIFFERENTIABLE_FUNCTIONS
 FRESH_TENSOR_MAKERS = FRESH_TENSOR_FUNCTIONS | frozenset(
     {"torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.normal"}
 )
+# numpy's builders of an array to fill (`preds = np.zeros(n)`, then `preds[i] = ...`):
+# writing a tensor that requires grad into one copies its values out; one of more than
+# one element raises "Can't call numpy() on Tensor that requires grad" (measured on
+# torch 2.13; a one-element tensor converts, with a warning).
+NUMPY_BUFFER_BUILDERS = frozenset(
+    f"numpy.{name}"
+    for name in ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like")
+)
 # Whatever they are given, what these return is a tensor (or they raise).
 TENSOR_MAKING_FUNCTIONS = FRESH_TENSOR_MAKERS | AS_TENSOR_FUNCTIONS | DATA_COPYING_FUNCTIONS
 # Methods that keep a fresh tensor fresh (`torch.zeros_like(x).uniform_(-e, e).cuda()`).

@@ -26,6 +26,6 @@ class Stepper(nn.Module):
         grid = torch.zeros(x.size(0), horizon, 3)
         state = x
         for k in range(horizon):
-            state = self.step(state)  # error: GL015
+            state = self.step(state)  # error: GL015, GL012
             grid[:, k, :] = state
         return grid.tolist()

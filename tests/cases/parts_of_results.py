@@ -1,8 +1,11 @@
 """Where the parts of a forward's result go (analysis/result_uses.py): names unpacked
 through nested tuples (`out, (h, c) = lstm(x)`), a list returned place by place, a loss
-module built where it is called, and a `global` declared by another function, which
-says nothing of this function's own local name."""
+module built where it is called, a buffer made in the function and written element by
+element (a numpy array copies the values out; a fresh tensor goes where it is read),
+and a `global` declared by another function, which says nothing of this function's own
+local name."""
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -30,6 +33,27 @@ def inline_loss(model, x, y):
     model.eval()
     out = model(x)  # error: GL004
     return nn.CrossEntropyLoss()(out, y).item()
+
+
+def predictions_into_a_tensor(xs):
+    preds = torch.zeros(len(xs))
+    for i in range(len(xs)):
+        preds[i] = actor(xs[i]).sum()  # error: GL012
+    return preds.mean().item()
+
+
+def predictions_into_an_array(xs):
+    grid = np.zeros(len(xs))
+    for i in range(len(xs)):
+        grid[i] = actor(xs[i]).sum()  # error: GL012
+    return grid.sum()
+
+
+def losses_into_a_tensor_then_trained(xs):
+    losses = torch.zeros(len(xs))
+    for i in range(len(xs)):
+        losses[i] = actor(xs[i]).pow(2).sum()
+    losses.mean().backward()
 
 
 def sample(state):
