@@ -5,20 +5,7 @@ what `Model.inference` returns is followed to its caller in another file."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from test_project import write
-
-from gradlint.config import Config
-from gradlint.engine import lint_file
-
-
-def findings(path: Path) -> list[tuple[int, str]]:
-    # following a result into another file's callers is a preview behaviour
-    result = lint_file(path, Config(preview=True))
-    assert result.error is None, result.error
-    return [(d.start.line, d.code) for d in result.diagnostics]
-
+from test_project import preview_findings, write
 
 MODEL = """
     from torch import nn
@@ -72,10 +59,10 @@ RUN = """
 
 def test_another_classs_method_of_the_same_name_is_not_a_caller(tmp_path):
     write(tmp_path, {"model.py": MODEL, "run.py": RUN})
-    assert findings(tmp_path / "model.py") == [(36, "GL012")]
+    assert preview_findings(tmp_path / "model.py") == [(36, "GL012")]
 
 
 def test_a_call_on_an_object_of_unknown_class_may_be_a_caller(tmp_path):
     unknown = MODEL + "\n\n    def score(net, x):\n        return net.inference(x).sum()\n"
     write(tmp_path, {"model.py": unknown, "run.py": RUN})
-    assert findings(tmp_path / "model.py") == []
+    assert preview_findings(tmp_path / "model.py") == []

@@ -51,6 +51,16 @@ def findings(path: Path) -> list[tuple[int, str]]:
     return [(d.start.line, d.code) for d in result.diagnostics]
 
 
+def preview_findings(path: Path) -> list[tuple[int, str]]:
+    """findings, with the preview behaviours on (a result followed into another file's
+    callers is one)."""
+    from gradlint.config import Config
+
+    result = lint_file(path, Config(preview=True))
+    assert result.error is None, result.error
+    return [(d.start.line, d.code) for d in result.diagnostics]
+
+
 @pytest.mark.parametrize(
     ("files", "import_line", "call"),
     [

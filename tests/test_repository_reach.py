@@ -5,10 +5,7 @@ a copy of its model (`copy.deepcopy(model)`, `model.to(device)`) rather than the
 
 from __future__ import annotations
 
-from test_project import findings, write
-
-from gradlint.config import Config
-from gradlint.engine import lint_file
+from test_project import findings, preview_findings, write
 
 SIMULATION = """
     import torch
@@ -126,21 +123,15 @@ SAMPLE = """
 """
 
 
-def _preview_findings(path):
-    result = lint_file(path, Config(preview=True))
-    assert result.error is None, result.error
-    return [(d.start.line, d.code) for d in result.diagnostics]
-
-
 def test_a_method_returning_to_a_scripts_module_level_code_is_followed_there(tmp_path):
     write(tmp_path, {"vqvae.py": MODEL, "sample.py": SAMPLE})
-    assert _preview_findings(tmp_path / "vqvae.py") == [(13, "GL012")]
+    assert preview_findings(tmp_path / "vqvae.py") == [(13, "GL012")]
 
 
 def test_a_module_level_name_a_function_reads_may_keep_the_graph(tmp_path):
     kept = SAMPLE + "\n\n    def keep():\n        return decoded\n"
     write(tmp_path, {"vqvae.py": MODEL, "sample.py": kept})
-    assert _preview_findings(tmp_path / "vqvae.py") == []
+    assert preview_findings(tmp_path / "vqvae.py") == []
 
 
 def test_a_notebook_caller_with_a_blank_to_fill_says_nothing_sure(tmp_path):
@@ -152,7 +143,7 @@ def test_a_notebook_caller_with_a_blank_to_fill_says_nothing_sure(tmp_path):
         "decoded = model.decode_code(torch.randn(2, 4))\nprint(decoded.mean().item())\n",
     )
     notebook(tmp_path, "explore.ipynb", *cells)
-    assert _preview_findings(tmp_path / "vqvae.py") == [(13, "GL012")]
+    assert preview_findings(tmp_path / "vqvae.py") == [(13, "GL012")]
     # an exercise's blank may hold another call of the method, or another use of it
     notebook(tmp_path, "explore.ipynb", *cells, "loss = <YOUR CODE>\nloss.backward()\n")
-    assert _preview_findings(tmp_path / "vqvae.py") == []
+    assert preview_findings(tmp_path / "vqvae.py") == []
