@@ -92,6 +92,7 @@ class TensorFacts:
         self._resolving: set[cst.CSTNode] = set()
         self._resolving_names: set[str] = set()
         self._expanding: set[cst.CSTNode] = set()  # loops whose elements are being read
+        self._aliases_followed: set[cst.Assign] = set()  # _through_alias asked again
         self._aliasing = False
         self._switch_cache: dict[cst.CSTNode, list[tuple[int, str, bool]]] = {}
         self._self_values: dict[cst.ClassDef, dict[str, list[cst.CSTNode]]] = {}
@@ -693,12 +694,26 @@ class TensorFacts:
                 if type(node) is cst.Assign:
                     value = _value_bound_to(node, name)
                     if value is not None:
-                        constructors.append(value)
+                        constructors.extend(self._through_alias(value, node))
                 elif type(node) is cst.For or type(node) is cst.CompFor:
                     constructors.extend(self._element_constructors(node, name))
         if not constructors and type(expr) is cst.Attribute:
             return self._instance_attribute_values(expr, use)
         return constructors
+
+    def _through_alias(self, value: cst.CSTNode, binding: cst.Assign) -> list[cst.CSTNode]:
+        """`policy = self.policy` in a method (or `net = agent.net`): a local name for a
+        module held elsewhere is built where that is; any other value is its own."""
+        if type(value) is not cst.Attribute or dotted_name(value) is None:
+            return [value]
+        if binding in self._aliases_followed:
+            return [value]
+        self._aliases_followed.add(binding)
+        try:
+            held = self.module_constructors(value, binding)
+        finally:
+            self._aliases_followed.discard(binding)
+        return held or [value]
 
     def _element_constructors(self, loop: cst.For | cst.CompFor, name: str) -> list[cst.CSTNode]:
         """What builds each element a loop hands `name`, where it walks a list or tuple
