@@ -66,7 +66,6 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_METHODS,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
-    MODULE_LOADERS,
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_RUNNING_FUNCTIONS,
@@ -83,6 +82,7 @@ from gradlint.analysis.torch_api import (
     SUBMODULE_ITERATORS,
     TENSOR_MAKING_FUNCTIONS,
     TENSOR_ONLY_METHODS,
+    TRAINED_MODEL_LOADERS,
     VIEW_METHODS,
     WRAPPER_MODULES,
     builds_model_with_weights,
@@ -1477,7 +1477,8 @@ class ForwardAnalysis:
             built = built_module_call(value)
             if type(built) is not cst.Call:
                 return False
-            if not (self.index.qualified_name(built.func) or "").startswith(MODULE_LOADERS):
+            qualified = self.index.qualified_name(built.func) or ""
+            if not qualified.startswith(TRAINED_MODEL_LOADERS):
                 return False
         name = dotted_name(expr)
         scope = self.index.scope_of(use)

@@ -644,6 +644,10 @@ MODE_ARGUMENT_FUNCTIONALS = frozenset(
 )
 # Calls that return a module built out of sight: loaded from a file or a hub.
 MODULE_LOADERS = ("torch.load", "torch.hub.load", "torch.jit.load")
+# Of those, the ones whose model comes back as it was trained, its parameters requiring
+# grad: a pickled nn.Module, a hub model. A TorchScript file is often exported frozen for
+# inference (`torch.jit.freeze`, `optimize_for_inference`), its weights then constants.
+TRAINED_MODEL_LOADERS = ("torch.load", "torch.hub.load")
 # Calls that hand back an object whose class is imported by name, out of sight of the
 # file's imports: an unpickled model, a module imported from a string.
 OBJECT_LOADERS = (

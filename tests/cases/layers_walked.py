@@ -2,7 +2,7 @@
 (analysis/forwards.py): a Sequential built from an `OrderedDict` of named layers, a
 `ModuleDict` display, the layers handed out by `children()` / `named_children()`, a
 checkpoint loader's result the code calls (a pickled model; a loaded tensor is never
-called), and a legacy tensor constructor's output handed to a held model's method."""
+called; a TorchScript file may be frozen), and a legacy tensor constructor's output handed to a held model's method."""
 
 from collections import OrderedDict
 
@@ -46,6 +46,11 @@ def accuracy_of_checkpoint(path, batches):
     for x, y in batches:
         correct += (net(x).argmax(1) == y).sum().item()  # error: GL012
     return correct
+
+
+def segment(image):
+    seg_model = torch.jit.load("segmenter.ts")  # often frozen for inference: weights constants
+    return seg_model(image).argmax(1).cpu().numpy()
 
 
 def nearest(q):

@@ -49,6 +49,14 @@ def predictions_into_an_array(xs):
     return grid.sum()
 
 
+def td_targets_into_a_buffer(states, next_states, rewards, mask):
+    q = actor(states).max(1)[0]
+    next_values = torch.zeros(len(rewards))
+    next_values[mask] = actor(next_states).max(1)[0].detach()  # error: GL012
+    target = rewards + 0.99 * next_values
+    torch.nn.functional.smooth_l1_loss(q, target).backward()
+
+
 def losses_into_a_tensor_then_trained(xs):
     losses = torch.zeros(len(xs))
     for i in range(len(xs)):
