@@ -4648,18 +4648,15 @@ def _module_handed_on(arg: ast.expr, imports: ImportMap | None) -> ast.expr:
     copy of it with its parameters (`copy.deepcopy(model)`, `model.to(device)`,
     `model.eval()`): what the callee is then given, as analysis.forwards reads a
     binding through them."""
-    while isinstance(arg, ast.Call):
-        func = arg.func
-        if isinstance(func, ast.Attribute) and func.attr in MODULE_WRAPPING_METHODS:
-            arg = func.value
-            continue
-        name = ast_dotted_name(func)
+    while True:
+        arg = ast_called_through(arg, MODULE_WRAPPING_METHODS)
+        if not isinstance(arg, ast.Call) or not arg.args:
+            return arg
+        name = ast_dotted_name(arg.func)
         qualified = imports.qualify(name) if name is not None and imports is not None else name
-        if qualified in MODULE_PRESERVING_FUNCTIONS and arg.args:
-            arg = arg.args[0]
-            continue
-        break
-    return arg
+        if qualified not in MODULE_PRESERVING_FUNCTIONS:
+            return arg
+        arg = arg.args[0]
 
 
 def _built_model_arguments(
@@ -4798,11 +4795,12 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
             isinstance(parent, ast.Assign)
             and parent.value is node
             and len(parent.targets) == 1
-            and (names := _ast_names_unpacked(parent.targets[0])) is not None
+            and None not in (names := _assigned_names(parent.targets[0]))
         ):
             # `img = sample(model)`, `out, (h, c) = decode(model, x)`: each name holds
             # the value or a part of it
             for name in names:
+                assert name is not None
                 uses = _loads_in(scope, name, parents)
                 if uses is None:
                     return False
@@ -4826,22 +4824,6 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
         else:
             work.append((at, detached or use is ResultUse.GRADLESS))
     return ended
-
-
-def _ast_names_unpacked(target: ast.expr) -> list[str] | None:
-    """The names an assignment target binds, through nested tuples and lists; None when
-    a part goes elsewhere (an attribute, a subscript, a starred name)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if not isinstance(target, (ast.Tuple, ast.List)):
-        return None
-    names: list[str] = []
-    for element in target.elts:
-        inner = _ast_names_unpacked(element)
-        if inner is None:
-            return None
-        names += inner
-    return names
 
 
 def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[ast.Name] | None:

@@ -1062,9 +1062,10 @@ class ResultUses:
     ) -> list[tuple[cst.CSTNode, bool]]:
         """`preds[i] = model(x)` into a buffer made in this scope: a numpy array (`preds
         = np.zeros(n)`) copies the values out (and raises on a value of more than one
-        element that requires grad); a fresh tensor (`preds = torch.zeros(n)`) becomes part of the graph, and the value
-        goes where the buffer is read afterwards. Any other container: an escape, as is a
-        value already detached (whatever it is written into takes no graph along)."""
+        element that requires grad); a fresh tensor (`preds = torch.zeros(n)`) becomes
+        part of the graph, and the value goes where the buffer is read afterwards. Any
+        other container: an escape, as is a value already detached (whatever it is
+        written into takes no graph along)."""
         if detached:
             raise _Escapes
         bindings = self.values.reaching_bindings(name, statement)
