@@ -61,11 +61,8 @@ from gradlint.analysis.index import (
 from gradlint.analysis.optimizers import OptimizerHoldings, parameter_owners
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.targets import LossTargets
+from gradlint.analysis.torch_api import GRAD_STORAGE_ATTRIBUTES
 from gradlint.analysis.values import ValueAnalysis
-
-# The attributes that hold a parameter's gradient: `.grad`, and `._grad`, its storage,
-# which old A3C code assigns to get past the `.grad` setter's checks.
-_GRAD_ATTRIBUTES = frozenset({"grad", "_grad"})
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class GradSharing:
         if len(node.targets) != 1:
             return None
         target = node.targets[0].target
-        if type(target) is not cst.Attribute or target.attr.value not in _GRAD_ATTRIBUTES:
+        if type(target) is not cst.Attribute or target.attr.value not in GRAD_STORAGE_ATTRIBUTES:
             return None
         receiving = dotted_name(target.value)
         value, shares = self._unwrapped(node.value)
@@ -148,7 +145,7 @@ class GradSharing:
         shares: bool | None = True
         while True:
             if type(value) is cst.Attribute:
-                if value.attr.value in _GRAD_ATTRIBUTES:
+                if value.attr.value in GRAD_STORAGE_ATTRIBUTES:
                     return value, shares
                 if value.attr.value != "data":
                     return None, None

@@ -93,6 +93,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
+    MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
     NOT_FORWARD_METHODS,
@@ -3672,9 +3673,6 @@ def _scopes_of(tree: ast.Module) -> list[tuple[ast.AST, list[ast.stmt], bool, st
     return _facts_of(tree).scopes
 
 
-_MODE_SWITCHES = frozenset({"eval", "train"})
-
-
 class _ScopeIndex:
     """The statements of one scope (nested functions are their own scopes) in order, with
     where each is and the calls each makes itself: the same for every method asked about,
@@ -3925,7 +3923,7 @@ class _ScopeCalls:
         rebinding = {id(other) for other in resets}
         query = self.search.query
         # only these methods can switch the mode (see _effect)
-        for method in query.evals | query.resets | _MODE_SWITCHES:
+        for method in query.evals | query.resets | MODULE_MODE_METHODS:
             for other, inner in self.scope.attribute_calls.get(method, ()):
                 if id(other) in rebinding:
                     continue

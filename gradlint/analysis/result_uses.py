@@ -63,12 +63,16 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     INDEX_METHODS,
+    LIBRARY_ROOTS,
+    MAX_MIN_FUNCTIONS,
+    MAX_MIN_METHODS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
     MODULE_API,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
     NUMPY_BUFFER_BUILDERS,
+    PAIRING_BUILTINS,
     PARAMETERLESS_LAYERS,
     REQUIRES_GRAD_METHOD,
     RESULT_PRESERVING_DECORATORS,
@@ -79,11 +83,6 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.analysis.values import ValueAnalysis
 
-# Modules that are never the project's own: `torch.f(x)` need not be looked up.
-_NOT_PROJECT_MODULES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "random"})
-# `max`/`min` along a dimension: (values, indices), the indices without history.
-_MAX_MIN = frozenset({"max", "min"})
-_TORCH_MAX_MIN = frozenset({"torch.max", "torch.min"})
 _MAX_STEPS = 2000
 # How many callers a parameter's module class is looked for through (`main` builds the
 # criterion, `run_epoch` hands it on, `valid` calls it).
@@ -315,7 +314,7 @@ class ResultUses:
                 callee = summaries.resolve(call)
                 return callee is not None and self._makes_numbers_of_a_parameter(callee)
             origin = index.imported_from.get(owner)
-            if origin is None or origin[0].partition(".")[0] in _NOT_PROJECT_MODULES:
+            if origin is None or origin[0].partition(".")[0] in LIBRARY_ROOTS:
                 return False
             key = f"{owner}.{func.attr.value}"
         else:
@@ -542,7 +541,7 @@ class ResultUses:
         mapped = self._mapped_by(call, node)
         if mapped is not None:
             return self._uses_of(mapped, mapped.name.value, detached)
-        if qualified in _PAIRING_BUILTINS:
+        if qualified in PAIRING_BUILTINS:
             paired = self._paired_in_a_loop(call, node, qualified, detached)
             if paired is not None:
                 return paired
@@ -1144,13 +1143,13 @@ class ResultUses:
         whose indices hold no history."""
         if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
             return False
-        if node.func.attr.value not in _MAX_MIN:
+        if node.func.attr.value not in MAX_MIN_METHODS:
             return False
         if any(a.keyword is not None and a.keyword.value == "dim" for a in node.args):
             return True
         positional = [a.value for a in node.args if a.keyword is None]
         qualified = self.index.qualified_name(node.func)
-        dimension = 1 if qualified in _TORCH_MAX_MIN else 0
+        dimension = 1 if qualified in MAX_MIN_FUNCTIONS else 0
         return len(positional) > dimension and _is_dimension(positional[dimension])
 
     # -- reads the def-use chain cannot see ---------------------------------------------
@@ -1285,7 +1284,7 @@ def _may_make_numbers(call: cst.Call) -> bool:
 _ENDING_METHODS = (
     NUMBER_METHODS
     | INDEX_METHODS
-    | _MAX_MIN
+    | MAX_MIN_METHODS
     | DETACHING_METHODS
     | GRADLESS_RESULTS
     | METADATA_METHODS
@@ -1296,8 +1295,6 @@ _ENDING_BUILTINS = (
     NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
 )
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | METADATA_ATTRIBUTES
-# Builtins that pair a value's elements with others in a loop's header.
-_PAIRING_BUILTINS = frozenset({"zip", "enumerate"})
 
 
 def _is_generator(index: FileIndex, func: cst.FunctionDef) -> bool:

@@ -42,6 +42,7 @@ from gradlint.analysis.torch_api import (
     MODULE_MODE_METHODS,
     MODULE_WRAPPING_METHODS,
     OPTIMIZER_CLASSES,
+    OPTIMIZER_STEP_METHODS,
     REDUCTIONS_WITH_INDICES,
     REGRESSION_LOSSES,
     SHAPE_ONLY_ARGUMENT_METHODS,
@@ -56,8 +57,6 @@ from gradlint.analysis.values import ValueAnalysis, is_graph_free
 _FUNCTIONAL = "torch.nn.functional."
 # How deep into helpers' return values a target is followed.
 _HELPER_DEPTH = 3
-# What an optimizer held on a network (`self.critic.optimizer`) is asked to do.
-_OPTIMIZER_CALLS = frozenset({"step", "zero_grad"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
@@ -273,7 +272,7 @@ class LossTargets:
             calls_on: dict[str, set[str]] = {}  # `self.critic.optimizer`: {"step", "zero_grad"}
             for call in self.index.calls:
                 func = call.func
-                if type(func) is not cst.Attribute or func.attr.value not in _OPTIMIZER_CALLS:
+                if type(func) is not cst.Attribute or func.attr.value not in OPTIMIZER_STEP_METHODS:
                     continue
                 holder = func.value
                 if type(holder) is not cst.Attribute:
@@ -292,7 +291,7 @@ class LossTargets:
             found.update(
                 holder.rsplit(".", 1)[0]
                 for holder, called in calls_on.items()
-                if called == _OPTIMIZER_CALLS
+                if called == OPTIMIZER_STEP_METHODS
             )
             self._stepped = found
         return self._stepped

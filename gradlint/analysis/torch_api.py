@@ -100,6 +100,9 @@ GRAPH_CUTTING_ATTRIBUTES = METADATA_ATTRIBUTES | DETACHING_ATTRIBUTES
 # analysis takes it as history-free, the read analysis (what a value is computed from)
 # does not cut at it.
 GRAD_ATTRIBUTE = "grad"
+# The attributes that hold a parameter's gradient: `.grad`, and `._grad`, its storage,
+# which old A3C code assigns to get past the `.grad` setter's checks.
+GRAD_STORAGE_ATTRIBUTES = frozenset({GRAD_ATTRIBUTE, "_grad"})
 # Asks a non-leaf to keep its `.grad`: then a read of it no longer shows a leaf.
 RETAIN_GRAD_METHOD = "retain_grad"
 # Builtins whose loop target pairs elements of their arguments: `zip(a, b)` puts a's
@@ -163,6 +166,28 @@ TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parame
 PLAIN_VALUE_TYPES = frozenset(
     {"numpy.ndarray", "numpy.generic", "numpy.number", "numpy.float32", "numpy.float64"}
     | {"float", "int", "bool"}
+)
+# Roots of libraries that are never the project's own modules, and none of whose calls is
+# a model's forward: `torch.cat(xs)`, `np.mean(v)`, `json.dump(d, f)` need no look-up in
+# the project, and no question of whether they run a model.
+LIBRARY_ROOTS = frozenset(
+    "torch numpy math random os sys time json logging copy itertools functools "
+    "collections re pathlib pickle argparse matplotlib pandas scipy cv2 PIL tqdm yaml "
+    "warnings glob shutil subprocess".split()
+)
+# Builtins whose calls are never a model's forward, unless the file rebinds the name.
+NEVER_FORWARD_BUILTINS = frozenset(
+    "print len range isinstance int float str list dict tuple set zip enumerate min max "
+    "sum abs round sorted getattr setattr hasattr super type open format repr any all "
+    "iter next map filter reversed bool".split()
+)
+# Methods of containers, strings, paths and loggers: never a module's forward.
+PYTHON_OBJECT_METHODS = frozenset(
+    "append extend insert pop remove clear update get items keys values copy setdefault "
+    "join split strip startswith endswith replace lower upper format encode decode "
+    "info warning debug error exception critical write read close flush "
+    "exists is_file is_dir glob rglob mkdir unlink resolve with_suffix "
+    "isnumeric isdigit isalpha count index".split()
 )
 # Libraries whose functions hand back plain values (arrays, numbers): what a helper
 # returns from one of them holds no graph (`return f1_score(y_true, y_pred)`).
@@ -782,7 +807,9 @@ OPTIMIZER_CLASSES = frozenset(
     | {"ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Lion", "LAMB", "Lamb", "LARS"}
     | {"FusedAdam", "FusedLAMB", "FusedSGD", "AdamW8bit", "Adam8bit", "Muon", "Shampoo"}
 )
-OPTIMIZER_METHODS = frozenset({"zero_grad", "step", "state_dict", "load_state_dict"})
+# What a training step asks of an optimizer (`self.critic.optimizer.step()`).
+OPTIMIZER_STEP_METHODS = frozenset({"zero_grad", "step"})
+OPTIMIZER_METHODS = OPTIMIZER_STEP_METHODS | {"state_dict", "load_state_dict"}
 # Where optimizers and learning-rate schedulers are built: their classes make objects.
 OPTIMIZER_NAMESPACES = ("torch.optim.",)
 
@@ -850,7 +877,9 @@ FRESH_TENSOR_METHODS = frozenset(
 )
 # Reductions that hand back (values, indices) as well as VALUES_AND_INDICES_METHODS do
 # when given a dimension: `q.max(1)[1]` is the chosen action, without history.
-REDUCTIONS_WITH_INDICES = VALUES_AND_INDICES_METHODS | {"max", "min"}
+MAX_MIN_METHODS = frozenset({"max", "min"})
+MAX_MIN_FUNCTIONS = frozenset({"torch.max", "torch.min"})
+REDUCTIONS_WITH_INDICES = VALUES_AND_INDICES_METHODS | MAX_MIN_METHODS
 # Tensor methods whose tensor arguments give only a shape, dtype or device
 # (`t.expand_as(other)`): no gradient flows to them.
 SHAPE_ONLY_ARGUMENT_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as", "to"})

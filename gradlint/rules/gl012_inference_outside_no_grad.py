@@ -11,9 +11,12 @@ from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import (
     COMMON_TENSOR_METHODS,
     GRADLESS_RESULTS,
+    LIBRARY_ROOTS,
     MODULE_API,
     MODULE_RUNNING_FUNCTIONS,
+    NEVER_FORWARD_BUILTINS,
     OPTIMIZER_METHODS,
+    PYTHON_OBJECT_METHODS,
     SUMMARY_WRITER_METHODS,
 )
 from gradlint.analysis.values import is_graph_free
@@ -21,29 +24,12 @@ from gradlint.diagnostics import Group, Position, Related
 from gradlint.fix_builders import wrap_in_no_grad
 from gradlint.rules.base import Rule
 
-# Roots of calls that are never a model (unless the file rebinds the builtin).
-_BUILTINS = frozenset(
-    "print len range isinstance int float str list dict tuple set zip enumerate min max "
-    "sum abs round sorted getattr setattr hasattr super type open format repr any all "
-    "iter next map filter reversed bool".split()
+_REBINDS = re.compile(
+    r"\b(" + "|".join(sorted(NEVER_FORWARD_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)"
 )
-_REBINDS = re.compile(r"\b(" + "|".join(sorted(_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)")
 _ASSIGNED_ATTRIBUTES = re.compile(r"\.(\w+)\s*=[^=]")
-# Methods of containers, strings, paths and loggers.
-_PYTHON_OBJECT_METHODS = frozenset(
-    "append extend insert pop remove clear update get items keys values copy setdefault "
-    "join split strip startswith endswith replace lower upper format encode decode "
-    "info warning debug error exception critical write read close flush "
-    "exists is_file is_dir glob rglob mkdir unlink resolve with_suffix "
-    "isnumeric isdigit isalpha count index".split()
-)
 # Methods of tensors, modules, optimizers and plain objects: never a module's forward.
-_PLAIN_METHODS = _PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OPTIMIZER_METHODS
-_LIBRARIES = frozenset(
-    "torch numpy math random os sys time json logging copy itertools functools "
-    "collections re pathlib pickle argparse matplotlib pandas scipy cv2 PIL tqdm yaml "
-    "warnings glob shutil subprocess".split()
-)
+_PLAIN_METHODS = PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OPTIMIZER_METHODS
 
 _NUMBERS = "its result is only read as numbers"
 _UNUSED = "its result is never used"
@@ -530,10 +516,10 @@ class InferenceOutsideNoGrad(Rule):
         never rebinds (`len`, `print`): never a model's forward nor this file's function
         of parameters, and most calls are one."""
         head = name.partition(".")[0]
-        if head in _BUILTINS:
+        if head in NEVER_FORWARD_BUILTINS:
             return head not in rebound
         resolved = self.facts.index.import_alias_at(call, head)  # real imports only
-        return resolved is not None and resolved.partition(".")[0] in _LIBRARIES
+        return resolved is not None and resolved.partition(".")[0] in LIBRARY_ROOTS
 
     def _plain_call(self, call: cst.Call, name: str, assigned: set[str]) -> bool:
         """Cheap and sure: a call that cannot be a model's forward or this file's function

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.mode_flow import Mode, ModeWrite, TrainingUse
+from gradlint.analysis.torch_api import MODULE_MODE_METHODS
 from gradlint.diagnostics import Edit, Fix, Position, Related
 from gradlint.edits import split_lines
 from gradlint.fix_builders import own_line
@@ -314,7 +315,7 @@ _LATENT = (
 
 def _is_switch(write: ModeWrite) -> bool:
     func = write.anchor.func
-    return type(func) is cst.Attribute and func.attr.value in ("eval", "train")
+    return type(func) is cst.Attribute and func.attr.value in MODULE_MODE_METHODS
 
 
 def _newline(line: str) -> str:
