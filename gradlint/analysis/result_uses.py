@@ -31,7 +31,7 @@ is merely dropped says nothing about intent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -1171,9 +1171,16 @@ class ResultUses:
             self._reads, self._declared = reads, declared
         assert self._declared is not None
         scope = self.index.scope_of(binding)
+        declarations = self._declared.get(name, ())
+        if any(declarer is scope and is_global for declarer, is_global in declarations) and (
+            scope is not self.index.module
+        ):
+            # `global probs` in this function: the value is the module's `probs`, seen by
+            # every scope that reads that name without binding its own
+            return self._module_name_read_outside(scope, name, declarations)
         if any(
             self._declaration_reaches(scope, declarer, is_global)
-            for declarer, is_global in self._declared.get(name, ())
+            for declarer, is_global in declarations
         ):
             return True
         # the answer is the scope's, whichever of its bindings asks
@@ -1195,6 +1202,32 @@ class ResultUses:
         if declarer is scope:
             return True
         return not is_global and self.index.is_inside(declarer, scope)
+
+    def _module_name_read_outside(
+        self,
+        scope: cst.CSTNode,
+        name: str,
+        declarations: Iterable[tuple[cst.CSTNode, bool]],
+    ) -> bool:
+        """Is the module's `name`, which `scope` binds through its `global` declaration,
+        read in another scope: the module's own code, a function that declares it global
+        too, or one (nested ones included) that reads it without binding its own? A
+        function that binds a local `probs` of its own reads that one."""
+        assert self._reads is not None
+        sharing = {id(declarer) for declarer, is_global in declarations if is_global}
+        index = self.index
+        for read in self._reads.get(name, ()):
+            inner = index.scope_of(read)
+            if inner is scope:
+                continue
+            owner = inner
+            while owner is not index.module and id(owner) not in sharing:
+                if self.values.bindings.binds(owner, name):
+                    break  # its own name, or an enclosing function's
+                owner = index.scope_of(owner)
+            else:
+                return True  # reached the module's name (or another declarer's)
+        return False
 
     def _read_outside(self, scope: cst.CSTNode, name: str) -> bool:
         assert self._reads is not None

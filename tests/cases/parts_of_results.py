@@ -2,8 +2,8 @@
 through nested tuples (`out, (h, c) = lstm(x)`), a list returned place by place, a loss
 module built where it is called, a buffer made in the function and written element by
 element (a numpy array copies the values out; a fresh tensor goes where it is read),
-and a `global` declared by another function, which says nothing of this function's own
-local name."""
+a `global` declared by another function, which says nothing of this function's own
+local name, and a function's own `global` that no other scope reads."""
 
 import numpy as np
 import torch
@@ -74,6 +74,23 @@ def remember(state):
     action_probs = actor(state).softmax(-1)
 
 
+def greedy_episode(states):
+    global last_probs  # no other scope reads the module's `last_probs`
+    for state in states:
+        last_probs = actor(state).softmax(-1)  # error: GL012
+        print(last_probs.argmax().item())
+
+
+def shown_elsewhere(state):
+    global shown_probs
+    shown_probs = actor(state).softmax(-1)  # read by show(), graph and all
+    print(shown_probs.max().item())
+
+
+def show():
+    return shown_probs
+
+
 for step in range(3):
     print(last_hidden_norm(torch.randn(5, 1, 4)))
     print(kept_state(torch.randn(5, 1, 4)))
@@ -82,3 +99,6 @@ for step in range(3):
     print(inline_loss(actor, torch.randn(3, 4), torch.tensor([0, 1, 0])))
     print(sample(torch.randn(4)))
     remember(torch.randn(4))
+    greedy_episode([torch.randn(4)])
+    shown_elsewhere(torch.randn(4))
+    print(show())
