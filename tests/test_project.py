@@ -2558,3 +2558,76 @@ def test_an_agent_holds_a_network_built_from_another_file_and_moved(tmp_path, bu
     result = lint_file(run, Config(select=("GL012",)))
     assert result.error is None, result.error
     assert [d.code for d in result.diagnostics] == expected
+
+
+# A class of another file that stores what a layer factory of its module returns
+# (ku2482/sac-discrete's `self.policy = create_conv(c, n)`, the factory ending in
+# `.apply(weights_init)`): its instances hold weights, so a method of one given a tensor
+# is a forward (`self.policy.sample(state)` in the agent, beside a replay memory's own
+# `sample` that runs no layers).
+LAYER_FACTORY_MODEL = """
+    import torch
+    from torch import nn
+
+
+    def init(m):
+        if isinstance(m, nn.Linear):
+            nn.init.zeros_(m.bias)
+
+
+    def create_mlp(n_in, n_out):
+        return nn.Sequential(nn.Linear(n_in, 32), nn.ReLU(), nn.Linear(32, n_out)).apply(init)
+
+
+    class Policy(nn.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.net = create_mlp(n_in, n_out)
+
+        def sample(self, state):
+            probs = torch.softmax(self.net(state), dim=-1)
+            return torch.distributions.Categorical(probs).sample(), probs
+"""
+
+LAYER_FACTORY_AGENT = """
+    import random
+
+    import torch
+    from model import Policy
+
+
+    class Memory:
+        def __init__(self):
+            self.items = []
+
+        def sample(self, n):
+            return random.sample(self.items, n)
+
+
+    class Agent:
+        def __init__(self):
+            self.policy = Policy(4, 2).to("cpu")
+            self.optim = torch.optim.Adam(self.policy.parameters())
+
+        def act(self, state):
+            state = torch.FloatTensor(state).unsqueeze(0)
+            action, _ = self.policy.sample(state)
+            return action.detach().cpu().numpy()[0]
+"""
+
+
+@pytest.mark.parametrize("ending", [".apply(init)", ".apply(init).to('cpu')", ""])
+def test_a_class_holding_what_a_layer_factory_returns_holds_weights(tmp_path, ending):
+    model = LAYER_FACTORY_MODEL.replace(".apply(init)", ending)
+    write(tmp_path, {"model.py": model, "agent.py": LAYER_FACTORY_AGENT})
+    assert preview_findings(tmp_path / "agent.py") == [(22, "GL012")]
+    assert "Policy" in project.summary_of_file(str(tmp_path / "model.py")).parameter_classes
+
+
+def test_a_factory_that_may_return_something_else_is_no_layer_factory(tmp_path):
+    model = LAYER_FACTORY_MODEL.replace(
+        "    def create_mlp(n_in, n_out):\n",
+        "    def create_mlp(n_in, n_out):\n        if n_out == 0:\n            return None\n",
+    )
+    write(tmp_path, {"model.py": model, "agent.py": LAYER_FACTORY_AGENT})
+    assert "Policy" not in project.summary_of_file(str(tmp_path / "model.py")).parameter_classes

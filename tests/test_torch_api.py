@@ -337,7 +337,12 @@ def test_self_returning_module_methods_return_the_module(method):
     if method == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA")
     layer = nn.Linear(2, 2)
-    args = {"to": ("cpu",), "to_empty": (), "type": (torch.float64,)}.get(method, ())
+    args = {
+        "to": ("cpu",),
+        "to_empty": (),
+        "type": (torch.float64,),
+        "apply": (lambda module: None,),
+    }.get(method, ())
     kwargs = {"device": "cpu"} if method == "to_empty" else {}
     assert getattr(layer, method)(*args, **kwargs) is layer
 

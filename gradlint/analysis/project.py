@@ -28,7 +28,7 @@ import textwrap
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, field, is_dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -1700,7 +1700,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 holders.append((node, built))
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
-    _holders_of_parameters(summary.parameter_classes, holders)
+    _holders_of_parameters(
+        summary.parameter_classes, holders, _layer_factories(module_returns, imports)
+    )
     summary.imported_parts = _imported_parts(summary.parameter_classes, holders, imports)
     summary.last_activations = {
         name: [last.function, last.after_parameters]
@@ -1819,13 +1821,17 @@ def summarise_methods_named(
 
 
 def _holders_of_parameters(
-    parameter_classes: list[str], holders: list[tuple[ast.ClassDef, dict[str, set[str]]]]
+    parameter_classes: list[str],
+    holders: list[tuple[ast.ClassDef, dict[str, set[str]]]],
+    factories: Set[str] = frozenset(),
 ) -> None:
     """Adds the classes that hold weights through a class of the same module, wherever
     in the file it is defined: a subclass (`class ConditionalNormalizingFlow(
     NormalizingFlow)`: its base's `__init__` builds the layers) or a holder
     (`self.gaussianize = Gaussianize(...)`, Glow's Split defined above its Gaussianize;
-    kuc2477's WGAN holding its critic and generator). Repeated while a round adds one."""
+    kuc2477's WGAN holding its critic and generator), or one that stores what a layer
+    factory of the module returns (`self.policy = create_conv(c, n)`, `factories`).
+    Repeated while a round adds one."""
     waiting = list(holders)
     while waiting:
         known = set(parameter_classes)
@@ -1833,12 +1839,43 @@ def _holders_of_parameters(
             node
             for node, built in waiting
             if any(isinstance(base, ast.Name) and base.id in known for base in node.bases)
-            or any(name in known for names in built.values() for name in names)
+            or any(name in known or name in factories for names in built.values() for name in names)
         ]
         if not added:
             return
         parameter_classes.extend(node.name for node in added)
         waiting = [(node, built) for node, built in waiting if node not in added]
+
+
+def _layer_factories(
+    returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]], imports: ImportMap
+) -> set[str]:
+    """The module-level functions every return of which builds a torch.nn layer with
+    weights or a container of layers, through any call that hands the module back
+    (`def create_conv(c, n): return nn.Sequential(nn.Conv2d(c, 32, 8), ...).apply(init)`,
+    `def mlp(sizes): return nn.Sequential(*layers)`): what a class stores from one in
+    `self` is its layers. Whether those weights train is another question
+    (frozen_attributes): an `apply` that freezes them still leaves them held."""
+    found = set()
+    for name, returned in returns.items():
+        built = [
+            ast_dotted_name(made.func) or ""
+            for value, _ in returned
+            if value is not None
+            and isinstance(
+                made := ast_called_through(value, SELF_RETURNING_MODULE_METHODS), ast.Call
+            )
+        ]
+        if (
+            built
+            and len(built) == len(returned)
+            and all(
+                _builds_weighted_layers({"": {b}}) or _builds_parameters({"": {b}}, imports)
+                for b in built
+            )
+        ):
+            found.add(name)
+    return found
 
 
 def _imported_parts(

@@ -401,18 +401,19 @@ GRAPH_KEEPING_METHODS = frozenset(
 
 # -- nn.Module ----------------------------------------------------------------------------
 
-# nn.Module methods that return the module itself (`model = model.to(device)`).
+# nn.Module methods that return the module itself (`model = model.to(device)`,
+# `net = Net().apply(init_weights)`).
 SELF_RETURNING_MODULE_METHODS = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16"}
-    | {"to_empty", "requires_grad_", "share_memory", "type"}
+    | {"to_empty", "requires_grad_", "share_memory", "type", "apply"}
 )
 # Those that leave the module's train/eval mode as it was: a switch is read through them
 # (`model.cuda().eval().half()` switches `model`).
 MODE_CARRYING_MODULE_METHODS = SELF_RETURNING_MODULE_METHODS - {"train", "eval"}
 # The calls a freshly built module is often wrapped in before it is bound
 # (`nn.Linear(4, 2).to(device)`), looked through to see what is built; not
-# `requires_grad_`, which freezes what it builds.
-MODULE_WRAPPING_METHODS = SELF_RETURNING_MODULE_METHODS - {"requires_grad_"}
+# `requires_grad_`, which freezes what it builds, nor `apply`, whose function may.
+MODULE_WRAPPING_METHODS = SELF_RETURNING_MODULE_METHODS - {"requires_grad_", "apply"}
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 # Calls on a name that show it holds parameters (and their state).
 PARAMETER_HOLDING_METHODS = PARAMETER_ITERATORS | frozenset({"state_dict", "modules"})
