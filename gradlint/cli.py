@@ -22,7 +22,7 @@ import threading
 import time
 import tokenize
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -509,6 +509,7 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
 
     if notebook.is_notebook(display):
         return _process_notebook(task, config, mode, unsafe, data, outcome)
+    source: str | None = None
     try:
         source = fileio.decode_source(data, display)
         if mode == "check":
@@ -551,6 +552,8 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 outcome.new_source = data
         outcome.cacheable = mode == "check"
     except SourceError as exc:
+        if mode == "check" and source is not None and exc.error.line > 1:
+            return _linted_before_the_error(outcome, exc.error, source, config)
         return _unlintable(outcome, exc.error, mode, _echoes(task, mode), data)
     except MemoryError:
         raise
@@ -621,6 +624,33 @@ def _echoes(task, mode: str) -> bool:
     """stdin in fix mode echoes its input even when it cannot be linted, so a pipeline
     never loses the text."""
     return task.abs_path is None and mode in ("fix", "fix-only")
+
+
+def _linted_before_the_error(
+    outcome: Outcome, error: FileError, source: str, config: Config
+) -> Outcome:
+    """A file with a syntax error: the error is its result, with the findings of the
+    statements before the one the error is in (engine.lint_before_syntax_error), as a
+    notebook's cells that parse are linted beside one that does not."""
+    from gradlint.engine import lint_before_syntax_error
+
+    dependencies: dict[str, str] = {}
+    partial = lint_before_syntax_error(
+        source, outcome.result.path, config, error, dependencies=dependencies
+    )
+    outcome.cacheable = True
+    outcome.result.error = error
+    if partial is None:
+        return outcome
+    found, rest = partial
+    outcome.result.error = replace(
+        error, message=f"{error.message}; the lines before {rest} were linted"
+    )
+    outcome.result.diagnostics = found
+    outcome.result.dependencies = dependencies
+    if found:
+        outcome.result.source = source
+    return outcome
 
 
 def _unlintable(outcome: Outcome, error: FileError, mode: str, echo: bool, data: bytes) -> Outcome:

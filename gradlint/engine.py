@@ -16,6 +16,7 @@ from pathlib import Path
 import libcst as cst
 
 from gradlint.analysis.project import (
+    PIECE_START,
     ProjectIndex,
     imported_modules,
     parse_quietly,
@@ -417,6 +418,38 @@ def run_rules(context: FileContext, rules: list[Rule]) -> None:
         leave = getattr(rule, "leave_Module", None)
         if leave is not None:
             leave(context.module)
+
+
+def lint_before_syntax_error(
+    source: str,
+    path: str,
+    config: Config | None,
+    error: FileError,
+    *,
+    dependencies: dict[str, str] | None = None,
+) -> tuple[list[Diagnostic], int] | None:
+    """(the findings, the line where the unlinted rest starts) of the file's top-level
+    statements before the one its syntax error is in: a file being edited (an
+    assignment half typed at the end, a line from an older Python) still has findings
+    in what parses. None when the error is in the first statement, or the text before
+    it does not parse either (an unclosed bracket further up)."""
+    if error.line <= 1:
+        return None
+    lines = source.splitlines(keepends=True)
+    error_at = sum(len(line) for line in lines[: error.line - 1])
+    cut = 0
+    for match in PIECE_START.finditer(source):
+        if match.start() + 1 > error_at:
+            break
+        cut = match.start() + 1
+    prefix = source[:cut]
+    if not prefix.strip():
+        return None
+    try:
+        found = lint_source(prefix, path, config, dependencies=dependencies)
+    except SourceError:
+        return None
+    return found, prefix.count("\n") + 1
 
 
 def lint_file(path: str | Path, config: Config | None = None) -> FileResult:

@@ -53,7 +53,13 @@ from gradlint.config import Config, ConfigError, load_settings
 from gradlint.diagnostics import Applicability, Diagnostic, Fix, Position, Related, Severity
 from gradlint.discovery import Walker
 from gradlint.edits import LineIndex, is_applicable
-from gradlint.engine import DEFAULT_CONFIG, SourceError, lint_source, rule_by_code
+from gradlint.engine import (
+    DEFAULT_CONFIG,
+    SourceError,
+    lint_before_syntax_error,
+    lint_source,
+    rule_by_code,
+)
 from gradlint.fileio import DEFAULT_MAX_FILE_SIZE, SourceReadError, format_size, read_regular
 from gradlint.fixes import fix_source
 from gradlint.notebook import fixed_cell_sources, lint_notebook, notebook_from_cells
@@ -279,10 +285,16 @@ def lint_document(uri: str, version: int | None, source: str, codec, warn) -> Li
         return linted
     try:
         diagnostics = lint_source(source, path, config, dependencies=linted.dependencies)
-    except SourceError:
-        # Not parseable (often mid-edit): other tools report the syntax error; stale
-        # positions would be worse than none.
-        return linted
+    except SourceError as exc:
+        # Not parseable (often mid-edit): other tools report the syntax error. The
+        # statements above the one being typed are the document's own text, so their
+        # findings stand where they are; nothing at or below the error is claimed.
+        partial = lint_before_syntax_error(
+            source, path, config, exc.error, dependencies=linted.dependencies
+        )
+        if partial is None:
+            return linted
+        diagnostics = partial[0]
     linted.findings = [(d, to_lsp_diagnostic(d, positions, uri)) for d in diagnostics]
     return linted
 

@@ -413,11 +413,17 @@ def test_configuration_of_the_document_applies_and_is_reread_on_save(session, tm
     session.run(scenario)
 
 
-def test_unparsable_text_clears_diagnostics(session, tmp_path):
+def test_a_half_typed_statement_keeps_the_findings_above_it_and_claims_none_below(
+    session, tmp_path
+):
     async def scenario(editor: Editor):
         uri, diagnostics = await editor.open(tmp_path / "mod.py", "x = 1\nx += 1\n")
         assert len(diagnostics) == 1
-        assert await editor.replace(uri, "x = 1\nx += 1\nif (\n") == []
+        # the statements above the one being typed are linted as they stand
+        kept = await editor.replace(uri, "x = 1\nx += 1\nif (\n")
+        assert _found(kept) == _found(diagnostics)
+        # an error in the first statement leaves nothing above it: no findings at all
+        assert await editor.replace(uri, "if (\nx = 1\nx += 1\n") == []
 
     session.run(scenario)
 
