@@ -92,6 +92,9 @@ class ParameterRegistration:
 
     def _in_class(self, cls: cst.ClassDef):
         assigns: dict[str, list[cst.Assign]] = {}
+        # `self.inp, self.layers, self.loss = build(blocks)`: the place of each attribute
+        # in a tuple that a function of this file returns
+        places: dict[int, dict[str, int]] = {}
         for node in self.index.walk(cls, into_functions=True):
             if type(node) is cst.FunctionDef and node.name.value in PARAMETER_HOLDING_METHODS:
                 if self.index.enclosing_class(node) is cls:
@@ -104,27 +107,46 @@ class ParameterRegistration:
                     if dotted_name(node.args[0].value) == "self":
                         return
             if type(node) is cst.Assign and len(node.targets) == 1:
-                name = dotted_name(node.targets[0].target)
+                target = node.targets[0].target
+                name = dotted_name(target)
                 if name is not None and name.startswith("self.") and name.count(".") == 1:
                     assigns.setdefault(name[5:], []).append(node)
+                elif type(target) is cst.Tuple and self._file_function(node.value) is not None:
+                    for place, element in enumerate(target.elements):
+                        name = dotted_name(element.value)
+                        if name is not None and name.startswith("self.") and name.count(".") == 1:
+                            assigns.setdefault(name[5:], []).append(node)
+                            places.setdefault(id(node), {})[name[5:]] = place
         for attribute, nodes in assigns.items():
-            kinds = [self._held(cls, node, attribute) for node in nodes]
+            kinds = [
+                self._held(cls, node, attribute, places.get(id(node), {}).get(attribute))
+                for node in nodes
+            ]
             if any(kind is None for kind in kinds):
                 continue  # some assignment registers it (nn.ModuleList, nn.Parameter)
             real = [(node, kind) for node, kind in zip(nodes, kinds, strict=True) if kind]
             if not real or self._escapes(cls, attribute, real[0][1][0] == TENSOR):
                 continue
             node, (holds, container, element) = real[0]
-            wrappable = len(nodes) == 1 and self._only_container_uses(attribute, container)
+            wrappable = (
+                len(nodes) == 1
+                and id(node) not in places  # one place of a tuple: no value of its own to wrap
+                and self._only_container_uses(attribute, container)
+            )
             yield UnregisteredAttribute(
                 cls, attribute, node, node.value, holds, container, element, wrappable
             )
 
-    def _held(self, cls: cst.ClassDef, assign: cst.Assign, attribute: str):
+    def _held(
+        self, cls: cst.ClassDef, assign: cst.Assign, attribute: str, place: int | None = None
+    ):
         """(holds, container, element) when the assignment stores unregistered
         parameters; () when it stores something harmless (None, numbers, views of other
-        attributes); None when it registers (a Module or a Parameter)."""
+        attributes); None when it registers (a Module or a Parameter). `place`: the
+        attribute's place in the tuple the assigned call returns."""
         value = assign.value
+        if place is not None:
+            return self._returned_container(value, place)
         built = built_module_call(value)
         if type(built) is cst.Call:
             qualified = self.index.qualified_name(built.func) or ""
@@ -136,8 +158,8 @@ class ParameterRegistration:
         container = _container_of(value, self.index)
         if container is None:
             if type(value) is cst.Name:
-                return self._local_container(assign, value.value)
-            return ()
+                return self._local_container(assign, value.value, assign.value)
+            return self._returned_container(value, None)
         elements = list(_elements(value, self.index))
         if not elements:
             elements = list(self._added_elements(cls, attribute))
@@ -257,10 +279,57 @@ class ParameterRegistration:
                 if type(subscript) is cst.Subscript and dotted_name(subscript.value) == target:
                     yield node.value
 
-    def _local_container(self, assign: cst.Assign, name: str):
-        """`self.layers = layers` of a local list of constructors, used for nothing else
-        (passed to `nn.Sequential(*layers)` it is a view of registered modules)."""
-        value = self._single_local_value(name, assign, allowed=assign.value)
+    def _file_function(self, value: cst.CSTNode) -> cst.FunctionDef | None:
+        """The module-level function of this file that `value` calls by name
+        (`make_layers(cfg)`), when exactly one has that name."""
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            return None
+        name = value.func.value
+        found = [
+            f
+            for f in self.index.functions
+            if f.name.value == name and self.index.scope_of(f) is self.index.module
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def _returned_container(self, value: cst.CSTNode, place: int | None):
+        """What a function of this file hands back to be stored (`self.layers =
+        make_layers(cfg)`, or one `place` of its tuple): a list of constructors it
+        builds and returns, which reaches `self` without any container registering it.
+        Every return must hand back such a container; () otherwise."""
+        func = self._file_function(value)
+        if func is None:
+            return ()
+        returns = [
+            node
+            for node in self.index.walk(func.body)
+            if type(node) is cst.Return and self.index.scope_of(node) is func
+        ]
+        found = None
+        for statement in returns:
+            returned = statement.value
+            if place is not None:
+                if type(returned) is not cst.Tuple or len(returned.elements) <= place:
+                    return ()
+                returned = returned.elements[place].value
+            if returned is None:
+                return ()
+            if type(returned) is cst.Name:
+                held = self._local_container(statement, returned.value, returned)
+            elif (container := _container_of(returned, self.index)) is not None:
+                held = self._classify_elements(list(_elements(returned, self.index)), container)
+            else:
+                return ()
+            if not held:
+                return ()
+            found = found or held
+        return found or ()
+
+    def _local_container(self, at: cst.CSTNode, name: str, allowed: cst.CSTNode):
+        """`self.layers = layers` (or `return layers`, `at`) of a local list of
+        constructors, used for nothing else (passed to `nn.Sequential(*layers)` it is a
+        view of registered modules). `allowed`: the read of the name at `at`."""
+        value = self._single_local_value(name, at, allowed=allowed)
         if value is None:
             return ()
         container = _container_of(value, self.index)
@@ -268,7 +337,7 @@ class ParameterRegistration:
             return ()
         elements = list(_elements(value, self.index))
         if not elements:
-            scope = self.index.scope_of(assign)
+            scope = self.index.scope_of(at)
             for node in self.index.walk(scope):
                 if (
                     type(node) is cst.Call

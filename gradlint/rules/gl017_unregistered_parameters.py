@@ -19,8 +19,11 @@ class UnregisteredParameters(Rule):
     Flags an attribute of an `nn.Module` subclass that holds parameters the module never
     registers: submodules (or `nn.Parameter`s) kept in a plain `list`, `tuple` or `dict`
     (`self.layers = [nn.Linear(d, d) for _ in range(n)]`, or an empty list filled by
-    `self.layers.append(...)`, in the class or through a local list), and a tensor made
-    with `requires_grad=True` kept as a plain attribute instead of an `nn.Parameter`.
+    `self.layers.append(...)`, in the class or through a local list, or a list a
+    function of the file builds and returns: `self.layers = make_layers(cfg)`, or one
+    place of the tuple it returns, `self.info, self.layers = build(cfg)`), and a tensor
+    made with `requires_grad=True` kept as a plain attribute instead of an
+    `nn.Parameter`.
 
     ## Why is this bad?
     `nn.Module` registers an attribute only when the value is itself a module or a
