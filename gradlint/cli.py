@@ -552,9 +552,10 @@ def _process(task: Task, config: Config, mode: str, unsafe: bool) -> Outcome:
                 outcome.new_source = data
         outcome.cacheable = mode == "check"
     except SourceError as exc:
+        outcome = _unlintable(outcome, exc.error, mode, _echoes(task, mode), data)
         if mode == "check" and source is not None and exc.error.line > 1:
-            return _linted_before_the_error(outcome, exc.error, source, config)
-        return _unlintable(outcome, exc.error, mode, _echoes(task, mode), data)
+            _lint_before_the_error(outcome, source, config)
+        return outcome
     except MemoryError:
         raise
     except Exception as exc:  # a rule bug must cost one file, not the run
@@ -626,31 +627,28 @@ def _echoes(task, mode: str) -> bool:
     return task.abs_path is None and mode in ("fix", "fix-only")
 
 
-def _linted_before_the_error(
-    outcome: Outcome, error: FileError, source: str, config: Config
-) -> Outcome:
-    """A file with a syntax error: the error is its result, with the findings of the
-    statements before the one the error is in (engine.lint_before_syntax_error), as a
+def _lint_before_the_error(outcome: Outcome, source: str, config: Config) -> None:
+    """A file with a syntax error (_unlintable's result): the findings of the statements
+    before the one the error is in join it (engine.lint_before_syntax_error), as a
     notebook's cells that parse are linted beside one that does not."""
     from gradlint.engine import lint_before_syntax_error
 
+    result = outcome.result
+    assert result.error is not None
     dependencies: dict[str, str] = {}
     partial = lint_before_syntax_error(
-        source, outcome.result.path, config, error, dependencies=dependencies
+        source, result.path, config, result.error, dependencies=dependencies
     )
-    outcome.cacheable = True
-    outcome.result.error = error
     if partial is None:
-        return outcome
+        return
     found, rest = partial
-    outcome.result.error = replace(
-        error, message=f"{error.message}; the lines before {rest} were linted"
+    result.error = replace(
+        result.error, message=f"{result.error.message}; the lines before {rest} were linted"
     )
-    outcome.result.diagnostics = found
-    outcome.result.dependencies = dependencies
+    result.diagnostics = found
+    result.dependencies = dependencies
     if found:
-        outcome.result.source = source
-    return outcome
+        result.source = source
 
 
 def _unlintable(outcome: Outcome, error: FileError, mode: str, echo: bool, data: bytes) -> Outcome:

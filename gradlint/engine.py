@@ -27,7 +27,7 @@ from gradlint.config import Config
 from gradlint.context import FileContext
 from gradlint.deep import at_default_depth, run_deep
 from gradlint.diagnostics import Confidence, Diagnostic, FileError, Impact, Severity
-from gradlint.edits import line_ending, with_line_ending
+from gradlint.edits import line_ending, split_lines, with_line_ending
 from gradlint.fileio import decode_source
 from gradlint.fix_builders import merge_adjacent_wraps
 from gradlint.indentation import normalise
@@ -435,8 +435,8 @@ def lint_before_syntax_error(
     it does not parse either (an unclosed bracket further up)."""
     if error.line <= 1:
         return None
-    lines = source.splitlines(keepends=True)
-    error_at = sum(len(line) for line in lines[: error.line - 1])
+    # lines as CPython counts them (not str.splitlines, which also breaks at a form feed)
+    error_at = sum(len(line) for line in split_lines(source)[: error.line - 1])
     cut = 0
     for match in PIECE_START.finditer(source):
         if match.start() + 1 > error_at:
@@ -449,7 +449,7 @@ def lint_before_syntax_error(
         found = lint_source(prefix, path, config, dependencies=dependencies)
     except SourceError:
         return None
-    return found, prefix.count("\n") + 1
+    return found, len(split_lines(prefix)) + 1
 
 
 def lint_file(path: str | Path, config: Config | None = None) -> FileResult:

@@ -85,6 +85,17 @@ def test_the_text_before_the_error_must_parse_on_its_own():
     assert lint_before_syntax_error(two, "a.py", None, error) is None
 
 
+def test_lines_are_counted_as_python_counts_them():
+    # a form feed is no line break to CPython: the cut is still at the broken statement,
+    # and the statement just above it is linted
+    source = EVALUATION.replace("import torch\n", "import torch\n# \x0c page one\n", 1)
+    source += "pred = \n"
+    error = _cpython_error(source)
+    partial = lint_before_syntax_error(source, "a.py", None, error)
+    assert partial is not None and partial[1] == error.line == 15
+    assert [(d.code, d.start.line) for d in partial[0]] == [("GL004", 10)]
+
+
 def test_a_fix_run_leaves_a_file_with_a_syntax_error_alone(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     text = EVALUATION + "pred = \n"

@@ -1869,10 +1869,7 @@ def _layer_factories(
         if (
             built
             and len(built) == len(returned)
-            and all(
-                _builds_weighted_layers({"": {b}}) or _builds_parameters({"": {b}}, imports)
-                for b in built
-            )
+            and all(_is_weighted_layer(b) or imports.qualify(b) in PARAMETER_CLASSES for b in built)
         ):
             found.add(name)
     return found
@@ -2341,11 +2338,14 @@ def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
     """Does a method of the class store a torch.nn layer with weights in `self`
     (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)? `built`: its
     _built_attributes."""
-    return any(
-        last in PARAMETRIC_LAYERS or last in CONTAINER_MODULES
-        for names in built.values()
-        for last in (name.rsplit(".", 1)[-1] for name in names)
-    )
+    return any(_is_weighted_layer(name) for names in built.values() for name in names)
+
+
+def _is_weighted_layer(name: str) -> bool:
+    """Is the dotted name of what a call builds a torch.nn layer with weights, or a
+    container of layers?"""
+    last = name.rsplit(".", 1)[-1]
+    return last in PARAMETRIC_LAYERS or last in CONTAINER_MODULES
 
 
 def _builds_parameters(built: dict[str, set[str]], imports: ImportMap) -> bool:

@@ -300,13 +300,8 @@ class ParameterRegistration:
         func = self._file_function(value)
         if func is None:
             return ()
-        returns = [
-            node
-            for node in self.index.walk(func.body)
-            if type(node) is cst.Return and self.index.scope_of(node) is func
-        ]
         found = None
-        for statement in returns:
+        for statement in self.index.of_types_in(func.body, cst.Return, into_functions=False):
             returned = statement.value
             if place is not None:
                 if type(returned) is not cst.Tuple or len(returned.elements) <= place:
