@@ -2631,3 +2631,53 @@ def test_a_factory_that_may_return_something_else_is_no_layer_factory(tmp_path):
     )
     write(tmp_path, {"model.py": model, "agent.py": LAYER_FACTORY_AGENT})
     assert "Policy" not in project.summary_of_file(str(tmp_path / "model.py")).parameter_classes
+
+
+STEP_SKIPPED_WHILE_BUFFER_FILLS = """
+    import torch
+    import torch.nn.functional as F
+
+
+    class DQN:
+        def __init__(self):
+            self.net = torch.nn.Linear(4, 2)
+            self.opt = torch.optim.Adam(self.net.parameters())
+            self.buffer = []
+
+        def fit_batch(self):
+            if len(self.buffer) < 32:
+                return {early}
+            x = torch.stack(self.buffer[-32:])
+            loss = F.mse_loss(self.net(x), torch.zeros(32, 2))
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            return loss, x.sum()
+"""
+
+TRAIN_SUMMING_STEP_LOSSES = """
+    import torch
+    from agent import DQN
+
+    agent = DQN()
+    total = 0
+    for step in range(1000):
+        agent.buffer.append(torch.randn(4))
+        loss_n, _ = agent.fit_batch()
+        total += loss_n
+    print(total)
+"""
+
+
+@pytest.mark.parametrize("early", ["0, 0", "-1.0, None", "None"])
+def test_a_step_of_another_file_returning_literals_early_still_returns_its_loss(tmp_path, early):
+    """`return 0, 0` while the buffer fills carries no graph: the step's other return
+    still hands back the loss it backpropagated, which the caller sums."""
+    write(
+        tmp_path,
+        {
+            "agent.py": STEP_SKIPPED_WHILE_BUFFER_FILLS.replace("{early}", early),
+            "train.py": TRAIN_SUMMING_STEP_LOSSES,
+        },
+    )
+    assert findings(tmp_path / "train.py") == [(9, "GL006")]

@@ -707,13 +707,24 @@ def _meet(a, b):
     return a & b
 
 
+def _constant(value: cst.BaseExpression) -> bool:
+    """A literal that carries no graph: `None`, `0`, `-1.0`, `"skip"`, `False`."""
+    if type(value) is cst.UnaryOperation:
+        value = value.expression
+    if type(value) is cst.Name:
+        return value.value in ("None", "True", "False")
+    return type(value) in (cst.Integer, cst.Float, cst.SimpleString)
+
+
 def _returned_names(value: cst.BaseExpression | None) -> ReturnedNames | str:
     """What a return hands back, as summary_facts.backpropagated_places reads it."""
-    if value is None or (type(value) is cst.Name and value.value == "None"):
+    if value is None or _constant(value):
         return NO_VALUE
     if type(value) is cst.Tuple:
         elements = value.elements
         if any(type(e) is not cst.Element for e in elements):
             return None
+        if all(_constant(e.value) for e in elements):
+            return NO_VALUE  # `return 0, 0` while a replay buffer fills
         return tuple(e.value.value if type(e.value) is cst.Name else None for e in elements)
     return value.value if type(value) is cst.Name else None

@@ -1500,13 +1500,22 @@ def _graph_free_places(values: Sequence[ast.AST | None]) -> tuple[int, list[int]
     return size, [i for i in range(size) if all(_read_off_a_cut(t.elts[i]) for t in tuples)]
 
 
+def _constant(value: ast.AST) -> bool:
+    """A literal that carries no graph: `None`, `0`, `-1.0`, `"skip"`, `False`."""
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    return isinstance(value, ast.Constant)
+
+
 def _returned_names(value: ast.AST | None) -> ReturnedNames | str:
     """What a return hands back, as summary_facts.backpropagated_places reads it."""
-    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+    if value is None or _constant(value):
         return NO_VALUE
     if isinstance(value, ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in value.elts):
             return None
+        if all(_constant(e) for e in value.elts):
+            return NO_VALUE  # `return 0, 0` while a replay buffer fills
         return tuple(e.id if isinstance(e, ast.Name) else None for e in value.elts)
     return value.id if isinstance(value, ast.Name) else None
 

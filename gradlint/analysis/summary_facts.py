@@ -377,7 +377,7 @@ def argument_result_use(
 
 
 # What one `return` hands back, as backpropagated_places reads it: NO_VALUE for no value
-# (a bare `return`, `return None`), the name returned (None for any other expression),
+# (a bare `return`, `return None`) or only literals (`return 0, 0`), the name returned (None for any other expression),
 # or for a tuple literal the same of each element.
 ReturnedNames = tuple[str | None, ...] | str | None
 NO_VALUE = "<no value>"
@@ -389,8 +389,9 @@ def backpropagated_places(
     """(the size of the tuple every return that hands back a value makes, 0 for one
     value; the places in it that hold, at every such return, a name the body
     differentiates): a training step's `loss.backward(); return loss` gives (0, [0]),
-    `return loss, td.detach()` (2, [0]). A return of no value (NO_VALUE: a step skipped
-    while a replay buffer fills) hands back nothing to keep, and is left out."""
+    `return loss, td.detach()` (2, [0]). A return of no value or of literals only
+    (NO_VALUE: a step skipped while a replay buffer fills, `return 0, 0`) hands back
+    nothing to keep, and is left out."""
     shown = [r for r in returns if r != NO_VALUE]
     sizes = {len(r) if type(r) is tuple else 0 for r in shown}
     if not backpropagated or len(sizes) != 1:
