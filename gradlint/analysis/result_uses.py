@@ -79,6 +79,7 @@ from gradlint.analysis.torch_api import (
     SUMMARY_WRITER_METHODS,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
+    converts_with_numpy,
     is_test_assertion,
 )
 from gradlint.analysis.values import ValueAnalysis
@@ -234,11 +235,16 @@ class ResultUses:
             direct: set[int] = set()
             bound: dict[int, list[tuple[cst.Assign, str]]] = {}
             parent = self.index.parent.by_id
+            qualified_name = self.index.qualified_name
             for call in self.index.calls:
                 owner = self.index.scope_of(call)
                 by_scope.setdefault(id(owner), []).append(call)
                 if _may_make_numbers(call):
                     direct.add(id(owner))
+                elif type(call.func) is cst.Attribute and converts_with_numpy(
+                    qualified_name(call.func)
+                ):
+                    direct.add(id(owner))  # `np.mean(y)`, `plt.plot(x, y)`
                 statement = parent.get(id(call))
                 if type(statement) is cst.Assign and type(owner) is cst.FunctionDef:
                     bound.setdefault(id(owner), []).extend(
@@ -1278,9 +1284,10 @@ def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):
             found.numpy_raises.append(node)
         return []
     if use is ResultUse.NUMPY_CALL:
+        found.numbers.append(node)  # numbers, or it raises on a value that requires grad
         if not detached:
             found.numpy_raises.append(node)
-        return []  # numbers, or it raises on a value that requires grad
+        return []
     if use is ResultUse.READ:
         found.reads.append(node)
         return []

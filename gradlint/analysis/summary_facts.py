@@ -36,11 +36,11 @@ from gradlint.analysis.torch_api import (
     NOT_A_HANDED_FORWARD,
     NUMBER_BUILTINS,
     NUMBER_METHODS,
-    NUMPY_MODULES,
     OPTIMIZER_STEP,
     PYTHON_VALUE_BUILTINS,
     STORING_METHODS,
     TENSOR_RETURNING_BUILTINS,
+    converts_with_numpy,
     is_test_assertion,
 )
 
@@ -352,7 +352,7 @@ def argument_result_use(
         return ResultUse.READ
     if qualified in GRADLESS_LIBRARY_FUNCTIONS:
         return ResultUse.DETACHED  # run under no_grad: what they return has no history
-    if qualified.startswith(NUMPY_MODULES):
+    if converts_with_numpy(qualified):
         return ResultUse.NUMPY_CALL
     if qualified.startswith("torch."):
         if qualified.startswith(DISTRIBUTIONS_NAMESPACE):

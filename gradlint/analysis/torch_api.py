@@ -147,6 +147,18 @@ ENVIRONMENT_STEP_RESULTS = 3
 _STANDARD_VALUE_MODULES = ("math.", "np.", "numpy.", "random.", "time.", "os.", "json.")
 PYTHON_VALUE_MODULES: tuple[str, ...] = _STANDARD_VALUE_MODULES + RL_ENVIRONMENT_MODULES
 NUMPY_MODULES = ("np.", "numpy.")
+# matplotlib converts what it plots with numpy (`plt.plot(x, net(x))` raises "Can't call
+# numpy() on Tensor that requires grad", measured for plot, scatter, imshow, hist,
+# contourf and fill_between on torch 2.13 and matplotlib 3.11).
+PLOTTING_MODULES = ("matplotlib.",)
+
+
+def converts_with_numpy(qualified: str | None) -> bool:
+    """Is the function (qualified through the imports) numpy's or matplotlib's, which
+    make an array of a tensor argument and raise on one that requires grad?"""
+    return qualified is not None and qualified.startswith(NUMPY_MODULES + PLOTTING_MODULES)
+
+
 NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
 # torch functions with no history in their result: the functional spelling of every
 # history-free method that torch also has as a function (`torch.argsort(pred)` as

@@ -46,8 +46,10 @@ class InferenceOutsideNoGrad(Rule):
     Flags a forward pass of a model that holds parameters (or a call of a function that
     computes from parameters) run while autograd records, in training mode, whose result
     is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
-    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, an
-    image written with torchvision's `save_image` / `make_grid` (which run under
+    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, a
+    numpy function or a matplotlib plot (`plt.plot(x, y)`, which make an array of it and
+    raise as `.numpy()` does), an image written with torchvision's `save_image` /
+    `make_grid` (which run under
     `no_grad` themselves), a value logged by TensorBoard's `SummaryWriter`
     (`add_images`, `add_histogram`, `add_scalar`, which detach it). Each element
     counts when every one is read so (`[x.item() for x in out]`, `map(lambda x:
@@ -66,8 +68,8 @@ class InferenceOutsideNoGrad(Rule):
     count, a greedy action, a numerical integral of a learned density on a grid, points
     for a plot) is never differentiated, so all of that is built and thrown away on every
     call: the forward runs slower and holds one batch of activations more than it needs.
-    `.numpy()` (and `np.asarray`) on such a result does not even run: `RuntimeError:
-    Can't call numpy() on Tensor that requires grad`.
+    `.numpy()` (and `np.asarray`, or a matplotlib plot of it) on such a result does not
+    even run: `RuntimeError: Can't call numpy() on Tensor that requires grad`.
 
     The model is in training mode here. A model in eval mode (`model.eval()`) without
     `no_grad` is reported by GL004 instead, never by both; another model's forward in
@@ -230,6 +232,8 @@ class InferenceOutsideNoGrad(Rule):
         # compared in a test (`assert d < 1e-4`), formatted into its message
         "assert",
         ".format(",
+        # plotted: matplotlib makes an array of it, which raises on a value with grad
+        "matplotlib",
         # written out as an image, under torchvision's own no_grad
         "save_image(",
         "make_grid(",
