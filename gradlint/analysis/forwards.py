@@ -461,13 +461,19 @@ class ForwardAnalysis:
             return False
         if self.result_uses.numbers_only(forward) is None:
             return False
-        return not self.graph_is_used(forward, model)
+        return not self.graph_is_used(forward, model, ends_as_numbers=True)
 
-    def graph_is_used(self, call: cst.Call, model: str) -> bool:
+    def graph_is_used(self, call: cst.Call, model: str, *, ends_as_numbers: bool = False) -> bool:
+        """Is the forward's graph used: its result differentiated, an input that requires
+        grad (saliency, an adversarial example), its output handed on with its input, a
+        model whose own forward differentiates, ... `ends_as_numbers`: the result is
+        known to end as numbers on every path (result_uses.numbers_only), so no gradient
+        can reach an input through it (a PINN's plot on collocation points made to
+        require grad), and the input says nothing."""
         scope = self.index.scope_of(call)
         return (
             self.is_differentiated(call, scope)
-            or self._input_requires_grad(call, scope)
+            or (not ends_as_numbers and self._input_requires_grad(call, scope))
             or self._passed_with_its_input(call)
             or self._forward_differentiates(model, call)
             or self._returned_by_a_differentiating_function(call, scope)

@@ -157,7 +157,9 @@ class InferenceOutsideNoGrad(Rule):
     `__init__` of the class that holds it, in any file of the project: RND's
     `self.rnd.target(obs)` when `RNDModel.__init__` freezes `self.target` and no method
     switches it back on; read in order in the forward's own function: a GAN's critic
-    unfrozen again for its own step records), inputs that require grad (saliency, adversarial examples), and a model
+    unfrozen again for its own step records), inputs that require grad (saliency, adversarial examples;
+    but not when the result ends as numbers on every path, which takes no gradient to
+    them: a PINN's plot on collocation points made to require grad), and a model
     whose own forward differentiates.
 
     ## Example
@@ -345,7 +347,7 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
-            if path is None and forwards.graph_is_used(call, model):
+            if path is None and forwards.graph_is_used(call, model, ends_as_numbers=True):
                 continue
             if facts.grad_mode.guarded_by_every_caller_elsewhere(call):
                 continue  # every call of the function, in other files, is under no_grad

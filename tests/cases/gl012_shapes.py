@@ -195,10 +195,20 @@ def used_in_a_loss(x, y):
 
 
 def input_gradients(x):
+    # saliency: the top class's score differentiated for the input's gradient
     x.requires_grad_()
     score = net(x)
     top = score.argmax().item()
-    return top
+    score[0, top].backward()
+    return x.grad
+
+
+def plotted_on_points_made_to_require_grad(x):
+    # a PINN's plot on its collocation points: they require grad, but a result that
+    # only ends as numbers can take no gradient to them
+    x.requires_grad_()
+    u = net(x)  # error: GL012
+    return u.detach().cpu().numpy()
 
 
 def parameterless_modules(x, y):
