@@ -2681,3 +2681,39 @@ def test_a_step_of_another_file_returning_literals_early_still_returns_its_loss(
         },
     )
     assert findings(tmp_path / "train.py") == [(9, "GL006")]
+
+
+ACT_WITH_ITS_OWN_MODEL = """
+    import torch
+    from nets import Net
+
+    net = Net()
+    opt = torch.optim.Adam(net.parameters())
+
+
+    def act(obs):
+        return net(torch.as_tensor(obs))
+"""
+
+
+@pytest.mark.parametrize(
+    ("rebinding", "expected"),
+    [
+        # the value is read once, by the rebinding; what is stored is the numpy copy
+        ("    a = a.detach().numpy()\n", [(9, "GL012")]),
+        ("    a = a.detach().numpy()\n    a = int(a.argmax())\n", [(9, "GL012")]),
+        # on one branch only: the stored `a` may still be the tensor
+        ("    if step % 2:\n        a = a.detach().numpy()\n", []),
+        # a jump between: the loop may go round before the rebinding
+        ("    if step % 2:\n        continue\n    a = a.detach().numpy()\n", []),
+    ],
+)
+def test_a_callers_later_rebinding_is_not_a_read_of_the_result(tmp_path, rebinding, expected):
+    """In another file's caller, `a = act(s)` then `a = a.detach().numpy()`: the reads of
+    `a` after the rebinding read the numpy copy, not the forward's result (a caller
+    search that took every read of the name as one of the result's saw it stored)."""
+    train = "from agent import act\n\nbuffer = []\ns = [0.0] * 4\nfor step in range(9):\n"
+    train += "    a = act(s)\n" + rebinding + "    buffer.append((s, a))\n"
+    (tmp_path / "train.py").write_text(train, encoding="utf-8")
+    write(tmp_path, {"nets.py": NET_MODULE, "agent.py": ACT_WITH_ITS_OWN_MODEL})
+    assert preview_findings(tmp_path / "agent.py") == expected

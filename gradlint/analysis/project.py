@@ -4848,7 +4848,7 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
                 uses = _loads_in(scope, name, parents)
                 if uses is None:
                     return False
-                work.extend((use_node, detached) for use_node in uses)
+                work.extend((u, detached) for u in _reached_from(parent, name, uses, parents))
             continue
         else:
             if detached:
@@ -4868,6 +4868,53 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
         else:
             work.append((at, detached or use is ResultUse.GRADLESS))
     return ended
+
+
+_JUMPS = (
+    ast.Break,
+    ast.Continue,
+    ast.Return,
+    ast.Raise,
+    ast.Try,
+    ast.TryStar,
+    ast.Yield,
+    ast.YieldFrom,
+)
+
+
+def _reached_from(
+    binding: ast.Assign, name: str, loads: list[ast.Name], parents: dict[int, ast.AST]
+) -> list[ast.Name]:
+    """The loads of `name` the binding's value may reach: all of them, unless a later
+    statement of the same block rebinds the name on every path (`a = agent.act(s)`, then
+    `a = a.detach().numpy()`). Then only the loads up to that statement's value are
+    reached: the rebinding's own value read, not the reads of what it binds, also
+    around a loop, whose next pass starts from the rebinding. With a jump, a `try` or a
+    `yield` in between, any load may be."""
+    block = _block_holding(binding, parents)
+    if block is None:
+        return loads
+    following = block[block.index(binding) + 1 :]
+    for statement in following:
+        if any(isinstance(node, _JUMPS) for node in ast.walk(statement)):
+            return loads
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in statement.targets
+        ):
+            start = (binding.end_lineno or 0, binding.end_col_offset or 0)
+            stop = (statement.end_lineno or 0, statement.end_col_offset or 0)
+            return [u for u in loads if start <= (u.lineno, u.col_offset) <= stop]
+    return loads
+
+
+def _block_holding(statement: ast.stmt, parents: dict[int, ast.AST]) -> list[ast.stmt] | None:
+    """The statement list (a body, an `else:`, a `finally:`) the statement is in."""
+    owner = parents.get(id(statement))
+    for part in ("body", "orelse", "finalbody"):
+        block = getattr(owner, part, None)
+        if isinstance(block, list) and any(s is statement for s in block):
+            return block
+    return None
 
 
 def _loads_in(scope: ast.AST, name: str, parents: dict[int, ast.AST]) -> list[ast.Name] | None:
