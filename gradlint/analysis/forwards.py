@@ -893,16 +893,19 @@ class ForwardAnalysis:
             if not self._self_has_parameters(call):
                 return None
         elif not self.has_parameters(target, call):
-            return None
+            # `self.critics[0](s, a)`: a constant key picks one of the elements, and
+            # each of them holds parameters
+            if type(target) is not cst.Subscript or not self._element_with_parameters(target, call):
+                return None
         method = func.attr.value if type(func) is cst.Attribute else "forward"
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
         return name
 
     def _element_with_parameters(self, target: cst.CSTNode, use: cst.CSTNode) -> str | None:
-        """`self.actors[i](s)`, `nets[k](x)`: an element picked by a key that is not a
-        constant (which one cannot be told) of a container every element of which is a
-        module that holds parameters (`self.actors = [Actor(n, m) for _ in
+        """`self.actors[i](s)`, `nets[k](x)`, `self.critics[0](s, a)`: an element, picked
+        by any key, of a container every element of which is a module that holds
+        parameters (`self.actors = [Actor(n, m) for _ in
         range(k)]`, a list or ModuleList written out, a deep copy of one). Named as
         written; None otherwise."""
         if type(target) is not cst.Subscript or dotted_name(target.value) is None:

@@ -568,6 +568,8 @@ class InferenceOutsideNoGrad(Rule):
             return False
         scope = facts.index.scope_of(call)
         evaluated = {m for m in modes.eval_models_in(scope) if modes.eval_switch_at(m, call)}
+        if evaluated and facts.forwards.forward_target(call, evaluated) in evaluated:
+            return False  # a layer of a module in eval mode (`net.heads[1](x)`): GL004's
         if evaluated and self._part_of_an_evaluation(call, evaluated):
             # an evaluation block (`model.eval()` then a loss module's forward): GL004
             # reports its forwards, and one fix covers both
