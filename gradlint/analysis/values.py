@@ -288,6 +288,7 @@ class ValueAnalysis:
         self._graph_grads: bool | None = None
         self._stores: dict[cst.CSTNode, dict[str, list[_Store]]] = {}
         self._inference_names: set[str] | None = None
+        self._asking_for_losses: set[cst.Param] = set()  # _loss_parameter, in progress
         self._free_returns: dict[cst.FunctionDef, Value | None] = {}
         self._free_elements: dict[tuple[cst.FunctionDef, int, int], Value | None] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value | None] = {}
@@ -906,8 +907,10 @@ class ValueAnalysis:
         if type(func) is not cst.Name:
             return False
         bindings = self.bindings_of(func.value, use)
+        if len(bindings) == 1 and type(bindings[0]) is cst.Param:
+            return self._loss_parameter(bindings[0])
         if not bindings or not all(type(b) is cst.Assign for b in bindings):
-            return False  # also a parameter, a loop target, an import...
+            return False  # also a loop target, an import...
         # the scope that binds it: the function's, or the module's for a global
         constructors = self.tensors.module_constructors(func, bindings[0])
         if len(constructors) != len(bindings):
@@ -915,6 +918,39 @@ class ValueAnalysis:
         built = _torch_nn_builds(self.index, constructors)
         # a layer may hold weights: its output is more than its inputs
         return built is not None and all(name.endswith("Loss") for name, _ in built)
+
+    def _loss_parameter(self, param: cst.Param) -> bool:
+        """A parameter that is a torch.nn loss: annotated as one (`criterion:
+        nn.MSELoss`), or filled with one by every call of its function, all of them in
+        this file (`valid(model, loader, nn.CrossEntropyLoss())`, or a name bound to
+        one there): `def valid(model, loader, criterion)`."""
+        annotation = param.annotation
+        if annotation is not None:
+            built = _torch_nn_builds(self.index, [cst.Call(func=annotation.annotation)])
+            return built is not None and built[0][0].endswith("Loss")
+        function = self.index.scope_of(param)
+        if type(function) is not cst.FunctionDef or self.summaries is None:
+            return False
+        if param in self._asking_for_losses:
+            return False  # a recursive helper handing its own parameter on
+        self._asking_for_losses.add(param)
+        try:
+            arguments = self.summaries.caller_arguments.here(function, param.name.value)
+            return (
+                bool(arguments)
+                and all(
+                    a.value is not None and self._builds_a_loss(a.value, a.site) for a in arguments
+                )
+                and not self.summaries.caller_arguments.called_elsewhere(function)
+            )
+        finally:
+            self._asking_for_losses.discard(param)
+
+    def _builds_a_loss(self, value: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        if type(value) is cst.Name:
+            return self.torch_loss_instance(value, site)
+        built = _torch_nn_builds(self.index, [value])
+        return built is not None and built[0][0].endswith("Loss")
 
     def trainable_layer(self, func: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Is `func` (a name or `self.x`) proven to be a torch.nn layer with trainable
