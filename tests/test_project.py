@@ -2717,3 +2717,49 @@ def test_a_callers_later_rebinding_is_not_a_read_of_the_result(tmp_path, rebindi
     (tmp_path / "train.py").write_text(train, encoding="utf-8")
     write(tmp_path, {"nets.py": NET_MODULE, "agent.py": ACT_WITH_ITS_OWN_MODEL})
     assert preview_findings(tmp_path / "agent.py") == expected
+
+
+DICE_LOSS_MODULE = """
+    import torch.nn as nn
+
+
+    class DiceLoss(nn.Module):
+        def forward(self, y, t):
+            return 1 - (2 * (y * t).sum() + 1) / (y.sum() + t.sum() + 1)
+
+
+    class KeepingLoss(nn.Module):
+        def forward(self, y, t):
+            self.last = y
+            return (y - t).pow(2).mean()
+"""
+
+
+@pytest.mark.parametrize(("loss", "expected"), [("DiceLoss", [(13, "GL012")]), ("KeepingLoss", [])])
+def test_a_loss_module_of_another_file_computes_from_its_inputs(tmp_path, loss, expected):
+    """`criterion = DiceLoss()` of losses.py: what the instance's forward returns is
+    computed from what it is handed, so an evaluation read as numbers through it built
+    its graph for nothing; a loss that keeps its input on itself is out of sight."""
+    write(
+        tmp_path,
+        {
+            "losses.py": DICE_LOSS_MODULE,
+            "train.py": f"""
+                import torch
+                import torch.nn as nn
+                from losses import {loss}
+
+                model = nn.Linear(4, 2)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                X, Y = torch.randn(100, 4), torch.rand(100, 2)
+                criterion = {loss}()
+                for step in range(10):
+                    opt.zero_grad()
+                    criterion(model(X), Y).backward()
+                    opt.step()
+                out = model(X)
+                print(criterion(out, Y).item())
+            """,
+        },
+    )
+    assert findings(tmp_path / "train.py") == expected

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from gradlint.analysis.arguments import shape_of
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, keyword_is_true, own_method
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import (
+    ExternalFunction,
     MethodCall,
     MethodQuery,
     ProjectIndex,
@@ -759,28 +761,62 @@ class ResultUses:
             # `squared_loss`: that function runs
             passed = self.summaries.passed_in(call)
             callee = passed if type(passed) is cst.FunctionDef else None
+        # `criterion(out, y)` of `criterion = DiceLoss()`: its class's forward runs,
+        # handed the receiver by the call
+        instance = self.summaries.instance_forward(call) if callee is None else None
+        if type(instance) is cst.FunctionDef:
+            callee = instance
         if callee is not None:
             summary = self.summaries.of(callee)
             if summary.unwritten:
                 raise _Escapes  # a value handed to a function not written yet: not known unused
+            # `criterion(out, y)`, `Loss()(out, y)`: a method run on the instance called,
+            # which the call binds to its first parameter itself
+            implicit = (
+                type(call.func) is not cst.Attribute
+                and self.index.enclosing_class(callee) is not None
+            )
+            receiver = _receiver_of(callee) if implicit else None
             for param in all_params(callee.params):
                 name = param.name.value
-                if summary.forwarded_argument(call, name) is node:
+                if param is receiver:
+                    continue
+                if not implicit:
+                    argument = summary.forwarded_argument(call, name)
+                else:
+                    bound = summary.signature.bind(shape_of(call), name, receiver_passed=True)
+                    index = bound.index if bound is not None else None
+                    argument = call.args[index].value if index is not None else None
+                if argument is node:
                     self._entered.setdefault(callee, []).append(call)
                     return self._uses_of(param, name, detached)
             raise _Escapes
-        external = self.summaries.resolve_external(call, making_numbers=True)
+        external: ExternalFunction | None
+        if instance is not None:
+            assert not isinstance(instance, cst.FunctionDef)  # followed into above
+            external = instance
+        else:
+            external = self.summaries.resolve_external(call, making_numbers=True)
+
+        summaries = self.summaries
+
+        def argument_for(param: str) -> cst.BaseExpression | None:
+            assert external is not None
+            if instance is None:
+                return summaries.external_argument(call, external, param)
+            index = external.argument_for(shape_of(call), param, receiver_passed=True)
+            return call.args[index].value if index is not None else None
+
         if external is not None and external.number_params:
             for param, raises in external.number_params.items():
-                if self.summaries.external_argument(call, external, param) is node:
+                if argument_for(param) is node:
                     found.numbers.append(call)
                     if raises and not detached:
                         found.numpy_raises.append(call)
                     return []
         external = external or self.summaries.resolve_external(call)
         if external is not None and any(
-            self.summaries.external_argument(call, external, param) is node
-            for param in external.carried_params
+            argument_for(param) is node for param in external.carried_params
         ):
             # `euclidean_distance(z, prototypes)` of `_utils.py`: what it returns is
             # computed from the value with torch alone, and followed on from the call
@@ -1259,6 +1295,13 @@ class ResultUses:
                 return True
             inner = index.scope_of(inner)
         return False
+
+
+def _receiver_of(method: cst.FunctionDef) -> cst.Param | None:
+    """The parameter a method's instance is bound to (`self`)."""
+    params = method.params
+    first = (*params.posonly_params, *params.params)
+    return first[0] if first else None
 
 
 def _model_of(call: cst.CSTNode) -> str | None:

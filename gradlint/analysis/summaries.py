@@ -510,6 +510,28 @@ class FunctionSummaries:
             classes.add(value.func.value)
         return next(iter(classes)) if len(classes) == 1 else None
 
+    def instance_forward(self, call: cst.Call) -> cst.FunctionDef | ExternalFunction | None:
+        """What calling an instance runs (`criterion(out, y)` after `criterion =
+        DiceLoss()`): its class's `__call__`, else its `forward` (what nn.Module's call
+        runs), of this file's class (a FunctionDef) or of one imported from the
+        project's own code (its summary). The call binds the method's receiver itself.
+        None when the instance's one class cannot be told."""
+        if type(call.func) is not cst.Name:
+            return None
+        cls_name = self._class_of_name(call.func.value, call, _CALLER_HOPS)
+        if cls_name is None:
+            return None
+        for cls in self.index.classes:
+            if cls.name.value == cls_name:
+                return self.callees.method_of(cls, "__call__") or self.callees.method_of(
+                    cls, "forward"
+                )
+        for method in ("__call__", "forward"):
+            found = self._imported_method(cls_name, method)
+            if found is not None:
+                return found[1]
+        return None
+
     def function_run_by(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function or method of this file the call runs: one the resolver names
         (`f(x)`, `self.m(x)`), else a method of an instance of this file's class
