@@ -722,11 +722,14 @@ def test_a_number_helper_re_exported_through_star_imports(tmp_path):
     ids=["returns-the-tensor", "more-than-a-return", "other-parameter", "one-branch-returns-it"],
 )
 def test_helpers_that_are_not_number_sinks(tmp_path, helper):
+    # what the helper hands back is returned as it is: only the helper could make the
+    # numbers (`np.clip` of a tensor would make them itself, and raise)
+    rollout = ROLLOUT.replace("from .base import *", "from utils import *")
     write(
         tmp_path,
         {
             "utils.py": helper,
-            "agent.py": ROLLOUT.replace("from .base import *", "from utils import *"),
+            "agent.py": rollout.replace("np.clip(to_np(action), -1, 1)", "to_np(action)"),
         },
     )
     (tmp_path / "agent.py").write_text(
@@ -2763,3 +2766,57 @@ def test_a_loss_module_of_another_file_computes_from_its_inputs(tmp_path, loss, 
         },
     )
     assert findings(tmp_path / "train.py") == expected
+
+
+SCORER_MODULE = """
+    import torch
+
+
+    class Scorer:
+        def __init__(self, model, name="scores"):
+            self.model = model
+            self.name = name
+
+        def predict(self, x):
+            return self.model(x).max(dim=1).values
+
+        @torch.no_grad()
+        def predict_quietly(self, x):
+            return self.model(x).max(dim=1).values
+"""
+
+
+@pytest.mark.parametrize(
+    ("built", "method", "expected"),
+    [
+        ("Scorer(nn.Linear(10, 3))", "predict", [(8, "GL012")]),
+        ("Scorer(net)", "predict", [(8, "GL012")]),
+        ("Scorer(model=net)", "predict", [(8, "GL012")]),
+        # the method runs under its own no_grad
+        ("Scorer(net)", "predict_quietly", []),
+        # handed something that is no module with weights
+        ("Scorer(lambda x: x * 2)", "predict", []),
+    ],
+)
+def test_a_wrapper_of_another_file_runs_the_model_it_is_handed(tmp_path, built, method, expected):
+    """`scorer = Scorer(net)`, its class in another file keeping what it is handed
+    (`self.model = model`): the instance holds the model's weights, and a method that
+    runs its own layers runs that model's forward."""
+    write(
+        tmp_path,
+        {
+            "detector.py": SCORER_MODULE,
+            "test_scorer.py": f"""
+                import torch
+                import torch.nn as nn
+                from detector import Scorer
+
+                net = nn.Linear(10, 3)
+                scorer = {built}
+                x = torch.randn(8, 10)
+                scores = scorer.{method}(x)
+                assert scores.shape == (8,)
+            """,
+        },
+    )
+    assert findings(tmp_path / "test_scorer.py") == expected

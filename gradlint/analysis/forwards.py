@@ -1742,7 +1742,26 @@ class ForwardAnalysis:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):
             return True
+        if value not in self._unwrapping:
+            # `Scorer(net)` of another file's class keeping it (`self.model = model`):
+            # the instance holds the weights it was handed, and its methods run them
+            self._unwrapping.add(value)
+            try:
+                if any(
+                    self._hands_parameters(kept, value)
+                    for kept in self.summaries.kept_by_an_imported_class(value)
+                ):
+                    return True
+            finally:
+                self._unwrapping.discard(value)
         return self._factory_builds_parameters(value)
+
+    def _hands_parameters(self, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        """Is what a call hands over a module with parameters: built there
+        (`Scorer(nn.Linear(4, 2))`) or a name of one?"""
+        if type(argument) is cst.Call:
+            return self._built_with_parameters(argument) is True
+        return dotted_name(argument) is not None and self.has_parameters(argument, site)
 
     def _any_with_parameters(self, elements: list[cst.CSTNode]) -> bool | None:
         """A container of these: True when one of them builds weights, False when none

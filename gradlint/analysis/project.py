@@ -310,6 +310,9 @@ class ModuleSummary:
     # it] of the torch.nn activation its `forward` runs last on what it returns, when
     # the file shows one (analysis.last_activation): its result is saved for backward
     last_activations: dict[str, list] = field(default_factory=dict)
+    # class -> {a parameter of its `__init__`: the attribute of `self` it keeps it in}
+    # (`self.model = model`): what a construction hands it, the instance holds
+    handed_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1699,6 +1702,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             frozen = _frozen_attributes(node)
             if frozen:
                 summary.frozen_attributes[node.name] = frozen
+            handed = _handed_attributes(node)
+            if handed:
+                summary.handed_attributes[node.name] = handed
             forward = own_method(node, "forward")
             if forward is not None and _forward_clears_own_grads(forward):
                 summary.grad_clearing_forwards.append(node.name)
@@ -1720,6 +1726,33 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     _differentiating_through_calls(summary.functions, calls)
     _plain_through_helpers(summary.functions, module_functions, module_returns, calls, imports)
     return summary
+
+
+def _handed_attributes(cls: ast.ClassDef) -> dict[str, str]:
+    """{parameter: attribute} for each `self.<attribute> = <parameter>` among the
+    statements of the class's own `__init__` (its first parameter, the instance,
+    aside): what a construction hands the class, it keeps."""
+    init = own_method(cls, "__init__")
+    if init is None:
+        return {}
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
+    if not params:
+        return {}
+    receiver, handed = params[0], set(params[1:])
+    found: dict[str, str] = {}
+    for statement in init.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == receiver
+            and isinstance(value, ast.Name)
+            and value.id in handed
+        ):
+            found.setdefault(value.id, target.attr)
+    return found
 
 
 def _summarise_methods(
@@ -2913,6 +2946,15 @@ class ProjectIndex:
         """Is `name` a class of the project file `path` (or re-exported by it) whose
         instances hold torch.nn layers with weights?"""
         return self.enabled and self._class_in(path, name, set())
+
+    def handed_attributes(self, module: str, level: int, name: str) -> dict[str, str]:
+        """{`__init__` parameter: the attribute it is kept in} of `name`, a class
+        imported from that project module (ModuleSummary.handed_attributes)."""
+        home = self._class_home(module, level, name)
+        if home is None:
+            return {}
+        _, summary, name = home
+        return summary.handed_attributes.get(name, {})
 
     def carried_state(
         self, module: str, level: int, name: str

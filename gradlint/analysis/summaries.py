@@ -357,6 +357,30 @@ class FunctionSummaries:
         module, level, name = found
         return self.project.builds_parameters(module, level, name)
 
+    def kept_by_an_imported_class(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments a construction of a class imported from the project's own code
+        (`Scorer(net)` after `from detector import Scorer`) hands to parameters of its
+        `__init__` that the instance keeps on itself (`self.model = model`)."""
+        if self.project is None:
+            return []
+        found = self._external_target(call)
+        if found is None:
+            return []
+        module, level, name = found
+        handed = self.project.handed_attributes(module, level, name)
+        if not handed:
+            return []
+        init = self.project.function(module, level, f"{name}.__init__")
+        if init is None:
+            return []
+        shape = shape_of(call)
+        kept = []
+        for param in handed:
+            index = init.argument_for(shape, param, receiver_passed=True)
+            if index is not None:
+                kept.append(call.args[index].value)
+        return kept
+
     def _star_imported(
         self, call: cst.Call, returning_eval_model: bool, making_numbers: bool
     ) -> ExternalFunction | None:
