@@ -575,7 +575,16 @@ class InferenceOutsideNoGrad(Rule):
             # reports its forwards, and one fix covers both
             return False
         head = model.split(".")[0]
-        if type(scope) is not cst.FunctionDef or head == "self":
+        if type(scope) is not cst.FunctionDef:
+            return True
+        if head == "self":
+            # a method's forward, run for its callers: `net.tile_predict(x)` after
+            # `net.eval()` is an evaluation of `net`, GL004's
+            for caller in facts.summaries.callees.callers_of(scope):
+                func = caller.func
+                receiver = module_path(func.value) if type(func) is cst.Attribute else None
+                if receiver not in (None, "self") and modes.eval_switch_at(receiver, caller):
+                    return False
             return True
         summary = facts.summaries.of(scope)
         if head not in summary.params:

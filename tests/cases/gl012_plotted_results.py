@@ -50,3 +50,23 @@ def plot_and_train():
     y = net(x)
     plt.plot(x, y.detach())
     (y - x).pow(2).mean().backward()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def tile_predict(self, x):
+        # run for its caller, which put the model in eval mode: GL004's, there
+        return self.fc(x)
+
+
+def predict_tiles(x):
+    tiler = Net()
+    tiler.eval()
+    out = tiler.tile_predict(x)  # error: GL004
+    return np.argmax(out, axis=1)
