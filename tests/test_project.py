@@ -2820,3 +2820,45 @@ def test_a_wrapper_of_another_file_runs_the_model_it_is_handed(tmp_path, built, 
         },
     )
     assert findings(tmp_path / "test_scorer.py") == expected
+
+
+STEP_BY_STEP = """
+    import torch
+
+
+    class StepByStep:
+        def __init__(self, model):
+            self.model = model
+
+        def predict(self, x):
+            y_hat = self.model(torch.as_tensor(x).float())
+            return y_hat.detach().cpu().numpy()
+
+        def predict_tensor(self, x):
+            return self.model(torch.as_tensor(x).float())
+"""
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_tensor"])
+def test_numpy_of_what_a_method_of_another_file_hands_back(tmp_path, method):
+    """`np.concatenate([sbs.predict(x)])`: numpy takes an array as it is, and a method
+    out of sight may hand one back (made under `.detach()` inside, as `predict` does), so
+    numpy says "numbers" only of the model's own call (`np.asarray(net(x))`), not of a
+    method's (PyTorchStepByStep's notebooks)."""
+    write(
+        tmp_path,
+        {
+            "stepbystep.py": STEP_BY_STEP,
+            "notebook.py": f"""
+                import numpy as np
+                import torch
+                import torch.nn as nn
+                from stepbystep import StepByStep
+
+                sbs = StepByStep(nn.Linear(1, 1))
+                points = torch.zeros(5, 1)
+                rows = np.concatenate([points.numpy(), sbs.{method}(points)], axis=1)
+            """,
+        },
+    )
+    assert findings(tmp_path / "notebook.py") == []

@@ -113,6 +113,17 @@ class NumberUses:
     # test): the graph is thrown away with the name, in a function that differentiates
     # nothing (where a hook or an attribute may carry it to a backward instead).
     unused: list[cst.CSTNode] = field(default_factory=list)
+    # Of `numbers`, the calls of numpy or matplotlib functions (`np.asarray(y)`,
+    # `plt.plot(x, y)`): they make an array of a tensor, and take an array as it is, so
+    # they say "numbers" only of a value known to be a tensor there.
+    numpy_calls: list[cst.CSTNode] = field(default_factory=list)
+
+    @property
+    def only_through_numpy(self) -> bool:
+        """Is every way the value ends a numpy or matplotlib function?"""
+        return not (self.reads or self.detaches or self.unused or self.elsewhere) and all(
+            any(node is call for call in self.numpy_calls) for node in self.numbers
+        )
 
 
 class _Escapes(Exception):
@@ -1328,6 +1339,7 @@ def _met(use: ResultUse, node: cst.CSTNode, detached: bool, found: NumberUses):
         return []
     if use is ResultUse.NUMPY_CALL:
         found.numbers.append(node)  # numbers, or it raises on a value that requires grad
+        found.numpy_calls.append(node)
         if not detached:
             found.numpy_raises.append(node)
         return []

@@ -341,6 +341,14 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if model is not None and handed and not _read_as_a_tensor(uses):
                 continue  # out of sight, it may return a plain number made of them
+            if uses.only_through_numpy and dotted_name(call.func) not in (
+                model,
+                f"{model}.forward",
+            ):
+                # `np.concatenate([sbs.predict(x)])`: a method may hand back an array
+                # already (made under `.detach()` inside); only the model's own call is
+                # known to hand back a tensor
+                continue
             if is_graph_free(facts.values.of_expr(call)):
                 # `policy.get_action(s)` whose body returns `action.detach().numpy()`:
                 # the graph is thrown away inside, where its own forward is asked about
@@ -578,14 +586,16 @@ class InferenceOutsideNoGrad(Rule):
         if type(scope) is not cst.FunctionDef:
             return True
         if head == "self":
-            # a method's forward, run for its callers: `net.tile_predict(x)` after
-            # `net.eval()` is an evaluation of `net`, GL004's
-            for caller in facts.summaries.callees.callers_of(scope):
-                func = caller.func
-                receiver = module_path(func.value) if type(func) is cst.Attribute else None
-                if receiver not in (None, "self") and modes.eval_switch_at(receiver, caller):
-                    return False
-            return True
+            # a method's forward, run for its callers: when each of them put the object
+            # in eval mode first (`net.tile_predict(x)` after `net.eval()`), an
+            # evaluation of it, GL004's; a caller in training mode makes it GL012's
+            callers = facts.summaries.callees.callers_of(scope)
+            return not callers or not all(
+                type(caller.func) is cst.Attribute
+                and (receiver := module_path(caller.func.value)) not in (None, "self")
+                and modes.eval_switch_at(receiver, caller) is not None
+                for caller in callers
+            )
         summary = facts.summaries.of(scope)
         if head not in summary.params:
             return True
