@@ -2862,3 +2862,50 @@ def test_numpy_of_what_a_method_of_another_file_hands_back(tmp_path, method):
         },
     )
     assert findings(tmp_path / "notebook.py") == []
+
+
+DDPG_AGENT = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class DDPG:
+        def __init__(self):
+            self.actor = nn.Linear(4, 2)
+            self.opt = torch.optim.Adam(self.actor.parameters())
+
+        def get_action(self, state):
+            action = self.actor(state)
+            return np.clip(action.data.cpu().numpy()[0], -1.0, 1.0)
+"""
+
+
+def test_a_rollout_collection_read_only_by_numpy_holds_no_graph(tmp_path):
+    """`epoch_actions.append(ddpg.get_action(state))`, then `np.mean(epoch_actions)`:
+    numpy takes the arrays get_action hands back as they are (and would raise on
+    tensors that require grad), so the list holds no graph (navneet-nmk's trainer)."""
+    write(
+        tmp_path,
+        {
+            "ddpg.py": DDPG_AGENT,
+            "trainer.py": """
+                import numpy as np
+                import torch
+
+
+                class Trainer:
+                    def __init__(self, agent):
+                        self.ddpg = agent
+
+                    def train(self):
+                        epoch_actions = []
+                        state = torch.zeros(1, 4)
+                        for step in range(100):
+                            action = self.ddpg.get_action(state)
+                            epoch_actions.append(action)
+                        return {"actions_mean": np.mean(epoch_actions)}
+            """,
+        },
+    )
+    assert findings(tmp_path / "trainer.py") == []

@@ -232,9 +232,15 @@ class ResultUses:
     def only_numbers_of(self, reads: list[cst.CSTNode]) -> bool:
         """Does every read end as numbers or detached, nothing of it differentiated,
         returned or kept (`torch.cat(values).detach()`, `len(values)`)? What a rollout
-        collected into a list, read back: its elements' graphs were kept for nothing."""
-        return bool(reads) and all(
-            self.numbers_only(read, detached_ends=True) is not None for read in reads
+        collected into a list, read back: its elements' graphs were kept for nothing.
+        Not when numpy alone reads them (`np.mean(actions)`): it takes arrays as they
+        are, and on tensors that require grad it would raise, so code that runs so has
+        collected no graphs."""
+        if not reads:
+            return False
+        found = [self.numbers_only(read, detached_ends=True) for read in reads]
+        return all(uses is not None for uses in found) and not all(
+            uses is not None and uses.only_through_numpy for uses in found
         )
 
     def scope_may_make_numbers(self, scope: cst.CSTNode, *, through_helpers: bool = True) -> bool:
