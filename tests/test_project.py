@@ -2909,3 +2909,46 @@ def test_a_rollout_collection_read_only_by_numpy_holds_no_graph(tmp_path):
         },
     )
     assert findings(tmp_path / "trainer.py") == []
+
+
+TRAINER_BASE = """
+    class Trainer:
+        def __init__(self, model, gamma=0.99):
+            self.model = model
+            self.gamma = gamma
+"""
+
+
+@pytest.mark.parametrize(
+    ("construction", "expected"),
+    [("A2CTrainer(Net())", [(11, "GL012")]), ("A2CTrainer(lambda x: x)", [])],
+)
+def test_a_model_kept_by_a_base_class_of_another_file(tmp_path, construction, expected):
+    """`class A2CTrainer(Trainer)` whose `__init__` calls `super().__init__(model)`, the
+    base in base.py keeping `self.model = model`: every construction handing a module
+    with weights makes `self.model(...)` a forward."""
+    write(
+        tmp_path,
+        {
+            "base.py": TRAINER_BASE,
+            "nets.py": NET_MODULE,
+            "a2c.py": f"""
+                import torch
+                from base import Trainer
+                from nets import Net
+
+
+                class A2CTrainer(Trainer):
+                    def __init__(self, model):
+                        super().__init__(model)
+
+                    def act(self, s):
+                        p = self.model(torch.as_tensor(s))
+                        return int(p.argmax().item())
+
+
+                trainer = {construction}
+            """,
+        },
+    )
+    assert findings(tmp_path / "a2c.py") == expected

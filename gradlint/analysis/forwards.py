@@ -1438,6 +1438,7 @@ class ForwardAnalysis:
             or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
             or self._handed_to_the_constructor(name, constructors, use)
+            or self._kept_by_a_base_class(name, use)
             or self._unpacked_from_a_factory(name, use)
             or self._aliases_a_model(name, use)
             or self._results_detached(name, use)
@@ -1641,6 +1642,14 @@ class ForwardAnalysis:
         param = handed.pop()
         if any(type(b) is not cst.Param for b in self.values.bindings_of(param, constructors[0])):
             return False  # not the parameter, or rebound before it is kept
+        return self._constructions_hand_models(cls, init, param)
+
+    def _constructions_hand_models(
+        self, cls: cst.ClassDef, init: cst.FunctionDef, param: str
+    ) -> bool:
+        """Does every construction of the class, in this file or else in the project's
+        other files (one at least), fill its `__init__`'s `param` with a module that
+        holds parameters?"""
         if init in self._asking_callers:
             return False
         self._asking_callers.add(init)
@@ -1655,6 +1664,40 @@ class ForwardAnalysis:
         finally:
             self._asking_callers.discard(init)
         return verdicts == {True}
+
+    def _kept_by_a_base_class(self, name: str, use: cst.CSTNode) -> bool:
+        """`self.model`, kept by the `__init__` of a base class another file of the
+        project writes (`self.model = model` in base.py's `Trainer`), handed it by this
+        class's `super().__init__(model)` from a parameter of its own `__init__` that
+        every construction fills with a module holding parameters: an agent or a
+        trainer that inherits where its model is stored."""
+        head, _, attribute = name.partition(".")
+        if head != "self" or not attribute or "." in attribute:
+            return False
+        function = self.index.scope_of(use)
+        if type(function) is not cst.FunctionDef:
+            return False
+        cls = self.index.enclosing_class(function)
+        if cls is None or self.index.scope_of(cls) is not self.index.module:
+            return False
+        init = own_method(cls, "__init__")
+        if init is None:
+            return False
+        own = {p.name.value for p in all_params(init.params)}
+        for call in self.index.of_types_in(init, cst.Call):
+            func = call.func
+            if not (
+                type(func) is cst.Attribute
+                and func.attr.value == "__init__"
+                and type(func.value) is cst.Call
+                and dotted_name(func.value.func) == "super"
+            ):
+                continue
+            for base in cls.bases:
+                passed = self.summaries.kept_by_an_imported_base(base.value, call, attribute)
+                if type(passed) is cst.Name and passed.value in own:
+                    return self._constructions_hand_models(cls, init, passed.value)
+        return False
 
     def _hold_parameters(self, arguments: list[ArgumentHere]) -> set[bool]:
         """For each call site's argument: is it a module that holds parameters, built
