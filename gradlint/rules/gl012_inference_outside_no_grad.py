@@ -46,9 +46,8 @@ class InferenceOutsideNoGrad(Rule):
     Flags a forward pass of a model that holds parameters (or a call of a function that
     computes from parameters) run while autograd records, in training mode, whose result
     is only ever read as numbers: `.item()`, `.tolist()`, `float()`, an `argmax` that
-    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()`, a
-    numpy function or a matplotlib plot (`plt.plot(x, y)`, which make an array of it and
-    raise as `.numpy()` does), an image written with torchvision's `save_image` /
+    picks an action or a class, the indices of `max(dim)`, a comparison, `.numpy()` (or
+    numpy, or a matplotlib plot), an image written with torchvision's `save_image` /
     `make_grid` (which run under
     `no_grad` themselves), a value logged by TensorBoard's `SummaryWriter`
     (`add_images`, `add_histogram`, `add_scalar`, which detach it). Each element
