@@ -1622,18 +1622,10 @@ class ForwardAnalysis:
         constructions the caller search finds in the project's other files (`Agent(net)`
         after `Adam(net.parameters())` in train.py). A wrapper handed its model (an
         agent, a predictor, an evaluator) runs that model's forward."""
-        head, _, attribute = name.partition(".")
-        if head != "self" or not attribute or "." in attribute or not constructors:
+        found = self._own_attribute(name, use) if constructors else None
+        if found is None:
             return False
-        function = self.index.scope_of(use)
-        if type(function) is not cst.FunctionDef:
-            return False
-        cls = self.index.enclosing_class(function)
-        if cls is None or self.index.scope_of(cls) is not self.index.module:
-            return False
-        init = own_method(cls, "__init__")
-        if init is None:
-            return False
+        _, cls, init = found
         handed = {v.value for v in constructors if type(v) is cst.Name}
         if len(handed) != 1 or len(constructors) != len(
             [v for v in constructors if self.index.is_inside(v, init)]
@@ -1643,6 +1635,23 @@ class ForwardAnalysis:
         if any(type(b) is not cst.Param for b in self.values.bindings_of(param, constructors[0])):
             return False  # not the parameter, or rebound before it is kept
         return self._constructions_hand_models(cls, init, param)
+
+    def _own_attribute(
+        self, name: str, use: cst.CSTNode
+    ) -> tuple[str, cst.ClassDef, cst.FunctionDef] | None:
+        """(attribute, class, its own `__init__`) for `self.<attribute>` read in a method
+        of a module-level class that defines `__init__`; None otherwise."""
+        head, _, attribute = name.partition(".")
+        if head != "self" or not attribute or "." in attribute:
+            return None
+        function = self.index.scope_of(use)
+        if type(function) is not cst.FunctionDef:
+            return None
+        cls = self.index.enclosing_class(function)
+        if cls is None or self.index.scope_of(cls) is not self.index.module:
+            return None
+        init = own_method(cls, "__init__")
+        return (attribute, cls, init) if init is not None else None
 
     def _constructions_hand_models(
         self, cls: cst.ClassDef, init: cst.FunctionDef, param: str
@@ -1671,18 +1680,10 @@ class ForwardAnalysis:
         class's `super().__init__(model)` from a parameter of its own `__init__` that
         every construction fills with a module holding parameters: an agent or a
         trainer that inherits where its model is stored."""
-        head, _, attribute = name.partition(".")
-        if head != "self" or not attribute or "." in attribute:
+        found = self._own_attribute(name, use)
+        if found is None:
             return False
-        function = self.index.scope_of(use)
-        if type(function) is not cst.FunctionDef:
-            return False
-        cls = self.index.enclosing_class(function)
-        if cls is None or self.index.scope_of(cls) is not self.index.module:
-            return False
-        init = own_method(cls, "__init__")
-        if init is None:
-            return False
+        attribute, cls, init = found
         own = {p.name.value for p in all_params(init.params)}
         for call in self.index.of_types_in(init, cst.Call):
             func = call.func
