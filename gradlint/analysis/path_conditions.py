@@ -429,6 +429,13 @@ class PathConditions:
                 found.append(CallerValue(call, SiteValue(constant), call.recording))
         return found
 
+    def passed_on(
+        self, expr: cst.CSTNode | None, site: cst.Call, grad_mode: GradModeAnalysis
+    ) -> list[CallerValue]:
+        """What a caller's own flag, passed on unchanged at `site` as `expr`, gets from
+        the caller's callers (_passed_on)."""
+        return self._passed_on(expr, site, grad_mode, frozenset())
+
     def _passed_on(
         self,
         expr: cst.CSTNode | None,
@@ -894,7 +901,7 @@ class FlagPaths:
             return []  # nothing a flag could skip: the plain question decides
         switches = self._switches(self.index.scope_of(forward), model)
         found: list[FlagPath] = []
-        for site, call, failing, describe, values in candidates:
+        for site, call, failing, describe, values, wrap in candidates:
             if self._gradless_on_path(forward, failing):
                 continue
             skipped: list[Condition] = []
@@ -909,10 +916,7 @@ class FlagPaths:
                     continue  # train or eval, depending on the way through the function
                 switch, trained, unrun = mode
                 label = f"{describe(skipped + unrun)}, outside no_grad"
-                # one iteration of a loop around the call: the call also runs the
-                # others, which may train, so there is no call to wrap
-                wrapped = call if values is None else None
-                found.append(FlagPath(site, wrapped, label, switch, trained, failing))
+                found.append(FlagPath(site, wrap, label, switch, trained, failing))
         return found
 
     def _gradless_on_path(
@@ -976,7 +980,32 @@ class FlagPaths:
                     def describe_in(found, param=param, variable=variable, value=value):
                         return f"called here with {param}={value.text} (`{variable}` of the loop)"
 
-                    found.append((site, site, failing_in, describe_in, values))
+                    # one iteration of a loop around the call: the call also runs the
+                    # others, which may train, so there is no call to wrap
+                    found.append((site, site, failing_in, describe_in, values, None))
+                continue
+
+            passed_on = self._passed_on(func, site)
+            if passed_on:
+                # the caller hands its own flag on (`process(b, do_train)` calling
+                # `run(b, do_train=do_train)`): one way per call of the caller that
+                # gives it a constant, the call to wrap being that one
+                for outer, param, given in passed_on:
+                    values = {param: given.constant}
+                    if conditions.failing_with(forward, site, values) or (
+                        self.reach.result_is_differentiated(outer)
+                    ):
+                        continue
+
+                    def failing_on(node, site=site, values=values):
+                        return conditions.failing_with(node, site, values)
+
+                    def describe_on(found, param=param, given=given, site=site):
+                        caller = self.index.scope_of(site)
+                        through = caller.name.value if type(caller) is cst.FunctionDef else ""
+                        return f"called here with {given.describe(param)}, passed on by `{through}`"
+
+                    found.append((outer, site, failing_on, describe_on, values, outer))
                 continue
 
             def failing(node, site=site):
@@ -985,7 +1014,24 @@ class FlagPaths:
             def describe(found, site=site, func=func):
                 return f"called here with {conditions.describe(found, site, func)}"
 
-            found.append((site, site, failing, describe, None))
+            found.append((site, site, failing, describe, None, site))
+        return found
+
+    def _passed_on(
+        self, func: cst.FunctionDef, site: cst.Call
+    ) -> list[tuple[cst.Call, str, SiteValue]]:
+        """(a call of the caller in this file, the flag, what that call gives it) for each
+        flag of `func` that `site` passes as a flag of the caller's own, when that call
+        records (analysis.path_conditions' caller_values follows the flag there)."""
+        conditions = self.conditions
+        found: list[tuple[cst.Call, str, SiteValue]] = []
+        for param in sorted(conditions.flags_of(func)):
+            passed = conditions.argument_at(site, func, param)
+            if passed is None or passed[1] or type(passed[0]) is not cst.Name:
+                continue
+            for outer in conditions.passed_on(passed[0], site, self.grad_mode):
+                if type(outer.site) is cst.Call and outer.recording:
+                    found.append((outer.site, param, outer.value))
         return found
 
     def _loop_candidates(self, forward: cst.Call) -> list[tuple]:
@@ -1008,7 +1054,7 @@ class FlagPaths:
                 def describe(found, name=name, value=value):
                     return f"the loop runs with {name}={value.text} here"
 
-                found.append((element, None, failing, describe, None))
+                found.append((element, None, failing, describe, None, None))
         return found
 
     def _switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:

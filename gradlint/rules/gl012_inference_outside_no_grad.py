@@ -78,7 +78,9 @@ class InferenceOutsideNoGrad(Rule):
 
     A function that serves both phases, the backward under a flag (`if train:
     loss.backward()`), is judged per call of it in the file, with the flag each call
-    gives (a literal or a constant, passed or its default): a call that runs no
+    gives (a literal or a constant, passed or its default, or a flag of a wrapper of
+    the file passed on, `process(x, do_train=do_train)`, then each call of the wrapper
+    that gives it one): a call that runs no
     backward, keeps the model in training mode and is not under `no_grad`, whose
     result is then only read as numbers, is reported at the forward with that call as
     a related location, and the fix wraps that call. So is an iteration of a loop over
