@@ -153,6 +153,11 @@ class ForwardAnalysis:
         self.tensors = tensors
         self.grad_mode = grad_mode
         self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
+        # class -> {attribute: its own `__init__` parameter a base keeps there}
+        self._base_kept: dict[cst.ClassDef, dict[str, str]] = {}
+        self._constructions_known: dict[tuple[cst.FunctionDef, str], bool] = {}
+        # method -> (its module-level class, the class's own `__init__`), or None
+        self._own_inits: dict[cst.FunctionDef, tuple[cst.ClassDef, cst.FunctionDef] | None] = {}
         self._unwrapping: set[cst.Call] = set()  # module-preserving calls being read
         self._aliasing: set[cst.Assign] = set()  # `model = net` bindings being read
         self._asking_factories: set[cst.FunctionDef] = set()
@@ -1647,32 +1652,44 @@ class ForwardAnalysis:
         function = self.index.scope_of(use)
         if type(function) is not cst.FunctionDef:
             return None
-        cls = self.index.enclosing_class(function)
-        if cls is None or self.index.scope_of(cls) is not self.index.module:
-            return None
-        init = own_method(cls, "__init__")
-        return (attribute, cls, init) if init is not None else None
+        if function not in self._own_inits:  # asked of every `self.x` of a method
+            cls = self.index.enclosing_class(function)
+            init = None
+            if cls is not None and self.index.scope_of(cls) is self.index.module:
+                init = own_method(cls, "__init__")
+            self._own_inits[function] = (cls, init) if cls is not None and init else None
+        found = self._own_inits[function]
+        return (attribute, *found) if found is not None else None
 
     def _constructions_hand_models(
         self, cls: cst.ClassDef, init: cst.FunctionDef, param: str
     ) -> bool:
         """Does every construction of the class, in this file or else in the project's
         other files (one at least), fill its `__init__`'s `param` with a module that
-        holds parameters?"""
+        holds parameters? Asked once per parameter: every `self.<attribute>` of the
+        class's methods that holds it asks the same."""
+        key = (init, param)
+        known = self._constructions_known.get(key)
+        if known is not None:
+            return known
         if init in self._asking_callers:
             return False
         self._asking_callers.add(init)
         try:
             sites = self.index.constructions(cls)
             if not sites:
-                return self.summaries.caller_arguments.models_constructed_elsewhere(
+                found = self.summaries.caller_arguments.models_constructed_elsewhere(
                     cls, init, param
                 )
-            arguments = self.summaries.caller_arguments.here(init, param, sites, constructed=True)
-            verdicts = self._hold_parameters(arguments)
+            else:
+                arguments = self.summaries.caller_arguments.here(
+                    init, param, sites, constructed=True
+                )
+                found = self._hold_parameters(arguments) == {True}
         finally:
             self._asking_callers.discard(init)
-        return verdicts == {True}
+        self._constructions_known[key] = found
+        return found
 
     def _kept_by_a_base_class(self, name: str, use: cst.CSTNode) -> bool:
         """`self.model`, kept by the `__init__` of a base class another file of the
@@ -1684,7 +1701,18 @@ class ForwardAnalysis:
         if found is None:
             return False
         attribute, cls, init = found
+        kept = self._base_kept.get(cls)
+        if kept is None:
+            kept = self._base_kept[cls] = self._kept_by_bases(cls, init)
+        param = kept.get(attribute)
+        return param is not None and self._constructions_hand_models(cls, init, param)
+
+    def _kept_by_bases(self, cls: cst.ClassDef, init: cst.FunctionDef) -> dict[str, str]:
+        """{attribute: the parameter of the class's own `__init__` its
+        `super().__init__(...)` hands to an imported base that keeps it there}: read
+        once per class, as every `self.<attribute>` of its methods asks."""
         own = {p.name.value for p in all_params(init.params)}
+        found: dict[str, str] = {}
         for call in self.index.of_types_in(init, cst.Call):
             func = call.func
             if not (
@@ -1695,10 +1723,12 @@ class ForwardAnalysis:
             ):
                 continue
             for base in cls.bases:
-                passed = self.summaries.kept_by_an_imported_base(base.value, call, attribute)
-                if type(passed) is cst.Name and passed.value in own:
-                    return self._constructions_hand_models(cls, init, passed.value)
-        return False
+                for attribute, passed in self.summaries.kept_by_an_imported_base(
+                    base.value, call
+                ).items():
+                    if type(passed) is cst.Name and passed.value in own:
+                        found.setdefault(attribute, passed.value)
+        return found
 
     def _hold_parameters(self, arguments: list[ArgumentHere]) -> set[bool]:
         """For each call site's argument: is it a module that holds parameters, built

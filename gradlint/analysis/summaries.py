@@ -382,26 +382,30 @@ class FunctionSummaries:
         return kept
 
     def kept_by_an_imported_base(
-        self, base: cst.BaseExpression, call: cst.Call, attribute: str
-    ) -> cst.BaseExpression | None:
-        """What `super().__init__(...)` (`call`) hands the parameter that `base`, a class
-        imported from the project's own code, keeps in `self.<attribute>`; None when it
-        keeps none there, or the call passes none."""
+        self, base: cst.BaseExpression, call: cst.Call
+    ) -> dict[str, cst.BaseExpression]:
+        """{attribute: what `super().__init__(...)` (`call`) hands the parameter kept
+        there} for `base`, a class imported from the project's own code whose
+        `__init__` keeps parameters in attributes of `self`."""
         if self.project is None or type(base) is not cst.Name:
-            return None
+            return {}
         origin = self._class_origin(base.value)
         if origin is None:
-            return None
+            return {}
         module, level, name = origin
         handed = self.project.handed_attributes(module, level, name)
-        params = [param for param, kept in handed.items() if kept == attribute]
-        if not params:
-            return None
+        if not handed:
+            return {}
         init = self.project.function(module, level, f"{name}.__init__")
         if init is None:
-            return None
-        index = init.argument_for(shape_of(call), params[0], receiver_passed=True)
-        return call.args[index].value if index is not None else None
+            return {}
+        shape = shape_of(call)
+        found: dict[str, cst.BaseExpression] = {}
+        for param, attribute in handed.items():
+            index = init.argument_for(shape, param, receiver_passed=True)
+            if index is not None:
+                found.setdefault(attribute, call.args[index].value)
+        return found
 
     def _star_imported(
         self, call: cst.Call, returning_eval_model: bool, making_numbers: bool
