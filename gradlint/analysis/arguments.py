@@ -200,11 +200,21 @@ def bound_at(
 
 
 def argument_of(
-    call: cst.Call, signature: Signature, param: str, *, on_class: bool = False
+    call: cst.Call,
+    signature: Signature,
+    param: str,
+    *,
+    on_class: bool = False,
+    receiver_passed: bool | None = None,
 ) -> cst.BaseExpression | None:
     """The argument expression `call` passes for `param`; None when it passes none (the
-    default binds it) or that is out of sight."""
-    found = bound_at(call, signature, param, on_class=on_class)
+    default binds it) or that is out of sight. `receiver_passed`: whether the call binds
+    the method's receiver itself, when the caller knows it (an instance called by name,
+    `criterion(out, y)`, or a class built, `Scorer(net)`); else as passes_receiver says."""
+    if receiver_passed is None:
+        found = bound_at(call, signature, param, on_class=on_class)
+    else:
+        found = signature.bind(shape_of(call), param, receiver_passed=receiver_passed)
     return call.args[found.index].value if found is not None and found.index is not None else None
 
 

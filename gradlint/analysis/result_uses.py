@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from gradlint.analysis.arguments import shape_of
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, keyword_is_true, own_method
@@ -793,17 +792,11 @@ class ResultUses:
                 type(call.func) is not cst.Attribute
                 and self.index.enclosing_class(callee) is not None
             )
-            receiver = _receiver_of(callee) if implicit else None
             for param in all_params(callee.params):
                 name = param.name.value
-                if param is receiver:
-                    continue
-                if not implicit:
-                    argument = summary.forwarded_argument(call, name)
-                else:
-                    bound = summary.signature.bind(shape_of(call), name, receiver_passed=True)
-                    index = bound.index if bound is not None else None
-                    argument = call.args[index].value if index is not None else None
+                argument = summary.forwarded_argument(
+                    call, name, receiver_passed=True if implicit else None
+                )
                 if argument is node:
                     self._entered.setdefault(callee, []).append(call)
                     return self._uses_of(param, name, detached)
@@ -819,10 +812,9 @@ class ResultUses:
 
         def argument_for(param: str) -> cst.BaseExpression | None:
             assert external is not None
-            if instance is None:
-                return summaries.external_argument(call, external, param)
-            index = external.argument_for(shape_of(call), param, receiver_passed=True)
-            return call.args[index].value if index is not None else None
+            # an instance called by name binds its method's receiver itself
+            passed = True if instance is not None else None
+            return summaries.external_argument(call, external, param, receiver_passed=passed)
 
         if external is not None and external.number_params:
             for param, raises in external.number_params.items():
@@ -1312,13 +1304,6 @@ class ResultUses:
                 return True
             inner = index.scope_of(inner)
         return False
-
-
-def _receiver_of(method: cst.FunctionDef) -> cst.Param | None:
-    """The parameter a method's instance is bound to (`self`)."""
-    params = method.params
-    first = (*params.posonly_params, *params.params)
-    return first[0] if first else None
 
 
 def _model_of(call: cst.CSTNode) -> str | None:

@@ -93,9 +93,11 @@ class FunctionSummary:
         changes with PYTHONHASHSEED)."""
         return list(self.forwards)
 
-    def forwarded_argument(self, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    def forwarded_argument(
+        self, call: cst.Call, param: str, *, receiver_passed: bool | None = None
+    ) -> cst.BaseExpression | None:
         """The argument expression a call passes for `param` (analysis.arguments)."""
-        return argument_of(call, self.signature, param)
+        return argument_of(call, self.signature, param, receiver_passed=receiver_passed)
 
 
 class FunctionSummaries:
@@ -327,15 +329,20 @@ class FunctionSummaries:
         return method[1] if method is not None else None
 
     def external_argument(
-        self, call: cst.Call, external: ExternalFunction, param: str
+        self,
+        call: cst.Call,
+        external: ExternalFunction,
+        param: str,
+        *,
+        receiver_passed: bool | None = None,
     ) -> cst.BaseExpression | None:
         """The argument expression `call`, a call of another file's function that
         resolve_external gave, passes for `param` (analysis.arguments). resolve_external
         reaches a method only through `self.`/`cls.` (one the class inherits from an
-        imported base), never through the class's name."""
-        passed = passes_receiver(call, external.signature.receiver)
-        found = external.argument_for(shape_of(call), param, receiver_passed=passed)
-        return call.args[found].value if found is not None else None
+        imported base), never through the class's name; `receiver_passed` says so for a
+        call that binds the receiver itself otherwise (an instance called, a class
+        built)."""
+        return argument_of(call, external.signature, param, receiver_passed=receiver_passed)
 
     def builds_imported_module(self, call: cst.Call) -> bool:
         """Does the call build an instance of a class imported from the project's own
@@ -366,20 +373,7 @@ class FunctionSummaries:
         found = self._external_target(call)
         if found is None:
             return []
-        module, level, name = found
-        handed = self.project.handed_attributes(module, level, name)
-        if not handed:
-            return []
-        init = self.project.function(module, level, f"{name}.__init__")
-        if init is None:
-            return []
-        shape = shape_of(call)
-        kept = []
-        for param in handed:
-            index = init.argument_for(shape, param, receiver_passed=True)
-            if index is not None:
-                kept.append(call.args[index].value)
-        return kept
+        return [passed for _, passed in self._kept_arguments(found, call)]
 
     def kept_by_an_imported_base(
         self, base: cst.BaseExpression, call: cst.Call
@@ -392,19 +386,31 @@ class FunctionSummaries:
         origin = self._class_origin(base.value)
         if origin is None:
             return {}
+        found: dict[str, cst.BaseExpression] = {}
+        for attribute, passed in self._kept_arguments(origin, call):
+            found.setdefault(attribute, passed)
+        return found
+
+    def _kept_arguments(
+        self, origin: tuple[str, int, str], call: cst.Call
+    ) -> list[tuple[str, cst.BaseExpression]]:
+        """(attribute, argument) for each parameter of the `__init__` of the project's
+        class at `origin` that it keeps in `self.<attribute>`, which `call` (a
+        construction, or `super().__init__(...)`: either binds the receiver itself)
+        passes an argument for."""
+        assert self.project is not None
         module, level, name = origin
         handed = self.project.handed_attributes(module, level, name)
         if not handed:
-            return {}
+            return []
         init = self.project.function(module, level, f"{name}.__init__")
         if init is None:
-            return {}
-        shape = shape_of(call)
-        found: dict[str, cst.BaseExpression] = {}
+            return []
+        found = []
         for param, attribute in handed.items():
-            index = init.argument_for(shape, param, receiver_passed=True)
-            if index is not None:
-                found.setdefault(attribute, call.args[index].value)
+            passed = self.external_argument(call, init, param, receiver_passed=True)
+            if passed is not None:
+                found.append((attribute, passed))
         return found
 
     def _star_imported(
