@@ -867,6 +867,19 @@ class FlagPath:
     failing: Callable[[cst.CSTNode], list[Condition]] = field(compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class _Way:
+    """A candidate way through a forward's function, before its differentiations and
+    mode are asked: what FlagPath reports, and what decides it."""
+
+    site: cst.CSTNode  # where to say so: the call, the loop's element, a wrapper's call
+    call: cst.Call | None  # the call of the function the flags are read at (None: a loop)
+    failing: Callable[[cst.CSTNode], list[Condition]]
+    describe: Callable[[list[Condition]], str]
+    values: dict[str, Constant] | None  # flags the way fixes beyond the call's own
+    wrap: cst.Call | None  # the call a fix wraps; None when no one call runs the way
+
+
 class FlagPaths:
     """A forward's fate on each way through its function that flags fix (a call that
     passes them, an iteration of a loop over constants): which mode switches and which
@@ -901,22 +914,24 @@ class FlagPaths:
             return []  # nothing a flag could skip: the plain question decides
         switches = self._switches(self.index.scope_of(forward), model)
         found: list[FlagPath] = []
-        for site, call, failing, describe, values, wrap in candidates:
-            if self._gradless_on_path(forward, failing):
+        for way in candidates:
+            if self._gradless_on_path(forward, way.failing):
                 continue
             skipped: list[Condition] = []
             for event in events:
-                kept = failing(event.call)
+                kept = way.failing(event.call)
                 if not kept:
                     break
                 skipped.extend(kept)
             else:
-                mode = self._mode_on_path(switches, model, forward, failing, call, values)
+                mode = self._mode_on_path(
+                    switches, model, forward, way.failing, way.call, way.values
+                )
                 if mode is None:
                     continue  # train or eval, depending on the way through the function
                 switch, trained, unrun = mode
-                label = f"{describe(skipped + unrun)}, outside no_grad"
-                found.append(FlagPath(site, wrap, label, switch, trained, failing))
+                label = f"{way.describe(skipped + unrun)}, outside no_grad"
+                found.append(FlagPath(way.site, way.wrap, label, switch, trained, way.failing))
         return found
 
     def _gradless_on_path(
@@ -947,15 +962,16 @@ class FlagPaths:
         failing = path.failing
         return lambda node: not failing(node)
 
-    def _call_candidates(self, forward: cst.Call) -> list[tuple]:
-        """(site, call, failing, describe, values) for each recording call of the forward's
-        function in which the forward may run."""
+    def _call_candidates(self, forward: cst.Call) -> list[_Way]:
+        """The ways through the forward's function its recording calls in this file take,
+        where the forward may run: one per call, per iteration of a loop over constants
+        around the call, or per call of a wrapper that hands the call its own flag."""
         conditions = self.conditions
         func = self.index.scope_of(forward)
         # cheapest first: most functions test no flag, or have no call in sight
         if type(func) is not cst.FunctionDef or not conditions.tests_a_flag(func):
             return []
-        found: list[tuple] = []
+        found: list[_Way] = []
         for site in conditions.call_sites(func):
             if (
                 self.grad_mode.mode_at(site) is not GradMode.RECORDING
@@ -982,10 +998,10 @@ class FlagPaths:
 
                     # one iteration of a loop around the call: the call also runs the
                     # others, which may train, so there is no call to wrap
-                    found.append((site, site, failing_in, describe_in, values, None))
+                    found.append(_Way(site, site, failing_in, describe_in, values, None))
                 continue
 
-            passed_on = self._passed_on(func, site)
+            passed_on = self._flags_passed_on(func, site)
             if passed_on:
                 # the caller hands its own flag on (`process(b, do_train)` calling
                 # `run(b, do_train=do_train)`): one way per call of the caller that
@@ -1005,7 +1021,7 @@ class FlagPaths:
                         through = caller.name.value if type(caller) is cst.FunctionDef else ""
                         return f"called here with {given.describe(param)}, passed on by `{through}`"
 
-                    found.append((outer, site, failing_on, describe_on, values, outer))
+                    found.append(_Way(outer, site, failing_on, describe_on, values, outer))
                 continue
 
             def failing(node, site=site):
@@ -1014,10 +1030,10 @@ class FlagPaths:
             def describe(found, site=site, func=func):
                 return f"called here with {conditions.describe(found, site, func)}"
 
-            found.append((site, site, failing, describe, None, site))
+            found.append(_Way(site, site, failing, describe, None, site))
         return found
 
-    def _passed_on(
+    def _flags_passed_on(
         self, func: cst.FunctionDef, site: cst.Call
     ) -> list[tuple[cst.Call, str, SiteValue]]:
         """(a call of the caller in this file, the flag, what that call gives it) for each
@@ -1034,11 +1050,12 @@ class FlagPaths:
                     found.append((outer.site, param, outer.value))
         return found
 
-    def _loop_candidates(self, forward: cst.Call) -> list[tuple]:
-        """(element, None, failing, describe, None) for each iteration of a loop over
-        constants around the forward in which the forward may run."""
+    def _loop_candidates(self, forward: cst.Call) -> list[_Way]:
+        """A way for each iteration of a loop over constants around the forward in which
+        the forward may run (no call of the function fixes it, so there is none to
+        wrap)."""
         conditions = self.conditions
-        found: list[tuple] = []
+        found: list[_Way] = []
         for loop in conditions.flag_loops(forward):
             constants = loop_constants(loop)
             assert constants is not None
@@ -1054,7 +1071,7 @@ class FlagPaths:
                 def describe(found, name=name, value=value):
                     return f"the loop runs with {name}={value.text} here"
 
-                found.append((element, None, failing, describe, None, None))
+                found.append(_Way(element, None, failing, describe, None, None))
         return found
 
     def _switches(self, scope: cst.CSTNode, model: str) -> list[ModeSwitch]:

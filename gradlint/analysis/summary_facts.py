@@ -377,8 +377,8 @@ def argument_result_use(
 
 
 # What one `return` hands back, as backpropagated_places reads it: NO_VALUE for no value
-# (a bare `return`, `return None`) or only literals (`return 0, 0`), the name returned (None for any other expression),
-# or for a tuple literal the same of each element.
+# (a bare `return`, `return None`) or only literals (`return 0, 0`), the name returned
+# (None for any other expression), or for a tuple literal the same of each element.
 ReturnedNames = tuple[str | None, ...] | str | None
 NO_VALUE = "<no value>"
 
