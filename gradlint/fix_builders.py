@@ -76,6 +76,17 @@ def wrap_in_no_grad(
     return rewrite_statement(context, statement, title, applicability, wrap_no_grad=True)
 
 
+def wrap_inference_in_no_grad(
+    context, statement: cst.CSTNode, title: str, applicability: Applicability
+) -> Fix | None:
+    """wrap_in_no_grad for a forward whose graph is only waste, except a notebook cell's
+    last expression: inside the block IPython would show its value no more, and what
+    the cell shows is worth more than the graph it keeps."""
+    if context.facts.index.shown_by_its_cell(statement):
+        return None
+    return wrap_in_no_grad(context, statement, title, applicability)
+
+
 def wrap_block_in_no_grad(
     context, statement: cst.BaseCompoundStatement, title: str, applicability: Applicability
 ) -> Fix | None:
@@ -205,7 +216,12 @@ def merge_adjacent_wraps(context, diagnostics: list[Diagnostic]) -> list[Diagnos
         if runs:
             previous = runs[-1][-1]
             siblings = index.parent.get(previous.line) is block
-            if siblings and _follows(statements, previous.line, wrap.line):
+            # a notebook's next cell is run on its own: one block cannot span both
+            if (
+                siblings
+                and _follows(statements, previous.line, wrap.line)
+                and not index.starts_a_cell(wrap.line)
+            ):
                 runs[-1].append(wrap)
                 continue
         runs.append([wrap])

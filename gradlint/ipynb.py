@@ -39,6 +39,9 @@ from gradlint.edits import split_lines
 from gradlint.results import SourceError
 
 NOTEBOOK_SUFFIX = ".ipynb"
+# How the comment line between two cells of a notebook's program begins (notebook.MARKER):
+# the analysis reads cell boundaries from it.
+CELL_MARKER_PREFIX = "# gradlint: cell "
 
 # Cell magics whose body IPython runs as Python: only their first line is masked.
 PYTHON_CELL_MAGICS = frozenset(

@@ -51,6 +51,7 @@ from gradlint.diagnostics import (
 from gradlint.edits import apply_edits, split_lines
 from gradlint.ipynb import (
     CELL_MAGIC,
+    CELL_MARKER_PREFIX,
     Cell,
     Notebook,
     NotebookSkipped,
@@ -87,7 +88,7 @@ NAMESPACE_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
 # docstring in the first cell stays the module's and imports a fix adds land in it). Its
 # fence of carets is made longer than any run of carets in the cells' own lines, so no
 # cell line can be taken for a marker (a notebook may hold gradlint's own program text).
-MARKER = "# gradlint: cell {number} {fence}"
+MARKER = CELL_MARKER_PREFIX + "{number} {fence}"
 _FENCE = "^"
 _MIN_FENCE = 3
 _CARETS = re.compile(r"\^+")

@@ -815,3 +815,85 @@ def test_a_name_an_exercise_blank_would_read_is_not_unused() -> None:
     # written out without a use, the name that is never read is the finding
     unread = notebook_json(("code", model), ("code", exercise.replace("BLANK", "pass")))
     assert found(unread) == {(2, 2, "GL012")}
+
+
+_EVALUATED_MODEL = (
+    "import torch\n"
+    "from torch import nn\n"
+    "model = nn.Linear(3, 1)\n"
+    "loss_fn = nn.MSELoss()\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
+    "for _ in range(10):\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "model.eval()\n"
+)
+
+
+def test_a_cells_shown_value_keeps_its_graph_in_out():
+    """IPython keeps a cell's last expression in `Out[n]`: `loss_fn(model(x), y)` or
+    `model(x)[:3]` there holds the forward's graph for the session. A line that is not
+    the cell's last, a `;` that silences it, and a value without history drop it."""
+    text = notebook_json(
+        ("code", _EVALUATED_MODEL),
+        ("code", "loss_fn(model(x), y)"),
+        ("code", "model(x)[:3]\nmodel(x)\n"),  # the first line is not the cell's last
+        ("code", "model(x);"),  # silenced: nothing is kept
+        ("code", "model(x).argmax(1)\n"),  # read as numbers: a finding already
+        ("code", "display(model(x))"),  # IPython's display hands back None
+        (
+            "code",
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 1)\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        return self.fc(x)\n"
+            "\n"
+            "\n"
+            "net = Net()\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "loss_fn(net(x), y).backward()\n"
+            "opt.step()\n"
+            "net.eval()\n"
+            "loss_fn(net(x), y)",  # a model of the notebook's own class
+        ),
+    )
+    assert found(text) == {(2, 1, "GL004"), (3, 2, "GL004"), (5, 1, "GL004"), (7, 15, "GL004")}
+
+
+def test_no_fix_hides_what_a_cell_shows():
+    """`with torch.no_grad():` around a cell's last expression would stop IPython
+    showing it: no fix is offered there, while a `print(...)` is still wrapped."""
+    text = notebook_json(
+        ("code", _EVALUATED_MODEL),
+        ("code", "model(x)[:3]"),
+        ("code", "print(model(x))"),
+    )
+    fixes = {d.cell.number: d.fix for d in lint(text).diagnostics}
+    assert set(fixes) == {2, 3}
+    assert fixes[2] is None
+    assert fixes[3] is not None
+
+
+def test_wraps_in_two_cells_are_not_merged_into_one_block(tmp_path: Path):
+    """Two cells each ending in a forward get one `with torch.no_grad():` each: a block
+    spanning both cells could not be written back (it was refused as crossing a cell
+    boundary, and nothing was fixed)."""
+    path = tmp_path / "nb.ipynb"
+    path.write_text(
+        notebook_json(
+            ("code", _EVALUATED_MODEL),
+            ("code", "print(model(x))"),
+            ("code", "print(model(x))"),
+        ),
+        encoding="utf-8",
+    )
+    assert cli.main(["--isolated", "--no-cache", "--fix", "--unsafe-fixes", str(path)]) == 0
+    cells = read_notebook(path.read_text(encoding="utf-8"), str(path)).cells
+    sources = [c.source for c in cells]
+    assert sources[1] == sources[2] == "with torch.no_grad():\n    print(model(x))"

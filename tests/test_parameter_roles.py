@@ -344,3 +344,47 @@ def test_a_list_of_leaves_is_a_hand_written_models_parameters_not_an_input():
     # requires grad: its result ends as a number on the spot, so no gradient can reach
     # the input through it
     assert gl012 == [21, 27, 28]
+
+
+# -- a loaded whole model, handed to a function that calls it ----------------------------
+
+
+def test_a_loaded_model_handed_to_an_evaluation_holds_weights():
+    """`torch.load` of a whole pickled model, called only inside the helper it is handed
+    to: the call there says it is a model (a loaded state dict or tensor is never
+    called), so the helper's forward, read only as numbers, is a finding."""
+    source = """
+        import torch
+
+
+        def evaluate(model, loader):
+            correct = 0
+            for x, y in loader:
+                correct += model(x).argmax(1).eq(y).sum().item()
+            return correct
+
+
+        if __name__ == "__main__":
+            model = torch.load("model.pt")
+            print(evaluate(model, []))
+    """
+    assert findings(source) == [("GL012", 8)]
+
+
+def test_a_loaded_value_handed_to_a_function_that_does_not_call_it():
+    source = """
+        import torch
+
+
+        def evaluate(weights, loader):
+            correct = 0
+            for x, y in loader:
+                correct += (x @ weights).argmax(1).eq(y).sum().item()
+            return correct
+
+
+        if __name__ == "__main__":
+            weights = torch.load("w.pt")
+            print(evaluate(weights, []))
+    """
+    assert findings(source) == []

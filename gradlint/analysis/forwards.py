@@ -91,6 +91,21 @@ from gradlint.analysis.torch_api import (
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
 _TENSORS = frozenset({Kind.TENSOR, Kind.LEAF, Kind.GRAPH})
+# What a value passes through unchanged, or with its history, into the expression that
+# holds it (a method call on it is a cst.Call whose func holds it).
+_SHOWN_WHOLE = (
+    cst.Arg,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.SubscriptElement,
+    cst.Index,
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.Tuple,
+    cst.List,
+    cst.Element,
+)
 _T = TypeVar("_T")
 
 
@@ -165,6 +180,8 @@ class ForwardAnalysis:
         self.reach = reach
         self.result_uses = result_uses
         self._differentiating_classes: set[str] | None = None
+        # of those, the ones whose forward differentiates only in training mode
+        self._differentiating_only_in_training: set[str] = set()
         self._forward_methods: set[str] | None = None
         self._parameter_owners: dict[str, list[cst.Call]] | None = None
         self._self_calls: dict[str, list[cst.Call]] | None = None
@@ -187,12 +204,39 @@ class ForwardAnalysis:
 
     def output_is_kept(self, call: cst.Call) -> bool:
         """Does the output outlive its statement (assigned, returned, yielded, stored)?
-        `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once."""
+        `self.assertEqual(model(x), ref)` or a bare `model(x)` drops it at once, except
+        as a notebook cell's last line: IPython keeps what it shows (`loss_fn(model(x),
+        y)`, `model(x)[:3]`, not `print(model(x))`) in `Out[n]`, with its graph."""
         index = self.index
         statement = index.statement_of(call)
         if type(statement) is not cst.Expr:
             return True
-        return output_kept(self._holders(call, statement))
+        if output_kept(self._holders(call, statement)):
+            return True
+        return statement in index.cell_results() and self._shown_with_its_graph(call, statement)
+
+    def _shown_with_its_graph(self, call: cst.Call, statement: cst.Expr) -> bool:
+        """Does the value a cell shows hold the forward's output: the output itself, or
+        what indexing, arithmetic, its own methods, a torch function or a torch loss
+        make of it (`loss_fn(model(x), y)`), never past a call that may hand back
+        anything (`print(model(x))`, a helper), nor a value without history?"""
+        index = self.index
+        node: cst.CSTNode = call
+        for anc in index.ancestors(call):
+            if anc is statement:
+                break
+            kind = type(anc)
+            if kind is cst.Call and node is not anc.func:
+                func = anc.func
+                qualified = index.qualified_name(func) or ""
+                if not (
+                    qualified.startswith("torch.") or self.values.torch_loss_instance(func, anc)
+                ):
+                    return False
+            elif kind not in _SHOWN_WHOLE:
+                return False
+            node = anc
+        return not is_graph_free(self.values.of_expr(statement.value, statement))
 
     def run_for_nothing(self, call: cst.Call, model: str) -> bool:
         """A forward that is a statement of its own (a warm-up `model(x)`) is run for
@@ -468,19 +512,28 @@ class ForwardAnalysis:
             return False
         return not self.graph_is_used(forward, model, ends_as_numbers=True)
 
-    def graph_is_used(self, call: cst.Call, model: str, *, ends_as_numbers: bool = False) -> bool:
+    def graph_is_used(
+        self,
+        call: cst.Call,
+        model: str,
+        *,
+        ends_as_numbers: bool = False,
+        in_eval_mode: bool = False,
+    ) -> bool:
         """Is the forward's graph used: its result differentiated, an input that requires
         grad (saliency, an adversarial example), its output handed on with its input, a
         model whose own forward differentiates, ... `ends_as_numbers`: the result is
         known to end as numbers on every path (result_uses.numbers_only), so no gradient
         can reach an input through it (a PINN's plot on collocation points made to
-        require grad), and the input says nothing."""
+        require grad), and the input says nothing. `in_eval_mode`: the model is known to
+        be in eval mode, where a forward that differentiates only under `if
+        self.training:` does not."""
         scope = self.index.scope_of(call)
         return (
             self.is_differentiated(call, scope)
             or (not ends_as_numbers and self._input_requires_grad(call, scope))
             or self._passed_with_its_input(call)
-            or self._forward_differentiates(model, call)
+            or self._forward_differentiates(model, call, in_eval_mode)
             or self._returned_by_a_differentiating_function(call, scope)
             or self._state_differentiated(model, scope)
         )
@@ -580,14 +633,16 @@ class ForwardAnalysis:
         # stored in a container (`out.append(net(x))`): returned with it
         return bool(containers & returned)
 
-    def graph_used_beyond_its_result(self, call: cst.Call, model: str) -> bool:
+    def graph_used_beyond_its_result(
+        self, call: cst.Call, model: str, *, in_eval_mode: bool = False
+    ) -> bool:
         """`graph_is_used` but for a differentiation its result reaches: an input that
         requires grad, the output handed on with its input, a model whose own forward
         differentiates. What a flag path (analysis.path_conditions) cannot rule out."""
         return (
             self._input_requires_grad(call, self.index.scope_of(call))
             or self._passed_with_its_input(call)
-            or self._forward_differentiates(model, call)
+            or self._forward_differentiates(model, call, in_eval_mode)
         )
 
     # -- result differentiated ---------------------------------------------------------
@@ -734,6 +789,13 @@ class ForwardAnalysis:
             # `net.heads[1](x)` after `net.eval()`: a layer kept in a module's container
             # is in that module's mode
             return _owning_module(module_path(func), modules)
+        if type(func) is cst.Name and modules:
+            # `for layer in net.features: x = layer(x)` after `net.eval()`: its layers
+            # are in its mode
+            walked = self._submodules_walked(func.value, call, containers=True)
+            owners = {_owning_module(module_path(owner), modules) for _, owner in walked or ()}
+            if len(owners) == 1 and (owner := owners.pop()) in modules:
+                return owner
         if type(func) is not cst.Attribute:
             return module_path(func)
         method = func.attr.value
@@ -1484,8 +1546,9 @@ class ForwardAnalysis:
     ) -> bool:
         """`net = torch.load(path)`, then `net(x)`: what a checkpoint loader hands back
         and the code calls is a whole pickled model, and a saved model holds weights.
-        Only a call of it in the scope says so: a loaded tensor or state dict is never
-        called."""
+        Only a call of it says so, in the scope or in a function of this file the scope
+        hands it to (`evaluate(net, loader)`, which calls its `model`): a loaded tensor
+        or state dict is never called."""
         if not constructors:
             return False
         for value in constructors:
@@ -1497,26 +1560,61 @@ class ForwardAnalysis:
                 return False
         name = dotted_name(expr)
         scope = self.index.scope_of(use)
+        calls = self.index.of_types_in(scope, cst.Call, into_functions=False)
+        if any(dotted_name(call.func) == name for call in calls):
+            return True
+        return name is not None and any(
+            any(dotted_name(arg.value) == name for arg in call.args)
+            and self._runs_what_it_is_handed(call, name)
+            for call in calls
+        )
+
+    def _runs_what_it_is_handed(self, call: cst.Call, name: str) -> bool:
+        """Does the function of this file `call` runs call the parameter the call binds
+        to `name` (`evaluate(net, loader)` with `def evaluate(model, loader): ...
+        model(x)`)?"""
+        helper = self.summaries.resolve(call)
+        if helper is None:
+            return False
+        method = self.index.enclosing_class(helper) is not None
         return any(
-            dotted_name(call.func) == name
-            for call in self.index.of_types_in(scope, cst.Call, into_functions=False)
+            path_in_caller(call, helper, param, method=method) == name
+            for param in self.summaries.of(helper).forwarded_params
         )
 
     def _submodule_of_a_model(self, name: str, use: cst.CSTNode) -> bool:
         """`for layer in net.children(): x = layer(x)` (or `for _, m in
         net.named_modules()`): every binding of `name` that reaches `use` is a loop over
         the submodules of a model that holds parameters, which its layers then run."""
+        owners = self._submodules_walked(name, use)
+        return owners is not None and all(
+            self.has_parameters(owner, loop) for loop, owner in owners
+        )
+
+    def _submodules_walked(
+        self, name: str, use: cst.CSTNode, *, containers: bool = False
+    ) -> list[tuple[cst.For, cst.BaseExpression]] | None:
+        """(loop, module) for each binding of `name` that reaches `use`, when every one
+        is a loop over the submodules of a module (`for layer in net.children()`, `for
+        _, m in net.named_modules()`; with `containers`, also `for layer in
+        net.features`, a container's layers); None otherwise."""
         if "." in name:
-            return False
+            return None
         bindings = self.values.bindings_of(name, use)
         if not bindings:
-            return False
+            return None
+        found: list[tuple[cst.For, cst.BaseExpression]] = []
         for loop in bindings:
-            if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
-                return False
+            if type(loop) is not cst.For:
+                return None
+            if containers and type(loop.iter) is cst.Attribute and type(loop.target) is cst.Name:
+                found.append((loop, loop.iter))
+                continue
+            if type(loop.iter) is not cst.Call:
+                return None
             method = loop.iter.func
             if type(method) is not cst.Attribute:
-                return False
+                return None
             target = loop.target
             if method.attr.value in NAMED_SUBMODULE_ITERATORS:
                 if not (
@@ -1525,12 +1623,13 @@ class ForwardAnalysis:
                     and type(target.elements[1].value) is cst.Name
                     and target.elements[1].value.value == name
                 ):
-                    return False
+                    return None
             elif method.attr.value not in SUBMODULE_ITERATORS:
-                return False
-            if module_path(method.value) is None or not self.has_parameters(method.value, loop):
-                return False
-        return True
+                return None
+            if module_path(method.value) is None:
+                return None
+            found.append((loop, method.value))
+        return found
 
     def _walked_layers(self, name: str, use: cst.CSTNode) -> bool:
         """Is every binding of `name` that reaches `use` a `for` loop's target (a
@@ -2294,12 +2393,38 @@ class ForwardAnalysis:
         differentiable optimizer step."""
         if self._differentiating_classes is None:
             found: set[str] = set()
+            training_only: set[str] = set()
             for cls in self.index.classes:
                 forward = forward_method(cls)
                 if forward is not None and self.differentiates(forward):
                     found.add(cls.name.value)
+                    if self._differentiates_only_in_training(forward, frozenset()):
+                        training_only.add(cls.name.value)
             self._differentiating_classes = found
+            self._differentiating_only_in_training = training_only
         return self._differentiating_classes
+
+    def _differentiates_only_in_training(self, func: cst.FunctionDef, seen: frozenset) -> bool:
+        """Does every differentiation the function runs, itself or through the functions
+        of this file it calls, sit on a branch a module takes only in training mode (a
+        trainer module's `if self.training: loss.backward()`)? In eval mode its
+        forward then builds a graph that nothing uses."""
+        index = self.index
+        for node in index.of_types_in(func, cst.Call, into_functions=False):
+            if self.autograd.event(node) is not None:
+                if not index.runs_only_in_mode(node, training=True):
+                    return False
+                continue
+            callee = self.summaries.resolve(node)
+            if (
+                callee is not None
+                and callee not in seen
+                and self.differentiates(callee)
+                and not index.runs_only_in_mode(node, training=True)
+                and not self._differentiates_only_in_training(callee, seen | {func})
+            ):
+                return False
+        return True
 
     def differentiates(self, func: cst.FunctionDef, seen: frozenset = frozenset()) -> bool:
         """Does the function differentiate, itself or through the functions of this file
@@ -2324,8 +2449,13 @@ class ForwardAnalysis:
                     return True
         return False
 
-    def _forward_differentiates(self, model: str, use: cst.CSTNode) -> bool:
+    def _forward_differentiates(
+        self, model: str, use: cst.CSTNode, in_eval_mode: bool = False
+    ) -> bool:
         classes = self.differentiating_classes()
+        if in_eval_mode:
+            # a trainer module's `if self.training: loss.backward()` does not run
+            classes = classes - self._differentiating_only_in_training
         expr = cst.parse_expression(model)
         # a class of another project file whose forward differentiates (an inner
         # adaptation loop: meta-transfer-learning's `self.model = MtlLearner(args)`,
@@ -2334,7 +2464,9 @@ class ForwardAnalysis:
             built = built_module_call(value)
             if type(built) is cst.Call and type(built.func) is cst.Name:
                 name = built.func.value
-                if name not in classes and self._imported_forward_differentiates(name):
+                if name not in classes and self._imported_forward_differentiates(
+                    name, in_eval_mode
+                ):
                     return True
         cls = self.tensors.module_class(expr, use)
         # a class out of sight: none found, or a name that is no class of this file or
@@ -2391,16 +2523,21 @@ class ForwardAnalysis:
         module, level, original = origin
         return project.function(module, level, f"{original or name}.forward") is not None
 
-    def _imported_forward_differentiates(self, name: str) -> bool:
+    def _imported_forward_differentiates(self, name: str, in_eval_mode: bool = False) -> bool:
         """Is `name` a class imported from a project file whose `forward` differentiates,
-        itself or through the methods and functions it calls?"""
+        itself or through the methods and functions it calls (in eval mode, not only
+        under `if self.training:`)?"""
         origin = self.index.imported_from.get(name)
         project = self.summaries.project
         if origin is None or project is None:
             return False
         module, level, original = origin
         forward = project.function(module, level, f"{original or name}.forward")
-        return forward is not None and forward.differentiates
+        return (
+            forward is not None
+            and forward.differentiates
+            and not (in_eval_mode and forward.trains_only)
+        )
 
 
 def _mode_switched(cls: cst.ClassDef) -> set[str]:

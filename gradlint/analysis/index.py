@@ -18,6 +18,7 @@ import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
 from gradlint.analysis.torch_api import CHAINING_FUNCTIONS, ELEMENT_PRESERVING_BUILTINS
+from gradlint.ipynb import CELL_MARKER_PREFIX, is_notebook
 
 if TYPE_CHECKING:
     from gradlint.analysis.project import ProjectIndex
@@ -515,6 +516,9 @@ class FileIndex:
         """`project`: where the names of the file's star imports of its project's own
         modules are read (ProjectIndex.star_names); without it they stay unbound."""
         self.module = module
+        # a notebook's program (gradlint.notebook): its cells' last expressions are shown
+        self.is_notebook = project is not None and is_notebook(project.path)
+        self._cell_results: frozenset[cst.Expr] | None = None
         # id(node) -> its parent, id(node) -> its pre-order position: the index's own
         # queries read these; `parent` and `order` are the same tables read by node
         self._parent: dict[int, cst.CSTNode] = {}
@@ -835,6 +839,71 @@ class FileIndex:
         if any(type(e) is not cst.Element for e in elements):
             return None
         return [e.value for e in elements]
+
+    def cell_results(self) -> frozenset[cst.Expr]:
+        """In a notebook's program, the expression statements that end a cell, unless a
+        `;` silences them: IPython shows their value and keeps it in `Out[n]` and `_`
+        for the rest of the session. Cells are the module's statements between two
+        cell markers (the last one runs to the end)."""
+        if self._cell_results is None:
+            found: list[cst.Expr] = []
+            if self.is_notebook:
+                body = self.module.body
+                for at, statement in enumerate(body):
+                    if type(statement) is not cst.SimpleStatementLine:
+                        continue
+                    last = statement.body[-1]
+                    if type(last) is not cst.Expr or type(last.semicolon) is cst.Semicolon:
+                        continue
+                    following = body[at + 1] if at + 1 < len(body) else None
+                    if following is None or self.starts_a_cell(following):
+                        found.append(last)
+            self._cell_results = frozenset(found)
+        return self._cell_results
+
+    def shown_by_its_cell(self, statement: cst.CSTNode) -> bool:
+        """Is this a notebook cell's last expression, whose value IPython shows? Inside
+        `with torch.no_grad():` it would be shown no more (a `print(...)` still prints)."""
+        if type(statement) is cst.SimpleStatementLine:
+            statement = statement.body[-1]
+        if statement not in self.cell_results():
+            return False
+        value = statement.value  # type: ignore[attr-defined]
+        return not (
+            type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "print"
+        )
+
+    def starts_a_cell(self, statement: cst.BaseStatement) -> bool:
+        """Is this statement the first of a notebook cell after the first cell?"""
+        return self.is_notebook and any(
+            line.comment is not None and line.comment.value.startswith(CELL_MARKER_PREFIX)
+            for line in getattr(statement, "leading_lines", ())
+        )
+
+    def runs_only_in_mode(self, node: cst.CSTNode, *, training: bool) -> bool:
+        """Does `node` sit, within its function, on a branch that a torch module runs only
+        in training mode (`training=True`: `if self.training:`, `if self.training and
+        ...:`, the `else:` of `if not self.training:`, what follows `if not
+        self.training: return ...`), or only in eval mode (`training=False`: the mirror
+        branches)?"""
+        child = node
+        for anc in self.ancestors(node):
+            kind = type(anc)
+            if kind is cst.IndentedBlock and child in anc.body:
+                before = anc.body[: anc.body.index(child)]
+                if any(_leaves_unless_in_mode(s, training) for s in before):
+                    return True
+            elif kind is cst.If and (child is anc.body or child is anc.orelse):
+                runs_when = _mode_tested(anc.test, both=child is anc.body)
+                if (
+                    runs_when is not None
+                    and (runs_when if child is anc.body else not runs_when) is training
+                ):
+                    return True
+            elif kind is cst.FunctionDef:
+                return False
+            child = anc
+        return False
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost statement (simple or compound) containing node."""
@@ -1317,3 +1386,37 @@ def _in_another_arm(at: int, arms: list[tuple[int, int, int, int]]) -> bool:
     """Is the node at pre-order position `at` in another arm of one of the `if`s that
     FileIndex._arms_beside read around some node?"""
     return any(lo < at < hi and not arm_lo <= at < arm_hi for lo, hi, arm_lo, arm_hi in arms)
+
+
+_MODE_FLAG = "self.training"
+
+
+def _mode_tested(test: cst.BaseExpression, *, both: bool) -> bool | None:
+    """The mode an `if`'s test is true in: True for `self.training`, False for `not
+    self.training`, None when the test is not the module's mode. `both`: asked for the
+    body, where `self.training and ...` is true only in training mode too."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return False if dotted_name(test.expression) == _MODE_FLAG else None
+    if dotted_name(test) == _MODE_FLAG:
+        return True
+    if both and type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        if dotted_name(test.left) == _MODE_FLAG or dotted_name(test.right) == _MODE_FLAG:
+            return True
+    return None
+
+
+def _leaves_unless_in_mode(statement: cst.CSTNode, training: bool) -> bool:
+    """`if self.training: ... return x` with no `else` (for training=False: after it,
+    only eval mode runs on), or `if not self.training: ... return` (for training=True)."""
+    if type(statement) is not cst.If or statement.orelse is not None:
+        return False
+    tested = _mode_tested(statement.test, both=False)
+    if tested is None or tested is training:
+        return False
+    body = statement.body
+    last = body.body[-1] if type(body) is cst.IndentedBlock and body.body else None
+    return (
+        type(last) is cst.SimpleStatementLine
+        and bool(last.body)
+        and type(last.body[-1]) in (cst.Return, cst.Raise)
+    )

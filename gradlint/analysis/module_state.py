@@ -183,7 +183,7 @@ class ModuleState:
                     and computed
                     and carrying is None
                     and self.grad_mode.mode_at(node) is GradMode.RECORDING
-                    and not _only_in_eval_mode(index, node)
+                    and not index.runs_only_in_mode(node, training=False)
                 ):
                     carrying = node
             # the state reaches what the forward returns (an RNN's output), so the next
@@ -459,47 +459,6 @@ def _store_parts(node: cst.CSTNode) -> tuple[list[str], cst.BaseExpression] | No
             return None
         return [name], cst.BinaryOperation(node.target, cst.Add(), node.value)
     return None
-
-
-def _only_in_eval_mode(index: FileIndex, node: cst.CSTNode) -> bool:
-    """Is the store on the branch of an `if` on `self.training` that runs only in eval
-    mode (`if not self.training:`, or the `else:` of `if self.training:`)? A training
-    loop never runs it."""
-    child = node
-    for anc in index.ancestors(node):
-        if type(anc) is cst.IndentedBlock and child in anc.body:
-            # after `if self.training: return ...`, only eval mode reaches the rest
-            before = anc.body[: anc.body.index(child)]
-            if any(_training_returns(statement) for statement in before):
-                return True
-        if type(anc) is cst.If:
-            test = anc.test
-            negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
-            if type(test) is cst.UnaryOperation and negated:
-                test = test.expression
-            if dotted_name(test) == "self.training":
-                in_body = child is anc.body
-                if in_body == negated:
-                    return True
-        if type(anc) is cst.FunctionDef:
-            return False
-        child = anc
-    return False
-
-
-def _training_returns(statement: cst.CSTNode) -> bool:
-    """`if self.training: ... return x` with no `else`: the training call ends there."""
-    if type(statement) is not cst.If or statement.orelse is not None:
-        return False
-    if dotted_name(statement.test) != "self.training":
-        return False
-    body = statement.body
-    last = body.body[-1] if type(body) is cst.IndentedBlock and body.body else None
-    return (
-        type(last) is cst.SimpleStatementLine
-        and bool(last.body)
-        and type(last.body[-1]) in (cst.Return, cst.Raise)
-    )
 
 
 def _inplace_write(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:

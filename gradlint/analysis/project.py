@@ -180,6 +180,9 @@ class ExternalFunction:
     params: list[str]
     forwards: dict[str, list[ForwardFact]] = field(default_factory=dict)
     differentiates: bool = False
+    # every differentiation of its own body sits on a branch a module takes only in
+    # training mode (`if self.training: loss.backward()`): in eval mode it does not run
+    trains_only: bool = False
     no_grad: bool = False
     returns_python: bool = False
     # every `return` hands back a tuple of this many elements (0 otherwise), and the
@@ -678,6 +681,10 @@ class _FunctionWalk:
         self.recorded_self_calls: set[str] = set()
         # the names the body differentiates (`loss.backward()`): what it may hand back
         self.backpropagated: set[str] = set()
+        self._body: list[ast.stmt] = []
+        # ids of the calls on branches a module takes only in training mode, found when
+        # the first differentiation is met (most bodies have none)
+        self._training_calls: set[int] | None = None
 
     def _entered(self, body: list[ast.stmt]) -> dict[str, ast.expr]:
         """Names the body binds once, at its top level, to a grad-mode manager (`ctx =
@@ -697,6 +704,7 @@ class _FunctionWalk:
 
     def run(self, body: list[ast.stmt], recording: bool) -> None:
         """Walk the body, which records when `recording` (its decorators' mode)."""
+        self._body = body
         imports = self.imports
         entered: dict[str, ast.expr] | None = None  # read when a `with` names its manager
         other = Holder.OTHER
@@ -838,7 +846,18 @@ class _FunctionWalk:
             self.function.forwards.setdefault(forwarded, []).append(fact)
             self.forward_calls.append((node, fact))
         if _differentiates(node, self.imports, dotted):
-            self.function.differentiates = True
+            function = self.function
+            # a trainer module's `if self.training: loss.backward()` (only a forward's
+            # is asked: ForwardAnalysis._imported_forward_differentiates)
+            in_training = False
+            if function.name.rpartition(".")[2] == "forward":
+                if self._training_calls is None:
+                    self._training_calls = _calls_only_in_training(self._body)
+                in_training = id(node) in self._training_calls
+            function.trains_only = in_training and (
+                function.trains_only or not function.differentiates
+            )
+            function.differentiates = True
             if (
                 isinstance(func, ast.Attribute)
                 and func.attr in BACKWARD_METHODS
@@ -2032,6 +2051,46 @@ def _layers_through_own_methods(functions: dict[str, ExternalFunction], cls: str
                 function.runs_own_layers = changed = True
 
 
+def _calls_only_in_training(body: list[ast.stmt]) -> set[int]:
+    """The ids of the calls in `body` (not in nested functions) on a branch a module
+    takes only in training mode: `if self.training:` (or `self.training and ...`), the
+    `else:` of `if not self.training:` (FileIndex.runs_only_in_mode's reading, less
+    what follows an early return)."""
+    found: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in body]
+    while stack:
+        node, in_training = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            continue
+        if type(node) is ast.If:
+            tested = _ast_mode_tested(node.test)
+            stack.append((node.test, in_training))
+            stack += [(s, in_training or tested is True) for s in node.body]
+            stack += [(s, in_training or tested is False) for s in node.orelse]
+            continue
+        if in_training and type(node) is ast.Call:
+            found.add(id(node))
+        stack += [(child, in_training) for child in ast.iter_child_nodes(node)]
+    return found
+
+
+def _ast_mode_tested(test: ast.expr) -> bool | None:
+    """True for `self.training` (and `self.training and ...`, whose `else:` says
+    nothing), False for `not self.training`, else None: index._mode_tested's reading,
+    of an ast test."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return False if ast_dotted_name(test.operand) == _MODE_FLAG else None
+    if ast_dotted_name(test) == _MODE_FLAG:
+        return True
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        if any(ast_dotted_name(v) == _MODE_FLAG for v in test.values):
+            return True
+    return None
+
+
+_MODE_FLAG = "self.training"
+
+
 def _differentiating_through_calls(
     functions: dict[str, ExternalFunction], calls: dict[str, set[str]]
 ) -> None:
@@ -2054,8 +2113,11 @@ def _differentiating_through_calls(
         changed = False
         for key, targets in resolved.items():
             function = functions[key]
-            if not function.differentiates and any(functions[t].differentiates for t in targets):
-                function.differentiates = changed = True
+            if any(functions[t].differentiates for t in targets):
+                # a helper's differentiation: where it is called is not read
+                function.trains_only = False
+                if not function.differentiates:
+                    function.differentiates = changed = True
 
 
 def _note_class_alias(node: ast.Assign, summary: ModuleSummary) -> None:

@@ -43,6 +43,7 @@ from gradlint.analysis.summary_facts import (
     receiver_attribute_called,
 )
 from gradlint.analysis.tensors import built_module_call
+from gradlint.analysis.torch_api import is_torch_module_base
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -462,6 +463,33 @@ class FunctionSummaries:
         the name they bind."""
         return self.bindings.nodes(scope, _PLAIN_ASSIGNMENTS)
 
+    def forward_of_instance(self, call: cst.Call) -> cst.FunctionDef | None:
+        """For `obj(...)` on an instance of a torch module class of this file that
+        defines no `__call__`, its `forward`: `nn.Module.__call__` runs it and hands back
+        what it returns (hooks aside)."""
+        func = call.func
+        if type(func) is not cst.Name or not self.callees.named("forward"):
+            return None  # no class of this file defines one: cheap and sure
+        cls_name = self._class_of_name(func.value, call, _CALLER_HOPS)
+        if cls_name is None:
+            return None
+        # a notebook's cells may define the class again: which one is built is not read
+        named = [cls for cls in self.index.classes if cls.name.value == cls_name]
+        if len(named) != 1 or not self._torch_module_class(named[0]):
+            return None
+        if self.callees.method_of(named[0], "__call__") is not None:
+            return None  # its own `__call__` runs instead
+        return self.callees.method_of(named[0], "forward")
+
+    def _torch_module_class(self, cls: cst.ClassDef) -> bool:
+        """Does the class derive from a torch module, itself or through its bases of
+        this file?"""
+        return any(
+            is_torch_module_base(self.index.qualified_name(base.value) or "")
+            for known in self.callees.lineage(cls)
+            for base in known.bases
+        )
+
     def _instance_class(self, call: cst.Call) -> str | None:
         """For `obj.method(...)`: the one class name every binding of `obj` that
         reaches the call makes an instance of (`obj = Agent()`, `obj = Net().to(d)`),
@@ -687,6 +715,20 @@ class FunctionSummaries:
         if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
             return None
         return self._imported_method(cls_name, func.attr.value, within)
+
+    def imported_forward_of_instance(self, call: cst.Call) -> ExternalFunction | None:
+        """For `obj(...)`, `obj` an instance of one class imported from the project's own
+        code that defines no `__call__` (a module: `nn.Module.__call__` runs `forward`
+        and hands back what it returns), the summary of its `forward`."""
+        if type(call.func) is not cst.Name or self.project is None:
+            return None
+        cls_name = self._class_of_name(call.func.value, call, _CALLER_HOPS)
+        if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
+            return None
+        if self._imported_method(cls_name, "__call__") is not None:
+            return None
+        found = self._imported_method(cls_name, "forward")
+        return found[1] if found is not None else None
 
     def _imported_method(
         self, cls_name: str, method: str, within: Set[tuple[str, int]] | None = None

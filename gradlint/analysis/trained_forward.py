@@ -37,8 +37,6 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.tensors import TensorFacts
 from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
-_TRAINING_FLAG = "self.training"
-
 
 class TrainedForwards:
     def __init__(
@@ -66,7 +64,7 @@ class TrainedForwards:
         if scope not in self._forwards:
             self._forwards[scope] = self._trained(scope)
         forward = self._forwards[scope]
-        if forward is None or self._outside_training(node, forward):
+        if forward is None or self.index.runs_only_in_mode(node, training=False):
             return None
         return forward
 
@@ -138,27 +136,6 @@ class TrainedForwards:
             for call in self.index.of_types_in(node, cst.Call, into_functions=False):
                 if dotted_name(call.func) == f"self.{name}" and self.returns_reached(call):
                     return True
-        return False
-
-    def _outside_training(self, node: cst.CSTNode, forward: cst.FunctionDef) -> bool:
-        """Does `node` sit in a branch the module runs only in eval mode?"""
-        index = self.index
-        child: cst.CSTNode = node
-        for ancestor in index.ancestors(node):
-            if ancestor is forward:
-                return False
-            if type(ancestor) is cst.If:
-                test = ancestor.test
-                negated = (
-                    type(test) is cst.UnaryOperation
-                    and type(test.operator) is cst.Not
-                    and dotted_name(test.expression) == _TRAINING_FLAG
-                )
-                if negated and child is ancestor.body:
-                    return True
-                if dotted_name(test) == _TRAINING_FLAG and child is ancestor.orelse:
-                    return True
-            child = ancestor
         return False
 
     def _parameter_without_history(

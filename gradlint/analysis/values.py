@@ -1473,12 +1473,29 @@ class ValueAnalysis:
             returned = self._graph_free_return(local) if local is not None else None
             if returned is not None:
                 return returned
+            # an instance of this file's module class, whose `forward` hands back
+            # nothing with history (a trainer module's `return loss.item()`)
+            forward = self.summaries.forward_of_instance(call) if local is None else None
+            returned = self._graph_free_return(forward) if forward is not None else None
+            if returned is not None:
+                return returned
             if local is not None:
                 passed = self._arithmetic_of_arguments(local, call, use)
                 if passed is not None:
                     return passed
             # A helper of another project file: `@torch.no_grad()` or returning `.item()`
             external = self.summaries.resolve_external(call)
+            if external is None:
+                # a method (or, called, the `forward`) of an instance of a project class:
+                # what it computes from the object's weights too, unless it makes numbers
+                # (a trainer module's `return loss.item()`) or runs under no_grad
+                of_instance = self.summaries.resolve_external_or_method(
+                    call
+                ) or self.summaries.imported_forward_of_instance(call)
+                if of_instance is not None and of_instance.returns_python:
+                    return PYTHON
+                if of_instance is not None and of_instance.no_grad:
+                    return TENSOR | PYTHON | NONE
             if external is not None:
                 if external.returns_python or external.number_params:
                     return PYTHON  # `.item()`, or `to_numpy(t)`: numbers of its argument

@@ -7,7 +7,7 @@ from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.train_mode import ModeSwitch
 from gradlint.diagnostics import Confidence, Group, Position, Related
-from gradlint.fix_builders import wrap_in_no_grad
+from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
 from gradlint.rules.explain import elsewhere
 
@@ -278,7 +278,7 @@ class EvalWithoutNoGrad(Rule):
             and (at is not call or facts.result_uses.numbers_only(call) is None)
         ):
             return
-        if at is call and forwards.graph_is_used(call, model):
+        if at is call and forwards.graph_is_used(call, model, in_eval_mode=True):
             self._check_flag_paths(call, model)  # the backward under `if train:`
             return
         if at is not call and forwards.is_differentiated(at, facts.index.scope_of(at)):
@@ -296,7 +296,9 @@ class EvalWithoutNoGrad(Rule):
         raises = list(uses.numpy_raises) if uses is not None and hands_back_history else []
         reported = call if facts.index.scope_of(call) is not facts.index.scope_of(at) else at
         if reported is call and at is not call:
-            if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(call, model):
+            if not facts.forwards.output_is_kept(call) or facts.forwards.graph_is_used(
+                call, model, in_eval_mode=True
+            ):
                 return
         if facts.grad_mode.guarded_by_every_caller_elsewhere(reported):
             return  # every call of the function, in other files, is under no_grad
@@ -311,7 +313,9 @@ class EvalWithoutNoGrad(Rule):
         self.report(
             reported,
             self.message_for(model=model, consequence=_RAISES if raises else ""),
-            fix=wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability),
+            fix=wrap_inference_in_no_grad(
+                self.context, statement, self.fix_title, self.fix_applicability
+            ),
             related=[
                 *self._related(switch, model, call, at, reported),
                 *((node, "`.numpy()` raises here") for node in raises[:2]),
@@ -350,14 +354,16 @@ class EvalWithoutNoGrad(Rule):
             return
         if facts.frameworks.is_foreign(call) or facts.forwards.records_nothing(call, model):
             return
-        if facts.forwards.graph_used_beyond_its_result(call, model):
+        if facts.forwards.graph_used_beyond_its_result(call, model, in_eval_mode=True):
             return
         first = paths[0]
         assert first.switch is not None
         fix = None
         statement = facts.index.statement_of(first.call) if first.call is not None else None
         if isinstance(statement, cst.BaseSmallStatement):
-            fix = wrap_in_no_grad(self.context, statement, self.fix_title, self.fix_applicability)
+            fix = wrap_inference_in_no_grad(
+                self.context, statement, self.fix_title, self.fix_applicability
+            )
         related: list[tuple[cst.CSTNode, str]] = [
             (first.switch.call, f"`{model}` is put in eval mode here")
         ]

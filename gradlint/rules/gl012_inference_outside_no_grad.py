@@ -21,7 +21,7 @@ from gradlint.analysis.torch_api import (
 )
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Position, Related
-from gradlint.fix_builders import wrap_in_no_grad
+from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
 
 _REBINDS = re.compile(
@@ -399,7 +399,9 @@ class InferenceOutsideNoGrad(Rule):
                 related += [(entry, "the lambda runs during this call") for entry in entries[:2]]
             fix = None
             if (path is None and fix_at is statement) or isinstance(fix_at, cst.BaseSmallStatement):
-                fix = wrap_in_no_grad(self.context, fix_at, self.fix_title, self.fix_applicability)
+                fix = wrap_inference_in_no_grad(
+                    self.context, fix_at, self.fix_title, self.fix_applicability
+                )
             self.report(
                 call,
                 self.message_for(what=what, consequence=consequence),
@@ -500,7 +502,7 @@ class InferenceOutsideNoGrad(Rule):
                 ),
                 fix=None
                 if trains_beside
-                else wrap_in_no_grad(
+                else wrap_inference_in_no_grad(
                     self.context, statement, self.fix_title, self.fix_applicability
                 ),
                 related=[(inside[0][1], "the forward inside, which another call trains through")]
