@@ -69,3 +69,31 @@ def test_a_walk_that_is_differentiated_uses_its_graph():
 def test_a_walk_over_something_not_in_eval_mode_says_nothing_of_eval_mode():
     source = FEATURES.replace("    vgg.eval()\n", "")
     assert all(code != "GL004" for code, _ in findings(source))
+
+
+def test_a_list_of_bound_methods_walked_is_no_layer_chain():
+    """`for gen_params in self.param_list: for n, p in gen_params():` after
+    `self.eval()` (an EWC Fisher estimate): the elements are bound methods, called
+    with nothing, not layers chained on an input."""
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Learner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+            self.param_list = [self.named_parameters]
+
+        def estimate(self, x):
+            self.eval()
+            out = self(x).sum()
+            out.backward()
+            total = 0.0
+            for gen_params in self.param_list:
+                for n, p in gen_params():
+                    total += p.grad.pow(2).sum().item()
+            return total
+    """
+    assert findings(source) == []

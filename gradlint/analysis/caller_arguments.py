@@ -137,11 +137,14 @@ class CallerArguments:
             if (text := dict(call.keyword_constants).get(param)) is not None
         ]
 
-    def models_elsewhere(self, func: cst.FunctionDef, param: str) -> bool:
+    def models_elsewhere(
+        self, func: cst.FunctionDef, param: str, *, containers: bool = False
+    ) -> bool:
         """Is `func` called in the project's other files (once at least), and does every
         one of those calls pass, for `param`, a module that shows its parameters in the
         caller's scope (project.CallerContext.model_arguments: `generate_image(aG, z)`
-        after `Adam(aG.parameters())`)?"""
+        after `Adam(aG.parameters())`)? With `containers`, a dict or list of such modules
+        instead (CallerContext.model_containers: `evaluate(models, loader)`)."""
         found = self._calls_elsewhere(func)
         if found is None or not found[1] or self.project is None:
             return False
@@ -152,9 +155,9 @@ class CallerArguments:
         # the calls found elsewhere are made through an object (`obj.method(...)`)
         position, keyword = signature_of(func, method=method).slots(param, receiver_passed=method)
         return all(
-            (position is not None and position in c.model_arguments)
-            or (keyword is not None and keyword in c.model_arguments)
+            (position is not None and position in held) or (keyword is not None and keyword in held)
             for c in contexts
+            for held in [c.model_containers if containers else c.model_arguments]
         )
 
     def models_constructed_elsewhere(

@@ -791,8 +791,11 @@ class ForwardAnalysis:
             return _owning_module(module_path(func), modules)
         if type(func) is cst.Name and modules:
             # `for layer in net.features: x = layer(x)` after `net.eval()`: its layers
-            # are in its mode
-            walked = self._submodules_walked(func.value, call, containers=True)
+            # are in its mode (a container's elements only in that chain, which says
+            # they are layers: `for f in self.param_list: f()` walks bound methods)
+            walked = self._submodules_walked(
+                func.value, call, containers=self._chains_its_input(call)
+            )
             owners = {_owning_module(module_path(owner), modules) for _, owner in walked or ()}
             if len(owners) == 1 and (owner := owners.pop()) in modules:
                 return owner
@@ -820,6 +823,23 @@ class ForwardAnalysis:
             # Encoder(...)`: a submodule is in the mode of the module that holds it
             return receiver
         return self.method_forward(call, modules) or attribute
+
+    def _chains_its_input(self, call: cst.Call) -> bool:
+        """`x = layer(x)`: the call's one argument is the name its result rebinds."""
+        statement = self.index.statement_of(call)
+        if type(statement) is not cst.Assign or statement.value is not call:
+            return False
+        targets = statement.targets
+        args = call.args
+        return (
+            len(targets) == 1
+            and type(targets[0].target) is cst.Name
+            and len(args) == 1
+            and not args[0].keyword
+            and not args[0].star
+            and type(args[0].value) is cst.Name
+            and args[0].value.value == targets[0].target.value
+        )
 
     def _own_forward_method(self, func: cst.Attribute, call: cst.Call) -> bool:
         method = func.attr.value
@@ -1694,9 +1714,12 @@ class ForwardAnalysis:
         with `decoder = CharRNN()`), and never with anything known not to be one. A
         module-level function that no call in this file runs is asked of its callers in
         the project's other files instead (`generate_image(aG, z)` in train.py, after
-        `Adam(aG.parameters())`): each of them must pass such a module."""
-        head, _, rest = name.partition(".")
-        if rest or head in ("self", "cls"):
+        `Adam(aG.parameters())`): each of them must pass such a module. An element of
+        the parameter by a constant key (`models["G"]`) is the same element of what each
+        caller in this file passes (`models = {"G": G}`)."""
+        head = path_root(name)
+        element = name[len(head) :]
+        if (element and element[0] != "[") or head in ("self", "cls"):
             return False
         scope = self.index.scope_of(use)
         if type(scope) is not cst.FunctionDef or scope in self._asking_callers:
@@ -1708,7 +1731,14 @@ class ForwardAnalysis:
             return False  # rebound in the function: the callers' value is not all it is
         self._asking_callers.add(scope)
         try:
-            verdicts = self._hold_parameters(self.summaries.caller_arguments.here(scope, head))
+            arguments = self.summaries.caller_arguments.here(scope, head)
+            if element and not arguments and self.index.scope_of(scope) is self.index.module:
+                return self.summaries.caller_arguments.models_elsewhere(
+                    scope, head, containers=True
+                )
+            if element:
+                return self._elements_hold_parameters(arguments, element)
+            verdicts = self._hold_parameters(arguments)
             if not verdicts and self.index.scope_of(scope) is self.index.module:
                 # asked of its callers in the project's other files instead: the search
                 # GL012's result uses and the impact ask of the function, made once
@@ -1716,6 +1746,22 @@ class ForwardAnalysis:
         finally:
             self._asking_callers.discard(scope)
         return verdicts == {True}
+
+    def _elements_hold_parameters(self, arguments: list[ArgumentHere], element: str) -> bool:
+        """Does every call site pass a name whose `element` (`["G"]`, as module_path
+        spells it) is a module that holds parameters there?"""
+        if not arguments:
+            return False
+        for argument in arguments:
+            passed = module_path(argument.passed) if argument.passed is not None else None
+            if passed is None:
+                return False
+            held = cst.parse_expression(passed + element)
+            if not self.has_parameters(held, argument.site) and (
+                self._element_with_parameters(held, argument.site) is None
+            ):
+                return False
+        return True
 
     def _handed_to_the_constructor(
         self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode

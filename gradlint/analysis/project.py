@@ -4563,6 +4563,10 @@ class CallerContext:
     # is asked for, whose gradients are cleared, whose weights are loaded or whose mode
     # is switched there (`generate_image(aG, z)` after `Adam(aG.parameters())`)
     model_arguments: frozenset[int | str] = frozenset()
+    # the arguments that are a dict, list or tuple written out in the caller's scope,
+    # every element of which is such a module (`evaluate(models, loader)` after
+    # `models = {"G": G}` and `Adam(G.parameters())`)
+    model_containers: frozenset[int | str] = frozenset()
 
 
 def _recently_parsed(path: str) -> tuple[ast.Module, list[str], NotebookPython | None] | None:
@@ -4701,6 +4705,7 @@ def _context_of(
         _has_tests(tree),
         numbers_only,
         _model_arguments(node, parents, tree, builds, imports, builds_here),
+        _model_containers(node, parents, tree),
     )
 
 
@@ -4758,6 +4763,57 @@ def _model_arguments(
                     found.update(positions)
                     break
     return frozenset(found) | found_built
+
+
+def _model_containers(
+    call: ast.Call, parents: dict[int, ast.AST], tree: ast.Module
+) -> frozenset[int | str]:
+    """CallerContext.model_containers: the names the call passes that its scope binds,
+    once, to a dict, list or tuple written out of names each showing its parameters
+    there (_parameter_evidence)."""
+    passed: dict[str, list[int | str]] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Name):
+            passed.setdefault(arg.id, []).append(position)
+    for keyword in call.keywords:
+        if keyword.arg is not None and isinstance(keyword.value, ast.Name):
+            passed.setdefault(keyword.value.id, []).append(keyword.arg)
+    if not passed:
+        return frozenset()
+    scope: ast.AST | None = parents.get(id(call))
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+        return frozenset()
+    evidence, _ = _parameter_evidence(tree, scope)
+    bound: dict[str, list[ast.expr]] = {}
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in passed:
+                    bound.setdefault(target.id, []).append(node.value)
+    found: set[int | str] = set()
+    for name, positions in passed.items():
+        values = bound.get(name, [])
+        if len(values) != 1:
+            continue
+        value = values[0]
+        if isinstance(value, ast.Dict):
+            elements: list[ast.expr | None] = list(value.values)
+            keys_known = all(key is not None for key in value.keys)  # no `**others`
+        elif isinstance(value, (ast.List, ast.Tuple)):
+            elements, keys_known = list(value.elts), True
+        else:
+            continue
+        if (
+            keys_known
+            and elements
+            and all(isinstance(e, ast.Name) and e.id in evidence for e in elements)
+        ):
+            found.update(positions)
+    return frozenset(found)
 
 
 def _parameter_evidence(tree: ast.Module, scope: ast.AST) -> tuple[set[str], dict[str, list[str]]]:

@@ -780,6 +780,16 @@ class TensorFacts:
                         elements.extend(built or [element.value])
                     else:
                         elements.append(element.value)
+            elif type(value) is cst.Dict:
+                # `models = {"G": G, "D": D}`: the values, whichever key picks one
+                for item in value.elements:
+                    if type(item) is not cst.DictElement:
+                        return []  # `**others`: elements out of sight
+                    if dotted_name(item.value) is not None:
+                        built = self.module_constructors(item.value, loop)
+                        elements.extend(built or [item.value])
+                    else:
+                        elements.append(item.value)
             elif type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
                 elements.append(value.elt)
             else:
@@ -827,6 +837,8 @@ class TensorFacts:
     def _written_elements(value: cst.CSTNode) -> list[cst.CSTNode] | None:
         if type(value) is cst.List or type(value) is cst.Tuple:
             return [e.value for e in value.elements if type(e) is not cst.StarredElement]
+        if type(value) is cst.Dict:  # `nn.ModuleDict({"enc": Encoder(), ...})`
+            return [e.value for e in value.elements if type(e) is cst.DictElement]
         if type(value) is cst.ListComp or type(value) is cst.GeneratorExp:
             return [value.elt]
         return None

@@ -258,9 +258,10 @@ class Rule:
 
 _DEFINITION = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 _PARAMETER = re.compile(r"^\s*\**\s*([A-Za-z_]\w*)")
-# a call as code is written (`model(x)`, `self.policy(s)`): not a `def` of the name, nor
-# a docstring's `seed (int)`, each of which costs a parse of a file that calls nothing
-_CALLED = re.compile(r"(?<![\w.])(?<!def )(?:self\.)?([A-Za-z_]\w*)\(")
+# a call as code is written (`model(x)`, `self.policy(s)`, an element `models["G"](z)`):
+# not a `def` of the name, nor a docstring's `seed (int)`, each of which costs a parse
+# of a file that calls nothing
+_CALLED = re.compile(r"(?<![\w.])(?<!def )(?:self\.)?([A-Za-z_]\w*)(?:\[[^\]\n]*\])?\(")
 
 
 def calls_a_parameter(source: str) -> bool:
