@@ -101,6 +101,10 @@ class FunctionSummary:
         return argument_of(call, self.signature, param, receiver_passed=receiver_passed)
 
 
+# ((module, level, class) a class comes from, the summary of one of its methods)
+_ImportedMethod = tuple[tuple[str, int, str], ExternalFunction]
+
+
 class FunctionSummaries:
     def __init__(
         self,
@@ -121,6 +125,9 @@ class FunctionSummaries:
         self.caller_arguments = caller_arguments
         self.clearing = clearing if clearing is not None else GradClearing(index)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
+        # id(call) -> (call, imported_method_of_instance's answer): asked of a call by
+        # the value, forward and loop questions alike
+        self._imported_methods: dict[int, tuple[cst.Call, _ImportedMethod | None]] = {}
         self._in_progress: set[cst.FunctionDef] = set()
         self._bound_here: set[str] | None = None
 
@@ -702,7 +709,7 @@ class FunctionSummaries:
 
     def imported_method_of_instance(
         self, call: cst.Call, within: Set[tuple[str, int]] | None = None
-    ) -> tuple[tuple[str, int, str], ExternalFunction] | None:
+    ) -> _ImportedMethod | None:
         """For `obj.method(...)`, `obj` an instance of one class imported from the
         project's own code (`agent = Agent()` after `from agent import Agent`, `self.agent
         = Agent()` in `__init__`): ((module, level, class) it comes from, the summary of
@@ -711,10 +718,18 @@ class FunctionSummaries:
         func = call.func
         if type(func) is not cst.Attribute or self.project is None:
             return None
+        if within is None:
+            known = self._imported_methods.get(id(call))
+            if known is not None and known[0] is call:
+                return known[1]
         cls_name = self._instance_class(call)
         if cls_name is None or any(c.name.value == cls_name for c in self.index.classes):
-            return None
-        return self._imported_method(cls_name, func.attr.value, within)
+            found = None
+        else:
+            found = self._imported_method(cls_name, func.attr.value, within)
+        if within is None:
+            self._imported_methods[id(call)] = (call, found)
+        return found
 
     def imported_forward_of_instance(self, call: cst.Call) -> ExternalFunction | None:
         """For `obj(...)`, `obj` an instance of one class imported from the project's own

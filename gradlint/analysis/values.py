@@ -1489,9 +1489,11 @@ class ValueAnalysis:
                 # a method (or, called, the `forward`) of an instance of a project class:
                 # what it computes from the object's weights too, unless it makes numbers
                 # (a trainer module's `return loss.item()`) or runs under no_grad
-                of_instance = self.summaries.resolve_external_or_method(
-                    call
-                ) or self.summaries.imported_forward_of_instance(call)
+                if type(func) is cst.Attribute:
+                    imported = self.summaries.imported_method_of_instance(call)
+                    of_instance = imported[1] if imported is not None else None
+                else:
+                    of_instance = self.summaries.imported_forward_of_instance(call)
                 if of_instance is not None and of_instance.returns_python:
                     return PYTHON
                 if of_instance is not None and of_instance.no_grad:
