@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from gradlint.analysis.imports import CST_IMPORTS, ImportMap, cst_statement
-from gradlint.analysis.torch_api import CHAINING_FUNCTIONS, ELEMENT_PRESERVING_BUILTINS
+from gradlint.analysis.torch_api import (
+    CHAINING_FUNCTIONS,
+    ELEMENT_PRESERVING_BUILTINS,
+    MODULE_MODE_ATTRIBUTES,
+)
 from gradlint.ipynb import CELL_MARKER_PREFIX, is_notebook
 
 if TYPE_CHECKING:
@@ -894,7 +898,7 @@ class FileIndex:
                 if any(_leaves_unless_in_mode(s, training) for s in before):
                     return True
             elif kind is cst.If and (child is anc.body or child is anc.orelse):
-                runs_when = _mode_tested(anc.test, both=child is anc.body)
+                runs_when = _mode_tested(anc.test, for_body=child is anc.body)
                 if (
                     runs_when is not None
                     and (runs_when if child is anc.body else not runs_when) is training
@@ -1388,19 +1392,22 @@ def _in_another_arm(at: int, arms: list[tuple[int, int, int, int]]) -> bool:
     return any(lo < at < hi and not arm_lo <= at < arm_hi for lo, hi, arm_lo, arm_hi in arms)
 
 
-_MODE_FLAG = "self.training"
+def _is_mode_flag(expr: cst.BaseExpression) -> bool:
+    """`self.training`: the flag `train()` and `eval()` set on a module."""
+    head, _, attribute = (dotted_name(expr) or "").partition(".")
+    return head == "self" and attribute in MODULE_MODE_ATTRIBUTES
 
 
-def _mode_tested(test: cst.BaseExpression, *, both: bool) -> bool | None:
+def _mode_tested(test: cst.BaseExpression, *, for_body: bool) -> bool | None:
     """The mode an `if`'s test is true in: True for `self.training`, False for `not
-    self.training`, None when the test is not the module's mode. `both`: asked for the
-    body, where `self.training and ...` is true only in training mode too."""
+    self.training`, None when the test is not the module's mode. `for_body`: asked for
+    the body, which `self.training and ...` also lets run only in training mode."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return False if dotted_name(test.expression) == _MODE_FLAG else None
-    if dotted_name(test) == _MODE_FLAG:
+        return False if _is_mode_flag(test.expression) else None
+    if _is_mode_flag(test):
         return True
-    if both and type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        if dotted_name(test.left) == _MODE_FLAG or dotted_name(test.right) == _MODE_FLAG:
+    if for_body and type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        if _is_mode_flag(test.left) or _is_mode_flag(test.right):
             return True
     return None
 
@@ -1410,7 +1417,7 @@ def _leaves_unless_in_mode(statement: cst.CSTNode, training: bool) -> bool:
     only eval mode runs on), or `if not self.training: ... return` (for training=True)."""
     if type(statement) is not cst.If or statement.orelse is not None:
         return False
-    tested = _mode_tested(statement.test, both=False)
+    tested = _mode_tested(statement.test, for_body=False)
     if tested is None or tested is training:
         return False
     body = statement.body

@@ -93,6 +93,7 @@ from gradlint.analysis.torch_api import (
     GRAPH_KEEPING_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
+    MODULE_MODE_ATTRIBUTES,
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
@@ -2079,16 +2080,18 @@ def _ast_mode_tested(test: ast.expr) -> bool | None:
     nothing), False for `not self.training`, else None: index._mode_tested's reading,
     of an ast test."""
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        return False if ast_dotted_name(test.operand) == _MODE_FLAG else None
-    if ast_dotted_name(test) == _MODE_FLAG:
+        return False if _ast_is_mode_flag(test.operand) else None
+    if _ast_is_mode_flag(test):
         return True
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        if any(ast_dotted_name(v) == _MODE_FLAG for v in test.values):
+        if any(_ast_is_mode_flag(v) for v in test.values):
             return True
     return None
 
 
-_MODE_FLAG = "self.training"
+def _ast_is_mode_flag(expr: ast.expr) -> bool:
+    head, _, attribute = (ast_dotted_name(expr) or "").partition(".")
+    return head == "self" and attribute in MODULE_MODE_ATTRIBUTES
 
 
 def _differentiating_through_calls(
