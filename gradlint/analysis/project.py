@@ -4743,10 +4743,8 @@ def _model_arguments(
     found_built = _built_model_arguments(built, builds, imports, builds_here)
     if not passed:
         return found_built
-    scope: ast.AST | None = parents.get(id(call))
-    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
-        scope = parents.get(id(scope))
-    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+    scope = _call_scope(call, parents)
+    if scope is None:
         return frozenset()
     found: set[int | str] = set()
     receiver = _receiver_of_method(scope, parents)
@@ -4768,6 +4766,17 @@ def _model_arguments(
     return frozenset(found) | found_built
 
 
+def _call_scope(call: ast.Call, parents: dict[int, ast.AST]) -> ast.AST | None:
+    """The function or module whose own code makes the call; None in a class body or a
+    lambda."""
+    scope: ast.AST | None = parents.get(id(call))
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+        return None
+    return scope
+
+
 def _model_containers(
     call: ast.Call, parents: dict[int, ast.AST], tree: ast.Module
 ) -> frozenset[int | str]:
@@ -4783,20 +4792,13 @@ def _model_containers(
     for keyword in call.keywords:
         if keyword.arg is not None and isinstance(keyword.value, ast.Name):
             passed.setdefault(keyword.value.id, []).append(keyword.arg)
-    if not passed:
+    scope = _call_scope(call, parents) if passed else None
+    if scope is None:
         return frozenset()
-    scope: ast.AST | None = parents.get(id(call))
-    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
-        scope = parents.get(id(scope))
-    if scope is None or isinstance(scope, (ast.ClassDef, ast.Lambda)):
+    bound = _container_bindings(tree, scope)
+    if bound.keys().isdisjoint(passed):
         return frozenset()
     evidence, _ = _parameter_evidence(tree, scope)
-    bound: dict[str, list[ast.expr]] = {}
-    for node in _own_nodes(scope):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id in passed:
-                    bound.setdefault(target.id, []).append(node.value)
     found: set[int | str] = set()
     for name, positions in passed.items():
         values = bound.get(name, [])
@@ -4824,12 +4826,28 @@ def _parameter_evidence(tree: ast.Module, scope: ast.AST) -> tuple[set[str], dic
     on (`model.parameters()`, PARAMETER_EVIDENCE_METHODS), and, for each name, the names
     called in its plain assignments `name = Callee(...)`. Made once per scope and kept
     on the tree: every call of the scope that a caller search reports asks it."""
+    evidence, constructed, _ = _scope_evidence(tree, scope)
+    return evidence, constructed
+
+
+def _container_bindings(tree: ast.Module, scope: ast.AST) -> dict[str, list[ast.expr]]:
+    """For the scope's own statements: each name's assigned values, for the names
+    assigned a dict, list or tuple written out at least once."""
+    return _scope_evidence(tree, scope)[2]
+
+
+def _scope_evidence(
+    tree: ast.Module, scope: ast.AST
+) -> tuple[set[str], dict[str, list[str]], dict[str, list[ast.expr]]]:
+    """_parameter_evidence's and _container_bindings' answers, from one walk of the
+    scope, kept on the tree."""
     memo = _tree_memo(tree)
     key = ("parameter evidence", id(scope))
     found = memo.get(key)
     if found is None:
         evidence: set[str] = set()
         constructed: dict[str, list[str]] = {}
+        assigned: dict[str, list[ast.expr]] = {}
         for node in _own_nodes(scope):
             if (
                 isinstance(node, ast.Call)
@@ -4838,15 +4856,23 @@ def _parameter_evidence(tree: ast.Module, scope: ast.AST) -> tuple[set[str], dic
                 and isinstance(node.func.value, ast.Name)
             ):
                 evidence.add(node.func.value.id)
-            elif (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name)
-            ):
-                constructed.setdefault(node.targets[0].id, []).append(node.value.func.id)
-        found = memo[key] = (evidence, constructed)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, []).append(node.value)
+                if (
+                    len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name)
+                ):
+                    constructed.setdefault(node.targets[0].id, []).append(node.value.func.id)
+        containers = {
+            name: values
+            for name, values in assigned.items()
+            if any(isinstance(v, (ast.Dict, ast.List, ast.Tuple)) for v in values)
+        }
+        found = memo[key] = (evidence, constructed, containers)
     return found
 
 

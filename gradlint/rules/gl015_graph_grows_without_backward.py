@@ -387,7 +387,10 @@ class GraphGrowsWithoutBackward(Rule):
         """The function returns (or stores) what the loop carried: is it a model's own
         unrolled computation? A method of a class with bases (a module's forward and
         what it calls), or a function whose caller in this file differentiates, says
-        so. A plain class's method (a `Sampler`, a `Translator`) does not."""
+        so. A plain class's method (a `Sampler`, a `Translator`) does not; nor does a
+        module's method other than `forward` whose every call in this file is seen, none
+        of them in a computation that may be trained (a decoder's `inference` loop,
+        called from an evaluation)."""
         facts = self.facts
         index = facts.index
         scope = index.scope_of(loop.loop)
@@ -397,7 +400,7 @@ class GraphGrowsWithoutBackward(Rule):
         if method is not None and self._of_a_module(method):
             # a module's method (or of a class whose bases are out of sight), or a
             # function nested in one (a decoder's `recurrence` step inside `forward`)
-            return True
+            return self._may_be_trained(method, set())
         # a caller's decorator (`@StaticCaptureTraining(...)`) may backpropagate what
         # the caller makes of it
         for call in facts.grad_mode.callers_of(scope):
@@ -407,6 +410,58 @@ class GraphGrowsWithoutBackward(Rule):
             if type(caller) is cst.FunctionDef and facts.result_uses.returns_to_a_decorator(caller):
                 return True
         return False
+
+    def _may_be_trained(self, method: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+        """Could what this module method returns be differentiated? It is `forward`, its
+        calls are out of sight (none in this file, or the method handed on as a
+        callback), or one of its calls here sits where it may be: in a function that
+        differentiates, in a caller whose decorator may, in a module method that may be
+        trained itself, or handed back by a function whose own calls may be."""
+        facts = self.facts
+        index = facts.index
+        if method.name.value == "forward" or method in seen:
+            return True
+        seen.add(method)
+        if facts.grad_mode.callees.handed_on(method):
+            return True
+        calls = [*facts.grad_mode.callers_of(method), *self._instance_calls(method)]
+        if not calls:
+            return True  # called from other files, or by a framework
+        for call in calls:
+            if facts.loops.differentiated_around(call):
+                return True
+            caller = index.scope_of(call)
+            if type(caller) is not cst.FunctionDef:
+                continue  # a script's own code, which does not differentiate around it
+            if facts.forwards.differentiates(caller):
+                return True
+            if facts.result_uses.returns_to_a_decorator(caller):
+                return True
+            outer = self._method_around(caller)
+            if outer is not None and self._of_a_module(outer):
+                if self._may_be_trained(outer, seen):
+                    return True
+            elif facts.forwards.returns_its_result(call) and (
+                not facts.grad_mode.callers_of(caller)
+                or any(
+                    facts.loops.differentiated_around(c) for c in facts.grad_mode.callers_of(caller)
+                )
+            ):
+                return True
+        return False
+
+    def _instance_calls(self, method: cst.FunctionDef) -> list[cst.Call]:
+        """`model.inference(seq)` calls of this file on an instance of the method's class
+        (callers_of sees `self.inference(...)` only)."""
+        summaries = self.facts.summaries
+        name = method.name.value
+        return [
+            call
+            for call in self.facts.index.calls
+            if type(call.func) is cst.Attribute
+            and call.func.attr.value == name
+            and summaries.method_of_instance(call) is method
+        ]
 
     def _method_around(self, scope: cst.CSTNode) -> cst.FunctionDef | None:
         """The method the scope is, or is nested in (through inner functions); None
