@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Iterable
@@ -258,12 +259,14 @@ class Rule:
 
 _DEFINITION = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 _PARAMETER = re.compile(r"^\s*\**\s*([A-Za-z_]\w*)")
-# a call as code is written (`model(x)`, `self.policy(s)`, an element `models["G"](z)`):
-# not a `def` of the name, nor a docstring's `seed (int)`, each of which costs a parse
-# of a file that calls nothing
-_CALLED = re.compile(r"(?<![\w.])(?<!def )(?:self\.)?([A-Za-z_]\w*)(?:\[[^\]\n]*\])?\(")
+# a call as code is written (`model(x)`, `self.policy(s)`): not a `def` of the name, nor
+# a docstring's `seed (int)`, each of which costs a parse of a file that calls nothing
+_CALLED = re.compile(r"(?<![\w.])(?<!def )(?:self\.)?([A-Za-z_]\w*)\(")
+# an element called (`models["G"](z)`), looked for only in a text that has `](`
+_ELEMENT_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\[[^\]\n]*\]\(")
 
 
+@functools.lru_cache(maxsize=4)  # asked by each rule of a file of the same text
 def calls_a_parameter(source: str) -> bool:
     """The cheap text test of models_may_be_handed_in: does a function of the file call
     one of its parameters, or an attribute named after one (`def show(model, x):` and
@@ -277,4 +280,8 @@ def calls_a_parameter(source: str) -> bool:
         if (found := _PARAMETER.match(part)) is not None
     }
     parameters.difference_update(("self", "cls"))
-    return bool(parameters) and not parameters.isdisjoint(_CALLED.findall(source))
+    if not parameters:
+        return False
+    if not parameters.isdisjoint(_CALLED.findall(source)):
+        return True
+    return "](" in source and not parameters.isdisjoint(_ELEMENT_CALLED.findall(source))
