@@ -71,7 +71,13 @@ class EvalWithoutNoGrad(Rule):
     a loss module or hook inside the model may carry that graph (neural style
     transfer). An output handed to a call out of sight and dropped (`compare(model(x),
     ref)`) is not flagged; one a test's assertion reads (`self.assertEqual(model(x),
-    ref)`, `torch.testing.assert_close`) is, a hint at the `test` impact.
+    ref)`, `torch.testing.assert_close`) is, a hint at the `test` impact. In a
+    notebook, the last expression of a cell is not dropped: IPython shows it and keeps
+    it in `Out[n]`, so `loss_fn(model(x), y)` there holds the forward's graph for the
+    session (no fix is offered there: inside `with torch.no_grad():` the cell would show
+    nothing). The layers of an eval-mode model walked one by one (`for layer in
+    vgg.features: x = layer(x)`, `net.children()`) are in its mode, and so is a trainer
+    module whose forward backpropagates only under `if self.training:`.
 
     One function may serve both phases, picked by a flag: `if train: model.train()
     else: model.eval()` or `model.train(train)`, the backward under `if train:`. Each

@@ -63,9 +63,11 @@ class GraphGrowsWithoutBackward(Rule):
     backpropagates them (one backward per segment; a backward that runs only before the
     loop, as a training loop above a sampling one, does not count); a function that hands
     the carried graph back to its caller when it is a method (a model's own unrolled
-    forward: a method of a class with bases) or its caller in this file differentiates
-    it (after the call, or in a loop around it: a training loop that ran before an
-    epoch's samples are drawn does not); loops over layers (`for layer in layers: x = layer(x)`), over a few steps
+    forward: a method of a class with bases; another method of a module only when its
+    callers are out of sight or one of them here may train through it, so a decoder's
+    `inference` loop called only by a synthesis helper is reported) or its caller in
+    this file differentiates it (after the call, or in a loop around it: a training
+    loop that ran before an epoch's samples are drawn does not); loops over layers (`for layer in layers: x = layer(x)`), over a few steps
     fixed in the code (`range(5)`; counted with the fixed loops nested in it and
     around it that keep what it builds, so a 10 x 10 grid of samples is 100 steps) or over the time steps of one input tensor (its
     elements, its slices `x.unbind(1)`, or the indices of one of its dimensions,
