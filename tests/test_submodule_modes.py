@@ -97,3 +97,29 @@ def test_a_list_of_bound_methods_walked_is_no_layer_chain():
             return total
     """
     assert findings(source) == []
+
+
+def test_a_list_of_functions_on_the_model_is_no_layer_chain():
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            self.pre = [lambda t: t * 2, lambda t: t + 1]
+
+        def forward(self, x):
+            return self.features(x)
+
+
+    net = Net()
+    net.eval()
+    y = torch.randn(2, 4)
+    for f in net.pre:
+        y = f(y)
+    print(y.sum().item())
+    """
+    assert findings(source) == []

@@ -87,6 +87,7 @@ from gradlint.analysis.torch_api import (
     WRAPPER_MODULES,
     builds_model_with_weights,
     called_implicitly,
+    computes_a_tensor,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
@@ -228,9 +229,9 @@ class ForwardAnalysis:
             kind = type(anc)
             if kind is cst.Call and node is not anc.func:
                 func = anc.func
-                qualified = index.qualified_name(func) or ""
                 if not (
-                    qualified.startswith("torch.") or self.values.torch_loss_instance(func, anc)
+                    computes_a_tensor(index.qualified_name(func))
+                    or self.values.torch_loss_instance(func, anc)
                 ):
                     return False
             elif kind not in _SHOWN_WHOLE:
@@ -823,6 +824,16 @@ class ForwardAnalysis:
             # Encoder(...)`: a submodule is in the mode of the module that holds it
             return receiver
         return self.method_forward(call, modules) or attribute
+
+    def _holds_functions(self, container: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Does the container hold a lambda or a function of this file, as written where
+        it is filled?"""
+        functions = {f.name.value for f in self.index.functions}
+        return any(
+            type(element) is cst.Lambda
+            or (type(element) is cst.Name and element.value in functions)
+            for element in self.tensors.elements_built(container, use)
+        )
 
     def _chains_its_input(self, call: cst.Call) -> bool:
         """`x = layer(x)`: the call's one argument is the name its result rebinds."""
@@ -1628,6 +1639,8 @@ class ForwardAnalysis:
             if type(loop) is not cst.For:
                 return None
             if containers and type(loop.iter) is cst.Attribute and type(loop.target) is cst.Name:
+                if self._holds_functions(loop.iter, loop):
+                    return None  # `self.pre = [lambda t: t * 2, ...]`: no layers
                 found.append((loop, loop.iter))
                 continue
             if type(loop.iter) is not cst.Call:

@@ -735,11 +735,13 @@ class TensorFacts:
         of `self.actors = [Actor(n, m) for _ in range(k)]`, then `self.actors[i](s)`):
         the elements as written, or a comprehension's element. Empty where that cannot
         be told."""
-        return self._elements_built(container, use)
+        return self._elements_built(container, use, keyed=True)
 
     def _elements_built(
-        self, iterable: cst.BaseExpression | None, loop: cst.CSTNode
+        self, iterable: cst.BaseExpression | None, loop: cst.CSTNode, *, keyed: bool = False
     ) -> list[cst.CSTNode]:
+        """`keyed`: the elements a subscript picks, which for a dict are its values (a
+        loop over a dict walks its keys)."""
         if iterable is None:
             return []
         held: list[cst.CSTNode] = [iterable]
@@ -757,7 +759,7 @@ class TensorFacts:
                         return []
                     self._expanding.add(value)
                     try:
-                        copies = self._elements_built(copied, value)
+                        copies = self._elements_built(copied, value, keyed=keyed)
                     finally:
                         self._expanding.discard(value)
                     if not copies:
@@ -780,7 +782,7 @@ class TensorFacts:
                         elements.extend(built or [element.value])
                     else:
                         elements.append(element.value)
-            elif type(value) is cst.Dict:
+            elif type(value) is cst.Dict and keyed:
                 # `models = {"G": G, "D": D}`: the values, whichever key picks one
                 for item in value.elements:
                     if type(item) is not cst.DictElement:

@@ -518,6 +518,25 @@ PRETRAINED_NON_MODELS = (
 )
 
 
+# torch functions called for their effect, which hand back None (or a plain value):
+# `torch.save(model(x), path)` keeps nothing of what it is given.
+EFFECT_FUNCTIONS = frozenset(
+    {"torch.save", "torch.manual_seed", "torch.set_printoptions", "torch.set_default_dtype"}
+)
+
+
+def computes_a_tensor(qualified: str | None) -> bool:
+    """Is `qualified` (a callee resolved through the imports) a torch function that
+    computes a tensor from its arguments: `torch.cat`, `torch.nn.functional.mse_loss`;
+    not one called for its effect (`torch.save`), nor one of `torch.testing`'s
+    assertions, `torch.utils`' helpers or another namespace's tools?"""
+    if qualified is None or qualified in EFFECT_FUNCTIONS:
+        return False
+    if qualified.startswith("torch.nn.functional."):
+        return True
+    return qualified.startswith("torch.") and qualified.count(".") == 1
+
+
 def is_torch_module_base(qualified: str) -> bool:
     """Is `qualified` (a class's base, resolved through the imports) one of torch's
     module classes (`nn.Module`, `nn.ModuleList`), so that the class's `forward` is what

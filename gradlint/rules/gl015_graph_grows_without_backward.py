@@ -196,6 +196,11 @@ class GraphGrowsWithoutBackward(Rule):
         "file that imports or names torch."
     )
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        # function -> _may_be_trained's answer, once it is not asked within itself
+        self._trained: dict[cst.FunctionDef, bool] = {}
+
     def leave_Module(self, original_node: cst.Module) -> None:
         facts = self.facts
         for node in facts.index.loops:
@@ -413,20 +418,35 @@ class GraphGrowsWithoutBackward(Rule):
                 return True
         return False
 
-    def _may_be_trained(self, method: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
-        """Could what this module method returns be differentiated? It is `forward`, its
-        calls are out of sight (none in this file, or the method handed on as a
-        callback), or one of its calls here sits where it may be: in a function that
-        differentiates, in a caller whose decorator may, in a module method that may be
-        trained itself, or handed back by a function whose own calls may be."""
+    def _may_be_trained(self, func: cst.FunctionDef, asking: set[cst.FunctionDef]) -> bool:
+        """Could what this function returns be differentiated? A module's `forward` may;
+        so may a function whose calls are out of sight (none in this file, only in the
+        script's own code, which may be a smoke test of a model trained elsewhere, or
+        the function handed on as a callback), or one of whose calls here sits where it
+        may be: in a function that differentiates, around a differentiation, under a
+        decorator that may, or handed back by a function that may be trained itself.
+        A function met again while it is being asked about (a recursion) may be."""
+        if func.name.value == "forward" and self._of_a_module(func):
+            return True
+        known = self._trained.get(func)
+        if known is not None:
+            return known
+        if func in asking:
+            return True
+        asking.add(func)
+        try:
+            found = self._compute_may_be_trained(func, asking)
+        finally:
+            asking.discard(func)
+        self._trained[func] = found
+        return found
+
+    def _compute_may_be_trained(self, func: cst.FunctionDef, asking: set[cst.FunctionDef]) -> bool:
         facts = self.facts
         index = facts.index
-        if method.name.value == "forward" or method in seen:
+        if facts.grad_mode.callees.handed_on(func):
             return True
-        seen.add(method)
-        if facts.grad_mode.callees.handed_on(method):
-            return True
-        calls = [*facts.grad_mode.callers_of(method), *self._instance_calls(method)]
+        calls = [*facts.grad_mode.callers_of(func), *self._instance_calls(func)]
         if not calls:
             return True  # called from other files, or by a framework
         for call in calls:
@@ -434,21 +454,17 @@ class GraphGrowsWithoutBackward(Rule):
                 return True
             caller = index.scope_of(call)
             if type(caller) is not cst.FunctionDef:
-                continue  # a script's own code, which does not differentiate around it
+                return True  # the script's own code: a smoke test, say
             if facts.forwards.differentiates(caller):
                 return True
             if facts.result_uses.returns_to_a_decorator(caller):
                 return True
             outer = self._method_around(caller)
-            if outer is not None and self._of_a_module(outer):
-                if self._may_be_trained(outer, seen):
-                    return True
-            elif facts.forwards.returns_its_result(call) and (
-                not facts.grad_mode.callers_of(caller)
-                or any(
-                    facts.loops.differentiated_around(c) for c in facts.grad_mode.callers_of(caller)
-                )
-            ):
+            if outer is not None and outer is not caller and self._of_a_module(outer):
+                caller = outer  # a function nested in a module's method
+            if caller.name.value == "forward" and self._of_a_module(caller):
+                return True
+            if facts.forwards.returns_its_result(call) and self._may_be_trained(caller, asking):
                 return True
         return False
 
