@@ -990,11 +990,8 @@ class ForwardAnalysis:
         elif name == "self":
             if not self._self_has_parameters(call):
                 return None
-        elif not self.has_parameters(target, call):
-            # `self.critics[0](s, a)`: a constant key picks one of the elements, and
-            # each of them holds parameters
-            if type(target) is not cst.Subscript or not self._element_with_parameters(target, call):
-                return None
+        elif not self._holds_weights(target, call):
+            return None
         method = func.attr.value if type(func) is cst.Attribute else "forward"
         if self._switches_grad_mode(method, self._model_class(target, name, call)):
             return None  # `@torch.no_grad()` on forward or on `act`: nothing records
@@ -1769,12 +1766,16 @@ class ForwardAnalysis:
             passed = module_path(argument.passed) if argument.passed is not None else None
             if passed is None:
                 return False
-            held = cst.parse_expression(passed + element)
-            if not self.has_parameters(held, argument.site) and (
-                self._element_with_parameters(held, argument.site) is None
-            ):
+            if not self._holds_weights(cst.parse_expression(passed + element), argument.site):
                 return False
         return True
+
+    def _holds_weights(self, expr: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """has_parameters, or for a subscript (`self.critics[0]`, `models["G"]`) a
+        container every element of which holds parameters, whichever key picks one."""
+        if self.has_parameters(expr, use):
+            return True
+        return type(expr) is cst.Subscript and self._element_with_parameters(expr, use) is not None
 
     def _handed_to_the_constructor(
         self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode

@@ -4724,22 +4724,7 @@ def _model_arguments(
     modules with parameters in the call's own scope (analysis.forwards asks the same of
     a name in the linted file, there with its bindings followed), and `self` in a method
     of a class of the caller's file that holds weights (`return eval_np(self, obs)`)."""
-    passed: dict[str, list[int | str]] = {}
-    built: list[tuple[int | str, ast.Call]] = []
-    for position, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break  # later positions are not known
-        arg = _module_handed_on(arg, imports)
-        if isinstance(arg, ast.Name):
-            passed.setdefault(arg.id, []).append(position)
-        elif isinstance(arg, ast.Call):
-            built.append((position, arg))
-    for keyword in call.keywords:
-        value = _module_handed_on(keyword.value, imports)
-        if keyword.arg is not None and isinstance(value, ast.Name):
-            passed.setdefault(value.id, []).append(keyword.arg)
-        elif keyword.arg is not None and isinstance(value, ast.Call):
-            built.append((keyword.arg, value))
+    passed, built = _arguments_passed(call, lambda arg: _module_handed_on(arg, imports))
     found_built = _built_model_arguments(built, builds, imports, builds_here)
     if not passed:
         return found_built
@@ -4766,6 +4751,30 @@ def _model_arguments(
     return frozenset(found) | found_built
 
 
+def _arguments_passed(
+    call: ast.Call, through: Callable[[ast.expr], ast.expr] = lambda arg: arg
+) -> tuple[dict[str, list[int | str]], list[tuple[int | str, ast.Call]]]:
+    """({name: the positions and keywords it is passed at}, [(position or keyword, a
+    call passed there)]) for the call's arguments, each read `through` a function (the
+    module a `model.to(device)` hands on); positional ones only before any `*args`,
+    whose later positions are not known."""
+    passed: dict[str, list[int | str]] = {}
+    built: list[tuple[int | str, ast.Call]] = []
+    slots: list[tuple[int | str, ast.expr]] = []
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        slots.append((position, arg))
+    slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    for slot, value in slots:
+        value = through(value)
+        if isinstance(value, ast.Name):
+            passed.setdefault(value.id, []).append(slot)
+        elif isinstance(value, ast.Call):
+            built.append((slot, value))
+    return passed, built
+
+
 def _call_scope(call: ast.Call, parents: dict[int, ast.AST]) -> ast.AST | None:
     """The function or module whose own code makes the call; None in a class body or a
     lambda."""
@@ -4783,15 +4792,7 @@ def _model_containers(
     """CallerContext.model_containers: the names the call passes that its scope binds,
     once, to a dict, list or tuple written out of names each showing its parameters
     there (_parameter_evidence)."""
-    passed: dict[str, list[int | str]] = {}
-    for position, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if isinstance(arg, ast.Name):
-            passed.setdefault(arg.id, []).append(position)
-    for keyword in call.keywords:
-        if keyword.arg is not None and isinstance(keyword.value, ast.Name):
-            passed.setdefault(keyword.value.id, []).append(keyword.arg)
+    passed, _ = _arguments_passed(call)
     scope = _call_scope(call, parents) if passed else None
     if scope is None:
         return frozenset()

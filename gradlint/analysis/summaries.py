@@ -629,6 +629,19 @@ class FunctionSummaries:
         (`model.train_step(x, h)` after `model = Recurrent()`)."""
         return self.resolve(call) or self.method_of_instance(call)
 
+    def calls_on_instances(self, method: cst.FunctionDef) -> list[cst.Call]:
+        """The calls of this file that run `method` on an instance of its class
+        (`model.inference(seq)` after `model = Tacotron2()`): the resolver's callers_of
+        sees `self.inference(...)` only."""
+        name = method.name.value
+        return [
+            call
+            for call in self.index.calls
+            if type(call.func) is cst.Attribute
+            and call.func.attr.value == name
+            and self.method_of_instance(call) is method
+        ]
+
     def method_of_instance(self, call: cst.Call) -> cst.FunctionDef | None:
         """The method of this file's class that `obj.method(...)` runs, `obj` being an
         instance of it (`model = Recurrent()` then `model.train_step(x, h)`)."""

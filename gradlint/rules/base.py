@@ -266,7 +266,7 @@ _CALLED = re.compile(r"(?<![\w.])(?<!def )(?:self\.)?([A-Za-z_]\w*)\(")
 _ELEMENT_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\[[^\]\n]*\]\(")
 
 
-@functools.lru_cache(maxsize=4)  # asked by each rule of a file of the same text
+@functools.lru_cache(maxsize=4)  # asked twice of a file: parse it? run the rule on it?
 def calls_a_parameter(source: str) -> bool:
     """The cheap text test of models_may_be_handed_in: does a function of the file call
     one of its parameters, or an attribute named after one (`def show(model, x):` and

@@ -235,8 +235,7 @@ class BackwardOfNoGradResult(Rule):
         facts = self.facts
         if facts.autograd.is_autograd_grad(call):
             return True
-        summaries = facts.summaries
-        helper = summaries.resolve(call) or summaries.method_of_instance(call)
+        helper = facts.summaries.function_run_by(call)
         return helper is not None and any(
             type(n) is cst.Call and facts.autograd.is_autograd_grad(n)
             for n in facts.index.walk(helper.body)

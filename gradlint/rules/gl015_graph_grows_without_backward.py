@@ -446,7 +446,7 @@ class GraphGrowsWithoutBackward(Rule):
         index = facts.index
         if facts.grad_mode.callees.handed_on(func):
             return True
-        calls = [*facts.grad_mode.callers_of(func), *self._instance_calls(func)]
+        calls = [*facts.grad_mode.callers_of(func), *facts.summaries.calls_on_instances(func)]
         if not calls:
             return True  # called from other files, or by a framework
         for call in calls:
@@ -467,19 +467,6 @@ class GraphGrowsWithoutBackward(Rule):
             if facts.forwards.returns_its_result(call) and self._may_be_trained(caller, asking):
                 return True
         return False
-
-    def _instance_calls(self, method: cst.FunctionDef) -> list[cst.Call]:
-        """`model.inference(seq)` calls of this file on an instance of the method's class
-        (callers_of sees `self.inference(...)` only)."""
-        summaries = self.facts.summaries
-        name = method.name.value
-        return [
-            call
-            for call in self.facts.index.calls
-            if type(call.func) is cst.Attribute
-            and call.func.attr.value == name
-            and summaries.method_of_instance(call) is method
-        ]
 
     def _method_around(self, scope: cst.CSTNode) -> cst.FunctionDef | None:
         """The method the scope is, or is nested in (through inner functions); None
