@@ -167,7 +167,8 @@ class CallerArguments:
         least), and does every one of those constructions pass, for its `__init__`'s
         `param`, a module that shows its parameters in the caller's scope (`Agent(net)`
         after `Adam(net.parameters())`)? The search asks for calls of the class's name
-        as it asks for a module-level function's."""
+        as it asks for a module-level function's. A subclass of another file that hands
+        its `__init__`'s arguments up (`super().__init__(QNet())`) is a construction too."""
         project = self.project
         if (
             project is None
@@ -187,16 +188,24 @@ class CallerArguments:
             signature=signature,
         )
         calls = project.method_calls(query)
-        if not calls:
+        if calls is None:
             return False
-        contexts = caller_contexts(project, query)
-        if not contexts:
+        handed: list[frozenset[int | str]] = []
+        if calls:
+            contexts = caller_contexts(project, query)
+            if not contexts:
+                return False
+            handed = [c.model_arguments for c in contexts]
+        # a subclass of another file hands its model up (`super().__init__(QNet())`):
+        # the base class's methods run it
+        handed += project.subclass_init_arguments(cls.name.value) or []
+        if not handed:
             return False
         position, keyword = signature.slots(param, receiver_passed=True)
         return all(
-            (position is not None and position in c.model_arguments)
-            or (keyword is not None and keyword in c.model_arguments)
-            for c in contexts
+            (position is not None and position in places)
+            or (keyword is not None and keyword in places)
+            for places in handed
         )
 
 

@@ -1726,10 +1726,11 @@ class ForwardAnalysis:
         the project's other files instead (`generate_image(aG, z)` in train.py, after
         `Adam(aG.parameters())`): each of them must pass such a module. An element of
         the parameter by a constant key (`models["G"]`) is the same element of what each
-        caller in this file passes (`models = {"G": G}`)."""
+        caller in this file passes (`models = {"G": G}`), and so is an attribute of it
+        (`agent.policy.net`, of the `Agent()` each caller in this file passes)."""
         head = path_root(name)
         element = name[len(head) :]
-        if (element and element[0] != "[") or head in ("self", "cls"):
+        if head in ("self", "cls"):
             return False
         scope = self.index.scope_of(use)
         if type(scope) is not cst.FunctionDef or scope in self._asking_callers:
@@ -1743,7 +1744,7 @@ class ForwardAnalysis:
         try:
             arguments = self.summaries.caller_arguments.here(scope, head)
             if element and not arguments and self.index.scope_of(scope) is self.index.module:
-                return self.summaries.caller_arguments.models_elsewhere(
+                return element[0] == "[" and self.summaries.caller_arguments.models_elsewhere(
                     scope, head, containers=True
                 )
             if element:
@@ -1758,8 +1759,8 @@ class ForwardAnalysis:
         return verdicts == {True}
 
     def _elements_hold_parameters(self, arguments: list[ArgumentHere], element: str) -> bool:
-        """Does every call site pass a name whose `element` (`["G"]`, as module_path
-        spells it) is a module that holds parameters there?"""
+        """Does every call site pass a name whose `element` (`["G"]`, `.policy.net`, as
+        module_path spells it) is a module that holds parameters there?"""
         if not arguments:
             return False
         for argument in arguments:
@@ -1974,6 +1975,8 @@ class ForwardAnalysis:
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):
+            return True
+        if self.summaries.built_by_an_imported_factory(value):
             return True
         if value not in self._unwrapping:
             # `Scorer(net)` of another file's class keeping it (`self.model = model`):

@@ -50,6 +50,7 @@ from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
     SEARCH_PREFIX,
+    SUBCLASSES_PREFIX,
     TEXT_PREFIX,
     file_stamp,
     search_stamp,
@@ -204,6 +205,10 @@ class ExternalFunction:
     sets_grad_mode: bool = False
     # `def load_model(): m = Net(); m.eval(); return m`
     returns_eval_model: bool = False
+    # what every `return` builds, as the file names it (`return Net()`, `m = Net();
+    # ...; return m.to(device)`): a factory of another file hands back an instance of
+    # these (empty when a return hands back anything else)
+    returned_classes: list[str] = field(default_factory=list)
     # Where that model is put in eval mode: [path, line, column, end line, end column]
     # (1-based lines, columns in code points), for findings to show; empty otherwise.
     eval_switch: list = field(default_factory=list)
@@ -1441,6 +1446,7 @@ def _summarise_function(
         )
     if returns is not None:
         returns.extend(zip(visitor.returns, visitor.return_statements, strict=True))
+    function.returned_classes = _returned_classes(node, params, visitor.returns)
     switches = [_eval_switch_returned(value, visitor) for value in visitor.returns]
     function.returns_eval_model = bool(switches) and all(s is not None for s in switches)
     function.eval_params = [p for p in params if visitor.modes.get(p) is True]
@@ -1453,6 +1459,64 @@ def _summarise_function(
             if param in visitor.eval_calls
         }
     return function
+
+
+def _returned_classes(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], values: list[ast.AST | None]
+) -> list[str]:
+    """The names called to build what each `return` hands back, looked through the
+    module's own methods that return it (`return Net().to(device)`), or through the
+    function's single-name assignments of what it returns (`model = Net(); model.
+    load_state_dict(...); return model`): [] when one return hands back anything else.
+    Whether a name is a class with weights is asked where the factory is imported."""
+    found: set[str] = set()
+    assigned: dict[str, list[ast.expr]] | None = None
+    for value in values:
+        if value is None:
+            return []
+        built = ast_called_through(value, MODULE_WRAPPING_METHODS)
+        if isinstance(built, ast.Name):
+            if assigned is None:
+                assigned = _single_name_assignments(node, params)
+            builds: list[ast.AST] = [
+                ast_called_through(v, MODULE_WRAPPING_METHODS) for v in assigned.get(built.id, ())
+            ]
+            if not builds:
+                return []
+        else:
+            builds = [built]
+        for call in builds:
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                return []
+            found.add(call.func.id)
+    return sorted(found)
+
+
+def _single_name_assignments(
+    scope: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]
+) -> dict[str, list[ast.expr]]:
+    """{name: the values assigned to it} for the scope's names bound only by plain
+    single-name assignments (not a parameter, a loop target, an unpacking or an
+    augmented assignment)."""
+    values: dict[str, list[ast.expr]] = {}
+    other: set[str] = set(params)
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                values.setdefault(target.id, []).append(node.value)
+                continue
+            other.update(n for n in _assigned_names(target) if n is not None)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                other.update(n for n in _assigned_names(target) if n is not None)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            other.update(n for n in _assigned_names(node.target) if n is not None)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    other.update(n for n in _assigned_names(item.optional_vars) if n is not None)
+    return {name: found for name, found in values.items() if name not in other}
 
 
 def _place_of(path: str, lines: list[str], node: ast.expr) -> list:
@@ -2795,6 +2859,7 @@ class ProjectIndex:
         # query key -> its calls: a lint asks about the same method again (its modes and
         # GL012's callers each ask), within the one file state a lint reads
         self._searches: dict[str, list[MethodCall] | None] = {}
+        self._subclasses: dict[str, list[frozenset[int | str]] | None] = {}
         self._definitions: dict[str, list[ExternalFunction] | None] = {}
         self._attributes: dict[str, bool | None] = {}
         # method name -> method_runs_layers' answer
@@ -2939,6 +3004,22 @@ class ProjectIndex:
         )
         return bool(found)
 
+    def subclass_init_arguments(self, class_name: str) -> list[frozenset[int | str]] | None:
+        """For each subclass the project's other files derive from the linted file's
+        module-level class `class_name`, the places of the arguments its `__init__`
+        hands up with `super().__init__(...)` that are modules with parameters
+        (subclass_init_arguments); None when the project is not searched."""
+        if not self.enabled:
+            return None
+        if self._root is None:
+            self._root = project_root(self.path)
+        root = self._root
+        return self._recorded_search(
+            self._subclasses,
+            subclasses_key(class_name, root, self.path),
+            lambda: subclass_init_arguments(self, class_name, root, self.path),
+        )
+
     def _recorded_search(
         self,
         answers: dict[str, _Found | None],
@@ -2997,6 +3078,26 @@ class ProjectIndex:
         if not self._text_gate(module, level, (_DEFINES_TOKEN, name.rsplit(".", 1)[-1])):
             return None
         return self._defined_in(target, name, set())
+
+    def factory_builds_parameters(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, a function imported from that project module (or re-exported by
+        it), a factory every return of which builds a module with weights (`def
+        build_model(cfg): return Net(cfg)`, the class of its own file or imported there)?"""
+        target = self._target(module, level)
+        if target is None or not self._text_gate(module, level, (_DEFINES_TOKEN, name)):
+            return False
+        return self._factory_in(target, name, set())
+
+    def _factory_in(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool:
+        home = self._function_home(target, name, set())
+        if home is None or (home[0], name) in seen or len(seen) >= _MAX_STAR_CHAIN:
+            return False
+        path, function = home
+        seen.add((path, name))
+        return bool(function.returned_classes) and all(
+            self._class_in(path, built, set()) or self._factory_in(path, built, seen)
+            for built in function.returned_classes
+        )
 
     def builds_parameters(
         self, module: str, level: int, name: str, importer: str | None = None
@@ -3239,13 +3340,20 @@ class ProjectIndex:
         return None
 
     def _defined_in(self, target: str, name: str, seen: set[str]) -> ExternalFunction | None:
+        home = self._function_home(target, name, seen)
+        return home[1] if home is not None else None
+
+    def _function_home(
+        self, target: str, name: str, seen: set[str]
+    ) -> tuple[str, ExternalFunction] | None:
+        """(the file that defines it, its summary) of `name` as `target` gives it."""
         seen.add(target)
         summary = self._summary(target)
         if summary is None:
             return None
         found = summary.functions.get(name)
         if found is not None:
-            return found
+            return target, found
         owner, dot, method = name.partition(".")
         if dot:
             # `Class.method` of a class the module re-exports by name (`from .lvae
@@ -3255,14 +3363,21 @@ class ProjectIndex:
                 module, level, original = reexport
                 inner = self._target(module, level, importer=target)
                 if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
-                    return self._defined_in(inner, f"{original}.{method}", seen)
+                    return self._function_home(inner, f"{original}.{method}", seen)
                 return None
+        elif name in summary.reexports:
+            # `from .factory import build_model` in a package's `__init__.py`
+            module, level, original = summary.reexports[name]
+            inner = self._target(module, level, importer=target)
+            if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
+                return self._function_home(inner, original, seen)
+            return None
         for module, level in summary.star_imports:
             inner = self._target(module, level, importer=target)
             if inner is not None and inner not in seen and len(seen) < _MAX_STAR_CHAIN:
-                found = self._defined_in(inner, name, seen)
-                if found is not None:
-                    return found
+                home = self._function_home(inner, name, seen)
+                if home is not None:
+                    return home
         return None
 
     def _summary(self, target: str) -> ModuleSummary | None:
@@ -3299,6 +3414,8 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
         elif path.startswith(ATTRIBUTES_PREFIX):
             attribute, root, near = attributes_of_key(path)
             token = _attributes_token(attribute)
+        elif path.startswith(SUBCLASSES_PREFIX):
+            token, root, near = subclasses_of_key(path)  # the class's name
         elif path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
             token, near = _calls_token(query), query.class_file
@@ -3335,6 +3452,8 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
                 root = definitions_of_key(key)[1]
             elif key.startswith(ATTRIBUTES_PREFIX):
                 root = attributes_of_key(key)[1]
+            elif key.startswith(SUBCLASSES_PREFIX):
+                root = subclasses_of_key(key)[1]
             else:
                 _, root = MethodQuery.from_key(key)
             if changed.startswith(os.path.join(os.path.abspath(root), "")):
@@ -4467,6 +4586,88 @@ def _summaries_with(token: str, root: str, near: str) -> tuple[list[ModuleSummar
     paths, digest = found
     summaries = [summary for path in paths if (summary := summary_of_file(path)) is not None]
     return summaries, digest
+
+
+def subclasses_key(class_name: str, root: str, near: str) -> str:
+    """The dependency a search for the subclasses of `near`'s class under root is
+    recorded as."""
+    return SUBCLASSES_PREFIX + json.dumps([class_name, root, near])
+
+
+def subclasses_of_key(key: str) -> tuple[str, str, str]:
+    class_name, root, near = json.loads(key[len(SUBCLASSES_PREFIX) :])
+    return class_name, root, near
+
+
+def subclass_init_arguments(
+    project: ProjectIndex, class_name: str, root: str, near: str
+) -> tuple[list[frozenset[int | str]], str] | None:
+    """For each module-level class of the project's other files linked to `near` (the
+    files whose text names the class) that derives from `near`'s class `class_name`: the
+    places of the arguments its `__init__`'s one `super().__init__(...)` hands up that
+    are modules with parameters (CallerContext.model_arguments), empty when it hands up
+    none, or has no `__init__` of its own, or calls the base's another way. A base
+    class's method that runs `self.model` runs what its subclasses hand it
+    (`super().__init__(QNet())` in agent.py for `BaseAgent` in base.py). With a stamp of
+    where it was looked for; None when the project is too large to search."""
+    found = _files_naming(class_name, root, near)
+    if found is None:
+        return None
+    naming, digest = found
+    query = MethodQuery(near, "", class_name, "", frozenset(), frozenset(), frozenset())
+    places: list[frozenset[int | str]] = []
+    for path, key in naming:
+        if os.path.abspath(path) == os.path.abspath(near):
+            continue  # the class's own file: its analysis reads its subclasses itself
+        parsed = _parsed(path, key)
+        if parsed is None:
+            continue
+        tree, lines, cells = parsed
+        search = _CallerSearch(path, tree, query, lines, cells)
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef) or not any(
+                search.names_the_function(base, tree) for base in cls.bases
+            ):
+                continue
+            init = next(
+                (
+                    f
+                    for f in cls.body
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and f.name == "__init__"
+                ),
+                None,
+            )
+            handed_up = (
+                [c for c in ast.walk(init) if isinstance(c, ast.Call) and _calls_super_init(c)]
+                if init
+                else []
+            )
+            if len(handed_up) != 1:
+                places.append(frozenset())
+                continue
+            places.append(
+                _model_arguments(
+                    handed_up[0],
+                    _parents(tree),
+                    tree,
+                    functools.partial(_builds_from, project, path),
+                    ast_import_map(tree),
+                    functools.partial(project.class_builds_parameters, path),
+                )
+            )
+    return places, digest
+
+
+def _calls_super_init(node: ast.Call) -> bool:
+    """`super().__init__(...)` (or `super(Cls, self).__init__(...)`)."""
+    return (
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    )
 
 
 def attributes_key(attribute: str, root: str, near: str) -> str:

@@ -5,7 +5,7 @@ its text (`TEXT_PREFIX`) where only its text was read. A caller search is keyed
 `SEARCH_PREFIX` + the query, stamped `-:-:` + `SEARCH_PREFIX` + the digest of what it
 found; a search for the definitions of a method's name `DEFINITIONS_PREFIX` + the name and
 the root; a search for what the classes store in an attribute `ATTRIBUTES_PREFIX` + its name
-and the root. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
+and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
 without being read, so a run served from the cache is a stat per dependency; anything
 else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
@@ -23,6 +23,8 @@ SEARCH_PREFIX = "search:"
 DEFINITIONS_PREFIX = SEARCH_PREFIX + "definitions:"
 # A search for what the project's classes store in an attribute of `self` of a name.
 ATTRIBUTES_PREFIX = SEARCH_PREFIX + "attributes:"
+# A search for the project's subclasses of a class and what their `__init__` hands up.
+SUBCLASSES_PREFIX = SEARCH_PREFIX + "subclasses:"
 
 
 def stat_version(info: os.stat_result) -> str:

@@ -372,6 +372,18 @@ class FunctionSummaries:
         module, level, name = found
         return self.project.builds_parameters(module, level, name)
 
+    def built_by_an_imported_factory(self, call: cst.Call) -> bool:
+        """Does the call run a function imported from the project's own code every
+        return of which builds a module with weights (`model = build_model(cfg)` after
+        `from models import build_model`)?"""
+        if self.project is None:
+            return False
+        found = self._external_target(call)
+        if found is None:
+            return False
+        module, level, name = found
+        return self.project.factory_builds_parameters(module, level, name)
+
     def kept_by_an_imported_class(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments a construction of a class imported from the project's own code
         (`Scorer(net)` after `from detector import Scorer`) hands to parameters of its
