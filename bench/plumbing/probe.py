@@ -125,6 +125,33 @@ def use_lines(U, M):
             ],
             ["return n"],
         )
+    if U == "U9":  # a loss and an accuracy returned as tensors, read as numbers by the caller
+        return (
+            ["losses, accs = [], []"],
+            [
+                f"out = {M}(x)",
+                "losses.append(F.cross_entropy(out, y))",
+                "accs.append((out.argmax(1) == y).float().mean())",
+            ],
+            [
+                "loss, acc = torch.stack(losses).mean(), torch.stack(accs).mean()",
+                "return loss.item(), acc.item()",
+            ],
+        )
+    if U == "U10":  # an AverageMeter of `.item()` values
+        return (
+            ["meter = AverageMeter()"],
+            [f"loss = F.cross_entropy({M}(x), y)", "meter.update(loss.item(), x.size(0))"],
+            ["return meter.sum / meter.count"],
+        )
+    if U == "U11":  # a metric helper that makes the number
+        return (["accs = []"], [f"accs.append(accuracy({M}(x), y))"], ["return sum(accs)"])
+    if U == "U12":  # `.data.max(1)[1]`, as old code reads predictions
+        return (
+            ["correct = 0"],
+            [f"pred = {M}(x).data.max(1)[1]", "correct += pred.eq(y).sum().item()"],
+            ["return correct"],
+        )
     raise ValueError(U)
 
 
@@ -132,6 +159,19 @@ TOP1 = """\
 def top1(model, x):
     out = model(x)
     return out.argmax(1), out.max(1)[0]
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, value, n=1):
+        self.sum += value * n
+        self.count += n
+
+
+def accuracy(out, y):
+    return (out.argmax(1) == y).float().mean().item()
 """
 
 
@@ -539,7 +579,7 @@ PROVENANCES = [f"P{i}" for i in range(1, 22)] + [
 def programs():
     """(name, expected POS or NEG, {relative path: text}) for every program."""
     for P, C, U in itertools.product(
-        PROVENANCES, ["C1", "C2", "C3"], [f"U{i}" for i in range(1, 9)]
+        PROVENANCES, ["C1", "C2", "C3"], [f"U{i}" for i in range(1, 13)]
     ):
         for guard in (None, "with", "decorator"):
             if guard and C != "C1":
