@@ -1476,13 +1476,27 @@ def _stored_into(index: FileIndex, use: cst.CSTNode) -> bool:
 
 
 def _makes_an_empty_list(binding: cst.CSTNode, name: str) -> bool:
-    """`name = []` or `name = list()`: a list that holds only what is added to it."""
+    """`name = []`, `name = list()`, or `outs, ys = [], []`: a list that holds only what
+    is added to it."""
     if type(binding) is not cst.Assign or len(binding.targets) != 1:
         return False
     target = binding.targets[0].target
-    if type(target) is not cst.Name or target.value != name:
-        return False
     value = binding.value
+    if type(target) is cst.Name:
+        return target.value == name and _empty_list(value)
+    if type(target) not in (cst.Tuple, cst.List) or type(value) not in (cst.Tuple, cst.List):
+        return False
+    names = target.elements  # type: ignore[attr-defined]
+    values = value.elements  # type: ignore[attr-defined]
+    if len(names) != len(values) or any(type(e) is not cst.Element for e in (*names, *values)):
+        return False  # a starred element: the places do not pair up
+    return any(
+        type(t.value) is cst.Name and t.value.value == name and _empty_list(v.value)
+        for t, v in zip(names, values, strict=True)
+    )
+
+
+def _empty_list(value: cst.BaseExpression) -> bool:
     if type(value) is cst.List:
         return not value.elements
     return (
