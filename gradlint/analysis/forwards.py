@@ -1918,6 +1918,8 @@ class ForwardAnalysis:
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None
             return False
+        if type(value.func) is cst.Subscript:
+            return self._registry_builds(value.func)
         partial = self._partial_class(value)
         if partial is not None:
             value = cst.Call(func=partial)  # `build()` of `build = partial(WaveNet, ...)`
@@ -1991,6 +1993,32 @@ class ForwardAnalysis:
             finally:
                 self._unwrapping.discard(value)
         return self._factory_builds_parameters(value)
+
+    def _registry_builds(self, picked: cst.Subscript) -> bool | None:
+        """What `MODELS[name]()` builds, of a registry bound once to a literal of classes
+        (`MODELS = {"mlp": MLP, "cnn": CNN}`): True when every class there builds a module
+        with weights, False when none does, None when they differ or cannot be told."""
+        registry = picked.value
+        if type(registry) is not cst.Name:
+            return None
+        bindings = self.values.bindings_of(registry.value, picked)
+        if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+            return None
+        table = bindings[0].value
+        if type(table) is cst.Dict:
+            entries = [e.value for e in table.elements if type(e) is cst.DictElement]
+        elif type(table) in (cst.List, cst.Tuple):
+            entries = [e.value for e in table.elements if type(e) is cst.Element]  # type: ignore[attr-defined]
+        else:
+            return None
+        if (
+            not entries
+            or len(entries) != len(table.elements)  # type: ignore[attr-defined]
+            or not all(type(e) in (cst.Name, cst.Attribute) for e in entries)
+        ):
+            return None
+        verdicts = {self._built_with_parameters(cst.Call(func=entry)) for entry in entries}
+        return verdicts.pop() if len(verdicts) == 1 else None
 
     def _hands_parameters(self, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """Is what a call hands over a module with parameters: built there
