@@ -68,3 +68,41 @@ def test_a_class_picked_from_a_registry_of_models(registry: str, build: str):
 )
 def test_a_registry_that_may_build_something_else_says_nothing(registry: str):
     assert _lint(registry, 'MODELS["mlp"]()') == []
+
+
+ACTIVATIONS = """
+import torch
+import torch.nn as nn
+
+
+class ActivationFunction(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = {"name": self.__class__.__name__}
+
+
+class Sigmoid(ActivationFunction):
+    def forward(self, x):
+        return 1 / (1 + torch.exp(-x))
+
+
+class Swish(ActivationFunction):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+act_fn_by_name = {"sigmoid": Sigmoid, "swish": Swish}
+x = torch.linspace(-5, 5, 100)
+for name in act_fn_by_name:
+    act_fn = BUILD
+    print(act_fn(x).numpy())
+"""
+
+
+@pytest.mark.parametrize("build", ["act_fn_by_name[name]()", "Sigmoid()"])
+def test_subclasses_of_a_parameterless_module_hold_no_weights(build: str):
+    """A false GL012 error on a course notebook's activation functions (phlippe's
+    uvadlc tutorial 3, a registry of `ActivationFunction` subclasses): a subclass of a
+    module class that holds no layers, adding none, records nothing on plain inputs."""
+    source = textwrap.dedent(ACTIVATIONS).replace("BUILD", build)
+    assert [(d.code, d.start.line) for d in lint_source(source, "t.py", Config(preview=True))] == []

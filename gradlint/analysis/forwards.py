@@ -193,6 +193,7 @@ class ForwardAnalysis:
         # its functions (index.scope_of), alive with the index, and LibCST's node hash
         # is a Python call (asked of every forward GL012 looks at)
         self._has_parameters: dict[tuple[int, str], bool] = {}
+        self._parameterless: set[str] | None = None
         self._grad_mode_methods: dict[tuple[str, str | None], bool] = {}
         self._parameter_functions: dict[cst.FunctionDef | cst.Lambda, bool] = {}
         # id(call) -> _imported_forward_method, with the call kept alive
@@ -903,37 +904,51 @@ class ForwardAnalysis:
 
     def parameterless_classes(self) -> set[str]:
         """This file's nn.Module classes that hold no parameters and no layers and call
-        none in forward (DropPath, a scaling wrapper): on inputs without history they
+        none in forward (DropPath, a scaling wrapper), and its subclasses of those that
+        add none (`class Sigmoid(ActivationFunction)`): on inputs without history they
         record nothing."""
+        if self._parameterless is not None:
+            return self._parameterless
         found: set[str] = set()
         modules = self.tensors.local_module_classes()
-        for cls in self.index.classes:
-            if cls.name.value not in modules or len(cls.bases) != 1:
-                continue
-            base = self.index.qualified_name(cls.bases[0].value)
-            if base != "torch.nn.Module":
-                continue
-            attributes = self.tensors._class_attributes(cls)
-            if any(kind in ("leaf", "module") for kind in attributes.values()):
-                continue
-            if self._module_attributes(cls):
-                continue
-            # a call of `self.<name>` may run a layer kept out of sight; the class's own
-            # methods (`self.sigmoid(z)` of a hand-written regression) hold none
-            own = {
-                f"self.{statement.name.value}"
-                for statement in cls.body.body
-                if type(statement) is cst.FunctionDef
-            }
-            if any(
-                type(node) is cst.Call
-                and (dotted_name(node.func) or "").startswith("self.")
-                and (dotted_name(node.func) or "") not in own | {"self.training"}
-                for node in self.index.of_types_in(cls, cst.Call)
-            ):
-                continue
-            found.add(cls.name.value)
+        candidates = [
+            cls
+            for cls in self.index.classes
+            if cls.name.value in modules and len(cls.bases) == 1 and self._holds_no_layers(cls)
+        ]
+        grown = True
+        while grown:  # a subclass is known once its base is, in whatever order they come
+            grown = False
+            for cls in candidates:
+                base = cls.bases[0].value
+                if cls.name.value not in found and (
+                    self.index.qualified_name(base) == "torch.nn.Module"
+                    or (type(base) is cst.Name and base.value in found)
+                ):
+                    found.add(cls.name.value)
+                    grown = True
+        self._parameterless = found
         return found
+
+    def _holds_no_layers(self, cls: cst.ClassDef) -> bool:
+        attributes = self.tensors._class_attributes(cls)
+        if any(kind in ("leaf", "module") for kind in attributes.values()):
+            return False
+        if self._module_attributes(cls):
+            return False
+        # a call of `self.<name>` may run a layer kept out of sight; the class's own
+        # methods (`self.sigmoid(z)` of a hand-written regression) hold none
+        own = {
+            f"self.{statement.name.value}"
+            for statement in cls.body.body
+            if type(statement) is cst.FunctionDef
+        }
+        return not any(
+            type(node) is cst.Call
+            and (dotted_name(node.func) or "").startswith("self.")
+            and (dotted_name(node.func) or "") not in own | {"self.training"}
+            for node in self.index.of_types_in(cls, cst.Call)
+        )
 
     def records_nothing(self, call: cst.Call, model: str) -> bool:
         """A parameterless module (a class of this file, or a torch layer built without
