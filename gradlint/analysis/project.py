@@ -2966,12 +2966,16 @@ class ProjectIndex:
         starting to: the search itself is a dependency, redone to check a cached result."""
         if not self.enabled:
             return None
-        if self._root is None:
-            self._root = project_root(self.path)  # the same for every query of this lint
-        root = self._root
+        root = self._searched_root()
         return self._recorded_search(
             self._searches, query.key(root), lambda: method_calls(query, root)
         )
+
+    def _searched_root(self) -> str:
+        """The project root the searches of this lint look under: the same for each."""
+        if self._root is None:
+            self._root = project_root(self.path)
+        return self._root
 
     def methods_named(self, method: str) -> list[ExternalFunction] | None:
         """The methods of that name the project's classes define (method_definitions);
@@ -2979,9 +2983,7 @@ class ProjectIndex:
         text defines the name, and on no other file starting to, as a caller search's."""
         if not self.enabled:
             return None
-        if self._root is None:
-            self._root = project_root(self.path)
-        root = self._root
+        root = self._searched_root()
         return self._recorded_search(
             self._definitions,
             definitions_key(method, root, self.path),
@@ -2994,9 +2996,7 @@ class ProjectIndex:
         (attribute_parameterless)? False when the project is not searched."""
         if not self.enabled:
             return False
-        if self._root is None:
-            self._root = project_root(self.path)
-        root = self._root
+        root = self._searched_root()
         found: bool | None = self._recorded_search(
             self._attributes,
             attributes_key(attribute, root, self.path),
@@ -3011,9 +3011,7 @@ class ProjectIndex:
         (subclass_init_arguments); None when the project is not searched."""
         if not self.enabled:
             return None
-        if self._root is None:
-            self._root = project_root(self.path)
-        root = self._root
+        root = self._searched_root()
         return self._recorded_search(
             self._subclasses,
             subclasses_key(class_name, root, self.path),
@@ -3046,9 +3044,7 @@ class ProjectIndex:
         other files?) needs no other file read, parsed or searched."""
         if not self.enabled:
             return None
-        if self._root is None:
-            self._root = project_root(self.path)
-        return method_calls_in(query, self._root, self.path)
+        return method_calls_in(query, self._searched_root(), self.path)
 
     def method_runs_layers(self, method: str) -> bool:
         """Is `obj.<method>(...)` a forward pass whatever the class of `obj`, as far as
