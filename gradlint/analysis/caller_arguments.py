@@ -190,23 +190,21 @@ class CallerArguments:
         calls = project.method_calls(query)
         if calls is None:
             return False
-        handed: list[frozenset[int | str]] = []
+        position, keyword = signature.slots(param, receiver_passed=True)
+
+        def hands_a_model(places: frozenset[int | str]) -> bool:
+            return (position is not None and position in places) or (
+                keyword is not None and keyword in places
+            )
+
         if calls:
             contexts = caller_contexts(project, query)
-            if not contexts:
-                return False
-            handed = [c.model_arguments for c in contexts]
+            if not contexts or not all(hands_a_model(c.model_arguments) for c in contexts):
+                return False  # the subclasses' search would not change the answer
         # a subclass of another file hands its model up (`super().__init__(QNet())`):
         # the base class's methods run it
-        handed += project.subclass_init_arguments(cls.name.value) or []
-        if not handed:
-            return False
-        position, keyword = signature.slots(param, receiver_passed=True)
-        return all(
-            (position is not None and position in places)
-            or (keyword is not None and keyword in places)
-            for places in handed
-        )
+        inherited = project.subclass_init_arguments(cls.name.value) or []
+        return bool(calls or inherited) and all(hands_a_model(places) for places in inherited)
 
 
 def path_in_caller(
