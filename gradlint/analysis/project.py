@@ -3068,30 +3068,42 @@ class ProjectIndex:
         defined there or re-exported by its star imports (`from .utils import *`). A
         module whose text defines no function of that name, and re-exports nothing, is
         not summarised: most calls of imported names are of classes and constants."""
+        home = self._imported_function_home(module, level, name)
+        return home[1] if home is not None else None
+
+    def _imported_function_home(
+        self, module: str, level: int, name: str
+    ) -> tuple[str, ExternalFunction] | None:
+        """(the file that defines it, its summary) of `name` as function() finds it."""
         target = self._target(module, level)
         if target is None:
             return None
         if not self._text_gate(module, level, (_DEFINES_TOKEN, name.rsplit(".", 1)[-1])):
             return None
-        return self._defined_in(target, name, set())
+        return self._function_home(target, name, set())
 
     def factory_builds_parameters(self, module: str, level: int, name: str) -> bool:
         """Is `name`, a function imported from that project module (or re-exported by
         it), a factory every return of which builds a module with weights (`def
         build_model(cfg): return Net(cfg)`, the class of its own file or imported there)?"""
-        target = self._target(module, level)
-        if target is None or not self._text_gate(module, level, (_DEFINES_TOKEN, name)):
-            return False
-        return self._factory_in(target, name, set())
+        home = self._imported_function_home(module, level, name)
+        return home is not None and self._factory_builds(home, set())
 
-    def _factory_in(self, target: str, name: str, seen: set[tuple[str, str]]) -> bool:
-        home = self._function_home(target, name, set())
-        if home is None or (home[0], name) in seen or len(seen) >= _MAX_STAR_CHAIN:
-            return False
+    def _factory_builds(
+        self, home: tuple[str, ExternalFunction], seen: set[tuple[str, str]]
+    ) -> bool:
+        """Does every return of the factory at `home` build a class with weights of its
+        file, or call another factory there that does?"""
         path, function = home
-        seen.add((path, name))
+        if (path, function.name) in seen or len(seen) >= _MAX_STAR_CHAIN:
+            return False
+        seen.add((path, function.name))
         return bool(function.returned_classes) and all(
-            self._class_in(path, built, set()) or self._factory_in(path, built, seen)
+            self._class_in(path, built, set())
+            or (
+                (inner := self._function_home(path, built, set())) is not None
+                and self._factory_builds(inner, seen)
+            )
             for built in function.returned_classes
         )
 
@@ -3334,10 +3346,6 @@ class ProjectIndex:
             if found is not None:
                 return found
         return None
-
-    def _defined_in(self, target: str, name: str, seen: set[str]) -> ExternalFunction | None:
-        home = self._function_home(target, name, seen)
-        return home[1] if home is not None else None
 
     def _function_home(
         self, target: str, name: str, seen: set[str]
@@ -4625,15 +4633,7 @@ def subclass_init_arguments(
                 search.names_the_function(base, tree) for base in cls.bases
             ):
                 continue
-            init = next(
-                (
-                    f
-                    for f in cls.body
-                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and f.name == "__init__"
-                ),
-                None,
-            )
+            init = own_method(cls, "__init__")
             handed_up = (
                 [c for c in ast.walk(init) if isinstance(c, ast.Call) and _calls_super_init(c)]
                 if init

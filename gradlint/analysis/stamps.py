@@ -5,9 +5,9 @@ its text (`TEXT_PREFIX`) where only its text was read. A caller search is keyed
 `SEARCH_PREFIX` + the query, stamped `-:-:` + `SEARCH_PREFIX` + the digest of what it
 found; a search for the definitions of a method's name `DEFINITIONS_PREFIX` + the name and
 the root; a search for what the classes store in an attribute `ATTRIBUTES_PREFIX` + its name
-and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root. A file whose size and times (`stat_version`) are as recorded is taken as unchanged
-without being read, so a run served from the cache is a stat per dependency; anything
-else is for
+and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root.
+A file whose size and times (`stat_version`) are as recorded is taken as unchanged without
+being read, so a run served from the cache is a stat per dependency; anything else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
 imports more than a warm run needs).
 """
