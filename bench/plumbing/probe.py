@@ -175,6 +175,11 @@ def accuracy(out, y):
 """
 
 
+def script_main(lines: list[str]) -> str:
+    """The script's `if __name__ == '__main__':` block of these (indented) lines."""
+    return "\n\nif __name__ == '__main__':\n" + "\n".join(lines) + "\n"
+
+
 def eval_function(name, params, M, U, prelude=(), guard=None, indent=""):
     before, body, after = use_lines(U, M)
     lines = [f"def {name}({', '.join(params)}):"]
@@ -209,7 +214,7 @@ def program(P, C, U, guard):
             + "\n\n"
             + eval_function("evaluate", ["loader"], "model", U, pre, guard)
         )
-        src += f"\n\nif __name__ == '__main__':\n    {LOADER}\n    print(evaluate(loader))\n"
+        src += script_main([f"    {LOADER}", "    print(evaluate(loader))"])
         files["main.py"] = src
         return files
     if P in ("P2", "P3", "P9", "P10", "P12", "P13", "P15", "P16", "P17", "P18"):
@@ -238,7 +243,7 @@ def program(P, C, U, guard):
         if ev_out:
             main.append(f"    {target}.eval()")
         main.append(f"    print(evaluate({target}, loader))")
-        main_block = "\n\nif __name__ == '__main__':\n" + "\n".join(main) + "\n"
+        main_block = script_main(main)
         imports = ""
         if P == "P16":
             imports = "import torchvision\n"
@@ -327,7 +332,7 @@ def program(P, C, U, guard):
             main.append("    print(run_eval(model, loader))")
         else:
             main.append("    print(evaluate(model, loader))")
-        main_block = "\n\nif __name__ == '__main__':\n" + "\n".join(main) + "\n"
+        main_block = script_main(main)
         if P == "P31":
             files["models.py"] = NET
             files["evaluation.py"] = (
@@ -381,7 +386,7 @@ def program(P, C, U, guard):
         if ev_out:
             main.append("    ev.model.eval()")
         main.append("    print(ev.evaluate(loader))")
-        main_block = "\n\nif __name__ == '__main__':\n" + "\n".join(main) + "\n"
+        main_block = script_main(main)
         if P == "P6":
             files["models.py"] = NET
             files["evaluator.py"] = HEAD + "\n\n" + TOP1 + "\n\n" + cls
@@ -407,17 +412,7 @@ def program(P, C, U, guard):
             main.append("    model.eval()")
         main.append("    print(evaluate(models, loader))")
         files["main.py"] = (
-            HEAD
-            + NET
-            + "\n\n"
-            + TOP1
-            + "\n\n"
-            + TRAIN
-            + "\n\n"
-            + ev
-            + "\n\nif __name__ == '__main__':\n"
-            + "\n".join(main)
-            + "\n"
+            HEAD + NET + "\n\n" + TOP1 + "\n\n" + TRAIN + "\n\n" + ev + script_main(main)
         )
         return files
     if P == "P8":  # list of models, looped
@@ -434,17 +429,7 @@ def program(P, C, U, guard):
             main.append("        net.eval()")
         main.append("        print(evaluate(net, loader))")
         files["main.py"] = (
-            HEAD
-            + NET
-            + "\n\n"
-            + TOP1
-            + "\n\n"
-            + TRAIN
-            + "\n\n"
-            + ev
-            + "\n\nif __name__ == '__main__':\n"
-            + "\n".join(main)
-            + "\n"
+            HEAD + NET + "\n\n" + TOP1 + "\n\n" + TRAIN + "\n\n" + ev + script_main(main)
         )
         return files
     if P == "P11":  # module-level model, read as a global
@@ -463,9 +448,7 @@ def program(P, C, U, guard):
             + TRAIN
             + "\n\n"
             + ev
-            + "\n\nif __name__ == '__main__':\n"
-            + "\n".join(main)
-            + "\n"
+            + script_main(main)
         )
         return files
     if P == "P25":  # an evaluation closure nested in the training function
@@ -479,7 +462,7 @@ def program(P, C, U, guard):
         if ev_out:
             fit += "        model.eval()\n"
         fit += "        print(evaluate())\n"
-        main = f"\n\nif __name__ == '__main__':\n    {LOADER}\n    fit(Net(), loader)\n"
+        main = script_main([f"    {LOADER}", "    fit(Net(), loader)"])
         files["main.py"] = HEAD + NET + "\n\n" + TOP1 + "\n\n" + fit + main
         return files
     if P == "P26":  # a script: the evaluation inline after each epoch's training
@@ -504,7 +487,7 @@ def program(P, C, U, guard):
         if ev_out:
             fit += "        model.eval()\n"
         fit += "        print(evaluate(model, loader))\n"
-        main = f"\n\nif __name__ == '__main__':\n    {LOADER}\n    fit(Net(), loader)\n"
+        main = script_main([f"    {LOADER}", "    fit(Net(), loader)"])
         files["main.py"] = (
             HEAD + NET + "\n\n" + TOP1 + "\n\n" + TRAIN + "\n\n" + ev + "\n\n" + fit + main
         )
@@ -529,9 +512,7 @@ def program(P, C, U, guard):
             + TRAIN
             + "\n\n"
             + ev
-            + "\n\nif __name__ == '__main__':\n"
-            + "\n".join(main)
-            + "\n"
+            + script_main(main)
         )
         return files
     if P == "P14":  # base class of another file keeps the model
@@ -556,9 +537,7 @@ def program(P, C, U, guard):
             + "from models import Net\nfrom base import BaseAgent\n\n\n"
             + TRAIN
             + "\n\nclass Agent(BaseAgent):\n    def __init__(self):\n        super().__init__(Net())\n"
-            + "\n\nif __name__ == '__main__':\n"
-            + "\n".join(main)
-            + "\n"
+            + script_main(main)
         )
         return files
     raise ValueError(P)
