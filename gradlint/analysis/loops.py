@@ -330,13 +330,24 @@ class LoopAnalysis:
                 if project.module_text_has(module, level, (".backward(",)):
                     stepping_modules.add((module, level))
                     stepping.add(local)
-            if not stepping:
+            # `from helpers import *`: any name this file leaves unbound may be a step
+            stepping_stars = [
+                (module, level)
+                for module, level in self.index.star_imports
+                if project.module_text_has(module, level, (".backward(",))
+            ]
+            stepping_modules.update(stepping_stars)
+            if not stepping_modules:
                 return self._imported
             for call in self.index.calls:
                 if not self.index.enclosing_loops(call):
                     continue  # a step trains the loop it is called in
                 head = (dotted_name(call.func) or "").partition(".")[0]
-                if head in stepping:
+                if head in stepping or (
+                    stepping_stars
+                    and type(call.func) is cst.Name
+                    and head not in self.index.imported_from
+                ):
                     external = summaries.resolve_external(call)
                 elif type(call.func) is cst.Attribute and head not in self.index.imported_from:
                     found = summaries.imported_method_of_instance(call, stepping_modules)

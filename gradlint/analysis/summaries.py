@@ -578,7 +578,9 @@ class FunctionSummaries:
         (`nf.NormalizingFlow` after `import normflows as nf`)."""
         if "." not in cls_name:
             origin = self.index.imported_from.get(cls_name)
-            if origin is None or origin[2] is None:
+            if origin is None:
+                return self._star_imported_class(cls_name)
+            if origin[2] is None:
                 return None
             return origin[0], origin[1], origin[2]
         qualified = self.index.imports.qualify(cls_name)
@@ -586,6 +588,19 @@ class FunctionSummaries:
         if qualified == cls_name and cls_name.split(".", 1)[0] not in self.index.imported_from:
             return None  # a name the file does not import: nothing to look up
         return (module, 0, name) if module and not module.startswith("torch") else None
+
+    def _star_imported_class(self, cls_name: str) -> tuple[str, int, str] | None:
+        """(module, level, class) of a class `from <module> import *` brings in: one of
+        the project's modules so imported whose text defines it, the last such import
+        (it wins when the file runs). None when this file binds the name itself."""
+        stars = self.index.star_imports
+        if not stars or self.project is None or cls_name in self._own_names():
+            return None
+        definition = (f"class {cls_name}",)
+        for module, level in reversed(stars):
+            if self.project.module_text_has(module, level, definition):
+                return module, level, cls_name
+        return None
 
     def _attribute_class(self, receiver: cst.Attribute, scope: cst.CSTNode) -> str | None:
         """For `self.x.method(...)` in a method: the one class every binding of `self.x`
