@@ -1186,7 +1186,11 @@ class ForwardAnalysis:
         name = dotted_name(target)
         if name is None or name == "self":
             return None
-        owner = self._model_class(target, name, call) or self._class_handed_in(name, call)
+        owner = (
+            self._model_class(target, name, call)
+            or self._class_handed_in(name, call)
+            or self._class_kept_from_the_constructor(target, name, call)
+        )
         for cls in self.index.classes:
             if cls.name.value != owner:
                 continue
@@ -1252,8 +1256,30 @@ class ForwardAnalysis:
             p.name.value != name for p in all_params(func.params)
         ):
             return None
+        return self._one_class_passed(self.caller_arguments.here(func, name))
+
+    def _class_kept_from_the_constructor(
+        self, target: cst.CSTNode, name: str, use: cst.CSTNode
+    ) -> str | None:
+        """For `self.model`, bound only in `__init__` to its own `model` parameter: the
+        one class every construction of the class in this file builds the model it
+        hands from (`Trainer(StatefulNet())`), as _class_handed_in reads a function's
+        callers."""
+        constructors = self.tensors.module_constructors(target, self._binding_site(name, use))
+        kept = self._kept_constructor_parameter(name, constructors, use)
+        if kept is None:
+            return None
+        cls, init, param = kept
+        sites = self.index.constructions(cls)
+        if not sites:
+            return None
+        arguments = self.summaries.caller_arguments.here(init, param, sites, constructed=True)
+        return self._one_class_passed(arguments)
+
+    def _one_class_passed(self, arguments) -> str | None:
+        """The one class the model each of these arguments passes is built from."""
         classes: set[str | None] = set()
-        for argument in self.caller_arguments.here(func, name):
+        for argument in arguments:
             if argument.passed is None:
                 return None
             value = built_module_call(argument.passed)
@@ -1755,6 +1781,16 @@ class ForwardAnalysis:
             type(b) is not cst.Param for b in self.values.bindings_of(head, use)
         ):
             return False  # rebound in the function: the callers' value is not all it is
+        if not element and scope.name.value == "__init__":
+            # `self.target = copy.deepcopy(q)` in `__init__`: what the class's
+            # constructions hand its parameter, as a kept `self.q = q` is asked
+            cls = self.index.enclosing_class(scope)
+            if (
+                cls is not None
+                and self.index.scope_of(cls) is self.index.module
+                and own_method(cls, "__init__") is scope
+            ):
+                return self._constructions_hand_models(cls, scope, head)
         self._asking_callers.add(scope)
         try:
             arguments = self.summaries.caller_arguments.here(scope, head)
@@ -1802,19 +1838,28 @@ class ForwardAnalysis:
         constructions the caller search finds in the project's other files (`Agent(net)`
         after `Adam(net.parameters())` in train.py). A wrapper handed its model (an
         agent, a predictor, an evaluator) runs that model's forward."""
+        kept = self._kept_constructor_parameter(name, constructors, use)
+        return kept is not None and self._constructions_hand_models(*kept)
+
+    def _kept_constructor_parameter(
+        self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode
+    ) -> tuple[cst.ClassDef, cst.FunctionDef, str] | None:
+        """(class, its `__init__`, the parameter) when `self.<attribute>` (`name`) is bound
+        only in the class's own `__init__`, to that parameter (`self.policy = policy`),
+        `constructors` being what binds it."""
         found = self._own_attribute(name, use) if constructors else None
         if found is None:
-            return False
+            return None
         _, cls, init = found
         handed = {v.value for v in constructors if type(v) is cst.Name}
         if len(handed) != 1 or len(constructors) != len(
             [v for v in constructors if self.index.is_inside(v, init)]
         ):
-            return False
+            return None
         param = handed.pop()
         if any(type(b) is not cst.Param for b in self.values.bindings_of(param, constructors[0])):
-            return False  # not the parameter, or rebound before it is kept
-        return self._constructions_hand_models(cls, init, param)
+            return None  # not the parameter, or rebound before it is kept
+        return cls, init, param
 
     def _own_attribute(
         self, name: str, use: cst.CSTNode

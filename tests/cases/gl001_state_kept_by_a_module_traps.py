@@ -211,3 +211,44 @@ def fit_accumulating(xs):
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+
+class Fitter:
+    """A trainer built once with a model that keeps state and once with one that does
+    not: which forward `self.model(x)` runs is not one class's, so nothing is said."""
+
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self, xs):
+        for x in xs:
+            loss = self.model(x).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+def fit_two_fitters(xs):
+    Fitter(LSTMModel()).fit(xs)
+    Fitter(nn.Linear(4, 4)).fit(xs)
+
+
+class DetachingFitter:
+    """The trainer's loop detaches the model's state between calls."""
+
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self, xs):
+        for x in xs:
+            loss = self.model(x).sum()
+            self.model.hidden = tuple(h.detach() for h in self.model.hidden)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+def fit_detaching_fitter(xs):
+    DetachingFitter(LSTMModel()).fit(xs)

@@ -59,6 +59,27 @@ class DQNAgent:
         self.optimizer.step()
 
 
+class HandedDQNAgent:
+    """The agent is handed its network and copies it for the target: every
+    construction of the agent in this file hands a network with weights."""
+
+    def __init__(self, q):
+        self.q = q
+        self.target = copy.deepcopy(q)
+        self.optimizer = torch.optim.Adam(self.q.parameters())
+
+    def update(self, s, a, r, s2):
+        target = r + 0.99 * self.target(s2).max(1)[0]  # error: GL013
+        q = self.q(s).gather(1, a).squeeze(1)
+        loss = F.mse_loss(q, target)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+handed_agent = HandedDQNAgent(nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2)))
+
+
 def perceptual_loss_through_an_unfrozen_extractor(x, optimizer):
     transformer = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1))
     features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
