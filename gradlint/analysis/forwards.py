@@ -1578,7 +1578,21 @@ class ForwardAnalysis:
             or self._unpacked_from_a_factory(name, use)
             or self._aliases_a_model(name, use)
             or self._results_detached(name, use)
+            or self._imported_instance(name, use)
         )
+
+    def _imported_instance(self, name: str, use: cst.CSTNode) -> bool:
+        """`model` after `from models import model`: an instance another file of the
+        project builds once at its top level from a class with weights, a script's
+        model that an evaluation script imports."""
+        origin = self.index.imported_from.get(name)
+        project = self.summaries.project
+        if origin is None or project is None or not project.enabled:
+            return False
+        module, level, imported = origin
+        if imported is None or not self.values.bound_only_by_imports(name, use):
+            return False
+        return project.instance_holds_parameters(module, level, imported)
 
     def _aliases_a_model(self, name: str, use: cst.CSTNode) -> bool:
         """`model = net` (a PINN notebook's alias, `net = ff(15)` in the cell before), or

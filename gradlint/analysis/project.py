@@ -322,6 +322,10 @@ class ModuleSummary:
     # class -> {a parameter of its `__init__`: the attribute of `self` it keeps it in}
     # (`self.model = model`): what a construction hands it, the instance holds
     handed_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
+    # names the module's top level binds once, to an instance of a class with weights
+    # (`model = Net()`, `net = nn.Sequential(...)`): what `from <module> import model`
+    # hands another file (_weighted_instances)
+    weighted_instances: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1803,6 +1807,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         summary.parameter_classes, holders, _layer_factories(module_returns, imports)
     )
     summary.imported_parts = _imported_parts(summary.parameter_classes, holders, imports)
+    summary.weighted_instances = _weighted_instances(tree, summary.parameter_classes, imports)
     summary.last_activations = {
         name: [last.function, last.after_parameters]
         for name, last in last_activations_of_classes(classes, imports.qualify).items()
@@ -1810,6 +1815,53 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     _differentiating_through_calls(summary.functions, calls)
     _plain_through_helpers(summary.functions, module_functions, module_returns, calls, imports)
     return summary
+
+
+def _weighted_instances(
+    tree: ast.Module, parameter_classes: list[str], imports: ImportMap
+) -> list[str]:
+    """The names the module's top level (its `if`/`try` blocks included) binds exactly
+    once, by a plain assignment of a construction of one of its own classes with
+    weights or of a torch.nn layer with weights or container of layers, moved or not
+    (`model = Net().to(device)`, `net = nn.Sequential(nn.Linear(4, 8), nn.ReLU())`): a
+    script's model that another file imports by name."""
+    bindings: dict[str, int] = {}
+    built: set[str] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+        bound: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            bound = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)):
+            bound = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bindings[node.name] = bindings.get(node.name, 0) + 1
+        for target in bound:
+            for inner in ast.walk(target):
+                if isinstance(inner, ast.Name):
+                    bindings[inner.id] = bindings.get(inner.id, 0) + 1
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        made = ast_called_through(node.value, SELF_RETURNING_MODULE_METHODS)
+        if not isinstance(made, ast.Call):
+            continue
+        cls = ast_dotted_name(made.func) or ""
+        if cls in parameter_classes or (
+            _is_weighted_layer(cls) and imports.qualify(cls).startswith("torch.nn.")
+        ):
+            built.add(node.targets[0].id)
+    imported = imports.names()  # an import of the name binds it too
+    return sorted(name for name in built if bindings.get(name) == 1 and name not in imported)
 
 
 def _handed_attributes(cls: ast.ClassDef) -> dict[str, str]:
@@ -3184,6 +3236,15 @@ class ProjectIndex:
             module, level, name = reexport
             target = self._target(module, level, importer=target)
         return None
+
+    def instance_holds_parameters(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, imported from that project module (or re-exported by it), an
+        instance its top level builds once from a class with weights (`model = Net()`
+        in models.py, then `from models import model`)?"""
+        if not self._text_gate(module, level, (name,)):
+            return False
+        home = self._class_home(module, level, name)
+        return home is not None and home[2] in home[1].weighted_instances
 
     def class_mode(
         self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None
