@@ -14,8 +14,10 @@ import libcst as cst
 from gradlint.analysis.autograd_calls import DiffEvent
 from gradlint.analysis.bindings import assigned_names, bound_names
 from gradlint.analysis.dataflow import Binding, DataFlow
+from gradlint.analysis.grad_mode import callers_query
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.project import MethodCall, calls_differentiated
 from gradlint.analysis.torch_api import STORING_METHODS
 from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
@@ -32,6 +34,28 @@ class DifferentiationReach:
         self.values = values
         self._differentiated_params: dict[cst.FunctionDef, frozenset[str]] = {}
         self._helper_events: dict[cst.CSTNode, list[DiffEvent]] = {}
+
+    # -- what callers in the project's other files do with a result --------------------
+
+    def differentiated_by_callers_elsewhere(self, func: cst.FunctionDef) -> MethodCall | None:
+        """A call of `func`, a module-level function, in another file of the project whose
+        scope differentiates what it returns (`loss = d_loss + 10 *
+        gradient_penalty(D, real, fake)`, then `loss.backward()`, in train.py); None when
+        no other file's call does, or the calls cannot be told."""
+        summaries = self.loops.summaries
+        project = summaries.project if summaries is not None else None
+        if (
+            summaries is None
+            or project is None
+            or not project.enabled
+            or self.index.scope_of(func) is not self.index.module
+        ):
+            return None
+        query = callers_query(summaries.callees, project, func)
+        if query is None:
+            return None
+        found = calls_differentiated(project, query)
+        return found[0] if found else None
 
     # -- helpers that differentiate what they are passed ------------------------------
 

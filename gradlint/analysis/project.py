@@ -4888,6 +4888,111 @@ def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[Met
     return calls
 
 
+def calls_differentiated(project: ProjectIndex, query: MethodQuery) -> list[MethodCall] | None:
+    """The project's calls of the queried function whose result their own scope
+    differentiates (_differentiated_where_called); None when the calls cannot be told,
+    or one is in a file whose tree is no longer among the recently parsed ones."""
+    calls = project.method_calls(query)
+    if calls is None:
+        return None
+    found = []
+    for call in calls:
+        parsed = _recently_parsed(call.path)
+        if parsed is None:
+            return None
+        tree = parsed[0]
+        node = _call_at(call, query.method, *parsed)
+        if node is None:
+            return None
+        if _differentiated_where_called(node, _parents(tree), ast_import_map(tree), query.method):
+            found.append(call)
+    return found
+
+
+def _differentiated_where_called(
+    call: ast.Call, parents: dict[int, ast.AST], imports: ImportMap, name: str
+) -> bool:
+    """Does what `call` returns reach a differentiation in its own scope: a backward or
+    a grad of an expression computed from it (`loss = d_loss + 10 *
+    gradient_penalty(D, x, y)`, then `loss.backward()`), or another call of the same
+    function handed it (`u_xx = gradient(u_x, x)`: a second derivative through the
+    helper)? The names it is bound to are followed flow-insensitively, in source
+    order, through plain assignments; a container, a helper or a return is not."""
+    statement: ast.AST | None = call
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = parents.get(id(statement))
+    scope = parents.get(id(statement)) if statement is not None else None
+    while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
+        scope = parents.get(id(scope))
+    if statement is None or scope is None or isinstance(scope, ast.ClassDef):
+        return False
+    own_statements: list[ast.stmt] = []
+    stack: list[ast.AST] = list(scope.body) if not isinstance(scope, ast.Lambda) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES) or not isinstance(node, ast.stmt):
+            continue  # a nested function's or class's body runs elsewhere
+        own_statements.append(node)
+        for field_name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field_name, ()))
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(handler.body)
+    start = (statement.lineno, statement.col_offset)
+    statements = sorted(
+        (node for node in own_statements if (node.lineno, node.col_offset) >= start),
+        key=lambda node: (node.lineno, node.col_offset),
+    )
+    carrying: set[str] = set()
+
+    def carries(node: ast.AST) -> bool:
+        return any(
+            inner is call or (isinstance(inner, ast.Name) and inner.id in carrying)
+            for inner in ast.walk(node)
+        )
+
+    for node in statements:
+        own = [node] if not hasattr(node, "body") else _headers_of(node)
+        for part in own:
+            for inner in ast.walk(part):
+                if not isinstance(inner, ast.Call) or inner is call:
+                    continue
+                func = inner.func
+                dotted = ast_dotted_name(func)
+                method = func.attr if isinstance(func, ast.Attribute) else None
+                kind = differentiation_kind(
+                    imports.qualify(dotted) if dotted is not None else None,
+                    method,
+                    _step_operands,
+                    inner,
+                )
+                again = kind in ("backward", "grad") or (
+                    dotted is not None and dotted.rsplit(".", 1)[-1] == name
+                )
+                if again and carries(inner):
+                    return True
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            value = node.value
+            if value is not None and carries(value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    carrying.update(
+                        inner.id for inner in ast.walk(target) if isinstance(inner, ast.Name)
+                    )
+    return False
+
+
+def _headers_of(node: ast.stmt) -> list[ast.AST]:
+    """The parts of a compound statement outside its bodies: a loop's target and
+    iterable, an `if`'s or a `while`'s test, a `with`'s items."""
+    if isinstance(node, (ast.If, ast.While)):
+        return [node.test]
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.target, node.iter]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return list(node.items)
+    return []
+
+
 def _call_at(
     call: MethodCall, name: str, tree: ast.Module, lines: list[str], cells: NotebookPython | None
 ) -> ast.Call | None:

@@ -12,6 +12,7 @@ from gradlint.diagnostics import Position, Related
 
 if TYPE_CHECKING:
     from gradlint.analysis.facts import FileFacts
+    from gradlint.analysis.project import MethodCall
     from gradlint.context import FileContext
 
 
@@ -38,6 +39,18 @@ def loop_header(context: FileContext, loop: cst.For | cst.While, label: str) -> 
     head = loop.iter if isinstance(loop, cst.For) else loop.test
     _, end = context.position_of(head)
     return Related(label, context.path, start, end)
+
+
+def at_call_elsewhere(label: str, call: MethodCall) -> Related:
+    """A related place at a call the project's caller search found in another file (in
+    a notebook, in its cell)."""
+    return Related(
+        label,
+        call.path,
+        Position(call.line, call.column),
+        Position(call.end_line, call.end_column),
+        call.cell,
+    )
 
 
 def elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:

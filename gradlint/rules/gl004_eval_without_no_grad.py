@@ -6,10 +6,10 @@ from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.train_mode import ModeSwitch
-from gradlint.diagnostics import Confidence, Group, Position, Related
+from gradlint.diagnostics import Confidence, Group
 from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
-from gradlint.rules.explain import elsewhere
+from gradlint.rules.explain import at_call_elsewhere, elsewhere
 
 _RAISES = ', and `.numpy()` on its output raises "Can\'t call numpy() on Tensor that requires grad"'
 
@@ -395,12 +395,9 @@ class EvalWithoutNoGrad(Rule):
             yield switch.inner, "put in eval mode here, inside the helper"
         caller = switch.entered_from
         if caller is not None:
-            yield Related(
+            yield at_call_elsewhere(
                 "called here after that switch, as at every call of this method in the project",
-                caller.path,
-                Position(caller.line, caller.column),
-                Position(caller.end_line, caller.end_column),
-                caller.cell,  # a notebook's call: in its cell
+                caller,
             )
         if switch.external is not None:
             yield elsewhere("put in eval mode here, inside the helper", switch.external)

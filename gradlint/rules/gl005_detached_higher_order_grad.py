@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -10,6 +10,10 @@ from gradlint.analysis.index import bool_literal
 from gradlint.diagnostics import Edit
 from gradlint.fix_builders import add_keyword_argument
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import at_call_elsewhere
+
+if TYPE_CHECKING:
+    from gradlint.analysis.project import MethodCall
 
 # torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
 _CREATE_GRAPH_POSITION = 4
@@ -33,7 +37,11 @@ class DetachedHigherOrderGrad(Rule):
     `create_graph=True`, or detached right after, whose result is then differentiated
     again: by a second `torch.autograd.grad` (Laplacians and Hessians in PINNs) or by
     `backward()` of a loss built from it (WGAN-GP gradient penalties, MAML inner steps,
-    input-gradient regularisers).
+    input-gradient regularisers). The derivative may be taken in a helper that returns
+    it or what it computes (`gradient_penalty(D, real, fake)`, a PINN's `gradient(y,
+    x)`), and differentiated again where the helper is called, in this file or in
+    another file of the project: the finding is then on the helper's `grad`, with the
+    call that differentiates it beside it.
 
     ## Why is this bad?
     Without `create_graph=True` autograd does not record how the gradient was computed,
@@ -119,19 +127,37 @@ class DetachedHigherOrderGrad(Rule):
             return
         again = self._differentiated_again(call)
         if again is not None and (detach_call is not None or self._reaches_differentiation(call)):
-            where: cst.Call | None = again
+            where: cst.Call | MethodCall | None = again
         elif self._stored_and_differentiated(call):
             where = None
         else:
             where = self._differentiated_through_helper(call)
             if where is None:
-                return
+                where = self._differentiated_by_callers_elsewhere(call)
+                if where is None:
+                    return
+        related: list = []
+        if isinstance(where, cst.Call):
+            related = [(where, "differentiated again here")]
+        elif where is not None:
+            related = [at_call_elsewhere("differentiated again here", where)]
         self.report(
             call,
             self.message_for(why=why),
             fix=self._fix(call, create_graph, detach_call),
-            related=[(where, "differentiated again here")] if where is not None else (),
+            related=related,
         )
+
+    def _differentiated_by_callers_elsewhere(self, call: cst.Call) -> MethodCall | None:
+        """`def gradient_penalty(D, real, fake): ... return penalty` in a helpers file,
+        whose result a training script of the project adds to a loss it backpropagates:
+        the call there that differentiates it again."""
+        helper = self.facts.index.scope_of(call)
+        if type(helper) is not cst.FunctionDef:
+            return None
+        if not self._returns_result(call, helper):
+            return None
+        return self.facts.differentiation.differentiated_by_callers_elsewhere(helper)
 
     def _reaches_differentiation(self, call: cst.Call) -> bool:
         """The def-use reading, for results that are assigned: a path that passes a

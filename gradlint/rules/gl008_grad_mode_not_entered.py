@@ -9,9 +9,10 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_NAMES,
     VARIABLE_CLASSES,
 )
-from gradlint.diagnostics import Applicability, Edit, Fix, Group, Position, Related
+from gradlint.diagnostics import Applicability, Edit, Fix, Group, Related
 from gradlint.fix_builders import render
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import at_call_elsewhere
 
 _NOT_CALLED = (
     "`{name}` is used without calling it: `with {name}:` raises `TypeError: 'type' object "
@@ -228,15 +229,7 @@ class GradModeNotEntered(Rule):
             if isinstance(site, cst.Call):
                 found.append((site, label + (" (its default)" if caller.value.default else "")))
             else:
-                found.append(
-                    Related(
-                        label,
-                        site.path,
-                        Position(site.line, site.column),
-                        Position(site.end_line, site.end_column),
-                        site.cell,
-                    )
-                )
+                found.append(at_call_elsewhere(label, site))
         return found
 
     def _hands_volatile_on(self, call: cst.Call) -> bool:

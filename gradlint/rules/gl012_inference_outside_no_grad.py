@@ -20,9 +20,10 @@ from gradlint.analysis.torch_api import (
     SUMMARY_WRITER_METHODS,
 )
 from gradlint.analysis.values import is_graph_free
-from gradlint.diagnostics import Group, Position, Related
+from gradlint.diagnostics import Group, Related
 from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
+from gradlint.rules.explain import at_call_elsewhere
 
 _REBINDS = re.compile(
     r"\b(" + "|".join(sorted(NEVER_FORWARD_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)"
@@ -379,13 +380,7 @@ class InferenceOutsideNoGrad(Rule):
                 ]
             for caller in uses.elsewhere[:1]:  # the function's callers in other files
                 related.append(
-                    Related(
-                        "returned here, where it is only read as numbers",
-                        caller.path,
-                        Position(caller.line, caller.column),
-                        Position(caller.end_line, caller.end_column),
-                        caller.cell,
-                    )
+                    at_call_elsewhere("returned here, where it is only read as numbers", caller)
                 )
             fix_at = statement
             if path is not None:  # wrap that call: the training call needs the graph
