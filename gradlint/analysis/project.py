@@ -228,6 +228,11 @@ class ExternalFunction:
     # and tensor methods, and hands nowhere else: `def euclidean_distance(a, b): ...
     # return torch.norm(a - b, dim=2)`; a caller's value carries on into its result
     carried_params: list[str] = field(default_factory=list)
+    # parameters whose forward the function returns added to or subtracted from other
+    # values, never cut on the way: `def td_target(q, r, s2): return r + 0.99 *
+    # q(s2).max(1)[0]`, a bootstrapped target (GL013 follows a target into a helper of
+    # another file)
+    bootstrapped_params: list[str] = field(default_factory=list)
     # parameters handed on unchanged as `volatile=` of an autograd `Variable`
     # (`def to_tensor(x, volatile=False): return Variable(x, volatile=volatile)`): a
     # caller's `volatile=True` is as much a no-op as the Variable's own
@@ -1136,38 +1141,15 @@ def _carried_params(
     parameter is carried then. A parameter read only by an `if` test picks an arm and
     is not carried."""
     carrying = set(params)
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    # `if use_cuda: v = torch.cuda.FloatTensor(v) else: v = torch.FloatTensor(v)`: each
-    # arm straight-line too, walked in turn (what either binds may be returned); the
-    # test only picks an arm, it hands nothing on
-    statements: list[ast.stmt] = []
-    for statement in body:
-        if isinstance(statement, ast.If):
-            arms = [*statement.body, *statement.orelse]
-            if not all(isinstance(inner, _STRAIGHT_LINE) for inner in arms):
-                return []
-            statements.extend(arms)
-        elif isinstance(statement, _STRAIGHT_LINE):
-            statements.append(statement)
-        else:
-            return []  # most functions: before walking any expression
+    statements = _straight_line_statements(node)
+    if statements is None:
+        return []
     returned = False
     for statement in statements:
-        if isinstance(statement, ast.Assign):
-            targets = [t for target in statement.targets for t in _assigned_names(target)]
-            if None in targets:
-                return []
-            value: ast.AST = statement.value
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            targets, value = [statement.target.id], statement.value or ast.Constant(None)
-        elif isinstance(statement, ast.Assert):
-            targets, value = [], statement.test
-        elif isinstance(statement, ast.Return):
-            targets, value = [], statement.value or ast.Constant(None)
-        else:
+        bound = _bound_and_value(statement)
+        if bound is None:
             return []
+        targets, value = bound
         reads = _reads_of(value, carrying)
         if reads is None or not _computes_with_torch(value, carrying, imports):
             return []
@@ -1183,6 +1165,107 @@ def _carried_params(
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
     return [p for p in params if p in read and p not in ("self", "cls")]
+
+
+def _straight_line_statements(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[ast.stmt] | None:
+    """The body's statements when it is straight-line (a docstring, plain assignments,
+    asserts, returns, and `if`s whose arms are such statements, the arms' statements in
+    turn: what either binds may be returned, and the test only picks an arm); None
+    otherwise."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    statements: list[ast.stmt] = []
+    for statement in body:
+        if isinstance(statement, ast.If):
+            arms = [*statement.body, *statement.orelse]
+            if not all(isinstance(inner, _STRAIGHT_LINE) for inner in arms):
+                return None
+            statements.extend(arms)
+        elif isinstance(statement, _STRAIGHT_LINE):
+            statements.append(statement)
+        else:
+            return None  # most functions: before walking any expression
+    return statements
+
+
+def _bound_and_value(statement: ast.stmt) -> tuple[list[str | None], ast.AST] | None:
+    """(the names a straight-line statement binds, the expression it evaluates); None
+    for a store into anything but names."""
+    if isinstance(statement, ast.Assign):
+        targets = [t for target in statement.targets for t in _assigned_names(target)]
+        if None in targets:
+            return None
+        return targets, statement.value
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return [statement.target.id], statement.value or ast.Constant(None)
+    if isinstance(statement, ast.Assert):
+        return [], statement.test
+    if isinstance(statement, ast.Return):
+        return [], statement.value or ast.Constant(None)
+    return None
+
+
+def _bootstrapped_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
+) -> list[str]:
+    """ExternalFunction.bootstrapped_params. Straight-line bodies only, as
+    _carried_params reads them: the parameters whose forward (`q(s2)`, `q.forward(s2)`)
+    what the function returns is computed from, with torch's functions and tensor
+    methods, added to or subtracted from other values on the way and never cut (`return
+    r + gamma * q(s2).max(1)[0] * (1 - done)`). Anything else on the way says nothing."""
+    statements = _straight_line_statements(node)
+    if statements is None:
+        return []
+    # local name -> (the parameters whose forward it holds, combined with other values)
+    holding: dict[str, tuple[set[str], bool]] = {}
+    found: set[str] = set()
+    for statement in statements:
+        bound = _bound_and_value(statement)
+        if bound is None:
+            return []
+        targets, value = bound
+        origin = {
+            param
+            for inner in ast.walk(value)
+            if isinstance(inner, ast.Call)
+            and (param := forwarded_parameter(ast_dotted_name(inner.func), params)) is not None
+        }
+        combined = False
+        for inner in ast.walk(value):
+            if isinstance(inner, ast.Name) and inner.id in holding:
+                held, was_combined = holding[inner.id]
+                origin |= held
+                combined = combined or was_combined
+        if not origin or _cuts_the_graph(value):
+            continue
+        if not _computes_with_torch(value, set(holding) | origin, imports):
+            continue
+        combined = combined or any(
+            isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Add, ast.Sub))
+            for inner in ast.walk(value)
+        )
+        if isinstance(statement, ast.Return) and combined:
+            found |= origin
+        for target in targets:
+            if target is not None:
+                holding[target] = (set(origin), combined)
+    return [p for p in params if p in found]
+
+
+def _cuts_the_graph(value: ast.AST) -> bool:
+    """Does the expression detach or read out a value anywhere (`.detach()`, `.item()`,
+    `.data`)? Then what it computes may hold no graph of the forward."""
+    for inner in ast.walk(value):
+        if isinstance(inner, ast.Attribute) and (
+            inner.attr in DETACHING_METHODS
+            or inner.attr in NUMBER_METHODS
+            or inner.attr in DETACHING_ATTRIBUTES
+        ):
+            return True
+    return False
 
 
 def _assigned_names(target: ast.AST) -> list[str | None]:
@@ -1416,6 +1499,7 @@ def _summarise_function(
     )
     if not function.number_params:
         function.carried_params = _carried_params(node, params, imports)
+    function.bootstrapped_params = _bootstrapped_params(node, params, imports)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
     if function.accumulated_params:

@@ -493,12 +493,37 @@ class LossTargets:
         if depth >= _HELPER_DEPTH:
             return
         helper = self.summaries.function_run_by(call)
-        if helper is None or self.forwards.differentiates(helper):
+        if helper is None:
+            self._imported_target(call, frame, found)
+            return
+        if self.forwards.differentiates(helper):
             return
         inner = _Frame(call, helper, frame)
         for ret, value in self.index.value_returns(helper):
             if self.grad_mode.mode_at(ret) is GradMode.RECORDING:
                 self._walk(value, joined, inner, seen, found, derivatives)
+
+    def _imported_target(
+        self, call: cst.Call, frame: _Frame | None, found: list[TargetForward]
+    ) -> None:
+        """`target = td_target(q_net, r, s2)`, a helper of another project file that
+        returns the forward of a network it is handed added to other values
+        (ExternalFunction.bootstrapped_params): that network's forward, run by the
+        call with autograd recording."""
+        if self.summaries.project is None or self.grad_mode.mode_at(call) is not GradMode.RECORDING:
+            return
+        external = self.summaries.resolve_external(call)
+        if external is None or external.no_grad or external.sets_grad_mode:
+            return
+        for param in external.bootstrapped_params:
+            passed = self.summaries.external_argument(call, external, param)
+            model = dotted_name(passed) if passed is not None else None
+            if passed is None or model is None or not self.forwards.has_parameters(passed, call):
+                continue
+            if not self.forwards.is_frozen(model, call):
+                found.append(
+                    TargetForward(call, _outer_name(model, frame, self), model, True, _via(frame))
+                )
 
     def _name(
         self,

@@ -37,7 +37,9 @@ class BootstrapTargetNotDetached(Rule):
     The target may be computed in another statement, through a chain of names, or in
     a helper or method whose return value is the target (`self.td_target(r, s2)`):
     the analysis follows def-use chains and helpers' return values, and maps a
-    helper's parameters to the caller's arguments.
+    helper's parameters to the caller's arguments. A helper of another project file
+    counts when its body is straight-line and returns the forward of a network it is
+    handed added to other values (`return r + gamma * q(s2).max(1)[0]`).
 
     Not flagged: targets computed under `torch.no_grad()` / `inference_mode()` (a
     block, a decorated helper), or cut by `.detach()`, `.data`, `.item()`, the indices
