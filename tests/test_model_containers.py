@@ -53,6 +53,23 @@ def test_an_element_of_a_dict_of_models_handed_in_this_file():
         assert _lint(source) == [("GL012", 5)], models
 
 
+def test_an_element_of_a_container_written_out_at_the_call():
+    # `evaluate({"G": G}, loader)`: the literal is the argument, no name holds it
+    for models, key in (('{"G": G, "D": nn.Linear(3, 1)}', '"G"'), ("[nn.Linear(3, 1), G]", "1")):
+        source = EVALUATE.replace('["G"]', f"[{key}]") + TRAIN.replace(
+            "print(evaluate(models, loader))", f"print(evaluate({models}, loader))"
+        )
+        assert _lint(source) == [("GL012", 5)], models
+
+
+def test_a_container_written_out_without_the_key_says_nothing():
+    for models in ('{"D": G}', '{**others, "D": G}', "[G]"):
+        source = EVALUATE.replace("models[\"G\"]", "models['G']") + TRAIN.replace(
+            "print(evaluate(models, loader))", f"print(evaluate({models}, loader))"
+        )
+        assert [code for code, _ in _lint(source)] == [], models
+
+
 def test_an_element_of_something_else_handed_in_says_nothing():
     source = EVALUATE + TRAIN.replace("MODELS", '{"G": lambda x: x @ torch.ones(4, 3)}')
     assert _lint(source) == []

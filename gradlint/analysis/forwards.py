@@ -38,6 +38,7 @@ from gradlint.analysis.index import (
     bool_literal,
     dotted_name,
     forward_method,
+    literal_entry,
     module_path,
     own_method,
     path_root,
@@ -1830,9 +1831,22 @@ class ForwardAnalysis:
             return False
         for argument in arguments:
             passed = module_path(argument.passed) if argument.passed is not None else None
-            if passed is None:
-                return False
-            if not self._holds_weights(cst.parse_expression(passed + element), argument.site):
+            if passed is not None:
+                expr: cst.CSTNode = cst.parse_expression(passed + element)
+            else:
+                # `sample(z, {"G": G, "D": D})`: the entry of a container written out at
+                # the call
+                entry = literal_entry(argument.passed, element) if argument.passed else None
+                if entry is None:
+                    return False
+                value, rest = entry
+                expr = value
+                if rest:
+                    path = module_path(value)
+                    if path is None:
+                        return False
+                    expr = cst.parse_expression(path + rest)
+            if not self._holds_weights(expr, argument.site):
                 return False
         return True
 

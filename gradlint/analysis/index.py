@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import collections.abc
 import dataclasses
+import re
 import typing
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -101,19 +102,55 @@ def module_path(node: cst.CSTNode | None) -> str | None:
             return None
 
 
-def _constant_key(subscript: cst.Subscript) -> str | None:
-    if len(subscript.slice) != 1:
+_LEADING_KEY = re.compile(r"""\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+)\]""")
+
+
+def literal_entry(container: cst.CSTNode, path: str) -> tuple[cst.BaseExpression, str] | None:
+    """(the value, the rest of the path) that a dict, list or tuple written out
+    (`{"G": G, "D": D}`, `[actor, critic]`) holds under the first constant key of a path
+    as module_path spells it (`['G'].enc` gives `G` and `.enc`); None when the path
+    starts otherwise, the key is not there, or an unpacked element (`**other`,
+    `*rest`) may hold it."""
+    match = _LEADING_KEY.match(path)
+    if match is None:
         return None
-    index = subscript.slice[0].slice
-    if type(index) is not cst.Index:
-        return None
-    value = index.value
+    key, rest = match.group(1), path[match.end() :]
+    if type(container) is cst.Dict:
+        found = None
+        for element in container.elements:
+            if type(element) is not cst.DictElement:
+                return None
+            if _key_spelling(element.key) == key:
+                found = element.value  # a later entry of the same key wins
+        return (found, rest) if found is not None else None
+    if type(container) in (cst.List, cst.Tuple):
+        elements = container.elements  # type: ignore[attr-defined]
+        if any(type(e) is cst.StarredElement for e in elements):
+            return None
+        index = int(key) if key.lstrip("-").isdigit() else None
+        if index is None or not -len(elements) <= index < len(elements):
+            return None
+        return elements[index].value, rest
+    return None
+
+
+def _key_spelling(value: cst.CSTNode) -> str | None:
+    """A constant key as module_path writes it: a string's repr, an integer's digits."""
     if type(value) is cst.SimpleString:
         evaluated = value.evaluated_value
         return repr(evaluated) if isinstance(evaluated, str) else None
     if type(value) is cst.Integer:
         return str(value.evaluated_value)
     return None
+
+
+def _constant_key(subscript: cst.Subscript) -> str | None:
+    if len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if type(index) is not cst.Index:
+        return None
+    return _key_spelling(index.value)
 
 
 def named_like_a_test_file(path: str) -> bool:
