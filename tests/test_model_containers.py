@@ -64,7 +64,7 @@ def test_an_element_of_a_container_written_out_at_the_call():
 
 def test_a_container_written_out_without_the_key_says_nothing():
     for models in ('{"D": G}', '{**others, "D": G}', "[G]"):
-        source = EVALUATE.replace("models[\"G\"]", "models['G']") + TRAIN.replace(
+        source = EVALUATE.replace('models["G"]', "models['G']") + TRAIN.replace(
             "print(evaluate(models, loader))", f"print(evaluate({models}, loader))"
         )
         assert [code for code, _ in _lint(source)] == [], models
