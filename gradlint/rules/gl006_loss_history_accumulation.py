@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.bindings import assigned_names
+from gradlint.analysis.dataflow import Binding
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
@@ -12,6 +13,12 @@ from gradlint.rules.base import Rule
 from gradlint.rules.explain import loop_header
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def _iterated(binding: Binding) -> bool:
+    """A loop variable's binding: what it is bound to is an element of what the loop
+    header reads."""
+    return binding.kind == "for"
 
 
 class LossHistoryAccumulation(Rule):
@@ -26,7 +33,9 @@ class LossHistoryAccumulation(Rule):
     `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
     it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`); also
     the loss a step in a method, here or in another file, backpropagates and returns
-    (`losses.append(agent.update(batch))`). Not
+    (`losses.append(agent.update(batch))`); also an entry of what the loop
+    backpropagates, iterated over in the loop (`for k, v in loss_dict.items(): sums[k]
+    += v`, a detection model's or a VAE's dict of loss terms). Not
     through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
@@ -146,6 +155,9 @@ class LossHistoryAccumulation(Rule):
             # which nothing ever frees
             own = None
             computed_from = reads = flow.reads(value)
+            # an element of what the loop backpropagates, iterated over in the loop
+            # (`for k, v in loss_dict.items(): sums[k] += v`) holds part of its graph
+            reads = reads | (loop.closure(reads, keep=_iterated) & graph_vars)
             if keeps_own_state:
                 # what the forward keeps is what the call hands back (`loss = criteria(...)`)
                 reads = reads | set(assigned_names(index.statement_of(node)))
