@@ -98,6 +98,22 @@ class Learner:
         return loss
 
 
+class Output:
+    def __init__(self, loss, logits):
+        self.loss = loss
+        self.logits = logits
+
+
+def run(model, x, y):
+    out = model(x)
+    return Output(F.cross_entropy(out, y), out)
+
+
+def loss_terms(model, x, y):
+    out = model(x)
+    return {'ce': F.cross_entropy(out, y), 'reg': 0.01 * out.pow(2).mean()}
+
+
 class SmoothedLoss(nn.Module):
     def __init__(self, eps=0.1):
         super().__init__()
@@ -156,6 +172,10 @@ def loss_lines(L, M, opt):
         return [f"result = compute_dict({M}, x, y)", "loss = result['loss']"]
     if L in ("L10", "L12"):
         return [f"loss = criterion({M}(x), y)"]
+    if L == "L15":
+        return [f"outputs = run({M}, x, y)", "loss = outputs.loss"]
+    if L == "L16":
+        return [f"loss_dict = loss_terms({M}, x, y)", "loss = sum(loss_dict.values())"]
     if L == "L11":
         return [
             f"out = {M}(x)",
@@ -592,7 +612,7 @@ HELPER_PLACES = ["H1", "H2", "H3"]
 PENALTY_USES = ["U1", "U2", "U3"]
 
 
-PROVENANCES = [f"L{i}" for i in range(1, 15)]
+PROVENANCES = [f"L{i}" for i in range(1, 17)]
 PLACES = ["W1", "W2", "W3"]
 KEEPS = [f"A{i}" for i in range(1, 10)]
 # the kept value: the loss itself (positive), or cut from its graph (negative)
@@ -604,6 +624,8 @@ def programs():
     losses (names K_...), then the carried states (names S_...)."""
     for L, W, A in itertools.product(PROVENANCES, PLACES, KEEPS):
         for cut, v in VALUES.items():
+            if L == "L16":  # one entry of the dict of loss terms is what is kept
+                v = v.replace("loss", "loss_dict['ce']", 1)
             files = program(L, W, A, v)
             files["setup.py"] = ""  # the project's root: its files are what is searched
             yield f"K_{L}_{W}_{A}" + (f"_{cut}" if cut else ""), "NEG" if cut else "POS", files
