@@ -583,30 +583,34 @@ def lint_project(root: Path) -> set[str]:
     return codes
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", type=Path, help="write the projects here and keep them")
-    args = parser.parse_args(argv)
-    base = args.keep or Path(tempfile.mkdtemp(prefix="gradlint-plumbing-"))
-    results = []
+def lint_programs(programs, keep: Path | None, prefix: str) -> list[tuple[str, str, set[str]]]:
+    """(name, POS or NEG, the codes found in its project) for each program, its project
+    written under `keep`, else under a temporary folder removed afterwards."""
+    base = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    linted = []
     try:
-        for name, expect, files in programs():
+        for name, expect, files in programs:
             root = base / name
             for rel, text in files.items():
                 path = root / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
-            codes = lint_project(root)
-            found = bool(codes & {"GL004", "GL012", "GL015"})
-            results.append((name, expect, found, codes))
+            linted.append((name, expect, lint_project(root)))
     finally:
-        if args.keep is None:
+        if keep is None:
             shutil.rmtree(base, ignore_errors=True)
+    return linted
+
+
+def report(results, dimensions, title: str = "") -> None:
+    """The counts of (name, expected, found, codes) results, then one line per
+    dimension (the place of its key in the name: `P3_C1_U2`) of the positives found."""
+    lead = f"{title}: " if title else ""
     positives = [r for r in results if r[1] == "POS"]
     negatives = [r for r in results if r[1] == "NEG"]
-    print(f"positives found: {sum(r[2] for r in positives)} of {len(positives)}")
-    print(f"negatives flagged (false): {sum(r[2] for r in negatives)} of {len(negatives)}")
-    for place, title in ((0, "provenance"), (1, "mode"), (2, "use")):
+    print(f"{lead}positives found: {sum(r[2] for r in positives)} of {len(positives)}")
+    print(f"{lead}negatives flagged (false): {sum(r[2] for r in negatives)} of {len(negatives)}")
+    for place, dimension in dimensions:
         tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
         for name, _, found, _ in positives:
             key = name.split("_")[place]
@@ -615,11 +619,26 @@ def main(argv: list[str] | None = None) -> int:
         cells = [
             f"{k} {v[0]}/{v[1]}" for k, v in sorted(tally.items(), key=lambda kv: int(kv[0][1:]))
         ]
-        print(f"{title:>10}: " + ", ".join(cells))
+        print(f"{dimension:>12}: " + ", ".join(cells))
+
+
+def print_misses(results) -> None:
     for name, expect, found, codes in results:
         if found != (expect == "POS") or "ERROR" in codes:
             what = "missed" if expect == "POS" else "false finding"
             print(f"{what}: {name} {sorted(codes)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, help="write the projects here and keep them")
+    args = parser.parse_args(argv)
+    results = [
+        (name, expect, bool(codes & {"GL004", "GL012", "GL015"}), codes)
+        for name, expect, codes in lint_programs(programs(), args.keep, "gradlint-plumbing-")
+    ]
+    report(results, ((0, "provenance"), (1, "mode"), (2, "use")))
+    print_misses(results)
     return 0
 
 

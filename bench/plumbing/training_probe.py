@@ -39,13 +39,12 @@ finding there is false.
 from __future__ import annotations
 
 import argparse
-import collections
 import itertools
-import shutil
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
+
+from probe import lint_programs, print_misses, report
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
@@ -646,76 +645,35 @@ def programs():
             yield f"T_{Q}_{T}_{F_}" + (f"_{cut}" if cut else ""), "NEG" if cut else "POS", files
 
 
-def lint_project(root: Path) -> set[str]:
-    from gradlint.config import Config
-    from gradlint.engine import lint_file
-
-    codes: set[str] = set()
-    for path in sorted(root.rglob("*.py")):
-        result = lint_file(path, Config(preview=True))
-        if result.error is not None:
-            codes.add("ERROR")
-        codes.update(d.code for d in result.diagnostics)
-    return codes
+def found_in(name: str, expect: str, codes: set[str]) -> bool:
+    """Does the program's family's finding show in its project's codes?"""
+    if name.startswith("T_"):
+        return "GL013" in codes
+    if name.startswith("G_"):
+        return "GL005" in codes
+    if expect == "NEG":
+        return bool(codes & {"GL001", "GL006", "GL015"})
+    if name.startswith("K_"):
+        return bool(codes & {"GL006", "GL015"})
+    return "GL001" in codes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="write the projects here and keep them")
     args = parser.parse_args(argv)
-    base = args.keep or Path(tempfile.mkdtemp(prefix="gradlint-training-"))
-    results = []
-    try:
-        for name, expect, files in programs():
-            root = base / name
-            for rel, text in files.items():
-                path = root / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            codes = lint_project(root)
-            if name.startswith("T_"):
-                found = "GL013" in codes
-            elif name.startswith("G_"):
-                found = "GL005" in codes
-            elif expect == "NEG":
-                found = bool(codes & {"GL001", "GL006", "GL015"})
-            elif name.startswith("K_"):
-                found = bool(codes & {"GL006", "GL015"})
-            else:
-                found = "GL001" in codes
-            results.append((name, expect, found, codes))
-    finally:
-        if args.keep is None:
-            shutil.rmtree(base, ignore_errors=True)
+    results = [
+        (name, expect, found_in(name, expect, codes), codes)
+        for name, expect, codes in lint_programs(programs(), args.keep, "gradlint-training-")
+    ]
     for family, title, dimensions in (
         ("K", "kept losses", ((1, "provenance"), (2, "loop"), (3, "kept by"))),
         ("S", "carried states", ((1, "state"), (2, "loop"))),
         ("G", "second derivatives", ((1, "helper"), (2, "use"))),
         ("T", "TD targets", ((1, "network"), (2, "target"), (3, "loss"))),
     ):
-        mine = [r for r in results if r[0].startswith(family + "_")]
-        positives = [r for r in mine if r[1] == "POS"]
-        negatives = [r for r in mine if r[1] == "NEG"]
-        print(f"{title}: positives found: {sum(r[2] for r in positives)} of {len(positives)}")
-        print(
-            f"{title}: negatives flagged (false): {sum(r[2] for r in negatives)} of "
-            f"{len(negatives)}"
-        )
-        for place, dimension in dimensions:
-            tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-            for name, _, found, _ in positives:
-                key = name.split("_")[place]
-                tally[key][0] += found
-                tally[key][1] += 1
-            cells = [
-                f"{k} {v[0]}/{v[1]}"
-                for k, v in sorted(tally.items(), key=lambda kv: int(kv[0][1:]))
-            ]
-            print(f"{dimension:>12}: " + ", ".join(cells))
-    for name, expect, found, codes in results:
-        if found != (expect == "POS") or "ERROR" in codes:
-            what = "missed" if expect == "POS" else "false finding"
-            print(f"{what}: {name} {sorted(codes)}")
+        report([r for r in results if r[0].startswith(family + "_")], dimensions, title)
+    print_misses(results)
     return 0
 
 
