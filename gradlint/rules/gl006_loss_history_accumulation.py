@@ -33,13 +33,15 @@ class LossHistoryAccumulation(Rule):
     `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
     it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`); also
     the loss a step in a method, here or in another file, backpropagates and returns
-    (`losses.append(agent.update(batch))`); also an entry of what the loop
-    backpropagates, iterated over in the loop (`for k, v in loss_dict.items(): sums[k]
-    += v`, a detection model's or a VAE's dict of loss terms). Not
+    (`losses.append(agent.update(batch))`). Not
     through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
     another function may backpropagate.
+
+    The value kept may be an entry of what the loop backpropagates, iterated over in
+    the loop: `for k, v in loss_dict.items(): sums[k] += v`, a detection model's or a
+    VAE's dict of loss terms, summed for the backward and logged term by term.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph, so the
