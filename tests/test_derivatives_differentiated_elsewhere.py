@@ -104,6 +104,17 @@ def test_a_second_derivative_through_the_helper_in_another_file(tmp_path: Path):
         "    loss.backward()",
         # a loss backpropagated that the penalty does not reach
         "gp = gradient_penalty(D, real, fake)\n    loss = D(fake).mean()\n    loss.backward()",
+        # read as a number into the loss (an adaptive weight)
+        "loss = D(fake).mean()\n    loss = loss / gradient_penalty(D, real, fake).item()\n"
+        "    loss.backward()",
+        "gp = gradient_penalty(D, real, fake)\n    loss = D(fake).mean() / gp.item()\n"
+        "    loss.backward()",
+        # the name is rebound before the backward
+        "loss = gradient_penalty(D, real, fake)\n    print(loss.item())\n"
+        "    loss = D(fake).mean()\n    loss.backward()",
+        # detached by the caller first
+        "gp = gradient_penalty(D, real, fake)\n    gp = gp.detach()\n"
+        "    loss = D(fake).mean() + gp\n    loss.backward()",
     ],
 )
 def test_a_penalty_that_no_backward_reaches_says_nothing(tmp_path: Path, use: str):

@@ -81,6 +81,9 @@ def test_an_imported_model_under_another_name(tmp_path: Path):
         "def model(x):\n    return x",
         # what a loader returns is out of sight
         "model = load()",
+        # frozen where it is built: its forward records nothing of its own
+        "model = Net()\nmodel.requires_grad_(False)",
+        "model = Net()\nfor p in model.parameters():\n    p.requires_grad = False",
     ],
 )
 def test_an_imported_name_that_may_be_something_else_says_nothing(tmp_path: Path, built):

@@ -76,7 +76,26 @@ def test_a_target_cut_by_the_caller_is_no_bootstrap_pitfall(tmp_path: Path, targ
         HELPERS.replace("def td_target", "@torch.no_grad()\ndef td_target"),
         # the forward alone, nothing bootstrapped: a second view, not a target
         "def td_target(q, r, s2, done):\n    return q(s2).max(1)[0]\n",
+        # an addition inside the forward's own arguments bootstraps nothing
+        "def td_target(q, r, s2, done):\n    return q(s2 - r.mean()).max(1)[0]\n",
+        # detached by a later statement of the helper
+        "def td_target(q, r, s2, done):\n    t = r + 0.99 * q(s2).max(1)[0]\n"
+        "    t = t.detach()\n    return t\n",
     ],
 )
 def test_a_helper_that_hands_back_no_bootstrapped_forward_says_nothing(tmp_path, helpers):
-    assert _lint(tmp_path, "target = td_target(target_net, r, s2, d)", helpers) == []
+    found = _lint(tmp_path, "target = td_target(q_net, r, s2, d)", "import torch\n\n\n" + helpers)
+    assert [code for _, code in found if code == "GL013"] == []
+
+
+def test_the_network_that_only_picks_the_action_is_no_target(tmp_path: Path):
+    # double DQN: the online network's argmax picks the action, the frozen target
+    # network values it; the indices hold no graph of the online network
+    helpers = (
+        "def td_target(q, target_q, r, s2, done):\n"
+        "    a2 = q(s2).argmax(1, keepdim=True)\n"
+        "    return r + 0.99 * target_q(s2).gather(1, a2).squeeze(1) * (1 - done)\n"
+    )
+    target = "target_net.requires_grad_(False)\n    target = td_target(q_net, target_net, r, s2, d)"
+    found = _lint(tmp_path, target, helpers)
+    assert [code for _, code in found if code == "GL013"] == []

@@ -103,3 +103,15 @@ def test_a_name_the_file_binds_itself_hides_the_star_import(tmp_path: Path):
     )
     path.write_text(path.read_text(encoding="utf-8") + own, encoding="utf-8")
     assert findings(path) == []
+
+
+def test_the_star_import_that_defines_the_class_is_the_one_asked(tmp_path: Path):
+    # two star imports; the later one is summarised for another question (its helper
+    # is called), but only the first defines the class
+    utils = "import torch\n\n\ndef prep(x):\n    return torch.as_tensor(x).float()\n"
+    main = MAIN.replace("IMPORT", "from helpers import *\nfrom utils import *").replace(
+        "SETUP", "learner = Learner(model, opt)"
+    )
+    main = main.replace("STEP", "loss = learner.update(prep(x), y)").replace("KEPT", "loss")
+    write(tmp_path, {"setup.py": "", "helpers.py": HELPERS, "utils.py": utils, "main.py": main})
+    assert findings(tmp_path / "main.py") == [(APPEND_LINE + 1, "GL006")]

@@ -34,6 +34,7 @@ class DifferentiationReach:
         self.values = values
         self._differentiated_params: dict[cst.FunctionDef, frozenset[str]] = {}
         self._helper_events: dict[cst.CSTNode, list[DiffEvent]] = {}
+        self._differentiated_elsewhere: dict[cst.FunctionDef, MethodCall | None] = {}
 
     # -- what callers in the project's other files do with a result --------------------
 
@@ -51,11 +52,13 @@ class DifferentiationReach:
             or self.index.scope_of(func) is not self.index.module
         ):
             return None
+        if func in self._differentiated_elsewhere:  # asked of each grad in the helper
+            return self._differentiated_elsewhere[func]
         query = callers_query(summaries.callees, project, func)
-        if query is None:
-            return None
-        found = calls_differentiated(project, query)
-        return found[0] if found else None
+        found = calls_differentiated(project, query) if query is not None else None
+        call = found[0] if found else None
+        self._differentiated_elsewhere[func] = call
+        return call
 
     # -- helpers that differentiate what they are passed ------------------------------
 

@@ -102,7 +102,7 @@ def module_path(node: cst.CSTNode | None) -> str | None:
             return None
 
 
-_LEADING_KEY = re.compile(r"""\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+)\]""")
+_LEADING_KEY = re.compile(r"""\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\d+)\]""")
 
 
 def literal_entry(container: cst.CSTNode, path: str) -> tuple[cst.BaseExpression, str] | None:
@@ -127,8 +127,8 @@ def literal_entry(container: cst.CSTNode, path: str) -> tuple[cst.BaseExpression
         elements = container.elements  # type: ignore[attr-defined]
         if any(type(e) is cst.StarredElement for e in elements):
             return None
-        index = int(key) if key.lstrip("-").isdigit() else None
-        if index is None or not -len(elements) <= index < len(elements):
+        index = int(key) if key.isdigit() else None  # module_path writes no negative key
+        if index is None or index >= len(elements):
             return None
         return elements[index].value, rest
     return None

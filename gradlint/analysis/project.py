@@ -92,12 +92,14 @@ from gradlint.analysis.torch_api import (
     GRAD_CLEARING_NAMES,
     GRAD_MODE_SETTER,
     GRAPH_KEEPING_METHODS,
+    INDEX_METHODS,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
     MODULE_MODE_ATTRIBUTES,
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
+    NON_DIFFERENTIABLE_METHODS,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
     OBJECT_LOADERS,
@@ -110,6 +112,7 @@ from gradlint.analysis.torch_api import (
     PLAIN_VALUE_TYPES,
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
+    REDUCTIONS_WITH_INDICES,
     REQUIRES_GRAD_ATTRIBUTE,
     REQUIRES_GRAD_METHOD,
     SAME_VALUE_STEPS,
@@ -331,6 +334,9 @@ class ModuleSummary:
     # (`model = Net()`, `net = nn.Sequential(...)`): what `from <module> import model`
     # hands another file (_weighted_instances)
     weighted_instances: list[str] = field(default_factory=list)
+    # the classes the module's top level defines, by name: which module of several
+    # star imports brings a class in (ProjectIndex.star_class_home)
+    classes: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1239,12 +1245,20 @@ def _bootstrapped_params(
                 held, was_combined = holding[inner.id]
                 origin |= held
                 combined = combined or was_combined
-        if not origin or _cuts_the_graph(value):
+        if (
+            not origin
+            or _cuts_the_graph(value, indices=True)
+            or not _computes_with_torch(value, set(holding) | origin, imports)
+        ):
+            for target in targets:
+                holding.pop(target or "", None)  # rebound: it no longer holds a forward
             continue
-        if not _computes_with_torch(value, set(holding) | origin, imports):
-            continue
+        # `r + gamma * q(s2)`: the forward (or a name holding one) is an operand of the
+        # addition, not inside the forward's own arguments (`net(x - mean)`)
         combined = combined or any(
-            isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Add, ast.Sub))
+            isinstance(inner, ast.BinOp)
+            and isinstance(inner.op, (ast.Add, ast.Sub))
+            and _holds_a_forward(inner, params, holding)
             for inner in ast.walk(value)
         )
         if isinstance(statement, ast.Return) and combined:
@@ -1255,16 +1269,49 @@ def _bootstrapped_params(
     return [p for p in params if p in found]
 
 
-def _cuts_the_graph(value: ast.AST) -> bool:
-    """Does the expression detach or read out a value anywhere (`.detach()`, `.item()`,
-    `.data`)? Then what it computes may hold no graph of the forward."""
-    for inner in ast.walk(value):
-        if isinstance(inner, ast.Attribute) and (
-            inner.attr in DETACHING_METHODS
-            or inner.attr in NUMBER_METHODS
-            or inner.attr in DETACHING_ATTRIBUTES
-        ):
+def _holds_a_forward(
+    operation: ast.BinOp, params: list[str], holding: dict[str, tuple[set[str], bool]]
+) -> bool:
+    """Is a forward of a parameter, or a name holding one, among the operation's
+    operands, outside any call's arguments?"""
+    stack: list[ast.AST] = [operation.left, operation.right]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and node.id in holding:
             return True
+        if isinstance(node, ast.Call):
+            if forwarded_parameter(ast_dotted_name(node.func), params) is not None:
+                return True
+            stack.append(node.func)  # `q(s2).max(1)`: its receiver, not its arguments
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _cuts_the_graph(value: ast.AST, *, indices: bool = False) -> bool:
+    """Does the expression detach or read out a value anywhere (`.detach()`, `.item()`,
+    `.data`)? Then what it computes may hold no graph of what it reads. With `indices`,
+    also where it takes indices or other values without history (`q(s2).argmax(1)`,
+    `.max(1)[1]`, `.indices`, a comparison): a double DQN's action choice."""
+    for inner in ast.walk(value):
+        if isinstance(inner, ast.Attribute):
+            attr = inner.attr
+            if attr in DETACHING_METHODS or attr in NUMBER_METHODS or attr in DETACHING_ATTRIBUTES:
+                return True
+            if indices and (
+                attr in INDEX_METHODS or attr in NON_DIFFERENTIABLE_METHODS or attr == "indices"
+            ):
+                return True
+        elif indices and isinstance(inner, ast.Subscript):
+            # `q.max(1)[1]`: the indices of a reduction
+            if (
+                isinstance(inner.value, ast.Call)
+                and isinstance(inner.value.func, ast.Attribute)
+                and inner.value.func.attr in REDUCTIONS_WITH_INDICES
+                and isinstance(inner.slice, ast.Constant)
+                and inner.slice.value == 1
+            ):
+                return True
     return False
 
 
@@ -1866,6 +1913,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             )
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = node
+            summary.classes.append(node.name)
             built = _built_attributes(node)
             _summarise_methods(node, imports, path, lines, calls, summary.functions)
             carried = carried_attributes_of_class(node)
@@ -1911,9 +1959,19 @@ def _weighted_instances(
     script's model that another file imports by name."""
     bindings: dict[str, int] = {}
     built: set[str] = set()
+    # names a top-level statement reads where it switches requires_grad (`model.
+    # requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = False`):
+    # a frozen instance's forward records nothing of its own
+    frozen: set[str] = set()
     stack: list[ast.stmt] = list(tree.body)
     while stack:
         node = stack.pop()
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+            isinstance(inner, ast.Attribute)
+            and inner.attr in (REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD)
+            for inner in ast.walk(node)
+        ):
+            frozen.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name))
         if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
             for name in ("body", "orelse", "finalbody"):
                 stack.extend(getattr(node, name, ()))
@@ -1945,7 +2003,11 @@ def _weighted_instances(
         ):
             built.add(node.targets[0].id)
     imported = imports.names()  # an import of the name binds it too
-    return sorted(name for name in built if bindings.get(name) == 1 and name not in imported)
+    return sorted(
+        name
+        for name in built
+        if bindings.get(name) == 1 and name not in imported and name not in frozen
+    )
 
 
 def _handed_attributes(cls: ast.ClassDef) -> dict[str, str]:
@@ -3319,6 +3381,22 @@ class ProjectIndex:
                 return target, summary, name
             module, level, name = reexport
             target = self._target(module, level, importer=target)
+        return None
+
+    def star_class_home(
+        self, star_imports: Sequence[tuple[str, int]], name: str
+    ) -> tuple[str, int] | None:
+        """(module, level) of the last of the linted file's `from <module> import *`
+        lines whose project module defines the class `name` at its top level: the one
+        that binds it when the file runs."""
+        definition = (f"class {name}",)
+        for module, level in reversed(star_imports):
+            if not self._text_gate(module, level, definition):
+                continue
+            target = self._target(module, level)
+            summary = self._summary(target) if target is not None else None
+            if summary is not None and name in summary.classes:
+                return module, level
         return None
 
     def instance_holds_parameters(self, module: str, level: int, name: str) -> bool:
@@ -5037,6 +5115,8 @@ def _differentiated_where_called(
     for node in statements:
         own = [node] if not hasattr(node, "body") else _headers_of(node)
         for part in own:
+            if _cuts_the_graph(part):
+                continue  # `(loss / gn.item()).backward()`: not the result's graph
             for inner in ast.walk(part):
                 if not isinstance(inner, ast.Call) or inner is call:
                     continue
@@ -5056,12 +5136,19 @@ def _differentiated_where_called(
                     return True
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             value = node.value
-            if value is not None and carries(value):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    carrying.update(
-                        inner.id for inner in ast.walk(target) if isinstance(inner, ast.Name)
-                    )
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {
+                inner.id
+                for target in targets
+                for inner in ast.walk(target)
+                if isinstance(inner, ast.Name)
+            }
+            if value is not None and carries(value) and not _cuts_the_graph(value):
+                carrying |= names
+            elif not isinstance(node, ast.AugAssign):
+                # rebound to something else, or to a value cut from the graph
+                # (`loss = loss / gn.item()`): it no longer holds the result
+                carrying -= names
     return False
 
 

@@ -596,11 +596,8 @@ class FunctionSummaries:
         stars = self.index.star_imports
         if not stars or self.project is None or cls_name in self._own_names():
             return None
-        definition = (f"class {cls_name}",)
-        for module, level in reversed(stars):
-            if self.project.module_text_has(module, level, definition):
-                return module, level, cls_name
-        return None
+        home = self.project.star_class_home(stars, cls_name)
+        return (*home, cls_name) if home is not None else None
 
     def _attribute_class(self, receiver: cst.Attribute, scope: cst.CSTNode) -> str | None:
         """For `self.x.method(...)` in a method: the one class every binding of `self.x`

@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from gradlint.analysis.bindings import assigned_names
-from gradlint.analysis.dataflow import Binding
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.index import dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
@@ -13,12 +12,6 @@ from gradlint.rules.base import Rule
 from gradlint.rules.explain import loop_header
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-
-
-def _iterated(binding: Binding) -> bool:
-    """A loop variable's binding: what it is bound to is an element of what the loop
-    header reads."""
-    return binding.kind == "for"
 
 
 class LossHistoryAccumulation(Rule):
@@ -157,9 +150,7 @@ class LossHistoryAccumulation(Rule):
             # which nothing ever frees
             own = None
             computed_from = reads = flow.reads(value)
-            # an element of what the loop backpropagates, iterated over in the loop
-            # (`for k, v in loss_dict.items(): sums[k] += v`) holds part of its graph
-            reads = reads | (loop.closure(reads, keep=_iterated) & graph_vars)
+            reads = reads | self._iterated_graph(reads, loop, graph_vars)
             if keeps_own_state:
                 # what the forward keeps is what the call hands back (`loss = criteria(...)`)
                 reads = reads | set(assigned_names(index.statement_of(node)))
@@ -204,6 +195,22 @@ class LossHistoryAccumulation(Rule):
                 else self._confidence(accumulated, value, loop),
                 group=Group.WASTE if freed else Group.LEAK,
             )
+
+    def _iterated_graph(
+        self, reads: set[str], loop: LoopFacts[LoopNode], graph_vars: set[str]
+    ) -> set[str]:
+        """The names of what the loop backpropagates that a loop variable read here
+        iterates over (`for k, v in loss_dict.items(): sums[k] += v`): an element of it
+        holds part of its graph. Not when what is iterated holds no graph (`for label
+        in y`, the batch's labels moved to the device)."""
+        found: set[str] = set()
+        for binding in loop.bindings:
+            if binding.kind != "for" or binding.var not in reads or binding.value is None:
+                continue
+            iterated = self.facts.flow.reads(binding.value) & graph_vars
+            if iterated and may_carry_graph(self.facts.values.of_expr(binding.value)):
+                found |= iterated
+        return found
 
     def _graph_freed(self, reads: set[str], loop: LoopFacts[LoopNode]) -> bool:
         """Is the accumulated value computed from what the loop backpropagates, with

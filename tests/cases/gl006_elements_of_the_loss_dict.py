@@ -26,9 +26,11 @@ sums = {"fit": 0.0, "reg": 0.0}
 log = defaultdict(list)
 items = defaultdict(list)
 lrs = []
-for step, x in enumerate([torch.randn(8, 4)] * 3):
+seen = []
+for step, (x, y) in enumerate([(torch.randn(8, 4), torch.randn(8))] * 3):
+    x, y = x.to("cpu"), y.to("cpu")
     loss_dict = model(x)
-    total = sum(loss_dict.values())
+    total = sum(loss_dict.values()) + (loss_dict["fit"] - y.mean()).abs()
     opt.zero_grad()
     total.backward()
     opt.step()
@@ -38,3 +40,7 @@ for step, x in enumerate([torch.randn(8, 4)] * 3):
         items[k].append(v.item())
     for group in opt.param_groups:
         lrs.append(group["lr"])
+    for label in y:  # the batch's labels, moved to the device: no graph
+        seen.append(label)
+    for row in x:
+        seen.append(row)
