@@ -1959,19 +1959,9 @@ def _weighted_instances(
     script's model that another file imports by name."""
     bindings: dict[str, int] = {}
     built: set[str] = set()
-    # names a top-level statement reads where it switches requires_grad (`model.
-    # requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = False`):
-    # a frozen instance's forward records nothing of its own
-    frozen: set[str] = set()
     stack: list[ast.stmt] = list(tree.body)
     while stack:
         node = stack.pop()
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-            isinstance(inner, ast.Attribute)
-            and inner.attr in (REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD)
-            for inner in ast.walk(node)
-        ):
-            frozen.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name))
         if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
             for name in ("body", "orelse", "finalbody"):
                 stack.extend(getattr(node, name, ()))
@@ -2003,11 +1993,28 @@ def _weighted_instances(
         ):
             built.add(node.targets[0].id)
     imported = imports.names()  # an import of the name binds it too
-    return sorted(
-        name
-        for name in built
-        if bindings.get(name) == 1 and name not in imported and name not in frozen
-    )
+    built = {name for name in built if bindings.get(name) == 1 and name not in imported}
+    if built:
+        built -= _frozen_at_top_level(tree)
+    return sorted(built)
+
+
+def _frozen_at_top_level(tree: ast.Module) -> set[str]:
+    """The names read by a top-level statement (its nested blocks included) that
+    switches requires_grad (`model.requires_grad_(False)`, `for p in
+    model.parameters(): p.requires_grad = False`): a frozen instance's forward records
+    nothing of its own."""
+    frozen: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(
+            isinstance(inner, ast.Attribute)
+            and inner.attr in (REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD)
+            for inner in ast.walk(node)
+        ):
+            frozen.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name))
+    return frozen
 
 
 def _handed_attributes(cls: ast.ClassDef) -> dict[str, str]:
