@@ -1796,16 +1796,11 @@ class ForwardAnalysis:
             type(b) is not cst.Param for b in self.values.bindings_of(head, use)
         ):
             return False  # rebound in the function: the callers' value is not all it is
-        if not element and scope.name.value == "__init__":
+        own = self._class_and_own_init(scope) if not element else None
+        if own is not None and own[1] is scope:
             # `self.target = copy.deepcopy(q)` in `__init__`: what the class's
             # constructions hand its parameter, as a kept `self.q = q` is asked
-            cls = self.index.enclosing_class(scope)
-            if (
-                cls is not None
-                and self.index.scope_of(cls) is self.index.module
-                and own_method(cls, "__init__") is scope
-            ):
-                return self._constructions_hand_models(cls, scope, head)
+            return self._constructions_hand_models(own[0], scope, head)
         self._asking_callers.add(scope)
         try:
             arguments = self.summaries.caller_arguments.here(scope, head)
@@ -1900,14 +1895,21 @@ class ForwardAnalysis:
         function = self.index.scope_of(use)
         if type(function) is not cst.FunctionDef:
             return None
+        found = self._class_and_own_init(function)
+        return (attribute, *found) if found is not None else None
+
+    def _class_and_own_init(
+        self, function: cst.FunctionDef
+    ) -> tuple[cst.ClassDef, cst.FunctionDef] | None:
+        """(the module-level class a method is defined in, that class's own `__init__`);
+        None for a function of no such class, or of one without its own `__init__`."""
         if function not in self._own_inits:  # asked of every `self.x` of a method
             cls = self.index.enclosing_class(function)
             init = None
             if cls is not None and self.index.scope_of(cls) is self.index.module:
                 init = own_method(cls, "__init__")
             self._own_inits[function] = (cls, init) if cls is not None and init else None
-        found = self._own_inits[function]
-        return (attribute, *found) if found is not None else None
+        return self._own_inits[function]
 
     def _constructions_hand_models(
         self, cls: cst.ClassDef, init: cst.FunctionDef, param: str

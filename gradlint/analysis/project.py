@@ -1959,14 +1959,7 @@ def _weighted_instances(
     script's model that another file imports by name."""
     bindings: dict[str, int] = {}
     built: set[str] = set()
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-            for name in ("body", "orelse", "finalbody"):
-                stack.extend(getattr(node, name, ()))
-            for handler in getattr(node, "handlers", ()):
-                stack.extend(handler.body)
+    for node in _top_level_statements(tree, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
         bound: list[ast.AST] = []
         if isinstance(node, ast.Assign):
             bound = list(node.targets)
@@ -1997,6 +1990,23 @@ def _weighted_instances(
     if built:
         built -= _frozen_at_top_level(tree)
     return sorted(built)
+
+
+def _top_level_statements(
+    tree: ast.Module, blocks: tuple[type[ast.stmt], ...]
+) -> Iterator[ast.stmt]:
+    """The module's top-level statements and those of the `blocks` among them (an
+    `if`'s arms, a `try`'s handlers too), nested in turn: each compound statement
+    before its blocks' statements, the last statement first."""
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, blocks):
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, name, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
 
 
 def _frozen_at_top_level(tree: ast.Module) -> set[str]:
@@ -2255,9 +2265,7 @@ def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSumm
     the top is taken as bound."""
     defined: set[str] = set()
     all_names: list[str] | None = None
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
+    for node in _top_level_statements(tree, (ast.If, ast.Try, ast.With)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -2274,11 +2282,6 @@ def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSumm
                     all_names = [*(all_names or []), *listed]
                 else:
                     all_names = listed
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            for name in ("body", "orelse", "finalbody"):
-                stack.extend(getattr(node, name, ()))
-            for handler in getattr(node, "handlers", ()):
-                stack.extend(handler.body)
     summary.absolute_imports = {
         local: list(origin)
         for local, origin in imports.absolute_module_imports().items()
@@ -3410,8 +3413,6 @@ class ProjectIndex:
         """Is `name`, imported from that project module (or re-exported by it), an
         instance its top level builds once from a class with weights (`model = Net()`
         in models.py, then `from models import model`)?"""
-        if not self._text_gate(module, level, (name,)):
-            return False
         home = self._class_home(module, level, name)
         return home is not None and home[2] in home[1].weighted_instances
 
@@ -5035,44 +5036,54 @@ def caller_contexts(project: ProjectIndex, query: MethodQuery) -> list[CallerCon
     return found
 
 
+def _located_calls(
+    project: ProjectIndex, query: MethodQuery
+) -> Iterator[tuple[MethodCall, ast.Call, ast.Module, NotebookPython | None] | None]:
+    """Each of the project's calls of the queried function with its node in the tree
+    the search just parsed (and its notebook's cells, if any), in order; a None, then
+    nothing more, when the calls cannot be told or a file's tree is no longer among
+    the recently parsed ones (never parsed anew here)."""
+    calls = project.method_calls(query)
+    if calls is None:
+        yield None
+        return
+    for call in calls:
+        parsed = _recently_parsed(call.path)
+        node = _call_at(call, query.method, *parsed) if parsed is not None else None
+        if parsed is None or node is None:
+            yield None
+            return
+        yield call, node, parsed[0], parsed[2]
+
+
 def calls_read_as_numbers(project: ProjectIndex, query: MethodQuery) -> list[MethodCall] | None:
     """The project's calls of the queried function when every one of them only reads
     what it returns as numbers (CallerContext.numbers_only); None when one may use it,
     or caller_contexts would be None. Only that is asked of each call, in order, up to
     the first that fails: not its loops nor its function, which caller_contexts also
     works out for each."""
-    calls = project.method_calls(query)
-    if calls is None:
-        return None
-    for call in calls:
-        parsed = _recently_parsed(call.path)
-        if parsed is None:
+    found = []
+    for located in _located_calls(project, query):
+        if located is None:
             return None
-        tree, _, cells = parsed
+        call, node, tree, cells = located
         if cells is not None and cells.incomplete:
             return None  # a cell left out, or a blank to fill, may use it otherwise
-        node = _call_at(call, query.method, *parsed)
-        if node is None or not _read_as_numbers(node, _parents(tree), ast_import_map(tree)):
+        if not _read_as_numbers(node, _parents(tree), ast_import_map(tree)):
             return None
-    return calls
+        found.append(call)
+    return found
 
 
 def calls_differentiated(project: ProjectIndex, query: MethodQuery) -> list[MethodCall] | None:
     """The project's calls of the queried function whose result their own scope
     differentiates (_differentiated_where_called); None when the calls cannot be told,
     or one is in a file whose tree is no longer among the recently parsed ones."""
-    calls = project.method_calls(query)
-    if calls is None:
-        return None
     found = []
-    for call in calls:
-        parsed = _recently_parsed(call.path)
-        if parsed is None:
+    for located in _located_calls(project, query):
+        if located is None:
             return None
-        tree = parsed[0]
-        node = _call_at(call, query.method, *parsed)
-        if node is None:
-            return None
+        call, node, tree, _ = located
         if _differentiated_where_called(node, _parents(tree), ast_import_map(tree), query.method):
             found.append(call)
     return found

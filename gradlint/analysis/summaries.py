@@ -590,9 +590,9 @@ class FunctionSummaries:
         return (module, 0, name) if module and not module.startswith("torch") else None
 
     def _star_imported_class(self, cls_name: str) -> tuple[str, int, str] | None:
-        """(module, level, class) of a class `from <module> import *` brings in: one of
-        the project's modules so imported whose text defines it, the last such import
-        (it wins when the file runs). None when this file binds the name itself."""
+        """(module, level, class) of a class `from <module> import *` brings in: the last
+        of the project's modules so imported that defines it at its top level (it wins
+        when the file runs). None when this file binds the name itself."""
         stars = self.index.star_imports
         if not stars or self.project is None or cls_name in self._own_names():
             return None
