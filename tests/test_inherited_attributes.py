@@ -8,6 +8,9 @@ forward, and its result is only read as numbers."""
 
 from __future__ import annotations
 
+import textwrap
+
+import pytest
 from test_project import findings, write
 
 AGENT = """
@@ -53,3 +56,116 @@ def test_a_subclass_in_the_same_file_shows_the_base_classes_model(tmp_path):
     source = AGENT + PPO.replace("from agent import Agent", "")
     write(tmp_path, {"agent.py": source})
     assert findings(tmp_path / "agent.py") == [(11, "GL012")]
+
+
+# A template method: the base class keeps or builds the model, a subclass's evaluation
+# runs it and reads its result only as a number (cnguyen10/few_shot_meta_learning's
+# MLBaseClass and its algorithms have this layout).
+NET = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+EVALUATION = """
+
+    class Algo(Base):
+        def evaluation(self, x, y):
+            logits = self.model(x)
+            return (logits.argmax(1) == y).float().mean().item()
+"""
+
+
+@pytest.mark.parametrize(
+    ("built", "found"),
+    [
+        ("Net()", [(21, "GL012")]),
+        ("nn.Dropout(0.1)", []),  # a module without weights records nothing
+    ],
+)
+def test_a_model_the_base_class_of_the_same_file_builds(tmp_path, built, found):
+    base = f"""
+
+    class Base:
+        def __init__(self):
+            self.model = {built}
+"""
+    write(tmp_path, {"algo.py": NET + base + EVALUATION})
+    assert findings(tmp_path / "algo.py") == found
+
+
+BASE_FILE = (
+    NET
+    + """
+
+    class Base:
+        def __init__(self, lr):
+            self.model = MODEL
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("built", "found"),
+    [
+        ("Net()", [(6, "GL012")]),
+        ("Net().to('cpu')", [(6, "GL012")]),
+        ("nn.Dropout(0.1)", []),
+        ("make_model()", []),  # what it builds is out of sight
+    ],
+)
+def test_a_model_the_base_class_of_another_file_builds(tmp_path, built, found):
+    write(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "base.py": BASE_FILE.replace("MODEL", built),
+            "algo.py": "from base import Base\n" + textwrap.dedent(EVALUATION),
+        },
+    )
+    assert findings(tmp_path / "algo.py") == found
+
+
+KEEPING_BASE = """
+    class Base:
+        def __init__(self, model, lr):
+            self.model = model
+            self.lr = lr
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "found"),
+    [
+        # no `__init__` of its own: the constructions hand the base its model
+        ("\nalgo = Algo(Net(), 0.1)\n", [(6, "GL012")]),
+        ("\nalgo = Algo(model=Net(), lr=0.1)\n", [(6, "GL012")]),
+        ("\nalgo = Algo(None, 0.1)\n", []),
+        ("", []),  # built nowhere in sight
+        # its own `__init__` builds the model at the call that hands it up
+        (
+            "\n    def __init__(self):\n        super().__init__(Net(), 0.1)\n",
+            [(6, "GL012")],
+        ),
+        (
+            "\n    def __init__(self):\n        super().__init__(nn.Identity(), 0.1)\n",
+            [],
+        ),
+    ],
+)
+def test_a_model_handed_to_the_base_class_of_another_file(tmp_path, tail, found):
+    algo = "from torch import nn\nfrom base import Base\nfrom models import Net\n"
+    algo += textwrap.dedent(EVALUATION) + tail
+    write(
+        tmp_path,
+        {".git/HEAD": "", "models.py": NET, "base.py": KEEPING_BASE, "algo.py": algo},
+    )
+    assert findings(tmp_path / "algo.py") == [(line + 2, code) for line, code in found]

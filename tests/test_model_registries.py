@@ -106,3 +106,108 @@ def test_subclasses_of_a_parameterless_module_hold_no_weights(build: str):
     module class that holds no layers, adding none, records nothing on plain inputs."""
     source = textwrap.dedent(ACTIVATIONS).replace("BUILD", build)
     assert [(d.code, d.start.line) for d in lint_source(source, "t.py", Config(preview=True))] == []
+
+
+ZOO = """
+import torch
+import torchvision.models as models
+from torchvision import models as tv
+
+
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += model(x).argmax(1).eq(y).sum().item()
+    return correct
+
+
+model = BUILD
+loader = [(torch.randn(8, 3, 32, 32), torch.randint(0, 3, (8,)))]
+print(evaluate(model, loader))
+"""
+
+
+@pytest.mark.parametrize(
+    ("build", "found"),
+    [
+        # the ImageNet example's spelling, and getattr on the zoo: every model there
+        # has weights
+        ("models.__dict__[arch](pretrained=True)", [("GL012", 10)]),
+        ("getattr(tv, arch)()", [("GL012", 10)]),
+        ("getattr(models.detection, arch)()", [("GL012", 10)]),
+        # not the zoo
+        ("getattr(torch, arch)()", []),
+        ("vars(models)[arch]()", []),
+        ("globals()[arch]()", []),
+    ],
+)
+def test_a_model_picked_from_a_model_zoo_by_name(build: str, found):
+    source = textwrap.dedent(ZOO).replace("BUILD", build)
+    source = source.replace("model = ", 'arch = "resnet18"\nmodel = ')
+    diagnostics = lint_source(source, "t.py", Config(preview=True))
+    assert [(d.code, d.start.line) for d in diagnostics] == found
+
+
+MODELS_FILE = """
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+
+REGISTRY
+"""
+
+PICKING = """
+import torch
+
+from models import MODELS
+
+
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += model(x).argmax(1).eq(y).sum().item()
+    return correct
+
+
+model = MODELS["mlp"]()
+loader = [(torch.randn(8, 4), torch.randint(0, 3, (8,)))]
+print(evaluate(model, loader))
+"""
+
+
+@pytest.mark.parametrize(
+    ("registry", "found"),
+    [
+        ('MODELS = {"mlp": MLP}', [(9, "GL012")]),
+        ("MODELS = [MLP, MLP]", [(9, "GL012")]),
+        ('MODELS = {"mlp": MLP, "scale": Scale}', []),  # one builds no weights
+        ('MODELS = {"mlp": MLP, **OTHERS}', []),
+        ('MODELS = {"mlp": MLP}\nMODELS["scale"] = Scale', []),  # no longer only those
+        ('MODELS = {"mlp": MLP}\nMODELS = {}', []),
+    ],
+)
+def test_a_registry_of_another_file(tmp_path, registry: str, found):
+    from test_project import findings, write
+
+    write(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "models.py": MODELS_FILE.replace("REGISTRY", registry),
+            "evaluate.py": PICKING,
+        },
+    )
+    assert findings(tmp_path / "evaluate.py") == found

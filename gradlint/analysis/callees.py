@@ -230,18 +230,26 @@ class CalleeResolver:
         cls = self._class_of_node(call)
         if cls is None:
             return None
-        lineage, unseen = self._lookup_order(cls)
         methods = self._methods_by_class()
         name = target.attr.value
-        if unseen is None or any(name in methods.get(known, ()) for known in lineage):
+        if any(name in methods.get(known, ()) for known in self.lineage(cls)):
             return None
+        base = self.imported_base(cls)
+        return (base[0], base[1], f"{base[2]}.{name}") if base is not None else None
+
+    def imported_base(self, cls: cst.ClassDef) -> tuple[str, int, str] | None:
+        """(module, relative level, class) of the imported base class that the lookup
+        of a name on `cls`'s instances reaches after its bases of this file (`class
+        Maml(MLBaseClass)` after `from MLBaseClass import MLBaseClass`); None where that
+        base is not imported by name (`nn.Module` is, and the project has no such
+        module)."""
+        unseen = self._lookup_order(cls)[1]
         imported = self.index.imported_from
         if type(unseen) is cst.Name:
             origin = imported.get(unseen.value)
             if origin is None or origin[2] is None:
                 return None  # not imported, or `import m` then `class C(m)`
-            module, level, base = origin
-            return module, level, f"{base}.{name}"
+            return origin[0], origin[1], origin[2]
         if type(unseen) is cst.Attribute and type(unseen.value) is cst.Name:
             origin = imported.get(unseen.value.value)  # `class C(models.Base)`
             if origin is None:
@@ -249,7 +257,7 @@ class CalleeResolver:
             module, level, inner = origin
             if inner is not None:  # `from . import models`
                 module = f"{module}.{inner}" if module else inner
-            return module, level, f"{unseen.attr.value}.{name}"
+            return module, level, unseen.attr.value
         return None
 
     def _lookup_order(

@@ -123,7 +123,12 @@ class FileFacts:
 
     @cached_property
     def tensors(self) -> TensorFacts:
-        return TensorFacts(self.index, bindings=self.bindings, roles=self.parameter_roles)
+        return TensorFacts(
+            self.index,
+            bindings=self.bindings,
+            roles=self.parameter_roles,
+            family=self.grad_mode.callees.family,
+        )
 
     @cached_property
     def parameter_roles(self) -> ParameterRoles:

@@ -89,6 +89,7 @@ from gradlint.analysis.torch_api import (
     builds_model_with_weights,
     called_implicitly,
     computes_a_tensor,
+    is_model_zoo,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
@@ -171,7 +172,7 @@ class ForwardAnalysis:
         self.grad_mode = grad_mode
         self._asking_callers: set[cst.FunctionDef] = set()  # guards mutual recursion
         # class -> {attribute: its own `__init__` parameter a base keeps there}
-        self._base_kept: dict[cst.ClassDef, dict[str, str]] = {}
+        self._base_kept: dict[cst.ClassDef, dict[str, cst.BaseExpression]] = {}
         self._constructions_known: dict[tuple[cst.FunctionDef, str], bool] = {}
         # method -> (its module-level class, the class's own `__init__`), or None
         self._own_inits: dict[cst.FunctionDef, tuple[cst.ClassDef, cst.FunctionDef] | None] = {}
@@ -1945,24 +1946,70 @@ class ForwardAnalysis:
         """`self.model`, kept by the `__init__` of a base class another file of the
         project writes (`self.model = model` in base.py's `Trainer`), handed it by this
         class's `super().__init__(model)` from a parameter of its own `__init__` that
-        every construction fills with a module holding parameters: an agent or a
-        trainer that inherits where its model is stored."""
+        every construction fills with a module holding parameters (or a module built at
+        that call, `super().__init__(Net())`): an agent or a trainer that inherits where
+        its model is stored. A class without its own `__init__` is handed it by its
+        constructions (`Algo(Net(), lr)`); a base that builds the model itself
+        (`self.model = Net()` in base.py) holds one for every subclass."""
+        head, _, attribute = name.partition(".")
+        function = self.index.scope_of(use)
+        if (
+            head != "self"
+            or not attribute
+            or "." in attribute
+            or type(function) is not (cst.FunctionDef)
+        ):
+            return False
+        cls = self.index.enclosing_class(function)
+        if cls is None or self.index.scope_of(cls) is not self.index.module:
+            return False
+        base = self.summaries.callees.imported_base(cls)
+        project = self.summaries.project
+        if base is not None and project is not None and project.enabled:
+            if project.attribute_holds_parameters(*base, attribute):
+                return True
         found = self._own_attribute(name, use)
         if found is None:
-            return False
+            return base is not None and self._handed_at_constructions(cls, attribute)
         attribute, cls, init = found
         kept = self._base_kept.get(cls)
         if kept is None:
             kept = self._base_kept[cls] = self._kept_by_bases(cls, init)
-        param = kept.get(attribute)
-        return param is not None and self._constructions_hand_models(cls, init, param)
+        passed = kept.get(attribute)
+        if type(passed) is cst.Call:
+            # `super().__init__(Net())`: the module is built right there
+            return self._built_with_parameters(passed) is True
+        return type(passed) is cst.Name and self._constructions_hand_models(cls, init, passed.value)
 
-    def _kept_by_bases(self, cls: cst.ClassDef, init: cst.FunctionDef) -> dict[str, str]:
-        """{attribute: the parameter of the class's own `__init__` its
-        `super().__init__(...)` hands to an imported base that keeps it there}: read
-        once per class, as every `self.<attribute>` of its methods asks."""
+    def _handed_at_constructions(self, cls: cst.ClassDef, attribute: str) -> bool:
+        """Does every construction of `cls` in this file (one at least), a class
+        without its own `__init__`, hand its imported base's `__init__` a module that
+        holds parameters for the parameter that base keeps in `self.<attribute>`?"""
+        sites = self.index.constructions(cls)
+        if not sites:
+            return False
+        for site in sites:
+            handed = [
+                passed
+                for base in cls.bases
+                for kept, passed in self.summaries.kept_by_an_imported_base(
+                    base.value, site
+                ).items()
+                if kept == attribute
+            ]
+            if not handed or self._hold_parameters([ArgumentHere(site, handed[0])]) != {True}:
+                return False
+        return True
+
+    def _kept_by_bases(
+        self, cls: cst.ClassDef, init: cst.FunctionDef
+    ) -> dict[str, cst.BaseExpression]:
+        """{attribute: what the class's own `__init__` hands, by its
+        `super().__init__(...)`, to an imported base that keeps it there: one of its own
+        parameters, or a module built at the call}: read once per class, as every
+        `self.<attribute>` of its methods asks."""
         own = {p.name.value for p in all_params(init.params)}
-        found: dict[str, str] = {}
+        found: dict[str, cst.BaseExpression] = {}
         for call in self.index.of_types_in(init, cst.Call):
             func = call.func
             if not (
@@ -1976,8 +2023,11 @@ class ForwardAnalysis:
                 for attribute, passed in self.summaries.kept_by_an_imported_base(
                     base.value, call
                 ).items():
-                    if type(passed) is cst.Name and passed.value in own:
-                        found.setdefault(attribute, passed.value)
+                    built = built_module_call(passed)
+                    if (type(passed) is cst.Name and passed.value in own) or type(
+                        built
+                    ) is cst.Call:
+                        found.setdefault(attribute, cast(cst.BaseExpression, built))
         return found
 
     def _hold_parameters(self, arguments: list[ArgumentHere]) -> set[bool]:
@@ -2008,6 +2058,8 @@ class ForwardAnalysis:
             if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None
             return False
+        if self._picked_from_a_model_zoo(value.func):
+            return True
         if type(value.func) is cst.Subscript:
             return self._registry_builds(value.func)
         partial = self._partial_class(value)
@@ -2084,6 +2136,28 @@ class ForwardAnalysis:
                 self._unwrapping.discard(value)
         return self._factory_builds_parameters(value)
 
+    def _picked_from_a_model_zoo(self, func: cst.BaseExpression) -> bool:
+        """A builder a model zoo's namespace hands by its name, called at once: the
+        ImageNet example's `models.__dict__[args.arch](pretrained=True)`, or
+        `getattr(torchvision.models, arch)()`. Every model there has weights."""
+        if type(func) is cst.Subscript:
+            namespace = func.value
+            if not (type(namespace) is cst.Attribute and namespace.attr.value == "__dict__"):
+                return False
+            namespace = namespace.value
+        elif (
+            type(func) is cst.Call
+            and dotted_name(func.func) == "getattr"
+            and self.index.qualified_name(func.func) == "getattr"
+            and len(func.args) == 2
+            and all(a.keyword is None and not a.star for a in func.args)
+        ):
+            namespace = func.args[0].value
+        else:
+            return False
+        qualified = self.index.qualified_name(namespace)
+        return qualified is not None and is_model_zoo(qualified)
+
     def _registry_builds(self, picked: cst.Subscript) -> bool | None:
         """What `MODELS[name]()` builds, of a registry bound once to a literal of classes
         (`MODELS = {"mlp": MLP, "cnn": CNN}`): True when every class there builds a module
@@ -2091,6 +2165,8 @@ class ForwardAnalysis:
         registry = picked.value
         if type(registry) is not cst.Name:
             return None
+        if self._imported_registry(registry.value, picked):
+            return True
         bindings = self.values.bindings_of(registry.value, picked)
         if len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
             return None
@@ -2109,6 +2185,17 @@ class ForwardAnalysis:
             return None
         verdicts = {self._built_with_parameters(cst.Call(func=entry)) for entry in entries}
         return verdicts.pop() if len(verdicts) == 1 else None
+
+    def _imported_registry(self, name: str, use: cst.CSTNode) -> bool:
+        """`MODELS` after `from models import MODELS`: a registry another file of the
+        project writes out of its classes with weights (ModuleSummary.weighted_registries)."""
+        origin = self.index.imported_from.get(name)
+        project = self.summaries.project
+        if origin is None or origin[2] is None or project is None or not project.enabled:
+            return False
+        if not self.values.bound_only_by_imports(name, use):
+            return False
+        return project.registry_builds_parameters(origin[0], origin[1], origin[2])
 
     def _hands_parameters(self, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """Is what a call hands over a module with parameters: built there

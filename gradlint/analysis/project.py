@@ -334,9 +334,17 @@ class ModuleSummary:
     # (`model = Net()`, `net = nn.Sequential(...)`): what `from <module> import model`
     # hands another file (_weighted_instances)
     weighted_instances: list[str] = field(default_factory=list)
+    # names the module's top level binds once, to a dict, list or tuple written out of
+    # its own classes with weights (`MODELS = {"mlp": MLP, "cnn": CNN}`): a registry
+    # whose picked element, called in another file, builds a model (_weighted_instances)
+    weighted_registries: list[str] = field(default_factory=list)
     # the classes the module's top level defines, by name: which module of several
     # star imports brings a class in (ProjectIndex.star_class_home)
     classes: list[str] = field(default_factory=list)
+    # class -> the attributes of `self` its methods only ever build as a module with
+    # weights (`self.model = Net()`): what a subclass in another file inherits
+    # (_weighted_attributes)
+    weighted_attributes: dict[str, list[str]] = field(default_factory=dict)
 
     def digest(self) -> str:
         # Summaries are never changed once made (a new file state is a new summary).
@@ -1898,6 +1906,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     module_returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]] = {}
     # classes that build no weights themselves: (class, what its `__init__` builds)
     holders: list[tuple[ast.ClassDef, dict[str, set[str]]]] = []
+    # every class's _built_attributes
+    built_by_class: dict[str, dict[str, set[str]]] = {}
     classes: dict[str, ast.ClassDef] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -1914,7 +1924,7 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = node
             summary.classes.append(node.name)
-            built = _built_attributes(node)
+            built = built_by_class[node.name] = _built_attributes(node)
             _summarise_methods(node, imports, path, lines, calls, summary.functions)
             carried = carried_attributes_of_class(node)
             if carried:
@@ -1939,7 +1949,12 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
         summary.parameter_classes, holders, _layer_factories(module_returns, imports)
     )
     summary.imported_parts = _imported_parts(summary.parameter_classes, holders, imports)
-    summary.weighted_instances = _weighted_instances(tree, summary.parameter_classes, imports)
+    summary.weighted_attributes = _weighted_attributes(
+        built_by_class, summary.parameter_classes, imports
+    )
+    summary.weighted_instances, summary.weighted_registries = _weighted_instances(
+        tree, summary.parameter_classes, imports
+    )
     summary.last_activations = {
         name: [last.function, last.after_parameters]
         for name, last in last_activations_of_classes(classes, imports.qualify).items()
@@ -1951,14 +1966,16 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
 
 def _weighted_instances(
     tree: ast.Module, parameter_classes: list[str], imports: ImportMap
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """The names the module's top level (its `if`/`try` blocks included) binds exactly
     once, by a plain assignment of a construction of one of its own classes with
     weights or of a torch.nn layer with weights or container of layers, moved or not
     (`model = Net().to(device)`, `net = nn.Sequential(nn.Linear(4, 8), nn.ReLU())`): a
-    script's model that another file imports by name."""
+    script's model that another file imports by name. Then the names it binds once to
+    a registry of its classes with weights (`MODELS = {"mlp": MLP, "cnn": CNN}`)."""
     bindings: dict[str, int] = {}
     built: set[str] = set()
+    registries: set[str] = set()
     for node in _top_level_statements(tree, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
         bound: list[ast.AST] = []
         if isinstance(node, ast.Assign):
@@ -1977,6 +1994,9 @@ def _weighted_instances(
             and isinstance(node.targets[0], ast.Name)
         ):
             continue
+        if _registry_of_weighted_classes(node.value, parameter_classes):
+            registries.add(node.targets[0].id)
+            continue
         made = ast_called_through(node.value, SELF_RETURNING_MODULE_METHODS)
         if not isinstance(made, ast.Call):
             continue
@@ -1989,7 +2009,24 @@ def _weighted_instances(
     built = {name for name in built if bindings.get(name) == 1 and name not in imported}
     if built:
         built -= _frozen_at_top_level(tree)
-    return sorted(built)
+    registries = {n for n in registries if bindings.get(n) == 1 and n not in imported}
+    return sorted(built), sorted(registries)
+
+
+def _registry_of_weighted_classes(value: ast.expr, parameter_classes: list[str]) -> bool:
+    """Is `value` a dict, list or tuple written out of names of the module's classes
+    with weights, and nothing else (`{"mlp": MLP, "cnn": CNN}`)?"""
+    if isinstance(value, ast.Dict):
+        if any(key is None for key in value.keys):
+            return False  # `{**OTHER, ...}`: entries out of sight
+        entries = value.values
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        entries = value.elts
+    else:
+        return False
+    return bool(entries) and all(
+        isinstance(entry, ast.Name) and entry.id in parameter_classes for entry in entries
+    )
 
 
 def _top_level_statements(
@@ -2003,10 +2040,12 @@ def _top_level_statements(
         node = stack.pop()
         yield node
         if isinstance(node, blocks):
-            for name in ("body", "orelse", "finalbody"):
-                stack.extend(getattr(node, name, ()))
+            inner: list[ast.stmt] = list(getattr(node, "body", ()))
             for handler in getattr(node, "handlers", ()):
-                stack.extend(handler.body)
+                inner.extend(handler.body)
+            inner.extend(getattr(node, "orelse", ()))
+            inner.extend(getattr(node, "finalbody", ()))
+            stack.extend(reversed(inner))
 
 
 def _frozen_at_top_level(tree: ast.Module) -> set[str]:
@@ -2698,6 +2737,32 @@ def _built_attributes(cls: ast.ClassDef) -> dict[str, set[str]]:
     return found
 
 
+def _weighted_attributes(
+    built_by_class: dict[str, dict[str, set[str]]],
+    parameter_classes: list[str],
+    imports: ImportMap,
+) -> dict[str, list[str]]:
+    """class -> its attributes every value of which is a torch.nn layer with weights,
+    a container of layers or a class of this module with weights (`self.model =
+    Net()`, `self.q = nn.Sequential(...)`): a base class of a trainer or an agent
+    that builds its model, for the subclasses other files derive from it."""
+    found: dict[str, list[str]] = {}
+    for cls, built in built_by_class.items():
+        weighted = [
+            attribute
+            for attribute, names in built.items()
+            if names
+            and all(
+                name in parameter_classes
+                or (imports.qualify(name).startswith("torch.nn.") and _is_weighted_layer(name))
+                for name in names
+            )
+        ]
+        if weighted:
+            found[cls] = weighted
+    return found
+
+
 def _note_parameterless_attributes(
     built: dict[str, set[str]], imports: ImportMap, found: dict[str, bool]
 ) -> None:
@@ -3329,6 +3394,17 @@ class ProjectIndex:
         instances hold torch.nn layers with weights?"""
         return self.enabled and self._class_in(path, name, set())
 
+    def attribute_holds_parameters(
+        self, module: str, level: int, name: str, attribute: str
+    ) -> bool:
+        """Does `name`, a class imported from that project module, only ever build
+        `self.<attribute>` as a module with weights (ModuleSummary.weighted_attributes)?"""
+        home = self._class_home(module, level, name)
+        if home is None:
+            return False
+        _, summary, name = home
+        return attribute in summary.weighted_attributes.get(name, ())
+
     def handed_attributes(self, module: str, level: int, name: str) -> dict[str, str]:
         """{`__init__` parameter: the attribute it is kept in} of `name`, a class
         imported from that project module (ModuleSummary.handed_attributes)."""
@@ -3415,6 +3491,13 @@ class ProjectIndex:
         in models.py, then `from models import model`)?"""
         home = self._class_home(module, level, name)
         return home is not None and home[2] in home[1].weighted_instances
+
+    def registry_builds_parameters(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, imported from that project module (or re-exported by it), a
+        registry of the module's classes with weights (`MODELS = {"mlp": MLP}` in
+        models.py, then `MODELS[args.model]()`)?"""
+        home = self._class_home(module, level, name)
+        return home is not None and home[2] in home[1].weighted_registries
 
     def class_mode(
         self, module: str, level: int, name: str, seen: set[tuple[str, str]] | None = None

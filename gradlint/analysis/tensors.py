@@ -10,6 +10,7 @@ a loop, bindings later in the loop body that flow back to the use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -78,10 +79,18 @@ _TENSOR_BINDINGS = frozenset(
 
 class TensorFacts:
     def __init__(
-        self, index: FileIndex, *, bindings: ScopeBindings, roles: ParameterRoles | None = None
+        self,
+        index: FileIndex,
+        *,
+        bindings: ScopeBindings,
+        roles: ParameterRoles | None = None,
+        family: Callable[[cst.ClassDef], list[cst.ClassDef]] | None = None,
     ) -> None:
         self.index = index
         self.bindings = bindings
+        # the classes whose methods' `self` may be one object with a class's (its bases
+        # and subclasses of this file): where `self.x` of a method may have been built
+        self.family = family
         # parameters known by their use (`p.grad` read), where no binding shows one
         self.roles = roles
         if roles is not None:
@@ -678,7 +687,7 @@ class TensorFacts:
             cls = self.index.class_around(use)
             if cls is None:
                 return []
-            return list(self._self_assignments(cls).get(name, ()))
+            return self._family_assignments(cls, name)
         else:
             scope = self.index.scope_of(use)
             nodes = self._binding_nodes(scope, name) + [
@@ -867,6 +876,15 @@ class TensorFacts:
     def attribute_values(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """What the class assigns to each `self.x`, anywhere in it (`self.x` as key)."""
         return self._self_assignments(cls)
+
+    def _family_assignments(self, cls: cst.ClassDef, name: str) -> list[cst.CSTNode]:
+        """`self.x = value` (name `self.x`) in the methods of any class whose instances a
+        method of `cls` may be running on: a template method's `self.model(x)` in a
+        subclass whose base builds the model (`class Algo(Base)`, `Base.__init__` with
+        `self.model = Net()`), or the base's own method on a model its subclasses
+        build. Where the classes build different things, each is among the values."""
+        classes = self.family(cls) if self.family is not None else [cls]
+        return [value for c in classes for value in self._self_assignments(c).get(name, ())]
 
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """`self.x = value` anywhere in the class, by name: read once per class."""

@@ -561,6 +561,13 @@ def builds_model_with_weights(qualified: str) -> bool:
     )
 
 
+def is_model_zoo(qualified: str) -> bool:
+    """Is `qualified` a model zoo's namespace itself (`torchvision.models`,
+    `torchvision.models.detection`), from which code picks a builder by name
+    (`models.__dict__[args.arch](pretrained=True)`, `getattr(models, arch)()`)?"""
+    return (qualified + ".").startswith(MODEL_ZOO_NAMESPACES)
+
+
 # torch.nn wrappers whose parameters are those of the module they are built around
 # (`nn.DataParallel(net)`, `DistributedDataParallel(net)`), their first argument.
 WRAPPER_MODULES = frozenset({"DataParallel", "DistributedDataParallel"})
