@@ -351,6 +351,20 @@ WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
             "_Var",
             [(9, "GL008")],
         ),
+        # `__all__` grown by a later statement lists it too (read in source order)
+        (
+            {"common.py": WRAPS + "__all__ = ['nn']\n__all__ += ['Variable']\n"},
+            "from common import *",
+            "Variable",
+            [(9, "GL008")],
+        ),
+        # ...and one rebound later lists only what it lists last
+        (
+            {"common.py": WRAPS + "__all__ = ['Variable']\n__all__ = ['nn']\n"},
+            "from common import *",
+            "Variable",
+            [],
+        ),
         # the module rebinds the name: its own class, not torch's
         (
             {"common.py": WRAPS + "\n\nclass Variable:\n    pass\n"},
@@ -383,6 +397,8 @@ WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
         "all-excludes",
         "underscore",
         "all-includes-underscore",
+        "all-grown-later",
+        "all-rebound-later",
         "rebound-there",
         "hidden-by-outer-definition",
         "own-import-wins",

@@ -2033,9 +2033,10 @@ def _top_level_statements(
     tree: ast.Module, blocks: tuple[type[ast.stmt], ...]
 ) -> Iterator[ast.stmt]:
     """The module's top-level statements and those of the `blocks` among them (an
-    `if`'s arms, a `try`'s handlers too), nested in turn: each compound statement
-    before its blocks' statements, the last statement first."""
-    stack: list[ast.stmt] = list(tree.body)
+    `if`'s arms, a `try`'s handlers too), nested in turn, in source order: each
+    compound statement before its blocks' statements (`__all__ = [...]` is read before
+    a later `__all__ += [...]`)."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
     while stack:
         node = stack.pop()
         yield node
