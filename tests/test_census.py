@@ -149,15 +149,56 @@ def test_a_fix_is_caught_at_a_related_location_in_a_notebook_cell(census):
             {"filename": "/tmp/x/nb/Other.ipynb", "cell": 2, "location": {"row": 1}},
         ],
     }
-    assert census._places(finding) == ["5:7", "5:3"]
-    assert any(census._near(place, (5, 3)) for place in census._places(finding))
-    assert not any(census._near(place, (3, 3)) for place in census._places(finding))
+    assert census._places(finding, "/tmp/x") == [
+        ("nb/Linear.ipynb", "5:7"),
+        ("nb/Linear.ipynb", "5:3"),
+        ("nb/Other.ipynb", "2:1"),
+    ]
+    assert census._places(finding)[:2] == [("nb/Linear.ipynb", "5:7"), ("nb/Linear.ipynb", "5:3")]
+    places = census._places(finding, "/tmp/x")
+    assert any(p == "nb/Linear.ipynb" and census._near(at, (5, 3)) for p, at in places)
+    assert not any(p == "nb/Linear.ipynb" and census._near(at, (3, 3)) for p, at in places)
     script = {
         "filename": "a.py",
         "location": {"row": 40},
         "related": [{"filename": "a.py", "location": {"row": 12}}],
     }
-    assert census._places(script) == ["40", "12"]
+    assert census._places(script) == [("a.py", "40"), ("a.py", "12")]
+
+
+def test_a_site_is_reported_by_a_related_location_in_another_file(census):
+    # GL016 at train.py's training forward names the `eval()` that `eval_net` in
+    # eval.py leaves on (milesial/Pytorch-UNet before 773ef215): the site in eval.py,
+    # where the upstream fix added `net.train()`, is reported by it
+    site = census.SiteRow(
+        "o/r", "eval.py", "10", "10", "mode", "", "POS", "GL016", "eval() never undone"
+    )
+    finding = {
+        "filename": "train.py",
+        "location": {"row": 78},
+        "related": [
+            {"filename": "/tmp/x/train.py", "location": {"row": 97}},
+            {"filename": "/tmp/x/eval.py", "location": {"row": 10}},
+        ],
+    }
+    assert site.reported_at(census._places(finding, "/tmp/x"))
+    assert not site.reported_at(census._places(finding, "/tmp/x")[:2])
+
+
+def test_the_fix_benchmark_lints_the_files_that_import_the_fixed_one(census, tmp_path):
+    files = {
+        "eval.py": "def eval_net(net):\n    net.eval()\n",
+        "train.py": "from eval import eval_net\n",
+        "pkg/run.py": "from ..tools import eval as ev\n",
+        "nb.ipynb": '{"cells": [{"source": ["import eval\\n"]}]}',
+        "other.py": "x = eval('1')\nevaluation = 1\n",
+        "evaluate.py": "from evaluate_tools import f\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert census._importers(tmp_path, "eval.py") == ["nb.ipynb", "pkg/run.py", "train.py"]
+    assert census._importers(tmp_path, "pkg/__init__.py") == []
 
 
 def test_a_site_is_reported_by_a_related_location_of_a_finding_in_its_file(census):
@@ -179,11 +220,12 @@ def test_a_site_is_reported_by_a_related_location_of_a_finding_in_its_file(censu
             {"filename": "/tmp/x/n.ipynb", "cell": 8, "location": {"row": 6}},
         ],
     }
-    places = census._places(finding)
-    assert helper.reported_at("n.ipynb", places)
-    assert not helper.reported_at("n.ipynb", places[:1])
-    assert not other.reported_at("n.ipynb", places)
-    assert not helper.reported_at("m.ipynb", places)
+    places = census._places(finding, "/tmp/x")
+    assert helper.reported_at(places)
+    assert not helper.reported_at(places[:1])
+    assert not other.reported_at(places)
+    elsewhere = census._places(dict(finding, filename="/tmp/x/m.ipynb"), "/tmp/x")
+    assert not helper.reported_at([(p.replace("n.", "m."), at) for p, at in elsewhere])
 
 
 def test_sites_are_enumerated_with_ast_alone(tmp_path):

@@ -43,7 +43,9 @@ the share of true findings that matter, and every true finding not judged yet; `
 exits 1 when one is.
 
 **Fixes.** `fixes.tsv` lists commits of the corpus that fixed a pitfall: the parent is a
-labelled positive at `parent_line`; the fix commit must be clean within `fix_range`.
+labelled positive at `parent_line`; the fix commit must be clean within `fix_range`. The
+fixed file is linted with the files that import it; a finding catches the fix at its own
+line or at a related location in the fixed file.
 """
 
 from __future__ import annotations
@@ -179,13 +181,14 @@ class SiteRow:
                     return True
         return False
 
-    def reported_at(self, path: str, places: list[str]) -> bool:
-        """A finding in `path` reports this site when its own line or one of its related
-        locations in the same file (`_places`) is in the site's range or at the line its
-        reason cites: a forward inside a helper is reported by the finding at each
-        evaluating call, which names that forward as a related location, as the fix
-        benchmark already counts it."""
-        return any(self.covers(path, at) or self.cites(path, at) for at in places)
+    def reported_at(self, places: list[tuple[str, str]]) -> bool:
+        """A finding reports this site when its own line or one of its related locations
+        (`_places`, each with its file) is in the site's range or at the line its reason
+        cites: a forward inside a helper is reported by the finding at each evaluating
+        call, which names that forward as a related location, and an `eval()` left on
+        inside `evaluate()` in eval.py by GL016's finding at the training forward in
+        train.py, which names it; the fix benchmark counts them the same way."""
+        return any(self.covers(path, at) or self.cites(path, at) for path, at in places)
 
 
 def _pos(line: str) -> tuple[int, int]:
@@ -342,7 +345,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
                     item["code"],
                     item["message"],
                     item.get("severity") or "",
-                    _places(item),
+                    _places(item, root),
                 )
             )
         stats[h]["repos"] += 1
@@ -358,7 +361,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             per_rule[(h, site.code)]["pos"] += 1
             if any(
                 same_pitfall(code, site.code)
-                and site.reported_at(p, places)
+                and site.reported_at(places)
                 and not judged_false(repo.name, p, ln, code)
                 for p, ln, code, _message, _level, places in findings + elsewhere
             ):
@@ -374,7 +377,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             if judged_false(repo.name, path, line, code):
                 verdict = "FALSE"  # read at its line: the site's range is coarser
             elif any(
-                s.label == "POS" and same_pitfall(s.code, code) and s.reported_at(path, places)
+                s.label == "POS" and same_pitfall(s.code, code) and s.reported_at(places)
                 for s in rows
             ):
                 # true where it counts as a catch: at its line, or at a related location
@@ -601,25 +604,72 @@ def _lint_blob(git_dir: str, commit: str, path: str) -> list[dict]:
             dest.write_bytes(blob)
         if not Path(scratch, path).exists():
             return []
+        linted = [path] + _importers(Path(scratch), path)
         return [
-            dict(item, filename=os.path.relpath(item["filename"], scratch))
-            for item in _lint_files(Path(scratch), [path])
+            dict(
+                item,
+                filename=_relative(item["filename"], scratch),
+                places=_places(item, scratch),
+            )
+            for item in _lint_files(Path(scratch), linted)
         ]
 
 
-def _places(item: dict) -> list[str]:
-    """Where a finding points in its own file: its line and its related locations in
-    the same file (in a notebook, cell and line). A pitfall of two places (GL016's training
-    forward and the `eval()` that left the model in eval mode, GL007's step and the loop that
-    never clears) is caught whichever of them the upstream fix changed."""
-    places = [ledger.finding_line(item)]
-    own = item["filename"].replace(os.sep, "/")
+# How many of the files that import a fix's file the fix benchmark lints beside it.
+_MAX_IMPORTERS = 30
+
+
+def _importers(root: Path, path: str) -> list[str]:
+    """The checkout's files (sorted, at most _MAX_IMPORTERS) whose text imports the
+    module `path` by its name (`from eval import eval_net`, `import utils.eval as ev`,
+    `from . import eval`): a user lints them with it, and a finding there may name a
+    place in it (GL016 at train.py's training forward names the `eval()` inside
+    eval.py's `eval_net`)."""
+    stem = re.escape(Path(path).stem)
+    if Path(path).suffix != ".py" or Path(path).stem == "__init__":
+        return []
+    pattern = re.compile(
+        rf"(?:\bfrom\s+[\w.]*\b{stem}\b[\w.]*\s+import\b"
+        rf"|\bimport\s+[\w.]*\b{stem}\b"
+        rf"|\bfrom\s+[\w.]+\s+import\s+[^\n]*\b{stem}\b)".encode()
+    )
+    found = []
+    for folder, dirs, filenames in os.walk(root):
+        dirs.sort()
+        for filename in sorted(filenames):
+            if not filename.endswith((".py", ".ipynb")):
+                continue
+            full = os.path.join(folder, filename)
+            relative = os.path.relpath(full, root).replace(os.sep, "/")
+            if relative == path:
+                continue
+            with open(full, "rb") as handle:
+                if pattern.search(handle.read()):
+                    found.append(relative)
+    return sorted(found)[:_MAX_IMPORTERS]
+
+
+def _places(item: dict, root: Path | str | None = None) -> list[tuple[str, str]]:
+    """Where a finding points: (file, line) for its own line and for each of its related
+    locations (in a notebook, cell and line), the files relative to `root` (the linted
+    tree; as given when None). A pitfall of two places (GL016's training forward and the
+    `eval()` that left the model in eval mode, GL007's step and the loop that never
+    clears) is caught whichever of them the upstream fix changed, in whichever file."""
+    own = _relative(item["filename"], root)
+    places = [(own, ledger.finding_line(item))]
     for related in item.get("related") or ():
-        other = str(related.get("filename", "")).replace(os.sep, "/")
-        if other == own or other.endswith("/" + own):
-            # a notebook's related location names its cell, as the finding's own does
-            places.append(ledger.finding_line(related))
+        other = _relative(str(related.get("filename", "")), root)
+        if root is None and other != own and other.endswith("/" + own):
+            other = own  # the finding's own file, named absolutely
+        # a notebook's related location names its cell, as the finding's own does
+        places.append((other, ledger.finding_line(related)))
     return places
+
+
+def _relative(filename: str, root: Path | str | None) -> str:
+    if root is not None and os.path.isabs(filename):
+        filename = os.path.relpath(filename, root)
+    return filename.replace(os.sep, "/")
 
 
 def _near(place: str, want: tuple[int, int]) -> bool:
@@ -647,12 +697,17 @@ def cmd_fixes(template: str, half: str, out=sys.stdout) -> dict:
         want = _pos(fix["parent_line"])
         first, _, last = fix["fix_range"].partition("-")  # "40-46", or one line: "40"
         lo, hi = _pos(first), _pos(last or first)
+        # caught: a finding of the pitfall names the line, at itself or a related
+        # location; clean: none names a line the fix changed
+        fixed = fixed_path or parent_path
         caught = any(
-            same_pitfall(i["code"], fix["code"]) and any(_near(place, want) for place in _places(i))
+            same_pitfall(i["code"], fix["code"])
+            and any(p == parent_path and _near(place, want) for p, place in i["places"])
             for i in before
         )
         clean = not any(
-            same_pitfall(i["code"], fix["code"]) and lo <= _pos(ledger.finding_line(i)) <= hi
+            same_pitfall(i["code"], fix["code"])
+            and any(p == fixed and lo <= _pos(place) <= hi for p, place in i["places"])
             for i in after
         )
         s = stats[h]
