@@ -10,6 +10,7 @@ import pytest
 from gradlint.analysis.index import (
     FileIndex,
     child_nodes,
+    every_element_path,
     loop_element_sources,
     module_path,
     path_root,
@@ -464,3 +465,18 @@ def test_bindings_in_the_arms_of_an_if_reach_uses_as_control_can_flow():
                 elif line in expected and type(index.parent.get(use)) is cst.Return:
                     seen[line] = sorted(lines[n].start.line for n in index.reaching(nodes, use))
     assert seen == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "every"),
+    [
+        ("nets[0]", "nets[]"),
+        ("self.nets['G']", "self.nets[]"),
+        ("models['a[0]']", "models[]"),  # a bracket inside the key is the key's
+        ("nets[0][1]", "nets[0][]"),
+        ("nets[0].enc", None),  # a layer of the element, not an element
+        ("nets", None),
+    ],
+)
+def test_every_element_path(path, every):
+    assert every_element_path(path) == every

@@ -37,6 +37,7 @@ from gradlint.analysis.index import (
     FileIndex,
     bool_literal,
     dotted_name,
+    element_key_length,
     forward_method,
     literal_entry,
     module_path,
@@ -2831,7 +2832,18 @@ def _mode_switched(cls: cst.ClassDef) -> set[str]:
 
 
 def _holds(owner: str, path: str) -> bool:
-    """Is the module at `path` inside the one at `owner` (`net.enc`, `nets[0]`)?"""
+    """Is the module at `path` inside the one at `owner` (`net.enc`, `nets[0]`)? An
+    owner `nets[]` (every element of `nets`, as a loop over them switches them) holds
+    each element by a constant key (`nets[0]`, `nets['G'].enc`)."""
+    if owner.endswith("[]"):
+        container = owner[:-2]
+        if not path.startswith(container + "["):
+            return False
+        key = element_key_length(path[len(container) :])
+        if key is None:
+            return False
+        rest = path[len(container) + key :]
+        return rest == "" or rest[0] in (".", "[")
     return path.startswith(owner) and path[len(owner) : len(owner) + 1] in (".", "[")
 
 
@@ -2840,7 +2852,13 @@ def _owning_module(path: str | None, modules: Set[str]) -> str | None:
     else the path itself."""
     if path is None or path in modules:
         return path
-    return next((owner for owner in sorted(modules) if _holds(owner, path)), path)
+    owner = next((owner for owner in sorted(modules) if _holds(owner, path)), None)
+    if owner is None:
+        return path
+    if owner.endswith("[]"):
+        # every element is switched: the one picked here (`nets[0]` of `nets[0].enc`)
+        return owner[:-2] + path[len(owner) - 2 :][: element_key_length(path[len(owner) - 2 :])]
+    return owner
 
 
 def _calls_by_receiver(

@@ -105,6 +105,24 @@ def module_path(node: cst.CSTNode | None) -> str | None:
 _LEADING_KEY = re.compile(r"""\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\d+)\]""")
 
 
+def element_key_length(path: str) -> int | None:
+    """The length of the constant key a module path starts with (`['G']` of
+    `['G'].enc`, as module_path spells keys); None when it starts otherwise."""
+    match = _LEADING_KEY.match(path)
+    return match.end() if match is not None else None
+
+
+def every_element_path(path: str) -> str | None:
+    """`nets[]`, the path of every element of a container, for a path that picks one
+    of them by a constant key last (`nets[0]`, `models['G']`); None otherwise."""
+    at = path.rfind("[")
+    while at > 0:
+        if element_key_length(path[at:]) == len(path) - at:
+            return path[:at] + "[]"
+        at = path.rfind("[", 0, at)
+    return None
+
+
 def literal_entry(container: cst.CSTNode, path: str) -> tuple[cst.BaseExpression, str] | None:
     """(the value, the rest of the path) that a dict, list or tuple written out
     (`{"G": G, "D": D}`, `[actor, critic]`) holds under the first constant key of a path

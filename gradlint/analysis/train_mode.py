@@ -27,6 +27,7 @@ from gradlint.analysis.index import (
     FileIndex,
     bool_literal,
     dotted_name,
+    every_element_path,
     module_path,
     own_method,
     path_root,
@@ -217,12 +218,10 @@ class TrainModeAnalysis:
         if "." in switch.model or "[" in switch.model:
             return None
         for loop in self.index.enclosing_loops(switch.anchor):
-            if (
-                type(loop) is cst.For
-                and type(loop.target) is cst.Name
-                and loop.target.value == switch.model
-            ):
-                return module_path(loop.iter)
+            if type(loop) is cst.For:
+                container = walked_container(loop.target, loop.iter, switch.model)
+                if container is not None:
+                    return module_path(container)
         return None
 
     def _managed_switches(self) -> list[ModeSwitch]:
@@ -650,13 +649,15 @@ class TrainModeAnalysis:
                             found.append(ModeSwitch(call, name, to_eval, parent))
                 elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is call:
                     # `[net.eval() for net in nets]`: every element of `nets`
-                    if type(parent.for_in.target) is cst.Name and receiver == (
-                        parent.for_in.target.value
-                    ):
-                        container = dotted_name(parent.for_in.iter)
-                        if container is not None:
-                            statement = self.index.statement_of(parent)
-                            found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
+                    walked = (
+                        walked_container(parent.for_in.target, parent.for_in.iter, receiver)
+                        if receiver is not None
+                        else None
+                    )
+                    container = dotted_name(walked) if walked is not None else None
+                    if container is not None:
+                        statement = self.index.statement_of(parent)
+                        found.append(ModeSwitch(call, f"{container}[]", to_eval, statement))
             self._direct = found
         return self._direct
 
@@ -670,13 +671,14 @@ class TrainModeAnalysis:
         line = self.index.parent.get(statement)
         block = self.index.parent.get(line) if line is not None else None
         loop = self.index.parent.get(block) if block is not None else None
-        if (
-            type(loop) is not cst.For
-            or loop.body is not block
-            or type(loop.target) is not cst.Name
-            or loop.target.value != receiver
-        ):
+        if type(loop) is not cst.For or loop.body is not block:
             return []
+        walked = walked_container(loop.target, loop.iter, receiver)
+        if walked is None:
+            return []
+        if walked is not loop.iter:  # `models.values()`, `enumerate(nets)`: its elements
+            container = dotted_name(walked)
+            return [(f"{container}[]", loop)] if container is not None else []
         if isinstance(loop.iter, (cst.List, cst.Tuple)):
             elements = loop.iter.elements
             if any(type(element) is cst.StarredElement for element in elements):
@@ -751,6 +753,10 @@ class TrainModeAnalysis:
         mode, unknown, or both possible)."""
         scope = self.index.scope_of(use)
         switches = self._scope_switches(scope, model)
+        element = every_element_path(model)
+        if element is not None:
+            # `models["G"]` after `for m in models.values(): m.eval()`: every element
+            switches = switches + self._scope_switches(scope, element)
         if not switches:
             return self._closure_eval_switch(model, scope) or self._global_eval_switch(model, scope)
         return self._decide(switches, use)
@@ -866,3 +872,49 @@ def _managed_arguments(call: cst.Call, manager: ModeManager) -> list[str]:
             indices.add(bound.index)
     names = [dotted_name(call.args[i].value) for i in sorted(indices)]
     return [name for name in names if name is not None]
+
+
+def walked_container(
+    target: cst.BaseExpression, iterable: cst.BaseExpression, receiver: str
+) -> cst.BaseExpression | None:
+    """The container whose elements the loop variable `receiver` takes in turn: `nets`
+    of `for net in nets`, `for net in nets.values()`, `for name, net in nets.items()`
+    and `for i, net in enumerate(nets)`; `iterable` itself for a plain name target (a
+    literal list or tuple among them). None for any other loop."""
+    if type(target) is cst.Name:
+        if target.value != receiver:
+            return None
+        return _dict_walked(iterable, "values") or iterable
+    if type(target) is not cst.Tuple or len(target.elements) != 2:
+        return None
+    value = target.elements[1].value
+    if type(value) is not cst.Name or value.value != receiver:
+        return None
+    if (
+        type(iterable) is cst.Call
+        and dotted_name(iterable.func) == "enumerate"
+        and iterable.args
+        and iterable.args[0].keyword is None
+        and not iterable.args[0].star
+    ):
+        return iterable.args[0].value
+    return _dict_walked(iterable, "items")
+
+
+def _dict_walked(iterable: cst.BaseExpression, method: str) -> cst.BaseExpression | None:
+    """`nets` of `nets.values()` (or `nets.items()`, with `method`); else None."""
+    if (
+        type(iterable) is cst.Call
+        and not iterable.args
+        and type(iterable.func) is cst.Attribute
+        and iterable.func.attr.value == method
+    ):
+        return iterable.func.value
+    return None
+
+
+def among_switched(model: str | None, models: set[str]) -> bool:
+    """Is `model` one of the paths a scope switches (`eval_models_in`), or an element by
+    a constant key of a container whose every element it switches (`nets["G"]` after
+    `for m in nets.values(): m.eval()`)?"""
+    return model is not None and (model in models or every_element_path(model) in models)

@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
-from gradlint.analysis.train_mode import ModeSwitch
+from gradlint.analysis.train_mode import ModeSwitch, among_switched
 from gradlint.diagnostics import Confidence, Group
 from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
@@ -208,7 +208,7 @@ class EvalWithoutNoGrad(Rule):
                 continue
             model = facts.forwards.forward_target(node, models)
             inner = index.scope_of(node)
-            if model in models:
+            if among_switched(model, models):
                 if inner is scope:
                     yield node, model, node
                 elif type(inner) is cst.FunctionDef and index.is_inside(inner, body):
@@ -234,17 +234,17 @@ class EvalWithoutNoGrad(Rule):
                 continue
             for argument in facts.forwards.inference_arguments(node):
                 passed = module_path(argument)
-                if passed in models:
+                if among_switched(passed, models):
                     yield node, passed, node
             # `agent.sample(state)` after `agent.network.eval()`: the method runs it
             for held in facts.forwards.inference_receivers(node):
-                if held in models:
+                if among_switched(held, models):
                     yield node, held, node
             # a helper that differentiates (a MAML evaluation): its forwards whose result
             # it only reads as numbers, judged at the forward
             for argument, forward in facts.forwards.inference_forwards(node):
                 passed = module_path(argument)
-                if passed in models:
+                if among_switched(passed, models):
                     yield forward, passed, node
 
     def _check(self, call: cst.Call, model: str, at: cst.Call) -> None:

@@ -60,3 +60,39 @@ def freeze_norms():
     # thrown away, and another model's switch does not make this forward GL004's
     out = model(x)  # error: GL012
     return out.mean().item()
+
+
+nets = {"G": Net(), "D": Net()}
+ensemble = [Net(), Net()]
+images = []
+
+
+def sample_from_all():
+    # a loop over a dict's values, its items, or an enumeration of a list switches
+    # every element; a forward of one picked by a constant key is in eval mode
+    for m in nets.values():
+        m.eval()
+    x, _ = loader[0]
+    images.append(nets["G"](x).cpu())  # error: GL004
+
+
+def sample_from_items():
+    for _name, m in nets.items():
+        m.eval()
+    x, _ = loader[0]
+    images.append(nets["D"](x).cpu())  # error: GL004
+
+
+def sample_from_ensemble():
+    for _i, m in enumerate(ensemble):
+        m.eval()
+    x, _ = loader[0]
+    images.append(ensemble[1](x).cpu())  # error: GL004
+
+
+def sample_after_one_is_switched_back():
+    for m in nets.values():
+        m.eval()
+    nets["G"].train()
+    x, _ = loader[0]
+    images.append(nets["G"](x).cpu())  # training mode again: neither GL004 nor GL012
