@@ -358,6 +358,16 @@ WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
             "Variable",
             [(9, "GL008")],
         ),
+        # ...but not one computed first: what it lists stays unknown
+        (
+            {
+                "common.py": WRAPS
+                + "__all__ = [n for n in dir() if not n.startswith('_')]\n__all__ += ['x']\n"
+            },
+            "from common import *",
+            "Variable",
+            [(9, "GL008")],
+        ),
         # ...and one rebound later lists only what it lists last
         (
             {"common.py": WRAPS + "__all__ = ['Variable']\n__all__ = ['nn']\n"},
@@ -398,6 +408,7 @@ WRAPS = "from torch.autograd import Variable\nimport torch.nn as nn\n"
         "underscore",
         "all-includes-underscore",
         "all-grown-later",
+        "all-computed-then-grown",
         "all-rebound-later",
         "rebound-there",
         "hidden-by-outer-definition",

@@ -102,6 +102,37 @@ def test_a_model_the_base_class_of_the_same_file_builds(tmp_path, built, found):
     assert findings(tmp_path / "algo.py") == found
 
 
+REPLACING = """
+
+    class Algo(Base):
+        def __init__(self):
+            super().__init__()
+            self.model = torch.sigmoid
+
+        def evaluation(self, x, y):
+            logits = self.model(x)
+            return (logits.argmax(1) == y).float().mean().item()
+"""
+
+
+def test_a_subclass_that_replaces_the_base_classes_model_runs_its_own(tmp_path):
+    # the subclass's own assignment decides for its methods, in the same file or where
+    # the base is another file's
+    base = "\n\n    class Base:\n        def __init__(self):\n            self.model = Net()\n"
+    write(tmp_path, {"algo.py": NET + base + REPLACING})
+    assert findings(tmp_path / "algo.py") == []
+    write(
+        tmp_path / "p",
+        {
+            ".git/HEAD": "",
+            "base.py": BASE_FILE.replace("MODEL", "Net()"),
+            "algo.py": "import torch\nfrom base import Base\n"
+            + textwrap.dedent(REPLACING).replace("super().__init__()", "super().__init__(0.1)"),
+        },
+    )
+    assert findings(tmp_path / "p" / "algo.py") == []
+
+
 BASE_FILE = (
     NET
     + """

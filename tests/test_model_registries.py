@@ -197,6 +197,14 @@ print(evaluate(model, loader))
         ('MODELS = {"mlp": MLP, **OTHERS}', []),
         ('MODELS = {"mlp": MLP}\nMODELS["scale"] = Scale', []),  # no longer only those
         ('MODELS = {"mlp": MLP}\nMODELS = {}', []),
+        # changed by a method or a registering function, or handed on: out of sight
+        ('MODELS = {"mlp": MLP}\nMODELS.update({"scale": Scale})', []),
+        ("MODELS = [MLP]\nMODELS.append(Scale)", []),
+        (
+            'MODELS = {"mlp": MLP}\n\n\ndef register(cls):\n    MODELS[cls.__name__] = cls',
+            [],
+        ),
+        ('MODELS = {"mlp": MLP}\nALIAS = MODELS\nALIAS["scale"] = Scale', []),
     ],
 )
 def test_a_registry_of_another_file(tmp_path, registry: str, found):
@@ -211,3 +219,29 @@ def test_a_registry_of_another_file(tmp_path, registry: str, found):
         },
     )
     assert findings(tmp_path / "evaluate.py") == found
+
+
+def test_a_registry_of_another_file_changed_by_the_importer(tmp_path):
+    from test_project import findings, write
+
+    picking = PICKING.replace(
+        'model = MODELS["mlp"]()', 'MODELS["mlp"] = Scale\nmodel = MODELS["mlp"]()'
+    )
+    write(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "models.py": MODELS_FILE.replace("REGISTRY", 'MODELS = {"mlp": MLP}'),
+            "evaluate.py": picking,
+        },
+    )
+    assert findings(tmp_path / "evaluate.py") == []
+
+
+def test_a_zoo_name_bound_to_something_else_is_no_zoo():
+    source = textwrap.dedent(ZOO).replace(
+        "model = BUILD",
+        'models = types.SimpleNamespace(identity=torch.nn.Identity)\nmodel = getattr(models, "identity")()',
+    )
+    source = "import types\n" + source
+    assert [d.code for d in lint_source(source, "t.py", Config(preview=True))] == []

@@ -127,7 +127,8 @@ class FileFacts:
             self.index,
             bindings=self.bindings,
             roles=self.parameter_roles,
-            family=self.grad_mode.callees.family,
+            lineage=self.grad_mode.callees.lineage,
+            subclasses=self.grad_mode.callees.subclasses,
         )
 
     @cached_property

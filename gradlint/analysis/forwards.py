@@ -33,6 +33,7 @@ from gradlint.analysis.caller_arguments import ArgumentHere, CallerArguments, pa
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from gradlint.analysis.imports import CST_IMPORTS
 from gradlint.analysis.index import (
     FileIndex,
     bool_literal,
@@ -540,7 +541,20 @@ class ForwardAnalysis:
             or self._passed_with_its_input(call)
             or self._forward_differentiates(model, call, in_eval_mode)
             or self._returned_by_a_differentiating_function(call, scope)
+            or self._returned_to_a_differentiation(call, scope)
             or self._state_differentiated(model, scope)
+        )
+
+    def _returned_to_a_differentiation(self, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """The function returns what the forward computes, and a caller of this file
+        differentiates the result of its call (`def features(x): backbone.eval();
+        return backbone(x)`, then `loss = head(features(x)).sum(); loss.backward()`):
+        the graph is used there, in whatever mode the model ran."""
+        if type(scope) is not cst.FunctionDef or not self._reaches_a_return(call, scope):
+            return False
+        return any(
+            self.reach.result_is_differentiated(caller)
+            for caller in self.summaries.callees.callers_of(scope)
         )
 
     def _state_differentiated(self, model: str, scope: cst.CSTNode) -> bool:
@@ -1577,7 +1591,7 @@ class ForwardAnalysis:
             or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
             or self._handed_to_the_constructor(name, constructors, use)
-            or self._kept_by_a_base_class(name, use)
+            or self._kept_by_a_base_class(name, use, constructors)
             or self._unpacked_from_a_factory(name, use)
             or self._aliases_a_model(name, use)
             or self._results_detached(name, use)
@@ -1943,7 +1957,9 @@ class ForwardAnalysis:
         self._constructions_known[key] = found
         return found
 
-    def _kept_by_a_base_class(self, name: str, use: cst.CSTNode) -> bool:
+    def _kept_by_a_base_class(
+        self, name: str, use: cst.CSTNode, constructors: list[cst.CSTNode]
+    ) -> bool:
         """`self.model`, kept by the `__init__` of a base class another file of the
         project writes (`self.model = model` in base.py's `Trainer`), handed it by this
         class's `super().__init__(model)` from a parameter of its own `__init__` that
@@ -1951,7 +1967,9 @@ class ForwardAnalysis:
         that call, `super().__init__(Net())`): an agent or a trainer that inherits where
         its model is stored. A class without its own `__init__` is handed it by its
         constructions (`Algo(Net(), lr)`); a base that builds the model itself
-        (`self.model = Net()` in base.py) holds one for every subclass."""
+        (`self.model = Net()` in base.py) holds one for every subclass. Neither where
+        the classes of this file assign the attribute themselves (`constructors`): the
+        base's model may be replaced."""
         head, _, attribute = name.partition(".")
         function = self.index.scope_of(use)
         if (
@@ -1964,7 +1982,7 @@ class ForwardAnalysis:
         cls = self.index.enclosing_class(function)
         if cls is None or self.index.scope_of(cls) is not self.index.module:
             return False
-        base = self.summaries.callees.imported_base(cls)
+        base = self.summaries.callees.imported_base(cls) if not constructors else None
         project = self.summaries.project
         if base is not None and project is not None and project.enabled:
             if project.attribute_holds_parameters(*base, attribute):
@@ -2157,7 +2175,10 @@ class ForwardAnalysis:
         else:
             return False
         qualified = self.index.qualified_name(namespace)
-        return qualified is not None and is_model_zoo(qualified)
+        if qualified is None or not is_model_zoo(qualified):
+            return False
+        root = path_root(dotted_name(namespace) or "")
+        return self.values.bound_only_by_imports(root, func)  # not rebound to another
 
     def _registry_builds(self, picked: cst.Subscript) -> bool | None:
         """What `MODELS[name]()` builds, of a registry bound once to a literal of classes
@@ -2194,9 +2215,26 @@ class ForwardAnalysis:
         project = self.summaries.project
         if origin is None or origin[2] is None or project is None or not project.enabled:
             return False
-        if not self.values.bound_only_by_imports(name, use):
+        if not self.values.bound_only_by_imports(name, use) or self._registry_changed(name):
             return False
         return project.registry_builds_parameters(origin[0], origin[1], origin[2])
+
+    def _registry_changed(self, name: str) -> bool:
+        """Does this file read the registry `name` other than to pick an element from it
+        (`MODELS["scale"] = Scale`, `MODELS.update(...)`, `M = MODELS`)?"""
+        parent = self.index.parent
+        for node in self.index.of_types(cst.Name):
+            if node.value != name:
+                continue
+            above = parent.get(node)
+            if type(self.index.statement_of(node)) in CST_IMPORTS:
+                continue  # the import that brings it in
+            if type(above) is cst.Subscript and above.value is node:
+                target = parent.get(above)
+                if type(target) not in (cst.AssignTarget, cst.AugAssign, cst.Del):
+                    continue
+            return True
+        return False
 
     def _hands_parameters(self, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """Is what a call hands over a module with parameters: built there

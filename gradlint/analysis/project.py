@@ -2010,7 +2010,34 @@ def _weighted_instances(
     if built:
         built -= _frozen_at_top_level(tree)
     registries = {n for n in registries if bindings.get(n) == 1 and n not in imported}
+    if registries:
+        registries -= _changed_or_handed_on(tree, registries)
     return sorted(built), sorted(registries)
+
+
+def _changed_or_handed_on(tree: ast.Module, names: set[str]) -> set[str]:
+    """The names of `names` the module reads other than to pick an element
+    (`MODELS[name]`): stored into (`MODELS["x"] = f`, in a registering decorator too),
+    changed by a method (`MODELS.update(...)`), aliased or handed on. What such a
+    registry holds when another file picks from it is out of sight."""
+    found: set[str] = set()
+    picked: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+        ):
+            picked.add(id(node.value))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in names
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in picked
+        ):
+            found.add(node.id)
+    return found
 
 
 def _registry_of_weighted_classes(value: ast.expr, parameter_classes: list[str]) -> bool:
@@ -2305,6 +2332,7 @@ def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSumm
     the top is taken as bound."""
     defined: set[str] = set()
     all_names: list[str] | None = None
+    all_unknown = False  # `__all__` bound to something other than a literal list
     for node in _top_level_statements(tree, (ast.If, ast.Try, ast.With)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.add(node.name)
@@ -2317,11 +2345,12 @@ def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSumm
             listed = _literal_names(node.value)
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 if listed is None:
-                    all_names = None
+                    all_names, all_unknown = None, True
                 elif isinstance(node, ast.AugAssign):
-                    all_names = [*(all_names or []), *listed]
+                    # a list computed before stays unknown, whatever is added to it
+                    all_names = None if all_unknown else [*(all_names or []), *listed]
                 else:
-                    all_names = listed
+                    all_names, all_unknown = listed, False
     summary.absolute_imports = {
         local: list(origin)
         for local, origin in imports.absolute_module_imports().items()

@@ -84,13 +84,15 @@ class TensorFacts:
         *,
         bindings: ScopeBindings,
         roles: ParameterRoles | None = None,
-        family: Callable[[cst.ClassDef], list[cst.ClassDef]] | None = None,
+        lineage: Callable[[cst.ClassDef], list[cst.ClassDef]] | None = None,
+        subclasses: Callable[[cst.ClassDef], list[cst.ClassDef]] | None = None,
     ) -> None:
         self.index = index
         self.bindings = bindings
-        # the classes whose methods' `self` may be one object with a class's (its bases
-        # and subclasses of this file): where `self.x` of a method may have been built
-        self.family = family
+        # a class and its bases of this file in lookup order, and its subclasses of this
+        # file: where `self.x` of a method may have been built
+        self.lineage = lineage
+        self.subclasses = subclasses
         # parameters known by their use (`p.grad` read), where no binding shows one
         self.roles = roles
         if roles is not None:
@@ -882,9 +884,18 @@ class TensorFacts:
         method of `cls` may be running on: a template method's `self.model(x)` in a
         subclass whose base builds the model (`class Algo(Base)`, `Base.__init__` with
         `self.model = Net()`), or the base's own method on a model its subclasses
-        build. Where the classes build different things, each is among the values."""
-        classes = self.family(cls) if self.family is not None else [cls]
-        return [value for c in classes for value in self._self_assignments(c).get(name, ())]
+        build. The nearest class of the lineage that assigns it decides (a subclass's
+        `self.model = torch.sigmoid` after `super().__init__()` replaces the base's
+        model), and what a subclass assigns may be there instead."""
+        lineage = self.lineage(cls) if self.lineage is not None else [cls]
+        values: list[cst.CSTNode] = []
+        for c in lineage:
+            values = list(self._self_assignments(c).get(name, ()))
+            if values:
+                break
+        for c in self.subclasses(cls) if self.subclasses is not None else ():
+            values.extend(self._self_assignments(c).get(name, ()))
+        return values
 
     def _self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """`self.x = value` anywhere in the class, by name: read once per class."""

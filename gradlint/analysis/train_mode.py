@@ -674,7 +674,7 @@ class TrainModeAnalysis:
         if type(loop) is not cst.For or loop.body is not block:
             return []
         walked = walked_container(loop.target, loop.iter, receiver)
-        if walked is None:
+        if walked is None or self._leaves_early(loop):
             return []
         if walked is not loop.iter:  # `models.values()`, `enumerate(nets)`: its elements
             container = dotted_name(walked)
@@ -687,6 +687,15 @@ class TrainModeAnalysis:
             return [(path, loop) for path in paths if path is not None] if None not in paths else []
         container = dotted_name(loop.iter)
         return [(f"{container}[]", loop)] if container is not None else []
+
+    def _leaves_early(self, loop: cst.For) -> bool:
+        """Can an iteration of the loop skip the rest of its body, or the loop stop
+        before its last element (`if k == "G": continue`, `break`)? Then a switch in
+        its body may miss some elements."""
+        return any(
+            next(self.index.enclosing_loops(node), None) is loop
+            for node in self.index.of_types_in(loop.body, cst.Continue, cst.Break)
+        )
 
     def _carried_on(self, call: cst.Call) -> cst.BaseExpression:
         """The whole chain of module methods that return the module itself, called on the
@@ -754,12 +763,24 @@ class TrainModeAnalysis:
         scope = self.index.scope_of(use)
         switches = self._scope_switches(scope, model)
         element = every_element_path(model)
-        if element is not None:
+        if element is not None and not self._element_stored(model, scope):
             # `models["G"]` after `for m in models.values(): m.eval()`: every element
             switches = switches + self._scope_switches(scope, element)
         if not switches:
             return self._closure_eval_switch(model, scope) or self._global_eval_switch(model, scope)
         return self._decide(switches, use)
+
+    def _element_stored(self, model: str, scope: cst.CSTNode) -> bool:
+        """Does the scope store into the element `model` names, or read it into a name
+        (`nets["G"] = Net()`, `g = nets["G"]`, which may then be switched on its own)?
+        A switch of every element then says nothing of it."""
+        for node in self.index.of_types_in(scope, cst.Subscript, into_functions=False):
+            if module_path(node) != model:
+                continue
+            above = self.index.parent.get(node)
+            if type(above) in (cst.AssignTarget, cst.AugAssign, cst.Assign, cst.Del):
+                return True
+        return False
 
     def _closure_eval_switch(self, model: str, scope: cst.CSTNode) -> ModeSwitch | None:
         """A nested function reading its enclosing function's model runs where it is

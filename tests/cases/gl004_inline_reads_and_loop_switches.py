@@ -96,3 +96,49 @@ def sample_after_one_is_switched_back():
     nets["G"].train()
     x, _ = loader[0]
     images.append(nets["G"](x).cpu())  # training mode again: neither GL004 nor GL012
+
+
+def sample_all_but_one():
+    # an iteration may skip the switch: not every element is known to be in eval mode
+    for name, m in nets.items():
+        if name == "G":
+            continue
+        m.eval()
+    x, _ = loader[0]
+    images.append(nets["G"](x).cpu())
+
+
+def sample_after_the_first():
+    for m in ensemble:
+        m.eval()
+        break
+    x, _ = loader[0]
+    images.append(ensemble[1](x).cpu())
+
+
+def sample_a_replaced_one():
+    for m in nets.values():
+        m.eval()
+    nets["G"] = Net()  # a new module, in training mode
+    x, _ = loader[0]
+    images.append(nets["G"](x).cpu())
+
+
+def sample_one_switched_back_by_its_name():
+    for m in nets.values():
+        m.eval()
+    g = nets["G"]
+    g.train()
+    x, _ = loader[0]
+    images.append(nets["G"](x).cpu())
+
+
+def frozen_features(x):
+    model.eval()
+    return model(x)  # its caller differentiates it: the graph is used
+
+
+def fit_head():
+    x, y = loader[0]
+    loss = criterion(critic(frozen_features(x)), y)
+    loss.backward()
