@@ -1905,14 +1905,21 @@ class ForwardAnalysis:
     ) -> tuple[str, cst.ClassDef, cst.FunctionDef] | None:
         """(attribute, class, its own `__init__`) for `self.<attribute>` read in a method
         of a module-level class that defines `__init__`; None otherwise."""
+        method = self._attribute_of_self(name, use)
+        if method is None:
+            return None
+        attribute, function = method
+        found = self._class_and_own_init(function)
+        return (attribute, *found) if found is not None else None
+
+    def _attribute_of_self(self, name: str, use: cst.CSTNode) -> tuple[str, cst.FunctionDef] | None:
+        """(attribute, the function read in) for `self.<attribute>` (one attribute deep)
+        read in a function; None otherwise."""
         head, _, attribute = name.partition(".")
         if head != "self" or not attribute or "." in attribute:
             return None
         function = self.index.scope_of(use)
-        if type(function) is not cst.FunctionDef:
-            return None
-        found = self._class_and_own_init(function)
-        return (attribute, *found) if found is not None else None
+        return (attribute, function) if type(function) is cst.FunctionDef else None
 
     def _class_and_own_init(
         self, function: cst.FunctionDef
@@ -1970,15 +1977,10 @@ class ForwardAnalysis:
         (`self.model = Net()` in base.py) holds one for every subclass. Neither where
         the classes of this file assign the attribute themselves (`constructors`): the
         base's model may be replaced."""
-        head, _, attribute = name.partition(".")
-        function = self.index.scope_of(use)
-        if (
-            head != "self"
-            or not attribute
-            or "." in attribute
-            or type(function) is not (cst.FunctionDef)
-        ):
+        method = self._attribute_of_self(name, use)
+        if method is None:
             return False
+        attribute, function = method
         cls = self.index.enclosing_class(function)
         if cls is None or self.index.scope_of(cls) is not self.index.module:
             return False
@@ -2166,7 +2168,6 @@ class ForwardAnalysis:
             namespace = namespace.value
         elif (
             type(func) is cst.Call
-            and dotted_name(func.func) == "getattr"
             and self.index.qualified_name(func.func) == "getattr"
             and len(func.args) == 2
             and all(a.keyword is None and not a.star for a in func.args)
@@ -2895,7 +2896,9 @@ def _owning_module(path: str | None, modules: Set[str]) -> str | None:
         return path
     if owner.endswith("[]"):
         # every element is switched: the one picked here (`nets[0]` of `nets[0].enc`)
-        return owner[:-2] + path[len(owner) - 2 :][: element_key_length(path[len(owner) - 2 :])]
+        container = owner[:-2]
+        picked = path[len(container) :]
+        return container + picked[: element_key_length(picked)]
     return owner
 
 

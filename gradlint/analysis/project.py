@@ -2000,10 +2000,7 @@ def _weighted_instances(
         made = ast_called_through(node.value, SELF_RETURNING_MODULE_METHODS)
         if not isinstance(made, ast.Call):
             continue
-        cls = ast_dotted_name(made.func) or ""
-        if cls in parameter_classes or (
-            _is_weighted_layer(cls) and imports.qualify(cls).startswith("torch.nn.")
-        ):
+        if _builds_weights(ast_dotted_name(made.func) or "", parameter_classes, imports):
             built.add(node.targets[0].id)
     imported = imports.names()  # an import of the name binds it too
     built = {name for name in built if bindings.get(name) == 1 and name not in imported}
@@ -2022,6 +2019,7 @@ def _changed_or_handed_on(tree: ast.Module, names: set[str]) -> set[str]:
     registry holds when another file picks from it is out of sight."""
     found: set[str] = set()
     picked: set[int] = set()
+    # ast.walk meets a subscript before the name it picks from
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Subscript)
@@ -2029,8 +2027,7 @@ def _changed_or_handed_on(tree: ast.Module, names: set[str]) -> set[str]:
             and isinstance(node.value, ast.Name)
         ):
             picked.add(id(node.value))
-    for node in ast.walk(tree):
-        if (
+        elif (
             isinstance(node, ast.Name)
             and node.id in names
             and isinstance(node.ctx, ast.Load)
@@ -2781,12 +2778,7 @@ def _weighted_attributes(
         weighted = [
             attribute
             for attribute, names in built.items()
-            if names
-            and all(
-                name in parameter_classes
-                or (imports.qualify(name).startswith("torch.nn.") and _is_weighted_layer(name))
-                for name in names
-            )
+            if names and all(_builds_weights(name, parameter_classes, imports) for name in names)
         ]
         if weighted:
             found[cls] = weighted
@@ -2813,6 +2805,14 @@ def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
     (`self.fc = nn.Linear(...)`, `self.body = nn.Sequential(...)`)? `built`: its
     _built_attributes."""
     return any(_is_weighted_layer(name) for names in built.values() for name in names)
+
+
+def _builds_weights(name: str, parameter_classes: list[str], imports: ImportMap) -> bool:
+    """Does a call of the dotted name `name` build a module with weights: one of the
+    module's own classes with weights, or a torch.nn layer with weights or container?"""
+    return name in parameter_classes or (
+        _is_weighted_layer(name) and imports.qualify(name).startswith("torch.nn.")
+    )
 
 
 def _is_weighted_layer(name: str) -> bool:
