@@ -49,6 +49,7 @@ from gradlint.analysis.module_state_summary import carried_attributes_of_class, 
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
+    READERS_PREFIX,
     SEARCH_PREFIX,
     SUBCLASSES_PREFIX,
     TEXT_PREFIX,
@@ -3165,6 +3166,7 @@ class ProjectIndex:
         self._subclasses: dict[str, list[frozenset[int | str]] | None] = {}
         self._definitions: dict[str, list[ExternalFunction] | None] = {}
         self._attributes: dict[str, bool | None] = {}
+        self._readers: dict[str, bool | None] = {}
         # method name -> method_runs_layers' answer
         self._layer_methods: dict[str, bool] = {}
 
@@ -3306,6 +3308,21 @@ class ProjectIndex:
             lambda: attribute_parameterless(attribute, root, self.path),
         )
         return bool(found)
+
+    def attribute_named_elsewhere(self, attribute: str) -> bool:
+        """Does a file of the project other than the linted one, linked to it by imports,
+        name `.<attribute>` (attribute_readers)? Where an instance of the linted file's
+        class goes, that file may read its `self.<attribute>`. True when the project is
+        too large to search; False for a text with no file (nothing else to read it)."""
+        if not self.enabled:
+            return False
+        root = self._searched_root()
+        found: bool | None = self._recorded_search(
+            self._readers,
+            readers_key(attribute, root, self.path),
+            lambda: attribute_readers(attribute, root, self.path),
+        )
+        return found is not False
 
     def subclass_init_arguments(self, class_name: str) -> list[frozenset[int | str]] | None:
         """For each subclass the project's other files derive from the linted file's
@@ -3764,6 +3781,9 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
             token = _attributes_token(attribute)
         elif path.startswith(SUBCLASSES_PREFIX):
             token, root, near = subclasses_of_key(path)  # the class's name
+        elif path.startswith(READERS_PREFIX):
+            attribute, root, near = readers_of_key(path)
+            token = _readers_token(attribute)
         elif path.startswith(SEARCH_PREFIX):
             query, root = MethodQuery.from_key(path)
             token, near = _calls_token(query), query.class_file
@@ -3802,6 +3822,8 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
                 root = attributes_of_key(key)[1]
             elif key.startswith(SUBCLASSES_PREFIX):
                 root = subclasses_of_key(key)[1]
+            elif key.startswith(READERS_PREFIX):
+                root = readers_of_key(key)[1]
             else:
                 _, root = MethodQuery.from_key(key)
             if changed.startswith(os.path.join(os.path.abspath(root), "")):
@@ -5037,6 +5059,34 @@ def attribute_parameterless(attribute: str, root: str, near: str) -> tuple[bool,
         if attribute in summary.parameterless_attributes
     }
     return verdicts == {True}, digest
+
+
+def _readers_token(attribute: str) -> str:
+    """What a file's text must hold to read `<object>.<attribute>` (attribute_readers)."""
+    return f".{attribute}"
+
+
+def readers_key(attribute: str, root: str, near: str) -> str:
+    """The dependency a search for the files under root, linked to `near`, that name
+    `.<attribute>` is recorded as."""
+    return READERS_PREFIX + json.dumps([attribute, root, near])
+
+
+def readers_of_key(key: str) -> tuple[str, str, str]:
+    attribute, root, near = json.loads(key[len(READERS_PREFIX) :])
+    return attribute, root, near
+
+
+def attribute_readers(attribute: str, root: str, near: str) -> tuple[bool, str] | None:
+    """Does a project file linked to `near`, other than `near` itself, have
+    `.<attribute>` in its text? With a stamp of where it was looked for; None when the
+    project is too large to search."""
+    found = _files_with(_readers_token(attribute), root, near)
+    if found is None:
+        return None
+    paths, digest = found
+    own = os.path.abspath(near)
+    return any(os.path.abspath(path) != own for path in paths), digest
 
 
 def _file_calls(query: MethodQuery, path: str, key: MemoKey) -> list[MethodCall] | None:

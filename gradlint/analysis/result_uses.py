@@ -57,6 +57,7 @@ from gradlint.analysis.summary_facts import (
 )
 from gradlint.analysis.tensors import TensorFacts, all_params
 from gradlint.analysis.torch_api import (
+    ATTRIBUTE_HOOK_METHODS,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     ELEMENT_STORING_METHODS,
@@ -64,6 +65,7 @@ from gradlint.analysis.torch_api import (
     GRADLESS_LIBRARY_FUNCTIONS,
     GRADLESS_RESULTS,
     INDEX_METHODS,
+    INSTANCE_DICT_ATTRIBUTE,
     LIBRARY_ROOTS,
     MAX_MIN_FUNCTIONS,
     MAX_MIN_METHODS,
@@ -75,6 +77,7 @@ from gradlint.analysis.torch_api import (
     NUMPY_BUFFER_BUILDERS,
     PAIRING_BUILTINS,
     PARAMETERLESS_LAYERS,
+    REFLECTIVE_BUILTINS,
     REQUIRES_GRAD_METHOD,
     RESULT_PRESERVING_DECORATORS,
     SUMMARY_WRITER_METHODS,
@@ -177,6 +180,9 @@ class ResultUses:
         self._origin: cst.CSTNode | None = None  # the scope of the value followed
         self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
         self._detached_ends = False  # of the walk under way
+        # attribute name -> the file's `<x>.<name>` nodes (_kept_on_self)
+        self._attributes_named: dict[str, list[cst.Attribute]] | None = None
+        self._class_reflects: dict[int, bool] = {}  # id(class) -> _reflects_on_self
 
     # -- the query ---------------------------------------------------------------------
 
@@ -611,10 +617,14 @@ class ResultUses:
             detached  # what a detached copy becomes is not this graph's use
             or type(func) is not cst.Attribute
             or func.attr.value not in ELEMENT_STORING_METHODS
-            or type(func.value) is not cst.Name
             or not call.args
             or call.args[-1].value is not node
         ):
+            return None
+        if type(func.value) is cst.Attribute:
+            # `self.q_history.append(q.max())`: a list the instance keeps
+            return self._kept_on_self(func.value, detached, as_list=True)
+        if type(func.value) is not cst.Name:
             return None
         name = func.value.value
         bindings = self.values.reaching_bindings(name, call)
@@ -1103,9 +1113,111 @@ class ResultUses:
                 out.extend(
                     self._written_into_a_buffer(statement, target.value.value, detached, found)
                 )
+            elif type(target) is cst.Attribute:
+                out.extend(self._kept_on_self(target, detached))  # `self.last_q = q`
             else:
-                raise _Escapes  # stored in an attribute or a container
+                raise _Escapes  # stored in a container
         return out
+
+    def _kept_on_self(
+        self, kept: cst.Attribute, detached: bool, *, as_list: bool = False
+    ) -> list[tuple[cst.CSTNode, bool]]:
+        """The value kept by a method in an attribute of its instance (`self.last_q = q`,
+        or, as_list, added to `self.q_history`): it goes where the class's methods read
+        that attribute again (`torch.stack(self.q_history).mean().item()` in `report`).
+        Only when nothing else can read it: every `.<name>` of the file is `self.<name>`
+        in a method of the class, no other file of the project names `.<name>`, and the
+        class reads no attribute by a computed name (`getattr(self, key)`), and one method
+        at least reads it (else it is kept for a reader out of sight). A list must
+        be one the class only ever makes empty (`self.q_history = []`): another object
+        with an `append` (a replay buffer) keeps the value its own way. Else an escape."""
+        if detached:
+            raise _Escapes  # a detached copy takes no graph along, wherever it is kept
+        klass = self._method_class(kept)
+        if klass is None:
+            raise _Escapes
+        name = kept.attr.value
+        if self._attributes_named is None:
+            named: dict[str, list[cst.Attribute]] = {}
+            for attribute in self.index.of_types(cst.Attribute):
+                named.setdefault(attribute.attr.value, []).append(attribute)
+            self._attributes_named = named
+        reads: list[tuple[cst.CSTNode, bool]] = []
+        for attribute in self._attributes_named.get(name, ()):
+            if self._method_class(attribute) is not klass:
+                raise _Escapes  # another object's `.<name>`, or outside the class
+            parent = self.index.parent.get(attribute)
+            if type(parent) is cst.AssignTarget:
+                statement = self.index.parent.get(parent)
+                if as_list and not (
+                    type(statement) is cst.Assign
+                    and len(statement.targets) == 1
+                    and _empty_list(statement.value)
+                ):
+                    raise _Escapes  # a list made elsewhere, or another object
+                continue
+            if (
+                isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.Del))
+                and parent.target is attribute
+            ):
+                if as_list:
+                    raise _Escapes
+                continue  # written: what is read of it afterwards is followed
+            if self._adds_to_the_list(attribute) or _stored_into(self.index, attribute):
+                continue
+            reads.append((attribute, detached))
+        if not reads or self._reflects_on_self(klass) or self._project_names(name):
+            # never read again in sight: kept for a reader out of it (a public
+            # `agent.last_action`), not known to be thrown away
+            raise _Escapes
+        return reads
+
+    def _method_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
+        """The class of this file whose method reads or writes `self.<name>` here: the
+        receiver is the first parameter of a function defined right in the class body."""
+        receiver = attribute.value
+        if type(receiver) is not cst.Name:
+            return None
+        method = self.index.scope_of(attribute)
+        if type(method) is not cst.FunctionDef:
+            return None
+        params = method.params.params
+        if not params or params[0].name.value != receiver.value:
+            return None
+        body = self.index.parent.get(method)
+        klass = self.index.parent.get(body) if type(body) is cst.IndentedBlock else None
+        return klass if type(klass) is cst.ClassDef else None
+
+    def _reflects_on_self(self, klass: cst.ClassDef) -> bool:
+        """Does the class read or write its attributes by a computed name, or take over
+        how they are read (`getattr(self, key)`, `vars(self)`, `self.__dict__`,
+        `__getattr__`)?"""
+        found = self._class_reflects.get(id(klass))
+        if found is None:
+            found = any(
+                type(statement) is cst.FunctionDef
+                and statement.name.value in ATTRIBUTE_HOOK_METHODS
+                for statement in klass.body.body
+            )
+            found = found or any(
+                self.index.is_inside(call, klass)
+                and type(call.func) is cst.Name
+                and call.func.value in REFLECTIVE_BUILTINS
+                for call in self.index.calls
+            )
+            assert self._attributes_named is not None
+            found = found or any(
+                self.index.is_inside(attribute, klass)
+                for attribute in self._attributes_named.get(INSTANCE_DICT_ATTRIBUTE, ())
+            )
+            self._class_reflects[id(klass)] = found
+        return found
+
+    def _project_names(self, name: str) -> bool:
+        """May a file of the project other than this one read `<object>.<name>`? Yes
+        when the project cannot be asked."""
+        project = self.summaries.project if self.summaries is not None else None
+        return project is None or project.attribute_named_elsewhere(name)
 
     def _written_into_a_buffer(
         self, statement: cst.Assign, name: str, detached: bool, found: NumberUses

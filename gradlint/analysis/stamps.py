@@ -5,7 +5,8 @@ its text (`TEXT_PREFIX`) where only its text was read. A caller search is keyed
 `SEARCH_PREFIX` + the query, stamped `-:-:` + `SEARCH_PREFIX` + the digest of what it
 found; a search for the definitions of a method's name `DEFINITIONS_PREFIX` + the name and
 the root; a search for what the classes store in an attribute `ATTRIBUTES_PREFIX` + its name
-and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root.
+and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root;
+a search for the other files that name an attribute `READERS_PREFIX` + its name and the root.
 A file whose size and times (`stat_version`) are as recorded is taken as unchanged without
 being read, so a run served from the cache is a stat per dependency; anything else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
@@ -25,6 +26,9 @@ DEFINITIONS_PREFIX = SEARCH_PREFIX + "definitions:"
 ATTRIBUTES_PREFIX = SEARCH_PREFIX + "attributes:"
 # A search for the project's subclasses of a class and what their `__init__` hands up.
 SUBCLASSES_PREFIX = SEARCH_PREFIX + "subclasses:"
+# A search for the project's other files that name an attribute (`.<attribute>`): where an
+# object's attribute may be read outside its class.
+READERS_PREFIX = SEARCH_PREFIX + "readers:"
 
 
 def stat_version(info: os.stat_result) -> str:

@@ -390,8 +390,6 @@ REQUIRES_GRAD_ATTRIBUTE = "requires_grad"
 REQUIRES_GRAD_METHOD = "requires_grad_"
 # Python container methods that keep what they are handed (fast weights collected).
 CONTAINER_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
-# Of them, the list methods that keep their last argument itself as one element.
-ELEMENT_STORING_METHODS = frozenset({"append", "insert"})
 # `x.detach_()`: x itself leaves the graph and no longer requires grad (a switch off).
 DETACH_IN_PLACE_METHOD = "detach_"
 REQUIRES_GRAD_NAMES = frozenset({REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD})
@@ -1050,6 +1048,13 @@ def called_implicitly(name: str) -> bool:
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "update", "setdefault"})
 # Of those, the ones whose last argument is the one element they put in the container.
 ELEMENT_STORING_METHODS = frozenset({"append", "add", "insert", "put"})
+# Builtins that read or write an object's attributes by a computed name, and the
+# attribute that holds them all: where a class uses them on `self`, which attribute a
+# read names cannot be told from the text.
+REFLECTIVE_BUILTINS = frozenset({"getattr", "setattr", "delattr", "vars"})
+INSTANCE_DICT_ATTRIBUTE = "__dict__"
+# Methods by which a class takes over the reading or writing of its attributes.
+ATTRIBUTE_HOOK_METHODS = frozenset({"__getattr__", "__getattribute__", "__setattr__"})
 
 # Methods of a number, an array or a tensor that compute a value of the same kind from it
 # alone, without arguments: `image.min()`, `x.abs()` (a helper made of them and of
