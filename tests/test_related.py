@@ -81,12 +81,14 @@ def test_gl004_points_into_the_helper_file_that_switches_to_eval(tmp_path):
         encoding="utf-8",
     )
     (finding,) = [d for d in lint_file(serve).diagnostics if d.code == "GL004"]
-    here, there = finding.related
+    here, there, read = finding.related
     assert (here.path, here.start.line) == (str(serve), 5)
     assert "comes back in eval mode" in here.message
     assert Path(there.path).resolve() == (tmp_path / "loading.py").resolve()
     assert (there.start, there.end) == (Position(6, 4), Position(6, 16))
     assert "inside the helper" in there.message
+    # why the history is never used: the result ends as numbers there
+    assert (read.start.line, read.message) == (7, "only read as a number here")
 
 
 def test_gl004_points_at_the_helper_of_this_file_that_switches_to_eval(tmp_path):
@@ -101,6 +103,7 @@ def test_gl004_points_at_the_helper_of_this_file_that_switches_to_eval(tmp_path)
     assert [(r.start.line, r.message.split(",")[0]) for r in finding.related] == [
         (10, "`model` comes back in eval mode from this call"),
         (6, "put in eval mode here"),
+        (12, "only read as a number here"),
     ]
 
 
@@ -296,3 +299,27 @@ def test_a_related_place_that_is_the_finding_itself_is_not_repeated(tmp_path):
     (finding,) = lint_file(path).diagnostics
     assert all(r.start.line != finding.start.line for r in finding.related)
     assert [r.start.line for r in finding.related] == [2]
+
+
+def test_gl004_names_the_call_in_another_file_where_its_result_ends_as_numbers(tmp_path):
+    """GL012's evidence, given by GL004 too: why the history is never used."""
+    (tmp_path / "utils.py").write_text(
+        "import torch.nn.functional as F\n\n\ndef evaluate(model, x, y):\n"
+        "    model.eval()\n    out = model(x)\n    loss = F.cross_entropy(out, y)\n"
+        "    return loss, out.softmax(-1)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom utils import evaluate\n\nnet = torch.nn.Linear(4, 3)\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+        "loss, probs = evaluate(net, x, y)\nprint(loss.item(), probs.max().item())\n",
+        encoding="utf-8",
+    )
+    (finding,) = lint_file(tmp_path / "utils.py").diagnostics
+    assert finding.code == "GL004"
+    *_, caller = finding.related
+    assert Path(caller.path).resolve() == (tmp_path / "train.py").resolve()
+    assert (caller.start.line, caller.message) == (
+        6,
+        "returned here, where it is only read as numbers",
+    )
