@@ -138,3 +138,88 @@ def test_the_search_for_other_readers_of_the_attribute_is_a_dependency(tmp_path)
     write(tmp_path, {"plot.py": "from agent import Agent\nprint(Agent().q_history)\n"})
     assert project.affected_by(dependencies, str(tmp_path / "plot.py"))
     assert not project.dependencies_unchanged(dependencies)
+
+
+# Each a way the kept value may still be read with its graph (found by a review of the
+# first version): nothing is reported.
+PROPERTY = (
+    LOGGED
+    + """
+
+        @property
+        def q_history(self):
+            return self._q
+
+        @q_history.setter
+        def q_history(self, value):
+            self._q = value"""
+)
+
+READ_BY_A_FUNCTION = (
+    LOGGED
+    + """
+
+
+    def learn_from(agent, name):
+        getattr(agent, name)[-1].backward()"""
+)
+
+READ_THROUGH_THE_DICT = (
+    LOGGED
+    + """
+
+
+    def learn_from(agent):
+        agent.__dict__["q_history"][-1].backward()"""
+)
+
+
+def test_what_else_may_read_the_kept_value_keeps_it_silent(tmp_path):
+    cases = {
+        "a property of that name": agent("self.q_history.append(q.max())", PROPERTY),
+        "getattr in the file": agent("self.q_history.append(q.max())", READ_BY_A_FUNCTION),
+        "the instance's __dict__": agent("self.q_history.append(q.max())", READ_THROUGH_THE_DICT),
+        "a base class outside torch": agent("self.q_history.append(q.max())", LOGGED).replace(
+            "class Agent:", "class Agent(Base):"
+        )
+        + "\n\n    class Base:\n        pass\n",
+        "a list handed in and added to": agent("self.q_history += [q.max()]", LOGGED).replace(
+            "self.q_history = []", "self.q_history = handed", 1
+        ),
+        "a tensor's add is a read": agent(
+            "self.last_q = q",
+            """def learn(self, bias, target):
+            loss = (self.last_q.add(bias) - target).pow(2).mean()
+            loss.backward()""",
+        ),
+    }
+    for case, text in cases.items():
+        write(tmp_path, {"agent.py": text})
+        assert findings(tmp_path / "agent.py") == [], case
+
+
+def test_a_class_attribute_of_that_name_is_shared_not_the_instance_s_own(tmp_path):
+    """`q_history = SHARED` in the class body (or a dataclass field): the list may be
+    one that others hold and backpropagate."""
+    text = (
+        agent("self.q_history.append(q.max())", LOGGED)
+        .replace("class Agent:", "class Agent:\n        q_history = SHARED\n", 1)
+        .replace("self.q_history = []\n            self.last_q", "self.last_q", 1)
+    )
+    write(tmp_path, {"agent.py": text.replace("import torch", "import torch\n    SHARED = []", 1)})
+    assert "self.q_history = []\n            self.last_q" not in text
+    assert findings(tmp_path / "agent.py") == []
+
+
+def test_another_file_reading_the_attribute_by_name_keeps_it_silent(tmp_path):
+    reader = 'from agent import Agent\na = Agent()\ngetattr(a, "q_history")[-1].backward()\n'
+    write(
+        tmp_path,
+        {"agent.py": agent("self.q_history.append(q.max())", LOGGED), "train.py": reader},
+    )
+    assert findings(tmp_path / "agent.py") == []
+
+
+def test_a_list_the_class_adds_to_with_plus_equals_is_followed(tmp_path):
+    write(tmp_path, {"agent.py": agent("self.q_history += [q.max()]", LOGGED)})
+    assert findings(tmp_path / "agent.py") == [(22, "GL012")]

@@ -323,3 +323,24 @@ def test_gl004_names_the_call_in_another_file_where_its_result_ends_as_numbers(t
         6,
         "returned here, where it is only read as numbers",
     )
+
+
+def test_gl004_at_a_helper_call_names_no_number_the_helper_hands_back(tmp_path):
+    """The accuracy a helper returns says nothing of the graph inside it: the evidence
+    is the helper's forward, not where the accuracy is printed."""
+    path = tmp_path / "helper.py"
+    path.write_text(
+        "import torch\nfrom torch import nn\n\n\ndef evaluate(model, loader):\n"
+        "    correct = 0\n    for x, y in loader:\n        out = model(x)\n"
+        "        correct += (out.argmax(1) == y).sum().item()\n"
+        "    return correct / len(loader)\n\n\ndef main(loader):\n"
+        "    model = nn.Linear(4, 3)\n    model.eval()\n    acc = evaluate(model, loader)\n"
+        "    print(float(max(acc, 0.5)))\n",
+        encoding="utf-8",
+    )
+    (finding,) = lint_file(path).diagnostics
+    assert (finding.code, finding.start.line) == ("GL004", 16)
+    assert [(r.start.line, r.message.split(",")[0]) for r in finding.related] == [
+        (15, "`model` is put in eval mode here"),
+        (8, "the forward of `model` inside the helper"),
+    ]

@@ -3311,11 +3311,11 @@ class ProjectIndex:
 
     def attribute_named_elsewhere(self, attribute: str) -> bool:
         """Does a file of the project other than the linted one, linked to it by imports,
-        name `.<attribute>` (attribute_readers)? Where an instance of the linted file's
-        class goes, that file may read its `self.<attribute>`. True when the project is
-        too large to search; False for a text with no file (nothing else to read it)."""
+        have the attribute's name in its text (attribute_readers)? Where an instance of
+        the linted file's class goes, that file may read its `self.<attribute>`. True
+        when the project cannot be searched (too large, or a text with no file)."""
         if not self.enabled:
-            return False
+            return True
         root = self._searched_root()
         found: bool | None = self._recorded_search(
             self._readers,
@@ -5062,13 +5062,15 @@ def attribute_parameterless(attribute: str, root: str, near: str) -> tuple[bool,
 
 
 def _readers_token(attribute: str) -> str:
-    """What a file's text must hold to read `<object>.<attribute>` (attribute_readers)."""
-    return f".{attribute}"
+    """What a file's text must hold to read `<object>.<attribute>` (attribute_readers):
+    the name itself, which `getattr(agent, "q_history")` and `vars(agent)["q_history"]`
+    have too."""
+    return attribute
 
 
 def readers_key(attribute: str, root: str, near: str) -> str:
-    """The dependency a search for the files under root, linked to `near`, that name
-    `.<attribute>` is recorded as."""
+    """The dependency a search for the files under root, linked to `near`, whose text
+    has the attribute's name is recorded as."""
     return READERS_PREFIX + json.dumps([attribute, root, near])
 
 
@@ -5078,8 +5080,8 @@ def readers_of_key(key: str) -> tuple[str, str, str]:
 
 
 def attribute_readers(attribute: str, root: str, near: str) -> tuple[bool, str] | None:
-    """Does a project file linked to `near`, other than `near` itself, have
-    `.<attribute>` in its text? With a stamp of where it was looked for; None when the
+    """Does a project file linked to `near`, other than `near` itself, have the
+    attribute's name in its text? With a stamp of where it was looked for; None when the
     project is too large to search."""
     found = _files_with(_readers_token(attribute), root, near)
     if found is None:

@@ -181,8 +181,10 @@ class ResultUses:
         self._runs: Callable[[cst.CSTNode], bool] | None = None  # of the walk under way
         self._detached_ends = False  # of the walk under way
         # attribute name -> the file's `<x>.<name>` nodes (_kept_on_self)
-        self._attributes_named: dict[str, list[cst.Attribute]] | None = None
-        self._class_reflects: dict[int, bool] = {}  # id(class) -> _reflects_on_self
+        self._attribute_nodes: dict[str, list[cst.Attribute]] | None = None
+        # the attribute names the file reads with getattr and the like, "" among them
+        # when it computes one or reads them all (`vars(agent)`); None until asked
+        self._reflected_names: frozenset[str] | None = None
 
     # -- the query ---------------------------------------------------------------------
 
@@ -1114,7 +1116,10 @@ class ResultUses:
                     self._written_into_a_buffer(statement, target.value.value, detached, found)
                 )
             elif type(target) is cst.Attribute:
-                out.extend(self._kept_on_self(target, detached))  # `self.last_q = q`
+                # `self.last_q = q`; `self.q_history += [q]` adds to what it holds
+                out.extend(
+                    self._kept_on_self(target, detached, as_list=type(statement) is cst.AugAssign)
+                )
             else:
                 raise _Escapes  # stored in a container
         return out
@@ -1125,52 +1130,70 @@ class ResultUses:
         """The value kept by a method in an attribute of its instance (`self.last_q = q`,
         or, as_list, added to `self.q_history`): it goes where the class's methods read
         that attribute again (`torch.stack(self.q_history).mean().item()` in `report`).
-        Only when nothing else can read it: every `.<name>` of the file is `self.<name>`
-        in a method of the class, no other file of the project names `.<name>`, and the
-        class reads no attribute by a computed name (`getattr(self, key)`), and one method
-        at least reads it (else it is kept for a reader out of sight). A list must
-        be one the class only ever makes empty (`self.q_history = []`): another object
-        with an `append` (a replay buffer) keeps the value its own way. Else an escape."""
+        Only when nothing else can read it: the class derives from torch or nothing
+        (a base may read its attributes its own way), its body does not define the name
+        (a property, a class attribute, a dataclass field), every `.<name>` of the file
+        is `self.<name>` in one of its methods, nothing in the file reads an attribute by
+        a computed name or that name (`getattr(agent, key)`, `vars(agent)`), no other
+        file of the project has the name in its text, and one method at least reads it
+        (else it is kept for a reader out of sight, a public `agent.last_action`). A
+        list must be one the class makes, empty (`self.q_history = []`), and only so:
+        another object with an `append` (a replay buffer, a list handed in) keeps the
+        value its own way. Else an escape."""
         if detached:
             raise _Escapes  # a detached copy takes no graph along, wherever it is kept
         klass = self._method_class(kept)
-        if klass is None:
-            raise _Escapes
         name = kept.attr.value
-        if self._attributes_named is None:
-            named: dict[str, list[cst.Attribute]] = {}
-            for attribute in self.index.of_types(cst.Attribute):
-                named.setdefault(attribute.attr.value, []).append(attribute)
-            self._attributes_named = named
+        if klass is None or not self._plain_class(klass) or _defines(klass, name):
+            raise _Escapes
         reads: list[tuple[cst.CSTNode, bool]] = []
-        for attribute in self._attributes_named.get(name, ()):
+        made_empty = False
+        for attribute in self._attributes_named().get(name, ()):
+            if attribute is kept:
+                continue
             if self._method_class(attribute) is not klass:
                 raise _Escapes  # another object's `.<name>`, or outside the class
             parent = self.index.parent.get(attribute)
             if type(parent) is cst.AssignTarget:
                 statement = self.index.parent.get(parent)
-                if as_list and not (
+                empty = (
                     type(statement) is cst.Assign
                     and len(statement.targets) == 1
                     and _empty_list(statement.value)
-                ):
+                )
+                if as_list and not empty:
                     raise _Escapes  # a list made elsewhere, or another object
+                made_empty = made_empty or empty
                 continue
             if (
                 isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.Del))
                 and parent.target is attribute
             ):
                 if as_list:
-                    raise _Escapes
+                    raise _Escapes  # `self.q_history += handed`: not only its own list
                 continue  # written: what is read of it afterwards is followed
-            if self._adds_to_the_list(attribute) or _stored_into(self.index, attribute):
-                continue
+            if as_list and (
+                self._adds_to_the_list(attribute) or _stored_into(self.index, attribute)
+            ):
+                continue  # another element put in
             reads.append((attribute, detached))
-        if not reads or self._reflects_on_self(klass) or self._project_names(name):
-            # never read again in sight: kept for a reader out of it (a public
-            # `agent.last_action`), not known to be thrown away
+        if (
+            not reads
+            or (as_list and not made_empty)
+            or self._read_by_name(name)
+            or self._project_names(name)
+        ):
             raise _Escapes
         return reads
+
+    def _attributes_named(self) -> dict[str, list[cst.Attribute]]:
+        """The file's `<x>.<name>` nodes, by name."""
+        if self._attribute_nodes is None:
+            named: dict[str, list[cst.Attribute]] = {}
+            for attribute in self.index.of_types(cst.Attribute):
+                named.setdefault(attribute.attr.value, []).append(attribute)
+            self._attribute_nodes = named
+        return self._attribute_nodes
 
     def _method_class(self, attribute: cst.Attribute) -> cst.ClassDef | None:
         """The class of this file whose method reads or writes `self.<name>` here: the
@@ -1188,34 +1211,49 @@ class ResultUses:
         klass = self.index.parent.get(body) if type(body) is cst.IndentedBlock else None
         return klass if type(klass) is cst.ClassDef else None
 
-    def _reflects_on_self(self, klass: cst.ClassDef) -> bool:
-        """Does the class read or write its attributes by a computed name, or take over
-        how they are read (`getattr(self, key)`, `vars(self)`, `self.__dict__`,
-        `__getattr__`)?"""
-        found = self._class_reflects.get(id(klass))
-        if found is None:
-            found = any(
-                type(statement) is cst.FunctionDef
-                and statement.name.value in ATTRIBUTE_HOOK_METHODS
+    def _plain_class(self, klass: cst.ClassDef) -> bool:
+        """A class that no decorator, metaclass or base outside torch makes: nothing but
+        its own methods reads its instances' attributes (a project base class may sum
+        `getattr(self, "loss_" + name)`; a dataclass writes its fields itself)."""
+        if (
+            klass.decorators
+            or klass.keywords
+            or any(
+                statement.name.value in ATTRIBUTE_HOOK_METHODS
                 for statement in klass.body.body
+                if type(statement) is cst.FunctionDef
             )
-            found = found or any(
-                self.index.is_inside(call, klass)
-                and type(call.func) is cst.Name
-                and call.func.value in REFLECTIVE_BUILTINS
-                for call in self.index.calls
-            )
-            assert self._attributes_named is not None
-            found = found or any(
-                self.index.is_inside(attribute, klass)
-                for attribute in self._attributes_named.get(INSTANCE_DICT_ATTRIBUTE, ())
-            )
-            self._class_reflects[id(klass)] = found
-        return found
+        ):
+            return False
+        for base in klass.bases:
+            qualified = self.index.qualified_name(base.value) or ""
+            if qualified != "object" and qualified.split(".")[0] != "torch":
+                return False
+        return True
+
+    def _read_by_name(self, name: str) -> bool:
+        """Does the file read or write an attribute by a name it computes, or by this
+        name (`getattr(agent, key)`, `getattr(agent, "q_history")`, `vars(agent)`,
+        `agent.__dict__`)?"""
+        if self._reflected_names is None:
+            names: set[str] = set()
+            if self._attributes_named().get(INSTANCE_DICT_ATTRIBUTE):
+                names.add("")
+            for call in self.index.calls:
+                if type(call.func) is not cst.Name or call.func.value not in REFLECTIVE_BUILTINS:
+                    continue
+                second = call.args[1] if len(call.args) > 1 else None
+                literal = second.value if second is not None and not second.keyword else None
+                if type(literal) is cst.SimpleString and isinstance(literal.evaluated_value, str):
+                    names.add(literal.evaluated_value)
+                else:
+                    names.add("")  # a computed name, or `vars(agent)`: any attribute
+            self._reflected_names = frozenset(names)
+        return "" in self._reflected_names or name in self._reflected_names
 
     def _project_names(self, name: str) -> bool:
-        """May a file of the project other than this one read `<object>.<name>`? Yes
-        when the project cannot be asked."""
+        """May a file of the project other than this one read `<object>.<name>` (its text
+        has the name)? Yes when the project cannot be asked."""
         project = self.summaries.project if self.summaries is not None else None
         return project is None or project.attribute_named_elsewhere(name)
 
@@ -1577,6 +1615,27 @@ def _buffer_maker(index: FileIndex, binding: cst.CSTNode, name: str) -> str | No
     if qualified in FRESH_TENSOR_FUNCTIONS and not keyword_is_true(value, "requires_grad"):
         return "torch"
     return None
+
+
+def _defines(klass: cst.ClassDef, name: str) -> bool:
+    """Does the class body bind `name` itself: a method or property, a class attribute,
+    a field (`q_history: list = field(default_factory=list)`)?"""
+    for statement in klass.body.body:
+        if type(statement) is cst.FunctionDef and statement.name.value == name:
+            return True
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign and any(
+                    type(t.target) is cst.Name and t.target.value == name for t in small.targets
+                ):
+                    return True
+                if (
+                    isinstance(small, (cst.AnnAssign, cst.AugAssign))
+                    and type(small.target) is cst.Name
+                    and small.target.value == name
+                ):
+                    return True
+    return False
 
 
 def _stored_into(index: FileIndex, use: cst.CSTNode) -> bool:

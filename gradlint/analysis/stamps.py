@@ -26,7 +26,7 @@ DEFINITIONS_PREFIX = SEARCH_PREFIX + "definitions:"
 ATTRIBUTES_PREFIX = SEARCH_PREFIX + "attributes:"
 # A search for the project's subclasses of a class and what their `__init__` hands up.
 SUBCLASSES_PREFIX = SEARCH_PREFIX + "subclasses:"
-# A search for the project's other files that name an attribute (`.<attribute>`): where an
+# A search for the project's other files whose text has an attribute's name: where an
 # object's attribute may be read outside its class.
 READERS_PREFIX = SEARCH_PREFIX + "readers:"
 

@@ -13,6 +13,7 @@ from gradlint.diagnostics import Position, Related
 if TYPE_CHECKING:
     from gradlint.analysis.facts import FileFacts
     from gradlint.analysis.project import MethodCall
+    from gradlint.analysis.result_uses import NumberUses
     from gradlint.context import FileContext
 
 
@@ -58,3 +59,24 @@ def elsewhere(label: str, where: tuple[str, int, int, int, int]) -> Related:
     line, column, end line, end column)."""
     path, line, column, end_line, end_column = where
     return Related(label, path, Position(line, column), Position(end_line, end_column))
+
+
+def number_reads(
+    context: FileContext, uses: NumberUses, beyond: cst.CSTNode | None = None
+) -> list[tuple[cst.CSTNode, str]]:
+    """The first two places, in source order, where a result ends as numbers (outside
+    `beyond`, the reported statement, when given): why its graph is never used."""
+    nodes = [
+        node for node in uses.numbers if beyond is None or not context.index.is_inside(node, beyond)
+    ]
+    nodes.sort(key=lambda node: context.position_of(node)[0])
+    return [(node, "only read as a number here") for node in nodes[:2]]
+
+
+def numbers_elsewhere(uses: NumberUses, count: int) -> list[Related]:
+    """The calls in other files that a function hands the result back to, where it is
+    only read as numbers."""
+    return [
+        at_call_elsewhere("returned here, where it is only read as numbers", caller)
+        for caller in uses.elsewhere[:count]
+    ]

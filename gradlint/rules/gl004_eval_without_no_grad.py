@@ -5,12 +5,11 @@ import libcst as cst
 from gradlint.analysis.grad_mode import GradMode
 from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
-from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.train_mode import ModeSwitch, among_switched
-from gradlint.diagnostics import Confidence, Group
+from gradlint.diagnostics import Confidence, Group, Related
 from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
-from gradlint.rules.explain import at_call_elsewhere, elsewhere
+from gradlint.rules.explain import at_call_elsewhere, elsewhere, number_reads, numbers_elsewhere
 
 _RAISES = ', and `.numpy()` on its output raises "Can\'t call numpy() on Tensor that requires grad"'
 
@@ -317,6 +316,12 @@ class EvalWithoutNoGrad(Rule):
             cost = CostSource.in_helper(reported, inside[0])
         elif looped_elsewhere:
             cost = CostSource.in_loop_elsewhere()
+        # why the history is never used, unless that is inside a helper, whose returned
+        # value says nothing of the graph inside it
+        evidence: list[tuple[cst.CSTNode, str] | Related] = []
+        if uses is not None and not raises and not helper:
+            evidence += number_reads(self.context, uses, statement)
+            evidence += numbers_elsewhere(uses, 2)
         self.report(
             reported,
             self.message_for(model=model, consequence=_RAISES if raises else ""),
@@ -336,7 +341,7 @@ class EvalWithoutNoGrad(Rule):
                         forwards.helper_inference_forwards(call, model) if inside else ()
                     )
                 ),
-                *self._read_as_numbers(uses, raises, statement),
+                *evidence,
             ],
             # A module-level switch seen from a function that never switches the model
             # (a route handler, a callback) assumes the function runs after the module.
@@ -385,20 +390,6 @@ class EvalWithoutNoGrad(Rule):
             related=related,
             cost=CostSource.paid_by(sites),
         )
-
-    def _read_as_numbers(
-        self, uses: NumberUses | None, raises: list[cst.CSTNode], statement: cst.CSTNode
-    ):
-        """Why the history is never used: where the result ends as numbers, beyond the
-        reported statement itself, or where a function hands it back (GL012 names the
-        same places)."""
-        if uses is None or raises:
-            return
-        beyond = [n for n in uses.numbers if not self.facts.index.is_inside(n, statement)]
-        for node in beyond[:2]:
-            yield node, "only read as a number here"
-        for caller in uses.elsewhere[:2]:
-            yield at_call_elsewhere("returned here, where it is only read as numbers", caller)
 
     def _related(self, switch: ModeSwitch, model: str, call, at, reported):
         """Where the model was put in eval mode (through a helper, maybe in another

@@ -23,7 +23,7 @@ from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Related
 from gradlint.fix_builders import wrap_inference_in_no_grad
 from gradlint.rules.base import Rule
-from gradlint.rules.explain import at_call_elsewhere
+from gradlint.rules.explain import number_reads, numbers_elsewhere
 
 _REBINDS = re.compile(
     r"\b(" + "|".join(sorted(NEVER_FORWARD_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)"
@@ -371,17 +371,14 @@ class InferenceOutsideNoGrad(Rule):
             elif consequence is _UNUSED:
                 related = [(node, "bound here and never read") for node in uses.unused[:2]]
             else:
-                related = [(node, "only read as a number here") for node in uses.numbers[:2]]
+                related = list(number_reads(self.context, uses))
             if not handed and model_forward is None:
                 # the helper's forward, where the graph it hands back is built
                 related += [
                     (forward, "the forward inside the helper, where the graph is built")
                     for forward in forwards.parameter_function_forwards(call)[:1]
                 ]
-            for caller in uses.elsewhere[:1]:  # the function's callers in other files
-                related.append(
-                    at_call_elsewhere("returned here, where it is only read as numbers", caller)
-                )
+            related += numbers_elsewhere(uses, 1)  # the function's callers in other files
             fix_at = statement
             if path is not None:  # wrap that call: the training call needs the graph
                 related.append((path.site, path.label))
