@@ -101,6 +101,9 @@ class EvalWithoutNoGrad(Rule):
     the graph was built inside), with the forward inside a helper of this file as a
     related location; each call that hands it a model in eval mode is its own finding,
     and its fix wraps that call, never the forward another caller may train through.
+    Elsewhere the finding also names, as GL012 does, where the result ends as numbers
+    (the first two such reads beyond the reported statement, and the calls in other
+    files a function hands it back to): why its history is never used.
     Its impact is its forward's, per batch when the helper walks a loader. So is a
     method of this file's class that runs a module its object holds (`agent.sample(state)`
     runs `self.network`, after `agent.network.eval()` or a method that switches it), when

@@ -59,6 +59,11 @@ class InferenceOutsideNoGrad(Rule):
     outside nn.Module's API given a tensor (`self.model.decoder(z)`), unless a class of
     the project defines that method without running its layers.
 
+    A result kept on the instance (`self.q_history.append(q.max())`, `self.last_q = q`)
+    is read where the class's own methods read that attribute again, when nothing else
+    can: no other file of the project has the name, no property, base class outside
+    torch or `getattr` reaches it, and a list is one the class makes empty itself.
+
     This is a warning-level rule: the cost is time and memory, not wrong results (except
     for `.numpy()`, which raises).
 
