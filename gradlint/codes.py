@@ -69,7 +69,7 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL010", WRONG),
     RuleCode("GL011", CRASH, preview=True),
     # a graph recorded for nothing; `.numpy()` on the result raises
-    RuleCode("GL012", WASTE, (CRASH,)),
+    RuleCode("GL012", WASTE, (CRASH, LEAK)),
     # a target from the network being trained changes the update (residual gradient);
     # one from a separate network that requires grad costs a backward through it
     RuleCode("GL013", WRONG, (WASTE,), preview=True),

@@ -223,3 +223,22 @@ def test_another_file_reading_the_attribute_by_name_keeps_it_silent(tmp_path):
 def test_a_list_the_class_adds_to_with_plus_equals_is_followed(tmp_path):
     write(tmp_path, {"agent.py": agent("self.q_history += [q.max()]", LOGGED)})
     assert findings(tmp_path / "agent.py") == [(22, "GL012")]
+
+
+def test_a_list_kept_on_the_instance_is_memory_that_grows_with_the_run(tmp_path):
+    """Every call's graph stays alive in the list until the class empties it: a leak,
+    not a bounded waste; a value replaced on each call is the waste of one call."""
+    from gradlint.engine import lint_file
+
+    write(tmp_path, {"agent.py": agent("self.q_history.append(q.max())", LOGGED)})
+    (finding,) = lint_file(tmp_path / "agent.py").diagnostics
+    assert finding.group.value == "leak"
+    assert "stays alive in `self.q_history`" in finding.message
+    assert ("kept here, with its graph, across calls", 23) in [
+        (r.message, r.start.line) for r in finding.related
+    ]
+    read = """def report(self):
+            print(float(self.last_q.max()))"""
+    write(tmp_path, {"agent.py": agent("self.last_q = q", read)})
+    (finding,) = lint_file(tmp_path / "agent.py").diagnostics
+    assert finding.group.value == "waste"

@@ -119,6 +119,10 @@ class NumberUses:
     # `plt.plot(x, y)`): they make an array of a tensor, and take an array as it is, so
     # they say "numbers" only of a value known to be a tensor there.
     numpy_calls: list[cst.CSTNode] = field(default_factory=list)
+    # Lists kept on the instance the value is added to (`self.q_history` of
+    # `self.q_history.append(q.max())`): every call's graph stays alive in them until
+    # the class empties them, memory that grows with the run.
+    kept: list[cst.CSTNode] = field(default_factory=list)
 
     @property
     def only_through_numpy(self) -> bool:
@@ -604,12 +608,14 @@ class ResultUses:
             self.summaries is None or self.summaries.resolve(call) is None
         ):
             return [(call, detached)]
-        kept = self._kept_in_a_new_list(call, node, detached)
+        kept = self._kept_in_a_new_list(call, node, detached, found)
         if kept is not None:
             return kept
         return self._into_helper(call, node, detached, found)
 
-    def _kept_in_a_new_list(self, call: cst.Call, node: cst.CSTNode, detached: bool):
+    def _kept_in_a_new_list(
+        self, call: cst.Call, node: cst.CSTNode, detached: bool, found: NumberUses
+    ):
         """`losses.append(loss)` into a list made empty in this scope (`losses = []`):
         the value goes where the list is read afterwards (`torch.FloatTensor(losses)`,
         `sum(l.item() for l in losses)`, `torch.stack(losses).sum().backward()`), the
@@ -625,7 +631,9 @@ class ResultUses:
             return None
         if type(func.value) is cst.Attribute:
             # `self.q_history.append(q.max())`: a list the instance keeps
-            return self._kept_on_self(func.value, detached, as_list=True)
+            kept_reads = self._kept_on_self(func.value, detached, as_list=True)
+            found.kept.append(func.value)
+            return kept_reads
         if type(func.value) is not cst.Name:
             return None
         name = func.value.value
@@ -1117,9 +1125,10 @@ class ResultUses:
                 )
             elif type(target) is cst.Attribute:
                 # `self.last_q = q`; `self.q_history += [q]` adds to what it holds
-                out.extend(
-                    self._kept_on_self(target, detached, as_list=type(statement) is cst.AugAssign)
-                )
+                added = type(statement) is cst.AugAssign
+                out.extend(self._kept_on_self(target, detached, as_list=added))
+                if added:
+                    found.kept.append(target)
             else:
                 raise _Escapes  # stored in a container
         return out

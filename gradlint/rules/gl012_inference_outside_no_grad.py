@@ -34,6 +34,10 @@ _PLAIN_METHODS = PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OP
 
 _NUMBERS = "its result is only read as numbers"
 _UNUSED = "its result is never used"
+_KEPT = (
+    "its result is only read as numbers, and every call's graph stays alive in `{kept}` "
+    "until the list is emptied"
+)
 _HANDED_BACK = "what it hands back here is only read as numbers or detached"
 _RAISES = (
     "its result is only read as numbers, and `.numpy()` on it raises \"Can't call "
@@ -62,7 +66,9 @@ class InferenceOutsideNoGrad(Rule):
     A result kept on the instance (`self.q_history.append(q.max())`, `self.last_q = q`)
     is read where the class's own methods read that attribute again, when nothing else
     can: no other file of the project has the name, no property, base class outside
-    torch or `getattr` reaches it, and a list is one the class makes empty itself.
+    torch or `getattr` reaches it, and a list is one the class makes empty itself. Such
+    a list holds every call's graph until the class empties it: memory that grows with
+    the run (group `leak`), not the bounded waste of one call.
 
     This is a warning-level rule: the cost is time and memory, not wrong results (except
     for `.numpy()`, which raises).
@@ -370,6 +376,10 @@ class InferenceOutsideNoGrad(Rule):
             consequence = _RAISES if uses.numpy_raises else _NUMBERS
             if not (uses.numbers or uses.reads or uses.detaches or uses.elsewhere):
                 consequence = _UNUSED
+            # kept in a list of the instance: every call's graph stays alive in it
+            kept = dotted_name(uses.kept[0]) if uses.kept and not uses.numpy_raises else None
+            if kept is not None:
+                consequence = _KEPT.format(kept=kept)
             related: list[tuple[cst.CSTNode, str] | Related]
             if uses.numpy_raises:
                 related = [(node, "`.numpy()` raises here") for node in uses.numpy_raises[:2]]
@@ -384,6 +394,8 @@ class InferenceOutsideNoGrad(Rule):
                     for forward in forwards.parameter_function_forwards(call)[:1]
                 ]
             related += numbers_elsewhere(uses, 1)  # the function's callers in other files
+            if kept is not None:
+                related.append((uses.kept[0], "kept here, with its graph, across calls"))
             fix_at = statement
             if path is not None:  # wrap that call: the training call needs the graph
                 related.append((path.site, path.label))
@@ -404,7 +416,9 @@ class InferenceOutsideNoGrad(Rule):
                 self.message_for(what=what, consequence=consequence),
                 fix=fix,
                 related=related,
-                group=Group.CRASH if uses.numpy_raises else None,
+                group=Group.CRASH
+                if uses.numpy_raises
+                else (Group.LEAK if kept is not None else None),
                 # on a flag path the evaluating call pays the graph, not every call
                 cost=CostSource.paid_by([path.site]) if path is not None else None,
             )
