@@ -36,9 +36,16 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from gradlint.analysis.bindings import bindings_of_node
 from gradlint.analysis.dataflow import ELEMENTWISE_COMPARISONS
 from gradlint.analysis.grad_mode import callers_query
-from gradlint.analysis.index import ELEMENT_COMPREHENSIONS, FileIndex, keyword_is_true, own_method
+from gradlint.analysis.index import (
+    ELEMENT_COMPREHENSIONS,
+    FileIndex,
+    keyword_is_true,
+    own_method,
+    target_names,
+)
 from gradlint.analysis.index import dotted_name as index_dotted
 from gradlint.analysis.project import (
     ExternalFunction,
@@ -1627,23 +1634,15 @@ def _buffer_maker(index: FileIndex, binding: cst.CSTNode, name: str) -> str | No
 
 
 def _defines(klass: cst.ClassDef, name: str) -> bool:
-    """Does the class body bind `name` itself: a method or property, a class attribute,
-    a field (`q_history: list = field(default_factory=list)`)?"""
+    """Does the class body bind `name` itself (bindings_of_node: a method or property, a
+    class attribute), or annotate it (`q_history: list`, a field of a dataclass)?"""
     for statement in klass.body.body:
-        if type(statement) is cst.FunctionDef and statement.name.value == name:
-            return True
-        if type(statement) is cst.SimpleStatementLine:
-            for small in statement.body:
-                if type(small) is cst.Assign and any(
-                    type(t.target) is cst.Name and t.target.value == name for t in small.targets
-                ):
-                    return True
-                if (
-                    isinstance(small, (cst.AnnAssign, cst.AugAssign))
-                    and type(small.target) is cst.Name
-                    and small.target.value == name
-                ):
-                    return True
+        smalls = statement.body if type(statement) is cst.SimpleStatementLine else (statement,)
+        for small in smalls:
+            if any(binding.name == name for binding in bindings_of_node(small)):
+                return True
+            if type(small) is cst.AnnAssign and target_names(small.target) == [name]:
+                return True
     return False
 
 
