@@ -804,6 +804,10 @@ class ForwardAnalysis:
         may run under its own `no_grad`), nor one that makes a tensor without layers
         (`model.get_z_random(n, nz)`) or runs them under `no_grad` (`model.test(z)`)."""
         func = call.func
+        if self.index.qualified_name(func) in MODULE_RUNNING_FUNCTIONS:
+            # `nn.parallel.data_parallel(netG, inputs, gpus)`, `odeint(func, y0, t)`
+            handed = positional_arguments(call)
+            return module_path(handed[0]) if handed else None
         if type(func) is cst.Subscript:
             # `net.heads[1](x)` after `net.eval()`: a layer kept in a module's container
             # is in that module's mode

@@ -927,11 +927,13 @@ LOSS_REDUCTION_FUNCTIONS = frozenset({"torch.mean", "torch.sum"})
 # they are given nor what they return can carry a gradient.
 INTEGER_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 # The calls that copy a module with its parameters, which keep requiring grad.
-# Solvers of other libraries that run the module handed to them first (an ODE's or an
-# SDE's vector field) on the tensors that follow, many times over: what they return
-# carries the module's history, as a forward's output does (`odeint(func, y0, t)`).
+# Functions that run the module handed to them first on the tensors that follow: torch's
+# own `nn.parallel.data_parallel(net, inputs, gpus)` (a forward replicated over devices),
+# and other libraries' solvers of an ODE's or an SDE's vector field, many times over.
+# What they return carries the module's history, as a forward's output does.
 MODULE_RUNNING_FUNCTIONS = frozenset(
-    {"torchdiffeq.odeint", "torchdiffeq.odeint_adjoint", "torchdiffeq.odeint_event"}
+    {"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"}
+    | {"torchdiffeq.odeint", "torchdiffeq.odeint_adjoint", "torchdiffeq.odeint_event"}
     | {"torchsde.sdeint", "torchsde.sdeint_adjoint", "torchcde.cdeint"}
 )
 MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})

@@ -547,7 +547,10 @@ class InferenceOutsideNoGrad(Rule):
         if head in NEVER_FORWARD_BUILTINS:
             return head not in rebound
         resolved = self.facts.index.import_alias_at(call, head)  # real imports only
-        return resolved is not None and resolved.partition(".")[0] in LIBRARY_ROOTS
+        if resolved is None or resolved.partition(".")[0] not in LIBRARY_ROOTS:
+            return False
+        # `nn.parallel.data_parallel(net, inputs)`: torch's own call of the module handed
+        return self.facts.index.qualified_name(call.func) not in MODULE_RUNNING_FUNCTIONS
 
     def _plain_call(self, call: cst.Call, name: str, assigned: set[str]) -> bool:
         """Cheap and sure: a call that cannot be a model's forward or this file's function
