@@ -673,7 +673,10 @@ class TensorFacts:
 
     def module_class(self, expr: cst.CSTNode, use: cst.CSTNode) -> str | None:
         """The qualified class of the module `expr` names (`self.lstm`, `rnn`), when it
-        is constructed visibly: `self.lstm = nn.LSTM(...)`, `rnn = nn.GRU(...).to(d)`."""
+        is constructed visibly: `self.lstm = nn.LSTM(...)`, `rnn = nn.GRU(...).to(d)`, or
+        built where it is called (`nn.BCEWithLogitsLoss(reduction="none")(out, x)`)."""
+        if type(expr) is cst.Call:
+            return self._constructed_class(expr)
         constructors = self.module_constructors(expr, use)
         classes = {self._constructed_class(value) for value in constructors}
         return classes.pop() if len(classes) == 1 else None
