@@ -391,9 +391,9 @@ class LoopAnalysis:
                 return set()
             return {n.value for n in (unpacked[i] for i in places) if type(n) is cst.Name}
         parent = self.index.parent.get(call)
-        if type(parent) is cst.Assign and len(parent.targets) == 1:
-            target = parent.targets[0].target
-            return {target.value} if type(target) is cst.Name else set()
+        if type(parent) is cst.Assign:
+            # `loss = train_loss = train()`: every name the statement binds holds it
+            return {t.target.value for t in parent.targets if type(t.target) is cst.Name}
         return self.flow.operands(call)
 
     def backpropagated_arguments(
