@@ -50,6 +50,7 @@ from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import (
     forward_clears_own_grads_of_source,
     frozen_attributes_of_class_source,
+    frozen_unless_given_of_class_source,
 )
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
@@ -80,6 +81,7 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     PARTIAL,
+    REQUIRES_GRAD_ATTRIBUTE,
     REQUIRES_GRAD_METHOD,
     SAME_VALUE_STEPS,
     SUBMODULE_ITERATORS,
@@ -121,6 +123,10 @@ _DETACHING = DETACHING_METHODS | DETACHING_ATTRIBUTES
 # The builder of a mapping from names to layers that `nn.Sequential` takes
 # (`nn.Sequential(OrderedDict([("fc", layer), ...]))`).
 _NAMED_ELEMENT_BUILDERS = frozenset({"collections.OrderedDict"})
+# How many callers up a parameter's instance is followed to where it is built
+# (`calculate_fid(paths)` builds it, `_statistics(files, model)` hands it on, and
+# `get_activations(files, model)` runs it).
+_CALLER_HOPS = 3
 
 
 def _named_values(value: cst.CSTNode) -> list[cst.CSTNode]:
@@ -2489,42 +2495,102 @@ class ForwardAnalysis:
         the parameters of its `target` (or of the whole instance) for good
         (ModuleSummary.frozen_attributes): RND's random target network. Where `use`
         calls a submodule of the model (`self.rnd.target(x)` as a forward of
-        `self.rnd`), that submodule is what runs."""
+        `self.rnd`), that submodule is what runs. A model named alone is such an
+        instance itself, built here or handed by every caller (`model =
+        InceptionV3([3])`, then `get_activations(files, model)`), frozen whole; and a
+        class that freezes unless it is handed a flag (`requires_grad=False` by
+        default) freezes every instance built without it."""
         called = module_path(use.func) if type(use) is cst.Call else None
         if called is not None and called.startswith(model + "."):
             model = called
         holder, _, attribute = model.rpartition(".")
         if not holder:
-            return False
-        try:
-            expr = cst.parse_expression(holder)
-        except cst.ParserSyntaxError:
-            return False
-        built_calls = self._constructions(holder, expr, use)
+            holder, attribute = model, ""  # the instance itself
+        built_calls = self._instance_constructions(holder, use)
         if not built_calls:
             return False
         for built in built_calls:
             if type(built) is not cst.Call or type(built.func) is not cst.Name:
                 return False
-            name = built.func.value
-            origin = self.index.imported_from.get(name)
-            if origin is not None and origin[2] is not None:
-                project = self.summaries.project
-                if project is None or not project.enabled:
-                    return False
-                frozen = project.frozen_attributes(origin[0], origin[1], origin[2])
-            else:
-                own = [c for c in self.index.classes if c.name.value == name]
-                if len(own) != 1:
-                    return False
-                # read only a class that has a switch of the file's (_collect_frozen)
-                assert self._frozen is not None
-                if not any(off and self.index.is_inside(at, own[0]) for _, at, off in self._frozen):
-                    return False
-                frozen = frozen_attributes_of_class_source(self.index.module.code_for_node(own[0]))
-            if attribute not in frozen and "" not in frozen:
+            frozen = self._class_freezes(built.func.value)
+            if frozen is None:
+                return False
+            always, unless_given = frozen
+            if attribute in always or "" in always:
+                continue
+            given = unless_given.get(attribute) or unless_given.get("")
+            if given is None or self._hands_argument(built, *given):
                 return False
         return True
+
+    def _instance_constructions(
+        self, holder: str, use: cst.CSTNode, hops: int = _CALLER_HOPS
+    ) -> list[cst.CSTNode]:
+        """What builds the instance `holder` names at `use`: its own bindings, or, for a
+        parameter of the function around `use` bound nowhere in it, what every caller
+        of this file hands it (built at the call, or bound to a name there, or handed
+        on from the caller's own callers, `hops` deep)."""
+        try:
+            expr = cst.parse_expression(holder)
+        except cst.ParserSyntaxError:
+            return []
+        built = self._constructions(holder, expr, use)
+        if built or "." in holder:
+            return built
+        func = self.index.scope_of(use)
+        if type(func) is not cst.FunctionDef or all(
+            p.name.value != holder for p in all_params(func.params)
+        ):
+            return []
+        found: list[cst.CSTNode] = []
+        for argument in self.caller_arguments.here(func, holder):
+            passed = argument.passed
+            if type(passed) is cst.Call:
+                found.append(built_module_call(passed))
+            elif type(passed) is cst.Name and hops:
+                handed = self._instance_constructions(passed.value, argument.site, hops - 1)
+                if not handed:
+                    return []
+                found.extend(handed)
+            else:
+                return []
+        return found
+
+    def _class_freezes(self, name: str) -> tuple[frozenset[str], dict[str, tuple[str, int]]] | None:
+        """(attributes frozen for good, attributes frozen unless a parameter is given)
+        of the class `name` names here, of this file or imported from the project's;
+        None when it is neither."""
+        origin = self.index.imported_from.get(name)
+        if origin is not None and origin[2] is not None:
+            project = self.summaries.project
+            if project is None or not project.enabled:
+                return None
+            return (
+                project.frozen_attributes(origin[0], origin[1], origin[2]),
+                project.frozen_unless_given(origin[0], origin[1], origin[2]),
+            )
+        own = [c for c in self.index.classes if c.name.value == name]
+        if len(own) != 1:
+            return None
+        source = self.index.module.code_for_node(own[0])
+        if REQUIRES_GRAD_ATTRIBUTE not in source:
+            return None  # cheapest first: a class that never names requires_grad
+        return (
+            frozen_attributes_of_class_source(source),
+            frozen_unless_given_of_class_source(source),
+        )
+
+    @staticmethod
+    def _hands_argument(built: cst.Call, parameter: str, position: int) -> bool:
+        """Does the construction fill `__init__`'s `parameter` (at `position` after
+        `self`) with anything but a written-out False?"""
+        for place, arg in enumerate(built.args):
+            if arg.star:
+                return True  # `Net(*args, **kwargs)`: it may
+            named = arg.keyword.value if arg.keyword is not None else None
+            if named == parameter or (named is None and place == position):
+                return not is_false(arg.value)
+        return False
 
     def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
         """The class, the classes of this file it inherits from, and its subclasses."""

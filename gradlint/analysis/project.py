@@ -321,6 +321,11 @@ class ModuleSummary:
     # (`for p in self.target.parameters(): p.requires_grad = False`); "" for the
     # instance itself (_frozen_attributes)
     frozen_attributes: dict[str, list[str]] = field(default_factory=dict)
+    # class -> {attribute: [parameter, position]} for the attributes its `__init__`
+    # switches off unless it is handed that parameter: pytorch-fid's `InceptionV3(...,
+    # requires_grad=False)` sets `p.requires_grad = requires_grad` for every parameter
+    # (_frozen_unless_given); position counts `__init__`'s parameters after `self`
+    frozen_unless_given: dict[str, dict[str, list]] = field(default_factory=dict)
     # classes whose `forward` clears the instance's own gradients on every call
     # (_forward_clears_own_grads)
     grad_clearing_forwards: list[str] = field(default_factory=list)
@@ -1933,6 +1938,11 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             frozen = _frozen_attributes(node)
             if frozen:
                 summary.frozen_attributes[node.name] = frozen
+            unless = _frozen_unless_given(node)
+            if unless:
+                summary.frozen_unless_given[node.name] = {
+                    attribute: list(given) for attribute, given in unless.items()
+                }
             handed = _handed_attributes(node)
             if handed:
                 summary.handed_attributes[node.name] = handed
@@ -2575,6 +2585,78 @@ def _bool_constant(node: ast.AST) -> bool | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
+def _frozen_unless_given(cls: ast.ClassDef) -> dict[str, tuple[str, int]]:
+    """The attributes of `self` ("" for the instance itself) whose parameters the
+    class's `__init__` sets, on every path, to one of its own parameters whose default
+    is `False`, with that parameter's name and position after `self`, when no method of
+    the class switches them on again: `for param in self.parameters(): param.requires_grad
+    = requires_grad` in pytorch-fid's InceptionV3, frozen unless built with
+    `requires_grad=True`."""
+    init = own_method(cls, "__init__")
+    if init is None:
+        return {}
+    arguments = init.args
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)][1:]
+    defaults = dict(zip(reversed(positional), reversed(arguments.defaults), strict=False))
+    defaults.update(
+        (a.arg, d)
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if d is not None
+    )
+    off_by_default = {
+        name for name, default in defaults.items() if _bool_constant(default) is False
+    }
+    if not off_by_default:
+        return {}
+    found: dict[str, tuple[str, int]] = {}
+    for statement in init.body:  # not under an `if`: on every path
+        if not isinstance(statement, ast.For):
+            continue
+        owner = _parameters_walked(statement.iter)
+        if owner is None:
+            continue
+        values = _element_switch_values(statement.body, statement.target)
+        if len(values) == 1 and isinstance(values[0], ast.Name):
+            given = values[0].id
+            if given in off_by_default and not _rebinds(init, given):
+                position = positional.index(given) if given in positional else -1
+                found[owner] = (given, position)
+    # a switch back on anywhere else in the class (`def unfreeze(self)`) undoes it
+    for attribute in list(found):
+        if attribute in _switched_on_in_class(cls, skip=init):
+            del found[attribute]
+    return found
+
+
+def _rebinds(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(function)
+    )
+
+
+def _switched_on_in_class(cls: ast.ClassDef, skip: ast.AST) -> set[str]:
+    """The attributes ("" for the instance) a method of the class other than `skip`
+    switches on, or to anything but a written-out False."""
+    on: set[str] = set()
+    for method in cls.body:
+        if method is skip:
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call):
+                switched = _requires_grad_method_switch(node)
+                owner = _self_attribute_or_self(switched[0]) if switched is not None else None
+                if owner is not None and switched is not None and switched[1] is not False:
+                    on.add(owner)
+            elif isinstance(node, ast.For):
+                owner = _parameters_walked(node.iter)
+                if owner is not None and any(
+                    value is not False for value in _element_switches(node.body, node.target)
+                ):
+                    on.add(owner)
+    return on
+
+
 def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
     """The attributes of `self` whose parameters the class's `__init__` switches off on
     every path (`self.target.requires_grad_(False)`, or `p.requires_grad = False` in a
@@ -2669,6 +2751,18 @@ def frozen_attributes_of_class_source(source: str) -> frozenset[str]:
     return frozenset(_frozen_attributes(cls)) if isinstance(cls, ast.ClassDef) else frozenset()
 
 
+def frozen_unless_given_of_class_source(source: str) -> dict[str, tuple[str, int]]:
+    """_frozen_unless_given of a class of the linted file, from its source alone."""
+    if REQUIRES_GRAD_ATTRIBUTE not in source:
+        return {}
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        return {}
+    cls = tree.body[0] if tree.body else None
+    return _frozen_unless_given(cls) if isinstance(cls, ast.ClassDef) else {}
+
+
 def _requires_grad_method_switch(call: ast.Call) -> tuple[ast.AST, bool | None] | None:
     """(the receiver, the value as a written-out bool or None) of
     `x.requires_grad_(...)`; `x.requires_grad_()` turns it on."""
@@ -2703,6 +2797,25 @@ def _parameters_walked(iterable: ast.AST) -> str | None:
     ):
         return _self_attribute_or_self(iterable.func.value)
     return None
+
+
+def _element_switch_values(body: list[ast.stmt], target: ast.AST) -> list[ast.expr]:
+    """What the loop body's own assignments set the loop element's requires_grad to, as
+    written: `p.requires_grad = requires_grad` gives the Name."""
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    if not isinstance(target, ast.Name):
+        return []
+    return [
+        statement.value
+        for statement in body
+        if isinstance(statement, ast.Assign)
+        for assigned in statement.targets
+        if isinstance(assigned, ast.Attribute)
+        and assigned.attr == REQUIRES_GRAD_ATTRIBUTE
+        and isinstance(assigned.value, ast.Name)
+        and assigned.value.id == target.id
+    ]
 
 
 def _element_switches(body: list[ast.stmt], target: ast.AST) -> list[bool | None]:
@@ -3480,6 +3593,16 @@ class ProjectIndex:
         in its `__init__` (ModuleSummary.frozen_attributes)."""
         home = self._class_home(module, level, name)
         return frozenset(home[1].frozen_attributes.get(home[2], ())) if home else frozenset()
+
+    def frozen_unless_given(self, module: str, level: int, name: str) -> dict[str, tuple[str, int]]:
+        """The attributes ("" for the instance itself) that `name`, a class imported
+        from that project module, switches off in its `__init__` unless it is handed
+        the parameter named (ModuleSummary.frozen_unless_given)."""
+        home = self._class_home(module, level, name)
+        if home is None:
+            return {}
+        unless = home[1].frozen_unless_given.get(home[2], {})
+        return {attribute: (given[0], given[1]) for attribute, given in unless.items()}
 
     def forward_clears_grads(self, module: str, level: int, name: str) -> bool:
         """Does `name`, a class imported from that project module (or re-exported by it,
