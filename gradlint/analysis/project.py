@@ -4406,6 +4406,23 @@ class _CallerSearch:
                 return False
         return True
 
+    def is_the_queried_base(self, name: str) -> bool:
+        """Is this file's class `name` the base of that name the queried class inherits:
+        a class of the queried class's own file, or imported by that file from this one?
+        Yes when that cannot be told (a star import, a base out of the project)."""
+        if os.path.abspath(self.path) == os.path.abspath(self.query.class_file):
+            return True
+        try:
+            with open(self.query.class_file, encoding="utf-8-sig") as handle:
+                tree = parse_quietly(handle.read(), self.query.class_file)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            return True
+        origin = ast_import_map(tree).origin(name)
+        if origin is None or origin[2] is None:
+            return origin is None  # `import pkg` as a base is no class of this file
+        target = resolve_module(self.query.class_file, origin[0], origin[1])
+        return target is None or os.path.abspath(target) == os.path.abspath(self.path)
+
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
         return target is not None and os.path.abspath(target) == os.path.abspath(
@@ -4611,6 +4628,10 @@ class _ScopeCalls:
             if self.class_name == query.class_name:
                 return None  # the class calling its own method: its entry state is its own
             if self.class_name in query.bases:
+                if not self.search.is_the_queried_base(self.class_name):
+                    # a namesake of the base in another module (two packages' own
+                    # `BasicInstructor`): its `self.method()` never runs the queried one
+                    return False
                 # a base class calling the method on itself: on an instance of the
                 # queried class that is its override, unless that class overrides the
                 # calling method too (then this one never runs on it)
