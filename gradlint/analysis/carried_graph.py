@@ -738,9 +738,18 @@ class CarriedGraph:
         for binding in scope_facts.bindings:
             if "." in binding.var and var in scope_facts.closure(binding.deps):
                 return True
+        # written into item by item (`out[:, k] = state`): what the values analysis
+        # reads off the container's own binding (`torch.zeros(...)`) is not all it holds
+        filled = {b.var for b in scope_facts.bindings if b.kind == "store"}
         for node in index.walk(scope.body):
             if type(node) in (cst.Return, cst.Yield) and node.value is not None:
-                if var in scope_facts.closure(self.flow.reads(node.value)):
+                reads = scope_facts.closure(self.flow.reads(node.value))
+                if var in reads and (
+                    reads & filled
+                    # `return torch.cat(samples)` of `torch.multinomial` draws: built
+                    # from what the loop carried, but holding none of its history
+                    or not is_graph_free(self.values.of_expr(node.value, node))
+                ):
                     return True
         return False
 

@@ -642,6 +642,9 @@ class ValueAnalysis:
                             place is not None
                             and place[1] >= ENVIRONMENT_STEP_RESULTS
                             and is_environment_step(value)
+                            # `out, h, c = self.step(x, h, c)` of the module's own
+                            # method is no environment's: its body says what it returns
+                            and not self._runs_a_function_here(value)
                         ):
                             # an environment hands back data, whatever action it is given
                             stepped = _element(self._bound(value, node))
@@ -1562,6 +1565,10 @@ class ValueAnalysis:
                 return None
             values.append(self._expr(argument, use))
         return combine(TENSOR, *values)
+
+    def _runs_a_function_here(self, call: cst.Call) -> bool:
+        """Does the call run a function or method this file defines?"""
+        return self.summaries is not None and self.summaries.function_run_by(call) is not None
 
     def _names_a_class_of_this_file(self, func: cst.Name, use: cst.CSTNode) -> bool:
         """Is every binding of the called name that reaches the call a `class`
