@@ -740,7 +740,11 @@ class CarriedGraph:
                 return True
         # written into item by item (`out[:, k] = state`): what the values analysis
         # reads off the container's own binding (`torch.zeros(...)`) is not all it holds
-        filled = {b.var for b in scope_facts.bindings if b.kind == "store"}
+        filled = {
+            b.var
+            for b in scope_facts.bindings
+            if b.kind == "store" and type(b.statement) in (cst.Assign, cst.AugAssign)
+        }
         for node in index.walk(scope.body):
             if type(node) in (cst.Return, cst.Yield) and node.value is not None:
                 reads = scope_facts.closure(self.flow.reads(node.value))

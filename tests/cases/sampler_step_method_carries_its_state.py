@@ -35,7 +35,8 @@ class TargetLSTM(nn.Module):
             out, h, c = self.step(x, h, c)  # error: GL012, GL015
             x = torch.multinomial(torch.exp(out), 1)
             samples.append(x)
-        return torch.cat(samples, dim=1)
+        out = torch.cat(samples, dim=1)
+        return out
 
     def unroll(self, x, steps):
         """Hands back the logits, which a caller out of sight may train through."""
