@@ -99,3 +99,46 @@ def test_the_real_base_calling_the_method_runs_the_override(tmp_path):
     # the override's result reaches a caller of another file, which hands it on:
     # what happens to it there is not followed, so nothing is reported
     assert project(tmp_path, calling) == []
+
+
+def _is_the_base(tmp_path, base_file: str, subclass_imports: str) -> bool:
+    import ast
+
+    from gradlint.analysis.project import MethodQuery, _CallerSearch
+
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "algorithms/__init__.py": "from .Algorithm import Algorithm\n",
+            "algorithms/Algorithm.py": "class Algorithm:\n    pass\n",
+            "other/Algorithm.py": "class Algorithm:\n    pass\n",
+            "algorithms/few_shot.py": subclass_imports
+            + "\n\nclass FewShot(Algorithm):\n    pass\n",
+        },
+    )
+    query = MethodQuery(
+        str(tmp_path / "algorithms/few_shot.py"),
+        "FewShot",
+        "evaluation_step",
+        "",
+        frozenset(),
+        frozenset(),
+        frozenset({"evaluation_step"}),
+        frozenset({"Algorithm"}),
+    )
+    path = tmp_path / base_file
+    search = _CallerSearch(str(path), ast.parse(path.read_text()), query, [])
+    return search.is_the_queried_base("Algorithm")
+
+
+def test_a_base_imported_from_its_package_or_its_module_is_the_base(tmp_path):
+    """`from . import Algorithm` names the package's re-export (or the submodule), which
+    may be the class of algorithms/Algorithm.py; `from .Algorithm import Algorithm`
+    names it outright."""
+    assert _is_the_base(tmp_path, "algorithms/Algorithm.py", "from . import Algorithm")
+    assert _is_the_base(tmp_path, "algorithms/Algorithm.py", "from .Algorithm import Algorithm")
+
+
+def test_a_namesake_in_a_module_never_imported_is_not_the_base(tmp_path):
+    assert not _is_the_base(tmp_path, "other/Algorithm.py", "from .Algorithm import Algorithm")

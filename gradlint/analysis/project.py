@@ -4304,6 +4304,16 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     return found
 
 
+def _defines_class(path: str, name: str) -> bool:
+    """Does the file at `path` define a module-level class of that name?"""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            tree = parse_quietly(handle.read(), path)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return False
+    return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)
+
+
 class _CallerSearch:
     """One file read for calls of `query.method`: each is judged in its own function."""
 
@@ -4420,8 +4430,17 @@ class _CallerSearch:
         origin = ast_import_map(tree).origin(name)
         if origin is None or origin[2] is None:
             return origin is None  # `import pkg` as a base is no class of this file
-        target = resolve_module(self.query.class_file, origin[0], origin[1])
-        return target is None or os.path.abspath(target) == os.path.abspath(self.path)
+        here = os.path.abspath(self.path)
+        module, level, imported = origin
+        submodule = f"{module}.{imported}" if module else imported
+        for candidate in (module, submodule):  # `from . import Algorithm`: maybe a module
+            target = resolve_module(self.query.class_file, candidate, level)
+            if target is not None and os.path.abspath(target) == here:
+                return True
+        # another file that defines its own class of the name: certainly another class;
+        # a package's `__init__` (a re-export) or a file out of sight may be this one
+        target = resolve_module(self.query.class_file, module, level)
+        return target is None or not _defines_class(target, imported)
 
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
