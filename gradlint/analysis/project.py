@@ -4428,10 +4428,12 @@ class _CallerSearch:
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
             return True
         origin = ast_import_map(tree).origin(name)
-        if origin is None or origin[2] is None:
-            return origin is None  # `import pkg` as a base is no class of this file
-        here = os.path.abspath(self.path)
+        if origin is None:
+            return True
         module, level, imported = origin
+        if imported is None:
+            return False  # `import pkg` as a base is no class of this file
+        here = os.path.abspath(self.path)
         submodule = f"{module}.{imported}" if module else imported
         for candidate in (module, submodule):  # `from . import Algorithm`: maybe a module
             target = resolve_module(self.query.class_file, candidate, level)
