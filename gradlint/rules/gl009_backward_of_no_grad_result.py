@@ -38,6 +38,13 @@ _NEW_LEAF_MESSAGE = (
     "the model's output itself"
 )
 
+_COPIED_LEAF_MESSAGE = (
+    "`{call}` stops at `{root}`, a new leaf that `{maker}(...)` makes with "
+    "`requires_grad=True`: it copies the data of `{copied}`, not its history, so nothing "
+    "it was computed from gets a gradient, the optimizer step applies nothing and the "
+    "model does not train; drop `{maker}(...)` and backpropagate `{copied}` as it is"
+)
+
 # The operators that save an operand for backward (the methods and functions are in
 # torch_api, measured with them by tests/test_gl009_table.py).
 SAVING_OPERATORS = (cst.Multiply, cst.Divide, cst.MatrixMultiply)
@@ -61,7 +68,9 @@ class BackwardOfNoGradResult(Rule):
     Also flags a backward of a new leaf rebuilt from such data with
     `requires_grad=True` (`loss = torch.tensor(out.item(), requires_grad=True)`,
     `Variable(loss.data, requires_grad=True)`), the usual way to silence the error
-    above, in a function that steps an optimizer.
+    above, in a function that steps an optimizer; and of one copied from the loss
+    itself (`loss = Variable(loss, requires_grad=True)`), which keeps its data and drops
+    its history just the same.
 
     ## Why is this bad?
     Autograd only records operations on tensors that require grad, and only while grad
@@ -207,9 +216,12 @@ class BackwardOfNoGradResult(Rule):
             return False
         if not keyword_is_true(value, "requires_grad") or not value.args:
             return False
-        cut = _cut_in(value.args[0].value, facts)
-        if cut is None:
-            return False
+        copied = value.args[0].value
+        cut = _cut_in(copied, facts)
+        if cut is None and not (
+            facts.values.of_expr(copied, value) & {Kind.GRAPH, Kind.LEAF, Kind.UNKNOWN}
+        ):
+            return False  # `torch.tensor([1.0, 2.0], requires_grad=True)`: a leaf of numbers
         scope = facts.index.scope_of(node)
         body = scope.body if type(scope) is cst.FunctionDef else scope
         steps = [
@@ -221,9 +233,21 @@ class BackwardOfNoGradResult(Rule):
         ]
         if not steps:
             return False
+        if cut is not None:
+            message = _NEW_LEAF_MESSAGE.format(call=_callee(node), root=_short(root), origin=cut)
+        else:
+            # `Variable(loss, requires_grad=True)`: the new leaf copies the loss's data,
+            # not its history (measured on torch 2.13: no grad_fn, `is_leaf` True), so a
+            # backward of it stops there whatever the loss was computed from
+            message = _COPIED_LEAF_MESSAGE.format(
+                call=_callee(node),
+                root=_short(root),
+                maker=dotted_name(value.func) or "tensor",
+                copied=_short(copied),
+            )
         self.report(
             node,
-            _NEW_LEAF_MESSAGE.format(call=_callee(node), root=_short(root), origin=cut),
+            message,
             related=[(value, "a new leaf is made here"), (steps[0], "this step applies nothing")],
             group=Group.WRONG,
         )
