@@ -28,7 +28,7 @@ import textwrap
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, is_dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -311,6 +311,9 @@ class ModuleSummary:
     # included: its weights are those of its parts, written in other files
     # (`self.encoder = MLP(dims)` after `from .blocks import MLP`)
     imported_parts: dict[str, list[list]] = field(default_factory=dict)
+    # the module-level functions every return of which builds layers with weights
+    # (_layer_factories): another file's class that stores what one returns holds them
+    layer_factories: list[str] = field(default_factory=list)
     # attribute -> is every value the file's classes store in `self.<it>` a torch.nn
     # layer that holds no parameters (`self.up = nn.Upsample(scale_factor=2)`)?
     parameterless_attributes: dict[str, bool] = field(default_factory=dict)
@@ -1956,9 +1959,9 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
                 holders.append((node, built))
         elif isinstance(node, ast.Assign):
             _note_class_alias(node, summary)
-    _holders_of_parameters(
-        summary.parameter_classes, holders, _layer_factories(module_returns, imports)
-    )
+    factories = _layer_factories(module_returns, imports, module_functions)
+    summary.layer_factories = sorted(factories)
+    _holders_of_parameters(summary.parameter_classes, holders, factories)
     summary.imported_parts = _imported_parts(summary.parameter_classes, holders, imports)
     summary.weighted_attributes = _weighted_attributes(
         built_by_class, summary.parameter_classes, imports
@@ -2264,7 +2267,9 @@ def _holders_of_parameters(
 
 
 def _layer_factories(
-    returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]], imports: ImportMap
+    returns: dict[str, list[tuple[ast.AST | None, ast.stmt]]],
+    imports: ImportMap,
+    functions: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
 ) -> set[str]:
     """The module-level functions every return of which builds a torch.nn layer with
     weights or a container of layers, through any call that hands the module back
@@ -2274,12 +2279,16 @@ def _layer_factories(
     (frozen_attributes): an `apply` that freezes them still leaves them held."""
     found = set()
     for name, returned in returns.items():
+        function = functions.get(name) if functions is not None else None
         built = [
             ast_dotted_name(made.func) or ""
             for value, _ in returned
             if value is not None
             and isinstance(
-                made := ast_called_through(value, SELF_RETURNING_MODULE_METHODS), ast.Call
+                made := ast_called_through(
+                    _bound_once(function, value), SELF_RETURNING_MODULE_METHODS
+                ),
+                ast.Call,
             )
         ]
         if (
@@ -2289,6 +2298,25 @@ def _layer_factories(
         ):
             found.add(name)
     return found
+
+
+def _bound_once(function: ast.FunctionDef | ast.AsyncFunctionDef | None, value: ast.AST) -> ast.AST:
+    """What a name a function returns is bound to, when its body binds it once, by a
+    plain assignment (`layers = nn.ModuleList([...])`, then `return layers`); the value
+    itself otherwise."""
+    if function is None or not isinstance(value, ast.Name):
+        return value
+    bound = [
+        node
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and node.id == value.id and isinstance(node.ctx, ast.Store)
+    ]
+    if len(bound) != 1:
+        return value
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is bound[0]:
+            return node.value
+    return value
 
 
 def _imported_parts(
@@ -3754,7 +3782,8 @@ class ProjectIndex:
         summary = self._summary(target)
         if summary is None:
             return False
-        if name in summary.parameter_classes:
+        if name in summary.parameter_classes or name in summary.layer_factories:
+            # (a part stored from another file's layer factory: `self.layers = mlp(...)`)
             return True
         parts = summary.imported_parts.get(name)
         if parts:
