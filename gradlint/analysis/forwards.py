@@ -2462,19 +2462,6 @@ class ForwardAnalysis:
             return root == "self" or not self.tensors.bindings.binds(scope, root)
         return True
 
-    def frozen_on_inputs_without_history(
-        self, model: str, call: cst.Call, at: cst.CSTNode | None = None, *, whole: bool = False
-    ) -> bool:
-        """Is the model frozen where it runs (is_frozen, asked at `at`, the call by
-        default) and is the call given nothing known to carry history? A frozen model
-        on an input that requires grad (an image made with `requires_grad=True`, an
-        adversarial example) still records a graph through its layers, to the input."""
-        if not self.is_frozen(model, call if at is None else at, whole=whole):
-            return False
-        return not any(
-            self.values.of_expr(arg.value, call) & {Kind.LEAF, Kind.GRAPH} for arg in call.args
-        )
-
     def _frozen_by_its_factory(self, model: str, use: cst.CSTNode) -> bool:
         """`self.model = self._load_model()` (or `model = load_frozen(path)`), a function
         of this file each of whose returns hands back a model it froze there (`for p in

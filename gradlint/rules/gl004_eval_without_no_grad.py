@@ -265,9 +265,9 @@ class EvalWithoutNoGrad(Rule):
             return
         if facts.frameworks.is_foreign(call):
             return
-        if facts.forwards.records_nothing(
-            call, model
-        ) or facts.forwards.frozen_on_inputs_without_history(model, call, at, whole=True):
+        if facts.forwards.records_nothing(call, model) or facts.forwards.is_frozen(
+            model, at, whole=True
+        ):
             return  # a parameterless or frozen module on inputs without history: no graph
         forwards = facts.forwards
         # A helper's own forwards were asked whether they keep their output

@@ -366,9 +366,7 @@ class InferenceOutsideNoGrad(Rule):
                 # `policy.get_action(s)` whose body returns `action.detach().numpy()`:
                 # the graph is thrown away inside, where its own forward is asked about
                 continue
-            if not self._not_in_eval_mode(call, model) or forwards.frozen_on_inputs_without_history(
-                model, call
-            ):
+            if not self._not_in_eval_mode(call, model) or forwards.is_frozen(model, call):
                 continue
             if path is None and forwards.graph_is_used(call, model, ends_as_numbers=True):
                 continue
@@ -489,7 +487,7 @@ class InferenceOutsideNoGrad(Rule):
                 continue
             if any(
                 not self._not_in_eval_mode(call, model)
-                or forwards.frozen_on_inputs_without_history(model, call)
+                or forwards.is_frozen(model, call)
                 or forwards.graph_is_used(call, model)
                 for model in models
             ):
