@@ -81,7 +81,6 @@ from gradlint.analysis.torch_api import (
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
     PARTIAL,
-    REQUIRES_GRAD_ATTRIBUTE,
     REQUIRES_GRAD_METHOD,
     SAME_VALUE_STEPS,
     SUBMODULE_ITERATORS,
@@ -2572,9 +2571,13 @@ class ForwardAnalysis:
         own = [c for c in self.index.classes if c.name.value == name]
         if len(own) != 1:
             return None
+        # cheapest first: read only a class with a switch of the file's (_collect_frozen
+        # reads anything but a written-out True as off, a parameter's value included)
+        if self._frozen is None:
+            self._frozen = self._collect_frozen()
+        if not any(off and self.index.is_inside(at, own[0]) for _, at, off in self._frozen):
+            return None
         source = self.index.module.code_for_node(own[0])
-        if REQUIRES_GRAD_ATTRIBUTE not in source:
-            return None  # cheapest first: a class that never names requires_grad
         return (
             frozen_attributes_of_class_source(source),
             frozen_unless_given_of_class_source(source),
