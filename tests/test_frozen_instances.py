@@ -132,3 +132,63 @@ def test_a_parameter_handed_an_unfrozen_model_by_one_caller_records(tmp_path):
         },
     )
     assert findings(tmp_path / "fid.py") == [(8, "GL004")]
+
+
+FINE_TUNED = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Linear(8, 16)
+            PRE
+            for param in self.parameters():
+                param.requires_grad = False
+            HEAD
+
+        def forward(self, x):
+            return self.fc(self.backbone(x))
+
+
+    def perturb():
+        net = Net()
+        for p in net.fc.parameters():
+            p.add_(0.01 * torch.randn_like(p))
+
+
+    def predict(x):
+        net = Net()
+        UNFREEZE
+        net.eval()
+        return net(x).argmax(1).tolist()
+"""
+
+
+def fine_tuned(tmp_path, head: str = "pass", unfreeze: str = "pass", pre: str = "pass"):
+    text = FINE_TUNED.replace("HEAD", head).replace("UNFREEZE", unfreeze).replace("PRE", pre)
+    write(tmp_path, {"net.py": text})
+    return findings(tmp_path / "net.py")
+
+
+def test_a_head_built_after_the_freeze_still_trains(tmp_path):
+    """Review of 2026-12-07: freeze the backbone, then attach a head; the head's
+    parameters require grad, so an in-place change raises and a forward records."""
+    assert fine_tuned(tmp_path, head="self.fc = nn.Linear(16, 2)") == [
+        (21, "GL002"),
+        (28, "GL004"),
+    ]
+
+
+def test_a_head_built_before_the_freeze_is_frozen_with_it(tmp_path):
+    assert fine_tuned(tmp_path, pre="self.fc = nn.Linear(16, 2)") == []
+
+
+def test_an_instance_switched_on_in_sight_is_not_frozen(tmp_path):
+    """Review of 2026-12-07: `net.requires_grad_(True)` after building a class that
+    freezes itself undoes the freeze."""
+    found = fine_tuned(
+        tmp_path, pre="self.fc = nn.Linear(16, 2)", unfreeze="net.requires_grad_(True)"
+    )
+    assert found == [(28, "GL004")]

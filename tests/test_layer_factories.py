@@ -112,3 +112,32 @@ def test_a_factory_of_the_same_file_returning_a_local_name(tmp_path):
         },
     )
     assert findings(tmp_path / "evaluate.py") == [(9, "GL004")]
+
+
+def test_a_factory_returning_a_name_bound_once_is_a_layer_factory():
+    """What the summary records (review of 2026-12-07: the same-file test above passes
+    through another path too, so this pins _bound_once itself)."""
+    import textwrap
+
+    from gradlint.analysis.project import summarise_source
+
+    source = textwrap.dedent(CORE) + textwrap.dedent(
+        """
+        import torch.nn as nn
+
+
+        def rebound(sizes):
+            layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+            layers = [str(s) for s in sizes]
+            return layers
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = mlp([4, 8, 2])
+        """
+    )
+    summary = summarise_source(source, "core.py")
+    assert summary.layer_factories == ["mlp"]
+    assert "Net" in summary.parameter_classes

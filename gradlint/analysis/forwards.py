@@ -2451,6 +2451,8 @@ class ForwardAnalysis:
             )
         ]
         if not any(off for _, off in switches):
+            if switches:
+                return False  # switched on in sight (`teacher.requires_grad_(True)`)
             return self._frozen_by_its_factory(model, use) or self._frozen_by_its_class(model, use)
         here = {at: off for at, off in switches if self.index.scope_of(at) is scope}
         if here:

@@ -2647,6 +2647,8 @@ def _frozen_unless_given(cls: ast.ClassDef) -> dict[str, tuple[str, int]]:
         if len(values) == 1 and isinstance(values[0], ast.Name):
             given = values[0].id
             if given in off_by_default and not _rebinds(init, given):
+                if _built_after(init, statement.lineno, owner):
+                    continue  # a head added after the freeze trains
                 position = positional.index(given) if given in positional else -1
                 found[owner] = (given, position)
     # a switch back on anywhere else in the class (`def unfreeze(self)`) undoes it
@@ -2654,6 +2656,22 @@ def _frozen_unless_given(cls: ast.ClassDef) -> dict[str, tuple[str, int]]:
         if attribute in _switched_on_in_class(cls, skip=init):
             del found[attribute]
     return found
+
+
+def _built_after(init: ast.FunctionDef | ast.AsyncFunctionDef, line: int, owner: str) -> bool:
+    """Does `__init__` build a module into `self` after `line` (`self.fc = nn.Linear(16,
+    2)` after freezing the backbone): for the instance (`owner` ""), any attribute; for
+    `self.<owner>`, that one? What is built after a freeze keeps requiring grad."""
+    for node in ast.walk(init):
+        if not isinstance(node, ast.Assign) or node.lineno <= line:
+            continue
+        if not isinstance(node.value, ast.Call):
+            continue
+        for target in node.targets:
+            attribute = _self_attribute_or_self(target)
+            if attribute and (owner == "" or attribute == owner):
+                return True
+    return False
 
 
 def _rebinds(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
@@ -2700,20 +2718,22 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
     pending: list[ast.stmt] = list(init.body)
     while pending:
         statement = pending.pop()
+        owner = None
         if isinstance(statement, (ast.With, ast.AsyncWith)):
             pending.extend(statement.body)
         elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             switched = _requires_grad_method_switch(statement.value)
             if switched is not None and switched[1] is False:
                 owner = _self_attribute_or_self(switched[0])
-                if owner is not None:
-                    off.add(owner)
         elif isinstance(statement, ast.For):
             owner = _parameters_walked(statement.iter)
-            if owner is not None and any(
+            if owner is not None and not any(
                 on is False for on in _element_switches(statement.body, statement.target)
             ):
-                off.add(owner)
+                owner = None
+        # a head added after the freeze (`self.fc = nn.Linear(16, 2)`) trains
+        if owner is not None and not _built_after(init, statement.lineno, owner):
+            off.add(owner)
     if not off:
         return []
     # a switch back on anywhere in the class (`def unfreeze(self)`) undoes it
@@ -4454,11 +4474,12 @@ class _CallerSearch:
         try:
             with open(self.query.class_file, encoding="utf-8-sig") as handle:
                 tree = parse_quietly(handle.read(), self.query.class_file)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return True
         origin = ast_import_map(tree).origin(name)
         if origin is None:
-            return True
+            # the queried class's own file defines the base: this file's namesake is not it
+            return not any(isinstance(n, ast.ClassDef) and n.name == name for n in tree.body)
         module, level, imported = origin
         if imported is None:
             return False  # `import pkg` as a base is no class of this file

@@ -44,3 +44,15 @@ def optimize_as_it_is(states, actions, rewards):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+
+def fit_a_point_given_its_gradient(init, blackbox_grad, steps=100):
+    """Review of 2026-12-07: the new leaf is the variable an optimizer fits, given its
+    gradient from outside autograd (a simulator)."""
+    z = torch.tensor(init, requires_grad=True)
+    opt = torch.optim.SGD([z], lr=0.1)
+    for _ in range(steps):
+        opt.zero_grad()
+        z.backward(blackbox_grad(z.detach().numpy()))
+        opt.step()
+    return z
