@@ -357,6 +357,10 @@ NOT_BINDING_TABLES = {
     ("gradlint/analysis/impact.py", "on_one_sample"): "assignments of a batch of one",
     ("gradlint/analysis/project.py", "_built_attributes"): "`ast`: a class's layers",
     ("gradlint/analysis/project.py", "_self_attributes"): "`ast`: a class's `self.x`",
+    ("gradlint/analysis/project.py", "_built_after"): "`ast`: the modules a class's "
+    "`__init__` stores in `self.x` after freezing its parameters",
+    ("gradlint/analysis/project.py", "_bound_once"): "`ast`: the one value a layer factory "
+    "of another file binds the name it returns to",
     ("gradlint/analysis/project.py", "_entered"): "`ast`: names a function binds once to "
     "a grad-mode manager (grad_mode.entered's twin)",
     ("gradlint/analysis/project.py", "_mode_manager"): "`ast`: what an eval-mode manager's "
