@@ -2277,24 +2277,24 @@ def _layer_factories(
     `def mlp(sizes): return nn.Sequential(*layers)`): what a class stores from one in
     `self` is its layers. Whether those weights train is another question
     (frozen_attributes): an `apply` that freezes them still leaves them held."""
+
+    def builds_layers(value: ast.AST | None) -> bool:
+        made = ast_called_through(value, SELF_RETURNING_MODULE_METHODS) if value else None
+        if not isinstance(made, ast.Call):
+            return False
+        built = ast_dotted_name(made.func) or ""
+        return _is_weighted_layer(built) or imports.qualify(built) in PARAMETER_CLASSES
+
     found = set()
     for name, returned in returns.items():
+        values = [value for value, _ in returned]
+        if not values or not all(
+            isinstance(value, ast.Name) or builds_layers(value) for value in values
+        ):
+            continue  # cheapest first: a return that is no layer and no name
         function = functions.get(name) if functions is not None else None
-        built = [
-            ast_dotted_name(made.func) or ""
-            for value, _ in returned
-            if value is not None
-            and isinstance(
-                made := ast_called_through(
-                    _bound_once(function, value), SELF_RETURNING_MODULE_METHODS
-                ),
-                ast.Call,
-            )
-        ]
-        if (
-            built
-            and len(built) == len(returned)
-            and all(_is_weighted_layer(b) or imports.qualify(b) in PARAMETER_CLASSES for b in built)
+        if all(
+            value is not None and builds_layers(_bound_once(function, value)) for value in values
         ):
             found.add(name)
     return found
@@ -2303,20 +2303,26 @@ def _layer_factories(
 def _bound_once(function: ast.FunctionDef | ast.AsyncFunctionDef | None, value: ast.AST) -> ast.AST:
     """What a name a function returns is bound to, when its body binds it once, by a
     plain assignment (`layers = nn.ModuleList([...])`, then `return layers`); the value
-    itself otherwise."""
+    itself otherwise. One walk of the body, left at a second binding."""
     if function is None or not isinstance(value, ast.Name):
         return value
-    bound = [
-        node
-        for node in ast.walk(function)
-        if isinstance(node, ast.Name) and node.id == value.id and isinstance(node.ctx, ast.Store)
-    ]
-    if len(bound) != 1:
-        return value
+    name = value.id
+    stores = 0
+    assigned: ast.AST | None = None
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is bound[0]:
-            return node.value
-    return value
+        if isinstance(node, ast.Name):
+            if node.id == name and isinstance(node.ctx, ast.Store):
+                stores += 1
+                if stores > 1:
+                    return value
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+        ):
+            assigned = node.value
+    return assigned if stores == 1 and assigned is not None else value
 
 
 def _imported_parts(
