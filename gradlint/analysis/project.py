@@ -2687,9 +2687,9 @@ def _rebinds(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> boo
     )
 
 
-def _switched_on_in_class(cls: ast.ClassDef, skip: ast.AST) -> set[str]:
-    """The attributes ("" for the instance) a method of the class other than `skip`
-    switches on, or to anything but a written-out False."""
+def _switched_on_in_class(cls: ast.ClassDef, skip: ast.AST | None = None) -> set[str]:
+    """The attributes ("" for the instance) a statement of the class (outside `skip`, a
+    method) switches on, or to anything but a written-out False."""
     on: set[str] = set()
     for method in cls.body:
         if method is skip:
@@ -2743,19 +2743,7 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
     if not off:
         return []
     # a switch back on anywhere in the class (`def unfreeze(self)`) undoes it
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Call):
-            switched = _requires_grad_method_switch(node)
-            owner = _self_attribute_or_self(switched[0]) if switched is not None else None
-            if owner is not None and switched is not None and switched[1] is not False:
-                off.discard(owner)
-        elif isinstance(node, ast.For):
-            owner = _parameters_walked(node.iter)
-            if owner is not None and any(
-                on is not False for on in _element_switches(node.body, node.target)
-            ):
-                off.discard(owner)
-    return sorted(off)
+    return sorted(off - _switched_on_in_class(cls))
 
 
 def _forward_clears_own_grads(forward: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
