@@ -222,11 +222,11 @@ class BackwardOfNoGradResult(Rule):
             facts.values.of_expr(copied, value) & {Kind.GRAPH, Kind.LEAF, Kind.UNKNOWN}
         ):
             return False  # `torch.tensor([1.0, 2.0], requires_grad=True)`: a leaf of numbers
-        if cut is None and (node.args or self._optimized(name, node)):
+        scope = facts.index.scope_of(node)
+        if cut is None and (node.args or facts.optimizers.steps_only_tensors(scope)):
             # `z.backward(grad)` of a leaf an optimizer steps (`SGD([z])`): the leaf is
             # the variable being fitted, given its gradient from outside
             return False
-        scope = facts.index.scope_of(node)
         body = scope.body if type(scope) is cst.FunctionDef else scope
         steps = [
             n
@@ -256,25 +256,6 @@ class BackwardOfNoGradResult(Rule):
             group=Group.WRONG,
         )
         return True
-
-    def _optimized(self, name: str, use: cst.CSTNode) -> bool:
-        """Is `name` handed to an optimizer built in the function around `use`
-        (`torch.optim.SGD([z], lr=0.1)`)?"""
-        facts = self.facts
-        scope = facts.index.scope_of(use)
-        body = scope.body if type(scope) is cst.FunctionDef else scope
-        for call in facts.index.walk(body):
-            if type(call) is not cst.Call:
-                continue
-            if not (facts.qualified_name(call.func) or "").startswith("torch.optim."):
-                continue
-            if any(
-                type(n) is cst.Name and n.value == name
-                for arg in call.args
-                for n in facts.index.walk(arg.value)
-            ):
-                return True
-        return False
 
     def _takes_a_derivative(self, call: cst.Call) -> bool:
         """`torch.autograd.grad(...)`, or a call of this file's helper that calls it
