@@ -49,8 +49,7 @@ from gradlint.analysis.index import (
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.project import (
     forward_clears_own_grads_of_source,
-    frozen_attributes_of_class_source,
-    frozen_unless_given_of_class_source,
+    freezes_of_class_source,
 )
 from gradlint.analysis.result_uses import ResultUses
 from gradlint.analysis.summaries import FunctionSummaries
@@ -2579,11 +2578,7 @@ class ForwardAnalysis:
             self._frozen = self._collect_frozen()
         if not any(off and self.index.is_inside(at, own[0]) for _, at, off in self._frozen):
             return None
-        source = self.index.module.code_for_node(own[0])
-        return (
-            frozen_attributes_of_class_source(source),
-            frozen_unless_given_of_class_source(source),
-        )
+        return freezes_of_class_source(self.index.module.code_for_node(own[0]))
 
     @staticmethod
     def _hands_argument(built: cst.Call, parameter: str, position: int) -> bool:

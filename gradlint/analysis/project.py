@@ -2780,29 +2780,21 @@ def forward_clears_own_grads_of_source(source: str) -> bool:
     )
 
 
-def frozen_attributes_of_class_source(source: str) -> frozenset[str]:
-    """_frozen_attributes of a class of the linted file, from its source alone: one
-    recipe for what a class freezes, without summarising the whole file."""
+def freezes_of_class_source(source: str) -> tuple[frozenset[str], dict[str, tuple[str, int]]]:
+    """(_frozen_attributes, _frozen_unless_given) of a class of the linted file, from its
+    source alone, parsed once: one recipe for what a class freezes, without summarising
+    the whole file."""
+    nothing: tuple[frozenset[str], dict[str, tuple[str, int]]] = (frozenset(), {})
     if REQUIRES_GRAD_ATTRIBUTE not in source:
-        return frozenset()
+        return nothing
     try:
         tree = ast.parse(textwrap.dedent(source))
     except (SyntaxError, ValueError):
-        return frozenset()
+        return nothing
     cls = tree.body[0] if tree.body else None
-    return frozenset(_frozen_attributes(cls)) if isinstance(cls, ast.ClassDef) else frozenset()
-
-
-def frozen_unless_given_of_class_source(source: str) -> dict[str, tuple[str, int]]:
-    """_frozen_unless_given of a class of the linted file, from its source alone."""
-    if REQUIRES_GRAD_ATTRIBUTE not in source:
-        return {}
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError):
-        return {}
-    cls = tree.body[0] if tree.body else None
-    return _frozen_unless_given(cls) if isinstance(cls, ast.ClassDef) else {}
+    if not isinstance(cls, ast.ClassDef):
+        return nothing
+    return frozenset(_frozen_attributes(cls)), _frozen_unless_given(cls)
 
 
 def _requires_grad_method_switch(call: ast.Call) -> tuple[ast.AST, bool | None] | None:
