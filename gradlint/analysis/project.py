@@ -2833,12 +2833,19 @@ def _parameters_walked(iterable: ast.AST) -> str | None:
     return None
 
 
+def _loop_element(target: ast.AST) -> str | None:
+    """The name a loop over parameters gives each one: the target itself, or for
+    `named_parameters()`, the pair's second name."""
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    return target.id if isinstance(target, ast.Name) else None
+
+
 def _element_switch_values(body: list[ast.stmt], target: ast.AST) -> list[ast.expr]:
     """What the loop body's own assignments set the loop element's requires_grad to, as
     written: `p.requires_grad = requires_grad` gives the Name."""
-    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
-        target = target.elts[1]
-    if not isinstance(target, ast.Name):
+    element = _loop_element(target)
+    if element is None:
         return []
     return [
         statement.value
@@ -2848,31 +2855,20 @@ def _element_switch_values(body: list[ast.stmt], target: ast.AST) -> list[ast.ex
         if isinstance(assigned, ast.Attribute)
         and assigned.attr == REQUIRES_GRAD_ATTRIBUTE
         and isinstance(assigned.value, ast.Name)
-        and assigned.value.id == target.id
+        and assigned.value.id == element
     ]
 
 
 def _element_switches(body: list[ast.stmt], target: ast.AST) -> list[bool | None]:
     """What the loop body's own statements set the loop element's requires_grad to:
-    `p.requires_grad = False`, `p.requires_grad_(False)`; for `named_parameters()`,
-    the element is the pair's second name."""
-    if isinstance(target, ast.Tuple) and len(target.elts) == 2:
-        target = target.elts[1]
-    if not isinstance(target, ast.Name):
+    `p.requires_grad = False`, `p.requires_grad_(False)` (None where it is not written
+    out as a bool); assignments first, then method calls."""
+    element = _loop_element(target)
+    if element is None:
         return []
-    element = target.id
-    found: list[bool | None] = []
+    found = [_bool_constant(value) for value in _element_switch_values(body, target)]
     for statement in body:
-        if isinstance(statement, ast.Assign):
-            for assigned in statement.targets:
-                if (
-                    isinstance(assigned, ast.Attribute)
-                    and assigned.attr == REQUIRES_GRAD_ATTRIBUTE
-                    and isinstance(assigned.value, ast.Name)
-                    and assigned.value.id == element
-                ):
-                    found.append(_bool_constant(statement.value))
-        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             switched = _requires_grad_method_switch(statement.value)
             if (
                 switched is not None
