@@ -4335,13 +4335,8 @@ def _self_attributes(tree: ast.Module, class_name: str) -> dict[str, list[ast.AS
     return found
 
 
-def _defines_class(path: str, name: str) -> bool:
-    """Does the file at `path` define a module-level class of that name?"""
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            tree = parse_quietly(handle.read(), path)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-        return False
+def _defines_class(tree: ast.Module, name: str) -> bool:
+    """Does the module define a class of that name at its top level?"""
     return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)
 
 
@@ -4453,15 +4448,15 @@ class _CallerSearch:
         Yes when that cannot be told (a star import, a base out of the project)."""
         if os.path.abspath(self.path) == os.path.abspath(self.query.class_file):
             return True
-        try:
-            with open(self.query.class_file, encoding="utf-8-sig") as handle:
-                tree = parse_quietly(handle.read(), self.query.class_file)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        # the caller search's own memoised reader: a notebook's code cells, read once
+        parsed = _parsed(self.query.class_file)
+        if parsed is None:
             return True
+        tree = parsed[0]
         origin = ast_import_map(tree).origin(name)
         if origin is None:
             # the queried class's own file defines the base: this file's namesake is not it
-            return not any(isinstance(n, ast.ClassDef) and n.name == name for n in tree.body)
+            return not _defines_class(tree, name)
         module, level, imported = origin
         if imported is None:
             return False  # `import pkg` as a base is no class of this file
@@ -4474,7 +4469,8 @@ class _CallerSearch:
         # another file that defines its own class of the name: certainly another class;
         # a package's `__init__` (a re-export) or a file out of sight may be this one
         target = resolve_module(self.query.class_file, module, level)
-        return target is None or not _defines_class(target, imported)
+        parsed = _parsed(target) if target is not None else None
+        return parsed is None or not _defines_class(parsed[0], imported)
 
     def _is_class_file(self, module: str, level: int) -> bool:
         target = resolve_module(self.path, module, level)
