@@ -26,7 +26,7 @@ from typing import TypeVar, cast
 
 import libcst as cst
 
-from gradlint.analysis.arguments import argument_of, shape_of, signature_of
+from gradlint.analysis.arguments import argument_of, library_argument, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import all_params, bound_names
 from gradlint.analysis.caller_arguments import ArgumentHere, CallerArguments, path_in_caller
@@ -2584,13 +2584,10 @@ class ForwardAnalysis:
     def _hands_argument(built: cst.Call, parameter: str, position: int) -> bool:
         """Does the construction fill `__init__`'s `parameter` (at `position` after
         `self`) with anything but a written-out False?"""
-        for place, arg in enumerate(built.args):
-            if arg.star:
-                return True  # `Net(*args, **kwargs)`: it may
-            named = arg.keyword.value if arg.keyword is not None else None
-            if named == parameter or (named is None and place == position):
-                return not is_false(arg.value)
-        return False
+        if any(arg.star for arg in built.args):
+            return True  # `Net(*args, **kwargs)`: it may
+        given = library_argument(built, parameter, position if position >= 0 else None)
+        return given is not None and not is_false(given.value)
 
     def _related_classes(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
         """The class, the classes of this file it inherits from, and its subclasses."""
