@@ -25,7 +25,7 @@ path_in_caller.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -108,11 +108,14 @@ class CallerArguments:
         here = os.path.realpath(project.path)
         return any(os.path.realpath(call.path) != here for call in found[1])
 
-    def _calls_elsewhere(self, func: cst.FunctionDef):
+    def _calls_elsewhere(self, func: cst.FunctionDef, *, unknown_receivers: bool = False):
         """(the caller search's query, its calls) for `func`; None when no search can
         be made (no project, a nested function, a pytest function of a file pytest
         collects: pytest fills its parameters with fixtures, and no call does) or its
-        answer is unknown."""
+        answer is unknown. With `unknown_receivers`, for a question every call must
+        answer the same way: a method's calls on objects whose class cannot be told
+        (`logger.log(x, model)` with `logger` a parameter) count as its calls too,
+        instead of making the answer unknown."""
         project = self.project
         if project is None or not project.enabled:
             return None
@@ -122,6 +125,9 @@ class CallerArguments:
         if query is None:
             return None
         calls = project.method_calls(query)
+        if calls is None and unknown_receivers and query.class_name:
+            query = replace(query, unknown_receivers=True)
+            calls = project.method_calls(query)
         return (query, calls) if calls is not None else None
 
     def literals_elsewhere(self, func: cst.FunctionDef, param: str) -> list[tuple[MethodCall, str]]:
@@ -145,7 +151,7 @@ class CallerArguments:
         caller's scope (project.CallerContext.model_arguments: `generate_image(aG, z)`
         after `Adam(aG.parameters())`)? With `containers`, a dict or list of such modules
         instead (CallerContext.model_containers: `evaluate(models, loader)`)."""
-        found = self._calls_elsewhere(func)
+        found = self._calls_elsewhere(func, unknown_receivers=True)
         if found is None or not found[1] or self.project is None:
             return False
         contexts = caller_contexts(self.project, found[0])

@@ -539,13 +539,16 @@ class FunctionSummaries:
             if hops == 0 or owner in ("self", "cls"):
                 return None
             sites = self.caller_arguments.here(scope, owner)
-            passed = [site.passed for site in sites]
-            if not passed or any(type(p) is not cst.Name for p in passed):
+            if not sites:
                 return None
-            found = {
-                self._class_of_name(p.value, site.site, hops - 1)  # type: ignore[union-attr]
-                for p, site in zip(passed, sites, strict=True)
-            }
+            found = set()
+            for site in sites:
+                passed = site.passed
+                if type(passed) is cst.Name:
+                    found.add(self._class_of_name(passed.value, site.site, hops - 1))
+                else:
+                    # `rollout(Agent(), env)`: the instance built at the call
+                    found.add(_built_class(passed))
             return found.pop() if len(found) == 1 else None
         if (
             not bindings
@@ -561,12 +564,7 @@ class FunctionSummaries:
                 return None
         classes = set()
         for node in reaching:
-            # `learner = Learner().to(device)`: the instance built, through its wrappers;
-            # `nfm = nf.NormalizingFlow(...)`: a class of a module imported whole
-            value = built_module_call(node.value) if type(node) is cst.Assign else None
-            if type(value) is not cst.Call:
-                return None
-            built = dotted_name(value.func)
+            built = _built_class(node.value) if type(node) is cst.Assign else None
             if built is None:
                 return None
             classes.add(built)
@@ -854,3 +852,13 @@ def _accumulated_into_self(node: cst.CSTNode, params: set[str]) -> str | None:
         added = node.args[0].value.value
         return accumulated_parameter(dotted_name(node.func.value), added, params)
     return None
+
+
+def _built_class(value: cst.CSTNode | None) -> str | None:
+    """The class name a value builds an instance of, through its wrappers: `Learner` of
+    `Learner().to(device)`; `nf.NormalizingFlow` of a class of a module imported whole.
+    None for anything else."""
+    value = built_module_call(value) if value is not None else None
+    if type(value) is not cst.Call:
+        return None
+    return dotted_name(value.func)
