@@ -10,7 +10,10 @@ come from the callers:
   stricter;
 - an agent built at the call (`rollout(Agent(), 5)`): the parameter is an instance of
   that class, so `agent.act(obs)` runs `Agent.act`, whose `.item()` hands back a plain
-  number that carries no graph."""
+  number that carries no graph;
+- a model an agent keeps (`self.policy = policy`) while its constructor hands the
+  model's `.parameters()` to an optimizer: the constructor shows that what it keeps
+  holds parameters, whoever builds the agent."""
 
 from __future__ import annotations
 
@@ -119,3 +122,31 @@ def test_an_agent_named_before_the_call_is_the_same(tmp_path):
     )
     write(tmp_path, {"agent.py": AGENT, "run.py": named})
     assert findings(tmp_path / "run.py") == []
+
+
+KEEPER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Agent:
+        def __init__(self, policy):
+            self.policy = policy
+            self.opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        def greedy(self, obs):
+            return self.policy(obs).argmax().item()
+"""
+
+
+def test_a_kept_model_whose_parameters_the_constructor_asks_for(tmp_path):
+    # no construction of the agent in sight: the constructor's own `.parameters()`
+    # says that what it keeps holds parameters
+    write(tmp_path, {"agent.py": KEEPER})
+    assert findings(tmp_path / "agent.py") == [(11, "GL012")]
+
+
+def test_a_kept_callable_whose_parameters_nobody_asks_for(tmp_path):
+    kept = KEEPER.replace("self.opt = torch.optim.Adam(policy.parameters(), lr=1e-3)", "pass")
+    write(tmp_path, {"agent.py": kept})
+    assert findings(tmp_path / "agent.py") == []

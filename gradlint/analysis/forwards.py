@@ -1886,7 +1886,13 @@ class ForwardAnalysis:
         after `Adam(net.parameters())` in train.py). A wrapper handed its model (an
         agent, a predictor, an evaluator) runs that model's forward."""
         kept = self._kept_constructor_parameter(name, constructors, use)
-        return kept is not None and self._constructions_hand_models(*kept)
+        if kept is None:
+            return False
+        # `self.opt = Adam(policy.parameters())` beside `self.policy = policy`: the
+        # constructor itself shows that what it keeps holds parameters
+        return self._parameters_asked_for(kept[2], constructors[0]) or (
+            self._constructions_hand_models(*kept)
+        )
 
     def _kept_constructor_parameter(
         self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode
