@@ -150,3 +150,169 @@ def test_a_kept_callable_whose_parameters_nobody_asks_for(tmp_path):
     kept = KEEPER.replace("self.opt = torch.optim.Adam(policy.parameters(), lr=1e-3)", "pass")
     write(tmp_path, {"agent.py": kept})
     assert findings(tmp_path / "agent.py") == []
+
+
+# -- what a call on an object of unknown class may be instead (review of the change) ----
+
+PROBE = """
+    class LinearProbe:
+        def __init__(self):
+            self.scores = []
+
+        def evaluate(self, score_fn, x, y):
+            self.scores.append(score_fn(x).argmax(1).eq(y).float().mean().item())
+"""
+
+METRICS = """
+    import torch
+
+
+    @torch.no_grad()
+    def evaluate(model, x, y):
+        return model(x).argmax(1).eq(y).float().mean().item()
+"""
+
+TRAIN_WITH_METRICS = """
+    import torch
+    import torch.nn as nn
+
+    import metrics
+    from probe import LinearProbe
+
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(metrics.evaluate(model, x, y))
+    probe = LinearProbe()
+"""
+
+
+def test_a_function_of_an_imported_module_is_no_call_of_the_method(tmp_path):
+    # `metrics.evaluate(model, ...)` is a module's function: no call of
+    # `LinearProbe.evaluate` passes it a model
+    write(tmp_path, {"probe.py": PROBE, "metrics.py": METRICS, "train.py": TRAIN_WITH_METRICS})
+    assert findings(tmp_path / "probe.py") == []
+
+
+TRAINER = """
+    import torch
+    import torch.nn as nn
+
+    from probe import LinearProbe
+
+
+    class Trainer:
+        @torch.no_grad()
+        def evaluate(self, model, x, y):
+            return model(x).argmax(1).eq(y).float().mean().item()
+
+
+    def fit(trainer, x, y):
+        model = nn.Linear(4, 3)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(10):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            trainer.evaluate(model, x, y)
+
+
+    fit(Trainer(), torch.randn(8, 4), torch.randint(0, 3, (8,)))
+    probe = LinearProbe()
+"""
+
+
+def test_another_class_with_a_method_of_that_name_leaves_the_calls_unknown(tmp_path):
+    # `trainer.evaluate(model, ...)` may be Trainer's own method, as it is here
+    write(tmp_path, {"probe.py": PROBE, "trainer.py": TRAINER})
+    assert findings(tmp_path / "probe.py") == []
+
+
+RANDOM_AGENT = """
+    import random
+
+
+    class RandomAgent:
+        def eval_mode(self):
+            pass
+
+        def act(self, obs):
+            return random.randrange(2)
+"""
+
+BASELINE = """
+    import torch
+
+    from agent import Agent
+    from baselines import RandomAgent
+
+
+    def evaluate(agent, episodes=5):
+        agent.eval_mode()
+        return sum(agent.act(torch.randn(4)) for _ in range(episodes))
+
+
+    agent = Agent()
+    print("random baseline", evaluate(RandomAgent()))
+"""
+
+
+def test_an_eval_switch_of_another_class_puts_no_agent_in_eval_mode(tmp_path):
+    write(tmp_path, {"agent.py": AGENT, "baselines.py": RANDOM_AGENT, "main.py": BASELINE})
+    assert (14, "GL004") not in findings(tmp_path / "agent.py")
+
+
+DISTILLER = """
+    import torch
+
+
+    class Distiller:
+        def __init__(self, student, teacher):
+            self.student = student
+            self.teacher = teacher
+            for p in teacher.parameters():
+                p.requires_grad = False
+            self.opt = torch.optim.Adam(student.parameters(), lr=1e-3)
+
+        def teacher_accuracy(self, x, y):
+            return self.teacher(x).argmax(1).eq(y).float().mean().item()
+"""
+
+
+def test_a_model_the_constructor_freezes_is_not_trained_by_it(tmp_path):
+    write(tmp_path, {"distiller.py": DISTILLER})
+    assert findings(tmp_path / "distiller.py") == []
+
+
+RUNNER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Runner:
+        def __init__(self, policy):
+            self.policy = policy
+            if isinstance(policy, nn.Module):
+                self.opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        def act(self, obs):
+            return self.policy(obs).argmax().item()
+
+
+    def heuristic(obs):
+        return torch.stack([-obs[2], obs[2]])
+
+
+    print(Runner(heuristic).act(torch.randn(4)))
+"""
+
+
+def test_the_constructions_in_sight_decide_before_the_constructor(tmp_path):
+    write(tmp_path, {"runner.py": RUNNER})
+    assert findings(tmp_path / "runner.py") == []

@@ -25,7 +25,7 @@ path_in_caller.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -124,10 +124,9 @@ class CallerArguments:
         query = callers_query(self.callees, project, func)
         if query is None:
             return None
+        if unknown_receivers:
+            return project.method_calls_counting_unknown(query)
         calls = project.method_calls(query)
-        if calls is None and unknown_receivers and query.class_name:
-            query = replace(query, unknown_receivers=True)
-            calls = project.method_calls(query)
         return (query, calls) if calls is not None else None
 
     def literals_elsewhere(self, func: cst.FunctionDef, param: str) -> list[tuple[MethodCall, str]]:

@@ -47,6 +47,7 @@ from gradlint.analysis.index import (
     positional_arguments,
 )
 from gradlint.analysis.loops import LoopAnalysis
+from gradlint.analysis.optimizers import parameter_owners
 from gradlint.analysis.project import (
     forward_clears_own_grads_of_source,
     freezes_of_class_source,
@@ -76,6 +77,7 @@ from gradlint.analysis.torch_api import (
     NAMED_SUBMODULE_ITERATORS,
     NO_AFFINE_FLAGS,
     NOT_FORWARD_METHODS,
+    OPTIMIZER_NAMESPACES,
     PARAMETER_EVIDENCE_METHODS,
     PARAMETER_ITERATORS,
     PARAMETRIC_LAYERS,
@@ -1888,11 +1890,36 @@ class ForwardAnalysis:
         kept = self._kept_constructor_parameter(name, constructors, use)
         if kept is None:
             return False
-        # `self.opt = Adam(policy.parameters())` beside `self.policy = policy`: the
-        # constructor itself shows that what it keeps holds parameters
-        return self._parameters_asked_for(kept[2], constructors[0]) or (
-            self._constructions_hand_models(*kept)
+        cls, init, param = kept
+        if self.index.constructions(cls):
+            return self._constructions_hand_models(*kept)  # the ones in sight decide
+        # none in this file: `self.opt = Adam(policy.parameters())` beside
+        # `self.policy = policy` shows that the constructor trains what it keeps
+        return self._constructions_hand_models(*kept) or self._trained_by_the_constructor(
+            init, param
         )
+
+    def _trained_by_the_constructor(self, init: cst.FunctionDef, param: str) -> bool:
+        """Does a statement of the constructor's own body, which always runs, hand the
+        parameters of `param` to a torch optimizer (`self.opt =
+        Adam(policy.parameters())`)? Not one under an `if` (a policy that may be a plain
+        function gets none), and not a freeze (`for p in teacher.parameters():
+        p.requires_grad = False` hands them to no optimizer)."""
+        for statement in init.body.body:
+            if type(statement) is not cst.SimpleStatementLine:
+                continue
+            for call in self.index.of_types_in(statement, cst.Call):
+                qualified = self.index.qualified_name(call.func) or ""
+                if not qualified.startswith(OPTIMIZER_NAMESPACES):
+                    continue
+                params = library_argument(call, "params", 0)
+                if (
+                    params is not None
+                    and not params.star
+                    and param in parameter_owners(self.index, params.value)
+                ):
+                    return True
+        return False
 
     def _kept_constructor_parameter(
         self, name: str, constructors: list[cst.CSTNode], use: cst.CSTNode

@@ -31,6 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, is_dataclass
 from dataclasses import fields as dataclass_fields
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import Generic, TypeVar, cast
 
@@ -3419,6 +3420,26 @@ class ProjectIndex:
             self._searches, query.key(root), lambda: method_calls(query, root)
         )
 
+    def method_calls_counting_unknown(
+        self, query: MethodQuery
+    ) -> tuple[MethodQuery, list[MethodCall]] | None:
+        """method_calls, where a call of the method's name on an object whose class
+        cannot be told counts as one of its calls, for a question every call must answer
+        alike (does each pass a model? does each follow an eval switch?), with the query
+        that found them (what caller_contexts is then asked). Only when no other class of
+        the files linked to this one defines a method of that name (methods_named finds
+        this one alone): such a call may otherwise be of the other class's method, and
+        the answer stays unknown."""
+        calls = self.method_calls(query)
+        if calls is not None or not query.class_name or query.unknown_receivers:
+            return (query, calls) if calls is not None else None
+        definitions = self.methods_named(query.method)
+        if definitions is None or len(definitions) != 1:
+            return None
+        counting = dataclass_replace(query, unknown_receivers=True)
+        calls = self.method_calls(counting)
+        return (counting, calls) if calls is not None else None
+
     def _searched_root(self) -> str:
         """The project root the searches of this lint look under: the same for each."""
         if self._root is None:
@@ -4692,11 +4713,19 @@ class _ScopeCalls:
             return self._class_bases_unrelated()
         constructors = [stmt.value for stmt in self.scope.assigned.get(name, ())]
         if not constructors:
+            if self._imported_module(name):
+                return False  # `metrics.evaluate(...)`: a module's function
             return None  # a parameter or a global: built out of sight
         kind = self._kind_of_built(constructors)
         if kind is False and self._is_parameter(name):
             return None  # rebound from what the caller passed in: `model = model.to(d)`
         return kind
+
+    def _imported_module(self, name: str) -> bool:
+        """Is `name` a module the file imports whole (`import metrics`), and no
+        parameter of the scope that shadows it?"""
+        origin = self.scope.imports.origin(name)
+        return origin is not None and origin[2] is None and not self._is_parameter(name)
 
     def _kind_of_built(self, values: Sequence[ast.AST]) -> bool | None:
         """What the values bound to a receiver build: True when one may be an instance of

@@ -10,7 +10,7 @@ bound to a name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -323,12 +323,10 @@ class TrainModeAnalysis:
                     names,
                     callees.base_names(cls),
                 )
-                calls = project.method_calls(query)
-                if calls is None:
-                    # every call must follow an eval switch: one on an object whose
-                    # class cannot be told (`agent` a parameter) is asked as one of its
-                    # calls, which can only make the answer stricter
-                    calls = project.method_calls(replace(query, unknown_receivers=True))
+                # every call must follow an eval switch: one on an object whose class
+                # cannot be told (`agent` a parameter) counts as one of its calls
+                answered = project.method_calls_counting_unknown(query)
+                calls = answered[1] if answered is not None else None
                 if not calls or not all(c.after_eval for c in calls):
                     continue
                 if not any(c.recording for c in calls):
