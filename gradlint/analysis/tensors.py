@@ -862,21 +862,31 @@ class TensorFacts:
     def _instance_attribute_values(
         self, expr: cst.Attribute, use: cst.CSTNode
     ) -> list[cst.CSTNode]:
-        """`self.q_eval.loss` where `self.q_eval` is built from one class of this file
-        that sets `self.loss = nn.MSELoss()`: the values the instance's class gives the
-        attribute (a network that carries its own loss module or optimizer)."""
+        """`self.q_eval.loss` where `self.q_eval` is built from a class of this file that
+        sets `self.loss = nn.MSELoss()`: the values the instance's class gives the
+        attribute (a network that carries its own loss module or optimizer). A name
+        bound to instances of several such classes (a notebook's `model = AE()`, then
+        `model = DeepAE()`) may hold any of them: the values of every one, or none
+        when one of them does not set the attribute or is not a class of this file."""
         owners = {
             self.index.qualified_name(built.func)
             for built in map(built_module_call, self.module_constructors(expr.value, use))
             if type(built) is cst.Call
         }
-        if len(owners) != 1:
+        if not owners or None in owners:
             return []
-        owner = owners.pop()
+        classes: dict[str, cst.ClassDef] = {}
         for cls in self.index.classes:
-            if cls.name.value == owner and self.index.scope_of(cls) is self.index.module:
-                return list(self._self_assignments(cls).get(f"self.{expr.attr.value}", ()))
-        return []
+            if self.index.scope_of(cls) is self.index.module:
+                classes.setdefault(cls.name.value, cls)
+        values: list[cst.CSTNode] = []
+        for owner in owners:
+            built = classes.get(owner or "")
+            given = self._self_assignments(built).get(f"self.{expr.attr.value}") if built else None
+            if not given:
+                return []
+            values.extend(given)
+        return values
 
     def attribute_values(self, cls: cst.ClassDef) -> dict[str, list[cst.CSTNode]]:
         """What the class assigns to each `self.x`, anywhere in it (`self.x` as key)."""
