@@ -159,7 +159,9 @@ class RecordAgent:
         self.experience = self.env.reset()
         for step in range(steps):
             reward = 0.0
-            self.experience = self.env.step(self.model(self.experience.state1).argmax().item())
+            # the action's forward records a graph the `.item()` throws away: the
+            # constructor hands the model's parameters to an optimizer, so it has some
+            self.experience = self.env.step(self.model(self.experience.state1).argmax().item())  # error: GL012
             reward += self.experience.reward
             self._backward(reward, self.experience.terminal1)
             episode_reward += reward
