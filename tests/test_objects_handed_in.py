@@ -10,14 +10,15 @@ come from the callers:
   stricter;
 - an agent built at the call (`rollout(Agent(), 5)`): the parameter is an instance of
   that class, so `agent.act(obs)` runs `Agent.act`, whose `.item()` hands back a plain
-  number that carries no graph;
+  number that carries no graph; the same for an agent a runner keeps
+  (`self.agent = agent`, every construction handing it an Agent);
 - a model an agent keeps (`self.policy = policy`) while its constructor hands the
   model's `.parameters()` to an optimizer: the constructor shows that what it keeps
   holds parameters, whoever builds the agent."""
 
 from __future__ import annotations
 
-from test_project import findings, write
+from test_project import findings, preview_findings, write
 
 LOGGER = """
     class Logger:
@@ -316,3 +317,42 @@ RUNNER = """
 def test_the_constructions_in_sight_decide_before_the_constructor(tmp_path):
     write(tmp_path, {"runner.py": RUNNER})
     assert findings(tmp_path / "runner.py") == []
+
+
+RUNNER_OF_AGENT = """
+    import torch
+
+    from agent import Agent
+
+
+    class Runner:
+        def __init__(self, agent, steps):
+            self.agent = agent
+            self.steps = steps
+
+        def evaluate(self):
+            self.agent.eval_mode()
+            total = 0
+            for _ in range(self.steps):
+                total += self.agent.act(torch.randn(4))
+            return total
+
+
+    print(Runner(Agent(), 5).evaluate())
+"""
+
+
+def test_an_agent_kept_by_a_runner_runs_its_own_method(tmp_path):
+    # `self.agent = agent`, and every construction hands an Agent: `act` returns a
+    # number, so the sum carries no graph (GL015, a preview rule, said it did)
+    write(tmp_path, {"agent.py": AGENT, "runner.py": RUNNER_OF_AGENT})
+    assert preview_findings(tmp_path / "runner.py") == []
+
+
+def test_an_agent_named_before_the_runner_is_built_is_the_same(tmp_path):
+    named = RUNNER_OF_AGENT.replace(
+        "print(Runner(Agent(), 5).evaluate())",
+        "agent = Agent()\n    print(Runner(agent, 5).evaluate())",
+    )
+    write(tmp_path, {"agent.py": AGENT, "runner.py": named})
+    assert preview_findings(tmp_path / "runner.py") == []

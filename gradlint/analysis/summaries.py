@@ -617,11 +617,47 @@ class FunctionSummaries:
         for binding in bindings:
             if type(binding.node) is not cst.Assign or not binding.whole or binding.value is None:
                 return None
-            value = built_module_call(binding.value)
-            if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            built = self._kept_class(binding.value, binding.node, cls)
+            if built is None:
                 return None
-            classes.add(value.func.value)
+            classes.add(built)
         return next(iter(classes)) if len(classes) == 1 else None
+
+    def _kept_class(
+        self, value: cst.CSTNode, statement: cst.CSTNode, cls: cst.ClassDef
+    ) -> str | None:
+        """The class of what `self.x = value` keeps: one built there (`ActorCritic(...)`),
+        or, for `self.agent = agent` in the class's `__init__`, the one class every
+        construction of the class in this file hands that parameter (`Runner(Agent(),
+        5)`, or a name bound to an instance)."""
+        built = built_module_call(value)
+        if type(built) is cst.Call and type(built.func) is cst.Name:
+            return built.func.value
+        if type(built) is not cst.Name:
+            return None
+        init = self.index.scope_of(statement)
+        if (
+            type(init) is not cst.FunctionDef
+            or init.name.value != "__init__"
+            or self.index.enclosing_class(init) is not cls
+        ):
+            return None
+        param = built.value
+        if param not in {p.name.value for p in all_params(init.params)} or self._assignments(
+            init
+        ).get(param):
+            return None  # not the parameter, or rebound before it is kept
+        sites = self.index.constructions(cls)
+        if not sites:
+            return None
+        found = set()
+        for site in self.caller_arguments.here(init, param, sites, constructed=True):
+            passed = site.passed
+            if type(passed) is cst.Name:
+                found.add(self._class_of_name(passed.value, site.site, _CALLER_HOPS - 1))
+            else:
+                found.add(_built_class(passed))
+        return found.pop() if len(found) == 1 else None
 
     def instance_forward(self, call: cst.Call) -> cst.FunctionDef | ExternalFunction | None:
         """What calling an instance runs (`criterion(out, y)` after `criterion =
