@@ -356,3 +356,49 @@ def test_an_agent_named_before_the_runner_is_built_is_the_same(tmp_path):
     )
     write(tmp_path, {"agent.py": AGENT, "runner.py": named})
     assert preview_findings(tmp_path / "runner.py") == []
+
+
+TD3 = """
+    import torch
+    import torch.nn as nn
+
+
+    class TD3:
+        def __init__(self):
+            self.actor = nn.Linear(3, 1)
+            self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=3e-4)
+
+        def select_action(self, state):
+            state = torch.FloatTensor(state.reshape(1, -1))
+            return self.actor(state).cpu().data.numpy().flatten()
+"""
+
+EVAL_POLICY = """
+    import numpy as np
+
+    from td3 import TD3
+
+
+    def eval_policy(policy, episodes=10):
+        total = 0.0
+        for _ in range(episodes):
+            state = np.random.randn(3)
+            for _ in range(20):
+                action = policy.select_action(np.array(state))
+                state = np.random.randn(3) + action.sum()
+                total += float(state.sum())
+        return total / episodes
+
+
+    policy = TD3()
+    print(eval_policy(policy))
+"""
+
+
+def test_a_method_that_returns_an_array_hands_back_no_graph(tmp_path):
+    # `.numpy().flatten()`: an array's method gives an array. The forward inside
+    # `select_action` is the finding; its caller only ever holds arrays (before, it was
+    # told that `np.array(state)` raises on a tensor that requires grad)
+    write(tmp_path, {"td3.py": TD3, "main.py": EVAL_POLICY})
+    assert findings(tmp_path / "main.py") == []
+    assert findings(tmp_path / "td3.py") == [(12, "GL012")]

@@ -112,7 +112,6 @@ from gradlint.analysis.torch_api import (
     PARAMETRIC_LAYERS,
     PLAIN_VALUE_LIBRARIES,
     PLAIN_VALUE_TYPES,
-    PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     REDUCTIONS_WITH_INDICES,
     REQUIRES_GRAD_ATTRIBUTE,
@@ -954,8 +953,16 @@ def _plain_value(
             isinstance(value.func, ast.Name) and name in plain_functions
         ):
             return True
-        if isinstance(value.func, ast.Attribute) and value.func.attr in PYTHON_NUMBER_METHODS:
+        if isinstance(value.func, ast.Attribute) and value.func.attr in NUMBER_METHODS:
             return True
+        if isinstance(value.func, ast.Attribute) and _plain_value(
+            value.func.value, plain_name, imports, plain_functions
+        ):
+            # `x.cpu().data.numpy().flatten()`, `str(v).strip()`: a method of a plain
+            # value (an array, a number, a string) hands back a plain value
+            return True
+    if isinstance(value, ast.Subscript):
+        return _plain_value(value.value, plain_name, imports, plain_functions)  # `a.numpy()[0]`
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_plain_value(e, plain_name, imports, plain_functions) for e in value.elts)
     if isinstance(value, ast.Dict):
