@@ -402,3 +402,118 @@ def test_a_method_that_returns_an_array_hands_back_no_graph(tmp_path):
     write(tmp_path, {"td3.py": TD3, "main.py": EVAL_POLICY})
     assert findings(tmp_path / "main.py") == []
     assert findings(tmp_path / "td3.py") == [(12, "GL012")]
+
+
+# -- what the two changes above must not hide (review of them) ---------------------------
+
+AGENTS = """
+    import torch
+    import torch.nn as nn
+
+
+    class Agent:
+        def __init__(self):
+            self.net = nn.Linear(4, 2)
+            self.opt = torch.optim.Adam(self.net.parameters())
+
+        def eval_mode(self):
+            self.net.eval()
+
+        def act(self, obs):
+            return self.net(obs).max().item()
+
+
+    class ValueAgent(Agent):
+        def act(self, obs):
+            return self.net(obs).max()
+"""
+
+RUNNERS = """
+    import torch
+
+    from agents import Agent, ValueAgent
+
+
+    class Runner:
+        def __init__(self, agent, steps):
+            self.agent = agent
+            self.steps = steps
+
+        def evaluate(self):
+            total = 0
+            for _ in range(self.steps):
+                total += self.agent.act(torch.randn(4))
+            return total
+
+
+    class ValueRunner(Runner):
+        pass
+
+
+    print(Runner(Agent(), 5).evaluate())
+    print(ValueRunner(ValueAgent(), 5).evaluate())
+"""
+
+
+def test_a_subclass_may_be_built_with_another_agent(tmp_path):
+    write(tmp_path, {"agents.py": AGENTS, "runner.py": RUNNERS})
+    assert (14, "GL015") in preview_findings(tmp_path / "runner.py")
+
+
+def test_a_construction_in_another_file_may_hand_another_agent(tmp_path):
+    demo = RUNNERS.replace("class ValueRunner(Runner):\n        pass\n", "").replace(
+        "print(Runner(Agent(), 5).evaluate())\n    print(ValueRunner(ValueAgent(), 5).evaluate())",
+        'if __name__ == "__main__":\n        print(Runner(Agent(), 5).evaluate())',
+    )
+    main = """
+        from agents import ValueAgent
+        from runner import Runner
+
+        print(Runner(ValueAgent(), 5).evaluate())
+    """
+    write(tmp_path, {"agents.py": AGENTS, "runner.py": demo, "main.py": main})
+    assert (14, "GL015") in preview_findings(tmp_path / "runner.py")
+
+
+HELD_IN_A_DICT = """
+    import torch
+    import torch.nn as nn
+
+
+    class Policy:
+        def __init__(self):
+            self.actor = nn.Linear(3, 1)
+            self.opt = torch.optim.Adam(self.actor.parameters())
+
+        def select_action(self, state):
+            actions = {}
+            actions["mean"] = self.actor(torch.FloatTensor(state.reshape(1, -1)))
+            return actions["mean"]
+"""
+
+FEEDS_IT_TO_NUMPY = """
+    import numpy as np
+
+    from policy import Policy
+
+
+    def eval_policy(policy, episodes=10):
+        total = 0.0
+        for _ in range(episodes):
+            state = np.random.randn(3)
+            for _ in range(20):
+                action = policy.select_action(np.array(state))
+                state = np.random.randn(3) + action.numpy()
+                total += float(state.sum())
+        return total / episodes
+
+
+    print(eval_policy(Policy()))
+"""
+
+
+def test_an_entry_of_a_container_a_method_fills_is_no_plain_value(tmp_path):
+    # `actions = {}` holds only what is put in it: here a forward's output, on which
+    # `.numpy()` raises
+    write(tmp_path, {"policy.py": HELD_IN_A_DICT, "main.py": FEEDS_IT_TO_NUMPY})
+    assert (11, "GL012") in findings(tmp_path / "main.py")

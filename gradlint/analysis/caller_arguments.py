@@ -165,6 +165,36 @@ class CallerArguments:
             for held in [c.model_containers if containers else c.model_arguments]
         )
 
+    def constructed_only_here(self, cls: cst.ClassDef, init: cst.FunctionDef) -> bool:
+        """Is the module-level class built nowhere in the project's other files, as far
+        as the caller search can tell (no project: only this file runs)? A class
+        another file builds may be handed other arguments there (a `__main__` demo
+        here, the real run in main.py)."""
+        project = self.project
+        if project is None or not project.enabled:
+            return True
+        if self.index.scope_of(cls) is not self.index.module:
+            return False
+        here = os.path.realpath(project.path)
+        calls = project.method_calls(self._construction_query(cls, init, project))
+        return calls is not None and all(os.path.realpath(c.path) == here for c in calls)
+
+    def _construction_query(
+        self, cls: cst.ClassDef, init: cst.FunctionDef, project: ProjectIndex
+    ) -> MethodQuery:
+        """The caller search's question for the constructions of a module-level class:
+        the calls of its name, as for a module-level function's."""
+        return MethodQuery(
+            project.path,
+            "",
+            cls.name.value,
+            "",
+            frozenset(),
+            frozenset(),
+            frozenset(),
+            signature=signature_of(init, method=True),
+        )
+
     def models_constructed_elsewhere(
         self, cls: cst.ClassDef, init: cst.FunctionDef, param: str
     ) -> bool:
@@ -181,21 +211,12 @@ class CallerArguments:
             or self.index.scope_of(cls) is not self.index.module
         ):
             return False
-        signature = signature_of(init, method=True)
-        query = MethodQuery(
-            project.path,
-            "",
-            cls.name.value,
-            "",
-            frozenset(),
-            frozenset(),
-            frozenset(),
-            signature=signature,
-        )
+        query = self._construction_query(cls, init, project)
         calls = project.method_calls(query)
         if calls is None:
             return False
-        position, keyword = signature.slots(param, receiver_passed=True)
+        assert query.signature is not None
+        position, keyword = query.signature.slots(param, receiver_passed=True)
 
         def hands_a_model(places: frozenset[int | str]) -> bool:
             return (position is not None and position in places) or (

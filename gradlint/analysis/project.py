@@ -953,21 +953,41 @@ def _plain_value(
             isinstance(value.func, ast.Name) and name in plain_functions
         ):
             return True
-        if isinstance(value.func, ast.Attribute) and value.func.attr in NUMBER_METHODS:
-            return True
-        if isinstance(value.func, ast.Attribute) and _plain_value(
-            value.func.value, plain_name, imports, plain_functions
-        ):
-            # `x.cpu().data.numpy().flatten()`, `str(v).strip()`: a method of a plain
-            # value (an array, a number, a string) hands back a plain value
-            return True
-    if isinstance(value, ast.Subscript):
-        return _plain_value(value.value, plain_name, imports, plain_functions)  # `a.numpy()[0]`
+    if isinstance(value, (ast.Call, ast.Subscript)) and _made_plain(value, imports):
+        return True
     if isinstance(value, (ast.Tuple, ast.List)):
         return all(_plain_value(e, plain_name, imports, plain_functions) for e in value.elts)
     if isinstance(value, ast.Dict):
         return all(_plain_value(v, plain_name, imports, plain_functions) for v in value.values)
     return False
+
+
+def _made_plain(value: ast.AST, imports: ImportMap | None) -> bool:
+    """A number, an array or a string by how it is made, not by a name: `.item()`,
+    `.tolist()`, `.numpy()`, a builtin's result, a plain library's call, a constant, and
+    a method of or an index into one of those (`x.cpu().data.numpy().flatten()`,
+    `a.numpy()[0]`, `str(v).strip()`). A name is not followed: one bound to an empty
+    list may be filled with tensors."""
+    while True:
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, ast.Subscript):
+            value = value.value
+            continue
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        name = ast_dotted_name(func) or ""
+        if name in PYTHON_VALUE_BUILTINS and isinstance(func, ast.Name):
+            return True
+        if imports is not None and name:
+            if imports.qualify(name).split(".", 1)[0] in PLAIN_VALUE_LIBRARIES:
+                return True
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in NUMBER_METHODS:
+            return True
+        value = func.value
 
 
 def _plain_where_returned(

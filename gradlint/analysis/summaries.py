@@ -628,8 +628,9 @@ class FunctionSummaries:
     ) -> str | None:
         """The class of what `self.x = value` keeps: one built there (`ActorCritic(...)`),
         or, for `self.agent = agent` in the class's `__init__`, the one class every
-        construction of the class in this file hands that parameter (`Runner(Agent(),
-        5)`, or a name bound to an instance)."""
+        construction of the class hands that parameter (`Runner(Agent(), 5)`, or a name
+        bound to an instance), when every one is in this file and no subclass of it
+        here may be built with another."""
         built = built_module_call(value)
         if type(built) is cst.Call and type(built.func) is cst.Name:
             return built.func.value
@@ -647,8 +648,10 @@ class FunctionSummaries:
             init
         ).get(param):
             return None  # not the parameter, or rebound before it is kept
+        if any(cls.name.value in self.callees.base_names(other) for other in self.index.classes):
+            return None  # a subclass's instances keep it too, handed anything
         sites = self.index.constructions(cls)
-        if not sites:
+        if not sites or not self.caller_arguments.constructed_only_here(cls, init):
             return None
         found = set()
         for site in self.caller_arguments.here(init, param, sites, constructed=True):
