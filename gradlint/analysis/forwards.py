@@ -1885,8 +1885,9 @@ class ForwardAnalysis:
         every construction of the class fills that parameter with a module that holds
         parameters: `Agent(Net())` in this file, or, when the file builds none, the
         constructions the caller search finds in the project's other files (`Agent(net)`
-        after `Adam(net.parameters())` in train.py). A wrapper handed its model (an
-        agent, a predictor, an evaluator) runs that model's forward."""
+        after `Adam(net.parameters())` in train.py), or else the constructor itself
+        training it (`self.opt = Adam(policy.parameters())`). A wrapper handed its model
+        (an agent, a predictor, an evaluator) runs that model's forward."""
         kept = self._kept_constructor_parameter(name, constructors, use)
         if kept is None:
             return False
