@@ -32,7 +32,7 @@ from gradlint.analysis.bindings import (
     all_params,
 )
 from gradlint.analysis.callees import CalleeResolver
-from gradlint.analysis.caller_arguments import CallerArguments
+from gradlint.analysis.caller_arguments import ArgumentHere, CallerArguments
 from gradlint.analysis.grad_clears import CLEAR_TYPES, UPDATE_TYPES, GradClear, GradClearing
 from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.project import ExternalFunction, ProjectIndex
@@ -538,18 +538,7 @@ class FunctionSummaries:
         ):
             if hops == 0 or owner in ("self", "cls"):
                 return None
-            sites = self.caller_arguments.here(scope, owner)
-            if not sites:
-                return None
-            found = set()
-            for site in sites:
-                passed = site.passed
-                if type(passed) is cst.Name:
-                    found.add(self._class_of_name(passed.value, site.site, hops - 1))
-                else:
-                    # `rollout(Agent(), env)`: the instance built at the call
-                    found.add(_built_class(passed))
-            return found.pop() if len(found) == 1 else None
+            return self._class_handed(self.caller_arguments.here(scope, owner), hops - 1)
         if (
             not bindings
             and scope is not self.index.module
@@ -653,11 +642,21 @@ class FunctionSummaries:
         sites = self.index.constructions(cls)
         if not sites or not self.caller_arguments.constructed_only_here(cls, init):
             return None
+        handed = self.caller_arguments.here(init, param, sites, constructed=True)
+        return self._class_handed(handed, _CALLER_HOPS - 1)
+
+    def _class_handed(self, arguments: list[ArgumentHere], hops: int) -> str | None:
+        """The one class of what every call site hands a parameter: an instance built at
+        the call (`rollout(Agent(), env)`), or a name bound to one there, followed
+        through at most `hops` more callers. None when there is no call, or they
+        disagree, or one cannot be told."""
+        if not arguments:
+            return None
         found = set()
-        for site in self.caller_arguments.here(init, param, sites, constructed=True):
-            passed = site.passed
+        for argument in arguments:
+            passed = argument.passed
             if type(passed) is cst.Name:
-                found.add(self._class_of_name(passed.value, site.site, _CALLER_HOPS - 1))
+                found.add(self._class_of_name(passed.value, argument.site, hops))
             else:
                 found.add(_built_class(passed))
         return found.pop() if len(found) == 1 else None
