@@ -47,7 +47,7 @@ from gradlint.analysis.index import (
     positional_arguments,
 )
 from gradlint.analysis.loops import LoopAnalysis
-from gradlint.analysis.optimizers import parameter_owners
+from gradlint.analysis.optimizers import optimized_modules
 from gradlint.analysis.project import (
     forward_clears_own_grads_of_source,
     freezes_of_class_source,
@@ -1911,13 +1911,8 @@ class ForwardAnalysis:
                 continue
             for call in self.index.of_types_in(statement, cst.Call):
                 qualified = self.index.qualified_name(call.func) or ""
-                if not qualified.startswith(OPTIMIZER_NAMESPACES):
-                    continue
-                params = library_argument(call, "params", 0)
-                if (
-                    params is not None
-                    and not params.star
-                    and param in parameter_owners(self.index, params.value)
+                if qualified.startswith(OPTIMIZER_NAMESPACES) and param in optimized_modules(
+                    self.index, call
                 ):
                     return True
         return False

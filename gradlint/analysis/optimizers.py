@@ -65,6 +65,17 @@ class ParameterStep:
     differentiates_first: bool = False
 
 
+def optimized_modules(index: FileIndex, value: cst.CSTNode) -> frozenset[str]:
+    """The modules (dotted names as written) whose parameters the optimizer `value`
+    builds is given (`Adam(policy.parameters(), lr)`, `SGD(params=net.parameters())`)."""
+    if type(value) is not cst.Call:
+        return frozenset()
+    params = library_argument(value, "params", 0)
+    if params is None or params.star:
+        return frozenset()
+    return frozenset(parameter_owners(index, params.value))
+
+
 class OptimizerHoldings:
     def __init__(
         self,
@@ -99,18 +110,9 @@ class OptimizerHoldings:
                 values.append(bound)
         held: frozenset[str] | None = None
         for value in values:
-            modules = self._built_from(value)
+            modules = optimized_modules(self.index, value)
             held = modules if held is None else held & modules
         return held or frozenset()
-
-    def _built_from(self, value: cst.CSTNode) -> frozenset[str]:
-        """The modules whose parameters the optimizer `value` builds is given."""
-        if type(value) is not cst.Call:
-            return frozenset()
-        params = library_argument(value, "params", 0)
-        if params is None or params.star:
-            return frozenset()
-        return frozenset(parameter_owners(self.index, params.value))
 
     def steps_only_tensors(self, scope: cst.CSTNode) -> bool | None:
         """Does every optimizer the scope steps in its own body hold only tensors made
