@@ -13,7 +13,6 @@ there rather than guess.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 import libcst as cst
 
@@ -292,13 +291,11 @@ class GradModeAnalysis:
         query = callers_query(self.callees, project, func)
         if query is None:
             return False
-        calls = project.method_calls(query)
-        if calls is None and query.class_name:
-            # a call on an object whose class cannot be told (`vocoder =
-            # torch.hub.load(...)`, then `vocoder.inference(mel)`) may be one of this
-            # method's: counted as one, it covers the method only if it does not record
-            # either
-            calls = project.method_calls(replace(query, unknown_receivers=True))
+        # a call on an object whose class cannot be told (`vocoder =
+        # torch.hub.load(...)`, then `vocoder.inference(mel)`) may be one of this
+        # method's: counted as one, it covers the method only if it does not record either
+        answered = project.method_calls_counting_unknown(query, whoever_defines_it=True)
+        calls = answered[1] if answered is not None else None
         if calls is None or not (calls or local):
             return False
         return not any(c.recording for c in calls)

@@ -3448,7 +3448,7 @@ class ProjectIndex:
         )
 
     def method_calls_counting_unknown(
-        self, query: MethodQuery
+        self, query: MethodQuery, *, whoever_defines_it: bool = False
     ) -> tuple[MethodQuery, list[MethodCall]] | None:
         """method_calls, where a call of the method's name on an object whose class
         cannot be told counts as one of its calls, for a question every call must answer
@@ -3456,13 +3456,16 @@ class ProjectIndex:
         that found them (what caller_contexts is then asked). Only when no other class of
         the files linked to this one defines a method of that name (methods_named finds
         this one alone): such a call may otherwise be of the other class's method, and
-        the answer stays unknown."""
+        the answer stays unknown. `whoever_defines_it`: counted all the same, for a
+        question that an unrelated call can only make stricter (does every call run
+        under no_grad?)."""
         calls = self.method_calls(query)
         if calls is not None or not query.class_name or query.unknown_receivers:
             return (query, calls) if calls is not None else None
-        definitions = self.methods_named(query.method)
-        if definitions is None or len(definitions) != 1:
-            return None
+        if not whoever_defines_it:
+            definitions = self.methods_named(query.method)
+            if definitions is None or len(definitions) != 1:
+                return None
         counting = dataclass_replace(query, unknown_receivers=True)
         calls = self.method_calls(counting)
         return (counting, calls) if calls is not None else None
