@@ -101,6 +101,7 @@ class DifferentiationReach:
         for node in self.index.of_types_in(body, cst.Call, into_functions=False):
             if type(node) is not cst.Call:
                 continue
+            arguments: list[cst.BaseExpression] = []
             for callee in summaries.callees.runs(node):
                 if callee is scope:
                     continue
@@ -108,12 +109,37 @@ class DifferentiationReach:
                 for param in self.differentiated_parameters(callee):
                     argument = summary.forwarded_argument(node, param)
                     if argument is not None:
-                        found.append(
-                            # the argument is what is differentiated, as a backward's
-                            # receiver is; nothing else in the call is
-                            DiffEvent(node, "backward", self.flow.operands(argument), argument)
-                        )
+                        arguments.append(argument)
+            if not arguments and self.may_differentiate_elsewhere(node):
+                external = summaries.resolve_external(node)
+                if external is not None:
+                    for param in external.differentiated_params:
+                        argument = summaries.external_argument(node, external, param)
+                        if argument is not None:
+                            arguments.append(argument)
+            for argument in arguments:
+                # the argument is what is differentiated, as a backward's receiver is;
+                # nothing else in the call is
+                found.append(DiffEvent(node, "backward", self.flow.operands(argument), argument))
         return found
+
+    def may_differentiate_elsewhere(self, call: cst.Call) -> bool:
+        """Is the call one of a function another file of the project defines, in a module
+        whose text differentiates (`gradients(u, x)` after `from utils.ops import
+        gradients`)? Asked before its summary is looked for: most calls are not."""
+        project = self.loops.summaries.project if self.loops.summaries is not None else None
+        if project is None or not project.enabled:
+            return False
+        head = (dotted_name(call.func) or "").partition(".")[0]
+        origin = self.index.imported_from.get(head)
+        if origin is None:
+            return False
+        module, level, name = origin
+        tokens = ("grad(", "backward(")
+        return project.module_text_has(module, level, tokens) or (
+            name is not None
+            and project.module_text_has(f"{module}.{name}" if module else name, level, tokens)
+        )
 
     def result_is_differentiated(self, call: cst.Call) -> bool:
         """Does the call's result reach a differentiation in its function? Followed

@@ -907,26 +907,24 @@ class ForwardAnalysis:
 
     def _computes_with(self, method: cst.FunctionDef, layers: set[str]) -> bool:
         """Does the method run the module's layers, without differentiating (itself, in
-        a method of the class it calls, or in the module's own forward)? MAML's
+        a function it calls, or in the module's own forward)? MAML's
         `evaluation_forward_prop` adapts with autograd.grad even in eval mode."""
+        if self.differentiates(method):
+            # itself, or through a helper of this file or of the project's others (a
+            # PINN's `u_x = gradients(u, x)`, which a prediction needs recorded)
+            return False
         computes = False
         cls = self.index.enclosing_class(method)
         for node in self.index.walk(method.body):
             if type(node) is not cst.Call:
                 continue
-            if self.autograd.event(node) is not None:
-                return False
             callee = dotted_name(node.func)
             if callee in ("self", "self.forward"):
                 if cls is not None and cls.name.value in self.differentiating_classes():
                     return False
                 computes = True
-            elif callee and callee.startswith("self."):
-                if callee[5:] in layers:
-                    computes = True
-                helper = self.summaries.resolve(node)
-                if helper is not None and self.differentiates(helper):
-                    return False
+            elif callee and callee.startswith("self.") and callee[5:] in layers:
+                computes = True
         return computes
 
     def parameterless_classes(self) -> set[str]:
@@ -2849,8 +2847,14 @@ class ForwardAnalysis:
         for node in self.index.walk(func.body):
             if type(node) is cst.Call:
                 callee = self.summaries.resolve(node)
-                if callee is not None and self.differentiates(callee, seen | {func}):
-                    return True
+                if callee is not None:
+                    if self.differentiates(callee, seen | {func}):
+                        return True
+                elif self.reach.may_differentiate_elsewhere(node):
+                    # a PINN's `gradients(u, x)` from the project's utils
+                    external = self.summaries.resolve_external(node)
+                    if external is not None and external.differentiates:
+                        return True
         return False
 
     def _forward_differentiates(

@@ -258,6 +258,11 @@ class ExternalFunction:
     # loss): optim.zero_grad(); loss.backward(); optim.step()` (GL011)
     backpropagated_params: list[str] = field(default_factory=list)
     stepped_params: dict[str, bool] = field(default_factory=dict)
+    # parameters whose value, as the caller passed it, the body differentiates anywhere
+    # in it (a backward of it, `autograd.grad` of it): a PINN's `def gradients(y, x):
+    # return torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y),
+    # create_graph=True)`, whose callers' forwards handed in have their graph used
+    differentiated_params: list[str] = field(default_factory=list)
 
     # how a call binds its arguments to the parameters (analysis.arguments)
     signature: Signature = field(default_factory=Signature)
@@ -1592,6 +1597,10 @@ def _summarise_function(
     if not function.number_params:
         function.carried_params = _carried_params(node, params, imports)
     function.bootstrapped_params = _bootstrapped_params(node, params, imports)
+    if lines is None or any(
+        "grad(" in line or "backward(" in line for line in lines[node.lineno - 1 : node.end_lineno]
+    ):  # the walk only where a differentiation may be
+        function.differentiated_params = _differentiated_params(node, params, imports)
     visitor = _FunctionWalk(function, imports)
     visitor.run(node.body, records)
     if function.accumulated_params:
@@ -1860,6 +1869,50 @@ def _backward_and_step_params(
         elif func.attr == "step" and receiver in params and not call.args and not call.keywords:
             stepped.setdefault(receiver, differentiated)
     return backpropagated, stepped
+
+
+def _differentiated_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
+) -> list[str]:
+    """ExternalFunction.differentiated_params: the parameters read in what a
+    differentiation of the body (not of a nested function) differentiates, the receiver
+    of `.backward()` or the outputs of `torch.autograd.grad` / `torch.autograd.backward`
+    (`y`, `y.sum()`, `[y]`), and never rebound, so that what is differentiated is what
+    the caller passed."""
+    found: list[str] = []
+    for inner in _own_nodes(node):
+        if type(inner) is not ast.Call:
+            continue
+        func = inner.func
+        dotted = ast_dotted_name(func)
+        kind = differentiation_kind(
+            imports.qualify(dotted) if dotted is not None else None,
+            func.attr if type(func) is ast.Attribute else None,
+            _step_operands,
+            inner,
+        )
+        if kind == "backward" and type(func) is ast.Attribute and func.attr in BACKWARD_METHODS:
+            # `loss.backward()`, or `accelerator.backward(loss)`: which of the two is
+            # the tensor is not told by the call, and either counting only quiets
+            differentiated: ast.AST | None = (
+                ast.Tuple([func.value, inner.args[0]]) if inner.args else func.value
+            )
+        elif kind in ("grad", "backward"):
+            differentiated = inner.args[0] if inner.args else None
+            for keyword in inner.keywords:
+                if keyword.arg in ("outputs", "tensors"):
+                    differentiated = keyword.value
+        else:
+            continue
+        if differentiated is None:
+            continue
+        for name in ast.walk(differentiated):
+            if type(name) is ast.Name and name.id in params and name.id not in found:
+                found.append(name.id)
+    if found:
+        rebound = _rebound_names(node)
+        found = [p for p in found if p not in rebound]
+    return found
 
 
 def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
