@@ -12,6 +12,7 @@ there rather than guess.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import libcst as cst
@@ -20,7 +21,7 @@ from gradlint.analysis.arguments import signature_of
 from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex, bool_literal
-from gradlint.analysis.project import MethodQuery, ProjectIndex
+from gradlint.analysis.project import MethodCall, MethodQuery, ProjectIndex
 from gradlint.analysis.summary_facts import (
     GradMode,
     decorated_mode,
@@ -298,7 +299,27 @@ class GradModeAnalysis:
         calls = answered[1] if answered is not None else None
         if calls is None or not (calls or local):
             return False
-        return not any(c.recording for c in calls)
+        # a call in the function's own body (`x_dist.sample()` in `def sample(self)`,
+        # counted with the unknown receivers) runs in the mode the function is entered in
+        cls = self.index.enclosing_class(func)
+        itself = f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
+        here = os.path.realpath(project.path)
+        return all(
+            not c.recording
+            or (c.within == itself and os.path.realpath(c.path) == here)
+            or _covered_by_its_callers(project, c)
+            for c in calls
+        )
+
+
+def _covered_by_its_callers(project: ProjectIndex, call: MethodCall) -> bool:
+    """Does every call in the project of the module-level function that `call` sits in
+    run under `no_grad` (`def draw_figs(model, ...): samples = model.sample(100)` in
+    utils, called only inside `with torch.no_grad():` in main.py)? One level of that
+    function's callers: a call that records there, or a function no call is found of,
+    leaves the answer no."""
+    callers = project.function_called_callers(call)
+    return callers is not None and bool(callers) and not any(c.recording for c in callers)
 
 
 def callers_query(

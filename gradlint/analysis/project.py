@@ -3604,6 +3604,25 @@ class ProjectIndex:
         answers[key] = result
         return result
 
+    def function_called_callers(self, call: MethodCall) -> list[MethodCall] | None:
+        """The calls in the project of the module-level function `call` sits in
+        (MethodCall.within), when that function's own file names it nowhere else (the
+        search leaves a file's calls of its own function to that file's analysis, which
+        is not at hand here): [] for none found, None when they cannot be told. What a
+        call records, when it records by itself, is then up to these."""
+        if not call.within or "." in call.within:
+            return None
+        query = MethodQuery(call.path, "", call.within, "", frozenset(), frozenset(), frozenset())
+        callers = self.method_calls(query)  # its stamp covers the function's own file
+        if callers is None:
+            return None
+        parsed = _parsed(call.path)
+        if parsed is None or any(
+            type(node) is ast.Name and node.id == call.within for node in ast.walk(parsed[0])
+        ):
+            return None  # called or handed on in its own file
+        return callers
+
     def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
         """The calls method_calls finds in the linted file itself, searched alone: when
         there is one (or one whose object cannot be told: None), a question that any
@@ -4242,6 +4261,11 @@ class MethodCall:
     # (keyword, source) of each keyword argument that is a literal (`volatile=True`,
     # `train=False`, `mode="eval"`): what the caller gives those parameters
     keyword_constants: tuple[tuple[str, str], ...] = ()
+    # the function of its file the call sits in: `name` for a module-level one (whose
+    # callers decide its grad mode when it records by itself: `def draw_figs(model):
+    # model.sample(64)`, called only under `no_grad`), `Class.name` for a method of a
+    # module-level class, "" in the module's own code or a nested function
+    within: str = ""
 
 
 @dataclass(frozen=True)
@@ -4910,7 +4934,20 @@ class _ScopeCalls:
             self.recording and id(stmt) not in self.no_grad,
             cell,
             _keyword_constants(call),
+            self._within(),
         )
+
+    def _within(self) -> str:
+        """MethodCall.within of the calls of this scope."""
+        owner = self.owner
+        if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ""
+        for stmt in self.search.tree.body:
+            if stmt is owner:
+                return owner.name
+            if isinstance(stmt, ast.ClassDef) and any(inner is owner for inner in stmt.body):
+                return f"{stmt.name}.{owner.name}"
+        return ""
 
     def _effect(self, call: ast.Call, receiver: str) -> bool | None:
         """True: the call switches the attribute to eval mode on the receiver; False: it
