@@ -118,6 +118,8 @@ class DifferentiationReach:
                         if argument is not None:
                             arguments.append(argument)
             for argument in arguments:
+                if is_graph_free(self.values.of_expr(argument)):
+                    continue  # `y=category_id[0]`, topk's indices: no graph reaches it
                 # the argument is what is differentiated, as a backward's receiver is;
                 # nothing else in the call is
                 found.append(DiffEvent(node, "backward", self.flow.operands(argument), argument))

@@ -296,20 +296,20 @@ class GradModeAnalysis:
         # torch.hub.load(...)`, then `vocoder.inference(mel)`) may be one of this
         # method's: counted as one, it covers the method only if it does not record either
         answered = project.method_calls_counting_unknown(query, whoever_defines_it=True)
-        calls = answered[1] if answered is not None else None
-        if calls is None or not (calls or local):
+        if answered is None:
             return False
         # a call in the function's own body (`x_dist.sample()` in `def sample(self)`,
-        # counted with the unknown receivers) runs in the mode the function is entered in
+        # counted with the unknown receivers) runs in the mode the function is entered
+        # in, and is no way into it
         cls = self.index.enclosing_class(func)
         itself = f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
         here = os.path.realpath(project.path)
-        return all(
-            not c.recording
-            or (c.within == itself and os.path.realpath(c.path) == here)
-            or _covered_by_its_callers(project, c)
-            for c in calls
-        )
+        calls = [
+            c for c in answered[1] if not (c.within == itself and os.path.realpath(c.path) == here)
+        ]
+        if not (calls or local):
+            return False
+        return all(not c.recording or _covered_by_its_callers(project, c) for c in calls)
 
 
 def _covered_by_its_callers(project: ProjectIndex, call: MethodCall) -> bool:

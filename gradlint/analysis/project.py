@@ -27,7 +27,7 @@ import re
 import textwrap
 import threading
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, is_dataclass
 from dataclasses import fields as dataclass_fields
@@ -88,13 +88,16 @@ from gradlint.analysis.summary_facts import (
 from gradlint.analysis.torch_api import (
     ARITHMETIC_BUILTINS,
     BACKWARD_METHODS,
+    BACKWARD_WRAPPER_RECEIVERS,
     CONTAINER_MODULES,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_CLEARING_NAMES,
     GRAD_MODE_SETTER,
+    GRAPH_CUTTING_METHODS,
     GRAPH_KEEPING_METHODS,
     INDEX_METHODS,
+    METADATA_ATTRIBUTES,
     MODE_CARRYING_MODULE_METHODS,
     MODULE_API,
     MODULE_MODE_ATTRIBUTES,
@@ -1874,12 +1877,16 @@ def _backward_and_step_params(
 def _differentiated_params(
     node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
 ) -> list[str]:
-    """ExternalFunction.differentiated_params: the parameters read in what a
+    """ExternalFunction.differentiated_params: the parameters whose value reaches what a
     differentiation of the body (not of a nested function) differentiates, the receiver
-    of `.backward()` or the outputs of `torch.autograd.grad` / `torch.autograd.backward`
-    (`y`, `y.sum()`, `[y]`), and never rebound, so that what is differentiated is what
-    the caller passed."""
-    found: list[str] = []
+    of `.backward()` and its argument (`accelerator.backward(loss)`) or the outputs of
+    `torch.autograd.grad` / `torch.autograd.backward` (`y`, `y.sum()`, `[y]`), itself or
+    through the names the body binds from it with its graph (`y = y.reshape(-1, 1)`, `s
+    = u.sum()`, `for o in outputs:`, `with amp.scale_loss(loss, opt) as s:`; not `t =
+    teacher_logits.detach().softmax(-1)` or `n = len(y)`). A parameter rebound to a
+    value that does not read it (`y = x * 2`) is no longer what the caller passed, and
+    does not count."""
+    differentiated: list[ast.AST] = []
     for inner in _own_nodes(node):
         if type(inner) is not ast.Call:
             continue
@@ -1887,32 +1894,92 @@ def _differentiated_params(
         dotted = ast_dotted_name(func)
         kind = differentiation_kind(
             imports.qualify(dotted) if dotted is not None else None,
-            func.attr if type(func) is ast.Attribute else None,
+            func.attr if isinstance(func, ast.Attribute) else None,
             _step_operands,
             inner,
         )
-        if kind == "backward" and type(func) is ast.Attribute and func.attr in BACKWARD_METHODS:
-            # `loss.backward()`, or `accelerator.backward(loss)`: which of the two is
-            # the tensor is not told by the call, and either counting only quiets
-            differentiated: ast.AST | None = (
-                ast.Tuple([func.value, inner.args[0]]) if inner.args else func.value
-            )
+        if kind == "backward" and isinstance(func, ast.Attribute):
+            receiver = func.value
+            owner = ast_dotted_name(receiver)
+            if func.attr == "manual_backward" or (
+                owner is not None and owner.rpartition(".")[2] in BACKWARD_WRAPPER_RECEIVERS
+            ):
+                # `accelerator.backward(loss)`, `self.accelerator.backward(loss)`
+                differentiated.extend(inner.args[:1])
+            else:
+                # `y.backward(g)` hands a gradient, `acc.backward(loss)` the loss: the
+                # call does not tell which, and either counted only quiets a finding
+                differentiated.extend([receiver, *inner.args[:1]])
         elif kind in ("grad", "backward"):
-            differentiated = inner.args[0] if inner.args else None
+            outputs = inner.args[0] if inner.args else None
             for keyword in inner.keywords:
                 if keyword.arg in ("outputs", "tensors"):
-                    differentiated = keyword.value
-        else:
-            continue
-        if differentiated is None:
-            continue
-        for name in ast.walk(differentiated):
-            if type(name) is ast.Name and name.id in params and name.id not in found:
-                found.append(name.id)
-    if found:
-        rebound = _rebound_names(node)
-        found = [p for p in found if p not in rebound]
+                    outputs = keyword.value
+            if outputs is not None:
+                differentiated.append(outputs)
+    if not differentiated:
+        return []
+    # the names each binding may hand on with their graph, for each name bound
+    sources: dict[str, set[str]] = {}
+
+    def bind(target: ast.AST, value: ast.AST) -> None:
+        read = _names_read_with_graph(value)
+        for name in _assigned_names(target):
+            if name is not None:
+                sources.setdefault(name, set()).update(read)
+
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Assign):
+            for target in inner.targets:
+                bind(target, inner.value)
+        elif isinstance(inner, (ast.AnnAssign, ast.AugAssign)) and inner.value is not None:
+            bind(inner.target, inner.value)
+            if isinstance(inner, ast.AugAssign) and isinstance(inner.target, ast.Name):
+                sources.setdefault(inner.target.id, set()).add(inner.target.id)
+        elif isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bind(inner.target, inner.iter)
+        elif isinstance(inner, ast.withitem) and inner.optional_vars is not None:
+            bind(inner.optional_vars, inner.context_expr)
+    rebound = _rebound_names(node)
+    found: list[str] = []
+    for param in params:
+        if param in rebound and param not in sources.get(param, ()):
+            continue  # `y = x * 2`: another value
+        # the names that may hold a value computed from the parameter
+        holding = {param}
+        grew = True
+        while grew:
+            grew = False
+            for name, read in sources.items():
+                if name not in holding and read & holding:
+                    holding.add(name)
+                    grew = True
+        if any(holding & _names_read_with_graph(expression) for expression in differentiated):
+            found.append(param)
     return found
+
+
+def _names_read_with_graph(value: ast.AST) -> set[str]:
+    """The names an expression reads that its value may carry the graph of: not a name
+    only called (`model(x)` reads `x`), nor one read through a cut (`.detach()`,
+    `.item()`, `.data`, `.shape`, `len(y)`, `y.argmax(1)`)."""
+    skipped: set[int] = set()
+    for inner in ast.walk(value):
+        cut: ast.AST | None = None
+        if isinstance(inner, ast.Call):
+            skipped.add(id(inner.func))
+            func = inner.func
+            if isinstance(func, ast.Attribute) and func.attr in GRAPH_CUTTING_METHODS:
+                cut = func.value
+            elif isinstance(func, ast.Name) and func.id in PYTHON_VALUE_BUILTINS:
+                skipped.update(id(n) for arg in inner.args for n in ast.walk(arg))
+        elif isinstance(inner, ast.Attribute) and (
+            inner.attr in DETACHING_ATTRIBUTES or inner.attr in METADATA_ATTRIBUTES
+        ):
+            cut = inner.value
+        if cut is not None:
+            skipped.update(id(n) for n in ast.walk(cut))
+    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in skipped}
 
 
 def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -3391,6 +3458,7 @@ class ProjectIndex:
         self._definitions: dict[str, list[ExternalFunction] | None] = {}
         self._attributes: dict[str, bool | None] = {}
         self._readers: dict[str, bool | None] = {}
+        self._namers: dict[str, list[str] | None] = {}
         # method name -> method_runs_layers' answer
         self._layer_methods: dict[str, bool] = {}
 
@@ -3606,21 +3674,47 @@ class ProjectIndex:
 
     def function_called_callers(self, call: MethodCall) -> list[MethodCall] | None:
         """The calls in the project of the module-level function `call` sits in
-        (MethodCall.within), when that function's own file names it nowhere else (the
-        search leaves a file's calls of its own function to that file's analysis, which
-        is not at hand here): [] for none found, None when they cannot be told. What a
-        call records, when it records by itself, is then up to these."""
-        if not call.within or "." in call.within:
+        (MethodCall.within), when they are all the ways it runs: every file that names
+        it only calls it by its name (not handed on as a callback, a `partial`, a
+        thread's target, an entry of a dict, by `getattr`, from a lambda, under another
+        name), its own file not at all (the search leaves a file's calls of its own
+        function to that file's analysis, not at hand here), each of those calls is one
+        the search found, and the function is neither a generator nor a coroutine (run
+        later, in whatever mode then) and sets no grad mode of its own. [] for no call;
+        None when that cannot be shown. What a call that records by itself in it
+        records is then up to these."""
+        name = call.within
+        if not name or "." in name:
             return None
-        query = MethodQuery(call.path, "", call.within, "", frozenset(), frozenset(), frozenset())
-        callers = self.method_calls(query)  # its stamp covers the function's own file
+        query = MethodQuery(call.path, "", name, "", frozenset(), frozenset(), frozenset())
+        callers = self.method_calls(query)
         if callers is None:
             return None
-        parsed = _parsed(call.path)
-        if parsed is None or any(
-            type(node) is ast.Name and node.id == call.within for node in ast.walk(parsed[0])
-        ):
-            return None  # called or handed on in its own file
+        root = self._searched_root()
+        # every linked file whose text has the name: its stamp is a dependency
+        naming: list[str] | None = self._recorded_search(
+            self._namers,
+            readers_key(name, root, call.path),
+            lambda: _files_with(_readers_token(name), root, call.path),
+        )
+        if naming is None:
+            return None
+        own = os.path.realpath(call.path)
+        found = Counter(os.path.realpath(c.path) for c in callers)
+        for path in naming:
+            parsed = _parsed(path)
+            if parsed is None:
+                return None  # a file that names it and does not parse may call it
+            calls = _direct_calls_only(parsed[0], name)
+            here = os.path.realpath(path)
+            if calls is None or (here == own and calls) or (here != own and calls != found[here]):
+                return None
+            if here == own and not _runs_when_called(parsed[0], name):
+                return None
+        summary = summary_of_file(call.path)
+        function = summary.functions.get(name) if summary is not None else None
+        if function is None or function.sets_grad_mode:
+            return None
         return callers
 
     def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
@@ -5431,6 +5525,61 @@ def attribute_readers(attribute: str, root: str, near: str) -> tuple[bool, str] 
     paths, digest = found
     own = os.path.abspath(near)
     return any(os.path.abspath(path) != own for path in paths), digest
+
+
+def _direct_calls_only(tree: ast.Module, name: str) -> int | None:
+    """How many calls `name(...)` or `<module>.name(...)` the file makes, not deferred
+    (outside a lambda or a generator expression), when those are all its uses of it (an
+    import of it under its own name aside); None when it hands it on or renames it:
+    `partial(name, ...)`, `Thread(target=name)`, `{"k": name}`, `m.name` uncalled,
+    `getattr(m, "name")`, `import ... as other`. An attribute of that name on an object
+    no import binds (`args.draw_figs`) and a string elsewhere (`__all__`) are another
+    matter."""
+    origins = ast_import_map(tree).origins()
+    for local, (module, _level, imported) in origins.items():
+        if local != name and (imported or module.rpartition(".")[2]) == name:
+            return None  # `from utils.draw import draw_figs as show`
+    called: set[int] = set()
+    deferred: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                called.add(id(func))
+            elif isinstance(func, ast.Name) and func.id in ("getattr", "hasattr"):
+                if any(isinstance(a, ast.Constant) and a.value == name for a in node.args):
+                    return None
+        elif isinstance(node, (ast.Lambda, ast.GeneratorExp)):
+            deferred.update(id(inner) for inner in ast.walk(node))
+    calls = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr != name:
+                continue
+            root = ast_dotted_name(node.value)
+            if id(node) not in called and (root is None or root.split(".")[0] not in origins):
+                continue  # `args.draw_figs`: some object's attribute
+        elif not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if id(node) not in called or id(node) in deferred:
+            return None
+        calls += 1
+    return calls
+
+
+def _runs_when_called(tree: ast.Module, name: str) -> bool:
+    """Is the module-level function `name` of the file one whose body runs when it is
+    called, in the caller's grad mode: not a generator or a coroutine, and not decorated
+    (a decorator may hand it to a registry, or wrap it in a mode of its own)?"""
+    for stmt in tree.body:
+        if type(stmt) is ast.FunctionDef and stmt.name == name:
+            return not stmt.decorator_list and not any(
+                isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Await))
+                for inner in _own_nodes(stmt)
+            )
+    return False
 
 
 def _file_calls(query: MethodQuery, path: str, key: MemoKey) -> list[MethodCall] | None:

@@ -37,6 +37,7 @@ from typing import cast
 
 import libcst as cst
 
+from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import (
     PYTHON_BINDINGS,
@@ -88,6 +89,7 @@ from gradlint.analysis.torch_api import (
     HISTORY_KEEPING_ATTRIBUTES,
     ITEM_PASSING_WRAPPERS,
     LEGACY_TENSOR_CONSTRUCTORS,
+    MAX_MIN_METHODS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
     MOVING_METHODS,
@@ -101,6 +103,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_NUMBER_METHODS,
     PYTHON_VALUE_BUILTINS,
     PYTHON_VALUE_MODULES,
+    REDUCTIONS_WITH_INDICES,
     REQUIRES_GRAD_METHOD,
     REQUIRES_GRAD_NAMES,
     SELF_RETURNING_MODULE_METHODS,
@@ -650,6 +653,9 @@ class ValueAnalysis:
                             stepped = _element(self._bound(value, node))
                             return stepped if is_graph_free(stepped) else PYTHON | TENSOR
                         if place is not None:
+                            if place == (1, 2) and self._reduction_with_indices(value):
+                                # `probs, ids = torch.topk(p, 1)`, `_, pred = out.max(1)`
+                                return TENSOR
                             element = self._graph_free_element(value, *place)
                             if element is not None:
                                 return element
@@ -1595,6 +1601,34 @@ class ValueAnalysis:
                 return None
             values.append(value)
         return values
+
+    def _reduction_with_indices(self, call: cst.Call) -> bool:
+        """Does the call hand back (values, indices): `x.topk(k)`, `torch.sort(x)`,
+        `x.max(1)`, `torch.max(x, dim=1)` (a dimension written out: `torch.max(a, b)` is
+        elementwise), torch's, not a method of this file's own classes of that name nor
+        of an imported module (`np.sort`)? The indices carry no history."""
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value not in REDUCTIONS_WITH_INDICES:
+            return False
+        qualified = self.index.qualified_name(func) or ""
+        function = qualified.startswith("torch.")
+        if not function:
+            root = dotted_name(func.value)
+            head = root.partition(".")[0] if root is not None else None
+            if head is not None and head in self.index.imported_from:
+                return False  # a module's function, or an imported object's method
+            if self._runs_a_function_here(call):
+                return False
+        if func.attr.value not in MAX_MIN_METHODS:
+            return True
+        # `x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a dimension, not a tensor
+        dim = library_argument(call, "dim", 1 if function else 0)
+        if dim is None:
+            return False
+        value = dim.value
+        if type(value) is cst.UnaryOperation:
+            value = value.expression
+        return dim.keyword is not None or type(value) is cst.Integer
 
     def _graph_free_element(self, call: cst.Call, place: int, length: int) -> Value | None:
         """`action, log_prob = policy.act(state)`: what the call's function of this file

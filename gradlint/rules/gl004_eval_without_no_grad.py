@@ -115,9 +115,12 @@ class EvalWithoutNoGrad(Rule):
 
     Not flagged: forwards inside `torch.no_grad()` / `torch.inference_mode()` (blocks,
     decorators, a helper whose every caller in the module is guarded, or a function
-    whose every call in the project's other files is), and forwards
-    whose result flows into `backward()` or `torch.autograd.grad` (eval mode used on
-    purpose to freeze batch norm while fine-tuning, adversarial examples, saliency), and
+    whose every call in the project's other files is, or sits in a function every call
+    of which is: `model.sample(16)` in a plotting helper main.py calls only under
+    `no_grad`), and forwards whose result flows into `backward()` or
+    `torch.autograd.grad`, itself or through a helper of this file or another that
+    differentiates what it is handed (eval mode used on purpose to freeze batch norm
+    while fine-tuning, adversarial examples, saliency, a PINN's `gradients(u, x)`), and
     a model frozen as a whole (`model.requires_grad_(False)`) on inputs without
     history; a frozen backbone leaves the rest recording.
 
