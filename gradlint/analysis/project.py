@@ -83,6 +83,7 @@ from gradlint.analysis.summary_facts import (
     mode_switch,
     output_kept,
     picked_grad_mode_effect,
+    reaching,
     storing_holder,
 )
 from gradlint.analysis.torch_api import (
@@ -1946,14 +1947,7 @@ def _differentiated_params(
         if param in rebound and param not in sources.get(param, ()):
             continue  # `y = x * 2`: another value
         # the names that may hold a value computed from the parameter
-        holding = {param}
-        grew = True
-        while grew:
-            grew = False
-            for name, read in sources.items():
-                if name not in holding and read & holding:
-                    holding.add(name)
-                    grew = True
+        holding = reaching({param}, sources)
         if any(holding & _names_read_with_graph(expression) for expression in differentiated):
             found.append(param)
     return found

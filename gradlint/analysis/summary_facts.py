@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from gradlint.analysis.torch_api import (
@@ -401,3 +401,19 @@ def backpropagated_places(
         return 0, ([0] if all(r in backpropagated for r in shown) else [])
     tuples = [r for r in shown if type(r) is tuple]
     return size, [i for i in range(size) if all(t[i] in backpropagated for t in tuples)]
+
+
+def reaching(seed: Iterable[str], edges: Mapping[str, set[str]]) -> set[str]:
+    """The seed and every name whose edges meet it, transitively: the names a value
+    read from the seed may flow into (`edges` maps a name to the names its bindings
+    read), or the methods that call, however deep, one of the seed (`edges` maps a
+    method to the methods it calls)."""
+    found = set(seed)
+    grew = True
+    while grew:
+        grew = False
+        for name, met in edges.items():
+            if name not in found and met & found:
+                found.add(name)
+                grew = True
+    return found

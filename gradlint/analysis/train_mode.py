@@ -34,7 +34,7 @@ from gradlint.analysis.index import (
 )
 from gradlint.analysis.project import MethodCall, MethodQuery, ModeManager
 from gradlint.analysis.summaries import FunctionSummaries
-from gradlint.analysis.summary_facts import Mode, mode_switch
+from gradlint.analysis.summary_facts import Mode, mode_switch, reaching
 from gradlint.analysis.tensors import all_params, called_through
 from gradlint.analysis.torch_api import (
     MODE_CARRYING_MODULE_METHODS,
@@ -517,15 +517,7 @@ class TrainModeAnalysis:
             m.name.value: {callee.name.value for _, callee in self.summaries.of(m).calls}
             for m in methods
         }
-        reached = set(names)
-        changed = True
-        while changed:
-            changed = False
-            for name, callees in calls.items():
-                if name not in reached and callees & reached:
-                    reached.add(name)
-                    changed = True
-        return reached - names
+        return reaching(names, calls) - names
 
     def _runs(self, method: cst.FunctionDef, model: str) -> bool:
         """Does the method run a forward of `self.<attr>` (`self.G(z)`, `.forward(z)`)?"""
