@@ -21,7 +21,7 @@ from gradlint.analysis.arguments import signature_of
 from gradlint.analysis.bindings import BindingKind, ScopeBindings
 from gradlint.analysis.callees import CalleeResolver
 from gradlint.analysis.index import FileIndex, bool_literal
-from gradlint.analysis.project import MethodCall, MethodQuery, ProjectIndex
+from gradlint.analysis.project import MethodQuery, ProjectIndex
 from gradlint.analysis.summary_facts import (
     GradMode,
     decorated_mode,
@@ -309,17 +309,8 @@ class GradModeAnalysis:
         ]
         if not (calls or local):
             return False
-        return all(not c.recording or _covered_by_its_callers(project, c) for c in calls)
-
-
-def _covered_by_its_callers(project: ProjectIndex, call: MethodCall) -> bool:
-    """Does every call in the project of the module-level function that `call` sits in
-    run under `no_grad` (`def draw_figs(model, ...): samples = model.sample(100)` in
-    utils, called only inside `with torch.no_grad():` in main.py)? One level of that
-    function's callers: a call that records there, or a function no call is found of,
-    leaves the answer no."""
-    callers = project.function_called_callers(call)
-    return callers is not None and bool(callers) and not any(c.recording for c in callers)
+        # one that records by itself may sit in a function called only under no_grad
+        return all(not c.recording or project.called_only_without_recording(c) for c in calls)
 
 
 def callers_query(

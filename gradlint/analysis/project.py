@@ -3453,6 +3453,8 @@ class ProjectIndex:
         self._attributes: dict[str, bool | None] = {}
         self._readers: dict[str, bool | None] = {}
         self._namers: dict[str, list[str] | None] = {}
+        # (path, function) -> called_only_without_recording's answer
+        self._covered_functions: dict[tuple[str, str], bool] = {}
         # method name -> method_runs_layers' answer
         self._layer_methods: dict[str, bool] = {}
 
@@ -3666,50 +3668,59 @@ class ProjectIndex:
         answers[key] = result
         return result
 
-    def function_called_callers(self, call: MethodCall) -> list[MethodCall] | None:
-        """The calls in the project of the module-level function `call` sits in
-        (MethodCall.within), when they are all the ways it runs: every file that names
-        it only calls it by its name (not handed on as a callback, a `partial`, a
-        thread's target, an entry of a dict, by `getattr`, from a lambda, under another
+    def called_only_without_recording(self, call: MethodCall) -> bool:
+        """Does every way the module-level function `call` sits in (MethodCall.within)
+        runs, run under `no_grad`, so that what a call in it records by itself is not
+        recorded (`def draw_figs(model, ...): samples = model.sample(100)` in utils,
+        called only inside `with torch.no_grad():` in main.py)? Its calls in the project
+        must all be found, none recording: every file that names it only calls it by
+        its name (not handed on as a callback, a `partial`, a thread's target, an entry
+        of a dict, by `getattr`, from a lambda or a generator expression, under another
         name), its own file not at all (the search leaves a file's calls of its own
         function to that file's analysis, not at hand here), each of those calls is one
         the search found, and the function is neither a generator nor a coroutine (run
-        later, in whatever mode then) and sets no grad mode of its own. [] for no call;
-        None when that cannot be shown. What a call that records by itself in it
-        records is then up to these."""
+        later, in whatever mode then), nor decorated, and sets no grad mode of its own.
+        One level of callers: False whenever that cannot be shown."""
         name = call.within
         if not name or "." in name:
-            return None
-        query = MethodQuery(call.path, "", name, "", frozenset(), frozenset(), frozenset())
+            return False
+        key = (call.path, name)
+        found = self._covered_functions.get(key)
+        if found is None:
+            found = self._covered_functions[key] = self._called_only_without_recording(
+                call.path, name
+            )
+        return found
+
+    def _called_only_without_recording(self, path: str, name: str) -> bool:
+        query = MethodQuery(path, "", name, "", frozenset(), frozenset(), frozenset())
         callers = self.method_calls(query)
-        if callers is None:
-            return None
+        if not callers or any(c.recording for c in callers):
+            return False  # the cheap answers first: most are these
         root = self._searched_root()
         # every linked file whose text has the name: its stamp is a dependency
         naming: list[str] | None = self._recorded_search(
             self._namers,
-            readers_key(name, root, call.path),
-            lambda: _files_with(_readers_token(name), root, call.path),
+            readers_key(name, root, path),
+            lambda: _files_with(_readers_token(name), root, path),
         )
         if naming is None:
-            return None
-        own = os.path.realpath(call.path)
+            return False
+        own = os.path.realpath(path)
         found = Counter(os.path.realpath(c.path) for c in callers)
-        for path in naming:
-            parsed = _parsed(path)
+        for naming_path in naming:
+            parsed = _parsed(naming_path)
             if parsed is None:
-                return None  # a file that names it and does not parse may call it
+                return False  # a file that names it and does not parse may call it
             calls = _direct_calls_only(parsed[0], name)
-            here = os.path.realpath(path)
+            here = os.path.realpath(naming_path)
             if calls is None or (here == own and calls) or (here != own and calls != found[here]):
-                return None
+                return False
             if here == own and not _runs_when_called(parsed[0], name):
-                return None
-        summary = summary_of_file(call.path)
+                return False
+        summary = summary_of_file(path)
         function = summary.functions.get(name) if summary is not None else None
-        if function is None or function.sets_grad_mode:
-            return None
-        return callers
+        return function is not None and not function.sets_grad_mode
 
     def method_calls_here(self, query: MethodQuery) -> list[MethodCall] | None:
         """The calls method_calls finds in the linted file itself, searched alone: when
