@@ -23,6 +23,9 @@ from gradlint.analysis.values import ValueAnalysis, is_graph_free
 
 __all__ = ["STORING_METHODS", "DifferentiationReach"]
 
+# what the text of a module with a function that differentiates has
+_DIFFERENTIATING = ("grad(", "backward(")
+
 
 class DifferentiationReach:
     def __init__(
@@ -35,6 +38,8 @@ class DifferentiationReach:
         self._differentiated_params: dict[cst.FunctionDef, frozenset[str]] = {}
         self._helper_events: dict[cst.CSTNode, list[DiffEvent]] = {}
         self._differentiated_elsewhere: dict[cst.FunctionDef, MethodCall | None] = {}
+        # an imported name -> may a call of it differentiate (its module's text does)?
+        self._differentiating_imports: dict[str, bool] = {}
 
     # -- what callers in the project's other files do with a result --------------------
 
@@ -133,15 +138,21 @@ class DifferentiationReach:
         if project is None or not project.enabled:
             return False
         head = (dotted_name(call.func) or "").partition(".")[0]
-        origin = self.index.imported_from.get(head)
-        if origin is None:
-            return False
-        module, level, name = origin
-        tokens = ("grad(", "backward(")
-        return project.module_text_has(module, level, tokens) or (
-            name is not None
-            and project.module_text_has(f"{module}.{name}" if module else name, level, tokens)
-        )
+        found = self._differentiating_imports.get(head)
+        if found is None:
+            origin = self.index.imported_from.get(head)
+            found = self._differentiating_imports[head] = origin is not None and (
+                project.module_text_has(origin[0], origin[1], _DIFFERENTIATING)
+                or (
+                    origin[2] is not None
+                    and project.module_text_has(
+                        f"{origin[0]}.{origin[2]}" if origin[0] else origin[2],
+                        origin[1],
+                        _DIFFERENTIATING,
+                    )
+                )
+            )
+        return found
 
     def result_is_differentiated(self, call: cst.Call) -> bool:
         """Does the call's result reach a differentiation in its function? Followed

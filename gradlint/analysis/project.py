@@ -83,7 +83,6 @@ from gradlint.analysis.summary_facts import (
     mode_switch,
     output_kept,
     picked_grad_mode_effect,
-    reaching,
     storing_holder,
 )
 from gradlint.analysis.torch_api import (
@@ -1941,16 +1940,24 @@ def _differentiated_params(
             bind(inner.target, inner.iter)
         elif isinstance(inner, ast.withitem) and inner.optional_vars is not None:
             bind(inner.optional_vars, inner.context_expr)
+    # the names whose values flow into what is differentiated, however indirectly
+    upstream: set[str] = set()
+    work: list[str] = []
+    for expression in differentiated:
+        work.extend(_names_read_with_graph(expression))
+    while work:
+        name = work.pop()
+        if name not in upstream:
+            upstream.add(name)
+            work.extend(sources.get(name, ()))
     rebound = _rebound_names(node)
-    found: list[str] = []
-    for param in params:
-        if param in rebound and param not in sources.get(param, ()):
-            continue  # `y = x * 2`: another value
-        # the names that may hold a value computed from the parameter
-        holding = reaching({param}, sources)
-        if any(holding & _names_read_with_graph(expression) for expression in differentiated):
-            found.append(param)
-    return found
+    return [
+        param
+        for param in params
+        if param in upstream
+        # `y = x * 2`: another value than the caller's
+        and (param not in rebound or param in sources.get(param, ()))
+    ]
 
 
 def _names_read_with_graph(value: ast.AST) -> set[str]:

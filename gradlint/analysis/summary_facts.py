@@ -404,10 +404,10 @@ def backpropagated_places(
 
 
 def reaching(seed: Iterable[str], edges: Mapping[str, set[str]]) -> set[str]:
-    """The seed and every name whose edges meet it, transitively: the names a value
-    read from the seed may flow into (`edges` maps a name to the names its bindings
-    read), or the methods that call, however deep, one of the seed (`edges` maps a
-    method to the methods it calls)."""
+    """The seed and every name whose edges meet it, transitively: the methods that call,
+    however deep, one of the seed (`edges` maps a method to the methods it calls), or
+    the names a value read from the seed may flow into (`edges` maps a name to the
+    names its bindings read)."""
     found = set(seed)
     grew = True
     while grew:
