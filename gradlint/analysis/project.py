@@ -1887,7 +1887,33 @@ def _differentiated_params(
     value that does not read it (`y = x * 2`) is no longer what the caller passed, and
     does not count."""
     differentiated: list[ast.AST] = []
+    # name -> the values the body binds it from; `x += ...` reads `x` itself
+    bound: dict[str, list[ast.AST]] = {}
+    augmented: set[str] = set()
+
+    def bind(target: ast.AST, value: ast.AST) -> None:
+        for name in _assigned_names(target):
+            if name is not None:
+                bound.setdefault(name, []).append(value)
+
     for inner in _own_nodes(node):
+        if isinstance(inner, ast.Assign):
+            for target in inner.targets:
+                bind(target, inner.value)
+            continue
+        if isinstance(inner, (ast.AnnAssign, ast.AugAssign)):
+            if inner.value is not None:
+                bind(inner.target, inner.value)
+            if isinstance(inner, ast.AugAssign) and isinstance(inner.target, ast.Name):
+                augmented.add(inner.target.id)
+            continue
+        if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bind(inner.target, inner.iter)
+            continue
+        if isinstance(inner, ast.withitem):
+            if inner.optional_vars is not None:
+                bind(inner.optional_vars, inner.context_expr)
+            continue
         if type(inner) is not ast.Call:
             continue
         func = inner.func
@@ -1919,28 +1945,8 @@ def _differentiated_params(
                 differentiated.append(outputs)
     if not differentiated:
         return []
-    # the names each binding may hand on with their graph, for each name bound
-    sources: dict[str, set[str]] = {}
-
-    def bind(target: ast.AST, value: ast.AST) -> None:
-        read = _names_read_with_graph(value)
-        for name in _assigned_names(target):
-            if name is not None:
-                sources.setdefault(name, set()).update(read)
-
-    for inner in _own_nodes(node):
-        if isinstance(inner, ast.Assign):
-            for target in inner.targets:
-                bind(target, inner.value)
-        elif isinstance(inner, (ast.AnnAssign, ast.AugAssign)) and inner.value is not None:
-            bind(inner.target, inner.value)
-            if isinstance(inner, ast.AugAssign) and isinstance(inner.target, ast.Name):
-                sources.setdefault(inner.target.id, set()).add(inner.target.id)
-        elif isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bind(inner.target, inner.iter)
-        elif isinstance(inner, ast.withitem) and inner.optional_vars is not None:
-            bind(inner.optional_vars, inner.context_expr)
-    # the names whose values flow into what is differentiated, however indirectly
+    # the names whose values flow into what is differentiated, however indirectly,
+    # each binding read only when its name is reached
     upstream: set[str] = set()
     work: list[str] = []
     for expression in differentiated:
@@ -1949,15 +1955,20 @@ def _differentiated_params(
         name = work.pop()
         if name not in upstream:
             upstream.add(name)
-            work.extend(sources.get(name, ()))
+            for value in bound.get(name, ()):
+                work.extend(_names_read_with_graph(value))
+    found = [param for param in params if param in upstream]
+    if not found:
+        return []
     rebound = _rebound_names(node)
-    return [
-        param
-        for param in params
-        if param in upstream
-        # `y = x * 2`: another value than the caller's
-        and (param not in rebound or param in sources.get(param, ()))
-    ]
+
+    def reads_itself(param: str) -> bool:
+        return param in augmented or any(
+            param in _names_read_with_graph(value) for value in bound.get(param, ())
+        )
+
+    # `y = x * 2`: another value than the caller's
+    return [param for param in found if param not in rebound or reads_itself(param)]
 
 
 def _names_read_with_graph(value: ast.AST) -> set[str]:
