@@ -74,7 +74,6 @@ from gradlint.analysis.torch_api import (
     INDEX_METHODS,
     INSTANCE_DICT_ATTRIBUTE,
     LIBRARY_ROOTS,
-    MAX_MIN_FUNCTIONS,
     MAX_MIN_METHODS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
@@ -93,7 +92,7 @@ from gradlint.analysis.torch_api import (
     converts_with_numpy,
     is_test_assertion,
 )
-from gradlint.analysis.values import ValueAnalysis
+from gradlint.analysis.values import ValueAnalysis, max_along_a_dimension
 
 _MAX_STEPS = 2000
 # How many callers a parameter's module class is looked for through (`main` builds the
@@ -1356,18 +1355,7 @@ class ResultUses:
         return [(use, detached) for use in uses]
 
     def _max_along_dimension(self, node: cst.CSTNode) -> bool:
-        """`x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a (values, indices) pair,
-        whose indices hold no history."""
-        if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
-            return False
-        if node.func.attr.value not in MAX_MIN_METHODS:
-            return False
-        if any(a.keyword is not None and a.keyword.value == "dim" for a in node.args):
-            return True
-        positional = [a.value for a in node.args if a.keyword is None]
-        qualified = self.index.qualified_name(node.func)
-        dimension = 1 if qualified in MAX_MIN_FUNCTIONS else 0
-        return len(positional) > dimension and _is_dimension(positional[dimension])
+        return type(node) is cst.Call and max_along_a_dimension(node, self.index)
 
     # -- reads the def-use chain cannot see ---------------------------------------------
 
@@ -1608,12 +1596,6 @@ def _integer_index(subscript: cst.Subscript) -> int | None:
     if type(index) is cst.Index and type(index.value) is cst.Integer:
         return int(index.value.value, 0)
     return None
-
-
-def _is_dimension(expr: cst.CSTNode) -> bool:
-    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
-        expr = expr.expression
-    return type(expr) is cst.Integer
 
 
 def _buffer_maker(index: FileIndex, binding: cst.CSTNode, name: str) -> str | None:

@@ -37,7 +37,6 @@ from typing import cast
 
 import libcst as cst
 
-from gradlint.analysis.arguments import library_argument
 from gradlint.analysis.autograd_calls import AutogradCalls
 from gradlint.analysis.bindings import (
     PYTHON_BINDINGS,
@@ -89,6 +88,7 @@ from gradlint.analysis.torch_api import (
     HISTORY_KEEPING_ATTRIBUTES,
     ITEM_PASSING_WRAPPERS,
     LEGACY_TENSOR_CONSTRUCTORS,
+    MAX_MIN_FUNCTIONS,
     MAX_MIN_METHODS,
     METADATA_ATTRIBUTES,
     METADATA_METHODS,
@@ -1610,25 +1610,14 @@ class ValueAnalysis:
         func = call.func
         if type(func) is not cst.Attribute or func.attr.value not in REDUCTIONS_WITH_INDICES:
             return False
-        qualified = self.index.qualified_name(func) or ""
-        function = qualified.startswith("torch.")
-        if not function:
+        if not (self.index.qualified_name(func) or "").startswith("torch."):
             root = dotted_name(func.value)
             head = root.partition(".")[0] if root is not None else None
             if head is not None and head in self.index.imported_from:
                 return False  # a module's function, or an imported object's method
             if self._runs_a_function_here(call):
                 return False
-        if func.attr.value not in MAX_MIN_METHODS:
-            return True
-        # `x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a dimension, not a tensor
-        dim = library_argument(call, "dim", 1 if function else 0)
-        if dim is None:
-            return False
-        value = dim.value
-        if type(value) is cst.UnaryOperation:
-            value = value.expression
-        return dim.keyword is not None or type(value) is cst.Integer
+        return func.attr.value not in MAX_MIN_METHODS or max_along_a_dimension(call, self.index)
 
     def _graph_free_element(self, call: cst.Call, place: int, length: int) -> Value | None:
         """`action, log_prob = policy.act(state)`: what the call's function of this file
@@ -1988,3 +1977,22 @@ def is_environment_step(value: cst.CSTNode | None) -> bool:
         and value.func.attr.value == ENVIRONMENT_STEP
         and any(arg.keyword is None and arg.star == "" for arg in value.args)
     )
+
+
+def max_along_a_dimension(call: cst.Call, index: FileIndex) -> bool:
+    """`x.max(1)`, `x.max(dim=1)`, `torch.max(x, 1)`: a (values, indices) pair, whose
+    indices hold no history; `torch.max(a, b)` of two tensors is elementwise."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in MAX_MIN_METHODS:
+        return False
+    if any(a.keyword is not None and a.keyword.value == "dim" for a in call.args):
+        return True
+    positional = [a.value for a in call.args if a.keyword is None]
+    dimension = 1 if index.qualified_name(func) in MAX_MIN_FUNCTIONS else 0
+    return len(positional) > dimension and _is_dimension(positional[dimension])
+
+
+def _is_dimension(expr: cst.CSTNode) -> bool:
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
+        expr = expr.expression
+    return type(expr) is cst.Integer
