@@ -115,13 +115,8 @@ class DifferentiationReach:
                     argument = summary.forwarded_argument(node, param)
                     if argument is not None:
                         arguments.append(argument)
-            if not arguments and self.may_differentiate_elsewhere(node):
-                external = summaries.resolve_external(node)
-                if external is not None:
-                    for param in external.differentiated_params:
-                        argument = summaries.external_argument(node, external, param)
-                        if argument is not None:
-                            arguments.append(argument)
+            if not arguments:
+                arguments = self.differentiated_elsewhere(node)
             for argument in arguments:
                 if is_graph_free(self.values.of_expr(argument)):
                     continue  # `y=category_id[0]`, topk's indices: no graph reaches it
@@ -130,7 +125,24 @@ class DifferentiationReach:
                 found.append(DiffEvent(node, "backward", self.flow.operands(argument), argument))
         return found
 
-    def may_differentiate_elsewhere(self, call: cst.Call) -> bool:
+    def differentiated_elsewhere(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments `call` hands a function of another project file for the
+        parameters its body differentiates (ExternalFunction.differentiated_params): `u`
+        of a PINN's `gradients(u, x)` from utils."""
+        if not self._may_differentiate_elsewhere(call):
+            return []
+        summaries = self.loops.summaries
+        assert summaries is not None
+        external = summaries.resolve_external(call)
+        if external is None:
+            return []
+        handed = (
+            summaries.external_argument(call, external, param)
+            for param in external.differentiated_params
+        )
+        return [argument for argument in handed if argument is not None]
+
+    def _may_differentiate_elsewhere(self, call: cst.Call) -> bool:
         """Is the call one of a function another file of the project defines, in a module
         whose text differentiates (`gradients(u, x)` after `from utils.ops import
         gradients`)? Asked before its summary is looked for: most calls are not."""

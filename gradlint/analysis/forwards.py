@@ -2850,15 +2850,10 @@ class ForwardAnalysis:
                 if callee is not None:
                     if self.differentiates(callee, seen | {func}):
                         return True
-                elif self.reach.may_differentiate_elsewhere(node):
+                elif self.reach.differentiated_elsewhere(node):
                     # a PINN's `gradients(u, x)` from the project's utils, handed what it
                     # differentiates (a training step of its own losses is not asked about)
-                    external = self.summaries.resolve_external(node)
-                    if external is not None and any(
-                        self.summaries.external_argument(node, external, param) is not None
-                        for param in external.differentiated_params
-                    ):
-                        return True
+                    return True
         return False
 
     def _forward_differentiates(
