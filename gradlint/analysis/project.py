@@ -4850,6 +4850,7 @@ class _ScopeCalls:
         self.class_name = class_name
         scope = _scope_index(search.tree, owner, body)
         self.scope = scope
+        self._within_name: str | None = None  # _within's answer
         self.place = scope.place
         self.order = scope.order
         self.no_grad = scope.no_grad
@@ -5055,16 +5056,19 @@ class _ScopeCalls:
         )
 
     def _within(self) -> str:
-        """MethodCall.within of the calls of this scope."""
-        owner = self.owner
-        if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return ""
-        for stmt in self.search.tree.body:
-            if stmt is owner:
-                return owner.name
-            if isinstance(stmt, ast.ClassDef) and any(inner is owner for inner in stmt.body):
-                return f"{stmt.name}.{owner.name}"
-        return ""
+        """MethodCall.within of the calls of this scope, found once for them all."""
+        if self._within_name is None:
+            self._within_name = ""
+            owner = self.owner
+            if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for stmt in self.search.tree.body:
+                    if stmt is owner:
+                        self._within_name = owner.name
+                        break
+                    if isinstance(stmt, ast.ClassDef) and any(i is owner for i in stmt.body):
+                        self._within_name = f"{stmt.name}.{owner.name}"
+                        break
+        return self._within_name
 
     def _effect(self, call: ast.Call, receiver: str) -> bool | None:
         """True: the call switches the attribute to eval mode on the receiver; False: it
