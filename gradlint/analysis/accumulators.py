@@ -13,12 +13,16 @@ from gradlint.analysis.index import FileIndex, dotted_name
 from gradlint.analysis.loops import LoopFacts, LoopNode
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.torch_api import ACCUMULATING_METHODS
+from gradlint.analysis.values import ValueAnalysis
 
 
 class Accumulators:
-    def __init__(self, index: FileIndex, summaries: FunctionSummaries) -> None:
+    def __init__(
+        self, index: FileIndex, summaries: FunctionSummaries, values: ValueAnalysis
+    ) -> None:
         self.index = index
         self.summaries = summaries
+        self.values = values
 
     def accumulation(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         """(accumulator, accumulated value) for `acc += v`, `acc = acc + v`,
@@ -65,6 +69,27 @@ class Accumulators:
                 return dotted_name(node.func.value) or "", kept
         return None
 
+    def reads_of(self, accumulator: str, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The reads of the container `node` adds to, other than the additions: those
+        the bindings of its name that reach `node` reach (a name rebound to
+        `torch.cat(values).detach()` and returned is another value)."""
+        return [
+            use
+            for binding in self.values.reaching_bindings(accumulator, node)
+            for use in self.values.uses_reached(binding, accumulator)
+            if not self._adds_to(use, accumulator)
+        ]
+
+    def _adds_to(self, read: cst.CSTNode, accumulator: str) -> bool:
+        """Is the read the receiver of a call that adds to the accumulator
+        (`values.append(v)`)?"""
+        attribute = self.index.parent.get(read)
+        call = self.index.parent.get(attribute) if type(attribute) is cst.Attribute else None
+        if type(call) is not cst.Call or call.func is not attribute:
+            return False
+        found = self.accumulation(call)
+        return found is not None and found[0] == accumulator
+
     def carried(self, accumulator: str, node: cst.CSTNode, loop: LoopFacts[LoopNode]) -> bool:
         """Does the accumulator outlive the iteration? Not when a plain assignment in
         the loop body re-creates it before this statement on every path."""
@@ -86,7 +111,9 @@ class Accumulators:
         values, whatever the run's length: a within-step sum, not a history. The loop
         around may be the caller's: a step function (`total_loss = None`, then `for i in
         range(accumulation_steps):`) whose every call in the file is inside a loop is
-        re-entered, and its local re-created, once per outer step."""
+        re-entered, and its local re-created, once per outer step. Not when the loop
+        that re-creates it runs another around the counted one: the values of all its
+        iterations are kept."""
         inner = loop.loop
         if type(inner) is not cst.For or type(inner.iter) is not cst.Call:
             return False
@@ -104,7 +131,10 @@ class Accumulators:
                 continue
             if not self.index.dominates(record.node, inner):
                 continue
-            if not outer or any(self.index.is_inside(record.node, around.body) for around in outer):
+            # re-created by the loop right around the counted one: a loop between them
+            # that does not re-create it (`for episode in ...:` inside the epoch that
+            # does) keeps that count of values on each of its iterations, a history
+            if not outer or self.index.is_inside(record.node, outer[0].body):
                 return True
         return False
 

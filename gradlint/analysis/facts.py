@@ -307,7 +307,7 @@ class FileFacts:
 
     @cached_property
     def accumulators(self) -> Accumulators:
-        return Accumulators(self.index, self.summaries)
+        return Accumulators(self.index, self.summaries, self.values)
 
     @cached_property
     def summaries(self) -> FunctionSummaries:

@@ -337,28 +337,51 @@ class LoopAnalysis:
                 if project.module_text_has(module, level, (".backward(",))
             ]
             stepping_modules.update(stepping_stars)
-            if not stepping_modules:
-                return self._imported
             for call in self.index.calls:
                 if not self.index.enclosing_loops(call):
                     continue  # a step trains the loop it is called in
                 head = (dotted_name(call.func) or "").partition(".")[0]
-                if head in stepping or (
-                    stepping_stars
-                    and type(call.func) is cst.Name
-                    and head not in self.index.imported_from
+                external = None
+                if stepping_modules and (
+                    head in stepping
+                    or (
+                        stepping_stars
+                        and type(call.func) is cst.Name
+                        and head not in self.index.imported_from
+                    )
                 ):
                     external = summaries.resolve_external(call)
                 elif type(call.func) is cst.Attribute and head not in self.index.imported_from:
-                    found = summaries.imported_method_of_instance(call, stepping_modules)
-                    external = found[1] if found is not None else None
-                else:
-                    continue
+                    if stepping_modules:
+                        found = summaries.imported_method_of_instance(call, stepping_modules)
+                        external = found[1] if found is not None else None
+                    if external is None:
+                        external = self._handed_in_step(call)
                 if external is not None and (
                     external.backpropagated_params or external.backpropagated_returns
                 ):
                     self._imported.append((call, external))
         return self._imported
+
+    def _handed_in_step(self, call: cst.Call) -> ExternalFunction | None:
+        """`agent.fit_batch()` on an agent the trainer is handed (a parameter, or
+        `self.agent = agent` in its `__init__`), whose class it cannot tell: one of the
+        methods the call may run, when every one of them backpropagates the same
+        parameters and the same places of what it returns."""
+        if self.summaries is None:
+            return None
+        definitions = self.summaries.methods_of_handed_in(call)
+        shapes = {
+            (
+                tuple(d.backpropagated_params),
+                d.backpropagated_return_size,
+                tuple(d.backpropagated_returns),
+            )
+            for d in definitions
+        }
+        if len(shapes) != 1:
+            return None
+        return definitions[0]
 
     def _backpropagated_returns(self, helper: cst.FunctionDef) -> tuple[int, list[int]]:
         """summary_facts.backpropagated_places of this file's function: which places of

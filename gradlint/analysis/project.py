@@ -3475,6 +3475,11 @@ class ProjectIndex:
         self._covered_functions: dict[tuple[str, str], bool] = {}
         # method name -> method_runs_layers' answer
         self._layer_methods: dict[str, bool] = {}
+        # (method, the call's arguments, how many names unpack its result) ->
+        # methods_run_by's answer
+        self._methods_run: dict[
+            tuple[str, tuple[ArgumentShape, ...], int | None], list[ExternalFunction]
+        ] = {}
 
     def _target(self, module: str, level: int, importer: str | None = None) -> str | None:
         """The project file an import in `importer` (default: the linted file) names,
@@ -3764,6 +3769,28 @@ class ProjectIndex:
                 d.runs_own_layers and not d.differentiates for d in definitions
             )
             self._layer_methods[method] = found
+        return found
+
+    def methods_run_by(
+        self, method: str, args: Sequence[ArgumentShape], unpacked: int | None
+    ) -> list[ExternalFunction]:
+        """What `obj.<method>(...)`, called with `args` (and its result unpacked into
+        `unpacked` names, if it is), may run whatever the class of `obj`, as far as the
+        project tells: the definitions of that name its classes hold (methods_named)
+        with a body, that take such arguments, and that hand back as many values (a
+        trainer handed an agent calls `agent.fit_batch()`: any agent class's). Empty
+        when none, or the project is not searched."""
+        key = (method, tuple(args), unpacked)
+        found = self._methods_run.get(key)
+        if found is None:
+            found = self._methods_run[key] = [
+                d
+                for d in self.methods_named(method) or ()
+                if not d.placeholder
+                and d.signature.admits(args, receiver_passed=True)
+                # `a, b = obj.m()` cannot run a method that returns three
+                and (unpacked is None or d.returned_tuple_size in (0, unpacked))
+            ]
         return found
 
     def function(self, module: str, level: int, name: str) -> ExternalFunction | None:

@@ -246,6 +246,15 @@ class ResultUses:
             return None
         return found
 
+    def read_by_numpy_alone(self, reads: list[cst.CSTNode]) -> bool:
+        """Does numpy (or matplotlib) alone read what these reads read (`np.mean(actions)`)?
+        On a tensor that requires grad it raises, so code that runs so holds no graph
+        there."""
+        if not reads:
+            return False
+        found = [self.numbers_only(read, detached_ends=True) for read in reads]
+        return all(uses is not None and uses.only_through_numpy for uses in found)
+
     def only_numbers_of(self, reads: list[cst.CSTNode]) -> bool:
         """Does every read end as numbers or detached, nothing of it differentiated,
         returned or kept (`torch.cat(values).detach()`, `len(values)`)? What a rollout

@@ -43,7 +43,12 @@ from gradlint.analysis.summary_facts import (
     receiver_attribute_called,
 )
 from gradlint.analysis.tensors import built_module_call
-from gradlint.analysis.torch_api import is_torch_module_base
+from gradlint.analysis.torch_api import (
+    NOT_FORWARD_METHODS,
+    OPTIMIZER_METHODS,
+    PYTHON_OBJECT_METHODS,
+    is_torch_module_base,
+)
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -522,6 +527,78 @@ class FunctionSummaries:
         if type(func.value) is not cst.Name:
             return None
         return self._class_of_name(func.value.value, call, _CALLER_HOPS)
+
+    def handed_in_receiver(self, call: cst.Call) -> bool:
+        """For `obj.method(...)`: is `obj` an object the code is handed whose class it
+        cannot tell, so that any class of the project defining the method may be
+        running? A parameter of the enclosing function it never rebinds (`def
+        train(agent, env)`), or `self.x` that the class binds only in its `__init__`, to
+        a parameter (`self.agent = agent`), with no caller in this file telling the
+        class."""
+        func = call.func
+        if type(func) is not cst.Attribute or self._instance_class(call) is not None:
+            return False
+        scope = self.index.scope_of(call)
+        if type(scope) is not cst.FunctionDef:
+            return False
+        receiver = func.value
+        if type(receiver) is cst.Name:
+            return (
+                receiver.value not in ("self", "cls")
+                and receiver.value in {p.name.value for p in all_params(scope.params)}
+                and len(self.bindings.records(scope, PYTHON_BINDINGS).get(receiver.value, ())) == 1
+            )
+        name = dotted_name(receiver)
+        cls = self.index.enclosing_class(scope)
+        if name is None or not name.startswith("self.") or name.count(".") != 1 or cls is None:
+            return False
+        bindings = self.bindings.attribute_bindings(cls, name)
+        if not bindings:
+            return False
+        for binding in bindings:
+            init = self.index.scope_of(binding.node)
+            if (
+                type(binding.node) is not cst.Assign
+                or not binding.whole
+                or type(binding.value) is not cst.Name
+                or type(init) is not cst.FunctionDef
+                or init.name.value != "__init__"
+                or binding.value.value not in {p.name.value for p in all_params(init.params)}
+                or len(self.bindings.records(init, PYTHON_BINDINGS).get(binding.value.value, ()))
+                != 1
+            ):
+                return False
+        return True
+
+    def methods_of_handed_in(self, call: cst.Call) -> list[ExternalFunction]:
+        """For `obj.method(...)` on an object handed in whose class cannot be told
+        (handed_in_receiver): every method of the project's classes the call may run
+        (ProjectIndex.methods_run_by). Empty for a name torch's optimizers and modules
+        or Python's containers answer to (`optimizer.step()`, `buffer.append(x)`),
+        which a project class may define as well, and when the project is not searched."""
+        func = call.func
+        project = self.project
+        if type(func) is not cst.Attribute or project is None or not project.enabled:
+            return []
+        method = func.attr.value
+        if (
+            method in OPTIMIZER_METHODS
+            or method in NOT_FORWARD_METHODS
+            or method in PYTHON_OBJECT_METHODS
+            or method[:2] == "__"
+            or not self.handed_in_receiver(call)
+        ):
+            return []
+        statement = self.index.statement_of(call)
+        unpacked = None
+        if (
+            type(statement) is cst.Assign
+            and statement.value is call
+            and len(statement.targets) == 1
+            and type(statement.targets[0].target) in (cst.Tuple, cst.List)
+        ):
+            unpacked = len(statement.targets[0].target.elements)  # type: ignore[attr-defined]
+        return project.methods_run_by(method, shape_of(call), unpacked)
 
     def _class_of_name(self, owner: str, use: cst.CSTNode, hops: int) -> str | None:
         """The one class every binding of `owner` reaching `use` instantiates; for a

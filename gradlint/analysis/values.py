@@ -1507,6 +1507,14 @@ class ValueAnalysis:
                     return PYTHON
                 if of_instance is not None and of_instance.no_grad:
                     return TENSOR | PYTHON | NONE
+                if of_instance is None and type(func) is cst.Attribute:
+                    # an object the code is handed (`self.agent = agent`): what every
+                    # method of the project its call may run hands back
+                    handed = self.summaries.methods_of_handed_in(call)
+                    if handed and all(d.returns_python for d in handed):
+                        return PYTHON
+                    if handed and all(d.no_grad or d.returns_python for d in handed):
+                        return TENSOR | PYTHON | NONE
             if external is not None:
                 if external.returns_python or external.number_params:
                     return PYTHON  # `.item()`, or `to_numpy(t)`: numbers of its argument

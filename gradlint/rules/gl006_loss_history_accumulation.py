@@ -176,6 +176,17 @@ class LossHistoryAccumulation(Rule):
                 continue  # re-created every outer step: at most `range(n)` values kept
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
+            if (
+                Kind.GRAPH not in accumulated
+                and not reads & graph_vars
+                and facts.result_uses.read_by_numpy_alone(
+                    facts.accumulators.reads_of(accumulator, node)
+                )
+            ):
+                # a value of unknown kind kept for `np.mean(actions)`, which would raise
+                # on a graph: the code that runs keeps none (a loss known to carry one,
+                # kept so, is a crash at the numpy call, and still reported)
+                continue
             rendered = _short(value)
             freed = own is None and self._graph_freed(reads, loop)
             self.report(

@@ -345,14 +345,7 @@ class GraphGrowsWithoutBackward(Rule):
             source = facts.carried_graph.trainable_source(statement, accumulator, loop, value)
             if source is None or not source.seen:
                 continue  # a forward assumed from the recurrent shape is not enough here
-            # the reads of the list this loop fills: those its bindings reach (a name
-            # rebound to `torch.cat(values).detach()` and returned is another value)
-            reads = [
-                use
-                for binding in facts.values.reaching_bindings(accumulator, node)
-                for use in facts.values.uses_reached(binding, accumulator)
-                if not self._adds_to(use, accumulator)
-            ]
+            reads = facts.accumulators.reads_of(accumulator, node)
             if not facts.result_uses.only_numbers_of(reads):
                 continue
             if facts.grad_mode.guarded_by_every_caller_elsewhere(loop.loop):
@@ -368,16 +361,6 @@ class GraphGrowsWithoutBackward(Rule):
                 group=Group.WASTE if bounded else None,
                 cost=CostSource.per_run_of(loop.loop) if bounded else None,
             )
-
-    def _adds_to(self, read: cst.CSTNode, accumulator: str) -> bool:
-        """Is the read the receiver of a call that adds to the accumulator
-        (`values.append(v)`)?"""
-        attribute = self.facts.index.parent.get(read)
-        call = self.facts.index.parent.get(attribute) if type(attribute) is cst.Attribute else None
-        if type(call) is not cst.Call or call.func is not attribute:
-            return False
-        found = self.facts.accumulators.accumulation(call)
-        return found is not None and found[0] == accumulator
 
     def _over_a_count(self, loop: LoopNode) -> bool:
         """A `for` over `range(...)`: however large the count, it is the loop's own,
