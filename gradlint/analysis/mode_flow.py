@@ -33,7 +33,7 @@ from gradlint.analysis.index import FileIndex, module_path, path_root
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
-from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS
+from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS, STATE_LOADING_METHOD
 from gradlint.analysis.train_mode import MODEL_REBINDINGS, same_module_again, switch_arguments
 
 
@@ -316,14 +316,7 @@ class ModeFlow:
             return None
         if at not in reaching or self._rebuilt_between(at, used, scope, path):
             return None
-        # training it is: an optimizer that holds the model steps around the forward (not
-        # an attack or a test differentiating through a model kept in eval mode)
-        loops = list(index.enclosing_loops(used))
-        if not any(
-            path in step.modules
-            and (step.call is used or any(index.is_inside(step.call, loop) for loop in loops))
-            for step in self.optimizers.steps_in(scope)
-        ):
+        if not self._trained_by_an_optimizer(use, scope, path):
             return None
         if write.inner is not None:
             return at  # `evaluate(model, loader)`, which leaves it in eval mode
@@ -333,6 +326,56 @@ class ModeFlow:
             if self._runs_forward_of(call, path) and not self._is_training_forward(call, path):
                 return call
         return None
+
+    def eval_on_resume(
+        self,
+        write: ModeWrite,
+        use: TrainingUse,
+        writes: list[ModeWrite],
+        scope: cst.CSTNode,
+        path: str,
+    ) -> bool:
+        """Is the eval `write` part of resuming from a checkpoint, before training that
+        no loop around it holds (`if is_load: net.load_state_dict(ckpt[...]);
+        net.eval()`, then the epochs)? Training from the checkpoint then runs in eval
+        mode, where a fresh start, which skips the branch, trains in training mode: the
+        same loop trains two ways, and no `eval()` meant to freeze batch norm is tied to
+        a resume."""
+        index = self.index
+        order = index.order
+        at, used = write.anchor, use.anchor
+        if write.mode is not Mode.EVAL or write.inner is not None or order[at] >= order[used]:
+            return False
+        if any(index.is_inside(at, loop) for loop in index.enclosing_loops(used)):
+            return False
+        if index.dominates(at, used):
+            return False  # every way to the training passes it: no fresh start skips it
+        reaching = index.reaching([w.anchor for w in writes], used)
+        if at not in reaching or any(
+            w.anchor in reaching and w.mode is not Mode.EVAL for w in writes
+        ):
+            return False
+        block = index.block_of(at)
+        if block is None or not any(
+            order[call] < order[at]
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == STATE_LOADING_METHOD
+            and module_path(call.func.value) == path
+            for call in index.of_types_in(block, cst.Call)
+        ):
+            return False
+        return self._trained_by_an_optimizer(use, scope, path)
+
+    def _trained_by_an_optimizer(self, use: TrainingUse, scope: cst.CSTNode, path: str) -> bool:
+        """Does an optimizer that holds the model step around the training forward (not
+        an attack or a test differentiating through a model kept in eval mode)?"""
+        index = self.index
+        loops = list(index.enclosing_loops(use.anchor))
+        return any(
+            path in step.modules
+            and (step.call is use.anchor or any(index.is_inside(step.call, loop) for loop in loops))
+            for step in self.optimizers.steps_in(scope)
+        )
 
     def _rebuilt_between(
         self, at: cst.CSTNode, used: cst.CSTNode, scope: cst.CSTNode, path: str

@@ -449,6 +449,8 @@ MODULE_SETUP_METHODS = frozenset(
 # layers: its API and its setup (`forward` itself is named as such where it counts).
 NOT_FORWARD_METHODS = MODULE_API | MODULE_SETUP_METHODS
 # Calls of a module's own methods that may freeze it or hand it to code we cannot see.
+# a module's method that puts a checkpoint's weights in it (resuming, or fine-tuning)
+STATE_LOADING_METHOD = "load_state_dict"
 FREEZING_METHODS = frozenset({"requires_grad_", "apply", "load_state_dict"})
 MODULE_MODE_METHODS = frozenset({"train", "eval"})
 # What a model built out of sight (a torchvision detector, a loaded checkpoint, one

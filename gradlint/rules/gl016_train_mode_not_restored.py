@@ -185,6 +185,7 @@ class TrainModeNotRestored(Rule):
                 # (a GAN's loop runs several; they share the one missing `train()`).
                 for write in evals:
                     for use in flow.training_uses(scope, model):
+                        resumed = False
                         if flow.eval_carried_round(write, use, writes):
                             evaluation = None
                         else:
@@ -192,22 +193,31 @@ class TrainModeNotRestored(Rule):
                                 write, use, writes, scope, model
                             )
                             if evaluation is None:
-                                continue
+                                resumed = flow.eval_on_resume(write, use, writes, scope, model)
+                                if not resumed:
+                                    continue
                         forward = use.inner or use.anchor
                         if forward not in reported:
                             reported.add(forward)
-                            self._report(write, use, model, evaluation)
+                            self._report(write, use, model, evaluation, resumed=resumed)
                         break
 
     def _report(
-        self, write: ModeWrite, use: TrainingUse, model: str, evaluation: cst.Call | None = None
+        self,
+        write: ModeWrite,
+        use: TrainingUse,
+        model: str,
+        evaluation: cst.Call | None = None,
+        *,
+        resumed: bool = False,
     ) -> None:
         """Reported at the training forward that runs in eval mode (inside the training
         helper when the loop calls one): the line that behaves differently from what
         it says. The evaluation that switched the model is the related place, and
         where the fix goes. `evaluation`: for training that resumes after an
         evaluation outside its loop (a notebook's test cell, then more epochs), the
-        evaluation's forward."""
+        evaluation's forward. `resumed`: the `eval()` is part of resuming from a
+        checkpoint, which a fresh start skips."""
         related: list[tuple[cst.CSTNode, str] | Related] = [
             (write.anchor, f"`{model}` is put in eval mode here, and nothing switches it back"),
         ]
@@ -225,11 +235,15 @@ class TrainModeNotRestored(Rule):
         # computes the same in eval mode: true of the code, harmless until one is added.
         latent = self.facts.mode_dependence.of_model(model, use.anchor) is False
         consequence = _LATENT if latent else _CONSEQUENCE
+        if resumed:
+            message = _ON_RESUME.format(model=model, consequence=consequence)
+        elif evaluation is not None:
+            message = _AFTER_EVALUATION.format(model=model, consequence=consequence)
+        else:
+            message = self.message_for(model=model, consequence=consequence)
         self.report(
             use.inner or use.anchor,
-            self.message_for(model=model, consequence=consequence)
-            if evaluation is None
-            else _AFTER_EVALUATION.format(model=model, consequence=consequence),
+            message,
             fix=self._fix(write, use, model),
             related=related,
             latent=latent,
@@ -305,6 +319,11 @@ class TrainModeNotRestored(Rule):
 _AFTER_EVALUATION = (
     "`{model}` is in eval mode at this training forward: an evaluation before it called "
     "`eval()` and nothing calls `{model}.train()` before training resumes, {consequence}"
+)
+_ON_RESUME = (
+    "`{model}` is in eval mode at this training forward when training resumes from a "
+    "checkpoint: the resume calls `eval()` after loading its weights and nothing calls "
+    "`{model}.train()`, while a fresh start trains in training mode, {consequence}"
 )
 _CONSEQUENCE = "so dropout and batch norm stay in inference mode for the rest of training"
 _LATENT = (
