@@ -2545,10 +2545,40 @@ class ForwardAnalysis:
             always, unless_given = frozen
             if attribute in always or "" in always:
                 continue
+            if not attribute and self._every_layer_frozen(built.func.value, always):
+                continue
             given = unless_given.get(attribute) or unless_given.get("")
             if given is None or self._hands_argument(built, *given):
                 return False
         return True
+
+    def _every_layer_frozen(self, name: str, always: frozenset[str]) -> bool:
+        """Does the class `name` of this file freeze for good every layer it keeps
+        (`self.features = vgg16().features.eval()`, then `for p in
+        self.features.parameters(): p.requires_grad = False`), one at least, so that an
+        instance of it holds no parameter that requires grad? Not when it keeps
+        something built by a call it cannot read (a layer of unknown weights)."""
+        own = [c for c in self.index.classes if c.name.value == name]
+        if len(own) != 1 or not always:
+            return False
+        layers: set[str] = set()
+        for node in self.index.of_types_in(own[0], cst.Assign):
+            if len(node.targets) != 1:
+                continue
+            target = dotted_name(node.targets[0].target)
+            if target is None or not target.startswith("self.") or target.count(".") != 1:
+                continue
+            built = built_module_call(node.value)
+            if type(built) is not cst.Call:
+                continue
+            qualified = self.index.qualified_name(built.func) or ""
+            if self.tensors._is_module_constructor(qualified) or any(
+                c.name.value == qualified for c in self.index.classes
+            ):
+                layers.add(target[5:])
+            elif not qualified.startswith(("torch.", "math.", "numpy.")):
+                return False  # a value of a call out of sight: it may hold weights
+        return bool(layers) and layers <= always
 
     def _instance_constructions(
         self, holder: str, use: cst.CSTNode, hops: int = _CALLER_HOPS
@@ -2667,6 +2697,9 @@ class ForwardAnalysis:
                 toggled = self.tensors.model_switched_by_helper(node)
                 if toggled is not None:
                     found.append((toggled[0], node, not toggled[1]))
+                # `utils.freeze_model(self.model_old)` of another file's helper
+                for held in self._frozen_by_an_imported_helper(node):
+                    found.append((held, node, True))
             switch = requires_grad_switch(node)
             if switch is None:
                 continue
@@ -2682,6 +2715,20 @@ class ForwardAnalysis:
                     found.append((owner, node, switch.on is not True))
         # the loop's header stands for its switches: reached like any statement
         found.extend((owner, at, False in on) for (owner, at), on in loops.items())
+        return found
+
+    def _frozen_by_an_imported_helper(self, call: cst.Call) -> list[str]:
+        """The modules a call of another project file's function freezes whole
+        (ExternalFunction.frozen_params): `utils.freeze_model(self.model_old)`."""
+        external = self.summaries.resolve_external(call)
+        if external is None or not external.frozen_params:
+            return []
+        found = []
+        for param in external.frozen_params:
+            argument = self.summaries.external_argument(call, external, param)
+            name = module_path(argument) if argument is not None else None
+            if name is not None:
+                found.append(name)
         return found
 
     def _parameter_loop_of(

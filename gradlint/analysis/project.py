@@ -260,6 +260,10 @@ class ExternalFunction:
     # the body's own statements, which run whenever it does: `def update_params(optim,
     # loss): optim.zero_grad(); loss.backward(); optim.step()` (GL011)
     backpropagated_params: list[str] = field(default_factory=list)
+    # parameters whose every parameter the body's own statements switch off, so that a
+    # call freezes the module it is handed: `def freeze_model(model): for p in
+    # model.parameters(): p.requires_grad = False`, or `model.requires_grad_(False)`
+    frozen_params: list[str] = field(default_factory=list)
     stepped_params: dict[str, bool] = field(default_factory=dict)
     # parameters whose value, as the caller passed it, the body differentiates anywhere
     # in it (a backward of it, `autograd.grad` of it): a PINN's `def gradients(y, x):
@@ -1597,6 +1601,10 @@ def _summarise_function(
     function.backpropagated_params, function.stepped_params = _backward_and_step_params(
         node, params
     )
+    if lines is None or any(
+        "requires_grad" in line for line in lines[node.lineno - 1 : node.end_lineno]
+    ):  # the walk only where a switch may be
+        function.frozen_params = _frozen_params(node, params)
     if not function.number_params:
         function.carried_params = _carried_params(node, params, imports)
     function.bootstrapped_params = _bootstrapped_params(node, params, imports)
@@ -1872,6 +1880,59 @@ def _backward_and_step_params(
         elif func.attr == "step" and receiver in params and not call.args and not call.keywords:
             stepped.setdefault(receiver, differentiated)
     return backpropagated, stepped
+
+
+def _frozen_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> list[str]:
+    """ExternalFunction.frozen_params: among the statements of the body itself (those
+    run whenever the function does), `model.requires_grad_(False)` and `for p in
+    model.parameters(): p.requires_grad = False` (the loop's body that one statement), of
+    a parameter the body does not rebind."""
+    found: list[str] = []
+    rebound = {
+        t.id
+        for stmt in ast.walk(node)
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+        if isinstance(t, ast.Name)
+    }
+    for stmt in node.body:
+        owner = None
+        if (
+            type(stmt) is ast.Expr
+            and type(stmt.value) is ast.Call
+            and type(stmt.value.func) is ast.Attribute
+            and stmt.value.func.attr == "requires_grad_"
+            and type(stmt.value.func.value) is ast.Name
+            and len(stmt.value.args) == 1
+            and type(stmt.value.args[0]) is ast.Constant
+            and stmt.value.args[0].value is False
+        ):
+            owner = stmt.value.func.value.id
+        elif (
+            type(stmt) is ast.For
+            and type(stmt.target) is ast.Name
+            and type(stmt.iter) is ast.Call
+            and type(stmt.iter.func) is ast.Attribute
+            and stmt.iter.func.attr == "parameters"
+            and type(stmt.iter.func.value) is ast.Name
+            and len(stmt.body) == 1
+            and type(stmt.body[0]) is ast.Assign
+            and len(stmt.body[0].targets) == 1
+        ):
+            target = stmt.body[0].targets[0]
+            value = stmt.body[0].value
+            if (
+                type(target) is ast.Attribute
+                and target.attr == "requires_grad"
+                and type(target.value) is ast.Name
+                and target.value.id == stmt.target.id
+                and type(value) is ast.Constant
+                and value.value is False
+            ):
+                owner = stmt.iter.func.value.id
+        if owner is not None and owner in params and owner not in rebound and owner not in found:
+            found.append(owner)
+    return found
 
 
 def _differentiated_params(

@@ -50,6 +50,9 @@ from gradlint.analysis.torch_api import (
     is_torch_module_base,
 )
 
+# Names of a container's methods that an agent's training step commonly has too
+_AGENT_METHODS = frozenset({"update"})
+
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -552,7 +555,9 @@ class FunctionSummaries:
         cls = self.index.enclosing_class(scope)
         if name is None or not name.startswith("self.") or name.count(".") != 1 or cls is None:
             return False
-        bindings = self.bindings.attribute_bindings(cls, name)
+        # `self.agent.update(batch)` itself counts as a store into the object
+        every = self.bindings.attribute_bindings(cls, name)
+        bindings = [b for b in every or () if b.kind is not BindingKind.STORE]
         if not bindings:
             return False
         for binding in bindings:
@@ -570,12 +575,79 @@ class FunctionSummaries:
                 return False
         return True
 
+    def function_handed_in(self, call: cst.Call) -> cst.FunctionDef | None:
+        """For `criterion(out, y)`, `criterion` a parameter of the enclosing function it
+        never rebinds: the one function of this file every call of that function in this
+        file hands it, by name (`train(net, loader, kd_loss)`) or as the function a
+        factory of this file returns (`criterion = make_criterion(T=4.0)`, whose body
+        defines `def criterion(...)` and returns it). None when a call hands anything
+        else, when none is seen, or when the function is called out of sight too."""
+        func = call.func
+        scope = self.index.scope_of(call)
+        if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
+            return None
+        name = func.value
+        if (
+            name not in {p.name.value for p in all_params(scope.params)}
+            or len(self.bindings.records(scope, PYTHON_BINDINGS).get(name, ())) != 1
+        ):
+            return None
+        if self.callees.handed_on(scope):
+            return None
+        handed = self.caller_arguments.here(scope, name)
+        if not handed:
+            return None
+        found: set[cst.FunctionDef] = set()
+        for argument in handed:
+            function = self._function_named(argument.value, argument.site)
+            if function is None:
+                return None
+            found.add(function)
+        return found.pop() if len(found) == 1 else None
+
+    def _function_named(
+        self, value: cst.BaseExpression | None, site: cst.CSTNode
+    ) -> cst.FunctionDef | None:
+        """The function of this file `value` (read at `site`) is: a module-level one by
+        name, or what the one factory call it is bound to returns, a function that
+        factory defines."""
+        if type(value) is not cst.Name:
+            return None
+        functions = [
+            f
+            for f in self.callees.named(value.value)
+            if self.index.scope_of(f) is self.index.module
+        ]
+        bindings = self._assignments(self.index.scope_of(site)).get(value.value, [])
+        if functions and not bindings:
+            return functions[0] if len(functions) == 1 else None
+        reaching = self.index.reaching(bindings, site) if bindings else []
+        if len(reaching) != 1 or type(reaching[0]) is not cst.Assign:
+            return None
+        factory_call = reaching[0].value
+        factory = self.resolve(factory_call) if type(factory_call) is cst.Call else None
+        if factory is None:
+            return None
+        made: set[cst.FunctionDef] = set()
+        for _ret, returned in self.index.value_returns(factory):
+            if type(returned) is not cst.Name:
+                return None
+            nested = [
+                f for f in self.callees.named(returned.value) if self.index.scope_of(f) is factory
+            ]
+            if len(nested) != 1:
+                return None
+            made.add(nested[0])
+        return made.pop() if len(made) == 1 else None
+
     def methods_of_handed_in(self, call: cst.Call) -> list[ExternalFunction]:
         """For `obj.method(...)` on an object handed in whose class cannot be told
         (handed_in_receiver): every method of the project's classes the call may run
         (ProjectIndex.methods_run_by). Empty for a name torch's optimizers and modules
         or Python's containers answer to (`optimizer.step()`, `buffer.append(x)`),
-        which a project class may define as well, and when the project is not searched."""
+        which a project class may define as well, but for `update`, an agent's usual
+        step (a dict handed in, `stats.update(...)`, answers only where every class of
+        the project defining `update` agrees), and when the project is not searched."""
         func = call.func
         project = self.project
         if type(func) is not cst.Attribute or project is None or not project.enabled:
@@ -584,7 +656,7 @@ class FunctionSummaries:
         if (
             method in OPTIMIZER_METHODS
             or method in NOT_FORWARD_METHODS
-            or method in PYTHON_OBJECT_METHODS
+            or (method in PYTHON_OBJECT_METHODS and method not in _AGENT_METHODS)
             or method[:2] == "__"
             or not self.handed_in_receiver(call)
         ):

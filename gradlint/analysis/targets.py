@@ -86,6 +86,9 @@ class TargetForward:
     combined: bool
     # the helper calls through which the target reaches it, outermost first
     via: tuple[cst.Call, ...] = ()
+    # for a loss written in a helper of this file (`def kd_loss(student, teacher)`),
+    # the call of that helper whose argument the forward computes
+    loss_call: cst.Call | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ class LossTargets:
         self._sites: list[LossSite] | None = None
         self._optimized: set[str] | None = None
         self._stepped: set[str] | None = None
+        # the call of the loss's helper whose arguments a walk is following, if any
+        self._lifted_through: cst.Call | None = None
+        self._trained_calls: dict[cst.FunctionDef, list[cst.Call]] = {}
 
     # -- the losses --------------------------------------------------------------------
 
@@ -342,7 +348,8 @@ class LossTargets:
 
     def forwards_in(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[TargetForward]:
         """The recorded, undetached forwards of modules with parameters that `expr`
-        (read at `use`) is computed from."""
+        (read at `use`) is computed from. In a helper of this file, a parameter is what
+        the helper's trained calls hand it (_lift)."""
         if is_graph_free(self.values.of_expr(expr, use)):
             return []
         found: list[TargetForward] = []
@@ -478,11 +485,20 @@ class LossTargets:
     ) -> None:
         model = self.forward_model(call)
         if model is not None:
-            if self.grad_mode.mode_at(call) is GradMode.RECORDING and not self.forwards.is_frozen(
-                model, call
+            if (
+                self.grad_mode.mode_at(call) is GradMode.RECORDING
+                and not self.forwards.is_frozen(model, call)
+                and not (frame is None and self._frozen_by_every_caller(model, call))
             ):
                 found.append(
-                    TargetForward(call, _outer_name(model, frame, self), model, joined, _via(frame))
+                    TargetForward(
+                        call,
+                        _outer_name(model, frame, self),
+                        model,
+                        joined,
+                        _via(frame),
+                        self._lifted_through,
+                    )
                 )
             return
         depth = 0
@@ -546,12 +562,15 @@ class LossTargets:
                 continue
             seen.add(key)
             if type(binding) is cst.Param:
-                if frame is not None and self.index.scope_of(binding) is frame.function:
+                function = self.index.scope_of(binding)
+                if frame is not None and function is frame.function:
                     argument = self.summaries.of(frame.function).forwarded_argument(
                         frame.call, name
                     )
                     if argument is not None:
                         self._walk(argument, joined, frame.outer, seen, found, derivatives)
+                elif frame is None and self._lifted_through is None:
+                    self._lift(function, name, joined, seen, found, derivatives)
                 continue
             if self.grad_mode.mode_at(binding) is not GradMode.RECORDING:
                 continue  # computed under no_grad: no history
@@ -569,6 +588,71 @@ class LossTargets:
                 seen.add(key)
                 # `q_target[i, a] = r + gamma * q_next.max(1)[0]`: joined to what was there
                 self._walk(stored, True, frame, seen, found, derivatives)
+
+    def _lift(
+        self,
+        function: cst.CSTNode,
+        name: str,
+        joined: bool,
+        seen: set[tuple[cst.CSTNode, str]],
+        found: list[TargetForward],
+        derivatives: list[cst.Call] | None,
+    ) -> None:
+        """A loss written in a helper of this file (`def kd_loss(student, teacher, T):
+        ... F.kl_div(p, F.softmax(teacher / T))`), its operand a parameter: what each call
+        of the helper whose loss a backward differentiates hands that parameter, one
+        level up (`kd_loss(student(x), teacher(x), 4.0)`)."""
+        if type(function) is not cst.FunctionDef:
+            return
+        summary = self.summaries.of(function)
+        for call in self._trained_calls_of(function):
+            argument = summary.forwarded_argument(call, name)
+            if argument is None:
+                continue
+            self._lifted_through = call
+            try:
+                self._walk(argument, joined, None, seen, found, derivatives)
+            finally:
+                self._lifted_through = None
+
+    def _frozen_by_every_caller(self, model: str, call: cst.Call) -> bool:
+        """`net(real)` in `def perceptual_loss(net, fake, real)`: a module the loss's
+        helper is handed, frozen in what each of its trained calls hands it
+        (`perceptual_loss(vgg, fake, hr)` after `vgg.requires_grad_(False)`)."""
+        function = self.index.scope_of(call)
+        root = model.partition(".")[0]
+        if type(function) is not cst.FunctionDef or root not in {
+            p.name.value for p in all_params(function.params)
+        }:
+            return False
+        calls = self._trained_calls_of(function)
+        if not calls:
+            return False
+        method = self.index.enclosing_class(function) is not None
+        for caller in calls:
+            passed = path_in_caller(caller, function, model, method=method)
+            if passed is None or not self.forwards.is_frozen(passed, caller):
+                return False
+        return True
+
+    def _trained_calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls of this file that run `function` (by its name, or through a
+        parameter every caller hands it to) with autograd recording, and whose result a
+        backward differentiates."""
+        found = self._trained_calls.get(function)
+        if found is None:
+            found = self._trained_calls[function] = [
+                call
+                for call in self.index.calls
+                if (
+                    self.summaries.function_run_by(call) is function
+                    # `criterion(out, t, y)`, the loss handed in as a parameter
+                    or self.summaries.function_handed_in(call) is function
+                )
+                and self.grad_mode.mode_at(call) is GradMode.RECORDING
+                and self.reach.differentiations_of(call, first=True)
+            ]
+        return found
 
     def _unpacked_indices(self, binding: cst.CSTNode, name: str) -> bool:
         """`_, best = q.max(-1)`: the indices of a reduction, without history."""
@@ -647,6 +731,15 @@ class LossTargets:
                 ):
                     continue
                 found |= parameter_owners(self.index, call)
+                handed = library_argument(call, "params", 0)
+                if handed is not None and type(handed.value) is cst.Name:
+                    # `params = list(student.parameters()) + list(teacher.parameters())`,
+                    # then `SGD(params)`
+                    name = handed.value.value
+                    for binding in self.values.bindings_of(name, call):
+                        bound = self.values.bound_expression(binding, name)
+                        if bound is not None:
+                            found |= parameter_owners(self.index, bound)
             self._optimized = found
         return self._optimized
 

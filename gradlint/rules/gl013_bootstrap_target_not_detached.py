@@ -39,7 +39,13 @@ class BootstrapTargetNotDetached(Rule):
     the analysis follows def-use chains and helpers' return values, and maps a
     helper's parameters to the caller's arguments. A helper of another project file
     counts when its body is straight-line and returns the forward of a network it is
-    handed added to other values (`return r + gamma * q(s2).max(1)[0]`).
+    handed added to other values (`return r + gamma * q(s2).max(1)[0]`). The loss may
+    be written in a helper of the file (`def kd_loss(outputs, teacher_outputs, labels,
+    T)`, distillation's usual shape), called by name or handed to a training function
+    as its criterion (the helper itself, or the one a factory of the file defines and
+    returns): what each call of it whose loss a backward differentiates hands the
+    helper's target is the target, reported at that caller's forward, without a fix
+    (the helper serves every call).
 
     Not flagged: targets computed under `torch.no_grad()` / `inference_mode()` (a
     block, a decorated helper), or cut by `.detach()`, `.data`, `.item()`, the indices
@@ -203,7 +209,20 @@ class BootstrapTargetNotDetached(Rule):
                 continue
             if targets.is_differential_residual(site):
                 continue  # a PINN's equation, a gradient penalty: no side is a target
-            self._check(site, forwards, predicted)
+            # one forward on both sides (`(log(p) - log(1 - p)) ** 2` of `p = D(G(z))`, a
+            # total variation `abs(x[..., :-1] - x[..., 1:])`) is a function of one
+            # output, not a prediction regressed onto a target that stands still
+            both = {p.call for p in predicted}
+            forwards = [f for f in forwards if f.call not in both]
+            # a loss written in a helper: each call of it has its own target and
+            # prediction (`kd_loss(s, t, y)` in the training loop, and in a fine-tuning one)
+            # (a forward inside the helper, `teacher(images)` of a teacher it is handed,
+            # belongs to every call of it)
+            calls = [c for c in dict.fromkeys(f.loss_call for f in [*forwards, *predicted]) if c]
+            for call in calls or [None]:
+                own = [p for p in predicted if p.loss_call in (call, None)]
+                if own:
+                    self._check(site, [f for f in forwards if f.loss_call in (call, None)], own)
 
     def _check(
         self, site: LossSite, forwards: list[TargetForward], predicted: list[TargetForward]
@@ -258,7 +277,9 @@ class BootstrapTargetNotDetached(Rule):
                 model="`, `".join(models),
                 consequence=consequence,
             ),
-            fix=self._fix(site.target),
+            # a loss helper's target serves every call of it: detaching it there is
+            # the author's call, not one made for this caller
+            fix=None if any(f.loss_call for f in chosen) else self._fix(site.target),
             related=self._related(site, chosen, reported),
             group=group,
         )
@@ -267,6 +288,9 @@ class BootstrapTargetNotDetached(Rule):
         yield site.target, "the loss regresses onto this target, which is not detached"
         seen: set[cst.CSTNode] = {reported.call}
         for forward in chosen:
+            if forward.loss_call is not None and forward.loss_call not in seen:
+                seen.add(forward.loss_call)
+                yield forward.loss_call, "the loss is computed by this call of its helper"
             for call in forward.via:
                 if call not in seen:
                     seen.add(call)
