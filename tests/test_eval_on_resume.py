@@ -72,3 +72,28 @@ def test_a_flag_of_its_own_that_loads_nothing_is_left_to_the_author(tmp_path: Pa
         "",
     ).replace("is_load", "freeze_bn")
     assert _findings(tmp_path, flagged) == []
+
+
+def test_weights_loaded_alone_may_be_a_pretrained_start(tmp_path: Path):
+    # `if args.pretrained: model.load_state_dict(...); model.eval()`: batch norm kept
+    # frozen for fine-tuning, on purpose; nothing says training resumes
+    pretrained = RESUME.replace(
+        '    optimizer.load_state_dict(checkpoint["optimizer"])\n', ""
+    ).replace("is_load", "pretrained")
+    assert _findings(tmp_path, pretrained) == []
+
+
+def test_a_counter_read_off_the_checkpoint_says_training_resumes(tmp_path: Path):
+    counter = RESUME.replace(
+        '    optimizer.load_state_dict(checkpoint["optimizer"])\n',
+        '    start = checkpoint["epoch"]\n',
+    )
+    assert _findings(tmp_path, counter) == [(FORWARD_LINE, "GL016")]
+
+
+def test_a_train_switch_the_mode_writes_do_not_name(tmp_path: Path):
+    # `for m in (net,): m.train()` switches it back before the epochs
+    looped = RESUME.replace(
+        "for epoch in range(10):\n", "for m in (net,):\n    m.train()\nfor epoch in range(10):\n"
+    )
+    assert _findings(tmp_path, looped) == []

@@ -219,3 +219,14 @@ def test_a_list_numpy_alone_reads_holds_no_graph(tmp_path: Path):
     assert _lint(
         tmp_path / "losses", {"agent.py": POLICY, "trainer.py": losses, "main.py": main}
     ) == [(15, "GL006")]
+
+
+def test_an_agents_update_the_usual_name_of_its_step(tmp_path: Path):
+    # `update` is a dict's method too; every class of the project defining it here
+    # backpropagates and returns its losses
+    agent = DDPG.replace("def fit_batch", "def update")
+    trainer = TRAINER.replace("fit_batch", "update")
+    assert _lint(tmp_path, {"agent.py": agent, "trainer.py": trainer}) == [
+        (KEPT_IN_TRAINER, "GL006"),
+        (KEPT_IN_FUNCTION, "GL006"),
+    ]

@@ -25,16 +25,20 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradlint.analysis.bindings import PYTHON_BINDINGS, BindingKind
 from gradlint.analysis.caller_arguments import path_in_caller
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradModeAnalysis
-from gradlint.analysis.index import FileIndex, module_path, path_root
+from gradlint.analysis.index import FileIndex, dotted_name, module_path, path_root
 from gradlint.analysis.optimizers import OptimizerHoldings
 from gradlint.analysis.summaries import FunctionSummaries
 from gradlint.analysis.summary_facts import Mode, mode_switch
 from gradlint.analysis.torch_api import MODULE_API, MODULE_MODE_METHODS, STATE_LOADING_METHOD
 from gradlint.analysis.train_mode import MODEL_REBINDINGS, same_module_again, switch_arguments
+
+# a name that may hold any of several modules: a parameter, a loop's element
+_HANDED_ANY_MODULE = frozenset({BindingKind.PARAM, BindingKind.FOR, BindingKind.COMPREHENSION})
 
 
 @dataclass(frozen=True)
@@ -356,15 +360,59 @@ class ModeFlow:
         ):
             return False
         block = index.block_of(at)
-        if block is None or not any(
-            order[call] < order[at]
+        if block is None:
+            return False
+        # a resume restores the model's weights and where training was: the state of an
+        # optimizer that holds it, or a counter read off the checkpoint (`start =
+        # state["epoch"]`); weights loaded alone may be a pretrained start, frozen on
+        # purpose
+        loads = [
+            call
+            for call in index.of_types_in(block, cst.Call)
+            if order[call] < order[at]
             and type(call.func) is cst.Attribute
             and call.func.attr.value == STATE_LOADING_METHOD
-            and module_path(call.func.value) == path
-            for call in index.of_types_in(block, cst.Call)
-        ):
+        ]
+        if not any(module_path(c.func.value) == path for c in loads):
+            return False
+        restores_optimizer = any(
+            path in self.optimizers.held_modules(c.func.value, c) for c in loads
+        )
+        restores_counter = any(
+            order[node] < order[at]
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+            and type(node.value) is cst.Subscript
+            and type(node.value.value) is cst.Name
+            for node in index.of_types_in(block, cst.Assign)
+        )
+        if not (restores_optimizer or restores_counter):
+            return False
+        if self._train_switched_out_of_sight():
             return False
         return self._trained_by_an_optimizer(use, scope, path)
+
+    def _train_switched_out_of_sight(self) -> bool:
+        """Does the file switch some module to training mode in a way the mode writes do
+        not name (`for net in (G, D): net.train()`, `def set_train(*nets)`,
+        `model.to(device).train()`)? Then the resume's `eval()` may be undone there."""
+        for call in self.index.calls:
+            func = call.func
+            if type(func) is not cst.Attribute or func.attr.value != "train":
+                continue
+            receiver = func.value
+            if type(receiver) is not cst.Name and dotted_name(receiver) is None:
+                return True
+            if type(receiver) is cst.Name:
+                scope = self.index.scope_of(call)
+                if any(
+                    record.kind in _HANDED_ANY_MODULE
+                    for record in self.summaries.bindings.records(scope, PYTHON_BINDINGS).get(
+                        receiver.value, ()
+                    )
+                ):
+                    return True
+        return False
 
     def _trained_by_an_optimizer(self, use: TrainingUse, scope: cst.CSTNode, path: str) -> bool:
         """Does an optimizer that holds the model step around the training forward (not

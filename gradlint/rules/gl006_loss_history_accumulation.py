@@ -26,7 +26,9 @@ class LossHistoryAccumulation(Rule):
     `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
     it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`); also
     the loss a step in a method, here or in another file, backpropagates and returns
-    (`losses.append(agent.update(batch))`). Not
+    (`losses.append(agent.update(batch))`), also of an agent the code is handed
+    (`self.agent = agent`, a parameter), whose class it cannot tell, when every class
+    of the project defining the method backpropagates and returns it. Not
     through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
@@ -49,9 +51,14 @@ class LossHistoryAccumulation(Rule):
 
     Not flagged: `.item()` and `.detach()` accumulations, accumulators that are
     themselves backpropagated and reset (micro-batch sums, truncated BPTT losses,
-    `torch.stack(losses).sum().backward()` then `losses.clear()`), and sums re-created
-    on every step around a counted inner loop (`loss_d_sum = 0.0`, then
-    `for _ in range(n_critic):`), which hold a fixed number of graphs; the step may be
+    `torch.stack(losses).sum().backward()` then `losses.clear()`), a list that numpy
+    alone reads (`np.mean(actions)`, which raises on a tensor that requires grad, so
+    code that runs keeps none there; the loss the loop backpropagates, kept so, is still
+    reported: the numpy call crashes), and sums re-created
+    on every step right around a counted inner loop (`loss_d_sum = 0.0`, then
+    `for _ in range(n_critic):`), which hold a fixed number of graphs (not a list made
+    per epoch and filled in every step of every episode, with a loop between: a
+    history); the step may be
     a function's call, when the function re-creates its local sum before the counted
     loop and every call of it in the file is inside a loop (a `train_batch` summing
     its `accumulation_steps` micro-batches).

@@ -22,7 +22,10 @@ class TrainModeNotRestored(Rule):
     switched the model is its related place, and where the fix goes. Also training that
     resumes after an evaluation outside its loop (`model.eval()`, a test, then more
     epochs: a notebook's cells run in order) with an optimizer that holds the model,
-    and no `model.train()` in between.
+    and no `model.train()` in between; and training that resumes from a checkpoint in
+    eval mode (`if resume: model.load_state_dict(ckpt["model"]); model.eval()`, copied
+    from inference code, then the epochs): a resumed run trains with dropout off and
+    batch norm frozen, where a fresh start, which skips the branch, trains as meant.
 
     ## Why is this bad?
     `eval()` is a switch that stays on. After the first evaluation every later
@@ -63,7 +66,8 @@ class TrainModeNotRestored(Rule):
     inside the block that switched it (`if log: model.eval(); ...; model.train()`); evaluating another object (a deep
     copy, an EMA model); an `eval()` that runs before the forward on every iteration
     (frozen batch norm while fine-tuning, on purpose), or right before a training loop
-    with no evaluation after it; a model differentiated after an evaluation while the
+    with no evaluation after it, on every run or under a flag of its own that loads no
+    checkpoint (`if freeze_bn: model.eval()`); a model differentiated after an evaluation while the
     optimizer steps only tensors (an adversarial attack, a GAN inversion). An
     evaluation that runs on some
     iterations only before the training steps (`if epoch % n == 0: validate(model)` at
