@@ -54,8 +54,9 @@ REGISTERED: tuple[RuleCode, ...] = (
     RuleCode("GL004", WASTE, (CRASH,)),
     RuleCode("GL005", WRONG),
     # every activation kept when nothing frees the graph; after a backward only its
-    # nodes (a few KB per iteration, docs/consequences.md)
-    RuleCode("GL006", LEAK, (WASTE,)),
+    # nodes (a few KB per iteration, docs/consequences.md); numpy reading the kept
+    # losses (`np.mean(losses)`) raises
+    RuleCode("GL006", LEAK, (WASTE, CRASH)),
     RuleCode("GL007", WRONG),
     # `with torch.no_grad:` raises; a bare `torch.no_grad()` or `volatile=True` does
     # nothing, so what was meant to run without a graph records one: waste, as GL012's

@@ -13,6 +13,10 @@ from pathlib import Path
 
 from test_project import preview_findings, write
 
+from gradlint.config import Config
+from gradlint.diagnostics import Group
+from gradlint.engine import lint_file
+
 DDPG = """
 import torch
 from torch import nn
@@ -219,6 +223,10 @@ def test_a_list_numpy_alone_reads_holds_no_graph(tmp_path: Path):
     assert _lint(
         tmp_path / "losses", {"agent.py": POLICY, "trainer.py": losses, "main.py": main}
     ) == [(15, "GL006")]
+    result = lint_file(tmp_path / "losses" / "trainer.py", Config(preview=True))
+    (finding,) = result.diagnostics
+    assert finding.group is Group.CRASH
+    assert "numpy reads the list (line 16) and raises" in finding.message
 
 
 def test_an_agents_update_the_usual_name_of_its_step(tmp_path: Path):

@@ -54,7 +54,7 @@ class LossHistoryAccumulation(Rule):
     `torch.stack(losses).sum().backward()` then `losses.clear()`), a list that numpy
     alone reads (`np.mean(actions)`, which raises on a tensor that requires grad, so
     code that runs keeps none there; the loss the loop backpropagates, kept so, is still
-    reported: the numpy call crashes), and sums re-created
+    reported, as the crash it is: the numpy call raises), and sums re-created
     on every step right around a counted inner loop (`loss_d_sum = 0.0`, then
     `for _ in range(n_critic):`), which hold a fixed number of graphs (not a list made
     per epoch and filled in every step of every episode, with a loop between: a
@@ -183,35 +183,42 @@ class LossHistoryAccumulation(Rule):
                 continue  # re-created every outer step: at most `range(n)` values kept
             if facts.mode_at(node) is not GradMode.RECORDING:
                 continue
-            if (
-                Kind.GRAPH not in accumulated
-                and not reads & graph_vars
-                and facts.result_uses.read_by_numpy_alone(
-                    facts.accumulators.reads_of(accumulator, node)
-                )
-            ):
+            later_reads = facts.accumulators.reads_of(accumulator, node)
+            numpy_alone = facts.result_uses.read_by_numpy_alone(later_reads)
+            if numpy_alone and Kind.GRAPH not in accumulated and not reads & graph_vars:
                 # a value of unknown kind kept for `np.mean(actions)`, which would raise
-                # on a graph: the code that runs keeps none (a loss known to carry one,
-                # kept so, is a crash at the numpy call, and still reported)
+                # on a graph: the code that runs keeps none
                 continue
             rendered = _short(value)
             freed = own is None and self._graph_freed(reads, loop)
+            if numpy_alone:
+                # the loss the loop backpropagates, kept for `np.mean(losses)`: the numpy
+                # call raises on the first list it reads
+                line = self.context.positions[later_reads[0]].start.line
+                consequence = _NUMPY_RAISES.format(line=line)
+                group = Group.CRASH
+            else:
+                consequence = _NODES_ONLY if freed else _ACTIVATIONS
+                group = Group.WASTE if freed else Group.LEAK
             self.report(
                 index.statement_of(node),
                 self.message_for(
                     acc=accumulator,
                     value=rendered,
-                    consequence=_NODES_ONLY if freed else _ACTIVATIONS,
+                    consequence=consequence,
                 ),
                 # a forward of its own, detached, would still be built for nothing
                 # (GL012): `.item()` or `torch.no_grad()` is the author's call
                 # the total is kept inside the module: `.item()` goes there, not here
                 fix=self._fix(value, rendered) if own is None and not keeps_own_state else None,
-                related=self._related(loop, accumulator, computed_from),
+                related=[
+                    *self._related(loop, accumulator, computed_from),
+                    *([(later_reads[0], "numpy reads the list here")] if numpy_alone else []),
+                ],
                 confidence=Confidence.HIGH
                 if own is not None
                 else self._confidence(accumulated, value, loop),
-                group=Group.WASTE if freed else Group.LEAK,
+                group=group,
             )
 
     def _iterated_graph(
@@ -295,6 +302,10 @@ _NODES_ONLY = (
     "the run's memory grows by that"
 )
 _ACTIVATIONS = "nothing frees its graph, so every iteration's activations stay alive"
+_NUMPY_RAISES = (
+    "numpy reads the list (line {line}) and raises \"Can't call numpy() on Tensor that "
+    'requires grad" on it'
+)
 
 
 def _short(node: cst.CSTNode) -> str:
