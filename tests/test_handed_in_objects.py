@@ -238,3 +238,35 @@ def test_an_agents_update_the_usual_name_of_its_step(tmp_path: Path):
         (KEPT_IN_TRAINER, "GL006"),
         (KEPT_IN_FUNCTION, "GL006"),
     ]
+
+
+def test_a_score_computed_from_the_logits_kept_for_numpy(tmp_path: Path):
+    # `micro_f1_score(logits, labels)` reads the logits the loop backpropagates through,
+    # but what it hands back is sklearn's float: kept for `np.array(...).mean()`, it holds
+    # no graph (a false GL006 before)
+    trainer = """
+import numpy as np
+import torch
+from sklearn.metrics import f1_score
+from torch import nn
+
+
+def micro_f1_score(logits, labels):
+    predict = np.where(logits.detach().numpy() >= 0.0, 1, 0)
+    return f1_score(labels.numpy(), predict, average="micro")
+
+
+model = nn.Linear(4, 3)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    scores = []
+    for x, y in [(torch.randn(8, 4), torch.randint(0, 2, (8, 3)).float())]:
+        logits = model(x)
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, y)
+        scores.append(micro_f1_score(logits, y))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(np.array(scores).mean())
+"""
+    assert _lint(tmp_path, {"trainer.py": trainer}) == []

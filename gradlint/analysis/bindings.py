@@ -344,6 +344,10 @@ class ScopeBindings:
             return None
         return found
 
+    def attributes_of(self, cls: cst.ClassDef) -> dict[str, list[NameBinding]]:
+        """Every `self.x` (one level) the class's methods bind, with its bindings."""
+        return self._attribute_table(cls)
+
     def _attribute_table(self, cls: cst.ClassDef) -> dict[str, list[NameBinding]]:
         table = self._attributes.get(cls)
         if table is None:

@@ -28,7 +28,7 @@ import libcst as cst
 
 from gradlint.analysis.arguments import argument_of, library_argument, shape_of, signature_of
 from gradlint.analysis.autograd_calls import AutogradCalls
-from gradlint.analysis.bindings import all_params, bound_names
+from gradlint.analysis.bindings import BindingKind, all_params, bound_names
 from gradlint.analysis.caller_arguments import ArgumentHere, CallerArguments, path_in_caller
 from gradlint.analysis.dataflow import DataFlow
 from gradlint.analysis.differentiation import DifferentiationReach
@@ -68,6 +68,7 @@ from gradlint.analysis.torch_api import (
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
     GRADLESS_LIBRARY_METHODS,
+    LAYERLESS_VALUE_MODULES,
     MODEL_ZOO_NAMESPACES,
     MODEL_ZOO_NON_MODELS,
     MODULE_MODE_METHODS,
@@ -2562,22 +2563,20 @@ class ForwardAnalysis:
         if len(own) != 1 or not always:
             return False
         layers: set[str] = set()
-        for node in self.index.of_types_in(own[0], cst.Assign):
-            if len(node.targets) != 1:
-                continue
-            target = dotted_name(node.targets[0].target)
-            if target is None or not target.startswith("self.") or target.count(".") != 1:
-                continue
-            built = built_module_call(node.value)
-            if type(built) is not cst.Call:
-                continue
-            qualified = self.index.qualified_name(built.func) or ""
-            if self.tensors._is_module_constructor(qualified) or any(
-                c.name.value == qualified for c in self.index.classes
-            ):
-                layers.add(target[5:])
-            elif not qualified.startswith(("torch.", "math.", "numpy.")):
-                return False  # a value of a call out of sight: it may hold weights
+        for attribute, bindings in self.tensors.bindings.attributes_of(own[0]).items():
+            for binding in bindings:
+                if binding.kind is not BindingKind.ASSIGN or binding.value is None:
+                    continue
+                built = built_module_call(binding.value)
+                if type(built) is not cst.Call:
+                    continue
+                qualified = self.index.qualified_name(built.func) or ""
+                if self.tensors._is_module_constructor(qualified) or any(
+                    c.name.value == qualified for c in self.index.classes
+                ):
+                    layers.add(attribute[5:])
+                elif not qualified.startswith(LAYERLESS_VALUE_MODULES):
+                    return False  # a value of a call out of sight: it may hold weights
         return bool(layers) and layers <= always
 
     def _instance_constructions(
@@ -2720,6 +2719,16 @@ class ForwardAnalysis:
     def _frozen_by_an_imported_helper(self, call: cst.Call) -> list[str]:
         """The modules a call of another project file's function freezes whole
         (ExternalFunction.frozen_params): `utils.freeze_model(self.model_old)`."""
+        head = (dotted_name(call.func) or "").partition(".")[0]
+        origin = self.index.imported_from.get(head)
+        project = self.summaries.project
+        if (
+            origin is None
+            or project is None
+            or not project.enabled
+            or not project.module_text_has(origin[0], origin[1], ("requires_grad",))
+        ):
+            return []  # no text of the module it comes from switches a parameter
         external = self.summaries.resolve_external(call)
         if external is None or not external.frozen_params:
             return []

@@ -370,18 +370,10 @@ class LoopAnalysis:
         parameters and the same places of what it returns."""
         if self.summaries is None:
             return None
-        definitions = self.summaries.methods_of_handed_in(call)
-        shapes = {
-            (
-                tuple(d.backpropagated_params),
-                d.backpropagated_return_size,
-                tuple(d.backpropagated_returns),
-            )
-            for d in definitions
-        }
-        if len(shapes) != 1:
-            return None
-        return definitions[0]
+        if not call.args and type(self.index.parent.get(call)) is not cst.Assign:
+            return None  # hands it nothing and keeps nothing it returns: no root either way
+        definitions = self.summaries.methods_of_handed_in(call, _one_step)
+        return definitions[0] if definitions else None
 
     def _backpropagated_returns(self, helper: cst.FunctionDef) -> tuple[int, list[int]]:
         """summary_facts.backpropagated_places of this file's function: which places of
@@ -762,3 +754,18 @@ def _returned_names(value: cst.BaseExpression | None) -> ReturnedNames | str:
             return NO_VALUE  # `return 0, 0` while a replay buffer fills
         return tuple(e.value.value if type(e.value) is cst.Name else None for e in elements)
     return value.value if type(value) is cst.Name else None
+
+
+def _one_step(definitions: list[ExternalFunction]) -> bool:
+    """Do the methods a call may run all backpropagate the same parameters and the same
+    places of what they return, something at least?"""
+    shapes = {
+        (
+            tuple(d.backpropagated_params),
+            d.backpropagated_return_size,
+            tuple(d.backpropagated_returns),
+        )
+        for d in definitions
+    }
+    first = definitions[0]
+    return len(shapes) == 1 and bool(first.backpropagated_params or first.backpropagated_returns)

@@ -11,7 +11,7 @@ another of the project's files (`resolve_external`, summarised by analysis.proje
 from __future__ import annotations
 
 import builtins
-from collections.abc import Set
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -44,6 +44,7 @@ from gradlint.analysis.summary_facts import (
 )
 from gradlint.analysis.tensors import built_module_call
 from gradlint.analysis.torch_api import (
+    COMMON_TENSOR_METHODS,
     NOT_FORWARD_METHODS,
     OPTIMIZER_METHODS,
     PYTHON_OBJECT_METHODS,
@@ -536,27 +537,32 @@ class FunctionSummaries:
         cannot tell, so that any class of the project defining the method may be
         running? A parameter of the enclosing function it never rebinds (`def
         train(agent, env)`), or `self.x` that the class binds only in its `__init__`, to
-        a parameter (`self.agent = agent`), with no caller in this file telling the
-        class."""
+        a parameter (`self.agent = agent`). Its shape only: whether a caller of this
+        file tells the class is methods_of_handed_in's last question."""
         func = call.func
-        if type(func) is not cst.Attribute or self._instance_class(call) is not None:
+        if type(func) is not cst.Attribute:
             return False
         scope = self.index.scope_of(call)
         if type(scope) is not cst.FunctionDef:
             return False
         receiver = func.value
         if type(receiver) is cst.Name:
-            return (
-                receiver.value not in ("self", "cls")
-                and receiver.value in {p.name.value for p in all_params(scope.params)}
-                and len(self.bindings.records(scope, PYTHON_BINDINGS).get(receiver.value, ())) == 1
-            )
-        name = dotted_name(receiver)
+            if (
+                receiver.value in ("self", "cls")
+                or receiver.value not in {p.name.value for p in all_params(scope.params)}
+                or len(self.bindings.records(scope, PYTHON_BINDINGS).get(receiver.value, ())) != 1
+            ):
+                return False
+            return True
+        if type(receiver) is not cst.Attribute or type(receiver.value) is not cst.Name:
+            return False
+        if receiver.value.value != "self":
+            return False
         cls = self.index.enclosing_class(scope)
-        if name is None or not name.startswith("self.") or name.count(".") != 1 or cls is None:
+        if cls is None:
             return False
         # `self.agent.update(batch)` itself counts as a store into the object
-        every = self.bindings.attribute_bindings(cls, name)
+        every = self.bindings.attribute_bindings(cls, f"self.{receiver.attr.value}")
         bindings = [b for b in every or () if b.kind is not BindingKind.STORE]
         if not bindings:
             return False
@@ -640,10 +646,14 @@ class FunctionSummaries:
             made.add(nested[0])
         return made.pop() if len(made) == 1 else None
 
-    def methods_of_handed_in(self, call: cst.Call) -> list[ExternalFunction]:
+    def methods_of_handed_in(
+        self, call: cst.Call, agree: Callable[[list[ExternalFunction]], bool]
+    ) -> list[ExternalFunction]:
         """For `obj.method(...)` on an object handed in whose class cannot be told
-        (handed_in_receiver): every method of the project's classes the call may run
-        (ProjectIndex.methods_run_by). Empty for a name torch's optimizers and modules
+        (handed_in_receiver, and no caller in this file telling it): every method of
+        the project's classes the call may run (ProjectIndex.methods_run_by), when they
+        `agree` as the asker needs (asked before the callers are searched, which costs
+        more). Empty for a name torch's optimizers and modules
         or Python's containers answer to (`optimizer.step()`, `buffer.append(x)`),
         which a project class may define as well, but for `update`, an agent's usual
         step (a dict handed in, `stats.update(...)`, answers only where every class of
@@ -654,12 +664,17 @@ class FunctionSummaries:
             return []
         method = func.attr.value
         if (
-            method in OPTIMIZER_METHODS
+            method in COMMON_TENSOR_METHODS  # `x.view(...)` of a tensor handed in
+            or method in OPTIMIZER_METHODS
             or method in NOT_FORWARD_METHODS
             or (method in PYTHON_OBJECT_METHODS and method not in _AGENT_METHODS)
             or method[:2] == "__"
             or not self.handed_in_receiver(call)
         ):
+            return []
+        if any(self.index.enclosing_class(f) is not None for f in self.callees.named(method)):
+            # a class of this file defines it: its instance is what callers here hand,
+            # which the file's own analysis reads (and the search would parse this file)
             return []
         statement = self.index.statement_of(call)
         unpacked = None
@@ -670,7 +685,10 @@ class FunctionSummaries:
             and type(statement.targets[0].target) in (cst.Tuple, cst.List)
         ):
             unpacked = len(statement.targets[0].target.elements)  # type: ignore[attr-defined]
-        return project.methods_run_by(method, shape_of(call), unpacked)
+        definitions = project.methods_run_by(method, shape_of(call), unpacked)
+        if not definitions or not agree(definitions) or self._instance_class(call) is not None:
+            return []
+        return definitions
 
     def _class_of_name(self, owner: str, use: cst.CSTNode, hops: int) -> str | None:
         """The one class every binding of `owner` reaching `use` instantiates; for a

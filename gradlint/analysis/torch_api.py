@@ -160,6 +160,8 @@ def converts_with_numpy(qualified: str | None) -> bool:
 
 
 NUMERIC_MODULES = ("math.", *NUMPY_MODULES)
+# Where a value kept on a module that is no layer comes from (`self.mean = torch.tensor(m)`)
+LAYERLESS_VALUE_MODULES = ("torch.", *NUMERIC_MODULES)
 # torch functions with no history in their result: the functional spelling of every
 # history-free method that torch also has as a function (`torch.argsort(pred)` as
 # `pred.argsort()`), each measured in tests/test_torch_api.py.

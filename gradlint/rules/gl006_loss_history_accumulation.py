@@ -185,9 +185,15 @@ class LossHistoryAccumulation(Rule):
                 continue
             later_reads = facts.accumulators.reads_of(accumulator, node)
             numpy_alone = facts.result_uses.read_by_numpy_alone(later_reads)
-            if numpy_alone and Kind.GRAPH not in accumulated and not reads & graph_vars:
-                # a value of unknown kind kept for `np.mean(actions)`, which would raise
-                # on a graph: the code that runs keeps none
+            # the value is the graph itself: a tensor with history and nothing else, or
+            # what the loop backpropagates (`losses.append(loss)`)
+            graph_itself = accumulated == {Kind.GRAPH} or (
+                type(value) is cst.Name and value.value in loop.roots
+            )
+            if numpy_alone and not graph_itself:
+                # a value computed some way from the graph (`f1_score(logits, y)`,
+                # `g.item() if learned else g`) kept for `np.mean(...)`, which would
+                # raise on a graph: the code that runs keeps none
                 continue
             rendered = _short(value)
             freed = own is None and self._graph_freed(reads, loop)
