@@ -151,9 +151,11 @@ def train(model, optimizer, batches):
     assert _lint(tmp_path, {"agent.py": stepper, "trainer.py": trainer}) == []
 
 
-def test_what_every_method_hands_back_as_numbers_holds_no_graph(tmp_path: Path):
-    # the loop trains a model of its own; the actions the handed-in agent picks are
-    # numbers whichever agent it is, so keeping them keeps no graph
+def test_a_tensor_an_agent_hands_back_kept_in_the_training_loop(tmp_path: Path):
+    # the loop trains a model of its own and keeps what the handed-in agent's `get_action`
+    # returns: the actor's output with its graph. What a handed-in object's method
+    # returns is not read off the project's classes of that name: the object may be a
+    # library's (a test of lint_source found a fixture's `generate` taken for a VAE's)
     trainer = """
 def train(agent, model, optimizer, batches):
     actions = []
@@ -165,11 +167,8 @@ def train(agent, model, optimizer, batches):
         actions.append(agent.get_action(x))
     return sum(actions)
 """
-    assert _lint(tmp_path, {"agent.py": DDPG, "trainer.py": trainer}) == []
-    # and where one agent's hands back a tensor with its graph, the list may hold one
     tensor = DDPG.replace("return self.critic(x).data.cpu().numpy()[0]", "return self.critic(x)")
-    (tmp_path / "other").mkdir()
-    assert _lint(tmp_path / "other", {"agent.py": tensor, "trainer.py": trainer}) == [(8, "GL006")]
+    assert _lint(tmp_path, {"agent.py": tensor, "trainer.py": trainer}) == [(8, "GL006")]
 
 
 POLICY = """

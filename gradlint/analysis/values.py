@@ -1507,14 +1507,6 @@ class ValueAnalysis:
                     return PYTHON
                 if of_instance is not None and of_instance.no_grad:
                     return TENSOR | PYTHON | NONE
-                if of_instance is None and type(func) is cst.Attribute:
-                    # an object the code is handed (`self.agent = agent`): what every
-                    # method of the project its call may run hands back
-                    handed = self.summaries.methods_of_handed_in(call, _graph_free_everywhere)
-                    if handed and all(d.returns_python for d in handed):
-                        return PYTHON
-                    if handed:
-                        return TENSOR | PYTHON | NONE
             if external is not None:
                 if external.returns_python or external.number_params:
                     return PYTHON  # `.item()`, or `to_numpy(t)`: numbers of its argument
@@ -2004,8 +1996,3 @@ def _is_dimension(expr: cst.CSTNode) -> bool:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     return type(expr) is cst.Integer
-
-
-def _graph_free_everywhere(definitions: list[ExternalFunction]) -> bool:
-    """Does each of the methods a call may run hand back numbers or run under no_grad?"""
-    return all(d.returns_python or d.no_grad for d in definitions)

@@ -26,13 +26,15 @@ class LossHistoryAccumulation(Rule):
     `val_losses.append(val_loss)`), or handed to a tracker whose update method keeps
     it, as it is or scaled (`meter.update(loss, n)` with `self.sum += val * n`); also
     the loss a step in a method, here or in another file, backpropagates and returns
-    (`losses.append(agent.update(batch))`), also of an agent the code is handed
-    (`self.agent = agent`, a parameter), whose class it cannot tell, when every class
-    of the project defining the method backpropagates and returns it. Not
+    (`losses.append(agent.update(batch))`). Not
     through the outputs that come with the loss
     the loop backpropagates (`loss, acc = model(x, y)`: `acc` may be a number), nor
     into a container on an object (`agent.saved_log_probs`), a rollout buffer that
     another function may backpropagate.
+
+    The step may be a method of an agent the code is handed (`self.agent = agent`, a
+    parameter), whose class it cannot tell, when every class of the project defining
+    the method backpropagates and returns the loss.
 
     The value kept may be an entry of what the loop backpropagates, iterated over in
     the loop: `for k, v in loss_dict.items(): sums[k] += v`, a detection model's or a
