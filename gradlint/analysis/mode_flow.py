@@ -311,14 +311,9 @@ class ModeFlow:
         index = self.index
         order = index.order
         at, used = write.anchor, use.anchor
-        if order[at] >= order[used]:
+        if not self._eval_reaches_training(write, use, writes):
             return None
-        if any(index.is_inside(at, loop) for loop in index.enclosing_loops(used)):
-            return None  # a loop round: eval_carried_round's question
-        reaching = index.reaching([w.anchor for w in writes], used)
-        if not reaching or any(w.anchor in reaching and w.mode is not Mode.EVAL for w in writes):
-            return None
-        if at not in reaching or self._rebuilt_between(at, used, scope, path):
+        if self._rebuilt_between(at, used, scope, path):
             return None
         if not self._trained_by_an_optimizer(use, scope, path):
             return None
@@ -348,17 +343,12 @@ class ModeFlow:
         index = self.index
         order = index.order
         at, used = write.anchor, use.anchor
-        if write.mode is not Mode.EVAL or write.inner is not None or order[at] >= order[used]:
+        if write.mode is not Mode.EVAL or write.inner is not None:
             return False
-        if any(index.is_inside(at, loop) for loop in index.enclosing_loops(used)):
+        if not self._eval_reaches_training(write, use, writes):
             return False
         if index.dominates(at, used):
             return False  # every way to the training passes it: no fresh start skips it
-        reaching = index.reaching([w.anchor for w in writes], used)
-        if at not in reaching or any(
-            w.anchor in reaching and w.mode is not Mode.EVAL for w in writes
-        ):
-            return False
         block = index.block_of(at)
         if block is None:
             return False
@@ -391,6 +381,23 @@ class ModeFlow:
         if self._train_switched_out_of_sight():
             return False
         return self._trained_by_an_optimizer(use, scope, path)
+
+    def _eval_reaches_training(
+        self, write: ModeWrite, use: TrainingUse, writes: list[ModeWrite]
+    ) -> bool:
+        """Does the eval `write` run before the training `use`, outside any loop that
+        holds the use (a loop round is eval_carried_round's question), and do only eval
+        writes reach the use, this one among them?"""
+        index = self.index
+        at, used = write.anchor, use.anchor
+        if index.order[at] >= index.order[used]:
+            return False
+        if any(index.is_inside(at, loop) for loop in index.enclosing_loops(used)):
+            return False
+        reaching = index.reaching([w.anchor for w in writes], used)
+        return at in reaching and not any(
+            w.anchor in reaching and w.mode is not Mode.EVAL for w in writes
+        )
 
     def _train_switched_out_of_sight(self) -> bool:
         """Does the file switch some module to training mode in a way the mode writes do
