@@ -4,8 +4,9 @@ agent (`self.ddpg = ddpg`), or a function given one (`def train(agent, batches)`
 `agent.fit_batch(x, y)`. Whichever class of the project is handed in, the call runs one
 of the methods of that name its classes define, so what all of them do is what the call
 does: each backpropagates its loss and returns it, and the trainer keeping those losses
-in a list keeps every step's graph (GL006); or each returns numbers, and the list holds
-none."""
+in a list keeps every step's graph (GL006). What such a call returns is not read off
+those classes (the object may be a library's); a list numpy alone reads holds no graph
+in code that runs."""
 
 from __future__ import annotations
 
