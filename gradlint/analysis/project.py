@@ -1883,11 +1883,9 @@ def _backward_and_step_params(
 
 
 def _frozen_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> list[str]:
-    """ExternalFunction.frozen_params: among the statements of the body itself (those
-    run whenever the function does), `model.requires_grad_(False)` and `for p in
-    model.parameters(): p.requires_grad = False` (the loop's body that one statement), of
-    a parameter the body does not rebind."""
-    found: list[str] = []
+    """ExternalFunction.frozen_params: the parameters, not rebound in the body, whose
+    parameters a statement of the body itself (run whenever the function is) switches
+    off, as _frozen_attributes reads a class's `__init__` (_freeze_of)."""
     rebound = {
         t.id
         for stmt in ast.walk(node)
@@ -1895,42 +1893,16 @@ def _frozen_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[st
         for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
         if isinstance(t, ast.Name)
     }
+
+    def handed(expr: ast.AST) -> str | None:
+        if isinstance(expr, ast.Name) and expr.id in params and expr.id not in rebound:
+            return expr.id
+        return None
+
+    found: list[str] = []
     for stmt in node.body:
-        owner = None
-        if (
-            type(stmt) is ast.Expr
-            and type(stmt.value) is ast.Call
-            and type(stmt.value.func) is ast.Attribute
-            and stmt.value.func.attr == "requires_grad_"
-            and type(stmt.value.func.value) is ast.Name
-            and len(stmt.value.args) == 1
-            and type(stmt.value.args[0]) is ast.Constant
-            and stmt.value.args[0].value is False
-        ):
-            owner = stmt.value.func.value.id
-        elif (
-            type(stmt) is ast.For
-            and type(stmt.target) is ast.Name
-            and type(stmt.iter) is ast.Call
-            and type(stmt.iter.func) is ast.Attribute
-            and stmt.iter.func.attr == "parameters"
-            and type(stmt.iter.func.value) is ast.Name
-            and len(stmt.body) == 1
-            and type(stmt.body[0]) is ast.Assign
-            and len(stmt.body[0].targets) == 1
-        ):
-            target = stmt.body[0].targets[0]
-            value = stmt.body[0].value
-            if (
-                type(target) is ast.Attribute
-                and target.attr == "requires_grad"
-                and type(target.value) is ast.Name
-                and target.value.id == stmt.target.id
-                and type(value) is ast.Constant
-                and value.value is False
-            ):
-                owner = stmt.iter.func.value.id
-        if owner is not None and owner in params and owner not in rebound and owner not in found:
+        owner = _freeze_of(stmt, handed)
+        if owner is not None and owner not in found:
             found.append(owner)
     return found
 
@@ -2948,16 +2920,8 @@ def _frozen_attributes(cls: ast.ClassDef) -> list[str]:
         owner = None
         if isinstance(statement, (ast.With, ast.AsyncWith)):
             pending.extend(statement.body)
-        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            switched = _requires_grad_method_switch(statement.value)
-            if switched is not None and switched[1] is False:
-                owner = _self_attribute_or_self(switched[0])
-        elif isinstance(statement, ast.For):
-            owner = _parameters_walked(statement.iter)
-            if owner is not None and not any(
-                on is False for on in _element_switches(statement.body, statement.target)
-            ):
-                owner = None
+        else:
+            owner = _freeze_of(statement, _self_attribute_or_self)
         # a head added after the freeze (`self.fc = nn.Linear(16, 2)`) trains
         if owner is not None and not _built_after(init, statement.lineno, owner):
             off.add(owner)
@@ -3043,14 +3007,34 @@ def _self_attribute_or_self(expr: ast.AST) -> str | None:
     return None
 
 
-def _parameters_walked(iterable: ast.AST) -> str | None:
-    """The attribute (or "" for `self`) whose `.parameters()` a loop walks."""
+def _parameters_walked(
+    iterable: ast.AST, owner_of: Callable[[ast.AST], str | None] = _self_attribute_or_self
+) -> str | None:
+    """The module, as `owner_of` names it (by default the attribute, or "" for
+    `self`), whose `.parameters()` a loop walks."""
     if (
         isinstance(iterable, ast.Call)
         and isinstance(iterable.func, ast.Attribute)
         and iterable.func.attr in PARAMETER_ITERATORS
     ):
-        return _self_attribute_or_self(iterable.func.value)
+        return owner_of(iterable.func.value)
+    return None
+
+
+def _freeze_of(statement: ast.stmt, owner_of: Callable[[ast.AST], str | None]) -> str | None:
+    """The module, as `owner_of` names it, whose parameters one statement switches off:
+    `m.requires_grad_(False)`, or `p.requires_grad = False` in a loop over
+    `m.parameters()`; None for any other statement."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        switched = _requires_grad_method_switch(statement.value)
+        if switched is not None and switched[1] is False:
+            return owner_of(switched[0])
+    elif isinstance(statement, ast.For):
+        owner = _parameters_walked(statement.iter, owner_of)
+        if owner is not None and any(
+            on is False for on in _element_switches(statement.body, statement.target)
+        ):
+            return owner
     return None
 
 

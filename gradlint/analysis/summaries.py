@@ -547,13 +547,9 @@ class FunctionSummaries:
             return False
         receiver = func.value
         if type(receiver) is cst.Name:
-            if (
-                receiver.value in ("self", "cls")
-                or receiver.value not in {p.name.value for p in all_params(scope.params)}
-                or len(self.bindings.records(scope, PYTHON_BINDINGS).get(receiver.value, ())) != 1
-            ):
-                return False
-            return True
+            return receiver.value not in ("self", "cls") and self._unrebound_parameter(
+                scope, receiver.value
+            )
         if type(receiver) is not cst.Attribute or type(receiver.value) is not cst.Name:
             return False
         if receiver.value.value != "self":
@@ -574,12 +570,16 @@ class FunctionSummaries:
                 or type(binding.value) is not cst.Name
                 or type(init) is not cst.FunctionDef
                 or init.name.value != "__init__"
-                or binding.value.value not in {p.name.value for p in all_params(init.params)}
-                or len(self.bindings.records(init, PYTHON_BINDINGS).get(binding.value.value, ()))
-                != 1
+                or not self._unrebound_parameter(init, binding.value.value)
             ):
                 return False
         return True
+
+    def _unrebound_parameter(self, function: cst.FunctionDef, name: str) -> bool:
+        """Is `name` a parameter of `function` that its body never binds again?"""
+        return name in {p.name.value for p in all_params(function.params)} and (
+            len(self.bindings.records(function, PYTHON_BINDINGS).get(name, ())) == 1
+        )
 
     def function_handed_in(self, call: cst.Call) -> cst.FunctionDef | None:
         """For `criterion(out, y)`, `criterion` a parameter of the enclosing function it
@@ -593,12 +593,7 @@ class FunctionSummaries:
         if type(func) is not cst.Name or type(scope) is not cst.FunctionDef:
             return None
         name = func.value
-        if (
-            name not in {p.name.value for p in all_params(scope.params)}
-            or len(self.bindings.records(scope, PYTHON_BINDINGS).get(name, ())) != 1
-        ):
-            return None
-        if self.callees.handed_on(scope):
+        if not self._unrebound_parameter(scope, name) or self.callees.handed_on(scope):
             return None
         handed = self.caller_arguments.here(scope, name)
         if not handed:
