@@ -18,6 +18,7 @@ import libcst as cst
 from gradlint.analysis.project import (
     PIECE_START,
     ProjectIndex,
+    files_settled,
     imported_modules,
     parse_quietly,
     parsed_in_pieces,
@@ -258,7 +259,7 @@ def lint_source(
     which is how its --disable-noqa works)."""
     # The file's trees are freed when _lint_source returns, before the collector may
     # run again (see _collector_paused).
-    with _collector_paused():
+    with _collector_paused(), files_settled():
         return _lint_source(source, path, config, noqa=noqa, dependencies=dependencies)
 
 

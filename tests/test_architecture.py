@@ -399,9 +399,9 @@ REMOVED_BINDING_TABLES = {
 
 def binding_walkers(source: str) -> list[tuple[int, str]]:
     """Functions with a loop over a walk of the tree (`index.walk(...)`, `index.nodes`,
-    `ast.walk(...)`, project's `_inner_nodes(...)`, imports' `ast_statements(...)`) whose
-    body reads what assignments bind (`.targets`, or `target_names(...)`): how a binding
-    table is built."""
+    `ast.walk(...)`, project's `_walk_ast(...)` and `_inner_nodes(...)`, imports'
+    `ast_statements(...)`) whose body reads what assignments bind (`.targets`, or
+    `target_names(...)`): how a binding table is built."""
     found = []
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -418,7 +418,7 @@ def binding_walkers(source: str) -> list[tuple[int, str]]:
             walks = walks or (
                 isinstance(walked, ast.Call)
                 and isinstance(walked.func, ast.Name)
-                and walked.func.id in ("_inner_nodes", "ast_statements")
+                and walked.func.id in ("_inner_nodes", "ast_statements", "_walk_ast")
             )
             reads_targets = any(
                 isinstance(node, ast.Attribute)

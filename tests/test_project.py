@@ -2952,3 +2952,58 @@ def test_a_model_kept_by_a_base_class_of_another_file(tmp_path, construction, ex
         },
     )
     assert findings(tmp_path / "a2c.py") == expected
+
+
+def test_a_lint_looks_at_each_project_file_once_and_the_next_lint_again(tmp_path, monkeypatch):
+    # A search stats every file it may read; inside one lint (files_settled) each file
+    # is looked at once, and the next lint looks again.
+    write(tmp_path, {"utils.py": EVALUATE})
+    path = str(tmp_path / "utils.py")
+    looked: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(
+        project.os, "stat", lambda p, *a, **k: (looked.append(p), real_stat(p, *a, **k))[1]
+    )
+    with project.files_settled():
+        first = project._memo_key(path)
+        assert project._memo_key(path) == first
+        with project.files_settled():  # nested: the outer lint's view stands
+            assert project._memo_key(path) == first
+    assert looked.count(path) == 1
+    (tmp_path / "utils.py").write_text("def evaluate(model, loader):\n    return 0\n")
+    with project.files_settled():
+        assert project._memo_key(path) != first
+    assert looked.count(path) == 2
+    assert project._memo_key(path) == project._memo_key(path)  # outside a lint: each time
+    assert looked.count(path) == 4
+
+
+def test_the_summaries_walk_a_tree_in_ast_walks_order():
+    # project._walk_ast replaces ast.walk in the summaries: the same nodes, breadth
+    # first, so every "first one found" a summary reads stays the one it was.
+    import ast
+
+    source = Path(project.__file__).read_text(encoding="utf-8") + textwrap.dedent(
+        """
+        async def f(x, *args, y=1, **kw):
+            async with a as b, c:
+                async for i in g():
+                    await h.send(i)
+            try:
+                k = [m for m in range(3) if m > 0]
+            except* ValueError as err:
+                raise RuntimeError("no") from err
+            match x:
+                case {"a": 1, **rest} if rest:
+                    return f"{x!r:>{y}}"
+                case Point(x=0, y=_) as p:
+                    return p
+            return {**kw, "k": k}, {e for e in args}, (w := 3), -x if y else not x, y < z
+        """
+    )
+    tree = ast.parse(source)
+    for node in [tree, *tree.body]:
+        expected = list(ast.walk(node))
+        found = list(project._walk_ast(node))
+        assert len(found) == len(expected)
+        assert all(a is b for a, b in zip(found, expected, strict=True))

@@ -19,6 +19,7 @@ flake8 and the language server get the same facts, read from disk.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -27,7 +28,7 @@ import re
 import textwrap
 import threading
 import warnings
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, is_dataclass
 from dataclasses import fields as dataclass_fields
@@ -742,7 +743,7 @@ class _FunctionWalk:
         twin of grad_mode.GradModeAnalysis.entered, which reads reaching bindings)."""
         counts: dict[str, int] = {}
         managers: dict[str, ast.expr] = {}
-        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        for node in _walk_ast(ast.Module(body=body, type_ignores=[])):
             if not isinstance(node, ast.Assign):
                 continue
             for target in node.targets:
@@ -1042,7 +1043,7 @@ def _plain_where_returned(
                 )
             if any(
                 isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-                for n in ast.walk(stmt)
+                for n in _walk_ast(stmt)
             ) or (
                 isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                 and stmt.name == name
@@ -1067,7 +1068,7 @@ def _python_names(
     values: dict[str, list[ast.AST | None]] = {}
     assigned: dict[str, int] = {}  # the Store names the statements above account for
     stores: dict[str, int] = {}
-    other: set[str] = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    other: set[str] = {a.arg for a in _walk_ast(node.args) if isinstance(a, ast.arg)}
     for inner in _inner_nodes(node):
         if isinstance(inner, ast.Assign) and all(isinstance(t, ast.Name) for t in inner.targets):
             for target in inner.targets:
@@ -1160,7 +1161,7 @@ def _volatile_params(
     """The parameters the body passes, never rebound, as `volatile=` of a Variable."""
     found: list[str] = []
     rebound: set[str] = set()
-    for inner in ast.walk(node):
+    for inner in _walk_ast(node):
         if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
             rebound.add(inner.id)
         elif isinstance(inner, ast.Call):
@@ -1224,7 +1225,7 @@ def _carried_params(
     read = {
         n.id
         for statement in statements
-        for n in ast.walk(statement)
+        for n in _walk_ast(statement)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
     return [p for p in params if p in read and p not in ("self", "cls")]
@@ -1292,12 +1293,12 @@ def _bootstrapped_params(
         targets, value = bound
         origin = {
             param
-            for inner in ast.walk(value)
+            for inner in _walk_ast(value)
             if isinstance(inner, ast.Call)
             and (param := forwarded_parameter(ast_dotted_name(inner.func), params)) is not None
         }
         combined = False
-        for inner in ast.walk(value):
+        for inner in _walk_ast(value):
             if isinstance(inner, ast.Name) and inner.id in holding:
                 held, was_combined = holding[inner.id]
                 origin |= held
@@ -1316,7 +1317,7 @@ def _bootstrapped_params(
             isinstance(inner, ast.BinOp)
             and isinstance(inner.op, (ast.Add, ast.Sub))
             and _holds_a_forward(inner, params, holding)
-            for inner in ast.walk(value)
+            for inner in _walk_ast(value)
         )
         if isinstance(statement, ast.Return) and combined:
             found |= origin
@@ -1350,7 +1351,7 @@ def _cuts_the_graph(value: ast.AST, *, indices: bool = False) -> bool:
     `.data`)? Then what it computes may hold no graph of what it reads. With `indices`,
     also where it takes indices or other values without history (`q(s2).argmax(1)`,
     `.max(1)[1]`, `.indices`, a comparison): a double DQN's action choice."""
-    for inner in ast.walk(value):
+    for inner in _walk_ast(value):
         if isinstance(inner, ast.Attribute):
             attr = inner.attr
             if attr in DETACHING_METHODS or attr in NUMBER_METHODS or attr in DETACHING_ATTRIBUTES:
@@ -1386,7 +1387,7 @@ def _reads_of(value: ast.AST, names: set[str]) -> bool | None:
     """Does the expression read one of the names? None when it holds a lambda or a
     comprehension, whose reads run at another time."""
     found = False
-    for inner in ast.walk(value):
+    for inner in _walk_ast(value):
         if isinstance(inner, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
             return None
         if isinstance(inner, (ast.GeneratorExp, ast.NamedExpr, ast.Yield, ast.Await)):
@@ -1399,7 +1400,7 @@ def _reads_of(value: ast.AST, names: set[str]) -> bool | None:
 def _computes_with_torch(value: ast.AST, names: set[str], imports: ImportMap) -> bool:
     """Is every call in the expression that is handed one of the names, or made on one,
     a tensor method or a torch function (`torch.norm(input=a - b)`, `a.unsqueeze(1)`)?"""
-    for inner in ast.walk(value):
+    for inner in _walk_ast(value):
         if not isinstance(inner, ast.Call):
             continue
         func = inner.func
@@ -1480,7 +1481,7 @@ def _returns_under_plain_type_tests(
     `name` is a numpy array or a Python number (`isinstance(x, np.ndarray)`, `type(x) ==
     np.ndarray`, `type(x) is float`): what they hand back holds no graph."""
     found: set[int] = set()
-    for branch in ast.walk(node):
+    for branch in _walk_ast(node):
         if not isinstance(branch, ast.If):
             continue
         name = _plain_type_tested(branch.test, imports)
@@ -1534,7 +1535,7 @@ def _read_only_in_returns_and_tests(
 ) -> bool:
     """Is `name` read only by `return` statements and the tests of `if`/`while` (the
     guards), so that nothing else can keep or hand on the value?"""
-    for stmt in ast.walk(node):
+    for stmt in _walk_ast(node):
         if not isinstance(stmt, ast.stmt) or stmt is node:
             continue
         if isinstance(stmt, (ast.Return, ast.If, ast.While)):
@@ -1545,7 +1546,7 @@ def _read_only_in_returns_and_tests(
             read: ast.AST | None = part.type if isinstance(part, ast.ExceptHandler) else part
             if read is None or isinstance(read, ast.stmt):
                 continue
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(read)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in _walk_ast(read)):
                 return False
     return True
 
@@ -1558,7 +1559,7 @@ def _plain_return(value: ast.AST | None, params: list[str]) -> bool:
     if isinstance(value, ast.Call):
         name = ast_dotted_name(value.func) or ""
         if name.split(".", 1)[0] in ("np", "numpy"):
-            return not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value))
+            return not any(isinstance(n, ast.Name) and n.id in params for n in _walk_ast(value))
     return False
 
 
@@ -1888,7 +1889,7 @@ def _frozen_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[st
     off, as _frozen_attributes reads a class's `__init__` (_freeze_of)."""
     rebound = {
         t.id
-        for stmt in ast.walk(node)
+        for stmt in _walk_ast(node)
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
         for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
         if isinstance(t, ast.Name)
@@ -2009,7 +2010,7 @@ def _names_read_with_graph(value: ast.AST) -> set[str]:
     only called (`model(x)` reads `x`), nor one read through a cut (`.detach()`,
     `.item()`, `.data`, `.shape`, `len(y)`, `y.argmax(1)`)."""
     skipped: set[int] = set()
-    for inner in ast.walk(value):
+    for inner in _walk_ast(value):
         cut: ast.AST | None = None
         if isinstance(inner, ast.Call):
             skipped.add(id(inner.func))
@@ -2017,14 +2018,14 @@ def _names_read_with_graph(value: ast.AST) -> set[str]:
             if isinstance(func, ast.Attribute) and func.attr in GRAPH_CUTTING_METHODS:
                 cut = func.value
             elif isinstance(func, ast.Name) and func.id in PYTHON_VALUE_BUILTINS:
-                skipped.update(id(n) for arg in inner.args for n in ast.walk(arg))
+                skipped.update(id(n) for arg in inner.args for n in _walk_ast(arg))
         elif isinstance(inner, ast.Attribute) and (
             inner.attr in DETACHING_ATTRIBUTES or inner.attr in METADATA_ATTRIBUTES
         ):
             cut = inner.value
         if cut is not None:
-            skipped.update(id(n) for n in ast.walk(cut))
-    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in skipped}
+            skipped.update(id(n) for n in _walk_ast(cut))
+    return {n.id for n in _walk_ast(value) if isinstance(n, ast.Name) and id(n) not in skipped}
 
 
 def _placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -2049,7 +2050,7 @@ def _header_words(*parts: ast.AST) -> str:
     loops of the corpus), without unparsing."""
     words: list[str] = []
     for part in parts:
-        for node in ast.walk(part):
+        for node in _walk_ast(part):
             if isinstance(node, ast.Name):
                 words.append(node.id)
             elif isinstance(node, ast.Attribute):
@@ -2192,7 +2193,7 @@ def _weighted_instances(
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bindings[node.name] = bindings.get(node.name, 0) + 1
         for target in bound:
-            for inner in ast.walk(target):
+            for inner in _walk_ast(target):
                 if isinstance(inner, ast.Name):
                     bindings[inner.id] = bindings.get(inner.id, 0) + 1
         if not (
@@ -2227,7 +2228,7 @@ def _changed_or_handed_on(tree: ast.Module, names: set[str]) -> set[str]:
     found: set[str] = set()
     picked: set[int] = set()
     # ast.walk meets a subscript before the name it picks from
-    for node in ast.walk(tree):
+    for node in _walk_ast(tree):
         if (
             isinstance(node, ast.Subscript)
             and isinstance(node.ctx, ast.Load)
@@ -2292,9 +2293,9 @@ def _frozen_at_top_level(tree: ast.Module) -> set[str]:
         if any(
             isinstance(inner, ast.Attribute)
             and inner.attr in (REQUIRES_GRAD_ATTRIBUTE, REQUIRES_GRAD_METHOD)
-            for inner in ast.walk(node)
+            for inner in _walk_ast(node)
         ):
-            frozen.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name))
+            frozen.update(inner.id for inner in _walk_ast(node) if isinstance(inner, ast.Name))
     return frozen
 
 
@@ -2502,7 +2503,7 @@ def _bound_once(function: ast.FunctionDef | ast.AsyncFunctionDef | None, value: 
     name = value.id
     stores = 0
     assigned: ast.AST | None = None
-    for node in ast.walk(function):
+    for node in _walk_ast(function):
         if isinstance(node, ast.Name):
             if node.id == name and isinstance(node.ctx, ast.Store):
                 stores += 1
@@ -2574,7 +2575,7 @@ def _note_module_names(tree: ast.Module, imports: ImportMap, summary: ModuleSumm
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for inner in ast.walk(target):
+                for inner in _walk_ast(target):
                     if isinstance(inner, ast.Name):
                         defined.add(inner.id)
             listed = _literal_names(node.value)
@@ -2727,7 +2728,7 @@ def _mode_manager(
         params, vararg = _positional(init)
         params = params[1:]  # self
         stored: dict[str, str] = {}  # `self.models = models`: attribute -> parameter
-        for stmt in ast.walk(init):
+        for stmt in _walk_ast(init):
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
                 for target in stmt.targets:
                     name = ast_dotted_name(target) or ""
@@ -2757,13 +2758,13 @@ def _switched_to_eval(
     switches to eval mode: `m.eval()`, `m.train(False)`, directly or on the loop
     variable of `for m in models`."""
     loops: dict[str, str] = {}
-    for stmt in ast.walk(func):
+    for stmt in _walk_ast(func):
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.target, ast.Name):
             source = sources.get(ast_dotted_name(stmt.iter) or "")
             if source is not None:
                 loops[stmt.target.id] = source
     found: set[str] = set()
-    for call in ast.walk(func):
+    for call in _walk_ast(func):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             continue
         receiver = _switched_receiver(call) or ""
@@ -2861,7 +2862,7 @@ def _built_after(init: ast.FunctionDef | ast.AsyncFunctionDef, line: int, owner:
     """Does `__init__` build a module into `self` after `line` (`self.fc = nn.Linear(16,
     2)` after freezing the backbone): for the instance (`owner` ""), any attribute; for
     `self.<owner>`, that one? What is built after a freeze keeps requiring grad."""
-    for node in ast.walk(init):
+    for node in _walk_ast(init):
         if not isinstance(node, ast.Assign) or node.lineno <= line:
             continue
         if not isinstance(node.value, ast.Call):
@@ -2876,7 +2877,7 @@ def _built_after(init: ast.FunctionDef | ast.AsyncFunctionDef, line: int, owner:
 def _rebinds(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     return any(
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
-        for node in ast.walk(function)
+        for node in _walk_ast(function)
     )
 
 
@@ -2887,7 +2888,7 @@ def _switched_on_in_class(cls: ast.ClassDef, skip: ast.AST | None = None) -> set
     for method in cls.body:
         if method is skip:
             continue
-        for node in ast.walk(method):
+        for node in _walk_ast(method):
             if isinstance(node, ast.Call):
                 switched = _requires_grad_method_switch(node)
                 owner = _self_attribute_or_self(switched[0]) if switched is not None else None
@@ -3190,14 +3191,41 @@ _MEMO_LOCK = threading.Lock()
 
 def _memo_key(path: str) -> MemoKey | None:
     """(path, size, times): what a file's memoised facts are keyed on; None when it
-    cannot be read or is too large to summarise."""
+    cannot be read or is too large to summarise. Inside files_settled, one stat per
+    file."""
+    settled: dict[str, MemoKey | None] | None = getattr(_SETTLED, "keys", None)
+    if settled is not None and path in settled:
+        return settled[path]
     try:
         info = os.stat(path)
     except OSError:
-        return None
-    if info.st_size > MAX_SUMMARY_BYTES:
-        return None
-    return (path, info.st_size, stat_version(info))
+        key = None
+    else:
+        key = None if info.st_size > MAX_SUMMARY_BYTES else (path, info.st_size, stat_version(info))
+    if settled is not None:
+        settled[path] = key
+    return key
+
+
+# The memo keys of the files the current thread's lint has looked at (files_settled).
+_SETTLED = threading.local()
+
+
+@contextlib.contextmanager
+def files_settled() -> Iterator[None]:
+    """The project's files as they were when the lint of one file began: each is looked
+    at (stat) once for the lint, not once by every search, which stats every file it may
+    read (a file asks a hundred searches: 10,000 stats over the RL tree's 70 scripts).
+    The next lint looks again, so an editor's change is seen by the next lint."""
+    outer = getattr(_SETTLED, "keys", None)
+    if outer is not None:
+        yield  # nested: the outer lint's view stands
+        return
+    _SETTLED.keys = {}
+    try:
+        yield
+    finally:
+        _SETTLED.keys = None
 
 
 def summary_of_file(path: str) -> ModuleSummary | None:
@@ -5180,7 +5208,7 @@ def _built_object(value: ast.AST) -> ast.AST:
 
 
 def _holds(loop: ast.stmt, stmt: ast.stmt) -> bool:
-    return any(node is stmt for node in ast.walk(loop))
+    return any(node is stmt for node in _walk_ast(loop))
 
 
 def _keyword_constants(call: ast.Call) -> tuple[tuple[str, str], ...]:
@@ -5536,7 +5564,7 @@ def subclass_init_arguments(
                 continue
             init = own_method(cls, "__init__")
             handed_up = (
-                [c for c in ast.walk(init) if isinstance(c, ast.Call) and _calls_super_init(c)]
+                [c for c in _walk_ast(init) if isinstance(c, ast.Call) and _calls_super_init(c)]
                 if init
                 else []
             )
@@ -5640,7 +5668,7 @@ def _direct_calls_only(tree: ast.Module, name: str) -> int | None:
             return None  # `from utils.draw import draw_figs as show`
     called: set[int] = set()
     deferred: set[int] = set()
-    for node in ast.walk(tree):
+    for node in _walk_ast(tree):
         if isinstance(node, ast.Call):
             func = node.func
             if (isinstance(func, ast.Name) and func.id == name) or (
@@ -5651,9 +5679,9 @@ def _direct_calls_only(tree: ast.Module, name: str) -> int | None:
                 if any(isinstance(a, ast.Constant) and a.value == name for a in node.args):
                     return None
         elif isinstance(node, (ast.Lambda, ast.GeneratorExp)):
-            deferred.update(id(inner) for inner in ast.walk(node))
+            deferred.update(id(inner) for inner in _walk_ast(node))
     calls = 0
-    for node in ast.walk(tree):
+    for node in _walk_ast(tree):
         if isinstance(node, ast.Attribute):
             if node.attr != name:
                 continue
@@ -5882,7 +5910,7 @@ def _differentiated_where_called(
     def carries(node: ast.AST) -> bool:
         return any(
             inner is call or (isinstance(inner, ast.Name) and inner.id in carrying)
-            for inner in ast.walk(node)
+            for inner in _walk_ast(node)
         )
 
     for node in statements:
@@ -5890,7 +5918,7 @@ def _differentiated_where_called(
         for part in own:
             if _cuts_the_graph(part):
                 continue  # `(loss / gn.item()).backward()`: not the result's graph
-            for inner in ast.walk(part):
+            for inner in _walk_ast(part):
                 if not isinstance(inner, ast.Call) or inner is call:
                     continue
                 func = inner.func
@@ -5913,7 +5941,7 @@ def _differentiated_where_called(
             names = {
                 inner.id
                 for target in targets
-                for inner in ast.walk(target)
+                for inner in _walk_ast(target)
                 if isinstance(inner, ast.Name)
             }
             if value is not None and carries(value) and not _cuts_the_graph(value):
@@ -5992,14 +6020,14 @@ def _context_of(
         if isinstance(current, ast.If) and child is not current.test:
             periodic = periodic or any(
                 isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
-                for n in ast.walk(current.test)
+                for n in _walk_ast(current.test)
             )
         if isinstance(current, (ast.For, ast.AsyncFor, ast.While)) and child is not (
             current.iter if isinstance(current, (ast.For, ast.AsyncFor)) else current.test
         ):
             beside = tuple(
                 _loop_of(inner, imports)
-                for inner in ast.walk(current)
+                for inner in _walk_ast(current)
                 if inner is not current
                 and isinstance(inner, (ast.For, ast.AsyncFor, ast.While))
                 and id(inner) not in around
@@ -6393,7 +6421,7 @@ def _reached_from(
         return loads
     following = block[block.index(binding) + 1 :]
     for statement in following:
-        if any(isinstance(node, _JUMPS) for node in ast.walk(statement)):
+        if any(isinstance(node, _JUMPS) for node in _walk_ast(statement)):
             return loads
         if isinstance(statement, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in statement.targets
@@ -6474,7 +6502,7 @@ def _loop_of(
     differentiates = any(
         isinstance(n, ast.Call) and _differentiates(n, imports)
         for statement in loop.body
-        for n in ast.walk(statement)
+        for n in _walk_ast(statement)
     )
     return EnclosingLoop(header, differentiates, periodic, beside)
 
@@ -6492,6 +6520,18 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
                 found[id(child)] = node
             work.extend(children)
     return found
+
+
+def _walk_ast(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, in its order (breadth first), with the children functions generated
+    from the grammar: the summaries walk every function several times, and ast.walk's
+    generic children (iter_child_nodes over iter_fields) were a fifth of their time."""
+    todo = deque([node])
+    pop, extend = todo.popleft, todo.extend
+    while todo:
+        node = pop()
+        extend(_all_ast_children(node))
+        yield node
 
 
 def _all_ast_children(node: ast.AST) -> list[ast.AST]:
