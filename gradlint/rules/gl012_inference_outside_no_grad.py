@@ -9,6 +9,7 @@ from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import (
+    BACKWARD_METHODS,
     COMMON_TENSOR_METHODS,
     GRADLESS_RESULTS,
     LIBRARY_ROOTS,
@@ -18,6 +19,7 @@ from gradlint.analysis.torch_api import (
     OPTIMIZER_METHODS,
     PYTHON_OBJECT_METHODS,
     SUMMARY_WRITER_METHODS,
+    is_inplace_method,
 )
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Related
@@ -29,8 +31,15 @@ _REBINDS = re.compile(
     r"\b(" + "|".join(sorted(NEVER_FORWARD_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)"
 )
 _ASSIGNED_ATTRIBUTES = re.compile(r"\.(\w+)\s*=[^=]")
-# Methods of tensors, modules, optimizers and plain objects: never a module's forward.
-_PLAIN_METHODS = PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OPTIMIZER_METHODS
+# Methods of tensors, modules, optimizers and plain objects: never a module's forward
+# (nor is a backward, or a method named as torch names an in-place one: `w.uniform_()`).
+_PLAIN_METHODS = (
+    PYTHON_OBJECT_METHODS
+    | COMMON_TENSOR_METHODS
+    | MODULE_API
+    | OPTIMIZER_METHODS
+    | BACKWARD_METHODS
+)
 
 _NUMBERS = "its result is only read as numbers"
 _UNUSED = "its result is never used"
@@ -562,7 +571,7 @@ class InferenceOutsideNoGrad(Rule):
         if type(func) is cst.Attribute:
             attr = func.attr.value
             return (
-                attr in _PLAIN_METHODS
+                (attr in _PLAIN_METHODS or is_inplace_method(attr))
                 and attr not in assigned
                 and attr not in self.facts.forwards.forward_methods()
             )
