@@ -88,6 +88,8 @@ from gradlint.analysis.summary_facts import (
 )
 from gradlint.analysis.torch_api import (
     ARITHMETIC_BUILTINS,
+    AUTOGRAD_FUNCTION_CLASSES,
+    AUTOGRAD_FUNCTION_RUN,
     BACKWARD_METHODS,
     BACKWARD_WRAPPER_RECEIVERS,
     CONTAINER_MODULES,
@@ -97,6 +99,7 @@ from gradlint.analysis.torch_api import (
     GRAD_MODE_SETTER,
     GRAPH_CUTTING_METHODS,
     GRAPH_KEEPING_METHODS,
+    GRAPH_PRESERVING_LIBRARY_FUNCTIONS,
     INDEX_METHODS,
     METADATA_ATTRIBUTES,
     MODE_CARRYING_MODULE_METHODS,
@@ -345,6 +348,8 @@ class ModuleSummary:
     # classes whose `forward` clears the instance's own gradients on every call
     # (_forward_clears_own_grads)
     grad_clearing_forwards: list[str] = field(default_factory=list)
+    # the module's classes that are custom autograd Functions (_autograd_function_classes)
+    autograd_functions: list[str] = field(default_factory=list)
     # class -> [the saved-tensor table's function, a layer with parameters runs before
     # it] of the torch.nn activation its `forward` runs last on what it returns, when
     # the file shows one (analysis.last_activation): its result is saved for backward
@@ -1194,7 +1199,10 @@ _STRAIGHT_LINE = (ast.Assign, ast.AnnAssign, ast.Assert, ast.Return)
 
 
 def _carried_params(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], imports: ImportMap
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    params: list[str],
+    imports: ImportMap,
+    autograd_functions: Set[str] = frozenset(),
 ) -> list[str]:
     """ExternalFunction.carried_params. Straight-line bodies only (a docstring, plain
     assignments to names, asserts, returns, and `if`s whose arms are such statements):
@@ -1215,7 +1223,7 @@ def _carried_params(
             return []
         targets, value = bound
         reads = _reads_of(value, carrying)
-        if reads is None or not _computes_with_torch(value, carrying, imports):
+        if reads is None or not _computes_with_torch(value, carrying, imports, autograd_functions):
             return []
         if reads:
             carrying.update(t for t in targets if t is not None)
@@ -1397,9 +1405,15 @@ def _reads_of(value: ast.AST, names: set[str]) -> bool | None:
     return found
 
 
-def _computes_with_torch(value: ast.AST, names: set[str], imports: ImportMap) -> bool:
+def _computes_with_torch(
+    value: ast.AST,
+    names: set[str],
+    imports: ImportMap,
+    autograd_functions: Set[str] = frozenset(),
+) -> bool:
     """Is every call in the expression that is handed one of the names, or made on one,
-    a tensor method or a torch function (`torch.norm(input=a - b)`, `a.unsqueeze(1)`)?"""
+    a tensor method or a torch function (`torch.norm(input=a - b)`, `a.unsqueeze(1)`),
+    or runs one of the module's custom autograd Functions (`LossFn.apply(y, labels)`)?"""
     for inner in _walk_ast(value):
         if not isinstance(inner, ast.Call):
             continue
@@ -1417,9 +1431,44 @@ def _computes_with_torch(value: ast.AST, names: set[str], imports: ImportMap) ->
         if dotted in PYTHON_VALUE_BUILTINS or dotted in ARITHMETIC_BUILTINS:
             if dotted not in imports.names():
                 continue  # `len(target)`, `max(a, b)`: keeps nothing
-        if dotted is None or not imports.qualify(dotted).startswith("torch."):
+        if _runs_autograd_function(func, autograd_functions):
+            continue
+        if dotted is None:
+            return False
+        qualified = imports.qualify(dotted)
+        if (
+            not qualified.startswith("torch.")
+            and qualified not in GRAPH_PRESERVING_LIBRARY_FUNCTIONS
+        ):
             return False
     return True
+
+
+def _runs_autograd_function(func: ast.expr, autograd_functions: Set[str]) -> bool:
+    """`LossFn.apply` of one of the module's custom autograd Functions."""
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == AUTOGRAD_FUNCTION_RUN
+        and isinstance(func.value, ast.Name)
+        and func.value.id in autograd_functions
+    )
+
+
+def _autograd_function_classes(tree: ast.Module, imports: ImportMap) -> frozenset[str]:
+    """The module's top-level classes that are custom autograd Functions: derived from
+    torch's Function (AUTOGRAD_FUNCTION_CLASSES), or from such a class of the module."""
+    found: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            dotted = ast_dotted_name(base)
+            if dotted is not None and (
+                dotted in found or imports.qualify(dotted) in AUTOGRAD_FUNCTION_CLASSES
+            ):
+                found.add(node.name)
+                break
+    return frozenset(found)
 
 
 # statements that rule out a helper with guards wherever they are in it (the walk below
@@ -1579,11 +1628,12 @@ def _summarise_function(
     method: bool = False,
     class_methods: frozenset[str] = frozenset(),
     returns: list[tuple[ast.AST | None, ast.stmt]] | None = None,
+    autograd_functions: Set[str] = frozenset(),
 ) -> ExternalFunction:
     """The function's summary; `callees` gets what its body calls that may be a
     function of the same file (_FunctionWalk.callees); `method`: it is defined directly
     in a class's body, which defines `class_methods`; `returns` gets each `return`'s
-    value and statement."""
+    value and statement; `autograd_functions`: the module's custom autograd Functions."""
     args = node.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     function = ExternalFunction(node.name, params, signature=ast_signature(node, method=method))
@@ -1607,7 +1657,7 @@ def _summarise_function(
     ):  # the walk only where a switch may be
         function.frozen_params = _frozen_params(node, params)
     if not function.number_params:
-        function.carried_params = _carried_params(node, params, imports)
+        function.carried_params = _carried_params(node, params, imports, autograd_functions)
     function.bootstrapped_params = _bootstrapped_params(node, params, imports)
     if lines is None or any(
         "grad(" in line or "backward(" in line for line in lines[node.lineno - 1 : node.end_lineno]
@@ -2103,6 +2153,8 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
     summary.star_imports = list(imports.star_imports)
     summary.reexports = {local: list(origin) for local, origin in imports.reexports().items()}
     _note_module_names(tree, imports, summary)
+    autograd_functions = _autograd_function_classes(tree, imports)
+    summary.autograd_functions = sorted(autograd_functions)
     # summary key -> the keys of the functions of this file it calls
     calls: dict[str, set[str]] = {}
     module_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -2122,13 +2174,21 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             returned = module_returns[node.name] = []
             module_functions[node.name] = node
             summary.functions[node.name] = _summarise_function(
-                node, imports, path, lines, called, returns=returned
+                node,
+                imports,
+                path,
+                lines,
+                called,
+                returns=returned,
+                autograd_functions=autograd_functions,
             )
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = node
             summary.classes.append(node.name)
             built = built_by_class[node.name] = _built_attributes(node)
-            _summarise_methods(node, imports, path, lines, calls, summary.functions)
+            _summarise_methods(
+                node, imports, path, lines, calls, summary.functions, autograd_functions
+            )
             carried = carried_attributes_of_class(node)
             if carried:
                 summary.carried_state[node.name] = [list(c) for c in carried]
@@ -2333,9 +2393,11 @@ def _summarise_methods(
     lines: list[str],
     calls: dict[str, set[str]],
     functions: dict[str, ExternalFunction],
+    autograd_functions: Set[str] = frozenset(),
 ) -> None:
     """Adds the summaries of the class's methods to `functions`, keyed `Class.method`,
-    and what each calls to `calls`."""
+    and what each calls to `calls` (`autograd_functions`: the module's custom autograd
+    Functions)."""
     defined = [
         item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
@@ -2344,7 +2406,14 @@ def _summarise_methods(
         name = f"{node.name}.{item.name}"
         called = calls[name] = set()
         functions[name] = _summarise_function(
-            item, imports, path, lines, called, method=True, class_methods=methods
+            item,
+            imports,
+            path,
+            lines,
+            called,
+            method=True,
+            class_methods=methods,
+            autograd_functions=autograd_functions,
         )
     _layers_through_own_methods(functions, node.name)
 
@@ -2415,16 +2484,24 @@ def summarise_methods_named(
     calls = dict(done.calls)
     functions = dict(done.functions)
     order = dict(done.order)
+    autograd_functions = _autograd_function_classes(tree, imports)
     for place, node in classes:
         order.setdefault(node.name, place)
-        _summarise_methods(node, imports, path, lines, calls, functions)
+        _summarise_methods(node, imports, path, lines, calls, functions, autograd_functions)
     waiting = [name for called in calls.values() for name in called]
     while waiting:
         name = waiting.pop()
         if name in functions or name not in module_functions:
             continue
         called = calls[name] = set()
-        functions[name] = _summarise_function(module_functions[name], imports, path, lines, called)
+        functions[name] = _summarise_function(
+            module_functions[name],
+            imports,
+            path,
+            lines,
+            called,
+            autograd_functions=autograd_functions,
+        )
         waiting.extend(called)
     # the functions summarised before call none of the new ones: their answers stand
     _differentiating_through_calls(functions, calls)
@@ -3980,6 +4057,12 @@ class ProjectIndex:
         `forward` (ModuleSummary.grad_clearing_forwards)?"""
         home = self._class_home(module, level, name)
         return home is not None and home[2] in home[1].grad_clearing_forwards
+
+    def is_autograd_function(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, a class imported from that project module (or re-exported by it),
+        a custom autograd Function (ModuleSummary.autograd_functions)?"""
+        home = self._class_home(module, level, name)
+        return home is not None and home[2] in home[1].autograd_functions
 
     def last_activation(self, module: str, level: int, name: str) -> LastActivation | None:
         """The torch.nn activation that `name`, a class imported from that project module

@@ -87,6 +87,7 @@ from gradlint.analysis.torch_api import (
     REQUIRES_GRAD_METHOD,
     RESULT_PRESERVING_DECORATORS,
     SUMMARY_WRITER_METHODS,
+    TRACKER_LOGGING_FUNCTIONS,
     VALUES_AND_INDICES_METHODS,
     called_implicitly,
     converts_with_numpy,
@@ -529,6 +530,13 @@ class ResultUses:
             if type(holder) in (cst.List, cst.Tuple, cst.Set):
                 return [(holder, detached)]
             raise _Escapes
+        if type(parent) is cst.DictElement and parent.value is node:
+            # `{"val_loss": loss}`: the value goes where the dict does (`wandb.log(...)`,
+            # `metrics["val_loss"].backward()`)
+            holder = index.parent.get(parent)
+            if type(holder) is cst.Dict:
+                return [(holder, detached)]
+            raise _Escapes
         if type(parent) in ELEMENT_COMPREHENSIONS:
             if parent.elt is node:  # type: ignore[attr-defined]
                 return [(parent, detached)]
@@ -623,6 +631,8 @@ class ResultUses:
             self.summaries is None or self.summaries.resolve(call) is None
         ):
             return [(call, detached)]
+        if self.summaries is not None and self.summaries.runs_autograd_function(call):
+            return [(call, detached)]  # `LossFn.apply(out, y)`: computed from its arguments
         kept = self._kept_in_a_new_list(call, node, detached, found)
         if kept is not None:
             return kept
@@ -1538,10 +1548,12 @@ _ENDING_METHODS = (
     | GRADLESS_RESULTS
     | METADATA_METHODS
     | SUMMARY_WRITER_METHODS
-    | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
+    | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS | TRACKER_LOGGING_FUNCTIONS}
 )
 _ENDING_BUILTINS = (
-    NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
+    NUMBER_BUILTINS
+    | {"print"}
+    | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS | TRACKER_LOGGING_FUNCTIONS}
 )
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | METADATA_ATTRIBUTES
 

@@ -44,6 +44,8 @@ from gradlint.analysis.summary_facts import (
 )
 from gradlint.analysis.tensors import built_module_call
 from gradlint.analysis.torch_api import (
+    AUTOGRAD_FUNCTION_CLASSES,
+    AUTOGRAD_FUNCTION_RUN,
     COMMON_TENSOR_METHODS,
     NOT_FORWARD_METHODS,
     OPTIMIZER_METHODS,
@@ -134,6 +136,8 @@ class FunctionSummaries:
         self.caller_arguments = caller_arguments
         self.clearing = clearing if clearing is not None else GradClearing(index)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._autograd_function_names: frozenset[str] | None = None  # _autograd_functions
+        self._apply_named: bool | None = None  # _names_apply
         # id(call) -> (call, imported_method_of_instance's answer): asked of a call by
         # the value, forward and loop questions alike
         self._imported_methods: dict[int, tuple[cst.Call, _ImportedMethod | None]] = {}
@@ -306,6 +310,67 @@ class FunctionSummaries:
             if self.index.scope_of(f) is self.index.module and self.index.enclosing_class(f) is None
         ]
         return candidates[0] if len(candidates) == 1 else None
+
+    def runs_autograd_function(self, call: cst.Call) -> bool:
+        """`LossFn.apply(y, labels)` of a custom autograd Function: a class of this file
+        deriving from torch's Function (or from such a class of the file), or one
+        imported from another project file (ModuleSummary.autograd_functions). What it
+        returns is computed from its tensor arguments, with their graph."""
+        func: cst.BaseExpression = call.func
+        if not self._names_apply():
+            return False  # most files: asked of every call the value analysis meets
+        if type(func) is cst.Name:
+            # `grad_reverse = GradReverse.apply` at the top of the module, then
+            # `grad_reverse(x)` where no function around the call binds the name
+            top = self.index.module
+            scope = self.index.scope_of(call)
+            while scope is not top:
+                if self.bindings.binds(scope, func.value):
+                    return False
+                scope = self.index.scope_of(scope)
+            bound = self.bindings.records(top, _PLAIN_ASSIGNMENTS).get(func.value, [])
+            if len(bound) != 1 or not bound[0].whole or bound[0].value is None:
+                return False
+            func = bound[0].value  # type: ignore[assignment]
+        if (
+            type(func) is not cst.Attribute
+            or func.attr.value != AUTOGRAD_FUNCTION_RUN
+            or type(func.value) is not cst.Name
+        ):
+            return False
+        name = func.value.value
+        if name in self._autograd_functions():
+            return True
+        origin = self.index.imported_from.get(name)
+        if origin is None or self.project is None or not self.project.enabled:
+            return False
+        module, level, there = origin
+        return there is not None and self.project.is_autograd_function(module, level, there)
+
+    def _names_apply(self) -> bool:
+        """Does the file read an attribute `.apply` anywhere?"""
+        if self._apply_named is None:
+            self._apply_named = any(
+                node.attr.value == AUTOGRAD_FUNCTION_RUN
+                for node in self.index.of_types(cst.Attribute)
+            )
+        return self._apply_named
+
+    def _autograd_functions(self) -> frozenset[str]:
+        """The names of this file's classes that are custom autograd Functions."""
+        if self._autograd_function_names is None:
+            found: set[str] = set()
+            for cls in self.index.classes:
+                for base in cls.bases:
+                    dotted = dotted_name(base.value)
+                    if dotted is not None and (
+                        dotted in found
+                        or self.index.qualified_name(base.value) in AUTOGRAD_FUNCTION_CLASSES
+                    ):
+                        found.add(cls.name.value)
+                        break
+            self._autograd_function_names = frozenset(found)
+        return self._autograd_function_names
 
     def resolve_external(
         self, call: cst.Call, *, returning_eval_model: bool = False, making_numbers: bool = False

@@ -31,6 +31,7 @@ from gradlint.analysis.torch_api import (
     GRADLESS_RESULTS,
     GRAPH_CUTTING_METHODS,
     GRAPH_KEEPING_METHODS,
+    GRAPH_PRESERVING_LIBRARY_FUNCTIONS,
     INDEX_METHODS,
     METADATA_ATTRIBUTES,
     NOT_A_HANDED_FORWARD,
@@ -40,6 +41,7 @@ from gradlint.analysis.torch_api import (
     PYTHON_VALUE_BUILTINS,
     STORING_METHODS,
     TENSOR_RETURNING_BUILTINS,
+    TRACKER_LOGGING_FUNCTIONS,
     converts_with_numpy,
     is_test_assertion,
 )
@@ -348,12 +350,18 @@ def argument_result_use(
     callee is a plain name, not `x.sum(...)`."""
     if qualified in NUMBER_BUILTINS:
         return ResultUse.NUMBER
-    if qualified in _CUT_BUILTINS or is_test_assertion(qualified):
+    if (
+        qualified in _CUT_BUILTINS
+        or is_test_assertion(qualified)
+        or qualified in TRACKER_LOGGING_FUNCTIONS
+    ):
         return ResultUse.READ
     if qualified in GRADLESS_LIBRARY_FUNCTIONS:
         return ResultUse.DETACHED  # run under no_grad: what they return has no history
     if converts_with_numpy(qualified):
         return ResultUse.NUMPY_CALL
+    if qualified in GRAPH_PRESERVING_LIBRARY_FUNCTIONS:
+        return ResultUse.FOLLOWED  # `rearrange(out, ...)`: a tensor computed from it
     if qualified.startswith("torch."):
         if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
             # followed on through the distribution: a `log_prob` kept for a later

@@ -90,6 +90,12 @@ def is_test_assertion(qualified: str) -> bool:
     return qualified.startswith(TEST_ASSERTION_PREFIX) or qualified in TEST_ASSERTION_FUNCTIONS
 
 
+# Experiment trackers' logging calls, which turn a tensor they are handed (in a dict of
+# metrics too) into a number or an array of it, detached (wandb's `json_friendly` calls
+# `.detach().cpu()`; mlflow's metrics are floats): a value logged is read as numbers.
+TRACKER_LOGGING_FUNCTIONS = frozenset({"wandb.log", "mlflow.log_metric", "mlflow.log_metrics"})
+
+
 # Tensor attributes that are plain Python values.
 METADATA_ATTRIBUTES = frozenset(
     {"shape", "dtype", "device", "requires_grad", "ndim", "is_leaf", "grad_fn", "is_cuda"}
@@ -410,6 +416,25 @@ GRAPH_KEEPING_METHODS = frozenset(
     {"backward", "register_hook", "retain_grad", "requires_grad_", "manual_backward"}
     | {"register_post_accumulate_grad_hook", "share_memory_", "copy_"}
 )
+
+# -- custom autograd Functions ----------------------------------------------------------
+
+# A class deriving from one of these is a custom autograd Function (a gradient reversal,
+# a straight-through estimator, a hand-written loss with its own backward): `Fn.apply(x,
+# ...)` runs its `forward` as one recorded operation whose backward is the class's, so
+# what it returns is computed from its tensor arguments, with their graph.
+AUTOGRAD_FUNCTION_CLASSES = frozenset(
+    {"torch.autograd.Function", "torch.autograd.function.Function"}
+)
+# The class method that runs such a Function.
+AUTOGRAD_FUNCTION_RUN = "apply"
+# Functions of other tensor libraries that compute a tensor from the tensors handed to
+# them, with their graph, as torch's own functions do (einops calls torch underneath:
+# `rearrange(out, "b c -> c b")`, `reduce(x, "b c h w -> b c", "mean")`).
+GRAPH_PRESERVING_LIBRARY_FUNCTIONS = frozenset(
+    {"einops.rearrange", "einops.reduce", "einops.repeat", "einops.einsum", "einops.pack"}
+)
+
 
 # -- nn.Module ----------------------------------------------------------------------------
 

@@ -85,6 +85,7 @@ from gradlint.analysis.torch_api import (
     GRAD_ATTRIBUTE,
     GRAD_RECORDING_SWITCHES,
     GRAPH_CUTTING_METHODS,
+    GRAPH_PRESERVING_LIBRARY_FUNCTIONS,
     HISTORY_KEEPING_ATTRIBUTES,
     ITEM_PASSING_WRAPPERS,
     LEGACY_TENSOR_CONSTRUCTORS,
@@ -1411,12 +1412,20 @@ class ValueAnalysis:
             # requires_grad=True)`, d2l's weights; `torch.exp(x, requires_grad=True)` is a
             # TypeError): a new leaf
             return LEAF
-        if qualified.startswith("torch.nn.functional.") and call.args:
-            # a functional op of its tensors: history only where they (any of them,
-            # keywords too: `weight=`, `target=`) have it
+        if (
+            qualified.startswith("torch.nn.functional.")
+            or qualified in GRAPH_PRESERVING_LIBRARY_FUNCTIONS
+        ) and call.args:
+            # a functional op of its tensors (torch's, or einops' `rearrange`): history
+            # only where they (any of them, keywords too: `weight=`, `target=`) have it
             if all(a.star == "" for a in call.args):
                 return combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
             return UNKNOWN
+        if self.summaries is not None and self.summaries.runs_autograd_function(call):
+            # `GradReverse.apply(feat, alpha)`: one recorded operation of its arguments,
+            # differentiable through the Function's backward when autograd records
+            output = combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
+            return output if self._recording(use) else (output - GRAPH) | TENSOR
         if method is not None:
             if method in _PYTHON_METHODS:
                 return PYTHON

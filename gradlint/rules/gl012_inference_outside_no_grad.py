@@ -19,6 +19,7 @@ from gradlint.analysis.torch_api import (
     OPTIMIZER_METHODS,
     PYTHON_OBJECT_METHODS,
     SUMMARY_WRITER_METHODS,
+    TRACKER_LOGGING_FUNCTIONS,
     is_inplace_method,
 )
 from gradlint.analysis.values import is_graph_free
@@ -267,8 +268,9 @@ class InferenceOutsideNoGrad(Rule):
         "isnan(",
         "isinf(",
         "isfinite(",
-        # logged by TensorBoard's SummaryWriter, which detaches it
+        # logged by TensorBoard's SummaryWriter, which detaches it, or by a tracker
         *(f".{method}" for method in sorted(SUMMARY_WRITER_METHODS)),
+        *(f"{name}(" for name in sorted(TRACKER_LOGGING_FUNCTIONS)),
         # ranked, compared or counted: the result has no history (`torch.argsort(pred)`)
         *(f".{method}(" for method in sorted(GRADLESS_RESULTS)),
         *(f"torch.{method}(" for method in sorted(GRADLESS_RESULTS)),
