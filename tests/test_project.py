@@ -1582,6 +1582,34 @@ def test_a_function_called_in_its_file_only_by_functions_run_under_no_grad_elsew
     assert [(d.start.line, d.code) for d in result.diagnostics] == expected
 
 
+# A text with every kind of field an ast node has (None among `Dict.keys`, match
+# patterns, `except*`, decorators, annotations, star targets).
+EVERY_KIND_OF_FIELD = textwrap.dedent(
+    """
+    from ..pkg import a as b
+    @decorate(1)
+    async def f(x: int = 1, /, y=2, *args, z, **kw) -> "T":
+        global g
+        async with open(x) as h:
+            async for i, *j in aiter(y):
+                await h.send(i)
+        try:
+            k = [m for m in range(3) if m > 0]
+        except* ValueError as err:
+            raise RuntimeError("no") from err
+        match x:
+            case {"a": 1, **rest} if rest:
+                return f"{x!r:>{y}}"
+            case Point(x=0, y=_) as p:
+                return p
+        return {**kw, "k": k}, {e for e in args}, (w := 3), -x if y else not x, y < z
+    class C(B, metaclass=M):
+        attr: int = 0
+        del attr
+    """
+)
+
+
 def test_each_ast_class_reads_its_children_as_the_generic_loops_do():
     # _ast_children reads a node's fields as its class's grammar line types them (no
     # test of a field typed `expr`, none of `identifier` or `expr_context` read): the
@@ -1589,31 +1617,7 @@ def test_each_ast_class_reads_its_children_as_the_generic_loops_do():
     # with every kind of field (None among `Dict.keys`, match patterns, `except*`)
     import ast
 
-    source = textwrap.dedent(
-        """
-        from ..pkg import a as b
-        @decorate(1)
-        async def f(x: int = 1, /, y=2, *args, z, **kw) -> "T":
-            global g
-            async with open(x) as h:
-                async for i, *j in aiter(y):
-                    await h.send(i)
-            try:
-                k = [m for m in range(3) if m > 0]
-            except* ValueError as err:
-                raise RuntimeError("no") from err
-            match x:
-                case {"a": 1, **rest} if rest:
-                    return f"{x!r:>{y}}"
-                case Point(x=0, y=_) as p:
-                    return p
-            return {**kw, "k": k}, {e for e in args}, (w := 3), -x if y else not x, y < z
-        class C(B, metaclass=M):
-            attr: int = 0
-            del attr
-        """
-    )
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(EVERY_KIND_OF_FIELD)):
         for generated, generic in (
             (project._ast_children, project._ast_children_generic),
             (project._all_ast_children, project._all_ast_children_generic),
@@ -2983,24 +2987,7 @@ def test_the_summaries_walk_a_tree_in_ast_walks_order():
     # first, so every "first one found" a summary reads stays the one it was.
     import ast
 
-    source = Path(project.__file__).read_text(encoding="utf-8") + textwrap.dedent(
-        """
-        async def f(x, *args, y=1, **kw):
-            async with a as b, c:
-                async for i in g():
-                    await h.send(i)
-            try:
-                k = [m for m in range(3) if m > 0]
-            except* ValueError as err:
-                raise RuntimeError("no") from err
-            match x:
-                case {"a": 1, **rest} if rest:
-                    return f"{x!r:>{y}}"
-                case Point(x=0, y=_) as p:
-                    return p
-            return {**kw, "k": k}, {e for e in args}, (w := 3), -x if y else not x, y < z
-        """
-    )
+    source = Path(project.__file__).read_text(encoding="utf-8") + EVERY_KIND_OF_FIELD
     tree = ast.parse(source)
     for node in [tree, *tree.body]:
         expected = list(ast.walk(node))
