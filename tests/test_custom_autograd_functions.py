@@ -162,43 +162,44 @@ class NotAFunction:
     }
 
 
-GRADIENT_REVERSAL = """
+COUNTED = """
 import torch
 from torch import nn
 
 
-class GradReverse(torch.autograd.Function):
+class CountCorrect(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, alpha):
-        ctx.alpha = alpha
-        return x.view_as(x)
+    def forward(ctx, logits, labels):
+        correct = (logits.argmax(1) == labels).sum()
+        ctx.mark_non_differentiable(correct)
+        return correct
 
     @staticmethod
     def backward(ctx, g):
-        return -ctx.alpha * g, None
+        return None, None
 
 
 model = nn.Linear(3, 3)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-total = 0
+correct = 0
 for _ in range(10):
-    loss = GradReverse.apply(model(torch.randn(2, 3)).pow(2).mean(), 1.0)
+    x, y = torch.randn(2, 3), torch.randint(0, 3, (2,))
+    out = model(x)
+    loss = nn.functional.cross_entropy(out, y)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    total += loss
-print(total)
+    correct += CountCorrect.apply(out, y)
+print(correct)
 """
 
 
-def test_a_loss_through_a_custom_function_kept_across_iterations(tmp_path: Path):
-    # the value analysis reads `GradReverse.apply(...)` as computed from its arguments:
-    # the loss it returns has their graph, and summing it keeps every iteration's (GL006)
-    write(tmp_path, {"reversal.py": GRADIENT_REVERSAL})
-    assert findings(tmp_path / "reversal.py") == [(24, "GL006")]
-    detached = GRADIENT_REVERSAL.replace("total += loss", "total += loss.item()")
-    write(tmp_path, {"reversal.py": detached})
-    assert findings(tmp_path / "reversal.py") == []
+def test_no_graph_is_claimed_for_what_a_custom_function_returns(tmp_path: Path):
+    # a Function may return what has no history (a count marked non-differentiable, an
+    # argmax): its result is followed for where a value goes, but the value analysis
+    # does not claim it holds a graph, so keeping it across iterations is no finding
+    write(tmp_path, {"count.py": COUNTED})
+    assert findings(tmp_path / "count.py") == []
 
 
 def test_a_custom_function_run_under_a_name_the_module_gives_it(tmp_path: Path):
@@ -217,3 +218,22 @@ def test_a_custom_function_run_under_a_name_the_module_gives_it(tmp_path: Path):
     )
     write(tmp_path, {"square.py": shadowed})
     assert findings(tmp_path / "square.py") == []
+
+
+def test_an_alias_the_module_also_binds_otherwise_is_not_the_function(tmp_path: Path):
+    # `f = Square.apply`, then `for f in [keep]:` at the top level of a script: the call
+    # `f(out)` there runs `keep`, which keeps the output for a later backward
+    rebound = SQUARE.replace(
+        "model = nn.Linear(3, 3)",
+        "f = Square.apply\nkept = []\n\n\ndef keep(t):\n    kept.append(t)\n    return t\n\n\n"
+        "model = nn.Linear(3, 3)",
+    ).replace(
+        "value = Square.apply(out)\nprint(value.mean().item())",
+        "for f in [keep]:\n    print(f(out).mean().item())\ntorch.stack(kept).sum().backward()",
+    )
+    write(tmp_path, {"square.py": rebound})
+    assert findings(tmp_path / "square.py") == []
+    # the same call where `f` is the module's alias alone is the Function
+    alias = rebound.replace("for f in [keep]:\n    print(", "if True:\n    print(")
+    write(tmp_path, {"square.py": alias})
+    assert [code for _, code in findings(tmp_path / "square.py")] == ["GL012"]

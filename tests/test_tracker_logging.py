@@ -59,3 +59,17 @@ def test_a_dict_handed_to_an_unknown_call(tmp_path: Path):
     )
     write(tmp_path, {"train.py": handed})
     assert findings(tmp_path / "train.py") == []
+
+
+def test_an_object_of_the_file_named_like_a_tracker(tmp_path: Path):
+    # `wandb = Tracker()` of the file's own: its `log` keeps the values for a backward
+    own = LOGGED.replace(
+        "import wandb\n",
+        "\n\nclass Tracker:\n    def log(self, d):\n        pending.extend(d.values())\n\n\n"
+        "pending = []\nwandb = Tracker()\n",
+    ).replace(
+        '    wandb.log({"train_loss": loss.item(), "val_loss": val})',
+        '    wandb.log({"val_loss": val})\n    torch.stack(pending).sum().backward()',
+    )
+    write(tmp_path, {"train.py": own})
+    assert findings(tmp_path / "train.py") == []

@@ -6427,6 +6427,7 @@ def _read_as_numbers(call: ast.Call, parents: dict[int, ast.AST], imports: Impor
                 imports.qualify(dotted) if dotted is not None else "",
                 writes_out=any(k.arg == "out" for k in parent.keywords),
                 builtin=isinstance(parent.func, ast.Name),
+                imported=dotted is not None and dotted.partition(".")[0] in imports.names(),
             )
             if use is None:
                 # a function of the project, a module: not followed here

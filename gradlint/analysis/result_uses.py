@@ -608,6 +608,7 @@ class ResultUses:
             qualified,
             writes_out=any(a.keyword and a.keyword.value == "out" for a in call.args),
             builtin=type(call.func) is not cst.Attribute,
+            imported=self._root_imported(call),
         )
         if use is not None:
             return _met(use, call, detached, found)
@@ -754,10 +755,21 @@ class ResultUses:
         if self._method_of_the_model(call):
             return [(call, detached)]
         qualified = self.index.qualified_name(call.func) or ""
-        use = argument_result_use(qualified, builtin=type(call.func) is not cst.Attribute)
+        use = argument_result_use(
+            qualified,
+            builtin=type(call.func) is not cst.Attribute,
+            imported=self._root_imported(call),
+        )
         if use is None:
             raise _Escapes
         return _met(use, call, detached, found)
+
+    def _root_imported(self, call: cst.Call) -> bool:
+        """Is the root name of the call's callee an import of the file there?"""
+        dotted = index_dotted(call.func)
+        return dotted is not None and (
+            self.index.import_alias_at(call, dotted.partition(".")[0]) is not None
+        )
 
     def _kept_by_the_callee(self, call: cst.Call) -> bool:
         """Does the function of this file `call` runs keep what it hands back in its

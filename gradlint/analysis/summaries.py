@@ -328,8 +328,17 @@ class FunctionSummaries:
                 if self.bindings.binds(scope, func.value):
                     return False
                 scope = self.index.scope_of(scope)
-            bound = self.bindings.records(top, _PLAIN_ASSIGNMENTS).get(func.value, [])
-            if len(bound) != 1 or not bound[0].whole or bound[0].value is None:
+            if self.index.comprehension_variable(func) is not None:
+                return False  # `[f(x) for f in models]`: the comprehension's own `f`
+            # bound once in the module, by that assignment alone (not also a loop's
+            # target, `for f in models:`, or a def)
+            bound = [r for r in self.bindings.of_scope(top) if r.name == func.value]
+            if (
+                len(bound) != 1
+                or bound[0].kind not in _PLAIN_ASSIGNMENTS
+                or not bound[0].whole
+                or bound[0].value is None
+            ):
                 return False
             func = bound[0].value  # type: ignore[assignment]
         if (

@@ -342,18 +342,19 @@ def attribute_result_use(attribute: str) -> ResultUse:
 
 
 def argument_result_use(
-    qualified: str, *, writes_out: bool = False, builtin: bool = True
+    qualified: str, *, writes_out: bool = False, builtin: bool = True, imported: bool = True
 ) -> ResultUse | None:
     """What passing the value to `qualified(...)` (resolved through the imports) does to
     it; None when no library function decides (a project function, a module: the
     caller's to follow). `writes_out`: the call has an `out=` argument; `builtin`: the
-    callee is a plain name, not `x.sum(...)`."""
+    callee is a plain name, not `x.sum(...)`; `imported`: the callee's root name is an
+    import (`wandb = Tracker()` makes `wandb.log` the file's own)."""
     if qualified in NUMBER_BUILTINS:
         return ResultUse.NUMBER
     if (
         qualified in _CUT_BUILTINS
         or is_test_assertion(qualified)
-        or qualified in TRACKER_LOGGING_FUNCTIONS
+        or (imported and qualified in TRACKER_LOGGING_FUNCTIONS)
     ):
         return ResultUse.READ
     if qualified in GRADLESS_LIBRARY_FUNCTIONS:

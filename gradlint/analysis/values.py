@@ -1421,11 +1421,6 @@ class ValueAnalysis:
             if all(a.star == "" for a in call.args):
                 return combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
             return UNKNOWN
-        if self.summaries is not None and self.summaries.runs_autograd_function(call):
-            # `GradReverse.apply(feat, alpha)`: one recorded operation of its arguments,
-            # differentiable through the Function's backward when autograd records
-            output = combine(TENSOR, *(self._expr(a.value, use) for a in call.args))
-            return output if self._recording(use) else (output - GRAPH) | TENSOR
         if method is not None:
             if method in _PYTHON_METHODS:
                 return PYTHON

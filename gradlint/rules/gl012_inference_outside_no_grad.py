@@ -9,7 +9,6 @@ from gradlint.analysis.impact import CostSource
 from gradlint.analysis.index import dotted_name, module_path
 from gradlint.analysis.result_uses import NumberUses
 from gradlint.analysis.torch_api import (
-    BACKWARD_METHODS,
     COMMON_TENSOR_METHODS,
     GRADLESS_RESULTS,
     LIBRARY_ROOTS,
@@ -20,7 +19,6 @@ from gradlint.analysis.torch_api import (
     PYTHON_OBJECT_METHODS,
     SUMMARY_WRITER_METHODS,
     TRACKER_LOGGING_FUNCTIONS,
-    is_inplace_method,
 )
 from gradlint.analysis.values import is_graph_free
 from gradlint.diagnostics import Group, Related
@@ -32,15 +30,10 @@ _REBINDS = re.compile(
     r"\b(" + "|".join(sorted(NEVER_FORWARD_BUILTINS)) + r")\s*(?:=[^=]|\.parameters)"
 )
 _ASSIGNED_ATTRIBUTES = re.compile(r"\.(\w+)\s*=[^=]")
-# Methods of tensors, modules, optimizers and plain objects: never a module's forward
-# (nor is a backward, or a method named as torch names an in-place one: `w.uniform_()`).
-_PLAIN_METHODS = (
-    PYTHON_OBJECT_METHODS
-    | COMMON_TENSOR_METHODS
-    | MODULE_API
-    | OPTIMIZER_METHODS
-    | BACKWARD_METHODS
-)
+# Methods of tensors, modules, optimizers and plain objects: never a module's forward.
+# (Not `backward` or in-place-named methods: a flow's `net.backward(y)` is its inverse
+# pass, and `flow.sample_(n)` runs its layers.)
+_PLAIN_METHODS = PYTHON_OBJECT_METHODS | COMMON_TENSOR_METHODS | MODULE_API | OPTIMIZER_METHODS
 
 _NUMBERS = "its result is only read as numbers"
 _UNUSED = "its result is never used"
@@ -573,7 +566,7 @@ class InferenceOutsideNoGrad(Rule):
         if type(func) is cst.Attribute:
             attr = func.attr.value
             return (
-                (attr in _PLAIN_METHODS or is_inplace_method(attr))
+                attr in _PLAIN_METHODS
                 and attr not in assigned
                 and attr not in self.facts.forwards.forward_methods()
             )
