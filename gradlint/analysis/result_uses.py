@@ -291,6 +291,11 @@ class ResultUses:
                     qualified_name(call.func)
                 ):
                     direct.add(id(owner))  # `np.mean(y)`, `plt.plot(x, y)`
+                elif (
+                    _last_name(call.func) in _TRACKER_CALL_NAMES
+                    and qualified_name(call.func) in TRACKER_LOGGING_FUNCTIONS
+                ):
+                    direct.add(id(owner))  # `wandb.log({"val_loss": loss})`
                 statement = parent.get(id(call))
                 if type(statement) is cst.Assign and type(owner) is cst.FunctionDef:
                     bound.setdefault(id(owner), []).extend(
@@ -1560,13 +1565,23 @@ _ENDING_METHODS = (
     | GRADLESS_RESULTS
     | METADATA_METHODS
     | SUMMARY_WRITER_METHODS
-    | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS | TRACKER_LOGGING_FUNCTIONS}
+    | {name.rsplit(".", 1)[1] for name in GRADLESS_LIBRARY_FUNCTIONS}
 )
 _ENDING_BUILTINS = (
-    NUMBER_BUILTINS
-    | {"print"}
-    | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS | TRACKER_LOGGING_FUNCTIONS}
+    NUMBER_BUILTINS | {"print"} | {n.rsplit(".", 1)[1] for n in GRADLESS_LIBRARY_FUNCTIONS}
 )
+# The last names of the trackers' logging calls: asked before resolving a call's name
+# (a bare `.log(` is torch's, or a logger's, far more often)
+_TRACKER_CALL_NAMES = frozenset(n.rsplit(".", 1)[1] for n in TRACKER_LOGGING_FUNCTIONS)
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    """`log` of `wandb.log` or of `log`; None for any other callee."""
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    return func.value if type(func) is cst.Name else None
+
+
 _ENDING_ATTRIBUTES = DETACHING_ATTRIBUTES | METADATA_ATTRIBUTES
 
 

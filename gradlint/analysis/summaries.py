@@ -324,10 +324,11 @@ class FunctionSummaries:
             # `grad_reverse(x)` where no function around the call binds the name
             top = self.index.module
             scope = self.index.scope_of(call)
-            while scope is not top:
-                if self.bindings.binds(scope, func.value):
-                    return False
-                scope = self.index.scope_of(scope)
+            if any(
+                around is not top and self.bindings.binds(around, func.value)
+                for around in (scope, *self.index.outer_scopes(scope))
+            ):
+                return False
             if self.index.comprehension_variable(func) is not None:
                 return False  # `[f(x) for f in models]`: the comprehension's own `f`
             # bound once in the module, by that assignment alone (not also a loop's
