@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradlint
-from gradlint.analysis.stamps import stat_version, unchanged_by_stat
+from gradlint.analysis.stamps import restamped, stat_version, unchanged_by_stat
 from gradlint.diagnostics import (
     Applicability,
     CellLocation,
@@ -320,22 +320,24 @@ def valid_entry(entry) -> bool:
     )
 
 
-def _dependencies_unchanged(dependencies: dict[str, str]) -> bool:
+def _dependencies_unchanged(dependencies: dict[str, str]) -> dict[str, str] | None:
     if unchanged_by_stat(dependencies):
-        return True
+        return dependencies
     # Only now the summaries: reading and summarising needs more than a warm run loads.
     from gradlint.analysis.project import dependencies_unchanged
 
-    return dependencies_unchanged(dependencies)
+    now = restamped(dependencies)
+    return now if dependencies_unchanged(dependencies) else None
 
 
-def _dependencies_checked(dependencies: dict[str, str]) -> bool:
-    """Are the dependencies unchanged? False too when checking them fails: they are
+def _dependencies_checked(dependencies: dict[str, str]) -> dict[str, str] | None:
+    """The dependencies' stamps as they are now when they are unchanged (the same dict
+    when a stat of each told), else None; None too when checking them fails: they are
     files of the repository, whatever it holds."""
     try:
         return _dependencies_unchanged(dependencies)
     except (OSError, ValueError, RecursionError, MemoryError):
-        return False
+        return None
 
 
 @dataclass
@@ -417,14 +419,20 @@ class Cache:
         if entry is None or entry[0] != key:
             self.misses += 1
             return None
-        if entry[4] and not _dependencies_checked(entry[4]):
-            # A helper this file imports now does something else (or cannot be read):
-            # lint it again. The entry goes, so that a check that fails is not run again
-            # by every later run should this one end before the entry is rewritten.
-            del self.entries[abs_path]
-            self.dirty = True
-            self.misses += 1
-            return None
+        if entry[4]:
+            stamps = _dependencies_checked(entry[4])
+            if stamps is None:
+                # A helper this file imports now does something else (or cannot be
+                # read): lint it again. The entry goes, so that a check that fails is
+                # not run again by every later run should this one end before the entry
+                # is rewritten.
+                del self.entries[abs_path]
+                self.dirty = True
+                self.misses += 1
+                return None
+            if stamps is not entry[4]:
+                entry[4] = stamps  # unchanged on a closer look: a stat answers next time
+                self.dirty = True
         try:
             diagnostics = [diagnostic_from_json(item, display_path) for item in entry[2]]
             error = error_from_json(entry[3], display_path) if entry[3] else None

@@ -4,6 +4,7 @@ the cache reads the table, never the rules, so it does not load LibCST."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,14 +41,20 @@ def _notebook(source: str) -> str:
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
-def _run(project: Path, status: int = 1) -> tuple[str, list[str]]:
+LINTING = ("libcst", "gradlint.engine", "gradlint.rules")
+# what reads and summarises the project's files: a result checked by stats alone needs none
+READING = ("gradlint.analysis.project",)
+
+
+def _run(
+    project: Path, status: int = 1, watched: tuple[str, ...] = LINTING
+) -> tuple[str, list[str]]:
     """The full report of a run over `project` (which exits with `status`), and which of
-    LibCST and the rules the process loaded."""
+    the `watched` modules (LibCST and the rules) the process loaded."""
     script = (
         "import sys; from gradlint.cli import main;"
         "status = main(['--output-format', 'full', '-j1', '.']);"
-        "print('LOADED', sorted(m for m in ('libcst', 'gradlint.engine', 'gradlint.rules')"
-        " if m in sys.modules));"
+        f"print('LOADED', sorted(m for m in {watched!r} if m in sys.modules));"
         "sys.exit(status)"
     )
     done = subprocess.run(
@@ -105,3 +112,39 @@ def test_a_cached_result_that_depends_on_a_caller_search_is_served_without_libcs
     (tmp_path / "main.py").write_text(main + "print(evaluate(model, torch.randn(2, 4)))\n")
     _, loaded = _run(tmp_path, status=0)
     assert loaded == ["gradlint.engine", "gradlint.rules", "libcst"]
+
+
+def test_a_search_dependent_result_is_served_by_a_stat_of_the_searched_files(tmp_path):
+    # While the files a caller search reads keep their sizes and times, its answer
+    # stands: the warm run stats them and reads none, so it loads nothing that reads.
+    # A touched file is read again (its text decides) and restamped, so the run after
+    # is a stat again; a new file changes what there is to search.
+    (tmp_path / "utils.py").write_text(
+        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
+    )
+    main = (
+        "import torch\nfrom torch import nn\n\nfrom utils import evaluate\n\n"
+        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "print(evaluate(model, torch.randn(1, 4)))\n"
+    )
+    (tmp_path / "main.py").write_text(main)
+    both = LINTING + READING
+    cold, loaded = _run(tmp_path, status=0, watched=both)
+    assert "GL012" in cold and "utils.py:2:12" in cold
+    assert set(loaded) == set(both)
+
+    warm, loaded = _run(tmp_path, status=0, watched=both)
+    assert loaded == []
+    assert warm == cold
+
+    stat = (tmp_path / "main.py").stat()
+    os.utime(tmp_path / "main.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    touched, loaded = _run(tmp_path, status=0, watched=both)
+    assert loaded == list(READING)  # read, not linted
+    assert touched == cold
+    _, loaded = _run(tmp_path, status=0, watched=both)
+    assert loaded == []
+
+    (tmp_path / "notes.py").write_text("from utils import evaluate\n")
+    _, loaded = _run(tmp_path, status=0, watched=both)
+    assert "gradlint.analysis.project" in loaded

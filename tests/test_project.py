@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gradlint.analysis import project
+from gradlint.analysis import project, stamps
 from gradlint.analysis.imports import ast_import_map
 from gradlint.analysis.summary_facts import hot_loop_header
 from gradlint.config import Config
@@ -2173,7 +2173,9 @@ def test_a_search_dependency_is_checked_by_the_texts_that_name_it_without_search
     assert index.method_calls(query) is not None
     assert index.methods_named("act") is not None
     index.attribute_parameterless("net")
-    assert len(index.dependencies) == 3
+    # the three searches, and the files of the root they searched
+    assert len(index.dependencies) == 4
+    assert stamps.tree_key(str(tmp_path)) in index.dependencies
 
     def no_search(*args, **kwargs):
         raise AssertionError("searched again")
@@ -2187,6 +2189,41 @@ def test_a_search_dependency_is_checked_by_the_texts_that_name_it_without_search
         stat = path.stat()
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
         assert not project.dependencies_unchanged(index.dependencies)
+
+
+def test_a_search_stands_while_the_files_under_its_root_keep_their_sizes_and_times(tmp_path):
+    # The files a search reads are those under its root: while none is touched and none
+    # comes or goes, a stat of each answers for every search there (stamps.tree_stamp),
+    # a new file or a touched one asks for the closer look, and the stamps taken before
+    # a closer look that finds nothing changed answer by stat again.
+    write(
+        tmp_path,
+        {
+            "agent.py": "class Agent:\n    def act(self, s):\n        return s\n",
+            "main.py": "from agent import Agent\n\nagent = Agent()\nagent.act(1)\n",
+        },
+    )
+    index = project.ProjectIndex(str(tmp_path / "agent.py"))
+    query = project.MethodQuery(
+        str(tmp_path / "agent.py"), "Agent", "act", "", frozenset(), frozenset(), frozenset()
+    )
+    assert index.method_calls(query)
+    dependencies = dict(index.dependencies)
+    assert stamps.unchanged_by_stat(dependencies)
+
+    main = tmp_path / "main.py"
+    stat = main.stat()
+    os.utime(main, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert not stamps.unchanged_by_stat(dependencies)
+    now = stamps.restamped(dependencies)
+    assert project.dependencies_unchanged(dependencies)  # the same text searches alike
+    assert stamps.unchanged_by_stat(now)
+
+    (tmp_path / "notes.md.py").write_text("x = 1\n", encoding="utf-8")
+    assert not stamps.unchanged_by_stat(now)
+    # a search answered without a stamp of its root's files is always looked at closer
+    searches = {k: v for k, v in now.items() if not k.startswith(stamps.TREE_PREFIX)}
+    assert not stamps.unchanged_by_stat(searches)
 
 
 RND_MODEL = """

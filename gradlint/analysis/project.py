@@ -48,6 +48,7 @@ from gradlint.analysis.imports import (
 from gradlint.analysis.last_activation import LastActivation, last_activations_of_classes
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.module_state_summary import carried_attributes_of_class, own_method
+from gradlint.analysis.project_files import project_files
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
@@ -55,11 +56,14 @@ from gradlint.analysis.stamps import (
     SEARCH_PREFIX,
     SUBCLASSES_PREFIX,
     TEXT_PREFIX,
+    TREE_PREFIX,
     file_stamp,
     search_stamp,
     split_stamp,
     stat_matches,
     stat_version,
+    tree_key,
+    tree_stamp,
 )
 from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
@@ -3832,11 +3836,18 @@ class ProjectIndex:
         of the linted file's cached result (None: the project is too large to search)."""
         if key in answers:
             return answers[key]
+        root = self._searched_root()
+        tree = tree_key(root)
+        # the root's files as they are before the search reads them: a later change
+        # can only make the stamp stale, never vouch for an answer it did not give
+        stamp = tree_stamp(root) if tree not in self.dependencies else None
         found = search()
         if found is None:
             answers[key] = None
             return None
         result, digest = found
+        if stamp is not None:
+            self.dependencies[tree] = stamp
         self.dependencies[key] = search_stamp(digest)
         answers[key] = result
         return result
@@ -4345,8 +4356,10 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
     change to what it does (a comment, a new unrelated line) still counts as unchanged."""
     for path, stamp in dependencies.items():
+        if path.startswith(TREE_PREFIX):
+            continue  # the files under a searched root: their searches are asked below
         # A search's stamp is a digest of the files linked to where it was asked whose
-        # text names what it looked for, with their text stamps: the same files,
+        # text names what it looked for, with the digests of their texts: the same files,
         # unchanged, give the same answer, so only their texts are read again, not
         # searched.
         token: str | None = None
@@ -4481,17 +4494,7 @@ def importers(
 
 # -- who calls a method: the project's files read backwards ------------------------------
 
-# Folders never searched for callers: environments, caches, build output.
-_SKIPPED_FOLDERS = frozenset(
-    {"node_modules", "site-packages", "__pycache__", "build", "dist", "venv", "env"}
-)
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-# The files searched for callers: modules, and notebooks (their code cells).
-_SEARCHED_SUFFIXES = (".py", ".ipynb")
-# A project with more files than this is not searched for callers.
-MAX_PROJECT_FILES = 5000
-# root -> (its Python files or None, the mtime of every folder walked)
-_FILES_MEMO: dict[str, tuple[list[str] | None, dict[str, int]]] = {}
 
 
 def project_root(path: str) -> str:
@@ -4499,46 +4502,6 @@ def project_root(path: str) -> str:
     else the folder above its outermost package."""
     here = str(Path(path).absolute().parent)
     return _project_folder(here) or _package_root_of(here)
-
-
-def project_files(root: str) -> list[str] | None:
-    """The Python files and notebooks under root, sorted; None when there are more than
-    MAX_PROJECT_FILES. Memoised per process while no folder walked has changed (a new
-    file changes its folder's mtime), so a language server sees files come and go."""
-    with _MEMO_LOCK:
-        memo = _FILES_MEMO.get(root)
-    if memo is not None and _folders_unchanged(memo[1]):
-        return memo[0]
-    found: list[str] | None = []
-    folders: dict[str, int] = {}
-    for folder, subfolders, names in os.walk(root):
-        try:
-            folders[folder] = os.stat(folder).st_mtime_ns
-        except OSError:
-            continue
-        subfolders[:] = sorted(
-            d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
-        )
-        assert found is not None
-        found.extend(
-            os.path.join(folder, n) for n in sorted(names) if n.endswith(_SEARCHED_SUFFIXES)
-        )
-        if len(found) > MAX_PROJECT_FILES:
-            found = None
-            break
-    with _MEMO_LOCK:
-        _FILES_MEMO[root] = (found, folders)
-    return found
-
-
-def _folders_unchanged(folders: dict[str, int]) -> bool:
-    for folder, mtime in folders.items():
-        try:
-            if os.stat(folder).st_mtime_ns != mtime:
-                return False
-        except OSError:
-            return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -5307,7 +5270,7 @@ def _keyword_constants(call: ast.Call) -> tuple[tuple[str, str], ...]:
 def method_calls(query: MethodQuery, root: str) -> tuple[list[MethodCall], str] | None:
     """Every call of `query.method` in the project's files on an object that may be an
     instance of the class, and a stamp of where they were looked for (the files linked to
-    the class's file by imports whose text names the method, with their text stamps);
+    the class's file by imports whose text names the method, with the digests of their texts);
     None when one of them is on an object whose class cannot be told, or the project is
     too large to search."""
     found = _files_naming(_calls_token(query), root, query.class_file)
@@ -5344,7 +5307,7 @@ def method_definitions(
 ) -> tuple[list[ExternalFunction], str] | None:
     """The summaries of every method `method` of a class in the project's files linked to
     `near` by imports (`def test(self, z)` in a class of `models/`), and a stamp of where
-    they were looked for (the files whose text defines the name, with their text stamps);
+    they were looked for (the files whose text defines the name, with the digests of their texts);
     None when the project is too large to search. What a call of that name in `near` on
     an object whose class cannot be told may run."""
     found = _files_with(_definitions_token(method), root, near)
@@ -5402,7 +5365,7 @@ def _attributes_token(attribute: str) -> str:
 
 def _files_with(token: str, root: str, near: str) -> tuple[list[str], str] | None:
     """The project's files linked to `near` by imports whose text has `token`, and a
-    stamp of where it was looked for (those files, with their text stamps); None when the
+    stamp of where it was looked for (those files, with the digests of their texts); None when the
     project is too large to search."""
     found = _files_naming(token, root, near)
     if found is None:
@@ -5413,8 +5376,8 @@ def _files_with(token: str, root: str, near: str) -> tuple[list[str], str] | Non
 
 def _files_naming(token: str, root: str, near: str) -> tuple[list[tuple[str, MemoKey]], str] | None:
     """(path, memo key) of the project's files linked to `near` by imports
-    (_linked_files) whose text has `token`, and a digest of those files with their text
-    stamps: the same files, unchanged, give a search the same answer. None when the
+    (_linked_files) whose text has `token`, and a digest of those files with the digests
+    of their texts: the same files, unchanged, give a search the same answer. None when the
     project is too large to search."""
     files = project_files(root)
     if files is None:
@@ -5430,7 +5393,8 @@ def _files_naming(token: str, root: str, near: str) -> tuple[list[tuple[str, Mem
         if text is None or not text[0]:
             continue
         naming.append((path, key))
-        stamps.append(f"{path}={text[1]}")
+        # the text's digest, not its times: a file touched (a checkout) searches alike
+        stamps.append(f"{path}={split_stamp(text[1])[2]}")
     return naming, hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
 
 

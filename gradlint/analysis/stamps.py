@@ -7,15 +7,21 @@ found; a search for the definitions of a method's name `DEFINITIONS_PREFIX` + th
 the root; a search for what the classes store in an attribute `ATTRIBUTES_PREFIX` + its name
 and the root; a search for a class's subclasses `SUBCLASSES_PREFIX` + its name and the root;
 a search for the other files that name an attribute `READERS_PREFIX` + its name and the root.
+Beside a lint's searches, `TREE_PREFIX` + their root is stamped `-:-:` + the digest of the
+files a search there may read, each with its size and times (tree_stamp).
 A file whose size and times (`stat_version`) are as recorded is taken as unchanged without
-being read, so a run served from the cache is a stat per dependency; anything else is for
+being read, and so are the searches while their root's files are (a walk and a stat per
+file), so a run served from the cache reads nothing; anything else is for
 `gradlint.analysis.project.dependencies_unchanged`, which reads and summarises (and
 imports more than a warm run needs).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+
+from gradlint.analysis.project_files import project_files
 
 TEXT_PREFIX = "text-"
 SEARCH_PREFIX = "search:"
@@ -29,6 +35,9 @@ SUBCLASSES_PREFIX = SEARCH_PREFIX + "subclasses:"
 # A search for the project's other files whose text has an attribute's name: where an
 # object's attribute may be read outside its class.
 READERS_PREFIX = SEARCH_PREFIX + "readers:"
+# The files under a searched root, with their sizes and times: not a search itself, the
+# check that spares reading them again.
+TREE_PREFIX = "tree:"
 
 
 def stat_version(info: os.stat_result) -> str:
@@ -65,11 +74,64 @@ def stat_matches(path: str, stamp: str) -> bool | None:
     return str(info.st_size) == size and stat_version(info) == times
 
 
+def tree_key(root: str) -> str:
+    return TREE_PREFIX + root
+
+
+def tree_stamp(root: str) -> str | None:
+    """A digest of the files project_files finds under root, each with its size and
+    times; None when the project is too large to search. While it is equal, every
+    search under root reads the same texts (a file rewritten with its old mtime has a
+    new ctime) and finds what it found."""
+    files = project_files(root)
+    if files is None:
+        return None
+    parts: list[str] = []
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            parts.append(f"{path}\0-")
+            continue
+        parts.append(f"{path}\0{info.st_size}\0{stat_version(info)}")
+    data = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return file_stamp("-", "-", hashlib.sha256(data).hexdigest()[:16])
+
+
 def unchanged_by_stat(dependencies: dict[str, str]) -> bool:
-    """True when every dependency is a file with the size and times recorded for it.
-    False does not mean changed, only that a closer look is needed: a caller search to
-    run again, a file touched, moved or gone."""
-    return all(
-        not path.startswith(SEARCH_PREFIX) and stat_matches(path, stamp)
-        for path, stamp in dependencies.items()
-    )
+    """True when every dependency is a file with the size and times recorded for it, and
+    every searched root's files are (tree_stamp). False does not mean changed, only that
+    a closer look is needed: a search to run again, a file touched, moved or gone."""
+    searched = False
+    for path, stamp in dependencies.items():
+        if path.startswith(TREE_PREFIX):
+            if tree_stamp(path.removeprefix(TREE_PREFIX)) != stamp:
+                return False
+        elif path.startswith(SEARCH_PREFIX):
+            searched = True
+        elif not stat_matches(path, stamp):
+            return False
+    # a search is answered by its root's files: an entry written before roots were
+    # stamped has none, and needs the closer look
+    return not searched or any(path.startswith(TREE_PREFIX) for path in dependencies)
+
+
+def restamped(dependencies: dict[str, str]) -> dict[str, str]:
+    """The stamps with each file's size and times, and each searched root's tree, as
+    they are now, the digests kept. Taken before a closer look finds the dependencies
+    unchanged (a checkout touches every file), so that the next run is a stat again; a
+    file changed after them only makes them stale."""
+    found: dict[str, str] = {}
+    for path, stamp in dependencies.items():
+        if path.startswith(TREE_PREFIX):
+            found[path] = tree_stamp(path.removeprefix(TREE_PREFIX)) or stamp
+        elif path.startswith(SEARCH_PREFIX):
+            found[path] = stamp
+        else:
+            try:
+                info = os.stat(path)
+            except OSError:
+                found[path] = stamp
+                continue
+            found[path] = file_stamp(info.st_size, stat_version(info), split_stamp(stamp)[2])
+    return found
