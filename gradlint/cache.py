@@ -320,22 +320,27 @@ def valid_entry(entry) -> bool:
     )
 
 
-def _dependencies_unchanged(dependencies: dict[str, str]) -> dict[str, str] | None:
-    if unchanged_by_stat(dependencies):
+def _dependencies_unchanged(
+    dependencies: dict[str, str], trees: dict[str, str | None]
+) -> dict[str, str] | None:
+    if unchanged_by_stat(dependencies, trees):
         return dependencies
     # Only now the summaries: reading and summarising needs more than a warm run loads.
     from gradlint.analysis.project import dependencies_unchanged
 
-    now = restamped(dependencies)
+    now = restamped(dependencies, trees)
     return now if dependencies_unchanged(dependencies) else None
 
 
-def _dependencies_checked(dependencies: dict[str, str]) -> dict[str, str] | None:
+def _dependencies_checked(
+    dependencies: dict[str, str], trees: dict[str, str | None]
+) -> dict[str, str] | None:
     """The dependencies' stamps as they are now when they are unchanged (the same dict
     when a stat of each told), else None; None too when checking them fails: they are
-    files of the repository, whatever it holds."""
+    files of the repository, whatever it holds. `trees`: the searched roots' stamps,
+    taken once for all of a run's lookups."""
     try:
-        return _dependencies_unchanged(dependencies)
+        return _dependencies_unchanged(dependencies, trees)
     except (OSError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -365,6 +370,8 @@ class Cache:
         self.now = int(time.time())
         self.hits = 0
         self.misses = 0
+        # root -> its files' stamp, for the lookups (made before anything is linted)
+        self._trees: dict[str, str | None] = {}
         problem = self._location_problem()
         self.usable = problem is None
         if problem is not None:
@@ -420,7 +427,7 @@ class Cache:
             self.misses += 1
             return None
         if entry[4]:
-            stamps = _dependencies_checked(entry[4])
+            stamps = _dependencies_checked(entry[4], self._trees)
             if stamps is None:
                 # A helper this file imports now does something else (or cannot be
                 # read): lint it again. The entry goes, so that a check that fails is

@@ -2226,6 +2226,31 @@ def test_a_search_stands_while_the_files_under_its_root_keep_their_sizes_and_tim
     assert not stamps.unchanged_by_stat(searches)
 
 
+def test_a_runs_lookups_stamp_each_searched_root_once(tmp_path, monkeypatch):
+    # Every entry of a project that was searched records its root's files: a tree of
+    # 2,000 files with an entry each must not be walked and stat-ed 2,000 times.
+    from gradlint import cache
+
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    root = str(tmp_path)
+    stamp = stamps.tree_stamp(root)
+    assert stamp is not None
+    taken = []
+
+    def counted(at):
+        taken.append(at)
+        return stamp
+
+    store = cache.Cache(str(tmp_path / ".c"), root, lambda message: None)
+    for name in ("a", "b", "c"):
+        dependencies = {stamps.tree_key(root): stamp, stamps.SEARCH_PREFIX + name: "-:-:x"}
+        store.store(f"/p/{name}.py", "key", [], None, dependencies)
+    monkeypatch.setattr(stamps, "tree_stamp", counted)
+    for name in ("a", "b", "c"):
+        assert store.lookup(f"/p/{name}.py", "key", f"{name}.py") is not None
+    assert taken == [root]
+
+
 RND_MODEL = """
     import torch.nn as nn
 

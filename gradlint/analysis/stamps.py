@@ -98,14 +98,27 @@ def tree_stamp(root: str) -> str | None:
     return file_stamp("-", "-", hashlib.sha256(data).hexdigest()[:16])
 
 
-def unchanged_by_stat(dependencies: dict[str, str]) -> bool:
+def _tree_stamp_in(root: str, trees: dict[str, str | None] | None) -> str | None:
+    """tree_stamp, taken once per `trees` (one run's lookups, made before it lints or
+    writes anything: a tree of 2,000 files with an entry each is not 2,000 walks)."""
+    if trees is None:
+        return tree_stamp(root)
+    if root not in trees:
+        trees[root] = tree_stamp(root)
+    return trees[root]
+
+
+def unchanged_by_stat(
+    dependencies: dict[str, str], trees: dict[str, str | None] | None = None
+) -> bool:
     """True when every dependency is a file with the size and times recorded for it, and
-    every searched root's files are (tree_stamp). False does not mean changed, only that
-    a closer look is needed: a search to run again, a file touched, moved or gone."""
+    every searched root's files are (tree_stamp, memoised in `trees`). False does not
+    mean changed, only that a closer look is needed: a search to run again, a file
+    touched, moved or gone."""
     searched = False
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
-            if tree_stamp(path.removeprefix(TREE_PREFIX)) != stamp:
+            if _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) != stamp:
                 return False
         elif path.startswith(SEARCH_PREFIX):
             searched = True
@@ -116,7 +129,9 @@ def unchanged_by_stat(dependencies: dict[str, str]) -> bool:
     return not searched or any(path.startswith(TREE_PREFIX) for path in dependencies)
 
 
-def restamped(dependencies: dict[str, str]) -> dict[str, str]:
+def restamped(
+    dependencies: dict[str, str], trees: dict[str, str | None] | None = None
+) -> dict[str, str]:
     """The stamps with each file's size and times, and each searched root's tree, as
     they are now, the digests kept. Taken before a closer look finds the dependencies
     unchanged (a checkout touches every file), so that the next run is a stat again; a
@@ -124,7 +139,7 @@ def restamped(dependencies: dict[str, str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
-            found[path] = tree_stamp(path.removeprefix(TREE_PREFIX)) or stamp
+            found[path] = _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) or stamp
         elif path.startswith(SEARCH_PREFIX):
             found[path] = stamp
         else:
