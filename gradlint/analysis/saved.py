@@ -322,6 +322,13 @@ class SteppedAfterSaving:
     # they sit in different methods of its object; None when one function shows it all.
     caller: cst.FunctionDef | None = None
 
+    @property
+    def changed(self) -> str:
+        """The module whose parameters the step changes, as the forward's scope names
+        it: the model, or the part of it the optimizer holds (`critic.Q1`)."""
+        parts = sorted(m for m in self.step.modules if m.startswith(self.model + "."))
+        return parts[0] if parts and self.model not in self.step.modules else self.model
+
 
 class ParametersSteppedAfterSaving:
     """Which backward or autograd.grad goes through a forward of a module whose
@@ -446,7 +453,7 @@ class ParametersSteppedAfterSaving:
             for step in steps
             if index.order[step.call] > index.order[call]
             and not index.in_exclusive_branches(step.call, call)
-            and any(called == m or called.startswith(m + ".") for m in step.modules)
+            and any(_runs_parameters_of(called, m) for m in step.modules)
         ]
         if not after:
             return None
@@ -558,9 +565,7 @@ class ParametersSteppedAfterSaving:
                 if type(node) is not cst.Call:
                     continue
                 called = _forward_target(node)
-                if called is not None and any(
-                    called == m or called.startswith(m + ".") for m in stepped
-                ):
+                if called is not None and any(_runs_parameters_of(called, m) for m in stepped):
                     place = sequences.place(run, node)
                     if place < at:
                         candidates.append((place, run, node, called))
@@ -571,7 +576,7 @@ class ParametersSteppedAfterSaving:
                 step
                 for step_place, step_run, step in steps
                 if step_place > place
-                and any(called == m or called.startswith(m + ".") for m in step.modules)
+                and any(_runs_parameters_of(called, m) for m in step.modules)
                 and not _exclusive(chain, sequences.chain(step_run, step.call), index)
             ]
             if not after:
@@ -653,6 +658,14 @@ def _forward_target(call: cst.Call) -> str | None:
     func = call.func
     target = func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
     return dotted_name(target)
+
+
+def _runs_parameters_of(called: str, stepped: str) -> bool:
+    """Does a forward of `called` run parameters an optimizer built from `stepped`'s
+    holds: the module itself, a submodule of it (`qf.head(x)` after `Adam(qf...)`), or
+    a model it is a submodule of (`q1, q2 = critic(s)` runs `critic.Q1`, which
+    `Adam(critic.Q1.parameters())` steps: a model's forward runs its parts)?"""
+    return called == stepped or called.startswith(stepped + ".") or stepped.startswith(called + ".")
 
 
 def _parting(

@@ -106,7 +106,8 @@ class InplaceOnSavedTensor(Rule):
     `.parameters()`
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves
-    nothing); the forward records (outside `no_grad`, the module not frozen); the
+    nothing), or from a part of it (`Adam(critic.Q1.parameters())` steps weights that
+    `q1, q2 = critic(s)` saved: a model's forward runs its parts); the forward records (outside `no_grad`, the module not frozen); the
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls
@@ -232,7 +233,7 @@ class InplaceOnSavedTensor(Rule):
         self.report(
             node,
             self.message_for(
-                name=f"{found.model}.parameters()",
+                name=f"{found.changed}.parameters()",
                 how=how,
                 saver=f"the forward `{_shown(found.forward)}` (line {self._line(found.forward)})",
                 backward=f"the backward on line {self._line(node)}"
