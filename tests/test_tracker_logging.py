@@ -73,3 +73,19 @@ def test_an_object_of_the_file_named_like_a_tracker(tmp_path: Path):
     )
     write(tmp_path, {"train.py": own})
     assert findings(tmp_path / "train.py") == []
+
+
+def test_a_tracker_import_rebound_to_an_object_of_the_file(tmp_path: Path):
+    # `import wandb` and then `wandb = Tracker()`: the name read at the call is the
+    # file's object, whose `log` keeps the values for a backward, not the tracker
+    rebound = LOGGED.replace(
+        "from torch import nn\n",
+        "from torch import nn\n\n\nclass Tracker:\n    def log(self, d):\n"
+        "        pending.extend(d.values())\n\n\npending = []\nwandb = Tracker()\n",
+    ).replace(
+        '    wandb.log({"train_loss": loss.item(), "val_loss": val})',
+        '    wandb.log({"val_loss": val})\n    torch.stack(pending).sum().backward()',
+    )
+    assert "import wandb" in rebound and "wandb = Tracker()" in rebound
+    write(tmp_path, {"train.py": rebound})
+    assert findings(tmp_path / "train.py") == []

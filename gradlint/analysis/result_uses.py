@@ -770,11 +770,15 @@ class ResultUses:
         return _met(use, call, detached, found)
 
     def _root_imported(self, call: cst.Call) -> bool:
-        """Is the root name of the call's callee an import of the file there?"""
+        """Is the root name of the call's callee an import of the file there, and bound
+        by nothing else (`import wandb`, then `wandb = Tracker()`: the file's object)?"""
         dotted = index_dotted(call.func)
-        return dotted is not None and (
-            self.index.import_alias_at(call, dotted.partition(".")[0]) is not None
-        )
+        if dotted is None:
+            return False
+        root = dotted.partition(".")[0]
+        return self.index.import_alias_at(
+            call, root
+        ) is not None and self.values.bound_only_by_imports(root, call)
 
     def _kept_by_the_callee(self, call: cst.Call) -> bool:
         """Does the function of this file `call` runs keep what it hands back in its
