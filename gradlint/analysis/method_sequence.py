@@ -135,6 +135,7 @@ class MethodSequences:
         run: Run,
         node: cst.BaseExpression,
         handed: tuple[Run, DiffEvent, list[cst.BaseExpression]] | None = None,
+        names: set[str] | None = None,
     ) -> list[tuple[Run, DiffEvent]]:
         """The differentiations in the caller's sequence that the value of `node` (a
         call in `run`'s method) reaches: in its own method along def-use chains, and
@@ -143,7 +144,8 @@ class MethodSequences:
         its own when it returns it. In the order they run. With `handed` (a run, the
         event at a call there of a helper that backpropagates what it is handed, and
         those arguments), that event counts as reached when the value reaches one of
-        the arguments."""
+        the arguments. With `names`, only those of the variables `node`'s statement
+        binds hold the value (`q1, q2 = critic(s)`: what `q2` reaches)."""
         runs = self.runs(caller)
         stored: set[tuple[int, cst.CSTNode, str]] = set()
         returned: set[int] = set()  # the calls of methods whose returned value is followed
@@ -189,7 +191,7 @@ class MethodSequences:
 
         if not any(r is run for r in runs):
             return []
-        follow(run, node)
+        follow(run, node, names)
         start = self.place(run, node)
         holding: set[str] = set()
         for access in self._accesses_in(caller):

@@ -17,6 +17,7 @@ import ast
 import itertools
 import json
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -467,6 +468,18 @@ class ParametersSteppedAfterSaving:
                 return None
         elif not _reaches(uses, handed, index):
             return None
+
+        def part_reaches(names: set[str]) -> bool:
+            if handed is None:
+                return any(
+                    e.call is event.call for e in self.reach.differentiations_of(call, names=names)
+                )
+            return _reaches(
+                [call, *self.reach.reads_reached(call, set(), names=names)], handed, index
+            )
+
+        if not self._through_stepped_parts(call, called, after, part_reaches):
+            return None
         start, stop = index.order[call], index.order[event.call]
         if any(
             start < index.order[e.call] < stop and self.autograd.retains_graph(e) is False
@@ -586,10 +599,23 @@ class ParametersSteppedAfterSaving:
                 continue
             if any(self.grad_mode.mode_at(node) is GradMode.NOT_RECORDING for _, node in chain):
                 continue  # a method run under `no_grad` records nothing
-            reached = sequences.reached_from(
-                caller, run, call, (backward_run, event, handed) if handed else None
-            )
+            handed_at = (backward_run, event, handed) if handed else None
+            reached = sequences.reached_from(caller, run, call, handed_at)
             if not any(r is backward_run and e.call is event.call for r, e in reached):
+                continue
+
+            def part_reaches(
+                names: set[str],
+                call: cst.Call = call,
+                run: Run = run,
+                handed_at: tuple[Run, DiffEvent, list[cst.BaseExpression]] | None = handed_at,
+            ) -> bool:
+                return any(
+                    r is backward_run and e.call is event.call
+                    for r, e in sequences.reached_from(caller, run, call, handed_at, names)
+                )
+
+            if not self._through_stepped_parts(call, called, after, part_reaches):
                 continue
             if any(
                 place < sequences.place(r, e.call) < at and self.autograd.retains_graph(e) is False
@@ -598,6 +624,23 @@ class ParametersSteppedAfterSaving:
                 continue  # a backward in between frees the graph: the next one raises anyway
             return SteppedAfterSaving(call, model, after[0], event, caller)
         return None
+
+    def _through_stepped_parts(
+        self,
+        call: cst.Call,
+        called: str,
+        steps: list[ParameterStep],
+        part_reaches: Callable[[set[str]], bool],
+    ) -> bool:
+        """When the steps change only parts of the model `call` runs (`critic.Q1` of
+        `q1, q2 = critic(s)`), which of its outputs a part computes is out of sight: the
+        differentiation must reach each value the forward's statement binds (the policy
+        loss of `torch.min(q1, q2)`; a loss of `out_b` alone may not go through a
+        stepped `head_a`). A step of the whole model needs no more."""
+        if any(called == m or called.startswith(m + ".") for s in steps for m in s.modules):
+            return True
+        names = self.reach.produced(call)
+        return len(names) <= 1 or all(part_reaches({name}) for name in names)
 
     def _runs_whenever(
         self,

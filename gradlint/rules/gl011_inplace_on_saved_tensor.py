@@ -107,7 +107,10 @@ class InplaceOnSavedTensor(Rule):
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves
     nothing), or from a part of it (`Adam(critic.Q1.parameters())` steps weights that
-    `q1, q2 = critic(s)` saved: a model's forward runs its parts); the forward records (outside `no_grad`, the module not frozen); the
+    `q1, q2 = critic(s)` saved: a model's forward runs its parts; which output a part
+    computes is out of sight, so the backward must then go through every value the
+    forward binds, as a policy loss of `torch.min(q1, q2)` does and a loss of one
+    head's output alone need not); the forward records (outside `no_grad`, the module not frozen); the
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls
