@@ -321,7 +321,7 @@ def valid_entry(entry) -> bool:
 
 
 def _dependencies_unchanged(
-    dependencies: dict[str, str], trees: dict[str, str | None]
+    dependencies: dict[str, str], trees: dict[str, str]
 ) -> dict[str, str] | None:
     if unchanged_by_stat(dependencies, trees):
         return dependencies
@@ -333,7 +333,7 @@ def _dependencies_unchanged(
 
 
 def _dependencies_checked(
-    dependencies: dict[str, str], trees: dict[str, str | None]
+    dependencies: dict[str, str], trees: dict[str, str]
 ) -> dict[str, str] | None:
     """The dependencies' stamps as they are now when they are unchanged (the same dict
     when a stat of each told), else None; None too when checking them fails: they are
@@ -371,7 +371,7 @@ class Cache:
         self.hits = 0
         self.misses = 0
         # root -> its files' stamp, for the lookups (made before anything is linted)
-        self._trees: dict[str, str | None] = {}
+        self._trees: dict[str, str] = {}
         problem = self._location_problem()
         self.usable = problem is None
         if problem is not None:

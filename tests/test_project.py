@@ -2226,6 +2226,61 @@ def test_a_search_stands_while_the_files_under_its_root_keep_their_sizes_and_tim
     assert not stamps.unchanged_by_stat(searches)
 
 
+def test_the_searched_roots_stamp_is_of_the_files_as_the_lint_read_them(tmp_path):
+    # A file saved while a lint runs, after a first search read it and before a second
+    # answers from what the lint read then: the stamp must be of the files as read, or
+    # it vouches for the new text and the next warm run serves the stale answer for as
+    # long as nothing else changes.
+    write(
+        tmp_path,
+        {
+            "agent.py": "class Agent:\n    def act(self, s):\n        return s\n",
+            "main.py": "from agent import Agent\n\nagent = Agent()\nagent.act(1)\n",
+        },
+    )
+    main = tmp_path / "main.py"
+    query = project.MethodQuery(
+        str(tmp_path / "agent.py"), "Agent", "act", "", frozenset(), frozenset(), frozenset()
+    )
+
+    def read_main():
+        # a search that reads main.py and gives no answer (a receiver of unknown class)
+        project.method_calls(query, str(tmp_path))
+        return None
+
+    with project.files_settled():
+        index = project.ProjectIndex(str(tmp_path / "agent.py"))
+        assert index._recorded_search({}, "search:first", read_main) is None
+        main.write_text(main.read_text() + "agent.act(2)\n", encoding="utf-8")
+        stat = main.stat()
+        os.utime(main, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        assert index.method_calls(query) is not None
+    assert not stamps.unchanged_by_stat(index.dependencies)
+    assert not project.dependencies_unchanged(index.dependencies)
+
+
+def test_a_search_without_an_answer_stands_only_while_the_files_do(tmp_path):
+    # Too many files, or a receiver of unknown class: nothing is recorded to ask again,
+    # so the root's files alone vouch for it, and any change there lints again.
+    write(
+        tmp_path,
+        {
+            "agent.py": "class Agent:\n    def act(self, s):\n        return s\n",
+            "main.py": "from agent import Agent\n\nagent = Agent()\nagent.act(1)\n",
+        },
+    )
+    index = project.ProjectIndex(str(tmp_path / "agent.py"))
+    answered = index._recorded_search({}, "search:x", lambda: None)
+    assert answered is None
+    dependencies = dict(index.dependencies)
+    assert stamps.unanswered_key(str(tmp_path)) in dependencies
+    assert stamps.unchanged_by_stat(dependencies)
+    (tmp_path / "other.py").write_text("from agent import Agent\n", encoding="utf-8")
+    assert not stamps.unchanged_by_stat(dependencies)
+    assert not project.dependencies_unchanged(dependencies)
+    assert project.affected_by(dependencies, str(tmp_path / "other.py"))
+
+
 def test_a_runs_lookups_stamp_each_searched_root_once(tmp_path, monkeypatch):
     # Every entry of a project that was searched records its root's files: a tree of
     # 2,000 files with an entry each must not be walked and stat-ed 2,000 times.

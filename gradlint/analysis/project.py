@@ -48,7 +48,7 @@ from gradlint.analysis.imports import (
 from gradlint.analysis.last_activation import LastActivation, last_activations_of_classes
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.module_state_summary import carried_attributes_of_class, own_method
-from gradlint.analysis.project_files import project_files
+from gradlint.analysis.project_files import MAX_SUMMARY_BYTES, project_files
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
@@ -57,13 +57,17 @@ from gradlint.analysis.stamps import (
     SUBCLASSES_PREFIX,
     TEXT_PREFIX,
     TREE_PREFIX,
+    UNANSWERED_PREFIX,
+    UNANSWERED_STAMP,
     file_stamp,
+    file_state,
     search_stamp,
     split_stamp,
     stat_matches,
     stat_version,
     tree_key,
     tree_stamp,
+    unanswered_key,
 )
 from gradlint.analysis.summary_facts import (
     ACCUMULATING_METHODS,
@@ -146,8 +150,6 @@ from gradlint.results import SourceError
 # what a project-wide search finds: calls of a method, or its definitions
 _Found = TypeVar("_Found")
 
-# Larger files are not summarised: a generated module is no helper library.
-MAX_SUMMARY_BYTES = 2_000_000
 # How many modules a name is looked for in through `import *` re-exports.
 _MAX_STAR_CHAIN = 16
 # Arithmetic that carries its left operand's history (`self.sum += val * n`).
@@ -3272,17 +3274,12 @@ _MEMO_LOCK = threading.Lock()
 
 def _memo_key(path: str) -> MemoKey | None:
     """(path, size, times): what a file's memoised facts are keyed on; None when it
-    cannot be read or is too large to summarise. Inside files_settled, one stat per
-    file."""
+    cannot be read or is too large to summarise (stamps.file_state). Inside
+    files_settled, one stat per file."""
     settled: dict[str, MemoKey | None] | None = getattr(_SETTLED, "keys", None)
     if settled is not None and path in settled:
         return settled[path]
-    try:
-        info = os.stat(path)
-    except OSError:
-        key = None
-    else:
-        key = None if info.st_size > MAX_SUMMARY_BYTES else (path, info.st_size, stat_version(info))
+    key = file_state(path)
     if settled is not None:
         settled[path] = key
     return key
@@ -3833,21 +3830,23 @@ class ProjectIndex:
         search: Callable[[], tuple[_Found, str] | None],
     ) -> _Found | None:
         """A project-wide search asked once per lint, its stamp recorded as a dependency
-        of the linted file's cached result (None: the project is too large to search)."""
+        of the linted file's cached result (None: the project is too large to search, or
+        the search cannot tell), with the stamp of the files under the root."""
         if key in answers:
             return answers[key]
         root = self._searched_root()
-        tree = tree_key(root)
-        # the root's files as they are before the search reads them: a later change
-        # can only make the stamp stale, never vouch for an answer it did not give
-        stamp = tree_stamp(root) if tree not in self.dependencies else None
         found = search()
+        tree = tree_key(root)
+        if tree not in self.dependencies:
+            # the states the lint's reads are keyed on (files_settled): the stamp is of
+            # what the searches read, not of a save made since, which can only make it
+            # stale
+            self.dependencies[tree] = tree_stamp(root, _memo_key)
         if found is None:
+            self.dependencies[unanswered_key(root)] = UNANSWERED_STAMP
             answers[key] = None
             return None
         result, digest = found
-        if stamp is not None:
-            self.dependencies[tree] = stamp
         self.dependencies[key] = search_stamp(digest)
         answers[key] = result
         return result
@@ -4358,6 +4357,13 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
             continue  # the files under a searched root: their searches are asked below
+        if path.startswith(UNANSWERED_PREFIX):
+            # a search that gave no answer is not asked again: it stands only while
+            # the files under its root are as they were
+            root = path.removeprefix(UNANSWERED_PREFIX)
+            if dependencies.get(tree_key(root)) != tree_stamp(root):
+                return False
+            continue
         # A search's stamp is a digest of the files linked to where it was asked whose
         # text names what it looked for, with the digests of their texts: the same files,
         # unchanged, give the same answer, so only their texts are read again, not
@@ -4405,7 +4411,11 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
     it is one of them, or lies under a folder searched for callers."""
     changed = os.path.abspath(path)
     for key in dependencies:
-        if key.startswith(SEARCH_PREFIX):
+        if key.startswith(UNANSWERED_PREFIX):
+            root = key.removeprefix(UNANSWERED_PREFIX)
+            if changed.startswith(os.path.join(os.path.abspath(root), "")):
+                return True
+        elif key.startswith(SEARCH_PREFIX):
             if key.startswith(DEFINITIONS_PREFIX):
                 root = definitions_of_key(key)[1]
             elif key.startswith(ATTRIBUTES_PREFIX):

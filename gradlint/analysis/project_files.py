@@ -17,6 +17,9 @@ _SKIPPED_FOLDERS = frozenset(
 _SEARCHED_SUFFIXES = (".py", ".ipynb")
 # A project with more files than this is not searched for callers.
 MAX_PROJECT_FILES = 5000
+# Larger files are neither summarised nor searched: a generated module is no helper
+# library.
+MAX_SUMMARY_BYTES = 2_000_000
 # root -> (its Python files or None, the mtime of every folder walked)
 _FILES_MEMO: dict[str, tuple[list[str] | None, dict[str, int]]] = {}
 _FILES_LOCK = threading.Lock()

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 
-from gradlint.analysis.project_files import project_files
+from gradlint.analysis.project_files import MAX_SUMMARY_BYTES, project_files
 
 TEXT_PREFIX = "text-"
 SEARCH_PREFIX = "search:"
@@ -38,6 +39,11 @@ READERS_PREFIX = SEARCH_PREFIX + "readers:"
 # The files under a searched root, with their sizes and times: not a search itself, the
 # check that spares reading them again.
 TREE_PREFIX = "tree:"
+# A search under the root that gave no answer (too many files, a receiver of unknown
+# class): nothing to ask again but the files it would read, so only an unchanged tree
+# vouches for it.
+UNANSWERED_PREFIX = "unanswered:"
+UNANSWERED_STAMP = "-:-:-"
 
 
 def stat_version(info: os.stat_result) -> str:
@@ -78,27 +84,43 @@ def tree_key(root: str) -> str:
     return TREE_PREFIX + root
 
 
-def tree_stamp(root: str) -> str | None:
+def file_state(path: str) -> tuple[str, int, str] | None:
+    """(path, size, times) of a file a search may read; None when it cannot be read or
+    is too large to be read by one (MAX_SUMMARY_BYTES), whatever else changes in it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_size > MAX_SUMMARY_BYTES:
+        return None
+    return (path, info.st_size, stat_version(info))
+
+
+def tree_stamp(
+    root: str, state_of: Callable[[str], tuple[str, int, str] | None] = file_state
+) -> str:
     """A digest of the files project_files finds under root, each with its size and
-    times; None when the project is too large to search. While it is equal, every
-    search under root reads the same texts (a file rewritten with its old mtime has a
-    new ctime) and finds what it found."""
+    times as `state_of` gives them (file_state; a lint passes the states its reads are
+    keyed on, so the stamp is of what it read, not of a save made since), or a mark of a
+    project too large to search. While it is equal, every search under root reads
+    the same texts (a file rewritten with its old mtime has a new ctime) and finds what
+    it found."""
     files = project_files(root)
     if files is None:
-        return None
+        return file_stamp("-", "-", "too-many")  # searched nowhere, until some go
     parts: list[str] = []
     for path in files:
-        try:
-            info = os.stat(path)
-        except OSError:
-            parts.append(f"{path}\0-")
-            continue
-        parts.append(f"{path}\0{info.st_size}\0{stat_version(info)}")
+        state = state_of(path)
+        parts.append(f"{path}\0-" if state is None else f"{path}\0{state[1]}\0{state[2]}")
     data = "\n".join(parts).encode("utf-8", "surrogateescape")
     return file_stamp("-", "-", hashlib.sha256(data).hexdigest()[:16])
 
 
-def _tree_stamp_in(root: str, trees: dict[str, str | None] | None) -> str | None:
+def unanswered_key(root: str) -> str:
+    return UNANSWERED_PREFIX + root
+
+
+def _tree_stamp_in(root: str, trees: dict[str, str] | None) -> str:
     """tree_stamp, taken once per `trees` (one run's lookups, made before it lints or
     writes anything: a tree of 2,000 files with an entry each is not 2,000 walks)."""
     if trees is None:
@@ -108,9 +130,7 @@ def _tree_stamp_in(root: str, trees: dict[str, str | None] | None) -> str | None
     return trees[root]
 
 
-def unchanged_by_stat(
-    dependencies: dict[str, str], trees: dict[str, str | None] | None = None
-) -> bool:
+def unchanged_by_stat(dependencies: dict[str, str], trees: dict[str, str] | None = None) -> bool:
     """True when every dependency is a file with the size and times recorded for it, and
     every searched root's files are (tree_stamp, memoised in `trees`). False does not
     mean changed, only that a closer look is needed: a search to run again, a file
@@ -120,7 +140,7 @@ def unchanged_by_stat(
         if path.startswith(TREE_PREFIX):
             if _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) != stamp:
                 return False
-        elif path.startswith(SEARCH_PREFIX):
+        elif path.startswith((SEARCH_PREFIX, UNANSWERED_PREFIX)):
             searched = True
         elif not stat_matches(path, stamp):
             return False
@@ -129,9 +149,7 @@ def unchanged_by_stat(
     return not searched or any(path.startswith(TREE_PREFIX) for path in dependencies)
 
 
-def restamped(
-    dependencies: dict[str, str], trees: dict[str, str | None] | None = None
-) -> dict[str, str]:
+def restamped(dependencies: dict[str, str], trees: dict[str, str] | None = None) -> dict[str, str]:
     """The stamps with each file's size and times, and each searched root's tree, as
     they are now, the digests kept. Taken before a closer look finds the dependencies
     unchanged (a checkout touches every file), so that the next run is a stat again; a
@@ -139,8 +157,8 @@ def restamped(
     found: dict[str, str] = {}
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
-            found[path] = _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) or stamp
-        elif path.startswith(SEARCH_PREFIX):
+            found[path] = _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees)
+        elif path.startswith((SEARCH_PREFIX, UNANSWERED_PREFIX)):
             found[path] = stamp
         else:
             try:
