@@ -27,7 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradlint
-from gradlint.analysis.stamps import restamped, stat_version, unchanged_by_stat
+from gradlint.analysis.stamps import (
+    restamped,
+    roots_unchanged,
+    stat_version,
+    unchanged_by_stat,
+)
 from gradlint.diagnostics import (
     Applicability,
     CellLocation,
@@ -321,8 +326,10 @@ def valid_entry(entry) -> bool:
 
 
 def _dependencies_unchanged(
-    dependencies: dict[str, str], trees: dict[str, str]
+    dependencies: dict[str, str], trees: dict[str, str], linted: str
 ) -> dict[str, str] | None:
+    if not roots_unchanged(dependencies, linted):
+        return None
     if unchanged_by_stat(dependencies, trees):
         return dependencies
     # Only now the summaries: reading and summarising needs more than a warm run loads.
@@ -333,14 +340,14 @@ def _dependencies_unchanged(
 
 
 def _dependencies_checked(
-    dependencies: dict[str, str], trees: dict[str, str]
+    dependencies: dict[str, str], trees: dict[str, str], linted: str
 ) -> dict[str, str] | None:
     """The dependencies' stamps as they are now when they are unchanged (the same dict
     when a stat of each told), else None; None too when checking them fails: they are
     files of the repository, whatever it holds. `trees`: the searched roots' stamps,
     taken once for all of a run's lookups."""
     try:
-        return _dependencies_unchanged(dependencies, trees)
+        return _dependencies_unchanged(dependencies, trees, linted)
     except (OSError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -427,7 +434,7 @@ class Cache:
             self.misses += 1
             return None
         if entry[4]:
-            stamps = _dependencies_checked(entry[4], self._trees)
+            stamps = _dependencies_checked(entry[4], self._trees, abs_path)
             if stamps is None:
                 # A helper this file imports now does something else (or cannot be
                 # read): lint it again. The entry goes, so that a check that fails is

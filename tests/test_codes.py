@@ -148,3 +148,27 @@ def test_a_search_dependent_result_is_served_by_a_stat_of_the_searched_files(tmp
     (tmp_path / "notes.py").write_text("from utils import evaluate\n")
     _, loaded = _run(tmp_path, status=0, watched=both)
     assert "gradlint.analysis.project" in loaded
+
+
+def test_a_root_marker_added_or_removed_lints_a_search_dependent_result_again(tmp_path):
+    # lib/utils.py's finding depends on a caller in main.py, under the repository's
+    # root. A `setup.cfg` put in lib/ makes lib/ the root its searches look under (no
+    # caller there): the files are all unchanged, but what is searched is not.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "utils.py").write_text(
+        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom torch import nn\n\nfrom lib.utils import evaluate\n\n"
+        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "print(evaluate(model, torch.randn(1, 4)))\n"
+    )
+    cold, _ = _run(tmp_path, status=0)
+    assert "GL012" in cold
+    (tmp_path / "lib" / "setup.cfg").write_text("")
+    moved, _ = _run(tmp_path, status=0)
+    assert "GL012" not in moved
+    (tmp_path / "lib" / "setup.cfg").unlink()
+    back, loaded = _run(tmp_path, status=0)
+    assert back == cold and "libcst" in loaded

@@ -150,7 +150,7 @@ def test_an_entry_whose_dependency_check_fails_is_dropped(tmp_path, monkeypatch)
     store.store("/p/train.py", "key", [], None, {"/p/utils.py": "1:2.3:abc"})
     store.dirty = False
 
-    def failing(dependencies, trees):
+    def failing(dependencies, trees, linted):
         raise MemoryError
 
     monkeypatch.setattr(cache, "_dependencies_unchanged", failing)

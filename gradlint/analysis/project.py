@@ -48,7 +48,13 @@ from gradlint.analysis.imports import (
 from gradlint.analysis.last_activation import LastActivation, last_activations_of_classes
 from gradlint.analysis.mode_layers import ClassModeParts, class_mode_parts, decide
 from gradlint.analysis.module_state_summary import carried_attributes_of_class, own_method
-from gradlint.analysis.project_files import MAX_SUMMARY_BYTES, project_files
+from gradlint.analysis.project_files import (
+    MAX_SUMMARY_BYTES,
+    package_root_of,
+    project_files,
+    project_folder,
+    project_root,
+)
 from gradlint.analysis.stamps import (
     ATTRIBUTES_PREFIX,
     DEFINITIONS_PREFIX,
@@ -3512,18 +3518,6 @@ def text_stamp(path: str) -> tuple[bool, str] | None:
     return _text_answer(path, _EVAL_TOKENS)
 
 
-def _package_root_of(directory: str) -> str:
-    """The folder above the outermost package containing `directory` (where `import
-    pkg.mod` resolves from)."""
-    current = directory
-    while os.path.isfile(os.path.join(current, "__init__.py")):
-        above = os.path.dirname(current)
-        if above == current:
-            break
-        current = above
-    return current
-
-
 def resolve_module(
     importing_file: str,
     module: str,
@@ -3543,7 +3537,7 @@ def resolve_module(
             base = os.path.dirname(base)
         candidates = [base]
     else:
-        root = _package_root_of(here)
+        root = package_root_of(here)
         # the script's folder, its package root, then the folder above that root: a
         # `tests/` or `scripts/` folder importing the repository's top-level package, as
         # it does when run from the repository root (pytest's rootdir, `python -m`)
@@ -3553,7 +3547,7 @@ def resolve_module(
             candidates.append(src)
         # a notebook or script in `tutorials/part1/` importing the repository's package,
         # as it does once the package is installed from the repository
-        top = _project_folder(here)
+        top = project_folder(here)
         if top is not None and top not in candidates:
             candidates.append(top)
     for base in candidates:
@@ -3567,37 +3561,6 @@ def resolve_module(
             if is_file(path):
                 return path
     return None
-
-
-_PROJECT_FOLDERS: dict[str, str | None] = {}
-
-
-# How far above a file its repository's marker is looked for: recipes and experiments
-# sit deep (`egs/arctic/vc2/local/evaluate.py`, `src/systems/pendulum/simulation/`) and
-# import the repository's packages from its root.
-_MARKER_DEPTH = 6
-
-
-def _project_folder(folder: str) -> str | None:
-    """The nearest folder at or above `folder` (_MARKER_DEPTH above at most) with a
-    project marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own
-    packages are importable from. Memoised per folder: every import of every file asks."""
-    with _MEMO_LOCK:
-        if folder in _PROJECT_FOLDERS:
-            return _PROJECT_FOLDERS[folder]
-    found = None
-    current = folder
-    for _ in range(_MARKER_DEPTH + 1):
-        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
-            found = current
-            break
-        above = os.path.dirname(current)
-        if above == current:
-            break
-        current = above
-    with _MEMO_LOCK:
-        _PROJECT_FOLDERS[folder] = found
-    return found
 
 
 class ProjectIndex:
@@ -4503,15 +4466,6 @@ def importers(
 
 
 # -- who calls a method: the project's files read backwards ------------------------------
-
-_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-
-
-def project_root(path: str) -> str:
-    """The folder whose files may call into `path`: its repository's (_project_folder),
-    else the folder above its outermost package."""
-    here = str(Path(path).absolute().parent)
-    return _project_folder(here) or _package_root_of(here)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
-"""Which files a project's searches read: the Python files and notebooks under its root.
+"""Where a project is and which files its searches read: the folder its files may be
+called from (project_root), and the Python files and notebooks under it.
 
 Kept apart from `analysis.project` so that a run served from the cache can stamp them
-(stamps.tree_stamp) without importing the analysis.
+(stamps.tree_stamp) and tell the root again without importing the analysis.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 # Folders never searched for callers: environments, caches, build output.
 _SKIPPED_FOLDERS = frozenset(
@@ -63,3 +65,55 @@ def _folders_unchanged(folders: dict[str, int]) -> bool:
         except OSError:
             return False
     return True
+
+
+def package_root_of(directory: str) -> str:
+    """The folder above the outermost package containing `directory` (where `import
+    pkg.mod` resolves from)."""
+    current = directory
+    while os.path.isfile(os.path.join(current, "__init__.py")):
+        above = os.path.dirname(current)
+        if above == current:
+            break
+        current = above
+    return current
+
+
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# folder -> the nearest folder with a project marker at or above it (project_folder)
+_PROJECT_FOLDERS: dict[str, str | None] = {}
+
+
+# How far above a file its repository's marker is looked for: recipes and experiments
+# sit deep (`egs/arctic/vc2/local/evaluate.py`, `src/systems/pendulum/simulation/`) and
+# import the repository's packages from its root.
+_MARKER_DEPTH = 6
+
+
+def project_folder(folder: str) -> str | None:
+    """The nearest folder at or above `folder` (_MARKER_DEPTH above at most) with a
+    project marker (`setup.py`, `pyproject.toml`, `.git`): where the repository's own
+    packages are importable from. Memoised per folder: every import of every file asks."""
+    with _FILES_LOCK:
+        if folder in _PROJECT_FOLDERS:
+            return _PROJECT_FOLDERS[folder]
+    found = None
+    current = folder
+    for _ in range(_MARKER_DEPTH + 1):
+        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
+            found = current
+            break
+        above = os.path.dirname(current)
+        if above == current:
+            break
+        current = above
+    with _FILES_LOCK:
+        _PROJECT_FOLDERS[folder] = found
+    return found
+
+
+def project_root(path: str) -> str:
+    """The folder whose files may call into `path`: its repository's (project_folder),
+    else the folder above its outermost package."""
+    here = str(Path(path).absolute().parent)
+    return project_folder(here) or package_root_of(here)

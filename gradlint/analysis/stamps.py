@@ -22,7 +22,7 @@ import hashlib
 import os
 from collections.abc import Callable
 
-from gradlint.analysis.project_files import MAX_SUMMARY_BYTES, project_files
+from gradlint.analysis.project_files import MAX_SUMMARY_BYTES, project_files, project_root
 
 TEXT_PREFIX = "text-"
 SEARCH_PREFIX = "search:"
@@ -168,3 +168,14 @@ def restamped(dependencies: dict[str, str], trees: dict[str, str] | None = None)
                 continue
             found[path] = file_stamp(info.st_size, stat_version(info), split_stamp(stamp)[2])
     return found
+
+
+def roots_unchanged(dependencies: dict[str, str], linted: str) -> bool:
+    """Do the linted file's searches still look under the root they were stamped for?
+    A marker added or removed (`setup.cfg`, `.git`) moves the root, and with it the
+    files a search reads: no stamp of the old root's files can answer for that."""
+    return all(
+        project_root(linted) == path.removeprefix(TREE_PREFIX)
+        for path in dependencies
+        if path.startswith(TREE_PREFIX)
+    )
