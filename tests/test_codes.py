@@ -41,6 +41,15 @@ def _notebook(source: str) -> str:
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
+# a helper whose finding depends on a caller search (GL012: `evaluate`'s forward is read
+# only as numbers by a caller that trains nothing through it)
+EVALUATE = "def evaluate(model, x):\n    return model(x).argmax().item()\n"
+EVALUATE_CALLER = (
+    "import torch\nfrom torch import nn\n\nfrom {module} import evaluate\n\n"
+    "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "print(evaluate(model, torch.randn(1, 4)))\n"
+)
+
 LINTING = ("libcst", "gradlint.engine", "gradlint.rules")
 # what reads and summarises the project's files: a result checked by stats alone needs none
 READING = ("gradlint.analysis.project",)
@@ -91,14 +100,8 @@ def test_a_cached_result_that_depends_on_a_caller_search_is_served_without_libcs
     # utils.py's finding depends on who calls `evaluate` (a search of the project): the
     # warm run checks that search by the texts that name the function, without parsing
     # them, so it loads neither LibCST nor the rules; a new caller lints it again.
-    (tmp_path / "utils.py").write_text(
-        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
-    )
-    main = (
-        "import torch\nfrom torch import nn\n\nfrom utils import evaluate\n\n"
-        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "print(evaluate(model, torch.randn(1, 4)))\n"
-    )
+    (tmp_path / "utils.py").write_text(EVALUATE)
+    main = EVALUATE_CALLER.format(module="utils")
     (tmp_path / "main.py").write_text(main)
     # a hint: the runs exit with 0
     cold, loaded = _run(tmp_path, status=0)
@@ -119,14 +122,8 @@ def test_a_search_dependent_result_is_served_by_a_stat_of_the_searched_files(tmp
     # stands: the warm run stats them and reads none, so it loads nothing that reads.
     # A touched file is read again (its text decides) and restamped, so the run after
     # is a stat again; a new file changes what there is to search.
-    (tmp_path / "utils.py").write_text(
-        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
-    )
-    main = (
-        "import torch\nfrom torch import nn\n\nfrom utils import evaluate\n\n"
-        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "print(evaluate(model, torch.randn(1, 4)))\n"
-    )
+    (tmp_path / "utils.py").write_text(EVALUATE)
+    main = EVALUATE_CALLER.format(module="utils")
     (tmp_path / "main.py").write_text(main)
     both = LINTING + READING
     cold, loaded = _run(tmp_path, status=0, watched=both)
@@ -156,14 +153,8 @@ def test_a_root_marker_added_or_removed_lints_a_search_dependent_result_again(tm
     # caller there): the files are all unchanged, but what is searched is not.
     (tmp_path / ".git").mkdir()
     (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "utils.py").write_text(
-        "def evaluate(model, x):\n    return model(x).argmax().item()\n"
-    )
-    (tmp_path / "main.py").write_text(
-        "import torch\nfrom torch import nn\n\nfrom lib.utils import evaluate\n\n"
-        "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "print(evaluate(model, torch.randn(1, 4)))\n"
-    )
+    (tmp_path / "lib" / "utils.py").write_text(EVALUATE)
+    (tmp_path / "main.py").write_text(EVALUATE_CALLER.format(module="lib.utils"))
     cold, _ = _run(tmp_path, status=0)
     assert "GL012" in cold
     (tmp_path / "lib" / "setup.cfg").write_text("")
