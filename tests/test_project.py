@@ -2296,13 +2296,14 @@ def test_a_runs_lookups_stamp_each_searched_root_once(tmp_path, monkeypatch):
         taken.append(at)
         return stamp
 
+    (tmp_path / ".git").mkdir()  # the root of a.py, b.py and c.py
     store = cache.Cache(str(tmp_path / ".c"), root, lambda message: None)
     for name in ("a", "b", "c"):
         dependencies = {stamps.tree_key(root): stamp, stamps.SEARCH_PREFIX + name: "-:-:x"}
-        store.store(f"/p/{name}.py", "key", [], None, dependencies)
+        store.store(str(tmp_path / f"{name}.py"), "key", [], None, dependencies)
     monkeypatch.setattr(stamps, "tree_stamp", counted)
     for name in ("a", "b", "c"):
-        assert store.lookup(f"/p/{name}.py", "key", f"{name}.py") is not None
+        assert store.lookup(str(tmp_path / f"{name}.py"), "key", f"{name}.py") is not None
     assert taken == [root]
 
 
