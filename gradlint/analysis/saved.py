@@ -28,7 +28,7 @@ from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from gradlint.analysis.index import FileIndex, dotted_name
+from gradlint.analysis.index import FileIndex, dotted_name, own_method
 from gradlint.analysis.last_activation import LastActivation, LastActivations, merged
 from gradlint.analysis.loops import LoopAnalysis
 from gradlint.analysis.method_sequence import MethodSequences, Run
@@ -640,7 +640,65 @@ class ParametersSteppedAfterSaving:
         if any(called == m or called.startswith(m + ".") for s in steps for m in s.modules):
             return True
         names = self.reach.produced(call)
-        return len(names) <= 1 or all(part_reaches({name}) for name in names)
+        if len(names) < 2:
+            # one name may hold the tuple and be indexed (`out[1]`), or the forward's
+            # one output may not go through the part at all
+            return False
+        if not all(part_reaches({name}) for name in names):
+            return False
+        parts = {m for s in steps for m in s.modules if m.startswith(called + ".")}
+        return all(self._part_saved_by_forward(call, called, part) for part in parts)
+
+    def _part_saved_by_forward(self, call: cst.Call, called: str, part: str) -> bool:
+        """Does a forward of `called` save the weights of its part `part`? When the
+        model's class is in this file: its `forward` must read the part (an auxiliary
+        head run by another method is not run), and a single torch layer applied to the
+        forward's own inputs saves them, not its weight. A class out of sight runs its
+        parts."""
+        attribute = part[len(called) + 1 :].partition(".")[0]
+        qualified = self.tensors.module_class(cst.parse_expression(called), call) or ""
+        name = qualified.rpartition(".")[2]
+        cls = next((c for c in self.index.classes if c.name.value == name), None)
+        if cls is None or name not in self.tensors.local_module_classes():
+            return True
+        forward = own_method(cls, "forward")
+        if forward is None:
+            return True
+        target = f"self.{attribute}"
+        reads = [
+            node
+            for node in self.index.walk(forward.body)
+            if type(node) is cst.Attribute and dotted_name(node) == target
+        ]
+        if not reads:
+            return False
+        built = self.tensors.module_constructors(cst.parse_expression(target), forward)
+        layers = {self.tensors.module_class(value, value) for value in built}
+        if not layers or not all(
+            layer is not None
+            and layer.startswith("torch.nn.")
+            and layer.rpartition(".")[2] in SINGLE_OP_LAYERS
+            for layer in layers
+        ):
+            return True
+        # one torch layer: it saves its weight only for an input with history, which
+        # the forward's own inputs, never rebound in it, are taken not to carry
+        rebound = {
+            target.value
+            for node in self.index.walk(forward.body)
+            if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
+            for target in self.index.walk(node)
+            if type(target) is cst.Name
+        }
+        inputs = {p.name.value for p in forward.params.params[1:]} - rebound
+        return not all(
+            type(parent := self.index.parent.get(read)) is cst.Call
+            and parent.func is read
+            and parent.args
+            and type(parent.args[0].value) is cst.Name
+            and parent.args[0].value.value in inputs
+            for read in reads
+        )
 
     def _runs_whenever(
         self,

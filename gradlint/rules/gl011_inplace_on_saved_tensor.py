@@ -107,10 +107,12 @@ class InplaceOnSavedTensor(Rule):
     (`Adam(qf.parameters())`, `self.q_opt = optimizer_class(self.qf.parameters())`,
     chained lists and param groups; a parameter list built out of sight proves
     nothing), or from a part of it (`Adam(critic.Q1.parameters())` steps weights that
-    `q1, q2 = critic(s)` saved: a model's forward runs its parts; which output a part
-    computes is out of sight, so the backward must then go through every value the
-    forward binds, as a policy loss of `torch.min(q1, q2)` does and a loss of one
-    head's output alone need not); the forward records (outside `no_grad`, the module not frozen); the
+    `q1, q2 = critic(s)` saved). Which output a part computes is out of sight, so the
+    forward's values must then be unpacked and the backward go through every one, as a
+    policy loss of `torch.min(q1, q2)` does (a loss of `out[1]` alone need not); and when
+    the model's class is in the file, its `forward` must run the part (an auxiliary
+    head run by another method is not), which must not be a single torch layer on the
+    forward's own inputs (it saves them, not its weight); the forward records (outside `no_grad`, the module not frozen); the
     backward reaches the forward's result with no `.detach()` on the way; the step
     runs between them whenever the backward does (not under an `if`, a loop or a
     `try` of its own), in the function itself or in a helper of this file it calls

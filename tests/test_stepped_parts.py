@@ -1,0 +1,98 @@
+"""GL011's optimizer form when the optimizer holds a part of a model
+(`Adam(critic.Q1.parameters())`) and the forward is of the whole model (`q1, q2 =
+critic(s)`): the step changes weights the forward saved only when the forward runs the
+part and the part saves its weight, and the backward that raises must go through what
+the part computed. Each case below was run under torch 2.13 by a review: the true one
+raises "modified by an inplace operation", the others run clean."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gradlint.config import Config
+from gradlint.engine import lint_source
+
+TWO_PARTS = """
+import torch
+from torch import nn
+
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = {part_a}
+        self.b = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        self.aux = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, x):
+        return {returned}
+
+
+m = Two()
+opt_part = torch.optim.SGD(m.{stepped}.parameters(), lr=0.1)
+for _ in range(3):
+    {forward}
+    first.sum().backward(retain_graph=True)
+    opt_part.step()
+    {loss}.sum().backward()
+"""
+DEEP = "nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))"
+
+
+def gl011_lines(**parts: str) -> list[int]:
+    source = textwrap.dedent(TWO_PARTS.format(**parts))
+    config = Config(select=["GL011"])
+    return [d.start.line for d in lint_source(source, "train.py", config) if d.code == "GL011"]
+
+
+def test_a_loss_through_every_output_of_the_model_after_a_part_stepped():
+    # twinned heads, one stepped, the loss of both: raises
+    assert gl011_lines(
+        part_a=DEEP,
+        returned="self.a(x), self.b(x)",
+        stepped="a",
+        forward="qa, qb = m(torch.randn(8, 4))\n    first = qa",
+        loss="(qa + qb)",
+    ) == [24]
+
+
+def test_one_name_holding_the_outputs_may_be_indexed_past_the_stepped_part():
+    # `out[1]` is head b's output alone: head a's weights are not on its way
+    assert (
+        gl011_lines(
+            part_a=DEEP,
+            returned="self.a(x), self.b(x)",
+            stepped="a",
+            forward="out = m(torch.randn(8, 4))\n    first = out[0]",
+            loss="out[1]",
+        )
+        == []
+    )
+
+
+def test_a_part_the_forward_does_not_run():
+    # the auxiliary head is run by no forward of the model
+    assert (
+        gl011_lines(
+            part_a=DEEP,
+            returned="self.a(x), self.b(x)",
+            stepped="aux",
+            forward="qa, qb = m(torch.randn(8, 4))\n    first = m.aux(torch.randn(8, 4))",
+            loss="(qa + qb)",
+        )
+        == []
+    )
+
+
+def test_a_single_layer_part_on_the_forwards_own_input_saves_no_weight():
+    # `nn.Linear` on raw input keeps the input for its weight's gradient, not the weight
+    assert (
+        gl011_lines(
+            part_a="nn.Linear(4, 1)",
+            returned="self.a(x), self.b(x)",
+            stepped="a",
+            forward="qa, qb = m(torch.randn(8, 4))\n    first = qa",
+            loss="(qa + qb)",
+        )
+        == []
+    )
