@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from gradlint.config import Config
 from gradlint.engine import lint_source
 
@@ -56,43 +58,32 @@ def test_a_loss_through_every_output_of_the_model_after_a_part_stepped():
     ) == [24]
 
 
-def test_one_name_holding_the_outputs_may_be_indexed_past_the_stepped_part():
-    # `out[1]` is head b's output alone: head a's weights are not on its way
-    assert (
-        gl011_lines(
-            part_a=DEEP,
-            returned="self.a(x), self.b(x)",
-            stepped="a",
-            forward="out = m(torch.randn(8, 4))\n    first = out[0]",
-            loss="out[1]",
-        )
-        == []
-    )
-
-
-def test_a_part_the_forward_does_not_run():
+# each runs clean under torch: the stepped part's weights are not on the backward's way
+CLEAN = {
+    # `out[1]` is head b's output alone
+    "one name holding the outputs, indexed past the stepped part": dict(
+        part_a=DEEP,
+        stepped="a",
+        forward="out = m(torch.randn(8, 4))\n    first = out[0]",
+        loss="out[1]",
+    ),
     # the auxiliary head is run by no forward of the model
-    assert (
-        gl011_lines(
-            part_a=DEEP,
-            returned="self.a(x), self.b(x)",
-            stepped="aux",
-            forward="qa, qb = m(torch.randn(8, 4))\n    first = m.aux(torch.randn(8, 4))",
-            loss="(qa + qb)",
-        )
-        == []
-    )
-
-
-def test_a_single_layer_part_on_the_forwards_own_input_saves_no_weight():
+    "a part the forward does not run": dict(
+        part_a=DEEP,
+        stepped="aux",
+        forward="qa, qb = m(torch.randn(8, 4))\n    first = m.aux(torch.randn(8, 4))",
+        loss="(qa + qb)",
+    ),
     # `nn.Linear` on raw input keeps the input for its weight's gradient, not the weight
-    assert (
-        gl011_lines(
-            part_a="nn.Linear(4, 1)",
-            returned="self.a(x), self.b(x)",
-            stepped="a",
-            forward="qa, qb = m(torch.randn(8, 4))\n    first = qa",
-            loss="(qa + qb)",
-        )
-        == []
-    )
+    "a single layer part on the forward's own input": dict(
+        part_a="nn.Linear(4, 1)",
+        stepped="a",
+        forward="qa, qb = m(torch.randn(8, 4))\n    first = qa",
+        loss="(qa + qb)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CLEAN)
+def test_a_stepped_part_the_backward_does_not_need(case):
+    assert gl011_lines(returned="self.a(x), self.b(x)", **CLEAN[case]) == []
