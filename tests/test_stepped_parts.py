@@ -42,7 +42,11 @@ DEEP = "nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))"
 
 
 def gl011_lines(**parts: str) -> list[int]:
-    source = textwrap.dedent(TWO_PARTS.format(**parts))
+    return gl011_lines_of(TWO_PARTS, **parts)
+
+
+def gl011_lines_of(template: str, **parts: str) -> list[int]:
+    source = textwrap.dedent(template.format(**parts))
     config = Config(select=["GL011"])
     return [d.start.line for d in lint_source(source, "train.py", config) if d.code == "GL011"]
 
@@ -87,3 +91,23 @@ CLEAN = {
 @pytest.mark.parametrize("case", CLEAN)
 def test_a_stepped_part_the_backward_does_not_need(case):
     assert gl011_lines(returned="self.a(x), self.b(x)", **CLEAN[case]) == []
+
+
+def test_a_single_layer_part_on_features_the_forward_computed_saves_its_weight():
+    # `x = self.b(x)` rebinds the input: the head's input has history, so the
+    # layer keeps its weight for the input's gradient, and the step breaks it (raises)
+    source = TWO_PARTS.replace(
+        "    def forward(self, x):\n", "    def forward(self, x):\n        x = self.b(x)\n"
+    ).replace(
+        "self.b = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))",
+        "self.b = nn.Sequential(nn.Linear(4, 4), nn.ReLU())",
+    )
+    lines = gl011_lines_of(
+        source,
+        part_a="nn.Linear(4, 1)",
+        returned="self.a(x), self.b(x)",
+        stepped="a",
+        forward="qa, qb = m(torch.randn(8, 4))\n    first = qa",
+        loss="(qa + qb)",
+    )
+    assert lines == [25]

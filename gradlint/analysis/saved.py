@@ -25,6 +25,7 @@ from importlib import resources
 import libcst as cst
 
 from gradlint.analysis.autograd_calls import AutogradCalls, DiffEvent
+from gradlint.analysis.bindings import BindingKind
 from gradlint.analysis.differentiation import DifferentiationReach
 from gradlint.analysis.forwards import ForwardAnalysis
 from gradlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -637,7 +638,7 @@ class ParametersSteppedAfterSaving:
         differentiation must reach each value the forward's statement binds (the policy
         loss of `torch.min(q1, q2)`; a loss of `out_b` alone may not go through a
         stepped `head_a`). A step of the whole model needs no more."""
-        if any(called == m or called.startswith(m + ".") for s in steps for m in s.modules):
+        if any(_steps_whole(called, m) for s in steps for m in s.modules):
             return True
         names = self.reach.produced(call)
         if len(names) < 2:
@@ -664,15 +665,15 @@ class ParametersSteppedAfterSaving:
         forward = own_method(cls, "forward")
         if forward is None:
             return True
-        target = f"self.{attribute}"
+        held = f"self.{attribute}"
         reads = [
             node
             for node in self.index.walk(forward.body)
-            if type(node) is cst.Attribute and dotted_name(node) == target
+            if type(node) is cst.Attribute and dotted_name(node) == held
         ]
         if not reads:
             return False
-        built = self.tensors.module_constructors(cst.parse_expression(target), forward)
+        built = self.tensors.module_constructors(cst.parse_expression(held), forward)
         layers = {self.tensors.module_class(value, value) for value in built}
         if not layers or not all(
             layer is not None
@@ -683,14 +684,13 @@ class ParametersSteppedAfterSaving:
             return True
         # one torch layer: it saves its weight only for an input with history, which
         # the forward's own inputs, never rebound in it, are taken not to carry
-        rebound = {
-            target.value
-            for node in self.index.walk(forward.body)
-            if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
-            for target in self.index.walk(node)
-            if type(target) is cst.Name
+        kinds: dict[str, set[BindingKind]] = {}
+        for binding in self.values.bindings.of_scope(forward):
+            kinds.setdefault(binding.name, set()).add(binding.kind)
+        receiver = forward.params.params[0].name.value if forward.params.params else ""
+        inputs = {name for name, bound in kinds.items() if bound == {BindingKind.PARAM}} - {
+            receiver
         }
-        inputs = {p.name.value for p in forward.params.params[1:]} - rebound
         return not all(
             type(parent := self.index.parent.get(read)) is cst.Call
             and parent.func is read
@@ -761,12 +761,19 @@ def _forward_target(call: cst.Call) -> str | None:
     return dotted_name(target)
 
 
+def _steps_whole(called: str, stepped: str) -> bool:
+    """Does an optimizer built from `stepped`'s parameters hold every parameter a
+    forward of `called` runs: the module itself, or a submodule of it (`qf.head(x)`
+    after `Adam(qf...)`)?"""
+    return called == stepped or called.startswith(stepped + ".")
+
+
 def _runs_parameters_of(called: str, stepped: str) -> bool:
     """Does a forward of `called` run parameters an optimizer built from `stepped`'s
-    holds: the module itself, a submodule of it (`qf.head(x)` after `Adam(qf...)`), or
-    a model it is a submodule of (`q1, q2 = critic(s)` runs `critic.Q1`, which
-    `Adam(critic.Q1.parameters())` steps: a model's forward runs its parts)?"""
-    return called == stepped or called.startswith(stepped + ".") or stepped.startswith(called + ".")
+    holds: all of them (_steps_whole), or those of a part (`q1, q2 = critic(s)` runs
+    `critic.Q1`, which `Adam(critic.Q1.parameters())` steps: a model's forward runs its
+    parts, which _through_stepped_parts then asks to be shown)?"""
+    return _steps_whole(called, stepped) or stepped.startswith(called + ".")
 
 
 def _parting(
