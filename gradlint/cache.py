@@ -336,7 +336,7 @@ def _dependencies_unchanged(
     from gradlint.analysis.project import dependencies_unchanged
 
     now = restamped(dependencies, trees)
-    return now if dependencies_unchanged(dependencies) else None
+    return now if dependencies_unchanged(dependencies, trees) else None
 
 
 def _dependencies_checked(

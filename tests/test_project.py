@@ -2291,18 +2291,31 @@ def test_a_runs_lookups_stamp_each_searched_root_once(tmp_path, monkeypatch):
     stamp = stamps.tree_stamp(root)
     assert stamp is not None
     taken = []
+    walked = stamps.project_files
 
     def counted(at):
         taken.append(at)
-        return stamp
+        return walked(at)
 
     (tmp_path / ".git").mkdir()  # the root of a.py, b.py and c.py
     store = cache.Cache(str(tmp_path / ".c"), root, lambda message: None)
     for name in ("a", "b", "c"):
         dependencies = {stamps.tree_key(root): stamp, stamps.SEARCH_PREFIX + name: "-:-:x"}
         store.store(str(tmp_path / f"{name}.py"), "key", [], None, dependencies)
-    monkeypatch.setattr(stamps, "tree_stamp", counted)
-    for name in ("a", "b", "c"):
+    # and one whose closer look asks again (a.py touched) for a search without an
+    # answer, which only the root's stamp vouches for
+    a_py = str(tmp_path / "a.py")
+    text = project.text_stamp(a_py)
+    assert text is not None
+    touched = stamps.file_stamp("0", "0", stamps.split_stamp(text[1])[2])
+    dependencies = {
+        stamps.tree_key(root): stamp,
+        stamps.unanswered_key(root): stamps.UNANSWERED_STAMP,
+        a_py: touched,
+    }
+    store.store(str(tmp_path / "d.py"), "key", [], None, dependencies)
+    monkeypatch.setattr(stamps, "project_files", counted)
+    for name in ("a", "b", "c", "d"):
         assert store.lookup(str(tmp_path / f"{name}.py"), "key", f"{name}.py") is not None
     assert taken == [root]
 

@@ -73,6 +73,7 @@ from gradlint.analysis.stamps import (
     stat_version,
     tree_key,
     tree_stamp,
+    tree_stamp_in,
     unanswered_key,
 )
 from gradlint.analysis.summary_facts import (
@@ -4314,9 +4315,12 @@ def _stamp(path: str, summary: ModuleSummary) -> str:
     return file_stamp(info.st_size, stat_version(info), summary.digest())
 
 
-def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
+def dependencies_unchanged(
+    dependencies: dict[str, str], trees: dict[str, str] | None = None
+) -> bool:
     """Do these summarised files still summarise as they did? A file touched without a
-    change to what it does (a comment, a new unrelated line) still counts as unchanged."""
+    change to what it does (a comment, a new unrelated line) still counts as unchanged.
+    `trees`: the searched roots' stamps already taken by this run (stamps.tree_stamp_in)."""
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
             continue  # the files under a searched root: their searches are asked below
@@ -4324,7 +4328,7 @@ def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
             # a search that gave no answer is not asked again: it stands only while
             # the files under its root are as they were
             root = path.removeprefix(UNANSWERED_PREFIX)
-            if dependencies.get(tree_key(root)) != tree_stamp(root):
+            if dependencies.get(tree_key(root)) != tree_stamp_in(root, trees):
                 return False
             continue
         # A search's stamp is a digest of the files linked to where it was asked whose
@@ -4374,12 +4378,10 @@ def affected_by(dependencies: dict[str, str], path: str) -> bool:
     it is one of them, or lies under a folder searched for callers."""
     changed = os.path.abspath(path)
     for key in dependencies:
-        if key.startswith(UNANSWERED_PREFIX):
-            root = key.removeprefix(UNANSWERED_PREFIX)
-            if changed.startswith(os.path.join(os.path.abspath(root), "")):
-                return True
-        elif key.startswith(SEARCH_PREFIX):
-            if key.startswith(DEFINITIONS_PREFIX):
+        if key.startswith((SEARCH_PREFIX, UNANSWERED_PREFIX)):
+            if key.startswith(UNANSWERED_PREFIX):
+                root = key.removeprefix(UNANSWERED_PREFIX)
+            elif key.startswith(DEFINITIONS_PREFIX):
                 root = definitions_of_key(key)[1]
             elif key.startswith(ATTRIBUTES_PREFIX):
                 root = attributes_of_key(key)[1]

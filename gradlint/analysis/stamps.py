@@ -120,7 +120,7 @@ def unanswered_key(root: str) -> str:
     return UNANSWERED_PREFIX + root
 
 
-def _tree_stamp_in(root: str, trees: dict[str, str] | None) -> str:
+def tree_stamp_in(root: str, trees: dict[str, str] | None) -> str:
     """tree_stamp, taken once per `trees` (one run's lookups, made before it lints or
     writes anything: a tree of 2,000 files with an entry each is not 2,000 walks)."""
     if trees is None:
@@ -138,7 +138,7 @@ def unchanged_by_stat(dependencies: dict[str, str], trees: dict[str, str] | None
     searched = False
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
-            if _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) != stamp:
+            if tree_stamp_in(path.removeprefix(TREE_PREFIX), trees) != stamp:
                 return False
         elif path.startswith((SEARCH_PREFIX, UNANSWERED_PREFIX)):
             searched = True
@@ -157,7 +157,7 @@ def restamped(dependencies: dict[str, str], trees: dict[str, str] | None = None)
     found: dict[str, str] = {}
     for path, stamp in dependencies.items():
         if path.startswith(TREE_PREFIX):
-            found[path] = _tree_stamp_in(path.removeprefix(TREE_PREFIX), trees)
+            found[path] = tree_stamp_in(path.removeprefix(TREE_PREFIX), trees)
         elif path.startswith((SEARCH_PREFIX, UNANSWERED_PREFIX)):
             found[path] = stamp
         else:
