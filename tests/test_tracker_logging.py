@@ -61,16 +61,27 @@ def test_a_dict_handed_to_an_unknown_call(tmp_path: Path):
     assert findings(tmp_path / "train.py") == []
 
 
-def test_an_object_of_the_file_named_like_a_tracker(tmp_path: Path):
-    # `wandb = Tracker()` of the file's own: its `log` keeps the values for a backward
-    own = LOGGED.replace(
-        "import wandb\n",
-        "\n\nclass Tracker:\n    def log(self, d):\n        pending.extend(d.values())\n\n\n"
-        "pending = []\nwandb = Tracker()\n",
-    ).replace(
+# The file's own tracker-like object, whose `log` keeps what it is given for a backward
+# the loop then runs: what it logs is not read as numbers.
+OWN_TRACKER = (
+    "\n\nclass Tracker:\n    def log(self, d):\n        pending.extend(d.values())\n\n\n"
+    "pending = []\nwandb = Tracker()\n"
+)
+
+
+def logged_to_own_tracker(after: str, *, keep: str = "") -> str:
+    """LOGGED with OWN_TRACKER defined in place of the import line `after` (kept when it
+    is `keep`), and the validation loss backpropagated through what it kept."""
+    return LOGGED.replace(after, keep + OWN_TRACKER).replace(
         '    wandb.log({"train_loss": loss.item(), "val_loss": val})',
         '    wandb.log({"val_loss": val})\n    torch.stack(pending).sum().backward()',
     )
+
+
+def test_an_object_of_the_file_named_like_a_tracker(tmp_path: Path):
+    # `wandb = Tracker()` of the file's own: its `log` keeps the values for a backward
+    own = logged_to_own_tracker("import wandb\n")
+    assert "import wandb" not in own
     write(tmp_path, {"train.py": own})
     assert findings(tmp_path / "train.py") == []
 
@@ -78,14 +89,7 @@ def test_an_object_of_the_file_named_like_a_tracker(tmp_path: Path):
 def test_a_tracker_import_rebound_to_an_object_of_the_file(tmp_path: Path):
     # `import wandb` and then `wandb = Tracker()`: the name read at the call is the
     # file's object, whose `log` keeps the values for a backward, not the tracker
-    rebound = LOGGED.replace(
-        "from torch import nn\n",
-        "from torch import nn\n\n\nclass Tracker:\n    def log(self, d):\n"
-        "        pending.extend(d.values())\n\n\npending = []\nwandb = Tracker()\n",
-    ).replace(
-        '    wandb.log({"train_loss": loss.item(), "val_loss": val})',
-        '    wandb.log({"val_loss": val})\n    torch.stack(pending).sum().backward()',
-    )
+    rebound = logged_to_own_tracker("from torch import nn\n", keep="from torch import nn\n")
     assert "import wandb" in rebound and "wandb = Tracker()" in rebound
     write(tmp_path, {"train.py": rebound})
     assert findings(tmp_path / "train.py") == []
