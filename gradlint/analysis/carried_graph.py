@@ -33,7 +33,6 @@ from gradlint.analysis.torch_api import (
     DETACHING_INPLACE_METHODS,
     DETACHING_METHODS,
     DIFFERENTIABLE_METHODS,
-    DISTRIBUTIONS_NAMESPACE,
     GRADLESS_RESULTS,
     PARAMETER_HOLDING_METHODS,
     SLICING_FUNCTIONS,
@@ -540,23 +539,11 @@ class CarriedGraph:
         if helper is not None:
             return self._returns_without_recording(helper)
         func = call.func
-        if type(func) is cst.Attribute and self._a_distribution(func.value, call):
+        if type(func) is cst.Attribute and self.values.distributions_built(func.value, call):
             # `m.log_prob(a)` of `m = Categorical(logits)` computes from its parameters;
             # `m.sample()` runs without grad
             return func.attr.value in GRADLESS_RESULTS
         return not (type(func) is cst.Attribute and func.attr.value in _TENSOR_METHODS)
-
-    def _a_distribution(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
-        """Is `expr` a name every binding of which that reaches `use` builds a
-        torch.distributions object, whose methods compute from the tensors it was given?"""
-        if type(expr) is not cst.Name:
-            return False
-        bound = self.values.reaching_expressions(expr.value, use)
-        return bool(bound) and all(
-            type(e) is cst.Call
-            and (self.index.qualified_name(e.func) or "").startswith(DISTRIBUTIONS_NAMESPACE)
-            for e in bound
-        )
 
     def _returns_without_recording(self, func: cst.FunctionDef) -> bool:
         """Does every `return value` of this file's function sit under no_grad (an

@@ -1505,6 +1505,8 @@ class ForwardAnalysis:
                 continue
             if self.values.of_expr(value, ret) & {Kind.GRAPH, Kind.LEAF}:
                 return True
+            if self._distribution_of_a_forward(value, ret):
+                return True
             for node in self.index.walk(value):
                 if type(node) is cst.Call and (
                     self.model_forward(node) is not None
@@ -1516,6 +1518,29 @@ class ForwardAnalysis:
                     return True
             if any(self._global_leaf(name, ret) for name in self.flow.reads(value)):
                 return True
+        return False
+
+    def _distribution_of_a_forward(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Is `expr` a torch.distributions object built from a model's output or a tensor
+        with history (`logits = self.net(obs)`, then `return Categorical(logits=logits)`)?
+        Its `log_prob`, `rsample` and `entropy` compute from that output with its graph;
+        only its `sample()` runs without grad."""
+        for built in self.values.distributions_built(expr, use):
+            for arg in built.args:
+                value = arg.value
+                if self.values.of_expr(value, built) & {Kind.GRAPH, Kind.LEAF}:
+                    return True
+                sources = [value]
+                if type(value) is cst.Name:
+                    sources += [
+                        e for e in self.values.reaching_expressions(value.value, built) if e
+                    ]
+                if any(
+                    type(node) is cst.Call and self.model_forward(node) is not None
+                    for source in sources
+                    for node in self.index.walk(source)
+                ):
+                    return True
         return False
 
     def _reads_a_leaf_it_closes_over(self, lam: cst.Lambda) -> bool:

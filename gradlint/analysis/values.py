@@ -72,6 +72,7 @@ from gradlint.analysis.torch_api import (
     DATA_LOADERS,
     DETACHING_ATTRIBUTES,
     DIFFERENTIABLE_METHODS,
+    DISTRIBUTIONS_NAMESPACE,
     ELEMENT_PRESERVING_BUILTINS,
     ELEMENT_STORING_METHODS,
     ENVIRONMENT_RESET,
@@ -391,6 +392,22 @@ class ValueAnalysis:
         """The expression each binding of `name` that can reach `use` gives it
         (bound_expression; None for a binding that assigns no expression)."""
         return [self.bound_expression(b, name) for b in self.reaching_bindings(name, use)]
+
+    def distributions_built(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """The torch.distributions constructions that `expr` is where it is read at `use`:
+        the call itself (`Categorical(logits=logits)`), or every binding of a name that
+        reaches it (`m = Normal(mu, std)`); empty when any of them is something else."""
+        if type(expr) is cst.Call:
+            built: list[cst.BaseExpression | None] = [expr]
+        elif type(expr) is cst.Name:
+            built = list(self.reaching_expressions(expr.value, use))
+        else:
+            return []
+        calls = [e for e in built if type(e) is cst.Call and self._a_distribution(e)]
+        return calls if built and len(calls) == len(built) else []
+
+    def _a_distribution(self, call: cst.Call) -> bool:
+        return (self.index.qualified_name(call.func) or "").startswith(DISTRIBUTIONS_NAMESPACE)
 
     def item_stores(
         self, name: str, use: cst.CSTNode
