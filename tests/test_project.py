@@ -111,6 +111,31 @@ def test_src_layout(tmp_path):
     assert findings(tmp_path / "scripts" / "train.py") == [(7, "GL004")]
 
 
+def test_a_sub_projects_tests_import_its_package_from_the_folder_above_them(tmp_path):
+    """A repository holding a sub-project (`sim/sim/`, with its tests in `sim/test/`,
+    run from `sim/`): `sim.utils` resolves from `sim/`, the nearest folder above the
+    test that is no package, below the repository's marker."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"sim/sim/__init__.py": "", "sim/sim/utils.py": EVALUATE})
+    train = TRAIN.format(import_line="from sim.utils import evaluate", call="evaluate")
+    write(tmp_path, {"sim/test/__init__.py": "", "sim/test/models/test_train.py": train})
+    assert findings(tmp_path / "sim" / "test" / "models" / "test_train.py") == [(7, "GL004")]
+
+
+def test_a_packages_own_folder_is_no_place_to_import_a_library_from(tmp_path):
+    """`import dgl` in `graphs/layers/pyg/conv.py` is the dgl library, not the package's
+    own `graphs/layers/dgl/` wrapper: a folder inside a package is never on sys.path."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"graphs/__init__.py": "", "graphs/layers/__init__.py": ""})
+    write(tmp_path, {"graphs/layers/dgl/__init__.py": "", "graphs/layers/pyg/__init__.py": ""})
+    conv = tmp_path / "graphs" / "layers" / "pyg" / "conv.py"
+    assert project.resolve_module(str(conv), "dgl", 0) is None
+    # the same module under a folder that is no package resolves from there
+    write(tmp_path, {"tools/dgl/__init__.py": "", "tools/scripts/run.py": ""})
+    run = tmp_path / "tools" / "scripts" / "run.py"
+    assert project.resolve_module(str(run), "dgl", 0) == str(tmp_path / "tools/dgl/__init__.py")
+
+
 @pytest.mark.parametrize(
     "helper",
     [

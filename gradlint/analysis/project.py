@@ -3551,6 +3551,17 @@ def resolve_module(
         top = project_folder(here)
         if top is not None and top not in candidates:
             candidates.append(top)
+        if top is not None and parts:
+            # a folder between the file and its repository that is no package is where
+            # a sub-project's scripts and tests import its package from (`physicsnemo/`
+            # holding `physicsnemo/physicsnemo/` and `physicsnemo/test/`, `src/lib/` put
+            # on sys.path); a package's own folders never are (`nn/layers/dgl/` is not
+            # the dgl library)
+            above = os.path.dirname(here)
+            while above.startswith(top) and above != top:
+                if above not in candidates and not is_file(os.path.join(above, "__init__.py")):
+                    candidates.append(above)
+                above = os.path.dirname(above)
     for base in candidates:
         if not parts:
             package = os.path.join(base, "__init__.py")
