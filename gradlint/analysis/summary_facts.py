@@ -42,6 +42,7 @@ from gradlint.analysis.torch_api import (
     STORING_METHODS,
     TENSOR_RETURNING_BUILTINS,
     TRACKER_LOGGING_FUNCTIONS,
+    VARIABLE_CLASSES,
     converts_with_numpy,
     is_test_assertion,
 )
@@ -363,6 +364,9 @@ def argument_result_use(
         return ResultUse.NUMPY_CALL
     if qualified in GRAPH_PRESERVING_LIBRARY_FUNCTIONS:
         return ResultUse.FOLLOWED  # `rearrange(out, ...)`: a tensor computed from it
+    if qualified in VARIABLE_CLASSES:
+        # `Variable(net(x))` hands back a leaf without the output's history (measured)
+        return ResultUse.DETACHED
     if qualified.startswith("torch."):
         if qualified.startswith(DISTRIBUTIONS_NAMESPACE):
             # followed on through the distribution: a `log_prob` kept for a later

@@ -1395,8 +1395,11 @@ class ValueAnalysis:
             # with history)
             return LEAF
         if qualified in VARIABLE_CLASSES and call.args and not call.args[0].keyword:
-            # `Variable(t)`, `Variable(t, volatile=True)`: since torch 0.4, `t` itself
-            return self._expr(call.args[0].value, use)
+            # `Variable(t)`, `Variable(t, volatile=True)`: a new leaf holding `t`'s data,
+            # without its history and not requiring grad (measured on torch 2.13: no
+            # `grad_fn` even of a `t` with one, and a backward through it raises "does
+            # not require grad")
+            return TENSOR
         if qualified in AUTOGRAD_GRAD:
             # gradients carry history only when asked to (`create_graph=True`)
             for arg in call.args:
