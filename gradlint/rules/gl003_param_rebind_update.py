@@ -40,7 +40,10 @@ class ParamRebindUpdate(Rule):
     the `.grad` of another tensor, or a gradient `torch.autograd.grad` handed back:
     `for p, g in zip(params, grads): p = p - lr * g`), where `p` is a parameter or a
     tensor that requires grad. Not a rebinding of a loop's parameter whose new value is
-    read afterwards (`fast.append(p)`): fast weights made on purpose.
+    read afterwards (`fast.append(p)`): fast weights made on purpose. Not a step taken
+    once, outside any loop, on a plain name whose `.grad` is never read again (one-step
+    FGSM's `x_adv = x_adv + eps * x_adv.grad.sign()`, then `return x_adv`): no later
+    update can be lost.
 
     ## Why is this bad?
     The assignment makes a *new* tensor and points the name at it; the parameter itself
@@ -120,7 +123,9 @@ class ParamRebindUpdate(Rule):
         updates = [
             u
             for u in (self._update(node, t, v) for t, v in pairs)
-            if u is not None and not self._functional_update(node, u[1])
+            if u is not None
+            and not self._functional_update(node, u[1])
+            and not self._last_step(node, u[1])
         ]
         if not updates:
             return
@@ -222,6 +227,18 @@ class ParamRebindUpdate(Rule):
             ):
                 return True
         return False
+
+    def _last_step(self, node: cst.Assign, target: str) -> bool:
+        """A step taken once, outside any loop, on a plain name whose gradient is never
+        read again (FGSM's `x_adv = x_adv + eps * x_adv.grad.sign(); return x_adv`): no
+        later update can be lost, and the new tensor is the result."""
+        if "." in target or next(self.facts.index.enclosing_loops(node), None) is not None:
+            return False
+        parent = self.facts.index.parent
+        return not any(
+            type(holder := parent.get(use)) is cst.Attribute and holder.attr.value == "grad"
+            for use in self.facts.values.uses_reached(node, target)
+        )
 
     def _grad_aliases(self, node: cst.CSTNode) -> dict[str, set[str]]:
         index = self.facts.index
