@@ -412,3 +412,55 @@ def test_the_fetch_order_puts_the_cost_trees_then_the_development_half_first(cen
     tail = order[first_test:]
     assert all(census.half_of(n) == "test" for n in tail)
     assert set(census._COST_TREES) <= set(order[:first_test])
+
+
+@pytest.fixture(scope="module")
+def fresh(census):
+    sys.path.insert(0, str(REAL_CODE))
+    try:
+        import fresh as module
+
+        yield module
+    finally:
+        sys.path.remove(str(REAL_CODE))
+
+
+def test_every_fresh_sample_is_labelled_development_code_outside_the_census(census, fresh):
+    samples = sorted((REAL_CODE / "fresh").glob("*.tsv"))
+    assert samples
+    for sample in samples:
+        rows = fresh.read_sample(sample)
+        assert rows and all(r.label in ("POS", "NEG") for r in rows), sample.name
+        assert all(census.half_of(r.repo) == "dev" for r in rows), sample.name
+        for repo in {r.repo for r in rows}:
+            held = {row.path for row in census.read_census(repo)}
+            assert not held & {r.path for r in rows if r.repo == repo}, (sample.name, repo)
+
+
+def test_a_fresh_sample_lints_the_files_its_positive_reasons_cite(fresh, tmp_path):
+    root = tmp_path / "owner+name"
+    (root / "pkg").mkdir(parents=True)
+    for name in ("pkg/eval.py", "pkg/agent.py", "pkg/other.py", "main.py"):
+        (root / name).write_text("", encoding="utf-8")
+    row = dict.fromkeys(fresh.COLUMNS, "")
+    positive = fresh.census.SiteRow(
+        **{
+            **row,
+            "repo": "owner/name",
+            "path": "main.py",
+            "label": "POS",
+            "code": "GL012",
+            "reason": "act() L3 runs the forward in agent.py L12 with grad on",
+        }
+    )
+    negative = fresh.census.SiteRow(
+        **{
+            **row,
+            "repo": "owner/name",
+            "path": "pkg/eval.py",
+            "label": "NEG",
+            "reason": "covered by no_grad in other.py L4",
+        }
+    )
+    files = fresh._files_to_lint(tmp_path, [positive, negative])
+    assert files == {"owner/name": {"main.py", "pkg/eval.py", "pkg/agent.py"}}
