@@ -431,6 +431,7 @@ def test_every_fresh_sample_is_labelled_development_code_outside_the_census(cens
     for sample in samples:
         rows = fresh.read_sample(sample)
         assert rows and all(r.label in ("POS", "NEG") for r in rows), sample.name
+        assert all(c.startswith("GL") for r in rows for c in r.codes.split()), sample.name
         assert all(census.half_of(r.repo) == "dev" for r in rows), sample.name
         for repo in {r.repo for r in rows}:
             held = {row.path for row in census.read_census(repo)}

@@ -63,7 +63,7 @@ def cmd_sample(corpus_dir: Path, skip: int, take: int, out: Path) -> int:
         for rel in past:
             for site in site_enum.sites_of_file(root, rel):
                 rows.append([repo.name, site.path, site.line, site.end_line, site.kind])
-                rows[-1] += [" ".join(site.codes), "", "", ""]
+                rows[-1] += [site.codes, "", "", ""]
     with open(out, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(COLUMNS)
