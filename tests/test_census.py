@@ -465,3 +465,13 @@ def test_a_fresh_sample_lints_the_files_its_positive_reasons_cite(fresh, tmp_pat
     )
     files = fresh._files_to_lint(tmp_path, [positive, negative])
     assert files == {"owner/name": {"main.py", "pkg/eval.py", "pkg/agent.py"}}
+
+
+def test_a_fresh_sample_is_scored_on_the_repositories_laid_out(fresh, tmp_path, capsys):
+    sample = tmp_path / "sample.tsv"
+    row = ["owner/absent", "main.py", "3", "4", "eval-scope", "GL004 GL012", "POS", "GL012", "x"]
+    sample.write_text("\t".join(fresh.COLUMNS) + "\n" + "\t".join(row) + "\n", encoding="utf-8")
+    assert fresh.cmd_score(tmp_path, [sample], misses=False) == 0
+    out, err = capsys.readouterr()
+    assert "owner/absent is not in" in err
+    assert "0 positive with a rule, 0 caught" in out

@@ -99,6 +99,12 @@ def _files_to_lint(corpus_dir: Path, rows: list[census.SiteRow]) -> dict[str, se
 def cmd_score(corpus_dir: Path, samples: list[Path], misses: bool) -> int:
     for sample in samples:
         rows = read_sample(sample)
+        absent = sorted(
+            {r.repo for r in rows if not (corpus_dir / r.repo.replace("/", "+")).is_dir()}
+        )
+        for repo in absent:
+            print(f"warning: {repo} is not in {corpus_dir}", file=sys.stderr)
+        rows = [r for r in rows if r.repo not in absent]  # compare on the same repositories
         unlabelled = sum(r.label not in ("POS", "NEG") for r in rows)
         places: dict[str, list[tuple[str, list[tuple[str, str]]]]] = defaultdict(list)
         for repo, paths in sorted(_files_to_lint(corpus_dir, rows).items()):
