@@ -40,11 +40,7 @@ class ParamRebindUpdate(Rule):
     the `.grad` of another tensor, or a gradient `torch.autograd.grad` handed back:
     `for p, g in zip(params, grads): p = p - lr * g`), where `p` is a parameter or a
     tensor that requires grad. Not a rebinding of a loop's parameter whose new value is
-    read afterwards (`fast.append(p)`): fast weights made on purpose. Not a step taken
-    once, outside any loop, on a tensor the same function made and whose `.grad` is
-    never read again (one-step FGSM's `x_adv = x_adv + eps * x_adv.grad.sign()`, then
-    `return x_adv`): no later update can be lost. A step on the function's own
-    parameter is reported: its caller may step the non-leaf again.
+    read afterwards (`fast.append(p)`): fast weights made on purpose.
 
     ## Why is this bad?
     The assignment makes a *new* tensor and points the name at it; the parameter itself
@@ -124,9 +120,7 @@ class ParamRebindUpdate(Rule):
         updates = [
             u
             for u in (self._update(node, t, v) for t, v in pairs)
-            if u is not None
-            and not self._functional_update(node, u[1])
-            and not self._last_step(node, u[1])
+            if u is not None and not self._functional_update(node, u[1])
         ]
         if not updates:
             return
@@ -228,25 +222,6 @@ class ParamRebindUpdate(Rule):
             ):
                 return True
         return False
-
-    def _last_step(self, node: cst.Assign, target: str) -> bool:
-        """A step taken once, outside any loop, on a tensor the same scope made and whose
-        gradient is never read again (FGSM's `x_adv = x.detach().clone()`, then `x_adv =
-        x_adv + eps * x_adv.grad.sign(); return x_adv`): no later update can be lost, and
-        the new tensor is the result. Not a step on a parameter of the function
-        (`def sgd_step(w): w = w - lr * w.grad; return w`): its caller may step again."""
-        index = self.facts.index
-        if "." in target or next(index.enclosing_loops(node), None) is not None:
-            return False
-        scope = index.scope_of(node)
-        made = self.facts.values.reaching_bindings(target, node)
-        if not made or any(type(b) is cst.Param or index.scope_of(b) is not scope for b in made):
-            return False
-        parent = index.parent
-        return not any(
-            type(holder := parent.get(use)) is cst.Attribute and holder.attr.value == "grad"
-            for use in self.facts.values.uses_reached(node, target)
-        )
 
     def _grad_aliases(self, node: cst.CSTNode) -> dict[str, set[str]]:
         index = self.facts.index
