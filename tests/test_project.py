@@ -124,16 +124,33 @@ def test_a_sub_projects_tests_import_its_package_from_the_folder_above_them(tmp_
 
 def test_a_packages_own_folder_is_no_place_to_import_a_library_from(tmp_path):
     """`import dgl` in `graphs/layers/pyg/conv.py` is the dgl library, not the package's
-    own `graphs/layers/dgl/` wrapper: a folder inside a package is never on sys.path."""
+    own `graphs/layers/dgl/` wrapper: a folder inside a package is never on sys.path,
+    also one of its folders without `__init__.py` (`graphs/layers/gnn/conv/`)."""
     (tmp_path / ".git").mkdir()
     write(tmp_path, {"graphs/__init__.py": "", "graphs/layers/__init__.py": ""})
-    write(tmp_path, {"graphs/layers/dgl/__init__.py": "", "graphs/layers/pyg/__init__.py": ""})
-    conv = tmp_path / "graphs" / "layers" / "pyg" / "conv.py"
-    assert project.resolve_module(str(conv), "dgl", 0) is None
-    # the same module under a folder that is no package resolves from there
-    write(tmp_path, {"tools/dgl/__init__.py": "", "tools/scripts/run.py": ""})
-    run = tmp_path / "tools" / "scripts" / "run.py"
-    assert project.resolve_module(str(run), "dgl", 0) == str(tmp_path / "tools/dgl/__init__.py")
+    write(tmp_path, {"graphs/layers/dgl/__init__.py": "", "graphs/layers/dgl/nn.py": ""})
+    write(tmp_path, {"graphs/layers/pyg/__init__.py": ""})
+    for importer in ("graphs/layers/pyg/conv.py", "graphs/layers/gnn/conv/gcn.py"):
+        write(tmp_path, {importer: ""})
+        for module in ("dgl", "dgl.nn"):
+            assert project.resolve_module(str(tmp_path / importer), module, 0) is None
+
+
+def test_a_lone_name_is_not_looked_for_in_the_folders_above(tmp_path):
+    """`import evaluate` or `from utils import f` in `nlp/glue/bert/run.py` is a library or
+    the script's own neighbour, never `nlp/evaluate.py` (a review's programs: Python
+    imports the installed package, or what `sys.path.insert` named); a dotted name of a
+    package there (`tools.dgl.nn` as `dgl.nn` from `tools/`) is the sub-project's."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"nlp/evaluate.py": "", "nlp/utils.py": "", "nlp/glue/bert/run.py": ""})
+    run = str(tmp_path / "nlp/glue/bert/run.py")
+    assert project.resolve_module(run, "evaluate", 0) is None
+    assert project.resolve_module(run, "utils", 0) is None
+    write(tmp_path, {"tools/dgl/__init__.py": "", "tools/dgl/nn.py": ""})
+    write(tmp_path, {"tools/scripts/convert/x.py": ""})
+    x = str(tmp_path / "tools/scripts/convert/x.py")
+    assert project.resolve_module(x, "dgl", 0) is None
+    assert project.resolve_module(x, "dgl.nn", 0) == str(tmp_path / "tools/dgl/nn.py")
 
 
 @pytest.mark.parametrize(

@@ -3551,17 +3551,29 @@ def resolve_module(
         top = project_folder(here)
         if top is not None and top not in candidates:
             candidates.append(top)
-        if top is not None and parts:
-            # a folder between the file and its repository that is no package is where
-            # a sub-project's scripts and tests import its package from (`physicsnemo/`
-            # holding `physicsnemo/physicsnemo/` and `physicsnemo/test/`, `src/lib/` put
-            # on sys.path); a package's own folders never are (`nn/layers/dgl/` is not
-            # the dgl library)
+        if top is not None and len(parts) > 1:
+            # a folder between the file and its repository, outside every package, is
+            # where a sub-project's scripts and tests import its package from
+            # (`physicsnemo/` holding `physicsnemo/physicsnemo/` and `physicsnemo/test/`,
+            # `src/lib/` put on sys.path): only for a dotted name of a package there
+            # (`from physicsnemo.models.pix2pix import Pix2Pix`), since a lone name
+            # (`import evaluate`, `from utils import f`) is as often a library or a
+            # script's neighbour that Python never imports from there
             above = os.path.dirname(here)
+            outside: list[str] = []
             while above.startswith(top) and above != top:
-                if above not in candidates and not is_file(os.path.join(above, "__init__.py")):
-                    candidates.append(above)
+                outside.append(above)
                 above = os.path.dirname(above)
+            for folder in outside:
+                if any(
+                    is_file(os.path.join(f, "__init__.py"))
+                    for f in outside[outside.index(folder) :]
+                ):
+                    continue  # in a package (a folder of it without __init__.py too)
+                if folder not in candidates and is_file(
+                    os.path.join(folder, parts[0], "__init__.py")
+                ):
+                    candidates.append(folder)
     for base in candidates:
         if not parts:
             package = os.path.join(base, "__init__.py")
