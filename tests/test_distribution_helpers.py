@@ -93,3 +93,49 @@ def test_the_sampled_forward_records_a_graph_under_torch():
     # what the sampling call throws away: a graph back to the weights
     assert dist.logits.grad_fn is not None
     assert dist.sample().grad_fn is None
+
+
+# A review's programs (each run under torch 2.13): the forward inside the helper records
+# nothing (under no_grad, or of a frozen model), or is in eval mode, GL004's finding there.
+NO_GRAD_INSIDE = """
+    def get_policy(obs):
+        with torch.no_grad():
+            logits = logits_net(obs)
+        return Categorical(logits=logits)
+"""
+FROZEN = """
+    logits_net.requires_grad_(False)
+
+    def get_policy(obs):
+        logits = logits_net(obs)
+        return Categorical(logits=logits)
+"""
+EVAL_MODE = """
+    logits_net.eval()
+
+    def get_policy(obs):
+        logits = logits_net(obs)
+        return Categorical(logits=logits)
+"""
+
+
+@pytest.mark.parametrize(
+    "helper", [NO_GRAD_INSIDE, FROZEN, EVAL_MODE], ids=["no_grad", "frozen", "eval"]
+)
+def test_a_helper_whose_forward_records_nothing_or_is_evaluated_is_no_gl012(helper):
+    sampler = (
+        """
+import torch
+import torch.nn as nn
+from torch.distributions.categorical import Categorical
+
+logits_net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+"""
+        + textwrap.dedent(helper)
+        + """
+
+for _ in range(3):
+    print(get_policy(torch.randn(4)).sample().item())
+"""
+    )
+    assert findings(sampler) == []

@@ -1423,7 +1423,10 @@ class ForwardAnalysis:
             node
             for ret, value in returns
             if self.grad_mode.mode_at(ret) is GradMode.RECORDING
-            for node in self.index.walk(value)
+            for node in (
+                *self.index.walk(value),
+                *self._distribution_forwards(value, ret),  # `return Categorical(logits=out)`
+            )
             if type(node) is cst.Call and self.model_forward(node) is not None
         ]
 
@@ -1521,27 +1524,40 @@ class ForwardAnalysis:
         return False
 
     def _distribution_of_a_forward(self, expr: cst.BaseExpression, use: cst.CSTNode) -> bool:
-        """Is `expr` a torch.distributions object built from a model's output or a tensor
-        with history (`logits = self.net(obs)`, then `return Categorical(logits=logits)`)?
+        """Is `expr` a torch.distributions object built from a tensor with history or from
+        a model's output (`logits = self.net(obs)`, then `return Categorical(logits=logits)`)?
         Its `log_prob`, `rsample` and `entropy` compute from that output with its graph;
         only its `sample()` runs without grad."""
+        return any(
+            self.values.of_expr(arg.value, built) & {Kind.GRAPH, Kind.LEAF}
+            for built in self.values.distributions_built(expr, use)
+            for arg in built.args
+        ) or bool(self._distribution_forwards(expr, use))
+
+    def _distribution_forwards(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """The forwards, recording and of a model not frozen, whose output the
+        torch.distributions object `expr` is built from, as written or through a name
+        bound to it (`logits = self.net(obs)`)."""
+        found: list[cst.Call] = []
         for built in self.values.distributions_built(expr, use):
             for arg in built.args:
-                value = arg.value
-                if self.values.of_expr(value, built) & {Kind.GRAPH, Kind.LEAF}:
-                    return True
-                sources = [value]
-                if type(value) is cst.Name:
+                sources: list[cst.BaseExpression] = [arg.value]
+                if type(arg.value) is cst.Name:
                     sources += [
-                        e for e in self.values.reaching_expressions(value.value, built) if e
+                        e for e in self.values.reaching_expressions(arg.value.value, built) if e
                     ]
-                if any(
-                    type(node) is cst.Call and self.model_forward(node) is not None
-                    for source in sources
-                    for node in self.index.walk(source)
-                ):
-                    return True
-        return False
+                for source in sources:
+                    for node in self.index.walk(source):
+                        if type(node) is not cst.Call or node in found:
+                            continue
+                        model = self.model_forward(node)
+                        if (
+                            model is not None
+                            and self.grad_mode.mode_at(node) is GradMode.RECORDING
+                            and not self.is_frozen(model, node)
+                        ):
+                            found.append(node)
+        return found
 
     def _reads_a_leaf_it_closes_over(self, lam: cst.Lambda) -> bool:
         """Does the lambda's body read, on a path that keeps the graph, a variable of the
