@@ -282,12 +282,12 @@ def _lint_files(root: Path, files: list[str]) -> list[dict]:
 
 
 def _cited_files(root: Path, rows: list[SiteRow], sampled: set[str]) -> list[str]:
-    """The repository's files that a positive evaluation scope's reason names as the
-    place of its forward or call (`ppo_discrete.py:85`), beyond the sampled ones."""
+    """The repository's files that a positive site's reason names as the place of its
+    forward or call (`ppo_discrete.py:85`), beyond the sampled ones."""
     names = {
         cited
         for r in rows
-        if r.kind == "eval-scope" and r.label == "POS"
+        if r.label == "POS"
         for cited, _row, _last in _CITED_ELSEWHERE.findall(r.reason)
     }
     if not names:
@@ -335,7 +335,9 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
         # file a site's reason names only for that site's recall
         findings = []
         elsewhere = []
-        linted = [f for f in files + _cited_files(root, rows, sampled) if (root / f).exists()]
+        # the census follows only evaluation scopes' citations to other files
+        scopes = [r for r in rows if r.kind == "eval-scope"]
+        linted = [f for f in files + _cited_files(root, scopes, sampled) if (root / f).exists()]
         for item in _lint_files(root, linted):
             path = os.path.relpath(item["filename"], root).replace(os.sep, "/")
             (findings if path in sampled else elsewhere).append(

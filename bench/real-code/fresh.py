@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -51,15 +50,9 @@ def cmd_sample(corpus_dir: Path, skip: int, take: int, out: Path) -> int:
         if not root.is_dir():
             print(f"{repo.name}: not laid out, skipped", file=sys.stderr)
             continue
-        candidates = [
-            p.relative_to(root).as_posix()
-            for p in sorted(root.rglob("*"))
-            if p.suffix in (".py", ".ipynb") and p.is_file() and ".git" not in p.parts
-        ]
-        candidates = [rel for rel in candidates if site_enum.sites_of_file(root, rel)]
-        candidates.sort(key=lambda rel: hashlib.sha256(f"{repo.name}:{rel}".encode()).hexdigest())
         held = {row.path for row in census.read_census(repo.name)}
-        past = [rel for rel in candidates[8:] if rel not in held][skip : skip + take]
+        ranked = site_enum.ranked_files(root, repo.name)
+        past = [rel for rel in ranked[8:] if rel not in held][skip : skip + take]
         for rel in past:
             for site in site_enum.sites_of_file(root, rel):
                 rows.append([repo.name, site.path, site.line, site.end_line, site.kind])
@@ -82,17 +75,14 @@ def read_sample(path: Path) -> list[census.SiteRow]:
 
 def _files_to_lint(corpus_dir: Path, rows: list[census.SiteRow]) -> dict[str, set[str]]:
     """Each repository's sampled files, and the files a positive site's reason cites."""
-    files: dict[str, set[str]] = defaultdict(set)
+    by_repo: dict[str, list[census.SiteRow]] = defaultdict(list)
     for row in rows:
-        files[row.repo].add(row.path)
-        if row.label != "POS":
-            continue
-        root = corpus_dir / row.repo.replace("/", "+")
-        for cited, _row, _last in census._CITED_ELSEWHERE.findall(row.reason):
-            for candidate in root.rglob(Path(cited).name):
-                rel = candidate.relative_to(root).as_posix()
-                if rel == cited or rel.endswith("/" + cited):
-                    files[row.repo].add(rel)
+        by_repo[row.repo].append(row)
+    files: dict[str, set[str]] = {}
+    for repo, held in by_repo.items():
+        sampled = {row.path for row in held}
+        root = corpus_dir / repo.replace("/", "+")
+        files[repo] = sampled | set(census._cited_files(root, held, sampled))
     return files
 
 
@@ -109,7 +99,7 @@ def cmd_score(corpus_dir: Path, samples: list[Path], misses: bool) -> int:
         places: dict[str, list[tuple[str, list[tuple[str, str]]]]] = defaultdict(list)
         for repo, paths in sorted(_files_to_lint(corpus_dir, rows).items()):
             root = corpus_dir / repo.replace("/", "+")
-            for item in ledger.lint_json(root, sorted(paths), f"gradlint failed in {root}"):
+            for item in census._lint_files(root, sorted(paths)):
                 places[repo].append((item["code"], census._places(item, root)))
         ruled = [r for r in rows if r.label == "POS" and r.code.startswith("GL")]
         caught = [

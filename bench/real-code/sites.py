@@ -424,9 +424,10 @@ def sites_of_file(root: Path, rel: str) -> list[Site]:
     return [Site(rel, str(s), str(e), k) for s, e, k in found or []]
 
 
-def sampled_files(root: Path, repo: str, max_files: int) -> list[str]:
-    """The files of the census: those with any site, at most `max_files`, picked by a hash
-    of the repository and path so the choice is fixed and owes nothing to gradlint."""
+def ranked_files(root: Path, repo: str) -> list[str]:
+    """The repository's files with any site, ranked by a hash of the repository and path:
+    a fixed order that owes nothing to gradlint (the census takes the first ones, a fresh
+    sample the next)."""
     candidates = []
     for path in sorted(root.rglob("*")):
         if path.suffix not in (".py", ".ipynb") or not path.is_file():
@@ -435,4 +436,9 @@ def sampled_files(root: Path, repo: str, max_files: int) -> list[str]:
         if sites_of_file(root, rel):
             candidates.append(rel)
     candidates.sort(key=lambda rel: hashlib.sha256(f"{repo}:{rel}".encode()).hexdigest())
-    return sorted(candidates[:max_files])
+    return candidates
+
+
+def sampled_files(root: Path, repo: str, max_files: int) -> list[str]:
+    """The files of the census: the first `max_files` of ranked_files."""
+    return sorted(ranked_files(root, repo)[:max_files])
