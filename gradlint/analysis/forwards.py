@@ -1423,9 +1423,12 @@ class ForwardAnalysis:
             node
             for ret, value in returns
             if self.grad_mode.mode_at(ret) is GradMode.RECORDING
-            for node in (
-                *self.index.walk(value),
-                *self._distribution_forwards(value, ret),  # `return Categorical(logits=out)`
+            for node in dict.fromkeys(
+                [
+                    *self.index.walk(value),
+                    # `logits = self.net(obs)`, then `return Categorical(logits=logits)`
+                    *self._distribution_forwards(value, ret),
+                ]
             )
             if type(node) is cst.Call and self.model_forward(node) is not None
         ]

@@ -3559,17 +3559,19 @@ def resolve_module(
             # (`from physicsnemo.models.pix2pix import Pix2Pix`), since a lone name
             # (`import evaluate`, `from utils import f`) is as often a library or a
             # script's neighbour that Python never imports from there
+            between: list[str] = []
             above = os.path.dirname(here)
-            outside: list[str] = []
             while above.startswith(top) and above != top:
-                outside.append(above)
+                between.append(above)
                 above = os.path.dirname(above)
-            for folder in outside:
-                if any(
-                    is_file(os.path.join(f, "__init__.py"))
-                    for f in outside[outside.index(folder) :]
-                ):
-                    continue  # in a package (a folder of it without __init__.py too)
+            # from the repository down, the folders before the first package's: every
+            # folder below it is in that package (one without __init__.py too)
+            outside: list[str] = []
+            for folder in reversed(between):
+                if is_file(os.path.join(folder, "__init__.py")):
+                    break
+                outside.append(folder)
+            for folder in reversed(outside):  # the nearest first
                 if folder not in candidates and is_file(
                     os.path.join(folder, parts[0], "__init__.py")
                 ):

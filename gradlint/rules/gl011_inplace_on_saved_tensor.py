@@ -113,9 +113,9 @@ class InplaceOnSavedTensor(Rule):
     the model's class is in the file, its `forward` must run the part (an auxiliary
     head run by another method is not), which must not be a single torch layer on the
     forward's own inputs (it saves them, not its weight); the forward records (outside
-    `no_grad`, the module not frozen); the backward reaches the forward's result with no `.detach()` on the way; the step
-    runs between them whenever the backward does (not under an `if`, a loop or a
-    `try` of its own), in the function itself or in a helper of this file it calls
+    `no_grad`, the module not frozen); the backward reaches the forward's result with no
+    `.detach()` on the way; the step runs between them whenever the backward does (not
+    under an `if`, a loop or a `try` of its own), in the function itself or in a helper of this file it calls
     (`self.update_critic(loss)`, `update(q_opt, q_loss)`) or of the project's other files
     (`update_params(q_optim, q_loss)` from `utils.py`, whose own statements step the
     optimizer it is handed after a backward), and the backward too may be such a
