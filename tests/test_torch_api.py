@@ -745,3 +745,32 @@ def test_tensor_making_functions_make_tensors_of_data_and_of_tensors():
             function(data) if "Variable" not in qualified else function(torch.tensor(data)),
             torch.Tensor,
         ), qualified
+
+
+_LOSS_LAYER_SIZES = {"AdaptiveLogSoftmaxWithLoss": {"cutoffs": [2]}}
+
+
+def test_the_torch_classes_a_project_class_may_extend_are_modules():
+    """is_torch_module_base: every layer, container and loss it names is an nn.Module
+    class of torch.nn; a loss holds no parameters (torch_base_holds_no_parameters), a
+    parametric layer does (torch_base_holds_weights)."""
+    for name in api.EXTENSIBLE_LAYERS:
+        cls = getattr(nn, name, None) or getattr(nn.parallel, name)  # DistributedDataParallel
+        assert inspect.isclass(cls) and issubclass(cls, nn.Module), name
+        assert api.is_torch_module_base(f"torch.nn.{name}"), name
+    losses = [n for n in dir(nn) if n.endswith("Loss") and inspect.isclass(getattr(nn, n))]
+    assert len(losses) > 15
+    for name in losses:
+        assert issubclass(getattr(nn, name), nn.Module), name
+        assert api.is_torch_module_base(f"torch.nn.{name}")
+        holds = api.torch_base_holds_weights(f"torch.nn.{name}")
+        assert api.torch_base_holds_no_parameters(f"torch.nn.{name}") is not holds
+        if holds:  # built with the sizes of its layer
+            assert list(getattr(nn, name)(4, 8, **_LOSS_LAYER_SIZES.get(name, {})).parameters())
+        else:
+            assert not list(getattr(nn, name)().parameters()), name
+    assert api.torch_base_holds_weights("torch.nn.Conv2d")
+    assert api.torch_base_holds_weights("torch.nn.Sequential")
+    assert not api.is_torch_module_base("torch.nn.Parameter")
+    assert not api.is_torch_module_base("torch.nn.functional")
+    assert not api.is_torch_module_base("mylib.Sequential")

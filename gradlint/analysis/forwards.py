@@ -95,6 +95,7 @@ from gradlint.analysis.torch_api import (
     called_implicitly,
     computes_a_tensor,
     is_model_zoo,
+    torch_base_holds_no_parameters,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
 
@@ -948,7 +949,7 @@ class ForwardAnalysis:
             for cls in candidates:
                 base = cls.bases[0].value
                 if cls.name.value not in found and (
-                    self.index.qualified_name(base) == "torch.nn.Module"
+                    torch_base_holds_no_parameters(self.index.qualified_name(base) or "")
                     or (type(base) is cst.Name and base.value in found)
                 ):
                     found.add(cls.name.value)
@@ -1643,12 +1644,40 @@ class ForwardAnalysis:
             or self._submodule_of_a_model(name, use)
             or self._parameters_asked_for(name, use)
             or self._passed_by_callers(name, use)
+            or self._handed_by_a_fixture(name, use)
             or self._handed_to_the_constructor(name, constructors, use)
             or self._kept_by_a_base_class(name, use, constructors)
             or self._unpacked_from_a_factory(name, use)
             or self._aliases_a_model(name, use)
             or self._results_detached(name, use)
             or self._imported_instance(name, use)
+        )
+
+    def _handed_by_a_fixture(self, name: str, use: cst.CSTNode) -> bool:
+        """`def test_forward(tiny_model): tiny_model(x)`: a parameter of a pytest test
+        that pytest fills with what this file's fixture of that name returns or yields,
+        when every such value is a module that holds parameters not frozen there
+        (`@pytest.fixture def tiny_model(): return LSANODE(...)`). Pytest is the test's
+        only caller, and the fixture is the argument it passes."""
+        if "." in name:
+            return False
+        scope = self.index.scope_of(use)
+        if type(scope) is not cst.FunctionDef or not self.index.is_pytest_function(scope):
+            return False
+        if name not in {p.name.value for p in all_params(scope.params)} or any(
+            type(b) is not cst.Param for b in self.values.bindings_of(name, use)
+        ):
+            return False  # not handed by pytest, or rebound in the test
+        values = self.index.fixture_values(name)
+        return bool(values) and all(
+            self._built_with_parameters(value) is True
+            if type(built_module_call(value)) is cst.Call
+            else (
+                (returned := module_path(value)) is not None
+                and self.has_parameters(value, statement)
+                and not self.is_frozen(returned, statement, scoped=True)
+            )
+            for statement, value in values
         )
 
     def _imported_instance(self, name: str, use: cst.CSTNode) -> bool:
@@ -2191,20 +2220,7 @@ class ForwardAnalysis:
                 wrapped = positional_arguments(value)
                 return self._built_with_parameters(wrapped[0]) if wrapped else None
             if last in CONTAINER_MODULES:
-                elements = [a.value for a in value.args if not a.keyword]
-                flattened: list[cst.CSTNode] = []
-                for element in elements:
-                    if isinstance(element, (cst.List, cst.Tuple)):
-                        flattened.extend(e.value for e in element.elements)
-                    elif isinstance(element, (cst.ListComp, cst.GeneratorExp)):
-                        flattened.append(element.elt)
-                    elif type(element) is cst.Dict:
-                        flattened.extend(_named_values(element))  # `nn.ModuleDict({...})`
-                    else:
-                        flattened.append(element)
-                if not flattened:
-                    return None  # `nn.Sequential()`, filled later (_filled_with_parameters)
-                return self._any_with_parameters(flattened)
+                return self._container_elements_hold(value)
             if any(
                 arg.keyword is not None
                 and arg.keyword.value in NO_AFFINE_FLAGS
@@ -2217,6 +2233,9 @@ class ForwardAnalysis:
             return not last.startswith(MODEL_ZOO_NON_MODELS)
         if builds_model_with_weights(qualified):
             return True
+        if self._fills_a_container_class(value, qualified):
+            # `FlowSequential(Sigmoid())` of `class FlowSequential(nn.Sequential)`
+            return self._container_elements_hold(value)
         if last in self.tensors.local_module_classes() and "." not in qualified:
             return last not in self.parameterless_classes()
         if self.summaries.builds_imported_module(value):
@@ -2236,6 +2255,42 @@ class ForwardAnalysis:
             finally:
                 self._unwrapping.discard(value)
         return self._factory_builds_parameters(value)
+
+    def _container_elements_hold(self, value: cst.Call) -> bool | None:
+        """What a torch.nn container built by `value` holds, from the layers the call
+        hands it (`nn.Sequential(nn.Linear(4, 2), nn.ReLU())`, `nn.ModuleList([...])`,
+        `nn.ModuleDict({...})`): None for an empty one, filled later
+        (_filled_with_parameters)."""
+        elements = [a.value for a in value.args if not a.keyword]
+        flattened: list[cst.CSTNode] = []
+        for element in elements:
+            if isinstance(element, (cst.List, cst.Tuple)):
+                flattened.extend(e.value for e in element.elements)
+            elif isinstance(element, (cst.ListComp, cst.GeneratorExp)):
+                flattened.append(element.elt)
+            elif type(element) is cst.Dict:
+                flattened.extend(_named_values(element))  # `nn.ModuleDict({...})`
+            else:
+                flattened.append(element)
+        if not flattened:
+            return None
+        return self._any_with_parameters(flattened)
+
+    def _fills_a_container_class(self, value: cst.Call, qualified: str) -> bool:
+        """Does `value` build a class, of this file or imported from the project, that
+        derives from a torch.nn container and leaves its construction to the
+        container's `__init__` (`class FlowSequential(nn.Sequential)` with only a
+        `forward`)? Then the instance holds what the call hands it."""
+        if "." not in qualified:
+            for cls in self.index.classes:
+                if cls.name.value == qualified and self.index.scope_of(cls) is self.index.module:
+                    return self.summaries.callees.method_of(cls, "__init__") is None and any(
+                        (self.index.qualified_name(base.value) or "").rsplit(".", 1)[-1]
+                        in CONTAINER_MODULES
+                        and (self.index.qualified_name(base.value) or "").startswith("torch.nn.")
+                        for base in cls.bases
+                    )
+        return self.summaries.builds_imported_container(value)
 
     def _picked_from_a_model_zoo(self, func: cst.BaseExpression) -> bool:
         """A builder a model zoo's namespace hands by its name, called at once: the
@@ -2510,6 +2565,15 @@ class ForwardAnalysis:
             and any(p.name.value == root for p in all_params(scope.params))
             else None
         )
+        # a local the use's function binds itself (not a parameter) is another variable
+        # than a namesake local of another function: `m = Net()` in two unit tests,
+        # one of which freezes its own
+        own_local = (
+            root != "self"
+            and type(scope) is cst.FunctionDef
+            and self.tensors.bindings.binds(scope, root)
+            and not any(p.name.value == root for p in all_params(scope.params))
+        )
         switches = [
             (at, off)
             for owner, at, off in self._frozen
@@ -2518,7 +2582,7 @@ class ForwardAnalysis:
             and not (
                 self._switched_by_no_caller(at, handed_to)
                 if handed_to is not None
-                else scoped and self._local_elsewhere(owner, at, scope)
+                else (scoped or own_local) and self._local_elsewhere(owner, at, scope)
             )
         ]
         if not any(off for _, off in switches):

@@ -171,6 +171,15 @@ def _constant_key(subscript: cst.Subscript) -> str | None:
     return _key_spelling(index.value)
 
 
+# pytest's fixture decorators, bare or called (`@pytest.fixture(scope="module")`).
+PYTEST_FIXTURES = frozenset({"pytest.fixture"})
+
+
+def _is_fixture_decorator(index: FileIndex, decorator: cst.BaseExpression) -> bool:
+    called = decorator.func if type(decorator) is cst.Call else decorator
+    return index.qualified_name(called) in PYTEST_FIXTURES
+
+
 def named_like_a_test_file(path: str) -> bool:
     """Is the file one pytest collects by its name (`test_*.py`, `*_test.py`), or its
     `conftest.py`? A `def test_model(model, path)` elsewhere (a helper in `utils.py`) is
@@ -1343,6 +1352,25 @@ class FileIndex:
         if cls is not None and not cls.name.value.startswith("Test"):
             return False
         return not self.value_returns(func)
+
+    def fixture_values(self, name: str) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """(statement, value) of each `return <value>` and `yield <value>` of the pytest
+        fixture of this file's top level named `name` (`@pytest.fixture def
+        tiny_model(): return LSANODE(...)`): what pytest hands a test's parameter of that
+        name. Empty when the file defines no such fixture."""
+        found: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
+        for statement in self.module.body:
+            if not (
+                type(statement) is cst.FunctionDef
+                and statement.name.value == name
+                and any(_is_fixture_decorator(self, d.decorator) for d in statement.decorators)
+            ):
+                continue
+            found.extend(self.value_returns(statement))
+            for node in self.walk(statement.body):
+                if type(node) is cst.Yield and isinstance(node.value, cst.BaseExpression):
+                    found.append((self.statement_of(node), node.value))
+        return found
 
     def _called_names(self) -> frozenset[str]:
         """The names this file calls, bare or as an attribute (`f(x)`, `self.f(x)`)."""

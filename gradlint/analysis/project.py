@@ -142,6 +142,7 @@ from gradlint.analysis.torch_api import (
     SELF_RETURNING_MODULE_METHODS,
     STORING_METHODS,
     VARIABLE_CLASSES,
+    torch_base_holds_weights,
 )
 from gradlint.diagnostics import CellLocation, Position
 from gradlint.fileio import SourceReadError, read_regular
@@ -335,6 +336,10 @@ class ModuleSummary:
     # classes whose instances are modules with parameters: they build a torch.nn layer
     # that has weights into an attribute of `self`
     parameter_classes: list[str] = field(default_factory=list)
+    # classes that derive from a torch.nn container without an `__init__` of their own
+    # (`class FlowSequential(nn.Sequential)`): an instance holds what its construction
+    # hands the container, weighted or not (`FlowSequential(Sigmoid())`)
+    container_classes: list[str] = field(default_factory=list)
     # class (not among parameter_classes) -> [module, relative level, name] of each class
     # imported from elsewhere that it subclasses or builds into `self`, its own classes'
     # included: its weights are those of its parts, written in other files
@@ -2220,8 +2225,14 @@ def summarise_source(source: str, path: str) -> ModuleSummary:
             if forward is not None and _forward_clears_own_grads(forward):
                 summary.grad_clearing_forwards.append(node.name)
             _note_parameterless_attributes(built, imports, summary.parameterless_attributes)
-            if _builds_weighted_layers(built) or _builds_parameters(built, imports):
+            if (
+                _builds_weighted_layers(built)
+                or _builds_parameters(built, imports)
+                or _extends_a_weighted_layer(node, imports)
+            ):
                 summary.parameter_classes.append(node.name)
+            elif _passes_layers_to_a_container(node, imports):
+                summary.container_classes.append(node.name)
             else:
                 holders.append((node, built))
         elif isinstance(node, ast.Assign):
@@ -3247,6 +3258,31 @@ def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
     return any(_is_weighted_layer(name) for names in built.values() for name in names)
 
 
+def _extends_a_weighted_layer(cls: ast.ClassDef, imports: ImportMap) -> bool:
+    """Does the class derive from a torch.nn layer with weights (`class
+    MaskedConv2d(nn.Conv2d)`), or from a container that its own `__init__` fills
+    (`class CModel(nn.Sequential)` handing the container the layers its configuration
+    names)? A container subclass without an `__init__` holds what each construction
+    hands it (_passes_layers_to_a_container)."""
+    own_init = own_method(cls, "__init__") is not None
+    return any(
+        torch_base_holds_weights(qualified)
+        and (own_init or qualified.rsplit(".", 1)[-1] not in CONTAINER_MODULES)
+        for qualified in (imports.qualify(ast_dotted_name(base) or "") for base in cls.bases)
+    )
+
+
+def _passes_layers_to_a_container(cls: ast.ClassDef, imports: ImportMap) -> bool:
+    """Does the class derive from a torch.nn container and leave its construction to
+    the container's own `__init__` (`class FlowSequential(nn.Sequential)` with only a
+    `forward`)? ModuleSummary.container_classes."""
+    return own_method(cls, "__init__") is None and any(
+        (qualified := imports.qualify(ast_dotted_name(base) or "")).startswith("torch.nn.")
+        and qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES
+        for base in cls.bases
+    )
+
+
 def _builds_weights(name: str, parameter_classes: list[str], imports: ImportMap) -> bool:
     """Does a call of the dotted name `name` build a module with weights: one of the
     module's own classes with weights, or a torch.nn layer with weights or container?"""
@@ -4106,6 +4142,13 @@ class ProjectIndex:
             if summary is not None and name in summary.classes:
                 return module, level
         return None
+
+    def is_container_class(self, module: str, level: int, name: str) -> bool:
+        """Is `name`, imported from that project module (or re-exported by it), a class
+        deriving from a torch.nn container that its constructions fill
+        (ModuleSummary.container_classes)?"""
+        home = self._class_home(module, level, name)
+        return home is not None and home[2] in home[1].container_classes
 
     def instance_holds_parameters(self, module: str, level: int, name: str) -> bool:
         """Is `name`, imported from that project module (or re-exported by it), an

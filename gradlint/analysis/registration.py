@@ -31,17 +31,16 @@ import libcst as cst
 from gradlint.analysis.index import FileIndex, bool_literal, dotted_name
 from gradlint.analysis.tensors import TensorFacts, built_module_call
 from gradlint.analysis.torch_api import (
-    CONTAINER_MODULES,
     MODULE_DICT_METHODS,
     MODULE_LIST_METHODS,
     MODULE_WRAPPING_METHODS,
     PARAMETER_CLASSES,
     PARAMETER_HOLDING_METHODS,
-    PARAMETRIC_LAYERS,
     REGISTERING_METHODS,
     REQUIRES_GRAD_METHOD,
     SEQUENCE_BUILTINS,
     UNREGISTERED_WRAPPERS,
+    torch_base_holds_weights,
 )
 
 # What an unregistered attribute holds.
@@ -227,8 +226,7 @@ class ParameterRegistration:
         """A torch.nn layer that holds parameters as built by default, a container, or a
         class of this file that holds one of those (an imported class is unknown)."""
         if qualified.startswith("torch.nn."):
-            last = qualified.rsplit(".", 1)[-1]
-            return last in PARAMETRIC_LAYERS or last in CONTAINER_MODULES
+            return torch_base_holds_weights(qualified)
         if qualified not in self.tensors.local_module_classes():
             return False
         known = self._holding.get(qualified)

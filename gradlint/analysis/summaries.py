@@ -439,15 +439,21 @@ class FunctionSummaries:
     def builds_imported_module(self, call: cst.Call) -> bool:
         """Does the call build an instance of a class imported from the project's own
         code that holds torch.nn layers with weights (`IWAE(3, 10)` after
-        `from models import IWAE`)?"""
+        `from models import IWAE`), or of a class of this file derived from one (`class
+        CModel(OriginalCModel)` in a test, after `from pytorch_tools.models import CModel
+        as OriginalCModel`)?"""
         if self.project is None:
             return False
         found = self._external_target(call)
         if found is None:
             # `KAN(...)` after `from kan import *`: a class the star imports may bring in
             func = call.func
-            if type(func) is not cst.Name or func.value in self._own_names():
+            if type(func) is not cst.Name:
                 return False
+            if func.value in self._own_names():
+                return any(
+                    cls.name.value == func.value for cls in self.index.classes
+                ) and self.project.class_builds_parameters(self.project.path, func.value)
             project = self.project
             return any(
                 project.builds_parameters(module, level, func.value)
@@ -455,6 +461,15 @@ class FunctionSummaries:
             )
         module, level, name = found
         return self.project.builds_parameters(module, level, name)
+
+    def builds_imported_container(self, call: cst.Call) -> bool:
+        """Does the call build an instance of a class imported from the project's own
+        code that derives from a torch.nn container without an `__init__` of its own
+        (`fnn.FlowSequential(fnn.Sigmoid())` after `import flows as fnn`)?"""
+        if self.project is None:
+            return False
+        found = self._external_target(call)
+        return found is not None and self.project.is_container_class(*found)
 
     def built_by_an_imported_factory(self, call: cst.Call) -> bool:
         """Does the call run a function imported from the project's own code every

@@ -566,11 +566,45 @@ def computes_a_tensor(qualified: str | None) -> bool:
 
 def is_torch_module_base(qualified: str) -> bool:
     """Is `qualified` (a class's base, resolved through the imports) one of torch's
-    module classes (`nn.Module`, `nn.ModuleList`), so that the class's `forward` is what
-    calling an instance runs?"""
+    module classes, so that calling an instance runs the class's `forward` (its own or
+    the one it inherits)? `nn.Module` and the other torch.nn classes named `...Module`,
+    and every torch.nn layer, container and loss a class may extend: `class
+    CModel(nn.Sequential)` hands its layers to the container's `__init__`, `class
+    MaskedConv2d(nn.Conv2d)` keeps the convolution's weight, `class
+    FocalLoss(nn.CrossEntropyLoss)` computes a loss (tests/test_torch_api.py checks
+    each name against torch)."""
     # `nn.Module` unresolved: a file whose `nn` comes in out of sight (a star import)
-    return qualified == "nn.Module" or (
-        qualified.startswith("torch.nn.") and qualified.endswith("Module")
+    if qualified == "nn.Module":
+        return True
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last.endswith(("Module", "Loss")) or last in EXTENSIBLE_LAYERS
+
+
+def torch_base_holds_weights(qualified: str) -> bool:
+    """Does a class derived from `qualified` (a base resolved through the imports) hold
+    weights through it: a torch.nn layer that has parameters as built by default, or a
+    container, which holds the layers its subclass hands it, as an attribute built as
+    one does (`self.body = nn.Sequential(*layers)`)?"""
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last in PARAMETRIC_LAYERS or last in CONTAINER_MODULES
+
+
+def torch_base_holds_no_parameters(qualified: str) -> bool:
+    """Does a class derived from `qualified` hold no parameters through it: `nn.Module`
+    itself, a torch.nn layer without parameters however built, or a loss (a class
+    weight is a buffer, not a parameter) other than the two with a layer of their own
+    (PARAMETRIC_LAYERS)? What the class adds is its own question."""
+    if qualified in ("nn.Module", "torch.nn.Module"):
+        return True
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last in PARAMETERLESS_LAYERS or (
+        last.endswith("Loss") and last not in PARAMETRIC_LAYERS
     )
 
 
@@ -643,6 +677,8 @@ PARAMETRIC_LAYERS = (
     | {"Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer"}
     | {"TransformerDecoderLayer", "EmbeddingBag", "LazyLinear", "LazyConv1d", "LazyConv2d"}
     | {"LazyConv3d", "SyncBatchNorm", "RMSNorm"}
+    # losses with a layer of their own: an adaptive softmax's clusters, a projection
+    | {"AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss"}
 )
 # torch.nn layers that hold no parameters however they are built (activations, dropout,
 # pooling, padding, resampling and reshaping): called on inputs without history they
@@ -663,6 +699,11 @@ PARAMETERLESS_LAYERS = (
     | {"ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d"}
     | {"ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d"}
     | {"CircularPad3d", "CosineSimilarity", "PairwiseDistance", "LocalResponseNorm"}
+)
+# torch.nn's classes a project's class may extend besides `nn.Module`: its layers and
+# containers (the ones named `...Module` and `...Loss` are known by their names).
+EXTENSIBLE_LAYERS = (
+    PARAMETRIC_LAYERS | PARAMETERLESS_LAYERS | WEIGHTED_LAYERS | CONTAINER_MODULES | WRAPPER_MODULES
 )
 # torch.nn layers whose forward returns a tuple.
 TUPLE_MODULES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Transformer"})

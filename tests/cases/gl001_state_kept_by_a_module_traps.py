@@ -65,7 +65,7 @@ def fit_detached_features(xs):
     head = nn.Linear(4, 1)
     opt = torch.optim.SGD(head.parameters(), lr=0.1)
     for x in xs:
-        feats = encoder(x).detach()
+        feats = encoder(x).detach()  # error: GL012
         loss = head(feats).sum()
         opt.zero_grad()
         loss.backward()
