@@ -110,3 +110,42 @@ def test_a_perceptual_loss_written_target_second_runs_the_extractor_for_its_targ
     assert [(d.code, d.start.line) for d in lint_source(source, "vqgan.py", GL013)] == [
         ("GL013", 15)
     ]
+
+
+TD_ERROR = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    class Agent:
+        def __init__(self):
+            self.critic = nn.Linear(4, 1)
+            self.opt = torch.optim.SGD(self.critic.parameters(), lr=0.1)
+
+        def learn(self, s, r, s2):
+            v_next = self.critic(s2)
+            v = self.critic(s)
+            delta = r + 0.9 * v_next - v
+            {loss}
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+    """
+)
+
+
+def test_a_td_error_bound_to_a_name_and_squared_is_a_loss_whose_target_moves():
+    """philtabor's actor-critic: `delta = r + gamma * V(s') - V(s)`, `critic_loss =
+    delta ** 2` (fixtures/GL013/bad_actor_critic_td_error.py runs it)."""
+    for loss in ("loss = delta ** 2", "loss = delta.pow(2).mean()", "loss = (delta**2).sum()"):
+        found = lint_source(TD_ERROR.format(loss=loss), "agent.py", GL013)
+        assert [(d.code, d.start.line) for d in found] == [("GL013", 11)], loss
+
+
+def test_a_bound_difference_inside_a_density_term_is_no_loss():
+    """`-0.5 * delta ** 2 / var + log_norm` is a term of a log-density, not a squared
+    error pulling a prediction towards a target (and an unsquared difference is
+    neither)."""
+    for loss in ("loss = -(-0.5 * delta ** 2 / 0.1 - v.abs()).mean()", "loss = delta.mean()"):
+        assert not lint_source(TD_ERROR.format(loss=loss), "agent.py", GL013), loss

@@ -183,11 +183,35 @@ class LossTargets:
         if type(node.operator) is not cst.Subtract:
             return None
         squared = self._squaring_of(node)
-        if squared is None or not self._reduced(squared):
+        if squared is None:
+            return self._squared_bound_difference(node)
+        if not self._reduced(squared):
             return None
         return LossSite(node, node.left, node.right, symmetric=True)
 
-    def _squaring_of(self, difference: cst.BinaryOperation) -> cst.CSTNode | None:
+    def _squared_bound_difference(self, node: cst.BinaryOperation) -> LossSite | None:
+        """A difference bound to a name that a loss then squares: the TD error of an
+        actor-critic (`delta = reward + gamma * critic(s2) * (1 - done) - critic(s)`,
+        then `critic_loss = delta ** 2` or `delta.pow(2).mean()`). The squared name is
+        a loss when it is reduced, as an inline difference must be, or bound as it is
+        (`critic_loss = delta ** 2`), which no density term is (`-0.5 * d ** 2 / var`)."""
+        statement = self.index.parent.get(node)
+        if (
+            type(statement) is not cst.Assign
+            or len(statement.targets) != 1
+            or type(statement.targets[0].target) is not cst.Name
+        ):
+            return None
+        name = cast(cst.Name, statement.targets[0].target).value
+        for use in self.values.uses_reached(statement, name):
+            squared = self._squaring_of(use)
+            if squared is None:
+                continue
+            if self._reduced(squared) or type(self.index.parent.get(squared)) is cst.Assign:
+                return LossSite(node, node.left, node.right, symmetric=True)
+        return None
+
+    def _squaring_of(self, difference: cst.CSTNode) -> cst.CSTNode | None:
         """The expression that squares (or takes the size of) the difference: `d ** 2`,
         `d.pow(2)`, `d.abs()`, `torch.square(d)`."""
         parent = self.index.parent.get(difference)
