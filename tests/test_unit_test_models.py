@@ -265,3 +265,194 @@ def test_a_container_subclass_without_an_init_holds_what_it_is_handed(tmp_path):
     assert [d.start.line for d in lint_source(own, "flow_test.py", Config(select=["GL012"]))] == [
         act_norm_forward
     ]
+
+
+CONFTEST = """
+    import pytest
+    import torch.nn as nn
+
+    from models import Net
+
+
+    @pytest.fixture
+    def net():
+        return Net()
+
+
+    @pytest.fixture
+    def layer():
+        return nn.Linear(3, 4)
+
+
+    @pytest.fixture
+    def data():
+        return [1, 2]
+"""
+
+NET = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+CONFTEST_TESTS = """
+    import torch
+
+
+    def test_net(net):
+        assert net(torch.randn(2, 3)).shape == (2, 4)
+
+
+    def test_layer(layer):
+        assert layer(torch.randn(2, 3)).shape == (2, 4)
+
+
+    def test_data(data):
+        assert len(data) == 2
+"""
+
+
+def test_a_conftest_fixture_hands_the_test_its_model_and_its_absence_is_a_dependency(tmp_path):
+    """pytest looks a fixture up in the conftest.py files from the test's folder up to
+    the root: one that builds the project's model or a torch layer hands a module with
+    weights. Which conftest.py files there are decides the answer, so the root's files
+    are a dependency of it: a conftest.py added later re-lints the test."""
+    from gradlint.analysis import project
+
+    (tmp_path / "setup.py").write_text("", encoding="utf-8")
+    write(tmp_path, {"models.py": NET, "tests/test_net.py": CONFTEST_TESTS})
+    test = tmp_path / "tests" / "test_net.py"
+
+    def lint() -> tuple[list[int], dict[str, str]]:
+        dependencies: dict[str, str] = {}
+        found = lint_source(
+            test.read_text(encoding="utf-8"),
+            str(test),
+            Config(select=["GL012"]),
+            dependencies=dependencies,
+        )
+        return [d.start.line for d in found], dependencies
+
+    lines, dependencies = lint()
+    assert lines == []
+    assert project.dependencies_unchanged(dependencies)
+    write(tmp_path, {"conftest.py": CONFTEST})
+    assert not project.dependencies_unchanged(dependencies)
+    lines, dependencies = lint()
+    assert lines == [5, 9]
+    assert project.dependencies_unchanged(dependencies)
+
+
+def test_a_torch_base_built_without_weights_gives_none():
+    """A review's traps, each measured on torch 2.13 (the output does not require
+    grad): a container whose own `__init__` hands it parameterless layers or nothing,
+    InstanceNorm (no affine parameters by default), a norm layer built with
+    `affine=False`; and the same layer extended with its weights does record."""
+    source = """
+    class Head(nn.Sequential):
+        def __init__(self, p):
+            super().__init__(nn.Flatten(), nn.Dropout(p), nn.ReLU())
+
+
+    class Preprocess(nn.Sequential):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+
+    class MyIN(nn.InstanceNorm2d):
+        pass
+
+
+    class StatsOnly(nn.BatchNorm2d):
+        def __init__(self, n):
+            super(StatsOnly, self).__init__(n, affine=False)
+
+
+    class Affine(nn.BatchNorm2d):
+        def __init__(self, n):
+            nn.BatchNorm2d.__init__(self, n)
+
+
+    def test_shapes():
+        head, pre, inorm, stats, affine = Head(0.1), Preprocess(), MyIN(3), StatsOnly(3), Affine(3)
+        assert head(INP).shape == (1, 192)
+        assert pre(INP).shape == (1, 3, 8, 8)
+        assert inorm(INP).shape == (1, 3, 8, 8)
+        assert stats(INP).shape == (1, 3, 8, 8)
+        assert affine(INP).shape == (1, 3, 8, 8)
+    """
+    assert findings(source) == [("GL012", "assert affine(INP).shape == (1, 3, 8, 8)")]
+
+
+def test_a_namesake_that_aliases_one_shared_model_is_the_same_model():
+    """`m = self.model` or `m = get_model()` in the function that freezes and in the
+    one that runs it name one object: the freeze counts (torch: no grad)."""
+    source = """
+    _MODEL = nn.Linear(4, 3)
+
+
+    def get_model():
+        return _MODEL
+
+
+    def setup():
+        m = get_model()
+        m.requires_grad_(False)
+
+
+    def predict(x):
+        m = get_model()
+        return m(x).argmax(1).tolist()
+
+
+    class Agent:
+        def __init__(self):
+            self.model = nn.Linear(4, 3)
+
+        def freeze(self):
+            m = self.model
+            m.requires_grad_(False)
+
+        def predict(self, x):
+            m = self.model
+            return m(x).argmax(1).tolist()
+    """
+    assert findings(source, "agent.py") == []
+
+
+def test_a_parametrized_or_class_fixture_overrides_the_files():
+    source = """
+    @pytest.fixture
+    def model():
+        return nn.Linear(3, 3)
+
+
+    @pytest.mark.parametrize("model", [nn.Identity(), nn.ReLU()])
+    def test_parametrized(model):
+        assert model(torch.randn(2, 3)).shape == (2, 3)
+
+
+    class TestIdentity:
+        @pytest.fixture
+        def model(self):
+            return nn.Identity()
+
+        def test_shape(self, model):
+            assert model(torch.randn(2, 3)).shape == (2, 3)
+
+
+    def test_module_fixture(model):
+        assert model(torch.randn(2, 3)).shape == (2, 3)
+    """
+    assert findings(source) == [("GL012", "assert model(torch.randn(2, 3)).shape == (2, 3)")]
+    lines = (textwrap.dedent(HEADER) + textwrap.dedent(source)).splitlines()
+    found = lint_source("\n".join(lines), "test_model.py", Config(select=["GL012"]))
+    assert [lines[d.start.line - 2].strip() for d in found] == ["def test_module_fixture(model):"]

@@ -64,6 +64,7 @@ from gradlint.analysis.tensors import (
 from gradlint.analysis.torch_api import (
     CONTAINER_FILLING_METHODS,
     CONTAINER_MODULES,
+    DEEP_COPYING_FUNCTIONS,
     DETACHING_ATTRIBUTES,
     DETACHING_METHODS,
     GRAD_MODE_SETTER,
@@ -95,6 +96,7 @@ from gradlint.analysis.torch_api import (
     called_implicitly,
     computes_a_tensor,
     is_model_zoo,
+    torch_base_gives_weights,
     torch_base_holds_no_parameters,
 )
 from gradlint.analysis.values import Kind, ValueAnalysis, is_graph_free
@@ -129,6 +131,16 @@ _NAMED_ELEMENT_BUILDERS = frozenset({"collections.OrderedDict"})
 # (`calculate_fid(paths)` builds it, `_statistics(files, model)` hands it on, and
 # `get_activations(files, model)` runs it).
 _CALLER_HOPS = 3
+
+
+def _switches_weights_off(call: cst.Call) -> bool:
+    """Does the call build a parametric torch.nn layer without its weights
+    (`affine=False`, `elementwise_affine=False`)?"""
+    return any(
+        arg.keyword.value in NO_AFFINE_FLAGS and bool_literal(arg.value) is False
+        for arg in call.args
+        if arg.keyword is not None
+    )
 
 
 def _named_values(value: cst.CSTNode) -> list[cst.CSTNode]:
@@ -949,13 +961,66 @@ class ForwardAnalysis:
             for cls in candidates:
                 base = cls.bases[0].value
                 if cls.name.value not in found and (
-                    torch_base_holds_no_parameters(self.index.qualified_name(base) or "")
+                    self._torch_base_gives_none(cls, self.index.qualified_name(base) or "")
                     or (type(base) is cst.Name and base.value in found)
                 ):
                     found.add(cls.name.value)
                     grown = True
         self._parameterless = found
         return found
+
+    def _torch_base_gives_none(self, cls: cst.ClassDef, base: str) -> bool:
+        """Does the class hold no weights through its torch base `base` (qualified):
+        `nn.Module`, a loss or an activation; a parametric layer its `__init__` builds
+        without them (`super().__init__(n, affine=False)`); a container its `__init__`
+        fills with layers that have none (`super().__init__(nn.Flatten(), nn.ReLU())`)?
+        The same decision the project's summaries make (torch_base_gives_weights)."""
+        if torch_base_holds_no_parameters(base):
+            return True
+        if not base.startswith("torch.nn."):
+            return False
+        init = next(
+            (
+                statement
+                for statement in cls.body.body
+                if type(statement) is cst.FunctionDef and statement.name.value == "__init__"
+            ),
+            None,
+        )
+        handed: list[str] | None = None
+        weights_off = False
+        call = self._super_init_call(init) if init is not None else None
+        if call is not None:
+            init_call, skipped = call
+            handed = [
+                built if (built := self._torch_class_built(value)).startswith("torch.nn.") else ""
+                for value in positional_arguments(init_call)[skipped:]
+            ]
+            if any(arg.star == "*" for arg in init_call.args):
+                handed.append("")  # `super().__init__(*layers)`: layers out of sight
+            weights_off = _switches_weights_off(init_call)
+        return not torch_base_gives_weights(
+            base, own_init=init is not None, handed=handed, weights_off=weights_off
+        )
+
+    def _torch_class_built(self, value: cst.BaseExpression) -> str:
+        """The qualified name of what a call builds (`nn.ReLU()`), "" for no call."""
+        return self.index.qualified_name(value.func) or "" if type(value) is cst.Call else ""
+
+    def _super_init_call(self, init: cst.FunctionDef) -> tuple[cst.Call, int] | None:
+        """(the call, how many leading arguments are not the base's) of the base
+        class's `__init__` that `init` makes: `super().__init__(...)`, `super(Cls,
+        self).__init__(...)`, or `nn.Sequential.__init__(self, ...)`."""
+        for call in self.index.of_types_in(init, cst.Call):
+            func = call.func
+            if type(func) is not cst.Attribute or func.attr.value != "__init__":
+                continue
+            owner = func.value
+            if type(owner) is cst.Call and dotted_name(owner.func) == "super":
+                return call, 0
+            if type(owner) in (cst.Name, cst.Attribute):
+                return call, 1
+        return None
 
     def _holds_no_layers(self, cls: cst.ClassDef) -> bool:
         attributes = self.tensors._class_attributes(cls)
@@ -1657,8 +1722,9 @@ class ForwardAnalysis:
         """`def test_forward(tiny_model): tiny_model(x)`: a parameter of a pytest test
         that pytest fills with what this file's fixture of that name returns or yields,
         when every such value is a module that holds parameters not frozen there
-        (`@pytest.fixture def tiny_model(): return LSANODE(...)`). Pytest is the test's
-        only caller, and the fixture is the argument it passes."""
+        (`@pytest.fixture def tiny_model(): return LSANODE(...)`), or, without one in
+        the file, what the nearest conftest.py's function of that name builds. Pytest
+        is the test's only caller, and the fixture is the argument it passes."""
         if "." in name:
             return False
         scope = self.index.scope_of(use)
@@ -1668,8 +1734,14 @@ class ForwardAnalysis:
             type(b) is not cst.Param for b in self.values.bindings_of(name, use)
         ):
             return False  # not handed by pytest, or rebound in the test
+        if self.index.fixture_overridden(scope, name):
+            return False  # parametrized, or a fixture of the test's class: not the file's
         values = self.index.fixture_values(name)
-        return bool(values) and all(
+        if not values:
+            # none in the file: a conftest.py's, the nearest above the test
+            project = self.summaries.project
+            return project is not None and project.conftest_fixture_builds_parameters(name)
+        return all(
             self._built_with_parameters(value) is True
             if type(built_module_call(value)) is cst.Call
             else (
@@ -2221,12 +2293,7 @@ class ForwardAnalysis:
                 return self._built_with_parameters(wrapped[0]) if wrapped else None
             if last in CONTAINER_MODULES:
                 return self._container_elements_hold(value)
-            if any(
-                arg.keyword is not None
-                and arg.keyword.value in NO_AFFINE_FLAGS
-                and bool_literal(arg.value) is False
-                for arg in value.args
-            ):
+            if _switches_weights_off(value):
                 return False  # `nn.BatchNorm1d(2, affine=False)`: statistics, no weights
             return last in PARAMETRIC_LAYERS
         if qualified.startswith(MODEL_ZOO_NAMESPACES):
@@ -2565,14 +2632,11 @@ class ForwardAnalysis:
             and any(p.name.value == root for p in all_params(scope.params))
             else None
         )
-        # a local the use's function binds itself (not a parameter) is another variable
-        # than a namesake local of another function: `m = Net()` in two unit tests,
-        # one of which freezes its own
+        # a module the use's function builds itself is another object than what a
+        # namesake local of another function holds: `m = Net()` in two unit tests, one
+        # of which freezes its own (not `m = self.model` or `m = net` in both)
         own_local = (
-            root != "self"
-            and type(scope) is cst.FunctionDef
-            and self.tensors.bindings.binds(scope, root)
-            and not any(p.name.value == root for p in all_params(scope.params))
+            root == model and type(scope) is cst.FunctionDef and self._built_here(root, scope)
         )
         switches = [
             (at, off)
@@ -2774,6 +2838,43 @@ class ForwardAnalysis:
                 cst.Call,
                 into_functions=False,
             )
+        )
+
+    def _built_here(self, name: str, scope: cst.FunctionDef) -> bool:
+        """Is every binding of the plain name `name` in the function an assignment of a
+        module built there (`m = nn.Conv2d(3, 8, 1)`, `model = CModel(cfg)`), not an
+        alias of one that lives on (`m = self.model`, `m = get_model()`, a parameter, a
+        loop's element)? (_constructs_a_module)"""
+        if name in ("self", "cls"):
+            return False
+        records = self.tensors.bindings.records(scope, frozenset(BindingKind)).get(name)
+        if not records:
+            return False
+        for record in records:
+            binding = record.node
+            if not (
+                type(binding) is cst.Assign
+                and len(binding.targets) == 1
+                and type(binding.targets[0].target) is cst.Name
+            ):
+                return False
+            if not self._constructs_a_module(built_module_call(binding.value)):
+                return False
+        return True
+
+    def _constructs_a_module(self, value: cst.CSTNode) -> bool:
+        """Does `value` make a new module object: a torch.nn class, a module class of
+        this file or imported from the project, or a deep copy (not a function that may
+        hand back one that lives on, `get_model()`)?"""
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.index.qualified_name(value.func) or ""
+        return (
+            qualified.startswith("torch.nn.")
+            or qualified in DEEP_COPYING_FUNCTIONS
+            or ("." not in qualified and qualified in self.tensors.local_module_classes())
+            or self.summaries.builds_imported_module(value)
+            or self.summaries.builds_imported_container(value)
         )
 
     def _local_elsewhere(self, owner: str, at: cst.CSTNode, scope: cst.CSTNode) -> bool:

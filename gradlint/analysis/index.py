@@ -1372,6 +1372,28 @@ class FileIndex:
                     found.append((self.statement_of(node), node.value))
         return found
 
+    def fixture_overridden(self, test: cst.FunctionDef, name: str) -> bool:
+        """Does something nearer than the file's fixtures fill the test's parameter
+        `name`: a `pytest.mark.parametrize` of the test naming it, or a function of that
+        name in the test's class (a class-level fixture overrides the module's)?"""
+        for decorator in test.decorators:
+            call = decorator.decorator
+            if not (
+                type(call) is cst.Call
+                and (dotted_name(call.func) or "").endswith("parametrize")
+                and call.args
+                and type(call.args[0].value) is cst.SimpleString
+            ):
+                continue
+            names = typing.cast(cst.SimpleString, call.args[0].value).evaluated_value
+            if isinstance(names, str) and name in {part.strip() for part in names.split(",")}:
+                return True
+        cls = self.enclosing_class(test)
+        return cls is not None and any(
+            type(statement) is cst.FunctionDef and statement.name.value == name
+            for statement in cls.body.body
+        )
+
     def _called_names(self) -> frozenset[str]:
         """The names this file calls, bare or as an attribute (`f(x)`, `self.f(x)`)."""
         if self._called is None:

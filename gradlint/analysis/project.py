@@ -123,6 +123,7 @@ from gradlint.analysis.torch_api import (
     MODULE_MODE_METHODS,
     MODULE_PRESERVING_FUNCTIONS,
     MODULE_WRAPPING_METHODS,
+    NO_AFFINE_FLAGS,
     NON_DIFFERENTIABLE_METHODS,
     NOT_FORWARD_METHODS,
     NUMBER_METHODS,
@@ -142,7 +143,7 @@ from gradlint.analysis.torch_api import (
     SELF_RETURNING_MODULE_METHODS,
     STORING_METHODS,
     VARIABLE_CLASSES,
-    torch_base_holds_weights,
+    torch_base_gives_weights,
 )
 from gradlint.diagnostics import CellLocation, Position
 from gradlint.fileio import SourceReadError, read_regular
@@ -3259,17 +3260,63 @@ def _builds_weighted_layers(built: dict[str, set[str]]) -> bool:
 
 
 def _extends_a_weighted_layer(cls: ast.ClassDef, imports: ImportMap) -> bool:
-    """Does the class derive from a torch.nn layer with weights (`class
-    MaskedConv2d(nn.Conv2d)`), or from a container that its own `__init__` fills
-    (`class CModel(nn.Sequential)` handing the container the layers its configuration
-    names)? A container subclass without an `__init__` holds what each construction
-    hands it (_passes_layers_to_a_container)."""
-    own_init = own_method(cls, "__init__") is not None
+    """Does the class hold weights through a torch.nn base (torch_base_gives_weights):
+    a parametric layer (`class MaskedConv2d(nn.Conv2d)`), or a container its own
+    `__init__` fills with layers that may have weights (`class CModel(nn.Sequential)`
+    handing `super().__init__(*layers)` the layers its configuration names)?"""
+    own_init = own_method(cls, "__init__")
+    handed: list[str] | None = None
+    weights_off = False
+    call = _super_init_call(own_init) if own_init is not None else None
+    if call is not None:
+        init_call, skipped = call
+        handed = [_built_torch_class(arg, imports) for arg in init_call.args[skipped:]]
+        weights_off = any(
+            keyword.arg in NO_AFFINE_FLAGS
+            and isinstance(keyword.value, ast.Constant)
+            and keyword.value.value is False
+            for keyword in init_call.keywords
+        )
     return any(
-        torch_base_holds_weights(qualified)
-        and (own_init or qualified.rsplit(".", 1)[-1] not in CONTAINER_MODULES)
-        for qualified in (imports.qualify(ast_dotted_name(base) or "") for base in cls.bases)
+        torch_base_gives_weights(
+            imports.qualify(ast_dotted_name(base) or ""),
+            own_init=own_init is not None,
+            handed=handed,
+            weights_off=weights_off,
+        )
+        for base in cls.bases
     )
+
+
+def _super_init_call(
+    init: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[ast.Call, int] | None:
+    """(the call, how many leading arguments are not the base's) of the base class's
+    `__init__` that an `__init__` makes: `super().__init__(...)`, `super(Cls,
+    self).__init__(...)`, or `nn.Sequential.__init__(self, ...)`."""
+    for node in ast.walk(init):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+        ):
+            continue
+        owner = node.func.value
+        if isinstance(owner, ast.Call) and ast_dotted_name(owner.func) == "super":
+            return node, 0
+        if isinstance(owner, (ast.Name, ast.Attribute)):
+            return node, 1
+    return None
+
+
+def _built_torch_class(arg: ast.expr, imports: ImportMap) -> str:
+    """The qualified torch.nn class an argument builds (`nn.ReLU()`), or "" for
+    anything else (`*layers`, a layer of the project, a name)."""
+    if isinstance(arg, ast.Call):
+        qualified = imports.qualify(ast_dotted_name(arg.func) or "")
+        if qualified.startswith("torch.nn."):
+            return qualified
+    return ""
 
 
 def _passes_layers_to_a_container(cls: ast.ClassDef, imports: ImportMap) -> bool:
@@ -4142,6 +4189,36 @@ class ProjectIndex:
             if summary is not None and name in summary.classes:
                 return module, level
         return None
+
+    def conftest_fixture_builds_parameters(self, name: str) -> bool:
+        """Is `name` a function of a conftest.py in the linted file's folder or one
+        above it, up to the project's root (the nearest first, as pytest looks fixtures
+        up), every return of which builds a module with weights (`@pytest.fixture def
+        model(): return Net()`)? Which conftest.py files there are is a question about
+        the files under the root: their stamp is a dependency of the answer, so a
+        conftest.py added or removed re-lints the test."""
+        if not self.enabled:
+            return False
+        root = os.path.abspath(self._searched_root())
+        tree = tree_key(root)
+        if tree not in self.dependencies:
+            self.dependencies[tree] = tree_stamp(root, _memo_key)
+        # an answer of which files there are: it stands while the root's files do, as
+        # a search's without an answer does (a conftest.py added nearer may define it)
+        self.dependencies[unanswered_key(root)] = UNANSWERED_STAMP
+        folder = os.path.dirname(os.path.abspath(self.path))
+        while folder.startswith(root):
+            conftest = os.path.join(folder, "conftest.py")
+            summary = self._summary(conftest) if os.path.isfile(conftest) else None
+            if summary is not None and name in summary.functions:
+                return self._class_in(conftest, name, set()) or self._factory_builds(
+                    (conftest, summary.functions[name]), set()
+                )
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return False
 
     def is_container_class(self, module: str, level: int, name: str) -> bool:
         """Is `name`, imported from that project module (or re-exported by it), a class

@@ -451,9 +451,16 @@ class FunctionSummaries:
             if type(func) is not cst.Name:
                 return False
             if func.value in self._own_names():
-                return any(
-                    cls.name.value == func.value for cls in self.index.classes
-                ) and self.project.class_builds_parameters(self.project.path, func.value)
+                # a class of this file: through the base it imports, the first the
+                # lookup of its attributes reaches outside the file
+                for cls in self.index.classes:
+                    if (
+                        cls.name.value == func.value
+                        and self.index.scope_of(cls) is self.index.module
+                    ):
+                        base = self.callees.imported_base(cls)
+                        return base is not None and self.project.builds_parameters(*base)
+                return False
             project = self.project
             return any(
                 project.builds_parameters(module, level, func.value)

@@ -15,6 +15,8 @@ method named here exists, every in-place method is in-place by torch's own namin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # The named-tensor API: gone from the torch installed here (2.13), but in code written
 # for the torch versions that had it, so still known.
 NAMED_TENSOR_API = frozenset({"names", "rename", "refine_names", "align_to"})
@@ -582,6 +584,31 @@ def is_torch_module_base(qualified: str) -> bool:
     return last.endswith(("Module", "Loss")) or last in EXTENSIBLE_LAYERS
 
 
+def torch_base_gives_weights(
+    qualified: str, *, own_init: bool, handed: Sequence[str] | None, weights_off: bool
+) -> bool:
+    """Does a class derived from the torch.nn class `qualified` (a base resolved through
+    the imports) hold weights through it? A parametric layer does, unless the class's
+    `super().__init__(...)` switches them off (`affine=False`: `weights_off`). A
+    container holds what it is handed: without an `__init__` of its own
+    (`own_init`), what each construction hands it, which this cannot say (False);
+    with one, what its `super().__init__(...)` hands: `handed` gives, for each
+    argument, the qualified name of the torch.nn class it builds, or "" for anything
+    else (`*layers` a configuration built, a layer of the project), which may hold
+    weights; None when no such call is seen. Any other torch.nn class (an activation, a
+    loss, InstanceNorm as built by default) holds none."""
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    if last in CONTAINER_MODULES:
+        return (
+            own_init
+            and bool(handed)
+            and any(not built or torch_base_holds_weights(built) for built in handed or ())
+        )
+    return last in PARAMETRIC_LAYERS and not weights_off
+
+
 def torch_base_holds_weights(qualified: str) -> bool:
     """Does a class derived from `qualified` (a base resolved through the imports) hold
     weights through it: a torch.nn layer that has parameters as built by default, or a
@@ -603,9 +630,7 @@ def torch_base_holds_no_parameters(qualified: str) -> bool:
     if not qualified.startswith("torch.nn."):
         return False
     last = qualified.rsplit(".", 1)[-1]
-    return last in PARAMETERLESS_LAYERS or (
-        last.endswith("Loss") and last not in PARAMETRIC_LAYERS
-    )
+    return last in PARAMETERLESS_LAYERS or (last.endswith("Loss") and last not in PARAMETRIC_LAYERS)
 
 
 def builds_model_with_weights(qualified: str) -> bool:
@@ -1007,6 +1032,8 @@ MODULE_RUNNING_FUNCTIONS = frozenset(
     | {"torchsde.sdeint", "torchsde.sdeint_adjoint", "torchcde.cdeint"}
 )
 MODULE_COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})
+# Of those, the ones whose copy shares no parameter with the module given.
+DEEP_COPYING_FUNCTIONS = frozenset({"copy.deepcopy"})
 # Functions that hand back a module holding the parameters of the one given first (or a
 # copy of them), which still require grad: compiled, scripted, traced, copied, or
 # reparametrised (measured on torch 2.13: tests/test_torch_api.py builds each).
