@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -475,3 +476,40 @@ def test_a_fresh_sample_is_scored_on_the_repositories_laid_out(fresh, tmp_path, 
     out, err = capsys.readouterr()
     assert "owner/absent is not in" in err
     assert "0 positive with a rule, 0 caught" in out
+
+
+def test_a_fresh_sample_counts_a_catch_as_the_census_does(fresh, tmp_path, capsys):
+    """One pitfall, two rules (census.FAMILY): an accumulator kept across a loop without
+    backward that a reader calls GL006 is caught by gradlint's GL015 there, in a fresh
+    sample as in the census (fresh.py once asked for the same code)."""
+    root = tmp_path / "owner+name"
+    root.mkdir()
+    (root / "valid.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            import torch.nn as nn
+
+
+            def valid(loader):
+                classifier = nn.Linear(4, 1)
+                loss_list = []
+                for x, y in loader:
+                    loss = ((classifier(x) - y) ** 2).mean()
+                    loss_list.append(loss)
+                return torch.stack(loss_list).mean().item()
+            """
+        ),
+        encoding="utf-8",
+    )
+    sample = tmp_path / "sample.tsv"
+    row = ["owner/name", "valid.py", "10", "10", "accumulator", "GL006", "POS", "GL006", "x"]
+    sample.write_text("\t".join(fresh.COLUMNS) + "\n" + "\t".join(row) + "\n", encoding="utf-8")
+    original = fresh.census.half_of
+    fresh.census.half_of = lambda repo: "dev"
+    try:
+        assert fresh.cmd_score(tmp_path, [sample], misses=True) == 0
+    finally:
+        fresh.census.half_of = original
+    out, _ = capsys.readouterr()
+    assert "1 positive with a rule, 1 caught" in out, out

@@ -119,6 +119,13 @@ def same_pitfall(a: str, b: str) -> bool:
     return FAMILY.get(a, a) == FAMILY.get(b, b)
 
 
+def reports_site(site: SiteRow, code: str, places: list[tuple[str, str]]) -> bool:
+    """Does a finding of `code` at `places` (_places) report the positive site: the same
+    pitfall, at the site or a line its reason cites? The census and the fresh samples
+    (fresh.py) count a catch alike."""
+    return same_pitfall(code, site.code) and site.reported_at(places)
+
+
 # A judge names the line of the forward an evaluation scope runs when it sits in a helper
 # the scope calls ("select_action forward (L286)", "net(X) at 26:6", "at cell 14:1").
 _CITED = re.compile(r"(?:\bL|\bat (?:cell )?)(\d+)(?::(\d+))?")
@@ -362,8 +369,7 @@ def score(corpus_dir: Path, half: str, out=sys.stdout) -> dict:
             stats[h]["pos"] += 1
             per_rule[(h, site.code)]["pos"] += 1
             if any(
-                same_pitfall(code, site.code)
-                and site.reported_at(places)
+                reports_site(site, code, places)
                 and not judged_false(repo.name, p, ln, code)
                 for p, ln, code, _message, _level, places in findings + elsewhere
             ):

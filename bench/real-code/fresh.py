@@ -103,7 +103,7 @@ def cmd_score(corpus_dir: Path, samples: list[Path], misses: bool) -> int:
                 places[repo].append((item["code"], census._places(item, root)))
         ruled = [r for r in rows if r.label == "POS" and r.code.startswith("GL")]
         caught = [
-            r for r in ruled if any(c == r.code and r.reported_at(p) for c, p in places[r.repo])
+            r for r in ruled if any(census.reports_site(r, c, p) for c, p in places[r.repo])
         ]
         by_code = Counter((r.code, r in caught) for r in ruled)
         recall = len(caught) / len(ruled) if ruled else 0.0
