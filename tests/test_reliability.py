@@ -549,8 +549,12 @@ def test_stdin_over_the_limit_is_refused_and_echoed_whole_when_fixing(tmp_path):
 
 # --- 8. workers die with the parent ---------------------------------------------------------
 
+# The run starts with Python's own SIGINT handler: a test suite started in the background
+# of a non-interactive shell inherits SIGINT ignored, and a gradlint run that ignores it is
+# right to.
 _SLOW_RUN = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from gradlint import cli, engine
 
 def slow(source, path="-", config=None, **kwargs):
