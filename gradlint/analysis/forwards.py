@@ -96,6 +96,7 @@ from gradlint.analysis.torch_api import (
     called_implicitly,
     computes_a_tensor,
     is_model_zoo,
+    is_torch_container,
     torch_base_gives_weights,
     torch_base_holds_no_parameters,
 )
@@ -979,14 +980,7 @@ class ForwardAnalysis:
             return True
         if not base.startswith("torch.nn."):
             return False
-        init = next(
-            (
-                statement
-                for statement in cls.body.body
-                if type(statement) is cst.FunctionDef and statement.name.value == "__init__"
-            ),
-            None,
-        )
+        init = own_method(cls, "__init__")
         handed: list[str] | None = None
         weights_off = False
         call = self._super_init_call(init) if init is not None else None
@@ -2352,9 +2346,7 @@ class ForwardAnalysis:
             for cls in self.index.classes:
                 if cls.name.value == qualified and self.index.scope_of(cls) is self.index.module:
                     return self.summaries.callees.method_of(cls, "__init__") is None and any(
-                        (self.index.qualified_name(base.value) or "").rsplit(".", 1)[-1]
-                        in CONTAINER_MODULES
-                        and (self.index.qualified_name(base.value) or "").startswith("torch.nn.")
+                        is_torch_container(self.index.qualified_name(base.value) or "")
                         for base in cls.bases
                     )
         return self.summaries.builds_imported_container(value)

@@ -143,6 +143,7 @@ from gradlint.analysis.torch_api import (
     SELF_RETURNING_MODULE_METHODS,
     STORING_METHODS,
     VARIABLE_CLASSES,
+    is_torch_container,
     torch_base_gives_weights,
 )
 from gradlint.diagnostics import CellLocation, Position
@@ -3324,9 +3325,7 @@ def _passes_layers_to_a_container(cls: ast.ClassDef, imports: ImportMap) -> bool
     the container's own `__init__` (`class FlowSequential(nn.Sequential)` with only a
     `forward`)? ModuleSummary.container_classes."""
     return own_method(cls, "__init__") is None and any(
-        (qualified := imports.qualify(ast_dotted_name(base) or "")).startswith("torch.nn.")
-        and qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES
-        for base in cls.bases
+        is_torch_container(imports.qualify(ast_dotted_name(base) or "")) for base in cls.bases
     )
 
 
@@ -3908,12 +3907,7 @@ class ProjectIndex:
             return answers[key]
         root = self._searched_root()
         found = search()
-        tree = tree_key(root)
-        if tree not in self.dependencies:
-            # the states the lint's reads are keyed on (files_settled): the stamp is of
-            # what the searches read, not of a save made since, which can only make it
-            # stale
-            self.dependencies[tree] = tree_stamp(root, _memo_key)
+        self._stamp_root_files(root)
         if found is None:
             self.dependencies[unanswered_key(root)] = UNANSWERED_STAMP
             answers[key] = None
@@ -3922,6 +3916,16 @@ class ProjectIndex:
         self.dependencies[key] = search_stamp(digest)
         answers[key] = result
         return result
+
+    def _stamp_root_files(self, root: str) -> None:
+        """Records, once per lint, which files are under the searched root, each with its
+        size and times: what a search's answer, or its lack of one, rests on."""
+        tree = tree_key(root)
+        if tree not in self.dependencies:
+            # the states the lint's reads are keyed on (files_settled): the stamp is of
+            # what the searches read, not of a save made since, which can only make it
+            # stale
+            self.dependencies[tree] = tree_stamp(root, _memo_key)
 
     def called_only_without_recording(self, call: MethodCall) -> bool:
         """Does every way the module-level function `call` sits in (MethodCall.within)
@@ -4200,9 +4204,7 @@ class ProjectIndex:
         if not self.enabled:
             return False
         root = os.path.abspath(self._searched_root())
-        tree = tree_key(root)
-        if tree not in self.dependencies:
-            self.dependencies[tree] = tree_stamp(root, _memo_key)
+        self._stamp_root_files(root)
         # an answer of which files there are: it stands while the root's files do, as
         # a search's without an answer does (a conftest.py added nearer may define it)
         self.dependencies[unanswered_key(root)] = UNANSWERED_STAMP

@@ -584,6 +584,12 @@ def is_torch_module_base(qualified: str) -> bool:
     return last.endswith(("Module", "Loss")) or last in EXTENSIBLE_LAYERS
 
 
+def is_torch_container(qualified: str) -> bool:
+    """Is `qualified` (resolved through the imports) one of torch.nn's containers
+    (`nn.Sequential`, `nn.ModuleList`, `nn.ModuleDict`)?"""
+    return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in CONTAINER_MODULES
+
+
 def torch_base_gives_weights(
     qualified: str, *, own_init: bool, handed: Sequence[str] | None, weights_off: bool
 ) -> bool:
@@ -597,16 +603,15 @@ def torch_base_gives_weights(
     else (`*layers` a configuration built, a layer of the project), which may hold
     weights; None when no such call is seen. Any other torch.nn class (an activation, a
     loss, InstanceNorm as built by default) holds none."""
-    if not qualified.startswith("torch.nn."):
-        return False
-    last = qualified.rsplit(".", 1)[-1]
-    if last in CONTAINER_MODULES:
+    if is_torch_container(qualified):
         return (
             own_init
             and bool(handed)
             and any(not built or torch_base_holds_weights(built) for built in handed or ())
         )
-    return last in PARAMETRIC_LAYERS and not weights_off
+    if not qualified.startswith("torch.nn."):
+        return False
+    return qualified.rsplit(".", 1)[-1] in PARAMETRIC_LAYERS and not weights_off
 
 
 def torch_base_holds_weights(qualified: str) -> bool:
